@@ -1,0 +1,35 @@
+# pocbot — build, test, lint, bench, demo. Every target works from a clean clone once .ci/run's tools
+# (versitygw, actionlint, openssh-server) are installed; `make test` says how when one is missing.
+GO       ?= go
+GOBIN    := $(shell $(GO) env GOPATH)/bin
+export PATH := $(GOBIN):$(PATH)
+
+.PHONY: build test lint bench demo fuzz clean
+
+build:
+	$(GO) build -o bin/bot ./cmd/bot
+
+# -race everywhere; the tests start the real servers they need (versitygw, sshd) on loopback.
+test:
+	$(GO) test -race -timeout 14m ./...
+
+lint:
+	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); \
+	  if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
+	$(GO) vet ./...
+	actionlint .github/workflows/*.yml deploy/workflow/*.yml
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem -benchtime 3x ./...
+
+# Short fuzz runs of every parser (the seed corpora also run in `make test`).
+fuzz:
+	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime 20s ./internal/commands
+	$(GO) test -run '^$$' -fuzz FuzzRedact -fuzztime 10s ./internal/commands
+	$(GO) test -run '^$$' -fuzz FuzzDecode -fuzztime 20s ./internal/statestore
+
+demo:
+	$(GO) run ./cmd/bot demo
+
+clean:
+	rm -rf bin

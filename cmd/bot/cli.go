@@ -1,0 +1,262 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// errUsage is returned after the usage has been printed; main exits 2 without repeating it.
+var errUsage = errors.New("usage")
+
+// command is one subcommand. Subcommands with children (state, images) dispatch further.
+type command struct {
+	name     string
+	summary  string
+	args     string // positional synopsis after the flags, e.g. "ls|show|unlock"
+	setFlags func(fs *flag.FlagSet, e *envFlags)
+	run      func(ctx context.Context, a *app, fs *flag.FlagSet) error
+	children []*command
+}
+
+type app struct {
+	stdout, stderr io.Writer
+	getenv         func(string) string
+	log            *slog.Logger
+	commands       []*command
+}
+
+func newApp(stdout, stderr io.Writer, getenv func(string) string) *app {
+	a := &app{stdout: stdout, stderr: stderr, getenv: getenv}
+	level := slog.LevelInfo
+	if getenv("POC_DEBUG") != "" {
+		level = slog.LevelDebug
+	}
+	a.log = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	a.commands = registeredCommands()
+	sort.Slice(a.commands, func(i, j int) bool { return a.commands[i].name < a.commands[j].name })
+	return a
+}
+
+// registry is filled by init functions, one file per subcommand.
+var registry []*command
+
+func register(c *command)                { registry = append(registry, c) }
+func registeredCommands() []*command     { return append([]*command(nil), registry...) }
+func (a *app) printf(f string, v ...any) { fmt.Fprintf(a.stdout, f, v...) }
+
+func (a *app) dispatch(ctx context.Context, args []string) error {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		a.usage(a.stdout)
+		if len(args) == 0 {
+			return errUsage
+		}
+		return nil
+	}
+	return a.runCommand(ctx, a.commands, "bot", args)
+}
+
+func (a *app) runCommand(ctx context.Context, cmds []*command, prefix string, args []string) error {
+	var c *command
+	for _, k := range cmds {
+		if k.name == args[0] {
+			c = k
+		}
+	}
+	if c == nil {
+		fmt.Fprintf(a.stderr, "%s: unknown command %q\n\n", prefix, args[0])
+		a.usage(a.stderr)
+		return errUsage
+	}
+	full := prefix + " " + c.name
+	if len(c.children) > 0 {
+		if len(args) < 2 || args[1] == "-h" || args[1] == "--help" {
+			a.childUsage(a.stdout, full, c)
+			if len(args) < 2 {
+				return errUsage
+			}
+			return nil
+		}
+		return a.runCommand(ctx, c.children, full, args[1:])
+	}
+	fs := flag.NewFlagSet(full, flag.ContinueOnError)
+	fs.SetOutput(a.stderr)
+	ef := &envFlags{fs: fs, getenv: a.getenv}
+	if c.setFlags != nil {
+		c.setFlags(fs, ef)
+	}
+	fs.Usage = func() {
+		w := fs.Output()
+		fmt.Fprintf(w, "Usage: %s [flags] %s\n\n%s\n\nFlags (an environment variable, where named, sets the default):\n", full, c.args, c.summary)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args[1:]); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fs.SetOutput(a.stdout)
+			fs.Usage()
+			return nil
+		}
+		return errUsage
+	}
+	if ef.err != nil {
+		return ef.err
+	}
+	return c.run(ctx, a, fs)
+}
+
+func (a *app) usage(w io.Writer) {
+	fmt.Fprintf(w, "bot — pocbot, throw-away Talos clusters on Scaleway from GitHub comments\n\nUsage: bot COMMAND [flags]\n\nCommands:\n")
+	for _, c := range a.commands {
+		fmt.Fprintf(w, "  %-12s %s\n", c.name, c.summary)
+	}
+	fmt.Fprintf(w, "\nRun 'bot COMMAND --help' for a command's flags and environment variables.\n")
+}
+
+func (a *app) childUsage(w io.Writer, full string, c *command) {
+	fmt.Fprintf(w, "Usage: %s SUBCOMMAND [flags]\n\n%s\n\nSubcommands:\n", full, c.summary)
+	for _, k := range c.children {
+		fmt.Fprintf(w, "  %-10s %s\n", k.name, k.summary)
+	}
+}
+
+// envFlags defines flags whose default comes from an environment variable, so that the same binary
+// is configured by flags on a laptop and by `env:` in a workflow. A malformed variable is reported
+// once parsing is over, naming the variable.
+type envFlags struct {
+	fs     *flag.FlagSet
+	getenv func(string) string
+	err    error
+}
+
+func (e *envFlags) note(env, usage string) string {
+	if env == "" {
+		return usage
+	}
+	return usage + " [$" + env + "]"
+}
+
+func (e *envFlags) String(p *string, name, env, def, usage string) {
+	if v := e.lookup(env); v != "" {
+		def = v
+	}
+	e.fs.StringVar(p, name, def, e.note(env, usage))
+}
+
+func (e *envFlags) Bool(p *bool, name, env string, def bool, usage string) {
+	if v := e.lookup(env); v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			e.fail(fmt.Errorf("environment variable %s=%q is not a boolean: use true or false", env, v))
+		} else {
+			def = b
+		}
+	}
+	e.fs.BoolVar(p, name, def, e.note(env, usage))
+}
+
+func (e *envFlags) Duration(p *time.Duration, name, env string, def time.Duration, usage string) {
+	if v := e.lookup(env); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			e.fail(fmt.Errorf("environment variable %s=%q is not a duration: use a form like 90s, 5m or 8h", env, v))
+		} else {
+			def = d
+		}
+	}
+	e.fs.DurationVar(p, name, def, e.note(env, usage))
+}
+
+func (e *envFlags) Int(p *int, name, env string, def int, usage string) {
+	if v := e.lookup(env); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			e.fail(fmt.Errorf("environment variable %s=%q is not an integer", env, v))
+		} else {
+			def = n
+		}
+	}
+	e.fs.IntVar(p, name, def, e.note(env, usage))
+}
+
+func (e *envFlags) Float(p *float64, name, env string, def float64, usage string) {
+	if v := e.lookup(env); v != "" {
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil {
+			e.fail(fmt.Errorf("environment variable %s=%q is not a number", env, v))
+		} else {
+			def = f
+		}
+	}
+	e.fs.Float64Var(p, name, def, e.note(env, usage))
+}
+
+// List is a repeatable flag (`--admin-cidr A --admin-cidr B`); the variable holds a comma list.
+func (e *envFlags) List(p *[]string, name, env string, usage string) {
+	if v := e.lookup(env); v != "" {
+		for _, s := range strings.Split(v, ",") {
+			if s = strings.TrimSpace(s); s != "" {
+				*p = append(*p, s)
+			}
+		}
+	}
+	e.fs.Var(&listValue{p: p, fromEnv: len(*p) > 0}, name, e.note(env, usage+" (repeatable)"))
+}
+
+func (e *envFlags) lookup(env string) string {
+	if env == "" {
+		return ""
+	}
+	return strings.TrimSpace(e.getenv(env))
+}
+
+func (e *envFlags) fail(err error) {
+	if e.err == nil {
+		e.err = err
+	}
+}
+
+type listValue struct {
+	p       *[]string
+	fromEnv bool
+}
+
+func (l *listValue) String() string {
+	if l == nil || l.p == nil {
+		return ""
+	}
+	return strings.Join(*l.p, ",")
+}
+
+func (l *listValue) Set(s string) error {
+	if l.fromEnv { // flags on the command line replace the environment's list, not extend it
+		*l.p, l.fromEnv = nil, false
+	}
+	*l.p = append(*l.p, s)
+	return nil
+}
+
+// clusterFlag is the one way every cluster-scoped command names its cluster.
+func clusterFlag(fs *flag.FlagSet, e *envFlags, p *string) {
+	e.String(p, "cluster", "POC_CLUSTER", "", "cluster name, e.g. acme-shop-42 (as the bot names the cluster of issue #42 of acme/shop)")
+}
+
+func requireCluster(name string) error {
+	if name == "" {
+		return errors.New("--cluster is required: name the cluster, e.g. --cluster acme-shop-42 (see `bot state ls`)")
+	}
+	return nil
+}
+
+// stderrIsTerminal tells whether progress can redraw lines.
+func stderrIsTerminal() bool {
+	fi, err := os.Stderr.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
