@@ -1,0 +1,600 @@
+package commands
+
+import (
+	"errors"
+	"fmt"
+	"net/netip"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Verb is the first word after `/poc`.
+type Verb string
+
+// The verbs of the grammar. A bare `/poc` is VerbHelp.
+const (
+	VerbUp         Verb = "up"
+	VerbDown       Verb = "down"
+	VerbCost       Verb = "cost"
+	VerbStatus     Verb = "status"
+	VerbExtend     Verb = "extend"
+	VerbKubeconfig Verb = "kubeconfig"
+	VerbHelp       Verb = "help"
+)
+
+// Verbs lists every verb in the order the help text shows them.
+var Verbs = []Verb{VerbUp, VerbDown, VerbExtend, VerbKubeconfig, VerbStatus, VerbCost, VerbHelp}
+
+// Defaults of ParseConfig, the same as deploy/poc.example.yml.
+const (
+	DefaultTTL    = 8 * time.Hour
+	DefaultMinTTL = 30 * time.Minute
+	DefaultMaxTTL = 72 * time.Hour
+	// DefaultMaxTalosMinor is the newest Talos minor the pinned machinery library (v1.13) can
+	// generate configs for; a newer one would fail at config generation, so it is refused here.
+	DefaultMaxTalosMinor = "v1.13"
+	// MaxEcho is the most characters of user input a reply ever repeats (escaped).
+	MaxEcho = 48
+	// maxLineLen bounds the command line we look at; longer lines are refused, never parsed.
+	maxLineLen = 2048
+	maxListLen = 16
+)
+
+// ParseConfig carries the repository's bounds (from .github/poc.yml). Zero fields take the
+// Default* values.
+type ParseConfig struct {
+	DefaultTTL    time.Duration
+	MinTTL        time.Duration
+	MaxTTL        time.Duration // bounds --ttl and the duration of /poc extend
+	MaxTalosMinor string        // "v1.13": newer minors are refused
+}
+
+func (c ParseConfig) withDefaults() ParseConfig {
+	if c.DefaultTTL <= 0 {
+		c.DefaultTTL = DefaultTTL
+	}
+	if c.MinTTL <= 0 {
+		c.MinTTL = DefaultMinTTL
+	}
+	if c.MaxTTL <= 0 {
+		c.MaxTTL = DefaultMaxTTL
+	}
+	if c.MaxTTL < c.MinTTL {
+		c.MaxTTL = c.MinTTL
+	}
+	if c.MaxTalosMinor == "" {
+		c.MaxTalosMinor = DefaultMaxTalosMinor
+	}
+	return c
+}
+
+// Result is the Atlantis shape: exactly one of Command (run it), Reply (post it, nothing runs)
+// or Ignore (the comment holds no command) is meaningful.
+type Result struct {
+	Command *Command
+	Reply   string
+	Ignore  bool
+}
+
+// Command is one parsed `/poc` line.
+type Command struct {
+	Verb Verb
+	// Line is the command line as found (trimmed). It is user text: escape it before echoing
+	// (Quote does).
+	Line string
+	// Topic is set for `/poc help VERB` and `/poc VERB --help`.
+	Topic Verb
+	// Up holds the flags of `/poc up`; zero values mean "the repository's or SPEC §2 default".
+	Up UpOptions
+	// Extend is the duration of `/poc extend DURATION`.
+	Extend time.Duration
+}
+
+// UpOptions are the SPEC §2 overrides a comment may set. Exposed: TTL, dry-run, Talos version,
+// admin CIDRs, extensions, DNS zone, edge on control planes, control-plane count and type, the
+// worker's offer. Not exposed (they change what the bot can promise or are the operator's):
+// zone/region, volume size and IOPS, the bucket, the Cilium mode.
+type UpOptions struct {
+	TTL          time.Duration  // 0: the repository default
+	DryRun       bool           // plan and cost only
+	TalosVersion string         // "v1.13.11" (normalized with a leading v); "": SPEC default
+	AdminCIDRs   []netip.Prefix // nil: SPEC default (0.0.0.0/0, with a warning)
+	Extensions   []string       // Image Factory extension names, e.g. siderolabs/iscsi-tools
+	DNSZone      string         // "": no DNS records
+	ExposeEdge   *bool          // nil: SPEC default (false)
+	CPCount      int            // 0: SPEC default (3); otherwise 1, 3 or 5 (odd etcd quorum)
+	CPType       string         // "": PLAY2-NANO
+	WorkerOffer  string         // "": EM-A116X-SSD
+}
+
+// ErrSyntax wraps every parse error, so callers can tell a user mistake from anything else.
+var ErrSyntax = errors.New("invalid /poc command")
+
+// Parse finds the command of a comment body. The first line that is `/poc …` outside block
+// quotes, code fences and HTML comments is the command; later ones are ignored (one command per
+// comment). A bad command yields a Reply with the error and the usage.
+func Parse(body string, cfg ParseConfig) Result {
+	cfg = cfg.withDefaults()
+	line, ok := findCommandLine(body)
+	if !ok {
+		return Result{Ignore: true}
+	}
+	cmd, err := parseLine(line, cfg)
+	if err != nil {
+		return Result{Reply: ErrorReply(err, cmd.Verb, cfg)}
+	}
+	return Result{Command: &cmd}
+}
+
+// findCommandLine returns the rest of the first `/poc` line (after "/poc") that counts.
+func findCommandLine(body string) (string, bool) {
+	var fence string // the opening fence run (``` or ~~~…) while inside a fenced block
+	inHTMLComment := false
+	for raw := range strings.SplitSeq(body, "\n") {
+		line := strings.TrimRight(raw, "\r")
+		trimmed := strings.TrimLeft(line, " \t")
+		if inHTMLComment {
+			// A hidden `/poc up` inside <!-- --> is invisible to readers, so it must not run.
+			if strings.Contains(trimmed, "-->") {
+				inHTMLComment = false
+			}
+			continue
+		}
+		if fence != "" {
+			if run := fenceRun(trimmed); run != "" && run[0] == fence[0] && len(run) >= len(fence) &&
+				strings.TrimSpace(trimmed[len(run):]) == "" {
+				fence = ""
+			}
+			continue
+		}
+		if run := fenceRun(trimmed); run != "" {
+			fence = run
+			continue
+		}
+		if strings.HasPrefix(trimmed, ">") {
+			continue // quoted: someone else's words
+		}
+		if strings.HasPrefix(trimmed, "<!--") {
+			if !strings.Contains(trimmed[4:], "-->") {
+				inHTMLComment = true
+			}
+			continue
+		}
+		if len(trimmed) < 4 || !strings.EqualFold(trimmed[:4], "/poc") {
+			continue
+		}
+		rest := trimmed[4:]
+		if rest != "" && rest[0] != ' ' && rest[0] != '\t' {
+			continue // "/pocket" is not ours
+		}
+		return strings.TrimSpace(rest), true
+	}
+	return "", false
+}
+
+// fenceRun returns the run of ``` or ~~~ (3 or more) opening s, or "".
+func fenceRun(s string) string {
+	if len(s) < 3 || (s[0] != '`' && s[0] != '~') {
+		return ""
+	}
+	n := 0
+	for n < len(s) && s[n] == s[0] {
+		n++
+	}
+	if n < 3 {
+		return ""
+	}
+	return s[:n]
+}
+
+// parseLine parses what follows "/poc". On error the returned Command carries the verb when it
+// was recognized, so the reply shows that verb's usage.
+func parseLine(line string, cfg ParseConfig) (Command, error) {
+	cmd := Command{Line: "/poc " + line}
+	if len(line) > maxLineLen {
+		return Command{}, fmt.Errorf("%w: the command line is %d characters long, more than %d", ErrSyntax, len(line), maxLineLen)
+	}
+	words, err := splitWords(line)
+	if err != nil {
+		return Command{}, err
+	}
+	if len(words) == 0 {
+		cmd.Verb = VerbHelp
+		return cmd, nil
+	}
+	verb := Verb(strings.ToLower(words[0]))
+	if !knownVerb(verb) {
+		return Command{}, fmt.Errorf("%w: unknown command %s", ErrSyntax, Quote(words[0]))
+	}
+	cmd.Verb = verb
+	args := words[1:]
+	for _, a := range args {
+		if a == "--help" || a == "-h" {
+			return Command{Verb: VerbHelp, Line: cmd.Line, Topic: verb}, nil
+		}
+	}
+	switch verb {
+	case VerbUp:
+		err = parseUp(&cmd, args, cfg)
+	case VerbExtend:
+		err = parseExtend(&cmd, args, cfg)
+	case VerbHelp:
+		if len(args) > 1 {
+			err = fmt.Errorf("%w: `help` takes at most one word, the command to explain", ErrSyntax)
+		} else if len(args) == 1 {
+			topic := Verb(strings.ToLower(args[0]))
+			if !knownVerb(topic) {
+				err = fmt.Errorf("%w: no help on %s: not a command", ErrSyntax, Quote(args[0]))
+			}
+			cmd.Topic = topic
+		}
+	default:
+		if len(args) > 0 {
+			err = fmt.Errorf("%w: `%s` takes no arguments, got %s", ErrSyntax, verb, Quote(args[0]))
+		}
+	}
+	return cmd, err
+}
+
+func knownVerb(v Verb) bool {
+	for _, k := range Verbs {
+		if k == v {
+			return true
+		}
+	}
+	return false
+}
+
+// splitWords splits like a POSIX shell without expansion: blanks separate words, '…' is literal,
+// "…" allows \" and \\, a backslash outside quotes escapes the next character.
+func splitWords(s string) ([]string, error) {
+	var words []string
+	var cur strings.Builder
+	inWord := false
+	var quote rune
+	escaped := false
+	for _, r := range s {
+		switch {
+		case escaped:
+			cur.WriteRune(r)
+			escaped = false
+		case quote == '\'':
+			if r == '\'' {
+				quote = 0
+			} else {
+				cur.WriteRune(r)
+			}
+		case quote == '"':
+			switch r {
+			case '"':
+				quote = 0
+			case '\\':
+				escaped = true
+			default:
+				cur.WriteRune(r)
+			}
+		case r == '\\':
+			escaped, inWord = true, true
+		case r == '\'' || r == '"':
+			quote, inWord = r, true
+		case r == ' ' || r == '\t':
+			if inWord {
+				words = append(words, cur.String())
+				cur.Reset()
+				inWord = false
+			}
+		default:
+			cur.WriteRune(r)
+			inWord = true
+		}
+	}
+	if quote != 0 {
+		return nil, fmt.Errorf("%w: unterminated %c quote", ErrSyntax, quote)
+	}
+	if escaped {
+		return nil, fmt.Errorf("%w: the line ends with a lone backslash", ErrSyntax)
+	}
+	if inWord {
+		words = append(words, cur.String())
+	}
+	return words, nil
+}
+
+func parseExtend(cmd *Command, args []string, cfg ParseConfig) error {
+	if len(args) != 1 {
+		return fmt.Errorf("%w: `extend` needs exactly one duration, e.g. `/poc extend 4h`", ErrSyntax)
+	}
+	d, err := ParseDuration(strings.TrimPrefix(args[0], "+"))
+	if err != nil {
+		return err
+	}
+	if d > cfg.MaxTTL {
+		return fmt.Errorf("%w: cannot extend by %s: the maximum is %s", ErrSyntax, FormatDuration(d), FormatDuration(cfg.MaxTTL))
+	}
+	cmd.Extend = d
+	return nil
+}
+
+// upFlags: name → takes a value. List flags (admin-cidr, extensions) also take several words.
+var upFlags = map[string]bool{
+	"ttl": true, "dry-run": false, "talos": true, "admin-cidr": true, "extensions": true,
+	"dns-zone": true, "expose-edge": false, "cp-count": true, "cp-type": true, "worker-offer": true,
+}
+
+func parseUp(cmd *Command, args []string, cfg ParseConfig) error {
+	o := &cmd.Up
+	seen := map[string]bool{}
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if !strings.HasPrefix(a, "--") {
+			return fmt.Errorf("%w: unexpected argument %s: `up` takes only --flags", ErrSyntax, Quote(a))
+		}
+		name, value, hasValue := strings.Cut(a[2:], "=")
+		name = strings.ToLower(name)
+		if name == "admin-cidrs" || name == "extension" { // forgive the obvious plural/singular slip
+			name = map[string]string{"admin-cidrs": "admin-cidr", "extension": "extensions"}[name]
+		}
+		takesValue, ok := upFlags[name]
+		if !ok {
+			return fmt.Errorf("%w: unknown flag %s for `up`", ErrSyntax, Quote("--"+name))
+		}
+		if seen[name] && name != "admin-cidr" && name != "extensions" {
+			return fmt.Errorf("%w: --%s given twice", ErrSyntax, name)
+		}
+		seen[name] = true
+		if !takesValue {
+			b := true
+			if hasValue {
+				var err error
+				if b, err = strconv.ParseBool(value); err != nil {
+					return fmt.Errorf("%w: --%s is a switch: give it alone or as --%s=false, not %s", ErrSyntax, name, name, Quote(value))
+				}
+			}
+			switch name {
+			case "dry-run":
+				o.DryRun = b
+			case "expose-edge":
+				o.ExposeEdge = &b
+			}
+			continue
+		}
+		var values []string
+		if hasValue {
+			values = append(values, value)
+		} else {
+			if i+1 >= len(args) || strings.HasPrefix(args[i+1], "--") {
+				return fmt.Errorf("%w: --%s needs a value", ErrSyntax, name)
+			}
+			i++
+			values = append(values, args[i])
+		}
+		if name == "admin-cidr" || name == "extensions" {
+			// "--admin-cidr A B C": the following non-flag words belong to the list too.
+			for i+1 < len(args) && !strings.HasPrefix(args[i+1], "--") {
+				i++
+				values = append(values, args[i])
+			}
+		}
+		if err := setUpValue(o, name, values, cfg); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+var (
+	extensionRE = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]*(/[a-z0-9][a-z0-9._-]*)?$`)
+	talosRE     = regexp.MustCompile(`^v?(0|[1-9][0-9]{0,3})\.(0|[1-9][0-9]{0,3})\.(0|[1-9][0-9]{0,3})(-(alpha|beta|rc)\.[0-9]{1,3})?$`)
+	typeRE      = regexp.MustCompile(`^[A-Z0-9]+(-[A-Z0-9]+)*$`)
+	labelRE     = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`)
+)
+
+func setUpValue(o *UpOptions, name string, values []string, cfg ParseConfig) error {
+	v := values[0]
+	switch name {
+	case "ttl":
+		d, err := ParseDuration(v)
+		if err != nil {
+			return err
+		}
+		if d < cfg.MinTTL || d > cfg.MaxTTL {
+			return fmt.Errorf("%w: --ttl %s is outside the allowed range %s to %s", ErrSyntax, FormatDuration(d), FormatDuration(cfg.MinTTL), FormatDuration(cfg.MaxTTL))
+		}
+		o.TTL = d
+	case "talos":
+		if !talosRE.MatchString(v) {
+			return fmt.Errorf("%w: --talos %s is not a version like v1.13.11", ErrSyntax, Quote(v))
+		}
+		v = "v" + strings.TrimPrefix(v, "v")
+		if newerMinor(v, cfg.MaxTalosMinor) {
+			return fmt.Errorf("%w: --talos %s is newer than %s, the newest series this bot can configure", ErrSyntax, v, cfg.MaxTalosMinor)
+		}
+		o.TalosVersion = v
+	case "admin-cidr":
+		for _, w := range values {
+			for part := range strings.SplitSeq(w, ",") {
+				if part == "" {
+					continue
+				}
+				p, err := parseCIDR(part)
+				if err != nil {
+					return err
+				}
+				o.AdminCIDRs = append(o.AdminCIDRs, p)
+			}
+		}
+		if len(o.AdminCIDRs) > maxListLen {
+			return fmt.Errorf("%w: at most %d admin CIDRs", ErrSyntax, maxListLen)
+		}
+	case "extensions":
+		for _, w := range values {
+			for part := range strings.SplitSeq(w, ",") {
+				if part == "" {
+					continue
+				}
+				if !extensionRE.MatchString(part) || len(part) > 100 {
+					return fmt.Errorf("%w: extension %s is not a name like siderolabs/iscsi-tools", ErrSyntax, Quote(part))
+				}
+				o.Extensions = append(o.Extensions, part)
+			}
+		}
+		if len(o.Extensions) > maxListLen {
+			return fmt.Errorf("%w: at most %d extensions", ErrSyntax, maxListLen)
+		}
+	case "dns-zone":
+		z := strings.TrimSuffix(strings.ToLower(v), ".")
+		if err := validZone(z); err != nil {
+			return fmt.Errorf("%w: --dns-zone %s: %s", ErrSyntax, Quote(v), err.Error())
+		}
+		o.DNSZone = z
+	case "cp-count":
+		n, err := strconv.Atoi(v)
+		if err != nil || (n != 1 && n != 3 && n != 5) {
+			return fmt.Errorf("%w: --cp-count %s: give 1, 3 or 5 (etcd needs an odd quorum)", ErrSyntax, Quote(v))
+		}
+		o.CPCount = n
+	case "cp-type", "worker-offer":
+		t := strings.ToUpper(v)
+		if !typeRE.MatchString(t) || len(t) > 40 {
+			return fmt.Errorf("%w: --%s %s is not a Scaleway offer name like PLAY2-NANO or EM-A116X-SSD", ErrSyntax, name, Quote(v))
+		}
+		if name == "cp-type" {
+			o.CPType = t
+		} else {
+			o.WorkerOffer = t
+		}
+	}
+	return nil
+}
+
+func parseCIDR(s string) (netip.Prefix, error) {
+	if !strings.Contains(s, "/") {
+		a, err := netip.ParseAddr(s)
+		if err != nil || a.Zone() != "" {
+			return netip.Prefix{}, fmt.Errorf("%w: admin CIDR %s is neither an address nor a CIDR like 203.0.113.0/24", ErrSyntax, Quote(s))
+		}
+		a = a.Unmap()
+		return netip.PrefixFrom(a, a.BitLen()), nil
+	}
+	p, err := netip.ParsePrefix(s)
+	if err != nil {
+		return netip.Prefix{}, fmt.Errorf("%w: admin CIDR %s is not a CIDR like 203.0.113.0/24", ErrSyntax, Quote(s))
+	}
+	if m := p.Masked(); m != p {
+		// Refused rather than silently widened: the user should see what the rule will allow.
+		return netip.Prefix{}, fmt.Errorf("%w: admin CIDR %s has host bits set: did you mean %s?", ErrSyntax, Quote(s), m)
+	}
+	return p, nil
+}
+
+func validZone(z string) error {
+	if len(z) > 253 {
+		return errors.New("longer than 253 characters")
+	}
+	labels := strings.Split(z, ".")
+	if len(labels) < 2 {
+		return errors.New("give a domain with at least two labels, e.g. example.com")
+	}
+	for _, l := range labels {
+		if !labelRE.MatchString(l) {
+			return errors.New("each label is letters, digits and inner hyphens, 1 to 63 characters")
+		}
+	}
+	return nil
+}
+
+// newerMinor reports whether version v (vX.Y.Z…) is in a series newer than max ("vX.Y").
+func newerMinor(v, max string) bool {
+	maj, min, ok := majorMinor(v)
+	mmaj, mmin, ok2 := majorMinor(max)
+	if !ok || !ok2 {
+		return false
+	}
+	return maj > mmaj || (maj == mmaj && min > mmin)
+}
+
+func majorMinor(v string) (int, int, bool) {
+	parts := strings.SplitN(strings.TrimPrefix(v, "v"), ".", 3)
+	if len(parts) < 2 {
+		return 0, 0, false
+	}
+	a, err1 := strconv.Atoi(parts[0])
+	b, err2 := strconv.Atoi(strings.SplitN(parts[1], "-", 2)[0])
+	return a, b, err1 == nil && err2 == nil
+}
+
+// ParseDuration accepts Go durations ("90m", "1h30m") plus days ("2d", "1d12h", "1.5d"). The
+// result must be positive. Units are case-sensitive as in Go ("8H" is refused, "M" would be
+// ambiguous with months).
+func ParseDuration(s string) (time.Duration, error) {
+	bad := fmt.Errorf("%w: %s is not a duration like 8h, 90m or 2d", ErrSyntax, Quote(s))
+	if s == "" || len(s) > 32 {
+		return 0, bad
+	}
+	var total time.Duration
+	rest := s
+	for rest != "" {
+		i := 0
+		for i < len(rest) && (rest[i] >= '0' && rest[i] <= '9' || rest[i] == '.') {
+			i++
+		}
+		j := i
+		for j < len(rest) && !(rest[j] >= '0' && rest[j] <= '9' || rest[j] == '.') {
+			j++
+		}
+		num, unit := rest[:i], rest[i:j]
+		rest = rest[j:]
+		if num == "" || unit == "" {
+			return 0, bad
+		}
+		var d time.Duration
+		var err error
+		if unit == "d" {
+			d, err = time.ParseDuration(num + "h")
+			if err == nil && d > time.Duration(1<<63-1)/24 {
+				err = errors.New("overflow")
+			}
+			d *= 24
+		} else {
+			d, err = time.ParseDuration(num + unit)
+		}
+		if err != nil || d < 0 || total > time.Duration(1<<63-1)-d {
+			return 0, bad
+		}
+		total += d
+	}
+	if total <= 0 {
+		return 0, fmt.Errorf("%w: the duration %s must be positive", ErrSyntax, Quote(s))
+	}
+	return total, nil
+}
+
+// FormatDuration prints d compactly for humans: "8h", "1d 4h", "2h 30m", "45s".
+func FormatDuration(d time.Duration) string {
+	if d < 0 {
+		return "-" + FormatDuration(-d)
+	}
+	if d < time.Minute {
+		return fmt.Sprintf("%ds", int(d.Round(time.Second)/time.Second))
+	}
+	d = d.Round(time.Minute)
+	days, d := d/(24*time.Hour), d%(24*time.Hour)
+	hours, d := d/time.Hour, d%time.Hour
+	mins := d / time.Minute
+	var parts []string
+	if days > 0 {
+		parts = append(parts, fmt.Sprintf("%dd", days))
+	}
+	if hours > 0 {
+		parts = append(parts, fmt.Sprintf("%dh", hours))
+	}
+	if mins > 0 && days == 0 {
+		parts = append(parts, fmt.Sprintf("%dm", mins))
+	}
+	if len(parts) == 0 {
+		return "0m"
+	}
+	return strings.Join(parts, " ")
+}

@@ -1,0 +1,74 @@
+package commands
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Permission is a GitHub repository role, as the collaborator-permission API names it
+// (GET /repos/{owner}/{repo}/collaborators/{user}/permission: prefer `role_name`, which knows
+// maintain and triage; the legacy `permission` field folds them into write and read).
+type Permission string
+
+// The roles, weakest first.
+const (
+	PermNone     Permission = "none"
+	PermRead     Permission = "read"
+	PermTriage   Permission = "triage"
+	PermWrite    Permission = "write"
+	PermMaintain Permission = "maintain"
+	PermAdmin    Permission = "admin"
+)
+
+func rank(p Permission) int {
+	switch Permission(strings.ToLower(strings.TrimSpace(string(p)))) {
+	case PermRead, "pull":
+		return 1
+	case PermTriage:
+		return 2
+	case PermWrite, "push":
+		return 3
+	case PermMaintain:
+		return 4
+	case PermAdmin:
+		return 5
+	}
+	return 0 // none, empty, anything unknown: least privilege
+}
+
+// Required is the permission a verb needs: write for everything that creates, destroys, spends
+// or hands out credentials (up — dry-run included, to keep one rule —, down, extend, kubeconfig),
+// read for what only reports (cost, status, help). An unknown verb needs admin, so that a verb
+// added to the grammar without a policy line fails closed.
+func Required(v Verb) Permission {
+	switch v {
+	case VerbUp, VerbDown, VerbExtend, VerbKubeconfig:
+		return PermWrite
+	case VerbCost, VerbStatus, VerbHelp:
+		return PermRead
+	}
+	return PermAdmin
+}
+
+// Allowed reports whether a user holding `have` (as returned by GitHub; the legacy names pull
+// and push are understood; anything unknown counts as none) may do what needs `need`.
+func Allowed(have string, need Permission) bool {
+	n := rank(need)
+	if n == 0 && need != PermNone {
+		return false // an unknown requirement fails closed
+	}
+	return rank(Permission(have)) >= n
+}
+
+// RefusalReply is the reply to a user whose permission is too low for the verb. It names the
+// level needed and the level found, and says that nothing ran.
+func RefusalReply(login string, v Verb, have string) string {
+	need := Required(v)
+	h := Permission(strings.ToLower(strings.TrimSpace(have)))
+	if rank(h) == 0 {
+		h = PermNone
+	}
+	return fmt.Sprintf("😕 %s, `/poc %s` needs at least **%s** permission on this repository; you have **%s**. Nothing was run.\n\n"+
+		"Ask a maintainer to run it, or to grant you write access. `/poc help` lists what read access allows.\n",
+		mention(login), v, need, h)
+}
