@@ -98,8 +98,8 @@ func (g generator) header() []byte {
 	if g.qcow2 {
 		h := make([]byte, 72)
 		copy(h, "QFI\xfb")
-		binary.BigEndian.PutUint32(h[4:], 3)                // version
-		binary.BigEndian.PutUint32(h[20:], 16)              // cluster_bits
+		binary.BigEndian.PutUint32(h[4:], 3)               // version
+		binary.BigEndian.PutUint32(h[20:], 16)             // cluster_bits
 		binary.BigEndian.PutUint64(h[24:], uint64(g.size)) // virtual size (approximation)
 		return h
 	}
@@ -171,8 +171,8 @@ func (z zstdFrame) Size() int64 {
 func (z zstdFrame) frameHeader() []byte {
 	h := make([]byte, zstdHeaderLen)
 	binary.LittleEndian.PutUint32(h, 0xFD2FB528)
-	h[4] = 0xC0     // FCS_Field_Size 8 bytes, no single segment, no checksum, no dict
-	h[5] = 7 << 3   // window 1<<(10+7) = 128 KiB
+	h[4] = 0xC0   // FCS_Field_Size 8 bytes, no single segment, no checksum, no dict
+	h[5] = 7 << 3 // window 1<<(10+7) = 128 KiB
 	binary.LittleEndian.PutUint64(h[6:], uint64(z.g.size))
 	return h
 }

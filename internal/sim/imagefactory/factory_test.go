@@ -29,7 +29,7 @@ func TestSchematicIDs(t *testing.T) {
 	f := startFactory(t, Options{})
 	for _, tc := range []struct {
 		name, body, id string
-		status     int
+		status         int
 	}{
 		{"empty json", `{}`, EmptySchematicID, 201},
 		{"empty yaml", "customization: {}\n", EmptySchematicID, 201},
