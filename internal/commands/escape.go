@@ -14,7 +14,9 @@ func Quote(s string) string {
 }
 
 // Escape is Quote without the quotes: it returns text that renders literally in GitHub markdown.
-// Why each rule: backslash escapes stop emphasis, links, tables and code spans; &lt; &gt; &amp;
+// The result never holds a newline and is always placed mid-line, so the characters that only
+// matter at a line start (- + . = ! #) need no escape. Why each rule: backslash escapes stop
+// emphasis, links, tables and code spans; &lt; &gt; &amp;
 // stop raw HTML (and hidden <!-- markers --> that could spoof the sticky comment); a zero-width
 // space after @ and # stops GitHub's mention and issue-reference filters, which run on the
 // decoded text and would otherwise notify strangers or cross-link issues.
@@ -24,6 +26,14 @@ func Escape(s string) string {
 		r := []rune(s)
 		s = string(r[:MaxEcho-1]) + "…"
 	}
+	return escapeMarkdown(s)
+}
+
+// escapeText is Escape without the length cut, for longer text the bot itself produced (step
+// names, error summaries) that may still hold characters markdown would interpret.
+func escapeText(s string) string { return escapeMarkdown(Redact(s)) }
+
+func escapeMarkdown(s string) string {
 	var b strings.Builder
 	for _, r := range s {
 		switch {
@@ -42,7 +52,7 @@ func Escape(s string) string {
 		case r == '@' || r == '#':
 			b.WriteRune(r)
 			b.WriteRune('\u200B')
-		case r < utf8.RuneSelf && strings.ContainsRune("\\`*_{}[]()+-.!|~=\"'", r):
+		case r < utf8.RuneSelf && strings.ContainsRune("\\`*_{}[]()|~", r):
 			b.WriteByte('\\')
 			b.WriteRune(r)
 		default:
@@ -84,6 +94,7 @@ func mention(login string) string {
 // inlineCode wraps s (trusted or already-validated text: names, ids, addresses, URLs we built)
 // in a code span, using a longer backtick fence when s itself holds backticks.
 func inlineCode(s string) string {
+	s = strings.NewReplacer("\n", " ", "\r", " ").Replace(s)
 	fence := "`"
 	for strings.Contains(s, fence) {
 		fence += "`"

@@ -1,0 +1,622 @@
+package commands
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Money figures arrive as preformatted strings ("3.84 €", "unknown"): the cost package owns
+// arithmetic and rounding, this package only lays them out.
+
+// KubeconfigAccess says how the requester gets the kubeconfig.
+type KubeconfigAccess struct {
+	Login       string    // the requester
+	URL         string    // presigned URL of the age-encrypted kubeconfig; "" when none was made
+	URLExpires  time.Time // when URL stops working
+	Recipients  int       // how many of the requester's SSH keys it is encrypted to
+	NoKeys      bool      // the requester has no public SSH key on GitHub
+	OperatorCmd string    // e.g. "bot kubeconfig --cluster acme-shop-42" for the state-key holder
+}
+
+// UpView is the final body of a successful `up`.
+type UpView struct {
+	Cluster        string
+	APIEndpoints   []string // host:6443 — the DNS name when a zone is set, the IPs otherwise
+	TalosEndpoints []string // host:50000
+	EdgeAddress    string   // the worker's address (and DNS name when a zone is set)
+	Kubeconfig     KubeconfigAccess
+	DailyCost      string
+	AccruedCost    string
+	Expires        time.Time
+	Keep           bool   // the keep label is on the issue: expiry paused
+	KeepLabel      string // "poc/keep"
+	AdminCIDRs     []string
+	Changes        []Change // what this `up` changed on an existing cluster, if anything
+}
+
+// DeletedResource is one line of a teardown report.
+type DeletedResource struct {
+	Kind string // "instance", "reserved IP", "security group", …
+	Name string
+	ID   string
+	Err  string // non-empty: deleting it failed (redacted when rendered)
+}
+
+// DownView is the result of `/poc down` (and of the reaper's teardown).
+type DownView struct {
+	Cluster  string
+	Deleted  []DeletedResource
+	Duration time.Duration
+	Accrued  string // what the cluster cost over its life
+}
+
+// CostLine is one billable resource.
+type CostLine struct {
+	Resource string // "3 × control plane PLAY2-NANO"
+	Hourly   string
+	Daily    string
+	Monthly  string // per 730-hour month
+	Source   string // "catalog API, 2026-10-17" or "table 2026-10-17, estimate"
+}
+
+// Fee is a one-time charge (an Elastic Metal setup fee).
+type Fee struct {
+	Name   string
+	Amount string
+	Source string
+}
+
+// CostView is the reply to `/poc cost` (and the cost part of a plan).
+type CostView struct {
+	Cluster      string
+	Lines        []CostLine
+	TotalHourly  string
+	TotalDaily   string
+	TotalMonthly string
+	Accrued      string    // since Created; "" for a plan
+	Created      time.Time // zero for a plan
+	UntilExpiry  string
+	Expires      time.Time
+	Now          time.Time
+	Fees         []Fee
+	Notes        []string // trusted remarks: a cheaper monthly offer, unknown prices, …
+}
+
+// HealthCheck is one probe of `/poc status`.
+type HealthCheck struct {
+	Name   string // "Talos API", "Kubernetes /readyz"
+	OK     bool
+	Detail string
+}
+
+// ResourceLine is one resource of `/poc status`.
+type ResourceLine struct {
+	Kind    string
+	Name    string
+	ID      string
+	Address string
+	State   string
+}
+
+// StatusView is the reply to `/poc status`.
+type StatusView struct {
+	Cluster      string
+	Exists       bool // false: no cluster for this issue
+	Phase        string
+	Created      time.Time
+	Expires      time.Time
+	Now          time.Time
+	Keep         bool
+	KeepLabel    string
+	LockHolder   string // "run 123456 (/poc up by alice)"; "" when free
+	LockSince    time.Time
+	Health       []HealthCheck
+	Resources    []ResourceLine
+	APIEndpoints []string
+	DailyCost    string
+	Accrued      string
+	StickyURL    string
+}
+
+// ExpiryWarningView is the reaper's one warning before a teardown.
+type ExpiryWarningView struct {
+	Cluster   string
+	Requester string
+	At        time.Time
+	Now       time.Time
+	KeepLabel string
+	Accrued   string
+}
+
+// ReapReason says why the reaper destroyed a cluster.
+type ReapReason string
+
+// The reaper's reasons.
+const (
+	ReapExpired ReapReason = "expired"
+	ReapClosed  ReapReason = "closed"
+	ReapMerged  ReapReason = "merged"
+)
+
+// ReapedView is posted on the issue after the reaper's teardown.
+type ReapedView struct {
+	Down      DownView
+	Reason    ReapReason
+	ExpiredAt time.Time
+}
+
+// BudgetLimit names the repository limit that refused an `up`.
+type BudgetLimit string
+
+// The limits of .github/poc.yml.
+const (
+	LimitMaxClusters  BudgetLimit = "max_clusters"
+	LimitMaxDailyEUR  BudgetLimit = "max_daily_eur"
+	LimitMaxTTL       BudgetLimit = "max_ttl"
+	LimitUnknownPrice BudgetLimit = "allow_unknown_prices"
+)
+
+// BudgetRefusalView explains a refused `up`: which limit, the figures.
+type BudgetRefusalView struct {
+	Limit     BudgetLimit
+	Current   string   // e.g. "3 clusters" or "11.52 €/day"
+	Requested string   // what this cluster adds: "1 cluster", "3.84 €/day"
+	Max       string   // the limit's value
+	Running   []string // clusters counted (names)
+	Detail    string   // trusted extra, e.g. the compute item without a price
+}
+
+// PlanItem is a resource a plan would create.
+type PlanItem struct {
+	Kind   string
+	Name   string
+	Detail string
+}
+
+// PlanGroup groups plan items ("network", "image chain", "control planes", "worker", "DNS").
+type PlanGroup struct {
+	Name  string
+	Items []PlanItem
+}
+
+// Change is one difference between the running cluster and an `up`'s settings.
+type Change struct {
+	Field   string
+	From    string
+	To      string
+	InPlace bool   // applied without recreating anything
+	Reason  string // why it cannot change in place (when !InPlace)
+}
+
+// PlanView is the reply to `/poc up --dry-run`.
+type PlanView struct {
+	Cluster    string
+	Groups     []PlanGroup
+	Changes    []Change
+	TTL        time.Duration
+	Talos      string
+	AdminCIDRs []string
+	Cost       CostView
+}
+
+func fmtTime(t time.Time) string {
+	if t.IsZero() {
+		return "—"
+	}
+	return t.UTC().Format("2006-01-02 15:04 UTC")
+}
+
+// relative says "in 3h 20m" / "5m ago" / "now".
+func relative(t, now time.Time) string {
+	if t.IsZero() || now.IsZero() {
+		return ""
+	}
+	d := t.Sub(now)
+	switch {
+	case d > 30*time.Second:
+		return "in " + FormatDuration(d)
+	case d < -30*time.Second:
+		return FormatDuration(-d) + " ago"
+	}
+	return "now"
+}
+
+func codeList(items []string) string {
+	if len(items) == 0 {
+		return "—"
+	}
+	out := make([]string, len(items))
+	for i, s := range items {
+		out[i] = inlineCode(s)
+	}
+	return strings.Join(out, ", ")
+}
+
+func openToWorld(cidrs []string) bool {
+	for _, c := range cidrs {
+		if c == "0.0.0.0/0" || c == "::/0" {
+			return true
+		}
+	}
+	return len(cidrs) == 0 // the SPEC default is 0.0.0.0/0
+}
+
+const worldWarning = "> [!WARNING]\n> The Kubernetes and Talos APIs accept connections from **anywhere** (`0.0.0.0/0`). " +
+	"Restrict them before any real use: `/poc up --admin-cidr YOUR.IP.ADDR.ESS/32`.\n"
+
+func renderUpResult(u UpView, now time.Time) string {
+	var b strings.Builder
+	b.WriteString("| | |\n|---|---|\n")
+	fmt.Fprintf(&b, "| Kubernetes API | %s |\n", codeList(u.APIEndpoints))
+	fmt.Fprintf(&b, "| Talos API | %s |\n", codeList(u.TalosEndpoints))
+	if u.EdgeAddress != "" {
+		fmt.Fprintf(&b, "| Edge (worker) | %s |\n", inlineCode(u.EdgeAddress))
+	}
+	if u.DailyCost != "" {
+		cost := cell(u.DailyCost) + " per day"
+		if u.AccruedCost != "" {
+			cost += " · " + cell(u.AccruedCost) + " so far"
+		}
+		fmt.Fprintf(&b, "| Cost | %s |\n", cost)
+	}
+	fmt.Fprintf(&b, "| Expires | %s |\n", expiryCell(u.Expires, now, u.Keep, u.KeepLabel))
+	fmt.Fprintf(&b, "| Admin access from | %s |\n", codeList(orDefault(u.AdminCIDRs)))
+	b.WriteString("\n")
+	if openToWorld(u.AdminCIDRs) {
+		b.WriteString(worldWarning + "\n")
+	}
+	if len(u.Changes) > 0 {
+		b.WriteString(renderChanges(u.Changes) + "\n")
+	}
+	b.WriteString(renderKubeconfig(u.Cluster, u.Kubeconfig, now))
+	b.WriteString("\n**Next:**\n\n")
+	b.WriteString("```sh\nkubectl --kubeconfig kubeconfig get nodes -o wide\n```\n\n")
+	b.WriteString("Push the expiry back, see what it costs, or destroy it (each on a comment line of its own):\n\n")
+	b.WriteString("```\n/poc extend 4h\n```\n```\n/poc cost\n```\n```\n/poc down\n```\n")
+	return b.String()
+}
+
+func orDefault(cidrs []string) []string {
+	if len(cidrs) == 0 {
+		return []string{"0.0.0.0/0"}
+	}
+	return cidrs
+}
+
+func expiryCell(exp, now time.Time, keep bool, label string) string {
+	if label == "" {
+		label = "poc/keep"
+	}
+	if keep {
+		return fmt.Sprintf("paused by the `%s` label (would be %s)", label, fmtTime(exp))
+	}
+	s := fmtTime(exp)
+	if r := relative(exp, now); r != "" {
+		s += " (" + r + ")"
+	}
+	return s + fmt.Sprintf(" — `/poc extend 4h` pushes it back, the `%s` label pauses it", label)
+}
+
+// RenderKubeconfig is the reply to `/poc kubeconfig`, and the kubeconfig section of the final
+// `up` body.
+func RenderKubeconfig(cluster string, k KubeconfigAccess, now time.Time) string {
+	return renderKubeconfig(cluster, k, now)
+}
+
+func renderKubeconfig(cluster string, k KubeconfigAccess, now time.Time) string {
+	var b strings.Builder
+	b.WriteString("**Kubeconfig:** ")
+	switch {
+	case k.URL != "":
+		keys := "your GitHub SSH keys"
+		if k.Recipients == 1 {
+			keys = "your GitHub SSH key"
+		}
+		fmt.Fprintf(&b, "encrypted with [age](https://age-encryption.org) to %s (%s), so only you can read it; the link expires %s", keys, mention(k.Login), fmtTime(k.URLExpires))
+		if r := relative(k.URLExpires, now); r != "" {
+			b.WriteString(" (" + r + ")")
+		}
+		b.WriteString(". Fetch and decrypt it with the key you use for GitHub (`~/.ssh/id_rsa` for an RSA key):\n\n")
+		// The URL is ours (presigned); single quotes keep the shell from reading & and ?.
+		fmt.Fprintf(&b, "```sh\ncurl -fsS '%s' | age -d -i ~/.ssh/id_ed25519 > kubeconfig\n```\n\n", strings.ReplaceAll(k.URL, "'", "%27"))
+		b.WriteString("The link expired? `/poc kubeconfig` issues a new one.\n")
+	case k.NoKeys:
+		fmt.Fprintf(&b, "not issued: %s has no public SSH key on GitHub, and the kubeconfig is only ever handed out encrypted to one. "+
+			"Add a key at https://github.com/settings/ssh/new (ssh-ed25519 or ssh-rsa), then comment:\n\n```\n/poc kubeconfig\n```\n", mention(k.Login))
+	default:
+		b.WriteString("kept in the encrypted state only.\n")
+	}
+	if k.OperatorCmd != "" {
+		fmt.Fprintf(&b, "\nOperators holding the state key can also run `%s`.\n", k.OperatorCmd)
+	}
+	return b.String()
+}
+
+// RenderDown renders the result of `/poc down`.
+func RenderDown(v DownView) string {
+	return fmt.Sprintf("### %s `/poc down` on cluster `%s`\n\n", downEmoji(v), v.Cluster) + renderDownBody(v)
+}
+
+func downEmoji(v DownView) string {
+	for _, d := range v.Deleted {
+		if d.Err != "" {
+			return "❌"
+		}
+	}
+	return "✅"
+}
+
+func renderDownBody(v DownView) string {
+	var b strings.Builder
+	failed := 0
+	for _, d := range v.Deleted {
+		if d.Err != "" {
+			failed++
+		}
+	}
+	switch {
+	case len(v.Deleted) == 0:
+		b.WriteString("Nothing to delete: no resource of this cluster exists.\n")
+	case failed == 0:
+		fmt.Fprintf(&b, "Deleted %d resources in %s; nothing of this cluster is left.", len(v.Deleted), FormatDuration(v.Duration))
+	default:
+		fmt.Fprintf(&b, "Deleted %d of %d resources; **%d could not be deleted** and still cost money. `/poc down` again retries them; the reaper retries on its next run.", len(v.Deleted)-failed, len(v.Deleted), failed)
+	}
+	if v.Accrued != "" && len(v.Deleted) > 0 {
+		fmt.Fprintf(&b, " Total cost over its life: %s.", cell(v.Accrued))
+	}
+	b.WriteString("\n")
+	if len(v.Deleted) == 0 {
+		return b.String()
+	}
+	b.WriteString("\n| | kind | name | id |\n|---|---|---|---|\n")
+	for _, d := range v.Deleted {
+		mark := "🗑️"
+		if d.Err != "" {
+			mark = "❌"
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", mark, cell(escapeText(d.Kind)), codeOrDash(d.Name), codeOrDash(d.ID))
+	}
+	for _, d := range v.Deleted {
+		if d.Err != "" {
+			fmt.Fprintf(&b, "\n%s `%s`:\n\n%s", cell(escapeText(d.Kind)), d.ID, fence(Redact(d.Err)))
+		}
+	}
+	return b.String()
+}
+
+func codeOrDash(s string) string {
+	if s == "" {
+		return "—"
+	}
+	return inlineCode(strings.ReplaceAll(s, "|", "¦"))
+}
+
+// RenderCost renders the reply to `/poc cost`.
+func RenderCost(v CostView) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "### 💶 Cost of cluster `%s`\n\n", v.Cluster)
+	b.WriteString(renderCostBody(v))
+	return b.String()
+}
+
+func renderCostBody(v CostView) string {
+	var b strings.Builder
+	b.WriteString("| resource | hourly | per day | per month (730 h) | price source |\n|---|--:|--:|--:|---|\n")
+	for _, l := range v.Lines {
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", cell(escapeText(l.Resource)), cell(l.Hourly), cell(l.Daily), cell(l.Monthly), cell(escapeText(l.Source)))
+	}
+	fmt.Fprintf(&b, "| **total** | **%s** | **%s** | **%s** | |\n\n", cell(v.TotalHourly), cell(v.TotalDaily), cell(v.TotalMonthly))
+	fmt.Fprintf(&b, "**Total per day: %s** (hourly prices × 24, excl. VAT).", cell(v.TotalDaily))
+	if v.Accrued != "" {
+		since := fmtTime(v.Created)
+		if r := relative(v.Created, v.Now); r != "" {
+			since += ", " + r
+		}
+		fmt.Fprintf(&b, " Accrued since creation (%s): **%s**.", since, cell(v.Accrued))
+	}
+	if v.UntilExpiry != "" {
+		fmt.Fprintf(&b, " Until expiry (%s): **%s** more.", fmtTime(v.Expires), cell(v.UntilExpiry))
+	}
+	b.WriteString("\n")
+	if len(v.Fees) > 0 {
+		b.WriteString("\nOne-time fees:\n\n")
+		for _, f := range v.Fees {
+			fmt.Fprintf(&b, "- %s: %s (%s)\n", escapeText(f.Name), cell(f.Amount), escapeText(f.Source))
+		}
+	}
+	if len(v.Notes) > 0 {
+		b.WriteString("\n")
+		for _, n := range v.Notes {
+			fmt.Fprintf(&b, "- %s\n", escapeText(n))
+		}
+	}
+	return b.String()
+}
+
+// RenderStatus renders the reply to `/poc status`.
+func RenderStatus(v StatusView) string {
+	var b strings.Builder
+	if !v.Exists {
+		fmt.Fprintf(&b, "### Cluster `%s`\n\nNo cluster exists for this issue. Create one with:\n\n```\n/poc up\n```\n", v.Cluster)
+		return b.String()
+	}
+	fmt.Fprintf(&b, "### %s Cluster `%s`: %s\n\n", phaseEmoji(v.Phase), v.Cluster, escapeText(v.Phase))
+	b.WriteString("| | |\n|---|---|\n")
+	fmt.Fprintf(&b, "| Kubernetes API | %s |\n", codeList(v.APIEndpoints))
+	created := fmtTime(v.Created)
+	if !v.Created.IsZero() && !v.Now.IsZero() {
+		created += " (age " + FormatDuration(v.Now.Sub(v.Created)) + ")"
+	}
+	fmt.Fprintf(&b, "| Created | %s |\n", created)
+	fmt.Fprintf(&b, "| Expires | %s |\n", expiryCell(v.Expires, v.Now, v.Keep, v.KeepLabel))
+	label := v.KeepLabel
+	if label == "" {
+		label = "poc/keep"
+	}
+	keep := "absent"
+	if v.Keep {
+		keep = "present: expiry paused"
+	}
+	fmt.Fprintf(&b, "| `%s` label | %s |\n", label, keep)
+	lock := "free"
+	if v.LockHolder != "" {
+		lock = "held by " + cell(escapeText(v.LockHolder))
+		if !v.LockSince.IsZero() {
+			lock += " since " + fmtTime(v.LockSince)
+		}
+	}
+	fmt.Fprintf(&b, "| Lock | %s |\n", lock)
+	if v.DailyCost != "" || v.Accrued != "" {
+		fmt.Fprintf(&b, "| Cost | %s per day · %s accrued |\n", cell(v.DailyCost), cell(v.Accrued))
+	}
+	for _, h := range v.Health {
+		mark := "✅"
+		if !h.OK {
+			mark = "❌"
+		}
+		d := ""
+		if h.Detail != "" {
+			d = " " + cell(escapeText(h.Detail))
+		}
+		fmt.Fprintf(&b, "| %s | %s%s |\n", cell(escapeText(h.Name)), mark, d)
+	}
+	if len(v.Resources) > 0 {
+		fmt.Fprintf(&b, "\n<details><summary>Resources (%d)</summary>\n\n| kind | name | id | address | state |\n|---|---|---|---|---|\n", len(v.Resources))
+		for _, r := range v.Resources {
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", cell(escapeText(r.Kind)), codeOrDash(r.Name), codeOrDash(r.ID), codeOrDash(r.Address), cell(escapeText(r.State)))
+		}
+		b.WriteString("\n</details>\n")
+	}
+	if v.StickyURL != "" {
+		fmt.Fprintf(&b, "\n[Last run's status comment](%s)\n", v.StickyURL)
+	}
+	return b.String()
+}
+
+// RenderExpiryWarning renders the reaper's single warning before teardown.
+func RenderExpiryWarning(v ExpiryWarningView) string {
+	label := v.KeepLabel
+	if label == "" {
+		label = "poc/keep"
+	}
+	who := ""
+	if v.Requester != "" {
+		who = mention(v.Requester) + " "
+	}
+	s := fmt.Sprintf("⏰ %scluster `%s` expires: **tearing down at %s**", who, v.Cluster, fmtTime(v.At))
+	if r := relative(v.At, v.Now); r != "" {
+		s += " (" + r + ")"
+	}
+	s += fmt.Sprintf(" — `/poc extend 4h` or label `%s` to keep it.", label)
+	if v.Accrued != "" {
+		s += " It has cost " + cell(v.Accrued) + " so far."
+	}
+	return s + "\n\n```\n/poc extend 4h\n```\n"
+}
+
+// RenderReaped renders the notice the reaper posts after a teardown.
+func RenderReaped(v ReapedView) string {
+	var why string
+	switch v.Reason {
+	case ReapExpired:
+		why = "it expired at " + fmtTime(v.ExpiredAt)
+	case ReapClosed:
+		why = "this issue or pull request was closed"
+	case ReapMerged:
+		why = "this pull request was merged"
+	default:
+		why = escapeText(string(v.Reason))
+	}
+	return fmt.Sprintf("### 🧹 Cluster `%s` was torn down by the reaper\n\nBecause %s.\n\n", v.Down.Cluster, why) +
+		renderDownBody(v.Down) + "\nA new one is a comment away:\n\n```\n/poc up\n```\n"
+}
+
+// RenderBudgetRefusal renders a refused `up`: which limit, the figures, what to do.
+func RenderBudgetRefusal(v BudgetRefusalView) string {
+	var b strings.Builder
+	b.WriteString("😕 **Not created:** ")
+	switch v.Limit {
+	case LimitMaxClusters:
+		fmt.Fprintf(&b, "this repository already runs %s, the most `max_clusters` allows (%s).", cell(v.Current), cell(v.Max))
+	case LimitMaxDailyEUR:
+		fmt.Fprintf(&b, "the running clusters cost %s and this one would add %s, over `max_daily_eur` (%s).", cell(v.Current), cell(v.Requested), cell(v.Max))
+	case LimitMaxTTL:
+		fmt.Fprintf(&b, "a lifetime of %s is over `max_ttl` (%s).", cell(v.Requested), cell(v.Max))
+	case LimitUnknownPrice:
+		b.WriteString("a compute price is unknown, and `allow_unknown_prices` is false: the bot does not start what it cannot price.")
+	default:
+		fmt.Fprintf(&b, "the budget limit %s was reached.", Quote(string(v.Limit)))
+	}
+	b.WriteString(" Nothing was created.\n")
+	if v.Detail != "" {
+		b.WriteString("\n" + escapeText(v.Detail) + "\n")
+	}
+	if len(v.Running) > 0 {
+		b.WriteString("\nRunning now: " + codeList(v.Running) + ".\n")
+	}
+	b.WriteString("\nFree room with `/poc down` on a cluster you no longer need, or raise the limit in `.github/poc.yml` on the default branch.\n")
+	return b.String()
+}
+
+// RenderPlan renders `/poc up --dry-run`: what would be created, grouped, and what it costs.
+func RenderPlan(v PlanView) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "### 📋 Plan for cluster `%s` (dry run: nothing created)\n\n", v.Cluster)
+	n := 0
+	for _, g := range v.Groups {
+		n += len(g.Items)
+	}
+	if n == 0 && len(v.Changes) == 0 {
+		b.WriteString("Nothing to do: the cluster already matches.\n\n")
+	}
+	for _, g := range v.Groups {
+		if len(g.Items) == 0 {
+			continue
+		}
+		fmt.Fprintf(&b, "**%s** (%d)\n\n", escapeText(g.Name), len(g.Items))
+		for _, it := range g.Items {
+			line := "- " + escapeText(it.Kind) + " " + codeOrDash(it.Name)
+			if it.Detail != "" {
+				line += " — " + escapeText(it.Detail)
+			}
+			b.WriteString(line + "\n")
+		}
+		b.WriteString("\n")
+	}
+	if len(v.Changes) > 0 {
+		b.WriteString(renderChanges(v.Changes) + "\n")
+	}
+	var meta []string
+	if v.TTL > 0 {
+		meta = append(meta, "lifetime "+FormatDuration(v.TTL))
+	}
+	if v.Talos != "" {
+		meta = append(meta, "Talos "+inlineCode(v.Talos))
+	}
+	meta = append(meta, "admin access from "+codeList(orDefault(v.AdminCIDRs)))
+	b.WriteString(strings.Join(meta, " · ") + "\n\n")
+	if openToWorld(v.AdminCIDRs) {
+		b.WriteString(worldWarning + "\n")
+	}
+	if len(v.Cost.Lines) > 0 {
+		b.WriteString(renderCostBody(v.Cost))
+		b.WriteString("\n")
+	}
+	b.WriteString("Create it with the same flags, without `--dry-run`.\n")
+	return b.String()
+}
+
+func renderChanges(cs []Change) string {
+	var b strings.Builder
+	b.WriteString("**Changes to the running cluster:**\n\n| setting | now | asked | |\n|---|---|---|---|\n")
+	for _, c := range cs {
+		what := "applied in place"
+		if !c.InPlace {
+			what = "❌ refused: " + cell(escapeText(c.Reason))
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", cell(escapeText(c.Field)), codeOrDash(c.From), codeOrDash(c.To), what)
+	}
+	return b.String()
+}

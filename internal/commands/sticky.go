@@ -1,0 +1,273 @@
+package commands
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// MaxCommentBytes is GitHub's limit on a comment body (65,536 characters). Bodies are measured
+// in bytes, which is never less than characters, so a body under it in bytes always fits.
+const MaxCommentBytes = 65536
+
+// StepState is the state of one step in the sticky comment's table.
+type StepState int
+
+// Step states; each renders as one emoji.
+const (
+	StepPending StepState = iota // ⏳ with "waiting"
+	StepRunning                  // ⏳ with the elapsed time
+	StepDone                     // ✅
+	StepFailed                   // ❌
+	StepSkipped                  // ⏭️ (already done by an earlier run, or not needed)
+)
+
+func (s StepState) emoji() string {
+	switch s {
+	case StepDone:
+		return "✅"
+	case StepFailed:
+		return "❌"
+	case StepSkipped:
+		return "⏭️"
+	}
+	return "⏳"
+}
+
+// Step is one row of the progress table.
+type Step struct {
+	Name     string // trusted text from the engine, e.g. "control plane 2: volume from snapshot"
+	State    StepState
+	Duration time.Duration // elapsed so far for a running step, total when finished
+	Note     string        // optional short detail (redacted and escaped when rendered)
+}
+
+// StickyView is everything the one status comment of a cluster shows. It is rewritten whole at
+// every update; Serial orders the writers (see ShouldOverwrite).
+type StickyView struct {
+	Cluster   string
+	Serial    int64  // e.g. GITHUB_RUN_ID*100 + GITHUB_RUN_ATTEMPT: grows with every run
+	Verb      Verb   // the command being run
+	Requester string // GitHub login
+	Phase     string // "provisioning", "ready", "failed", "destroying", "destroyed", …
+	Now       time.Time
+	Started   time.Time
+	RunURL    string
+	Steps     []Step
+	Up        *UpView   // set when `up` has finished successfully
+	Plan      *PlanView // set for `up --dry-run`
+	Down      *DownView // set when `down` has finished
+	Error     string    // what failed and what to do; redacted and fenced when rendered
+	Log       string    // long log, folded; truncated first when the body is too long
+}
+
+var (
+	clusterMarkerRE = regexp.MustCompile(`<!-- pocbot:cluster=([a-z0-9-]{1,64}) -->`)
+	serialMarkerRE  = regexp.MustCompile(`<!-- pocbot:serial=(-?[0-9]{1,19}) -->`)
+)
+
+// StickyMarker is the hidden first line that identifies the sticky comment of a cluster. Anyone
+// can type it, so the finder must also check that the comment's author is the bot.
+func StickyMarker(cluster string) string { return "<!-- pocbot:cluster=" + cluster + " -->" }
+
+func serialMarker(serial int64) string {
+	return "<!-- pocbot:serial=" + strconv.FormatInt(serial, 10) + " -->"
+}
+
+// StickyCluster returns the cluster named by a body's sticky marker.
+func StickyCluster(body string) (string, bool) {
+	m := clusterMarkerRE.FindStringSubmatch(body)
+	if m == nil {
+		return "", false
+	}
+	return m[1], true
+}
+
+// ShouldOverwrite reports whether a run with `serial` may replace `existing`: yes when the
+// existing body carries no serial or one not newer than ours (the same run re-edits its own
+// body). An older run that wakes up late must not hide a newer run's result.
+func ShouldOverwrite(existing string, serial int64) bool {
+	m := serialMarkerRE.FindStringSubmatch(existing)
+	if m == nil {
+		return true
+	}
+	old, err := strconv.ParseInt(m[1], 10, 64)
+	if err != nil {
+		return true
+	}
+	return serial >= old
+}
+
+// RenderSticky renders the status comment. The result is always shorter than MaxCommentBytes:
+// the log is cut first (its end is kept, where failures are), then the body itself.
+func RenderSticky(v StickyView) string {
+	body := renderSticky(v, v.Log)
+	if len(body) < MaxCommentBytes {
+		return body
+	}
+	// Cut the log to what fits, keeping its tail.
+	over := len(body) - (MaxCommentBytes - 1024)
+	log := v.Log
+	if over < len(log) {
+		log = tail(log, len(log)-over)
+	} else {
+		log = ""
+	}
+	body = renderSticky(v, log)
+	if len(body) < MaxCommentBytes {
+		return body
+	}
+	const note = "\n\n_… cut: this comment reached GitHub's size limit; the run's log has the rest._\n"
+	return truncateUTF8(body, MaxCommentBytes-len(note)-1) + note
+}
+
+func renderSticky(v StickyView, log string) string {
+	var b strings.Builder
+	b.WriteString(StickyMarker(v.Cluster) + "\n" + serialMarker(v.Serial) + "\n")
+	title := "`/poc " + string(v.Verb) + "`"
+	fmt.Fprintf(&b, "### %s %s on cluster `%s`\n\n", phaseEmoji(v.Phase), title, v.Cluster)
+	var meta []string
+	if v.Phase != "" {
+		meta = append(meta, "**"+escapeText(v.Phase)+"**")
+	}
+	if v.Requester != "" {
+		meta = append(meta, "asked by "+Escape(v.Requester))
+	}
+	if !v.Started.IsZero() && !v.Now.IsZero() {
+		meta = append(meta, "running for "+FormatDuration(v.Now.Sub(v.Started)))
+	}
+	if v.RunURL != "" {
+		meta = append(meta, "[run log]("+v.RunURL+")")
+	}
+	if len(meta) > 0 {
+		b.WriteString(strings.Join(meta, " · ") + "\n\n")
+	}
+	if v.Error != "" {
+		b.WriteString("❌ **Failed:**\n\n" + fence(Redact(v.Error)) + "\n")
+	}
+	if v.Up != nil {
+		b.WriteString(renderUpResult(*v.Up, v.Now))
+		b.WriteString("\n")
+	}
+	if v.Plan != nil {
+		b.WriteString(RenderPlan(*v.Plan))
+		b.WriteString("\n")
+	}
+	if v.Down != nil {
+		b.WriteString(renderDownBody(*v.Down))
+		b.WriteString("\n")
+	}
+	if len(v.Steps) > 0 {
+		steps := renderSteps(v.Steps)
+		// Once finished, the table is history: fold it so the result stays on top.
+		if v.Up != nil || v.Down != nil || v.Plan != nil {
+			fmt.Fprintf(&b, "<details><summary>Steps (%d)</summary>\n\n%s\n</details>\n\n", len(v.Steps), steps)
+		} else {
+			b.WriteString(steps + "\n")
+		}
+	}
+	if log != "" {
+		fmt.Fprintf(&b, "<details><summary>Log</summary>\n\n%s\n</details>\n", fence(Redact(log)))
+	}
+	return b.String()
+}
+
+func renderSteps(steps []Step) string {
+	var b strings.Builder
+	b.WriteString("| | step | time |\n|---|---|---|\n")
+	for _, s := range steps {
+		d := FormatDuration(s.Duration)
+		if s.State == StepPending {
+			d = "waiting"
+		} else if s.State == StepSkipped {
+			d = "—"
+		}
+		name := cell(escapeText(s.Name))
+		if s.Note != "" {
+			name += " — " + cell(escapeText(s.Note))
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s |\n", s.State.emoji(), name, d)
+	}
+	return b.String()
+}
+
+func phaseEmoji(phase string) string {
+	switch phase {
+	case "ready", "destroyed", "planned", "done":
+		return "✅"
+	case "failed":
+		return "❌"
+	case "cancelled":
+		return "⏭️"
+	}
+	return "⏳"
+}
+
+// fence puts text in a fenced code block whose fence is longer than any backtick run inside,
+// so that the text cannot close it.
+func fence(s string) string {
+	f := "```"
+	for strings.Contains(s, f) {
+		f += "`"
+	}
+	return f + "text\n" + strings.TrimRight(s, "\n") + "\n" + f + "\n"
+}
+
+// tail keeps the last n bytes of s, starting at a line (or rune) boundary, with a note.
+func tail(s string, n int) string {
+	if n <= 0 {
+		return ""
+	}
+	if n >= len(s) {
+		return s
+	}
+	cut := len(s) - n
+	if i := strings.IndexByte(s[cut:], '\n'); i >= 0 && i < 200 {
+		cut += i + 1
+	}
+	for cut < len(s) && !utf8.RuneStart(s[cut]) {
+		cut++
+	}
+	dropped := strings.Count(s[:cut], "\n")
+	return fmt.Sprintf("… %d earlier lines cut …\n", dropped) + s[cut:]
+}
+
+func truncateUTF8(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}
+
+// NotifyView is the short comment posted when a command finishes: editing the sticky comment
+// notifies nobody, this one @-mentions the requester.
+type NotifyView struct {
+	Requester string
+	Verb      Verb
+	Cluster   string
+	OK        bool
+	Summary   string // one trusted line, e.g. "API at k8s-poc.example.com:6443, 3.84 €/day"
+	StickyURL string // html_url of the sticky comment
+}
+
+// RenderNotify renders the notification.
+func RenderNotify(v NotifyView) string {
+	status := "finished ✅"
+	if !v.OK {
+		status = "failed ❌"
+	}
+	s := fmt.Sprintf("%s `/poc %s` on `%s` %s", mention(v.Requester), v.Verb, v.Cluster, status)
+	if v.Summary != "" {
+		s += ": " + escapeText(v.Summary)
+	}
+	if v.StickyURL != "" {
+		s += " — [details](" + v.StickyURL + ")"
+	}
+	return s + "\n"
+}
