@@ -1,0 +1,211 @@
+package github
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/bradleyfalzon/ghinstallation/v2"
+	gh "github.com/google/go-github/v66/github"
+	// ghinstallation speaks go-github v88's types for the token options; only that struct is used.
+	gh88 "github.com/google/go-github/v88/github"
+)
+
+// Mode says how the client authenticates.
+type Mode string
+
+// The authentication modes.
+const (
+	ModeApp   Mode = "app"   // GitHub App installation token: comments carry the App's name
+	ModeToken Mode = "token" // the lesser mode: a workflow's GITHUB_TOKEN (comments by github-actions[bot])
+)
+
+// Auth is what NewClient needs. Either AppID + PrivateKeyPEM (the App), or Token.
+type Auth struct {
+	AppID          int64
+	PrivateKeyPEM  []byte
+	InstallationID int64 // 0: looked up with the App's JWT (GET /repos/{owner}/{repo}/installation)
+	Token          string
+	Owner, Repo    string
+	BaseURL        string            // API root; "" = https://api.github.com; GHE: https://HOST/api/v3
+	Transport      http.RoundTripper // nil = http.DefaultTransport
+	Retry          RetryPolicy
+	Logger         *slog.Logger
+}
+
+// Mode is the mode these settings select.
+func (a Auth) Mode() Mode {
+	if a.AppID != 0 {
+		return ModeApp
+	}
+	return ModeToken
+}
+
+// String never prints the key or the token.
+func (a Auth) String() string {
+	return fmt.Sprintf("github.Auth{mode: %s, app: %d, installation: %d, repo: %s/%s, api: %s}",
+		a.Mode(), a.AppID, a.InstallationID, a.Owner, a.Repo, a.BaseURL)
+}
+
+// AuthFromEnv reads the App's settings (POC_APP_ID, POC_APP_PRIVATE_KEY as PEM text or
+// POC_APP_PRIVATE_KEY_FILE), falling back to GITHUB_TOKEN, plus GITHUB_REPOSITORY and
+// GITHUB_API_URL. The installation id is left for the caller (it comes from the event).
+func AuthFromEnv(getenv func(string) string) (Auth, error) {
+	a := Auth{BaseURL: strings.TrimRight(strings.TrimSpace(getenv("GITHUB_API_URL")), "/")}
+	if full := strings.TrimSpace(getenv("GITHUB_REPOSITORY")); full != "" {
+		owner, repo, ok := strings.Cut(full, "/")
+		if !ok || owner == "" || repo == "" {
+			return Auth{}, fmt.Errorf("github: GITHUB_REPOSITORY=%q is not owner/name", full)
+		}
+		a.Owner, a.Repo = owner, repo
+	}
+	idText := strings.TrimSpace(getenv("POC_APP_ID"))
+	keyText := getenv("POC_APP_PRIVATE_KEY")
+	keyFile := strings.TrimSpace(getenv("POC_APP_PRIVATE_KEY_FILE"))
+	switch {
+	case idText != "":
+		id, err := strconv.ParseInt(idText, 10, 64)
+		if err != nil || id <= 0 {
+			return Auth{}, fmt.Errorf("github: POC_APP_ID=%q is not a GitHub App id (a positive number, shown on the App's settings page)", idText)
+		}
+		a.AppID = id
+		switch {
+		case strings.TrimSpace(keyText) != "":
+			// Secrets pasted through some UIs arrive with literal "\n"; PEM needs real newlines.
+			if !strings.Contains(keyText, "\n") && strings.Contains(keyText, `\n`) {
+				keyText = strings.ReplaceAll(keyText, `\n`, "\n")
+			}
+			a.PrivateKeyPEM = []byte(keyText)
+		case keyFile != "":
+			b, err := os.ReadFile(keyFile)
+			if err != nil {
+				return Auth{}, fmt.Errorf("github: read POC_APP_PRIVATE_KEY_FILE: %w", err)
+			}
+			a.PrivateKeyPEM = b
+		default:
+			return Auth{}, fmt.Errorf("github: POC_APP_ID is set but neither POC_APP_PRIVATE_KEY (PEM text) nor POC_APP_PRIVATE_KEY_FILE is: add the App's private key as a secret")
+		}
+	case strings.TrimSpace(keyText) != "" || keyFile != "":
+		return Auth{}, fmt.Errorf("github: the App's private key is set but POC_APP_ID is not: add the App id")
+	case strings.TrimSpace(getenv("GITHUB_TOKEN")) != "":
+		a.Token = strings.TrimSpace(getenv("GITHUB_TOKEN"))
+	default:
+		return Auth{}, fmt.Errorf("github: no GitHub credentials: set POC_APP_ID and POC_APP_PRIVATE_KEY (or POC_APP_PRIVATE_KEY_FILE) for the App, or GITHUB_TOKEN for the lesser mode")
+	}
+	return a, nil
+}
+
+// BotPermissions is what the installation token is narrowed to: the App manifest's set.
+func BotPermissions() *gh88.InstallationPermissions {
+	return &gh88.InstallationPermissions{
+		Issues: gh88.Ptr("write"), PullRequests: gh88.Ptr("write"),
+		Metadata: gh88.Ptr("read"), Contents: gh88.Ptr("read"),
+	}
+}
+
+// newGitHub builds a go-github client on hc rooted at base: the default for GitHub.com, the
+// Enterprise form (WithEnterpriseURLs) for …/api/v3, and base as-is otherwise (a stand-in).
+func newGitHub(hc *http.Client, base string) (*gh.Client, string, error) {
+	c := gh.NewClient(hc)
+	if base == "" || base == DefaultAPIURL {
+		return c, DefaultAPIURL, nil
+	}
+	u, err := url.Parse(base)
+	if err != nil || u.Host == "" || (u.Scheme != "https" && u.Scheme != "http") {
+		return nil, "", fmt.Errorf("github: API URL %q is not an http(s) URL", base)
+	}
+	if strings.HasSuffix(strings.TrimRight(u.Path, "/"), "/api/v3") {
+		upload := strings.TrimSuffix(strings.TrimRight(base, "/"), "/api/v3") + "/api/uploads/"
+		c, err = c.WithEnterpriseURLs(base, upload)
+		if err != nil {
+			return nil, "", fmt.Errorf("github: enterprise API URL %q: %w", base, err)
+		}
+	} else {
+		u.Path = strings.TrimRight(u.Path, "/") + "/"
+		c.BaseURL = u
+	}
+	return c, strings.TrimRight(c.BaseURL.String(), "/"), nil
+}
+
+// NewClient authenticates and returns a client bound to Auth.Owner/Auth.Repo. In App mode it
+// looks up the installation when needed and mints the installation token at once, so that bad
+// credentials fail here with a clear error rather than at the first comment.
+func NewClient(ctx context.Context, a Auth) (*Client, error) {
+	if a.Owner == "" || a.Repo == "" {
+		return nil, fmt.Errorf("github: no repository to act on: set GITHUB_REPOSITORY=owner/name")
+	}
+	log := a.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	base := a.Transport
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	rt := &retryTransport{next: base, policy: a.Retry.withDefaults()}
+	c := &Client{owner: a.Owner, repo: a.Repo, log: log, mode: a.Mode()}
+
+	if a.Mode() == ModeToken {
+		if a.Token == "" {
+			return nil, fmt.Errorf("github: neither App credentials nor a token were given")
+		}
+		log.Warn("github: running in the lesser mode with GITHUB_TOKEN: comments are posted by github-actions[bot] and the workflow's token permissions apply; configure POC_APP_ID and POC_APP_PRIVATE_KEY to act as the App")
+		hc := &http.Client{Transport: &tokenTransport{next: rt, token: a.Token}}
+		gc, _, err := newGitHub(hc, a.BaseURL)
+		if err != nil {
+			return nil, err
+		}
+		c.gh = gc
+		return c, nil
+	}
+
+	atr, err := ghinstallation.NewAppsTransport(rt, a.AppID, a.PrivateKeyPEM)
+	if err != nil {
+		// The library's message may quote parse details, never the key itself.
+		return nil, fmt.Errorf("github: App %d private key is not a PEM RSA key (POC_APP_PRIVATE_KEY): %w", a.AppID, err)
+	}
+	appClient, apiBase, err := newGitHub(&http.Client{Transport: atr}, a.BaseURL)
+	if err != nil {
+		return nil, err
+	}
+	atr.BaseURL = apiBase
+	inst := a.InstallationID
+	if inst == 0 {
+		in, resp, err := appClient.Apps.FindRepositoryInstallation(ctx, a.Owner, a.Repo)
+		if err != nil {
+			return nil, apiError(fmt.Sprintf("find the App's installation on %s/%s (is the App installed there, and are POC_APP_ID and the key from the same App?)", a.Owner, a.Repo), resp, err)
+		}
+		inst = in.GetID()
+	}
+	itr := ghinstallation.NewFromAppsTransport(atr, inst)
+	itr.BaseURL = apiBase
+	itr.InstallationTokenOptions = &gh88.InstallationTokenOptions{
+		Repositories: []string{a.Repo},
+		Permissions:  BotPermissions(),
+	}
+	if _, err := itr.Token(ctx); err != nil {
+		return nil, fmt.Errorf("github: mint an installation token for %s/%s (installation %d): check that the App is installed on the repository with issues and pull requests write, contents and metadata read: %w", a.Owner, a.Repo, inst, err)
+	}
+	gc, _, err := newGitHub(&http.Client{Transport: itr}, a.BaseURL)
+	if err != nil {
+		return nil, err
+	}
+	c.gh, c.installationID, c.itr = gc, inst, itr
+	return c, nil
+}
+
+type tokenTransport struct {
+	next  http.RoundTripper
+	token string
+}
+
+func (t *tokenTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	r := req.Clone(req.Context())
+	r.Header.Set("Authorization", "Bearer "+t.token)
+	return t.next.RoundTrip(r)
+}

@@ -1,0 +1,12 @@
+// Package github owns pocbot's conversation with GitHub, and nothing else: it reads the
+// Actions environment and the triggering event (normalized into Event), authenticates as the
+// GitHub App (ghinstallation, installation token narrowed to one repository and the bot's
+// permissions) or, in the lesser mode, with the workflow's GITHUB_TOKEN, and offers the few
+// calls the bot makes: collaborator permission, reactions, comments (create, edit, find by
+// hidden marker, a throttled sticky editor), issue/PR state and labels, users' public SSH keys,
+// and files of the default branch. It also writes the Actions workflow commands and files
+// (groups, masks, step outputs, job summary).
+//
+// It knows nothing of Scaleway, clusters or the /poc grammar: internal/commands decides what to
+// do with an Event and what to say.
+package github

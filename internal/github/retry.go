@@ -1,0 +1,171 @@
+package github
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// RetryPolicy bounds the retries on GitHub's transient answers: 5xx, 429 and secondary rate
+// limits (403 with Retry-After or the "secondary rate limit" message).
+type RetryPolicy struct {
+	Attempts  int           // total tries, default 4
+	BaseDelay time.Duration // first back-off, doubled each time (with jitter); default 1 s
+	MaxDelay  time.Duration // a wait longer than this (e.g. a primary rate limit resetting in 40 min) is not waited for; default 30 s
+	// Sleep waits d or until ctx ends; tests replace it to run instantly.
+	Sleep func(ctx context.Context, d time.Duration) error
+}
+
+func (p RetryPolicy) withDefaults() RetryPolicy {
+	if p.Attempts <= 0 {
+		p.Attempts = 4
+	}
+	if p.BaseDelay <= 0 {
+		p.BaseDelay = time.Second
+	}
+	if p.MaxDelay <= 0 {
+		p.MaxDelay = 30 * time.Second
+	}
+	if p.Sleep == nil {
+		p.Sleep = func(ctx context.Context, d time.Duration) error {
+			t := time.NewTimer(d)
+			defer t.Stop()
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-t.C:
+				return nil
+			}
+		}
+	}
+	return p
+}
+
+type retryTransport struct {
+	next   http.RoundTripper
+	policy RetryPolicy
+}
+
+// safeOn5xx says whether a request may be replayed after a 5xx: a 502 on "create comment" may
+// still have created it, and a duplicate comment is worse than a failed run; reactions, labels
+// and token minting are idempotent on GitHub's side.
+func safeOn5xx(req *http.Request) bool {
+	switch req.Method {
+	case http.MethodGet, http.MethodHead, http.MethodPut, http.MethodPatch, http.MethodDelete:
+		return true
+	case http.MethodPost:
+		p := req.URL.Path
+		return strings.HasSuffix(p, "/access_tokens") || strings.HasSuffix(p, "/reactions") || strings.HasSuffix(p, "/labels")
+	}
+	return false
+}
+
+func (t *retryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	ctx := req.Context()
+	for attempt := 1; ; attempt++ {
+		r := req
+		if attempt > 1 {
+			r = req.Clone(ctx)
+			if req.Body != nil && req.Body != http.NoBody {
+				if req.GetBody == nil {
+					return nil, errNoReplay
+				}
+				b, err := req.GetBody()
+				if err != nil {
+					return nil, err
+				}
+				r.Body = b
+			}
+		}
+		resp, err := t.next.RoundTrip(r)
+		last := attempt >= t.policy.Attempts
+		if err != nil {
+			if last || ctx.Err() != nil || !safeOn5xx(req) {
+				return nil, err
+			}
+			if serr := t.policy.Sleep(ctx, t.backoff(attempt)); serr != nil {
+				return nil, err
+			}
+			continue
+		}
+		delay, retry := t.classify(req, resp, attempt)
+		if !retry || last || delay > t.policy.MaxDelay {
+			return resp, nil
+		}
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<16))
+		resp.Body.Close()
+		if err := t.policy.Sleep(ctx, delay); err != nil {
+			return nil, err
+		}
+	}
+}
+
+type replayError struct{}
+
+func (replayError) Error() string {
+	return "github: cannot retry a request whose body cannot be replayed"
+}
+
+var errNoReplay error = replayError{}
+
+func (t *retryTransport) backoff(attempt int) time.Duration {
+	d := t.policy.BaseDelay << (attempt - 1)
+	// Up to 25 % jitter so that parallel runs do not retry in lockstep.
+	return d + time.Duration(rand.Int64N(int64(d)/4+1))
+}
+
+// classify decides whether resp is transient, and how long to wait before the next try.
+func (t *retryTransport) classify(req *http.Request, resp *http.Response, attempt int) (time.Duration, bool) {
+	retryAfter := func() (time.Duration, bool) {
+		v := resp.Header.Get("Retry-After")
+		if v == "" {
+			return 0, false
+		}
+		if s, err := strconv.Atoi(v); err == nil && s >= 0 {
+			return time.Duration(s) * time.Second, true
+		}
+		if at, err := http.ParseTime(v); err == nil {
+			return time.Until(at), true
+		}
+		return 0, false
+	}
+	switch {
+	case resp.StatusCode >= 500 && resp.StatusCode != http.StatusNotImplemented:
+		if !safeOn5xx(req) {
+			return 0, false
+		}
+		if d, ok := retryAfter(); ok {
+			return d, true
+		}
+		return t.backoff(attempt), true
+	case resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusForbidden:
+		if d, ok := retryAfter(); ok {
+			return d, true
+		}
+		if resp.Header.Get("X-RateLimit-Remaining") == "0" {
+			if reset, err := strconv.ParseInt(resp.Header.Get("X-RateLimit-Reset"), 10, 64); err == nil {
+				return time.Until(time.Unix(reset, 0)) + time.Second, true
+			}
+		}
+		if resp.StatusCode == http.StatusForbidden {
+			// Peek at the message without consuming it for the caller.
+			head, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<16))
+			resp.Body = struct {
+				io.Reader
+				io.Closer
+			}{io.MultiReader(bytes.NewReader(head), resp.Body), resp.Body}
+			if !bytes.Contains(bytes.ToLower(head), []byte("secondary rate limit")) {
+				return 0, false
+			}
+			// GitHub asks to wait at least a minute without Retry-After; the bound decides.
+			return max(time.Minute, t.backoff(attempt)), true
+		}
+		return t.backoff(attempt), true
+	}
+	return 0, false
+}

@@ -1,0 +1,602 @@
+package github
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/x509"
+	"encoding/hex"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Options configure a stand-in. The zero value is usable.
+type Options struct {
+	AppID    int64            // default 424242
+	AppSlug  string           // default "pocbot"
+	Now      func() time.Time // default time.Now; tests pass a controllable clock
+	TokenTTL time.Duration    // installation token lifetime; default 1 h, like GitHub
+	// Grant is what the App was granted at installation (permission name → read|write).
+	// Default: issues, pull_requests write; metadata, contents read (the App manifest's set).
+	Grant  map[string]string
+	Logger *slog.Logger
+}
+
+// Server is the GitHub API stand-in. It is an http.Handler, so it can be mounted on an
+// httptest.Server, or started on loopback with Start.
+type Server struct {
+	mu       sync.Mutex
+	appID    int64
+	appSlug  string
+	key      *rsa.PrivateKey
+	grant    map[string]string
+	now      func() time.Time
+	tokenTTL time.Duration
+	log      *slog.Logger
+
+	nextID        int64
+	installations map[string]int64 // owner (lower) → installation id
+	repos         map[string]*repo // "owner/name" (lower)
+	users         map[string]*user // login (lower)
+	tokens        map[string]*token
+	comments      map[int64]*comment
+	reactions     []Reaction
+	requests      []Request
+	faults        []*Fault
+}
+
+type repo struct {
+	id            int64
+	owner, name   string
+	defaultBranch string
+	private       bool
+	files         map[string]map[string][]byte // branch → path → content
+	perms         map[string]string            // login (lower) → role
+	issues        map[int]*issue
+	nextNumber    int
+}
+
+func (r *repo) fullName() string { return r.owner + "/" + r.name }
+
+type user struct {
+	id    int64
+	login string
+	typ   string
+	keys  []sshKey
+}
+
+type sshKey struct {
+	id  int64
+	key string
+}
+
+type issue struct {
+	number   int
+	title    string
+	author   string
+	state    string // open | closed
+	labels   []string
+	isPR     bool
+	draft    bool
+	merged   bool
+	fork     bool
+	headSHA  string
+	headRef  string
+	comments []int64
+	closedAt time.Time
+	created  time.Time
+}
+
+type comment struct {
+	Comment
+}
+
+type token struct {
+	value          string
+	installationID int64 // 0 for static tokens
+	login, typ     string
+	repos          map[string]bool // full names (lower); empty = every repo of the installation
+	perms          map[string]string
+	expires        time.Time
+}
+
+// Comment is a recorded issue or pull-request comment.
+type Comment struct {
+	ID         int64
+	Repo       string
+	Number     int
+	Body       string
+	Author     string
+	AuthorType string // "User" or "Bot"
+	Created    time.Time
+	Updated    time.Time
+	Edits      int // how many times it was edited after creation
+}
+
+// Reaction is a recorded reaction, on an issue (CommentID 0) or on one of its comments.
+type Reaction struct {
+	ID        int64
+	Repo      string
+	Number    int
+	CommentID int64
+	Content   string
+	User      string
+	At        time.Time
+}
+
+// Request is one recorded API call.
+type Request struct {
+	Method string
+	Path   string // without the /api/v3 prefix
+	Query  string
+	Auth   string // "jwt", "token", "none" or "invalid"
+	Status int
+	At     time.Time
+}
+
+// Fault makes the next Times requests matching Method (empty: any) and PathContains fail with
+// Status. SecondaryRateLimit answers the way GitHub signals one (403 + Retry-After + message).
+type Fault struct {
+	Method             string
+	PathContains       string
+	Status             int
+	RetryAfter         time.Duration
+	SecondaryRateLimit bool
+	Times              int
+}
+
+// TokenInfo describes a minted or registered token (for assertions on narrowing).
+type TokenInfo struct {
+	Value          string
+	InstallationID int64
+	Repos          []string
+	Permissions    map[string]string
+	Expires        time.Time
+}
+
+// New creates a stand-in with a freshly generated App key pair.
+func New(opts Options) (*Server, error) {
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		return nil, fmt.Errorf("sim/github: generate the App's RSA key: %w", err)
+	}
+	s := &Server{
+		appID:         opts.AppID,
+		appSlug:       opts.AppSlug,
+		key:           key,
+		grant:         opts.Grant,
+		now:           opts.Now,
+		tokenTTL:      opts.TokenTTL,
+		log:           opts.Logger,
+		nextID:        1000,
+		installations: map[string]int64{},
+		repos:         map[string]*repo{},
+		users:         map[string]*user{},
+		tokens:        map[string]*token{},
+		comments:      map[int64]*comment{},
+	}
+	if s.appID == 0 {
+		s.appID = 424242
+	}
+	if s.appSlug == "" {
+		s.appSlug = "pocbot"
+	}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	if s.tokenTTL == 0 {
+		s.tokenTTL = time.Hour
+	}
+	if s.grant == nil {
+		s.grant = map[string]string{"issues": "write", "pull_requests": "write", "metadata": "read", "contents": "read"}
+	}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	return s, nil
+}
+
+// Start serves the stand-in on a loopback port until stop is called or ctx ends. url has no
+// trailing slash and no /api/v3 prefix (both forms are accepted).
+func (s *Server) Start(ctx context.Context) (url string, stop func(), err error) {
+	var lc net.ListenConfig
+	ln, err := lc.Listen(ctx, "tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", nil, fmt.Errorf("sim/github: listen on loopback: %w", err)
+	}
+	srv := &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			s.log.Error("sim/github: serve", "err", err)
+		}
+	}()
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			if err := srv.Shutdown(sctx); err != nil {
+				_ = srv.Close()
+			}
+			<-done
+		})
+	}
+	go func() {
+		select {
+		case <-ctx.Done():
+			stop()
+		case <-done:
+		}
+	}()
+	return "http://" + ln.Addr().String(), stop, nil
+}
+
+// SetNow replaces the clock (tokens and JWTs are checked against it).
+func (s *Server) SetNow(now func() time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.now = now
+}
+
+// AppID returns the App's id.
+func (s *Server) AppID() int64 { return s.appID }
+
+// AppSlug returns the App's slug; its comments are authored by AppSlug()+"[bot]".
+func (s *Server) AppSlug() string { return s.appSlug }
+
+// BotLogin is the login the App's comments carry.
+func (s *Server) BotLogin() string { return s.appSlug + "[bot]" }
+
+// AppPrivateKeyPEM returns the App's private key as PKCS#1 PEM (what GitHub hands out).
+func (s *Server) AppPrivateKeyPEM() []byte {
+	return pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(s.key)})
+}
+
+func (s *Server) id() int64 {
+	s.nextID++
+	return s.nextID
+}
+
+func lower(v string) string { return strings.ToLower(v) }
+
+// AddRepo creates repository "owner/name" with the App installed on its owner, and returns the
+// installation id (shared by every repository of that owner).
+func (s *Server) AddRepo(fullName, defaultBranch string) int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	owner, name, ok := strings.Cut(fullName, "/")
+	if !ok {
+		panic("sim/github: AddRepo wants owner/name, got " + fullName)
+	}
+	if defaultBranch == "" {
+		defaultBranch = "main"
+	}
+	if _, ok := s.repos[lower(fullName)]; !ok {
+		s.repos[lower(fullName)] = &repo{
+			id: s.id(), owner: owner, name: name, defaultBranch: defaultBranch,
+			files: map[string]map[string][]byte{}, perms: map[string]string{}, issues: map[int]*issue{},
+		}
+	}
+	inst, ok := s.installations[lower(owner)]
+	if !ok {
+		inst = s.id()
+		s.installations[lower(owner)] = inst
+	}
+	return inst
+}
+
+// Uninstall removes the App's installation from the owner of fullName.
+func (s *Server) Uninstall(fullName string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	owner, _, _ := strings.Cut(fullName, "/")
+	delete(s.installations, lower(owner))
+}
+
+// InstallationID returns the installation covering fullName (0 if none).
+func (s *Server) InstallationID(fullName string) int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	owner, _, _ := strings.Cut(fullName, "/")
+	return s.installations[lower(owner)]
+}
+
+func (s *Server) mustRepo(fullName string) *repo {
+	r, ok := s.repos[lower(fullName)]
+	if !ok {
+		panic("sim/github: unknown repository " + fullName + " (AddRepo first)")
+	}
+	return r
+}
+
+func (s *Server) userLocked(login string) *user {
+	u, ok := s.users[lower(login)]
+	if !ok {
+		typ := "User"
+		if strings.HasSuffix(login, "[bot]") {
+			typ = "Bot"
+		}
+		u = &user{id: s.id(), login: login, typ: typ}
+		s.users[lower(login)] = u
+	}
+	return u
+}
+
+// SetPermission gives login a role on the repository: admin, maintain, write, triage, read or none.
+func (s *Server) SetPermission(fullName, login, role string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.userLocked(login)
+	s.mustRepo(fullName).perms[lower(login)] = role
+}
+
+// AddUser makes login known (a GitHub user with no role anywhere).
+func (s *Server) AddUser(login string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.userLocked(login)
+}
+
+// AddUserKey adds a public SSH key ("ssh-ed25519 AAAA…") to login's GitHub account.
+func (s *Server) AddUserKey(login, key string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	u := s.userLocked(login)
+	u.keys = append(u.keys, sshKey{id: s.id(), key: strings.TrimSpace(key)})
+}
+
+// SetFile stores a file on a branch ("" = the default branch).
+func (s *Server) SetFile(fullName, branch, path string, content []byte) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r := s.mustRepo(fullName)
+	if branch == "" {
+		branch = r.defaultBranch
+	}
+	if r.files[branch] == nil {
+		r.files[branch] = map[string][]byte{}
+	}
+	r.files[branch][strings.Trim(path, "/")] = append([]byte(nil), content...)
+}
+
+// Issue seeds an issue.
+type Issue struct {
+	Number int    // 0: next free number
+	Title  string //
+	Author string
+	Closed bool
+	Labels []string
+}
+
+// PR seeds a pull request.
+type PR struct {
+	Number  int
+	Title   string
+	Author  string
+	Closed  bool
+	Merged  bool
+	Draft   bool
+	Fork    bool // head repository is a fork
+	HeadSHA string
+	Labels  []string
+}
+
+func (s *Server) addIssueLocked(r *repo, is *issue) int {
+	if is.number == 0 {
+		r.nextNumber++
+		is.number = r.nextNumber
+	}
+	if is.number > r.nextNumber {
+		r.nextNumber = is.number
+	}
+	if is.author != "" {
+		s.userLocked(is.author)
+	}
+	is.created = s.now()
+	r.issues[is.number] = is
+	return is.number
+}
+
+// AddIssue seeds an issue and returns its number.
+func (s *Server) AddIssue(fullName string, in Issue) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := "open"
+	if in.Closed {
+		st = "closed"
+	}
+	return s.addIssueLocked(s.mustRepo(fullName), &issue{
+		number: in.Number, title: in.Title, author: in.Author, state: st, labels: append([]string(nil), in.Labels...),
+	})
+}
+
+// AddPR seeds a pull request and returns its number.
+func (s *Server) AddPR(fullName string, in PR) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := "open"
+	if in.Closed || in.Merged {
+		st = "closed"
+	}
+	sha := in.HeadSHA
+	if sha == "" {
+		sha = randomHex(20)
+	}
+	return s.addIssueLocked(s.mustRepo(fullName), &issue{
+		number: in.Number, title: in.Title, author: in.Author, state: st, labels: append([]string(nil), in.Labels...),
+		isPR: true, draft: in.Draft, merged: in.Merged, fork: in.Fork, headSHA: sha, headRef: "feature",
+	})
+}
+
+// SetIssueState closes or reopens an issue or PR; merged only applies to PRs (and closes them).
+func (s *Server) SetIssueState(fullName string, number int, open, merged bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	is := s.mustRepo(fullName).issues[number]
+	if is == nil {
+		panic(fmt.Sprintf("sim/github: unknown issue %s#%d", fullName, number))
+	}
+	is.state = "closed"
+	if open && !merged {
+		is.state = "open"
+		is.closedAt = time.Time{}
+	} else {
+		is.closedAt = s.now()
+	}
+	is.merged = is.isPR && merged
+}
+
+// SetLabels replaces the labels of an issue or PR.
+func (s *Server) SetLabels(fullName string, number int, labels ...string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	is := s.mustRepo(fullName).issues[number]
+	if is == nil {
+		panic(fmt.Sprintf("sim/github: unknown issue %s#%d", fullName, number))
+	}
+	is.labels = append([]string(nil), labels...)
+}
+
+// Labels returns the labels of an issue or PR.
+func (s *Server) Labels(fullName string, number int) []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if is := s.mustRepo(fullName).issues[number]; is != nil {
+		return append([]string(nil), is.labels...)
+	}
+	return nil
+}
+
+// AddComment seeds a comment by author (e.g. the user's "/poc up") and returns its id.
+func (s *Server) AddComment(fullName string, number int, author, body string) int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r := s.mustRepo(fullName)
+	is := r.issues[number]
+	if is == nil {
+		panic(fmt.Sprintf("sim/github: unknown issue %s#%d", fullName, number))
+	}
+	u := s.userLocked(author)
+	return s.addCommentLocked(r, is, u.login, u.typ, body).ID
+}
+
+func (s *Server) addCommentLocked(r *repo, is *issue, login, typ, body string) *comment {
+	now := s.now()
+	c := &comment{Comment{ID: s.id(), Repo: r.fullName(), Number: is.number, Body: body,
+		Author: login, AuthorType: typ, Created: now, Updated: now}}
+	s.comments[c.ID] = c
+	is.comments = append(is.comments, c.ID)
+	return c
+}
+
+// AddToken registers a static token acting as login (e.g. an Actions GITHUB_TOKEN, login
+// "github-actions[bot]") with write access to the listed repositories (none: every repository).
+func (s *Server) AddToken(value, login string, repos ...string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	u := s.userLocked(login)
+	t := &token{value: value, login: u.login, typ: u.typ, repos: map[string]bool{},
+		perms:   map[string]string{"issues": "write", "pull_requests": "write", "metadata": "read", "contents": "read"},
+		expires: s.now().Add(100 * 365 * 24 * time.Hour)}
+	for _, r := range repos {
+		t.repos[lower(r)] = true
+	}
+	s.tokens[value] = t
+}
+
+// Inject queues a fault.
+func (s *Server) Inject(f Fault) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if f.Times == 0 {
+		f.Times = 1
+	}
+	s.faults = append(s.faults, &f)
+}
+
+// Comments returns the comments of an issue or PR, oldest first.
+func (s *Server) Comments(fullName string, number int) []Comment {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r, ok := s.repos[lower(fullName)]
+	if !ok || r.issues[number] == nil {
+		return nil
+	}
+	var out []Comment
+	for _, id := range r.issues[number].comments {
+		if c, ok := s.comments[id]; ok {
+			out = append(out, c.Comment)
+		}
+	}
+	return out
+}
+
+// AllComments returns every comment of every repository, oldest first.
+func (s *Server) AllComments() []Comment {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]Comment, 0, len(s.comments))
+	for _, c := range s.comments {
+		out = append(out, c.Comment)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
+}
+
+// Reactions returns the reactions on an issue or PR and on its comments, in order.
+func (s *Server) Reactions(fullName string, number int) []Reaction {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []Reaction
+	for _, re := range s.reactions {
+		if strings.EqualFold(re.Repo, fullName) && re.Number == number {
+			out = append(out, re)
+		}
+	}
+	return out
+}
+
+// Requests returns every recorded call, in order.
+func (s *Server) Requests() []Request {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Request(nil), s.requests...)
+}
+
+// Tokens returns the tokens minted or registered so far.
+func (s *Server) Tokens() []TokenInfo {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []TokenInfo
+	for _, t := range s.tokens {
+		ti := TokenInfo{Value: t.value, InstallationID: t.installationID, Permissions: map[string]string{}, Expires: t.expires}
+		for r := range t.repos {
+			ti.Repos = append(ti.Repos, r)
+		}
+		sort.Strings(ti.Repos)
+		for k, v := range t.perms {
+			ti.Permissions[k] = v
+		}
+		out = append(out, ti)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Expires.Before(out[j].Expires) })
+	return out
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	if _, err := rand.Read(b); err != nil {
+		panic(err)
+	}
+	return hex.EncodeToString(b)
+}
