@@ -83,7 +83,9 @@ func (e *APIError) Error() string {
 func (e *APIError) Unwrap() error { return e.Err }
 
 // Is makes errors.Is(err, ErrNotFound) true for 404s.
-func (e *APIError) Is(target error) bool { return target == ErrNotFound && e.Status == http.StatusNotFound }
+func (e *APIError) Is(target error) bool {
+	return target == ErrNotFound && e.Status == http.StatusNotFound
+}
 
 func apiError(op string, resp *gh.Response, err error) error {
 	e := &APIError{Op: op, Err: err}

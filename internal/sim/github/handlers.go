@@ -706,7 +706,7 @@ func (s *Server) prJSON(r *repo, is *issue) *gh.PullRequest {
 		Draft: gh.Bool(is.draft), Merged: gh.Bool(is.merged), Labels: labelsJSON(is.labels),
 		Head: &gh.PullRequestBranch{SHA: gh.String(is.headSHA), Ref: gh.String(is.headRef),
 			Repo: &gh.Repository{FullName: gh.String(headRepo), Fork: gh.Bool(is.fork)}},
-		Base: &gh.PullRequestBranch{Ref: gh.String(r.defaultBranch), Repo: s.repoJSON(r)},
+		Base:    &gh.PullRequestBranch{Ref: gh.String(r.defaultBranch), Repo: s.repoJSON(r)},
 		HTMLURL: gh.String(fmt.Sprintf("https://github.com/%s/pull/%d", r.fullName(), is.number))}
 	if is.author != "" {
 		out.User = s.ghUser(is.author)
