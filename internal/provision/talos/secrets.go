@@ -1,0 +1,53 @@
+package talos
+
+import (
+	"bytes"
+	"fmt"
+
+	"github.com/siderolabs/talos/pkg/machinery/config/generate/secrets"
+	"go.yaml.in/yaml/v4"
+)
+
+// NewSecrets generates a fresh secrets bundle (CAs, etcd and service-account keys, tokens) for
+// talosVersion's contract and returns it as YAML. The caller keeps it in the encrypted state and
+// hands it back to every later Generate, so that reruns produce configs for the same cluster.
+func NewSecrets(talosVersion string) ([]byte, error) {
+	contract, err := Contract(talosVersion)
+	if err != nil {
+		return nil, err
+	}
+
+	bundle, err := secrets.NewBundle(secrets.NewClock(), contract)
+	if err != nil {
+		return nil, fmt.Errorf("generate Talos secrets bundle for %s: %w", contract, err)
+	}
+
+	out, err := yaml.Marshal(bundle)
+	if err != nil {
+		return nil, fmt.Errorf("encode Talos secrets bundle: %w", err)
+	}
+
+	return out, nil
+}
+
+// LoadSecrets decodes a bundle made by NewSecrets and checks it is complete.
+func LoadSecrets(data []byte) (*secrets.Bundle, error) {
+	if len(data) == 0 {
+		return nil, fmt.Errorf("load Talos secrets bundle: empty input: generate one with NewSecrets and keep it in the state")
+	}
+
+	bundle := &secrets.Bundle{Clock: secrets.NewClock()}
+
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+
+	if err := dec.Decode(bundle); err != nil {
+		return nil, fmt.Errorf("decode Talos secrets bundle: %w", err)
+	}
+
+	if err := bundle.Validate(); err != nil {
+		return nil, fmt.Errorf("Talos secrets bundle is incomplete: %w", err)
+	}
+
+	return bundle, nil
+}
