@@ -66,8 +66,12 @@ func TestGenerateProducesValidConfigs(t *testing.T) {
 	}{
 		{name: "dns endpoint", wantDisk: "/dev/nvme0n1", wantSANs: []string{"k8s-poc.example.com", "51.15.0.1", "51.15.0.2", "51.15.0.3"}},
 		{
-			name:     "ip endpoint, extra SAN, explicit version",
-			modify:   func(in *Input) { in.Endpoint = "https://51.15.0.1:6443"; in.CertSANs = []string{"api.internal"}; in.TalosVersion = "1.13.11" },
+			name: "ip endpoint, extra SAN, explicit version",
+			modify: func(in *Input) {
+				in.Endpoint = "https://51.15.0.1:6443"
+				in.CertSANs = []string{"api.internal"}
+				in.TalosVersion = "1.13.11"
+			},
 			wantDisk: "/dev/nvme0n1",
 			wantSANs: []string{"51.15.0.1", "51.15.0.2", "51.15.0.3", "api.internal"},
 		},
