@@ -1,0 +1,449 @@
+// Package catalog is the Scaleway public product catalog endpoint of the
+// emulated world: GET /product-catalog/v2alpha1/public-catalog/products,
+// answered with scaleway-sdk-go's own ListPublicCatalogProductsResponse.
+//
+// Prices are the recorded ones where a recording exists (fixtures/
+// cassettes: the catalog's own answers for DEV1-XL, PRO2-XXS and RENDER-S;
+// products/servers hourly_price for the other Instance types; Elastic Metal
+// offers' price_per_hour), and for everything no recording prices — block
+// volumes, snapshots, flexible IPv4, Object Storage, the Elastic Metal
+// monthly subscription — the same labelled estimates as internal/cost's dated
+// table, with "ESTIMATE" in the product description. Nothing is invented to
+// more precision than its source.
+//
+// A Catalog can be made to fail (503), to omit a product, or to mark one end
+// of sale, so that callers can test their fallbacks. The Scaleway emulator
+// mounts Handler() through its Options.Extra map; tests can serve it alone
+// with httptest and the real SDK client (scw.WithAPIURL).
+package catalog
+
+import (
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
+	pc "github.com/scaleway/scaleway-sdk-go/api/product_catalog/v2alpha1"
+	"github.com/scaleway/scaleway-sdk-go/scw"
+
+	"github.com/pocbot/pocbot/internal/cost"
+)
+
+// Path is the endpoint this package serves.
+const Path = "/product-catalog/v2alpha1/public-catalog/products"
+
+// DefaultPageSize is used when a request has no page_size. The recording's
+// requests send none and get every match on page 1; 50 covers that.
+const DefaultPageSize = 50
+
+// maxPageSize bounds page_size like a real API would.
+const maxPageSize = 1000
+
+// Options configure a Catalog.
+type Options struct {
+	// Zones the zonal products exist in; default fr-par-1..3, nl-ams-1..3,
+	// pl-waw-1..3 (Scaleway's prices do not vary by location).
+	Zones  []scw.Zone
+	Logger *slog.Logger
+}
+
+// Catalog is a mutable emulated catalog, safe for concurrent use.
+type Catalog struct {
+	mu       sync.Mutex
+	products []*pc.PublicCatalogProduct
+	down     bool
+	omitted  map[string]bool // by product name or SKU
+	log      *slog.Logger
+	requests int
+}
+
+// New builds a catalog with the recorded and estimated products.
+func New(opts Options) *Catalog {
+	zones := opts.Zones
+	if len(zones) == 0 {
+		zones = []scw.Zone{"fr-par-1", "fr-par-2", "fr-par-3", "nl-ams-1", "nl-ams-2", "nl-ams-3", "pl-waw-1", "pl-waw-2", "pl-waw-3"}
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	return &Catalog{products: buildProducts(zones), omitted: map[string]bool{}, log: log}
+}
+
+// Handler serves a default catalog.
+func Handler() http.Handler { return New(Options{}).Handler() }
+
+// SetDown makes every request answer 503 (true) or work again (false).
+func (c *Catalog) SetDown(down bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.down = down
+}
+
+// Omit hides the products whose name (e.g. "PLAY2-NANO") or SKU matches.
+func (c *Catalog) Omit(nameOrSKU string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.omitted[nameOrSKU] = true
+}
+
+// SetStatus changes the status of the products named so (e.g. to
+// end_of_sale) and reports how many it changed.
+func (c *Catalog) SetStatus(name string, status pc.PublicCatalogProductStatus) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := 0
+	for _, p := range c.products {
+		if p.Product == name {
+			p.Status = status
+			n++
+		}
+	}
+	return n
+}
+
+// Requests is how many requests the catalog has answered (503s included).
+func (c *Catalog) Requests() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.requests
+}
+
+// Handler serves GET Path.
+func (c *Catalog) Handler() http.Handler {
+	return http.HandlerFunc(c.serve)
+}
+
+func (c *Catalog) serve(w http.ResponseWriter, r *http.Request) {
+	c.mu.Lock()
+	c.requests++
+	down := c.down
+	c.mu.Unlock()
+	if r.URL.Path != Path {
+		writeJSON(w, http.StatusNotFound, map[string]string{"message": "Not Found"})
+		return
+	}
+	if r.Method != http.MethodGet {
+		w.Header().Set("Allow", http.MethodGet)
+		writeJSON(w, http.StatusMethodNotAllowed, map[string]string{"message": "Method Not Allowed"})
+		return
+	}
+	if down {
+		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"message": "service unavailable", "type": "service_unavailable"})
+		return
+	}
+	q := r.URL.Query()
+	page, err := intParam(q.Get("page"), 1, 1, 1<<30)
+	if err != nil {
+		invalid(w, "page", err)
+		return
+	}
+	size, err := intParam(q.Get("page_size"), DefaultPageSize, 1, maxPageSize)
+	if err != nil {
+		invalid(w, "page_size", err)
+		return
+	}
+	types := map[string]bool{}
+	for _, t := range q["product_types"] {
+		if !slices.Contains(pc.ListPublicCatalogProductsRequestProductType("").Values(), pc.ListPublicCatalogProductsRequestProductType(t)) {
+			invalid(w, "product_types", fmt.Errorf("unknown product type %q", t))
+			return
+		}
+		types[t] = true
+	}
+	statuses := map[string]bool{}
+	for _, s := range q["status"] {
+		statuses[s] = true
+	}
+	apiIDs := map[string]bool{}
+	for _, id := range q["api_ids"] {
+		apiIDs[id] = true
+	}
+	zone, region, global := q.Get("zone"), q.Get("region"), q.Get("global") == "true"
+
+	c.mu.Lock()
+	var match []*pc.PublicCatalogProduct
+	for _, p := range c.products {
+		if c.omitted[p.Product] || c.omitted[p.Sku] {
+			continue
+		}
+		if len(types) > 0 && !types[productType(p)] {
+			continue
+		}
+		if len(statuses) > 0 && !statuses[string(p.Status)] {
+			continue
+		}
+		if len(apiIDs) > 0 && !apiIDs[apiID(p)] {
+			continue
+		}
+		if !localityMatches(p.Locality, zone, region, global) {
+			continue
+		}
+		cp := *p
+		match = append(match, &cp)
+	}
+	c.mu.Unlock()
+
+	resp := pc.ListPublicCatalogProductsResponse{TotalCount: uint64(len(match)), Products: []*pc.PublicCatalogProduct{}}
+	start := (page - 1) * size
+	if start < len(match) {
+		resp.Products = match[start:min(start+size, len(match))]
+	}
+	writeJSON(w, http.StatusOK, &resp)
+}
+
+func intParam(s string, def, lo, hi int) (int, error) {
+	if s == "" {
+		return def, nil
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		return 0, fmt.Errorf("%q is not an integer", s)
+	}
+	if n < lo || n > hi {
+		return 0, fmt.Errorf("%d is outside [%d, %d]", n, lo, hi)
+	}
+	return n, nil
+}
+
+// invalid answers like Scaleway's invalid_arguments errors.
+func invalid(w http.ResponseWriter, field string, err error) {
+	writeJSON(w, http.StatusBadRequest, map[string]any{
+		"type":    "invalid_arguments",
+		"message": "invalid argument(s)",
+		"details": []map[string]any{{"argument_name": field, "reason": "constraint", "help_message": err.Error()}},
+	})
+}
+
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+func localityMatches(l *pc.PublicCatalogProductLocality, zone, region string, global bool) bool {
+	if l == nil {
+		return zone == "" && region == ""
+	}
+	switch {
+	case zone != "":
+		return l.Zone != nil && string(*l.Zone) == zone
+	case region != "":
+		return l.Region != nil && string(*l.Region) == region
+	case global:
+		return l.Global != nil && *l.Global
+	}
+	return true
+}
+
+func productType(p *pc.PublicCatalogProduct) string {
+	switch pr := p.Properties; {
+	case pr == nil:
+	case pr.Instance != nil:
+		return "instance"
+	case pr.ElasticMetal != nil:
+		return "elastic_metal"
+	case pr.BlockStorage != nil:
+		return "block_storage"
+	case pr.ObjectStorage != nil:
+		return "object_storage"
+	}
+	// Flexible IPs are listed with Instances (they are an Instance API
+	// resource); the real catalog's placement is not recorded.
+	return "instance"
+}
+
+func apiID(p *pc.PublicCatalogProduct) string {
+	if p.Properties != nil {
+		if p.Properties.Instance != nil {
+			return p.Properties.Instance.OfferID
+		}
+		if p.Properties.ElasticMetal != nil {
+			return p.Properties.ElasticMetal.OfferID
+		}
+	}
+	return p.Product
+}
+
+// ---- the products ----
+
+type instanceType struct {
+	name   string
+	hourly string // exact recorded figure
+	cpus   uint32
+	ram    uint64
+	bw     uint64
+	rng    string
+	status pc.PublicCatalogProductStatus
+	from   string
+}
+
+// Instance types: catalog retail prices where the catalog was recorded
+// (DEV1-XL 0.065075999, PRO2-XXS 0.0561, RENDER-S 1.221), else the recorded
+// products/servers hourly_price. START1-S is end of service in the
+// recording, so it is listed end_of_sale.
+var instanceTypes = []instanceType{
+	{"PLAY2-PICO", "0.01428", 1, 2 << 30, 100_000_000, "Development", "", "products/servers"},
+	{"PLAY2-NANO", "0.02754", 2, 4 << 30, 200_000_000, "Development", "", "products/servers"},
+	{"PLAY2-MICRO", "0.05508", 4, 8 << 30, 400_000_000, "Development", "", "products/servers"},
+	{"DEV1-S", "0.008976", 2, 2 << 30, 200_000_000, "Development", "", "products/servers"},
+	{"DEV1-M", "0.020196", 3, 4 << 30, 300_000_000, "Development", "", "products/servers"},
+	{"DEV1-L", "0.04284", 4, 8 << 30, 400_000_000, "Development", "", "products/servers"},
+	{"DEV1-XL", "0.065075999", 4, 12 << 30, 500_000_000, "Development", "", "catalog"},
+	{"PRO2-XXS", "0.0561", 2, 8 << 30, 350_000_000, "Production-Optimized", "", "catalog"},
+	{"PRO2-XS", "0.1122", 4, 16 << 30, 700_000_000, "Production-Optimized", "", "products/servers"},
+	{"RENDER-S", "1.221", 10, 42 << 30, 2_000_000_000, "GPU", "", "catalog"},
+	{"START1-S", "0.0106", 2, 2 << 30, 200_000_000, "Development", pc.PublicCatalogProductStatusEndOfSale, "products/servers"},
+}
+
+// Elastic Metal hourly offers as recorded (fr-par-2, price_per_hour).
+var emOffers = []struct{ name, hourly, rng, offerID string }{
+	{"EM-A115X-SSD", "0.091", "Aluminium", "f7241870-c383-4fa2-bbca-5189600df5c4"},
+	{"EM-A116X-SSD", "0.077", "Aluminium", "8779d2c1-cd10-4a34-a006-cb5b1fb5cbc7"},
+	{"EM-A215R-HDD", "0.101", "Aluminium", "256e9714-4c9b-4727-840a-f9810df2c2b4"},
+	{"EM-A610R-NVME", "0.11", "Aluminium", "e1680dec-52aa-4cbc-b70c-ef32d863fdb0"},
+}
+
+func money(s string) *scw.Money {
+	m, err := cost.ParseDecimal(cost.CurrencyEUR, s)
+	if err != nil {
+		panic(err) // the figures above are constants
+	}
+	return m.SCW()
+}
+
+func buildProducts(zones []scw.Zone) []*pc.PublicCatalogProduct {
+	var out []*pc.PublicCatalogProduct
+	hour := &pc.PublicCatalogProductUnitOfMeasure{Unit: pc.PublicCatalogProductUnitOfMeasureCountableUnitHour, Size: 1}
+	gbHour := &pc.PublicCatalogProductUnitOfMeasure{Unit: pc.PublicCatalogProductUnitOfMeasureCountableUnitGigabyteHour, Size: 1}
+	month := &pc.PublicCatalogProductUnitOfMeasure{Unit: pc.PublicCatalogProductUnitOfMeasureCountableUnitMonth, Size: 1}
+	ga := pc.PublicCatalogProductStatusGeneralAvailability
+	tableAmount := func(it cost.Item) (cost.TableEntry, string) {
+		e, ok := cost.LookupTable(it)
+		if !ok {
+			panic(fmt.Sprintf("catalog: no table entry for %+v", it))
+		}
+		return e, e.Amount.Decimal(0)
+	}
+	regions := map[scw.Region]bool{}
+	for _, z := range zones {
+		z := z
+		loc := &pc.PublicCatalogProductLocality{Zone: &z}
+		dc := dcSuffix(z)
+		for _, t := range instanceTypes {
+			st := t.status
+			if st == "" {
+				st = ga
+			}
+			out = append(out, &pc.PublicCatalogProduct{
+				Sku: "/compute/" + strings.ToLower(strings.ReplaceAll(t.name, "-", "_")) + "/run_" + dc, ServiceCategory: "Compute", ProductCategory: "Instance",
+				Product: t.name, Variant: t.name + " - " + string(z),
+				Description: fmt.Sprintf("%s - %s (%s€ per hour)", t.name, z, t.hourly),
+				Locality:    loc, Price: &pc.PublicCatalogProductPrice{RetailPrice: money(t.hourly)},
+				Properties: &pc.PublicCatalogProductProperties{
+					Hardware: &pc.PublicCatalogProductPropertiesHardware{
+						CPU:     &pc.PublicCatalogProductPropertiesHardwareCPU{Arch: pc.PublicCatalogProductPropertiesHardwareCPUArchX64, Virtual: &pc.PublicCatalogProductPropertiesHardwareCPUVirtual{Count: t.cpus}, Threads: t.cpus, Shared: true, Description: fmt.Sprintf("x64, vCPUs: %d", t.cpus)},
+						RAM:     &pc.PublicCatalogProductPropertiesHardwareRAM{Size: scw.Size(t.ram), Description: fmt.Sprintf("%d GiB", t.ram>>30)},
+						Network: &pc.PublicCatalogProductPropertiesHardwareNetwork{PublicBandwidth: t.bw, InternalBandwidth: t.bw, MaxPublicBandwidth: t.bw},
+					},
+					Instance: &pc.PublicCatalogProductPropertiesInstance{Range: t.rng, OfferID: t.name, RecommendedReplacementOfferIDs: []string{}},
+				},
+				UnitOfMeasure: hour, Status: st, Badges: []pc.PublicCatalogProductProductBadge{},
+			})
+		}
+		for _, o := range emOffers {
+			out = append(out, &pc.PublicCatalogProduct{
+				Sku: "/baremetal/" + strings.ToLower(strings.ReplaceAll(o.name, "-", "_")) + "/hourly_" + dc, ServiceCategory: "Bare Metal", ProductCategory: "Elastic Metal",
+				Product: o.name, Variant: o.name + " - " + string(z),
+				Description: fmt.Sprintf("%s - %s (%s€ per hour, recorded offer price_per_hour)", o.name, z, o.hourly),
+				Locality:    loc, Price: &pc.PublicCatalogProductPrice{RetailPrice: money(o.hourly)},
+				Properties:    &pc.PublicCatalogProductProperties{ElasticMetal: &pc.PublicCatalogProductPropertiesElasticMetal{Range: o.rng, OfferID: o.name}},
+				UnitOfMeasure: hour, Status: ga, Badges: []pc.PublicCatalogProductProductBadge{},
+			})
+		}
+		// The seed's monthly subscription figure, an estimate.
+		if e, ok := cost.LookupTable(cost.Item{Kind: cost.KindBaremetal, SKU: "EM-A116X-SSD"}); ok && e.Subscription != nil {
+			s := e.Subscription.Amount.Decimal(0)
+			out = append(out, &pc.PublicCatalogProduct{
+				Sku: "/baremetal/em_a116x_ssd/monthly_" + dc, ServiceCategory: "Bare Metal", ProductCategory: "Elastic Metal",
+				Product: "EM-A116X-SSD", Variant: "EM-A116X-SSD monthly - " + string(z),
+				Description: fmt.Sprintf("EM-A116X-SSD - %s (%s€ per month) ESTIMATE: seed figure, no recording", z, s),
+				Locality:    loc, Price: &pc.PublicCatalogProductPrice{RetailPrice: e.Subscription.Amount.SCW()},
+				Properties:    &pc.PublicCatalogProductProperties{ElasticMetal: &pc.PublicCatalogProductPropertiesElasticMetal{Range: "Aluminium", OfferID: "EM-A116X-SSD"}},
+				UnitOfMeasure: month, Status: ga, Badges: []pc.PublicCatalogProductProductBadge{},
+			})
+		}
+		for _, iops := range []uint32{5000, 15000} {
+			e, d := tableAmount(cost.Item{Kind: cost.KindBlockVolume, IOPS: iops})
+			k := fmt.Sprintf("%dK", iops/1000)
+			out = append(out, &pc.PublicCatalogProduct{
+				Sku: "/storage/block/sbs_" + strings.ToLower(k) + "/" + dc, ServiceCategory: "Storage", ProductCategory: "Block Storage",
+				Product: "Block Storage " + k + " IOPS", Variant: "Block Storage " + k + " IOPS - " + string(z),
+				Description: fmt.Sprintf("Block Storage %s IOPS - %s (%s€ per GB per hour) ESTIMATE: %s, no recording", k, z, d, cost.TableDate),
+				Locality:    loc, Price: &pc.PublicCatalogProductPrice{RetailPrice: e.Amount.SCW()},
+				Properties:    &pc.PublicCatalogProductProperties{BlockStorage: &pc.PublicCatalogProductPropertiesBlockStorage{Volume: &pc.PublicCatalogProductPropertiesBlockStorageVolumeType{MinSize: scw.Size(cost.GB), MaxSize: scw.Size(10_000 * cost.GB)}}},
+				UnitOfMeasure: gbHour, Status: ga, Badges: []pc.PublicCatalogProductProductBadge{},
+			})
+		}
+		e, d := tableAmount(cost.Item{Kind: cost.KindSnapshot})
+		out = append(out, &pc.PublicCatalogProduct{
+			Sku: "/storage/block/snapshot/" + dc, ServiceCategory: "Storage", ProductCategory: "Block Storage",
+			Product: "Block Storage Snapshot", Variant: "Block Storage Snapshot - " + string(z),
+			Description: fmt.Sprintf("Block Storage Snapshot - %s (%s€ per GB per hour) ESTIMATE: %s, no recording", z, d, cost.TableDate),
+			Locality:    loc, Price: &pc.PublicCatalogProductPrice{RetailPrice: e.Amount.SCW()},
+			Properties:    &pc.PublicCatalogProductProperties{BlockStorage: &pc.PublicCatalogProductPropertiesBlockStorage{Snapshot: &pc.PublicCatalogProductPropertiesBlockStorageSnapshotType{}}},
+			UnitOfMeasure: gbHour, Status: ga, Badges: []pc.PublicCatalogProductProductBadge{},
+		})
+		e, d = tableAmount(cost.Item{Kind: cost.KindIP})
+		out = append(out, &pc.PublicCatalogProduct{
+			Sku: "/network/flexible_ipv4/" + dc, ServiceCategory: "Network", ProductCategory: "IP",
+			Product: "Flexible IPv4", Variant: "Flexible IPv4 - " + string(z),
+			Description: fmt.Sprintf("Flexible IPv4 - %s (%s€ per hour) ESTIMATE: example rate from Scaleway's docs, no recording", z, d),
+			Locality:    loc, Price: &pc.PublicCatalogProductPrice{RetailPrice: e.Amount.SCW()},
+			Properties:    &pc.PublicCatalogProductProperties{},
+			UnitOfMeasure: hour, Status: ga, Badges: []pc.PublicCatalogProductProductBadge{},
+		})
+		if r, err := z.Region(); err == nil {
+			regions[r] = true
+		}
+	}
+	// Object Storage is regional. The table's figure is per GB-month; the
+	// catalog speaks per GB-hour: 0.0146 / 730 = 0.00002 exactly.
+	e, _ := tableAmount(cost.Item{Kind: cost.KindObjectStorage})
+	perHour := e.Amount.MulRat(1, 730)
+	for _, r := range sortedRegions(regions) {
+		r := r
+		out = append(out, &pc.PublicCatalogProduct{
+			Sku: "/storage/object/standard/" + string(r), ServiceCategory: "Storage", ProductCategory: "Object Storage",
+			Product: "Object Storage Standard", Variant: "Object Storage Standard - " + string(r),
+			Description: fmt.Sprintf("Object Storage Standard - %s (%s€ per GB per month) ESTIMATE: %s, no recording", r, e.Amount.Decimal(0), cost.TableDate),
+			Locality:    &pc.PublicCatalogProductLocality{Region: &r}, Price: &pc.PublicCatalogProductPrice{RetailPrice: perHour.SCW()},
+			Properties: &pc.PublicCatalogProductProperties{ObjectStorage: &pc.PublicCatalogProductPropertiesObjectStorage{
+				Class: &pc.PublicCatalogProductPropertiesObjectStorageClassType{StorageClass: pc.PublicCatalogProductPropertiesObjectStorageClassTypeStorageClassStandard}}},
+			UnitOfMeasure: gbHour, Status: ga, Badges: []pc.PublicCatalogProductProductBadge{},
+		})
+	}
+	return out
+}
+
+func sortedRegions(m map[scw.Region]bool) []scw.Region {
+	out := make([]scw.Region, 0, len(m))
+	for r := range m {
+		out = append(out, r)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// dcSuffix turns fr-par-1 into par1, like the recorded SKU "/compute/dev1_xl/run_par1".
+func dcSuffix(z scw.Zone) string {
+	parts := strings.Split(string(z), "-")
+	if len(parts) != 3 {
+		return string(z)
+	}
+	return parts[1] + parts[2]
+}
