@@ -1,0 +1,51 @@
+// Package objstoretest starts a versitygw S3 server for one test and stops it when the test ends.
+package objstoretest
+
+import (
+	"context"
+	"errors"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/pocbot/pocbot/internal/sim/objstore"
+)
+
+// Versity starts a versitygw server serving a fresh temp dir and registers its cleanup.
+// When the binary is missing it fails the test in CI (CI env set) and skips it elsewhere,
+// naming the install command.
+func Versity(t testing.TB) *objstore.Server {
+	t.Helper()
+	if _, err := objstore.LookVersity(); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("CI is set and versitygw is required: %v", err)
+		}
+		t.Skipf("versitygw is not installed (%v); install it with: %s", err, objstore.InstallHint)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	s, err := objstore.StartVersity(ctx, t.TempDir())
+	if err != nil {
+		if errors.Is(err, objstore.ErrNoVersity) {
+			t.Skipf("%v", err)
+		}
+		t.Fatalf("start versitygw: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := s.Close(); err != nil {
+			t.Errorf("stop versitygw: %v", err)
+		}
+	})
+	return s
+}
+
+// Bucket starts (or reuses) s, creates a bucket with the given name and returns its name.
+func Bucket(t testing.TB, s *objstore.Server, name string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := s.CreateBucket(ctx, name); err != nil {
+		t.Fatalf("%v", err)
+	}
+	return name
+}
