@@ -1,0 +1,395 @@
+package scaleway
+
+import (
+	"fmt"
+	"net"
+	"net/http"
+	"sort"
+	"time"
+
+	baremetal "github.com/scaleway/scaleway-sdk-go/api/baremetal/v1"
+	"github.com/scaleway/scaleway-sdk-go/scw"
+)
+
+type offerInfo struct {
+	id, name, monthlyID, cpu, rng string
+	nanosPerHour                  int32
+	cores, threads, freq          uint32
+	ramBytes, diskBytes, bw       uint64
+	diskType                      string
+}
+
+// offers are the recorded hourly offers pocbot may pick (ids, prices and
+// hardware as recorded in fr-par-2; the same list is served in every zone).
+var offers = []offerInfo{
+	{"8779d2c1-cd10-4a34-a006-cb5b1fb5cbc7", "EM-A116X-SSD", "7b3dae29-0658-4351-b8a7-7b97aef6efc2", "Intel Xeon E3 1220 or equivalent", "aluminium",
+		77000000, 4, 4, 3100, 32000000000, 1024209543168, 500000000, "SSD"},
+	{"f7241870-c383-4fa2-bbca-5189600df5c4", "EM-A115X-SSD", "f1322af3-53dd-473b-8749-83661fbb73d8", "Intel Xeon E3 1220 or equivalent", "aluminium",
+		91000000, 4, 4, 3100, 32000000000, 1024209543168, 500000000, "SSD"},
+	{"a5065ba4-dde2-45f3-adec-1ebbb27b766b", "EM-B112X-SSD", "", "Intel Xeon E5 2600 or equivalent", "beryllium",
+		263000000, 6, 12, 2000, 192000000000, 1000204886016, 1000000000, "SSD"},
+	{"ddb09834-8680-4339-b5e3-19ca5205fa1f", "EM-I215E-NVME", "44890f67-212b-4610-9170-4c199644525e", "AMD EPYC 7313P", "iridium",
+		904000000, 16, 32, 3000, 256000000000, 1920383410176, 1000000000, "NVMe"},
+}
+
+type bmServer struct {
+	ID, Name, Description, Project, Status, BootType string
+	Zone                                             scw.Zone
+	Tags                                             []string
+	Offer                                            offerInfo
+	IPv4                                             net.IP
+	IPv4ID, IPv6ID                                   string
+	delivered                                        bool
+	rescueUser, rescuePassword                       string
+	Created, Updated                                 time.Time
+	gen                                              int
+}
+
+func (e *Emulator) stockLeft(o offerInfo) int {
+	total, ok := e.opts.Stock[o.name]
+	if !ok {
+		total = 10
+	}
+	return total - e.stockUse[o.name]
+}
+
+func (e *Emulator) offerJSON(o offerInfo, z scw.Zone) map[string]any {
+	stock := baremetal.OfferStockAvailable
+	switch left := e.stockLeft(o); {
+	case left <= 0:
+		stock = baremetal.OfferStockEmpty
+	case left <= 2:
+		stock = baremetal.OfferStockLow
+	}
+	var monthly *string
+	if o.monthlyID != "" {
+		m := o.monthlyID
+		monthly = &m
+	}
+	of := &baremetal.Offer{
+		ID: o.id, Name: o.name, Stock: stock, Bandwidth: o.bw, MaxBandwidth: o.bw, CommercialRange: o.rng,
+		PricePerHour: &scw.Money{CurrencyCode: "EUR", Nanos: o.nanosPerHour},
+		Disks:        []*baremetal.Disk{{Capacity: scw.Size(o.diskBytes), Type: o.diskType}, {Capacity: scw.Size(o.diskBytes), Type: o.diskType}},
+		Enable:       true,
+		CPUs:         []*baremetal.CPU{{Name: o.cpu, CoreCount: o.cores, ThreadCount: o.threads, Frequency: o.freq}},
+		Memories:     []*baremetal.Memory{{Capacity: scw.Size(o.ramBytes), Type: "DDR4", Frequency: 3200, IsEcc: true}},
+		QuotaName:    "EM_" + o.name[3:], PersistentMemories: []*baremetal.PersistentMemory{}, RaidControllers: []*baremetal.RaidController{},
+		IncompatibleOsIDs: []string{}, SubscriptionPeriod: baremetal.OfferSubscriptionPeriodHourly,
+		Fee: &scw.Money{CurrencyCode: "EUR"}, Options: []*baremetal.OfferOptionOffer{}, PrivateBandwidth: o.bw,
+		SharedBandwidth: true, Tags: []string{}, Gpus: []*baremetal.GPU{}, MonthlyOfferID: monthly, Zone: z,
+	}
+	return reshape(of, []string{"zone", "dual_attach"}, nil)
+}
+
+func (e *Emulator) bmJSON(b *bmServer) map[string]any {
+	ips := []*baremetal.IP{}
+	if b.delivered {
+		ips = append(ips,
+			&baremetal.IP{ID: b.IPv6ID, Address: net.ParseIP("fd00::" + b.IPv4.String()[4:]), Version: "IPv6", ReverseStatus: "unknown"},
+			&baremetal.IP{ID: b.IPv4ID, Address: b.IPv4, Version: "IPv4", ReverseStatus: "unknown"})
+	}
+	var rescue *baremetal.ServerRescueServer
+	if b.BootType == "rescue" && b.Status == "ready" {
+		rescue = &baremetal.ServerRescueServer{User: b.rescueUser, Password: b.rescuePassword}
+	}
+	c, u := b.Created, b.Updated
+	s := &baremetal.Server{
+		ID: b.ID, OrganizationID: b.Project, ProjectID: b.Project, Name: b.Name, Description: b.Description, UpdatedAt: &u,
+		CreatedAt: &c, Status: baremetal.ServerStatus(b.Status), OfferID: b.Offer.id, OfferName: b.Offer.name, Tags: cp(b.Tags),
+		IPs: ips, BootType: baremetal.ServerBootType(b.BootType), Zone: b.Zone, PingStatus: "ping_status_unknown",
+		Options: []*baremetal.ServerOption{}, RescueServer: rescue,
+	}
+	return reshape(s, []string{"protected", "user_data"}, nil)
+}
+
+func (e *Emulator) baremetal(w http.ResponseWriter, r *http.Request, zone string, p []string) {
+	if zone == "" || len(p) == 0 {
+		baremetalNotFound(w)
+		return
+	}
+	z := scw.Zone(zone)
+	m := r.Method
+	switch {
+	case p[0] == "offers" && len(p) == 1 && m == http.MethodGet:
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		q := r.URL.Query()
+		var list []offerInfo
+		for _, o := range offers {
+			if q.Get("subscription_period") == "monthly" || !nameMatch(o.name, q.Get("name")) {
+				continue
+			}
+			list = append(list, o)
+		}
+		lo, hi, err := page(r, len(list), "page_size")
+		if err != nil {
+			invalidArg(w, "page", err.Error())
+			return
+		}
+		out := []any{}
+		for _, o := range list[lo:hi] {
+			out = append(out, e.offerJSON(o, z))
+		}
+		writeJSON(w, http.StatusOK, map[string]any{"offers": out, "total_count": len(list)})
+	case p[0] == "offers" && len(p) == 2 && m == http.MethodGet:
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		for _, o := range offers {
+			if o.id == p[1] {
+				writeJSON(w, http.StatusOK, e.offerJSON(o, z))
+				return
+			}
+		}
+		baremetalNotFound(w)
+	case p[0] == "servers" && len(p) == 1 && m == http.MethodPost:
+		e.createBM(w, r, z)
+	case p[0] == "servers" && len(p) == 1 && m == http.MethodGet:
+		e.listBM(w, r, z)
+	case p[0] == "servers" && len(p) == 2:
+		e.oneBM(w, r, z, p[1])
+	case p[0] == "servers" && len(p) == 3 && m == http.MethodPost:
+		e.bmAction(w, r, z, p[1], p[2])
+	default:
+		baremetalNotFound(w)
+	}
+}
+
+func (e *Emulator) createBM(w http.ResponseWriter, r *http.Request, z scw.Zone) {
+	var req baremetal.CreateServerRequest
+	if !decode(w, r, &req) {
+		return
+	}
+	var off *offerInfo
+	for i := range offers {
+		if offers[i].id == req.OfferID {
+			off = &offers[i]
+		}
+	}
+	if off == nil {
+		invalidArg(w, "offer_id", fmt.Sprintf("offer %q does not exist", req.OfferID))
+		return
+	}
+	if req.Install != nil {
+		invalidArg(w, "install", "the emulator serves servers without install only (install_config_afterward)")
+		return
+	}
+	if req.UserData != nil {
+		// Recorded: an offer without cloud-init answers 503 with this body.
+		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"message": "cloud-init is not supported on this offer"})
+		return
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if !e.quota(w, "baremetal_servers", len(e.bms)) {
+		return
+	}
+	if e.stockLeft(*off) <= 0 {
+		outOfStock(w, "offer")
+		return
+	}
+	e.stockUse[off.name]++
+	now := e.clock().UTC()
+	b := &bmServer{
+		ID: e.newID(), Name: req.Name, Description: req.Description, Project: deref(req.ProjectID, deref(req.OrganizationID, "")),
+		Status: "delivering", BootType: "normal", Zone: z, Tags: cp(req.Tags), Offer: *off, IPv4: e.newLoopback(),
+		Created: now, Updated: now,
+	}
+	b.IPv4ID, b.IPv6ID = e.newID(), e.newID()
+	e.bms[b.ID] = b
+	gen := b.gen
+	e.after(e.lat.BMDelivery, func() {
+		if b.gen == gen && e.bms[b.ID] == b {
+			b.Status, b.delivered, b.Updated = "ready", true, e.clock().UTC()
+			e.bootedHook(b, nil)
+		}
+	})
+	writeJSON(w, http.StatusOK, e.bmJSON(b))
+}
+
+func (e *Emulator) listBM(w http.ResponseWriter, r *http.Request, z scw.Zone) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	q := r.URL.Query()
+	tags := tagFilter(r)
+	var list []*bmServer
+	for _, b := range e.bms {
+		if b.Zone != z || !hasAllTags(b.Tags, tags) || !nameMatch(b.Name, q.Get("name")) ||
+			(q.Get("project_id") != "" && q.Get("project_id") != b.Project) {
+			continue
+		}
+		list = append(list, b)
+	}
+	sort.Slice(list, func(a, b int) bool { return list[a].ID < list[b].ID })
+	lo, hi, err := page(r, len(list), "page_size")
+	if err != nil {
+		invalidArg(w, "page", err.Error())
+		return
+	}
+	out := []any{}
+	for _, b := range list[lo:hi] {
+		out = append(out, e.bmJSON(b))
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"servers": out, "total_count": len(list)})
+}
+
+func (e *Emulator) oneBM(w http.ResponseWriter, r *http.Request, z scw.Zone, id string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	b, ok := e.bms[id]
+	if !ok || b.Zone != z {
+		baremetalNotFound(w)
+		return
+	}
+	switch r.Method {
+	case http.MethodGet:
+		writeJSON(w, http.StatusOK, e.bmJSON(b))
+	case http.MethodPatch:
+		var req struct {
+			Name        *string   `json:"name"`
+			Description *string   `json:"description"`
+			Tags        *[]string `json:"tags"`
+		}
+		if !decode(w, r, &req) {
+			return
+		}
+		if req.Name != nil {
+			b.Name = *req.Name
+		}
+		if req.Description != nil {
+			b.Description = *req.Description
+		}
+		if req.Tags != nil {
+			b.Tags = cp(*req.Tags)
+		}
+		b.Updated = e.clock().UTC()
+		writeJSON(w, http.StatusOK, e.bmJSON(b))
+	case http.MethodDelete:
+		if b.Status == "deleting" {
+			transient(w, "server", id, b.Status)
+			return
+		}
+		b.Status, b.Updated = "deleting", e.clock().UTC()
+		b.gen++
+		gen := b.gen
+		out := e.bmJSON(b)
+		e.after(e.lat.BMDelete, func() {
+			if b.gen == gen && e.bms[b.ID] == b {
+				delete(e.bms, b.ID)
+				e.stockUse[b.Offer.name]--
+				e.deleted("baremetal_server", b.ID)
+			}
+		})
+		writeJSON(w, http.StatusOK, out)
+	default:
+		invalidArg(w, "method", "method not allowed")
+	}
+}
+
+// bmAction serves reboot / start / stop. A reboot with boot_type rescue
+// gives the server rescue credentials once it is up again.
+func (e *Emulator) bmAction(w http.ResponseWriter, r *http.Request, z scw.Zone, id, action string) {
+	var req baremetal.RebootServerRequest
+	if !decode(w, r, &req) {
+		return
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	b, ok := e.bms[id]
+	if !ok || b.Zone != z {
+		baremetalNotFound(w)
+		return
+	}
+	bt := string(req.BootType)
+	if bt == "" || bt == "unknown_boot_type" {
+		bt = "normal"
+	}
+	if bt != "normal" && bt != "rescue" {
+		invalidArg(w, "boot_type", fmt.Sprintf("boot_type %q is not emulated: use normal or rescue", bt))
+		return
+	}
+	var lat time.Duration
+	switch action {
+	case "reboot":
+		if b.Status != "ready" {
+			transient(w, "server", id, b.Status)
+			return
+		}
+		lat = e.lat.BMNormalReboot
+		if bt == "rescue" {
+			lat = e.lat.BMRescueReboot
+		}
+	case "start":
+		if b.Status != "stopped" {
+			invalidArg(w, "status", fmt.Sprintf("server %s is %s: only a stopped server starts", id, b.Status))
+			return
+		}
+		lat = e.lat.BMStart
+		b.Status = "starting"
+	case "stop":
+		if b.Status != "ready" {
+			transient(w, "server", id, b.Status)
+			return
+		}
+		b.Status = "stopping"
+		b.gen++
+		gen := b.gen
+		e.after(e.lat.BMStop, func() {
+			if b.gen == gen && e.bms[b.ID] == b {
+				b.Status = "stopped"
+			}
+		})
+		writeJSON(w, http.StatusOK, e.bmJSON(b))
+		return
+	default:
+		baremetalNotFound(w)
+		return
+	}
+	if action == "reboot" {
+		b.Status = "stopping"
+	}
+	b.gen++
+	gen := b.gen
+	keys := append([]string(nil), req.SSHKeyIDs...)
+	e.after(lat, func() {
+		if b.gen != gen || e.bms[b.ID] != b {
+			return
+		}
+		b.Status, b.BootType, b.Updated = "ready", bt, e.clock().UTC()
+		if bt == "rescue" {
+			b.rescueUser = "rescue"
+			b.rescuePassword = e.newID()[:18]
+		}
+		e.bootedHook(b, keys)
+	})
+	b.Updated = e.clock().UTC()
+	writeJSON(w, http.StatusOK, e.bmJSON(b))
+}
+
+// bootedHook queues BaremetalBooted. Caller holds e.mu.
+func (e *Emulator) bootedHook(b *bmServer, keyIDs []string) {
+	h := e.opts.Hooks.BaremetalBooted
+	if h == nil {
+		return
+	}
+	ev := BaremetalEvent{Zone: string(b.Zone), ID: b.ID, Name: b.Name, Tags: cp(b.Tags), BootType: b.BootType, IP: b.IPv4.String()}
+	if b.BootType == "rescue" {
+		ev.RescueUser, ev.RescuePassword = b.rescueUser, b.rescuePassword
+	}
+	// No key ids: like the real API, every key of the project is installed.
+	ids := keyIDs
+	if len(ids) == 0 {
+		for id, k := range e.keys {
+			if k.Project == b.Project || b.Project == "" {
+				ids = append(ids, id)
+			}
+		}
+		sort.Strings(ids)
+	}
+	for _, id := range ids {
+		if k, ok := e.keys[id]; ok {
+			ev.SSHKeyIDs = append(ev.SSHKeyIDs, id)
+			ev.SSHPublicKeys = append(ev.SSHPublicKeys, k.PublicKey)
+		}
+	}
+	e.pending = append(e.pending, func() { h(ev) })
+}

@@ -1,0 +1,486 @@
+package scaleway
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"net/http"
+	"sort"
+	"time"
+
+	block "github.com/scaleway/scaleway-sdk-go/api/block/v1"
+	"github.com/scaleway/scaleway-sdk-go/scw"
+)
+
+// Block Storage is served under both /block/v1 (the recordings) and
+// /block/v1alpha1 (what pocbot's SDK clients may use); both answer with
+// block/v1 types, a superset of v1alpha1's.
+
+type volume struct {
+	ID, Name, Project, Status string
+	Zone                      scw.Zone
+	Size                      scw.Size
+	Iops                      uint32
+	Tags                      []string
+	ParentSnapshotID          *string
+	ServerID                  string
+	refID                     string
+	Created, Updated          time.Time
+	attachedAt                time.Time
+	lastDetached              *time.Time
+	gen                       int
+}
+
+type snapshot struct {
+	ID, Name, Project, Status string
+	Zone                      scw.Zone
+	Size                      scw.Size
+	Tags                      []string
+	Parent                    *block.SnapshotParentVolume
+	Created, Updated          time.Time
+	gen                       int
+}
+
+// qcow2Magic starts every QCOW2 file.
+var qcow2Magic = []byte{'Q', 'F', 'I', 0xfb}
+
+func volType(iops uint32) string {
+	if iops >= 15000 {
+		return "sbs_15k"
+	}
+	return "sbs_5k"
+}
+
+// newVolume registers a volume in state "creating". Caller holds e.mu.
+func (e *Emulator) newVolume(z scw.Zone, name, project string, size scw.Size, iops uint32, tags []string, parent *string) *volume {
+	now := e.clock().UTC()
+	v := &volume{ID: e.newID(), Name: name, Project: project, Status: "creating", Zone: z, Size: size, Iops: iops,
+		Tags: cp(tags), ParentSnapshotID: parent, Created: now, Updated: now}
+	e.vols[v.ID] = v
+	return v
+}
+
+func (e *Emulator) attachVolume(v *volume, s *server) {
+	v.ServerID = s.ID
+	v.Status = "in_use"
+	v.refID = e.newID()
+	v.attachedAt = e.clock().UTC()
+	v.gen++
+	s.VolumeIDs = append(s.VolumeIDs, v.ID)
+}
+
+func (e *Emulator) detachVolume(v *volume) {
+	v.ServerID = ""
+	v.Status = "available"
+	t := e.clock().UTC()
+	v.lastDetached = &t
+	v.gen++
+}
+
+func (e *Emulator) volumeJSON(v *volume) *block.Volume {
+	refs := []*block.Reference{}
+	if v.ServerID != "" {
+		at := v.attachedAt
+		refs = append(refs, &block.Reference{ID: v.refID, ProductResourceType: "instance_server", ProductResourceID: v.ServerID,
+			CreatedAt: &at, Type: "exclusive", Status: "attached"})
+	}
+	iops := v.Iops
+	c, u := v.Created, v.Updated
+	return &block.Volume{
+		ID: v.ID, Name: v.Name, Type: volType(v.Iops), Size: v.Size, ProjectID: v.Project, CreatedAt: &c, UpdatedAt: &u,
+		References: refs, ParentSnapshotID: v.ParentSnapshotID, Status: block.VolumeStatus(v.Status), Tags: cp(v.Tags),
+		Zone: v.Zone, Specs: &block.VolumeSpecifications{PerfIops: &iops, Class: "sbs"}, LastDetachedAt: v.lastDetached,
+	}
+}
+
+func (e *Emulator) snapshotJSON(s *snapshot) *block.Snapshot {
+	c, u := s.Created, s.Updated
+	return &block.Snapshot{
+		ID: s.ID, Name: s.Name, ParentVolume: s.Parent, Size: s.Size, ProjectID: s.Project, CreatedAt: &c, UpdatedAt: &u,
+		References: []*block.Reference{}, Status: block.SnapshotStatus(s.Status), Tags: cp(s.Tags), Zone: s.Zone, Class: "sbs",
+	}
+}
+
+// blockVolume drops the keys the recordings never show.
+func blockVolume(v *block.Volume) map[string]any { return reshape(v, []string{"srn"}, nil) }
+func blockSnap(s *block.Snapshot) map[string]any {
+	return reshape(s, []string{"srn", "kms_key_id"}, nil)
+}
+
+func (e *Emulator) block(w http.ResponseWriter, r *http.Request, zone string, p []string) {
+	if zone == "" || len(p) == 0 {
+		baremetalNotFound(w)
+		return
+	}
+	z := scw.Zone(zone)
+	m := r.Method
+	switch {
+	case p[0] == "volume-types" && len(p) == 1 && m == http.MethodGet:
+		e.volumeTypes(w, r, z)
+	case p[0] == "volumes" && len(p) == 1 && m == http.MethodPost:
+		e.createVolume(w, r, z)
+	case p[0] == "volumes" && len(p) == 1 && m == http.MethodGet:
+		e.listVolumes(w, r, z)
+	case p[0] == "volumes" && len(p) == 2:
+		e.oneVolume(w, r, z, p[1])
+	case p[0] == "snapshots" && len(p) == 1 && m == http.MethodPost:
+		e.createSnapshot(w, r, z)
+	case p[0] == "snapshots" && len(p) == 1 && m == http.MethodGet:
+		e.listSnapshots(w, r, z)
+	case p[0] == "snapshots" && len(p) == 2 && p[1] == "import-from-object-storage" && m == http.MethodPost:
+		e.importSnapshot(w, r, z)
+	case p[0] == "snapshots" && len(p) == 2:
+		e.oneSnapshot(w, r, z, p[1])
+	default:
+		baremetalNotFound(w)
+	}
+}
+
+// volumeTypes are Scaleway's public list prices for Block Storage
+// (estimates: no recording prices them): 5K 0.086 €/GB/month, 15K 0.11,
+// snapshots 0.033, expressed per GB-hour as the API does.
+func (e *Emulator) volumeTypes(w http.ResponseWriter, r *http.Request, z scw.Zone) {
+	money := func(perMonth float64) *scw.Money {
+		h := perMonth / 730
+		return &scw.Money{CurrencyCode: "EUR", Units: int64(h), Nanos: int32((h - float64(int64(h))) * 1e9)}
+	}
+	i5, i15 := uint32(5000), uint32(15000)
+	types := []*block.VolumeType{
+		{Type: "sbs_5k", Pricing: money(0.086), SnapshotPricing: money(0.033), Specs: &block.VolumeSpecifications{PerfIops: &i5, Class: "sbs"}, Zone: z},
+		{Type: "sbs_15k", Pricing: money(0.11), SnapshotPricing: money(0.033), Specs: &block.VolumeSpecifications{PerfIops: &i15, Class: "sbs"}, Zone: z},
+	}
+	lo, hi, err := page(r, len(types), "page_size")
+	if err != nil {
+		invalidArg(w, "page", err.Error())
+		return
+	}
+	out := []any{}
+	for _, t := range types[lo:hi] {
+		out = append(out, reshape(t, []string{"srn"}, nil))
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"volume_types": out, "total_count": len(types)})
+}
+
+func (e *Emulator) createVolume(w http.ResponseWriter, r *http.Request, z scw.Zone) {
+	var req block.CreateVolumeRequest
+	if !decode(w, r, &req) {
+		return
+	}
+	if (req.FromEmpty == nil) == (req.FromSnapshot == nil) {
+		invalidArg(w, "from_empty", "exactly one of from_empty and from_snapshot must be set")
+		return
+	}
+	iops := uint32(5000)
+	if req.PerfIops != nil {
+		iops = *req.PerfIops
+	}
+	if iops != 5000 && iops != 15000 {
+		invalidArg(w, "perf_iops", "perf_iops must be 5000 or 15000")
+		return
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if !e.quota(w, "volumes", len(e.vols)) {
+		return
+	}
+	var size scw.Size
+	var parent *string
+	if req.FromEmpty != nil {
+		size = req.FromEmpty.Size
+		if size < 1_000_000_000 {
+			invalidArg(w, "from_empty.size", "size must be at least 1 GB")
+			return
+		}
+	} else {
+		sn, ok := e.snaps[req.FromSnapshot.SnapshotID]
+		if !ok || sn.Zone != z {
+			blockNotFound(w, "snapshot", req.FromSnapshot.SnapshotID)
+			return
+		}
+		if sn.Status != "available" {
+			transient(w, "snapshot", sn.ID, sn.Status)
+			return
+		}
+		size = sn.Size
+		if req.FromSnapshot.Size != nil {
+			if *req.FromSnapshot.Size < sn.Size {
+				invalidArg(w, "from_snapshot.size", fmt.Sprintf("size %d is smaller than the snapshot's %d", *req.FromSnapshot.Size, sn.Size))
+				return
+			}
+			size = *req.FromSnapshot.Size
+		}
+		id := sn.ID
+		parent = &id
+	}
+	v := e.newVolume(z, req.Name, req.ProjectID, size, iops, req.Tags, parent)
+	gen := v.gen
+	e.after(e.lat.VolumeCreate, func() {
+		if v.gen == gen && e.vols[v.ID] == v && v.Status == "creating" {
+			v.Status = "available"
+			v.Updated = e.clock().UTC()
+		}
+	})
+	writeJSON(w, http.StatusOK, blockVolume(e.volumeJSON(v)))
+}
+
+func (e *Emulator) listVolumes(w http.ResponseWriter, r *http.Request, z scw.Zone) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	q := r.URL.Query()
+	tags := tagFilter(r)
+	var list []*volume
+	for _, v := range e.vols {
+		if v.Zone != z || !hasAllTags(v.Tags, tags) || !nameMatch(v.Name, q.Get("name")) ||
+			(q.Get("project_id") != "" && q.Get("project_id") != v.Project) ||
+			(q.Get("product_resource_id") != "" && q.Get("product_resource_id") != v.ServerID) {
+			continue
+		}
+		list = append(list, v)
+	}
+	sort.Slice(list, func(a, b int) bool { return list[a].ID < list[b].ID })
+	lo, hi, err := page(r, len(list), "page_size")
+	if err != nil {
+		invalidArg(w, "page", err.Error())
+		return
+	}
+	out := []any{}
+	for _, v := range list[lo:hi] {
+		out = append(out, blockVolume(e.volumeJSON(v)))
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"volumes": out, "total_count": len(list)})
+}
+
+func (e *Emulator) oneVolume(w http.ResponseWriter, r *http.Request, z scw.Zone, id string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	v, ok := e.vols[id]
+	if !ok || v.Zone != z {
+		blockNotFound(w, "volume", id)
+		return
+	}
+	switch r.Method {
+	case http.MethodGet:
+		writeJSON(w, http.StatusOK, blockVolume(e.volumeJSON(v)))
+	case http.MethodPatch:
+		var req struct {
+			Name     *string   `json:"name"`
+			Size     *scw.Size `json:"size"`
+			Tags     *[]string `json:"tags"`
+			PerfIops *uint32   `json:"perf_iops"`
+		}
+		if !decode(w, r, &req) {
+			return
+		}
+		if v.Status == "creating" || v.Status == "updating" || v.Status == "deleting" {
+			transient(w, "volume", id, v.Status)
+			return
+		}
+		if req.PerfIops != nil && *req.PerfIops != 5000 && *req.PerfIops != 15000 {
+			invalidArg(w, "perf_iops", "perf_iops must be 5000 or 15000")
+			return
+		}
+		if req.Size != nil && *req.Size < v.Size {
+			invalidArg(w, "size", "a volume cannot shrink")
+			return
+		}
+		if req.Name != nil {
+			v.Name = *req.Name
+		}
+		if req.Tags != nil {
+			v.Tags = cp(*req.Tags)
+		}
+		if req.PerfIops != nil || req.Size != nil {
+			if req.PerfIops != nil {
+				v.Iops = *req.PerfIops
+			}
+			if req.Size != nil {
+				v.Size = *req.Size
+			}
+			prev := v.Status
+			v.Status = "updating"
+			v.gen++
+			gen := v.gen
+			e.after(e.lat.VolumeUpdate, func() {
+				if v.gen == gen && e.vols[v.ID] == v {
+					v.Status = prev
+				}
+			})
+		}
+		v.Updated = e.clock().UTC()
+		writeJSON(w, http.StatusOK, blockVolume(e.volumeJSON(v)))
+	case http.MethodDelete:
+		if v.ServerID != "" || v.Status == "in_use" {
+			stillInUse(w, fmt.Sprintf("volume %s is attached to instance server %s: terminate or delete the server first", id, v.ServerID))
+			return
+		}
+		if v.Status != "available" && v.Status != "error" {
+			transient(w, "volume", id, v.Status)
+			return
+		}
+		delete(e.vols, id)
+		v.gen++
+		e.deleted("block_volume", id)
+		noContent(w)
+	default:
+		invalidArg(w, "method", "method not allowed")
+	}
+}
+
+func (e *Emulator) createSnapshot(w http.ResponseWriter, r *http.Request, z scw.Zone) {
+	var req block.CreateSnapshotRequest
+	if !decode(w, r, &req) {
+		return
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	v, ok := e.vols[req.VolumeID]
+	if !ok || v.Zone != z {
+		blockNotFound(w, "volume", req.VolumeID)
+		return
+	}
+	if v.Status == "creating" {
+		transient(w, "volume", v.ID, v.Status)
+		return
+	}
+	if !e.quota(w, "snapshots", len(e.snaps)) {
+		return
+	}
+	s := e.newSnapshot(z, req.Name, req.ProjectID, v.Size, req.Tags)
+	s.Parent = &block.SnapshotParentVolume{ID: v.ID, Name: v.Name, Type: volType(v.Iops), Status: block.VolumeStatus(v.Status)}
+	e.after(e.lat.SnapshotOfVolume, func() { e.snapshotReady(s) })
+	writeJSON(w, http.StatusOK, blockSnap(e.snapshotJSON(s)))
+}
+
+func (e *Emulator) newSnapshot(z scw.Zone, name, project string, size scw.Size, tags []string) *snapshot {
+	now := e.clock().UTC()
+	s := &snapshot{ID: e.newID(), Name: name, Project: project, Status: "creating", Zone: z, Size: size, Tags: cp(tags),
+		Created: now, Updated: now}
+	e.snaps[s.ID] = s
+	return s
+}
+
+func (e *Emulator) snapshotReady(s *snapshot) {
+	if e.snaps[s.ID] == s && s.Status == "creating" {
+		s.Status = "available"
+		s.Updated = e.clock().UTC()
+	}
+}
+
+// importSnapshot checks the object the way the real service does before
+// accepting the import: it must exist in a bucket of the zone's region and
+// be a QCOW2 image. The snapshot's size is the image's virtual size.
+func (e *Emulator) importSnapshot(w http.ResponseWriter, r *http.Request, z scw.Zone) {
+	var req block.ImportSnapshotFromObjectStorageRequest
+	if !decode(w, r, &req) {
+		return
+	}
+	if req.Bucket == "" || req.Key == "" {
+		invalidArg(w, "key", "bucket and key are required")
+		return
+	}
+	if e.opts.Objects == nil {
+		invalidArg(w, "key", fmt.Sprintf("object %s/%s not found in region %s", req.Bucket, req.Key, regionOf(string(z))))
+		return
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), 30*time.Second)
+	defer cancel()
+	rc, objSize, err := e.opts.Objects.Open(ctx, regionOf(string(z)), req.Bucket, req.Key)
+	if err != nil {
+		invalidArg(w, "key", fmt.Sprintf("object %s/%s is not readable in region %s: %v", req.Bucket, req.Key, regionOf(string(z)), err))
+		return
+	}
+	head := make([]byte, 32)
+	n, _ := io.ReadFull(rc, head)
+	_ = rc.Close()
+	head = head[:n]
+	if n < 4 || string(head[:4]) != string(qcow2Magic) {
+		invalidArg(w, "key", fmt.Sprintf("object %s/%s is not a QCOW2 image (no QFI\\xfb magic)", req.Bucket, req.Key))
+		return
+	}
+	size := scw.Size(objSize)
+	if n >= 32 {
+		// QCOW2 header: virtual size, big-endian, at offset 24.
+		if vs := binary.BigEndian.Uint64(head[24:32]); vs > 0 {
+			size = scw.Size(vs)
+		}
+	}
+	if req.Size != nil {
+		size = *req.Size
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if !e.quota(w, "snapshots", len(e.snaps)) {
+		return
+	}
+	s := e.newSnapshot(z, req.Name, req.ProjectID, size, req.Tags)
+	e.after(e.lat.SnapshotImport, func() { e.snapshotReady(s) })
+	writeJSON(w, http.StatusOK, blockSnap(e.snapshotJSON(s)))
+}
+
+func (e *Emulator) listSnapshots(w http.ResponseWriter, r *http.Request, z scw.Zone) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	q := r.URL.Query()
+	tags := tagFilter(r)
+	var list []*snapshot
+	for _, s := range e.snaps {
+		if s.Zone != z || !hasAllTags(s.Tags, tags) || !nameMatch(s.Name, q.Get("name")) ||
+			(q.Get("project_id") != "" && q.Get("project_id") != s.Project) ||
+			(q.Get("volume_id") != "" && (s.Parent == nil || s.Parent.ID != q.Get("volume_id"))) {
+			continue
+		}
+		list = append(list, s)
+	}
+	sort.Slice(list, func(a, b int) bool { return list[a].ID < list[b].ID })
+	lo, hi, err := page(r, len(list), "page_size")
+	if err != nil {
+		invalidArg(w, "page", err.Error())
+		return
+	}
+	out := []any{}
+	for _, s := range list[lo:hi] {
+		out = append(out, blockSnap(e.snapshotJSON(s)))
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"snapshots": out, "total_count": len(list)})
+}
+
+func (e *Emulator) oneSnapshot(w http.ResponseWriter, r *http.Request, z scw.Zone, id string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	s, ok := e.snaps[id]
+	if !ok || s.Zone != z {
+		blockNotFound(w, "snapshot", id)
+		return
+	}
+	switch r.Method {
+	case http.MethodGet:
+		writeJSON(w, http.StatusOK, blockSnap(e.snapshotJSON(s)))
+	case http.MethodPatch:
+		var req struct {
+			Name *string   `json:"name"`
+			Tags *[]string `json:"tags"`
+		}
+		if !decode(w, r, &req) {
+			return
+		}
+		if req.Name != nil {
+			s.Name = *req.Name
+		}
+		if req.Tags != nil {
+			s.Tags = cp(*req.Tags)
+		}
+		s.Updated = e.clock().UTC()
+		writeJSON(w, http.StatusOK, blockSnap(e.snapshotJSON(s)))
+	case http.MethodDelete:
+		if s.Status == "creating" {
+			transient(w, "snapshot", id, s.Status)
+			return
+		}
+		delete(e.snaps, id)
+		e.deleted("block_snapshot", id)
+		noContent(w)
+	default:
+		invalidArg(w, "method", "method not allowed")
+	}
+}

@@ -1,0 +1,34 @@
+// Package scaleway is an in-process emulator of the parts of the Scaleway API
+// that pocbot uses: Instance (reserved IPs, security groups and their rules,
+// servers, actions, user data, server types), Block Storage (volumes,
+// snapshots, import from Object Storage, volume types), Elastic Metal (offers
+// with stock, servers without install, rescue / normal reboots), IAM SSH keys
+// and Domain records.
+//
+// It exists because Scaleway cannot be reached from the test machines, so
+// every claim about provisioning rests on it: it answers with
+// scaleway-sdk-go's own types, the real status codes, wrappers, pagination
+// and error bodies (shapes taken from the recordings in
+// shared/fixtures/scaleway-cassettes), and it enforces the real API's rules
+// (a running server is not deleted, an attached IP or an in-use volume is not
+// deleted, quotas, exactly one volume source, the QCOW2 magic of an imported
+// object).
+//
+// Time. Every asynchronous transition (server poweron, snapshot import,
+// Elastic Metal delivery, …) is an event scheduled at now+latency×TimeFactor
+// on an internal queue. Events are applied in time order whenever the
+// emulator is touched (every request, Inventory, UserData) and, once Start
+// runs, by a ticker, so hooks fire even when nobody polls. Given a Clock and
+// a request sequence, the observed states are deterministic.
+//
+// Faults. Options.Faults injects, from a seeded generator, 5xx and 429
+// answers. By default a fault is decided BEFORE the request takes effect, so
+// retrying it is always safe. AfterEffectRate makes a mutating request take
+// effect and then answer 500 anyway: the client cannot know whether its
+// create happened, which is what forces the bot to find-or-create by tag
+// instead of blindly retrying a POST.
+//
+// Loopback addresses. Reserved IPs and Elastic Metal servers get unique
+// 127.x.y.z addresses (never 127.0.0.1) so that the Talos and rescue
+// stand-ins can listen on exactly the address the bot read from the API.
+package scaleway

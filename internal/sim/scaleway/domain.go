@@ -1,0 +1,217 @@
+package scaleway
+
+import (
+	"fmt"
+	"net/http"
+	"sort"
+	"strings"
+	"time"
+
+	domain "github.com/scaleway/scaleway-sdk-go/api/domain/v2beta1"
+)
+
+type record struct {
+	ID, Name, Type, Data string
+	TTL, Priority        uint32
+	Updated              time.Time
+}
+
+func (r *record) json() map[string]any {
+	u := r.Updated
+	return reshape(&domain.Record{ID: r.ID, Name: r.Name, Type: domain.RecordType(r.Type), Data: r.Data, TTL: r.TTL,
+		Priority: r.Priority, UpdatedAt: &u}, nil, nil)
+}
+
+func (e *Emulator) zoneExists(z string) bool {
+	if len(e.opts.DNSZones) == 0 {
+		return true
+	}
+	for _, x := range e.opts.DNSZones {
+		if x == z {
+			return true
+		}
+	}
+	return false
+}
+
+func (e *Emulator) domain(w http.ResponseWriter, r *http.Request, p []string) {
+	switch {
+	case len(p) == 0 && r.Method == http.MethodGet:
+		e.listDNSZones(w, r)
+	case len(p) == 2 && p[1] == "records" && r.Method == http.MethodGet:
+		e.listRecords(w, r, p[0])
+	case len(p) == 2 && p[1] == "records" && r.Method == http.MethodPatch:
+		e.patchRecords(w, r, p[0])
+	default:
+		baremetalNotFound(w)
+	}
+}
+
+func (e *Emulator) listDNSZones(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	names := e.opts.DNSZones
+	if z := q.Get("dns_zones"); z != "" && e.zoneExists(z) {
+		names = []string{z}
+	} else if z := q.Get("dns_zone"); z != "" && e.zoneExists(z) {
+		names = []string{z}
+	}
+	out := []any{}
+	for _, n := range names {
+		sub, dom := "", n
+		if parts := strings.SplitN(n, ".", 2); len(parts) == 2 && strings.Count(n, ".") > 1 {
+			sub, dom = parts[0], parts[1]
+		}
+		u := e.clock().UTC()
+		out = append(out, reshape(&domain.DNSZone{Domain: dom, Subdomain: sub, Ns: []string{"ns0.dom.scw.cloud", "ns1.dom.scw.cloud"},
+			NsDefault: []string{"ns0.dom.scw.cloud", "ns1.dom.scw.cloud"}, NsMaster: []string{}, Status: "active",
+			UpdatedAt: &u, LinkedProducts: []domain.LinkedProduct{}}, nil, nil))
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"dns_zones": out, "total_count": len(out)})
+}
+
+func (e *Emulator) listRecords(w http.ResponseWriter, r *http.Request, zone string) {
+	if !e.zoneExists(zone) {
+		blockNotFound(w, "dns_zone", zone)
+		return
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	q := r.URL.Query()
+	var list []*record
+	for _, rec := range e.records[zone] {
+		// The record name filter is exact here: an empty name is the apex.
+		if _, has := q["name"]; has && q.Get("name") != "" && rec.Name != q.Get("name") {
+			continue
+		}
+		if t := q.Get("type"); t != "" && t != "unknown" && rec.Type != t {
+			continue
+		}
+		if id := q.Get("id"); id != "" && rec.ID != id {
+			continue
+		}
+		list = append(list, rec)
+	}
+	sort.SliceStable(list, func(a, b int) bool { return list[a].Name < list[b].Name })
+	lo, hi, err := page(r, len(list), "page_size")
+	if err != nil {
+		invalidArg(w, "page", err.Error())
+		return
+	}
+	out := []any{}
+	for _, rec := range list[lo:hi] {
+		out = append(out, rec.json())
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"records": out, "total_count": len(list)})
+}
+
+func (e *Emulator) patchRecords(w http.ResponseWriter, r *http.Request, zone string) {
+	var req domain.UpdateDNSZoneRecordsRequest
+	if !decode(w, r, &req) {
+		return
+	}
+	if !e.zoneExists(zone) {
+		blockNotFound(w, "dns_zone", zone)
+		return
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	recs := append([]*record(nil), e.records[zone]...)
+	var changed []*record
+	newRec := func(x *domain.Record) (*record, error) {
+		if x == nil || x.Type == "" || x.Type == "unknown" {
+			return nil, fmt.Errorf("record type is required")
+		}
+		data := x.Data
+		if x.Type == "TXT" && !strings.HasPrefix(data, `"`) {
+			data = `"` + data + `"` // recorded: TXT data comes back quoted
+		}
+		ttl := x.TTL
+		if ttl == 0 {
+			ttl = 3600
+		}
+		return &record{ID: e.newID(), Name: x.Name, Type: string(x.Type), Data: data, TTL: ttl, Priority: x.Priority, Updated: e.clock().UTC()}, nil
+	}
+	match := func(rec *record, id *string, f *domain.RecordIdentifier) bool {
+		if id != nil {
+			return rec.ID == *id
+		}
+		if f == nil {
+			return false
+		}
+		return rec.Name == f.Name && rec.Type == string(f.Type) && (f.Data == nil || rec.Data == *f.Data)
+	}
+	for i, c := range req.Changes {
+		switch {
+		case c == nil:
+		case c.Add != nil:
+			for _, x := range c.Add.Records {
+				rec, err := newRec(x)
+				if err != nil {
+					invalidArg(w, fmt.Sprintf("changes.%d.add", i), err.Error())
+					return
+				}
+				recs = append(recs, rec)
+				changed = append(changed, rec)
+			}
+		case c.Set != nil:
+			var keep []*record
+			found := false
+			for _, rec := range recs {
+				if match(rec, c.Set.ID, c.Set.IDFields) {
+					found = true
+					continue
+				}
+				keep = append(keep, rec)
+			}
+			if !found && c.Set.ID != nil {
+				blockNotFound(w, "dns_record", *c.Set.ID)
+				return
+			}
+			recs = keep
+			for _, x := range c.Set.Records {
+				rec, err := newRec(x)
+				if err != nil {
+					invalidArg(w, fmt.Sprintf("changes.%d.set", i), err.Error())
+					return
+				}
+				recs = append(recs, rec)
+				changed = append(changed, rec)
+			}
+		case c.Delete != nil:
+			var keep []*record
+			found := false
+			for _, rec := range recs {
+				if match(rec, c.Delete.ID, c.Delete.IDFields) {
+					found = true
+					continue
+				}
+				keep = append(keep, rec)
+			}
+			if !found && c.Delete.ID != nil {
+				blockNotFound(w, "dns_record", *c.Delete.ID)
+				return
+			}
+			recs = keep
+		}
+	}
+	// Deleted hooks for records that disappeared.
+	left := map[string]bool{}
+	for _, rec := range recs {
+		left[rec.ID] = true
+	}
+	for _, rec := range e.records[zone] {
+		if !left[rec.ID] {
+			e.deleted("domain_record", rec.ID)
+		}
+	}
+	e.records[zone] = recs
+	out := []any{}
+	src := changed
+	if req.ReturnAllRecords != nil && *req.ReturnAllRecords {
+		src = recs
+	}
+	for _, rec := range src {
+		out = append(out, rec.json())
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"records": out})
+}

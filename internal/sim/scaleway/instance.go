@@ -1,0 +1,613 @@
+package scaleway
+
+import (
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/scaleway/scaleway-sdk-go/api/instance/v1"
+	"github.com/scaleway/scaleway-sdk-go/scw"
+)
+
+// server is an Instance server. State fields mirror instance.Server.
+type server struct {
+	ID, Name, Project, CommercialType string
+	Zone                              scw.Zone
+	Tags                              []string
+	State, StateDetail                string
+	Created, Modified                 time.Time
+	VolumeIDs                         []string // index 0 is the boot volume
+	IPIDs                             []string
+	SGID                              string
+	DynamicIPRequired                 bool
+	userData                          map[string][]byte
+	gen                               int // bumps on every action; stale events check it
+}
+
+type flexIP struct {
+	ID, Project, State string
+	Zone               scw.Zone
+	Address            net.IP
+	Tags               []string
+	ServerID           string
+	gen                int
+}
+
+type secGroup struct {
+	ID, Name, Description, Project, State string
+	Zone                                  scw.Zone
+	Tags                                  []string
+	Inbound, Outbound                     string
+	Stateful, EnableDefaultSecurity       bool
+	ProjectDefault                        bool
+	Created, Modified                     time.Time
+	Rules                                 []*instance.SecurityGroupRule // editable rules only
+	gen                                   int
+}
+
+// defaultSGID is the id of the "Default security group" a server without
+// security_group gets; it is not a live resource of anyone's.
+const defaultSGID = "5881315f-2400-43a0-ac75-08adf6cb8c12"
+
+func (e *Emulator) instance(w http.ResponseWriter, r *http.Request, zone string, p []string) {
+	if zone == "" || len(p) == 0 {
+		baremetalNotFound(w)
+		return
+	}
+	z := scw.Zone(zone)
+	m := r.Method
+	switch {
+	case p[0] == "products" && len(p) == 2 && p[1] == "servers" && m == http.MethodGet:
+		e.listServerTypes(w, r, z)
+	case p[0] == "products" && len(p) == 3 && p[1] == "servers" && p[2] == "availability" && m == http.MethodGet:
+		e.listServerAvailability(w, r)
+	case p[0] == "ips" && len(p) == 1 && m == http.MethodPost:
+		e.createIP(w, r, z)
+	case p[0] == "ips" && len(p) == 1 && m == http.MethodGet:
+		e.listIPs(w, r, z)
+	case p[0] == "ips" && len(p) == 2:
+		e.oneIP(w, r, z, p[1])
+	case p[0] == "security_groups" && len(p) == 1 && m == http.MethodPost:
+		e.createSG(w, r, z)
+	case p[0] == "security_groups" && len(p) == 1 && m == http.MethodGet:
+		e.listSGs(w, r, z)
+	case p[0] == "security_groups" && len(p) == 2:
+		e.oneSG(w, r, z, p[1])
+	case p[0] == "security_groups" && len(p) == 3 && p[2] == "rules":
+		e.sgRules(w, r, z, p[1])
+	case p[0] == "servers" && len(p) == 1 && m == http.MethodPost:
+		e.createServer(w, r, z)
+	case p[0] == "servers" && len(p) == 1 && m == http.MethodGet:
+		e.listServers(w, r, z)
+	case p[0] == "servers" && len(p) == 2:
+		e.oneServer(w, r, z, p[1])
+	case p[0] == "servers" && len(p) == 3 && p[2] == "action" && m == http.MethodPost:
+		e.serverAction(w, r, z, p[1])
+	case p[0] == "servers" && len(p) >= 3 && p[2] == "user_data":
+		e.userData(w, r, z, p[1], p[3:])
+	case p[0] == "volumes" && len(p) == 2:
+		// pocbot has only Block (sbs) volumes; the Instance API does not
+		// know them, exactly like the recordings show.
+		instanceNotFound(w, "instance_volume", p[1])
+	default:
+		baremetalNotFound(w)
+	}
+}
+
+// ---- server types ---------------------------------------------------------
+
+type serverTypeInfo struct {
+	name          string
+	ncpus         uint32
+	ram           uint64
+	hourly, month float32
+	bw, blockBW   uint64
+}
+
+// serverTypes are a handful of the recorded types, prices as recorded
+// (EUR, excl. VAT).
+var serverTypes = []serverTypeInfo{
+	{"DEV1-S", 2, 2 << 30, 0.008976, 6.55248, 200000000, 104857600},
+	{"PLAY2-MICRO", 4, 8 << 30, 0.05508, 40.2084, 400000000, 167772160},
+	{"PLAY2-NANO", 2, 4 << 30, 0.02754, 20.1042, 200000000, 83886080},
+	{"PLAY2-PICO", 1, 2 << 30, 0.01428, 10.4244, 100000000, 41943040},
+	{"PRO2-XXS", 2, 8 << 30, 0.0561, 40.953, 350000000, 131072000},
+}
+
+func (e *Emulator) listServerTypes(w http.ResponseWriter, r *http.Request, z scw.Zone) {
+	lo, hi, ok := instancePage(w, r, len(serverTypes))
+	if !ok {
+		return
+	}
+	out := map[string]any{}
+	for _, t := range serverTypes[lo:hi] {
+		month := t.month
+		gpu := uint64(0)
+		bbw := t.blockBW
+		yes := true
+		st := &instance.ServerType{
+			MonthlyPrice: &month, HourlyPrice: t.hourly, AltNames: []string{}, Ncpus: t.ncpus, RAM: t.ram,
+			Gpu: &gpu, Arch: instance.ArchX86_64, BlockBandwidth: &bbw,
+			VolumesConstraint:   &instance.ServerTypeVolumeConstraintSizes{},
+			PerVolumeConstraint: &instance.ServerTypeVolumeConstraintsByType{LSSD: &instance.ServerTypeVolumeConstraintSizes{}},
+			Capabilities: &instance.ServerTypeCapabilities{BootTypes: []instance.BootType{"local", "rescue"}, BlockStorage: &yes},
+			Network: &instance.ServerTypeNetwork{
+				Interfaces:           []*instance.ServerTypeNetworkInterface{{InternalBandwidth: &t.bw, InternetBandwidth: &t.bw}},
+				SumInternalBandwidth: &t.bw, SumInternetBandwidth: &t.bw, IPv6Support: true,
+			},
+		}
+		out[t.name] = reshape(st, []string{"sku"}, map[string]any{"mig_profile": nil})
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"servers": out})
+}
+
+func (e *Emulator) listServerAvailability(w http.ResponseWriter, r *http.Request) {
+	lo, hi, ok := instancePage(w, r, len(serverTypes))
+	if !ok {
+		return
+	}
+	out := map[string]any{}
+	for _, t := range serverTypes[lo:hi] {
+		out[t.name] = map[string]any{"availability": "available"}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"servers": out})
+}
+
+// ---- IPs --------------------------------------------------------------------
+
+func (e *Emulator) ipJSON(i *flexIP) map[string]any {
+	ip := &instance.IP{
+		ID: i.ID, Address: i.Address, Organization: i.Project, Project: i.Project, Tags: cp(i.Tags),
+		Type: "routed_ipv4", State: instance.IPState(i.State), IpamID: i.ID, Zone: i.Zone,
+	}
+	if s, ok := e.srv[i.ServerID]; ok {
+		ip.Server = &instance.ServerSummary{ID: s.ID, Name: s.Name}
+	}
+	return reshape(ip, nil, map[string]any{"prefix": nil})
+}
+
+func (e *Emulator) countIn(zone scw.Zone, n int, f func(i int) scw.Zone) int {
+	c := 0
+	for i := 0; i < n; i++ {
+		if f(i) == zone {
+			c++
+		}
+	}
+	return c
+}
+
+func (e *Emulator) createIP(w http.ResponseWriter, r *http.Request, z scw.Zone) {
+	var req instance.CreateIPRequest
+	if !decode(w, r, &req) {
+		return
+	}
+	if req.Type != "" && req.Type != "routed_ipv4" && req.Type != "unknown_iptype" {
+		instanceInvalid(w, fmt.Sprintf("ip type %q is not supported by the emulator: use routed_ipv4", req.Type))
+		return
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if !e.quota(w, "ips", len(e.ips)) {
+		return
+	}
+	proj := deref(req.Project, deref(req.Organization, ""))
+	ip := &flexIP{ID: e.newID(), Project: proj, State: "detached", Zone: z, Address: e.newLoopback(), Tags: cp(req.Tags)}
+	e.ips[ip.ID] = ip
+	if req.Server != nil {
+		if s, ok := e.srv[*req.Server]; ok && s.Zone == z {
+			e.attachIP(ip, s)
+		}
+	}
+	writeJSON(w, http.StatusCreated, map[string]any{"ip": e.ipJSON(ip)})
+}
+
+func deref(p *string, def string) string {
+	if p == nil {
+		return def
+	}
+	return *p
+}
+
+func (e *Emulator) listIPs(w http.ResponseWriter, r *http.Request, z scw.Zone) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	q := r.URL.Query()
+	tags := tagFilter(r)
+	var list []*flexIP
+	for _, i := range e.ips {
+		if i.Zone != z || !hasAllTags(i.Tags, tags) || (q.Get("project") != "" && q.Get("project") != i.Project) {
+			continue
+		}
+		list = append(list, i)
+	}
+	sort.Slice(list, func(a, b int) bool { return list[a].ID < list[b].ID })
+	lo, hi, ok := instancePage(w, r, len(list))
+	if !ok {
+		return
+	}
+	out := []any{}
+	for _, i := range list[lo:hi] {
+		out = append(out, e.ipJSON(i))
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"ips": out})
+}
+
+// attachIP starts attaching ip to s: pending, then attached. Caller holds e.mu.
+func (e *Emulator) attachIP(ip *flexIP, s *server) {
+	ip.ServerID = s.ID
+	ip.State = "pending"
+	ip.gen++
+	gen := ip.gen
+	s.IPIDs = appendUnique(s.IPIDs, ip.ID)
+	e.after(e.lat.IPAttach, func() {
+		if ip.gen == gen && e.ips[ip.ID] == ip {
+			ip.State = "attached"
+		}
+	})
+}
+
+// detachIP detaches at once, like the recording of PATCH {"server": null}.
+func (e *Emulator) detachIP(ip *flexIP) {
+	if s, ok := e.srv[ip.ServerID]; ok {
+		s.IPIDs = remove(s.IPIDs, ip.ID)
+	}
+	ip.ServerID = ""
+	ip.State = "detached"
+	ip.gen++
+}
+
+func appendUnique(s []string, v string) []string {
+	for _, x := range s {
+		if x == v {
+			return s
+		}
+	}
+	return append(s, v)
+}
+
+func remove(s []string, v string) []string {
+	out := s[:0]
+	for _, x := range s {
+		if x != v {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+func (e *Emulator) oneIP(w http.ResponseWriter, r *http.Request, z scw.Zone, id string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	ip, ok := e.ips[id]
+	if !ok || ip.Zone != z {
+		instanceNotFound(w, "instance_ip", id)
+		return
+	}
+	switch r.Method {
+	case http.MethodGet:
+		writeJSON(w, http.StatusOK, map[string]any{"ip": e.ipJSON(ip)})
+	case http.MethodPatch:
+		var req struct {
+			Server  *string   `json:"server"`
+			Tags    *[]string `json:"tags"`
+			Reverse *string   `json:"reverse"`
+		}
+		raw := map[string]any{}
+		if !decodeBoth(w, r, &req, &raw) {
+			return
+		}
+		if req.Tags != nil {
+			ip.Tags = cp(*req.Tags)
+		}
+		if _, has := raw["server"]; has {
+			if req.Server == nil || *req.Server == "" {
+				e.detachIP(ip)
+			} else {
+				s, ok := e.srv[*req.Server]
+				if !ok || s.Zone != z {
+					instanceNotFound(w, "instance_server", *req.Server)
+					return
+				}
+				if ip.ServerID != "" && ip.ServerID != s.ID {
+					e.detachIP(ip)
+				}
+				if ip.ServerID != s.ID {
+					e.attachIP(ip, s)
+				}
+			}
+		}
+		writeJSON(w, http.StatusOK, map[string]any{"ip": e.ipJSON(ip)})
+	case http.MethodDelete:
+		if ip.ServerID != "" {
+			instanceInvalid(w, fmt.Sprintf("ip %s is attached to server %s: detach it (PATCH server=null) or terminate the server first", id, ip.ServerID))
+			return
+		}
+		delete(e.ips, id)
+		e.deleted("instance_ip", id)
+		noContent(w)
+	default:
+		instanceInvalid(w, "method not allowed")
+	}
+}
+
+// deleted queues the Deleted hook. Caller holds e.mu.
+func (e *Emulator) deleted(kind, id string) {
+	if h := e.opts.Hooks.Deleted; h != nil {
+		e.pending = append(e.pending, func() { h(kind, id) })
+	}
+}
+
+// decodeBoth decodes the body into a struct and a raw map (to tell a null
+// from an absent key).
+func decodeBoth(w http.ResponseWriter, r *http.Request, v any, raw *map[string]any) bool {
+	b, err := io.ReadAll(io.LimitReader(r.Body, 8<<20))
+	if err != nil {
+		invalidArg(w, "body", "could not read the request body: "+err.Error())
+		return false
+	}
+	if len(strings.TrimSpace(string(b))) == 0 {
+		b = []byte("{}")
+	}
+	if err := jsonUnmarshal(b, v); err != nil {
+		invalidArg(w, "body", "invalid JSON body: "+err.Error())
+		return false
+	}
+	_ = jsonUnmarshal(b, raw)
+	return true
+}
+
+// ---- security groups -------------------------------------------------------
+
+func (e *Emulator) sgJSON(g *secGroup) map[string]any {
+	servers := []*instance.ServerSummary{}
+	ids := make([]string, 0)
+	for _, s := range e.srv {
+		if s.SGID == g.ID {
+			ids = append(ids, s.ID)
+		}
+	}
+	sort.Strings(ids)
+	for _, id := range ids {
+		servers = append(servers, &instance.ServerSummary{ID: id, Name: e.srv[id].Name})
+	}
+	f := false
+	c, m := g.Created, g.Modified
+	sg := &instance.SecurityGroup{
+		ID: g.ID, Name: g.Name, Description: g.Description, EnableDefaultSecurity: g.EnableDefaultSecurity,
+		InboundDefaultPolicy: instance.SecurityGroupPolicy(g.Inbound), OutboundDefaultPolicy: instance.SecurityGroupPolicy(g.Outbound),
+		Organization: g.Project, Project: g.Project, Tags: cp(g.Tags), OrganizationDefault: &f, ProjectDefault: g.ProjectDefault,
+		CreationDate: &c, ModificationDate: &m, Servers: servers, Stateful: g.Stateful,
+		State: instance.SecurityGroupState(g.State), Zone: g.Zone,
+	}
+	return reshape(sg, []string{"srn"}, nil)
+}
+
+func (e *Emulator) createSG(w http.ResponseWriter, r *http.Request, z scw.Zone) {
+	var req instance.CreateSecurityGroupRequest
+	if !decode(w, r, &req) {
+		return
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if !e.quota(w, "security_groups", len(e.sgs)) {
+		return
+	}
+	if req.Name == "" {
+		invalidArg(w, "name", "name is required")
+		return
+	}
+	pol := func(p instance.SecurityGroupPolicy, def string) string {
+		if p == "" || p == "unknown_policy" {
+			return def
+		}
+		return string(p)
+	}
+	now := e.clock().UTC()
+	g := &secGroup{
+		ID: e.newID(), Name: req.Name, Description: req.Description, Project: deref(req.Project, deref(req.Organization, "")),
+		State: "available", Zone: z, Tags: cp(req.Tags), Inbound: pol(req.InboundDefaultPolicy, "accept"),
+		Outbound: pol(req.OutboundDefaultPolicy, "accept"), Stateful: req.Stateful,
+		EnableDefaultSecurity: req.EnableDefaultSecurity == nil || *req.EnableDefaultSecurity,
+		Created:               now, Modified: now,
+	}
+	e.sgs[g.ID] = g
+	writeJSON(w, http.StatusCreated, map[string]any{"security_group": e.sgJSON(g)})
+}
+
+func (e *Emulator) listSGs(w http.ResponseWriter, r *http.Request, z scw.Zone) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	q := r.URL.Query()
+	tags := tagFilter(r)
+	var list []*secGroup
+	for _, g := range e.sgs {
+		if g.Zone != z || !hasAllTags(g.Tags, tags) || !nameMatch(g.Name, q.Get("name")) ||
+			(q.Get("project") != "" && q.Get("project") != g.Project) {
+			continue
+		}
+		list = append(list, g)
+	}
+	sort.Slice(list, func(a, b int) bool { return list[a].ID < list[b].ID })
+	lo, hi, ok := instancePage(w, r, len(list))
+	if !ok {
+		return
+	}
+	out := []any{}
+	for _, g := range list[lo:hi] {
+		out = append(out, e.sgJSON(g))
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"security_groups": out})
+}
+
+func (e *Emulator) oneSG(w http.ResponseWriter, r *http.Request, z scw.Zone, id string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	g, ok := e.sgs[id]
+	if !ok || g.Zone != z {
+		instanceNotFound(w, "instance_security_group", id)
+		return
+	}
+	switch r.Method {
+	case http.MethodGet:
+		writeJSON(w, http.StatusOK, map[string]any{"security_group": e.sgJSON(g)})
+	case http.MethodPatch:
+		var req struct {
+			Name                  *string   `json:"name"`
+			Description           *string   `json:"description"`
+			Tags                  *[]string `json:"tags"`
+			InboundDefaultPolicy  *string   `json:"inbound_default_policy"`
+			OutboundDefaultPolicy *string   `json:"outbound_default_policy"`
+			Stateful              *bool     `json:"stateful"`
+			EnableDefaultSecurity *bool     `json:"enable_default_security"`
+		}
+		if !decode(w, r, &req) {
+			return
+		}
+		if req.Name != nil {
+			g.Name = *req.Name
+		}
+		if req.Description != nil {
+			g.Description = *req.Description
+		}
+		if req.Tags != nil {
+			g.Tags = cp(*req.Tags)
+		}
+		if req.InboundDefaultPolicy != nil {
+			g.Inbound = *req.InboundDefaultPolicy
+		}
+		if req.OutboundDefaultPolicy != nil {
+			g.Outbound = *req.OutboundDefaultPolicy
+		}
+		if req.Stateful != nil {
+			g.Stateful = *req.Stateful
+		}
+		if req.EnableDefaultSecurity != nil {
+			g.EnableDefaultSecurity = *req.EnableDefaultSecurity
+		}
+		g.Modified = e.clock().UTC()
+		writeJSON(w, http.StatusOK, map[string]any{"security_group": e.sgJSON(g)})
+	case http.MethodDelete:
+		for _, s := range e.srv {
+			if s.SGID == id {
+				instanceInvalid(w, fmt.Sprintf("group is in use: security group %s is used by server %s; delete or move the server first", id, s.ID))
+				return
+			}
+		}
+		delete(e.sgs, id)
+		e.deleted("instance_security_group", id)
+		noContent(w)
+	default:
+		instanceInvalid(w, "method not allowed")
+	}
+}
+
+// smtpDropRules are the non-editable outbound rules the API adds to every
+// group (recorded in instance__security-group-basic).
+func smtpDropRules(z scw.Zone) []*instance.SecurityGroupRule {
+	var out []*instance.SecurityGroupRule
+	n := uint32(0)
+	for _, rng := range []string{"0.0.0.0/0", "::/0"} {
+		for _, port := range []uint32{25, 465, 587} {
+			n++
+			_, ipn, _ := net.ParseCIDR(rng)
+			p := port
+			out = append(out, &instance.SecurityGroupRule{
+				ID: fmt.Sprintf("11111111-2222-4333-8444-%012d", n), Protocol: "TCP", Direction: "outbound", Action: "drop",
+				IPRange: scw.IPNet{IPNet: *ipn}, DestPortFrom: &p, Position: n, Editable: false, Zone: z,
+			})
+		}
+	}
+	return out
+}
+
+func ruleJSON(r *instance.SecurityGroupRule) map[string]any {
+	return reshape(r, nil, map[string]any{"dest_ip_range": nil})
+}
+
+func (e *Emulator) sgRules(w http.ResponseWriter, r *http.Request, z scw.Zone, id string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	g, ok := e.sgs[id]
+	if !ok || g.Zone != z {
+		instanceNotFound(w, "instance_security_group", id)
+		return
+	}
+	switch r.Method {
+	case http.MethodGet:
+		all := append(smtpDropRules(z), g.Rules...)
+		lo, hi, ok := instancePage(w, r, len(all))
+		if !ok {
+			return
+		}
+		out := []any{}
+		for _, x := range all[lo:hi] {
+			out = append(out, ruleJSON(x))
+		}
+		writeJSON(w, http.StatusOK, map[string]any{"rules": out})
+	case http.MethodPut:
+		var req instance.SetSecurityGroupRulesRequest
+		if !decode(w, r, &req) {
+			return
+		}
+		var rules []*instance.SecurityGroupRule
+		for i, x := range req.Rules {
+			if x == nil {
+				continue
+			}
+			if x.Action != "accept" && x.Action != "drop" {
+				invalidArg(w, fmt.Sprintf("rules.%d.action", i), "action must be accept or drop")
+				return
+			}
+			if x.Direction != "inbound" && x.Direction != "outbound" {
+				invalidArg(w, fmt.Sprintf("rules.%d.direction", i), "direction must be inbound or outbound")
+				return
+			}
+			switch x.Protocol {
+			case "TCP", "UDP", "ICMP", "ANY":
+			default:
+				invalidArg(w, fmt.Sprintf("rules.%d.protocol", i), "protocol must be TCP, UDP, ICMP or ANY")
+				return
+			}
+			if x.IPRange.IP == nil {
+				invalidArg(w, fmt.Sprintf("rules.%d.ip_range", i), "ip_range is required")
+				return
+			}
+			if x.Protocol == "ICMP" && (x.DestPortFrom != nil || x.DestPortTo != nil) {
+				invalidArg(w, fmt.Sprintf("rules.%d.dest_port_from", i), "ICMP rules take no port")
+				return
+			}
+			if x.DestPortTo != nil && x.DestPortFrom != nil && *x.DestPortTo == *x.DestPortFrom {
+				// The API stores a one-port range as from=N, to=null.
+				x.DestPortTo = nil
+			}
+			rules = append(rules, &instance.SecurityGroupRule{
+				ID: e.newID(), Protocol: x.Protocol, Direction: x.Direction, Action: x.Action, IPRange: x.IPRange,
+				DestPortFrom: x.DestPortFrom, DestPortTo: x.DestPortTo, Editable: true, Zone: z,
+			})
+		}
+		// Positions are renumbered from 1, after the 6 fixed rules.
+		for i, x := range rules {
+			x.Position = uint32(7 + i)
+		}
+		g.Rules = rules
+		g.State = "syncing"
+		g.gen++
+		gen := g.gen
+		e.after(e.lat.SGRules, func() {
+			if g.gen == gen {
+				g.State = "available"
+			}
+		})
+		out := []any{}
+		for _, x := range append(smtpDropRules(z), rules...) {
+			out = append(out, ruleJSON(x))
+		}
+		writeJSON(w, http.StatusOK, map[string]any{"rules": out})
+	default:
+		instanceInvalid(w, "method not allowed")
+	}
+}
