@@ -81,6 +81,21 @@ func (g *Graph) Add(n Node) error {
 	return nil
 }
 
+// AddNeeds makes an existing node wait for more nodes (e.g. the Talos package makes the control
+// planes' poweron wait for the node that renders their user data).
+func (g *Graph) AddNeeds(node string, needs ...string) error {
+	n, ok := g.nodes[node]
+	if !ok {
+		return fmt.Errorf("graph: AddNeeds on unknown node %q", node)
+	}
+	for _, m := range needs {
+		if !slices.Contains(n.Needs, m) {
+			n.Needs = append(n.Needs, m)
+		}
+	}
+	return nil
+}
+
 // AddSweeper registers a sweep run at the end of every destroy.
 func (g *Graph) AddSweeper(s Sweeper) { g.sweepers = append(g.sweepers, s) }
 

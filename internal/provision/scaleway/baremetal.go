@@ -1,0 +1,169 @@
+package scaleway
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/pocbot/pocbot/internal/provision"
+	baremetal "github.com/scaleway/scaleway-sdk-go/api/baremetal/v1"
+	"github.com/scaleway/scaleway-sdk-go/scw"
+)
+
+// offer finds the hourly offer of that exact name in the zone.
+func (d *Driver) offer(ctx context.Context, zone scw.Zone, name string) (*baremetal.Offer, error) {
+	res, err := d.bm.ListOffers(&baremetal.ListOffersRequest{Zone: zone, SubscriptionPeriod: baremetal.OfferSubscriptionPeriodHourly},
+		ctxOpt(ctx), scw.WithAllPages())
+	if err != nil {
+		return nil, classify("list Elastic Metal offers", string(zone), err)
+	}
+	for _, o := range res.Offers {
+		if o.Name == name && o.SubscriptionPeriod == baremetal.OfferSubscriptionPeriodHourly {
+			return o, nil
+		}
+	}
+	return nil, fmt.Errorf("Elastic Metal offer %q has no hourly offer in %s: check baremetal_offer and the zone", name, zone)
+}
+
+func (d *Driver) workerNode() provision.Node {
+	return provision.Node{
+		Name: NodeWorker, Kind: KindBaremetal, Needs: []string{NodeSSHKey},
+		Preflight: func(ctx context.Context, r *provision.Run) error {
+			if _, ok := r.Resource(NodeWorker); ok {
+				return nil // already ordered: stock no longer matters
+			}
+			zone, spec := zoneOf(r), r.Spec()
+			o, err := d.offer(ctx, zone, spec.BaremetalOffer)
+			if err != nil {
+				return err
+			}
+			if o.Stock == baremetal.OfferStockEmpty {
+				return fmt.Errorf("Elastic Metal offer %s is out of stock in %s: choose another offer (baremetal_offer) or zone, or retry later", spec.BaremetalOffer, zone)
+			}
+			return nil
+		},
+		Apply: func(ctx context.Context, r *provision.Run) error {
+			zone, spec := zoneOf(r), r.Spec()
+			sname := r.Name(spec.BaremetalHostname)
+			what := fmt.Sprintf("Elastic Metal worker %q", sname)
+			f, err := ensure(ctx, r, NodeWorker, KindBaremetal,
+				func(ctx context.Context, id string) (*found, error) { return d.getBM(ctx, zone, id, what) },
+				func(ctx context.Context) ([]*found, error) {
+					res, err := d.bm.ListServers(&baremetal.ListServersRequest{Zone: zone, ProjectID: &d.project,
+						Tags: []string{provision.ClusterTag(r.ClusterID()), provision.ResTag(NodeWorker)}}, ctxOpt(ctx), scw.WithAllPages())
+					if err != nil {
+						return nil, classify("list "+what, string(zone), err)
+					}
+					var out []*found
+					for _, s := range res.Servers {
+						if exactNode(s.Tags, r, NodeWorker) && s.Status != baremetal.ServerStatusDeleting {
+							out = append(out, bmFound(s))
+						}
+					}
+					return out, nil
+				},
+				func(ctx context.Context) (*found, error) {
+					o, err := d.offer(ctx, zone, spec.BaremetalOffer)
+					if err != nil {
+						return nil, err
+					}
+					// No install: the worker's disk is written from rescue (SPEC §5).
+					s, err := d.bm.CreateServer(&baremetal.CreateServerRequest{
+						Zone: zone, OfferID: o.ID, ProjectID: &d.project, Name: sname,
+						Description: "pocbot worker of cluster " + r.ClusterID(), Tags: r.Tags(NodeWorker), OptionIDs: []string{},
+					}, ctxOpt(ctx))
+					if err != nil {
+						return nil, classify("order "+what, string(zone), err)
+					}
+					return bmFound(s), nil
+				})
+			if err != nil {
+				return err
+			}
+			if f.status == string(baremetal.ServerStatusReady) {
+				return nil
+			}
+			r.Note(NodeWorker, "server "+f.id+" is "+f.status)
+			var last *found
+			err = r.Poll(ctx, what, func(ctx context.Context) (bool, error) {
+				v, err := d.getBM(ctx, zone, f.id, what)
+				if err != nil {
+					return false, err
+				}
+				if v == nil {
+					return false, fmt.Errorf("%s: server %s disappeared during delivery", what, f.id)
+				}
+				last = v
+				if v.status == string(baremetal.ServerStatusError) || v.status == string(baremetal.ServerStatusOutOfStock) {
+					return false, fmt.Errorf("%s: delivery failed (%s): run down, then up, or choose another offer", what, v.status)
+				}
+				return v.status == string(baremetal.ServerStatusReady), nil
+			})
+			if err != nil {
+				return err
+			}
+			return record(ctx, r, NodeWorker, KindBaremetal, string(zone), last)
+		},
+		Destroy: func(ctx context.Context, r *provision.Run) error {
+			rec, ok := r.Resource(NodeWorker)
+			if !ok {
+				return nil
+			}
+			return d.deleteBM(ctx, r, scw.Zone(rec.Zone), rec.ID)
+		},
+		// delivery is minutes on the real API
+		Timeout: 0,
+	}
+}
+
+func (d *Driver) getBM(ctx context.Context, zone scw.Zone, id, what string) (*found, error) {
+	s, err := d.bm.GetServer(&baremetal.GetServerRequest{Zone: zone, ServerID: id}, ctxOpt(ctx))
+	if notFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, classify("get "+what, string(zone), err)
+	}
+	if s.Status == baremetal.ServerStatusDeleting {
+		return nil, nil
+	}
+	return bmFound(s), nil
+}
+
+func bmFound(s *baremetal.Server) *found {
+	f := &found{id: s.ID, status: string(s.Status), attrs: map[string]string{"name": s.Name}}
+	for _, ip := range s.IPs {
+		if ip != nil && ip.Version == baremetal.IPVersionIPv4 && ip.Address != nil {
+			f.attrs["ipv4"] = ip.Address.String()
+		}
+	}
+	return f
+}
+
+// deleteBM deletes the Elastic Metal server and waits until it is gone.
+func (d *Driver) deleteBM(ctx context.Context, r *provision.Run, zone scw.Zone, id string) error {
+	what := "delete Elastic Metal server " + id
+	var name string
+	asked := false
+	err := r.Poll(ctx, what, func(ctx context.Context) (bool, error) {
+		s, err := d.bm.GetServer(&baremetal.GetServerRequest{Zone: zone, ServerID: id}, ctxOpt(ctx))
+		if notFound(err) {
+			return true, nil
+		}
+		if err != nil {
+			return false, classify(what, string(zone), err)
+		}
+		name = s.Name
+		if s.Status != baremetal.ServerStatusDeleting || !asked {
+			if _, err := d.bm.DeleteServer(&baremetal.DeleteServerRequest{Zone: zone, ServerID: id}, ctxOpt(ctx)); err != nil && !notFound(err) {
+				return false, provision.Transient(classify(what, string(zone), err), 0)
+			}
+			asked = true
+		}
+		return false, nil
+	})
+	if err != nil {
+		return err
+	}
+	r.Deleted(KindBaremetal, id, name)
+	return nil
+}

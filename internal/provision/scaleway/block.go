@@ -1,0 +1,245 @@
+package scaleway
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/pocbot/pocbot/internal/provision"
+	block "github.com/scaleway/scaleway-sdk-go/api/block/v1"
+	"github.com/scaleway/scaleway-sdk-go/scw"
+)
+
+// ---- the shared snapshot ----
+
+// imageTag names the image object a shared snapshot was imported from: a snapshot is reused by
+// every cluster with the same object key, and only ever matched by this exact tag.
+func imageTag(bucket, key string) string { return imageTagPrefix + bucket + "/" + key }
+
+func (d *Driver) snapshotNode() provision.Node {
+	return provision.Node{
+		Name: NodeSnapshot, Kind: KindSnapshot,
+		Preflight: func(ctx context.Context, r *provision.Run) error {
+			if d.bucket == nil {
+				return nil
+			}
+			b := r.Spec().ImageBucket
+			if err := d.bucket.BucketReachable(ctx, b); err != nil {
+				return fmt.Errorf("image bucket %q cannot be reached: check POC_IMAGE_BUCKET and the Object Storage credentials: %w", b, err)
+			}
+			return nil
+		},
+		Apply: func(ctx context.Context, r *provision.Run) error {
+			zone, spec := zoneOf(r), r.Spec()
+			tag := imageTag(spec.ImageBucket, spec.ImageKey)
+			what := fmt.Sprintf("snapshot of image %s/%s", spec.ImageBucket, spec.ImageKey)
+			f, err := ensure(ctx, r, NodeSnapshot, KindSnapshot,
+				func(ctx context.Context, id string) (*found, error) {
+					s, err := d.blk.GetSnapshot(&block.GetSnapshotRequest{Zone: zone, SnapshotID: id}, ctxOpt(ctx))
+					if notFound(err) {
+						return nil, nil
+					}
+					if err != nil {
+						return nil, classify("get "+what, string(zone), err)
+					}
+					if !provision.HasTag(s.Tags, tag) || unusable(string(s.Status)) {
+						return nil, nil // another image now: find or import the right one
+					}
+					return snapFound(s), nil
+				},
+				func(ctx context.Context) ([]*found, error) {
+					res, err := d.blk.ListSnapshots(&block.ListSnapshotsRequest{Zone: zone, ProjectID: &d.project,
+						Tags: []string{provision.TagShared}}, ctxOpt(ctx), scw.WithAllPages())
+					if err != nil {
+						return nil, classify("list "+what, string(zone), err)
+					}
+					var out []*found
+					for _, s := range res.Snapshots {
+						if provision.HasTag(s.Tags, provision.TagShared) && provision.HasTag(s.Tags, tag) && !unusable(string(s.Status)) {
+							out = append(out, snapFound(s))
+						}
+					}
+					return out, nil
+				},
+				func(ctx context.Context) (*found, error) {
+					s, err := d.blk.ImportSnapshotFromObjectStorage(&block.ImportSnapshotFromObjectStorageRequest{
+						Zone: zone, Bucket: spec.ImageBucket, Key: spec.ImageKey, ProjectID: d.project,
+						Name: "pocbot-talos-" + spec.TalosVersion + "-" + shortKey(spec.ImageKey),
+						Tags: []string{provision.TagBot, provision.TagShared, tag},
+					}, ctxOpt(ctx))
+					if err != nil {
+						return nil, classify("import "+what, string(zone), err)
+					}
+					return snapFound(s), nil
+				})
+			if err != nil {
+				return err
+			}
+			r.Note(NodeSnapshot, "snapshot "+f.id+" is "+f.status)
+			var last *block.Snapshot
+			err = r.Poll(ctx, what, func(ctx context.Context) (bool, error) {
+				s, err := d.blk.GetSnapshot(&block.GetSnapshotRequest{Zone: zone, SnapshotID: f.id}, ctxOpt(ctx))
+				if err != nil {
+					return false, classify("get "+what, string(zone), err)
+				}
+				last = s
+				if s.Status == block.SnapshotStatusError {
+					return false, fmt.Errorf("%s: import failed (status error): check that the object is a QCOW2 image in region %s", what, spec.Region)
+				}
+				return s.Status == block.SnapshotStatusAvailable, nil
+			})
+			if err != nil {
+				return err
+			}
+			return record(ctx, r, NodeSnapshot, KindSnapshot, string(zone), snapFound(last))
+		},
+		// No Destroy: the snapshot is shared by every cluster of this image (`bot images prune`).
+	}
+}
+
+func unusable(status string) bool {
+	return status == "error" || status == "deleting" || status == "deleted"
+}
+
+func shortKey(key string) string {
+	parts := strings.Split(key, "/")
+	for _, p := range parts {
+		if len(p) >= 12 {
+			return p[:12]
+		}
+	}
+	return strings.NewReplacer("/", "-", ".", "-").Replace(key)
+}
+
+func snapFound(s *block.Snapshot) *found {
+	return &found{id: s.ID, status: string(s.Status), attrs: map[string]string{"size": fmt.Sprint(uint64(s.Size))}}
+}
+
+// ---- root volumes ----
+
+func (d *Driver) volumeNode(i int) provision.Node {
+	name := NodeVolume(i)
+	return provision.Node{
+		Name: name, Kind: KindVolume, Needs: []string{NodeSnapshot},
+		Apply: func(ctx context.Context, r *provision.Run) error {
+			zone, spec := zoneOf(r), r.Spec()
+			vname := r.Name(fmt.Sprintf("cp-%d-root", i))
+			what := fmt.Sprintf("root volume %q", vname)
+			snap, err := need(r, NodeSnapshot)
+			if err != nil {
+				return err
+			}
+			f, err := ensure(ctx, r, name, KindVolume,
+				func(ctx context.Context, id string) (*found, error) { return d.getVolume(ctx, zone, id, what) },
+				func(ctx context.Context) ([]*found, error) {
+					res, err := d.blk.ListVolumes(&block.ListVolumesRequest{Zone: zone, ProjectID: &d.project,
+						Tags: []string{provision.ClusterTag(r.ClusterID()), provision.ResTag(name)}}, ctxOpt(ctx), scw.WithAllPages())
+					if err != nil {
+						return nil, classify("list "+what, string(zone), err)
+					}
+					var out []*found
+					for _, v := range res.Volumes {
+						if exactNode(v.Tags, r, name) && !unusable(string(v.Status)) {
+							out = append(out, volFound(v))
+						}
+					}
+					return out, nil
+				},
+				func(ctx context.Context) (*found, error) {
+					size := scw.Size(uint64(spec.CPVolumeSizeGB) * uint64(scw.GB))
+					v, err := d.blk.CreateVolume(&block.CreateVolumeRequest{
+						Zone: zone, Name: vname, ProjectID: d.project, Tags: r.Tags(name),
+						PerfIops:     scw.Uint32Ptr(uint32(spec.CPVolumeIOPS)),
+						FromSnapshot: &block.CreateVolumeRequestFromSnapshot{SnapshotID: snap.ID, Size: &size},
+					}, ctxOpt(ctx))
+					if err != nil {
+						return nil, classify("create "+what, string(zone), err)
+					}
+					return volFound(v), nil
+				})
+			if err != nil {
+				return err
+			}
+			if f.status == string(block.VolumeStatusAvailable) || f.status == string(block.VolumeStatusInUse) {
+				return nil
+			}
+			var last *found
+			err = r.Poll(ctx, what, func(ctx context.Context) (bool, error) {
+				v, err := d.getVolume(ctx, zone, f.id, what)
+				if err != nil {
+					return false, err
+				}
+				if v == nil {
+					return false, fmt.Errorf("%s: volume %s disappeared while being created", what, f.id)
+				}
+				last = v
+				if v.status == string(block.VolumeStatusError) {
+					return false, fmt.Errorf("%s: volume %s is in error: run down, then up", what, f.id)
+				}
+				return v.status == string(block.VolumeStatusAvailable) || v.status == string(block.VolumeStatusInUse), nil
+			})
+			if err != nil {
+				return err
+			}
+			return record(ctx, r, name, KindVolume, string(zone), last)
+		},
+		Destroy: func(ctx context.Context, r *provision.Run) error {
+			rec, ok := r.Resource(name)
+			if !ok {
+				return nil
+			}
+			return d.deleteVolume(ctx, r, scw.Zone(rec.Zone), rec.ID)
+		},
+	}
+}
+
+func (d *Driver) getVolume(ctx context.Context, zone scw.Zone, id, what string) (*found, error) {
+	v, err := d.blk.GetVolume(&block.GetVolumeRequest{Zone: zone, VolumeID: id}, ctxOpt(ctx))
+	if notFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, classify("get "+what, string(zone), err)
+	}
+	if unusable(string(v.Status)) && v.Status != block.VolumeStatusError {
+		return nil, nil
+	}
+	return volFound(v), nil
+}
+
+func volFound(v *block.Volume) *found {
+	return &found{id: v.ID, status: string(v.Status), attrs: map[string]string{"name": v.Name}}
+}
+
+// deleteVolume waits for the volume to be detached (after its server's terminate), deletes it
+// and waits until it is gone.
+func (d *Driver) deleteVolume(ctx context.Context, r *provision.Run, zone scw.Zone, id string) error {
+	what := "delete volume " + id
+	var name string
+	err := r.Poll(ctx, what, func(ctx context.Context) (bool, error) {
+		v, err := d.blk.GetVolume(&block.GetVolumeRequest{Zone: zone, VolumeID: id}, ctxOpt(ctx))
+		if notFound(err) {
+			return true, nil
+		}
+		if err != nil {
+			return false, classify(what, string(zone), err)
+		}
+		name = v.Name
+		switch v.Status {
+		case block.VolumeStatusDeleted:
+			return true, nil
+		case block.VolumeStatusAvailable, block.VolumeStatusError:
+			if err := d.blk.DeleteVolume(&block.DeleteVolumeRequest{Zone: zone, VolumeID: id}, ctxOpt(ctx)); err != nil && !notFound(err) {
+				// a volume still referenced for a moment after its server's terminate answers a
+				// precondition error: keep polling until the deadline; say why if it never ends.
+				return false, provision.Transient(classify(what, string(zone), err), 0)
+			}
+		}
+		return false, nil
+	})
+	if err != nil {
+		return err
+	}
+	r.Deleted(KindVolume, id, name)
+	return nil
+}

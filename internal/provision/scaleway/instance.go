@@ -1,0 +1,502 @@
+package scaleway
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"net"
+	"slices"
+	"strings"
+
+	"github.com/pocbot/pocbot/internal/provision"
+	instance "github.com/scaleway/scaleway-sdk-go/api/instance/v1"
+	"github.com/scaleway/scaleway-sdk-go/scw"
+)
+
+// ---- reserved IPs ----
+
+func (d *Driver) ipNode(i int) provision.Node {
+	name := NodeIP(i)
+	return provision.Node{
+		Name: name, Kind: KindIP,
+		Apply: func(ctx context.Context, r *provision.Run) error {
+			zone := zoneOf(r)
+			what := fmt.Sprintf("reserved IP %s of cluster %q", name, r.ClusterID())
+			_, err := ensure(ctx, r, name, KindIP,
+				func(ctx context.Context, id string) (*found, error) {
+					res, err := d.inst.GetIP(&instance.GetIPRequest{Zone: zone, IP: id}, ctxOpt(ctx))
+					if notFound(err) {
+						return nil, nil
+					}
+					if err != nil {
+						return nil, classify("get "+what, string(zone), err)
+					}
+					return ipFound(res.IP), nil
+				},
+				func(ctx context.Context) ([]*found, error) {
+					res, err := d.inst.ListIPs(&instance.ListIPsRequest{Zone: zone, Project: &d.project,
+						Tags: []string{provision.ClusterTag(r.ClusterID()), provision.ResTag(name)}}, ctxOpt(ctx), scw.WithAllPages())
+					if err != nil {
+						return nil, classify("list "+what, string(zone), err)
+					}
+					var out []*found
+					for _, ip := range res.IPs {
+						if exactNode(ip.Tags, r, name) {
+							out = append(out, ipFound(ip))
+						}
+					}
+					return out, nil
+				},
+				func(ctx context.Context) (*found, error) {
+					res, err := d.inst.CreateIP(&instance.CreateIPRequest{Zone: zone, Project: &d.project,
+						Tags: r.Tags(name), Type: instance.IPTypeRoutedIPv4}, ctxOpt(ctx))
+					if err != nil {
+						return nil, classify("create "+what, string(zone), err)
+					}
+					return ipFound(res.IP), nil
+				})
+			return err
+		},
+		Destroy: func(ctx context.Context, r *provision.Run) error {
+			rec, ok := r.Resource(name)
+			if !ok {
+				return nil
+			}
+			return d.deleteIP(ctx, r, scw.Zone(rec.Zone), rec.ID, name)
+		},
+	}
+}
+
+func ipFound(ip *instance.IP) *found {
+	f := &found{id: ip.ID, status: string(ip.State), attrs: map[string]string{"address": ip.Address.String()}}
+	if ip.Address == nil && ip.Prefix.IP != nil {
+		f.attrs["address"] = ip.Prefix.IP.String()
+	}
+	return f
+}
+
+// deleteIP detaches the IP from any server, then deletes it. Not found is done.
+func (d *Driver) deleteIP(ctx context.Context, r *provision.Run, zone scw.Zone, id, name string) error {
+	what := fmt.Sprintf("delete reserved IP %s (%s)", name, id)
+	res, err := d.inst.GetIP(&instance.GetIPRequest{Zone: zone, IP: id}, ctxOpt(ctx))
+	if notFound(err) {
+		return nil
+	}
+	if err != nil {
+		return classify(what, string(zone), err)
+	}
+	if res.IP.Server != nil {
+		_, err := d.inst.UpdateIP(&instance.UpdateIPRequest{Zone: zone, IP: id,
+			Server: &instance.NullableStringValue{Null: true}}, ctxOpt(ctx))
+		if err != nil && !notFound(err) {
+			return classify("detach "+what, string(zone), err)
+		}
+	}
+	if err := d.inst.DeleteIP(&instance.DeleteIPRequest{Zone: zone, IP: id}, ctxOpt(ctx)); err != nil && !notFound(err) {
+		return classify(what, string(zone), err)
+	}
+	r.Deleted(KindIP, id, name+" "+res.IP.Address.String())
+	return nil
+}
+
+// ---- security group ----
+
+// Rule is one inbound accept rule of the control planes' group (SPEC §2).
+type Rule struct {
+	Protocol string // TCP, UDP, ICMP
+	Port     uint32 // 0 for ICMP
+	From     string // CIDR
+}
+
+// Rules computes SPEC §2's rules from the admin CIDRs and every cluster node IP (the control
+// planes' and the worker's): what the security group must hold, in order.
+func Rules(spec provision.Spec, nodeIPs []string) []Rule {
+	var out []Rule
+	for _, c := range spec.AdminCIDRs {
+		out = append(out, Rule{"TCP", 6443, c}, Rule{"TCP", 50000, c}, Rule{"ICMP", 0, c})
+	}
+	for _, ip := range nodeIPs {
+		c := ip + "/32"
+		out = append(out, Rule{"TCP", 2379, c}, Rule{"TCP", 2380, c}, Rule{"TCP", 10250, c},
+			Rule{"UDP", 51871, c}, Rule{"ICMP", 0, c})
+		if spec.CiliumTunnelMode {
+			out = append(out, Rule{"UDP", 8472, c})
+		}
+	}
+	if spec.ExposeEdgeOnControlPlane {
+		out = append(out, Rule{"TCP", 80, "0.0.0.0/0"}, Rule{"TCP", 443, "0.0.0.0/0"})
+	}
+	return out
+}
+
+func rulesHash(rules []Rule) string {
+	h := sha256.New()
+	for _, r := range rules {
+		fmt.Fprintf(h, "%s/%d/%s\n", r.Protocol, r.Port, r.From)
+	}
+	return hex.EncodeToString(h.Sum(nil))[:16]
+}
+
+func apiRules(rules []Rule) ([]*instance.SetSecurityGroupRulesRequestRule, error) {
+	out := make([]*instance.SetSecurityGroupRulesRequestRule, 0, len(rules))
+	for i, ru := range rules {
+		_, n, err := net.ParseCIDR(ru.From)
+		if err != nil {
+			return nil, fmt.Errorf("security group rule from %q: %w", ru.From, err)
+		}
+		rule := &instance.SetSecurityGroupRulesRequestRule{
+			Action: instance.SecurityGroupRuleActionAccept, Protocol: instance.SecurityGroupRuleProtocol(ru.Protocol),
+			Direction: instance.SecurityGroupRuleDirectionInbound, IPRange: scw.IPNet{IPNet: *n}, Position: uint32(i + 1),
+		}
+		if ru.Port != 0 {
+			p := ru.Port
+			rule.DestPortFrom, rule.DestPortTo = &p, &p
+		}
+		out = append(out, rule)
+	}
+	return out, nil
+}
+
+func ipAddrs(r *provision.Run, nodes []string) ([]string, error) {
+	var out []string
+	for _, n := range nodes {
+		rec, err := need(r, n)
+		if err != nil {
+			return nil, err
+		}
+		if a := rec.Attrs["address"]; a != "" {
+			out = append(out, a)
+		} else if a := rec.Attrs["ipv4"]; a != "" {
+			out = append(out, a)
+		} else {
+			return nil, fmt.Errorf("%s has no IPv4 address in state", n)
+		}
+	}
+	return out, nil
+}
+
+func (d *Driver) secGroupNode(ipNodes []string) provision.Node {
+	return provision.Node{
+		Name: NodeSecGroup, Kind: KindSG, Needs: ipNodes,
+		Apply: func(ctx context.Context, r *provision.Run) error {
+			zone, spec := zoneOf(r), r.Spec()
+			name := r.Name("cp")
+			what := fmt.Sprintf("security group %q", name)
+			f, err := ensure(ctx, r, NodeSecGroup, KindSG,
+				func(ctx context.Context, id string) (*found, error) {
+					res, err := d.inst.GetSecurityGroup(&instance.GetSecurityGroupRequest{Zone: zone, SecurityGroupID: id}, ctxOpt(ctx))
+					if notFound(err) {
+						return nil, nil
+					}
+					if err != nil {
+						return nil, classify("get "+what, string(zone), err)
+					}
+					return sgFound(res.SecurityGroup, r), nil
+				},
+				func(ctx context.Context) ([]*found, error) {
+					res, err := d.inst.ListSecurityGroups(&instance.ListSecurityGroupsRequest{Zone: zone, Project: &d.project,
+						Tags: []string{provision.ClusterTag(r.ClusterID())}}, ctxOpt(ctx), scw.WithAllPages())
+					if err != nil {
+						return nil, classify("list "+what, string(zone), err)
+					}
+					var out []*found
+					for _, sg := range res.SecurityGroups {
+						if exactNode(sg.Tags, r, NodeSecGroup) && sg.Name == name {
+							out = append(out, sgFound(sg, r))
+						}
+					}
+					return out, nil
+				},
+				func(ctx context.Context) (*found, error) {
+					res, err := d.inst.CreateSecurityGroup(&instance.CreateSecurityGroupRequest{
+						Zone: zone, Name: name, Description: "pocbot control planes of cluster " + r.ClusterID(),
+						Project: &d.project, Tags: r.Tags(NodeSecGroup), Stateful: true,
+						InboundDefaultPolicy: instance.SecurityGroupPolicyDrop, OutboundDefaultPolicy: instance.SecurityGroupPolicyAccept,
+						EnableDefaultSecurity: scw.BoolPtr(false),
+					}, ctxOpt(ctx))
+					if err != nil {
+						return nil, classify("create "+what, string(zone), err)
+					}
+					return sgFound(res.SecurityGroup, r), nil
+				})
+			if err != nil {
+				return err
+			}
+			// The control planes' own rules now; the worker's IP joins in NodeSecRules, so that
+			// the servers do not wait for the Elastic Metal delivery.
+			ips, err := ipAddrs(r, ipNodes)
+			if err != nil {
+				return err
+			}
+			return d.putRules(ctx, r, NodeSecGroup, f.id, Rules(spec, ips))
+		},
+		Destroy: func(ctx context.Context, r *provision.Run) error {
+			rec, ok := r.Resource(NodeSecGroup)
+			if !ok {
+				return nil
+			}
+			return d.deleteSG(ctx, r, scw.Zone(rec.Zone), rec.ID, r.Name("cp"))
+		},
+	}
+}
+
+func sgFound(sg *instance.SecurityGroup, r *provision.Run) *found {
+	f := &found{id: sg.ID, status: string(sg.State), attrs: map[string]string{}}
+	if old, ok := r.Resource(NodeSecGroup); ok && old.ID == sg.ID {
+		f.attrs["rules"] = old.Attrs["rules"]
+		if f.attrs["rules"] == "" {
+			delete(f.attrs, "rules")
+		}
+	}
+	return f
+}
+
+// putRules PUTs the rule set (a whole replacement) unless the state says it is already there,
+// then waits for the group to leave "syncing".
+func (d *Driver) putRules(ctx context.Context, r *provision.Run, node, sgID string, rules []Rule) error {
+	zone := zoneOf(r)
+	hash := rulesHash(rules)
+	rec, _ := r.Resource(NodeSecGroup)
+	if rec.ID == sgID && rec.Attrs["rules"] == hash && rec.Status == string(instance.SecurityGroupStateAvailable) {
+		return nil
+	}
+	ar, err := apiRules(rules)
+	if err != nil {
+		return err
+	}
+	what := fmt.Sprintf("set %d rules of security group %s", len(rules), sgID)
+	if _, err := d.inst.SetSecurityGroupRules(&instance.SetSecurityGroupRulesRequest{Zone: zone, SecurityGroupID: sgID, Rules: ar}, ctxOpt(ctx)); err != nil {
+		return classify(what, string(zone), err)
+	}
+	var state string
+	err = r.Poll(ctx, what, func(ctx context.Context) (bool, error) {
+		res, err := d.inst.GetSecurityGroup(&instance.GetSecurityGroupRequest{Zone: zone, SecurityGroupID: sgID}, ctxOpt(ctx))
+		if err != nil {
+			return false, classify("get security group "+sgID, string(zone), err)
+		}
+		state = string(res.SecurityGroup.State)
+		if res.SecurityGroup.State == instance.SecurityGroupStateSyncingError {
+			return false, fmt.Errorf("%s: the group is in syncing_error: check the rules in the console", what)
+		}
+		return res.SecurityGroup.State == instance.SecurityGroupStateAvailable, nil
+	})
+	if err != nil {
+		return err
+	}
+	rec, _ = r.Resource(NodeSecGroup)
+	if rec.Attrs == nil {
+		rec.Attrs = map[string]string{}
+	}
+	rec.Attrs["rules"], rec.Status = hash, state
+	return r.Record(ctx, NodeSecGroup, rec)
+}
+
+func (d *Driver) secRulesNode(ipNodes []string) provision.Node {
+	return provision.Node{
+		Name: NodeSecRules, Kind: KindSG, Needs: []string{NodeSecGroup, NodeWorker},
+		Apply: func(ctx context.Context, r *provision.Run) error {
+			sg, err := need(r, NodeSecGroup)
+			if err != nil {
+				return err
+			}
+			ips, err := ipAddrs(r, append(slices.Clone(ipNodes), NodeWorker))
+			if err != nil {
+				return err
+			}
+			return d.putRules(ctx, r, NodeSecRules, sg.ID, Rules(r.Spec(), ips))
+		},
+	}
+}
+
+func (d *Driver) deleteSG(ctx context.Context, r *provision.Run, zone scw.Zone, id, name string) error {
+	err := d.inst.DeleteSecurityGroup(&instance.DeleteSecurityGroupRequest{Zone: zone, SecurityGroupID: id}, ctxOpt(ctx))
+	if notFound(err) {
+		return nil
+	}
+	if err != nil {
+		// still used by a server being terminated: retry.
+		return provision.Transient(classify("delete security group "+name, string(zone), err), 0)
+	}
+	r.Deleted(KindSG, id, name)
+	return nil
+}
+
+// ---- servers ----
+
+func (d *Driver) serverNode(i int) provision.Node {
+	name := NodeServer(i)
+	return provision.Node{
+		Name: name, Kind: KindServer, Needs: []string{NodeVolume(i), NodeIP(i), NodeSecGroup},
+		Apply: func(ctx context.Context, r *provision.Run) error {
+			zone, spec := zoneOf(r), r.Spec()
+			sname := r.Name(fmt.Sprintf("cp-%d", i))
+			what := fmt.Sprintf("control plane server %q", sname)
+			vol, err := need(r, NodeVolume(i))
+			if err != nil {
+				return err
+			}
+			ip, err := need(r, NodeIP(i))
+			if err != nil {
+				return err
+			}
+			sg, err := need(r, NodeSecGroup)
+			if err != nil {
+				return err
+			}
+			_, err = ensure(ctx, r, name, KindServer,
+				func(ctx context.Context, id string) (*found, error) { return d.getServer(ctx, zone, id, what) },
+				func(ctx context.Context) ([]*found, error) { return d.listServers(ctx, r, zone, name, what) },
+				func(ctx context.Context) (*found, error) {
+					res, err := d.inst.CreateServer(&instance.CreateServerRequest{
+						Zone: zone, Name: sname, CommercialType: spec.CPInstanceType, Project: &d.project,
+						Tags: r.Tags(name), DynamicIPRequired: scw.BoolPtr(false),
+						Volumes: map[string]*instance.VolumeServerTemplate{
+							"0": {ID: &vol.ID, Boot: scw.BoolPtr(true), VolumeType: instance.VolumeVolumeTypeSbsVolume},
+						},
+						PublicIPs: &[]string{ip.ID}, SecurityGroup: &sg.ID,
+					}, ctxOpt(ctx))
+					if err != nil {
+						return nil, classify("create "+what, string(zone), err)
+					}
+					return serverFound(res.Server), nil
+				})
+			return err
+		},
+		Destroy: func(ctx context.Context, r *provision.Run) error {
+			rec, ok := r.Resource(name)
+			if !ok {
+				return nil
+			}
+			return d.deleteServer(ctx, r, scw.Zone(rec.Zone), rec.ID)
+		},
+	}
+}
+
+func (d *Driver) getServer(ctx context.Context, zone scw.Zone, id, what string) (*found, error) {
+	res, err := d.inst.GetServer(&instance.GetServerRequest{Zone: zone, ServerID: id}, ctxOpt(ctx))
+	if notFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, classify("get "+what, string(zone), err)
+	}
+	return serverFound(res.Server), nil
+}
+
+func (d *Driver) listServers(ctx context.Context, r *provision.Run, zone scw.Zone, node, what string) ([]*found, error) {
+	res, err := d.inst.ListServers(&instance.ListServersRequest{Zone: zone, Project: &d.project,
+		Tags: []string{provision.ClusterTag(r.ClusterID()), provision.ResTag(node)}}, ctxOpt(ctx), scw.WithAllPages())
+	if err != nil {
+		return nil, classify("list "+what, string(zone), err)
+	}
+	var out []*found
+	for _, s := range res.Servers {
+		if exactNode(s.Tags, r, node) {
+			out = append(out, serverFound(s))
+		}
+	}
+	return out, nil
+}
+
+func serverFound(s *instance.Server) *found {
+	f := &found{id: s.ID, status: string(s.State), attrs: map[string]string{"name": s.Name}}
+	for _, ip := range s.PublicIPs {
+		if ip != nil && ip.Address != nil && ip.Address.To4() != nil {
+			f.attrs["address"] = ip.Address.String()
+			break
+		}
+	}
+	return f
+}
+
+func (d *Driver) poweronNode(i int) provision.Node {
+	name, srv := NodePoweron(i), NodeServer(i)
+	return provision.Node{
+		Name: name, Kind: KindServer, Needs: []string{srv},
+		Apply: func(ctx context.Context, r *provision.Run) error {
+			zone := zoneOf(r)
+			rec, err := need(r, srv)
+			if err != nil {
+				return err
+			}
+			what := fmt.Sprintf("power on control plane %s (%s)", srv, rec.ID)
+			res, err := d.inst.GetServer(&instance.GetServerRequest{Zone: zone, ServerID: rec.ID}, ctxOpt(ctx))
+			if err != nil {
+				return classify(what, string(zone), err)
+			}
+			state := res.Server.State
+			if state == instance.ServerStateStopped || state == instance.ServerStateStoppedInPlace {
+				// User data is read at boot: it must be in place before the power on.
+				if ud, ok := r.Secret(UserDataSecret(i)); ok {
+					if err := d.inst.SetServerUserData(&instance.SetServerUserDataRequest{Zone: zone, ServerID: rec.ID,
+						Key: userDataKey, Content: strings.NewReader(string(ud))}, ctxOpt(ctx)); err != nil {
+						return classify("set user data of "+srv, string(zone), err)
+					}
+				}
+				if _, err := d.inst.ServerAction(&instance.ServerActionRequest{Zone: zone, ServerID: rec.ID,
+					Action: instance.ServerActionPoweron}, ctxOpt(ctx)); err != nil {
+					return classify(what, string(zone), err)
+				}
+			}
+			var last *instance.Server
+			err = r.Poll(ctx, what, func(ctx context.Context) (bool, error) {
+				res, err := d.inst.GetServer(&instance.GetServerRequest{Zone: zone, ServerID: rec.ID}, ctxOpt(ctx))
+				if err != nil {
+					return false, classify(what, string(zone), err)
+				}
+				last = res.Server
+				switch res.Server.State {
+				case instance.ServerStateRunning:
+					return true, nil
+				case instance.ServerStateStarting:
+					return false, nil
+				}
+				return false, fmt.Errorf("%s: server is %s (%s), not starting", what, res.Server.State, res.Server.StateDetail)
+			})
+			if err != nil {
+				return err
+			}
+			return record(ctx, r, srv, KindServer, string(zone), serverFound(last))
+		},
+	}
+}
+
+// deleteServer terminates a running server (its Block volume is detached, not deleted), deletes
+// a stopped one, and waits until it is gone.
+func (d *Driver) deleteServer(ctx context.Context, r *provision.Run, zone scw.Zone, id string) error {
+	what := "delete server " + id
+	var name string
+	acted := false
+	err := r.Poll(ctx, what, func(ctx context.Context) (bool, error) {
+		res, err := d.inst.GetServer(&instance.GetServerRequest{Zone: zone, ServerID: id}, ctxOpt(ctx))
+		if notFound(err) {
+			return true, nil
+		}
+		if err != nil {
+			return false, classify(what, string(zone), err)
+		}
+		name = res.Server.Name
+		switch res.Server.State {
+		case instance.ServerStateRunning:
+			if !acted || slices.Contains(res.Server.AllowedActions, instance.ServerActionTerminate) {
+				_, err := d.inst.ServerAction(&instance.ServerActionRequest{Zone: zone, ServerID: id, Action: instance.ServerActionTerminate}, ctxOpt(ctx))
+				if err != nil && !notFound(err) {
+					return false, classify("terminate server "+id, string(zone), err)
+				}
+				acted = true
+			}
+		case instance.ServerStateStopped, instance.ServerStateStoppedInPlace:
+			// detach the volumes first so that the Block volumes survive for their own delete.
+			if err := d.inst.DeleteServer(&instance.DeleteServerRequest{Zone: zone, ServerID: id}, ctxOpt(ctx)); err != nil && !notFound(err) {
+				return false, classify(what, string(zone), err)
+			}
+		}
+		return false, nil // starting / stopping / locked: wait
+	})
+	if err != nil {
+		return err
+	}
+	r.Deleted(KindServer, id, name)
+	return nil
+}
