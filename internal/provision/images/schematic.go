@@ -1,0 +1,113 @@
+package images
+
+import (
+	"cmp"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"net/url"
+	"os"
+	"regexp"
+	"slices"
+	"strings"
+
+	yaml "go.yaml.in/yaml/v4"
+)
+
+// DefaultFactoryURL is the public Image Factory.
+const DefaultFactoryURL = "https://factory.talos.dev"
+
+// FactoryURLEnv names the variable that overrides the factory base URL.
+const FactoryURLEnv = "POC_IMAGE_FACTORY_URL"
+
+// Artifact names at the factory.
+const (
+	ScalewayQCOW2 = "scaleway-amd64.qcow2"
+	MetalRawZst   = "metal-amd64.raw.zst"
+)
+
+// FactoryBaseURL returns POC_IMAGE_FACTORY_URL, or the public factory.
+func FactoryBaseURL() string {
+	return strings.TrimRight(cmp.Or(os.Getenv(FactoryURLEnv), DefaultFactoryURL), "/")
+}
+
+// schematic mirrors the Image Factory's model (pkg/schematic in
+// siderolabs/image-factory) for the fields the bot sets, with the same field
+// order and omitempty rules: the factory's id is the sha256 of this struct
+// marshalled by a yaml.v3-compatible encoder (4-space indent), so computing
+// it here gives the same id without asking the factory.
+type schematic struct {
+	Customization customization `yaml:"customization"`
+}
+
+type customization struct {
+	SystemExtensions systemExtensions `yaml:"systemExtensions,omitempty"`
+}
+
+type systemExtensions struct {
+	OfficialExtensions []string `yaml:"officialExtensions,omitempty"`
+}
+
+var extensionName = regexp.MustCompile(`^[a-z0-9][a-z0-9._/-]*$`)
+
+// ValidateExtensions checks extension names (e.g. "siderolabs/gvisor").
+func ValidateExtensions(extensions []string) error {
+	for _, e := range extensions {
+		if !extensionName.MatchString(e) {
+			return fmt.Errorf("talos extension %q is not a valid official extension name (lower-case letters, digits, '.', '_', '-', '/'), e.g. siderolabs/gvisor", e)
+		}
+	}
+	return nil
+}
+
+// Schematic returns the canonical schematic YAML for the given official
+// extensions and its id, the same id the factory answers to POST /schematics.
+// Extensions are sorted and de-duplicated first, so that two clusters that
+// list the same extensions in another order share one image. No extensions
+// give the well-known empty schematic (376567988ad3…).
+func Schematic(extensions []string) (yamlDoc []byte, id string) {
+	ext := slices.Clone(extensions)
+	slices.Sort(ext)
+	ext = slices.Compact(ext)
+	doc, err := yaml.Marshal(&schematic{Customization: customization{SystemExtensions: systemExtensions{OfficialExtensions: ext}}})
+	if err != nil {
+		// Marshalling a struct of strings cannot fail; a failure here is a
+		// bug in the YAML library, not an input problem.
+		panic(fmt.Sprintf("images: marshal schematic: %v", err))
+	}
+	sum := sha256.Sum256(doc)
+	return doc, hex.EncodeToString(sum[:])
+}
+
+// ImageURL is the factory URL of one artifact.
+func ImageURL(base, id, version, artifact string) string {
+	return strings.TrimRight(base, "/") + "/image/" + url.PathEscape(id) + "/" + url.PathEscape(version) + "/" + artifact
+}
+
+// ScalewayQCOW2URL is the control planes' image (platform scaleway).
+func ScalewayQCOW2URL(base, id, version string) string {
+	return ImageURL(base, id, version, ScalewayQCOW2)
+}
+
+// MetalRawZstURL is the worker's image (platform metal), written by the
+// rescue system.
+func MetalRawZstURL(base, id, version string) string {
+	return ImageURL(base, id, version, MetalRawZst)
+}
+
+// InstallerImage is the installer container image of the same schematic,
+// for machine.install.image, so that an upgrade keeps the extensions:
+// <factory host>/<platform>-installer/<id>:<version>. The registry host is
+// the factory's (factory.talos.dev by default).
+func InstallerImage(base, platform, id, version string) string {
+	host := "factory.talos.dev"
+	if u, err := url.Parse(base); err == nil && u.Host != "" {
+		host = u.Host
+	}
+	return host + "/" + platform + "-installer/" + id + ":" + version
+}
+
+// ObjectKey is the shared object's key for a schematic and version.
+func ObjectKey(id, version string) string {
+	return "talos/" + id + "/" + version + "/" + ScalewayQCOW2
+}
