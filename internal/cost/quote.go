@@ -183,6 +183,9 @@ func (q *Quoter) Quote(ctx context.Context, items []Item, opts QuoteOptions) (Qu
 			out.Warnings = append(out.Warnings, fmt.Sprintf("price source %s unavailable (%v): later sources used", src.Name(), err))
 			continue
 		}
+		for i := range ps {
+			stamp(&ps[i], out.PricedAt)
+		}
 		answers[si] = ps
 	}
 
@@ -302,4 +305,16 @@ func alternatives(lines []Line, lifetime time.Duration) []Alternative {
 func IsUnknownPrice(err error) bool {
 	var u *UnknownPriceError
 	return errors.As(err, &u)
+}
+
+// stamp dates an API price (and its subscription) with the quote's day.
+func stamp(p *Price, at time.Time) {
+	if p.Date == "" {
+		p.Date = at.Format(time.DateOnly)
+	}
+	if p.Subscription != nil && p.Subscription.Date == "" {
+		s := *p.Subscription
+		s.Date = p.Date
+		p.Subscription = &s
+	}
 }

@@ -12,13 +12,9 @@ import (
 	"github.com/scaleway/scaleway-sdk-go/scw"
 )
 
-// today formats the date an API price was read.
-func today(now func() time.Time) string {
-	if now == nil {
-		return time.Now().UTC().Format(time.DateOnly)
-	}
-	return now().UTC().Format(time.DateOnly)
-}
+// API sources leave Price.Date empty: the Quoter stamps it with the quote's
+// date, the day the price was read.
+const today = ""
 
 func zonesOf(items []Item, keep func(Item) bool) []scw.Zone {
 	seen := map[scw.Zone]bool{}
@@ -38,7 +34,8 @@ func zonesOf(items []Item, keep func(Item) bool) []scw.Zone {
 // for object_storage.
 type CatalogSource struct {
 	Client *scw.Client
-	Now    func() time.Time
+	// Now is compared with a product's end_of_sale_at (default time.Now).
+	Now func() time.Time
 }
 
 // Name implements Source.
@@ -85,7 +82,7 @@ func (c CatalogSource) Prices(ctx context.Context, items []Item) ([]Price, error
 	if now == nil {
 		now = time.Now
 	}
-	date := today(now)
+	date := today
 	out := make([]Price, len(items))
 	for i, it := range items {
 		products := byZone[it.Zone]
@@ -208,7 +205,6 @@ func catalogMatches(it Item, p *catalog.PublicCatalogProduct) bool {
 // commercial type). It prices Instance items only.
 type InstanceSource struct {
 	Client *scw.Client
-	Now    func() time.Time
 }
 
 // Name implements Source.
@@ -225,7 +221,7 @@ func (s InstanceSource) Prices(ctx context.Context, items []Item) ([]Price, erro
 		}
 		types[z] = resp.Servers
 	}
-	date := today(s.Now)
+	date := today
 	out := make([]Price, len(items))
 	for i, it := range items {
 		if it.Kind != KindInstance {
@@ -257,7 +253,6 @@ func (s InstanceSource) Prices(ctx context.Context, items []Item) ([]Price, erro
 // has it. It prices Elastic Metal items only.
 type BaremetalSource struct {
 	Client *scw.Client
-	Now    func() time.Time
 }
 
 // Name implements Source.
@@ -274,7 +269,7 @@ func (s BaremetalSource) Prices(ctx context.Context, items []Item) ([]Price, err
 		}
 		offers[z] = resp.Offers
 	}
-	date := today(s.Now)
+	date := today
 	out := make([]Price, len(items))
 	for i, it := range items {
 		if it.Kind != KindBaremetal {
