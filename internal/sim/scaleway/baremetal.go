@@ -5,6 +5,7 @@ import (
 	"net"
 	"net/http"
 	"sort"
+	"strings"
 	"time"
 
 	baremetal "github.com/scaleway/scaleway-sdk-go/api/baremetal/v1"
@@ -73,7 +74,7 @@ func (e *Emulator) offerJSON(o offerInfo, z scw.Zone) map[string]any {
 		Enable:       true,
 		CPUs:         []*baremetal.CPU{{Name: o.cpu, CoreCount: o.cores, ThreadCount: o.threads, Frequency: o.freq}},
 		Memories:     []*baremetal.Memory{{Capacity: scw.Size(o.ramBytes), Type: "DDR4", Frequency: 3200, IsEcc: true}},
-		QuotaName:    "EM_" + o.name[3:], PersistentMemories: []*baremetal.PersistentMemory{}, RaidControllers: []*baremetal.RaidController{},
+		QuotaName:    "EM_" + strings.ReplaceAll(o.name[3:], "-", "_"), PersistentMemories: []*baremetal.PersistentMemory{}, RaidControllers: []*baremetal.RaidController{},
 		IncompatibleOsIDs: []string{}, SubscriptionPeriod: baremetal.OfferSubscriptionPeriodHourly,
 		Fee: &scw.Money{CurrencyCode: "EUR"}, Options: []*baremetal.OfferOptionOffer{}, PrivateBandwidth: o.bw,
 		SharedBandwidth: true, Tags: []string{}, Gpus: []*baremetal.GPU{}, MonthlyOfferID: monthly, Zone: z,

@@ -133,7 +133,7 @@ type Resource struct {
 // Call is one request the emulator answered.
 type Call struct {
 	Method, Path, Query string
-	Status             int
+	Status              int
 }
 
 // Emulator is the Scaleway API emulator. Create it with New.

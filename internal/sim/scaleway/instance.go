@@ -134,7 +134,7 @@ func (e *Emulator) listServerTypes(w http.ResponseWriter, r *http.Request, z scw
 			Gpu: &gpu, Arch: instance.ArchX86_64, BlockBandwidth: &bbw,
 			VolumesConstraint:   &instance.ServerTypeVolumeConstraintSizes{},
 			PerVolumeConstraint: &instance.ServerTypeVolumeConstraintsByType{LSSD: &instance.ServerTypeVolumeConstraintSizes{}},
-			Capabilities: &instance.ServerTypeCapabilities{BootTypes: []instance.BootType{"local", "rescue"}, BlockStorage: &yes},
+			Capabilities:        &instance.ServerTypeCapabilities{BootTypes: []instance.BootType{"local", "rescue"}, BlockStorage: &yes},
 			Network: &instance.ServerTypeNetwork{
 				Interfaces:           []*instance.ServerTypeNetworkInterface{{InternalBandwidth: &t.bw, InternetBandwidth: &t.bw}},
 				SumInternalBandwidth: &t.bw, SumInternetBandwidth: &t.bw, IPv6Support: true,
