@@ -1,0 +1,213 @@
+package statestore
+
+import (
+	"bytes"
+	"context"
+	"crypto/md5"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/s3/transfermanager"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/smithy-go"
+	"gocloud.dev/blob"
+	"gocloud.dev/gcerrors"
+)
+
+// blobBackend stores objects in an S3 bucket through gocloud.dev/blob (s3blob). gocloud has no
+// portable If-Match, so the S3 request is reached through the driver's As hooks; a bucket of
+// another driver is refused at Open rather than used without conditional updates.
+type blobBackend struct {
+	b    *blob.Bucket
+	name string // bucket name for messages and locations, when known
+	own  bool   // close b on close
+}
+
+func newBlobBackend(b *blob.Bucket, name string, own bool) (*blobBackend, error) {
+	var c *s3.Client
+	if !b.As(&c) {
+		return nil, fmt.Errorf("state bucket is not an S3 bucket: only s3:// (and file://) buckets can do the conditional writes the state store needs")
+	}
+	return &blobBackend{b: b, name: name, own: own}, nil
+}
+
+func (b *blobBackend) get(ctx context.Context, key string) ([]byte, string, error) {
+	r, err := b.b.NewReader(ctx, key, nil)
+	if err != nil {
+		return nil, "", b.mapErr(err, key)
+	}
+	defer r.Close()
+	var out s3.GetObjectOutput
+	if !r.As(&out) || aws.ToString(out.ETag) == "" {
+		return nil, "", fmt.Errorf("read %s: the S3 server returned no ETag, so updates cannot be made conditional", key)
+	}
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return nil, "", b.mapErr(err, key)
+	}
+	return data, aws.ToString(out.ETag), nil
+}
+
+func (b *blobBackend) head(ctx context.Context, key string, n int) ([]byte, error) {
+	r, err := b.b.NewRangeReader(ctx, key, 0, int64(n), nil)
+	if err != nil {
+		return nil, b.mapErr(err, key)
+	}
+	defer r.Close()
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return nil, b.mapErr(err, key)
+	}
+	return data, nil
+}
+
+func (b *blobBackend) create(ctx context.Context, key string, data []byte) (string, error) {
+	if err := b.b.WriteAll(ctx, key, data, &blob.WriterOptions{IfNotExist: true, ContentType: "application/octet-stream"}); err != nil {
+		return "", b.mapErr(err, key)
+	}
+	return b.versionAfterWrite(ctx, key, data)
+}
+
+func (b *blobBackend) replace(ctx context.Context, key string, data []byte, ifVersion string) (string, error) {
+	if ifVersion == "" {
+		return "", errPrecondition
+	}
+	opts := &blob.WriterOptions{ContentType: "application/octet-stream", BeforeWrite: func(as func(any) bool) error {
+		var in *transfermanager.UploadObjectInput
+		if !as(&in) {
+			return errors.New("s3blob no longer exposes its upload request: cannot set If-Match")
+		}
+		in.IfMatch = aws.String(ifVersion)
+		return nil
+	}}
+	if err := b.b.WriteAll(ctx, key, data, opts); err != nil {
+		return "", b.mapErr(err, key)
+	}
+	return b.versionAfterWrite(ctx, key, data)
+}
+
+// versionAfterWrite finds the ETag of what was just written: gocloud's writer drops the PUT
+// response. The object is read back and only trusted if it is our bytes; if another writer got
+// in between, the version is left unknown and our next conditional write fails, as it should.
+func (b *blobBackend) versionAfterWrite(ctx context.Context, key string, data []byte) (string, error) {
+	a, err := b.b.Attributes(ctx, key)
+	if err != nil {
+		return "", b.mapErr(err, key)
+	}
+	sum := md5.Sum(data)
+	if len(a.MD5) > 0 && a.ETag != "" {
+		if bytes.Equal(a.MD5, sum[:]) {
+			return a.ETag, nil
+		}
+		return "unknown:overwritten", nil
+	}
+	// The ETag is not an MD5 (multipart upload, SSE-KMS): compare the bytes.
+	got, etag, err := b.get(ctx, key)
+	if err != nil {
+		return "", err
+	}
+	if bytes.Equal(got, data) {
+		return etag, nil
+	}
+	return "unknown:overwritten", nil
+}
+
+func (b *blobBackend) write(ctx context.Context, key string, data []byte) error {
+	if err := b.b.WriteAll(ctx, key, data, &blob.WriterOptions{ContentType: "application/octet-stream"}); err != nil {
+		return b.mapErr(err, key)
+	}
+	return nil
+}
+
+func (b *blobBackend) remove(ctx context.Context, key, ifVersion string) error {
+	var opts *blob.DeleteOptions
+	if ifVersion != "" {
+		opts = &blob.DeleteOptions{BeforeDelete: func(as func(any) bool) error {
+			var in *s3.DeleteObjectInput
+			if !as(&in) {
+				return errors.New("s3blob no longer exposes its delete request: cannot set If-Match")
+			}
+			in.IfMatch = aws.String(ifVersion)
+			return nil
+		}}
+	}
+	if err := b.b.DeleteWithOptions(ctx, key, opts); err != nil {
+		return b.mapErr(err, key)
+	}
+	return nil
+}
+
+func (b *blobBackend) list(ctx context.Context, prefix string) ([]string, error) {
+	var keys []string
+	it := b.b.List(&blob.ListOptions{Prefix: prefix})
+	for {
+		o, err := it.Next(ctx)
+		if err == io.EOF {
+			return keys, nil
+		}
+		if err != nil {
+			return nil, b.mapErr(err, prefix)
+		}
+		if !o.IsDir {
+			keys = append(keys, o.Key)
+		}
+	}
+}
+
+func (b *blobBackend) signedURL(ctx context.Context, key string, ttl time.Duration) (string, error) {
+	if _, err := b.b.Attributes(ctx, key); err != nil {
+		return "", b.mapErr(err, key)
+	}
+	u, err := b.b.SignedURL(ctx, key, &blob.SignedURLOptions{Expiry: ttl})
+	if err != nil {
+		return "", fmt.Errorf("sign a GET URL for %s: %w", key, err)
+	}
+	return u, nil
+}
+
+func (b *blobBackend) location(key string) string {
+	if b.name == "" {
+		return key
+	}
+	return "s3://" + b.name + "/" + key
+}
+
+func (b *blobBackend) describe() string {
+	if b.name == "" {
+		return "the S3 bucket"
+	}
+	return "s3://" + b.name
+}
+
+func (b *blobBackend) close() error {
+	if b.own {
+		return b.b.Close()
+	}
+	return nil
+}
+
+// mapErr turns driver errors into the store's: a missing bucket and a missing key are both
+// NotFound to gocloud, so the S3 error code decides.
+func (b *blobBackend) mapErr(err error, key string) error {
+	var ae smithy.APIError
+	if b.b.ErrorAs(err, &ae) || errors.As(err, &ae) {
+		switch ae.ErrorCode() {
+		case "NoSuchBucket":
+			return fmt.Errorf("%w: %s (from %s): create it, or fix the bucket name", ErrBucketMissing, b.describe(), EnvStateURL)
+		case "ConditionalRequestConflict":
+			return errPrecondition
+		}
+	}
+	switch gcerrors.Code(err) {
+	case gcerrors.NotFound:
+		return fmt.Errorf("%s: %w", key, errNotExist)
+	case gcerrors.FailedPrecondition:
+		return errPrecondition
+	case gcerrors.PermissionDenied:
+		return fmt.Errorf("%w on %s/%s: check the S3 access key and its IAM policy (ObjectStorageFullAccess on the project): %v", ErrPermission, b.describe(), key, err)
+	}
+	return fmt.Errorf("%s/%s: %w", b.describe(), key, err)
+}

@@ -1,0 +1,32 @@
+// Package statestore owns pocbot's remote state: one encrypted document per cluster in a bucket
+// (gocloud.dev/blob URL: s3://… for Scaleway Object Storage, file:///… as the embedded default),
+// a lock object per cluster with a lease, encrypted artifacts (kubeconfig) and plaintext public
+// objects with signed URLs.
+//
+// It knows nothing of clusters beyond their names: a Document is a public Header, listable without
+// the key, plus an opaque Body encrypted client-side (envelope encryption: a fresh AES-256-GCM data
+// key per write, wrapped by a gocloud.dev/secrets keeper; the header is bound as associated data).
+//
+// Every write that matters is conditional on what was read (If-None-Match for a new object,
+// If-Match on the ETag for an update; on file:// an exclusive link for a new object and an flock
+// plus compare-then-rename for an update), so a concurrent writer is never silently overwritten,
+// across goroutines and processes alike.
+//
+// Key layout in the bucket:
+//
+//	clusters/<cluster>.state     the document (format below)
+//	locks/<cluster>.lock         JSON LockInfo, plaintext (who holds it is not secret)
+//	artifacts/<cluster>/<name>   encrypted like a document
+//	public/<key>                 plaintext objects meant to be handed out by signed URL
+//	probe/<random>               short-lived objects written by CheckBackend
+//
+// Object format (version 1), all integers big-endian:
+//
+//	"PBSTATE\x00" | u8 format | u32 hlen | header JSON | u16 klen | wrapped data key | 12-byte nonce |
+//	AES-256-GCM ciphertext | SHA-256 of everything before
+//
+// The GCM associated data is everything from the magic to the nonce, so a header, wrapped key or
+// body moved between objects fails to decrypt. The trailing SHA-256 is not a security measure: it
+// lets the store tell a damaged object ("tampered or corrupted") from a wrong key, since the keeper
+// cannot tell the two apart.
+package statestore

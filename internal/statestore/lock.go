@@ -1,0 +1,221 @@
+package statestore
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+)
+
+// LockInfo says who holds a cluster's lock. It is stored in plaintext.
+type LockInfo struct {
+	ID      string    `json:"id"`
+	RunID   string    `json:"run_id,omitempty"`
+	Actor   string    `json:"actor,omitempty"`
+	Command string    `json:"command,omitempty"`
+	Since   time.Time `json:"since"`
+	Expires time.Time `json:"expires"`
+}
+
+// Lock is a held cluster lock. Renew it before the lease ends; Release it when done.
+type Lock struct {
+	s       *Store
+	cluster string
+	lease   time.Duration
+
+	mu      sync.Mutex
+	info    LockInfo
+	version string
+}
+
+func lockKey(cluster string) string { return prefixLocks + cluster + ".lock" }
+
+const maxLease = 24 * time.Hour
+
+// Lock takes the lock of cluster for lease. info.ID is generated when empty; Since and Expires
+// are set from the store's clock. A lock whose lease has expired is taken over (the previous
+// holder is logged). A live lock yields a *LockedError naming its holder.
+func (s *Store) Lock(ctx context.Context, cluster string, info LockInfo, lease time.Duration) (*Lock, error) {
+	if err := checkCluster(cluster); err != nil {
+		return nil, err
+	}
+	if lease <= 0 || lease > maxLease {
+		return nil, fmt.Errorf("lock cluster %q: lease %s must be between 0 and %s", cluster, lease, maxLease)
+	}
+	if info.ID == "" {
+		info.ID = randomID()
+	}
+	key := lockKey(cluster)
+	// A few rounds: between our failed create and our read the holder may release, or another
+	// taker may win the takeover; each round is one conditional write, so exactly one wins.
+	for round := 0; round < 5; round++ {
+		now := s.now().UTC()
+		info.Since, info.Expires = now, now.Add(lease)
+		data, err := json.Marshal(info)
+		if err != nil {
+			return nil, fmt.Errorf("lock cluster %q: encode: %w", cluster, err)
+		}
+		v, err := s.be.create(ctx, key, data)
+		if err == nil {
+			return &Lock{s: s, cluster: cluster, lease: lease, info: info, version: v}, nil
+		}
+		if !errors.Is(err, errPrecondition) {
+			return nil, fmt.Errorf("lock cluster %q: %w", cluster, err)
+		}
+		holder, hv, err := s.readLock(ctx, cluster)
+		if errors.Is(err, errNotExist) {
+			continue // released meanwhile
+		}
+		if err != nil {
+			return nil, fmt.Errorf("lock cluster %q: read the current lock: %w", cluster, err)
+		}
+		if now.Before(holder.Expires) {
+			return nil, &LockedError{Cluster: cluster, Holder: *holder, Now: now}
+		}
+		v, err = s.be.replace(ctx, key, data, hv)
+		if errors.Is(err, errPrecondition) {
+			continue // someone else took it over (or released it) first
+		}
+		if err != nil {
+			return nil, fmt.Errorf("lock cluster %q: take over the expired lock: %w", cluster, err)
+		}
+		s.log.Warn("took over an expired lock", "cluster", cluster, "previous_id", holder.ID,
+			"previous_actor", holder.Actor, "previous_run", holder.RunID, "previous_command", holder.Command,
+			"expired", holder.Expires)
+		return &Lock{s: s, cluster: cluster, lease: lease, info: info, version: v}, nil
+	}
+	return nil, fmt.Errorf("lock cluster %q: %w: the lock kept changing hands; try again", cluster, ErrConflict)
+}
+
+// WaitLock is Lock that retries while the lock is busy, for up to wait. On timeout it returns
+// the last *LockedError.
+func (s *Store) WaitLock(ctx context.Context, cluster string, info LockInfo, lease, wait time.Duration) (*Lock, error) {
+	deadline := time.Now().Add(wait)
+	delay := 100 * time.Millisecond
+	for {
+		l, err := s.Lock(ctx, cluster, info, lease)
+		if err == nil || !errors.Is(err, ErrLocked) || time.Now().Add(delay).After(deadline) {
+			return l, err
+		}
+		t := time.NewTimer(delay)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, fmt.Errorf("wait for the lock of cluster %q: %w (last: %v)", cluster, ctx.Err(), err)
+		case <-t.C:
+		}
+		delay = min(delay*2, 5*time.Second)
+	}
+}
+
+func (s *Store) readLock(ctx context.Context, cluster string) (*LockInfo, string, error) {
+	data, v, err := s.be.get(ctx, lockKey(cluster))
+	if err != nil {
+		return nil, "", err
+	}
+	var li LockInfo
+	if err := json.Unmarshal(data, &li); err != nil || li.ID == "" {
+		// Treat it as held with no expiry known: a human must look (ForceUnlock with id "").
+		return nil, "", fmt.Errorf("lock object %s is not a pocbot lock (%v); inspect it, then remove it", lockKey(cluster), err)
+	}
+	return &li, v, nil
+}
+
+// ReadLock returns the current lock of cluster, or nil, nil when it is free.
+func (s *Store) ReadLock(ctx context.Context, cluster string) (*LockInfo, error) {
+	if err := checkCluster(cluster); err != nil {
+		return nil, err
+	}
+	li, _, err := s.readLock(ctx, cluster)
+	if errors.Is(err, errNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read lock of cluster %q: %w", cluster, err)
+	}
+	return li, nil
+}
+
+// ForceUnlock removes the lock of cluster if its id is lockID (like tofu force-unlock).
+func (s *Store) ForceUnlock(ctx context.Context, cluster, lockID string) error {
+	if err := checkCluster(cluster); err != nil {
+		return err
+	}
+	li, v, err := s.readLock(ctx, cluster)
+	if errors.Is(err, errNotExist) {
+		return fmt.Errorf("unlock cluster %q: it is not locked (%w)", cluster, ErrNotFound)
+	}
+	if err != nil {
+		return fmt.Errorf("unlock cluster %q: %w", cluster, err)
+	}
+	if li.ID != lockID {
+		return fmt.Errorf("unlock cluster %q: lock id %q does not match: the lock is %s held by %s (run %s, command %q) since %s",
+			cluster, lockID, li.ID, orUnknown(li.Actor), orUnknown(li.RunID), li.Command, li.Since.UTC().Format(time.RFC3339))
+	}
+	if err := s.be.remove(ctx, lockKey(cluster), v); err != nil {
+		if errors.Is(err, errPrecondition) || errors.Is(err, errNotExist) {
+			return fmt.Errorf("unlock cluster %q: %w: the lock changed while unlocking; read it again", cluster, ErrConflict)
+		}
+		return fmt.Errorf("unlock cluster %q: %w", cluster, err)
+	}
+	s.log.Warn("lock forcibly removed", "cluster", cluster, "id", li.ID, "actor", li.Actor, "run", li.RunID, "command", li.Command)
+	return nil
+}
+
+// Info returns the lock's current holder record.
+func (l *Lock) Info() LockInfo {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.info
+}
+
+// Renew pushes the lease to now+lease. ErrLockLost if the lock was taken over or removed.
+func (l *Lock) Renew(ctx context.Context) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	info := l.info
+	info.Expires = l.s.now().UTC().Add(l.lease)
+	data, err := json.Marshal(info)
+	if err != nil {
+		return fmt.Errorf("renew lock of cluster %q: %w", l.cluster, err)
+	}
+	v, err := l.s.be.replace(ctx, lockKey(l.cluster), data, l.version)
+	if errors.Is(err, errPrecondition) {
+		return l.lost(ctx, "renew")
+	}
+	if err != nil {
+		return fmt.Errorf("renew lock of cluster %q: %w", l.cluster, err)
+	}
+	l.info, l.version = info, v
+	return nil
+}
+
+// Release removes the lock if it is still ours. ErrLockLost if it was not.
+func (l *Lock) Release(ctx context.Context) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.version == "" {
+		return nil // already released
+	}
+	err := l.s.be.remove(ctx, lockKey(l.cluster), l.version)
+	if errors.Is(err, errPrecondition) || errors.Is(err, errNotExist) {
+		return l.lost(ctx, "release")
+	}
+	if err != nil {
+		return fmt.Errorf("release lock of cluster %q: %w", l.cluster, err)
+	}
+	l.version = ""
+	return nil
+}
+
+func (l *Lock) lost(ctx context.Context, op string) error {
+	l.version = ""
+	cur, _, err := l.s.readLock(ctx, l.cluster)
+	if err != nil || cur == nil {
+		return fmt.Errorf("%s lock of cluster %q: %w: it was removed (forced unlock?)", op, l.cluster, ErrLockLost)
+	}
+	return fmt.Errorf("%s lock of cluster %q: %w: now held by %s (run %s, command %q) since %s",
+		op, l.cluster, ErrLockLost, orUnknown(cur.Actor), orUnknown(cur.RunID), cur.Command, cur.Since.UTC().Format(time.RFC3339))
+}

@@ -1,0 +1,483 @@
+package statestore
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"net/url"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"gocloud.dev/blob"
+	_ "gocloud.dev/blob/s3blob" // s3:// state URLs
+	"gocloud.dev/secrets"
+	_ "gocloud.dev/secrets/localsecrets" // base64key:// key URLs
+	"golang.org/x/sync/errgroup"
+)
+
+const (
+	prefixClusters  = "clusters/"
+	suffixState     = ".state"
+	prefixLocks     = "locks/"
+	prefixArtifacts = "artifacts/"
+	prefixPublic    = "public/"
+	prefixProbe     = "probe/"
+	listParallelism = 16 // bounded: a reaper listing thousands of clusters must not open thousands of connections
+)
+
+// Store is the state of every cluster in one bucket, protected by one key.
+type Store struct {
+	be     backend
+	keeper *secrets.Keeper
+	ownKey bool
+	now    func() time.Time
+	log    *slog.Logger
+
+	mu   sync.Mutex
+	seen map[string]int64 // highest serial read or written per cluster, by this process
+}
+
+// Document is one cluster's state: a public header and an opaque, encrypted body.
+type Document struct {
+	Header Header
+	Body   []byte
+
+	version string // ETag (S3) or content hash (file) of what was read or last written
+}
+
+// Option configures Open.
+type Option func(*options)
+
+type options struct {
+	bucket     *blob.Bucket
+	bucketName string
+	keeper     *secrets.Keeper
+	now        func() time.Time
+	log        *slog.Logger
+}
+
+// WithBucket uses an already opened S3 bucket (e.g. with explicit credentials) instead of
+// opening Config.StateURL; the store does not close it. Config.StateURL, if set, only names it.
+func WithBucket(b *blob.Bucket) Option { return func(o *options) { o.bucket = b } }
+
+// WithKeeper uses an already opened keeper instead of Config.KeyURL; the store does not close it.
+func WithKeeper(k *secrets.Keeper) Option { return func(o *options) { o.keeper = k } }
+
+// WithClock sets the clock used for lock leases and creation times.
+func WithClock(now func() time.Time) Option { return func(o *options) { o.now = now } }
+
+// WithLogger sets the logger (default slog.Default()).
+func WithLogger(l *slog.Logger) Option { return func(o *options) { o.log = l } }
+
+// Open opens the bucket and the key named by cfg.
+func Open(ctx context.Context, cfg Config, opts ...Option) (*Store, error) {
+	o := options{now: time.Now, log: slog.Default()}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	s := &Store{now: o.now, log: o.log, seen: map[string]int64{}}
+	var err error
+	switch {
+	case o.bucket != nil:
+		name := ""
+		if u, perr := url.Parse(cfg.StateURL); perr == nil && u.Scheme == "s3" {
+			name = u.Host
+		}
+		s.be, err = newBlobBackend(o.bucket, name, false)
+	default:
+		if err := cfg.validateStateURL(); err != nil {
+			return nil, err
+		}
+		u, _ := url.Parse(cfg.StateURL)
+		switch u.Scheme {
+		case "file":
+			s.be, err = newFileBackend(u)
+		case "s3":
+			var b *blob.Bucket
+			b, err = blob.OpenBucket(ctx, cfg.StateURL)
+			if err != nil {
+				return nil, fmt.Errorf("open state bucket %s (%s): %w", "s3://"+u.Host, EnvStateURL, err)
+			}
+			s.be, err = newBlobBackend(b, u.Host, true)
+			if err != nil {
+				b.Close()
+			}
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	if o.keeper != nil {
+		s.keeper = o.keeper
+	} else {
+		if err := cfg.validateKeyURL(); err != nil {
+			s.be.close()
+			return nil, err
+		}
+		k, err := secrets.OpenKeeper(ctx, cfg.KeyURL)
+		if err != nil {
+			s.be.close()
+			// gocloud's errors for key URLs never include the key itself.
+			return nil, fmt.Errorf("open the key in %s: %w", EnvStateKey, err)
+		}
+		s.keeper, s.ownKey = k, true
+	}
+	return s, nil
+}
+
+// Close releases the bucket and keeper the store opened.
+func (s *Store) Close() error {
+	err := s.be.close()
+	if s.ownKey {
+		err = errors.Join(err, s.keeper.Close())
+	}
+	return err
+}
+
+// Location is where the state lives, for messages ("s3://bucket" or "file:///dir").
+func (s *Store) Location() string { return s.be.describe() }
+
+// CheckBackend verifies that the bucket is reachable and honours conditional writes: a second
+// If-None-Match create and an If-Match with a stale version must both fail.
+func (s *Store) CheckBackend(ctx context.Context) error {
+	key := prefixProbe + randomID()
+	v, err := s.be.create(ctx, key, []byte("probe "+key))
+	if err != nil {
+		return fmt.Errorf("check state backend %s: write a probe object: %w", s.be.describe(), err)
+	}
+	defer func() {
+		if err := s.be.remove(context.WithoutCancel(ctx), key, ""); err != nil && !errors.Is(err, errNotExist) {
+			s.log.Warn("remove state backend probe", "key", key, "err", err)
+		}
+	}()
+	if _, err := s.be.create(ctx, key, []byte("second "+key)); !errors.Is(err, errPrecondition) {
+		if err == nil {
+			return fmt.Errorf("%w: %s accepted a second create of %s despite If-None-Match; two runs could overwrite each other's state, so pocbot refuses this bucket", ErrUnsafeBackend, s.be.describe(), key)
+		}
+		return fmt.Errorf("check state backend %s: second conditional create: %w", s.be.describe(), err)
+	}
+	if _, err := s.be.replace(ctx, key, []byte("stale "+key), "\"00000000000000000000000000000000\""); !errors.Is(err, errPrecondition) {
+		if err == nil {
+			return fmt.Errorf("%w: %s accepted an update of %s with a stale If-Match; pocbot refuses this bucket", ErrUnsafeBackend, s.be.describe(), key)
+		}
+		return fmt.Errorf("check state backend %s: stale conditional update: %w", s.be.describe(), err)
+	}
+	if _, err := s.be.replace(ctx, key, []byte("third "+key), v); err != nil {
+		return fmt.Errorf("check state backend %s: conditional update with the current version: %w", s.be.describe(), err)
+	}
+	return nil
+}
+
+var clusterRE = regexp.MustCompile(`^[a-z0-9]([a-z0-9._-]{0,62})$`)
+var nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
+
+func checkCluster(cluster string) error {
+	if !clusterRE.MatchString(cluster) || strings.Contains(cluster, "..") {
+		return fmt.Errorf("cluster name %q: use 1-63 of a-z, 0-9, '.', '_', '-', starting with a letter or digit", cluster)
+	}
+	return nil
+}
+
+func stateKey(cluster string) string { return prefixClusters + cluster + suffixState }
+
+// Get reads and decrypts the document of cluster.
+func (s *Store) Get(ctx context.Context, cluster string) (*Document, error) {
+	if err := checkCluster(cluster); err != nil {
+		return nil, err
+	}
+	data, version, err := s.be.get(ctx, stateKey(cluster))
+	if err != nil {
+		if errors.Is(err, errNotExist) {
+			return nil, fmt.Errorf("state of cluster %q: %w in %s", cluster, ErrNotFound, s.be.describe())
+		}
+		return nil, fmt.Errorf("read state of cluster %q: %w", cluster, err)
+	}
+	h, body, err := s.open(ctx, data, objectState, cluster, "")
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if last := s.seen[cluster]; h.Serial < last {
+		return nil, fmt.Errorf("state of cluster %q: %w: the bucket returned serial %d after this process saw serial %d; refusing to work from an older state", cluster, ErrRollback, h.Serial, last)
+	}
+	s.seen[cluster] = h.Serial
+	return &Document{Header: h.Header, Body: body, version: version}, nil
+}
+
+// open decodes and decrypts an object and checks it is the object it should be.
+func (s *Store) open(ctx context.Context, data []byte, object, cluster, name string) (wireHeader, []byte, error) {
+	what := fmt.Sprintf("state of cluster %q", cluster)
+	if object == objectArtifact {
+		what = fmt.Sprintf("artifact %q of cluster %q", name, cluster)
+	}
+	env, err := decode(data)
+	if err != nil {
+		return wireHeader{}, nil, fmt.Errorf("decode %s: %w", what, err)
+	}
+	h := env.header
+	if h.Object != object || h.Cluster != cluster || h.Name != name {
+		return wireHeader{}, nil, fmt.Errorf("decode %s: %w: the object holds %s %q of cluster %q", what, ErrTampered, h.Object, h.Name, h.Cluster)
+	}
+	body, err := env.open(ctx, s.keeper)
+	if errors.Is(err, ErrWrongKey) {
+		return wireHeader{}, nil, fmt.Errorf("decrypt %s: %w: the key in %s is not the one that wrote it", what, ErrWrongKey, EnvStateKey)
+	}
+	if err != nil {
+		return wireHeader{}, nil, fmt.Errorf("decrypt %s: %w", what, err)
+	}
+	return h, body, nil
+}
+
+// Put writes doc: a new document only if none exists, an existing one only if unchanged since
+// it was read. On success doc.Header.Serial has grown by one (Format and Created are filled in).
+// A concurrent write yields ErrConflict: Get again, reapply, Put again.
+func (s *Store) Put(ctx context.Context, doc *Document) error {
+	cluster := doc.Header.Cluster
+	if err := checkCluster(cluster); err != nil {
+		return err
+	}
+	h := doc.Header
+	h.Labels = maps.Clone(doc.Header.Labels)
+	h.Format = FormatVersion
+	if h.Created.IsZero() {
+		h.Created = s.now().UTC()
+	}
+	s.mu.Lock()
+	last := s.seen[cluster]
+	s.mu.Unlock()
+	switch {
+	case doc.version == "":
+		// A new document continues the serials this process saw, so they never go back even
+		// across a delete and re-create.
+		h.Serial = max(h.Serial, last) + 1
+	case h.Serial < last:
+		return fmt.Errorf("write state of cluster %q: %w: this document is serial %d but serial %d was already seen; Get it again", cluster, ErrConflict, h.Serial, last)
+	default:
+		h.Serial++
+	}
+	data, err := seal(ctx, s.keeper, wireHeader{Object: objectState, Header: h}, doc.Body)
+	if err != nil {
+		return fmt.Errorf("encrypt state of cluster %q: %w", cluster, err)
+	}
+	var version string
+	if doc.version == "" {
+		version, err = s.be.create(ctx, stateKey(cluster), data)
+	} else {
+		version, err = s.be.replace(ctx, stateKey(cluster), data, doc.version)
+	}
+	if errors.Is(err, errPrecondition) {
+		if doc.version == "" {
+			return fmt.Errorf("create state of cluster %q: %w: a document already exists (another run created it); Get it and retry", cluster, ErrConflict)
+		}
+		return fmt.Errorf("write state of cluster %q: %w: another writer changed or removed it after serial %d was read; Get it and retry", cluster, ErrConflict, doc.Header.Serial)
+	}
+	if err != nil {
+		return fmt.Errorf("write state of cluster %q: %w", cluster, err)
+	}
+	doc.Header, doc.version = h, version
+	s.mu.Lock()
+	s.seen[cluster] = max(s.seen[cluster], h.Serial)
+	s.mu.Unlock()
+	s.log.Debug("state written", "cluster", cluster, "serial", h.Serial, "phase", h.Phase, "bytes", len(data))
+	return nil
+}
+
+// Delete removes doc's object, only if unchanged since doc was read or written.
+func (s *Store) Delete(ctx context.Context, doc *Document) error {
+	cluster := doc.Header.Cluster
+	if err := checkCluster(cluster); err != nil {
+		return err
+	}
+	if doc.version == "" {
+		return fmt.Errorf("delete state of cluster %q: the document was never read or written by this store; Get it first", cluster)
+	}
+	err := s.be.remove(ctx, stateKey(cluster), doc.version)
+	switch {
+	case errors.Is(err, errNotExist):
+		return fmt.Errorf("delete state of cluster %q: %w", cluster, ErrNotFound)
+	case errors.Is(err, errPrecondition):
+		return fmt.Errorf("delete state of cluster %q: %w: another writer changed it after serial %d; Get it and retry", cluster, ErrConflict, doc.Header.Serial)
+	case err != nil:
+		return fmt.Errorf("delete state of cluster %q: %w", cluster, err)
+	}
+	doc.version = ""
+	return nil
+}
+
+// List returns the headers of every document, sorted by cluster, without the key: it reads
+// only the start of each object. If some objects cannot be read, it returns the headers of the
+// others together with an error naming each bad one.
+func (s *Store) List(ctx context.Context) ([]Header, error) {
+	keys, err := s.be.list(ctx, prefixClusters)
+	if err != nil {
+		return nil, fmt.Errorf("list states in %s: %w", s.be.describe(), err)
+	}
+	var (
+		mu      sync.Mutex
+		headers = make([]Header, 0, len(keys))
+		errs    []error
+	)
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(listParallelism)
+	for _, k := range keys {
+		if !strings.HasSuffix(k, suffixState) {
+			continue
+		}
+		g.Go(func() error {
+			h, err := s.readHeader(gctx, k)
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case errors.Is(err, errNotExist): // deleted since the listing
+			case err != nil:
+				errs = append(errs, fmt.Errorf("read header of %s: %w", k, err))
+			default:
+				headers = append(headers, h)
+			}
+			return nil
+		})
+	}
+	_ = g.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("list states in %s: %w", s.be.describe(), err)
+	}
+	sort.Slice(headers, func(i, j int) bool { return headers[i].Cluster < headers[j].Cluster })
+	return headers, errors.Join(errs...)
+}
+
+func (s *Store) readHeader(ctx context.Context, key string) (Header, error) {
+	data, err := s.be.head(ctx, key, headerProbe)
+	if err != nil {
+		return Header{}, err
+	}
+	h, end, err := decodeHeader(data)
+	if errors.Is(err, errShortHeader) {
+		if data, err = s.be.head(ctx, key, end); err == nil {
+			h, _, err = decodeHeader(data)
+		}
+	}
+	if err != nil {
+		return Header{}, err
+	}
+	want := strings.TrimSuffix(strings.TrimPrefix(key, prefixClusters), suffixState)
+	if h.Object != objectState || h.Cluster != want {
+		return Header{}, fmt.Errorf("%w: %s holds %s of cluster %q", ErrTampered, key, h.Object, h.Cluster)
+	}
+	return h.Header, nil
+}
+
+func artifactKey(cluster, name string) string { return prefixArtifacts + cluster + "/" + name }
+
+// PutArtifact stores data encrypted as its own object (e.g. a kubeconfig) and returns where it
+// is, for messages (not a URL anyone can fetch).
+func (s *Store) PutArtifact(ctx context.Context, cluster, name string, data []byte) (string, error) {
+	if err := checkCluster(cluster); err != nil {
+		return "", err
+	}
+	if !nameRE.MatchString(name) {
+		return "", fmt.Errorf("artifact name %q: use letters, digits, '.', '_', '-'", name)
+	}
+	h := wireHeader{Object: objectArtifact, Name: name, Header: Header{Format: FormatVersion, Cluster: cluster, Created: s.now().UTC()}}
+	obj, err := seal(ctx, s.keeper, h, data)
+	if err != nil {
+		return "", fmt.Errorf("encrypt artifact %q of cluster %q: %w", name, cluster, err)
+	}
+	key := artifactKey(cluster, name)
+	if err := s.be.write(ctx, key, obj); err != nil {
+		return "", fmt.Errorf("write artifact %q of cluster %q: %w", name, cluster, err)
+	}
+	return s.be.location(key), nil
+}
+
+// GetArtifact reads and decrypts an artifact.
+func (s *Store) GetArtifact(ctx context.Context, cluster, name string) ([]byte, error) {
+	if err := checkCluster(cluster); err != nil {
+		return nil, err
+	}
+	if !nameRE.MatchString(name) {
+		return nil, fmt.Errorf("artifact name %q: use letters, digits, '.', '_', '-'", name)
+	}
+	data, _, err := s.be.get(ctx, artifactKey(cluster, name))
+	if errors.Is(err, errNotExist) {
+		return nil, fmt.Errorf("artifact %q of cluster %q: %w", name, cluster, ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read artifact %q of cluster %q: %w", name, cluster, err)
+	}
+	_, body, err := s.open(ctx, data, objectArtifact, cluster, name)
+	return body, err
+}
+
+// DeleteArtifacts removes every artifact of cluster (none is not an error).
+func (s *Store) DeleteArtifacts(ctx context.Context, cluster string) error {
+	if err := checkCluster(cluster); err != nil {
+		return err
+	}
+	keys, err := s.be.list(ctx, prefixArtifacts+cluster+"/")
+	if err != nil {
+		return fmt.Errorf("list artifacts of cluster %q: %w", cluster, err)
+	}
+	for _, k := range keys {
+		if err := s.be.remove(ctx, k, ""); err != nil && !errors.Is(err, errNotExist) {
+			return fmt.Errorf("delete artifact %s of cluster %q: %w", k, cluster, err)
+		}
+	}
+	return nil
+}
+
+func publicKey(key string) (string, error) {
+	if key == "" || strings.HasPrefix(key, "/") || strings.Contains(key, "..") || strings.Contains(key, "//") {
+		return "", fmt.Errorf("public object key %q: use a relative path without '..' or '//'", key)
+	}
+	for _, part := range strings.Split(key, "/") {
+		if !nameRE.MatchString(part) {
+			return "", fmt.Errorf("public object key %q: part %q: use letters, digits, '.', '_', '-'", key, part)
+		}
+	}
+	return prefixPublic + key, nil
+}
+
+// PutPublic stores data as is under public/<key>: only for data that is safe to hand out
+// (e.g. an age-encrypted kubeconfig for one user), typically through SignedURL.
+func (s *Store) PutPublic(ctx context.Context, key string, data []byte) error {
+	k, err := publicKey(key)
+	if err != nil {
+		return err
+	}
+	if err := s.be.write(ctx, k, data); err != nil {
+		return fmt.Errorf("write public object %s: %w", k, err)
+	}
+	return nil
+}
+
+// SignedURL returns a URL that lets anyone GET public/<key> (the key given to PutPublic) for
+// ttl. With file:// there is no signing: it returns the file:// URL of the object, readable only
+// on this machine.
+func (s *Store) SignedURL(ctx context.Context, key string, ttl time.Duration) (string, error) {
+	k, err := publicKey(key)
+	if err != nil {
+		return "", err
+	}
+	if ttl <= 0 || ttl > 7*24*time.Hour {
+		return "", fmt.Errorf("signed URL for %s: ttl %s must be between 0 and 7 days (the S3 maximum)", k, ttl)
+	}
+	u, err := s.be.signedURL(ctx, k, ttl)
+	if errors.Is(err, errNotExist) {
+		return "", fmt.Errorf("signed URL for %s: %w", k, ErrNotFound)
+	}
+	return u, err
+}
+
+func randomID() string {
+	b := make([]byte, 12)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
