@@ -415,7 +415,7 @@ func setUpValue(o *UpOptions, name string, values []string, cfg ParseConfig) err
 	case "admin-cidr":
 		for _, w := range values {
 			for part := range strings.SplitSeq(w, ",") {
-				if part == "" {
+				if part = strings.TrimSpace(part); part == "" {
 					continue
 				}
 				p, err := parseCIDR(part)
@@ -431,7 +431,7 @@ func setUpValue(o *UpOptions, name string, values []string, cfg ParseConfig) err
 	case "extensions":
 		for _, w := range values {
 			for part := range strings.SplitSeq(w, ",") {
-				if part == "" {
+				if part = strings.TrimSpace(part); part == "" {
 					continue
 				}
 				if !extensionRE.MatchString(part) || len(part) > 100 {

@@ -21,10 +21,10 @@ var (
 	pemRE = regexp.MustCompile(`-----BEGIN [A-Z0-9 ]{1,64}-----(?s:.*?)(?:-----END [A-Z0-9 ]{1,64}-----|\z)`)
 	// YAML / env keys whose value is a credential in kubeconfigs, talosconfigs, Talos secrets
 	// bundles and machine configs; the value is everything to the end of the line.
-	keyedRE = regexp.MustCompile(`(?i)((?:^|[\s"'{,])(?:client-key-data|client-certificate-data|token|id-token|refresh-token|password|secret|bootstraptoken|aescbcencryptionsecret|secretboxencryptionsecret|private[_-]?key|scw_secret_key|aws_secret_access_key|secret_access_key|poc_app_private_key|github_token|age_identity)["']?\s*[:=]\s*)([^\s"',}]+)`)
+	keyedRE = regexp.MustCompile(`(?i)((?:^|[\s"'{,])(?:client-key-data|client-certificate-data|token|id-token|refresh-token|password|secret|bootstraptoken|aescbcencryptionsecret|secretboxencryptionsecret|private[_-]?key|scw_secret_key|aws_secret_access_key|secret_access_key|poc_app_private_key|github_token|age_identity)["']?\s*[:=]\s*["']?)([^\s"',}]+)`)
 	// "key:" alone is common YAML (an object key, an image key); in Talos crt/key pairs its value
 	// is long base64, which is what makes it a secret.
-	talosKeyRE = regexp.MustCompile(`((?:^|[\s"'{,])key["']?\s*:\s*)([A-Za-z0-9+/]{16,}={0,2})`)
+	talosKeyRE = regexp.MustCompile(`((?:^|[\s"'{,])key["']?\s*:\s*["']?)([A-Za-z0-9+/]{16,}={0,2})`)
 	// age identities (the private half of an age key).
 	ageRE = regexp.MustCompile(`AGE-SECRET-KEY-1[0-9A-Z]+`)
 	// Authorization headers.
