@@ -26,7 +26,7 @@ func (d *Driver) dnsNode(ipNodes []string) provision.Node {
 				return err
 			}
 			want := map[string][]string{spec.APIHostname: cps, spec.EdgeHostname: w}
-			ours, err := d.ourRecords(ctx, spec.DNSZone, r.ClusterID())
+			ours, err := d.ourRecords(ctx, spec.DNSZone, r.ClusterID(), want)
 			if err != nil {
 				return err
 			}
@@ -64,17 +64,25 @@ func (d *Driver) dnsNode(ipNodes []string) provision.Node {
 				attrs: map[string]string{"api": spec.APIHostname + "." + spec.DNSZone, "edge": spec.EdgeHostname + "." + spec.DNSZone}})
 		},
 		Destroy: func(ctx context.Context, r *provision.Run) error {
-			rec, ok := r.Resource(NodeDNS)
-			if !ok {
-				return nil
+			// Runs even without a record (a crash right after the PATCH): the records are
+			// recognised by the node IPs, still in state since this node goes before the IPs.
+			spec := r.Spec()
+			want := map[string][]string{}
+			if cps, err := ipAddrs(r, ipNodes); err == nil {
+				want[spec.APIHostname] = cps
 			}
-			return d.deleteRecords(ctx, r, rec.ID)
+			if w, err := ipAddrs(r, []string{NodeWorker}); err == nil {
+				want[spec.EdgeHostname] = w
+			}
+			return d.deleteRecords(ctx, r, spec.DNSZone, want)
 		},
 	}
 }
 
-// ourRecords lists the zone's records whose comment is exactly this cluster's tag.
-func (d *Driver) ourRecords(ctx context.Context, zone, cluster string) ([]*domain.Record, error) {
+// ourRecords lists the zone's records of this cluster: the comment is exactly the cluster's tag,
+// or the name is one of ours and the data one of our node IPs (reserved IPs belong to one cluster
+// only; and an API or emulator that drops comments must not make the driver lose its records).
+func (d *Driver) ourRecords(ctx context.Context, zone, cluster string, mine map[string][]string) ([]*domain.Record, error) {
 	res, err := d.dom.ListDNSZoneRecords(&domain.ListDNSZoneRecordsRequest{DNSZone: zone}, ctxOpt(ctx), scw.WithAllPages())
 	if notFound(err) {
 		return nil, nil
@@ -85,15 +93,15 @@ func (d *Driver) ourRecords(ctx context.Context, zone, cluster string) ([]*domai
 	tag := provision.ClusterTag(cluster)
 	var out []*domain.Record
 	for _, rec := range res.Records {
-		if rec.Comment != nil && *rec.Comment == tag {
+		if (rec.Comment != nil && *rec.Comment == tag) || (rec.Type == domain.RecordTypeA && slices.Contains(mine[rec.Name], rec.Data)) {
 			out = append(out, rec)
 		}
 	}
 	return out, nil
 }
 
-func (d *Driver) deleteRecords(ctx context.Context, r *provision.Run, zone string) error {
-	ours, err := d.ourRecords(ctx, zone, r.ClusterID())
+func (d *Driver) deleteRecords(ctx context.Context, r *provision.Run, zone string, mine map[string][]string) error {
+	ours, err := d.ourRecords(ctx, zone, r.ClusterID(), mine)
 	if err != nil || len(ours) == 0 {
 		return err
 	}

@@ -224,10 +224,14 @@ func (d *Driver) secGroupNode(ipNodes []string) provision.Node {
 				return err
 			}
 			// The control planes' own rules now; the worker's IP joins in NodeSecRules, so that
-			// the servers do not wait for the Elastic Metal delivery.
+			// the servers do not wait for the Elastic Metal delivery. On a rerun the worker is
+			// known already: the full set is PUT (or nothing, when the state says it is there).
 			ips, err := ipAddrs(r, ipNodes)
 			if err != nil {
 				return err
+			}
+			if w, err := ipAddrs(r, []string{NodeWorker}); err == nil {
+				ips = append(ips, w...)
 			}
 			return d.putRules(ctx, r, NodeSecGroup, f.id, Rules(spec, ips))
 		},

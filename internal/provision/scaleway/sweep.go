@@ -76,7 +76,8 @@ func (d *Driver) sweep(ctx context.Context, r *provision.Run) error {
 		}
 	}
 	if spec.DNSZone != "" {
-		errs = append(errs, d.deleteRecords(ctx, r, spec.DNSZone))
+		// by exact comment only: the node IPs are gone by now.
+		errs = append(errs, d.deleteRecords(ctx, r, spec.DNSZone, nil))
 	}
 	return errors.Join(errs...)
 }

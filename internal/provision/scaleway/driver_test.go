@@ -1,0 +1,415 @@
+package scaleway
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/pocbot/pocbot/internal/provision"
+	scwsim "github.com/pocbot/pocbot/internal/sim/scaleway"
+	instance "github.com/scaleway/scaleway-sdk-go/api/instance/v1"
+	"github.com/scaleway/scaleway-sdk-go/scw"
+)
+
+const (
+	testAccess  = "SCWXXXXXXXXXXXXXXXXX"
+	testSecret  = "11111111-2222-3333-4444-555555555555"
+	testProject = "aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee"
+	testBucket  = "pocbot-images"
+)
+
+// memObjects serves one QCOW2-looking object for the snapshot import.
+type memObjects struct{}
+
+func (memObjects) Open(ctx context.Context, region, bucket, key string) (io.ReadCloser, int64, error) {
+	if bucket != testBucket || region != "fr-par" {
+		return nil, 0, fmt.Errorf("no such bucket %s in %s", bucket, region)
+	}
+	b := append([]byte{'Q', 'F', 'I', 0xfb}, make([]byte, 1020)...)
+	return io.NopCloser(bytes.NewReader(b)), int64(len(b)), nil
+}
+
+type world struct {
+	emu *scwsim.Emulator
+	drv *Driver
+	eng *provision.Engine
+}
+
+// fast is the §9 profile scaled so that a whole up takes well under a second.
+const fast = 0.002
+
+func newWorld(t *testing.T, o scwsim.Options) *world {
+	t.Helper()
+	o.SecretKey = testSecret
+	o.Objects = memObjects{}
+	if o.TimeFactor == 0 {
+		o.TimeFactor = fast
+	}
+	o.Logger = slog.New(slog.DiscardHandler)
+	emu := scwsim.New(o)
+	url, stop, err := emu.Start(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stop)
+	// Retry-After is honoured but capped, so that 429s with the emulator's 1 s do not dominate.
+	hc := &http.Client{Transport: &RetryTransport{MinWait: time.Millisecond, MaxWait: 5 * time.Millisecond}, Timeout: 10 * time.Second}
+	client, err := scw.NewClient(scw.WithAPIURL(url), scw.WithAuth(testAccess, testSecret), scw.WithDefaultProjectID(testProject),
+		scw.WithDefaultZone(scw.ZoneFrPar1), scw.WithDefaultRegion(scw.RegionFrPar), scw.WithHTTPClient(hc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	drv, err := New(Config{Client: client})
+	if err != nil {
+		t.Fatal(err)
+	}
+	eng := provision.New(provision.Options{PollInterval: 2 * time.Millisecond, StepTimeout: 20 * time.Second,
+		Logger: slog.New(slog.DiscardHandler)})
+	return &world{emu: emu, drv: drv, eng: eng}
+}
+
+func testSpec(dns string) provision.Spec {
+	s := provision.DefaultSpec()
+	s.ImageBucket = testBucket
+	s.DNSZone = dns
+	s.AdminCIDRs = []string{"203.0.113.0/24"}
+	return s
+}
+
+func (w *world) graph(t *testing.T, spec provision.Spec) *provision.Graph {
+	t.Helper()
+	g := provision.NewGraph()
+	if err := w.drv.Build(g, spec); err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+// owned lists the live resources of one cluster (by exact tag, or by exact name for tagless kinds).
+func (w *world) owned(id string) []scwsim.Resource {
+	var out []scwsim.Resource
+	for _, r := range w.emu.Inventory() {
+		if provision.OwnedBy(r.Tags, id) || (r.Kind == "iam_ssh_key" && strings.HasPrefix(r.Name, "poc-"+id+"-") &&
+			!strings.Contains(strings.TrimPrefix(r.Name, "poc-"+id+"-"), "-")) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+func kinds(rs []scwsim.Resource) map[string]int {
+	m := map[string]int{}
+	for _, r := range rs {
+		m[r.Kind]++
+	}
+	return m
+}
+
+func TestFullInventoryAndRules(t *testing.T) {
+	ctx := context.Background()
+	w := newWorld(t, scwsim.Options{})
+	spec := testSpec("example.com")
+	st, err := provision.NewState("acme-42", spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	saver := provision.NewMemorySaver()
+	g := w.graph(t, spec)
+	if err := w.eng.Up(ctx, g, st, saver); err != nil {
+		t.Fatal(err)
+	}
+	got := kinds(w.owned("acme-42"))
+	want := map[string]int{"instance_server": 3, "instance_ip": 3, "instance_security_group": 1, "block_volume": 3,
+		"baremetal_server": 1, "iam_ssh_key": 1}
+	for k, n := range want {
+		if got[k] != n {
+			t.Errorf("%s: %d live, want %d (all: %v)", k, got[k], n, got)
+		}
+	}
+	var shared int
+	for _, r := range w.emu.Inventory() {
+		if r.Kind == "block_snapshot" && provision.HasTag(r.Tags, provision.TagShared) {
+			shared++
+		}
+	}
+	if shared != 1 {
+		t.Errorf("%d shared snapshots, want 1", shared)
+	}
+	// every server running, with its IP, the group and the boot volume.
+	sg, _ := st.Resources[NodeSecGroup]
+	for i := range 3 {
+		srv, err := w.drv.inst.GetServer(&instance.GetServerRequest{Zone: scw.ZoneFrPar1, ServerID: st.Resources[NodeServer(i)].ID})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := srv.Server
+		if s.State != instance.ServerStateRunning || s.CommercialType != "PLAY2-NANO" || s.SecurityGroup == nil ||
+			s.SecurityGroup.ID != sg.ID || len(s.PublicIPs) != 1 || s.PublicIPs[0].ID != st.Resources[NodeIP(i)].ID ||
+			s.Volumes["0"] == nil || s.Volumes["0"].ID != st.Resources[NodeVolume(i)].ID {
+			t.Errorf("server %d: state=%s type=%s sg=%v ips=%v vols=%v", i, s.State, s.CommercialType, s.SecurityGroup, s.PublicIPs, s.Volumes)
+		}
+	}
+	// the group: inbound drop, default security off, and exactly SPEC §2's rules.
+	gres, err := w.drv.inst.GetSecurityGroup(&instance.GetSecurityGroupRequest{Zone: scw.ZoneFrPar1, SecurityGroupID: sg.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if gres.SecurityGroup.InboundDefaultPolicy != instance.SecurityGroupPolicyDrop || gres.SecurityGroup.EnableDefaultSecurity {
+		t.Errorf("group policy %s, default security %v", gres.SecurityGroup.InboundDefaultPolicy, gres.SecurityGroup.EnableDefaultSecurity)
+	}
+	rres, err := w.drv.inst.ListSecurityGroupRules(&instance.ListSecurityGroupRulesRequest{Zone: scw.ZoneFrPar1, SecurityGroupID: sg.ID}, scw.WithAllPages())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var have []string
+	for _, ru := range rres.Rules {
+		if ru.Direction != instance.SecurityGroupRuleDirectionInbound || ru.Action != instance.SecurityGroupRuleActionAccept || !ru.Editable {
+			continue
+		}
+		port := uint32(0)
+		if ru.DestPortFrom != nil {
+			port = *ru.DestPortFrom
+		}
+		have = append(have, fmt.Sprintf("%s/%d/%s", ru.Protocol, port, ru.IPRange.String()))
+	}
+	var wantRules []string
+	for _, c := range spec.AdminCIDRs {
+		wantRules = append(wantRules, "TCP/6443/"+c, "TCP/50000/"+c, "ICMP/0/"+c)
+	}
+	nodes := []string{st.Resources[NodeIP(0)].Attrs["address"], st.Resources[NodeIP(1)].Attrs["address"],
+		st.Resources[NodeIP(2)].Attrs["address"], st.Resources[NodeWorker].Attrs["ipv4"]}
+	for _, ip := range nodes {
+		if ip == "" {
+			t.Fatalf("node IP missing from state: %v", nodes)
+		}
+		c := ip + "/32"
+		wantRules = append(wantRules, "TCP/2379/"+c, "TCP/2380/"+c, "TCP/10250/"+c, "UDP/51871/"+c, "ICMP/0/"+c)
+	}
+	slices.Sort(have)
+	slices.Sort(wantRules)
+	if !slices.Equal(have, wantRules) {
+		t.Errorf("rules:\n have %v\n want %v", have, wantRules)
+	}
+	// up twice: no mutating call.
+	w.emu.ResetCalls()
+	if err := w.eng.Up(ctx, g, st, saver); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range w.emu.Calls() {
+		if c.Method != http.MethodGet {
+			t.Errorf("second up made %s %s", c.Method, c.Path)
+		}
+	}
+	rep, err := w.eng.Down(ctx, g, st, saver)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if left := w.owned("acme-42"); len(left) != 0 {
+		t.Errorf("left after down: %v", left)
+	}
+	if len(rep.Deleted) < 12 {
+		t.Errorf("report lists %d deletions: %+v", len(rep.Deleted), rep.Deleted)
+	}
+	for _, r := range w.emu.Inventory() {
+		if r.Kind == "domain_record" {
+			t.Errorf("DNS record left: %+v", r)
+		}
+	}
+	if shared := kinds(w.emu.Inventory())["block_snapshot"]; shared != 1 {
+		t.Errorf("shared snapshot deleted by down (%d left)", shared)
+	}
+}
+
+func TestRulesTable(t *testing.T) {
+	tests := []struct {
+		name string
+		mod  func(*provision.Spec)
+		want int
+		has  string
+	}{
+		{"default", func(*provision.Spec) {}, 3 + 4*5, "UDP/51871/10.0.0.4/32"},
+		{"edge", func(s *provision.Spec) { s.ExposeEdgeOnControlPlane = true }, 3 + 4*5 + 2, "TCP/443/0.0.0.0/0"},
+		{"tunnel", func(s *provision.Spec) { s.CiliumTunnelMode = true }, 3 + 4*6, "UDP/8472/10.0.0.1/32"},
+		{"two admins", func(s *provision.Spec) { s.AdminCIDRs = []string{"1.2.3.0/24", "5.6.7.8/32"} }, 6 + 4*5, "TCP/50000/5.6.7.8/32"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := provision.DefaultSpec()
+			tt.mod(&s)
+			rs := Rules(s, []string{"10.0.0.1", "10.0.0.2", "10.0.0.3", "10.0.0.4"})
+			var found bool
+			for _, r := range rs {
+				found = found || fmt.Sprintf("%s/%d/%s", r.Protocol, r.Port, r.From) == tt.has
+				if r.Port == 80 && !s.ExposeEdgeOnControlPlane {
+					t.Error("port 80 open without expose_edge_on_control_plane")
+				}
+			}
+			if len(rs) != tt.want || !found {
+				t.Errorf("%d rules (want %d), has %s: %v", len(rs), tt.want, tt.has, found)
+			}
+		})
+	}
+}
+
+func TestQuotaOnThirdServer(t *testing.T) {
+	ctx := context.Background()
+	w := newWorld(t, scwsim.Options{Quotas: map[string]int{"instances": 2}})
+	spec := testSpec("")
+	st, _ := provision.NewState("quota-1", spec)
+	saver := provision.NewMemorySaver()
+	g := w.graph(t, spec)
+	err := w.eng.Up(ctx, g, st, saver)
+	if err == nil || !strings.Contains(err.Error(), "quota exceeded in fr-par-1 (limit 2") || !strings.Contains(err.Error(), "raise the quota") ||
+		!strings.Contains(err.Error(), "poc-quota-1-cp-") {
+		t.Fatalf("err = %v, want a quota message naming the server and the limit", err)
+	}
+	saved, _ := saver.Last()
+	if saved == nil || len(saved.Resources) < 8 {
+		t.Fatalf("state after the failure records %v", saved)
+	}
+	if _, err := w.eng.Down(ctx, g, saved, saver); err != nil {
+		t.Fatal(err)
+	}
+	if left := w.owned("quota-1"); len(left) != 0 {
+		t.Errorf("left after down: %v", left)
+	}
+}
+
+func TestOutOfStockPreflight(t *testing.T) {
+	w := newWorld(t, scwsim.Options{Stock: map[string]int{"EM-A116X-SSD": 0}})
+	spec := testSpec("")
+	st, _ := provision.NewState("stock-1", spec)
+	err := w.eng.Up(context.Background(), w.graph(t, spec), st, provision.NewMemorySaver())
+	if err == nil || !strings.Contains(err.Error(), "out of stock in fr-par-1") || !strings.Contains(err.Error(), "nothing was created") {
+		t.Fatalf("err = %v", err)
+	}
+	if n := len(w.emu.Inventory()); n != 0 {
+		t.Errorf("%d resources created despite the pre-flight failure", n)
+	}
+}
+
+func TestPrefixClustersSideBySide(t *testing.T) {
+	ctx := context.Background()
+	w := newWorld(t, scwsim.Options{})
+	spec := testSpec("example.com")
+	s4, _ := provision.NewState("t-4", spec)
+	s42, _ := provision.NewState("t-42", spec)
+	g4, g42 := w.graph(t, spec), w.graph(t, spec)
+	errs := make(chan error, 2)
+	go func() { errs <- w.eng.Up(ctx, g42, s42, provision.NewMemorySaver()) }()
+	go func() { errs <- w.eng.Up(ctx, g4, s4, provision.NewMemorySaver()) }()
+	for range 2 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	before42 := w.owned("t-42")
+	// t-4 loses its state: its down must find its own by exact tag only.
+	fresh, _ := provision.NewState("t-4", spec)
+	if _, err := w.eng.Down(ctx, g4, fresh, provision.NewMemorySaver()); err != nil {
+		t.Fatal(err)
+	}
+	if left := w.owned("t-4"); len(left) != 0 {
+		t.Errorf("t-4 left: %v", left)
+	}
+	after42 := w.owned("t-42")
+	if len(after42) != len(before42) || len(after42) < 12 {
+		t.Errorf("t-42 had %d resources, now %d", len(before42), len(after42))
+	}
+	if _, err := w.eng.Down(ctx, g42, s42, provision.NewMemorySaver()); err != nil {
+		t.Fatal(err)
+	}
+	if left := w.owned("t-42"); len(left) != 0 {
+		t.Errorf("t-42 left: %v", left)
+	}
+}
+
+func TestFaultsConverge(t *testing.T) {
+	ctx := context.Background()
+	w := newWorld(t, scwsim.Options{Faults: scwsim.Faults{Seed: 7, Rate5xx: 0.1, Rate429: 0.1, AfterEffectRate: 0.05}})
+	spec := testSpec("example.com")
+	st, _ := provision.NewState("flaky-1", spec)
+	saver := provision.NewMemorySaver()
+	g := w.graph(t, spec)
+	if err := w.eng.Up(ctx, g, st, saver); err != nil {
+		t.Fatal(err)
+	}
+	got := kinds(w.owned("flaky-1"))
+	if got["instance_server"] != 3 || got["instance_ip"] != 3 || got["block_volume"] != 3 || got["baremetal_server"] != 1 {
+		t.Errorf("inventory under faults (duplicates?): %v", got)
+	}
+	if _, err := w.eng.Down(ctx, g, st, saver); err != nil {
+		t.Fatal(err)
+	}
+	if left := w.owned("flaky-1"); len(left) != 0 {
+		t.Errorf("left: %v", left)
+	}
+}
+
+// crashSaver fails every save after the first n.
+type crashSaver struct {
+	*provision.MemorySaver
+	n     int32
+	count atomic.Int32
+}
+
+func (c *crashSaver) Save(ctx context.Context, st *provision.State) error {
+	if c.count.Add(1) > c.n {
+		return errors.New("injected crash")
+	}
+	return c.MemorySaver.Save(ctx, st)
+}
+
+func TestCrashAtEveryStep(t *testing.T) {
+	ctx := context.Background()
+	w := newWorld(t, scwsim.Options{TimeFactor: 0.0005})
+	spec := testSpec("")
+	// count the saves of a clean run.
+	ms := provision.NewMemorySaver()
+	st0, _ := provision.NewState("count-0", spec)
+	g0 := w.graph(t, spec)
+	if err := w.eng.Up(ctx, g0, st0, ms); err != nil {
+		t.Fatal(err)
+	}
+	_, total := ms.Last()
+	if _, err := w.eng.Down(ctx, g0, st0, ms); err != nil {
+		t.Fatal(err)
+	}
+	for k := 0; k < total; k++ {
+		id := fmt.Sprintf("crash-%d", k)
+		st, _ := provision.NewState(id, spec)
+		g := w.graph(t, spec)
+		cs := &crashSaver{MemorySaver: provision.NewMemorySaver(), n: int32(k)}
+		// a run may need a save or two fewer than the counted one (a status already recorded).
+		_ = w.eng.Up(ctx, g, st, cs)
+		resumed, _ := cs.Last()
+		if resumed == nil {
+			resumed, _ = provision.NewState(id, spec)
+		}
+		ms := provision.NewMemorySaver()
+		if err := w.eng.Up(ctx, g, resumed, ms); err != nil {
+			t.Fatalf("resume after crash %d: %v", k, err)
+		}
+		got := kinds(w.owned(id))
+		if got["instance_server"] != 3 || got["instance_ip"] != 3 || got["block_volume"] != 3 ||
+			got["baremetal_server"] != 1 || got["instance_security_group"] != 1 || got["iam_ssh_key"] != 1 {
+			t.Errorf("crash %d: inventory after resume %v", k, got)
+		}
+		if _, err := w.eng.Down(ctx, g, resumed, ms); err != nil {
+			t.Fatalf("down after crash %d: %v", k, err)
+		}
+		if left := w.owned(id); len(left) != 0 {
+			t.Errorf("crash %d: left %v", k, left)
+		}
+	}
+	t.Logf("crash injected after each of %d saves", total)
+}
