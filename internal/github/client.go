@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -366,7 +367,8 @@ func (c *Client) AddLabel(ctx context.Context, number int, label string) error {
 
 // RemoveLabel removes a label; a label already absent is not an error.
 func (c *Client) RemoveLabel(ctx context.Context, number int, label string) error {
-	resp, err := c.gh.Issues.RemoveLabelForIssue(ctx, c.owner, c.repo, number, label)
+	// go-github puts the name in the path unescaped; "poc/keep" must travel as "poc%2Fkeep".
+	resp, err := c.gh.Issues.RemoveLabelForIssue(ctx, c.owner, c.repo, number, url.PathEscape(label))
 	if err != nil {
 		if resp != nil && resp.StatusCode == http.StatusNotFound {
 			return nil

@@ -38,6 +38,7 @@ type Sticky struct {
 	marker string
 	min    time.Duration
 	gen    int64
+	check  func(existing string) bool
 	log    *slog.Logger
 
 	wmu sync.Mutex // serializes writes, so that bodies reach GitHub in order
@@ -75,6 +76,23 @@ func (s *Sticky) WithGeneration(gen int64) *Sticky {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.gen = gen
+	s.check = func(existing string) bool {
+		if m := generationRE.FindStringSubmatch(existing); m != nil {
+			theirs, _ := strconv.ParseInt(m[1], 10, 64)
+			return theirs <= gen
+		}
+		return true
+	}
+	return s
+}
+
+// WithOverwriteCheck installs the rule deciding whether the comment's current body may be
+// replaced (e.g. commands.ShouldOverwrite with the run's serial). When it says no, the editor
+// stops and returns ErrSuperseded. It costs one read before each edit.
+func (s *Sticky) WithOverwriteCheck(ok func(existing string) bool) *Sticky {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.check = ok
 	return s
 }
 
@@ -198,7 +216,7 @@ func (s *Sticky) flush(ctx context.Context, fromTimer bool) error {
 // write runs under wmu.
 func (s *Sticky) write(ctx context.Context, body string) error {
 	s.mu.Lock()
-	id, written, gen := s.id, s.written, s.gen
+	id, written, check := s.id, s.written, s.check
 	s.mu.Unlock()
 	var current *Comment
 	if id == 0 {
@@ -210,7 +228,7 @@ func (s *Sticky) write(ctx context.Context, body string) error {
 			id, current = c.ID, &c
 		}
 	}
-	if id != 0 && gen != 0 {
+	if id != 0 && check != nil {
 		if current == nil {
 			c, err := s.api.GetComment(ctx, id)
 			if err != nil && !errors.Is(err, ErrNotFound) {
@@ -220,12 +238,8 @@ func (s *Sticky) write(ctx context.Context, body string) error {
 				current = &c
 			}
 		}
-		if current != nil {
-			if m := generationRE.FindStringSubmatch(current.Body); m != nil {
-				if theirs, _ := strconv.ParseInt(m[1], 10, 64); theirs > gen {
-					return ErrSuperseded
-				}
-			}
+		if current != nil && !check(current.Body) {
+			return ErrSuperseded
 		}
 	}
 	if id != 0 && body == written {

@@ -52,10 +52,18 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	c := &call{w: w, r: r, path: r.URL.Path}
+	escaped := r.URL.EscapedPath()
 	if p, ok := strings.CutPrefix(c.path, "/api/v3"); ok && (p == "" || strings.HasPrefix(p, "/")) {
 		c.path, c.prefix = p, "/api/v3"
+		escaped = strings.TrimPrefix(escaped, "/api/v3")
 	}
-	c.seg = strings.Split(strings.Trim(c.path, "/"), "/")
+	// Split before unescaping: a label like "poc/keep" travels as one segment, "poc%2Fkeep".
+	c.seg = strings.Split(strings.Trim(escaped, "/"), "/")
+	for i, sg := range c.seg {
+		if u, err := url.PathUnescape(sg); err == nil {
+			c.seg[i] = u
+		}
+	}
 	s.authenticate(c)
 	defer func() {
 		s.requests = append(s.requests, Request{Method: r.Method, Path: c.path, Query: r.URL.RawQuery,
@@ -311,7 +319,7 @@ func (s *Server) issueRoute(c *call, r *repo) {
 	case n == 6 && seg[5] == "labels" && m == http.MethodPost:
 		s.addLabels(c, is)
 	case n == 7 && seg[5] == "labels" && m == http.MethodDelete:
-		name, _ := url.PathUnescape(seg[6])
+		name := seg[6]
 		for i, l := range is.labels {
 			if strings.EqualFold(l, name) {
 				is.labels = append(is.labels[:i], is.labels[i+1:]...)
