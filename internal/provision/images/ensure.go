@@ -56,7 +56,7 @@ type Options struct {
 	HTTPClient *http.Client
 	Log        *slog.Logger
 	// PartSize is the upload buffer (the S3 multipart part size); default
-	// 8 MiB. With PartConcurrency (default 4) it bounds the memory in flight.
+	// 5 MiB (the S3 minimum). With PartConcurrency (default 3) it bounds the memory in flight.
 	PartSize        int
 	PartConcurrency int
 }
@@ -259,11 +259,11 @@ func stream(ctx context.Context, hc *http.Client, bucket *blob.Bucket, key, imag
 
 	partSize := opts.PartSize
 	if partSize <= 0 {
-		partSize = 8 << 20
+		partSize = 5 << 20
 	}
 	conc := opts.PartConcurrency
 	if conc <= 0 {
-		conc = 4
+		conc = 3
 	}
 	// Cancelling wctx before Close aborts the upload: no object is created.
 	wctx, cancel := context.WithCancel(ctx)

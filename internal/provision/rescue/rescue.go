@@ -1,0 +1,508 @@
+package rescue
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/url"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/crypto/ssh"
+)
+
+// Target says how to reach the rescue system.
+type Target struct {
+	// Addr is host:port of the rescue SSH server.
+	Addr string
+	User string
+	// Password and/or Signer authenticate; Scaleway's rescue boot gives a
+	// password, and the cluster's SSH key is registered as well.
+	Password string
+	Signer   ssh.Signer
+	// ExpectedHostKey, when set (a "SHA256:…" fingerprint or an
+	// authorized_keys line), must match the server's key. Empty means
+	// trust on first use: the key seen is returned in Result.HostKey for the
+	// caller to record in the state.
+	ExpectedHostKey string
+	// Disk forces the install disk (e.g. "sda" or "/dev/sda"); empty picks
+	// the first whole disk without mounted partitions.
+	Disk string
+	// WaitTimeout bounds the wait for SSH to answer (default 10 min: a
+	// rescue reboot takes 3–5 min). RetryInterval is the pause between
+	// attempts (default 5 s).
+	WaitTimeout   time.Duration
+	RetryInterval time.Duration
+	// WriteTimeout bounds the image write and check (default 30 min).
+	WriteTimeout time.Duration
+}
+
+// Result describes what was written.
+type Result struct {
+	// Disk is the device path written, e.g. /dev/sda.
+	Disk         string
+	DiskSize     int64
+	BytesWritten int64
+	// SHA256 is the hex sha256 of the decompressed image as written and as
+	// read back.
+	SHA256 string
+	// HostKey is the rescue server's host key fingerprint (SHA256:…), and
+	// HostKeyLine the same key in authorized_keys form.
+	HostKey     string
+	HostKeyLine string
+}
+
+// ErrHostKeyMismatch is returned when the server's key differs from
+// Target.ExpectedHostKey.
+var ErrHostKeyMismatch = errors.New("rescue host key mismatch")
+
+// TriggerHash keys the "write image" operation: it runs again only when the
+// image URL, the disk or the server changes.
+func TriggerHash(imageURL, disk, serverID string) string {
+	h := sha256.New()
+	for _, s := range []string{"rescue-write/v1", imageURL, disk, serverID} {
+		// Length-prefix each field so that ("ab","c") and ("a","bc") differ.
+		fmt.Fprintf(h, "%d:%s\n", len(s), s)
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// WriteImage writes the zstd-compressed raw image at imageURL to the rescue
+// system's install disk and checks it. See the package doc.
+func WriteImage(ctx context.Context, t Target, imageURL string, log *slog.Logger) (Result, error) {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	if err := checkURL(imageURL); err != nil {
+		return Result{}, err
+	}
+	client, hk, err := Dial(ctx, t, log)
+	if err != nil {
+		return Result{}, err
+	}
+	defer client.Close()
+	res := Result{HostKey: ssh.FingerprintSHA256(hk), HostKeyLine: strings.TrimSpace(string(ssh.MarshalAuthorizedKey(hk)))}
+	if t.ExpectedHostKey == "" {
+		log.Info("recorded rescue host key "+res.HostKey, "addr", t.Addr)
+	}
+
+	wt := t.WriteTimeout
+	if wt <= 0 {
+		wt = 30 * time.Minute
+	}
+	ctx, cancel := context.WithTimeout(ctx, wt)
+	defer cancel()
+
+	out, _, err := run(ctx, client, LsblkCommand, nil)
+	if err != nil {
+		return res, fmt.Errorf("list disks on rescue system %s: %w", t.Addr, err)
+	}
+	disk, err := ChooseDisk(out, t.Disk)
+	if err != nil {
+		return res, fmt.Errorf("rescue system %s: %w", t.Addr, err)
+	}
+	res.Disk, res.DiskSize = "/dev/"+disk.Name, disk.Size
+	log.Info("writing Talos image to disk", "disk", res.Disk, "disk_bytes", disk.Size, "image", imageURL)
+
+	start := time.Now()
+	var (
+		streamSum string
+		written   int64 = -1
+		lastLog   time.Time
+	)
+	_, stderr, err := run(ctx, client, WriteCommand(imageURL, disk.Name), func(line string) {
+		switch {
+		case hexLine.MatchString(line):
+			streamSum = line[:64]
+		case ddBytes.MatchString(line):
+			n, _ := strconv.ParseInt(ddBytes.FindStringSubmatch(line)[1], 10, 64)
+			written = n
+			if time.Since(lastLog) >= 5*time.Second {
+				lastLog = time.Now()
+				log.Info("dd progress", "disk", res.Disk, "progress", line)
+			}
+		}
+	})
+	if err != nil {
+		return res, fmt.Errorf("write %s to %s on rescue system %s: %w; output: %s", imageURL, res.Disk, t.Addr, err, tail(stderr))
+	}
+	if streamSum == "" || written <= 0 {
+		return res, fmt.Errorf("write %s to %s on rescue system %s: the pipeline ended without reporting its sha256 and byte count (got %q, %d); output: %s", imageURL, res.Disk, t.Addr, streamSum, written, tail(stderr))
+	}
+	res.BytesWritten = written
+	log.Info("image written", "disk", res.Disk, "bytes", written, "sha256", streamSum, "duration", time.Since(start).Round(time.Millisecond))
+
+	out, stderr, err = run(ctx, client, VerifyCommand(disk.Name, written), nil)
+	if err != nil {
+		return res, fmt.Errorf("read back %s on rescue system %s: %w; output: %s", res.Disk, t.Addr, err, tail(stderr))
+	}
+	back := strings.TrimSpace(string(out))
+	if len(back) < 64 || back[:64] != streamSum {
+		return res, fmt.Errorf("image check failed on %s (rescue system %s): the first %d bytes read back hash to %.64s, the stream written hashed to %s; the disk may be failing: write again", res.Disk, t.Addr, written, back, streamSum)
+	}
+	res.SHA256 = streamSum
+	log.Info("image checked on disk", "disk", res.Disk, "bytes", written, "sha256", streamSum)
+	return res, nil
+}
+
+var (
+	hexLine = regexp.MustCompile(`^[0-9a-f]{64}  -$`)
+	ddBytes = regexp.MustCompile(`^(\d+) bytes`)
+)
+
+func checkURL(u string) error {
+	p, err := url.Parse(u)
+	if err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" {
+		return fmt.Errorf("image URL %q is not an http(s) URL", u)
+	}
+	if strings.ContainsFunc(u, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
+		return fmt.Errorf("image URL %q contains control characters", u)
+	}
+	return nil
+}
+
+// ShellQuote quotes s for a POSIX shell.
+func ShellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// LsblkCommand lists block devices as JSON, sizes in bytes.
+const LsblkCommand = "lsblk -J -b -o NAME,SIZE,TYPE,MOUNTPOINT,RO,RM"
+
+// WriteCommand is the write pipeline. pipefail makes a curl or zstd failure
+// fail the whole command (dd alone would exit 0 on a truncated stream);
+// tee >(sha256sum >&2) hashes the bytes handed to dd; iflag=fullblock keeps
+// dd's 4 MiB blocks whole when reading from a pipe; oflag=direct bypasses the
+// page cache so that dd's progress is the disk's.
+func WriteCommand(imageURL, disk string) string {
+	return "set -o pipefail; curl -fsSL --retry 5 --retry-connrefused -- " + ShellQuote(imageURL) +
+		" | zstd -dc | tee >(sha256sum >&2) | dd of=" + ShellQuote("/dev/"+disk) +
+		" bs=4M iflag=fullblock oflag=direct status=progress"
+}
+
+// VerifyCommand syncs, then hashes the first n bytes of the disk, read with
+// O_DIRECT when n is sector-aligned (O_DIRECT refuses a partial sector).
+func VerifyCommand(disk string, n int64) string {
+	iflag := "count_bytes"
+	if n%512 == 0 {
+		iflag += ",direct"
+	}
+	return "set -o pipefail; sync && dd if=" + ShellQuote("/dev/"+disk) + " bs=4M iflag=" + iflag +
+		" count=" + strconv.FormatInt(n, 10) + " status=none | sha256sum"
+}
+
+// Disk is a whole disk seen by lsblk.
+type Disk struct {
+	Name string
+	Size int64
+	// Mounts lists the mountpoints on the disk or its partitions.
+	Mounts []string
+}
+
+type lsblkDev struct {
+	Name       string     `json:"name"`
+	Size       flexInt    `json:"size"`
+	Type       string     `json:"type"`
+	Mountpoint *string    `json:"mountpoint"`
+	RO         flexBool   `json:"ro"`
+	RM         flexBool   `json:"rm"`
+	Children   []lsblkDev `json:"children"`
+}
+
+// flexInt accepts lsblk's numbers (util-linux ≥ 2.33) and strings (older).
+type flexInt int64
+
+func (f *flexInt) UnmarshalJSON(b []byte) error {
+	s := strings.Trim(string(b), `"`)
+	if s == "null" || s == "" {
+		return nil
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	*f = flexInt(n)
+	return err
+}
+
+// flexBool accepts true/false and "0"/"1".
+type flexBool bool
+
+func (f *flexBool) UnmarshalJSON(b []byte) error {
+	switch strings.Trim(string(b), `"`) {
+	case "true", "1":
+		*f = true
+	}
+	return nil
+}
+
+var diskName = regexp.MustCompile(`^[a-z][a-z0-9]*$`)
+
+func mounts(d lsblkDev) []string {
+	var out []string
+	if d.Mountpoint != nil && *d.Mountpoint != "" {
+		out = append(out, *d.Mountpoint)
+	}
+	for _, c := range d.Children {
+		out = append(out, mounts(c)...)
+	}
+	return out
+}
+
+// ChooseDisk picks the install disk from lsblk -J output: a whole disk
+// (type disk, not read-only, not removable) without mounted partitions.
+// With want set, that disk must exist and be unmounted. Otherwise the first
+// eligible disk by name is taken (sda before sdb, nvme0n1 before nvme1n1).
+func ChooseDisk(lsblkJSON []byte, want string) (Disk, error) {
+	var doc struct {
+		Blockdevices []lsblkDev `json:"blockdevices"`
+	}
+	if err := json.Unmarshal(lsblkJSON, &doc); err != nil {
+		return Disk{}, fmt.Errorf("parse lsblk output: %w", err)
+	}
+	want = strings.TrimPrefix(want, "/dev/")
+	var ok []Disk
+	var refused []string
+	for _, d := range doc.Blockdevices {
+		if d.Type != "disk" || !diskName.MatchString(d.Name) {
+			continue
+		}
+		disk := Disk{Name: d.Name, Size: int64(d.Size), Mounts: mounts(d)}
+		if want != "" && d.Name != want {
+			continue
+		}
+		switch {
+		case len(disk.Mounts) > 0:
+			refused = append(refused, fmt.Sprintf("/dev/%s has mounted filesystems (%s)", d.Name, strings.Join(disk.Mounts, ", ")))
+		case bool(d.RO):
+			refused = append(refused, fmt.Sprintf("/dev/%s is read-only", d.Name))
+		case bool(d.RM):
+			refused = append(refused, fmt.Sprintf("/dev/%s is removable", d.Name))
+		case d.Size <= 0:
+			refused = append(refused, fmt.Sprintf("/dev/%s has no size", d.Name))
+		default:
+			ok = append(ok, disk)
+		}
+	}
+	if len(ok) == 0 {
+		if want != "" && len(refused) == 0 {
+			return Disk{}, fmt.Errorf("install disk /dev/%s not found by lsblk", want)
+		}
+		if len(refused) == 0 {
+			return Disk{}, errors.New("no whole disk found by lsblk: is the server booted in rescue mode?")
+		}
+		return Disk{}, fmt.Errorf("refusing to write the image: %s; unmount it or pick another disk", strings.Join(refused, "; "))
+	}
+	slices.SortFunc(ok, func(a, b Disk) int { return strings.Compare(a.Name, b.Name) })
+	return ok[0], nil
+}
+
+func tail(b []byte) string {
+	s := strings.TrimSpace(strings.ReplaceAll(string(b), "\r", "\n"))
+	if len(s) > 600 {
+		s = "…" + s[len(s)-600:]
+	}
+	return s
+}
+
+// lineWriter splits a stream on \n and \r (dd's progress uses \r) and keeps
+// a copy of everything.
+type lineWriter struct {
+	mu   sync.Mutex
+	buf  bytes.Buffer
+	all  bytes.Buffer
+	line func(string)
+}
+
+func (w *lineWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.all.Len() < 1<<20 {
+		w.all.Write(p)
+	}
+	w.buf.Write(p)
+	for {
+		b := w.buf.Bytes()
+		i := bytes.IndexAny(b, "\r\n")
+		if i < 0 {
+			break
+		}
+		if l := strings.TrimSpace(string(b[:i])); l != "" && w.line != nil {
+			w.line(l)
+		}
+		w.buf.Next(i + 1)
+	}
+	return len(p), nil
+}
+
+func (w *lineWriter) flush() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if l := strings.TrimSpace(w.buf.String()); l != "" && w.line != nil {
+		w.line(l)
+	}
+	w.buf.Reset()
+}
+
+// run executes cmd in a new session; stderr lines go to onLine as they
+// come. Cancelling ctx closes the session.
+func run(ctx context.Context, c *ssh.Client, cmd string, onLine func(string)) (stdout, stderr []byte, err error) {
+	s, err := c.NewSession()
+	if err != nil {
+		return nil, nil, fmt.Errorf("open SSH session: %w", err)
+	}
+	defer s.Close()
+	var out bytes.Buffer
+	ew := &lineWriter{line: onLine}
+	s.Stdout = &limitedBuffer{b: &out, max: 4 << 20}
+	s.Stderr = ew
+	done := make(chan error, 1)
+	go func() { done <- s.Run(cmd) }()
+	select {
+	case err = <-done:
+	case <-ctx.Done():
+		_ = s.Signal(ssh.SIGKILL)
+		_ = s.Close()
+		err = fmt.Errorf("command cut short: %w", ctx.Err())
+	}
+	ew.flush()
+	ew.mu.Lock()
+	defer ew.mu.Unlock()
+	return out.Bytes(), ew.all.Bytes(), err
+}
+
+type limitedBuffer struct {
+	b   *bytes.Buffer
+	max int
+}
+
+func (l *limitedBuffer) Write(p []byte) (int, error) {
+	if l.b.Len()+len(p) > l.max {
+		return 0, errors.New("command output too large")
+	}
+	return l.b.Write(p)
+}
+
+// Dial connects to the rescue system, retrying until SSH answers or
+// WaitTimeout passes. It returns the client and the server's host key.
+func Dial(ctx context.Context, t Target, log *slog.Logger) (*ssh.Client, ssh.PublicKey, error) {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	if t.Password == "" && t.Signer == nil {
+		return nil, nil, errors.New("rescue SSH: no password and no key to authenticate with")
+	}
+	wait := t.WaitTimeout
+	if wait <= 0 {
+		wait = 10 * time.Minute
+	}
+	every := t.RetryInterval
+	if every <= 0 {
+		every = 5 * time.Second
+	}
+	var auth []ssh.AuthMethod
+	if t.Signer != nil {
+		auth = append(auth, ssh.PublicKeys(t.Signer))
+	}
+	if t.Password != "" {
+		pw := t.Password
+		auth = append(auth, ssh.Password(pw), ssh.KeyboardInteractive(func(_, _ string, qs []string, _ []bool) ([]string, error) {
+			ans := make([]string, len(qs))
+			for i := range ans {
+				ans[i] = pw
+			}
+			return ans, nil
+		}))
+	}
+	expect, err := parseExpected(t.ExpectedHostKey)
+	if err != nil {
+		return nil, nil, err
+	}
+
+	deadline := time.Now().Add(wait)
+	ctx, cancel := context.WithDeadline(ctx, deadline)
+	defer cancel()
+	const maxAuthFailures = 3
+	authFailures := 0
+	for attempt := 1; ; attempt++ {
+		var seen ssh.PublicKey
+		cfg := &ssh.ClientConfig{
+			User: t.User,
+			Auth: auth,
+			HostKeyCallback: func(_ string, _ net.Addr, key ssh.PublicKey) error {
+				seen = key
+				if expect != "" && ssh.FingerprintSHA256(key) != expect {
+					return fmt.Errorf("%w: %s presents %s, the state recorded %s; the server may have been rebooted into rescue again (clear the recorded key) or someone is in the middle", ErrHostKeyMismatch, t.Addr, ssh.FingerprintSHA256(key), expect)
+				}
+				return nil
+			},
+			Timeout: 15 * time.Second,
+		}
+		c, err := dialOnce(ctx, t.Addr, cfg)
+		if err == nil {
+			if attempt > 1 {
+				log.Info("rescue SSH answered", "addr", t.Addr, "attempts", attempt)
+			}
+			return c, seen, nil
+		}
+		if errors.Is(err, ErrHostKeyMismatch) {
+			return nil, nil, err
+		}
+		if strings.Contains(err.Error(), "unable to authenticate") {
+			authFailures++
+			if authFailures >= maxAuthFailures {
+				return nil, nil, fmt.Errorf("rescue SSH %s refused user %q %d times: check the rescue credentials and the registered SSH key: %w", t.Addr, t.User, authFailures, err)
+			}
+		}
+		if attempt == 1 || attempt%6 == 0 {
+			log.Info("waiting for rescue SSH", "addr", t.Addr, "attempt", attempt, "error", err.Error())
+		}
+		select {
+		case <-ctx.Done():
+			return nil, nil, fmt.Errorf("rescue SSH on %s did not answer within %v (%d attempts; last error: %v): is the server in rescue mode and port open?", t.Addr, wait, attempt, err)
+		case <-time.After(every):
+		}
+	}
+}
+
+func dialOnce(ctx context.Context, addr string, cfg *ssh.ClientConfig) (*ssh.Client, error) {
+	d := net.Dialer{Timeout: 10 * time.Second}
+	conn, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	// The handshake has its own deadline; a half-started sshd must not hang us.
+	hd := time.Now().Add(cfg.Timeout)
+	if dl, ok := ctx.Deadline(); ok && dl.Before(hd) {
+		hd = dl
+	}
+	_ = conn.SetDeadline(hd)
+	cc, chans, reqs, err := ssh.NewClientConn(conn, addr, cfg)
+	if err != nil {
+		conn.Close()
+		return nil, err
+	}
+	_ = conn.SetDeadline(time.Time{})
+	return ssh.NewClient(cc, chans, reqs), nil
+}
+
+// parseExpected turns an authorized_keys line or a fingerprint into a
+// fingerprint.
+func parseExpected(s string) (string, error) {
+	s = strings.TrimSpace(s)
+	if s == "" || strings.HasPrefix(s, "SHA256:") {
+		return s, nil
+	}
+	k, _, _, _, err := ssh.ParseAuthorizedKey([]byte(s))
+	if err != nil {
+		return "", fmt.Errorf("expected rescue host key is neither a SHA256: fingerprint nor an authorized_keys line: %w", err)
+	}
+	return ssh.FingerprintSHA256(k), nil
+}
