@@ -1,0 +1,140 @@
+package github
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	simgh "github.com/pocbot/pocbot/internal/sim/github"
+)
+
+const marker = "<!-- pocbot:status:acme-web-1 -->"
+
+func TestStickyThrottlesAndLastBodyWins(t *testing.T) {
+	w := startWorld(t)
+	c := w.mustApp(t, nil)
+	ctx := testCtx(t)
+	n := w.sim.AddIssue(testRepo, simgh.Issue{})
+	s := NewSticky(c, n, marker, 150*time.Millisecond)
+
+	start := time.Now()
+	var wg sync.WaitGroup
+	for g := range 4 { // progress callbacks from parallel steps
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 25 {
+				if err := s.Update(ctx, fmt.Sprintf("step %d of worker %d", i, g)); err != nil {
+					t.Error(err)
+				}
+				time.Sleep(2 * time.Millisecond)
+			}
+		}()
+	}
+	wg.Wait()
+	if err := s.Update(ctx, "final"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	elapsed := time.Since(start)
+	cs := w.sim.Comments(testRepo, n)
+	if len(cs) != 1 {
+		t.Fatalf("%d comments, want one sticky comment", len(cs))
+	}
+	if cs[0].Body != marker+"\nfinal" {
+		t.Fatalf("body %q, want the last one", cs[0].Body)
+	}
+	// At most one write per interval, plus the first one and the flush.
+	maxWrites := int(elapsed/(150*time.Millisecond)) + 2
+	if got := s.Writes(); got > maxWrites || got < 2 {
+		t.Fatalf("%d writes in %v for 101 updates, want 2..%d", got, elapsed, maxWrites)
+	}
+	if s.ID() != cs[0].ID || !strings.Contains(s.URL(), fmt.Sprint(cs[0].ID)) {
+		t.Fatalf("ID %d URL %q", s.ID(), s.URL())
+	}
+}
+
+func TestStickyDeferredWriteHappensWithoutFlush(t *testing.T) {
+	w := startWorld(t)
+	c := w.mustApp(t, nil)
+	ctx := testCtx(t)
+	n := w.sim.AddIssue(testRepo, simgh.Issue{})
+	s := NewSticky(c, n, marker, 50*time.Millisecond)
+	if err := s.Update(ctx, "one"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Update(ctx, "two"); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		cs := w.sim.Comments(testRepo, n)
+		if len(cs) == 1 && strings.HasSuffix(cs[0].Body, "two") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("deferred edit never arrived: %+v", cs)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func TestStickyFindsExistingAndRespectsNewerRun(t *testing.T) {
+	w := startWorld(t)
+	c := w.mustApp(t, nil)
+	ctx := testCtx(t)
+	n := w.sim.AddIssue(testRepo, simgh.Issue{})
+	w.sim.AddComment(testRepo, n, "alice", "/poc up")
+
+	older := NewSticky(c, n, marker, 0).WithGeneration(100)
+	if err := older.Update(ctx, "older run: provisioning"); err != nil {
+		t.Fatal(err)
+	}
+	// A newer run starts in a new process: finds the comment by its marker and takes it over.
+	newer := NewSticky(c, n, marker, 0).WithGeneration(200)
+	if err := newer.Update(ctx, "newer run: ready"); err != nil {
+		t.Fatal(err)
+	}
+	if newer.ID() != older.ID() {
+		t.Fatalf("newer run created comment %d instead of editing %d", newer.ID(), older.ID())
+	}
+	// The older run wakes up late: it must not overwrite the newer body.
+	if err := older.Update(ctx, "older run: failed"); !errors.Is(err, ErrSuperseded) {
+		t.Fatalf("older run: err = %v, want ErrSuperseded", err)
+	}
+	if err := older.Update(ctx, "again"); !errors.Is(err, ErrSuperseded) {
+		t.Fatalf("older run stays superseded: %v", err)
+	}
+	cs := w.sim.Comments(testRepo, n)
+	if len(cs) != 2 || !strings.Contains(cs[1].Body, "newer run: ready") || !strings.Contains(cs[1].Body, "pocbot-generation: 200") {
+		t.Fatalf("comments %+v", cs)
+	}
+	// A custom rule (commands.ShouldOverwrite) works the same way; an id from the state skips the search.
+	before := len(w.sim.Requests())
+	custom := NewSticky(c, n, marker, 0).WithCommentID(cs[1].ID).WithOverwriteCheck(func(existing string) bool {
+		return !strings.Contains(existing, "ready")
+	})
+	if err := custom.Update(ctx, "x"); !errors.Is(err, ErrSuperseded) {
+		t.Fatalf("custom check: %v", err)
+	}
+	for _, r := range w.sim.Requests()[before:] {
+		if r.Method == "GET" && strings.HasSuffix(r.Path, "/comments") {
+			t.Fatalf("listed comments although the id was known: %+v", r)
+		}
+	}
+}
+
+func TestStickyReportsErrors(t *testing.T) {
+	w := startWorld(t)
+	c := w.mustApp(t, nil)
+	ctx := testCtx(t)
+	s := NewSticky(c, 4242, marker, 0) // no such issue
+	if err := s.Update(ctx, "x"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("err = %v", err)
+	}
+}
