@@ -47,7 +47,13 @@ type world struct {
 // fast is the §9 profile scaled so that a whole up takes well under a second.
 const fast = 0.002
 
-func newWorld(t *testing.T, o scwsim.Options) *world {
+func newWorld(t *testing.T, o scwsim.Options) *world { return newWorldTB(t, o) }
+
+func newWorldB(b *testing.B, factor float64) *world {
+	return newWorldTB(b, scwsim.Options{TimeFactor: factor})
+}
+
+func newWorldTB(t testing.TB, o scwsim.Options) *world {
 	t.Helper()
 	o.SecretKey = testSecret
 	o.Objects = memObjects{}

@@ -1,0 +1,69 @@
+package scaleway
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pocbot/pocbot/internal/provision"
+	scwsim "github.com/pocbot/pocbot/internal/sim/scaleway"
+)
+
+// upLatency maps each node of the driver's graph to the §9 transition it waits for, so that the
+// graph's critical path gives the lower bound of a fully parallel up on that profile.
+func upLatency(l scwsim.Latency) func(string) time.Duration {
+	return func(n string) time.Duration {
+		switch {
+		case n == NodeSnapshot:
+			return l.SnapshotImport
+		case n == NodeWorker:
+			return l.BMDelivery
+		case n == NodeSecGroup || n == NodeSecRules:
+			return l.SGRules
+		case strings.HasPrefix(n, "volume-"):
+			return l.VolumeCreate
+		case strings.HasPrefix(n, "poweron-"):
+			return l.Poweron
+		}
+		return 0
+	}
+}
+
+// BenchmarkUpDown measures up and down on the emulator with SPEC §9's proportions scaled by
+// factor, against the critical-path lower bound of that profile (target ratio <= 1.05).
+func BenchmarkUpDown(b *testing.B) {
+	const factor = 0.01
+	lat := scwsim.DefaultLatency()
+	scale := func(d time.Duration) time.Duration { return time.Duration(float64(d) * factor) }
+	for i := 0; i < b.N; i++ {
+		w := newWorldB(b, factor)
+		spec := testSpec("")
+		id := fmt.Sprintf("bench-%d", i)
+		st, _ := provision.NewState(id, spec)
+		g := provision.NewGraph()
+		if err := w.drv.Build(g, spec); err != nil {
+			b.Fatal(err)
+		}
+		upLB := scale(g.CriticalPath(upLatency(lat)))
+		// down: terminate (the boot volume is released with it), then the volume delete; the worker's delete
+		// runs beside it.
+		downLB := scale(max(lat.Terminate, lat.BMDelete))
+		ctx := context.Background()
+		t0 := time.Now()
+		if err := w.eng.Up(ctx, g, st, provision.NewMemorySaver()); err != nil {
+			b.Fatal(err)
+		}
+		up := time.Since(t0)
+		t1 := time.Now()
+		if _, err := w.eng.Down(ctx, g, st, provision.NewMemorySaver()); err != nil {
+			b.Fatal(err)
+		}
+		down := time.Since(t1)
+		b.ReportMetric(float64(up)/float64(upLB), "up/bound")
+		b.ReportMetric(float64(down)/float64(downLB), "down/bound")
+		b.Logf("factor %.3g: up %v (bound %v, ratio %.3f); down %v (bound %v, ratio %.3f)",
+			factor, up.Round(time.Millisecond), upLB, float64(up)/float64(upLB), down.Round(time.Millisecond), downLB, float64(down)/float64(downLB))
+	}
+}
