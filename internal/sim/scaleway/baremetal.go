@@ -79,7 +79,7 @@ func (e *Emulator) offerJSON(o offerInfo, z scw.Zone) map[string]any {
 		Fee: &scw.Money{CurrencyCode: "EUR"}, Options: []*baremetal.OfferOptionOffer{}, PrivateBandwidth: o.bw,
 		SharedBandwidth: true, Tags: []string{}, Gpus: []*baremetal.GPU{}, MonthlyOfferID: monthly, Zone: z,
 	}
-	return reshape(of, []string{"zone", "dual_attach"}, nil)
+	return reshape(of, []string{"dual_attach"}, nil)
 }
 
 func (e *Emulator) bmJSON(b *bmServer) map[string]any {

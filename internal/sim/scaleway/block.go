@@ -215,7 +215,11 @@ func (e *Emulator) createVolume(w http.ResponseWriter, r *http.Request, z scw.Zo
 	}
 	v := e.newVolume(z, req.Name, req.ProjectID, size, iops, req.Tags, parent)
 	gen := v.gen
-	e.after(e.lat.VolumeCreate, func() {
+	lat := e.lat.VolumeCreate
+	if parent == nil {
+		lat = e.lat.VolumeEmpty
+	}
+	e.after(lat, func() {
 		if v.gen == gen && e.vols[v.ID] == v && v.Status == "creating" {
 			v.Status = "available"
 			v.Updated = e.clock().UTC()
@@ -339,7 +343,9 @@ func (e *Emulator) createSnapshot(w http.ResponseWriter, r *http.Request, z scw.
 		blockNotFound(w, "volume", req.VolumeID)
 		return
 	}
-	if v.Status == "creating" {
+	if v.Status == "deleting" {
+		// A volume still being created can be snapshotted (recorded in
+		// block__volume-from-snapshot); one being deleted cannot.
 		transient(w, "volume", v.ID, v.Status)
 		return
 	}

@@ -168,11 +168,14 @@ func (e *Emulator) patchRecords(w http.ResponseWriter, r *http.Request, zone str
 				return
 			}
 			recs = keep
-			for _, x := range c.Set.Records {
+			for j, x := range c.Set.Records {
 				rec, err := newRec(x)
 				if err != nil {
 					invalidArg(w, fmt.Sprintf("changes.%d.set", i), err.Error())
 					return
+				}
+				if j == 0 && c.Set.ID != nil {
+					rec.ID = *c.Set.ID // a set by id updates that record in place
 				}
 				recs = append(recs, rec)
 				changed = append(changed, rec)

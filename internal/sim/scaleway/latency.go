@@ -10,13 +10,14 @@ type Latency struct {
 	Poweron          time.Duration // starting -> running: ≈ 5 s
 	Poweroff         time.Duration // stopping -> stopped: ≈ 41 s
 	StopInPlace      time.Duration // stopping -> stopped in place: ≈ 46 s
-	Terminate        time.Duration // stopping (terminating) -> gone, volumes available: ≈ 6 s (5-15 s)
+	Terminate        time.Duration // stopping (terminating) -> gone, volumes available: 5-15 s recorded, 5 s
 	Reboot           time.Duration // rebooting -> running: estimate 30 s
 	IPAttach         time.Duration // pending -> attached: ≈ 1-2 s
 	SGRules          time.Duration // syncing -> available: ≈ 1 s
-	VolumeCreate     time.Duration // creating -> available: ≈ 5 s
+	VolumeCreate     time.Duration // from snapshot, creating -> available: ≈ 5 s
+	VolumeEmpty      time.Duration // from empty, creating -> available: ≈ 1 s
 	VolumeUpdate     time.Duration // updating -> available: ≈ 5 s
-	SnapshotOfVolume time.Duration // creating -> available: 5-31 s
+	SnapshotOfVolume time.Duration // creating -> available: 5-31 s recorded, 5 s
 	SnapshotImport   time.Duration // import from object storage: ≈ 212 s
 	SnapshotDelete   time.Duration // deleting -> gone: answered at once
 	BMDelivery       time.Duration // delivering -> ready: estimate 5-15 min, 8 min
@@ -34,13 +35,14 @@ func DefaultLatency() Latency {
 		Poweron:          5 * time.Second,
 		Poweroff:         41 * time.Second,
 		StopInPlace:      46 * time.Second,
-		Terminate:        6 * time.Second,
+		Terminate:        5 * time.Second,
 		Reboot:           30 * time.Second,
 		IPAttach:         1500 * time.Millisecond,
 		SGRules:          time.Second,
 		VolumeCreate:     5 * time.Second,
+		VolumeEmpty:      time.Second,
 		VolumeUpdate:     5 * time.Second,
-		SnapshotOfVolume: 15 * time.Second,
+		SnapshotOfVolume: 5 * time.Second,
 		SnapshotImport:   212 * time.Second,
 		BMDelivery:       8 * time.Minute,
 		BMRescueReboot:   4 * time.Minute,
@@ -67,6 +69,7 @@ func (d Latency) merge(o Latency) Latency {
 	pick(&d.IPAttach, o.IPAttach)
 	pick(&d.SGRules, o.SGRules)
 	pick(&d.VolumeCreate, o.VolumeCreate)
+	pick(&d.VolumeEmpty, o.VolumeEmpty)
 	pick(&d.VolumeUpdate, o.VolumeUpdate)
 	pick(&d.SnapshotOfVolume, o.SnapshotOfVolume)
 	pick(&d.SnapshotImport, o.SnapshotImport)
