@@ -1,0 +1,289 @@
+package talos
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	machineapi "github.com/siderolabs/talos/pkg/machinery/api/machine"
+	"github.com/siderolabs/talos/pkg/machinery/client"
+	"github.com/siderolabs/talos/pkg/machinery/config/generate"
+	"github.com/siderolabs/talos/pkg/machinery/config/machine"
+	"google.golang.org/grpc/codes"
+
+	simtalos "github.com/pocbot/pocbot/internal/sim/talos"
+)
+
+var addrSeq atomic.Uint32
+
+// loopback returns a fresh 127.x.y.z address; the middle octets come from the pid so parallel
+// test binaries on the machine do not fight over 127.0.0.x:50000.
+func loopback() string {
+	pid := os.Getpid()
+	n := addrSeq.Add(1)
+
+	return fmt.Sprintf("127.%d.%d.%d", 100+pid%100, (pid/100)%250, n)
+}
+
+func startNode(t *testing.T, opts simtalos.NodeOptions) *simtalos.Node {
+	t.Helper()
+
+	opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+
+	n, err := simtalos.StartNode(context.Background(), opts)
+	if err != nil {
+		t.Fatalf("StartNode %s: %v", opts.Addr, err)
+	}
+
+	t.Cleanup(func() { _ = n.Close() })
+
+	return n
+}
+
+type testCluster struct {
+	cfg     *Configs
+	cps     []*simtalos.Node
+	worker  *simtalos.Node
+	in      Input
+	cpAddrs []string
+}
+
+// newTestCluster generates configs for three control planes and a worker on loopback addresses,
+// boots the control planes with their config as user data (cloud) and the worker in maintenance.
+func newTestCluster(t *testing.T) *testCluster {
+	t.Helper()
+
+	tc := &testCluster{cpAddrs: []string{loopback(), loopback(), loopback()}}
+	tc.in = baseInput(t)
+	tc.in.ControlPlaneIPs = tc.cpAddrs
+	tc.in.Endpoint = "https://" + tc.cpAddrs[0] + ":6443"
+
+	var err error
+
+	if tc.cfg, err = Generate(context.Background(), tc.in); err != nil {
+		t.Fatalf("Generate: %v", err)
+	}
+
+	for _, a := range tc.cpAddrs {
+		tc.cps = append(tc.cps, startNode(t, simtalos.NodeOptions{Addr: a, Mode: "cloud", UserData: tc.cfg.ControlPlane}))
+	}
+
+	tc.worker = startNode(t, simtalos.NodeOptions{Addr: loopback(), Mode: "metal", Disks: []string{"/dev/sda", "/dev/nvme0n1"}})
+
+	return tc
+}
+
+func TestRoundTrip(t *testing.T) {
+	t.Parallel()
+
+	tc := newTestCluster(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+
+	start := time.Now()
+
+	// Readyz before bootstrap fails: nothing serves the Kubernetes API yet.
+	kcEarly, err := Kubeconfig(ctx, tc.cpAddrs[0], tc.cfg.Talosconfig)
+	if err != nil {
+		t.Fatalf("Kubeconfig before bootstrap: %v", err)
+	}
+
+	shortCtx, c := context.WithTimeout(ctx, 700*time.Millisecond)
+	if err := Readyz(shortCtx, kcEarly); err == nil {
+		t.Error("Readyz succeeded before bootstrap")
+	}
+	c()
+
+	disks, err := ApplyInsecure(ctx, tc.worker.APIAddr(), tc.cfg.Worker)
+	if err != nil {
+		t.Fatalf("ApplyInsecure worker: %v", err)
+	}
+
+	if strings.Join(disks, ",") != "/dev/sda,/dev/nvme0n1" {
+		t.Errorf("disks = %v", disks)
+	}
+
+	for _, a := range append([]string{tc.worker.APIAddr()}, tc.cpAddrs...) {
+		if err := WaitTrusted(ctx, a, tc.cfg.Talosconfig); err != nil {
+			t.Fatalf("WaitTrusted %s: %v", a, err)
+		}
+	}
+
+	if err := Bootstrap(ctx, tc.cpAddrs[0], tc.cfg.Talosconfig); err != nil {
+		t.Fatalf("Bootstrap: %v", err)
+	}
+
+	// Idempotent: a rerun (on any control plane) sees AlreadyExists and calls it done.
+	for _, a := range tc.cpAddrs {
+		if err := Bootstrap(ctx, a, tc.cfg.Talosconfig); err != nil {
+			t.Errorf("second Bootstrap on %s: %v", a, err)
+		}
+	}
+
+	kc, err := Kubeconfig(ctx, tc.cpAddrs[0], tc.cfg.Talosconfig)
+	if err != nil {
+		t.Fatalf("Kubeconfig: %v", err)
+	}
+
+	if err := Readyz(ctx, kc); err != nil {
+		t.Fatalf("Readyz: %v", err)
+	}
+
+	// Through another control plane, dialling it while verifying the endpoint's name.
+	if err := ReadyzVia(ctx, kc, tc.cpAddrs[2]+":6443"); err != nil {
+		t.Errorf("ReadyzVia cp3: %v", err)
+	}
+
+	t.Logf("apply+trust+bootstrap+kubeconfig+readyz: %s", time.Since(start))
+}
+
+func TestRefusals(t *testing.T) {
+	t.Parallel()
+
+	tc := newTestCluster(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+
+	// A client without the talosconfig certificate is refused by a configured node.
+	insecure, err := client.New(ctx, client.WithEndpoints(tc.cpAddrs[0]), client.WithTLSConfig(&tls.Config{InsecureSkipVerify: true})) //nolint:gosec
+	if err != nil {
+		t.Fatalf("client.New: %v", err)
+	}
+	defer insecure.Close() //nolint:errcheck
+
+	if _, err := insecure.Version(ctx); err == nil {
+		t.Error("configured node answered a client without a certificate")
+	}
+
+	// A client with another cluster's talosconfig is refused too.
+	otherSecrets, err := NewSecrets(DefaultTalosVersion)
+	if err != nil {
+		t.Fatalf("NewSecrets: %v", err)
+	}
+
+	other := tc.in
+	other.Secrets = otherSecrets
+
+	otherCfg, err := Generate(ctx, other)
+	if err != nil {
+		t.Fatalf("Generate other: %v", err)
+	}
+
+	shortCtx, c := context.WithTimeout(ctx, time.Second)
+	if err := WaitTrusted(shortCtx, tc.cpAddrs[0], otherCfg.Talosconfig); err == nil {
+		t.Error("node trusted another cluster's talosconfig")
+	}
+	c()
+
+	// Maintenance-mode apply refuses what the validator refuses, in its words; the node stays
+	// in maintenance.
+	fresh := startNode(t, simtalos.NodeOptions{Addr: loopback(), Mode: "metal", Disks: []string{"/dev/nvme0n1"}})
+
+	tests := []struct {
+		name    string
+		cfg     []byte
+		wantErr string
+	}{
+		// A control-plane config carries a /dev/sda install disk this machine lacks: the client
+		// refuses before sending.
+		{name: "disk not on node", cfg: tc.cfg.ControlPlane, wantErr: "install disk /dev/sda is not on the node"},
+		{name: "garbage", cfg: []byte("machine: ["), wantErr: "does not parse"},
+	}
+
+	for _, tt := range tests {
+		if _, err := ApplyInsecure(ctx, fresh.APIAddr(), tt.cfg); err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+			t.Errorf("%s: ApplyInsecure error = %v, want %q", tt.name, err, tt.wantErr)
+		}
+	}
+
+	// Server side: a config the metal validator refuses is refused by the node itself.
+	noDisk := tc.in
+	noDisk.WorkerInstallDisk = ""
+	noDiskInput, _, _ := normalize(noDisk)
+
+	wp, err := workerPatches(noDiskInput)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	genIn := mustGenInput(t, tc.in)
+
+	unvalidated, err := render(genIn, machine.TypeWorker, wp)
+	if err != nil {
+		t.Fatalf("render: %v", err)
+	}
+
+	raw, err := client.New(ctx, client.WithEndpoints(fresh.APIAddr()), client.WithTLSConfig(&tls.Config{InsecureSkipVerify: true})) //nolint:gosec
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close() //nolint:errcheck
+
+	if _, err := raw.ApplyConfiguration(ctx, applyReq(unvalidated)); err == nil ||
+		client.StatusCode(err) != codes.InvalidArgument || !strings.Contains(err.Error(), "either install disk or diskSelector should be defined") {
+		t.Errorf("node accepted or misreported an unvalidated config: %v", err)
+	}
+
+	if fresh.Configured() {
+		t.Error("node left maintenance mode after a refused config")
+	}
+
+	// Bootstrap on a worker, kubeconfig from maintenance mode.
+	if _, err := ApplyInsecure(ctx, tc.worker.APIAddr(), tc.cfg.Worker); err != nil {
+		t.Fatalf("ApplyInsecure worker: %v", err)
+	}
+
+	shortCtx, c = context.WithTimeout(ctx, 2*time.Second)
+	if err := Bootstrap(shortCtx, tc.worker.APIAddr(), tc.cfg.Talosconfig); err == nil || !strings.Contains(err.Error(), "not available on worker") {
+		t.Errorf("Bootstrap on worker = %v", err)
+	}
+	c()
+
+	shortCtx, c = context.WithTimeout(ctx, time.Second)
+	if _, err := Kubeconfig(shortCtx, fresh.APIAddr(), tc.cfg.Talosconfig); err == nil {
+		t.Error("Kubeconfig from a maintenance-mode node succeeded")
+	}
+	c()
+}
+
+func TestSimRefusesInvalidUserData(t *testing.T) {
+	t.Parallel()
+
+	_, err := simtalos.StartNode(context.Background(), simtalos.NodeOptions{Addr: loopback(), Mode: "cloud", UserData: []byte("version: v1alpha1\nmachine:\n  type: controlplane\n")})
+	if err == nil || !strings.Contains(err.Error(), "configuration validation failed") {
+		t.Errorf("StartNode with invalid user data = %v", err)
+	}
+}
+
+func mustGenInput(t *testing.T, in Input) *generate.Input {
+	t.Helper()
+
+	bundle, err := LoadSecrets(in.Secrets)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	contract, err := Contract(in.TalosVersion)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	g, err := generate.NewInput(in.ClusterName, in.Endpoint, DefaultKubernetesVersion(),
+		generate.WithVersionContract(contract), generate.WithSecretsBundle(bundle))
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	return g
+}
+
+func applyReq(cfg []byte) *machineapi.ApplyConfigurationRequest {
+	return &machineapi.ApplyConfigurationRequest{Data: cfg, Mode: machineapi.ApplyConfigurationRequest_AUTO}
+}

@@ -1,0 +1,110 @@
+package talos
+
+import (
+	"context"
+	"crypto/tls"
+	stdx509 "crypto/x509"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/siderolabs/crypto/x509"
+)
+
+// startKube serves the Kubernetes API's health endpoints on Addr:KubePort with a certificate from
+// the cluster's Kubernetes CA, requiring a client certificate from that CA (the kubeconfig's).
+func (n *Node) startKube() error {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+
+	if n.kube != nil || n.closed {
+		return nil
+	}
+
+	cfg := n.cfg
+
+	ca, err := x509.NewCertificateAuthorityFromCertificateAndKey(cfg.Cluster().IssuingCA())
+	if err != nil {
+		return fmt.Errorf("load Kubernetes CA on %s: %w", n.opts.Addr, err)
+	}
+
+	ips := []net.IP{net.ParseIP(n.opts.Addr)}
+	dns := []string{"kubernetes", "kubernetes.default", "localhost"}
+
+	sans := append([]string{cfg.Cluster().Endpoint().Hostname()}, cfg.Cluster().CertSANs()...)
+	for _, san := range sans {
+		if ip := net.ParseIP(san); ip != nil {
+			ips = append(ips, ip)
+		} else if san != "" {
+			dns = append(dns, san)
+		}
+	}
+
+	kp, err := x509.NewKeyPair(ca, x509.CommonName("kube-apiserver"), x509.IPAddresses(ips), x509.DNSNames(dns),
+		x509.NotAfter(time.Now().Add(24*time.Hour)), x509.ExtKeyUsage([]stdx509.ExtKeyUsage{stdx509.ExtKeyUsageServerAuth}))
+	if err != nil {
+		return fmt.Errorf("issue kube-apiserver certificate on %s: %w", n.opts.Addr, err)
+	}
+
+	pool := stdx509.NewCertPool()
+	pool.AddCert(ca.Crt)
+
+	hostPort := net.JoinHostPort(n.opts.Addr, fmt.Sprint(n.opts.KubePort))
+
+	lis, err := net.Listen("tcp", hostPort)
+	if err != nil {
+		return fmt.Errorf("kube-apiserver stand-in: listen on %s: %w (set KubePort if the port is taken)", hostPort, err)
+	}
+
+	mux := http.NewServeMux()
+	ok := func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) }
+	mux.HandleFunc("GET /readyz", ok)
+	mux.HandleFunc("GET /livez", ok)
+	mux.HandleFunc("GET /version", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"major":"1","minor":"36","gitVersion":"v1.36.3"}`))
+	})
+
+	srv := &http.Server{
+		Handler:           mux,
+		ReadHeaderTimeout: 5 * time.Second,
+		TLSConfig: &tls.Config{
+			MinVersion:   tls.VersionTLS12,
+			Certificates: []tls.Certificate{*kp.Certificate},
+			ClientAuth:   tls.RequireAndVerifyClientCert,
+			ClientCAs:    pool,
+		},
+		ErrorLog: nil,
+	}
+
+	go func() {
+		if err := srv.ServeTLS(lis, "", ""); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			n.log.Error("kube-apiserver stand-in stopped", "err", err)
+		}
+	}()
+
+	n.kube, n.kubeLis = srv, lis
+	n.log.Info("kube-apiserver stand-in serving", "addr", hostPort)
+
+	return nil
+}
+
+func (n *Node) stopKube() {
+	n.mu.Lock()
+	srv := n.kube
+	n.kube = nil
+	n.mu.Unlock()
+
+	if srv == nil {
+		return
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+
+	if err := srv.Shutdown(ctx); err != nil {
+		_ = srv.Close()
+	}
+}

@@ -1,0 +1,592 @@
+// Package talos is the stand-in for Talos Linux nodes: machinery's MachineService and
+// StorageService over real gRPC and TLS on a loopback address, plus the Kubernetes API server's
+// /readyz endpoint once the cluster is bootstrapped.
+//
+// A node starts in maintenance mode (self-signed certificate, no client authentication) unless it
+// is a cloud node given a config as user data. In maintenance it serves Disks and Version and
+// accepts ApplyConfiguration only for a config that machinery validates for the node's mode (and,
+// on metal, whose install disk exists). Once configured it speaks mutual TLS only: its certificate
+// is signed by the Talos OS CA of the applied config, and a client must present a certificate from
+// that CA with the os:admin role. Bootstrap works once per cluster (again → AlreadyExists),
+// Kubeconfig returns an admin kubeconfig signed by the cluster's Kubernetes CA, and every
+// configured control plane of a bootstrapped cluster serves /readyz over TLS from that CA.
+//
+// Workers hold no CA key (as in Talos, where trustd on a control plane signs their certificates),
+// so a worker gets its certificate from a configured control plane of the same cluster in this
+// process, matched by CA and machine token; until one exists its TLS handshakes fail.
+package talos
+
+import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
+	"context"
+	"crypto/tls"
+	stdx509 "crypto/x509"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/netip"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/siderolabs/crypto/x509"
+	"github.com/siderolabs/talos/pkg/machinery/api/common"
+	machineapi "github.com/siderolabs/talos/pkg/machinery/api/machine"
+	storageapi "github.com/siderolabs/talos/pkg/machinery/api/storage"
+	"github.com/siderolabs/talos/pkg/machinery/config"
+	"github.com/siderolabs/talos/pkg/machinery/config/configloader"
+	"github.com/siderolabs/talos/pkg/machinery/config/validation"
+	"github.com/siderolabs/talos/pkg/machinery/role"
+	"go.yaml.in/yaml/v4"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/peer"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/emptypb"
+)
+
+// Default ports, as on a real node.
+const (
+	DefaultAPIPort  = 50000
+	DefaultKubePort = 6443
+)
+
+// NodeOptions describe one node.
+type NodeOptions struct {
+	// Addr is the node's loopback IPv4 address, e.g. 127.0.0.11.
+	Addr string
+	// Mode is "cloud" (Instance booted from an image) or "metal" (Elastic Metal; install required).
+	Mode string
+	// UserData is the config a cloud node finds at boot; empty means maintenance mode.
+	UserData []byte
+	// Disks are the node's block devices (e.g. /dev/nvme0n1), served by Disks.
+	Disks []string
+	// APIPort and KubePort default to 50000 and 6443.
+	APIPort  int
+	KubePort int
+	// Logger defaults to slog.Default().
+	Logger *slog.Logger
+}
+
+// Node is one running stand-in node.
+type Node struct {
+	opts   NodeOptions
+	mode   runtimeMode
+	log    *slog.Logger
+	grpc   *grpc.Server
+	lis    net.Listener
+	maint  *tls.Certificate
+	doneCh chan struct{}
+
+	mu       sync.Mutex
+	cfg      config.Provider
+	cfgBytes []byte
+	cluster  *clusterState
+	apidCert *tls.Certificate
+	kube     *http.Server
+	kubeLis  net.Listener
+	closed   bool
+}
+
+type runtimeMode string
+
+func (m runtimeMode) String() string        { return string(m) }
+func (m runtimeMode) RequiresInstall() bool { return m == "metal" }
+func (m runtimeMode) InContainer() bool     { return false }
+
+// StartNode starts a node's Talos API on Addr:APIPort. ctx bounds the start only.
+func StartNode(ctx context.Context, opts NodeOptions) (*Node, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("start Talos stand-in: %w", err)
+	}
+
+	addr, err := netip.ParseAddr(opts.Addr)
+	if err != nil || !addr.Is4() || !addr.IsLoopback() {
+		return nil, fmt.Errorf("start Talos stand-in: address %q must be a loopback IPv4 address (127.0.0.0/8)", opts.Addr)
+	}
+
+	if opts.Mode != "cloud" && opts.Mode != "metal" {
+		return nil, fmt.Errorf("start Talos stand-in on %s: mode %q must be \"cloud\" or \"metal\"", opts.Addr, opts.Mode)
+	}
+
+	if opts.APIPort == 0 {
+		opts.APIPort = DefaultAPIPort
+	}
+
+	if opts.KubePort == 0 {
+		opts.KubePort = DefaultKubePort
+	}
+
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+
+	n := &Node{
+		opts:   opts,
+		mode:   runtimeMode(opts.Mode),
+		log:    opts.Logger.With("component", "sim-talos", "node", opts.Addr, "mode", opts.Mode),
+		doneCh: make(chan struct{}),
+	}
+
+	if n.maint, err = selfSigned(opts.Addr); err != nil {
+		return nil, fmt.Errorf("start Talos stand-in on %s: maintenance certificate: %w", opts.Addr, err)
+	}
+
+	if len(opts.UserData) > 0 {
+		if opts.Mode != "cloud" {
+			return nil, fmt.Errorf("start Talos stand-in on %s: user data is read in cloud mode only", opts.Addr)
+		}
+
+		if err := n.configure(opts.UserData); err != nil {
+			return nil, fmt.Errorf("start Talos stand-in on %s: user data config refused: %w", opts.Addr, err)
+		}
+	}
+
+	var lc net.ListenConfig
+
+	hostPort := net.JoinHostPort(opts.Addr, strconv.Itoa(opts.APIPort))
+
+	n.lis, err = lc.Listen(ctx, "tcp", hostPort)
+	if err != nil {
+		n.stopKube()
+
+		if n.cluster != nil {
+			n.cluster.remove(n)
+		}
+
+		return nil, fmt.Errorf("start Talos stand-in: listen on %s: %w (set APIPort if the port is taken)", hostPort, err)
+	}
+
+	n.grpc = grpc.NewServer(grpc.Creds(credentials.NewTLS(&tls.Config{
+		MinVersion:         tls.VersionTLS12,
+		GetConfigForClient: n.tlsForClient,
+	})))
+	machineapi.RegisterMachineServiceServer(n.grpc, &machineServer{n: n})
+	storageapi.RegisterStorageServiceServer(n.grpc, &storageServer{n: n})
+
+	go func() {
+		defer close(n.doneCh)
+
+		if err := n.grpc.Serve(n.lis); err != nil && !errors.Is(err, grpc.ErrServerStopped) {
+			n.log.Error("Talos API stand-in stopped", "err", err)
+		}
+	}()
+
+	n.log.Info("Talos stand-in started", "api", hostPort, "configured", len(opts.UserData) > 0)
+
+	return n, nil
+}
+
+// APIAddr is host:port of the Talos API.
+func (n *Node) APIAddr() string { return n.lis.Addr().String() }
+
+// KubeAddr is host:port of the Kubernetes API (served once the cluster is bootstrapped).
+func (n *Node) KubeAddr() string {
+	return net.JoinHostPort(n.opts.Addr, strconv.Itoa(n.opts.KubePort))
+}
+
+// Configured reports whether a config was accepted.
+func (n *Node) Configured() bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+
+	return n.cfg != nil
+}
+
+// Config returns the accepted config, nil in maintenance mode.
+func (n *Node) Config() []byte {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+
+	return slices.Clone(n.cfgBytes)
+}
+
+// Close stops the node's servers and forgets it.
+func (n *Node) Close() error {
+	n.mu.Lock()
+	if n.closed {
+		n.mu.Unlock()
+
+		return nil
+	}
+
+	n.closed = true
+	cl := n.cluster
+	n.mu.Unlock()
+
+	if cl != nil {
+		cl.remove(n)
+	}
+
+	n.grpc.Stop()
+	<-n.doneCh
+	n.stopKube()
+
+	return nil
+}
+
+// tlsForClient picks the maintenance or the configured TLS setup at each handshake, so a node
+// switches from one to the other without closing its listener, as a real node does on reboot.
+func (n *Node) tlsForClient(*tls.ClientHelloInfo) (*tls.Config, error) {
+	n.mu.Lock()
+	cfg, cl := n.cfg, n.cluster
+	n.mu.Unlock()
+
+	if cfg == nil {
+		return &tls.Config{MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{*n.maint}}, nil
+	}
+
+	cert, err := n.apidCertificate(cl)
+	if err != nil {
+		return nil, err
+	}
+
+	return &tls.Config{
+		MinVersion:   tls.VersionTLS12,
+		Certificates: []tls.Certificate{*cert},
+		ClientAuth:   tls.RequireAndVerifyClientCert,
+		ClientCAs:    cl.osPool,
+	}, nil
+}
+
+// apidCertificate returns the node's Talos API certificate, signed by the OS CA: by the node's own
+// key on a control plane, by a control plane of the cluster (the trustd role) on a worker.
+func (n *Node) apidCertificate(cl *clusterState) (*tls.Certificate, error) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+
+	if n.apidCert != nil {
+		return n.apidCert, nil
+	}
+
+	ca, err := cl.issuer(n.cfg.Machine().Security().Token())
+	if err != nil {
+		return nil, err
+	}
+
+	ips := []net.IP{net.ParseIP(n.opts.Addr)}
+	var dns []string
+
+	for _, san := range n.cfg.Machine().Security().CertSANs() {
+		if ip := net.ParseIP(san); ip != nil {
+			ips = append(ips, ip)
+		} else {
+			dns = append(dns, san)
+		}
+	}
+
+	kp, err := x509.NewKeyPair(ca, x509.CommonName(n.opts.Addr), x509.IPAddresses(ips), x509.DNSNames(dns),
+		x509.NotAfter(time.Now().Add(24*time.Hour)), x509.ExtKeyUsage([]stdx509.ExtKeyUsage{stdx509.ExtKeyUsageServerAuth}))
+	if err != nil {
+		return nil, fmt.Errorf("issue Talos API certificate for %s: %w", n.opts.Addr, err)
+	}
+
+	n.apidCert = kp.Certificate
+
+	return n.apidCert, nil
+}
+
+// validate checks a config the way the node would before accepting it.
+func (n *Node) validate(data []byte) (config.Provider, []string, error) {
+	cfg, err := configloader.NewFromBytes(data)
+	if err != nil {
+		return nil, nil, fmt.Errorf("failed to parse config: %w", err)
+	}
+
+	warnings, err := cfg.Validate(n.mode, validation.WithLocal())
+	if err != nil {
+		return nil, warnings, fmt.Errorf("configuration validation failed: %w", err)
+	}
+
+	if n.mode.RequiresInstall() {
+		disk := cfg.Machine().Install().Disk()
+		if disk != "" && !slices.Contains(n.opts.Disks, disk) {
+			return nil, warnings, fmt.Errorf("install disk %q not found on this machine (disks: %v)", disk, n.opts.Disks)
+		}
+	}
+
+	if cfg.Machine().Security().IssuingCA() == nil || len(cfg.Machine().Security().IssuingCA().Crt) == 0 {
+		return nil, warnings, errors.New("config carries no Talos OS CA certificate (.machine.ca.crt)")
+	}
+
+	return cfg, warnings, nil
+}
+
+// configure validates data and moves the node out of maintenance mode.
+func (n *Node) configure(data []byte) error {
+	cfg, warnings, err := n.validate(data)
+	if err != nil {
+		return err
+	}
+
+	cl, err := join(cfg, n)
+	if err != nil {
+		return err
+	}
+
+	n.mu.Lock()
+	n.cfg, n.cfgBytes, n.cluster = cfg, slices.Clone(data), cl
+	n.mu.Unlock()
+
+	n.log.Info("config applied, leaving maintenance mode", "type", cfg.Machine().Type().String(), "warnings", len(warnings))
+
+	if cl.isBootstrapped() && cfg.Machine().Type().IsControlPlane() {
+		return n.startKube()
+	}
+
+	return nil
+}
+
+func (n *Node) configured() (config.Provider, *clusterState, error) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+
+	if n.cfg == nil {
+		return nil, nil, status.Error(codes.Unimplemented, "API is not implemented in maintenance mode")
+	}
+
+	return n.cfg, n.cluster, nil
+}
+
+type machineServer struct {
+	machineapi.UnimplementedMachineServiceServer
+
+	n *Node
+}
+
+func (s *machineServer) ApplyConfiguration(_ context.Context, req *machineapi.ApplyConfigurationRequest) (*machineapi.ApplyConfigurationResponse, error) {
+	n := s.n
+
+	if n.Configured() {
+		// A configured node would take a new config over mutual TLS; pocbot never needs that,
+		// so the stand-in refuses rather than pretend.
+		return nil, status.Error(codes.FailedPrecondition, "node is already configured: the stand-in accepts one config per node")
+	}
+
+	if err := n.configure(req.GetData()); err != nil {
+		n.log.Warn("config refused", "err", err)
+
+		return nil, status.Error(codes.InvalidArgument, err.Error())
+	}
+
+	return &machineapi.ApplyConfigurationResponse{Messages: []*machineapi.ApplyConfiguration{{
+		Mode:        machineapi.ApplyConfigurationRequest_REBOOT,
+		ModeDetails: "Applied configuration with a reboot",
+	}}}, nil
+}
+
+func (s *machineServer) Version(context.Context, *emptypb.Empty) (*machineapi.VersionResponse, error) {
+	return &machineapi.VersionResponse{Messages: []*machineapi.Version{{
+		Version: &machineapi.VersionInfo{Tag: "v1.13.11", Arch: "amd64", Os: "linux"},
+	}}}, nil
+}
+
+func (s *machineServer) Bootstrap(ctx context.Context, _ *machineapi.BootstrapRequest) (*machineapi.BootstrapResponse, error) {
+	cfg, cl, err := s.n.configured()
+	if err != nil {
+		return nil, err
+	}
+
+	if err := requireAdmin(ctx); err != nil {
+		return nil, err
+	}
+
+	if !cfg.Machine().Type().IsControlPlane() {
+		return nil, status.Error(codes.FailedPrecondition, "bootstrap is not available on worker nodes")
+	}
+
+	if !cl.bootstrap() {
+		return nil, status.Error(codes.AlreadyExists, "etcd data directory is not empty")
+	}
+
+	s.n.log.Info("cluster bootstrapped")
+
+	for _, cp := range cl.controlPlanes() {
+		if err := cp.startKube(); err != nil {
+			return nil, status.Error(codes.Internal, err.Error())
+		}
+	}
+
+	return &machineapi.BootstrapResponse{Messages: []*machineapi.Bootstrap{{}}}, nil
+}
+
+func (s *machineServer) Kubeconfig(_ *emptypb.Empty, stream grpc.ServerStreamingServer[common.Data]) error {
+	cfg, _, err := s.n.configured()
+	if err != nil {
+		return err
+	}
+
+	if err := requireAdmin(stream.Context()); err != nil {
+		return err
+	}
+
+	if !cfg.Machine().Type().IsControlPlane() {
+		return status.Error(codes.FailedPrecondition, "kubeconfig is only available on control plane nodes")
+	}
+
+	kc, err := adminKubeconfig(cfg)
+	if err != nil {
+		return status.Error(codes.Internal, err.Error())
+	}
+
+	var buf bytes.Buffer
+
+	gz := gzip.NewWriter(&buf)
+	tw := tar.NewWriter(gz)
+
+	if err := tw.WriteHeader(&tar.Header{Name: "kubeconfig", Mode: 0o600, Size: int64(len(kc)), ModTime: time.Now()}); err != nil {
+		return status.Error(codes.Internal, err.Error())
+	}
+
+	if _, err := tw.Write(kc); err != nil {
+		return status.Error(codes.Internal, err.Error())
+	}
+
+	if err := errors.Join(tw.Close(), gz.Close()); err != nil {
+		return status.Error(codes.Internal, err.Error())
+	}
+
+	return stream.Send(&common.Data{Bytes: buf.Bytes()})
+}
+
+type storageServer struct {
+	storageapi.UnimplementedStorageServiceServer
+
+	n *Node
+}
+
+func (s *storageServer) Disks(ctx context.Context, _ *emptypb.Empty) (*storageapi.DisksResponse, error) {
+	if s.n.Configured() {
+		if err := requireAdmin(ctx); err != nil {
+			return nil, err
+		}
+	}
+
+	disks := make([]*storageapi.Disk, 0, len(s.n.opts.Disks))
+	for i, d := range s.n.opts.Disks {
+		disks = append(disks, &storageapi.Disk{
+			DeviceName: d,
+			Size:       480 << 30,
+			Model:      "SIM-SSD",
+			Serial:     fmt.Sprintf("SIM%04d", i),
+			Type:       storageapi.Disk_SSD,
+		})
+	}
+
+	return &storageapi.DisksResponse{Messages: []*storageapi.Disks{{Disks: disks}}}, nil
+}
+
+// requireAdmin checks the client certificate carries the os:admin role (Talos puts roles in O=).
+func requireAdmin(ctx context.Context) error {
+	p, ok := peer.FromContext(ctx)
+	if !ok {
+		return status.Error(codes.Unauthenticated, "no peer")
+	}
+
+	info, ok := p.AuthInfo.(credentials.TLSInfo)
+	if !ok || len(info.State.PeerCertificates) == 0 {
+		return status.Error(codes.Unauthenticated, "client certificate required")
+	}
+
+	if !slices.Contains(info.State.PeerCertificates[0].Subject.Organization, string(role.Admin)) {
+		return status.Errorf(codes.PermissionDenied, "role %s required", role.Admin)
+	}
+
+	return nil
+}
+
+// selfSigned makes the maintenance-mode certificate: untrusted by design, as on a real node.
+func selfSigned(addr string) (*tls.Certificate, error) {
+	ca, err := x509.NewSelfSignedCertificateAuthority(x509.CommonName("maintenance-service"), x509.IPAddresses([]net.IP{net.ParseIP(addr)}),
+		x509.NotAfter(time.Now().Add(24*time.Hour)))
+	if err != nil {
+		return nil, err
+	}
+
+	cert, err := tls.X509KeyPair(ca.CrtPEM, ca.KeyPEM)
+	if err != nil {
+		return nil, err
+	}
+
+	return &cert, nil
+}
+
+// kubeconfigFile is the subset of the kubeconfig format the stand-in writes.
+type kubeconfigFile struct {
+	APIVersion     string         `yaml:"apiVersion"`
+	Kind           string         `yaml:"kind"`
+	CurrentContext string         `yaml:"current-context"`
+	Clusters       []namedCluster `yaml:"clusters"`
+	Contexts       []namedContext `yaml:"contexts"`
+	Users          []namedUser    `yaml:"users"`
+}
+
+type namedCluster struct {
+	Name    string `yaml:"name"`
+	Cluster struct {
+		Server string `yaml:"server"`
+		CAData string `yaml:"certificate-authority-data"`
+	} `yaml:"cluster"`
+}
+
+type namedContext struct {
+	Name    string `yaml:"name"`
+	Context struct {
+		Cluster   string `yaml:"cluster"`
+		User      string `yaml:"user"`
+		Namespace string `yaml:"namespace"`
+	} `yaml:"context"`
+}
+
+type namedUser struct {
+	Name string `yaml:"name"`
+	User struct {
+		CertData string `yaml:"client-certificate-data"`
+		KeyData  string `yaml:"client-key-data"`
+	} `yaml:"user"`
+}
+
+// adminKubeconfig mirrors Talos's admin kubeconfig: a system:masters client certificate signed
+// by the Kubernetes CA, pointing at the cluster endpoint.
+func adminKubeconfig(cfg config.Provider) ([]byte, error) {
+	ca, err := x509.NewCertificateAuthorityFromCertificateAndKey(cfg.Cluster().IssuingCA())
+	if err != nil {
+		return nil, fmt.Errorf("load Kubernetes CA: %w", err)
+	}
+
+	kp, err := x509.NewKeyPair(ca, x509.CommonName("admin"), x509.Organization("system:masters"),
+		x509.NotAfter(time.Now().Add(24*time.Hour)), x509.ExtKeyUsage([]stdx509.ExtKeyUsage{stdx509.ExtKeyUsageClientAuth}))
+	if err != nil {
+		return nil, fmt.Errorf("issue admin client certificate: %w", err)
+	}
+
+	name := cfg.Cluster().Name()
+	ctxName := "admin@" + name
+
+	var (
+		cl  namedCluster
+		cx  namedContext
+		usr namedUser
+	)
+
+	cl.Name = name
+	cl.Cluster.Server = cfg.Cluster().Endpoint().String()
+	cl.Cluster.CAData = base64.StdEncoding.EncodeToString(cfg.Cluster().IssuingCA().Crt)
+	cx.Name = ctxName
+	cx.Context.Cluster, cx.Context.User, cx.Context.Namespace = name, ctxName, "default"
+	usr.Name = ctxName
+	usr.User.CertData = base64.StdEncoding.EncodeToString(kp.CrtPEM)
+	usr.User.KeyData = base64.StdEncoding.EncodeToString(kp.KeyPEM)
+
+	return yaml.Marshal(&kubeconfigFile{
+		APIVersion: "v1", Kind: "Config", CurrentContext: ctxName,
+		Clusters: []namedCluster{cl}, Contexts: []namedContext{cx}, Users: []namedUser{usr},
+	})
+}
