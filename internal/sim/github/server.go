@@ -12,6 +12,8 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -599,4 +601,14 @@ func randomHex(n int) string {
 		panic(err)
 	}
 	return hex.EncodeToString(b)
+}
+
+// WriteAppKeyFile writes the App's private key to dir/pocbot-app.pem (mode 0600) and returns
+// its path, for POC_APP_PRIVATE_KEY_FILE (`bot sim`).
+func (s *Server) WriteAppKeyFile(dir string) (string, error) {
+	p := filepath.Join(dir, "pocbot-app.pem")
+	if err := os.WriteFile(p, s.AppPrivateKeyPEM(), 0o600); err != nil {
+		return "", fmt.Errorf("sim/github: write the App key to %s: %w", p, err)
+	}
+	return p, nil
 }
