@@ -183,9 +183,9 @@ func TestInstallationTokens(t *testing.T) {
 	}
 	// Refusals when minting.
 	for name, body := range map[string]any{
-		"more than granted":        map[string]any{"permissions": map[string]string{"administration": "write"}},
+		"more than granted":         map[string]any{"permissions": map[string]string{"administration": "write"}},
 		"repo outside installation": map[string]any{"repositories": []string{"far"}},
-		"unknown repo id":          map[string]any{"repository_ids": []int64{1}},
+		"unknown repo id":           map[string]any{"repository_ids": []int64{1}},
 	} {
 		if r := mint(body); r.status != 422 {
 			t.Errorf("%s: %d %s, want 422", name, r.status, r.raw)
