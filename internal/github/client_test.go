@@ -531,3 +531,33 @@ func TestRetries(t *testing.T) {
 		t.Fatalf("403 tried %d times", k)
 	}
 }
+
+// BenchmarkAuthAndReact measures what precedes the 👀 reaction: installation look-up, token
+// minting, and the reaction itself, against the loopback stand-in.
+func BenchmarkAuthAndReact(b *testing.B) {
+	sim, err := simgh.New(simgh.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	url, stop, err := sim.Start(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer stop()
+	sim.AddRepo(testRepo, "main")
+	n := sim.AddIssue(testRepo, simgh.Issue{})
+	id := sim.AddComment(testRepo, n, "alice", "/poc up")
+	b.ResetTimer()
+	for range b.N {
+		c, err := NewClient(ctx, Auth{AppID: sim.AppID(), PrivateKeyPEM: sim.AppPrivateKeyPEM(), Owner: "acme", Repo: "web",
+			BaseURL: url, Logger: slog.New(slog.DiscardHandler)})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := c.React(ctx, id, ReactionEyes); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
