@@ -1,0 +1,382 @@
+// Package repoconfig owns the repository configuration `.github/poc.yml`:
+// its type, its defaults and its strict parser. The bot reads the file from
+// the repository's default branch, never from a pull request's head, so that
+// a pull request cannot raise its own budget; this package only parses bytes.
+//
+// It depends on nothing but a YAML decoder so that the pure-logic packages
+// (comment grammar, replies) can use it; amounts are held as integer
+// nano-euros, like internal/cost's Money.
+package repoconfig
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"math/big"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v2"
+)
+
+// Path is where the configuration lives in a repository.
+const Path = ".github/poc.yml"
+
+// PRMode says when a pull request gets its own cluster.
+type PRMode string
+
+// Pull request modes.
+const (
+	PRLabel  PRMode = "label"  // when the PR carries PRLabel (default)
+	PRAlways PRMode = "always" // every PR
+	PRNever  PRMode = "never"  // none
+)
+
+// RepoConfig is the parsed `.github/poc.yml`. Every field has a default
+// (see Default); a key absent from the file keeps it.
+type RepoConfig struct {
+	// MaxClusters is the most clusters alive at once in the repository
+	// (default 3).
+	MaxClusters int
+	// MaxDailyNanoEUR caps the summed daily cost of running clusters plus
+	// the new one, in nano-euros (max_daily_eur, default 15 €: three
+	// default clusters at ≈ 4.30 €/day fit).
+	MaxDailyNanoEUR int64
+	// DefaultTTL, MinTTL and MaxTTL bound a cluster's lifetime
+	// (defaults 8h, 1h, 7d); `/poc up --ttl` and `/poc extend` must stay
+	// within [MinTTL, MaxTTL].
+	DefaultTTL, MinTTL, MaxTTL time.Duration
+	// WarnBefore is how long before expiry the issue is warned (default 1h;
+	// 0 disables the warning).
+	WarnBefore time.Duration
+	// PullRequests: label (default), always or never.
+	PullRequests PRMode
+	// PRLabel is the label that asks for a PR cluster in label mode
+	// (default "poc").
+	PRLabel string
+	// Drafts lets draft PRs get clusters (default false).
+	Drafts bool
+	// KeepLabel exempts a cluster from expiry while present (default
+	// "poc/keep"); the reaper still destroys it when the issue/PR closes.
+	KeepLabel string
+	// AllowUnknownPrices lets `up` proceed when a compute item's price is
+	// unknown (default false: refuse rather than count it as free).
+	AllowUnknownPrices bool
+}
+
+// Default is the configuration of a repository without `.github/poc.yml`.
+func Default() RepoConfig {
+	return RepoConfig{
+		MaxClusters:     3,
+		MaxDailyNanoEUR: 15 * 1_000_000_000,
+		DefaultTTL:      8 * time.Hour,
+		MinTTL:          time.Hour,
+		MaxTTL:          7 * 24 * time.Hour,
+		WarnBefore:      time.Hour,
+		PullRequests:    PRLabel,
+		PRLabel:         "poc",
+		KeepLabel:       "poc/keep",
+	}
+}
+
+// file is the YAML shape; pointers tell "absent" from "zero".
+type file struct {
+	MaxClusters        *int    `yaml:"max_clusters"`
+	MaxDailyEUR        *raw    `yaml:"max_daily_eur"`
+	MaxTTL             *raw    `yaml:"max_ttl"`
+	DefaultTTL         *raw    `yaml:"default_ttl"`
+	MinTTL             *raw    `yaml:"min_ttl"`
+	WarnBefore         *raw    `yaml:"warn_before"`
+	PullRequests       *string `yaml:"pull_requests"`
+	PRLabel            *string `yaml:"pr_label"`
+	Drafts             *bool   `yaml:"drafts"`
+	KeepLabel          *string `yaml:"keep_label"`
+	AllowUnknownPrices *bool   `yaml:"allow_unknown_prices"`
+}
+
+// raw keeps a scalar's source text: amounts are parsed as exact decimals,
+// never through a float, and durations accept "3d".
+type raw string
+
+func (r *raw) UnmarshalYAML(unmarshal func(any) error) error {
+	var s string
+	if err := unmarshal(&s); err != nil {
+		return err
+	}
+	*r = raw(s)
+	return nil
+}
+
+// Keys lists the keys the file may contain, in documentation order.
+func Keys() []string {
+	return []string{"max_clusters", "max_daily_eur", "max_ttl", "default_ttl", "min_ttl", "warn_before",
+		"pull_requests", "pr_label", "drafts", "keep_label", "allow_unknown_prices"}
+}
+
+// maxFileSize bounds what is parsed: the file is small by nature.
+const maxFileSize = 64 << 10
+
+// Parse reads `.github/poc.yml`. Empty input (or only comments) gives
+// Default(). Unknown keys, wrong types, duplicate keys and inconsistent
+// values are errors naming the key and what is expected.
+func Parse(data []byte) (RepoConfig, error) {
+	cfg := Default()
+	if len(data) > maxFileSize {
+		return cfg, fmt.Errorf("%s: %d bytes, more than the %d accepted", Path, len(data), maxFileSize)
+	}
+	if len(bytes.TrimSpace(data)) == 0 {
+		return cfg, nil
+	}
+	var top any
+	if err := yaml.Unmarshal(data, &top); err != nil {
+		return cfg, fmt.Errorf("%s is not valid YAML: %w", Path, err)
+	}
+	if top == nil {
+		return cfg, nil
+	}
+	m, ok := top.(map[any]any)
+	if !ok {
+		return cfg, fmt.Errorf("%s must be a mapping of settings (keys: %s), got a %T", Path, strings.Join(Keys(), ", "), top)
+	}
+	known := Keys()
+	var unknown []string
+	for k := range m {
+		ks, ok := k.(string)
+		if !ok || !slices.Contains(known, ks) {
+			unknown = append(unknown, fmt.Sprintf("%q", fmt.Sprint(k)))
+		}
+	}
+	if len(unknown) > 0 {
+		slices.Sort(unknown)
+		return cfg, fmt.Errorf("%s: unknown key %s (known keys: %s)", Path, strings.Join(unknown, ", "), strings.Join(known, ", "))
+	}
+	var f file
+	if err := yaml.UnmarshalStrict(data, &f); err != nil {
+		return cfg, fmt.Errorf("%s: %w", Path, err)
+	}
+	if err := f.apply(&cfg); err != nil {
+		return cfg, fmt.Errorf("%s: %w", Path, err)
+	}
+	if err := cfg.Validate(); err != nil {
+		return cfg, fmt.Errorf("%s: %w", Path, err)
+	}
+	return cfg, nil
+}
+
+func (f file) apply(c *RepoConfig) error {
+	if f.MaxClusters != nil {
+		c.MaxClusters = *f.MaxClusters
+	}
+	if f.MaxDailyEUR != nil {
+		n, err := parseEUR(string(*f.MaxDailyEUR))
+		if err != nil {
+			return fmt.Errorf("max_daily_eur: %w", err)
+		}
+		c.MaxDailyNanoEUR = n
+	}
+	for _, d := range []struct {
+		key string
+		v   *raw
+		dst *time.Duration
+	}{{"max_ttl", f.MaxTTL, &c.MaxTTL}, {"default_ttl", f.DefaultTTL, &c.DefaultTTL}, {"min_ttl", f.MinTTL, &c.MinTTL}, {"warn_before", f.WarnBefore, &c.WarnBefore}} {
+		if d.v == nil {
+			continue
+		}
+		v, err := ParseDuration(string(*d.v))
+		if err != nil {
+			return fmt.Errorf("%s: %w", d.key, err)
+		}
+		*d.dst = v
+	}
+	if f.PullRequests != nil {
+		c.PullRequests = PRMode(*f.PullRequests)
+	}
+	if f.PRLabel != nil {
+		c.PRLabel = *f.PRLabel
+	}
+	if f.Drafts != nil {
+		c.Drafts = *f.Drafts
+	}
+	if f.KeepLabel != nil {
+		c.KeepLabel = *f.KeepLabel
+	}
+	if f.AllowUnknownPrices != nil {
+		c.AllowUnknownPrices = *f.AllowUnknownPrices
+	}
+	return nil
+}
+
+// Validate checks the values make sense together.
+func (c RepoConfig) Validate() error {
+	var errs []error
+	if c.MaxClusters < 1 || c.MaxClusters > 100 {
+		errs = append(errs, fmt.Errorf("max_clusters: %d, want 1 to 100", c.MaxClusters))
+	}
+	if c.MaxDailyNanoEUR <= 0 || c.MaxDailyNanoEUR > 100_000*1_000_000_000 {
+		errs = append(errs, fmt.Errorf("max_daily_eur: %s, want more than 0 and at most 100000", FormatEUR(c.MaxDailyNanoEUR)))
+	}
+	if c.MinTTL <= 0 {
+		errs = append(errs, fmt.Errorf("min_ttl: %s, want a positive duration", c.MinTTL))
+	}
+	if c.MaxTTL > 366*24*time.Hour {
+		errs = append(errs, fmt.Errorf("max_ttl: %s, want at most 366d", FormatDuration(c.MaxTTL)))
+	}
+	if c.MinTTL > c.MaxTTL {
+		errs = append(errs, fmt.Errorf("min_ttl %s is above max_ttl %s", FormatDuration(c.MinTTL), FormatDuration(c.MaxTTL)))
+	} else if c.DefaultTTL < c.MinTTL || c.DefaultTTL > c.MaxTTL {
+		errs = append(errs, fmt.Errorf("default_ttl %s is outside [min_ttl %s, max_ttl %s]", FormatDuration(c.DefaultTTL), FormatDuration(c.MinTTL), FormatDuration(c.MaxTTL)))
+	}
+	if c.WarnBefore < 0 {
+		errs = append(errs, fmt.Errorf("warn_before: %s, want 0 or more", c.WarnBefore))
+	}
+	switch c.PullRequests {
+	case PRLabel, PRAlways, PRNever:
+	default:
+		errs = append(errs, fmt.Errorf("pull_requests: %q, want label, always or never", c.PullRequests))
+	}
+	for _, l := range []struct{ key, v string }{{"pr_label", c.PRLabel}, {"keep_label", c.KeepLabel}} {
+		if err := checkLabel(l.v); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", l.key, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// checkLabel follows GitHub's limits: 1 to 50 characters, printable.
+func checkLabel(s string) error {
+	if strings.TrimSpace(s) == "" {
+		return errors.New("empty label")
+	}
+	if n := len([]rune(s)); n > 50 {
+		return fmt.Errorf("%d characters, GitHub allows 50", n)
+	}
+	for _, r := range s {
+		if r < 0x20 || r == 0x7f {
+			return errors.New("control character in label")
+		}
+	}
+	return nil
+}
+
+// CheckTTL returns the lifetime to use for a request: the default when
+// requested is 0, else requested if within [MinTTL, MaxTTL]; the error names
+// the bound.
+func (c RepoConfig) CheckTTL(requested time.Duration) (time.Duration, error) {
+	switch {
+	case requested == 0:
+		return c.DefaultTTL, nil
+	case requested < c.MinTTL:
+		return 0, fmt.Errorf("ttl %s is below min_ttl %s of %s", FormatDuration(requested), FormatDuration(c.MinTTL), Path)
+	case requested > c.MaxTTL:
+		return 0, fmt.Errorf("ttl %s is above max_ttl %s of %s", FormatDuration(requested), FormatDuration(c.MaxTTL), Path)
+	}
+	return requested, nil
+}
+
+var daysRe = regexp.MustCompile(`^(\d+)d(.*)$`)
+
+// ParseDuration accepts Go durations ("90m", "1h30m") and days ("3d",
+// "1d12h"). Negative values are refused.
+func ParseDuration(s string) (time.Duration, error) {
+	s = strings.TrimSpace(s)
+	var d time.Duration
+	if m := daysRe.FindStringSubmatch(s); m != nil {
+		n, err := strconv.Atoi(m[1])
+		if err != nil || n > 10_000 {
+			return 0, fmt.Errorf("%q: too many days", s)
+		}
+		d = time.Duration(n) * 24 * time.Hour
+		s = m[2]
+		if s == "" {
+			return d, nil
+		}
+	}
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		return 0, fmt.Errorf("%q is not a duration like 8h, 90m or 3d", s)
+	}
+	if v < 0 {
+		return 0, fmt.Errorf("%q is negative", s)
+	}
+	if d+v < d {
+		return 0, fmt.Errorf("%q is too long", s)
+	}
+	return d + v, nil
+}
+
+// FormatDuration prints a duration the way ParseDuration reads it, with days:
+// "7d", "1d12h", "8h", "1h30m", "90ms".
+func FormatDuration(d time.Duration) string {
+	if d <= 0 {
+		return d.String()
+	}
+	var b strings.Builder
+	for _, u := range []struct {
+		unit time.Duration
+		sym  string
+	}{{24 * time.Hour, "d"}, {time.Hour, "h"}, {time.Minute, "m"}} {
+		if n := d / u.unit; n > 0 {
+			fmt.Fprintf(&b, "%d%s", n, u.sym)
+			d -= n * u.unit
+		}
+	}
+	if d > 0 {
+		b.WriteString(d.String()) // seconds and below, Go's own notation
+	}
+	return b.String()
+}
+
+// parseEUR reads a decimal euro amount exactly into nano-euros.
+func parseEUR(s string) (int64, error) {
+	s = strings.TrimSpace(s)
+	if s == "" || strings.ContainsAny(s, "eE/_") {
+		return 0, fmt.Errorf("%q is not a decimal amount in euros like 15 or 12.50", s)
+	}
+	r, ok := new(big.Rat).SetString(s)
+	if !ok {
+		return 0, fmt.Errorf("%q is not a decimal amount in euros like 15 or 12.50", s)
+	}
+	r.Mul(r, big.NewRat(1_000_000_000, 1))
+	if !r.IsInt() || !r.Num().IsInt64() {
+		return 0, fmt.Errorf("%q has more than 9 decimals or is too large", s)
+	}
+	return r.Num().Int64(), nil
+}
+
+// FormatEUR prints nano-euros exactly, e.g. "15", "12.5".
+func FormatEUR(n int64) string {
+	neg := n < 0
+	u := uint64(n)
+	if neg {
+		u = uint64(-n)
+	}
+	s := strconv.FormatUint(u/1_000_000_000, 10)
+	if frac := strings.TrimRight(fmt.Sprintf("%09d", u%1_000_000_000), "0"); frac != "" {
+		s += "." + frac
+	}
+	if neg {
+		s = "-" + s
+	}
+	return s
+}
+
+// YAML renders the configuration as a complete `.github/poc.yml` that Parse
+// reads back to the same value (used for the documented example).
+func (c RepoConfig) YAML() []byte {
+	var b strings.Builder
+	fmt.Fprintf(&b, "max_clusters: %d\n", c.MaxClusters)
+	fmt.Fprintf(&b, "max_daily_eur: %s\n", FormatEUR(c.MaxDailyNanoEUR))
+	fmt.Fprintf(&b, "max_ttl: %s\n", FormatDuration(c.MaxTTL))
+	fmt.Fprintf(&b, "default_ttl: %s\n", FormatDuration(c.DefaultTTL))
+	fmt.Fprintf(&b, "min_ttl: %s\n", FormatDuration(c.MinTTL))
+	fmt.Fprintf(&b, "warn_before: %s\n", FormatDuration(c.WarnBefore))
+	fmt.Fprintf(&b, "pull_requests: %s\n", c.PullRequests)
+	fmt.Fprintf(&b, "pr_label: %s\n", strconv.Quote(c.PRLabel))
+	fmt.Fprintf(&b, "drafts: %t\n", c.Drafts)
+	fmt.Fprintf(&b, "keep_label: %s\n", strconv.Quote(c.KeepLabel))
+	fmt.Fprintf(&b, "allow_unknown_prices: %t\n", c.AllowUnknownPrices)
+	return []byte(b.String())
+}

@@ -1,0 +1,180 @@
+package repoconfig_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pocbot/pocbot/internal/repoconfig"
+)
+
+func TestParse(t *testing.T) {
+	def := repoconfig.Default()
+	tests := []struct {
+		name    string
+		in      string
+		want    func(c *repoconfig.RepoConfig)
+		wantErr string
+	}{
+		{"empty file is the defaults", "", nil, ""},
+		{"only comments", "# nothing here\n", nil, ""},
+		{"full", `
+max_clusters: 5
+max_daily_eur: 12.50
+max_ttl: 3d
+default_ttl: 1d12h
+min_ttl: 30m
+warn_before: 2h
+pull_requests: always
+pr_label: "needs cluster"
+drafts: true
+keep_label: keep
+allow_unknown_prices: true
+`, func(c *repoconfig.RepoConfig) {
+			c.MaxClusters, c.MaxDailyNanoEUR = 5, 12_500_000_000
+			c.MaxTTL, c.DefaultTTL, c.MinTTL, c.WarnBefore = 72*time.Hour, 36*time.Hour, 30*time.Minute, 2*time.Hour
+			c.PullRequests, c.PRLabel, c.Drafts, c.KeepLabel, c.AllowUnknownPrices = repoconfig.PRAlways, "needs cluster", true, "keep", true
+		}, ""},
+		{"integer euros", "max_daily_eur: 4\n", func(c *repoconfig.RepoConfig) { c.MaxDailyNanoEUR = 4_000_000_000 }, ""},
+		{"nine decimals exact", "max_daily_eur: 4.123456789\n", func(c *repoconfig.RepoConfig) { c.MaxDailyNanoEUR = 4_123_456_789 }, ""},
+		{"unknown key named", "max_cluster: 2\n", nil, `unknown key "max_cluster" (known keys: max_clusters,`},
+		{"two unknown keys", "b: 1\na: 2\n", nil, `unknown key "a", "b"`},
+		{"not a mapping", "- max_clusters\n", nil, "must be a mapping"},
+		{"wrong type", "max_clusters: many\n", nil, "cannot unmarshal"},
+		{"duplicate key", "max_clusters: 2\nmax_clusters: 3\n", nil, "already set"},
+		{"bad duration", "max_ttl: forever\n", nil, `max_ttl: "forever" is not a duration`},
+		{"negative duration", "min_ttl: -1h\n", nil, "negative"},
+		{"float notation refused", "max_daily_eur: 1e3\n", nil, "max_daily_eur"},
+		{"ten decimals refused", "max_daily_eur: 0.0000000001\n", nil, "more than 9 decimals"},
+		{"zero budget", "max_daily_eur: 0\n", nil, "max_daily_eur: 0, want more than 0"},
+		{"zero clusters", "max_clusters: 0\n", nil, "max_clusters: 0, want 1 to 100"},
+		{"default above max", "max_ttl: 4h\ndefault_ttl: 8h\n", nil, "default_ttl 8h is outside [min_ttl 1h, max_ttl 4h]"},
+		{"min above max", "min_ttl: 2d\nmax_ttl: 1d\n", nil, "min_ttl 2d is above max_ttl 1d"},
+		{"bad pr mode", "pull_requests: sometimes\n", nil, `pull_requests: "sometimes", want label, always or never`},
+		{"long label", "keep_label: " + strings.Repeat("k", 51) + "\n", nil, "keep_label: 51 characters"},
+		{"empty label", "pr_label: ''\n", nil, "pr_label: empty label"},
+		{"invalid yaml", "max_clusters: [\n", nil, "not valid YAML"},
+		{"too big", strings.Repeat("#", 70<<10), nil, "more than the 65536 accepted"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := repoconfig.Parse([]byte(tc.in))
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("err = %v, want it to contain %q", err, tc.wantErr)
+				}
+				if !strings.HasPrefix(err.Error(), ".github/poc.yml") {
+					t.Errorf("error %q does not name the file", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("unexpected error: %v", err)
+			}
+			want := def
+			if tc.want != nil {
+				tc.want(&want)
+			}
+			if got != want {
+				t.Errorf("got %+v\nwant %+v", got, want)
+			}
+		})
+	}
+}
+
+func TestCheckTTL(t *testing.T) {
+	c := repoconfig.Default()
+	tests := []struct {
+		in      time.Duration
+		want    time.Duration
+		wantErr string
+	}{
+		{0, 8 * time.Hour, ""},
+		{time.Hour, time.Hour, ""},
+		{7 * 24 * time.Hour, 7 * 24 * time.Hour, ""},
+		{30 * time.Minute, 0, "ttl 30m is below min_ttl 1h"},
+		{8 * 24 * time.Hour, 0, "ttl 8d is above max_ttl 7d"},
+	}
+	for _, tc := range tests {
+		got, err := c.CheckTTL(tc.in)
+		if (err != nil) != (tc.wantErr != "") || (err != nil && !strings.Contains(err.Error(), tc.wantErr)) || got != tc.want {
+			t.Errorf("CheckTTL(%s) = %s, %v; want %s, %q", tc.in, got, err, tc.want, tc.wantErr)
+		}
+	}
+}
+
+func TestDurations(t *testing.T) {
+	tests := []struct {
+		in   string
+		want time.Duration
+		out  string
+	}{
+		{"8h", 8 * time.Hour, "8h"},
+		{"3d", 72 * time.Hour, "3d"},
+		{"1d12h", 36 * time.Hour, "1d12h"},
+		{"90m", 90 * time.Minute, "1h30m"},
+		{"90s", 90 * time.Second, "1m30s"},
+		{"1500ms", 1500 * time.Millisecond, "1.5s"},
+	}
+	for _, tc := range tests {
+		got, err := repoconfig.ParseDuration(tc.in)
+		if err != nil || got != tc.want {
+			t.Errorf("ParseDuration(%q) = %s, %v", tc.in, got, err)
+		}
+		if s := repoconfig.FormatDuration(got); s != tc.out {
+			t.Errorf("FormatDuration(%s) = %q, want %q", got, s, tc.out)
+		}
+	}
+	for _, bad := range []string{"", "d", "3", "1d-2h", "99999d", "-5m", "1w"} {
+		if _, err := repoconfig.ParseDuration(bad); err == nil {
+			t.Errorf("ParseDuration(%q) accepted", bad)
+		}
+	}
+}
+
+func TestDefaultRoundTrips(t *testing.T) {
+	got, err := repoconfig.Parse(repoconfig.Default().YAML())
+	if err != nil || got != repoconfig.Default() {
+		t.Fatalf("Parse(Default().YAML()) = %+v, %v", got, err)
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	for _, s := range []string{"", "max_clusters: 2\n", "max_daily_eur: 12.5\nmax_ttl: 3d\n", "pr_label: \"a\\tb\"\n", "keep_label: é\n", "[1, 2]", "a: {b: c}"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		type result struct {
+			c   repoconfig.RepoConfig
+			err error
+		}
+		done := make(chan result, 1)
+		go func() {
+			c, err := repoconfig.Parse(data)
+			done <- result{c, err}
+		}()
+		var r result
+		select {
+		case r = <-done:
+		case <-time.After(5 * time.Second):
+			t.Fatalf("Parse(%q) still running after 5s", data)
+		}
+		c, err := r.c, r.err
+		if err != nil {
+			if !strings.HasPrefix(err.Error(), repoconfig.Path) {
+				t.Fatalf("error without file name: %v", err)
+			}
+			return
+		}
+		if err := c.Validate(); err != nil {
+			t.Fatalf("accepted an invalid config: %v", err)
+		}
+		if c.MinTTL > c.DefaultTTL || c.DefaultTTL > c.MaxTTL || c.MaxDailyNanoEUR <= 0 {
+			t.Fatalf("invariants broken: %+v", c)
+		}
+		back, err := repoconfig.Parse(c.YAML())
+		if err != nil || back != c {
+			t.Fatalf("round trip: %+v → %q → %+v, %v", c, c.YAML(), back, err)
+		}
+	})
+}
