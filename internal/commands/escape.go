@@ -52,7 +52,7 @@ func escapeMarkdown(s string) string {
 		case r == '@' || r == '#':
 			b.WriteRune(r)
 			b.WriteRune('\u200B')
-		case r < utf8.RuneSelf && strings.ContainsRune("\\`*_{}[]()|~", r):
+		case r < utf8.RuneSelf && strings.ContainsRune("\\`*_[]|~", r):
 			b.WriteByte('\\')
 			b.WriteRune(r)
 		default:

@@ -18,7 +18,8 @@ var (
 	// (gho_), user-to-server (ghu_), refresh (ghr_).
 	ghTokenRE = regexp.MustCompile(`\b(?:gh[psour]_[A-Za-z0-9_]+|github_pat_[A-Za-z0-9_]+)`)
 	// A whole PEM block, or a BEGIN line whose END was cut off (a truncated log).
-	pemRE = regexp.MustCompile(`-----BEGIN [A-Z0-9 ]{1,64}-----(?s:.*?)(?:-----END [A-Z0-9 ]{1,64}-----|\z)`)
+	pemRE    = regexp.MustCompile(`-----BEGIN [A-Z0-9 ]{1,64}-----(?s:.*?)(?:-----END [A-Z0-9 ]{1,64}-----|\z)`)
+	pemEndRE = regexp.MustCompile(`-----END [A-Z0-9 ]{1,64}-----`)
 	// YAML / env keys whose value is a credential in kubeconfigs, talosconfigs, Talos secrets
 	// bundles and machine configs; the value is everything to the end of the line.
 	keyedRE = regexp.MustCompile(`(?i)((?:^|[\s"'{,])(?:client-key-data|client-certificate-data|token|id-token|refresh-token|password|secret|bootstraptoken|aescbcencryptionsecret|secretboxencryptionsecret|private[_-]?key|scw_secret_key|aws_secret_access_key|secret_access_key|poc_app_private_key|github_token|age_identity)["']?\s*[:=]\s*["']?)([^\s"',}]+)`)
@@ -54,12 +55,33 @@ func Redact(s string) string {
 func ContainsSecret(s string) bool { return Redact(s) != s }
 
 func redactOnce(s string) string {
-	s = pemRE.ReplaceAllString(s, Redacted)
-	s = ghTokenRE.ReplaceAllString(s, Redacted)
-	s = ageRE.ReplaceAllString(s, Redacted)
-	s = authRE.ReplaceAllStringFunc(s, func(m string) string { return replaceValue(authRE, m) })
-	s = keyedRE.ReplaceAllStringFunc(s, func(m string) string { return replaceValue(keyedRE, m) })
-	s = talosKeyRE.ReplaceAllStringFunc(s, func(m string) string { return replaceValue(talosKeyRE, m) })
+	// The tail of a cut log may start inside a PEM block: everything up to an END line that has
+	// no BEGIN before it is the rest of a key.
+	if end := pemEndRE.FindStringIndex(s); end != nil {
+		if begin := strings.Index(s, "-----BEGIN "); begin < 0 || begin > end[0] {
+			s = Redacted + s[end[1]:]
+		}
+	}
+	// Cheap literal checks first: the regexps are linear but slow on long logs.
+	if strings.Contains(s, "-----BEGIN ") {
+		s = pemRE.ReplaceAllString(s, Redacted)
+	}
+	if strings.Contains(s, "gh") || strings.Contains(s, "github_pat_") {
+		s = ghTokenRE.ReplaceAllString(s, Redacted)
+	}
+	if strings.Contains(s, "AGE-SECRET-KEY-1") {
+		s = ageRE.ReplaceAllString(s, Redacted)
+	}
+	lower := strings.ToLower(s)
+	if strings.Contains(lower, "authorization") || strings.Contains(lower, "x-auth-token") {
+		s = authRE.ReplaceAllStringFunc(s, func(m string) string { return replaceValue(authRE, m) })
+	}
+	if strings.ContainsAny(s, ":=") && containsAny(lower, keyedWords) {
+		s = keyedRE.ReplaceAllStringFunc(s, func(m string) string { return replaceValue(keyedRE, m) })
+	}
+	if strings.Contains(lower, "key") {
+		s = talosKeyRE.ReplaceAllStringFunc(s, func(m string) string { return replaceValue(talosKeyRE, m) })
+	}
 	s = b64RE.ReplaceAllStringFunc(s, func(m string) string {
 		if isKeyMaterial(m) {
 			return Redacted
@@ -132,6 +154,18 @@ func isKeyMaterial(run string) bool {
 	}
 	if _, err := x509.ParseECPrivateKey(raw); err == nil {
 		return true
+	}
+	return false
+}
+
+// keyedWords are the stems of keyedRE's names: one of them must be present for it to match.
+var keyedWords = []string{"key", "token", "password", "secret", "certificate-data"}
+
+func containsAny(s string, words []string) bool {
+	for _, w := range words {
+		if strings.Contains(s, w) {
+			return true
+		}
 	}
 	return false
 }

@@ -54,6 +54,7 @@ func TestRedact(t *testing.T) {
 		{"oauth/user/refresh", "gho_aaaa ghu_bbbb ghr_cccc", "_aaaa"},
 		{"fine-grained pat", "github_pat_11AAAAAAA0aaaaaaaaaaaa_bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb", "github_pat_11"},
 		{"pem block", "key follows\n" + pemKey(t) + "done", "PRIVATE KEY"},
+		{"pem cut at the start", "MIIEowIBAAKCAQEA\nabcdefghijklmnop\n-----END RSA PRIVATE KEY-----\nnext", "abcdefghijklmnop"},
 		{"truncated pem", "-----BEGIN EC PRIVATE KEY-----\nMHcCAQEEIB...", "MHcCAQEEIB"},
 		{"client-key-data", "    client-key-data: LS0tLS1CRUdJTiBSU0EgUFJJVkFURSBLRVktLS0tLQo=", "LS0tLS1CRUdJTiBSU0Eg"},
 		{"client-certificate-data", `"client-certificate-data": "LS0tLS1CRUdJTg=="`, "LS0tLS1CRUdJTg=="},

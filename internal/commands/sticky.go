@@ -104,6 +104,9 @@ func ShouldOverwrite(existing string, serial int64) bool {
 // RenderSticky renders the status comment. The result is always shorter than MaxCommentBytes:
 // the log is cut first (its end is kept, where failures are), then the body itself.
 func RenderSticky(v StickyView) string {
+	// Redact once, on no more than twice what can fit: a long log is cut anyway, and scanning
+	// megabytes at every throttled edit would be wasted work.
+	v.Log = Redact(tail(v.Log, 2*MaxCommentBytes))
 	body := renderSticky(v, v.Log)
 	if len(body) < MaxCommentBytes {
 		return body
@@ -137,7 +140,7 @@ func renderSticky(v StickyView, log string) string {
 		meta = append(meta, "asked by "+Escape(v.Requester))
 	}
 	if !v.Started.IsZero() && !v.Now.IsZero() {
-		meta = append(meta, "running for "+FormatDuration(v.Now.Sub(v.Started)))
+		meta = append(meta, "running for "+preciseDuration(v.Now.Sub(v.Started)))
 	}
 	if v.RunURL != "" {
 		meta = append(meta, "[run log]("+v.RunURL+")")
@@ -170,7 +173,7 @@ func renderSticky(v StickyView, log string) string {
 		}
 	}
 	if log != "" {
-		fmt.Fprintf(&b, "<details><summary>Log</summary>\n\n%s\n</details>\n", fence(Redact(log)))
+		fmt.Fprintf(&b, "<details><summary>Log</summary>\n\n%s\n</details>\n", fence(log)) // redacted by RenderSticky
 	}
 	return b.String()
 }
@@ -179,7 +182,7 @@ func renderSteps(steps []Step) string {
 	var b strings.Builder
 	b.WriteString("| | step | time |\n|---|---|---|\n")
 	for _, s := range steps {
-		d := FormatDuration(s.Duration)
+		d := preciseDuration(s.Duration)
 		if s.State == StepPending {
 			d = "waiting"
 		} else if s.State == StepSkipped {
@@ -192,6 +195,18 @@ func renderSteps(steps []Step) string {
 		fmt.Fprintf(&b, "| %s | %s | %s |\n", s.State.emoji(), name, d)
 	}
 	return b.String()
+}
+
+// preciseDuration keeps seconds under an hour: step times are what people compare between runs.
+func preciseDuration(d time.Duration) string {
+	d = d.Round(time.Second)
+	if d >= time.Hour || d < time.Minute {
+		return FormatDuration(d)
+	}
+	if d%time.Minute == 0 {
+		return FormatDuration(d)
+	}
+	return fmt.Sprintf("%dm %ds", d/time.Minute, (d%time.Minute)/time.Second)
 }
 
 func phaseEmoji(phase string) string {

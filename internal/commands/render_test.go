@@ -1,0 +1,295 @@
+package commands
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
+
+var (
+	t0  = time.Date(2026, 10, 17, 9, 0, 0, 0, time.UTC)
+	now = t0.Add(20 * time.Minute)
+)
+
+func defaultCost() CostView {
+	return CostView{
+		Cluster: "acme-shop-42",
+		Lines: []CostLine{
+			{"Elastic Metal EM-A116X-SSD (worker)", "0.0770 €", "1.85 €", "56.21 €", "catalog API, 2026-10-17"},
+			{"3 × Instance PLAY2-NANO (control planes)", "0.0826 €", "1.98 €", "60.31 €", "catalog API, 2026-10-17"},
+			{"3 × block volume 20 GB, 5K IOPS", "0.0072 €", "0.17 €", "5.26 €", "table 2026-10-17, estimate"},
+			{"3 × reserved IPv4", "0.0120 €", "0.29 €", "8.76 €", "table 2026-10-17, estimate"},
+			{"snapshot + image object (shared)", "0.0003 €", "0.01 €", "0.22 €", "table 2026-10-17, estimate"},
+		},
+		TotalHourly: "0.1791 €", TotalDaily: "4.30 €", TotalMonthly: "130.76 €",
+		Accrued: "0.06 €", Created: t0, Now: now,
+		UntilExpiry: "1.37 €", Expires: t0.Add(8 * time.Hour),
+		Fees:  []Fee{{"Elastic Metal setup fee", "0.00 €", "catalog API, 2026-10-17"}},
+		Notes: []string{"The monthly EM-A116X-SSD subscription (27.99 €/month) would be cheaper only for more than 15 days."},
+	}
+}
+
+func upView(kc KubeconfigAccess, cidrs []string) UpView {
+	return UpView{
+		Cluster:        "acme-shop-42",
+		APIEndpoints:   []string{"k8s-poc.example.com:6443"},
+		TalosEndpoints: []string{"51.15.0.1:50000", "51.15.0.2:50000", "51.15.0.3:50000"},
+		EdgeAddress:    "edge.example.com (163.172.0.9)",
+		Kubeconfig:     kc,
+		DailyCost:      "4.30 €", AccruedCost: "0.06 €",
+		Expires: t0.Add(8 * time.Hour), KeepLabel: "poc/keep",
+		AdminCIDRs: cidrs,
+	}
+}
+
+func steps(final bool) []Step {
+	s := []Step{
+		{Name: "image: schematic and qcow2 in Object Storage", State: StepSkipped},
+		{Name: "block snapshot import", State: StepDone, Duration: 212 * time.Second},
+		{Name: "security group + reserved IPs", State: StepDone, Duration: 3 * time.Second},
+		{Name: "control planes ×3", State: StepDone, Duration: 14 * time.Second},
+		{Name: "worker: Elastic Metal order", State: StepDone, Duration: 6 * time.Minute},
+		{Name: "worker: rescue, dd, reboot", State: StepRunning, Duration: 95 * time.Second, Note: "writing 1.2 GiB"},
+		{Name: "etcd bootstrap", State: StepPending},
+		{Name: "Kubernetes ready", State: StepPending},
+	}
+	if final {
+		for i := range s {
+			if s[i].State != StepSkipped {
+				s[i].State, s[i].Note = StepDone, ""
+				if s[i].Duration == 0 {
+					s[i].Duration = 70 * time.Second
+				}
+			}
+		}
+	}
+	return s
+}
+
+var kcURL = KubeconfigAccess{Login: "alice", URL: "http://127.0.0.1:9000/pocbot-state/kubeconfigs/acme-shop-42.age?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Expires=3600&X-Amz-Signature=" + strings.Repeat("0f", 32),
+	URLExpires: now.Add(time.Hour), Recipients: 2, OperatorCmd: "bot kubeconfig --cluster acme-shop-42"}
+
+func goldenCases() map[string]string {
+	down := DownView{Cluster: "acme-shop-42", Duration: 95 * time.Second, Accrued: "1.43 €", Deleted: []DeletedResource{
+		{Kind: "instance", Name: "poc-acme-shop-42-cp-1", ID: "11111111-1111-1111-1111-111111111111"},
+		{Kind: "Elastic Metal server", Name: "poc-acme-shop-42-edge-01", ID: "22222222-2222-2222-2222-222222222222"},
+		{Kind: "reserved IP", Name: "51.15.0.1", ID: "33333333-3333-3333-3333-333333333333"},
+		{Kind: "security group", Name: "poc-acme-shop-42-sg", ID: "44444444-4444-4444-4444-444444444444"},
+	}}
+	downFail := down
+	downFail.Deleted = append([]DeletedResource{}, down.Deleted...)
+	downFail.Deleted[3].Err = "scaleway: precondition failed: security group is in use (token: ghs_leakedtoken123)"
+	plan := PlanView{
+		Cluster: "acme-shop-42", TTL: 4 * time.Hour, Talos: "v1.13.11",
+		Groups: []PlanGroup{
+			{"image chain", []PlanItem{{"object", "talos/376567988ad3/v1.13.11/scaleway-amd64.qcow2", "shared, reused if present"}, {"block snapshot", "poc-talos-376567988ad3-v1.13.11", "imported from the object"}}},
+			{"network", []PlanItem{{"security group", "poc-acme-shop-42-sg", "inbound drop, 9 rules"}, {"reserved IPv4", "poc-acme-shop-42-ip-cp-1", ""}}},
+			{"control planes", []PlanItem{{"instance", "poc-acme-shop-42-cp-1", "PLAY2-NANO, 20 GB 5K IOPS"}}},
+			{"worker", []PlanItem{{"Elastic Metal server", "poc-acme-shop-42-edge-01", "EM-A116X-SSD, written from rescue"}}},
+		},
+		Cost: defaultCost(),
+	}
+	plan.Cost.Accrued, plan.Cost.UntilExpiry = "", ""
+	return map[string]string{
+		"help":         HelpText(ParseConfig{}, ""),
+		"help_up":      HelpText(ParseConfig{}, VerbUp),
+		"parse_error":  Parse("/poc up --ttl 9d --x", ParseConfig{}).Reply,
+		"unknown_verb": Parse("/poc deploy <b>now</b>", ParseConfig{}).Reply,
+		"refusal":      RefusalReply("bob", VerbUp, "read"),
+		"sticky_progress": RenderSticky(StickyView{Cluster: "acme-shop-42", Serial: 900100, Verb: VerbUp, Requester: "alice",
+			Phase: "provisioning", Now: now, Started: t0, RunURL: "https://github.com/acme/shop/actions/runs/9001", Steps: steps(false)}),
+		"sticky_up_ready": RenderSticky(StickyView{Cluster: "acme-shop-42", Serial: 900100, Verb: VerbUp, Requester: "alice",
+			Phase: "ready", Now: now, Started: t0, RunURL: "https://github.com/acme/shop/actions/runs/9001", Steps: steps(true),
+			Up: ptr(upView(kcURL, []string{"203.0.113.0/24"}))}),
+		"sticky_up_nokeys_open": RenderSticky(StickyView{Cluster: "acme-shop-42", Serial: 900100, Verb: VerbUp, Requester: "alice",
+			Phase: "ready", Now: now, RunURL: "https://github.com/acme/shop/actions/runs/9001", Steps: steps(true),
+			Up: ptr(upView(KubeconfigAccess{Login: "alice", NoKeys: true}, nil))}),
+		"sticky_failed": RenderSticky(StickyView{Cluster: "acme-shop-42", Serial: 900200, Verb: VerbUp, Requester: "alice",
+			Phase: "failed", Now: now, Steps: steps(false),
+			Error: "worker: rescue SSH on 163.172.0.9:22 not reachable after 10m: dial tcp: i/o timeout. Run `/poc up` again to resume.",
+			Log:   "step 1 ok\nAuthorization: Bearer ghs_abcdef\n```\nnested fence\n```\nstep 2 failed"}),
+		"sticky_down":   RenderSticky(StickyView{Cluster: "acme-shop-42", Serial: 900300, Verb: VerbDown, Requester: "alice", Phase: "destroyed", Now: now, Down: &down}),
+		"down_partial":  RenderDown(downFail),
+		"down_nothing":  RenderDown(DownView{Cluster: "acme-shop-42"}),
+		"notify_ok":     RenderNotify(NotifyView{Requester: "alice", Verb: VerbUp, Cluster: "acme-shop-42", OK: true, Summary: "API at k8s-poc.example.com:6443, 4.30 €/day", StickyURL: "https://github.com/acme/shop/issues/42#issuecomment-1"}),
+		"notify_failed": RenderNotify(NotifyView{Requester: "alice", Verb: VerbDown, Cluster: "acme-shop-42", StickyURL: "https://github.com/acme/shop/issues/42#issuecomment-1"}),
+		"cost":          RenderCost(defaultCost()),
+		"status": RenderStatus(StatusView{Cluster: "acme-shop-42", Exists: true, Phase: "ready", Created: t0, Expires: t0.Add(8 * time.Hour), Now: now,
+			LockHolder: "run 9002 (/poc extend by bob)", LockSince: now.Add(-10 * time.Second),
+			Health:       []HealthCheck{{"Talos API", true, "3/3 nodes"}, {"Kubernetes /readyz", false, "connection refused"}},
+			Resources:    []ResourceLine{{"instance", "poc-acme-shop-42-cp-1", "1111", "51.15.0.1", "running"}, {"Elastic Metal server", "poc-acme-shop-42-edge-01", "2222", "163.172.0.9", "ready"}},
+			APIEndpoints: []string{"51.15.0.1:6443", "51.15.0.2:6443", "51.15.0.3:6443"}, DailyCost: "4.30 €", Accrued: "0.06 €"}),
+		"status_keep":    RenderStatus(StatusView{Cluster: "acme-shop-42", Exists: true, Phase: "ready", Created: t0, Expires: t0.Add(time.Hour), Now: now, Keep: true}),
+		"status_none":    RenderStatus(StatusView{Cluster: "acme-shop-42"}),
+		"expiry_warning": RenderExpiryWarning(ExpiryWarningView{Cluster: "acme-shop-42", Requester: "alice", At: now.Add(time.Hour), Now: now, Accrued: "1.20 €"}),
+		"reaped":         RenderReaped(ReapedView{Down: down, Reason: ReapExpired, ExpiredAt: now}),
+		"reaped_merged":  RenderReaped(ReapedView{Down: down, Reason: ReapMerged}),
+		"budget_daily":   RenderBudgetRefusal(BudgetRefusalView{Limit: LimitMaxDailyEUR, Current: "12.90 €/day", Requested: "4.30 €/day", Max: "15 €/day", Running: []string{"acme-shop-1", "acme-shop-7", "acme-shop-9"}}),
+		"budget_count":   RenderBudgetRefusal(BudgetRefusalView{Limit: LimitMaxClusters, Current: "3 clusters", Max: "3"}),
+		"budget_unknown": RenderBudgetRefusal(BudgetRefusalView{Limit: LimitUnknownPrice, Detail: "No price for Elastic Metal EM-X999 in fr-par-1 (end of sale)."}),
+		"plan":           RenderPlan(plan),
+		"kubeconfig":     RenderKubeconfig("acme-shop-42", kcURL, now),
+		"up_changes": renderChanges([]Change{{Field: "ttl", From: "8h", To: "1d", InPlace: true},
+			{Field: "control planes", From: "3", To: "5", Reason: "the etcd membership is fixed at creation: `/poc down` then `/poc up --cp-count 5`"}}),
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+func TestGolden(t *testing.T) {
+	for name, got := range goldenCases() {
+		t.Run(name, func(t *testing.T) {
+			if got == "" {
+				t.Fatal("empty body")
+			}
+			if ContainsSecret(got) {
+				t.Errorf("body holds a secret: %q", Redact(got))
+			}
+			if len(got) >= MaxCommentBytes {
+				t.Errorf("body is %d bytes, over GitHub's limit", len(got))
+			}
+			path := filepath.Join("testdata", name+".golden.md")
+			if *update {
+				if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatalf("read %s: %v (run `go test ./internal/commands -run TestGolden -update` to create it)", path, err)
+			}
+			if string(want) != got {
+				t.Errorf("%s differs from the rendering (rerun with -update after reviewing):\n--- got ---\n%s", path, got)
+			}
+		})
+	}
+}
+
+func TestRenderedContent(t *testing.T) {
+	g := goldenCases()
+	tests := []struct {
+		name    string
+		want    []string
+		mustNot []string
+	}{
+		{"sticky_up_ready", []string{"<!-- pocbot:cluster=acme-shop-42 -->", "<!-- pocbot:serial=900100 -->", "`k8s-poc.example.com:6443`",
+			"`51.15.0.1:50000`", "edge.example.com", "curl -fsS 'http://127.0.0.1:9000/", "| age -d -i ~/.ssh/id_ed25519 > kubeconfig",
+			"4.30 € per day", "2026-10-17 17:00 UTC", "/poc extend 4h", "actions/runs/9001", "```\n/poc down\n```", "<details><summary>Steps (8)</summary>"},
+			[]string{"WARNING"}},
+		{"sticky_up_nokeys_open", []string{"[!WARNING]", "0.0.0.0/0", "https://github.com/settings/ssh/new", "/poc kubeconfig"}, []string{"curl"}},
+		{"sticky_progress", []string{"| ⏳ | worker: rescue, dd, reboot — writing 1.2 GiB | 1m 35s |", "| ⏭️ |", "| ✅ | block snapshot import | 3m 32s |", "| ⏳ | etcd bootstrap | waiting |", "running for 20m"}, []string{"<details>"}},
+		{"sticky_failed", []string{"❌ **Failed:**", "i/o timeout", "````text", "[REDACTED]"}, []string{"ghs_abcdef"}},
+		{"down_partial", []string{"**1 could not be deleted**", "[REDACTED]"}, []string{"ghs_leaked"}},
+		{"cost", []string{"**Total per day: 4.30 €**", "| 56.21 € |", "table 2026-10-17, estimate", "Accrued since creation", "Until expiry", "setup fee"}, nil},
+		{"unknown_verb", []string{"“deploy”"}, []string{"<b>"}},
+		{"expiry_warning", []string{"tearing down at 2026-10-17 10:20 UTC", "`/poc extend 4h` or label `poc/keep`", "@alice"}, nil},
+		{"status", []string{"held by run 9002", "❌ connection refused", "age 20m", "`poc/keep` label | absent"}, nil},
+		{"status_keep", []string{"paused by the `poc/keep` label", "present: expiry paused"}, nil},
+		{"budget_daily", []string{"`max_daily_eur`", "12.90 €/day", "4.30 €/day", "15 €/day"}, nil},
+	}
+	for _, tt := range tests {
+		body := g[tt.name]
+		for _, w := range tt.want {
+			if !strings.Contains(body, w) {
+				t.Errorf("%s lacks %q:\n%s", tt.name, w, body)
+			}
+		}
+		for _, w := range tt.mustNot {
+			if strings.Contains(body, w) {
+				t.Errorf("%s holds %q:\n%s", tt.name, w, body)
+			}
+		}
+	}
+}
+
+func TestStickyUnderLimit(t *testing.T) {
+	huge := strings.Repeat("log line with some text 0123456789\n", 2500) + "LAST LINE: the failure"
+	many := make([]Step, 1500)
+	for i := range many {
+		many[i] = Step{Name: strings.Repeat("step ", 6), State: StepDone, Duration: time.Second}
+	}
+	tests := []struct {
+		name     string
+		v        StickyView
+		wantTail bool
+	}{
+		{"huge log", StickyView{Cluster: "c-1", Serial: 1, Verb: VerbUp, Phase: "failed", Error: "boom", Log: huge, Steps: steps(false)}, true},
+		{"huge log and many steps", StickyView{Cluster: "c-1", Serial: 1, Verb: VerbUp, Phase: "failed", Log: huge, Steps: many}, false},
+		{"multibyte log", StickyView{Cluster: "c-1", Serial: 1, Verb: VerbUp, Log: strings.Repeat("é⏳", 40000)}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			body := RenderSticky(tt.v)
+			if len(body) >= MaxCommentBytes {
+				t.Fatalf("body is %d bytes", len(body))
+			}
+			if !strings.HasPrefix(body, StickyMarker("c-1")) || !strings.Contains(body, "pocbot:serial=1 -->") {
+				t.Error("markers lost")
+			}
+			if tt.wantTail && (!strings.Contains(body, "LAST LINE: the failure") || !strings.Contains(body, "earlier lines cut")) {
+				t.Error("the log's tail must survive truncation, with a note")
+			}
+			if !strings.HasPrefix(body, "<!--") || strings.ContainsRune(body, '\uFFFD') {
+				t.Error("truncation broke the body")
+			}
+		})
+	}
+}
+
+func TestShouldOverwrite(t *testing.T) {
+	body := RenderSticky(StickyView{Cluster: "c-1", Serial: 500, Verb: VerbUp})
+	tests := []struct {
+		existing string
+		serial   int64
+		want     bool
+	}{
+		{body, 499, false},
+		{body, 500, true},
+		{body, 501, true},
+		{"", 1, true},
+		{"a human comment", 1, true},
+		{"<!-- pocbot:serial=notanumber -->", 1, true},
+	}
+	for _, tt := range tests {
+		if got := ShouldOverwrite(tt.existing, tt.serial); got != tt.want {
+			t.Errorf("ShouldOverwrite(%.40q, %d) = %v, want %v", tt.existing, tt.serial, got, tt.want)
+		}
+	}
+	if c, ok := StickyCluster(body); !ok || c != "c-1" {
+		t.Errorf("StickyCluster = %q, %v", c, ok)
+	}
+	if _, ok := StickyCluster("no marker"); ok {
+		t.Error("StickyCluster found a marker in plain text")
+	}
+}
+
+func TestEscape(t *testing.T) {
+	tests := map[string]string{
+		"plain":                     "plain",
+		"*bold* _it_":               `\*bold\* \_it\_`,
+		"[x](http://e)":             `\[x\](http://e)`,
+		"<!-- pocbot:cluster=x -->": "&lt;!-- pocbot:cluster=x --&gt;",
+		"@octocat #12":              "@\u200boctocat #\u200b12",
+		"a|b`c":                     "a\\|b\\`c",
+		"line\nbreak":               "line break",
+		"rtl\u202Eevil":             "rtl\uFFFDevil",
+		strings.Repeat("x", 100):    strings.Repeat("x", MaxEcho-1) + "…",
+	}
+	for in, want := range tests {
+		if got := Escape(in); got != want {
+			t.Errorf("Escape(%q) = %q, want %q", in, got, want)
+		}
+	}
+	if got := inlineCode("a`b"); got != "``a`b``" {
+		t.Errorf("inlineCode = %q", got)
+	}
+	if got := mention("pocbot[bot]"); strings.HasPrefix(got, "@pocbot") {
+		t.Errorf("bots must not be mentioned: %q", got)
+	}
+}
