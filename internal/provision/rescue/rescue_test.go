@@ -1,0 +1,332 @@
+package rescue
+
+import (
+	"bytes"
+	"context"
+	"crypto/ed25519"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/crypto/ssh"
+
+	"github.com/pocbot/pocbot/internal/provision/images"
+	"github.com/pocbot/pocbot/internal/sim/imagefactory"
+	simrescue "github.com/pocbot/pocbot/internal/sim/rescue"
+)
+
+const ver = "v1.13.11"
+
+func TestTriggerHash(t *testing.T) {
+	base := TriggerHash("http://f/image/a/v1/metal-amd64.raw.zst", "/dev/sda", "srv-1")
+	if base != TriggerHash("http://f/image/a/v1/metal-amd64.raw.zst", "/dev/sda", "srv-1") || len(base) != 64 {
+		t.Fatal("TriggerHash is not a stable sha256 hex")
+	}
+	for _, tc := range []struct{ url, disk, srv string }{
+		{"http://f/image/b/v1/metal-amd64.raw.zst", "/dev/sda", "srv-1"},
+		{"http://f/image/a/v1/metal-amd64.raw.zst", "/dev/sdb", "srv-1"},
+		{"http://f/image/a/v1/metal-amd64.raw.zst", "/dev/sda", "srv-2"},
+		{"http://f/image/a/v1/metal-amd64.raw.zst/dev/sda", "", "srv-1"}, // field boundaries matter
+	} {
+		if TriggerHash(tc.url, tc.disk, tc.srv) == base {
+			t.Errorf("TriggerHash(%q,%q,%q) did not change", tc.url, tc.disk, tc.srv)
+		}
+	}
+}
+
+func TestChooseDisk(t *testing.T) {
+	for _, tc := range []struct {
+		name, json, want, wantDisk, wantErr string
+	}{
+		{name: "new format", json: `{"blockdevices":[{"name":"loop0","size":536870912,"type":"loop","mountpoint":"/run/live","ro":true,"rm":false},{"name":"sda","size":256060514304,"type":"disk","mountpoint":null,"ro":false,"rm":false,"children":[{"name":"sda1","size":1000,"type":"part","mountpoint":null}]}]}`, wantDisk: "sda"},
+		{name: "old format strings", json: `{"blockdevices":[{"name":"sdb","size":"1000","type":"disk","mountpoint":null,"ro":"0","rm":"0"},{"name":"sda","size":"2000","type":"disk","mountpoint":null,"ro":"0","rm":"0"}]}`, wantDisk: "sda"},
+		{name: "nvme order", json: `{"blockdevices":[{"name":"nvme1n1","size":10,"type":"disk"},{"name":"nvme0n1","size":10,"type":"disk"}]}`, wantDisk: "nvme0n1"},
+		{name: "skip mounted take next", json: `{"blockdevices":[{"name":"sda","size":10,"type":"disk","children":[{"name":"sda1","type":"part","mountpoint":"/mnt"}]},{"name":"sdb","size":10,"type":"disk"}]}`, wantDisk: "sdb"},
+		{name: "forced disk", json: `{"blockdevices":[{"name":"sda","size":10,"type":"disk"},{"name":"sdb","size":10,"type":"disk"}]}`, want: "/dev/sdb", wantDisk: "sdb"},
+		{name: "forced disk mounted", json: `{"blockdevices":[{"name":"sda","size":10,"type":"disk"},{"name":"sdb","size":10,"type":"disk","children":[{"name":"sdb2","type":"part","mountpoint":"/boot"}]}]}`, want: "sdb", wantErr: "/dev/sdb has mounted filesystems (/boot)"},
+		{name: "only disk mounted", json: `{"blockdevices":[{"name":"sda","size":10,"type":"disk","children":[{"name":"sda1","type":"part","mountpoint":"/"}]}]}`, wantErr: "/dev/sda has mounted filesystems (/)"},
+		{name: "read-only and removable", json: `{"blockdevices":[{"name":"sr0","size":10,"type":"rom"},{"name":"sda","size":10,"type":"disk","ro":true},{"name":"sdb","size":10,"type":"disk","rm":true}]}`, wantErr: "read-only"},
+		{name: "none", json: `{"blockdevices":[{"name":"loop0","size":10,"type":"loop"}]}`, wantErr: "no whole disk"},
+		{name: "forced missing", json: `{"blockdevices":[{"name":"sda","size":10,"type":"disk"}]}`, want: "sdz", wantErr: "not found"},
+		{name: "garbage", json: `lsblk: unknown column`, wantErr: "parse lsblk"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d, err := ChooseDisk([]byte(tc.json), tc.want)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("err = %v, want %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil || d.Name != tc.wantDisk {
+				t.Fatalf("ChooseDisk = %+v, %v; want %s", d, err, tc.wantDisk)
+			}
+		})
+	}
+}
+
+// world is a factory stand-in plus the raw image it serves.
+type world struct {
+	f      *imagefactory.Factory
+	url    string
+	rawSHA string
+	raw    []byte
+}
+
+func newWorld(t *testing.T, rawSize int64) world {
+	t.Helper()
+	f, err := imagefactory.Start(context.Background(), "127.0.0.1:0", imagefactory.Options{RawSize: rawSize})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = f.Close() })
+	_, id := images.Schematic(nil)
+	r, err := f.Artifact(id, ver, imagefactory.MetalRawZst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := io.ReadAll(r)
+	sum := sha256.Sum256(raw)
+	return world{f: f, url: images.MetalRawZstURL(f.URL(), id, ver), rawSHA: hex.EncodeToString(sum[:]), raw: raw}
+}
+
+func clientKey(t *testing.T) ssh.Signer {
+	t.Helper()
+	_, priv, _ := ed25519.GenerateKey(rand.Reader)
+	s, err := ssh.NewSignerFromKey(priv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func startSim(t *testing.T, opts simrescue.Options) *simrescue.Server {
+	t.Helper()
+	if opts.DiskPath == "" {
+		opts.DiskPath = filepath.Join(t.TempDir(), "sda.img")
+	}
+	s, err := simrescue.Start(context.Background(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
+func diskPrefix(t *testing.T, path string, n int) []byte {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	b := make([]byte, n)
+	if _, err := io.ReadFull(f, b); err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+type logBuf struct{ bytes.Buffer }
+
+func testLog(t *testing.T) (*slog.Logger, *logBuf) {
+	var b logBuf
+	return slog.New(slog.NewTextHandler(&b, nil)), &b
+}
+
+func TestWriteImageSim(t *testing.T) {
+	const rawSize = 9<<20 + 512
+	w := newWorld(t, rawSize)
+	key := clientKey(t)
+	fast := Target{User: "root", WaitTimeout: 5 * time.Second, RetryInterval: 50 * time.Millisecond}
+
+	t.Run("password, TOFU, bytes equal", func(t *testing.T) {
+		disk := filepath.Join(t.TempDir(), "sda.img")
+		s := startSim(t, simrescue.Options{User: "root", Password: "rescue-pw", DiskPath: disk, DiskSize: 64 << 20})
+		tg := fast
+		tg.Addr, tg.Password = s.Addr(), "rescue-pw"
+		log, lb := testLog(t)
+		res, err := WriteImage(context.Background(), tg, w.url, log)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Disk != "/dev/sda" || res.BytesWritten != rawSize || res.SHA256 != w.rawSHA || res.DiskSize != 64<<20 {
+			t.Fatalf("result %+v, want /dev/sda %d bytes sha %s", res, rawSize, w.rawSHA)
+		}
+		if res.HostKey != ssh.FingerprintSHA256(s.HostKey()) {
+			t.Fatalf("host key %s, server has %s", res.HostKey, ssh.FingerprintSHA256(s.HostKey()))
+		}
+		if !bytes.Equal(diskPrefix(t, disk, rawSize), w.raw) {
+			t.Fatal("bytes on the disk differ from the decompressed image")
+		}
+		if !strings.Contains(lb.String(), "recorded rescue host key SHA256:") {
+			t.Fatalf("log lacks the recorded host key line:\n%s", lb.String())
+		}
+	})
+
+	t.Run("key auth, expected key matches", func(t *testing.T) {
+		s := startSim(t, simrescue.Options{User: "root", AuthorizedKeys: []ssh.PublicKey{key.PublicKey()}, DiskSize: 64 << 20})
+		tg := fast
+		tg.Addr, tg.Signer = s.Addr(), key
+		tg.ExpectedHostKey = string(ssh.MarshalAuthorizedKey(s.HostKey()))
+		if _, err := WriteImage(context.Background(), tg, w.url, nil); err != nil {
+			t.Fatal(err)
+		}
+	})
+
+	refusals := []struct {
+		name    string
+		opts    simrescue.Options
+		tweak   func(*Target, *simrescue.Server)
+		url     string
+		wantErr string
+		is      error
+	}{
+		{name: "host key mismatch", opts: simrescue.Options{User: "root", Password: "pw"},
+			tweak: func(tg *Target, _ *simrescue.Server) {
+				other := startSim(t, simrescue.Options{User: "root", Password: "pw"}) // another boot, another key
+				tg.ExpectedHostKey = ssh.FingerprintSHA256(other.HostKey())
+			}, wantErr: "mismatch", is: ErrHostKeyMismatch},
+		{name: "mounted partition", opts: simrescue.Options{User: "root", Password: "pw", MountPoint: "/mnt/data"}, wantErr: "/dev/sda has mounted filesystems (/mnt/data)"},
+		{name: "image not found", opts: simrescue.Options{User: "root", Password: "pw"}, url: strings.Replace(w.url, w.url[strings.Index(w.url, "/image/")+7:][:64], strings.Repeat("ab", 32), 1), wantErr: "returned error: 404"},
+		{name: "disk too small", opts: simrescue.Options{User: "root", Password: "pw", DiskSize: 4 << 20}, wantErr: "No space left"},
+		{name: "wrong password", opts: simrescue.Options{User: "root", Password: "other"}, wantErr: "refused user"},
+		{name: "not a URL", opts: simrescue.Options{User: "root", Password: "pw"}, url: "file:///etc/passwd", wantErr: "not an http(s) URL"},
+	}
+	for _, tc := range refusals {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.opts.DiskSize == 0 {
+				tc.opts.DiskSize = 64 << 20
+			}
+			tc.opts.DiskPath = filepath.Join(t.TempDir(), "sda.img")
+			s := startSim(t, tc.opts)
+			tg := fast
+			tg.Addr, tg.Password = s.Addr(), "pw"
+			if tc.tweak != nil {
+				tc.tweak(&tg, s)
+			}
+			u := w.url
+			if tc.url != "" {
+				u = tc.url
+			}
+			_, err := WriteImage(context.Background(), tg, u, nil)
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Fatalf("err = %v, want %q", err, tc.wantErr)
+			}
+			if tc.is != nil && !errors.Is(err, tc.is) {
+				t.Fatalf("err = %v is not %v", err, tc.is)
+			}
+			if tc.name == "mounted partition" || tc.name == "host key mismatch" {
+				if b := diskPrefix(t, tc.opts.DiskPath, 4096); !bytes.Equal(b, make([]byte, 4096)) {
+					t.Fatal("the disk was written despite the refusal")
+				}
+			}
+		})
+	}
+
+	t.Run("waits for SSH", func(t *testing.T) {
+		// Reserve an address, start the server only later: the client
+		// must keep trying.
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		addr := l.Addr().String()
+		l.Close()
+		started := make(chan *simrescue.Server, 1)
+		go func() {
+			time.Sleep(400 * time.Millisecond)
+			s, err := simrescue.Start(context.Background(), simrescue.Options{Addr: addr, User: "root", Password: "pw", DiskPath: filepath.Join(t.TempDir(), "d"), DiskSize: 64 << 20})
+			if err != nil {
+				t.Error(err)
+			}
+			started <- s
+		}()
+		tg := fast
+		tg.Addr, tg.Password = addr, "pw"
+		res, err := WriteImage(context.Background(), tg, w.url, nil)
+		if s := <-started; s != nil {
+			defer s.Close()
+		}
+		if err != nil || res.SHA256 != w.rawSHA {
+			t.Fatalf("after waiting: %+v, %v", res, err)
+		}
+	})
+
+	t.Run("gives up waiting", func(t *testing.T) {
+		tg := fast
+		tg.Addr, tg.Password, tg.WaitTimeout = "127.0.0.1:1", "pw", 300*time.Millisecond
+		start := time.Now()
+		_, err := WriteImage(context.Background(), tg, w.url, nil)
+		if err == nil || !strings.Contains(err.Error(), "did not answer") || time.Since(start) > 3*time.Second {
+			t.Fatalf("err = %v after %v", err, time.Since(start))
+		}
+	})
+}
+
+// TestWriteImageRealSSHD runs the same write through a real OpenSSH sshd and
+// the real bash, curl, zstd, tee, sha256sum and dd (behind a dd shim that
+// maps /dev/sda to a file), and proves the bytes on the "disk" are the
+// decompressed image. The URL carries shell metacharacters to prove the
+// quoting.
+func TestWriteImageRealSSHD(t *testing.T) {
+	const rawSize = 12<<20 + 4096
+	w := newWorld(t, rawSize)
+	for _, tc := range []struct {
+		name    string
+		mount   string
+		url     string
+		wantErr string
+	}{
+		{name: "writes and checks", url: w.url + "?x='$(touch${IFS}/tmp/pocbot-pwned)';echo"},
+		{name: "refuses mounted", mount: "/srv", url: w.url, wantErr: "/dev/sda has mounted filesystems (/srv)"},
+		{name: "curl failure fails the pipeline", url: strings.Replace(w.url, w.url[strings.Index(w.url, "/image/")+7:][:64], strings.Repeat("ab", 32), 1), wantErr: "returned error: 404"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d := simrescue.StartSSHD(t, simrescue.SSHDOptions{DiskSize: 64 << 20, MountPoint: tc.mount})
+			tg := Target{Addr: d.Addr, User: d.User, Signer: d.Signer, ExpectedHostKey: ssh.FingerprintSHA256(d.HostKey),
+				WaitTimeout: 10 * time.Second, RetryInterval: 100 * time.Millisecond}
+			ctx, cancel := context.WithTimeout(context.Background(), 40*time.Second)
+			defer cancel()
+			res, err := WriteImage(ctx, tg, tc.url, slog.New(slog.NewTextHandler(tWriter{t}, nil)))
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("err = %v, want %q", err, tc.wantErr)
+				}
+				if b := diskPrefix(t, d.DiskPath, 4096); !bytes.Equal(b, make([]byte, 4096)) {
+					t.Fatal("the disk was written despite the error")
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := os.Stat("/tmp/pocbot-pwned"); err == nil {
+				os.Remove("/tmp/pocbot-pwned")
+				t.Fatal("the URL's shell metacharacters were executed")
+			}
+			if res.BytesWritten != rawSize || res.SHA256 != w.rawSHA {
+				t.Fatalf("result %+v, want %d bytes sha %s", res, rawSize, w.rawSHA)
+			}
+			if !bytes.Equal(diskPrefix(t, d.DiskPath, rawSize), w.raw) {
+				t.Fatal("bytes on the disk differ from the decompressed image")
+			}
+			if fi, _ := os.Stat(d.DiskPath); fi.Size() != 64<<20 {
+				t.Fatalf("disk file size changed to %d", fi.Size())
+			}
+		})
+	}
+}
+
+type tWriter struct{ t *testing.T }
+
+func (w tWriter) Write(p []byte) (int, error) { w.t.Log(strings.TrimSpace(string(p))); return len(p), nil }
