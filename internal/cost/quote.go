@@ -93,11 +93,17 @@ func (q Quote) Accrued(created, now time.Time) Money {
 	return q.Hourly.Mul(BilledHours(now.Sub(created))).Add(q.OneTime)
 }
 
-// UntilExpiry is what the cluster will still cost from now until it expires
-// (every started hour), zero once expired. It can overcount by less than one
-// hour against Accrued(created, expires) − Accrued(created, now).
+// UntilExpiry is what the cluster will still cost from now until it
+// expires, zero once expired. The hour in progress is already in Accrued, so
+// only the whole hours left are counted: Accrued(created, now) +
+// UntilExpiry(now, expires) is the cost of the whole lifetime (to within one
+// hour when the lifetime is not a whole number of hours).
 func (q Quote) UntilExpiry(now, expires time.Time) Money {
-	return q.Hourly.Mul(BilledHours(expires.Sub(now)))
+	left := expires.Sub(now)
+	if left <= 0 {
+		return q.Hourly.Mul(0)
+	}
+	return q.Hourly.Mul(int64(left / time.Hour))
 }
 
 // UnknownPriceError says compute items have no known price: `up` must refuse

@@ -250,7 +250,8 @@ func TestAccruedAndUntilExpiry(t *testing.T) {
 		accrued, pending cost.Money
 	}{
 		{"just created", created, created.Add(24 * time.Hour), cost.EUR(0, 0), cost.EUR(4, 299_840_000)},
-		{"one second counts a started hour", created.Add(time.Second), created.Add(2 * time.Hour), cost.EUR(0, 179_160_000), cost.EUR(0, 358_320_000)},
+		{"one second counts a started hour", created.Add(time.Second), created.Add(2 * time.Hour), cost.EUR(0, 179_160_000), cost.EUR(0, 179_160_000)},
+		{"accrued + until expiry = lifetime", created.Add(5*time.Hour + time.Minute), created.Add(8 * time.Hour), cost.EUR(1, 74_960_000), cost.EUR(0, 358_320_000)},
 		{"3h exactly", created.Add(3 * time.Hour), created.Add(3 * time.Hour), cost.EUR(0, 537_480_000), cost.EUR(0, 0)},
 		{"past expiry", created.Add(5 * time.Hour), created.Add(3 * time.Hour), cost.EUR(0, 895_800_000), cost.EUR(0, 0)},
 	}
