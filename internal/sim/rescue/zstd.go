@@ -2,6 +2,7 @@ package rescue
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -110,3 +111,5 @@ func decodeSimple(r *bufio.Reader, w io.Writer) error {
 		}
 	}
 }
+
+func bufioReader(b []byte) *bufio.Reader { return bufio.NewReader(bytes.NewReader(b)) }
