@@ -113,6 +113,18 @@ func trustedClient(ctx context.Context, addr string, talosconfig []byte) (*clien
 	return c, nil
 }
 
+// withTrusted runs fn with a mutual-TLS client made for this attempt only: a gRPC channel whose
+// handshake failed stays in backoff (up to minutes), which would hide a node that just became ready.
+func withTrusted(ctx context.Context, addr string, talosconfig []byte, fn func(*client.Client) error) error {
+	c, err := trustedClient(ctx, addr, talosconfig)
+	if err != nil {
+		return err
+	}
+	defer c.Close() //nolint:errcheck
+
+	return fn(c)
+}
+
 // ApplyInsecure sends cfg to a node in maintenance mode (insecure TLS). It first probes the node
 // with Disks (retrying while it boots) and refuses to apply when the config's install disk is not
 // among them. It returns the disks seen so the caller can record them.
@@ -125,15 +137,15 @@ func ApplyInsecure(ctx context.Context, addr string, cfg []byte) ([]string, erro
 		return nil, fmt.Errorf("apply config to %s: config does not parse: %w", addr, err)
 	}
 
-	c, err := insecureClient(ctx, addr)
-	if err != nil {
-		return nil, err
-	}
-	defer c.Close() //nolint:errcheck
-
 	var disks []string
 
 	err = retry(ctx, "probe disks on "+addr, transient, func(actx context.Context) error {
+		c, err := insecureClient(actx, addr)
+		if err != nil {
+			return err
+		}
+		defer c.Close() //nolint:errcheck
+
 		resp, err := c.Disks(actx)
 		if err != nil {
 			return err
@@ -160,7 +172,13 @@ func ApplyInsecure(ctx context.Context, addr string, cfg []byte) ([]string, erro
 	}
 
 	err = retry(ctx, "apply config on "+addr, transient, func(actx context.Context) error {
-		_, err := c.ApplyConfiguration(actx, &machineapi.ApplyConfigurationRequest{Data: cfg, Mode: machineapi.ApplyConfigurationRequest_AUTO})
+		c, err := insecureClient(actx, addr)
+		if err != nil {
+			return err
+		}
+		defer c.Close() //nolint:errcheck
+
+		_, err = c.ApplyConfiguration(actx, &machineapi.ApplyConfigurationRequest{Data: cfg, Mode: machineapi.ApplyConfigurationRequest_AUTO})
 
 		return err
 	})
@@ -176,19 +194,19 @@ func ApplyInsecure(ctx context.Context, addr string, cfg []byte) ([]string, erro
 // WaitTrusted waits until the node at addr answers over mutual TLS with the talosconfig's
 // certificate, i.e. it left maintenance mode and trusts the cluster's CA (and we trust its).
 func WaitTrusted(ctx context.Context, addr string, talosconfig []byte) error {
+	if _, err := clientconfig.FromBytes(talosconfig); err != nil {
+		return fmt.Errorf("talosconfig for %s does not parse: %w", addr, err)
+	}
+
 	ctx, cancel := withDefaultDeadline(ctx, DefaultWaitTimeout)
 	defer cancel()
 
-	c, err := trustedClient(ctx, addr, talosconfig)
-	if err != nil {
-		return err
-	}
-	defer c.Close() //nolint:errcheck
+	err := retry(ctx, "wait for "+addr+" to trust the cluster CA", always, func(actx context.Context) error {
+		return withTrusted(actx, addr, talosconfig, func(c *client.Client) error {
+			_, err := c.Version(actx)
 
-	err = retry(ctx, "wait for "+addr+" to trust the cluster CA", always, func(actx context.Context) error {
-		_, err := c.Version(actx)
-
-		return err
+			return err
+		})
 	})
 	if err != nil {
 		return fmt.Errorf("node %s never answered with the cluster's certificates: %w", addr, err)
@@ -202,17 +220,17 @@ func WaitTrusted(ctx context.Context, addr string, talosconfig []byte) error {
 // Bootstrap starts etcd on the node at addr (the first control plane). A cluster already
 // bootstrapped (AlreadyExists) counts as done, so reruns are safe.
 func Bootstrap(ctx context.Context, addr string, talosconfig []byte) error {
+	if _, err := clientconfig.FromBytes(talosconfig); err != nil {
+		return fmt.Errorf("talosconfig for %s does not parse: %w", addr, err)
+	}
+
 	ctx, cancel := withDefaultDeadline(ctx, DefaultWaitTimeout)
 	defer cancel()
 
-	c, err := trustedClient(ctx, addr, talosconfig)
-	if err != nil {
-		return err
-	}
-	defer c.Close() //nolint:errcheck
-
-	err = retry(ctx, "bootstrap "+addr, transient, func(actx context.Context) error {
-		return c.Bootstrap(actx, &machineapi.BootstrapRequest{})
+	err := retry(ctx, "bootstrap "+addr, transient, func(actx context.Context) error {
+		return withTrusted(actx, addr, talosconfig, func(c *client.Client) error {
+			return c.Bootstrap(actx, &machineapi.BootstrapRequest{})
+		})
 	})
 
 	switch {
@@ -231,23 +249,23 @@ func Bootstrap(ctx context.Context, addr string, talosconfig []byte) error {
 
 // Kubeconfig fetches the admin kubeconfig from a control plane.
 func Kubeconfig(ctx context.Context, addr string, talosconfig []byte) ([]byte, error) {
+	if _, err := clientconfig.FromBytes(talosconfig); err != nil {
+		return nil, fmt.Errorf("talosconfig for %s does not parse: %w", addr, err)
+	}
+
 	ctx, cancel := withDefaultDeadline(ctx, DefaultCallTimeout)
 	defer cancel()
 
-	c, err := trustedClient(ctx, addr, talosconfig)
-	if err != nil {
-		return nil, err
-	}
-	defer c.Close() //nolint:errcheck
-
 	var kc []byte
 
-	err = retry(ctx, "kubeconfig from "+addr, transient, func(actx context.Context) error {
-		var err error
+	err := retry(ctx, "kubeconfig from "+addr, transient, func(actx context.Context) error {
+		return withTrusted(actx, addr, talosconfig, func(c *client.Client) error {
+			var err error
 
-		kc, err = c.Kubeconfig(actx)
+			kc, err = c.Kubeconfig(actx)
 
-		return err
+			return err
+		})
 	})
 	if err != nil {
 		return nil, fmt.Errorf("fetch kubeconfig from %s: %w", addr, err)

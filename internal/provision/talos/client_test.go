@@ -287,3 +287,24 @@ func mustGenInput(t *testing.T, in Input) *generate.Input {
 func applyReq(cfg []byte) *machineapi.ApplyConfigurationRequest {
 	return &machineapi.ApplyConfigurationRequest{Data: cfg, Mode: machineapi.ApplyConfigurationRequest_AUTO}
 }
+
+func TestBadTalosconfigFailsFast(t *testing.T) {
+	t.Parallel()
+
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+
+	start := time.Now()
+
+	if err := WaitTrusted(ctx, "127.0.0.1:1", []byte("context: [")); err == nil || !strings.Contains(err.Error(), "does not parse") {
+		t.Errorf("WaitTrusted with a broken talosconfig = %v", err)
+	}
+
+	if _, err := Kubeconfig(ctx, "127.0.0.1:1", nil); err == nil {
+		t.Error("Kubeconfig with no talosconfig succeeded")
+	}
+
+	if time.Since(start) > time.Second {
+		t.Errorf("broken talosconfig took %s to fail; it must not be retried", time.Since(start))
+	}
+}

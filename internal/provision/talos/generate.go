@@ -436,13 +436,8 @@ func ciliumInstallManifest(in Input) string {
 					"restartPolicy":      "OnFailure",
 					"serviceAccountName": "cilium-install",
 					"hostNetwork":        true,
-					"tolerations": []doc{
-						{"operator": "Exists"},
-						{"effect": "NoSchedule", "operator": "Exists"},
-						{"effect": "NoExecute", "operator": "Exists"},
-						{"effect": "PreferNoSchedule", "operator": "Exists"},
-						{"key": "node-role.kubernetes.io/control-plane", "operator": "Exists", "effect": "NoSchedule"},
-					},
+					// Tolerate everything: there is no CNI yet, so every node is NotReady.
+					"tolerations": []doc{{"operator": "Exists"}},
 					"affinity": doc{"nodeAffinity": doc{"requiredDuringSchedulingIgnoredDuringExecution": doc{
 						"nodeSelectorTerms": []doc{{"matchExpressions": []doc{{
 							"key": "node-role.kubernetes.io/control-plane", "operator": "Exists",

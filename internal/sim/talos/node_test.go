@@ -1,0 +1,192 @@
+package talos
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	machineapi "github.com/siderolabs/talos/pkg/machinery/api/machine"
+	"github.com/siderolabs/talos/pkg/machinery/client"
+	clientconfig "github.com/siderolabs/talos/pkg/machinery/client/config"
+	"github.com/siderolabs/talos/pkg/machinery/config"
+	"github.com/siderolabs/talos/pkg/machinery/config/encoder"
+	"github.com/siderolabs/talos/pkg/machinery/config/generate"
+	"github.com/siderolabs/talos/pkg/machinery/config/machine"
+	"google.golang.org/grpc/codes"
+)
+
+var seq atomic.Uint32
+
+func addr() string {
+	pid := os.Getpid()
+
+	return fmt.Sprintf("127.%d.%d.%d", 200+pid%50, (pid/50)%250, seq.Add(1))
+}
+
+func start(t *testing.T, o NodeOptions) *Node {
+	t.Helper()
+
+	o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+
+	n, err := StartNode(context.Background(), o)
+	if err != nil {
+		t.Fatalf("StartNode: %v", err)
+	}
+
+	t.Cleanup(func() { _ = n.Close() })
+
+	return n
+}
+
+// configs generates plain machinery configs (no pocbot patches): the stand-in must hold up
+// whatever produced the config.
+func configs(t *testing.T, endpoint, disk string) (cp, worker, talosconfig []byte) {
+	t.Helper()
+
+	in, err := generate.NewInput("sim", endpoint, "1.36.3", generate.WithVersionContract(config.TalosVersion1_13), generate.WithInstallDisk(disk))
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	enc := func(tp machine.Type) []byte {
+		c, err := in.Config(tp)
+		if err != nil {
+			t.Fatal(err)
+		}
+
+		b, err := c.EncodeBytes(encoder.WithComments(encoder.CommentsDisabled))
+		if err != nil {
+			t.Fatal(err)
+		}
+
+		return b
+	}
+
+	tc, err := in.Talosconfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	tcb, err := tc.Bytes()
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	return enc(machine.TypeControlPlane), enc(machine.TypeWorker), tcb
+}
+
+func TestNodeLifecycle(t *testing.T) {
+	t.Parallel()
+
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+
+	cpAddr, wAddr := addr(), addr()
+	cp, worker, tcfg := configs(t, "https://"+cpAddr+":6443", "/dev/nvme0n1")
+
+	w := start(t, NodeOptions{Addr: wAddr, Mode: "metal", Disks: []string{"/dev/nvme0n1"}})
+
+	insecure := func(a string) *client.Client {
+		c, err := client.New(ctx, client.WithEndpoints(a), client.WithTLSConfig(&tls.Config{InsecureSkipVerify: true})) //nolint:gosec
+		if err != nil {
+			t.Fatal(err)
+		}
+
+		t.Cleanup(func() { _ = c.Close() })
+
+		return c
+	}
+
+	wc := insecure(w.APIAddr())
+
+	disks, err := wc.Disks(ctx)
+	if err != nil || len(disks.GetMessages()) != 1 || disks.GetMessages()[0].GetDisks()[0].GetDeviceName() != "/dev/nvme0n1" {
+		t.Fatalf("Disks in maintenance = %v, %v", disks, err)
+	}
+
+	if err := wc.Bootstrap(ctx, &machineapi.BootstrapRequest{}); client.StatusCode(err) != codes.Unimplemented {
+		t.Errorf("Bootstrap in maintenance = %v, want Unimplemented", err)
+	}
+
+	// A control-plane config in metal mode with a disk the machine lacks is refused.
+	cpWrongDisk, _, _ := configs(t, "https://"+cpAddr+":6443", "/dev/sdz")
+	if _, err := wc.ApplyConfiguration(ctx, &machineapi.ApplyConfigurationRequest{Data: cpWrongDisk}); client.StatusCode(err) != codes.InvalidArgument || !strings.Contains(err.Error(), "/dev/sdz") {
+		t.Errorf("apply with missing disk = %v", err)
+	}
+
+	if _, err := wc.ApplyConfiguration(ctx, &machineapi.ApplyConfigurationRequest{Data: worker}); err != nil {
+		t.Fatalf("apply worker config: %v", err)
+	}
+
+	// No control plane yet: the worker has no certificate (trustd) and every handshake fails.
+	tcParsed := func() *client.Client {
+		c, err := client.New(ctx, client.WithConfig(mustTalosconfig(t, tcfg)), client.WithEndpoints(w.APIAddr()))
+		if err != nil {
+			t.Fatal(err)
+		}
+
+		t.Cleanup(func() { _ = c.Close() })
+
+		return c
+	}()
+
+	shortCtx, c := context.WithTimeout(ctx, 500*time.Millisecond)
+	if _, err := tcParsed.Version(shortCtx); err == nil {
+		t.Error("worker answered before any control plane could sign its certificate")
+	}
+	c()
+
+	cpNode := start(t, NodeOptions{Addr: cpAddr, Mode: "cloud", UserData: cp})
+
+	// A fresh client: gRPC keeps the failed channel in backoff, as a real talosctl would.
+	wTrusted, err := client.New(ctx, client.WithConfig(mustTalosconfig(t, tcfg)), client.WithEndpoints(w.APIAddr()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer wTrusted.Close() //nolint:errcheck
+
+	if _, err := wTrusted.Version(ctx); err != nil {
+		t.Errorf("worker over mutual TLS after a control plane joined: %v", err)
+	}
+
+	if _, err := insecure(cpNode.APIAddr()).Version(ctx); err == nil {
+		t.Error("configured control plane answered a client without certificate")
+	}
+
+	cpc, err := client.New(ctx, client.WithConfig(mustTalosconfig(t, tcfg)), client.WithEndpoints(cpNode.APIAddr()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cpc.Close() //nolint:errcheck
+
+	if err := cpc.Bootstrap(ctx, &machineapi.BootstrapRequest{}); err != nil {
+		t.Fatalf("Bootstrap: %v", err)
+	}
+
+	if err := cpc.Bootstrap(ctx, &machineapi.BootstrapRequest{}); client.StatusCode(err) != codes.AlreadyExists {
+		t.Errorf("second Bootstrap = %v, want AlreadyExists", err)
+	}
+
+	kc, err := cpc.Kubeconfig(ctx)
+	if err != nil || !strings.Contains(string(kc), "https://"+cpAddr+":6443") || !strings.Contains(string(kc), "client-certificate-data") {
+		t.Errorf("Kubeconfig = %q, %v", kc, err)
+	}
+}
+
+func mustTalosconfig(t *testing.T, b []byte) *clientconfig.Config {
+	t.Helper()
+
+	c, err := clientconfig.FromBytes(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	return c
+}
