@@ -97,6 +97,8 @@ func TestGenerateProducesValidConfigs(t *testing.T) {
 				t.Fatalf("Generate: %v", err)
 			}
 
+			t.Logf("sizes: control plane %d B, worker %d B, talosconfig %d B", len(out.ControlPlane), len(out.Worker), len(out.Talosconfig))
+
 			if out.ContractVersion != "v1.13" {
 				t.Errorf("contract = %s, want v1.13", out.ContractVersion)
 			}
