@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/s3/transfermanager"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/smithy-go"
+	smithyhttp "github.com/aws/smithy-go/transport/http"
 	"gocloud.dev/blob"
 	"gocloud.dev/gcerrors"
 )
@@ -200,6 +201,12 @@ func (b *blobBackend) mapErr(err error, key string) error {
 		case "ConditionalRequestConflict":
 			return errPrecondition
 		}
+	}
+	// A bad signature or key (SignatureDoesNotMatch, InvalidAccessKeyId) is a 403 whose code
+	// gocloud does not map.
+	var re *smithyhttp.ResponseError
+	if errors.As(err, &re) && re.HTTPStatusCode() == 403 && gcerrors.Code(err) != gcerrors.FailedPrecondition {
+		return fmt.Errorf("%w on %s/%s: check the S3 access key and its IAM policy (ObjectStorageFullAccess on the project): %v", ErrPermission, b.describe(), key, err)
 	}
 	switch gcerrors.Code(err) {
 	case gcerrors.NotFound:

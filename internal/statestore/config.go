@@ -49,7 +49,7 @@ func (c Config) Validate() error {
 
 func (c Config) validateStateURL() error {
 	if c.StateURL == "" {
-		return fmt.Errorf("%s is not set: give the bucket of the state, e.g. %s", EnvStateURL, exampleStateURL)
+		return fmt.Errorf("%s is not set: give the bucket of the state, example: %s", EnvStateURL, exampleStateURL)
 	}
 	u, err := url.Parse(c.StateURL)
 	if err != nil {
@@ -73,7 +73,7 @@ func (c Config) validateStateURL() error {
 
 func (c Config) validateKeyURL() error {
 	if c.KeyURL == "" {
-		return fmt.Errorf("%s is not set: give the key that encrypts the state, e.g. %s", EnvStateKey, exampleKeyURL)
+		return fmt.Errorf("%s is not set: give the key that encrypts the state, example: %s", EnvStateKey, exampleKeyURL)
 	}
 	// Never echo the value: it is the key.
 	u, err := url.Parse(c.KeyURL)

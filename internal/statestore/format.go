@@ -110,6 +110,9 @@ func seal(ctx context.Context, keeper *secrets.Keeper, h wireHeader, body []byte
 // Decode parses an object without decrypting it and checks its integrity checksum.
 func decode(data []byte) (*envelope, error) {
 	h, hEnd, err := decodeHeader(data)
+	if errors.Is(err, errShortHeader) {
+		return nil, fmt.Errorf("%w: object truncated inside its header (%d bytes)", ErrTampered, len(data))
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -75,7 +75,7 @@ func (s *Store) Lock(ctx context.Context, cluster string, info LockInfo, lease t
 			return nil, &LockedError{Cluster: cluster, Holder: *holder, Now: now}
 		}
 		v, err = s.be.replace(ctx, key, data, hv)
-		if errors.Is(err, errPrecondition) {
+		if errors.Is(err, errPrecondition) || errors.Is(err, errNotExist) {
 			continue // someone else took it over (or released it) first
 		}
 		if err != nil {
@@ -182,7 +182,7 @@ func (l *Lock) Renew(ctx context.Context) error {
 		return fmt.Errorf("renew lock of cluster %q: %w", l.cluster, err)
 	}
 	v, err := l.s.be.replace(ctx, lockKey(l.cluster), data, l.version)
-	if errors.Is(err, errPrecondition) {
+	if errors.Is(err, errPrecondition) || errors.Is(err, errNotExist) {
 		return l.lost(ctx, "renew")
 	}
 	if err != nil {

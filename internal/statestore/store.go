@@ -163,7 +163,7 @@ func (s *Store) CheckBackend(ctx context.Context) error {
 		}
 		return fmt.Errorf("check state backend %s: second conditional create: %w", s.be.describe(), err)
 	}
-	if _, err := s.be.replace(ctx, key, []byte("stale "+key), "\"00000000000000000000000000000000\""); !errors.Is(err, errPrecondition) {
+	if _, err := s.be.replace(ctx, key, []byte("stale "+key), "\"00000000000000000000000000000000\""); !errors.Is(err, errPrecondition) && !errors.Is(err, errNotExist) {
 		if err == nil {
 			return fmt.Errorf("%w: %s accepted an update of %s with a stale If-Match; pocbot refuses this bucket", ErrUnsafeBackend, s.be.describe(), key)
 		}
@@ -273,7 +273,7 @@ func (s *Store) Put(ctx context.Context, doc *Document) error {
 	} else {
 		version, err = s.be.replace(ctx, stateKey(cluster), data, doc.version)
 	}
-	if errors.Is(err, errPrecondition) {
+	if errors.Is(err, errPrecondition) || (doc.version != "" && errors.Is(err, errNotExist)) {
 		if doc.version == "" {
 			return fmt.Errorf("create state of cluster %q: %w: a document already exists (another run created it); Get it and retry", cluster, ErrConflict)
 		}

@@ -1,0 +1,63 @@
+package statestore
+
+import (
+	"bytes"
+	"crypto/rand"
+	"fmt"
+	"testing"
+)
+
+func BenchmarkPutGet256KiB(b *testing.B) {
+	for _, mk := range []func(testing.TB) *world{fileWorld, s3World} {
+		w := mk(b)
+		b.Run(w.name, func(b *testing.B) {
+			ctx := testCtx(b)
+			s := w.open(b, newKey(b))
+			body := make([]byte, 256<<10)
+			rand.Read(body)
+			doc := sampleDoc("bench")
+			doc.Body = body
+			if err := s.Put(ctx, doc); err != nil {
+				b.Fatal(err)
+			}
+			b.SetBytes(int64(len(body)))
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if err := s.Put(ctx, doc); err != nil {
+					b.Fatal(err)
+				}
+				got, err := s.Get(ctx, "bench")
+				if err != nil || !bytes.Equal(got.Body, body) {
+					b.Fatal(err)
+				}
+				doc = got
+			}
+		})
+	}
+}
+
+func BenchmarkList1000(b *testing.B) {
+	for _, mk := range []func(testing.TB) *world{fileWorld, s3World} {
+		w := mk(b)
+		b.Run(w.name, func(b *testing.B) {
+			ctx := testCtx(b)
+			s := w.open(b, newKey(b))
+			for i := 0; i < 1000; i++ {
+				d := sampleDoc(fmt.Sprintf("c%04d", i))
+				d.Header.Serial, d.Header.Format = 1, FormatVersion
+				obj, err := seal(ctx, s.keeper, wireHeader{Object: objectState, Header: d.Header}, d.Body)
+				if err != nil {
+					b.Fatal(err)
+				}
+				fileRaw(w.dir).write(b, stateKey(d.Header.Cluster), obj)
+			}
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				hs, err := s.List(ctx)
+				if err != nil || len(hs) != 1000 {
+					b.Fatalf("%d headers, %v", len(hs), err)
+				}
+			}
+		})
+	}
+}
