@@ -122,6 +122,11 @@ type Options struct {
 	DNSZones []string
 	// Logger receives one debug line per request; defaults to slog.Default().
 	Logger *slog.Logger
+	// IPBase is the 127.x.y.z address after which addresses are handed out
+	// (default 127.10.0.0). Two emulators on one machine (parallel test
+	// packages) need different bases: their stand-in hosts listen on the
+	// addresses handed out.
+	IPBase string
 }
 
 // Resource is one live resource, as listed by Inventory.
@@ -194,6 +199,9 @@ func New(o Options) *Emulator {
 	}
 	if e.clock == nil {
 		e.clock = time.Now
+	}
+	if ip := net.ParseIP(o.IPBase).To4(); ip != nil && ip[0] == 127 {
+		e.nextIP = uint32(ip[0])<<24 | uint32(ip[1])<<16 | uint32(ip[2])<<8 | uint32(ip[3])
 	}
 	if e.log == nil {
 		e.log = slog.Default()

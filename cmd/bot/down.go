@@ -1,0 +1,47 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+
+	"github.com/pocbot/pocbot/internal/provision"
+)
+
+func init() {
+	var name string
+	register(&command{
+		name:    "down",
+		summary: "destroy a cluster in dependency order, then sweep what still carries its tag",
+		setFlags: func(fs *flag.FlagSet, e *envFlags) {
+			clusterFlag(fs, e, &name)
+		},
+		run: func(ctx context.Context, a *app, fs *flag.FlagSet) error {
+			if err := requireCluster(name); err != nil {
+				return err
+			}
+			w, err := a.openWorld(ctx, provision.DefaultSpec().Region)
+			if err != nil {
+				return err
+			}
+			defer w.Close()
+			req := a.request(name, "down", w, nil)
+			req.Progress = newProgressPrinter(a.stderr)
+			res, err := w.ops.Down(ctx, req)
+			if res != nil && res.Report != nil {
+				for _, d := range res.Report.Deleted {
+					how := "deleted"
+					if d.Swept {
+						how = "swept"
+					}
+					a.printf("%-8s %-26s %s %s\n", how, d.Kind, d.ID, d.Name)
+				}
+				a.printf("cluster %s: %d resources removed in %s\n", name, len(res.Report.Deleted), res.Report.Elapsed.Round(1e7))
+			}
+			if err != nil {
+				return fmt.Errorf("down %s: %w", name, err)
+			}
+			return nil
+		},
+	})
+}

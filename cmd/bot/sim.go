@@ -1,0 +1,67 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+
+	scwsim "github.com/pocbot/pocbot/internal/sim/scaleway"
+	"github.com/pocbot/pocbot/internal/sim/world"
+)
+
+func init() {
+	var (
+		dir, s3        string
+		timeFactor     float64
+		faultRate      float64
+		faultSeed      int
+		quotaInstances int
+		rescuePort     int
+	)
+	register(&command{
+		name:    "sim",
+		summary: "run the emulated world on loopback and print the variables that point the bot at it",
+		setFlags: func(fs *flag.FlagSet, e *envFlags) {
+			fs.StringVar(&dir, "dir", "", "where the buckets, disks and keys live (default: a new temporary directory)")
+			fs.Float64Var(&timeFactor, "time-factor", 0.02, "scale of the real API latencies (SPEC §9); 1 = real time")
+			fs.Float64Var(&faultRate, "fault-rate", 0, "share of Scaleway API requests answered 5xx or 429 before taking effect")
+			fs.IntVar(&faultSeed, "fault-seed", 1, "seed of the injected faults")
+			fs.IntVar(&quotaInstances, "quota-instances", 0, "Instance quota of the project (0: unlimited)")
+			fs.IntVar(&rescuePort, "rescue-port", 2222, "SSH port of the worker's rescue system")
+			fs.StringVar(&s3, "s3", "auto", "bucket backend: auto (versitygw when installed), versitygw, file")
+		},
+		run: func(ctx context.Context, a *app, fs *flag.FlagSet) error {
+			if dir == "" {
+				d, err := os.MkdirTemp("", "pocbot-sim-")
+				if err != nil {
+					return err
+				}
+				defer os.RemoveAll(d)
+				dir = d
+			}
+			opts := world.Options{Dir: dir, TimeFactor: timeFactor, S3: s3, RescuePort: rescuePort, Log: a.log,
+				Faults: scwsim.Faults{Seed: int64(faultSeed), Rate5xx: faultRate / 2, Rate429: faultRate / 2}}
+			if quotaInstances > 0 {
+				opts.Quotas = map[string]int{"instances": quotaInstances}
+			}
+			w, err := world.Start(ctx, opts)
+			if err != nil {
+				return err
+			}
+			defer w.Close()
+			for _, kv := range w.Env() {
+				fmt.Fprintf(a.stdout, "export %s=%s\n", kv[0], shellQuote(kv[1]))
+			}
+			fmt.Fprintln(a.stdout, "# ready")
+			<-ctx.Done()
+			return nil
+		},
+	})
+}
+
+// shellQuote quotes for POSIX shells; values are single-line (keys go to files).
+func shellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}

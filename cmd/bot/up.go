@@ -1,0 +1,175 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/pocbot/pocbot/internal/clusterops"
+	"github.com/pocbot/pocbot/internal/commands"
+	"github.com/pocbot/pocbot/internal/provision"
+	"github.com/pocbot/pocbot/internal/provision/cluster"
+)
+
+// specFlags are the SPEC §2 overrides an operator may pass to up; only flags given explicitly
+// change an existing cluster.
+type specFlags struct {
+	zone, talos, dnsZone, cpType, offer, sshKeyFile string
+	adminCIDRs, extensions                          []string
+	cpCount                                         int
+	exposeEdge                                      bool
+	set                                             map[string]bool
+}
+
+func (s *specFlags) define(fs *flag.FlagSet, e *envFlags) {
+	d := provision.DefaultSpec()
+	e.String(&s.zone, "zone", "SCW_DEFAULT_ZONE", d.Zone, "Scaleway zone")
+	e.String(&s.talos, "talos", "POC_TALOS_VERSION", d.TalosVersion, "Talos version (1.13 contract)")
+	e.List(&s.adminCIDRs, "admin-cidr", "POC_ADMIN_CIDRS", "CIDR allowed to reach the Kubernetes (6443) and Talos (50000) APIs; default 0.0.0.0/0")
+	e.List(&s.extensions, "extension", "POC_TALOS_EXTENSIONS", "Talos system extension, e.g. siderolabs/iscsi-tools")
+	e.String(&s.dnsZone, "dns-zone", "POC_DNS_ZONE", "", "Scaleway DNS zone for k8s-poc.<zone> and edge.<zone> records")
+	e.Int(&s.cpCount, "cp-count", "", d.CPCount, "control planes (odd)")
+	e.String(&s.cpType, "cp-type", "", d.CPInstanceType, "control-plane Instance type")
+	e.String(&s.offer, "worker-offer", "", d.BaremetalOffer, "Elastic Metal offer of the worker (hourly)")
+	e.Bool(&s.exposeEdge, "expose-edge", "", false, "open 80/443 on the control planes too")
+	e.String(&s.sshKeyFile, "ssh-public-key-file", "POC_SSH_PUBLIC_KEY_FILE", "", "a person's SSH public key, registered next to the bot's own key for the worker's rescue")
+}
+
+// override returns what was set on the command line or by environment.
+func (s *specFlags) override(fs *flag.FlagSet, getenv func(string) string) (func(*provision.Spec), error) {
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	for flagName, env := range map[string]string{"zone": "SCW_DEFAULT_ZONE", "talos": "POC_TALOS_VERSION", "admin-cidr": "POC_ADMIN_CIDRS",
+		"extension": "POC_TALOS_EXTENSIONS", "dns-zone": "POC_DNS_ZONE", "ssh-public-key-file": "POC_SSH_PUBLIC_KEY_FILE"} {
+		if getenv(env) != "" {
+			set[flagName] = true
+		}
+	}
+	var personKey string
+	if set["ssh-public-key-file"] && s.sshKeyFile != "" {
+		b, err := os.ReadFile(s.sshKeyFile)
+		if err != nil {
+			return nil, fmt.Errorf("read --ssh-public-key-file: %w", err)
+		}
+		personKey = strings.TrimSpace(string(b))
+	}
+	v := *s
+	return func(sp *provision.Spec) {
+		if set["zone"] {
+			sp.Zone = v.zone
+			if i := strings.LastIndex(v.zone, "-"); i > 0 {
+				sp.Region = v.zone[:i]
+			}
+		}
+		if set["talos"] {
+			sp.TalosVersion = v.talos
+		}
+		if set["admin-cidr"] {
+			sp.AdminCIDRs = v.adminCIDRs
+		}
+		if set["extension"] {
+			sp.TalosExtensions = v.extensions
+		}
+		if set["dns-zone"] {
+			sp.DNSZone = v.dnsZone
+		}
+		if set["cp-count"] {
+			sp.CPCount = v.cpCount
+		}
+		if set["cp-type"] {
+			sp.CPInstanceType = v.cpType
+		}
+		if set["worker-offer"] {
+			sp.BaremetalOffer = v.offer
+		}
+		if set["expose-edge"] {
+			sp.ExposeEdgeOnControlPlane = v.exposeEdge
+		}
+		if personKey != "" {
+			sp.SSHPublicKey = personKey
+		}
+	}, nil
+}
+
+func init() {
+	var (
+		name   string
+		ttl    time.Duration
+		dryRun bool
+		sf     specFlags
+	)
+	register(&command{
+		name:    "up",
+		summary: "create or converge a cluster on Scaleway (as /poc up does)",
+		setFlags: func(fs *flag.FlagSet, e *envFlags) {
+			clusterFlag(fs, e, &name)
+			e.Duration(&ttl, "ttl", "POC_TTL", 8*time.Hour, "expiry of a new cluster (any positive duration)")
+			e.Bool(&dryRun, "dry-run", "", false, "show the plan and its cost; create nothing")
+			sf.define(fs, e)
+		},
+		run: func(ctx context.Context, a *app, fs *flag.FlagSet) error {
+			if err := commands.ValidClusterName(name); err != nil || name == "" {
+				return errors.Join(requireCluster(name), err)
+			}
+			if ttl <= 0 {
+				return fmt.Errorf("--ttl %s: the expiry must be a positive duration", ttl)
+			}
+			override, err := sf.override(fs, a.getenv)
+			if err != nil {
+				return err
+			}
+			w, err := a.openWorld(ctx, provision.DefaultSpec().Region)
+			if err != nil {
+				return err
+			}
+			defer w.Close()
+			req := a.request(name, "up", w, override)
+			req.TTL = ttl
+			if dryRun {
+				return a.printPlan(ctx, w, req)
+			}
+			req.Progress = newProgressPrinter(a.stderr)
+			res, err := w.ops.Up(ctx, req)
+			if err != nil {
+				return fmt.Errorf("up %s: %w", name, err)
+			}
+			a.printUp(res)
+			return nil
+		},
+	})
+}
+
+// request is an operator's request on a cluster: the seed's defaults with the image bucket.
+func (a *app) request(name, verb string, w *opsWorld, override func(*provision.Spec)) clusterops.Request {
+	spec := provision.DefaultSpec()
+	spec.ImageBucket = w.bucketName
+	actor := a.getenv("USER")
+	if actor == "" {
+		actor = "operator"
+	}
+	return clusterops.Request{Cluster: name, Spec: spec, Override: override, RequestedBy: actor,
+		RunID: a.getenv("GITHUB_RUN_ID"), Command: verb}
+}
+
+func (a *app) printUp(res *clusterops.Result) {
+	st := res.State
+	a.printf("cluster %s is %s\n", res.Header.Cluster, res.Header.Phase)
+	a.printf("  Kubernetes API: %s\n", st.Outputs[cluster.OutAPIEndpoint])
+	for _, ip := range strings.Split(st.Outputs[cluster.OutTalosNodes], ",") {
+		a.printf("  Talos API:      %s:50000\n", ip)
+	}
+	a.printf("  edge (worker):  %s\n", st.Outputs[cluster.OutWorkerIP])
+	if res.KubeconfigLocation != "" {
+		a.printf("  kubeconfig:     %s (encrypted; `bot kubeconfig --cluster %s -o kubeconfig`)\n", res.KubeconfigLocation, res.Header.Cluster)
+	}
+	if !res.Header.Expires.IsZero() {
+		a.printf("  expires:        %s\n", res.Header.Expires.Format(time.RFC3339))
+	}
+	for _, c := range res.InPlace {
+		a.printf("  changed in place: %s %v → %v\n", c.Field, c.Old, c.New)
+	}
+}

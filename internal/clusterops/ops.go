@@ -1,0 +1,529 @@
+// Package clusterops runs one operation on one cluster against its stored state: it takes the
+// cluster's lock (renewing its lease while it works), reads and decrypts the state document, builds
+// the cluster's graph, runs the provisioning engine with a saver that writes the whole document
+// after every step, and keeps the kubeconfig as its own encrypted object. It knows nothing of
+// GitHub: callers say who asked, and render what comes back.
+package clusterops
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/pocbot/pocbot/internal/provision"
+	"github.com/pocbot/pocbot/internal/provision/cluster"
+	"github.com/pocbot/pocbot/internal/statestore"
+)
+
+// Phases recorded in the public header.
+const (
+	PhaseProvisioning = "provisioning"
+	PhaseReady        = "ready"
+	PhaseFailed       = "failed"
+	PhaseDestroying   = "destroying"
+)
+
+// Public header labels.
+const (
+	LabelKubeconfig = "kubeconfig" // location of the encrypted kubeconfig object
+	LabelDailyCost  = "daily_cost_nanos"
+	LabelWarned     = "warned"      // the expiry warning was posted for this expiry
+	LabelStickyID   = "sticky_id"   // the status comment's id
+	LabelKeep       = "keep"        // the keep label was seen on the issue
+	LabelDownFailed = "down_failed" // last teardown failed; the reaper retries
+)
+
+const (
+	artifactKubeconfig = "kubeconfig"
+	artifactCancel     = "cancel"
+)
+
+// ErrNoCluster means no state document exists for the cluster.
+var ErrNoCluster = errors.New("no such cluster")
+
+// Builder adds a spec's nodes to a graph (cluster.Build with its outside parties bound).
+type Builder func(g *provision.Graph, spec provision.Spec) error
+
+// Ops runs operations. Store and Build are required.
+type Ops struct {
+	Store  *statestore.Store
+	Build  Builder
+	Engine provision.Options // Progress is set per request
+	Now    func() time.Time
+	Log    *slog.Logger
+	// LockLease is the lease of a cluster's lock, renewed at a third of it (default 2 min).
+	LockLease time.Duration
+	// LockWait bounds the wait for a busy lock before giving up naming its holder (default 10 min).
+	LockWait time.Duration
+}
+
+// Request is who asks what of which cluster.
+type Request struct {
+	Cluster string
+	// Spec is the spec of a cluster this request creates (the seed's defaults plus the bucket).
+	Spec provision.Spec
+	// Override applies what the requester asked for explicitly, to the new spec or to the
+	// existing cluster's spec (so that a bare `up` converges an existing cluster unchanged).
+	Override func(*provision.Spec)
+	// TTL sets the expiry of a cluster this request creates (an existing cluster keeps its expiry:
+	// extending is its own operation).
+	TTL         time.Duration
+	Repository  string
+	Number      int
+	Kind        string // "issue", "pull" or ""
+	RequestedBy string
+	RunID       string
+	Command     string
+	Progress    provision.Progress
+}
+
+// Result is what an operation leaves.
+type Result struct {
+	Header  statestore.Header
+	State   *provision.State
+	Created bool
+	// InPlace lists the spec changes applied by this up; an up whose spec differs in a way that
+	// cannot change in place fails with a *RefusedError instead.
+	InPlace []provision.Change
+	// KubeconfigLocation is where the encrypted kubeconfig object is.
+	KubeconfigLocation string
+	// Report is what down deleted.
+	Report *provision.Report
+}
+
+// RefusedError lists spec changes an existing cluster cannot take.
+type RefusedError struct {
+	Cluster string
+	Changes []provision.Change
+}
+
+func (e *RefusedError) Error() string {
+	var parts []string
+	for _, c := range e.Changes {
+		parts = append(parts, fmt.Sprintf("%s %v → %v (%s)", c.Field, c.Old, c.New, c.Why))
+	}
+	return fmt.Sprintf("cluster %q exists with other settings that cannot change in place: %s; run down first, then up with the new settings",
+		e.Cluster, strings.Join(parts, "; "))
+}
+
+func (o *Ops) now() time.Time {
+	if o.Now != nil {
+		return o.Now().UTC()
+	}
+	return time.Now().UTC()
+}
+
+func (o *Ops) log() *slog.Logger {
+	if o.Log != nil {
+		return o.Log
+	}
+	return slog.Default()
+}
+
+func (o *Ops) lease() time.Duration {
+	if o.LockLease > 0 {
+		return o.LockLease
+	}
+	return 2 * time.Minute
+}
+
+func (o *Ops) lockWait() time.Duration {
+	if o.LockWait > 0 {
+		return o.LockWait
+	}
+	return 10 * time.Minute
+}
+
+// held is a lock kept alive by a renewing goroutine until release.
+type held struct {
+	lock   *statestore.Lock
+	stop   chan struct{}
+	done   sync.WaitGroup
+	failed error
+	mu     sync.Mutex
+}
+
+func (o *Ops) acquire(ctx context.Context, req Request, wait time.Duration) (*held, error) {
+	info := statestore.LockInfo{RunID: req.RunID, Actor: req.RequestedBy, Command: req.Command}
+	l, err := o.Store.WaitLock(ctx, req.Cluster, info, o.lease(), wait)
+	if err != nil {
+		return nil, err
+	}
+	h := &held{lock: l, stop: make(chan struct{})}
+	h.done.Add(1)
+	go func() {
+		defer h.done.Done()
+		t := time.NewTicker(o.lease() / 3)
+		defer t.Stop()
+		for {
+			select {
+			case <-h.stop:
+				return
+			case <-t.C:
+				rctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+				err := l.Renew(rctx)
+				cancel()
+				if err != nil {
+					h.mu.Lock()
+					h.failed = err
+					h.mu.Unlock()
+					o.log().Error("renew the cluster lock", "cluster", req.Cluster, "err", err)
+				}
+			}
+		}
+	}()
+	return h, nil
+}
+
+func (o *Ops) release(h *held) {
+	close(h.stop)
+	h.done.Wait()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := h.lock.Release(ctx); err != nil {
+		o.log().Error("release the cluster lock", "err", err)
+	}
+}
+
+// Load reads a cluster's document and decrypts its state.
+func (o *Ops) Load(ctx context.Context, clusterName string) (*statestore.Document, *provision.State, error) {
+	doc, err := o.Store.Get(ctx, clusterName)
+	if errors.Is(err, statestore.ErrNotFound) {
+		return nil, nil, fmt.Errorf("cluster %q: %w (see `bot state ls`)", clusterName, ErrNoCluster)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	st, err := decodeState(doc)
+	if err != nil {
+		return nil, nil, err
+	}
+	return doc, st, nil
+}
+
+func decodeState(doc *statestore.Document) (*provision.State, error) {
+	var st provision.State
+	if err := json.Unmarshal(doc.Body, &st); err != nil {
+		return nil, fmt.Errorf("state of cluster %q does not decode: %w", doc.Header.Cluster, err)
+	}
+	if st.Version != provision.StateVersion {
+		return nil, fmt.Errorf("state of cluster %q has schema version %d; this bot reads %d: use a matching bot version",
+			doc.Header.Cluster, st.Version, provision.StateVersion)
+	}
+	fresh := st.Clone() // initialises the maps
+	return fresh, nil
+}
+
+// docSaver writes the whole document after every engine step, conditional on the version it last
+// wrote, and answers the engine's between-steps cancel question.
+type docSaver struct {
+	store *statestore.Store
+	mu    sync.Mutex
+	doc   *statestore.Document
+}
+
+func (s *docSaver) Save(ctx context.Context, st *provision.State) error {
+	body, err := json.Marshal(st)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.doc.Body = body
+	return s.store.Put(ctx, s.doc)
+}
+
+func (s *docSaver) setPhase(ctx context.Context, phase string, labels map[string]string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.doc.Header.Phase = phase
+	for k, v := range labels {
+		if s.doc.Header.Labels == nil {
+			s.doc.Header.Labels = map[string]string{}
+		}
+		if v == "" {
+			delete(s.doc.Header.Labels, k)
+		} else {
+			s.doc.Header.Labels[k] = v
+		}
+	}
+	return s.store.Put(ctx, s.doc)
+}
+
+func (s *docSaver) CancelRequested(ctx context.Context) (bool, error) {
+	_, err := s.store.GetArtifact(ctx, s.doc.Header.Cluster, artifactCancel)
+	if errors.Is(err, statestore.ErrNotFound) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// Up creates or converges a cluster.
+func (o *Ops) Up(ctx context.Context, req Request) (*Result, error) {
+	if err := o.want(req, req.Spec).Validate(); err != nil {
+		return nil, err
+	}
+	h, err := o.acquire(ctx, req, o.lockWait())
+	if err != nil {
+		return nil, err
+	}
+	defer o.release(h)
+	// A cancel left by a down that found nothing running is stale.
+	_ = o.deleteCancel(ctx, req.Cluster)
+
+	res := &Result{}
+	doc, err := o.Store.Get(ctx, req.Cluster)
+	var st *provision.State
+	switch {
+	case errors.Is(err, statestore.ErrNotFound):
+		st, err = provision.NewState(req.Cluster, o.want(req, req.Spec))
+		if err != nil {
+			return nil, err
+		}
+		now := o.now()
+		doc = &statestore.Document{Header: statestore.Header{
+			Cluster: req.Cluster, Repository: req.Repository, Number: req.Number, Kind: req.Kind,
+			RequestedBy: req.RequestedBy, Created: now, Phase: PhaseProvisioning,
+		}}
+		if req.TTL > 0 {
+			doc.Header.Expires = now.Add(req.TTL)
+		}
+		res.Created = true
+	case err != nil:
+		return nil, err
+	default:
+		st, err = decodeState(doc)
+		if err != nil {
+			return nil, err
+		}
+		want := o.want(req, st.Spec)
+		if err := want.Validate(); err != nil {
+			return nil, err
+		}
+		inPlace, refused := provision.Diff(st.Spec, want)
+		if len(refused) > 0 {
+			return nil, &RefusedError{Cluster: req.Cluster, Changes: refused}
+		}
+		res.InPlace = inPlace
+		st.Spec = want
+	}
+	saver := &docSaver{store: o.Store, doc: doc}
+	if err := saver.Save(ctx, st); err != nil { // the document exists before anything is created
+		return nil, err
+	}
+	if err := saver.setPhase(ctx, PhaseProvisioning, nil); err != nil {
+		return nil, err
+	}
+	g := provision.NewGraph()
+	if err := o.Build(g, st.Spec); err != nil {
+		return nil, err
+	}
+	eopts := o.Engine
+	eopts.Progress = req.Progress
+	if eopts.Logger == nil {
+		eopts.Logger = o.log()
+	}
+	upErr := provision.New(eopts).Up(ctx, g, st, saver)
+	// The engine saved every step through saver; read back what it saved.
+	final, derr := decodeState(saver.doc)
+	if derr != nil {
+		return nil, derr
+	}
+	res.State = final
+	// Write the outcome even when ctx is done (a cancelled up still records its phase).
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+	defer cancel()
+	if upErr != nil {
+		if err := saver.setPhase(wctx, PhaseFailed, nil); err != nil {
+			o.log().Error("record the failed phase", "cluster", req.Cluster, "err", err)
+		}
+		res.Header = saver.doc.Header
+		return res, upErr
+	}
+	labels := map[string]string{}
+	if kc, ok := final.Secrets[cluster.SecretKubeconfig]; ok {
+		loc, err := o.Store.PutArtifact(wctx, req.Cluster, artifactKubeconfig, kc)
+		if err != nil {
+			return res, fmt.Errorf("store the kubeconfig of %q: %w", req.Cluster, err)
+		}
+		res.KubeconfigLocation = loc
+		labels[LabelKubeconfig] = loc
+	}
+	if err := saver.setPhase(wctx, PhaseReady, labels); err != nil {
+		return res, err
+	}
+	res.Header = saver.doc.Header
+	return res, nil
+}
+
+// want is base with the request's overrides, its image key following its Talos version and
+// extensions (the shared image is keyed by schematic and version).
+func (o *Ops) want(req Request, base provision.Spec) provision.Spec {
+	s := base
+	s.AdminCIDRs = append([]string(nil), base.AdminCIDRs...)
+	s.TalosExtensions = append([]string{}, base.TalosExtensions...)
+	if req.Override != nil {
+		req.Override(&s)
+	}
+	s.ImageKey = provision.ImageKeyFor(cluster.SchematicID(s), s.TalosVersion)
+	return s
+}
+
+// Plan is what an up would do, without taking the lock or creating anything: the spec it would
+// apply, whether the cluster exists, the in-place changes, and the changes it would refuse.
+func (o *Ops) Plan(ctx context.Context, req Request) (spec provision.Spec, exists bool, inPlace, refused []provision.Change, err error) {
+	doc, err := o.Store.Get(ctx, req.Cluster)
+	if errors.Is(err, statestore.ErrNotFound) {
+		spec = o.want(req, req.Spec)
+		return spec, false, nil, nil, spec.Validate()
+	}
+	if err != nil {
+		return spec, false, nil, nil, err
+	}
+	st, err := decodeState(doc)
+	if err != nil {
+		return spec, true, nil, nil, err
+	}
+	spec = o.want(req, st.Spec)
+	inPlace, refused = provision.Diff(st.Spec, spec)
+	return spec, true, inPlace, refused, spec.Validate()
+}
+
+// Down destroys a cluster. When an up holds the lock, Down records a cancel request that the up
+// honours at its next step, then waits for the lock.
+func (o *Ops) Down(ctx context.Context, req Request) (*Result, error) {
+	h, err := o.acquire(ctx, req, 0)
+	var locked *statestore.LockedError
+	if errors.As(err, &locked) {
+		if _, perr := o.Store.PutArtifact(ctx, req.Cluster, artifactCancel, []byte(req.RequestedBy)); perr != nil {
+			return nil, fmt.Errorf("ask the running %s to stop: %w", locked.Holder.Command, perr)
+		}
+		o.log().Info("asked the run holding the lock to stop", "cluster", req.Cluster, "holder", locked.Holder.Command, "run", locked.Holder.RunID)
+		h, err = o.acquire(ctx, req, o.lockWait())
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer o.release(h)
+
+	res := &Result{}
+	doc, err := o.Store.Get(ctx, req.Cluster)
+	var st *provision.State
+	switch {
+	case errors.Is(err, statestore.ErrNotFound):
+		// No state: still sweep whatever carries the cluster's exact tag (a crash before the first save).
+		st, err = provision.NewState(req.Cluster, req.Spec)
+		if err != nil {
+			return nil, err
+		}
+		doc = nil
+	case err != nil:
+		return nil, err
+	default:
+		st, err = decodeState(doc)
+		if err != nil {
+			return nil, err
+		}
+	}
+	var saver provision.Saver = provision.NewMemorySaver()
+	var ds *docSaver
+	if doc != nil {
+		ds = &docSaver{store: o.Store, doc: doc}
+		if err := ds.setPhase(ctx, PhaseDestroying, nil); err != nil {
+			return nil, err
+		}
+		saver = ds
+		res.Header = doc.Header
+	}
+	g := provision.NewGraph()
+	if err := o.Build(g, st.Spec); err != nil {
+		return nil, err
+	}
+	eopts := o.Engine
+	eopts.Progress = req.Progress
+	if eopts.Logger == nil {
+		eopts.Logger = o.log()
+	}
+	// The down's own ctx is not the cancel of the up: clear the request before the engine's checks.
+	_ = o.deleteCancel(ctx, req.Cluster)
+	rep, downErr := provision.New(eopts).Down(ctx, g, st, noCancel{saver})
+	res.Report = rep
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+	defer cancel()
+	if downErr != nil {
+		if ds != nil {
+			_ = ds.setPhase(wctx, PhaseFailed, map[string]string{LabelDownFailed: o.now().Format(time.RFC3339)})
+			res.Header = ds.doc.Header
+		}
+		return res, downErr
+	}
+	if err := o.Store.DeleteArtifacts(wctx, req.Cluster); err != nil {
+		return res, fmt.Errorf("cluster %q destroyed, but its artifacts remain: %w", req.Cluster, err)
+	}
+	if ds != nil {
+		if err := o.Store.Delete(wctx, ds.doc); err != nil {
+			return res, fmt.Errorf("cluster %q destroyed, but its state document remains: %w", req.Cluster, err)
+		}
+	}
+	return res, nil
+}
+
+// noCancel hides CancelChecker: a down never cancels itself.
+type noCancel struct{ provision.Saver }
+
+func (o *Ops) deleteCancel(ctx context.Context, clusterName string) error {
+	_, err := o.Store.GetArtifact(ctx, clusterName, artifactCancel)
+	if err != nil {
+		return nil
+	}
+	// Artifacts are deleted as a set; keep the kubeconfig.
+	kc, kerr := o.Store.GetArtifact(ctx, clusterName, artifactKubeconfig)
+	if err := o.Store.DeleteArtifacts(ctx, clusterName); err != nil {
+		return err
+	}
+	if kerr == nil {
+		_, err := o.Store.PutArtifact(ctx, clusterName, artifactKubeconfig, kc)
+		return err
+	}
+	return nil
+}
+
+// Update changes a cluster's public header under its lock (extend, warned flags, sticky id).
+func (o *Ops) Update(ctx context.Context, req Request, change func(h *statestore.Header) error) (statestore.Header, error) {
+	h, err := o.acquire(ctx, req, o.lockWait())
+	if err != nil {
+		return statestore.Header{}, err
+	}
+	defer o.release(h)
+	doc, err := o.Store.Get(ctx, req.Cluster)
+	if errors.Is(err, statestore.ErrNotFound) {
+		return statestore.Header{}, fmt.Errorf("cluster %q: %w", req.Cluster, ErrNoCluster)
+	}
+	if err != nil {
+		return statestore.Header{}, err
+	}
+	if doc.Header.Labels == nil {
+		doc.Header.Labels = map[string]string{}
+	}
+	if err := change(&doc.Header); err != nil {
+		return statestore.Header{}, err
+	}
+	if err := o.Store.Put(ctx, doc); err != nil {
+		return statestore.Header{}, err
+	}
+	return doc.Header, nil
+}
+
+// Kubeconfig returns the cluster's admin kubeconfig (from its own encrypted object).
+func (o *Ops) Kubeconfig(ctx context.Context, clusterName string) ([]byte, error) {
+	kc, err := o.Store.GetArtifact(ctx, clusterName, artifactKubeconfig)
+	if errors.Is(err, statestore.ErrNotFound) {
+		return nil, fmt.Errorf("cluster %q has no kubeconfig yet: run up until it completes", clusterName)
+	}
+	return kc, err
+}

@@ -1,0 +1,374 @@
+// Package cluster assembles the whole seed cluster as one provision graph: the Scaleway inventory
+// (the scaleway driver's nodes), the image chain (the shared QCOW2 object the snapshot is imported
+// from), the Talos machine configs delivered as the control planes' user data, the worker's disk
+// written from its rescue system, its first configuration in maintenance mode, the etcd bootstrap
+// and the admin kubeconfig. It knows nothing of GitHub nor of where the state is kept.
+package cluster
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"strconv"
+	"strings"
+	"time"
+
+	"gocloud.dev/blob"
+
+	"github.com/pocbot/pocbot/internal/provision"
+	"github.com/pocbot/pocbot/internal/provision/images"
+	"github.com/pocbot/pocbot/internal/provision/rescue"
+	"github.com/pocbot/pocbot/internal/provision/scaleway"
+	"github.com/pocbot/pocbot/internal/provision/talos"
+)
+
+// Nodes this package adds to the driver's graph.
+const (
+	NodeImageObject  = "image-object"
+	NodeTalosSecrets = "talos-secrets"
+	NodeTalosConfig  = "talos-config"
+	NodeWorkerImage  = "worker-image"  // SPEC §5 operation 2: rescue, dd, reboot
+	NodeWorkerConfig = "worker-config" // SPEC §5 operation 3: maintenance-mode apply
+	NodeBootstrap    = "bootstrap"
+	NodeKubeconfig   = "kubeconfig"
+	NodeClearUD      = "clear-user-data"
+)
+
+// State keys (provision.State Secrets and Outputs) other packages read.
+const (
+	SecretTalos       = "talos/secrets"
+	SecretTalosconfig = "talos/talosconfig"
+	SecretKubeconfig  = "kubeconfig"
+
+	OutAPIEndpoint   = "api_endpoint"   // https://…:6443
+	OutTalosNodes    = "talos_nodes"    // comma list of control-plane IPs
+	OutWorkerIP      = "worker_ip"      // also the edge address
+	OutWorkerDisk    = "worker_disk"    // found in rescue
+	OutRescueHostKey = "rescue_hostkey" // SHA256 fingerprint first seen
+	OutImageSHA256   = "image_sha256"
+	OutImageBytes    = "image_bytes_downloaded"
+)
+
+// Config wires the outside parties of a cluster.
+type Config struct {
+	Driver *scaleway.Driver
+	// FactoryURL is the Image Factory base (POC_IMAGE_FACTORY_URL).
+	FactoryURL string
+	// ImageBucket is the bucket named by Spec.ImageBucket, opened for writing the shared image.
+	ImageBucket *blob.Bucket
+	// RescuePort is the rescue system's SSH port (22 on Scaleway).
+	RescuePort int
+	// TalosPort is the Talos API port (50000).
+	TalosPort int
+	// KubePort is the Kubernetes API port (6443).
+	KubePort int
+	Log      *slog.Logger
+}
+
+// SchematicID is the Image Factory schematic of a spec's extensions.
+func SchematicID(spec provision.Spec) string {
+	_, id := images.Schematic(spec.TalosExtensions)
+	return id
+}
+
+// Endpoint is the Kubernetes API URL the configs and kubeconfig name: the DNS name when a zone is
+// set, the first control plane's address otherwise.
+func Endpoint(spec provision.Spec, cpIPs []string, kubePort int) string {
+	host := ""
+	if spec.DNSZone != "" {
+		host = spec.APIHostname + "." + strings.TrimSuffix(spec.DNSZone, ".")
+	} else if len(cpIPs) > 0 {
+		host = cpIPs[0]
+	}
+	return "https://" + net.JoinHostPort(host, strconv.Itoa(kubePort))
+}
+
+// Build adds the driver's inventory and the Talos/image nodes of spec to g.
+func Build(g *provision.Graph, spec provision.Spec, cfg Config) error {
+	if cfg.Driver == nil || cfg.ImageBucket == nil || cfg.FactoryURL == "" {
+		return errors.New("cluster: Config needs a driver, an image bucket and the Image Factory URL")
+	}
+	if cfg.RescuePort == 0 {
+		cfg.RescuePort = 22
+	}
+	if cfg.TalosPort == 0 {
+		cfg.TalosPort = 50000
+	}
+	if cfg.KubePort == 0 {
+		cfg.KubePort = 6443
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.Default()
+	}
+	if err := cfg.Driver.Build(g, spec); err != nil {
+		return err
+	}
+	b := &builder{cfg: cfg, spec: spec}
+	var ipNodes, poweron []string
+	for i := range spec.CPCount {
+		ipNodes = append(ipNodes, scaleway.NodeIP(i))
+		poweron = append(poweron, scaleway.NodePoweron(i))
+	}
+	nodes := []provision.Node{
+		{Name: NodeImageObject, Kind: "object_storage.object", Apply: b.imageObject, Timeout: 30 * time.Minute},
+		{Name: NodeTalosSecrets, Kind: "talos.secrets", Apply: b.talosSecrets},
+		{Name: NodeTalosConfig, Kind: "talos.config", Needs: append([]string{NodeTalosSecrets}, ipNodes...), Apply: b.talosConfig},
+		{Name: NodeWorkerImage, Kind: "rescue.write", Needs: []string{scaleway.NodeWorker, scaleway.NodeSSHKey}, Apply: b.workerImage, Timeout: 45 * time.Minute},
+		{Name: NodeWorkerConfig, Kind: "talos.apply", Needs: []string{NodeWorkerImage, NodeTalosConfig}, Apply: b.workerConfig, Timeout: 15 * time.Minute},
+		{Name: NodeBootstrap, Kind: "talos.bootstrap", Needs: append([]string{NodeTalosConfig}, poweron...), Apply: b.bootstrap, Timeout: 15 * time.Minute},
+		{Name: NodeClearUD, Kind: "instance.user_data", Needs: []string{NodeBootstrap}, Apply: b.clearUserData},
+		{Name: NodeKubeconfig, Kind: "talos.kubeconfig", Needs: []string{NodeBootstrap, NodeWorkerConfig}, Apply: b.kubeconfig, Timeout: 15 * time.Minute},
+	}
+	for _, n := range nodes {
+		if err := g.Add(n); err != nil {
+			return err
+		}
+	}
+	if err := g.AddNeeds(scaleway.NodeSnapshot, NodeImageObject); err != nil {
+		return err
+	}
+	for _, p := range poweron {
+		if err := g.AddNeeds(p, NodeTalosConfig); err != nil {
+			return err
+		}
+	}
+	return g.Validate()
+}
+
+type builder struct {
+	cfg  Config
+	spec provision.Spec
+}
+
+func (b *builder) imageObject(ctx context.Context, r *provision.Run) error {
+	spec := r.Spec()
+	doc, id := images.Schematic(spec.TalosExtensions)
+	obj, downloaded, err := images.EnsureObject(ctx, b.cfg.FactoryURL, b.cfg.ImageBucket, spec.ImageKey,
+		images.Source{SchematicYAML: doc, SchematicID: id, Version: spec.TalosVersion}, images.Options{Log: b.cfg.Log})
+	if err != nil {
+		return fmt.Errorf("image %s in bucket %s: %w", spec.ImageKey, spec.ImageBucket, err)
+	}
+	n := int64(0)
+	if downloaded {
+		n = obj.Size
+		r.Note(NodeImageObject, fmt.Sprintf("streamed %d MiB from the Image Factory", obj.Size>>20))
+	} else {
+		r.Note(NodeImageObject, "reused the shared image "+obj.Key)
+	}
+	if err := r.SetOutput(ctx, OutImageBytes, strconv.FormatInt(n, 10)); err != nil {
+		return err
+	}
+	return r.SetOutput(ctx, OutImageSHA256, obj.SHA256)
+}
+
+func (b *builder) talosSecrets(ctx context.Context, r *provision.Run) error {
+	if _, ok := r.Secret(SecretTalos); ok {
+		return nil // generated once, reused by every later up
+	}
+	bundle, err := talos.NewSecrets(r.Spec().TalosVersion)
+	if err != nil {
+		return err
+	}
+	return r.SetSecret(ctx, SecretTalos, bundle)
+}
+
+func cpIPs(r *provision.Run) ([]string, error) {
+	var ips []string
+	for i := range r.Spec().CPCount {
+		rec, ok := r.Resource(scaleway.NodeIP(i))
+		if !ok || rec.Attrs["address"] == "" {
+			return nil, fmt.Errorf("no address recorded for %s", scaleway.NodeIP(i))
+		}
+		ips = append(ips, rec.Attrs["address"])
+	}
+	return ips, nil
+}
+
+func (b *builder) generate(ctx context.Context, r *provision.Run) (*talos.Configs, []string, error) {
+	spec := r.Spec()
+	ips, err := cpIPs(r)
+	if err != nil {
+		return nil, nil, err
+	}
+	bundle, ok := r.Secret(SecretTalos)
+	if !ok {
+		return nil, nil, errors.New("no Talos secrets bundle in state")
+	}
+	disk, _ := r.Output(OutWorkerDisk)
+	if disk == "" {
+		disk = "/dev/sda" // provisional: the worker's config is generated again once rescue found its disk
+	}
+	var sans []string
+	if spec.DNSZone != "" {
+		sans = append(sans, spec.APIHostname+"."+strings.TrimSuffix(spec.DNSZone, "."))
+	}
+	cfgs, err := talos.Generate(ctx, talos.Input{
+		ClusterName: r.ClusterID(), Endpoint: Endpoint(spec, ips, b.cfg.KubePort), TalosVersion: spec.TalosVersion,
+		Secrets: bundle, SchematicID: SchematicID(spec), ControlPlaneIPs: ips, CertSANs: sans,
+		WorkerHostname: spec.BaremetalHostname, WorkerInstallDisk: disk,
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	return cfgs, ips, nil
+}
+
+func (b *builder) talosConfig(ctx context.Context, r *provision.Run) error {
+	cfgs, ips, err := b.generate(ctx, r)
+	if err != nil {
+		return err
+	}
+	for i := range r.Spec().CPCount {
+		// Cloud-init user data: the scaleway image reads it at first boot and comes up configured,
+		// so no control plane ever waits in maintenance mode with an open insecure API.
+		if err := r.SetSecret(ctx, scaleway.UserDataSecret(i), cfgs.ControlPlane); err != nil {
+			return err
+		}
+	}
+	if err := r.SetSecret(ctx, SecretTalosconfig, cfgs.Talosconfig); err != nil {
+		return err
+	}
+	if err := r.SetOutput(ctx, OutTalosNodes, strings.Join(ips, ",")); err != nil {
+		return err
+	}
+	return r.SetOutput(ctx, OutAPIEndpoint, Endpoint(r.Spec(), ips, b.cfg.KubePort))
+}
+
+func (b *builder) metalImageURL(spec provision.Spec) string {
+	return images.MetalRawZstURL(b.cfg.FactoryURL, SchematicID(spec), spec.TalosVersion)
+}
+
+func (b *builder) workerImage(ctx context.Context, r *provision.Run) error {
+	spec := r.Spec()
+	w, ok := r.Resource(scaleway.NodeWorker)
+	if !ok {
+		return errors.New("no worker recorded")
+	}
+	url := b.metalImageURL(spec)
+	disk, _ := r.Output(OutWorkerDisk)
+	if disk != "" && r.Trigger(NodeWorkerImage) == rescue.TriggerHash(url, disk, w.ID) {
+		r.Note(NodeWorkerImage, "image already written to "+disk)
+		return nil
+	}
+	boot, err := b.cfg.Driver.RebootWorker(ctx, r, "rescue")
+	if err != nil {
+		return err
+	}
+	if err := r.SetOutput(ctx, OutWorkerIP, boot.IP); err != nil {
+		return err
+	}
+	signer, err := r.SSHKey().Signer()
+	if err != nil {
+		return err
+	}
+	r.Note(NodeWorkerImage, "rescue system up; writing "+url)
+	res, err := rescue.WriteImage(ctx, rescue.Target{
+		Addr: net.JoinHostPort(boot.IP, strconv.Itoa(b.cfg.RescuePort)), User: boot.RescueUser,
+		Password: boot.RescuePassword, Signer: signer, RetryInterval: r.PollInterval(),
+	}, url, b.cfg.Log)
+	if err != nil {
+		return fmt.Errorf("write the Talos metal image to worker %s from rescue: %w", w.ID, err)
+	}
+	// The rescue host key is new at every rescue boot: record the one seen, and say so.
+	b.cfg.Log.Info("recorded the rescue system's host key (trusted on first use)", "worker", w.ID, "host_key", res.HostKey)
+	if err := r.SetOutput(ctx, OutRescueHostKey, res.HostKey); err != nil {
+		return err
+	}
+	if err := r.SetOutput(ctx, OutWorkerDisk, res.Disk); err != nil {
+		return err
+	}
+	r.Note(NodeWorkerImage, fmt.Sprintf("wrote %d MiB to %s; rebooting to disk", res.BytesWritten>>20, res.Disk))
+	if _, err := b.cfg.Driver.RebootWorker(ctx, r, "normal"); err != nil {
+		return err
+	}
+	return r.SetTrigger(ctx, NodeWorkerImage, rescue.TriggerHash(url, res.Disk, w.ID))
+}
+
+func (b *builder) workerConfig(ctx context.Context, r *provision.Run) error {
+	w, _ := r.Resource(scaleway.NodeWorker)
+	ip, _ := r.Output(OutWorkerIP)
+	if ip == "" {
+		ip = w.Attrs["ipv4"]
+	}
+	talosconfig, _ := r.Secret(SecretTalosconfig)
+	addr := net.JoinHostPort(ip, strconv.Itoa(b.cfg.TalosPort))
+	trigger := r.Trigger(NodeWorkerImage)
+	if trigger != "" && r.Trigger(NodeWorkerConfig) == trigger {
+		return talos.WaitTrusted(ctx, addr, talosconfig)
+	}
+	cfgs, _, err := b.generate(ctx, r)
+	if err != nil {
+		return err
+	}
+	disks, err := talos.ApplyInsecure(ctx, addr, cfgs.Worker)
+	if err != nil {
+		return fmt.Errorf("apply the worker's config in maintenance mode: %w", err)
+	}
+	r.Note(NodeWorkerConfig, "applied in maintenance mode; disks seen: "+strings.Join(disks, ", "))
+	if err := talos.WaitTrusted(ctx, addr, talosconfig); err != nil {
+		return fmt.Errorf("worker %s does not trust the cluster CA after its config: %w", ip, err)
+	}
+	return r.SetTrigger(ctx, NodeWorkerConfig, trigger)
+}
+
+func (b *builder) firstCP(r *provision.Run) (string, []byte, error) {
+	ips, err := cpIPs(r)
+	if err != nil {
+		return "", nil, err
+	}
+	tc, ok := r.Secret(SecretTalosconfig)
+	if !ok {
+		return "", nil, errors.New("no talosconfig in state")
+	}
+	return ips[0], tc, nil
+}
+
+func (b *builder) bootstrap(ctx context.Context, r *provision.Run) error {
+	ip, tc, err := b.firstCP(r)
+	if err != nil {
+		return err
+	}
+	return talos.Bootstrap(ctx, net.JoinHostPort(ip, strconv.Itoa(b.cfg.TalosPort)), tc)
+}
+
+func (b *builder) clearUserData(ctx context.Context, r *provision.Run) error {
+	for i := range r.Spec().CPCount {
+		if err := b.cfg.Driver.ClearUserData(ctx, r, i); err != nil {
+			return err
+		}
+		// The copy the poweron node used is no longer needed either.
+		if err := r.SetSecret(ctx, scaleway.UserDataSecret(i), nil); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (b *builder) kubeconfig(ctx context.Context, r *provision.Run) error {
+	ip, tc, err := b.firstCP(r)
+	if err != nil {
+		return err
+	}
+	kc, err := talos.Kubeconfig(ctx, net.JoinHostPort(ip, strconv.Itoa(b.cfg.TalosPort)), tc)
+	if err != nil {
+		return err
+	}
+	// Dial the first control plane even when the kubeconfig names a DNS name not resolvable yet.
+	if err := talos.ReadyzVia(ctx, kc, net.JoinHostPort(ip, strconv.Itoa(b.cfg.KubePort))); err != nil {
+		return fmt.Errorf("Kubernetes API of %s not ready: %w", r.ClusterID(), err)
+	}
+	if old, ok := r.Secret(SecretKubeconfig); ok && string(old) == string(kc) {
+		return nil
+	}
+	return r.SetSecret(ctx, SecretKubeconfig, kc)
+}
+
+// Digest is a short, stable fingerprint of a secret for logs and replies (never the secret).
+func Digest(b []byte) string {
+	s := sha256.Sum256(b)
+	return hex.EncodeToString(s[:6])
+}

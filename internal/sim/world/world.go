@@ -1,0 +1,468 @@
+// Package world starts the whole emulated outside on loopback, for `bot sim`, `bot demo` and the
+// end-to-end tests: the Scaleway API emulator (with the product catalog), the Image Factory, an
+// Object Storage bucket (a real S3 server, versitygw, when installed; a file-backed bucket
+// otherwise), the GitHub API, and the hosts the emulator hands out: a Talos node on every control
+// plane once it runs, and on the worker a rescue SSH host (rescue boot) or a Talos node in
+// maintenance mode (normal boot after the image was written).
+//
+// The world owns wiring only; each stand-in lives in its own package under internal/sim.
+package world
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"gocloud.dev/blob"
+	"gocloud.dev/blob/fileblob"
+	"golang.org/x/crypto/ssh"
+
+	"github.com/pocbot/pocbot/internal/sim/catalog"
+	ghsim "github.com/pocbot/pocbot/internal/sim/github"
+	"github.com/pocbot/pocbot/internal/sim/imagefactory"
+	"github.com/pocbot/pocbot/internal/sim/objstore"
+	rescuesim "github.com/pocbot/pocbot/internal/sim/rescue"
+	scwsim "github.com/pocbot/pocbot/internal/sim/scaleway"
+	talossim "github.com/pocbot/pocbot/internal/sim/talos"
+)
+
+// Fixed identities of the emulated Scaleway account (any UUID-shaped value works).
+const (
+	ProjectID      = "11111111-2222-4333-8444-555555555555"
+	OrganizationID = "11111111-2222-4333-8444-666666666666"
+	ImageBucket    = "pocbot-images"
+	StateBucket    = "pocbot-state"
+	Region         = "fr-par"
+)
+
+// Options shape the world.
+type Options struct {
+	// Dir holds the buckets, the disks and the keys; it must exist.
+	Dir string
+	// TimeFactor scales SPEC §9's latencies (default 0.02: a 15-minute Elastic Metal chain takes 18 s).
+	TimeFactor float64
+	// Faults, Quotas and Stock go to the Scaleway emulator.
+	Faults scwsim.Faults
+	Quotas map[string]int
+	Stock  map[string]int
+	// S3 chooses the bucket backend: "auto" (versitygw when installed), "versitygw", "file".
+	S3 string
+	// RescuePort is the worker's rescue SSH port (port 22 is not assumed; default 2222).
+	RescuePort int
+	// QCOW2Size and RawSize size the factory's images (defaults: 16 MiB each).
+	QCOW2Size, RawSize int64
+	// IPBase is the first address the emulator hands out; default: a random 127.X.0.0 so that
+	// two worlds on one machine (parallel test packages) never listen on the same address.
+	IPBase string
+	Log    *slog.Logger
+}
+
+// World is a running emulated outside.
+type World struct {
+	opts Options
+	log  *slog.Logger
+
+	Scaleway    *scwsim.Emulator
+	ScalewayURL string
+	SecretKey   string
+	AccessKey   string
+	Factory     *imagefactory.Factory
+	GitHub      *ghsim.Server
+	GitHubURL   string
+	S3          *objstore.Server // nil with file buckets
+	StateURL    string
+	StateKey    string
+	ImageURL    string // gocloud URL of the image bucket
+	AppKeyFile  string
+
+	imageBucket *blob.Bucket
+	closers     []func() error
+
+	mu      sync.Mutex
+	nodes   map[string]*talossim.Node   // by IP
+	rescues map[string]*rescuesim.Server // by IP
+	written map[string]bool              // worker disks that received an image, by IP
+}
+
+// Start brings the world up; Close tears it down. Every service listens before Start returns.
+func Start(ctx context.Context, opts Options) (w *World, err error) {
+	if opts.Dir == "" {
+		return nil, errors.New("world: Options.Dir is required")
+	}
+	if opts.TimeFactor == 0 {
+		opts.TimeFactor = 0.02
+	}
+	if opts.RescuePort == 0 {
+		opts.RescuePort = 2222
+	}
+	if opts.S3 == "" {
+		opts.S3 = "auto"
+	}
+	if opts.Log == nil {
+		opts.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	w = &World{opts: opts, log: opts.Log, nodes: map[string]*talossim.Node{},
+		rescues: map[string]*rescuesim.Server{}, written: map[string]bool{}}
+	defer func() {
+		if err != nil {
+			w.Close()
+		}
+	}()
+	if err := w.startBuckets(ctx); err != nil {
+		return nil, err
+	}
+	w.Factory, err = imagefactory.Start(ctx, "127.0.0.1:0", imagefactory.Options{QCOW2Size: opts.QCOW2Size, RawSize: opts.RawSize})
+	if err != nil {
+		return nil, fmt.Errorf("world: image factory: %w", err)
+	}
+	w.closers = append(w.closers, w.Factory.Close)
+
+	w.AccessKey = "SCW" + strings.ToUpper(randomToken(9))[:17]
+	w.SecretKey = uuidLike()
+	ipBase := opts.IPBase
+	if ipBase == "" {
+		b := make([]byte, 1)
+		_, _ = rand.Read(b)
+		ipBase = fmt.Sprintf("127.%d.0.0", 20+int(b[0])%200)
+	}
+	w.Scaleway = scwsim.New(scwsim.Options{
+		SecretKey:  w.SecretKey,
+		TimeFactor: opts.TimeFactor,
+		Quotas:     opts.Quotas,
+		Stock:      opts.Stock,
+		Faults:     opts.Faults,
+		Objects:    bucketObjects{w: w},
+		Extra:      map[string]http.Handler{"/product-catalog/": catalog.Handler()},
+		IPBase:     ipBase,
+		Logger:     opts.Log,
+		Hooks: scwsim.Hooks{
+			InstanceRunning: w.instanceRunning,
+			InstanceStopped: w.hostGone,
+			BaremetalBooted: w.baremetalBooted,
+			Deleted:         func(kind, id string) { w.hostGone(id) },
+		},
+	})
+	u, stop, err := w.Scaleway.Start(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("world: scaleway emulator: %w", err)
+	}
+	w.ScalewayURL = u
+	w.closers = append(w.closers, func() error { stop(); return nil })
+
+	w.GitHub, err = ghsim.New(ghsim.Options{Logger: opts.Log})
+	if err != nil {
+		return nil, fmt.Errorf("world: github stand-in: %w", err)
+	}
+	gu, gstop, err := w.GitHub.Start(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("world: github stand-in: %w", err)
+	}
+	w.GitHubURL = gu
+	w.closers = append(w.closers, func() error { gstop(); return nil })
+	w.AppKeyFile, err = w.GitHub.WriteAppKeyFile(opts.Dir)
+	if err != nil {
+		return nil, fmt.Errorf("world: write the App key: %w", err)
+	}
+	return w, nil
+}
+
+func (w *World) startBuckets(ctx context.Context) error {
+	key := make([]byte, 32)
+	if _, err := rand.Read(key); err != nil {
+		return err
+	}
+	w.StateKey = "base64key://" + base64.URLEncoding.EncodeToString(key)
+	useVersity := w.opts.S3 == "versitygw"
+	if w.opts.S3 == "auto" {
+		_, lookErr := objstore.LookVersity()
+		useVersity = lookErr == nil
+	}
+	if useVersity {
+		dir := filepath.Join(w.opts.Dir, "s3")
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return err
+		}
+		s, err := objstore.StartVersity(ctx, dir)
+		if err != nil {
+			return fmt.Errorf("world: start versitygw: %w", err)
+		}
+		w.S3 = s
+		w.closers = append(w.closers, s.Close)
+		for _, b := range []string{ImageBucket, StateBucket} {
+			if err := s.CreateBucket(ctx, b); err != nil {
+				return fmt.Errorf("world: create bucket %s: %w", b, err)
+			}
+		}
+		w.StateURL = s.BucketURL(StateBucket)
+		w.ImageURL = s.BucketURL(ImageBucket)
+		w.imageBucket, err = s.OpenBucket(ctx, ImageBucket)
+		if err != nil {
+			return err
+		}
+	} else {
+		for _, b := range []string{ImageBucket, StateBucket} {
+			if err := os.MkdirAll(filepath.Join(w.opts.Dir, "buckets", b), 0o700); err != nil {
+				return err
+			}
+		}
+		w.StateURL = "file://" + filepath.Join(w.opts.Dir, "buckets", StateBucket)
+		w.ImageURL = "file://" + filepath.Join(w.opts.Dir, "buckets", ImageBucket)
+		b, err := fileblob.OpenBucket(filepath.Join(w.opts.Dir, "buckets", ImageBucket), nil)
+		if err != nil {
+			return err
+		}
+		w.imageBucket = b
+	}
+	w.closers = append(w.closers, w.imageBucket.Close)
+	return nil
+}
+
+// Env is the configuration a bot process needs to use this world, in a stable order.
+func (w *World) Env() [][2]string {
+	env := [][2]string{
+		{"SCW_API_URL", w.ScalewayURL},
+		{"SCW_ACCESS_KEY", w.AccessKey},
+		{"SCW_SECRET_KEY", w.SecretKey},
+		{"SCW_DEFAULT_PROJECT_ID", ProjectID},
+		{"SCW_DEFAULT_ORGANIZATION_ID", OrganizationID},
+		{"SCW_DEFAULT_ZONE", "fr-par-1"},
+		{"SCW_DEFAULT_REGION", Region},
+		{"POC_STATE_URL", w.StateURL},
+		{"POC_STATE_KEY", w.StateKey},
+		{"POC_IMAGE_BUCKET", w.ImageURL},
+		{"POC_IMAGE_FACTORY_URL", w.Factory.URL()},
+		{"POC_POLL_INTERVAL", "100ms"},
+		{"POC_RESCUE_SSH_PORT", strconv.Itoa(w.opts.RescuePort)},
+		{"GITHUB_API_URL", w.GitHubURL},
+		{"POC_APP_ID", strconv.FormatInt(w.GitHub.AppID(), 10)},
+		{"POC_APP_PRIVATE_KEY_FILE", w.AppKeyFile},
+	}
+	if w.S3 != nil {
+		env = append(env, [2]string{"AWS_ACCESS_KEY_ID", w.S3.AccessKey}, [2]string{"AWS_SECRET_ACCESS_KEY", w.S3.SecretKey})
+	}
+	return env
+}
+
+// Close stops every service, hosts first.
+func (w *World) Close() error {
+	w.mu.Lock()
+	for ip, n := range w.nodes {
+		_ = n.Close()
+		delete(w.nodes, ip)
+	}
+	for ip, r := range w.rescues {
+		_ = r.Close()
+		delete(w.rescues, ip)
+	}
+	w.mu.Unlock()
+	var errs []error
+	for i := len(w.closers) - 1; i >= 0; i-- {
+		errs = append(errs, w.closers[i]())
+	}
+	return errors.Join(errs...)
+}
+
+// Nodes returns the addresses of the Talos nodes currently up.
+func (w *World) Nodes() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var out []string
+	for ip := range w.nodes {
+		out = append(out, ip)
+	}
+	return out
+}
+
+// instanceRunning boots Talos on a control plane: the scaleway image reads its config from the
+// instance's cloud-init user data (cloud mode), or waits in maintenance mode without one.
+func (w *World) instanceRunning(ev scwsim.InstanceEvent) {
+	if len(ev.PublicIPs) == 0 {
+		w.log.Warn("world: instance running without a public IP; no Talos node started", "server", ev.ID)
+		return
+	}
+	ip := ev.PublicIPs[0]
+	w.replaceHost(ip, ev.ID, func() (closer, error) {
+		return talossim.StartNode(context.Background(), talossim.NodeOptions{
+			Addr: ip, Mode: "cloud", UserData: ev.UserData["cloud-init"], Disks: []string{"/dev/sda"}, Logger: w.log,
+		})
+	})
+}
+
+// baremetalBooted plays the Elastic Metal boot: rescue starts an SSH host on the worker's address;
+// a normal boot starts Talos in maintenance mode, but only when an image was written to the disk
+// (a server booted normally with no OS answers nothing, as a real one would).
+func (w *World) baremetalBooted(ev scwsim.BaremetalEvent) {
+	disk := filepath.Join(w.opts.Dir, "disks", ev.ID+".img")
+	switch ev.BootType {
+	case "rescue":
+		var keys []ssh.PublicKey
+		for _, line := range ev.SSHPublicKeys {
+			if k, _, _, _, err := ssh.ParseAuthorizedKey([]byte(line)); err == nil {
+				keys = append(keys, k)
+			}
+		}
+		_ = os.MkdirAll(filepath.Dir(disk), 0o700)
+		w.replaceHost(ev.IP, ev.ID, func() (closer, error) {
+			return rescuesim.Start(context.Background(), rescuesim.Options{
+				Addr: net.JoinHostPort(ev.IP, strconv.Itoa(w.opts.RescuePort)), User: ev.RescueUser,
+				Password: ev.RescuePassword, AuthorizedKeys: keys, DiskPath: disk, DiskSize: 64 << 20, Log: w.log,
+			})
+		})
+	default:
+		if !diskHasImage(disk) {
+			w.hostGone(ev.ID)
+			w.log.Info("world: worker booted normally with an empty disk: nothing answers", "server", ev.ID)
+			return
+		}
+		w.replaceHost(ev.IP, ev.ID, func() (closer, error) {
+			return talossim.StartNode(context.Background(), talossim.NodeOptions{
+				Addr: ev.IP, Mode: "metal", Disks: []string{"/dev/sda"}, Logger: w.log,
+			})
+		})
+	}
+}
+
+type closer interface{ Close() error }
+
+// replaceHost stops what listened on ip and starts the next host there.
+func (w *World) replaceHost(ip, serverID string, start func() (closer, error)) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.stopLocked(ip)
+	h, err := start()
+	if err != nil {
+		w.log.Error("world: start host", "ip", ip, "server", serverID, "err", err)
+		return
+	}
+	switch v := h.(type) {
+	case *talossim.Node:
+		w.nodes[ip] = v
+	case *rescuesim.Server:
+		w.rescues[ip] = v
+	}
+	w.owner(serverID, ip)
+}
+
+var owners sync.Map // server id -> ip, so that a stop or delete event finds the host
+
+func (w *World) owner(serverID, ip string) { owners.Store(w.key(serverID), ip) }
+func (w *World) key(id string) string      { return fmt.Sprintf("%p/%s", w, id) }
+
+func (w *World) hostGone(serverID string) {
+	v, ok := owners.LoadAndDelete(w.key(serverID))
+	if !ok {
+		return
+	}
+	w.mu.Lock()
+	w.stopLocked(v.(string))
+	w.mu.Unlock()
+}
+
+func (w *World) stopLocked(ip string) {
+	if n, ok := w.nodes[ip]; ok {
+		_ = n.Close()
+		delete(w.nodes, ip)
+	}
+	if r, ok := w.rescues[ip]; ok {
+		_ = r.Close()
+		delete(w.rescues, ip)
+	}
+}
+
+// diskHasImage tells whether the rescue session wrote something to the disk file: Talos's metal
+// image starts with a partition table, so an all-zero first sector means nothing was written.
+func diskHasImage(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	buf := make([]byte, 4096)
+	n, _ := io.ReadFull(f, buf)
+	for _, b := range buf[:n] {
+		if b != 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// bucketObjects lets the emulator's snapshot import read the real image bucket, refusing another
+// bucket name or another region as Scaleway would.
+type bucketObjects struct{ w *World }
+
+func (o bucketObjects) Open(ctx context.Context, region, bucket, key string) (io.ReadCloser, int64, error) {
+	if region != Region {
+		return nil, 0, fmt.Errorf("bucket %s is in %s, not %s", bucket, Region, region)
+	}
+	if bucket != ImageBucket {
+		return nil, 0, fmt.Errorf("bucket %s does not exist", bucket)
+	}
+	attrs, err := o.w.imageBucket.Attributes(ctx, key)
+	if err != nil {
+		return nil, 0, err
+	}
+	r, err := o.w.imageBucket.NewReader(ctx, key, nil)
+	if err != nil {
+		return nil, 0, err
+	}
+	return r, attrs.Size, nil
+}
+
+// BucketName is the Scaleway bucket name of a gocloud bucket URL (its host, or a file path's base).
+func BucketName(u string) string {
+	p, err := url.Parse(u)
+	if err != nil {
+		return u
+	}
+	if p.Scheme == "file" {
+		return filepath.Base(p.Path)
+	}
+	return p.Host
+}
+
+func randomToken(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return fmt.Sprintf("%x", b)
+}
+
+func uuidLike() string {
+	b := make([]byte, 16)
+	_, _ = rand.Read(b)
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
+}
+
+// WaitTCP waits until addr accepts connections or the deadline passes (used by callers that
+// start a world in another process).
+func WaitTCP(ctx context.Context, addr string, within time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, within)
+	defer cancel()
+	var d net.Dialer
+	for {
+		c, err := d.DialContext(ctx, "tcp", addr)
+		if err == nil {
+			return c.Close()
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%s did not answer within %s: %w", addr, within, err)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
