@@ -92,7 +92,7 @@ type World struct {
 	closers     []func() error
 
 	mu      sync.Mutex
-	nodes   map[string]*talossim.Node   // by IP
+	nodes   map[string]*talossim.Node    // by IP
 	rescues map[string]*rescuesim.Server // by IP
 	written map[string]bool              // worker disks that received an image, by IP
 }

@@ -1,0 +1,30 @@
+package clusterops
+
+import (
+	"context"
+	"time"
+
+	"github.com/scaleway/scaleway-sdk-go/scw"
+
+	"github.com/pocbot/pocbot/internal/cost"
+	"github.com/pocbot/pocbot/internal/provision"
+)
+
+// Shape is what a spec bills: the cost package's view of the cluster. The shared image (snapshot
+// and object) is counted with the cluster that uses it, as the seed's estimate does.
+func Shape(spec provision.Spec) cost.ClusterShape {
+	s := cost.DefaultCluster()
+	s.Zone = scw.Zone(spec.Zone)
+	s.ControlPlanes = int64(spec.CPCount)
+	s.ControlPlaneType = spec.CPInstanceType
+	s.RootVolumeBytes = int64(spec.CPVolumeSizeGB) * cost.GB
+	s.RootVolumeIOPS = uint32(spec.CPVolumeIOPS)
+	s.WorkerOffer = spec.BaremetalOffer
+	return s
+}
+
+// Quote prices a spec with the quoter's sources; lifetime is the remaining lifetime (for the
+// monthly-subscription alternative).
+func Quote(ctx context.Context, q *cost.Quoter, spec provision.Spec, lifetime time.Duration, allowUnknown bool) (cost.Quote, error) {
+	return q.Quote(ctx, Shape(spec).Items(), cost.QuoteOptions{AllowUnknown: allowUnknown, Lifetime: lifetime})
+}
