@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/netip"
 	"strconv"
 	"strings"
 	"time"
@@ -36,6 +37,8 @@ const (
 	NodeBootstrap    = "bootstrap"
 	NodeKubeconfig   = "kubeconfig"
 	NodeClearUD      = "clear-user-data"
+	NodeAdminOpen    = "admin-access-open"  // temporary rule for the runner, when admin CIDRs miss it
+	NodeAdminClose   = "admin-access-close" // removes it once the APIs are no longer needed
 )
 
 // State keys (provision.State Secrets and Outputs) other packages read.
@@ -66,7 +69,11 @@ type Config struct {
 	TalosPort int
 	// KubePort is the Kubernetes API port (6443).
 	KubePort int
-	Log      *slog.Logger
+	// RunnerCIDR is the address the bot runs from (POC_RUNNER_CIDR). When the spec's admin CIDRs
+	// do not cover it, the control planes' group gets a temporary rule for it during the run.
+	// Empty: the admin CIDRs are trusted to cover the runner.
+	RunnerCIDR string
+	Log        *slog.Logger
 }
 
 // SchematicID is the Image Factory schematic of a spec's extensions.
@@ -122,11 +129,16 @@ func Build(g *provision.Graph, spec provision.Spec, cfg Config) error {
 		{Name: NodeBootstrap, Kind: "talos.bootstrap", Needs: append([]string{NodeTalosConfig}, poweron...), Apply: b.bootstrap, Timeout: 15 * time.Minute},
 		{Name: NodeClearUD, Kind: "instance.user_data", Needs: []string{NodeBootstrap}, Apply: b.clearUserData},
 		{Name: NodeKubeconfig, Kind: "talos.kubeconfig", Needs: []string{NodeBootstrap, NodeWorkerConfig}, Apply: b.kubeconfig, Timeout: 15 * time.Minute},
+		{Name: NodeAdminOpen, Kind: "instance.security_group_rule", Apply: b.adminOpen},
+		{Name: NodeAdminClose, Kind: "instance.security_group_rule", Needs: []string{NodeKubeconfig, NodeClearUD, scaleway.NodeSecRules}, Apply: b.adminClose},
 	}
 	for _, n := range nodes {
 		if err := g.Add(n); err != nil {
 			return err
 		}
+	}
+	if err := g.AddNeeds(scaleway.NodeSecGroup, NodeAdminOpen); err != nil {
+		return err
 	}
 	if err := g.AddNeeds(scaleway.NodeSnapshot, NodeImageObject); err != nil {
 		return err
@@ -365,6 +377,54 @@ func (b *builder) kubeconfig(ctx context.Context, r *provision.Run) error {
 		return nil
 	}
 	return r.SetSecret(ctx, SecretKubeconfig, kc)
+}
+
+// Covered tells whether one of cidrs contains the whole of runner.
+func Covered(cidrs []string, runner string) (bool, error) {
+	rp, err := netip.ParsePrefix(runner)
+	if err != nil {
+		if a, aerr := netip.ParseAddr(runner); aerr == nil {
+			rp = netip.PrefixFrom(a, a.BitLen())
+		} else {
+			return false, fmt.Errorf("runner address %q is neither an IP nor a CIDR", runner)
+		}
+	}
+	for _, c := range cidrs {
+		p, err := netip.ParsePrefix(c)
+		if err != nil {
+			continue
+		}
+		if p.Bits() <= rp.Bits() && p.Contains(rp.Addr()) {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+func (b *builder) adminOpen(ctx context.Context, r *provision.Run) error {
+	if b.cfg.RunnerCIDR == "" {
+		return nil
+	}
+	ok, err := Covered(r.Spec().AdminCIDRs, b.cfg.RunnerCIDR)
+	if err != nil {
+		return err
+	}
+	if ok {
+		return nil
+	}
+	r.Note(NodeAdminOpen, "admin CIDRs do not cover the runner: temporary rule for "+b.cfg.RunnerCIDR)
+	return r.SetOutput(ctx, scaleway.OutAdminTemporary, b.cfg.RunnerCIDR)
+}
+
+func (b *builder) adminClose(ctx context.Context, r *provision.Run) error {
+	if v, _ := r.Output(scaleway.OutAdminTemporary); v == "" {
+		return nil
+	}
+	if err := r.SetOutput(ctx, scaleway.OutAdminTemporary, ""); err != nil {
+		return err
+	}
+	r.Note(NodeAdminClose, "temporary admin rule removed")
+	return b.cfg.Driver.RefreshRules(ctx, r)
 }
 
 // Digest is a short, stable fingerprint of a secret for logs and replies (never the secret).

@@ -180,7 +180,7 @@ func (d *Driver) secGroupNode(ipNodes []string) provision.Node {
 	return provision.Node{
 		Name: NodeSecGroup, Kind: KindSG, Needs: ipNodes,
 		Apply: func(ctx context.Context, r *provision.Run) error {
-			zone, spec := zoneOf(r), r.Spec()
+			zone := zoneOf(r)
 			name := r.Name("cp")
 			what := fmt.Sprintf("security group %q", name)
 			f, err := ensure(ctx, r, NodeSecGroup, KindSG,
@@ -233,7 +233,7 @@ func (d *Driver) secGroupNode(ipNodes []string) provision.Node {
 			if w, err := ipAddrs(r, []string{NodeWorker}); err == nil {
 				ips = append(ips, w...)
 			}
-			return d.putRules(ctx, r, NodeSecGroup, f.id, Rules(spec, ips))
+			return d.putRules(ctx, r, NodeSecGroup, f.id, Rules(EffectiveSpec(r), ips))
 		},
 		Destroy: func(ctx context.Context, r *provision.Run) error {
 			rec, ok := r.Resource(NodeSecGroup)
@@ -308,7 +308,7 @@ func (d *Driver) secRulesNode(ipNodes []string) provision.Node {
 			if err != nil {
 				return err
 			}
-			return d.putRules(ctx, r, NodeSecRules, sg.ID, Rules(r.Spec(), ips))
+			return d.putRules(ctx, r, NodeSecRules, sg.ID, Rules(EffectiveSpec(r), ips))
 		},
 	}
 }
