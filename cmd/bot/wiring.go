@@ -124,7 +124,8 @@ func (a *app) openWorld(ctx context.Context, region string) (*opsWorld, error) {
 	if err != nil {
 		return nil, err
 	}
-	ccfg := cluster.Config{Driver: w.driver, FactoryURL: w.factoryURL, ImageBucket: w.imageBucket, RescuePort: rescuePort, Log: a.log}
+	ccfg := cluster.Config{Driver: w.driver, FactoryURL: w.factoryURL, ImageBucket: w.imageBucket, RescuePort: rescuePort,
+		RunnerCIDR: strings.TrimSpace(a.getenv("POC_RUNNER_CIDR")), Log: a.log}
 	w.ops = &clusterops.Ops{
 		Store:  w.store,
 		Build:  func(g *provision.Graph, spec provision.Spec) error { return cluster.Build(g, spec, ccfg) },
