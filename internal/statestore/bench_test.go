@@ -15,7 +15,8 @@ func BenchmarkPutGet256KiB(b *testing.B) {
 			s := w.open(b, newKey(b))
 			body := make([]byte, 256<<10)
 			rand.Read(body)
-			doc := sampleDoc("bench")
+			name := "bench-" + randomID()[:8]
+			doc := sampleDoc(name)
 			doc.Body = body
 			if err := s.Put(ctx, doc); err != nil {
 				b.Fatal(err)
@@ -26,7 +27,7 @@ func BenchmarkPutGet256KiB(b *testing.B) {
 				if err := s.Put(ctx, doc); err != nil {
 					b.Fatal(err)
 				}
-				got, err := s.Get(ctx, "bench")
+				got, err := s.Get(ctx, name)
 				if err != nil || !bytes.Equal(got.Body, body) {
 					b.Fatal(err)
 				}
