@@ -1,0 +1,196 @@
+package clusterops
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"net"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/pocbot/pocbot/internal/provision"
+	"github.com/pocbot/pocbot/internal/provision/cluster"
+	"github.com/pocbot/pocbot/internal/provision/scaleway"
+	"github.com/pocbot/pocbot/internal/provision/talos"
+	"github.com/pocbot/pocbot/internal/statestore"
+)
+
+// Health is one check of a running cluster: what was checked, at which address, and what it said.
+type Health struct {
+	Name   string // e.g. "talos-api cp-0", "kubernetes-api"
+	Target string // host:port or URL that was dialled
+	OK     bool
+	Detail string // "ready", or what failed, in words a person can act on
+}
+
+// Status is what is known of one cluster: its public header, its decrypted state, who holds its
+// lock (nil when free) and, when asked, the health of its APIs.
+type Status struct {
+	Header statestore.Header
+	State  *provision.State
+	Lock   *statestore.LockInfo
+	Health []Health
+}
+
+// Health check bounds. A status is asked by a person (or a comment) waiting for an answer: a dead
+// node must cost seconds, not the minutes the provisioning waits allow. The dial is separate so
+// that a closed port answers at once instead of after the whole check budget.
+const (
+	healthDialTimeout = 2 * time.Second
+	healthCheckBudget = 6 * time.Second
+)
+
+// Ports checked; the seed's cluster uses the standard ones (cluster.Config defaults).
+const (
+	talosPort = talos.APIPort
+	kubePort  = 6443
+)
+
+// Status loads a cluster's document and lock holder and, when checkHealth is set, checks in
+// parallel with short deadlines the Talos API of every control plane and of the worker (mutual
+// TLS with the talosconfig from state) and the Kubernetes API's /readyz (with the kubeconfig from
+// state, dialling the first control plane so that a DNS name not yet resolvable does not matter).
+// A failed check is a Health entry with OK false, not an error: the error is for what stops the
+// status itself (no such cluster, wrong key, unreachable store).
+func (o *Ops) Status(ctx context.Context, clusterName string, checkHealth bool) (*Status, error) {
+	doc, st, err := o.Load(ctx, clusterName)
+	if err != nil {
+		return nil, err
+	}
+	lock, err := o.Store.ReadLock(ctx, clusterName)
+	if err != nil {
+		return nil, fmt.Errorf("status of cluster %q: %w", clusterName, err)
+	}
+	s := &Status{Header: doc.Header, State: st, Lock: lock}
+	if checkHealth {
+		s.Health = checkHealthOf(ctx, st)
+	}
+	return s, nil
+}
+
+// healthTarget is one check to run.
+type healthTarget struct {
+	name, addr string
+	check      func(ctx context.Context) error
+}
+
+func checkHealthOf(ctx context.Context, st *provision.State) []Health {
+	cps := controlPlaneIPs(st)
+	if len(cps) == 0 {
+		return []Health{{Name: "talos-api", OK: false,
+			Detail: "no control-plane address in state yet: the cluster's IPs were not reserved; run up"}}
+	}
+	talosconfig := st.Secrets[cluster.SecretTalosconfig]
+	var targets []healthTarget
+	talosCheck := func(addr string) func(ctx context.Context) error {
+		return func(ctx context.Context) error {
+			if len(talosconfig) == 0 {
+				// Before the configs exist only the transport can be checked.
+				return tlsHandshake(ctx, addr)
+			}
+			return talos.WaitTrusted(ctx, addr, talosconfig)
+		}
+	}
+	for i, ip := range cps {
+		addr := net.JoinHostPort(ip, strconv.Itoa(talosPort))
+		targets = append(targets, healthTarget{name: fmt.Sprintf("talos-api cp-%d", i), addr: addr, check: talosCheck(addr)})
+	}
+	if ip := st.Outputs[cluster.OutWorkerIP]; ip != "" {
+		addr := net.JoinHostPort(ip, strconv.Itoa(talosPort))
+		targets = append(targets, healthTarget{name: "talos-api worker", addr: addr, check: talosCheck(addr)})
+	}
+	kubeDial := net.JoinHostPort(cps[0], strconv.Itoa(kubePort))
+	kc := st.Secrets[cluster.SecretKubeconfig]
+	endpoint := st.Outputs[cluster.OutAPIEndpoint]
+	if endpoint == "" {
+		endpoint = "https://" + kubeDial
+	}
+	var kubeMissing *Health
+	if len(kc) == 0 {
+		kubeMissing = &Health{Name: "kubernetes-api", Target: endpoint,
+			Detail: "no kubeconfig in state yet: up has not reached its kubeconfig step; run up"}
+	} else {
+		targets = append(targets, healthTarget{name: "kubernetes-api", addr: endpoint, check: func(ctx context.Context) error {
+			return talos.ReadyzVia(ctx, kc, kubeDial)
+		}})
+	}
+
+	out := make([]Health, len(targets))
+	var wg sync.WaitGroup
+	for i, t := range targets {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			out[i] = runCheck(ctx, t, kubeDial)
+		}()
+	}
+	wg.Wait()
+	if kubeMissing != nil {
+		out = append(out, *kubeMissing)
+	}
+	return out
+}
+
+// runCheck dials first (a refused or silent port fails in healthDialTimeout), then runs the
+// protocol check within healthCheckBudget.
+func runCheck(ctx context.Context, t healthTarget, kubeDial string) Health {
+	h := Health{Name: t.name, Target: t.addr}
+	dial := t.addr
+	if strings.HasPrefix(dial, "https://") {
+		dial = kubeDial
+	}
+	start := time.Now()
+	dctx, cancel := context.WithTimeout(ctx, healthDialTimeout)
+	conn, err := (&net.Dialer{}).DialContext(dctx, "tcp", dial)
+	cancel()
+	if err != nil {
+		h.Detail = fmt.Sprintf("cannot connect to %s: %v", dial, err)
+		return h
+	}
+	_ = conn.Close()
+	cctx, cancel := context.WithTimeout(ctx, healthCheckBudget)
+	defer cancel()
+	if err := t.check(cctx); err != nil {
+		h.Detail = err.Error()
+		return h
+	}
+	h.OK = true
+	h.Detail = "ready in " + time.Since(start).Round(time.Millisecond).String()
+	return h
+}
+
+// tlsHandshake checks that something speaks TLS on addr. The certificate is not verified: without
+// the talosconfig there is nothing to verify it against, and this only tells "a Talos API listens".
+func tlsHandshake(ctx context.Context, addr string) error {
+	d := &tls.Dialer{Config: &tls.Config{InsecureSkipVerify: true, MinVersion: tls.VersionTLS12}} //nolint:gosec // reachability only
+	c, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return fmt.Errorf("TLS handshake with %s: %w", addr, err)
+	}
+	return c.Close()
+}
+
+// controlPlaneIPs are the control planes' public addresses, from the up's output when it got that
+// far, else from the reserved IP records (an up that stopped early still shows what it reserved).
+func controlPlaneIPs(st *provision.State) []string {
+	if v := st.Outputs[cluster.OutTalosNodes]; v != "" {
+		var out []string
+		for _, ip := range strings.Split(v, ",") {
+			if ip = strings.TrimSpace(ip); ip != "" {
+				out = append(out, ip)
+			}
+		}
+		return out
+	}
+	var out []string
+	for i := range st.Spec.CPCount {
+		if rec := st.Resources[scaleway.NodeIP(i)]; rec != nil {
+			if a := rec.Attrs["address"]; a != "" {
+				out = append(out, a)
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,172 @@
+package clusterops_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	instance "github.com/scaleway/scaleway-sdk-go/api/instance/v1"
+	"github.com/scaleway/scaleway-sdk-go/scw"
+
+	"github.com/pocbot/pocbot/internal/clusterops"
+	"github.com/pocbot/pocbot/internal/provision"
+	"github.com/pocbot/pocbot/internal/provision/cluster"
+	"github.com/pocbot/pocbot/internal/provision/scaleway"
+	"github.com/pocbot/pocbot/internal/sim/world"
+	"github.com/pocbot/pocbot/internal/statestore"
+)
+
+func healthByName(hs []clusterops.Health) map[string]clusterops.Health {
+	m := map[string]clusterops.Health{}
+	for _, h := range hs {
+		m[h.Name] = h
+	}
+	return m
+}
+
+// One up, then the status of the running cluster, of a held lock, of a powered-off control plane,
+// of a cluster whose up stopped before its IPs, and of no cluster.
+func TestStatus(t *testing.T) {
+	e := newEnv(t, world.Options{TimeFactor: 0.005})
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	const name = "acme-shop-7"
+	if _, err := e.ops.Up(ctx, clusterops.Request{Cluster: name, Spec: e.spec, TTL: 8 * time.Hour,
+		Repository: "acme/shop", Number: 7, Kind: "issue", RequestedBy: "alice", Command: "up"}); err != nil {
+		t.Fatalf("up: %v", err)
+	}
+
+	t.Run("without health: header, state, free lock, no check", func(t *testing.T) {
+		s, err := e.ops.Status(ctx, name, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.Header.Phase != clusterops.PhaseReady || s.Header.Repository != "acme/shop" || s.Header.Number != 7 {
+			t.Errorf("header = %+v", s.Header)
+		}
+		if s.State == nil || s.State.Resources[scaleway.NodeServer(0)] == nil || s.State.Outputs[cluster.OutAPIEndpoint] == "" {
+			t.Errorf("state lacks the servers or the endpoint: %+v", s.State)
+		}
+		if s.Lock != nil {
+			t.Errorf("lock = %+v after up released it, want nil", s.Lock)
+		}
+		if s.Health != nil {
+			t.Errorf("health checked although not asked: %+v", s.Health)
+		}
+	})
+
+	t.Run("healthy cluster: every Talos API and readyz answer", func(t *testing.T) {
+		t0 := time.Now()
+		s, err := e.ops.Status(ctx, name, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("health of a ready cluster took %s", time.Since(t0).Round(time.Millisecond))
+		got := healthByName(s.Health)
+		want := []string{"talos-api cp-0", "talos-api cp-1", "talos-api cp-2", "talos-api worker", "kubernetes-api"}
+		if len(s.Health) != len(want) {
+			t.Errorf("health has %d entries, want %d: %+v", len(s.Health), len(want), s.Health)
+		}
+		for _, n := range want {
+			h, ok := got[n]
+			if !ok || !h.OK || h.Target == "" {
+				t.Errorf("%s: %+v, want OK with a target", n, h)
+			}
+		}
+		if !strings.HasPrefix(got["kubernetes-api"].Target, "https://") {
+			t.Errorf("kubernetes-api target = %q, want the API URL", got["kubernetes-api"].Target)
+		}
+	})
+
+	t.Run("held lock names its holder", func(t *testing.T) {
+		l, err := e.store.Lock(ctx, name, statestore.LockInfo{Actor: "bob", Command: "up", RunID: "991"}, time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer l.Release(ctx)
+		s, err := e.ops.Status(ctx, name, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.Lock == nil || s.Lock.Actor != "bob" || s.Lock.RunID != "991" || s.Lock.Command != "up" || s.Lock.ID == "" {
+			t.Errorf("lock = %+v, want bob's up of run 991", s.Lock)
+		}
+	})
+
+	t.Run("a powered-off control plane fails its check quickly, the others stay OK", func(t *testing.T) {
+		s, err := e.ops.Status(ctx, name, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec := s.State.Resources[scaleway.NodeServer(1)]
+		ip := strings.Split(s.State.Outputs[cluster.OutTalosNodes], ",")[1]
+		client, err := scw.NewClient(scw.WithAPIURL(e.w.ScalewayURL), scw.WithAuth(e.w.AccessKey, e.w.SecretKey),
+			scw.WithDefaultProjectID(world.ProjectID))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := instance.NewAPI(client).ServerAction(&instance.ServerActionRequest{Zone: scw.Zone(rec.Zone),
+			ServerID: rec.ID, Action: instance.ServerActionPoweroff}); err != nil {
+			t.Fatalf("power off cp-1: %v", err)
+		}
+		deadline := time.Now().Add(30 * time.Second)
+		for slices.Contains(e.w.Nodes(), ip) {
+			if time.Now().After(deadline) {
+				t.Fatalf("cp-1 (%s) still answers 30 s after power-off", ip)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		t0 := time.Now()
+		s, err = e.ops.Status(ctx, name, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		took := time.Since(t0)
+		got := healthByName(s.Health)
+		if h := got["talos-api cp-1"]; h.OK || !strings.Contains(h.Detail, ip) {
+			t.Errorf("cp-1 = %+v, want not OK naming %s", h, ip)
+		}
+		for _, n := range []string{"talos-api cp-0", "talos-api cp-2", "kubernetes-api"} {
+			if !got[n].OK {
+				t.Errorf("%s = %+v, want OK", n, got[n])
+			}
+		}
+		// The checks run in parallel: bounded by one dial timeout plus one check budget.
+		if took > 10*time.Second {
+			t.Errorf("status with a dead node took %s, want under 10 s", took)
+		}
+	})
+
+	t.Run("an up that stopped before its IPs: health says why, no error", func(t *testing.T) {
+		st, err := provision.NewState("early-1", e.spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, err := json.Marshal(st)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := e.store.Put(ctx, &statestore.Document{Header: statestore.Header{Cluster: "early-1", Created: time.Now(),
+			Phase: clusterops.PhaseFailed}, Body: body}); err != nil {
+			t.Fatal(err)
+		}
+		s, err := e.ops.Status(ctx, "early-1", true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(s.Health) != 1 || s.Health[0].OK || !strings.Contains(s.Health[0].Detail, "run up") {
+			t.Errorf("health = %+v, want one failed entry telling to run up", s.Health)
+		}
+	})
+
+	t.Run("no such cluster", func(t *testing.T) {
+		_, err := e.ops.Status(ctx, "nobody-1", true)
+		if !errors.Is(err, clusterops.ErrNoCluster) {
+			t.Errorf("err = %v, want ErrNoCluster", err)
+		}
+	})
+}
