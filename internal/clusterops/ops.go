@@ -319,16 +319,11 @@ func (o *Ops) Up(ctx context.Context, req Request) (*Result, error) {
 	if err := saver.setPhase(ctx, PhaseProvisioning, nil); err != nil {
 		return nil, err
 	}
-	g := provision.NewGraph()
-	if err := o.Build(g, st.Spec); err != nil {
+	g, engine, err := o.prepare(st, req)
+	if err != nil {
 		return nil, err
 	}
-	eopts := o.Engine
-	eopts.Progress = req.Progress
-	if eopts.Logger == nil {
-		eopts.Logger = o.log()
-	}
-	upErr := provision.New(eopts).Up(ctx, g, st, saver)
+	upErr := engine.Up(ctx, g, st, saver)
 	// The engine saved every step through saver; read back what it saved.
 	final, derr := decodeState(saver.doc)
 	if derr != nil {
@@ -440,18 +435,13 @@ func (o *Ops) Down(ctx context.Context, req Request) (*Result, error) {
 		saver = ds
 		res.Header = doc.Header
 	}
-	g := provision.NewGraph()
-	if err := o.Build(g, st.Spec); err != nil {
+	g, engine, err := o.prepare(st, req)
+	if err != nil {
 		return nil, err
-	}
-	eopts := o.Engine
-	eopts.Progress = req.Progress
-	if eopts.Logger == nil {
-		eopts.Logger = o.log()
 	}
 	// The down's own ctx is not the cancel of the up: clear the request before the engine's checks.
 	_ = o.deleteCancel(ctx, req.Cluster)
-	rep, downErr := provision.New(eopts).Down(ctx, g, st, noCancel{saver})
+	rep, downErr := engine.Down(ctx, g, st, noCancel{saver})
 	res.Report = rep
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 	defer cancel()
@@ -471,6 +461,20 @@ func (o *Ops) Down(ctx context.Context, req Request) (*Result, error) {
 		}
 	}
 	return res, nil
+}
+
+// prepare builds the cluster's graph and an engine reporting to the request's progress.
+func (o *Ops) prepare(st *provision.State, req Request) (*provision.Graph, *provision.Engine, error) {
+	g := provision.NewGraph()
+	if err := o.Build(g, st.Spec); err != nil {
+		return nil, nil, err
+	}
+	eopts := o.Engine
+	eopts.Progress = req.Progress
+	if eopts.Logger == nil {
+		eopts.Logger = o.log()
+	}
+	return g, provision.New(eopts), nil
 }
 
 // noCancel hides CancelChecker: a down never cancels itself.
