@@ -9,12 +9,16 @@ import (
 )
 
 func init() {
-	var name string
+	var (
+		name string
+		lk   lockFlags
+	)
 	register(&command{
 		name:    "down",
 		summary: "destroy a cluster in dependency order, then sweep what still carries its tag",
 		setFlags: func(fs *flag.FlagSet, e *envFlags) {
 			clusterFlag(fs, e, &name)
+			lk.define(e)
 		},
 		run: func(ctx context.Context, a *app, fs *flag.FlagSet) error {
 			if err := requireCluster(name); err != nil {
@@ -25,6 +29,7 @@ func init() {
 				return err
 			}
 			defer w.Close()
+			lk.apply(w.ops)
 			req := a.request(name, "down", w, nil)
 			req.Progress = newProgressPrinter(a.stderr)
 			res, err := w.ops.Down(ctx, req)

@@ -101,6 +101,7 @@ func init() {
 		ttl    time.Duration
 		dryRun bool
 		sf     specFlags
+		lk     lockFlags
 	)
 	register(&command{
 		name:    "up",
@@ -110,6 +111,7 @@ func init() {
 			e.Duration(&ttl, "ttl", "POC_TTL", 8*time.Hour, "expiry of a new cluster (any positive duration)")
 			e.Bool(&dryRun, "dry-run", "", false, "show the plan and its cost; create nothing")
 			sf.define(fs, e)
+			lk.define(e)
 		},
 		run: func(ctx context.Context, a *app, fs *flag.FlagSet) error {
 			if err := commands.ValidClusterName(name); err != nil || name == "" {
@@ -127,6 +129,7 @@ func init() {
 				return err
 			}
 			defer w.Close()
+			lk.apply(w.ops)
 			req := a.request(name, "up", w, override)
 			req.TTL = ttl
 			if dryRun {

@@ -124,16 +124,66 @@ func (a *app) openWorld(ctx context.Context, region string) (*opsWorld, error) {
 	if err != nil {
 		return nil, err
 	}
+	lease, wait, err := lockTimesFromEnv(a.getenv)
+	if err != nil {
+		return nil, err
+	}
 	ccfg := cluster.Config{Driver: w.driver, FactoryURL: w.factoryURL, ImageBucket: w.imageBucket, RescuePort: rescuePort,
 		RunnerCIDR: strings.TrimSpace(a.getenv("POC_RUNNER_CIDR")), Log: a.log}
 	w.ops = &clusterops.Ops{
-		Store:  w.store,
-		Build:  func(g *provision.Graph, spec provision.Spec) error { return cluster.Build(g, spec, ccfg) },
-		Engine: provision.Options{PollInterval: poll, Logger: a.log},
-		Log:    a.log,
+		Store:     w.store,
+		Build:     func(g *provision.Graph, spec provision.Spec) error { return cluster.Build(g, spec, ccfg) },
+		Engine:    provision.Options{PollInterval: poll, Logger: a.log},
+		Log:       a.log,
+		LockLease: lease,
+		LockWait:  wait,
 	}
 	ok = true
 	return w, nil
+}
+
+// Lock timing variables. The defaults (clusterops: 2 min lease, 10 min wait) suit Actions; a
+// shorter lease lets the next run take over sooner from one that was killed (tests, laptops).
+const (
+	envLockLease = "POC_LOCK_LEASE"
+	envLockWait  = "POC_LOCK_WAIT"
+)
+
+// lockTimesFromEnv reads POC_LOCK_LEASE and POC_LOCK_WAIT (zero: clusterops' default).
+func lockTimesFromEnv(getenv func(string) string) (lease, wait time.Duration, err error) {
+	for _, v := range []struct {
+		env string
+		p   *time.Duration
+	}{{envLockLease, &lease}, {envLockWait, &wait}} {
+		s := strings.TrimSpace(getenv(v.env))
+		if s == "" {
+			continue
+		}
+		d, perr := time.ParseDuration(s)
+		if perr != nil || d <= 0 {
+			return 0, 0, fmt.Errorf("environment variable %s=%q is not a positive duration: use a form like 30s or 2m", v.env, s)
+		}
+		*v.p = d
+	}
+	return lease, wait, nil
+}
+
+// lockFlags documents and overrides the lock timing on the commands that take the lock.
+type lockFlags struct{ lease, wait time.Duration }
+
+func (l *lockFlags) define(e *envFlags) {
+	e.Duration(&l.lease, "lock-lease", envLockLease, 2*time.Minute,
+		"lease of the cluster lock, renewed at a third of it; a killed run's lock is taken over once it lapses")
+	e.Duration(&l.wait, "lock-wait", envLockWait, 10*time.Minute, "how long to wait for a cluster lock another run holds")
+}
+
+func (l *lockFlags) apply(o *clusterops.Ops) {
+	if l.lease > 0 {
+		o.LockLease = l.lease
+	}
+	if l.wait > 0 {
+		o.LockWait = l.wait
+	}
 }
 
 // progressPrinter prints the engine's step events as a live list.
