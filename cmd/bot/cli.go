@@ -25,6 +25,40 @@ type command struct {
 	setFlags func(fs *flag.FlagSet, e *envFlags)
 	run      func(ctx context.Context, a *app, fs *flag.FlagSet) error
 	children []*command
+	// env lists the variables the command reads directly, not through a flag (envDocs says what
+	// each holds); --help lists them so that a workflow author sees every knob in one place.
+	env []string
+}
+
+// envDocs describes the variables commands read directly.
+var envDocs = map[string]string{
+	"POC_STATE_URL":          "bucket of the encrypted state, e.g. s3://acme-poc-state?region=fr-par&endpoint=https://s3.fr-par.scw.cloud or file:///abs/dir",
+	"POC_STATE_KEY":          "key that encrypts the state: base64key://<32 bytes, URL-safe base64>",
+	"POC_IMAGE_BUCKET":       "Object Storage bucket of the shared Talos images: a bucket name, or a gocloud URL (s3://…, file:///…)",
+	"POC_IMAGE_FACTORY_URL":  "Talos Image Factory base URL (default https://factory.talos.dev)",
+	"POC_RESCUE_SSH_PORT":    "SSH port of the worker's rescue system (default 22)",
+	"POC_POLL_INTERVAL":      "interval between polls of a resource's state (default: the engine's)",
+	"POC_DEBUG":              "any value: debug logs",
+	"SCW_ACCESS_KEY":         "Scaleway API access key (also the Object Storage access key)",
+	"SCW_SECRET_KEY":         "Scaleway API secret key",
+	"SCW_DEFAULT_PROJECT_ID": "Scaleway project the resources go to",
+	"SCW_API_URL":            "Scaleway API URL (default https://api.scaleway.com; the emulator's under bot sim)",
+}
+
+// Variable sets of the commands: the state store; Scaleway's API; what an up or a down opens.
+var (
+	envStore = []string{"POC_STATE_URL", "POC_STATE_KEY"}
+	envSCW   = []string{"SCW_ACCESS_KEY", "SCW_SECRET_KEY", "SCW_DEFAULT_PROJECT_ID", "SCW_API_URL"}
+	envWorld = append(append(append([]string{}, envStore...), envSCW...),
+		"POC_IMAGE_BUCKET", "POC_IMAGE_FACTORY_URL", "POC_RESCUE_SSH_PORT", "POC_POLL_INTERVAL")
+)
+
+func envList(sets ...[]string) []string {
+	var out []string
+	for _, s := range sets {
+		out = append(out, s...)
+	}
+	return out
 }
 
 type app struct {
@@ -97,6 +131,12 @@ func (a *app) runCommand(ctx context.Context, cmds []*command, prefix string, ar
 		w := fs.Output()
 		fmt.Fprintf(w, "Usage: %s [flags] %s\n\n%s\n\nFlags (an environment variable, where named, sets the default):\n", full, c.args, c.summary)
 		fs.PrintDefaults()
+		if len(c.env) > 0 {
+			fmt.Fprintf(w, "\nEnvironment (read directly):\n")
+			for _, v := range c.env {
+				fmt.Fprintf(w, "  %-24s %s\n", v, envDocs[v])
+			}
+		}
 	}
 	if err := fs.Parse(args[1:]); err != nil {
 		if errors.Is(err, flag.ErrHelp) {

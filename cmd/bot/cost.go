@@ -28,6 +28,7 @@ func init() {
 	register(&command{
 		name:    "cost",
 		summary: "price a cluster per resource: hourly, daily, monthly, accrued, until expiry",
+		env:     envList(envStore, envSCW),
 		setFlags: func(fs *flag.FlagSet, e *envFlags) {
 			clusterFlag(fs, e, &name)
 			e.Bool(&allowUnknown, "allow-unknown-prices", "", true, "print a table even when a price is unknown")

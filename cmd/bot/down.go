@@ -16,6 +16,7 @@ func init() {
 	register(&command{
 		name:    "down",
 		summary: "destroy a cluster in dependency order, then sweep what still carries its tag",
+		env:     envWorld,
 		setFlags: func(fs *flag.FlagSet, e *envFlags) {
 			clusterFlag(fs, e, &name)
 			lk.define(e)

@@ -19,6 +19,7 @@ func init() {
 		register(&command{
 			name:    k.name,
 			summary: k.summary,
+			env:     envStore,
 			setFlags: func(fs *flag.FlagSet, e *envFlags) {
 				clusterFlag(fs, e, &name)
 				fs.StringVar(&out, "o", "", "write to this file (mode 0600) instead of standard output")

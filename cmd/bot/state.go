@@ -24,6 +24,7 @@ func init() {
 			{
 				name:     "ls",
 				summary:  "list the clusters' public headers without decrypting anything",
+				env:      []string{"POC_STATE_URL"},
 				setFlags: func(fs *flag.FlagSet, e *envFlags) {},
 				run: func(ctx context.Context, a *app, fs *flag.FlagSet) error {
 					s, err := a.openStoreNoKey(ctx)
@@ -48,6 +49,7 @@ func init() {
 			{
 				name:    "show",
 				summary: "decrypt and print one cluster's state, secret values redacted",
+				env:     envStore,
 				setFlags: func(fs *flag.FlagSet, e *envFlags) {
 					clusterFlag(fs, e, &name)
 				},
@@ -78,6 +80,7 @@ func init() {
 			{
 				name:    "unlock",
 				summary: "force-release a cluster's lock held by a dead run (like tofu force-unlock)",
+				env:     []string{"POC_STATE_URL"},
 				setFlags: func(fs *flag.FlagSet, e *envFlags) {
 					clusterFlag(fs, e, &name)
 					e.String(&lockID, "lock-id", "", "", "the id of the lock to release, as `bot state show` or the busy-lock error names it")

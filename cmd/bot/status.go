@@ -24,6 +24,7 @@ func init() {
 		name: "status",
 		summary: "show a cluster: phase, resources with ids and addresses, age, expiry, keep label, lock holder, " +
 			"cost accrued, and the health of its Talos and Kubernetes APIs (exit 1 when a check fails)",
+		env: envList(envStore, envSCW),
 		setFlags: func(fs *flag.FlagSet, e *envFlags) {
 			clusterFlag(fs, e, &name)
 			e.Bool(&health, "health", "", true, "check the Talos APIs (:50000) and Kubernetes /readyz (:6443), a few seconds at most")

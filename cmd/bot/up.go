@@ -106,6 +106,7 @@ func init() {
 	register(&command{
 		name:    "up",
 		summary: "create or converge a cluster on Scaleway (as /poc up does)",
+		env:     envWorld,
 		setFlags: func(fs *flag.FlagSet, e *envFlags) {
 			clusterFlag(fs, e, &name)
 			e.Duration(&ttl, "ttl", "POC_TTL", 8*time.Hour, "expiry of a new cluster (any positive duration)")
