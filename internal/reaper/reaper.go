@@ -1,0 +1,565 @@
+// Package reaper is the schedule's side of a cluster's life: from the public state headers alone
+// (no decryption), it destroys clusters past their expiry or whose issue / pull request is closed
+// or merged, posts one warning before an expiry, honours the repository's keep label, retries
+// failed teardowns on the next run, and sweeps orphans — resources tagged by the bot that no state
+// document knows, older than a grace period.
+//
+// It is safe to run twice at once: every change goes through the cluster's lock (a busy lock makes
+// the reaper skip that cluster for this run), a teardown that finds the document already gone is
+// reported as such rather than as a second teardown, and the one-warning rule is enforced under
+// the lock by a header label naming the expiry it warned for (so an extend re-arms it).
+//
+// Orphan detection assumes one state bucket per Scaleway project: resources of a cluster whose
+// state lives in ANOTHER bucket look orphaned from here.
+package reaper
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sort"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/scaleway/scaleway-sdk-go/scw"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/pocbot/pocbot/internal/clusterops"
+	"github.com/pocbot/pocbot/internal/commands"
+	"github.com/pocbot/pocbot/internal/cost"
+	"github.com/pocbot/pocbot/internal/github"
+	"github.com/pocbot/pocbot/internal/provision"
+	"github.com/pocbot/pocbot/internal/provision/scaleway"
+	"github.com/pocbot/pocbot/internal/statestore"
+)
+
+// Issues is what the reaper asks of GitHub, for one repository (internal/github.Client).
+type Issues interface {
+	IssueState(ctx context.Context, number int) (open, isPR, merged bool, labels []string, err error)
+	CreateComment(ctx context.Context, number int, body string) (github.Comment, error)
+}
+
+// Teardown destroys one cluster (clusterops.Ops.Down).
+type Teardown interface {
+	Down(ctx context.Context, req clusterops.Request) (*clusterops.Result, error)
+}
+
+// Inventory lists the bot-tagged resources per cluster (scaleway.Driver.ListTagged).
+type Inventory interface {
+	ListTagged(ctx context.Context, zones ...scw.Zone) ([]scaleway.TaggedCluster, error)
+}
+
+// Config is one reaper run. Ops is required.
+type Config struct {
+	// Ops gives the store, the graph builder and the engine. The reaper uses a copy whose lock
+	// wait is a few milliseconds: a cluster someone else is working on is skipped, not waited for.
+	Ops *clusterops.Ops
+	// Teardown destroys a cluster; default: that copy of Ops.
+	Teardown Teardown
+	// Repository (owner/name), when set, limits the run to that repository's clusters; Issues,
+	// when set, must act on that repository. Without Issues: no issue checks, no comments.
+	Repository string
+	Issues     Issues
+	// Inventory, when set, enables the orphan pass over Zones (default: Spec.Zone).
+	Inventory Inventory
+	Zones     []scw.Zone
+	// Spec is the base spec of a teardown without a document (the sweep by exact tag): its
+	// image bucket and DNS zone matter. Default provision.DefaultSpec().
+	Spec provision.Spec
+	// KeepLabel pauses expiry while on the issue (default "poc/keep"); WarnBefore is the lead of
+	// the expiry warning (0: no warning; repoconfig's default is 1 h).
+	KeepLabel  string
+	WarnBefore time.Duration
+	// Grace is the age under which tagged resources without a document are left alone (default 1 h):
+	// an `up` writes its document before creating anything, so a young orphan is most likely a
+	// run still starting, or one that crashed minutes ago and will be resumed.
+	Grace time.Duration
+	// MaxTeardowns bounds the destructive actions of one run (teardowns and orphan sweeps
+	// together; 0: no bound). Budget and Deadline bound its wall time (zero: none): nothing new
+	// starts after, and what runs is cancelled at the bound (a cut teardown is retried next run).
+	MaxTeardowns int
+	Budget       time.Duration
+	Deadline     time.Time
+	// DryRun decides and reports without destroying, writing or commenting.
+	DryRun bool
+	// Now is the clock of every decision (expiry, warning lead, orphan age); default time.Now.
+	Now func() time.Time
+	Log *slog.Logger
+	// Actor and RunID name the reaper in the locks it takes (default "pocbot-reaper").
+	Actor, RunID string
+	// Parallel bounds concurrent GitHub look-ups (default 8).
+	Parallel int
+}
+
+// Action is what the reaper did (or, in a dry run, would do) with one cluster.
+type Action string
+
+// Actions.
+const (
+	ActionNone       Action = "none"      // nothing due
+	ActionKept       Action = "kept"      // keep label: expiry paused
+	ActionWarned     Action = "warned"    // the one warning before expiry was posted
+	ActionDestroyed  Action = "destroyed" // torn down by this run
+	ActionGone       Action = "gone"      // another run tore it down first
+	ActionBusy       Action = "busy"      // its lock is held: left for the next run
+	ActionFailed     Action = "failed"    // the teardown (or sweep) failed: retried next run
+	ActionDeferred   Action = "deferred"  // due, but this run's bound was reached
+	ActionSwept      Action = "swept"     // orphan resources removed
+	ActionYoung      Action = "young"     // orphan resources younger than the grace period
+	ActionDownFailed Action = "down-failed"
+)
+
+// Decision is one line of the report.
+type Decision struct {
+	Cluster    string
+	Repository string
+	Number     int
+	Kind       string
+	Phase      string
+	Expires    time.Time
+	Orphan     bool
+	Zone       string // orphans: where their resources are
+	Action     Action
+	// Reason is why a teardown was due: commands.ReapExpired / ReapClosed / ReapMerged, "orphan".
+	Reason  commands.ReapReason
+	Detail  string
+	Deleted []provision.Deleted
+	Err     error // what failed (teardown, sweep, look-up, comment)
+}
+
+// Report is what one run did.
+type Report struct {
+	Decisions []Decision
+	Listed    int // headers read
+	DryRun    bool
+	Bounded   bool // MaxTeardowns, Budget or Deadline stopped something due
+	Elapsed   time.Duration
+}
+
+// Count is the number of decisions with action a.
+func (r Report) Count(a Action) int {
+	n := 0
+	for _, d := range r.Decisions {
+		if d.Action == a {
+			n++
+		}
+	}
+	return n
+}
+
+// Failed is the number of teardowns and sweeps that failed.
+func (r Report) Failed() int { return r.Count(ActionFailed) }
+
+const (
+	defaultActor    = "pocbot-reaper"
+	defaultGrace    = time.Hour
+	reapCommand     = "reap"
+	artifactSeen    = "orphan-first-seen" // when an orphan without any creation date was first seen
+	orphanLockLease = 2 * time.Minute
+)
+
+// ReasonOrphan is the reason of an orphan sweep.
+const ReasonOrphan commands.ReapReason = "orphan"
+
+type issueInfo struct {
+	open, isPR, merged bool
+	labels             []string
+	err                error
+}
+
+type run struct {
+	cfg      Config
+	ops      clusterops.Ops
+	teardown Teardown
+	log      *slog.Logger
+	now      time.Time
+	ctx      context.Context
+	started  time.Time
+	done     int // destructive actions started
+	report   *Report
+}
+
+// Run makes one pass. Its error is reserved for what stops the whole pass (the state listing
+// cannot be read, a bad Config); per-cluster failures are in the report.
+func Run(ctx context.Context, cfg Config) (Report, error) {
+	rep := Report{DryRun: cfg.DryRun}
+	if cfg.Ops == nil || cfg.Ops.Store == nil || cfg.Ops.Build == nil {
+		return rep, errors.New("reaper: Config.Ops with a Store and a Build is required")
+	}
+	if cfg.Issues != nil && cfg.Repository == "" {
+		return rep, errors.New("reaper: GitHub settings without a repository: set Config.Repository (GITHUB_REPOSITORY) to the repository the GitHub client acts on")
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.Default()
+	}
+	if cfg.Actor == "" {
+		cfg.Actor = defaultActor
+	}
+	if cfg.KeepLabel == "" {
+		cfg.KeepLabel = "poc/keep"
+	}
+	if cfg.Grace <= 0 {
+		cfg.Grace = defaultGrace
+	}
+	if cfg.Parallel <= 0 {
+		cfg.Parallel = 8
+	}
+	if cfg.Spec.Zone == "" {
+		base := provision.DefaultSpec()
+		base.ImageBucket, base.DNSZone = cfg.Spec.ImageBucket, cfg.Spec.DNSZone
+		cfg.Spec = base
+	}
+	if len(cfg.Zones) == 0 {
+		cfg.Zones = []scw.Zone{scw.Zone(cfg.Spec.Zone)}
+	}
+	started := time.Now()
+	deadline := cfg.Deadline
+	if cfg.Budget > 0 && (deadline.IsZero() || started.Add(cfg.Budget).Before(deadline)) {
+		deadline = started.Add(cfg.Budget)
+	}
+	if !deadline.IsZero() {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, deadline)
+		defer cancel()
+	}
+	r := &run{cfg: cfg, ops: *cfg.Ops, log: cfg.Log, now: cfg.Now().UTC(), ctx: ctx, started: started, report: &rep}
+	// A reaper never queues behind another run: WaitLock gives up after one try.
+	r.ops.LockWait = time.Millisecond
+	r.teardown = cfg.Teardown
+	if r.teardown == nil {
+		r.teardown = &r.ops
+	}
+	defer func() { rep.Elapsed = time.Since(started) }()
+
+	headers, err := cfg.Ops.Store.List(ctx)
+	if err != nil && headers == nil {
+		return rep, fmt.Errorf("reaper: list the state headers in %s: %w", cfg.Ops.Store.Location(), err)
+	}
+	if err != nil {
+		// Some documents cannot be read: the others are still handled; the unreadable ones are
+		// never mistaken for orphans (the sweep checks for a document under the lock).
+		r.log.Error("some state headers cannot be read", "err", err)
+	}
+	rep.Listed = len(headers)
+	known := make(map[string]bool, len(headers))
+	var mine []statestore.Header
+	for _, h := range headers {
+		known[h.Cluster] = true
+		if cfg.Repository == "" || h.Repository == cfg.Repository {
+			mine = append(mine, h)
+		}
+	}
+	issues := r.lookUpIssues(mine)
+	var due []Decision
+	for _, h := range mine {
+		d, teardown := r.decide(h, issues[h.Cluster])
+		if teardown {
+			due = append(due, d)
+			continue
+		}
+		rep.Decisions = append(rep.Decisions, d)
+	}
+	// Closed before expired, then the longest overdue first: what a bound leaves for the next
+	// run is what matters least.
+	sort.SliceStable(due, func(i, j int) bool {
+		ci, cj := due[i].Reason != commands.ReapExpired, due[j].Reason != commands.ReapExpired
+		if ci != cj {
+			return ci
+		}
+		return due[i].Expires.Before(due[j].Expires)
+	})
+	for _, d := range due {
+		rep.Decisions = append(rep.Decisions, r.tearDown(d))
+	}
+	if cfg.Inventory != nil {
+		rep.Decisions = append(rep.Decisions, r.orphans(known)...)
+	}
+	for _, d := range rep.Decisions {
+		r.log.Info("reaper", "cluster", d.Cluster, "action", string(d.Action), "reason", string(d.Reason), "detail", d.Detail, "err", d.Err, "dry_run", cfg.DryRun)
+	}
+	return rep, nil
+}
+
+// lookUpIssues asks GitHub about the issue or PR of each header that has one, a few at a time.
+func (r *run) lookUpIssues(hs []statestore.Header) map[string]*issueInfo {
+	out := map[string]*issueInfo{}
+	if r.cfg.Issues == nil {
+		return out
+	}
+	var mu sync.Mutex
+	g := errgroup.Group{}
+	g.SetLimit(r.cfg.Parallel)
+	for _, h := range hs {
+		if h.Number <= 0 {
+			continue
+		}
+		g.Go(func() error {
+			in := &issueInfo{}
+			in.open, in.isPR, in.merged, in.labels, in.err = r.cfg.Issues.IssueState(r.ctx, h.Number)
+			if in.err != nil {
+				in.err = fmt.Errorf("look up %s#%d: %w", h.Repository, h.Number, in.err)
+			}
+			mu.Lock()
+			out[h.Cluster] = in
+			mu.Unlock()
+			return nil
+		})
+	}
+	_ = g.Wait()
+	return out
+}
+
+// decide is the whole policy for one cluster; teardown is true when it is due for destruction.
+func (r *run) decide(h statestore.Header, in *issueInfo) (Decision, bool) {
+	d := Decision{Cluster: h.Cluster, Repository: h.Repository, Number: h.Number, Kind: h.Kind, Phase: h.Phase, Expires: h.Expires}
+	recordedKeep := h.Labels[clusterops.LabelKeep] != ""
+	kept := recordedKeep
+	if in != nil && in.err != nil {
+		// Without the issue's state, expiry still applies; the recorded keep label stands in.
+		d.Err = in.err
+	}
+	if in != nil && in.err == nil {
+		switch {
+		case !in.open && in.merged:
+			d.Reason = commands.ReapMerged
+			return d, true
+		case !in.open:
+			d.Reason = commands.ReapClosed
+			return d, true
+		}
+		kept = slices.Contains(in.labels, r.cfg.KeepLabel)
+		if kept != recordedKeep {
+			r.syncKeep(&d, kept)
+		}
+	}
+	expired := !h.Expires.IsZero() && !r.now.Before(h.Expires)
+	switch {
+	case kept:
+		d.Action = ActionKept
+		d.Detail = "label " + r.cfg.KeepLabel
+		if in == nil || in.err != nil {
+			d.Detail = "label " + r.cfg.KeepLabel + " (as last seen)"
+		}
+		if expired {
+			d.Detail += "; expired " + commands.FormatDuration(r.now.Sub(h.Expires)) + " ago"
+		}
+		return d, false
+	case expired:
+		d.Reason = commands.ReapExpired
+		return d, true
+	}
+	d.Action = ActionNone
+	switch {
+	case h.Expires.IsZero():
+		d.Detail = "no expiry"
+	default:
+		d.Detail = "expires in " + commands.FormatDuration(h.Expires.Sub(r.now))
+	}
+	if h.Labels[clusterops.LabelDownFailed] != "" && (h.Phase == clusterops.PhaseFailed || h.Phase == clusterops.PhaseDestroying) {
+		// A user's down that failed: reported every run, destroyed by the reaper at its expiry.
+		d.Action = ActionDownFailed
+		d.Detail = "a teardown failed at " + h.Labels[clusterops.LabelDownFailed] + "; `/poc down` retries, the reaper does at expiry; " + d.Detail
+	}
+	if r.shouldWarn(h, in) {
+		r.warn(&d, h)
+	}
+	return d, false
+}
+
+func (r *run) canComment(h statestore.Header, in *issueInfo) bool {
+	return r.cfg.Issues != nil && h.Number > 0 && in != nil && in.err == nil && h.Repository == r.cfg.Repository
+}
+
+func warnStamp(exp time.Time) string { return exp.UTC().Format(time.RFC3339) }
+
+func (r *run) shouldWarn(h statestore.Header, in *issueInfo) bool {
+	return r.cfg.WarnBefore > 0 && !h.Expires.IsZero() && r.canComment(h, in) &&
+		h.Expires.Sub(r.now) <= r.cfg.WarnBefore && h.Labels[clusterops.LabelWarned] != warnStamp(h.Expires)
+}
+
+var (
+	errAlreadyWarned = errors.New("already warned for this expiry")
+	errMoved         = errors.New("expiry changed since the listing")
+)
+
+func (r *run) request(cluster string) clusterops.Request {
+	return clusterops.Request{Cluster: cluster, Spec: r.cfg.Spec, RequestedBy: r.cfg.Actor, RunID: r.cfg.RunID, Command: reapCommand}
+}
+
+// warn posts the one warning of this expiry. The label is set under the lock BEFORE the comment
+// so that two reapers never both post; if the comment then fails, the label is taken back so
+// that the next run tries again.
+func (r *run) warn(d *Decision, h statestore.Header) {
+	body := commands.RenderExpiryWarning(commands.ExpiryWarningView{Cluster: h.Cluster, Requester: h.RequestedBy,
+		At: h.Expires, Now: r.now, KeepLabel: r.cfg.KeepLabel, Accrued: accrued(h, r.now)})
+	if r.cfg.DryRun {
+		d.Action, d.Detail = ActionWarned, d.Detail+"; would warn"
+		return
+	}
+	stamp := warnStamp(h.Expires)
+	_, err := r.ops.Update(r.ctx, r.request(h.Cluster), func(cur *statestore.Header) error {
+		if !cur.Expires.Equal(h.Expires) {
+			return errMoved
+		}
+		if cur.Labels[clusterops.LabelWarned] == stamp {
+			return errAlreadyWarned
+		}
+		cur.Labels[clusterops.LabelWarned] = stamp
+		return nil
+	})
+	switch {
+	case errors.Is(err, statestore.ErrLocked):
+		d.Detail += "; warning left for the next run (cluster busy)"
+		return
+	case errors.Is(err, errAlreadyWarned), errors.Is(err, errMoved):
+		return
+	case err != nil:
+		d.Err = errors.Join(d.Err, fmt.Errorf("record the expiry warning of %s: %w", h.Cluster, err))
+		return
+	}
+	if _, err := r.cfg.Issues.CreateComment(r.ctx, h.Number, body); err != nil {
+		d.Err = errors.Join(d.Err, fmt.Errorf("post the expiry warning on %s#%d: %w", h.Repository, h.Number, err))
+		_, uerr := r.ops.Update(context.WithoutCancel(r.ctx), r.request(h.Cluster), func(cur *statestore.Header) error {
+			if cur.Labels[clusterops.LabelWarned] == stamp {
+				delete(cur.Labels, clusterops.LabelWarned)
+			}
+			return nil
+		})
+		if uerr != nil {
+			r.log.Error("take back the warned label after a failed comment; the warning will not be retried", "cluster", h.Cluster, "err", uerr)
+		}
+		return
+	}
+	d.Action = ActionWarned
+	d.Detail += "; warned"
+}
+
+// syncKeep records in the header whether the keep label is on the issue, for status to show.
+func (r *run) syncKeep(d *Decision, kept bool) {
+	if r.cfg.DryRun {
+		return
+	}
+	_, err := r.ops.Update(r.ctx, r.request(d.Cluster), func(h *statestore.Header) error {
+		if kept {
+			h.Labels[clusterops.LabelKeep] = "true"
+		} else {
+			delete(h.Labels, clusterops.LabelKeep)
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, statestore.ErrLocked) {
+		d.Err = errors.Join(d.Err, fmt.Errorf("record the keep label of %s: %w", d.Cluster, err))
+	}
+}
+
+// budgetLeft says whether another destructive action may start, marking the report bounded if not.
+func (r *run) budgetLeft(d *Decision) bool {
+	if r.cfg.MaxTeardowns > 0 && r.done >= r.cfg.MaxTeardowns {
+		d.Action, d.Detail = ActionDeferred, fmt.Sprintf("at most %d teardowns per run", r.cfg.MaxTeardowns)
+		r.report.Bounded = true
+		return false
+	}
+	if err := r.ctx.Err(); err != nil {
+		d.Action, d.Detail = ActionDeferred, "the run's time bound was reached"
+		r.report.Bounded = true
+		return false
+	}
+	return true
+}
+
+// lockBusy reads the cluster's lock; a live lease means someone works on it now. Lock leases
+// are in the store's (real) clock, not the reaper's decision clock.
+func (r *run) lockBusy(cluster string) (*statestore.LockInfo, error) {
+	li, err := r.ops.Store.ReadLock(r.ctx, cluster)
+	if err != nil || li == nil || !time.Now().Before(li.Expires) {
+		return nil, err
+	}
+	return li, nil
+}
+
+func busyDetail(li *statestore.LockInfo) string {
+	return fmt.Sprintf("locked by %s (%s, run %s) until %s", orDash(li.Actor), orDash(li.Command), orDash(li.RunID), li.Expires.UTC().Format(time.RFC3339))
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func (r *run) tearDown(d Decision) Decision {
+	switch d.Reason {
+	case commands.ReapExpired:
+		d.Detail = "expired " + commands.FormatDuration(r.now.Sub(d.Expires)) + " ago"
+	case commands.ReapMerged:
+		d.Detail = "pull request merged"
+	case commands.ReapClosed:
+		d.Detail = "issue or pull request closed"
+	}
+	if !r.budgetLeft(&d) {
+		return d
+	}
+	li, err := r.lockBusy(d.Cluster)
+	if err != nil {
+		d.Action, d.Err = ActionFailed, fmt.Errorf("read the lock of %s: %w", d.Cluster, err)
+		return d
+	}
+	if li != nil {
+		d.Action, d.Detail = ActionBusy, d.Detail+"; "+busyDetail(li)
+		return d
+	}
+	if r.cfg.DryRun {
+		d.Action = ActionDestroyed
+		return d
+	}
+	r.done++
+	res, err := r.teardown.Down(r.ctx, r.request(d.Cluster))
+	if res != nil && res.Report != nil {
+		d.Deleted = res.Report.Deleted
+	}
+	var locked *statestore.LockedError
+	switch {
+	case errors.As(err, &locked):
+		d.Action, d.Detail = ActionBusy, d.Detail+"; "+busyDetail(&locked.Holder)
+		return d
+	case err != nil:
+		d.Action, d.Err = ActionFailed, fmt.Errorf("tear down %s (retried next run): %w", d.Cluster, err)
+		return d
+	case res == nil || res.Header.Cluster == "":
+		// The document was gone once the lock was ours: another run destroyed it first.
+		d.Action, d.Detail = ActionGone, d.Detail+"; already torn down by another run"
+		return d
+	}
+	d.Action = ActionDestroyed
+	d.Detail += fmt.Sprintf("; %d resources deleted", len(d.Deleted))
+	if r.cfg.Issues != nil && d.Number > 0 && d.Repository == r.cfg.Repository {
+		view := commands.ReapedView{Reason: d.Reason, ExpiredAt: d.Expires, Down: commands.DownView{
+			Cluster: d.Cluster, Duration: res.Report.Elapsed, Accrued: accrued(res.Header, r.now)}}
+		for _, x := range d.Deleted {
+			view.Down.Deleted = append(view.Down.Deleted, commands.DeletedResource{Kind: x.Kind, Name: x.Name, ID: x.ID})
+		}
+		// The teardown is done whatever happens to the comment: ctx may be at its bound.
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(r.ctx), 30*time.Second)
+		defer cancel()
+		if _, err := r.cfg.Issues.CreateComment(cctx, d.Number, commands.RenderReaped(view)); err != nil {
+			d.Err = fmt.Errorf("post the teardown notice on %s#%d: %w", d.Repository, d.Number, err)
+		}
+	}
+	return d
+}
+
+// accrued prices a cluster's life so far from the daily cost recorded in its header, if any.
+func accrued(h statestore.Header, now time.Time) string {
+	n, err := strconv.ParseInt(h.Labels[clusterops.LabelDailyCost], 10, 64)
+	if err != nil || n <= 0 || h.Created.IsZero() || now.Before(h.Created) {
+		return ""
+	}
+	return cost.EUR(0, n).MulRat(int64(now.Sub(h.Created)/time.Second), 24*3600).Format(2)
+}
