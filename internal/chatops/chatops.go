@@ -1,0 +1,364 @@
+// Package chatops turns one GitHub event into the right replies: it decides whether the event is
+// for the bot at all, acknowledges it at once (👀), parses the `/poc` command with the
+// repository's bounds (`.github/poc.yml` from the default branch), authorizes the commenter
+// through the collaborator-permission API, and runs one runner per verb (Atlantis-style) against
+// the cluster of that issue or pull request through internal/clusterops. Replies are rendered by
+// internal/commands; GitHub is reached through internal/github.
+//
+// Ordering is the contract: nothing slow (opening the state store, the Scaleway client, pricing)
+// happens before the 👀 reaction, and nothing that can spend money (any Scaleway call) happens
+// before the requester is authorized. A command posts at most two new comments: the sticky
+// status comment (edited in place) and one short notification that @-mentions the requester.
+package chatops
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/pocbot/pocbot/internal/clusterops"
+	"github.com/pocbot/pocbot/internal/commands"
+	"github.com/pocbot/pocbot/internal/cost"
+	"github.com/pocbot/pocbot/internal/github"
+	"github.com/pocbot/pocbot/internal/provision"
+	"github.com/pocbot/pocbot/internal/repoconfig"
+	"github.com/pocbot/pocbot/internal/statestore"
+)
+
+// API is what the handler asks of GitHub; *github.Client implements it.
+type API interface {
+	github.CommentAPI
+	Permission(ctx context.Context, login string) (string, error)
+	React(ctx context.Context, commentID int64, content string) error
+	ReactIssue(ctx context.Context, number int, content string) error
+	RepoFile(ctx context.Context, path, ref string) ([]byte, error)
+	UserSSHKeys(ctx context.Context, login string) ([]string, error)
+}
+
+// Backend is what runs operations: opened only once the command is parsed and authorized, so
+// that a refused or malformed command costs no store access and no Scaleway call.
+type Backend struct {
+	Ops    *clusterops.Ops
+	Quoter *cost.Quoter
+	// Spec is the spec of a new cluster before the comment's flags: the seed's defaults with the
+	// image bucket.
+	Spec  provision.Spec
+	Close func()
+}
+
+// Reaper runs the scheduled teardown (internal/reaper) for a schedule or workflow_dispatch event
+// and returns a one-line summary.
+type Reaper func(ctx context.Context, ev github.Event) (string, error)
+
+// Handler answers events for one repository.
+type Handler struct {
+	GitHub API
+	Env    github.ActionsEnv
+	// Actions receives groups, masks, step outputs and the job summary; nil outside Actions.
+	Actions *github.Actions
+	// Open opens the backend (state store, Scaleway, prices); called at most once per event.
+	Open func(ctx context.Context) (*Backend, error)
+	// Reap handles schedule / workflow_dispatch events; nil: not wired (logged, nothing done).
+	Reap Reaper
+	// AppSlug is the App's slug: its own comments (slug[bot]) are ignored even if GitHub were to
+	// report them without the Bot type.
+	AppSlug string
+	Log     *slog.Logger
+	Now     func() time.Time
+	// Started is when the process started; the 👀 latency is measured from it.
+	Started time.Time
+	// StickyInterval throttles edits of the status comment (default 3 s).
+	StickyInterval time.Duration
+	// LinkTTL is the lifetime of the presigned kubeconfig link (default 1 h).
+	LinkTTL time.Duration
+}
+
+// Outcome says what one event led to.
+type Outcome struct {
+	Ignored   string // why nothing was done ("" when something was)
+	Verb      commands.Verb
+	Cluster   string
+	EyesAfter time.Duration // from Started to the 👀 reaction being accepted
+	OK        bool          // the command ran and succeeded
+	Refused   string        // why the command was refused (permission, parse, budget, lock…)
+	NewComments int
+	Outputs     map[string]string // step outputs set
+}
+
+// ErrCommandFailed wraps the error of a command that ran and failed (the reply was posted); the
+// caller should exit non-zero so the run shows red.
+var ErrCommandFailed = errors.New("command failed")
+
+func (h *Handler) log() *slog.Logger {
+	if h.Log != nil {
+		return h.Log
+	}
+	return slog.Default()
+}
+
+func (h *Handler) now() time.Time {
+	if h.Now != nil {
+		return h.Now().UTC()
+	}
+	return time.Now().UTC()
+}
+
+func (h *Handler) stickyInterval() time.Duration {
+	if h.StickyInterval > 0 {
+		return h.StickyInterval
+	}
+	return 3 * time.Second
+}
+
+func (h *Handler) linkTTL() time.Duration {
+	if h.LinkTTL > 0 {
+		return h.LinkTTL
+	}
+	return time.Hour
+}
+
+// serial orders the writers of the sticky comment: a later workflow run has a larger run id, so
+// its bodies win over an older run that wakes up late. Outside Actions the start time stands in.
+func (h *Handler) serial() int64 {
+	if id, err := strconv.ParseInt(h.Env.RunID, 10, 64); err == nil && id > 0 {
+		return id * 100
+	}
+	return h.Started.UnixMilli()
+}
+
+// Triage says why an event must be ignored without any API call ("" means handle it): events
+// github.DecodeEvent already marked, the App's own comments, and comments without a `/poc` line.
+func Triage(ev github.Event, appSlug string) string {
+	if ev.Ignore != "" {
+		return ev.Ignore
+	}
+	if ev.FromApp(appSlug) {
+		return "event caused by the App itself (" + ev.Sender + ")"
+	}
+	if ev.Kind == github.KindComment {
+		// Finding the command line does not depend on the repository's bounds.
+		if commands.Parse(ev.Body, commands.ParseConfig{}).Ignore {
+			return "comment holds no /poc command"
+		}
+	}
+	return ""
+}
+
+// run is the state of one event being handled.
+type run struct {
+	h       *Handler
+	ev      github.Event
+	out     *Outcome
+	cfg     repoconfig.RepoConfig
+	pcfg    commands.ParseConfig
+	backend *Backend
+	cluster string
+	header  *statestore.Header // the cluster's public header when it exists (read by collision)
+}
+
+// Handle answers one event. A refused or malformed command is answered and is not an error; an
+// operation that ran and failed returns an error wrapping ErrCommandFailed after replying.
+func (h *Handler) Handle(ctx context.Context, ev github.Event) (out Outcome, err error) {
+	if h.Started.IsZero() {
+		h.Started = time.Now()
+	}
+	if why := Triage(ev, h.AppSlug); why != "" {
+		h.log().Info("event ignored", "event", ev.Name, "action", ev.Action, "why", why)
+		return Outcome{Ignored: why}, nil
+	}
+	r := &run{h: h, ev: ev, out: &Outcome{}}
+	defer func() {
+		if r.backend != nil && r.backend.Close != nil {
+			r.backend.Close()
+		}
+	}()
+	switch ev.Kind {
+	case github.KindComment:
+		err = r.comment(ctx)
+	case github.KindPullRequest:
+		err = r.pullRequest(ctx)
+	case github.KindSchedule, github.KindDispatch:
+		err = r.schedule(ctx)
+	default:
+		r.out.Ignored = "event kind " + string(ev.Kind) + " is not handled"
+	}
+	return *r.out, err
+}
+
+// acknowledge puts 👀 on the comment (or on the PR for events without one), first thing.
+func (r *run) acknowledge(ctx context.Context) {
+	var err error
+	if r.ev.CommentID != 0 {
+		err = r.h.GitHub.React(ctx, r.ev.CommentID, github.ReactionEyes)
+	} else if r.ev.Number != 0 {
+		err = r.h.GitHub.ReactIssue(ctx, r.ev.Number, github.ReactionEyes)
+	}
+	r.out.EyesAfter = time.Since(r.h.Started)
+	if err != nil {
+		// A reaction is courtesy: the command still runs.
+		r.h.log().Warn("could not add the 👀 reaction", "err", err)
+		return
+	}
+	r.h.log().Info("acknowledged", "eyes_after", r.out.EyesAfter.Round(time.Millisecond).String())
+}
+
+// react adds a reaction where the event happened; failures are logged only.
+func (r *run) react(ctx context.Context, content string) {
+	var err error
+	if r.ev.CommentID != 0 {
+		err = r.h.GitHub.React(ctx, r.ev.CommentID, content)
+	} else if r.ev.Number != 0 {
+		err = r.h.GitHub.ReactIssue(ctx, r.ev.Number, content)
+	}
+	if err != nil {
+		r.h.log().Warn("could not add a reaction", "reaction", content, "err", err)
+	}
+}
+
+// reply posts one new comment on the issue or PR.
+func (r *run) reply(ctx context.Context, body string) (github.Comment, error) {
+	c, err := r.h.GitHub.CreateComment(ctx, r.ev.Number, body)
+	if err != nil {
+		return c, fmt.Errorf("reply on #%d: %w", r.ev.Number, err)
+	}
+	r.out.NewComments++
+	return c, nil
+}
+
+// refuse answers a command that will not run: the reply, then 😕.
+func (r *run) refuse(ctx context.Context, why, body string) error {
+	r.out.Refused = why
+	r.h.log().Info("command refused", "verb", r.out.Verb, "cluster", r.cluster, "why", why)
+	_, err := r.reply(ctx, body)
+	r.react(ctx, github.ReactionConfused)
+	return err
+}
+
+// loadConfig reads `.github/poc.yml` from the default branch (never a PR head: a pull request
+// must not raise its own budget). A missing file means the defaults.
+func (r *run) loadConfig(ctx context.Context) error {
+	data, err := r.h.GitHub.RepoFile(ctx, repoconfig.Path, "")
+	switch {
+	case errors.Is(err, github.ErrNotFound):
+		r.cfg = repoconfig.Default()
+	case err != nil:
+		return fmt.Errorf("read %s from the default branch: %w", repoconfig.Path, err)
+	default:
+		cfg, perr := repoconfig.Parse(data)
+		if perr != nil {
+			return &configError{err: perr}
+		}
+		r.cfg = cfg
+	}
+	r.pcfg = commands.ParseConfig{DefaultTTL: r.cfg.DefaultTTL, MinTTL: r.cfg.MinTTL, MaxTTL: r.cfg.MaxTTL}
+	return nil
+}
+
+// configError is an invalid `.github/poc.yml`: answered, not a crash.
+type configError struct{ err error }
+
+func (e *configError) Error() string { return e.err.Error() }
+func (e *configError) Unwrap() error { return e.err }
+
+func configReply(err error) string {
+	return fmt.Sprintf("😕 **Not run:** the repository configuration `%s` on the default branch is invalid:\n\n```text\n%s\n```\n\n"+
+		"Nothing was created or changed. Fix the file on the default branch (`bot` documents every key in deploy/poc.example.yml), then comment again.\n",
+		repoconfig.Path, commands.Redact(err.Error()))
+}
+
+// open opens the backend once.
+func (r *run) open(ctx context.Context) (*Backend, error) {
+	if r.backend != nil {
+		return r.backend, nil
+	}
+	if r.h.Open == nil {
+		return nil, errors.New("chatops: no backend configured (Handler.Open is nil)")
+	}
+	done := r.group("open the state store and Scaleway")
+	defer done()
+	b, err := r.h.Open(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("open the backend (state store, Scaleway): %w", err)
+	}
+	r.backend = b
+	return b, nil
+}
+
+func (r *run) group(name string) func() {
+	if r.h.Actions == nil {
+		return func() {}
+	}
+	return r.h.Actions.Group("pocbot: " + name)
+}
+
+func (r *run) setOutput(key, value string) {
+	if r.out.Outputs == nil {
+		r.out.Outputs = map[string]string{}
+	}
+	r.out.Outputs[key] = value
+	if r.h.Actions != nil {
+		if err := r.h.Actions.SetOutput(key, value); err != nil {
+			r.h.log().Warn("could not set a step output", "key", key, "err", err)
+		}
+	}
+}
+
+func (r *run) summary(md string) {
+	if r.h.Actions != nil {
+		if err := r.h.Actions.AppendSummary(md); err != nil {
+			r.h.log().Warn("could not write the job summary", "err", err)
+		}
+	}
+}
+
+func (r *run) mask(secret string) {
+	if r.h.Actions != nil && secret != "" {
+		r.h.Actions.Mask(secret)
+	}
+}
+
+func (r *run) kind() string {
+	if r.ev.IsPR {
+		return "pull"
+	}
+	return "issue"
+}
+
+func (r *run) hasLabel(name string) bool {
+	for _, l := range r.ev.Labels {
+		if strings.EqualFold(l, name) {
+			return true
+		}
+	}
+	return false
+}
+
+// request is the clusterops request of this event for verb.
+func (r *run) request(verb commands.Verb) clusterops.Request {
+	return clusterops.Request{Cluster: r.cluster, Spec: r.backend.Spec, Repository: r.ev.FullName(), Number: r.ev.Number,
+		Kind: r.kind(), RequestedBy: r.ev.Sender, RunID: r.h.Env.RunID, Command: "/poc " + string(verb)}
+}
+
+// schedule hands schedule and workflow_dispatch events to the reaper.
+func (r *run) schedule(ctx context.Context) error {
+	r.out.Verb = "reap"
+	if r.h.Reap == nil {
+		r.out.Ignored = "the reaper is not wired in this build: schedule and workflow_dispatch events do nothing yet"
+		r.h.log().Warn("schedule event: the reaper (internal/reaper) is not wired in this build; nothing was reaped", "event", r.ev.Name)
+		return nil
+	}
+	done := r.group("reap")
+	defer done()
+	msg, err := r.h.Reap(ctx, r.ev)
+	if err != nil {
+		return fmt.Errorf("reap: %w", err)
+	}
+	r.out.OK = true
+	r.h.log().Info("reaped", "summary", msg)
+	r.summary("### pocbot reaper\n\n" + commands.Redact(msg) + "\n")
+	return nil
+}

@@ -1,0 +1,158 @@
+package chatops
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/pocbot/pocbot/internal/clusterops"
+	"github.com/pocbot/pocbot/internal/commands"
+	"github.com/pocbot/pocbot/internal/statestore"
+)
+
+// comment handles an issue_comment: 👀, config, parse, authorize, name, run the verb.
+func (r *run) comment(ctx context.Context) error {
+	r.acknowledge(ctx)
+	doneParse := r.group("parse and authorize")
+	if err := r.loadConfig(ctx); err != nil {
+		doneParse()
+		var ce *configError
+		if errors.As(err, &ce) {
+			return r.refuse(ctx, "invalid "+".github/poc.yml", configReply(ce.err))
+		}
+		return r.fail(ctx, err)
+	}
+	res := commands.Parse(r.ev.Body, r.pcfg)
+	switch {
+	case res.Ignore: // Triage already checked; kept for safety
+		doneParse()
+		r.out.Ignored = "comment holds no /poc command"
+		return nil
+	case res.Command == nil:
+		doneParse()
+		return r.refuse(ctx, "parse error", res.Reply)
+	}
+	cmd := res.Command
+	r.out.Verb = cmd.Verb
+	r.cluster = commands.ClusterName(r.ev.Owner, r.ev.Repo, r.ev.Number)
+	r.out.Cluster = r.cluster
+	perm, err := r.h.GitHub.Permission(ctx, r.ev.Sender)
+	if err != nil {
+		doneParse()
+		return r.fail(ctx, fmt.Errorf("ask GitHub for %s's permission: %w", r.ev.Sender, err))
+	}
+	doneParse()
+	if !commands.Allowed(perm, commands.Required(cmd.Verb)) {
+		return r.refuse(ctx, "permission "+perm, commands.RefusalReply(r.ev.Sender, cmd.Verb, perm))
+	}
+	r.h.log().Info("command", "verb", cmd.Verb, "cluster", r.cluster, "by", r.ev.Sender, "permission", perm)
+	if cmd.Verb == commands.VerbHelp {
+		return r.help(ctx, cmd)
+	}
+	if _, err := r.open(ctx); err != nil {
+		return r.fail(ctx, err)
+	}
+	if refused, err := r.collision(ctx); err != nil || refused {
+		return err
+	}
+	switch cmd.Verb {
+	case commands.VerbUp:
+		return r.up(ctx, cmd.Up)
+	case commands.VerbDown:
+		return r.down(ctx)
+	case commands.VerbCost:
+		return r.cost(ctx)
+	case commands.VerbStatus:
+		return r.status(ctx)
+	case commands.VerbExtend:
+		return r.extend(ctx, cmd.Extend)
+	case commands.VerbKubeconfig:
+		return r.kubeconfigVerb(ctx)
+	}
+	return r.refuse(ctx, "unknown verb", commands.ErrorReply(fmt.Errorf("%w: no runner for %q", commands.ErrSyntax, cmd.Verb), "", r.pcfg))
+}
+
+// collision refuses when the cluster name is already used by another repository or number (the
+// documented owner/repo boundary ambiguity of ClusterName): acting would touch someone else's
+// cluster.
+func (r *run) collision(ctx context.Context) (bool, error) {
+	doc, err := r.backend.Ops.Store.Get(ctx, r.cluster)
+	if errors.Is(err, statestore.ErrNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return true, r.fail(ctx, fmt.Errorf("read the state of cluster %q: %w", r.cluster, err))
+	}
+	h := doc.Header
+	r.header = &h
+	if (h.Repository == "" || strings.EqualFold(h.Repository, r.ev.FullName())) && (h.Number == 0 || h.Number == r.ev.Number) {
+		return false, nil
+	}
+	body := fmt.Sprintf("😕 **Not run:** the cluster name `%s` is already used by %s#%d (two repositories whose names differ only "+
+		"by where the owner ends map to the same name). Nothing was changed. An operator can act on it with `bot … --cluster %s`.\n",
+		r.cluster, commands.Escape(h.Repository), h.Number, r.cluster)
+	return true, r.refuse(ctx, "name collision with "+h.Repository, body)
+}
+
+
+// fail answers an error outside a runner (config unreadable, backend down): one reply with what
+// failed, 😕, and the error returned so the run shows red.
+func (r *run) fail(ctx context.Context, err error) error {
+	r.h.log().Error("command failed", "verb", r.out.Verb, "cluster", r.cluster, "err", commands.Redact(err.Error()))
+	body := fmt.Sprintf("😕 **Failed:** the bot could not run this command.\n\n```text\n%s\n```\n", commands.Redact(err.Error()))
+	if u := r.h.Env.RunURL(); u != "" {
+		body += "\n[Run log](" + u + ")\n"
+	}
+	if _, rerr := r.reply(ctx, body); rerr != nil {
+		r.h.log().Error("could not post the failure", "err", rerr)
+	}
+	r.react(ctx, "confused")
+	return fmt.Errorf("%w: %w", ErrCommandFailed, err)
+}
+
+// lockReply explains a lock that stayed busy past the wait bound.
+func lockReply(cluster string, le *statestore.LockedError, waited time.Duration) string {
+	h := le.Holder
+	who := h.Command
+	if who == "" {
+		who = "another run"
+	}
+	if h.Actor != "" {
+		who += " by " + h.Actor
+	}
+	if h.RunID != "" {
+		who += " (run " + h.RunID + ")"
+	}
+	return fmt.Sprintf("⏳ **Not run:** cluster `%s` is busy: %s holds its lock since %s. This command waited %s and gave up; "+
+		"nothing was changed. Comment again once that run has finished.\n",
+		cluster, commands.Escape(who), h.Since.UTC().Format("2006-01-02 15:04 UTC"), commands.FormatDuration(waited))
+}
+
+func (r *run) lockWait() time.Duration {
+	if r.backend != nil && r.backend.Ops.LockWait > 0 {
+		return r.backend.Ops.LockWait
+	}
+	return 10 * time.Minute
+}
+
+func (r *run) help(ctx context.Context, cmd *commands.Command) error {
+	if _, err := r.reply(ctx, commands.HelpText(r.pcfg, cmd.Topic)); err != nil {
+		return err
+	}
+	r.out.OK = true
+	return nil
+}
+
+// lockedOrFail answers an operation error: a busy lock is a refusal, anything else a failure.
+func (r *run) lockedOrFail(ctx context.Context, err error) error {
+	var le *statestore.LockedError
+	if errors.As(err, &le) {
+		return r.refuse(ctx, "locked", lockReply(r.cluster, le, r.lockWait()))
+	}
+	if errors.Is(err, clusterops.ErrNoCluster) {
+		return r.refuse(ctx, "no cluster", commands.RenderStatus(commands.StatusView{Cluster: r.cluster}))
+	}
+	return r.fail(ctx, err)
+}

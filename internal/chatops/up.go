@@ -1,0 +1,412 @@
+package chatops
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/netip"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/pocbot/pocbot/internal/clusterops"
+	"github.com/pocbot/pocbot/internal/commands"
+	"github.com/pocbot/pocbot/internal/cost"
+	"github.com/pocbot/pocbot/internal/github"
+	"github.com/pocbot/pocbot/internal/provision"
+	"github.com/pocbot/pocbot/internal/provision/cluster"
+	"github.com/pocbot/pocbot/internal/statestore"
+)
+
+// override applies the comment's explicit flags only, so that a bare `/poc up` converges an
+// existing cluster unchanged.
+func override(o commands.UpOptions) func(*provision.Spec) {
+	return func(s *provision.Spec) {
+		if o.TalosVersion != "" {
+			s.TalosVersion = o.TalosVersion
+		}
+		if len(o.AdminCIDRs) > 0 {
+			s.AdminCIDRs = prefixes(o.AdminCIDRs)
+		}
+		if len(o.Extensions) > 0 {
+			s.TalosExtensions = append([]string(nil), o.Extensions...)
+		}
+		if o.DNSZone != "" {
+			s.DNSZone = o.DNSZone
+		}
+		if o.ExposeEdge != nil {
+			s.ExposeEdgeOnControlPlane = *o.ExposeEdge
+		}
+		if o.CPCount > 0 {
+			s.CPCount = o.CPCount
+		}
+		if o.CPType != "" {
+			s.CPInstanceType = o.CPType
+		}
+		if o.WorkerOffer != "" {
+			s.BaremetalOffer = o.WorkerOffer
+		}
+	}
+}
+
+func prefixes(ps []netip.Prefix) []string {
+	out := make([]string, len(ps))
+	for i, p := range ps {
+		out[i] = p.String()
+	}
+	return out
+}
+
+// up runs `/poc up` (and the pull-request trigger): plan, budget guard, then the engine with a
+// live sticky comment, the kubeconfig for the requester, the notification.
+func (r *run) up(ctx context.Context, o commands.UpOptions) error {
+	b := r.backend
+	ttl := o.TTL
+	if ttl == 0 {
+		ttl = r.cfg.DefaultTTL
+	}
+	req := r.request(commands.VerbUp)
+	req.TTL = ttl
+	req.Override = override(o)
+
+	donePlan := r.group("plan and budget")
+	spec, exists, inPlace, refused, err := b.Ops.Plan(ctx, req)
+	if err != nil {
+		donePlan()
+		if exists || spec.Zone == "" {
+			return r.fail(ctx, err)
+		}
+		// The comment's flags make an invalid spec (e.g. an offer the bot cannot use).
+		return r.refuse(ctx, "invalid settings", commands.ErrorReply(fmt.Errorf("%w: %s", commands.ErrSyntax, commands.Escape(err.Error())), commands.VerbUp, r.pcfg))
+	}
+	life := ttl
+	if exists && r.header != nil && !r.header.Expires.IsZero() {
+		life = r.header.Expires.Sub(r.h.now())
+	}
+	quote, err := clusterops.Quote(ctx, b.Quoter, spec, life, true)
+	if err != nil {
+		donePlan()
+		return r.fail(ctx, fmt.Errorf("price cluster %q: %w", r.cluster, err))
+	}
+	if o.DryRun {
+		donePlan()
+		return r.plan(ctx, spec, exists, inPlace, refused, ttl, quote)
+	}
+	if len(refused) > 0 {
+		donePlan()
+		rerr := &clusterops.RefusedError{Cluster: r.cluster, Changes: refused}
+		body := fmt.Sprintf("😕 **Not changed:** %s.\n\n", commands.Escape(rerr.Error())) +
+			commands.RenderPlan(commands.PlanView{Cluster: r.cluster, Changes: changes(inPlace, refused), Talos: spec.TalosVersion, AdminCIDRs: spec.AdminCIDRs})
+		return r.refuse(ctx, "changes that cannot apply in place", body)
+	}
+	if !exists {
+		if refusal := r.budget(ctx, quote); refusal != "" {
+			donePlan()
+			return r.refuse(ctx, "budget", refusal)
+		}
+	}
+	donePlan()
+
+	r.react(ctx, github.ReactionRocket)
+	doneUp := r.group("up " + r.cluster)
+	started := r.h.now()
+	sticky, startID := r.newSticky()
+	view := commands.StickyView{Cluster: r.cluster, Serial: r.h.serial(), Verb: commands.VerbUp, Requester: r.ev.Sender,
+		Phase: clusterops.PhaseProvisioning, Started: started, RunURL: r.h.Env.RunURL()}
+	render := func(s []commands.Step) string {
+		v := view
+		v.Steps, v.Now = s, r.h.now()
+		return commands.RenderSticky(v)
+	}
+	if err := sticky.Update(ctx, render(nil)); err != nil {
+		r.h.log().Warn("could not write the status comment", "err", err)
+	}
+	sp := newSteps()
+	live := startLive(ctx, sticky, sp, r.h.stickyInterval(), render)
+	req.Progress = sp
+	res, upErr := b.Ops.Up(ctx, req)
+	if lerr := live.finish(); lerr != nil && !errors.Is(lerr, github.ErrSuperseded) {
+		r.h.log().Warn("status comment edit failed", "err", lerr)
+	}
+	doneUp()
+
+	var le *statestore.LockedError
+	if errors.As(upErr, &le) {
+		// Nothing ran: say who holds the cluster on the status comment, no notification.
+		view.Phase, view.Error = clusterops.PhaseFailed, lockReply(r.cluster, le, r.lockWait())
+		r.finishSticky(ctx, sticky, render(sp.snapshot()))
+		r.countSticky(sticky, startID)
+		r.out.Refused = "locked"
+		r.react(ctx, github.ReactionConfused)
+		return nil
+	}
+	r.recordLabels(ctx, sticky.ID(), quote)
+
+	doneReply := r.group("reply")
+	defer doneReply()
+	view.Steps, view.Now = sp.snapshot(), r.h.now()
+	ok := upErr == nil
+	var summary string
+	if ok {
+		uv, err := r.upView(ctx, res, spec, quote, inPlace)
+		if err != nil {
+			// The cluster is up; only the kubeconfig link failed: say so, keep the endpoints.
+			r.h.log().Error("kubeconfig link", "cluster", r.cluster, "err", commands.Redact(err.Error()))
+			view.Error = "The cluster is ready, but the kubeconfig link could not be made: " + err.Error() + "\nRun `/poc kubeconfig` to try again."
+		}
+		view.Phase, view.Up = clusterops.PhaseReady, &uv
+		summary = fmt.Sprintf("API at %s, %s per day, expires %s", strings.Join(uv.APIEndpoints, ", "), uv.DailyCost,
+			uv.Expires.UTC().Format("2006-01-02 15:04 UTC"))
+		r.setOutput("cluster", r.cluster)
+		r.setOutput("api_endpoint", res.State.Outputs[cluster.OutAPIEndpoint])
+		r.setOutput("kubeconfig_url", uv.Kubeconfig.URL)
+		r.summary(upSummary(r.cluster, uv, res.State))
+	} else {
+		view.Phase = clusterops.PhaseFailed
+		if errors.Is(upErr, provision.ErrCancelled) {
+			view.Phase = "cancelled"
+			view.Error = "Stopped at the request of a `/poc down`; the teardown takes over."
+			summary = "stopped by a /poc down"
+		} else {
+			view.Error = upErr.Error() + "\n\nWhat exists is kept in the state: `/poc up` again resumes, `/poc down` removes it."
+			summary = "see the status comment for what failed"
+		}
+	}
+	r.finishSticky(ctx, sticky, commands.RenderSticky(view))
+	r.countSticky(sticky, startID)
+	if _, err := r.reply(ctx, commands.RenderNotify(commands.NotifyView{Requester: r.ev.Sender, Verb: commands.VerbUp,
+		Cluster: r.cluster, OK: ok, Summary: summary, StickyURL: sticky.URL()})); err != nil {
+		r.h.log().Error("could not post the notification", "err", err)
+	}
+	if ok {
+		r.out.OK = true
+		r.react(ctx, github.ReactionHooray)
+		return nil
+	}
+	r.react(ctx, github.ReactionConfused)
+	if errors.Is(upErr, provision.ErrCancelled) {
+		r.out.Refused = "cancelled by a down"
+		return nil
+	}
+	return fmt.Errorf("%w: up %s: %w", ErrCommandFailed, r.cluster, upErr)
+}
+
+// newSticky opens the editor of the cluster's status comment, starting from the id kept in the
+// state header when there is one (skips the search), guarded by the run's serial.
+func (r *run) newSticky() (*github.Sticky, int64) {
+	serial := r.h.serial()
+	st := github.NewSticky(r.h.GitHub, r.ev.Number, commands.StickyMarker(r.cluster), r.h.stickyInterval()).
+		WithOverwriteCheck(func(existing string) bool { return commands.ShouldOverwrite(existing, serial) }).
+		WithLogger(r.h.log())
+	var id int64
+	if r.header != nil {
+		if v, err := strconv.ParseInt(r.header.Labels[clusterops.LabelStickyID], 10, 64); err == nil && v > 0 {
+			id = v
+			st.WithCommentID(id)
+		}
+	}
+	return st, id
+}
+
+func (r *run) countSticky(st *github.Sticky, startID int64) {
+	if id := st.ID(); id != 0 && id != startID {
+		r.out.NewComments++
+	}
+}
+
+func (r *run) finishSticky(ctx context.Context, st *github.Sticky, body string) {
+	err := st.Update(ctx, body)
+	if err == nil {
+		err = st.Flush(ctx)
+	}
+	switch {
+	case errors.Is(err, github.ErrSuperseded):
+		r.h.log().Info("a newer run owns the status comment; this run's final body is not written")
+	case err != nil:
+		r.h.log().Error("could not write the final status comment", "err", err)
+	}
+}
+
+// recordLabels keeps the sticky comment's id and the daily cost in the public header: the next
+// run edits the same comment, and the budget guard and the reaper read costs without the key.
+func (r *run) recordLabels(ctx context.Context, stickyID int64, q cost.Quote) {
+	req := r.request(commands.VerbUp)
+	req.Command = "record labels"
+	_, err := r.backend.Ops.Update(ctx, req, func(h *statestore.Header) error {
+		if stickyID != 0 {
+			h.Labels[clusterops.LabelStickyID] = strconv.FormatInt(stickyID, 10)
+		}
+		if !q.Daily.IsZero() {
+			h.Labels[clusterops.LabelDailyCost] = strconv.FormatInt(q.Daily.Nanos, 10)
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, clusterops.ErrNoCluster) {
+		r.h.log().Warn("could not record the status comment id in the state header", "err", err)
+	}
+}
+
+// budget checks the repository's limits against the clusters already running; it returns the
+// refusal to post, or "".
+func (r *run) budget(ctx context.Context, candidate cost.Quote) string {
+	running, err := r.runningCosts(ctx)
+	if err != nil {
+		r.h.log().Warn("budget: could not list running clusters; counting none", "err", err)
+	}
+	err = cost.CheckBudget(r.cfg, running, candidate)
+	var be *cost.BudgetError
+	if !errors.As(err, &be) {
+		return ""
+	}
+	v := commands.BudgetRefusalView{Limit: commands.BudgetLimit(be.Limit), Max: be.Max}
+	for _, c := range running {
+		v.Running = append(v.Running, c.Name)
+	}
+	switch v.Limit {
+	case commands.LimitMaxClusters:
+		v.Current, v.Requested = fmt.Sprintf("%d clusters", be.Running), "1 cluster"
+	case commands.LimitMaxDailyEUR:
+		v.Current, v.Requested = be.Current.Format(2)+" per day", be.Candidate.Format(2)+" per day"
+	case commands.LimitUnknownPrice:
+		v.Detail = be.Detail
+	}
+	return commands.RenderBudgetRefusal(v)
+}
+
+// runningCosts lists the repository's other clusters and their daily cost: from the header label
+// when recorded, else priced from their decrypted spec.
+func (r *run) runningCosts(ctx context.Context) ([]cost.ClusterCost, error) {
+	b := r.backend
+	headers, err := b.Ops.Store.List(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []cost.ClusterCost
+	for _, h := range headers {
+		if h.Cluster == r.cluster || (h.Repository != "" && !strings.EqualFold(h.Repository, r.ev.FullName())) {
+			continue
+		}
+		c := cost.ClusterCost{Name: h.Cluster}
+		if n, err := strconv.ParseInt(h.Labels[clusterops.LabelDailyCost], 10, 64); err == nil {
+			c.Daily = cost.Money{Currency: cost.CurrencyEUR, Nanos: n}
+		} else if _, st, err := b.Ops.Load(ctx, h.Cluster); err == nil {
+			q, qerr := clusterops.Quote(ctx, b.Quoter, st.Spec, 0, true)
+			c.Daily, c.Unknown = q.Daily, qerr != nil || q.HasUnknown()
+		} else {
+			c.Daily, c.Unknown = cost.EUR(0, 0), true
+		}
+		out = append(out, c)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
+}
+
+// plan answers `/poc up --dry-run`: what would be created or changed and what it costs.
+func (r *run) plan(ctx context.Context, spec provision.Spec, exists bool, inPlace, refused []provision.Change, ttl time.Duration, q cost.Quote) error {
+	g := provision.NewGraph()
+	if err := r.backend.Ops.Build(g, spec); err != nil {
+		return r.fail(ctx, fmt.Errorf("build the plan of %q: %w", r.cluster, err))
+	}
+	groups := map[string]*commands.PlanGroup{}
+	var order []string
+	if !exists {
+		for _, name := range g.Names() {
+			n, _ := g.Node(name)
+			grp, ok := groups[n.Kind]
+			if !ok {
+				grp = &commands.PlanGroup{Name: n.Kind}
+				groups[n.Kind] = grp
+				order = append(order, n.Kind)
+			}
+			grp.Items = append(grp.Items, commands.PlanItem{Kind: n.Kind, Name: name})
+		}
+	}
+	v := commands.PlanView{Cluster: r.cluster, Changes: changes(inPlace, refused), TTL: ttl, Talos: spec.TalosVersion,
+		AdminCIDRs: spec.AdminCIDRs, Cost: costView(r.cluster, q, time.Time{}, r.h.now(), time.Time{})}
+	if exists {
+		v.TTL = 0 // an existing cluster keeps its expiry
+	}
+	for _, k := range order {
+		v.Groups = append(v.Groups, *groups[k])
+	}
+	if _, err := r.reply(ctx, commands.RenderPlan(v)); err != nil {
+		return err
+	}
+	r.out.OK = true
+	r.react(ctx, github.ReactionHooray)
+	return nil
+}
+
+func changes(inPlace, refused []provision.Change) []commands.Change {
+	var out []commands.Change
+	for _, c := range inPlace {
+		out = append(out, commands.Change{Field: c.Field, From: fmt.Sprint(c.Old), To: fmt.Sprint(c.New), InPlace: true})
+	}
+	for _, c := range refused {
+		out = append(out, commands.Change{Field: c.Field, From: fmt.Sprint(c.Old), To: fmt.Sprint(c.New), Reason: c.Why})
+	}
+	return out
+}
+
+// upView is the final body's content: endpoints, kubeconfig access, cost, expiry. The error is
+// the kubeconfig link's; the view is complete otherwise.
+func (r *run) upView(ctx context.Context, res *clusterops.Result, spec provision.Spec, q cost.Quote, inPlace []provision.Change) (commands.UpView, error) {
+	st := res.State
+	now := r.h.now()
+	nodes := splitList(st.Outputs[cluster.OutTalosNodes])
+	uv := commands.UpView{Cluster: r.cluster, Expires: res.Header.Expires, KeepLabel: r.cfg.KeepLabel,
+		Keep: r.hasLabel(r.cfg.KeepLabel), AdminCIDRs: spec.AdminCIDRs, Changes: changes(inPlace, nil),
+		DailyCost: q.Daily.Format(2), AccruedCost: q.Accrued(res.Header.Created, now).Format(2)}
+	if spec.DNSZone != "" {
+		uv.APIEndpoints = []string{hostPort(st.Outputs[cluster.OutAPIEndpoint])}
+	} else {
+		for _, ip := range nodes {
+			uv.APIEndpoints = append(uv.APIEndpoints, ip+":6443")
+		}
+	}
+	for _, ip := range nodes {
+		uv.TalosEndpoints = append(uv.TalosEndpoints, ip+":50000")
+	}
+	uv.EdgeAddress = st.Outputs[cluster.OutWorkerIP]
+	if spec.DNSZone != "" && uv.EdgeAddress != "" {
+		uv.EdgeAddress = spec.EdgeHostname + "." + spec.DNSZone + " (" + uv.EdgeAddress + ")"
+	}
+	acc, err := r.issueKubeconfig(ctx)
+	uv.Kubeconfig = acc
+	return uv, err
+}
+
+func hostPort(endpoint string) string {
+	return strings.TrimSuffix(strings.TrimPrefix(endpoint, "https://"), "/")
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// upSummary is the job summary of an up: endpoints, resources, cost.
+func upSummary(name string, uv commands.UpView, st *provision.State) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "### pocbot: cluster `%s` is ready\n\n| | |\n|---|---|\n", name)
+	fmt.Fprintf(&b, "| Kubernetes API | %s |\n| Talos API | %s |\n| Edge | %s |\n| Cost | %s per day |\n| Expires | %s |\n\n",
+		strings.Join(uv.APIEndpoints, ", "), strings.Join(uv.TalosEndpoints, ", "), uv.EdgeAddress, uv.DailyCost,
+		uv.Expires.UTC().Format(time.RFC3339))
+	names := make([]string, 0, len(st.Resources))
+	for n := range st.Resources {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	b.WriteString("| resource | kind | id |\n|---|---|---|\n")
+	for _, n := range names {
+		rec := st.Resources[n]
+		fmt.Fprintf(&b, "| %s | %s | `%s` |\n", n, rec.Kind, rec.ID)
+	}
+	return commands.Redact(b.String())
+}

@@ -1,0 +1,300 @@
+package chatops
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"time"
+
+	"github.com/pocbot/pocbot/internal/clusterops"
+	"github.com/pocbot/pocbot/internal/commands"
+	"github.com/pocbot/pocbot/internal/cost"
+	"github.com/pocbot/pocbot/internal/github"
+	"github.com/pocbot/pocbot/internal/provision"
+	"github.com/pocbot/pocbot/internal/provision/cluster"
+	"github.com/pocbot/pocbot/internal/statestore"
+)
+
+// noCluster answers a verb that needs an existing cluster.
+func (r *run) noCluster(ctx context.Context) error {
+	return r.refuse(ctx, "no cluster", commands.RenderStatus(commands.StatusView{Cluster: r.cluster}))
+}
+
+// down runs `/poc down` (and the pull-request close): the engine tears down in dependency
+// order; a down while an up holds the lock asks the up to stop and takes over.
+func (r *run) down(ctx context.Context) error {
+	b := r.backend
+	req := r.request(commands.VerbDown)
+	var spec *provision.Spec
+	if r.header != nil {
+		if _, st, err := b.Ops.Load(ctx, r.cluster); err == nil {
+			spec = &st.Spec
+		}
+	}
+	done := r.group("down " + r.cluster)
+	started := r.h.now()
+	if r.header == nil {
+		// No state: still sweep what carries the cluster's exact tag (a crash before the first
+		// save), answered with one comment instead of a status comment.
+		res, err := b.Ops.Down(ctx, req)
+		done()
+		if err != nil {
+			return r.lockedOrFail(ctx, err)
+		}
+		dv := downView(r.cluster, res, r.h.now().Sub(started), "")
+		if _, err := r.reply(ctx, commands.RenderDown(dv)); err != nil {
+			return err
+		}
+		r.out.OK = true
+		r.react(ctx, github.ReactionHooray)
+		return nil
+	}
+	sticky, startID := r.newSticky()
+	view := commands.StickyView{Cluster: r.cluster, Serial: r.h.serial(), Verb: commands.VerbDown, Requester: r.ev.Sender,
+		Phase: clusterops.PhaseDestroying, Started: started, RunURL: r.h.Env.RunURL()}
+	render := func(s []commands.Step) string {
+		v := view
+		v.Steps, v.Now = s, r.h.now()
+		return commands.RenderSticky(v)
+	}
+	if err := sticky.Update(ctx, render(nil)); err != nil {
+		r.h.log().Warn("could not write the status comment", "err", err)
+	}
+	sp := newSteps()
+	live := startLive(ctx, sticky, sp, r.h.stickyInterval(), render)
+	req.Progress = sp
+	res, downErr := b.Ops.Down(ctx, req)
+	if lerr := live.finish(); lerr != nil && !errors.Is(lerr, github.ErrSuperseded) {
+		r.h.log().Warn("status comment edit failed", "err", lerr)
+	}
+	done()
+	var le *statestore.LockedError
+	if errors.As(downErr, &le) {
+		view.Phase, view.Error = clusterops.PhaseFailed, lockReply(r.cluster, le, r.lockWait())
+		r.finishSticky(ctx, sticky, render(sp.snapshot()))
+		r.countSticky(sticky, startID)
+		r.out.Refused = "locked"
+		r.react(ctx, github.ReactionConfused)
+		return nil
+	}
+	accrued := ""
+	if spec != nil && r.header != nil {
+		if q, err := clusterops.Quote(ctx, b.Quoter, *spec, 0, true); err == nil {
+			accrued = q.Accrued(r.header.Created, r.h.now()).Format(2)
+		}
+	}
+	dv := downView(r.cluster, res, r.h.now().Sub(started), accrued)
+	view.Steps, view.Now, view.Down = sp.snapshot(), r.h.now(), &dv
+	view.Phase = "destroyed"
+	summary := fmt.Sprintf("%d resources deleted", len(dv.Deleted))
+	if accrued != "" {
+		summary += ", " + accrued + " over its life"
+	}
+	if downErr != nil {
+		view.Phase = clusterops.PhaseFailed
+		view.Error = downErr.Error() + "\n\n`/poc down` again retries; the reaper retries on its next run."
+		summary = "some resources remain, see the status comment"
+	}
+	r.finishSticky(ctx, sticky, commands.RenderSticky(view))
+	r.countSticky(sticky, startID)
+	if _, err := r.reply(ctx, commands.RenderNotify(commands.NotifyView{Requester: r.ev.Sender, Verb: commands.VerbDown,
+		Cluster: r.cluster, OK: downErr == nil, Summary: summary, StickyURL: sticky.URL()})); err != nil {
+		r.h.log().Error("could not post the notification", "err", err)
+	}
+	r.summary(commands.RenderDown(dv))
+	if downErr != nil {
+		r.react(ctx, github.ReactionConfused)
+		return fmt.Errorf("%w: down %s: %w", ErrCommandFailed, r.cluster, downErr)
+	}
+	r.out.OK = true
+	r.react(ctx, github.ReactionHooray)
+	return nil
+}
+
+func downView(name string, res *clusterops.Result, took time.Duration, accrued string) commands.DownView {
+	dv := commands.DownView{Cluster: name, Duration: took, Accrued: accrued}
+	if res != nil && res.Report != nil {
+		dv.Duration = res.Report.Elapsed
+		for _, d := range res.Report.Deleted {
+			dv.Deleted = append(dv.Deleted, commands.DeletedResource{Kind: d.Kind, Name: d.Name, ID: d.ID})
+		}
+	}
+	return dv
+}
+
+// costView lays a quote out for commands.RenderCost; zero times leave their figures out.
+func costView(name string, q cost.Quote, created, now, expires time.Time) commands.CostView {
+	v := commands.CostView{Cluster: name, TotalHourly: q.Hourly.Format(5), TotalDaily: q.Daily.Format(2),
+		TotalMonthly: q.Monthly.Format(2), Created: created, Expires: expires, Now: now}
+	for _, row := range q.Rows() {
+		v.Lines = append(v.Lines, commands.CostLine{Resource: row.Resource, Hourly: row.Hourly, Daily: row.Daily, Monthly: row.Monthly, Source: row.Source})
+		if row.OneTime != "" {
+			v.Fees = append(v.Fees, commands.Fee{Name: row.Resource, Amount: row.OneTime, Source: row.Source})
+		}
+	}
+	if !created.IsZero() {
+		v.Accrued = q.Accrued(created, now).Format(2)
+	}
+	if !expires.IsZero() && expires.After(now) {
+		v.UntilExpiry = q.UntilExpiry(now, expires).Format(2)
+	}
+	for _, a := range q.Alternatives {
+		v.Notes = append(v.Notes, fmt.Sprintf("%s: a %d-month subscription would cost %s in total (saves %s)",
+			a.Item.Label(), a.Months, a.Total.Format(2), a.Saving.Format(2)))
+	}
+	v.Notes = append(v.Notes, q.Warnings...)
+	if q.HasUnknown() {
+		v.Notes = append(v.Notes, "Some prices are unknown: the totals are lower bounds.")
+	}
+	return v
+}
+
+// cost answers `/poc cost`: the running cluster's prices, accrued and until expiry; without a
+// cluster, what the default one would cost.
+func (r *run) cost(ctx context.Context) error {
+	b := r.backend
+	now := r.h.now()
+	spec := b.Spec
+	var created, expires time.Time
+	if r.header != nil {
+		_, st, err := b.Ops.Load(ctx, r.cluster)
+		if err != nil {
+			return r.lockedOrFail(ctx, err)
+		}
+		spec, created, expires = st.Spec, r.header.Created, r.header.Expires
+	}
+	life := r.cfg.DefaultTTL
+	if !expires.IsZero() {
+		life = expires.Sub(now)
+	}
+	q, err := clusterops.Quote(ctx, b.Quoter, spec, life, true)
+	if err != nil {
+		return r.fail(ctx, fmt.Errorf("price cluster %q: %w", r.cluster, err))
+	}
+	v := costView(r.cluster, q, created, now, expires)
+	if r.header == nil {
+		v.Notes = append(v.Notes, "No cluster exists for this issue yet: these are the prices of `/poc up` with the defaults.")
+	}
+	if _, err := r.reply(ctx, commands.RenderCost(v)); err != nil {
+		return err
+	}
+	r.out.OK = true
+	r.react(ctx, github.ReactionHooray)
+	return nil
+}
+
+// status answers `/poc status`: phase, resources, age, expiry, lock holder, health, cost.
+func (r *run) status(ctx context.Context) error {
+	b := r.backend
+	if r.header == nil {
+		if _, err := r.reply(ctx, commands.RenderStatus(commands.StatusView{Cluster: r.cluster})); err != nil {
+			return err
+		}
+		r.out.OK = true
+		return nil
+	}
+	s, err := b.Ops.Status(ctx, r.cluster, true)
+	if err != nil {
+		return r.lockedOrFail(ctx, err)
+	}
+	now := r.h.now()
+	v := commands.StatusView{Cluster: r.cluster, Exists: true, Phase: s.Header.Phase, Created: s.Header.Created,
+		Expires: s.Header.Expires, Now: now, KeepLabel: r.cfg.KeepLabel,
+		Keep: r.hasLabel(r.cfg.KeepLabel) || s.Header.Labels[clusterops.LabelKeep] == "true"}
+	if s.Lock != nil {
+		v.LockHolder = fmt.Sprintf("run %s (%s by %s)", orDash(s.Lock.RunID), orDash(s.Lock.Command), orDash(s.Lock.Actor))
+		v.LockSince = s.Lock.Since
+	}
+	for _, h := range s.Health {
+		detail := h.Detail
+		if h.Target != "" {
+			detail = h.Target + ": " + detail
+		}
+		v.Health = append(v.Health, commands.HealthCheck{Name: h.Name, OK: h.OK, Detail: detail})
+	}
+	names := make([]string, 0, len(s.State.Resources))
+	for n := range s.State.Resources {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		rec := s.State.Resources[n]
+		v.Resources = append(v.Resources, commands.ResourceLine{Kind: rec.Kind, Name: n, ID: rec.ID, Address: rec.Attrs["address"], State: rec.Status})
+	}
+	nodes := splitList(s.State.Outputs[cluster.OutTalosNodes])
+	if s.State.Spec.DNSZone != "" {
+		v.APIEndpoints = []string{hostPort(s.State.Outputs[cluster.OutAPIEndpoint])}
+	} else {
+		for _, ip := range nodes {
+			v.APIEndpoints = append(v.APIEndpoints, ip+":6443")
+		}
+	}
+	if q, err := clusterops.Quote(ctx, b.Quoter, s.State.Spec, 0, true); err == nil {
+		v.DailyCost, v.Accrued = q.Daily.Format(2), q.Accrued(s.Header.Created, now).Format(2)
+	}
+	if id, err := strconv.ParseInt(s.Header.Labels[clusterops.LabelStickyID], 10, 64); err == nil && id > 0 {
+		if c, err := r.h.GitHub.GetComment(ctx, id); err == nil {
+			v.StickyURL = c.URL
+		}
+	}
+	if _, err := r.reply(ctx, commands.RenderStatus(v)); err != nil {
+		return err
+	}
+	r.out.OK = true
+	return nil
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// errBeyondMax is returned by the extend change when the new expiry would pass max_ttl.
+type errBeyondMax struct{ requested, max time.Duration }
+
+func (e *errBeyondMax) Error() string {
+	return fmt.Sprintf("the new expiry would be %s from now, over max_ttl %s", commands.FormatDuration(e.requested), commands.FormatDuration(e.max))
+}
+
+// extend answers `/poc extend DURATION`: the expiry moves later by DURATION (from now when it has
+// passed), never beyond now + max_ttl; the expiry warning may be posted again for the new time.
+func (r *run) extend(ctx context.Context, d time.Duration) error {
+	if r.header == nil {
+		return r.noCluster(ctx)
+	}
+	now := r.h.now()
+	req := r.request(commands.VerbExtend)
+	h, err := r.backend.Ops.Update(ctx, req, func(h *statestore.Header) error {
+		base := h.Expires
+		if base.Before(now) {
+			base = now
+		}
+		next := base.Add(d)
+		if life := next.Sub(now); life > r.cfg.MaxTTL {
+			return &errBeyondMax{requested: life, max: r.cfg.MaxTTL}
+		}
+		h.Expires = next
+		delete(h.Labels, clusterops.LabelWarned)
+		return nil
+	})
+	var bm *errBeyondMax
+	if errors.As(err, &bm) {
+		return r.refuse(ctx, "max_ttl", commands.RenderBudgetRefusal(commands.BudgetRefusalView{Limit: commands.LimitMaxTTL,
+			Requested: commands.FormatDuration(bm.requested), Max: commands.FormatDuration(bm.max)}))
+	}
+	if err != nil {
+		return r.lockedOrFail(ctx, err)
+	}
+	body := fmt.Sprintf("⏰ Cluster `%s` now expires at **%s** (in %s). The `%s` label pauses expiry altogether.\n",
+		r.cluster, h.Expires.UTC().Format("2006-01-02 15:04 UTC"), commands.FormatDuration(h.Expires.Sub(now)), r.cfg.KeepLabel)
+	if _, err := r.reply(ctx, body); err != nil {
+		return err
+	}
+	r.out.OK = true
+	r.react(ctx, github.ReactionHooray)
+	return nil
+}
