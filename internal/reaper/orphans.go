@@ -69,7 +69,7 @@ func (r *run) orphan(g scaleway.TaggedCluster) Decision {
 		return d
 	}
 	d.Detail = fmt.Sprintf("%s without state, %s old", what, commands.FormatDuration(age))
-	if !r.budgetLeft(&d) {
+	if !r.timeLeft(&d) {
 		return d
 	}
 	li, err := r.lockBusy(g.ClusterID)
@@ -79,6 +79,9 @@ func (r *run) orphan(g scaleway.TaggedCluster) Decision {
 	}
 	if li != nil {
 		d.Action, d.Detail = ActionBusy, d.Detail+"; "+busyDetail(li)
+		return d
+	}
+	if !r.countLeft(&d) {
 		return d
 	}
 	if r.cfg.DryRun {

@@ -235,7 +235,6 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 	if r.teardown == nil {
 		r.teardown = &r.ops
 	}
-	defer func() { rep.Elapsed = time.Since(started) }()
 
 	headers, err := cfg.Ops.Store.List(ctx)
 	if err != nil && headers == nil {
@@ -280,6 +279,7 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 	if cfg.Inventory != nil {
 		rep.Decisions = append(rep.Decisions, r.orphans(known)...)
 	}
+	rep.Elapsed = time.Since(started)
 	for _, d := range rep.Decisions {
 		r.log.Info("reaper", "cluster", d.Cluster, "action", string(d.Action), "reason", string(d.Reason), "detail", d.Detail, "err", d.Err, "dry_run", cfg.DryRun)
 	}
@@ -458,15 +458,20 @@ func (r *run) syncKeep(d *Decision, kept bool) {
 	}
 }
 
-// budgetLeft says whether another destructive action may start, marking the report bounded if not.
-func (r *run) budgetLeft(d *Decision) bool {
-	if r.cfg.MaxTeardowns > 0 && r.done >= r.cfg.MaxTeardowns {
-		d.Action, d.Detail = ActionDeferred, fmt.Sprintf("at most %d teardowns per run", r.cfg.MaxTeardowns)
+// timeLeft says whether the run's time bound still lets something start.
+func (r *run) timeLeft(d *Decision) bool {
+	if r.ctx.Err() != nil {
+		d.Action, d.Detail = ActionDeferred, d.Detail+"; the run's time bound was reached"
 		r.report.Bounded = true
 		return false
 	}
-	if err := r.ctx.Err(); err != nil {
-		d.Action, d.Detail = ActionDeferred, "the run's time bound was reached"
+	return true
+}
+
+// countLeft says whether MaxTeardowns lets another destructive action start.
+func (r *run) countLeft(d *Decision) bool {
+	if r.cfg.MaxTeardowns > 0 && r.done >= r.cfg.MaxTeardowns {
+		d.Action, d.Detail = ActionDeferred, d.Detail+fmt.Sprintf("; this run's bound of %d teardowns was reached", r.cfg.MaxTeardowns)
 		r.report.Bounded = true
 		return false
 	}
@@ -503,7 +508,7 @@ func (r *run) tearDown(d Decision) Decision {
 	case commands.ReapClosed:
 		d.Detail = "issue or pull request closed"
 	}
-	if !r.budgetLeft(&d) {
+	if !r.timeLeft(&d) {
 		return d
 	}
 	li, err := r.lockBusy(d.Cluster)
@@ -513,6 +518,9 @@ func (r *run) tearDown(d Decision) Decision {
 	}
 	if li != nil {
 		d.Action, d.Detail = ActionBusy, d.Detail+"; "+busyDetail(li)
+		return d
+	}
+	if !r.countLeft(&d) {
 		return d
 	}
 	if r.cfg.DryRun {

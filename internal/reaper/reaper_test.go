@@ -1,0 +1,312 @@
+package reaper_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/pocbot/pocbot/internal/clusterops"
+	"github.com/pocbot/pocbot/internal/commands"
+	"github.com/pocbot/pocbot/internal/reaper"
+	ghsim "github.com/pocbot/pocbot/internal/sim/github"
+	"github.com/pocbot/pocbot/internal/statestore"
+)
+
+// TestDecisions runs one reaper pass over clusters in every situation of the policy and checks
+// each decision, what is left in the store, and what was said on each issue.
+func TestDecisions(t *testing.T) {
+	e := newEnv(t, "file")
+	ctx := ctxFor(t, time.Minute)
+	now := time.Now().UTC().Truncate(time.Second).Add(48 * time.Hour)
+	type tc struct {
+		name      string
+		issue     *ghsim.Issue
+		pr        *ghsim.PR
+		otherRepo bool
+		expiresIn time.Duration // relative to now; 0: no expiry
+		labels    map[string]string
+		want      reaper.Action
+		reason    commands.ReapReason
+		comments  int    // bot comments on the issue afterwards
+		comment   string // a substring of the last one
+		docLeft   bool
+	}
+	cases := []tc{
+		{name: "expired", issue: &ghsim.Issue{Title: "poc"}, expiresIn: -time.Minute,
+			want: reaper.ActionDestroyed, reason: commands.ReapExpired, comments: 1, comment: "it expired at"},
+		{name: "closed-issue", issue: &ghsim.Issue{Title: "poc", Closed: true}, expiresIn: 5 * time.Hour,
+			want: reaper.ActionDestroyed, reason: commands.ReapClosed, comments: 1, comment: "was closed"},
+		{name: "merged-pr", pr: &ghsim.PR{Title: "feature", Merged: true}, expiresIn: 5 * time.Hour,
+			want: reaper.ActionDestroyed, reason: commands.ReapMerged, comments: 1, comment: "was merged"},
+		{name: "closed-pr", pr: &ghsim.PR{Title: "feature", Closed: true}, expiresIn: 5 * time.Hour,
+			want: reaper.ActionDestroyed, reason: commands.ReapClosed, comments: 1},
+		{name: "kept-expired", issue: &ghsim.Issue{Title: "poc", Labels: []string{"poc/keep"}}, expiresIn: -time.Hour,
+			want: reaper.ActionKept, docLeft: true},
+		{name: "kept-but-closed", issue: &ghsim.Issue{Title: "poc", Closed: true, Labels: []string{"poc/keep"}}, expiresIn: 5 * time.Hour,
+			want: reaper.ActionDestroyed, reason: commands.ReapClosed, comments: 1},
+		{name: "warn-window", issue: &ghsim.Issue{Title: "poc"}, expiresIn: 30 * time.Minute,
+			want: reaper.ActionWarned, comments: 1, comment: "tearing down at", docLeft: true},
+		{name: "not-yet", issue: &ghsim.Issue{Title: "poc"}, expiresIn: 3 * time.Hour,
+			want: reaper.ActionNone, docLeft: true},
+		{name: "no-expiry", issue: &ghsim.Issue{Title: "poc"},
+			want: reaper.ActionNone, docLeft: true},
+		{name: "already-warned", issue: &ghsim.Issue{Title: "poc"}, expiresIn: 20 * time.Minute,
+			labels: map[string]string{clusterops.LabelWarned: now.Add(20 * time.Minute).Format(time.RFC3339)},
+			want: reaper.ActionNone, docLeft: true},
+		{name: "other-repo-expired", otherRepo: true, expiresIn: -time.Hour, docLeft: true},
+		{name: "down-failed", issue: &ghsim.Issue{Title: "poc"}, expiresIn: 3 * time.Hour,
+			labels: map[string]string{clusterops.LabelDownFailed: "2026-10-17T10:00:00Z"},
+			want: reaper.ActionDownFailed, docLeft: true},
+	}
+	numbers := map[string]int{}
+	for _, c := range cases {
+		h := statestore.Header{Cluster: "c-" + c.name, Repository: repo, Kind: "issue", RequestedBy: "alice", Labels: c.labels}
+		switch {
+		case c.otherRepo:
+			h.Repository, h.Number = "acme/other", 1
+		case c.issue != nil:
+			h.Number = e.w.GitHub.AddIssue(repo, *c.issue)
+		case c.pr != nil:
+			h.Number, h.Kind = e.w.GitHub.AddPR(repo, *c.pr), "pull"
+		}
+		if c.expiresIn != 0 {
+			h.Expires = now.Add(c.expiresIn)
+		}
+		if c.name == "down-failed" {
+			h.Phase = clusterops.PhaseFailed
+		}
+		numbers[c.name] = h.Number
+		e.putDoc(t, h)
+	}
+	rep, err := reaper.Run(ctx, e.config(now))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("\n%s", table(t, rep))
+	if rep.Listed != len(cases) {
+		t.Errorf("listed %d headers, want %d", rep.Listed, len(cases))
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			d, ok := decisionOf(rep, "c-"+c.name)
+			if c.otherRepo {
+				if ok {
+					t.Errorf("another repository's cluster was handled: %+v", d)
+				}
+			} else {
+				if !ok {
+					t.Fatalf("no decision")
+				}
+				if d.Action != c.want || d.Reason != c.reason {
+					t.Errorf("action %s reason %q, want %s %q (detail %q, err %v)", d.Action, d.Reason, c.want, c.reason, d.Detail, d.Err)
+				}
+				if d.Err != nil {
+					t.Errorf("error: %v", d.Err)
+				}
+			}
+			if _, left := e.header(t, "c-"+c.name); left != c.docLeft {
+				t.Errorf("state document left = %v, want %v", left, c.docLeft)
+			}
+			if c.otherRepo {
+				return
+			}
+			got := e.botComments(numbers[c.name])
+			if len(got) != c.comments {
+				t.Fatalf("%d bot comments, want %d", len(got), c.comments)
+			}
+			if c.comment != "" && !strings.Contains(got[len(got)-1].Body, c.comment) {
+				t.Errorf("comment %q does not say %q", got[len(got)-1].Body, c.comment)
+			}
+		})
+	}
+	// The keep label is recorded in the header for status to show.
+	if h, _ := e.header(t, "c-kept-expired"); h.Labels[clusterops.LabelKeep] == "" {
+		t.Errorf("keep label not recorded in the header: %v", h.Labels)
+	}
+	if h, _ := e.header(t, "c-warn-window"); h.Labels[clusterops.LabelWarned] != h.Expires.UTC().Format(time.RFC3339) {
+		t.Errorf("warned label = %q, want the expiry %s", h.Labels[clusterops.LabelWarned], h.Expires)
+	}
+}
+
+// TestWarningOnceThenReArmedByExtend: two runs in the window post one warning; an extend moves
+// the expiry and the next window warns again; removing the keep label lets the expiry act.
+func TestWarningOnceThenReArmedByExtendAndKeepReleased(t *testing.T) {
+	e := newEnv(t, "file")
+	ctx := ctxFor(t, time.Minute)
+	t0 := time.Now().UTC().Truncate(time.Second)
+	n := e.w.GitHub.AddIssue(repo, ghsim.Issue{Title: "poc"})
+	e.putDoc(t, statestore.Header{Cluster: "acme-shop-1", Repository: repo, Number: n, Kind: "issue", RequestedBy: "alice", Expires: t0.Add(8 * time.Hour)})
+	at := func(d time.Duration) reaper.Report {
+		t.Helper()
+		rep, err := reaper.Run(ctx, e.config(t0.Add(d)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rep
+	}
+	at(6 * time.Hour) // outside the 1 h window
+	if c := e.botComments(n); len(c) != 0 {
+		t.Fatalf("warned %d times 2 h before expiry", len(c))
+	}
+	at(7*time.Hour + 10*time.Minute)
+	at(7*time.Hour + 40*time.Minute)
+	if c := e.botComments(n); len(c) != 1 {
+		t.Fatalf("%d warnings after two runs in the window, want 1", len(c))
+	}
+	// Two reapers at once in the window of a new expiry: still one warning.
+	if _, err := e.ops.Update(ctx, clusterops.Request{Cluster: "acme-shop-1", RequestedBy: "alice", Command: "extend"}, func(h *statestore.Header) error {
+		h.Expires = h.Expires.Add(4 * time.Hour)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	at(7*time.Hour + 50*time.Minute) // the old window: the new expiry is 4 h away
+	if c := e.botComments(n); len(c) != 1 {
+		t.Fatalf("warned again for an expiry 4 h away: %d comments", len(c))
+	}
+	var wg sync.WaitGroup
+	for range 2 {
+		wg.Go(func() { at(11*time.Hour + 30*time.Minute) })
+	}
+	wg.Wait()
+	c := e.botComments(n)
+	if len(c) != 2 {
+		t.Fatalf("%d warnings after the extend and two concurrent runs, want 2", len(c))
+	}
+	if !strings.Contains(c[1].Body, "`/poc extend 4h`") || !strings.Contains(c[1].Body, "poc/keep") {
+		t.Errorf("warning does not say how to keep the cluster: %q", c[1].Body)
+	}
+	// Keep label: expiry paused past the expiry, then released.
+	e.w.GitHub.SetLabels(repo, n, "poc/keep")
+	if d, _ := decisionOf(at(13*time.Hour), "acme-shop-1"); d.Action != reaper.ActionKept {
+		t.Fatalf("with the keep label past expiry: %s (%s)", d.Action, d.Detail)
+	}
+	if h, _ := e.header(t, "acme-shop-1"); h.Labels[clusterops.LabelKeep] == "" {
+		t.Errorf("keep not recorded: %v", h.Labels)
+	}
+	e.w.GitHub.SetLabels(repo, n)
+	if d, _ := decisionOf(at(13*time.Hour), "acme-shop-1"); d.Action != reaper.ActionDestroyed || d.Reason != commands.ReapExpired {
+		t.Fatalf("after removing the keep label: %s %s (%s, %v)", d.Action, d.Reason, d.Detail, d.Err)
+	}
+	if c := e.botComments(n); len(c) != 3 || !strings.Contains(c[2].Body, "torn down by the reaper") {
+		t.Errorf("want the reaped notice as third comment, got %d comments", len(c))
+	}
+}
+
+// TestWithoutGitHub: an operator's reap destroys expired clusters only, comments nowhere, and
+// honours a keep label recorded by an earlier run.
+func TestWithoutGitHub(t *testing.T) {
+	e := newEnv(t, "file")
+	ctx := ctxFor(t, time.Minute)
+	now := time.Now().UTC().Add(24 * time.Hour)
+	closed := e.w.GitHub.AddIssue(repo, ghsim.Issue{Title: "poc", Closed: true})
+	e.putDoc(t, statestore.Header{Cluster: "expired", Repository: repo, Number: 1, Expires: now.Add(-time.Second)})
+	e.putDoc(t, statestore.Header{Cluster: "other-repo-expired", Repository: "acme/other", Number: 1, Expires: now.Add(-time.Hour)})
+	e.putDoc(t, statestore.Header{Cluster: "closed-not-expired", Repository: repo, Number: closed, Expires: now.Add(time.Hour)})
+	e.putDoc(t, statestore.Header{Cluster: "kept", Repository: repo, Number: 2, Expires: now.Add(-time.Hour), Labels: map[string]string{clusterops.LabelKeep: "true"}})
+	rep, err := reaper.Run(ctx, reaper.Config{Ops: e.ops, Spec: e.spec, Now: func() time.Time { return now }, Log: e.log, WarnBefore: 2 * time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("\n%s", table(t, rep))
+	want := map[string]reaper.Action{"expired": reaper.ActionDestroyed, "other-repo-expired": reaper.ActionDestroyed,
+		"closed-not-expired": reaper.ActionNone, "kept": reaper.ActionKept}
+	for c, a := range want {
+		if d, _ := decisionOf(rep, c); d.Action != a {
+			t.Errorf("%s: %s, want %s", c, d.Action, a)
+		}
+	}
+	if n := len(e.w.GitHub.AllComments()); n != 0 {
+		t.Errorf("%d comments without GitHub settings", n)
+	}
+	if !strings.Contains(table(t, rep), "2 destroyed") {
+		t.Errorf("summary line does not count the teardowns:\n%s", table(t, rep))
+	}
+}
+
+// TestDryRunBoundsAndBusy: a dry run changes nothing; MaxTeardowns and a held lock leave
+// clusters for the next run, reported as such.
+func TestDryRunBoundsAndBusy(t *testing.T) {
+	e := newEnv(t, "file")
+	ctx := ctxFor(t, time.Minute)
+	now := time.Now().UTC().Add(24 * time.Hour)
+	for i, c := range []string{"a", "b", "c", "locked"} {
+		n := e.w.GitHub.AddIssue(repo, ghsim.Issue{Title: "poc"})
+		e.putDoc(t, statestore.Header{Cluster: c, Repository: repo, Number: n, Expires: now.Add(-time.Duration(4-i) * time.Hour)})
+	}
+	e.putDoc(t, statestore.Header{Cluster: "soon", Repository: repo, Number: e.w.GitHub.AddIssue(repo, ghsim.Issue{Title: "poc"}), Expires: now.Add(time.Minute)})
+	held, err := e.store.Lock(ctx, "locked", statestore.LockInfo{Actor: "bob", Command: "up"}, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Release(context.Background())
+
+	cfg := e.config(now)
+	cfg.DryRun = true
+	rep, err := reaper.Run(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := table(t, rep)
+	t.Logf("\n%s", out)
+	if rep.Count(reaper.ActionDestroyed) != 3 || rep.Count(reaper.ActionWarned) != 1 || rep.Count(reaper.ActionBusy) != 1 {
+		t.Errorf("dry run decisions: %d destroy, %d warn, %d busy; want 3, 1, 1", rep.Count(reaper.ActionDestroyed), rep.Count(reaper.ActionWarned), rep.Count(reaper.ActionBusy))
+	}
+	if !strings.Contains(out, "would destroy") || !strings.Contains(out, "would warn") || !strings.Contains(out, "dry run") {
+		t.Errorf("dry run table does not say 'would':\n%s", out)
+	}
+	if hs, _ := e.store.List(ctx); len(hs) != 5 {
+		t.Errorf("dry run left %d of 5 documents", len(hs))
+	}
+	if h, _ := e.header(t, "soon"); h.Labels[clusterops.LabelWarned] != "" {
+		t.Errorf("dry run recorded a warning")
+	}
+	if n := len(e.w.GitHub.AllComments()); n != 0 {
+		t.Errorf("dry run posted %d comments", n)
+	}
+
+	cfg.DryRun, cfg.MaxTeardowns = false, 1
+	rep, err = reaper.Run(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("\n%s", table(t, rep))
+	// The longest overdue goes first.
+	if d, _ := decisionOf(rep, "a"); d.Action != reaper.ActionDestroyed {
+		t.Errorf("a (4 h overdue): %s, want destroyed", d.Action)
+	}
+	for _, c := range []string{"b", "c"} {
+		if d, _ := decisionOf(rep, c); d.Action != reaper.ActionDeferred {
+			t.Errorf("%s: %s, want deferred by MaxTeardowns", c, d.Action)
+		}
+	}
+	if d, _ := decisionOf(rep, "locked"); d.Action != reaper.ActionBusy || !strings.Contains(d.Detail, "bob") {
+		t.Errorf("locked: %s %q, want busy naming bob", d.Action, d.Detail)
+	}
+	if !rep.Bounded {
+		t.Error("report not marked bounded")
+	}
+	// A spent budget starts nothing.
+	cfg.MaxTeardowns, cfg.Budget = 0, time.Nanosecond
+	rep, err = reaper.Run(ctx, cfg)
+	if err != nil && !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatal(err)
+	}
+	if rep.Count(reaper.ActionDestroyed) != 0 {
+		t.Errorf("a spent budget still destroyed %d clusters", rep.Count(reaper.ActionDestroyed))
+	}
+	// The next unbounded run finishes the job; the locked one waits for its lock.
+	cfg.Budget = 0
+	if rep, err = reaper.Run(ctx, cfg); err != nil {
+		t.Fatal(err)
+	}
+	if rep.Count(reaper.ActionDestroyed) != 2 {
+		t.Errorf("unbounded run destroyed %d, want 2 (b, c)\n%s", rep.Count(reaper.ActionDestroyed), table(t, rep))
+	}
+	if _, ok := e.header(t, "locked"); !ok {
+		t.Error("the locked cluster was destroyed")
+	}
+}
