@@ -222,9 +222,10 @@ func decodeState(doc *statestore.Document) (*provision.State, error) {
 // docSaver writes the whole document after every engine step, conditional on the version it last
 // wrote, and answers the engine's between-steps cancel question.
 type docSaver struct {
-	store *statestore.Store
-	mu    sync.Mutex
-	doc   *statestore.Document
+	store   *statestore.Store
+	cluster string // immutable copy: CancelRequested runs beside Save
+	mu      sync.Mutex
+	doc     *statestore.Document
 }
 
 func (s *docSaver) Save(ctx context.Context, st *provision.State) error {
@@ -256,7 +257,7 @@ func (s *docSaver) setPhase(ctx context.Context, phase string, labels map[string
 }
 
 func (s *docSaver) CancelRequested(ctx context.Context) (bool, error) {
-	_, err := s.store.GetArtifact(ctx, s.doc.Header.Cluster, artifactCancel)
+	_, err := s.store.GetArtifact(ctx, s.cluster, artifactCancel)
 	if errors.Is(err, statestore.ErrNotFound) {
 		return false, nil
 	}
@@ -312,7 +313,7 @@ func (o *Ops) Up(ctx context.Context, req Request) (*Result, error) {
 		res.InPlace = inPlace
 		st.Spec = want
 	}
-	saver := &docSaver{store: o.Store, doc: doc}
+	saver := &docSaver{store: o.Store, cluster: req.Cluster, doc: doc}
 	if err := saver.Save(ctx, st); err != nil { // the document exists before anything is created
 		return nil, err
 	}
@@ -428,7 +429,7 @@ func (o *Ops) Down(ctx context.Context, req Request) (*Result, error) {
 	var saver provision.Saver = provision.NewMemorySaver()
 	var ds *docSaver
 	if doc != nil {
-		ds = &docSaver{store: o.Store, doc: doc}
+		ds = &docSaver{store: o.Store, cluster: req.Cluster, doc: doc}
 		if err := ds.setPhase(ctx, PhaseDestroying, nil); err != nil {
 			return nil, err
 		}
