@@ -55,11 +55,11 @@ func TestDecisions(t *testing.T) {
 			want: reaper.ActionNone, docLeft: true},
 		{name: "already-warned", issue: &ghsim.Issue{Title: "poc"}, expiresIn: 20 * time.Minute,
 			labels: map[string]string{clusterops.LabelWarned: now.Add(20 * time.Minute).Format(time.RFC3339)},
-			want: reaper.ActionNone, docLeft: true},
+			want:   reaper.ActionNone, docLeft: true},
 		{name: "other-repo-expired", otherRepo: true, expiresIn: -time.Hour, docLeft: true},
 		{name: "down-failed", issue: &ghsim.Issue{Title: "poc"}, expiresIn: 3 * time.Hour,
 			labels: map[string]string{clusterops.LabelDownFailed: "2026-10-17T10:00:00Z"},
-			want: reaper.ActionDownFailed, docLeft: true},
+			want:   reaper.ActionDownFailed, docLeft: true},
 	}
 	numbers := map[string]int{}
 	for _, c := range cases {

@@ -1,0 +1,275 @@
+package reaper_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	instance "github.com/scaleway/scaleway-sdk-go/api/instance/v1"
+	"github.com/scaleway/scaleway-sdk-go/scw"
+
+	"github.com/pocbot/pocbot/internal/clusterops"
+	"github.com/pocbot/pocbot/internal/commands"
+	"github.com/pocbot/pocbot/internal/provision"
+	"github.com/pocbot/pocbot/internal/provision/scaleway"
+	"github.com/pocbot/pocbot/internal/reaper"
+	ghsim "github.com/pocbot/pocbot/internal/sim/github"
+	"github.com/pocbot/pocbot/internal/sim/world"
+	"github.com/pocbot/pocbot/internal/statestore"
+)
+
+// TestRealClusters provisions four clusters on the emulated world, then: two reapers at once
+// destroy each due cluster exactly once (one notice per issue), a teardown refused by the API is
+// reported and recorded, the next run retries it; orphans are swept after their grace period and
+// not before, never while locked, never with a state document; the shared snapshot stays.
+func TestRealClusters(t *testing.T) {
+	e := newEnv(t, "file")
+	ctx := ctxFor(t, 3*time.Minute)
+	t0 := time.Now().UTC()
+
+	type cl struct {
+		name  string
+		ttl   time.Duration
+		issue ghsim.Issue
+		pr    *ghsim.PR
+		n     int
+	}
+	clusters := []*cl{
+		{name: "acme-shop-expired", ttl: time.Hour, issue: ghsim.Issue{Title: "poc"}},
+		{name: "acme-shop-closed", ttl: 24 * time.Hour, issue: ghsim.Issue{Title: "poc"}},
+		{name: "acme-shop-merged", ttl: 24 * time.Hour, pr: &ghsim.PR{Title: "feature"}},
+		{name: "acme-shop-refused", ttl: time.Hour, issue: ghsim.Issue{Title: "poc"}},
+		{name: "acme-shop-alive", ttl: 24 * time.Hour, issue: ghsim.Issue{Title: "poc"}},
+	}
+	results := make([]*clusterops.Result, len(clusters))
+	var wg sync.WaitGroup
+	errs := make([]error, len(clusters))
+	for i, c := range clusters {
+		kind := "issue"
+		if c.pr != nil {
+			c.n, kind = e.w.GitHub.AddPR(repo, *c.pr), "pull"
+		} else {
+			c.n = e.w.GitHub.AddIssue(repo, c.issue)
+		}
+		wg.Go(func() {
+			results[i], errs[i] = e.ops.Up(ctx, clusterops.Request{Cluster: c.name, Spec: e.spec, TTL: c.ttl,
+				Repository: repo, Number: c.n, Kind: kind, RequestedBy: "alice", Command: "up"})
+		})
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("up %s: %v", clusters[i].name, err)
+		}
+	}
+	t.Logf("5 ups in %s", time.Since(t0).Round(time.Millisecond))
+	sharedBefore := shared(e)
+	if len(sharedBefore) == 0 {
+		t.Fatal("no shared snapshot after the ups")
+	}
+	e.w.GitHub.SetIssueState(repo, clusters[1].n, false, false)
+	e.w.GitHub.SetIssueState(repo, clusters[2].n, false, true)
+	refusedIP := results[3].State.Resources[scaleway.NodeIP(0)].ID
+	if refusedIP == "" {
+		t.Fatal("no IP recorded for the refused cluster")
+	}
+	e.faults.fail(refusedIP)
+	later := t0.Add(2 * time.Hour) // the 1 h clusters are expired; the 24 h ones are not
+
+	t.Run("two reapers at once", func(t *testing.T) {
+		reps := make([]reaper.Report, 2)
+		for i := range reps {
+			wg.Go(func() {
+				var err error
+				cfg := e.config(later)
+				cfg.RunID = fmt.Sprintf("reaper-%d", i)
+				if reps[i], err = reaper.Run(ctx, cfg); err != nil {
+					t.Errorf("reaper %d: %v", i, err)
+				}
+			})
+		}
+		wg.Wait()
+		for i, r := range reps {
+			t.Logf("reaper %d:\n%s", i, table(t, r))
+		}
+		for _, c := range clusters[:3] {
+			destroyed := 0
+			for _, r := range reps {
+				if d, ok := decisionOf(r, c.name); ok {
+					switch d.Action {
+					case reaper.ActionDestroyed:
+						destroyed++
+					case reaper.ActionBusy, reaper.ActionGone:
+					default:
+						t.Errorf("%s: %s (%s, %v)", c.name, d.Action, d.Detail, d.Err)
+					}
+				}
+			}
+			if destroyed != 1 {
+				t.Errorf("%s destroyed %d times, want exactly once", c.name, destroyed)
+			}
+			if got := e.botComments(c.n); len(got) != 1 || !strings.Contains(got[0].Body, "torn down by the reaper") {
+				t.Errorf("%s: %d notices on #%d, want 1", c.name, len(got), c.n)
+			}
+			if left := live(e, c.name); len(left) > 0 {
+				t.Errorf("%s: left %v", c.name, left)
+			}
+		}
+		if got := e.botComments(clusters[2].n); len(got) == 1 && !strings.Contains(got[0].Body, "merged") {
+			t.Errorf("merged PR's notice does not say merged: %q", got[0].Body)
+		}
+		failed := 0
+		for _, r := range reps {
+			if d, ok := decisionOf(r, "acme-shop-refused"); ok {
+				switch d.Action {
+				case reaper.ActionFailed:
+					failed++
+					if d.Err == nil || !strings.Contains(d.Err.Error(), "retried next run") {
+						t.Errorf("failure does not say it is retried: %v", d.Err)
+					}
+				case reaper.ActionBusy:
+				default:
+					t.Errorf("refused cluster: %s", d.Action)
+				}
+			}
+		}
+		if failed == 0 || e.faults.injected() == 0 {
+			t.Errorf("the refused teardown was not reported failed (%d) or the fault never hit (%d)", failed, e.faults.injected())
+		}
+		h, ok := e.header(t, "acme-shop-refused")
+		if !ok || h.Labels[clusterops.LabelDownFailed] == "" || h.Phase != clusterops.PhaseFailed {
+			t.Errorf("failed teardown not recorded in the header: %+v", h)
+		}
+		if len(live(e, "acme-shop-alive")) == 0 {
+			t.Error("the live cluster lost its resources")
+		}
+	})
+
+	t.Run("failed teardown retried", func(t *testing.T) {
+		e.faults.fail()
+		rep, err := reaper.Run(ctx, e.config(later.Add(10*time.Minute)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("\n%s", table(t, rep))
+		if d, _ := decisionOf(rep, "acme-shop-refused"); d.Action != reaper.ActionDestroyed || d.Reason != commands.ReapExpired {
+			t.Fatalf("retry: %s %s (%v)", d.Action, d.Reason, d.Err)
+		}
+		if left := live(e, "acme-shop-refused"); len(left) > 0 {
+			t.Errorf("left after the retry: %v", left)
+		}
+		if got := e.botComments(clusters[3].n); len(got) != 1 {
+			t.Errorf("%d notices for the retried teardown, want 1", len(got))
+		}
+		if d, _ := decisionOf(rep, "acme-shop-alive"); d.Action != reaper.ActionNone {
+			t.Errorf("live cluster: %s", d.Action)
+		}
+	})
+
+	t.Run("orphans", func(t *testing.T) {
+		zone := scw.ZoneFrPar1
+		api := instance.NewAPI(e.client)
+		project := world.ProjectID
+		mkIP := func(cluster string) string {
+			res, err := api.CreateIP(&instance.CreateIPRequest{Zone: zone, Project: &project, Type: instance.IPTypeRoutedIPv4,
+				Tags: []string{provision.TagBot, provision.ClusterTag(cluster), provision.ResTag(scaleway.NodeIP(0))}}, scw.WithContext(ctx))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return res.IP.ID
+		}
+		mkSG := func(cluster string) {
+			if _, err := api.CreateSecurityGroup(&instance.CreateSecurityGroupRequest{Zone: zone, Project: &project, Name: "poc-" + cluster + "-cp",
+				Tags: []string{provision.TagBot, provision.ClusterTag(cluster), provision.ResTag(scaleway.NodeSecGroup)}}, scw.WithContext(ctx)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		mkIP("orphan-dated")
+		mkSG("orphan-dated")
+		mkIP("orphan-undated") // reserved IPs carry no creation date
+		mkSG("orphan-locked")
+		aliveIP := mkIP("acme-shop-alive") // has a document: not an orphan
+		mkSG("orphan-t-4")                 // a prefix of nothing: exact tags only
+		held, err := e.store.Lock(ctx, "orphan-locked", statestore.LockInfo{Actor: "carol", Command: "up"}, time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer held.Release(context.Background())
+
+		run := func(at time.Duration) reaper.Report {
+			rep, err := reaper.Run(ctx, e.config(time.Now().Add(at)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("at +%s:\n%s", at, table(t, rep))
+			return rep
+		}
+		rep := run(30 * time.Minute)
+		for _, c := range []string{"orphan-dated", "orphan-undated", "orphan-t-4"} {
+			if d, _ := decisionOf(rep, c); d.Action != reaper.ActionYoung || !d.Orphan {
+				t.Errorf("%s inside the grace period: %s", c, d.Action)
+			}
+			if len(live(e, c)) == 0 {
+				t.Errorf("%s swept inside the grace period", c)
+			}
+		}
+		if _, ok := decisionOf(rep, "acme-shop-alive"); !ok {
+			t.Error("the live cluster is missing from the report")
+		}
+		rep = run(2 * time.Hour)
+		for _, c := range []string{"orphan-dated", "orphan-undated", "orphan-t-4"} {
+			if d, _ := decisionOf(rep, c); d.Action != reaper.ActionSwept || len(d.Deleted) == 0 {
+				t.Errorf("%s after the grace period: %s, %d deleted (%v)", c, d.Action, len(d.Deleted), d.Err)
+			}
+			if left := live(e, c); len(left) > 0 {
+				t.Errorf("%s: left %v", c, left)
+			}
+		}
+		if d, _ := decisionOf(rep, "orphan-locked"); d.Action != reaper.ActionBusy || !strings.Contains(d.Detail, "carol") {
+			t.Errorf("locked orphan: %s %q", d.Action, d.Detail)
+		}
+		if len(live(e, "orphan-locked")) == 0 {
+			t.Error("the locked orphan was swept")
+		}
+		found := false
+		for _, r := range e.w.Scaleway.Inventory() {
+			found = found || r.ID == aliveIP
+		}
+		if !found {
+			t.Error("a resource of a cluster with a state document was swept as an orphan")
+		}
+		// Parallel first ups may each import the image (see the report): whatever number of
+		// shared snapshots they left, the reaper touched none.
+		if after := shared(e); strings.Join(after, ",") != strings.Join(sharedBefore, ",") {
+			t.Errorf("shared snapshots before the reaper %v, after %v", sharedBefore, after)
+		}
+		// The first-seen mark went with the undated orphan.
+		if _, err := e.store.GetArtifact(ctx, "orphan-undated", "orphan-first-seen"); !errors.Is(err, statestore.ErrNotFound) {
+			t.Errorf("first-seen mark left after the sweep: %v", err)
+		}
+	})
+}
+
+func shared(e *env) []string {
+	var out []string
+	for _, r := range e.w.Scaleway.Inventory() {
+		if provision.HasTag(r.Tags, provision.TagShared) {
+			out = append(out, r.ID)
+		}
+	}
+	return out
+}
+
+func live(e *env, cluster string) []string {
+	var out []string
+	for _, r := range e.w.Scaleway.Inventory() {
+		if provision.OwnedBy(r.Tags, cluster) {
+			out = append(out, r.Kind+" "+r.Name)
+		}
+	}
+	return out
+}
