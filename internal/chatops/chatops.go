@@ -79,12 +79,12 @@ type Handler struct {
 
 // Outcome says what one event led to.
 type Outcome struct {
-	Ignored   string // why nothing was done ("" when something was)
-	Verb      commands.Verb
-	Cluster   string
-	EyesAfter time.Duration // from Started to the 👀 reaction being accepted
-	OK        bool          // the command ran and succeeded
-	Refused   string        // why the command was refused (permission, parse, budget, lock…)
+	Ignored     string // why nothing was done ("" when something was)
+	Verb        commands.Verb
+	Cluster     string
+	EyesAfter   time.Duration // from Started to the 👀 reaction being accepted
+	OK          bool          // the command ran and succeeded
+	Refused     string        // why the command was refused (permission, parse, budget, lock…)
 	NewComments int
 	Outputs     map[string]string // step outputs set
 }

@@ -96,7 +96,6 @@ func (r *run) collision(ctx context.Context) (bool, error) {
 	return true, r.refuse(ctx, "name collision with "+h.Repository, body)
 }
 
-
 // fail answers an error outside a runner (config unreadable, backend down): one reply with what
 // failed, 😕, and the error returned so the run shows red.
 func (r *run) fail(ctx context.Context, err error) error {

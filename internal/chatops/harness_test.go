@@ -1,0 +1,306 @@
+package chatops_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/ed25519"
+	"crypto/rand"
+	"encoding/json"
+	"log/slog"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"filippo.io/age"
+	"filippo.io/age/agessh"
+	"github.com/scaleway/scaleway-sdk-go/scw"
+	"golang.org/x/crypto/ssh"
+
+	"github.com/pocbot/pocbot/internal/chatops"
+	"github.com/pocbot/pocbot/internal/clusterops"
+	"github.com/pocbot/pocbot/internal/cost"
+	"github.com/pocbot/pocbot/internal/github"
+	"github.com/pocbot/pocbot/internal/provision"
+	"github.com/pocbot/pocbot/internal/provision/cluster"
+	"github.com/pocbot/pocbot/internal/provision/scaleway"
+	ghsim "github.com/pocbot/pocbot/internal/sim/github"
+	"github.com/pocbot/pocbot/internal/sim/world"
+	"github.com/pocbot/pocbot/internal/statestore"
+)
+
+// lockedBuffer collects every log line the handler, clusterops and the engine write, for the
+// secret scan.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if testing.Verbose() {
+		os.Stderr.Write(p)
+	}
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// harness is one emulated world with a backend and GitHub clients, shared by the scenarios of a
+// test (an up takes seconds; a world per scenario would not fit the time budget).
+type harness struct {
+	t       *testing.T
+	w       *world.World
+	backend *chatops.Backend
+	logs    *lockedBuffer
+	log     *slog.Logger
+	opens   int
+	mu      sync.Mutex
+	runID   int
+	clients map[string]*github.Client
+	actions bytes.Buffer // Actions stdout of the last handled event
+	output  bytes.Buffer
+	summary bytes.Buffer
+}
+
+func newHarness(t *testing.T) *harness {
+	t.Helper()
+	ctx := context.Background()
+	logs := &lockedBuffer{}
+	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	w, err := world.Start(ctx, world.Options{Dir: t.TempDir(), TimeFactor: 0.005, S3: "versitygw"})
+	if err != nil {
+		t.Fatalf("start the world: %v", err)
+	}
+	t.Cleanup(func() { w.Close() })
+	sb, err := w.S3.OpenBucket(ctx, world.StateBucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sb.Close() })
+	store, err := statestore.Open(ctx, statestore.Config{StateURL: w.StateURL, KeyURL: w.StateKey},
+		statestore.WithBucket(sb), statestore.WithLogger(log))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	client, err := scw.NewClient(scw.WithAPIURL(w.ScalewayURL), scw.WithAuth(w.AccessKey, w.SecretKey),
+		scw.WithDefaultProjectID(world.ProjectID), scw.WithDefaultOrganizationID(world.OrganizationID),
+		scw.WithDefaultZone(scw.ZoneFrPar1), scw.WithDefaultRegion(scw.RegionFrPar))
+	if err != nil {
+		t.Fatal(err)
+	}
+	driver, err := scaleway.New(scaleway.Config{Client: client})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ib, err := w.S3.OpenBucket(ctx, world.ImageBucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ib.Close() })
+	ccfg := cluster.Config{Driver: driver, FactoryURL: w.Factory.URL(), ImageBucket: ib, RescuePort: 2222, Log: log}
+	spec := provision.DefaultSpec()
+	spec.ImageBucket = world.ImageBucket
+	h := &harness{t: t, w: w, logs: logs, log: log, clients: map[string]*github.Client{}}
+	h.backend = &chatops.Backend{
+		Ops: &clusterops.Ops{
+			Store:     store,
+			Build:     func(g *provision.Graph, s provision.Spec) error { return cluster.Build(g, s, ccfg) },
+			Engine:    provision.Options{PollInterval: 20 * time.Millisecond, Logger: log},
+			Log:       log,
+			LockLease: 5 * time.Second,
+			LockWait:  time.Minute,
+		},
+		Quoter: cost.NewQuoter(cost.APISources(client)...),
+		Spec:   spec,
+	}
+	return h
+}
+
+// repo seeds a repository with the App installed and returns its installation id.
+func (h *harness) repo(full string) int64 { return h.w.GitHub.AddRepo(full, "main") }
+
+func (h *harness) client(full string) *github.Client {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if c, ok := h.clients[full]; ok {
+		return c
+	}
+	owner, name, _ := strings.Cut(full, "/")
+	c, err := github.NewClient(context.Background(), github.Auth{AppID: h.w.GitHub.AppID(), PrivateKeyPEM: h.w.GitHub.AppPrivateKeyPEM(),
+		Owner: owner, Repo: name, BaseURL: h.w.GitHubURL, Logger: h.log})
+	if err != nil {
+		h.t.Fatalf("github client for %s: %v", full, err)
+	}
+	h.clients[full] = c
+	return c
+}
+
+// handler is what `bot handle` builds for one run: a fresh run id, the shared backend.
+func (h *harness) handler(full string) *chatops.Handler {
+	h.mu.Lock()
+	h.runID++
+	id := h.runID
+	h.actions.Reset()
+	h.output.Reset()
+	h.summary.Reset()
+	h.mu.Unlock()
+	env := github.ActionsEnv{Repository: full, APIURL: h.w.GitHubURL, ServerURL: "https://github.com", RunID: strconv.Itoa(1000 + id), InActions: true}
+	env.Owner, env.Repo, _ = strings.Cut(full, "/")
+	return &chatops.Handler{
+		GitHub:  h.client(full),
+		Env:     env,
+		Actions: &github.Actions{Stdout: &h.actions, Output: &h.output, Summary: &h.summary},
+		Open: func(context.Context) (*chatops.Backend, error) {
+			h.mu.Lock()
+			h.opens++
+			h.mu.Unlock()
+			return h.backend, nil
+		},
+		AppSlug:        h.w.GitHub.AppSlug(),
+		Log:            h.log,
+		Started:        time.Now(),
+		StickyInterval: 100 * time.Millisecond,
+	}
+}
+
+func (h *harness) handle(ctx context.Context, ev github.Event) (chatops.Outcome, error) {
+	return h.handler(ev.FullName()).Handle(ctx, ev)
+}
+
+// comment seeds a comment on the stand-in and returns the issue_comment event GitHub would send,
+// decoded from a payload of the real shape.
+func (h *harness) comment(full string, number int, isPR bool, login, body string, labels ...string) github.Event {
+	h.t.Helper()
+	typ := "User"
+	if strings.HasSuffix(login, "[bot]") {
+		typ = "Bot"
+	}
+	id := h.w.GitHub.AddComment(full, number, login, body)
+	owner, name, _ := strings.Cut(full, "/")
+	user := map[string]any{"login": login, "id": 1, "type": typ}
+	issue := map[string]any{"number": number, "state": "open", "labels": labelsJSON(labels), "user": user,
+		"title": "POC", "html_url": "https://github.com/" + full + "/issues/" + strconv.Itoa(number)}
+	if isPR {
+		issue["pull_request"] = map[string]any{"url": "https://api.github.com/repos/" + full + "/pulls/" + strconv.Itoa(number)}
+	}
+	payload := map[string]any{
+		"action":       "created",
+		"issue":        issue,
+		"comment":      map[string]any{"id": id, "body": body, "user": user, "author_association": "OWNER"},
+		"repository":   map[string]any{"id": 7, "name": name, "full_name": full, "owner": map[string]any{"login": owner}, "default_branch": "main"},
+		"sender":       user,
+		"installation": map[string]any{"id": h.w.GitHub.InstallationID(full)},
+	}
+	return h.decode("issue_comment", payload)
+}
+
+// prEvent is a pull_request_target event of the real shape.
+func (h *harness) prEvent(full string, number int, action, label string, fork, draft, merged bool, sender string, labels ...string) github.Event {
+	h.t.Helper()
+	owner, name, _ := strings.Cut(full, "/")
+	head := full
+	if fork {
+		head = "mallory/" + name
+	}
+	state := "open"
+	if action == "closed" {
+		state = "closed"
+	}
+	user := map[string]any{"login": sender, "id": 2, "type": "User"}
+	repo := map[string]any{"id": 7, "name": name, "full_name": full, "owner": map[string]any{"login": owner}}
+	payload := map[string]any{
+		"action": action,
+		"number": number,
+		"pull_request": map[string]any{"number": number, "state": state, "draft": draft, "merged": merged, "labels": labelsJSON(labels),
+			"head": map[string]any{"sha": "abc123", "repo": map[string]any{"full_name": head}},
+			"base": map[string]any{"repo": repo}},
+		"repository":   repo,
+		"sender":       user,
+		"installation": map[string]any{"id": h.w.GitHub.InstallationID(full)},
+	}
+	if label != "" {
+		payload["label"] = map[string]any{"name": label}
+	}
+	return h.decode("pull_request_target", payload)
+}
+
+func (h *harness) decode(name string, payload map[string]any) github.Event {
+	h.t.Helper()
+	data, err := json.Marshal(payload)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	ev, err := github.DecodeEvent(name, data)
+	if err != nil {
+		h.t.Fatalf("decode %s: %v", name, err)
+	}
+	return ev
+}
+
+func labelsJSON(names []string) []map[string]any {
+	out := []map[string]any{}
+	for _, n := range names {
+		out = append(out, map[string]any{"name": n})
+	}
+	return out
+}
+
+// botComments are the comments the App wrote on an issue.
+func (h *harness) botComments(full string, number int) []ghsim.Comment {
+	var out []ghsim.Comment
+	for _, c := range h.w.GitHub.Comments(full, number) {
+		if c.AuthorType == "Bot" {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// reactions lists the reaction contents on a comment, in order.
+func (h *harness) reactions(full string, number int, commentID int64) []string {
+	var out []string
+	for _, r := range h.w.GitHub.Reactions(full, number) {
+		if r.CommentID == commentID {
+			out = append(out, r.Content)
+		}
+	}
+	return out
+}
+
+// live lists the emulator's resources owned by a cluster.
+func (h *harness) live(name string) []string {
+	var out []string
+	for _, r := range h.w.Scaleway.Inventory() {
+		if provision.OwnedBy(r.Tags, name) {
+			out = append(out, r.Kind+" "+r.Name)
+		}
+	}
+	return out
+}
+
+// sshUser makes an ed25519 key pair: the public half goes to GitHub, the identity opens age files.
+func sshUser(t *testing.T) (string, age.Identity) {
+	t.Helper()
+	pub, priv, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spub, err := ssh.NewPublicKey(pub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, err := agessh.NewEd25519Identity(priv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.TrimSpace(string(ssh.MarshalAuthorizedKey(spub))), id
+}
