@@ -1,0 +1,395 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/ed25519"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"filippo.io/age"
+	"filippo.io/age/agessh"
+	"golang.org/x/crypto/ssh"
+
+	"github.com/pocbot/pocbot/internal/chatops"
+	"github.com/pocbot/pocbot/internal/commands"
+	ghsim "github.com/pocbot/pocbot/internal/sim/github"
+	"github.com/pocbot/pocbot/internal/sim/world"
+)
+
+func init() {
+	var (
+		factor float64
+		s3     string
+		keep   bool
+	)
+	register(&command{
+		name:    "demo",
+		summary: "play /poc up, cost, a refused up and down against the emulated world, printing every comment",
+		setFlags: func(fs *flag.FlagSet, e *envFlags) {
+			e.Float(&factor, "time-factor", "POC_DEMO_TIME_FACTOR", 0.005, "scale of the emulated latencies (1 = real Scaleway timings)")
+			e.String(&s3, "s3", "POC_DEMO_S3", "auto", "bucket backend: auto (versitygw when installed), versitygw or file")
+			e.Bool(&keep, "keep", "", false, "keep the world's temporary directory")
+		},
+		run: func(ctx context.Context, a *app, fs *flag.FlagSet) error {
+			return a.demo(ctx, factor, s3, keep)
+		},
+	})
+}
+
+// demo is the README's first command: the whole emulated world in-process, a maintainer's
+// `/poc up` with the status comment as it evolves, `/poc cost`, a read-only user's refused up
+// (zero Scaleway calls), `/poc down`. Every command goes through a.handle, the code path of
+// `bot handle`, with the event written to a file and the environment given by a getenv function.
+func (a *app) demo(ctx context.Context, factor float64, s3 string, keep bool) error {
+	t0 := time.Now()
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
+	defer cancel()
+	dir, err := os.MkdirTemp("", "pocbot-demo-")
+	if err != nil {
+		return err
+	}
+	if keep {
+		a.printf("world directory: %s\n", dir)
+	} else {
+		defer os.RemoveAll(dir)
+	}
+	w, err := world.Start(ctx, world.Options{Dir: dir, TimeFactor: factor, S3: s3})
+	if err != nil {
+		return fmt.Errorf("demo: start the emulated world: %w", err)
+	}
+	defer w.Close()
+	bucket := "file (kubeconfig links are local paths)"
+	if w.S3 != nil {
+		bucket = "versitygw S3 on loopback (presigned kubeconfig links)"
+	}
+	a.printf("emulated world up in %s: Scaleway, GitHub, Image Factory, Talos nodes, rescue SSH, %s\n",
+		time.Since(t0).Round(time.Millisecond), bucket)
+
+	const repo = "acme/shop"
+	gh := w.GitHub
+	gh.AddRepo(repo, "main")
+	gh.SetPermission(repo, "alice", "maintain")
+	gh.SetPermission(repo, "bob", "read")
+	alicePub, aliceID, err := demoKey()
+	if err != nil {
+		return err
+	}
+	gh.AddUserKey("alice", alicePub)
+	number := gh.AddIssue(repo, ghsim.Issue{Number: 42, Title: "Try the new ingress on a POC cluster", Author: "alice"})
+	a.printf("seeded %s: alice (maintain, one ssh-ed25519 key), bob (read), issue #%d\n\n", repo, number)
+
+	env := map[string]string{}
+	for _, kv := range w.Env() {
+		env[kv[0]] = kv[1]
+	}
+	env["GITHUB_REPOSITORY"] = repo
+	env["GITHUB_SERVER_URL"] = "https://github.com"
+	env["GITHUB_EVENT_NAME"] = "issue_comment"
+	env["POC_STICKY_INTERVAL"] = "1s"
+	env["POC_LOCK_WAIT"] = "1m"
+	var logs syncBuffer
+	quiet := *a
+	quiet.log = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	quiet.stdout = io.Discard // Actions workflow commands: not in Actions
+
+	d := &demoRun{a: a, quiet: &quiet, w: w, repo: repo, number: number, env: env, dir: dir, printed: map[int64]string{}}
+	var failures []string
+	step := func(who, body string, check func(chatops.Outcome) error) chatops.Outcome {
+		out, err := d.comment(ctx, who, body)
+		if err == nil && check != nil {
+			err = check(out)
+		}
+		if err != nil {
+			failures = append(failures, fmt.Sprintf("%s's %q: %v", who, body, err))
+			a.printf("✗ %v\n\n", err)
+		}
+		return out
+	}
+
+	step("alice", "/poc up --ttl 4h", func(o chatops.Outcome) error {
+		if !o.OK {
+			return fmt.Errorf("up did not succeed (%+v)", o)
+		}
+		return d.checkKubeconfig(ctx, aliceID)
+	})
+	step("alice", "/poc cost", func(o chatops.Outcome) error {
+		if !o.OK {
+			return fmt.Errorf("cost did not succeed (%+v)", o)
+		}
+		return nil
+	})
+	calls := w.Scaleway.CallCount()
+	step("bob", "/poc up", func(o chatops.Outcome) error {
+		if o.Refused == "" {
+			return fmt.Errorf("bob's up was not refused (%+v)", o)
+		}
+		if n := w.Scaleway.CallCount() - calls; n != 0 {
+			return fmt.Errorf("bob's refused up made %d Scaleway calls", n)
+		}
+		d.a.printf("  (Scaleway calls during bob's command: 0)\n\n")
+		return nil
+	})
+	step("alice", "/poc down", func(o chatops.Outcome) error {
+		if !o.OK {
+			return fmt.Errorf("down did not succeed (%+v)", o)
+		}
+		for _, r := range w.Scaleway.Inventory() {
+			if strings.Contains(strings.Join(r.Tags, ","), "acme-shop-42") {
+				return fmt.Errorf("down left %s %s", r.Kind, r.Name)
+			}
+		}
+		return nil
+	})
+
+	for _, c := range gh.AllComments() {
+		if commands.ContainsSecret(c.Body) {
+			failures = append(failures, fmt.Sprintf("comment %d contains a secret", c.ID))
+		}
+	}
+	for _, line := range strings.Split(logs.String(), "\n") {
+		line = fingerprintRE.ReplaceAllString(line, "SHA256:fingerprint") // public host key fingerprints
+		if commands.ContainsSecret(line) {
+			failures = append(failures, "a log line contains a secret: "+commands.Redact(line))
+		}
+	}
+	a.printf("demo finished in %s; %d comments, %d reactions, %d Scaleway calls; 👀 after %s on average\n",
+		time.Since(t0).Round(100*time.Millisecond), len(gh.AllComments()), len(gh.Reactions(repo, number)),
+		w.Scaleway.CallCount(), d.eyesAverage().Round(time.Millisecond))
+	if len(failures) > 0 {
+		fmt.Fprintf(a.stderr, "demo: handler log:\n%s\n", commands.Redact(logs.String()))
+		return fmt.Errorf("demo failed: %s", strings.Join(failures, "; "))
+	}
+	return nil
+}
+
+var fingerprintRE = regexp.MustCompile(`SHA256:[A-Za-z0-9+/]{43}\b`)
+
+type demoRun struct {
+	a, quiet *app
+	w        *world.World
+	repo     string
+	number   int
+	env      map[string]string
+	dir      string
+	runs     int
+	printed  map[int64]string // comment id → body last printed
+	eyes     []time.Duration
+}
+
+// comment posts a user's comment on the stand-in and runs `bot handle` on the event GitHub would
+// send, printing the bot's comments as they appear and change.
+func (d *demoRun) comment(ctx context.Context, login, body string) (chatops.Outcome, error) {
+	d.runs++
+	d.a.printf("━━━ %s comments on %s#%d: %s\n\n", login, d.repo, d.number, body)
+	id := d.w.GitHub.AddComment(d.repo, d.number, login, body)
+	path := filepath.Join(d.dir, fmt.Sprintf("event-%d.json", d.runs))
+	if err := os.WriteFile(path, commentPayload(d.repo, d.number, id, login, body, d.w.GitHub.InstallationID(d.repo)), 0o600); err != nil {
+		return chatops.Outcome{}, err
+	}
+	env := map[string]string{"GITHUB_EVENT_PATH": path, "GITHUB_RUN_ID": strconv.Itoa(9000 + d.runs)}
+	getenv := func(k string) string {
+		if v, ok := env[k]; ok {
+			return v
+		}
+		return d.env[k]
+	}
+	type result struct {
+		out chatops.Outcome
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		out, err := d.quiet.handle(ctx, getenv, time.Now())
+		done <- result{out, err}
+	}()
+	tick := time.NewTicker(2 * time.Second)
+	defer tick.Stop()
+	for {
+		select {
+		case r := <-done:
+			d.printComments(true)
+			if r.out.EyesAfter > 0 {
+				d.eyes = append(d.eyes, r.out.EyesAfter)
+			}
+			reactions := []string{}
+			for _, re := range d.w.GitHub.Reactions(d.repo, d.number) {
+				if re.CommentID == id {
+					reactions = append(reactions, reactionEmoji(re.Content))
+				}
+			}
+			d.a.printf("  reactions on %s's comment: %s · 👀 after %s\n\n", login, strings.Join(reactions, " "),
+				r.out.EyesAfter.Round(time.Millisecond))
+			return r.out, r.err
+		case <-tick.C:
+			d.printComments(false)
+		case <-ctx.Done():
+			return chatops.Outcome{}, ctx.Err()
+		}
+	}
+}
+
+var hiddenRE = regexp.MustCompile(`(?m)^<!-- [^>]*-->\n?`)
+
+// printComments prints every bot comment that is new or changed since it was last printed.
+func (d *demoRun) printComments(final bool) {
+	for _, c := range d.w.GitHub.Comments(d.repo, d.number) {
+		if c.AuthorType != "Bot" || d.printed[c.ID] == c.Body {
+			continue
+		}
+		state := "new"
+		if _, seen := d.printed[c.ID]; seen {
+			state = fmt.Sprintf("edited, %d edits so far", c.Edits)
+		}
+		d.printed[c.ID] = c.Body
+		text := strings.TrimSpace(hiddenRE.ReplaceAllString(c.Body, ""))
+		d.a.printf("┌─ comment %d by %s (%s)\n", c.ID, c.Author, state)
+		for _, line := range strings.Split(text, "\n") {
+			d.a.printf("│ %s\n", line)
+		}
+		d.a.printf("└─\n\n")
+	}
+}
+
+func (d *demoRun) eyesAverage() time.Duration {
+	if len(d.eyes) == 0 {
+		return 0
+	}
+	var sum time.Duration
+	for _, e := range d.eyes {
+		sum += e
+	}
+	return sum / time.Duration(len(d.eyes))
+}
+
+var demoCurlRE = regexp.MustCompile(`curl -fsS '([^']+)' \| age -d`)
+
+// checkKubeconfig fetches the link of the last status comment and opens it with alice's private
+// key, as alice would; it prints the size and the API server, never the content.
+func (d *demoRun) checkKubeconfig(ctx context.Context, id age.Identity) error {
+	var link string
+	for _, c := range d.w.GitHub.Comments(d.repo, d.number) {
+		if m := demoCurlRE.FindStringSubmatch(c.Body); m != nil {
+			link = m[1]
+		}
+	}
+	if link == "" {
+		return errors.New("no kubeconfig link in the bot's comments")
+	}
+	var sealed []byte
+	if strings.HasPrefix(link, "file://") {
+		u, err := url.Parse(link)
+		if err != nil {
+			return err
+		}
+		if sealed, err = os.ReadFile(u.Path); err != nil {
+			return fmt.Errorf("read the kubeconfig object: %w", err)
+		}
+	} else {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, link, nil)
+		if err != nil {
+			return err
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return fmt.Errorf("fetch the kubeconfig link: %w", err)
+		}
+		defer resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("fetch the kubeconfig link: HTTP %d", resp.StatusCode)
+		}
+		if sealed, err = io.ReadAll(resp.Body); err != nil {
+			return err
+		}
+	}
+	r, err := age.Decrypt(bytes.NewReader(sealed), id)
+	if err != nil {
+		return fmt.Errorf("decrypt the kubeconfig with alice's key: %w", err)
+	}
+	plain, err := io.ReadAll(r)
+	if err != nil {
+		return err
+	}
+	server := ""
+	for _, line := range strings.Split(string(plain), "\n") {
+		if s := strings.TrimSpace(line); strings.HasPrefix(s, "server:") {
+			server = strings.TrimSpace(strings.TrimPrefix(s, "server:"))
+		}
+	}
+	d.a.printf("  alice runs the curl | age -d line: %d bytes of ciphertext decrypt to a %d-byte kubeconfig for %s\n\n",
+		len(sealed), len(plain), server)
+	return nil
+}
+
+// demoKey is alice's SSH key pair: the public half goes to the GitHub stand-in.
+func demoKey() (string, age.Identity, error) {
+	pub, priv, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		return "", nil, err
+	}
+	spub, err := ssh.NewPublicKey(pub)
+	if err != nil {
+		return "", nil, err
+	}
+	id, err := agessh.NewEd25519Identity(priv)
+	if err != nil {
+		return "", nil, err
+	}
+	return strings.TrimSpace(string(ssh.MarshalAuthorizedKey(spub))) + " alice@laptop", id, nil
+}
+
+// commentPayload is an issue_comment "created" event of GitHub's shape.
+func commentPayload(repo string, number int, commentID int64, login, body string, installation int64) []byte {
+	owner, name, _ := strings.Cut(repo, "/")
+	user := map[string]any{"login": login, "type": "User"}
+	p := map[string]any{
+		"action": "created",
+		"issue": map[string]any{"number": number, "state": "open", "labels": []any{}, "user": map[string]any{"login": "alice", "type": "User"},
+			"html_url": "https://github.com/" + repo + "/issues/" + strconv.Itoa(number)},
+		"comment":      map[string]any{"id": commentID, "body": body, "user": user},
+		"repository":   map[string]any{"name": name, "full_name": repo, "owner": map[string]any{"login": owner}, "default_branch": "main"},
+		"sender":       user,
+		"installation": map[string]any{"id": installation},
+	}
+	b, _ := json.Marshal(p) // maps of strings and numbers always marshal
+	return b
+}
+
+func reactionEmoji(c string) string {
+	if e, ok := map[string]string{"eyes": "👀", "rocket": "🚀", "hooray": "🎉", "confused": "😕", "+1": "👍", "-1": "👎"}[c]; ok {
+		return e
+	}
+	return c
+}
+
+// syncBuffer is a log sink shared by the handler's goroutines.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
