@@ -1,0 +1,129 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pocbot/pocbot/internal/commands"
+	ghsim "github.com/pocbot/pocbot/internal/sim/github"
+	"github.com/pocbot/pocbot/internal/sim/world"
+)
+
+// TestHandleProcess runs the real binary as Actions would (`bot handle`, the event in a file, the
+// settings in the environment) against the emulated world, and measures the time from starting
+// the process to GitHub accepting the 👀 reaction.
+func TestHandleProcess(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	bin := filepath.Join(t.TempDir(), "bot")
+	if out, err := exec.CommandContext(ctx, "go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	w, err := world.Start(ctx, world.Options{Dir: t.TempDir(), TimeFactor: 0.005, S3: "file"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	const repo = "acme/shop"
+	w.GitHub.AddRepo(repo, "main")
+	w.GitHub.SetPermission(repo, "bob", "read")
+	w.GitHub.AddIssue(repo, ghsim.Issue{Number: 42, Author: "alice"})
+	dir := t.TempDir()
+	outputFile := filepath.Join(dir, "output")
+
+	run := func(t *testing.T, name string, payload []byte) (stdout, stderr string, code int, started time.Time) {
+		t.Helper()
+		path := filepath.Join(dir, name+".json")
+		if err := os.WriteFile(path, payload, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"),
+			"GITHUB_EVENT_NAME=issue_comment", "GITHUB_EVENT_PATH=" + path, "GITHUB_REPOSITORY=" + repo,
+			"GITHUB_RUN_ID=77", "GITHUB_ACTIONS=true", "GITHUB_OUTPUT=" + outputFile, "GITHUB_STEP_SUMMARY=" + filepath.Join(dir, "summary")}
+		for _, kv := range w.Env() {
+			env = append(env, kv[0]+"="+kv[1])
+		}
+		cmd := exec.CommandContext(ctx, bin, "handle")
+		cmd.Env = env
+		var so, se bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &so, &se
+		started = time.Now()
+		err := cmd.Run()
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		return so.String(), se.String(), code, started
+	}
+
+	t.Run("edited comment: no API call at all", func(t *testing.T) {
+		before := len(w.GitHub.Requests())
+		p := commentPayload(repo, 42, 1, "bob", "/poc up", w.GitHub.InstallationID(repo))
+		p = bytes.Replace(p, []byte(`"action":"created"`), []byte(`"action":"edited"`), 1)
+		_, stderr, code, _ := run(t, "edited", p)
+		if code != 0 || !strings.Contains(stderr, "event ignored") {
+			t.Fatalf("exit %d, stderr:\n%s", code, stderr)
+		}
+		if n := len(w.GitHub.Requests()) - before; n != 0 {
+			t.Errorf("an edited comment made %d GitHub requests, want 0", n)
+		}
+	})
+
+	t.Run("read-only up refused; time to 👀", func(t *testing.T) {
+		var lat []time.Duration
+		for i := range 5 {
+			calls := w.Scaleway.CallCount()
+			id := w.GitHub.AddComment(repo, 42, "bob", "/poc up")
+			stdout, stderr, code, started := run(t, "refused", commentPayload(repo, 42, id, "bob", "/poc up", w.GitHub.InstallationID(repo)))
+			if code != 0 {
+				t.Fatalf("exit %d\nstderr:\n%s", code, stderr)
+			}
+			if n := w.Scaleway.CallCount() - calls; n != 0 {
+				t.Errorf("refused up made %d Scaleway calls", n)
+			}
+			var eyes time.Time
+			var got []string
+			for _, r := range w.GitHub.Reactions(repo, 42) {
+				if r.CommentID == id {
+					got = append(got, r.Content)
+					if r.Content == "eyes" {
+						eyes = r.At
+					}
+				}
+			}
+			if strings.Join(got, ",") != "eyes,confused" {
+				t.Fatalf("reactions %v, want eyes,confused", got)
+			}
+			lat = append(lat, eyes.Sub(started))
+			if i == 0 {
+				// The installation token is masked, and appears nowhere else.
+				if !strings.Contains(stdout, "::add-mask::ghs_") {
+					t.Errorf("the installation token was not masked; stdout:\n%s", stdout)
+				}
+				for _, line := range strings.Split(stdout+stderr, "\n") {
+					if !strings.HasPrefix(line, "::add-mask::") && commands.ContainsSecret(fingerprintRE.ReplaceAllString(line, "")) {
+						t.Errorf("secret in the output: %s", commands.Redact(line))
+					}
+				}
+			}
+		}
+		sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+		t.Logf("process start → 👀 accepted: min %s, median %s, max %s (5 runs)", lat[0].Round(time.Millisecond),
+			lat[2].Round(time.Millisecond), lat[4].Round(time.Millisecond))
+		if lat[2] > 5*time.Second {
+			t.Errorf("median time to 👀 is %s: the acknowledgement is not 'at once'", lat[2])
+		}
+		last := w.GitHub.Comments(repo, 42)
+		if body := last[len(last)-1].Body; !strings.Contains(body, "needs at least **write**") {
+			t.Errorf("last reply is not the refusal:\n%s", body)
+		}
+	})
+}
