@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"sort"
+	"strconv"
 	"text/tabwriter"
 	"time"
 
@@ -40,7 +41,11 @@ func init() {
 					tw := tabwriter.NewWriter(a.stdout, 2, 4, 2, ' ', 0)
 					fmt.Fprintln(tw, "CLUSTER\tPHASE\tREPOSITORY\tNUMBER\tREQUESTED BY\tCREATED\tEXPIRES\tSERIAL")
 					for _, h := range hs {
-						fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\t%d\n", h.Cluster, h.Phase, h.Repository, h.Number, h.RequestedBy,
+						num := "-" // an operator's cluster has no issue
+						if h.Number > 0 {
+							num = strconv.Itoa(h.Number)
+						}
+						fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\n", h.Cluster, h.Phase, orDash(h.Repository), num, h.RequestedBy,
 							h.Created.Format(time.RFC3339), fmtTime(h.Expires), h.Serial)
 					}
 					return tw.Flush()

@@ -117,7 +117,7 @@ func (a *app) printStatus(ctx context.Context, st *clusterops.Status, now time.T
 		}
 		sort.Strings(names)
 		tw := tabwriter.NewWriter(a.stdout, 2, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "  NODE\tKIND\tID\tZONE\tSTATUS\tADDRESS")
+		fmt.Fprintln(tw, "  NODE\tKIND\tID\tZONE\tRECORDED STATUS\tADDRESS")
 		for _, n := range names {
 			r := s.Resources[n]
 			addr := r.Attrs["address"]

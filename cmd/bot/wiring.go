@@ -23,6 +23,7 @@ import (
 	"github.com/pocbot/pocbot/internal/provision/cluster"
 	"github.com/pocbot/pocbot/internal/provision/images"
 	"github.com/pocbot/pocbot/internal/provision/scaleway"
+	"github.com/pocbot/pocbot/internal/provision/talos"
 	"github.com/pocbot/pocbot/internal/statestore"
 )
 
@@ -128,6 +129,9 @@ func (a *app) openWorld(ctx context.Context, region string) (*opsWorld, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The Talos client logs through its own package logger (slog.Default otherwise): route it to
+	// the bot's handler so that its lines share the format and POC_DEBUG level.
+	talos.Logger = a.log.With("component", "talos")
 	ccfg := cluster.Config{Driver: w.driver, FactoryURL: w.factoryURL, ImageBucket: w.imageBucket, RescuePort: rescuePort,
 		RunnerCIDR: strings.TrimSpace(a.getenv("POC_RUNNER_CIDR")), Log: a.log}
 	w.ops = &clusterops.Ops{
