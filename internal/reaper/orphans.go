@@ -137,20 +137,20 @@ var errHasState = errors.New("the cluster has a state document")
 // leave a window between this check and the sweep.
 func (r *run) sweep(g scaleway.TaggedCluster) (*provision.Report, error) {
 	store := r.ops.Store
-	l, err := store.Lock(r.ctx, g.ClusterID, statestore.LockInfo{Actor: r.cfg.Actor, RunID: r.cfg.RunID, Command: reapCommand + " orphan"}, orphanLockLease)
+	l, err := store.Lock(r.work, g.ClusterID, statestore.LockInfo{Actor: r.cfg.Actor, RunID: r.cfg.RunID, Command: reapCommand + " orphan"}, orphanLockLease)
 	if err != nil {
 		return nil, err
 	}
 	stop := renew(l, orphanLockLease/3, r.log)
 	defer func() {
 		stop()
-		rctx, cancel := context.WithTimeout(context.WithoutCancel(r.ctx), 30*time.Second)
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(r.work), 30*time.Second)
 		defer cancel()
 		if err := l.Release(rctx); err != nil {
 			r.log.Error("release the orphan's lock", "cluster", g.ClusterID, "err", err)
 		}
 	}()
-	if _, err := store.Get(r.ctx, g.ClusterID); err == nil {
+	if _, err := store.Get(r.work, g.ClusterID); err == nil {
 		return nil, errHasState
 	} else if !errors.Is(err, statestore.ErrNotFound) {
 		return nil, fmt.Errorf("check that %s has no state document: %w", g.ClusterID, err)
@@ -169,12 +169,12 @@ func (r *run) sweep(g scaleway.TaggedCluster) (*provision.Report, error) {
 	if eopts.Logger == nil {
 		eopts.Logger = r.log
 	}
-	rep, err := provision.New(eopts).Down(r.ctx, gr, st, provision.NewMemorySaver())
+	rep, err := provision.New(eopts).Down(r.work, gr, st, provision.NewMemorySaver())
 	if err != nil {
 		return rep, err
 	}
 	// The first-seen mark and any stale cancel request go with the resources.
-	if err := store.DeleteArtifacts(context.WithoutCancel(r.ctx), g.ClusterID); err != nil {
+	if err := store.DeleteArtifacts(r.work, g.ClusterID); err != nil {
 		return rep, fmt.Errorf("orphan %s swept, but its artifacts remain: %w", g.ClusterID, err)
 	}
 	return rep, nil

@@ -78,8 +78,10 @@ type Config struct {
 	// run still starting, or one that crashed minutes ago and will be resumed.
 	Grace time.Duration
 	// MaxTeardowns bounds the destructive actions of one run (teardowns and orphan sweeps
-	// together; 0: no bound). Budget and Deadline bound its wall time (zero: none): nothing new
-	// starts after, and what runs is cancelled at the bound (a cut teardown is retried next run).
+	// together; 0: no bound). Budget and Deadline bound its wall time (zero: none): listing,
+	// look-ups, warnings and the start of a teardown stop at the bound. A teardown already
+	// started runs to its end under the caller's ctx: cutting it would leave a half-destroyed
+	// cluster that the next bounded run would cut again.
 	MaxTeardowns int
 	Budget       time.Duration
 	Deadline     time.Time
@@ -176,7 +178,8 @@ type run struct {
 	teardown Teardown
 	log      *slog.Logger
 	now      time.Time
-	ctx      context.Context
+	ctx      context.Context // bounded by Budget / Deadline
+	work     context.Context // the caller's: a started teardown or sweep is not cut by the bound
 	started  time.Time
 	done     int // destructive actions started
 	report   *Report
@@ -219,6 +222,7 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 		cfg.Zones = []scw.Zone{scw.Zone(cfg.Spec.Zone)}
 	}
 	started := time.Now()
+	work := ctx
 	deadline := cfg.Deadline
 	if cfg.Budget > 0 && (deadline.IsZero() || started.Add(cfg.Budget).Before(deadline)) {
 		deadline = started.Add(cfg.Budget)
@@ -228,7 +232,7 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 		ctx, cancel = context.WithDeadline(ctx, deadline)
 		defer cancel()
 	}
-	r := &run{cfg: cfg, ops: *cfg.Ops, log: cfg.Log, now: cfg.Now().UTC(), ctx: ctx, started: started, report: &rep}
+	r := &run{cfg: cfg, ops: *cfg.Ops, log: cfg.Log, now: cfg.Now().UTC(), ctx: ctx, work: work, started: started, report: &rep}
 	// A reaper never queues behind another run: WaitLock gives up after one try.
 	r.ops.LockWait = time.Millisecond
 	r.teardown = cfg.Teardown
@@ -528,7 +532,7 @@ func (r *run) tearDown(d Decision) Decision {
 		return d
 	}
 	r.done++
-	res, err := r.teardown.Down(r.ctx, r.request(d.Cluster))
+	res, err := r.teardown.Down(r.work, r.request(d.Cluster))
 	if res != nil && res.Report != nil {
 		d.Deleted = res.Report.Deleted
 	}
@@ -553,8 +557,8 @@ func (r *run) tearDown(d Decision) Decision {
 		for _, x := range d.Deleted {
 			view.Down.Deleted = append(view.Down.Deleted, commands.DeletedResource{Kind: x.Kind, Name: x.Name, ID: x.ID})
 		}
-		// The teardown is done whatever happens to the comment: ctx may be at its bound.
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(r.ctx), 30*time.Second)
+		// Past the run's bound too: a teardown without its notice would surprise the issue.
+		cctx, cancel := context.WithTimeout(r.work, 30*time.Second)
 		defer cancel()
 		if _, err := r.cfg.Issues.CreateComment(cctx, d.Number, commands.RenderReaped(view)); err != nil {
 			d.Err = fmt.Errorf("post the teardown notice on %s#%d: %w", d.Repository, d.Number, err)
@@ -570,4 +574,18 @@ func accrued(h statestore.Header, now time.Time) string {
 		return ""
 	}
 	return cost.EUR(0, n).MulRat(int64(now.Sub(h.Created)/time.Second), 24*3600).Format(2)
+}
+
+// Opportunistic bounds cfg for the pass at the start of every bot run (GitHub disables the
+// schedules of repositories idle for 60 days, so event runs must reap too): at most one teardown
+// and a few seconds of deciding, unless cfg says otherwise. Call it once the event's own
+// acknowledgement is out, since a teardown it starts runs to its end.
+func Opportunistic(cfg Config) Config {
+	if cfg.MaxTeardowns == 0 {
+		cfg.MaxTeardowns = 1
+	}
+	if cfg.Budget == 0 && cfg.Deadline.IsZero() {
+		cfg.Budget = 20 * time.Second
+	}
+	return cfg
 }

@@ -310,3 +310,21 @@ func TestDryRunBoundsAndBusy(t *testing.T) {
 		t.Error("the locked cluster was destroyed")
 	}
 }
+
+func TestOpportunisticBounds(t *testing.T) {
+	for _, c := range []struct {
+		in         reaper.Config
+		max        int
+		budget     time.Duration
+		noDeadline bool
+	}{
+		{in: reaper.Config{}, max: 1, budget: 20 * time.Second, noDeadline: true},
+		{in: reaper.Config{MaxTeardowns: 3, Budget: time.Minute}, max: 3, budget: time.Minute, noDeadline: true},
+		{in: reaper.Config{Deadline: time.Unix(1, 0)}, max: 1, budget: 0},
+	} {
+		got := reaper.Opportunistic(c.in)
+		if got.MaxTeardowns != c.max || got.Budget != c.budget || got.Deadline.IsZero() != c.noDeadline {
+			t.Errorf("Opportunistic(%+v) = max %d budget %s deadline %s", c.in, got.MaxTeardowns, got.Budget, got.Deadline)
+		}
+	}
+}

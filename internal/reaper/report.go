@@ -49,8 +49,12 @@ func (r Report) WriteTable(w io.Writer) error {
 	if r.Bounded {
 		bound = "; bounded: the rest is left for the next run"
 	}
-	_, err := fmt.Fprintf(w, "%d headers read in %s: %d destroyed, %d swept, %d warned, %d busy, %d failed, %d deferred%s%s\n",
-		r.Listed, r.Elapsed.Round(time.Millisecond), r.Count(ActionDestroyed), r.Count(ActionSwept), r.Count(ActionWarned),
+	would := ""
+	if r.DryRun {
+		would = "would be "
+	}
+	_, err := fmt.Fprintf(w, "%d headers read in %s: %d %sdestroyed, %d %sswept, %d %swarned, %d busy, %d failed, %d deferred%s%s\n",
+		r.Listed, r.Elapsed.Round(time.Millisecond), r.Count(ActionDestroyed), would, r.Count(ActionSwept), would, r.Count(ActionWarned), would,
 		r.Count(ActionBusy), r.Count(ActionFailed), r.Count(ActionDeferred), bound, mode)
 	return err
 }

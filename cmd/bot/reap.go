@@ -1,0 +1,137 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/pocbot/pocbot/internal/github"
+	"github.com/pocbot/pocbot/internal/provision"
+	"github.com/pocbot/pocbot/internal/reaper"
+	"github.com/pocbot/pocbot/internal/repoconfig"
+)
+
+// envGitHubCreds are the variables whose presence says "GitHub settings are given".
+var envGitHubCreds = []string{"POC_APP_ID", "POC_APP_PRIVATE_KEY", "POC_APP_PRIVATE_KEY_FILE", "GITHUB_TOKEN"}
+
+func init() {
+	var (
+		repository, keepLabel string
+		dryRun, noOrphans     bool
+		grace, budget, warn   time.Duration
+		maxTeardowns          int
+	)
+	register(&command{
+		name: "reap",
+		summary: "the schedule: destroy expired clusters and those whose issue / PR is closed, warn once before expiry, " +
+			"sweep orphans; prints a table of decisions (exit 1 when a teardown failed: it is retried next run)",
+		env: envList(envWorld, envGitHubCreds, []string{"GITHUB_API_URL"}),
+		setFlags: func(fs *flag.FlagSet, e *envFlags) {
+			e.String(&repository, "repository", "GITHUB_REPOSITORY", "",
+				"owner/name: only this repository's clusters; with GitHub settings, also check their issues and comment")
+			e.Bool(&dryRun, "dry-run", "POC_REAP_DRY_RUN", false, "report what would happen; destroy, write and post nothing")
+			e.Duration(&grace, "grace", "POC_REAP_GRACE", time.Hour, "age under which tagged resources without a state document are left alone")
+			e.Int(&maxTeardowns, "max-teardowns", "POC_REAP_MAX_TEARDOWNS", 0, "most teardowns and orphan sweeps in one run (0: no bound)")
+			e.Duration(&budget, "budget", "POC_REAP_BUDGET", 0, "wall-time bound of the run; nothing starts after it (0: none)")
+			e.Duration(&warn, "warn-before", "POC_WARN_BEFORE", -1,
+				"lead of the one expiry warning (default: warn_before of the repository's .github/poc.yml, else 1h; 0: none)")
+			e.String(&keepLabel, "keep-label", "POC_KEEP_LABEL", "",
+				"label that pauses expiry (default: keep_label of .github/poc.yml, else poc/keep)")
+			e.Bool(&noOrphans, "no-orphans", "POC_REAP_NO_ORPHANS", false, "skip the orphan pass")
+		},
+		run: func(ctx context.Context, a *app, fs *flag.FlagSet) error {
+			if maxTeardowns < 0 || budget < 0 || grace <= 0 {
+				return errors.New("reap: --max-teardowns and --budget must be ≥ 0 and --grace > 0")
+			}
+			w, err := a.openWorld(ctx, provision.DefaultSpec().Region)
+			if err != nil {
+				return err
+			}
+			defer w.Close()
+			spec := provision.DefaultSpec()
+			spec.ImageBucket = w.bucketName
+			cfg := reaper.Config{Ops: w.ops, Repository: strings.TrimSpace(repository), Spec: spec, Grace: grace,
+				MaxTeardowns: maxTeardowns, Budget: budget, DryRun: dryRun, Log: a.log,
+				RunID: a.getenv("GITHUB_RUN_ID"), WarnBefore: repoconfig.Default().WarnBefore, KeepLabel: repoconfig.Default().KeepLabel}
+			if !noOrphans {
+				cfg.Inventory = w.driver
+			}
+			gh, err := a.reapGitHub(ctx, cfg.Repository)
+			if err != nil {
+				return err
+			}
+			if gh != nil {
+				cfg.Issues = gh
+				rc, err := repoConfig(ctx, gh)
+				if err != nil {
+					return err
+				}
+				cfg.WarnBefore, cfg.KeepLabel = rc.WarnBefore, rc.KeepLabel
+			} else {
+				a.log.Info("no GitHub settings: expired clusters only, no issue checks, no comments")
+			}
+			if warn >= 0 {
+				cfg.WarnBefore = warn
+			}
+			if keepLabel != "" {
+				cfg.KeepLabel = keepLabel
+			}
+			rep, err := reaper.Run(ctx, cfg)
+			if werr := rep.WriteTable(a.stdout); werr != nil && err == nil {
+				err = werr
+			}
+			if err != nil {
+				return err
+			}
+			if n := rep.Failed(); n > 0 {
+				return fmt.Errorf("reap: %d teardowns or sweeps failed (see the table); the next run retries them", n)
+			}
+			return nil
+		},
+	})
+}
+
+// reapGitHub returns the GitHub client of the repository, or nil when no GitHub settings are given
+// at all (an operator's reap against a bucket). Settings given in part are an error, not a
+// silent fallback: a workflow with a broken secret must not quietly stop checking issues.
+func (a *app) reapGitHub(ctx context.Context, repository string) (*github.Client, error) {
+	given := false
+	for _, k := range envGitHubCreds {
+		given = given || strings.TrimSpace(a.getenv(k)) != ""
+	}
+	if !given {
+		return nil, nil
+	}
+	auth, err := github.AuthFromEnv(a.getenv)
+	if err != nil {
+		return nil, err
+	}
+	if repository == "" {
+		return nil, errors.New("reap: GitHub settings are given but no repository: set --repository owner/name (GITHUB_REPOSITORY)")
+	}
+	owner, name, ok := strings.Cut(repository, "/")
+	if !ok || owner == "" || name == "" {
+		return nil, fmt.Errorf("reap: --repository %q is not owner/name", repository)
+	}
+	auth.Owner, auth.Repo, auth.Logger = owner, name, a.log
+	return github.NewClient(ctx, auth)
+}
+
+// repoConfig reads .github/poc.yml from the default branch; a missing file means the defaults.
+func repoConfig(ctx context.Context, gh *github.Client) (repoconfig.RepoConfig, error) {
+	data, err := gh.RepoFile(ctx, repoconfig.Path, "")
+	if errors.Is(err, github.ErrNotFound) {
+		return repoconfig.Default(), nil
+	}
+	if err != nil {
+		return repoconfig.RepoConfig{}, fmt.Errorf("reap: read %s: %w", repoconfig.Path, err)
+	}
+	rc, err := repoconfig.Parse(data)
+	if err != nil {
+		return repoconfig.RepoConfig{}, fmt.Errorf("reap: %w", err)
+	}
+	return rc, nil
+}
