@@ -26,6 +26,7 @@ import (
 	"github.com/pocbot/pocbot/internal/provision/cluster"
 	"github.com/pocbot/pocbot/internal/provision/images"
 	"github.com/pocbot/pocbot/internal/provision/scaleway"
+	"github.com/pocbot/pocbot/internal/reaper"
 	"github.com/pocbot/pocbot/internal/statestore"
 )
 
@@ -88,6 +89,16 @@ func (a *app) handle(ctx context.Context, getenv func(string) string, started ti
 		GitHub: gh, Env: env, Actions: actions, AppSlug: slug, Log: a.log, Started: started,
 		Open: func(ctx context.Context) (*chatops.Backend, error) { return openBackend(ctx, getenv, a) },
 	}
+	h.Reap = func(ctx context.Context, ev github.Event) (string, error) {
+		return a.reapOnce(ctx, getenv, env, gh, false)
+	}
+	if getenv("POC_REAP_ON_EVENTS") != "false" {
+		// GitHub disables the schedules of repositories idle for 60 days: every event run reaps
+		// too, bounded (reaper.Opportunistic), once its own command is answered.
+		h.Opportunistic = func(ctx context.Context, ev github.Event) (string, error) {
+			return a.reapOnce(ctx, getenv, env, gh, true)
+		}
+	}
 	if v := getenv("POC_STICKY_INTERVAL"); v != "" {
 		if h.StickyInterval, err = time.ParseDuration(v); err != nil {
 			return chatops.Outcome{}, fmt.Errorf("POC_STICKY_INTERVAL=%q is not a duration like 3s", v)
@@ -101,10 +112,48 @@ func (a *app) handle(ctx context.Context, getenv func(string) string, started ti
 	return out, err
 }
 
+// reapOnce runs the reaper for the repository: the whole pass for schedule and workflow_dispatch
+// events, a bounded one without the orphan pass after other events.
+func (a *app) reapOnce(ctx context.Context, getenv func(string) string, env github.ActionsEnv, gh *github.Client, opportunistic bool) (string, error) {
+	b, driver, err := openBackendParts(ctx, getenv, a)
+	if err != nil {
+		return "", err
+	}
+	defer b.Close()
+	rc, err := repoConfig(ctx, gh)
+	if err != nil {
+		return "", err
+	}
+	cfg := reaper.Config{Ops: b.Ops, Repository: env.Repository, Issues: gh, Inventory: driver, Spec: b.Spec,
+		KeepLabel: rc.KeepLabel, WarnBefore: rc.WarnBefore, Log: a.log, RunID: env.RunID}
+	if opportunistic {
+		cfg = reaper.Opportunistic(cfg)
+		cfg.Inventory = nil // the orphan pass lists every zone: the schedule's job
+	}
+	rep, err := reaper.Run(ctx, cfg)
+	var table strings.Builder
+	if werr := rep.WriteTable(&table); werr != nil && err == nil {
+		err = werr
+	}
+	msg := fmt.Sprintf("%d clusters listed: %d destroyed, %d warned, %d kept, %d busy, %d failed, %d swept in %s\n\n%s",
+		rep.Listed, rep.Count(reaper.ActionDestroyed), rep.Count(reaper.ActionWarned), rep.Count(reaper.ActionKept),
+		rep.Count(reaper.ActionBusy), rep.Failed(), rep.Count(reaper.ActionSwept), rep.Elapsed.Round(time.Millisecond), table.String())
+	if err == nil && rep.Failed() > 0 {
+		err = fmt.Errorf("%d teardowns or sweeps failed; the next run retries them", rep.Failed())
+	}
+	return msg, err
+}
+
 // openBackend opens the state store, the Scaleway client, the image bucket and the price
 // sources from getenv alone (wiring.go's openWorld reads some settings from the process
 // environment, which `bot demo` must not change).
-func openBackend(ctx context.Context, getenv func(string) string, a *app) (b *chatops.Backend, err error) {
+func openBackend(ctx context.Context, getenv func(string) string, a *app) (*chatops.Backend, error) {
+	b, _, err := openBackendParts(ctx, getenv, a)
+	return b, err
+}
+
+// openBackendParts is openBackend plus the Scaleway driver (the reaper's orphan inventory).
+func openBackendParts(ctx context.Context, getenv func(string) string, a *app) (b *chatops.Backend, drv *scaleway.Driver, err error) {
 	var closers []func()
 	closeAll := func() {
 		for i := len(closers) - 1; i >= 0; i-- {
@@ -120,34 +169,34 @@ func openBackend(ctx context.Context, getenv func(string) string, a *app) (b *ch
 
 	scfg, err := statestore.ConfigFromEnv(getenv)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	opts := []statestore.Option{statestore.WithLogger(a.log)}
 	if strings.HasPrefix(scfg.StateURL, "s3://") {
 		sb, err := openS3(ctx, scfg.StateURL, getenv)
 		if err != nil {
-			return nil, fmt.Errorf("open the state bucket %s: %w", statestore.EnvStateURL, err)
+			return nil, nil, fmt.Errorf("open the state bucket %s: %w", statestore.EnvStateURL, err)
 		}
 		closers = append(closers, func() { _ = sb.Close() })
 		opts = append(opts, statestore.WithBucket(sb))
 	}
 	store, err := statestore.Open(ctx, scfg, opts...)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	closers = append(closers, func() { _ = store.Close() })
 
 	client, err := scwClient(getenv)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	driver, err := scaleway.New(scaleway.Config{Client: client})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	u, bucketName, err := imageBucketURL(getenv("POC_IMAGE_BUCKET"), region)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var ib *blob.Bucket
 	if strings.HasPrefix(u, "s3://") {
@@ -156,25 +205,25 @@ func openBackend(ctx context.Context, getenv func(string) string, a *app) (b *ch
 		ib, err = blob.OpenBucket(ctx, u)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("open the image bucket POC_IMAGE_BUCKET=%q: %w", u, err)
+		return nil, nil, fmt.Errorf("open the image bucket POC_IMAGE_BUCKET=%q: %w", u, err)
 	}
 	closers = append(closers, func() { _ = ib.Close() })
 	rescuePort := 22
 	if v := getenv("POC_RESCUE_SSH_PORT"); v != "" {
 		if rescuePort, err = strconv.Atoi(v); err != nil {
-			return nil, fmt.Errorf("POC_RESCUE_SSH_PORT=%q is not a port number", v)
+			return nil, nil, fmt.Errorf("POC_RESCUE_SSH_PORT=%q is not a port number", v)
 		}
 	}
 	poll := provision.DefaultPollInterval
 	if v := getenv("POC_POLL_INTERVAL"); v != "" {
 		if poll, err = time.ParseDuration(v); err != nil || poll <= 0 {
-			return nil, fmt.Errorf("POC_POLL_INTERVAL=%q is not a positive duration like 2s", v)
+			return nil, nil, fmt.Errorf("POC_POLL_INTERVAL=%q is not a positive duration like 2s", v)
 		}
 	}
 	lockWait := 10 * time.Minute
 	if v := getenv("POC_LOCK_WAIT"); v != "" {
 		if lockWait, err = time.ParseDuration(v); err != nil || lockWait <= 0 {
-			return nil, fmt.Errorf("POC_LOCK_WAIT=%q is not a positive duration like 10m", v)
+			return nil, nil, fmt.Errorf("POC_LOCK_WAIT=%q is not a positive duration like 10m", v)
 		}
 	}
 	factory := strings.TrimRight(cmpOr(getenv(images.FactoryURLEnv), images.DefaultFactoryURL), "/")
@@ -189,7 +238,7 @@ func openBackend(ctx context.Context, getenv func(string) string, a *app) (b *ch
 		Log:      a.log,
 		LockWait: lockWait,
 	}
-	return &chatops.Backend{Ops: ops, Quoter: cost.NewQuoter(cost.APISources(client)...), Spec: spec, Close: closeAll}, nil
+	return &chatops.Backend{Ops: ops, Quoter: cost.NewQuoter(cost.APISources(client)...), Spec: spec, Close: closeAll}, driver, nil
 }
 
 func cmpOr(v, def string) string {

@@ -38,6 +38,7 @@ func TestHandleProcess(t *testing.T) {
 	dir := t.TempDir()
 	outputFile := filepath.Join(dir, "output")
 
+	eventName := "issue_comment"
 	run := func(t *testing.T, name string, payload []byte) (stdout, stderr string, code int, started time.Time) {
 		t.Helper()
 		path := filepath.Join(dir, name+".json")
@@ -45,7 +46,7 @@ func TestHandleProcess(t *testing.T) {
 			t.Fatal(err)
 		}
 		env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"),
-			"GITHUB_EVENT_NAME=issue_comment", "GITHUB_EVENT_PATH=" + path, "GITHUB_REPOSITORY=" + repo,
+			"GITHUB_EVENT_NAME=" + eventName, "GITHUB_EVENT_PATH=" + path, "GITHUB_REPOSITORY=" + repo,
 			"GITHUB_RUN_ID=77", "GITHUB_ACTIONS=true", "GITHUB_OUTPUT=" + outputFile, "GITHUB_STEP_SUMMARY=" + filepath.Join(dir, "summary")}
 		for _, kv := range w.Env() {
 			env = append(env, kv[0]+"="+kv[1])
@@ -74,6 +75,15 @@ func TestHandleProcess(t *testing.T) {
 		}
 		if n := len(w.GitHub.Requests()) - before; n != 0 {
 			t.Errorf("an edited comment made %d GitHub requests, want 0", n)
+		}
+	})
+
+	t.Run("schedule runs the reaper", func(t *testing.T) {
+		eventName = "schedule"
+		defer func() { eventName = "issue_comment" }()
+		_, stderr, code, _ := run(t, "schedule", []byte(`{"schedule":"*/30 * * * *"}`))
+		if code != 0 || !strings.Contains(stderr, "clusters listed") {
+			t.Fatalf("exit %d, stderr:\n%s", code, stderr)
 		}
 	})
 

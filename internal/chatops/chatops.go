@@ -64,6 +64,10 @@ type Handler struct {
 	Open func(ctx context.Context) (*Backend, error)
 	// Reap handles schedule / workflow_dispatch events; nil: not wired (logged, nothing done).
 	Reap Reaper
+	// Opportunistic, when set, runs a bounded reaper pass after a comment or pull-request event
+	// was answered (schedules of idle repositories stop); its failure is logged, never the
+	// event's.
+	Opportunistic Reaper
 	// AppSlug is the App's slug: its own comments (slug[bot]) are ignored even if GitHub were to
 	// report them without the Bot type.
 	AppSlug string
@@ -185,6 +189,16 @@ func (h *Handler) Handle(ctx context.Context, ev github.Event) (out Outcome, err
 		err = r.schedule(ctx)
 	default:
 		r.out.Ignored = "event kind " + string(ev.Kind) + " is not handled"
+	}
+	if h.Opportunistic != nil && (ev.Kind == github.KindComment || ev.Kind == github.KindPullRequest) {
+		done := r.group("opportunistic reap")
+		msg, rerr := h.Opportunistic(ctx, ev)
+		done()
+		if rerr != nil {
+			h.log().Warn("opportunistic reap failed; the schedule retries", "err", commands.Redact(rerr.Error()))
+		} else {
+			h.log().Info("opportunistic reap", "summary", firstLine(msg))
+		}
 	}
 	return *r.out, err
 }
@@ -361,4 +375,9 @@ func (r *run) schedule(ctx context.Context) error {
 	r.h.log().Info("reaped", "summary", msg)
 	r.summary("### pocbot reaper\n\n" + commands.Redact(msg) + "\n")
 	return nil
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
 }
