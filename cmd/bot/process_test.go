@@ -26,18 +26,6 @@ type botProc struct {
 	env map[string]string
 }
 
-func buildBot(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "bot")
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	out, err := exec.CommandContext(ctx, "go", "build", "-o", bin, ".").CombinedOutput()
-	if err != nil {
-		t.Fatalf("go build the bot: %v\n%s", err, out)
-	}
-	return bin
-}
-
 func (b *botProc) environ(over map[string]string) []string {
 	env := map[string]string{}
 	for _, k := range []string{"PATH", "HOME", "TMPDIR"} {
