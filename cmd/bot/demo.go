@@ -162,7 +162,6 @@ func (a *app) demo(ctx context.Context, factor float64, s3 string, keep bool) er
 		}
 	}
 	for _, line := range strings.Split(logs.String(), "\n") {
-		line = fingerprintRE.ReplaceAllString(line, "SHA256:fingerprint") // public host key fingerprints
 		if commands.ContainsSecret(line) {
 			failures = append(failures, "a log line contains a secret: "+commands.Redact(line))
 		}
@@ -177,7 +176,6 @@ func (a *app) demo(ctx context.Context, factor float64, s3 string, keep bool) er
 	return nil
 }
 
-var fingerprintRE = regexp.MustCompile(`SHA256:[A-Za-z0-9+/]{43}\b`)
 
 type demoRun struct {
 	a, quiet *app

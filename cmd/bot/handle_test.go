@@ -119,7 +119,7 @@ func TestHandleProcess(t *testing.T) {
 					t.Errorf("the installation token was not masked; stdout:\n%s", stdout)
 				}
 				for _, line := range strings.Split(stdout+stderr, "\n") {
-					if !strings.HasPrefix(line, "::add-mask::") && commands.ContainsSecret(fingerprintRE.ReplaceAllString(line, "")) {
+					if !strings.HasPrefix(line, "::add-mask::") && commands.ContainsSecret(line) {
 						t.Errorf("secret in the output: %s", commands.Redact(line))
 					}
 				}

@@ -82,13 +82,23 @@ func redactOnce(s string) string {
 	if strings.Contains(lower, "key") {
 		s = talosKeyRE.ReplaceAllStringFunc(s, func(m string) string { return replaceValue(talosKeyRE, m) })
 	}
-	s = b64RE.ReplaceAllStringFunc(s, func(m string) string {
-		if isKeyMaterial(m) {
-			return Redacted
+	var out strings.Builder
+	last := 0
+	for _, loc := range b64RE.FindAllStringIndex(s, -1) {
+		m := s[loc[0]:loc[1]]
+		// "SHA256:<43 base64>" is an SSH fingerprint (a digest of a public key), not a key.
+		if strings.HasSuffix(s[:loc[0]], "SHA256:") || !isKeyMaterial(m) {
+			continue
 		}
-		return m
-	})
-	return s
+		out.WriteString(s[last:loc[0]])
+		out.WriteString(Redacted)
+		last = loc[1]
+	}
+	if last == 0 {
+		return s
+	}
+	out.WriteString(s[last:])
+	return out.String()
 }
 
 // replaceValue keeps the key part (group 1) and replaces the value (group 2), unless the value
