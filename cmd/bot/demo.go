@@ -176,7 +176,6 @@ func (a *app) demo(ctx context.Context, factor float64, s3 string, keep bool) er
 	return nil
 }
 
-
 type demoRun struct {
 	a, quiet *app
 	w        *world.World

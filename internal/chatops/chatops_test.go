@@ -20,7 +20,6 @@ import (
 	"github.com/pocbot/pocbot/internal/statestore"
 )
 
-
 var curlRE = regexp.MustCompile(`curl -fsS '([^']+)' \| age -d`)
 
 // TestCommentsEndToEnd plays every comment case against one emulated world: what must not run
