@@ -138,5 +138,8 @@ func clusterOf(tags []string) (string, bool) {
 			id = rest
 		}
 	}
-	return id, id != "" && provision.ValidateClusterID(id) == nil
+	if id == "" || provision.ValidateClusterID(id) != nil {
+		return "", false
+	}
+	return id, true
 }
