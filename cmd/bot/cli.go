@@ -66,6 +66,8 @@ type app struct {
 	getenv         func(string) string
 	log            *slog.Logger
 	commands       []*command
+	// atExit closes what commands opened for the whole process (buckets behind a store).
+	atExit []func()
 }
 
 func newApp(stdout, stderr io.Writer, getenv func(string) string) *app {
@@ -88,6 +90,11 @@ func registeredCommands() []*command     { return append([]*command(nil), regist
 func (a *app) printf(f string, v ...any) { fmt.Fprintf(a.stdout, f, v...) }
 
 func (a *app) dispatch(ctx context.Context, args []string) error {
+	defer func() {
+		for i := len(a.atExit) - 1; i >= 0; i-- {
+			a.atExit[i]()
+		}
+	}()
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
 		a.usage(a.stdout)
 		if len(args) == 0 {

@@ -10,12 +10,11 @@ import (
 	"github.com/pocbot/pocbot/internal/clusterops"
 	"github.com/pocbot/pocbot/internal/cost"
 	"github.com/pocbot/pocbot/internal/provision"
-	"github.com/pocbot/pocbot/internal/provision/scaleway"
 )
 
 // quoter prices with Scaleway's APIs first (catalog, then products and offers), the dated table last.
 func (a *app) quoter() (*cost.Quoter, error) {
-	client, err := scaleway.NewClientFromEnv()
+	client, err := scwClient(a.getenv)
 	if err != nil {
 		return nil, err
 	}

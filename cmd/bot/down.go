@@ -4,8 +4,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-
-	"github.com/pocbot/pocbot/internal/provision"
 )
 
 func init() {
@@ -25,7 +23,7 @@ func init() {
 			if err := requireCluster(name); err != nil {
 				return err
 			}
-			w, err := a.openWorld(ctx, provision.DefaultSpec().Region)
+			w, err := a.openWorld(ctx)
 			if err != nil {
 				return err
 			}

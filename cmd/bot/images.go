@@ -17,7 +17,6 @@ import (
 	"github.com/pocbot/pocbot/internal/clusterops"
 	"github.com/pocbot/pocbot/internal/provision"
 	"github.com/pocbot/pocbot/internal/provision/images"
-	"github.com/pocbot/pocbot/internal/provision/scaleway"
 )
 
 // snapshotImageTag is the tag the scaleway driver puts on a shared snapshot to name the image
@@ -137,13 +136,11 @@ func (a *app) imageInventory(ctx context.Context, zones []string) (*imageInvento
 		return nil, err
 	}
 	inv.closers = append(inv.closers, func() { _ = s.Close() })
-	u, name, err := imageBucketURL(a.getenv("POC_IMAGE_BUCKET"), provision.DefaultSpec().Region)
+	b, name, err := openImageBucket(ctx, a.getenv, provision.DefaultSpec().Region)
 	if err != nil {
 		return nil, err
 	}
-	if inv.bucket, err = blob.OpenBucket(ctx, u); err != nil {
-		return nil, fmt.Errorf("open the image bucket POC_IMAGE_BUCKET=%q: %w", u, err)
-	}
+	inv.bucket = b
 	inv.closers = append(inv.closers, func() { _ = inv.bucket.Close() })
 	inv.bucketName = name
 
@@ -187,7 +184,7 @@ func (a *app) imageInventory(ctx context.Context, zones []string) (*imageInvento
 		zoneSet[provision.DefaultSpec().Zone] = true
 	}
 
-	client, err := scaleway.NewClientFromEnv()
+	client, err := scwClient(a.getenv)
 	if err != nil {
 		inv.blkErr = err
 		ok = true

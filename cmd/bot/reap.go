@@ -46,7 +46,7 @@ func init() {
 			if maxTeardowns < 0 || budget < 0 || grace <= 0 {
 				return errors.New("reap: --max-teardowns and --budget must be ≥ 0 and --grace > 0")
 			}
-			w, err := a.openWorld(ctx, provision.DefaultSpec().Region)
+			w, err := a.openWorld(ctx)
 			if err != nil {
 				return err
 			}

@@ -125,7 +125,7 @@ func init() {
 			if err != nil {
 				return err
 			}
-			w, err := a.openWorld(ctx, provision.DefaultSpec().Region)
+			w, err := a.openWorld(ctx)
 			if err != nil {
 				return err
 			}

@@ -3,12 +3,12 @@ package main
 import (
 	"context"
 	"crypto/rand"
+	"encoding/base64"
 	"errors"
 	"fmt"
-	"gocloud.dev/secrets/localsecrets"
 	"io"
+	"net/http"
 	"net/url"
-	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -16,34 +16,23 @@ import (
 
 	"gocloud.dev/blob"
 	_ "gocloud.dev/blob/fileblob" // file:// image buckets (the embedded default)
-	_ "gocloud.dev/blob/s3blob"   // s3:// image buckets (Scaleway Object Storage)
+	"gocloud.dev/blob/s3blob"
+	_ "gocloud.dev/blob/s3blob" // s3:// image buckets (Scaleway Object Storage)
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/pocbot/pocbot/internal/chatops"
 	"github.com/pocbot/pocbot/internal/clusterops"
+	"github.com/pocbot/pocbot/internal/cost"
 	"github.com/pocbot/pocbot/internal/provision"
 	"github.com/pocbot/pocbot/internal/provision/cluster"
 	"github.com/pocbot/pocbot/internal/provision/images"
 	"github.com/pocbot/pocbot/internal/provision/scaleway"
 	"github.com/pocbot/pocbot/internal/provision/talos"
 	"github.com/pocbot/pocbot/internal/statestore"
+	"github.com/scaleway/scaleway-sdk-go/scw"
 )
-
-// s3Credentials lets gocloud's s3 driver, which reads the AWS variables, use the Scaleway keys:
-// Scaleway Object Storage takes the same access and secret keys as the API.
-func s3Credentials(getenv func(string) string) {
-	if getenv("AWS_ACCESS_KEY_ID") == "" && getenv("SCW_ACCESS_KEY") != "" {
-		_ = os.Setenv("AWS_ACCESS_KEY_ID", getenv("SCW_ACCESS_KEY"))
-		_ = os.Setenv("AWS_SECRET_ACCESS_KEY", getenv("SCW_SECRET_KEY"))
-	}
-}
-
-func (a *app) openStore(ctx context.Context) (*statestore.Store, error) {
-	s3Credentials(a.getenv)
-	cfg, err := statestore.ConfigFromEnv(a.getenv)
-	if err != nil {
-		return nil, err
-	}
-	return statestore.Open(ctx, cfg, statestore.WithLogger(a.log))
-}
 
 // imageBucketURL turns POC_IMAGE_BUCKET into a gocloud URL and the bucket's Scaleway name: a bare
 // name is a bucket of Scaleway Object Storage in the region; a URL is taken as it is.
@@ -66,84 +55,6 @@ func imageBucketURL(v, region string) (string, string, error) {
 		name = parts[len(parts)-1]
 	}
 	return v, name, nil
-}
-
-// world is what the operations need from the environment, opened once per process.
-type opsWorld struct {
-	store       *statestore.Store
-	driver      *scaleway.Driver
-	imageBucket *blob.Bucket
-	bucketName  string
-	factoryURL  string
-	ops         *clusterops.Ops
-}
-
-func (w *opsWorld) Close() {
-	if w.imageBucket != nil {
-		_ = w.imageBucket.Close()
-	}
-	if w.store != nil {
-		_ = w.store.Close()
-	}
-}
-
-func (a *app) openWorld(ctx context.Context, region string) (*opsWorld, error) {
-	w := &opsWorld{}
-	ok := false
-	defer func() {
-		if !ok {
-			w.Close()
-		}
-	}()
-	var err error
-	if w.store, err = a.openStore(ctx); err != nil {
-		return nil, err
-	}
-	client, err := scaleway.NewClientFromEnv()
-	if err != nil {
-		return nil, err
-	}
-	if w.driver, err = scaleway.New(scaleway.Config{Client: client}); err != nil {
-		return nil, err
-	}
-	u, name, err := imageBucketURL(a.getenv("POC_IMAGE_BUCKET"), region)
-	if err != nil {
-		return nil, err
-	}
-	if w.imageBucket, err = blob.OpenBucket(ctx, u); err != nil {
-		return nil, fmt.Errorf("open the image bucket POC_IMAGE_BUCKET=%q: %w", u, err)
-	}
-	w.bucketName = name
-	w.factoryURL = images.FactoryBaseURL()
-	rescuePort := 22
-	if v := a.getenv("POC_RESCUE_SSH_PORT"); v != "" {
-		if rescuePort, err = strconv.Atoi(v); err != nil {
-			return nil, fmt.Errorf("POC_RESCUE_SSH_PORT=%q is not a port number", v)
-		}
-	}
-	poll, err := provision.PollIntervalFromEnv()
-	if err != nil {
-		return nil, err
-	}
-	lease, wait, err := lockTimesFromEnv(a.getenv)
-	if err != nil {
-		return nil, err
-	}
-	// The Talos client logs through its own package logger (slog.Default otherwise): route it to
-	// the bot's handler so that its lines share the format and POC_DEBUG level.
-	talos.Logger = a.log.With("component", "talos")
-	ccfg := cluster.Config{Driver: w.driver, FactoryURL: w.factoryURL, ImageBucket: w.imageBucket, RescuePort: rescuePort,
-		RunnerCIDR: strings.TrimSpace(a.getenv("POC_RUNNER_CIDR")), Log: a.log}
-	w.ops = &clusterops.Ops{
-		Store:     w.store,
-		Build:     func(g *provision.Graph, spec provision.Spec) error { return cluster.Build(g, spec, ccfg) },
-		Engine:    provision.Options{PollInterval: poll, Logger: a.log},
-		Log:       a.log,
-		LockLease: lease,
-		LockWait:  wait,
-	}
-	ok = true
-	return w, nil
 }
 
 // Lock timing variables. The defaults (clusterops: 2 min lease, 10 min wait) suit Actions; a
@@ -217,17 +128,237 @@ func (p *progressPrinter) Event(e provision.Event) {
 	fmt.Fprintln(p.w, line)
 }
 
+// opsWorld is what the operator commands need, opened once per process from the app's
+// environment (the same code path as `bot handle`).
+type opsWorld struct {
+	ops        *clusterops.Ops
+	store      *statestore.Store
+	driver     *scaleway.Driver
+	quoter     *cost.Quoter
+	bucketName string
+	close      func()
+}
+
+func (w *opsWorld) Close() { w.close() }
+
+func (a *app) openWorld(ctx context.Context) (*opsWorld, error) {
+	b, drv, err := openBackendParts(ctx, a.getenv, a)
+	if err != nil {
+		return nil, err
+	}
+	return &opsWorld{ops: b.Ops, store: b.Ops.Store, driver: drv, quoter: b.Quoter, bucketName: b.Spec.ImageBucket, close: b.Close}, nil
+}
+
+// openStore opens the state store alone (commands that touch no cloud API).
+func (a *app) openStore(ctx context.Context) (*statestore.Store, error) {
+	return openStore(ctx, a.getenv, a, &a.atExit)
+}
+
 // openStoreNoKey opens the store for what needs no key (listing headers, unlocking): without
 // POC_STATE_KEY, a throwaway keeper stands in, and anything that would decrypt fails as a wrong key.
 func (a *app) openStoreNoKey(ctx context.Context) (*statestore.Store, error) {
 	if strings.TrimSpace(a.getenv(statestore.EnvStateKey)) != "" {
 		return a.openStore(ctx)
 	}
-	s3Credentials(a.getenv)
 	var k [32]byte
 	if _, err := rand.Read(k[:]); err != nil {
 		return nil, err
 	}
-	cfg := statestore.Config{StateURL: strings.TrimSpace(a.getenv(statestore.EnvStateURL))}
-	return statestore.Open(ctx, cfg, statestore.WithLogger(a.log), statestore.WithKeeper(localsecrets.NewKeeper(k)))
+	getenv := func(name string) string {
+		if name == statestore.EnvStateKey {
+			return "base64key://" + base64.URLEncoding.EncodeToString(k[:])
+		}
+		return a.getenv(name)
+	}
+	return openStore(ctx, getenv, a, &a.atExit)
+}
+
+// openStore opens POC_STATE_URL with POC_STATE_KEY; an s3:// bucket is opened with static
+// credentials from getenv (see openS3), whose closer is appended to closers.
+func openStore(ctx context.Context, getenv func(string) string, a *app, closers *[]func()) (*statestore.Store, error) {
+	scfg, err := statestore.ConfigFromEnv(getenv)
+	if err != nil {
+		return nil, err
+	}
+	opts := []statestore.Option{statestore.WithLogger(a.log)}
+	var sb *blob.Bucket
+	if strings.HasPrefix(scfg.StateURL, "s3://") {
+		if sb, err = openS3(ctx, scfg.StateURL, getenv); err != nil {
+			return nil, fmt.Errorf("open the state bucket %s: %w", statestore.EnvStateURL, err)
+		}
+		opts = append(opts, statestore.WithBucket(sb))
+	}
+	store, err := statestore.Open(ctx, scfg, opts...)
+	if err != nil {
+		if sb != nil {
+			_ = sb.Close()
+		}
+		return nil, err
+	}
+	if sb != nil {
+		*closers = append(*closers, func() { _ = sb.Close() })
+	}
+	return store, nil
+}
+
+// openBackend opens the state store, the Scaleway client, the image bucket and the price
+// sources from getenv alone (wiring.go's openWorld reads some settings from the process
+// environment, which `bot demo` must not change).
+func openBackend(ctx context.Context, getenv func(string) string, a *app) (*chatops.Backend, error) {
+	b, _, err := openBackendParts(ctx, getenv, a)
+	return b, err
+}
+
+// openBackendParts is openBackend plus the Scaleway driver (the reaper's orphan inventory).
+func openBackendParts(ctx context.Context, getenv func(string) string, a *app) (b *chatops.Backend, drv *scaleway.Driver, err error) {
+	var closers []func()
+	closeAll := func() {
+		for i := len(closers) - 1; i >= 0; i-- {
+			closers[i]()
+		}
+	}
+	defer func() {
+		if err != nil {
+			closeAll()
+		}
+	}()
+	region := cmpOr(getenv("SCW_DEFAULT_REGION"), provision.DefaultSpec().Region)
+
+	store, err := openStore(ctx, getenv, a, &closers)
+	if err != nil {
+		return nil, nil, err
+	}
+	closers = append(closers, func() { _ = store.Close() })
+
+	client, err := scwClient(getenv)
+	if err != nil {
+		return nil, nil, err
+	}
+	driver, err := scaleway.New(scaleway.Config{Client: client})
+	if err != nil {
+		return nil, nil, err
+	}
+	ib, bucketName, err := openImageBucket(ctx, getenv, region)
+	if err != nil {
+		return nil, nil, err
+	}
+	closers = append(closers, func() { _ = ib.Close() })
+	rescuePort := 22
+	if v := getenv("POC_RESCUE_SSH_PORT"); v != "" {
+		if rescuePort, err = strconv.Atoi(v); err != nil {
+			return nil, nil, fmt.Errorf("POC_RESCUE_SSH_PORT=%q is not a port number", v)
+		}
+	}
+	poll := provision.DefaultPollInterval
+	if v := getenv("POC_POLL_INTERVAL"); v != "" {
+		if poll, err = time.ParseDuration(v); err != nil || poll <= 0 {
+			return nil, nil, fmt.Errorf("POC_POLL_INTERVAL=%q is not a positive duration like 2s", v)
+		}
+	}
+	lease, lockWait, err := lockTimesFromEnv(getenv)
+	if err != nil {
+		return nil, nil, err
+	}
+	// The Talos client logs through its own package logger (slog.Default otherwise): route it to
+	// the bot's handler so that its lines share the format and POC_DEBUG level.
+	talos.Logger = a.log.With("component", "talos")
+	factory := strings.TrimRight(cmpOr(getenv(images.FactoryURLEnv), images.DefaultFactoryURL), "/")
+	ccfg := cluster.Config{Driver: driver, FactoryURL: factory, ImageBucket: ib, RescuePort: rescuePort,
+		RunnerCIDR: strings.TrimSpace(getenv("POC_RUNNER_CIDR")), Log: a.log}
+	spec := provision.DefaultSpec()
+	spec.ImageBucket = bucketName
+	ops := &clusterops.Ops{
+		Store:     store,
+		Build:     func(g *provision.Graph, s provision.Spec) error { return cluster.Build(g, s, ccfg) },
+		Engine:    provision.Options{PollInterval: poll, Logger: a.log},
+		Log:       a.log,
+		LockLease: lease,
+		LockWait:  lockWait,
+	}
+	return &chatops.Backend{Ops: ops, Quoter: cost.NewQuoter(cost.APISources(client)...), Spec: spec, Close: closeAll}, driver, nil
+}
+
+func cmpOr(v, def string) string {
+	if v = strings.TrimSpace(v); v != "" {
+		return v
+	}
+	return def
+}
+
+// scwClient builds the Scaleway client from getenv's SCW_* variables, with a transport that
+// retries 429 (honouring Retry-After) and, for requests safe to repeat, 5xx. A POST answered 5xx is
+// not repeated: it may have taken effect, so the node looks its resource up by tag first.
+func scwClient(getenv func(string) string) (*scw.Client, error) {
+	ak, sk := strings.TrimSpace(getenv("SCW_ACCESS_KEY")), strings.TrimSpace(getenv("SCW_SECRET_KEY"))
+	if ak == "" || sk == "" {
+		return nil, errors.New("SCW_ACCESS_KEY and SCW_SECRET_KEY are not set: give the bot's Scaleway API key (IAM application)")
+	}
+	opts := []scw.ClientOption{
+		scw.WithHTTPClient(&http.Client{Transport: &scaleway.RetryTransport{Base: http.DefaultTransport}, Timeout: 2 * time.Minute}),
+		scw.WithAuth(ak, sk),
+		scw.WithDefaultZone(scw.Zone(cmpOr(getenv("SCW_DEFAULT_ZONE"), provision.DefaultSpec().Zone))),
+		scw.WithDefaultRegion(scw.Region(cmpOr(getenv("SCW_DEFAULT_REGION"), provision.DefaultSpec().Region))),
+	}
+	if v := strings.TrimSpace(getenv("SCW_API_URL")); v != "" {
+		opts = append(opts, scw.WithAPIURL(v))
+	}
+	if v := strings.TrimSpace(getenv("SCW_DEFAULT_PROJECT_ID")); v != "" {
+		opts = append(opts, scw.WithDefaultProjectID(v))
+	}
+	if v := strings.TrimSpace(getenv("SCW_DEFAULT_ORGANIZATION_ID")); v != "" {
+		opts = append(opts, scw.WithDefaultOrganizationID(v))
+	}
+	c, err := scw.NewClient(opts...)
+	if err != nil {
+		return nil, fmt.Errorf("scaleway client from SCW_* variables: %w", err)
+	}
+	return c, nil
+}
+
+// openImageBucket opens POC_IMAGE_BUCKET and returns it with its Scaleway name.
+func openImageBucket(ctx context.Context, getenv func(string) string, region string) (*blob.Bucket, string, error) {
+	u, name, err := imageBucketURL(getenv("POC_IMAGE_BUCKET"), region)
+	if err != nil {
+		return nil, "", err
+	}
+	var b *blob.Bucket
+	if strings.HasPrefix(u, "s3://") {
+		b, err = openS3(ctx, u, getenv)
+	} else {
+		b, err = blob.OpenBucket(ctx, u)
+	}
+	if err != nil {
+		return nil, "", fmt.Errorf("open the image bucket POC_IMAGE_BUCKET=%q: %w", u, err)
+	}
+	return b, name, nil
+}
+
+// openS3 opens an s3:// bucket URL (endpoint, region, use_path_style in its query) with static
+// credentials from getenv: AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, else the Scaleway keys, which
+// Scaleway Object Storage accepts.
+func openS3(ctx context.Context, raw string, getenv func(string) string) (*blob.Bucket, error) {
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" {
+		return nil, fmt.Errorf("%q is not an s3://BUCKET URL", raw)
+	}
+	q := u.Query()
+	ak, sk := getenv("AWS_ACCESS_KEY_ID"), getenv("AWS_SECRET_ACCESS_KEY")
+	if ak == "" {
+		ak, sk = getenv("SCW_ACCESS_KEY"), getenv("SCW_SECRET_KEY")
+	}
+	if ak == "" || sk == "" {
+		return nil, errors.New("no Object Storage credentials: set AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY or SCW_ACCESS_KEY/SCW_SECRET_KEY")
+	}
+	o := s3.Options{
+		Region:       cmpOr(q.Get("region"), "fr-par"),
+		UsePathStyle: q.Get("use_path_style") == "true",
+		Credentials:  credentials.NewStaticCredentialsProvider(ak, sk, ""),
+		// S3-compatible servers other than AWS expect no flexible-checksum trailers.
+		RequestChecksumCalculation: aws.RequestChecksumCalculationWhenRequired,
+		ResponseChecksumValidation: aws.ResponseChecksumValidationWhenRequired,
+	}
+	if ep := q.Get("endpoint"); ep != "" {
+		o.BaseEndpoint = aws.String(ep)
+	}
+	return s3blob.OpenBucket(ctx, s3.New(o), u.Host, nil)
 }

@@ -12,7 +12,6 @@ import (
 	"net"
 	"net/http"
 	"strconv"
-	"time"
 
 	"github.com/pocbot/pocbot/internal/provision"
 	baremetal "github.com/scaleway/scaleway-sdk-go/api/baremetal/v1"
@@ -63,20 +62,6 @@ func New(cfg Config) (*Driver, error) {
 		inst: instance.NewAPI(cfg.Client), blk: block.NewAPI(cfg.Client), bm: baremetal.NewAPI(cfg.Client),
 		iam: iam.NewAPI(cfg.Client), dom: domain.NewAPI(cfg.Client), project: p, bucket: cfg.Bucket,
 	}, nil
-}
-
-// NewClientFromEnv builds an SDK client from the SCW_* variables (SCW_API_URL included) whose
-// HTTP transport retries 429 (honouring Retry-After) and, for requests that are safe to repeat,
-// 5xx. A POST answered 5xx is NOT repeated here: it may have taken effect, so the node looks its
-// resource up by tag before creating again.
-func NewClientFromEnv(opts ...scw.ClientOption) (*scw.Client, error) {
-	hc := &http.Client{Transport: &RetryTransport{Base: http.DefaultTransport}, Timeout: 2 * time.Minute}
-	all := append([]scw.ClientOption{scw.WithEnv(), scw.WithHTTPClient(hc)}, opts...)
-	c, err := scw.NewClient(all...)
-	if err != nil {
-		return nil, fmt.Errorf("scaleway client from SCW_* variables: %w", err)
-	}
-	return c, nil
 }
 
 // Node names the driver adds. Other packages hang their nodes on these (Graph.AddNeeds).
