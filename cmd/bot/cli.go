@@ -68,6 +68,9 @@ type app struct {
 	commands       []*command
 	// atExit closes what commands opened for the whole process (buckets behind a store).
 	atExit []func()
+	// now is the clock of the bot's decisions (expiry, warnings, headers); nil is time.Now. Only
+	// `bot demo` moves it, to show an expiry without waiting hours.
+	now func() time.Time
 }
 
 func newApp(stdout, stderr io.Writer, getenv func(string) string) *app {

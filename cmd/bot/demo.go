@@ -27,6 +27,7 @@ import (
 
 	"github.com/pocbot/pocbot/internal/chatops"
 	"github.com/pocbot/pocbot/internal/commands"
+	"github.com/pocbot/pocbot/internal/provision"
 	ghsim "github.com/pocbot/pocbot/internal/sim/github"
 	"github.com/pocbot/pocbot/internal/sim/world"
 )
@@ -156,6 +157,52 @@ func (a *app) demo(ctx context.Context, factor float64, s3 string, keep bool) er
 		return nil
 	})
 
+	// Expiry: a second cluster with a short lifetime, then the workflow's schedule as it would run
+	// 1h30 and 2h05 later (the bot's clock is moved, not waited for).
+	d.number = gh.AddIssue(repo, ghsim.Issue{Number: 43, Title: "Load-test the edge gateway", Author: "alice"})
+	step("alice", "/poc up --ttl 2h", func(o chatops.Outcome) error {
+		if !o.OK {
+			return fmt.Errorf("up did not succeed (%+v)", o)
+		}
+		return nil
+	})
+	base := time.Now()
+	owned := func() int {
+		n := 0
+		for _, r := range w.Scaleway.Inventory() {
+			if provision.OwnedBy(r.Tags, "acme-shop-43") {
+				n++
+			}
+		}
+		return n
+	}
+	for _, jump := range []struct {
+		after     time.Duration
+		destroyed bool
+	}{{90 * time.Minute, false}, {95 * time.Minute, false}, {125 * time.Minute, true}} {
+		before := len(gh.Comments(repo, d.number))
+		at := base.Add(jump.after)
+		quiet.now = func() time.Time { return at }
+		err := d.schedule(ctx, jump.after)
+		newComments := len(gh.Comments(repo, d.number)) - before
+		switch {
+		case err != nil:
+		case !jump.destroyed && jump.after == 90*time.Minute && newComments != 1:
+			err = fmt.Errorf("the schedule 1h30 before expiry posted %d comments, want one warning", newComments)
+		case !jump.destroyed && jump.after != 90*time.Minute && newComments != 0:
+			err = fmt.Errorf("the warning was posted again (%d new comments)", newComments)
+		case !jump.destroyed && owned() == 0:
+			err = errors.New("the cluster was destroyed before its expiry")
+		case jump.destroyed && (owned() != 0 || newComments == 0):
+			err = fmt.Errorf("after expiry: %d resources left, %d comments posted", owned(), newComments)
+		}
+		if err != nil {
+			failures = append(failures, fmt.Sprintf("schedule at +%s: %v", jump.after, err))
+			a.printf("✗ %v\n\n", err)
+		}
+	}
+	quiet.now = nil
+
 	for _, c := range gh.AllComments() {
 		if commands.ContainsSecret(c.Body) {
 			failures = append(failures, fmt.Sprintf("comment %d contains a secret", c.ID))
@@ -238,6 +285,28 @@ func (d *demoRun) comment(ctx context.Context, login, body string) (chatops.Outc
 			return chatops.Outcome{}, ctx.Err()
 		}
 	}
+}
+
+// schedule runs `bot handle` on the event of the workflow's cron, as GitHub would send it `after`
+// the cluster was created, and prints what the bot posted.
+func (d *demoRun) schedule(ctx context.Context, after time.Duration) error {
+	d.runs++
+	d.a.printf("━━━ %s later, the workflow's schedule runs (bot reap)\n\n", commands.FormatDuration(after))
+	path := filepath.Join(d.dir, fmt.Sprintf("event-%d.json", d.runs))
+	payload := []byte(`{"schedule": "7,37 * * * *", "workflow": ".github/workflows/poc.yml"}`)
+	if err := os.WriteFile(path, payload, 0o600); err != nil {
+		return err
+	}
+	env := map[string]string{"GITHUB_EVENT_PATH": path, "GITHUB_EVENT_NAME": "schedule", "GITHUB_RUN_ID": strconv.Itoa(9000 + d.runs)}
+	getenv := func(k string) string {
+		if v, ok := env[k]; ok {
+			return v
+		}
+		return d.env[k]
+	}
+	_, err := d.quiet.handle(ctx, getenv, time.Now())
+	d.printComments(true)
+	return err
 }
 
 var hiddenRE = regexp.MustCompile(`(?m)^<!-- [^>]*-->\n?`)

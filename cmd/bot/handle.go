@@ -68,7 +68,7 @@ func (a *app) handle(ctx context.Context, getenv func(string) string, started ti
 		actions = nil // workflow commands mean nothing outside Actions
 	}
 	h := &chatops.Handler{
-		GitHub: gh, Env: env, Actions: actions, AppSlug: slug, Log: a.log, Started: started,
+		GitHub: gh, Env: env, Actions: actions, AppSlug: slug, Log: a.log, Started: started, Now: a.now,
 		Open: func(ctx context.Context) (*chatops.Backend, error) { return openBackend(ctx, getenv, a) },
 	}
 	h.Reap = func(ctx context.Context, ev github.Event) (string, error) {
@@ -107,7 +107,7 @@ func (a *app) reapOnce(ctx context.Context, getenv func(string) string, env gith
 		return "", err
 	}
 	cfg := reaper.Config{Ops: b.Ops, Repository: env.Repository, Issues: gh, Inventory: driver, Spec: b.Spec,
-		KeepLabel: rc.KeepLabel, WarnBefore: rc.WarnBefore, Log: a.log, RunID: env.RunID}
+		KeepLabel: rc.KeepLabel, WarnBefore: rc.WarnBefore, Log: a.log, RunID: env.RunID, Now: a.now}
 	if opportunistic {
 		cfg = reaper.Opportunistic(cfg)
 		cfg.Inventory = nil // the orphan pass lists every zone: the schedule's job

@@ -272,6 +272,7 @@ func openBackendParts(ctx context.Context, getenv func(string) string, a *app) (
 		Build:     func(g *provision.Graph, s provision.Spec) error { return cluster.Build(g, s, ccfg) },
 		Engine:    provision.Options{PollInterval: poll, Logger: a.log},
 		Log:       a.log,
+		Now:       a.now,
 		LockLease: lease,
 		LockWait:  lockWait,
 	}
