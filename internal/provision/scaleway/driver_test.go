@@ -78,7 +78,10 @@ func newWorldTB(t testing.TB, o scwsim.Options) *world {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eng := provision.New(provision.Options{PollInterval: 2 * time.Millisecond, StepTimeout: 20 * time.Second,
+	// A step's bound follows the emulator's time factor: the Elastic Metal delivery alone is 8 min
+	// at factor 1.
+	step := max(20*time.Second, time.Duration(float64(30*time.Minute)*o.TimeFactor))
+	eng := provision.New(provision.Options{PollInterval: 2 * time.Millisecond, StepTimeout: step,
 		Logger: slog.New(slog.DiscardHandler)})
 	return &world{emu: emu, drv: drv, eng: eng}
 }
