@@ -46,6 +46,9 @@ const (
 // ErrNoCluster means no state document exists for the cluster.
 var ErrNoCluster = errors.New("no such cluster")
 
+// ErrPrecondition means a Down's precondition no longer held under the lock: nothing was done.
+var ErrPrecondition = errors.New("precondition no longer holds")
+
 // Builder adds a spec's nodes to a graph (cluster.Build with its outside parties bound).
 type Builder func(g *provision.Graph, spec provision.Spec) error
 
@@ -80,6 +83,10 @@ type Request struct {
 	RunID       string
 	Command     string
 	Progress    provision.Progress
+	// Precondition, when set, is checked by Down on the header read under the lock: a reaper's
+	// reason to destroy (expired, say) must still hold once the lock is its own, since an extend
+	// may have landed between its listing and the lock.
+	Precondition func(statestore.Header) error
 }
 
 // Result is what an operation leaves.
@@ -421,6 +428,11 @@ func (o *Ops) Down(ctx context.Context, req Request) (*Result, error) {
 	case err != nil:
 		return nil, err
 	default:
+		if req.Precondition != nil {
+			if perr := req.Precondition(doc.Header); perr != nil {
+				return &Result{Header: doc.Header}, fmt.Errorf("down %s: %w: %w", req.Cluster, ErrPrecondition, perr)
+			}
+		}
 		st, err = decodeState(doc)
 		if err != nil {
 			return nil, err

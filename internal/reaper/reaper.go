@@ -532,12 +532,26 @@ func (r *run) tearDown(d Decision) Decision {
 		return d
 	}
 	r.done++
-	res, err := r.teardown.Down(r.work, r.request(d.Cluster))
+	req := r.request(d.Cluster)
+	if d.Reason == commands.ReapExpired {
+		// Listed as expired; an extend may have landed since.
+		req.Precondition = func(h statestore.Header) error {
+			if h.Expires.IsZero() || h.Expires.After(r.now) {
+				return fmt.Errorf("expiry moved to %s by an extend", h.Expires.UTC().Format(time.RFC3339))
+			}
+			return nil
+		}
+	}
+	res, err := r.teardown.Down(r.work, req)
 	if res != nil && res.Report != nil {
 		d.Deleted = res.Report.Deleted
 	}
 	var locked *statestore.LockedError
 	switch {
+	case errors.Is(err, clusterops.ErrPrecondition):
+		r.done--
+		d.Action, d.Detail = ActionNone, d.Detail+"; not torn down: "+err.Error()
+		return d
 	case errors.As(err, &locked):
 		d.Action, d.Detail = ActionBusy, d.Detail+"; "+busyDetail(&locked.Holder)
 		return d

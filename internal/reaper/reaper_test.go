@@ -328,3 +328,40 @@ func TestOpportunisticBounds(t *testing.T) {
 		}
 	}
 }
+
+// extendFirst plays an extend landing between the reaper's listing and its teardown's lock.
+type extendFirst struct {
+	ops *clusterops.Ops
+	to  time.Time
+}
+
+func (x extendFirst) Down(ctx context.Context, req clusterops.Request) (*clusterops.Result, error) {
+	if _, err := x.ops.Update(ctx, clusterops.Request{Cluster: req.Cluster, Command: "extend"}, func(h *statestore.Header) error {
+		h.Expires = x.to
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	return x.ops.Down(ctx, req)
+}
+
+// TestExtendBetweenListingAndTeardownWins: the reaper's reason is checked again under the lock.
+func TestExtendBetweenListingAndTeardownWins(t *testing.T) {
+	e := newEnv(t, "file")
+	ctx := ctxFor(t, time.Minute)
+	now := time.Now().UTC().Add(24 * time.Hour)
+	e.putDoc(t, statestore.Header{Cluster: "extended", Repository: repo, Number: 1, Expires: now.Add(-time.Minute)})
+	cfg := reaper.Config{Ops: e.ops, Spec: e.spec, Now: func() time.Time { return now }, Log: e.log,
+		Teardown: extendFirst{ops: e.ops, to: now.Add(4 * time.Hour)}}
+	rep, err := reaper.Run(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, _ := decisionOf(rep, "extended")
+	if d.Action != reaper.ActionNone || !strings.Contains(d.Detail, "extend") {
+		t.Errorf("decision = %s (%s), want none because of the extend", d.Action, d.Detail)
+	}
+	if _, ok := e.header(t, "extended"); !ok {
+		t.Error("the extended cluster's state was destroyed")
+	}
+}
