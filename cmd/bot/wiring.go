@@ -276,6 +276,7 @@ func openBackendParts(ctx context.Context, getenv func(string) string, a *app) (
 		LockLease: lease,
 		LockWait:  lockWait,
 	}
+	ccfg.ImageLocker = ops // the Build closure sees it: clusters making one image take turns
 	return &chatops.Backend{Ops: ops, Quoter: cost.NewQuoter(cost.APISources(client)...), Spec: spec, Close: closeAll}, driver, nil
 }
 

@@ -16,19 +16,15 @@ import (
 
 	"filippo.io/age"
 	"filippo.io/age/agessh"
-	"github.com/scaleway/scaleway-sdk-go/scw"
 	"golang.org/x/crypto/ssh"
 
 	"github.com/pocbot/pocbot/internal/chatops"
-	"github.com/pocbot/pocbot/internal/clusterops"
 	"github.com/pocbot/pocbot/internal/cost"
 	"github.com/pocbot/pocbot/internal/github"
 	"github.com/pocbot/pocbot/internal/provision"
-	"github.com/pocbot/pocbot/internal/provision/cluster"
-	"github.com/pocbot/pocbot/internal/provision/scaleway"
 	ghsim "github.com/pocbot/pocbot/internal/sim/github"
 	"github.com/pocbot/pocbot/internal/sim/world"
-	"github.com/pocbot/pocbot/internal/statestore"
+	"github.com/pocbot/pocbot/internal/sim/world/worldtest"
 )
 
 // lockedBuffer collects every log line the handler, clusterops and the engine write, for the
@@ -80,48 +76,9 @@ func newHarness(t *testing.T) *harness {
 		t.Fatalf("start the world: %v", err)
 	}
 	t.Cleanup(func() { w.Close() })
-	sb, err := w.S3.OpenBucket(ctx, world.StateBucket)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { sb.Close() })
-	store, err := statestore.Open(ctx, statestore.Config{StateURL: w.StateURL, KeyURL: w.StateKey},
-		statestore.WithBucket(sb), statestore.WithLogger(log))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
-	client, err := scw.NewClient(scw.WithAPIURL(w.ScalewayURL), scw.WithAuth(w.AccessKey, w.SecretKey),
-		scw.WithDefaultProjectID(world.ProjectID), scw.WithDefaultOrganizationID(world.OrganizationID),
-		scw.WithDefaultZone(scw.ZoneFrPar1), scw.WithDefaultRegion(scw.RegionFrPar))
-	if err != nil {
-		t.Fatal(err)
-	}
-	driver, err := scaleway.New(scaleway.Config{Client: client})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ib, err := w.S3.OpenBucket(ctx, world.ImageBucket)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ib.Close() })
-	ccfg := cluster.Config{Driver: driver, FactoryURL: w.Factory.URL(), ImageBucket: ib, RescuePort: 2222, Log: log}
-	spec := provision.DefaultSpec()
-	spec.ImageBucket = world.ImageBucket
+	p := worldtest.New(t, w, worldtest.Options{Log: log})
 	h := &harness{t: t, w: w, logs: logs, log: log, clients: map[string]*github.Client{}}
-	h.backend = &chatops.Backend{
-		Ops: &clusterops.Ops{
-			Store:     store,
-			Build:     func(g *provision.Graph, s provision.Spec) error { return cluster.Build(g, s, ccfg) },
-			Engine:    provision.Options{PollInterval: 20 * time.Millisecond, Logger: log},
-			Log:       log,
-			LockLease: 5 * time.Second,
-			LockWait:  time.Minute,
-		},
-		Quoter: cost.NewQuoter(cost.APISources(client)...),
-		Spec:   spec,
-	}
+	h.backend = &chatops.Backend{Ops: p.Ops, Quoter: cost.NewQuoter(cost.APISources(p.Client)...), Spec: p.Spec}
 	return h
 }
 

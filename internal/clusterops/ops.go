@@ -7,6 +7,8 @@ package clusterops
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -534,6 +536,17 @@ func (o *Ops) Update(ctx context.Context, req Request, change func(h *statestore
 		return statestore.Header{}, err
 	}
 	return doc.Header, nil
+}
+
+// LockImage takes the lock of a shared image (cluster.ImageLocker): a lock object named after the
+// image key's digest, with the same lease and renewal as a cluster's.
+func (o *Ops) LockImage(ctx context.Context, key string) (func(), error) {
+	sum := sha256.Sum256([]byte(key))
+	h, err := o.acquire(ctx, Request{Cluster: "image-" + hex.EncodeToString(sum[:8]), Command: "image " + key}, o.lockWait())
+	if err != nil {
+		return nil, err
+	}
+	return func() { o.release(h) }, nil
 }
 
 // Kubeconfig returns the cluster's admin kubeconfig (from its own encrypted object).

@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"gocloud.dev/blob"
 	_ "gocloud.dev/blob/fileblob"
 	_ "gocloud.dev/blob/s3blob"
 
@@ -19,8 +18,8 @@ import (
 	"github.com/pocbot/pocbot/internal/provision/scaleway"
 	"github.com/pocbot/pocbot/internal/provision/talos"
 	"github.com/pocbot/pocbot/internal/sim/world"
+	"github.com/pocbot/pocbot/internal/sim/world/worldtest"
 	"github.com/pocbot/pocbot/internal/statestore"
-	"github.com/scaleway/scaleway-sdk-go/scw"
 )
 
 // env is a running emulated world plus Ops pointed at it.
@@ -34,7 +33,6 @@ type env struct {
 
 func newEnv(t *testing.T, opts world.Options) *env {
 	t.Helper()
-	ctx := context.Background()
 	opts.Dir = t.TempDir()
 	if opts.S3 == "" {
 		opts.S3 = "file"
@@ -42,49 +40,13 @@ func newEnv(t *testing.T, opts world.Options) *env {
 	if testing.Verbose() {
 		opts.Log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	}
-	w, err := world.Start(ctx, opts)
+	w, err := world.Start(context.Background(), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { w.Close() })
-	for _, kv := range w.Env() {
-		if strings.HasPrefix(kv[0], "AWS_") {
-			t.Setenv(kv[0], kv[1])
-		}
-	}
-	store, err := statestore.Open(ctx, statestore.Config{StateURL: w.StateURL, KeyURL: w.StateKey})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
-	client, err := scw.NewClient(scw.WithAPIURL(w.ScalewayURL), scw.WithAuth(w.AccessKey, w.SecretKey),
-		scw.WithDefaultProjectID(world.ProjectID), scw.WithDefaultOrganizationID(world.OrganizationID),
-		scw.WithDefaultZone(scw.ZoneFrPar1), scw.WithDefaultRegion(scw.RegionFrPar))
-	if err != nil {
-		t.Fatal(err)
-	}
-	driver, err := scaleway.New(scaleway.Config{Client: client})
-	if err != nil {
-		t.Fatal(err)
-	}
-	bucket, err := blob.OpenBucket(ctx, w.ImageURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { bucket.Close() })
-	log := slog.New(slog.NewTextHandler(testWriter{t}, nil))
-	ccfg := cluster.Config{Driver: driver, FactoryURL: w.Factory.URL(), ImageBucket: bucket, RescuePort: 2222, Log: log}
-	ops := &clusterops.Ops{
-		Store:     store,
-		Build:     func(g *provision.Graph, spec provision.Spec) error { return cluster.Build(g, spec, ccfg) },
-		Engine:    provision.Options{PollInterval: 20 * time.Millisecond, Logger: log},
-		Log:       log,
-		LockLease: 5 * time.Second,
-		LockWait:  time.Minute,
-	}
-	spec := provision.DefaultSpec()
-	spec.ImageBucket = world.ImageBucket
-	return &env{w: w, ops: ops, driver: driver, store: store, spec: spec}
+	p := worldtest.New(t, w, worldtest.Options{Log: slog.New(slog.NewTextHandler(testWriter{t}, nil))})
+	return &env{w: w, ops: p.Ops, driver: p.Driver, store: p.Store, spec: p.Spec}
 }
 
 type testWriter struct{ t *testing.T }
@@ -194,4 +156,36 @@ func keys(m map[string][]byte) []string {
 		out = append(out, k)
 	}
 	return out
+}
+
+// TestFirstUpsOfOneImageShareIt: two clusters asking at once for an image nobody made yet get one
+// download and one snapshot import (the image lock), and both come up.
+func TestFirstUpsOfOneImageShareIt(t *testing.T) {
+	e := newEnv(t, world.Options{TimeFactor: 0.005, S3: "auto"})
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	errs := make(chan error, 2)
+	for _, name := range []string{"img-a-1", "img-b-2"} {
+		go func() {
+			_, err := e.ops.Up(ctx, clusterops.Request{Cluster: name, Spec: e.spec, TTL: time.Hour, Command: "up"})
+			errs <- err
+		}()
+	}
+	for range 2 {
+		if err := <-errs; err != nil {
+			t.Fatalf("up: %v", err)
+		}
+	}
+	if n := e.w.Factory.ImageRequests(); n != 3 { // one qcow2 for the bucket, one raw.zst per worker
+		t.Errorf("factory served %d images, want 3 (one shared qcow2, two worker images)", n)
+	}
+	snapshots := 0
+	for _, r := range e.w.Scaleway.Inventory() {
+		if r.Kind == "block_snapshot" {
+			snapshots++
+		}
+	}
+	if snapshots != 1 {
+		t.Errorf("%d snapshots, want the one shared snapshot", snapshots)
+	}
 }

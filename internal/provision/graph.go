@@ -99,6 +99,17 @@ func (g *Graph) AddNeeds(node string, needs ...string) error {
 // AddSweeper registers a sweep run at the end of every destroy.
 func (g *Graph) AddSweeper(s Sweeper) { g.sweepers = append(g.sweepers, s) }
 
+// WrapApply replaces a node's Apply by wrap(Apply): another package can put a lock or a check
+// around a node it did not write (the shared image's lock around the driver's snapshot import).
+func (g *Graph) WrapApply(name string, wrap func(apply func(ctx context.Context, r *Run) error) func(ctx context.Context, r *Run) error) error {
+	n, ok := g.nodes[name]
+	if !ok {
+		return fmt.Errorf("graph: no node %q to wrap", name)
+	}
+	n.Apply = wrap(n.Apply)
+	return nil
+}
+
 // Names lists the nodes in the order they were added.
 func (g *Graph) Names() []string { return slices.Clone(g.order) }
 

@@ -14,18 +14,17 @@ import (
 	"testing"
 	"time"
 
-	"gocloud.dev/blob"
 	_ "gocloud.dev/blob/fileblob"
 	_ "gocloud.dev/blob/s3blob"
 
 	"github.com/pocbot/pocbot/internal/clusterops"
 	"github.com/pocbot/pocbot/internal/github"
 	"github.com/pocbot/pocbot/internal/provision"
-	"github.com/pocbot/pocbot/internal/provision/cluster"
 	"github.com/pocbot/pocbot/internal/provision/scaleway"
 	"github.com/pocbot/pocbot/internal/reaper"
 	ghsim "github.com/pocbot/pocbot/internal/sim/github"
 	"github.com/pocbot/pocbot/internal/sim/world"
+	"github.com/pocbot/pocbot/internal/sim/world/worldtest"
 	"github.com/pocbot/pocbot/internal/statestore"
 	"github.com/scaleway/scaleway-sdk-go/scw"
 )
@@ -102,57 +101,20 @@ func newEnv(t testing.TB, s3 string) *env {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { w.Close() })
-	for _, kv := range w.Env() {
-		if strings.HasPrefix(kv[0], "AWS_") {
-			t.Setenv(kv[0], kv[1])
-		}
-	}
 	log := slog.New(slog.NewTextHandler(testWriter{t}, nil))
-	store, err := statestore.Open(ctx, statestore.Config{StateURL: w.StateURL, KeyURL: w.StateKey}, statestore.WithLogger(log))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
 	fp := &faultProxy{}
 	target, _ := url.Parse(w.ScalewayURL)
 	proxy := httptest.NewServer(fp.wrap(httputil.NewSingleHostReverseProxy(target)))
 	t.Cleanup(proxy.Close)
-	mk := func(u string) *scw.Client {
-		c, err := scw.NewClient(scw.WithAPIURL(u), scw.WithAuth(w.AccessKey, w.SecretKey),
-			scw.WithDefaultProjectID(world.ProjectID), scw.WithDefaultOrganizationID(world.OrganizationID),
-			scw.WithDefaultZone(scw.ZoneFrPar1), scw.WithDefaultRegion(scw.RegionFrPar))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return c
-	}
-	driver, err := scaleway.New(scaleway.Config{Client: mk(proxy.URL)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	bucket, err := blob.OpenBucket(ctx, w.ImageURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { bucket.Close() })
-	ccfg := cluster.Config{Driver: driver, FactoryURL: w.Factory.URL(), ImageBucket: bucket, RescuePort: 2222, Log: log}
-	ops := &clusterops.Ops{
-		Store:     store,
-		Build:     func(g *provision.Graph, spec provision.Spec) error { return cluster.Build(g, spec, ccfg) },
-		Engine:    provision.Options{PollInterval: 20 * time.Millisecond, Logger: log, StepTimeout: 20 * time.Second},
-		Log:       log,
-		LockLease: 5 * time.Second,
-		LockWait:  time.Minute,
-	}
-	spec := provision.DefaultSpec()
-	spec.ImageBucket = world.ImageBucket
+	p := worldtest.New(t, w, worldtest.Options{Log: log, ScalewayURL: proxy.URL, StepTimeout: 20 * time.Second})
+	ops, driver, store, spec := p.Ops, p.Driver, p.Store, p.Spec
 	w.GitHub.AddRepo(repo, "main")
 	gh, err := github.NewClient(ctx, github.Auth{AppID: w.GitHub.AppID(), PrivateKeyPEM: w.GitHub.AppPrivateKeyPEM(),
 		Owner: "acme", Repo: "shop", BaseURL: w.GitHubURL, Logger: log})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &env{w: w, ops: ops, driver: driver, client: mk(w.ScalewayURL), store: store, gh: gh, spec: spec, faults: fp, log: log}
+	return &env{w: w, ops: ops, driver: driver, client: p.Client, store: store, gh: gh, spec: spec, faults: fp, log: log}
 }
 
 type testWriter struct{ t testing.TB }

@@ -73,7 +73,15 @@ type Config struct {
 	// do not cover it, the control planes' group gets a temporary rule for it during the run.
 	// Empty: the admin CIDRs are trusted to cover the runner.
 	RunnerCIDR string
-	Log        *slog.Logger
+	// ImageLocker serializes the clusters that make the same shared image (object and snapshot),
+	// so that a second cluster reuses what the first made instead of racing it. Optional.
+	ImageLocker ImageLocker
+	Log         *slog.Logger
+}
+
+// ImageLocker takes a lock named by an image key, across processes; release gives it back.
+type ImageLocker interface {
+	LockImage(ctx context.Context, key string) (release func(), err error)
 }
 
 // SchematicID is the Image Factory schematic of a spec's extensions.
@@ -143,6 +151,13 @@ func Build(g *provision.Graph, spec provision.Spec, cfg Config) error {
 	if err := g.AddNeeds(scaleway.NodeSnapshot, NodeImageObject); err != nil {
 		return err
 	}
+	if cfg.ImageLocker != nil {
+		for _, n := range []string{NodeImageObject, scaleway.NodeSnapshot} {
+			if err := g.WrapApply(n, b.underImageLock); err != nil {
+				return err
+			}
+		}
+	}
 	for _, p := range poweron {
 		if err := g.AddNeeds(p, NodeTalosConfig); err != nil {
 			return err
@@ -154,6 +169,20 @@ func Build(g *provision.Graph, spec provision.Spec, cfg Config) error {
 type builder struct {
 	cfg  Config
 	spec provision.Spec
+}
+
+// underImageLock runs apply holding the lock of the spec's image: the object upload and the
+// snapshot import of one image happen once, whichever cluster comes first.
+func (b *builder) underImageLock(apply func(ctx context.Context, r *provision.Run) error) func(ctx context.Context, r *provision.Run) error {
+	return func(ctx context.Context, r *provision.Run) error {
+		spec := r.Spec()
+		release, err := b.cfg.ImageLocker.LockImage(ctx, spec.ImageBucket+"/"+spec.ImageKey)
+		if err != nil {
+			return fmt.Errorf("lock the shared image %s: %w", spec.ImageKey, err)
+		}
+		defer release()
+		return apply(ctx, r)
+	}
 }
 
 func (b *builder) imageObject(ctx context.Context, r *provision.Run) error {

@@ -230,6 +230,9 @@ func (w *World) startBuckets(ctx context.Context) error {
 	return nil
 }
 
+// BucketDir is the directory of a file-backed bucket (worlds without versitygw).
+func (w *World) BucketDir(name string) string { return filepath.Join(w.opts.Dir, "buckets", name) }
+
 // Env is the configuration a bot process needs to use this world, in a stable order.
 func (w *World) Env() [][2]string {
 	env := [][2]string{
