@@ -11,6 +11,7 @@ import (
 	"filippo.io/age"
 	"filippo.io/age/agessh"
 
+	"github.com/pocbot/pocbot/internal/clusterops"
 	"github.com/pocbot/pocbot/internal/commands"
 )
 
@@ -81,7 +82,7 @@ func (r *run) issueKubeconfig(ctx context.Context) (commands.KubeconfigAccess, e
 		return acc, fmt.Errorf("random name for the kubeconfig object: %w", err)
 	}
 	// The random part keeps one user's link from naming another's object.
-	key := "kubeconfig/" + r.cluster + "/" + hex.EncodeToString(rnd) + ".age"
+	key := clusterops.PublicKubeconfigDir(r.cluster) + "/" + hex.EncodeToString(rnd) + ".age"
 	if err := b.Ops.Store.PutPublic(ctx, key, sealed); err != nil {
 		return acc, fmt.Errorf("store the encrypted kubeconfig: %w", err)
 	}

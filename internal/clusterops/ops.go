@@ -40,6 +40,10 @@ const (
 	LabelDownFailed = "down_failed" // last teardown failed; the reaper retries
 )
 
+// PublicKubeconfigDir is where the kubeconfig ciphertexts handed to a cluster's users live
+// (public objects: encrypted to each user's SSH keys); Down removes them with the cluster.
+func PublicKubeconfigDir(cluster string) string { return "kubeconfig/" + cluster }
+
 const (
 	artifactKubeconfig = "kubeconfig"
 	artifactCancel     = "cancel"
@@ -469,6 +473,9 @@ func (o *Ops) Down(ctx context.Context, req Request) (*Result, error) {
 	}
 	if err := o.Store.DeleteArtifacts(wctx, req.Cluster); err != nil {
 		return res, fmt.Errorf("cluster %q destroyed, but its artifacts remain: %w", req.Cluster, err)
+	}
+	if err := o.Store.DeletePublic(wctx, PublicKubeconfigDir(req.Cluster)); err != nil {
+		return res, fmt.Errorf("cluster %q destroyed, but its users' kubeconfig objects remain: %w", req.Cluster, err)
 	}
 	if ds != nil {
 		if err := o.Store.Delete(wctx, ds.doc); err != nil {

@@ -121,6 +121,11 @@ func TestUpGivesAWorkingKubeconfigAndDownLeavesOnlyTheSharedImage(t *testing.T) 
 		t.Errorf("second up downloaded %d bytes from the factory", d)
 	}
 
+	// What chatops hands a user: a ciphertext under the cluster's public kubeconfig directory.
+	userKey := clusterops.PublicKubeconfigDir("acme-shop-42") + "/0123.age"
+	if err := e.store.PutPublic(ctx, userKey, []byte("age-encryption.org/v1 ...")); err != nil {
+		t.Fatal(err)
+	}
 	rep, err := e.ops.Down(ctx, clusterops.Request{Cluster: "acme-shop-42", Spec: e.spec, RequestedBy: "alice", Command: "down"})
 	if err != nil {
 		t.Fatalf("down: %v", err)
@@ -147,6 +152,9 @@ func TestUpGivesAWorkingKubeconfigAndDownLeavesOnlyTheSharedImage(t *testing.T) 
 	}
 	if _, err := e.ops.Kubeconfig(ctx, "acme-shop-42"); err == nil {
 		t.Error("kubeconfig object still there after down")
+	}
+	if _, err := e.store.SignedURL(ctx, userKey, time.Minute); !errors.Is(err, statestore.ErrNotFound) {
+		t.Errorf("a user's kubeconfig ciphertext is still there after down: %v", err)
 	}
 }
 

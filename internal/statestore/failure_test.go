@@ -230,6 +230,19 @@ func TestPublicAndSignedURL(t *testing.T) {
 					t.Fatalf("PutPublic accepted key %q", bad)
 				}
 			}
+			// DeletePublic removes a directory of public objects, and only that one.
+			if err := s.PutPublic(ctx, "c2/kubeconfig.bob.age", data); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.DeletePublic(ctx, "c"); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.SignedURL(ctx, "c/kubeconfig.alice.age", time.Minute); !errors.Is(err, ErrNotFound) {
+				t.Errorf("after DeletePublic(c): %v", err)
+			}
+			if _, err := s.SignedURL(ctx, "c2/kubeconfig.bob.age", time.Minute); err != nil {
+				t.Errorf("DeletePublic(c) touched c2: %v", err)
+			}
 		})
 	}
 }

@@ -458,6 +458,25 @@ func (s *Store) PutPublic(ctx context.Context, key string, data []byte) error {
 	return nil
 }
 
+// DeletePublic removes every public object under prefix (a directory of keys given to PutPublic,
+// e.g. the ciphertexts handed to one cluster's users).
+func (s *Store) DeletePublic(ctx context.Context, prefix string) error {
+	k, err := publicKey(strings.TrimSuffix(prefix, "/"))
+	if err != nil {
+		return err
+	}
+	keys, err := s.be.list(ctx, k+"/")
+	if err != nil {
+		return fmt.Errorf("list public objects under %s: %w", k, err)
+	}
+	for _, key := range keys {
+		if err := s.be.remove(ctx, key, ""); err != nil && !errors.Is(err, errNotExist) {
+			return fmt.Errorf("delete public object %s: %w", key, err)
+		}
+	}
+	return nil
+}
+
 // SignedURL returns a URL that lets anyone GET public/<key> (the key given to PutPublic) for
 // ttl. With file:// there is no signing: it returns the file:// URL of the object, readable only
 // on this machine.
