@@ -111,41 +111,24 @@ func (r *run) up(ctx context.Context, o commands.UpOptions) error {
 	r.react(ctx, github.ReactionRocket)
 	doneUp := r.group("up " + r.cluster)
 	started := r.h.now()
-	sticky, startID := r.newSticky()
-	view := commands.StickyView{Cluster: r.cluster, Serial: r.h.serial(), Verb: commands.VerbUp, Requester: r.ev.Sender,
-		Phase: clusterops.PhaseProvisioning, Started: started, RunURL: r.h.Env.RunURL()}
-	render := func(s []commands.Step) string {
-		v := view
-		v.Steps, v.Now = s, r.h.now()
-		return commands.RenderSticky(v)
-	}
-	if err := sticky.Update(ctx, render(nil)); err != nil {
-		r.h.log().Warn("could not write the status comment", "err", err)
-	}
-	sp := newSteps()
-	live := startLive(ctx, sticky, sp, r.h.stickyInterval(), render)
-	req.Progress = sp
-	res, upErr := b.Ops.Up(ctx, req)
-	if lerr := live.finish(); lerr != nil && !errors.Is(lerr, github.ErrSuperseded) {
-		r.h.log().Warn("status comment edit failed", "err", lerr)
-	}
+	var res *clusterops.Result
+	tr, upErr := r.track(ctx, commands.VerbUp, clusterops.PhaseProvisioning, started, func(p provision.Progress) error {
+		req.Progress = p
+		var err error
+		res, err = b.Ops.Up(ctx, req)
+		return err
+	})
 	doneUp()
 
 	var le *statestore.LockedError
 	if errors.As(upErr, &le) {
-		// Nothing ran: say who holds the cluster on the status comment, no notification.
-		view.Phase, view.Error = clusterops.PhaseFailed, lockReply(r.cluster, le, r.lockWait())
-		r.finishSticky(ctx, sticky, render(sp.snapshot()))
-		r.countSticky(sticky, startID)
-		r.out.Refused = "locked"
-		r.react(ctx, github.ReactionConfused)
-		return nil
+		return tr.locked(ctx, le) // nothing ran: say who holds the cluster, no notification
 	}
-	r.recordLabels(ctx, sticky.ID(), quote)
+	r.recordLabels(ctx, tr.sticky.ID(), quote)
 
 	doneReply := r.group("reply")
 	defer doneReply()
-	view.Steps, view.Now = sp.snapshot(), r.h.now()
+	view := &tr.view
 	ok := upErr == nil
 	var summary string
 	if ok {
@@ -173,12 +156,7 @@ func (r *run) up(ctx context.Context, o commands.UpOptions) error {
 			summary = "see the status comment for what failed"
 		}
 	}
-	r.finishSticky(ctx, sticky, commands.RenderSticky(view))
-	r.countSticky(sticky, startID)
-	if _, err := r.reply(ctx, commands.RenderNotify(commands.NotifyView{Requester: r.ev.Sender, Verb: commands.VerbUp,
-		Cluster: r.cluster, OK: ok, Summary: summary, StickyURL: sticky.URL()})); err != nil {
-		r.h.log().Error("could not post the notification", "err", err)
-	}
+	tr.finish(ctx, ok, summary)
 	if ok {
 		r.out.OK = true
 		r.react(ctx, github.ReactionHooray)
@@ -190,6 +168,62 @@ func (r *run) up(ctx context.Context, o commands.UpOptions) error {
 		return nil
 	}
 	return fmt.Errorf("%w: up %s: %w", ErrCommandFailed, r.cluster, upErr)
+}
+
+// tracked is one long operation (up, down) shown on the cluster's status comment while it runs,
+// then closed with its final body and one notification.
+type tracked struct {
+	r       *run
+	view    commands.StickyView
+	sticky  *github.Sticky
+	startID int64
+}
+
+// track opens the status comment for verb, runs op with its progress events feeding the comment
+// (edited in place, throttled), and returns with the view holding the steps as they ended.
+func (r *run) track(ctx context.Context, verb commands.Verb, phase string, started time.Time, op func(provision.Progress) error) (*tracked, error) {
+	t := &tracked{r: r}
+	t.sticky, t.startID = r.newSticky()
+	t.view = commands.StickyView{Cluster: r.cluster, Serial: r.h.serial(), Verb: verb, Requester: r.ev.Sender,
+		Phase: phase, Started: started, RunURL: r.h.Env.RunURL()}
+	if err := t.sticky.Update(ctx, t.render(nil)); err != nil {
+		r.h.log().Warn("could not write the status comment", "err", err)
+	}
+	sp := newSteps()
+	live := startLive(ctx, t.sticky, sp, r.h.stickyInterval(), t.render)
+	err := op(sp)
+	if lerr := live.finish(); lerr != nil && !errors.Is(lerr, github.ErrSuperseded) {
+		r.h.log().Warn("status comment edit failed", "err", lerr)
+	}
+	t.view.Steps, t.view.Now = sp.snapshot(), r.h.now()
+	return t, err
+}
+
+func (t *tracked) render(s []commands.Step) string {
+	v := t.view
+	v.Steps, v.Now = s, t.r.h.now()
+	return commands.RenderSticky(v)
+}
+
+// locked ends an operation that never started because another run holds the cluster's lock.
+func (t *tracked) locked(ctx context.Context, le *statestore.LockedError) error {
+	t.view.Phase, t.view.Error = clusterops.PhaseFailed, lockReply(t.r.cluster, le, t.r.lockWait())
+	t.r.finishSticky(ctx, t.sticky, commands.RenderSticky(t.view))
+	t.r.countSticky(t.sticky, t.startID)
+	t.r.out.Refused = "locked"
+	t.r.react(ctx, github.ReactionConfused)
+	return nil
+}
+
+// finish writes the final body and posts the one notification that @-mentions the requester
+// (editing a comment notifies nobody).
+func (t *tracked) finish(ctx context.Context, ok bool, summary string) {
+	t.r.finishSticky(ctx, t.sticky, commands.RenderSticky(t.view))
+	t.r.countSticky(t.sticky, t.startID)
+	if _, err := t.r.reply(ctx, commands.RenderNotify(commands.NotifyView{Requester: t.r.ev.Sender, Verb: t.view.Verb,
+		Cluster: t.r.cluster, OK: ok, Summary: summary, StickyURL: t.sticky.URL()})); err != nil {
+		t.r.h.log().Error("could not post the notification", "err", err)
+	}
 }
 
 // newSticky opens the editor of the cluster's status comment, starting from the id kept in the

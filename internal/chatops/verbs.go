@@ -51,33 +51,17 @@ func (r *run) down(ctx context.Context) error {
 		r.react(ctx, github.ReactionHooray)
 		return nil
 	}
-	sticky, startID := r.newSticky()
-	view := commands.StickyView{Cluster: r.cluster, Serial: r.h.serial(), Verb: commands.VerbDown, Requester: r.ev.Sender,
-		Phase: clusterops.PhaseDestroying, Started: started, RunURL: r.h.Env.RunURL()}
-	render := func(s []commands.Step) string {
-		v := view
-		v.Steps, v.Now = s, r.h.now()
-		return commands.RenderSticky(v)
-	}
-	if err := sticky.Update(ctx, render(nil)); err != nil {
-		r.h.log().Warn("could not write the status comment", "err", err)
-	}
-	sp := newSteps()
-	live := startLive(ctx, sticky, sp, r.h.stickyInterval(), render)
-	req.Progress = sp
-	res, downErr := b.Ops.Down(ctx, req)
-	if lerr := live.finish(); lerr != nil && !errors.Is(lerr, github.ErrSuperseded) {
-		r.h.log().Warn("status comment edit failed", "err", lerr)
-	}
+	var res *clusterops.Result
+	tr, downErr := r.track(ctx, commands.VerbDown, clusterops.PhaseDestroying, started, func(p provision.Progress) error {
+		req.Progress = p
+		var err error
+		res, err = b.Ops.Down(ctx, req)
+		return err
+	})
 	done()
 	var le *statestore.LockedError
 	if errors.As(downErr, &le) {
-		view.Phase, view.Error = clusterops.PhaseFailed, lockReply(r.cluster, le, r.lockWait())
-		r.finishSticky(ctx, sticky, render(sp.snapshot()))
-		r.countSticky(sticky, startID)
-		r.out.Refused = "locked"
-		r.react(ctx, github.ReactionConfused)
-		return nil
+		return tr.locked(ctx, le)
 	}
 	accrued := ""
 	if spec != nil && r.header != nil {
@@ -86,8 +70,8 @@ func (r *run) down(ctx context.Context) error {
 		}
 	}
 	dv := downView(r.cluster, res, r.h.now().Sub(started), accrued)
-	view.Steps, view.Now, view.Down = sp.snapshot(), r.h.now(), &dv
-	view.Phase = "destroyed"
+	view := &tr.view
+	view.Down, view.Phase = &dv, "destroyed"
 	summary := fmt.Sprintf("%d resources deleted", len(dv.Deleted))
 	if accrued != "" {
 		summary += ", " + accrued + " over its life"
@@ -97,12 +81,7 @@ func (r *run) down(ctx context.Context) error {
 		view.Error = downErr.Error() + "\n\n`/poc down` again retries; the reaper retries on its next run."
 		summary = "some resources remain, see the status comment"
 	}
-	r.finishSticky(ctx, sticky, commands.RenderSticky(view))
-	r.countSticky(sticky, startID)
-	if _, err := r.reply(ctx, commands.RenderNotify(commands.NotifyView{Requester: r.ev.Sender, Verb: commands.VerbDown,
-		Cluster: r.cluster, OK: downErr == nil, Summary: summary, StickyURL: sticky.URL()})); err != nil {
-		r.h.log().Error("could not post the notification", "err", err)
-	}
+	tr.finish(ctx, downErr == nil, summary)
 	r.summary(commands.RenderDown(dv))
 	if downErr != nil {
 		r.react(ctx, github.ReactionConfused)
