@@ -33,15 +33,12 @@ func init() {
 			e.Bool(&allowUnknown, "allow-unknown-prices", "", true, "print a table even when a price is unknown")
 		},
 		run: func(ctx context.Context, a *app, fs *flag.FlagSet) error {
-			if err := requireCluster(name); err != nil {
-				return err
-			}
-			s, err := a.openStore(ctx)
+			ops, closeOps, err := a.clusterOps(ctx, name)
 			if err != nil {
 				return err
 			}
-			defer s.Close()
-			doc, st, err := (&clusterops.Ops{Store: s}).Load(ctx, name)
+			defer closeOps()
+			doc, st, err := ops.Load(ctx, name)
 			if err != nil {
 				return err
 			}

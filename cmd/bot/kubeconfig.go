@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/pocbot/pocbot/internal/clusterops"
 	"github.com/pocbot/pocbot/internal/provision/cluster"
 )
 
@@ -25,15 +24,11 @@ func init() {
 				fs.StringVar(&out, "o", "", "write to this file (mode 0600) instead of standard output")
 			},
 			run: func(ctx context.Context, a *app, fs *flag.FlagSet) error {
-				if err := requireCluster(name); err != nil {
-					return err
-				}
-				s, err := a.openStore(ctx)
+				ops, closeOps, err := a.clusterOps(ctx, name)
 				if err != nil {
 					return err
 				}
-				defer s.Close()
-				ops := &clusterops.Ops{Store: s}
+				defer closeOps()
 				var data []byte
 				if k.what == "kubeconfig" {
 					data, err = ops.Kubeconfig(ctx, name)

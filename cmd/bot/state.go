@@ -10,7 +10,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/pocbot/pocbot/internal/clusterops"
 	"github.com/pocbot/pocbot/internal/provision"
 )
 
@@ -59,15 +58,12 @@ func init() {
 					clusterFlag(fs, e, &name)
 				},
 				run: func(ctx context.Context, a *app, fs *flag.FlagSet) error {
-					if err := requireCluster(name); err != nil {
-						return err
-					}
-					s, err := a.openStore(ctx)
+					ops, closeOps, err := a.clusterOps(ctx, name)
 					if err != nil {
 						return err
 					}
-					defer s.Close()
-					ops := &clusterops.Ops{Store: s}
+					defer closeOps()
+					s := ops.Store
 					doc, st, err := ops.Load(ctx, name)
 					if err != nil {
 						return err

@@ -30,19 +30,16 @@ func init() {
 			e.Bool(&health, "health", "", true, "check the Talos APIs (:50000) and Kubernetes /readyz (:6443), a few seconds at most")
 		},
 		run: func(ctx context.Context, a *app, fs *flag.FlagSet) error {
-			if err := requireCluster(name); err != nil {
-				return err
-			}
-			s, err := a.openStore(ctx)
+			ops, closeOps, err := a.clusterOps(ctx, name)
 			if err != nil {
 				return err
 			}
-			defer s.Close()
+			defer closeOps()
 			// The Talos client logs every answer at info; next to the table that is noise (POC_DEBUG keeps it).
 			if a.getenv("POC_DEBUG") == "" {
 				talos.Logger = slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 			}
-			st, err := (&clusterops.Ops{Store: s, Log: a.log}).Status(ctx, name, health)
+			st, err := ops.Status(ctx, name, health)
 			if err != nil {
 				return err
 			}

@@ -154,6 +154,19 @@ func (a *app) openStore(ctx context.Context) (*statestore.Store, error) {
 	return openStore(ctx, a.getenv, a, &a.atExit)
 }
 
+// clusterOps checks --cluster and opens the store for a command that reads one cluster's state
+// and touches no cloud API (status, cost, kubeconfig, state show); close releases the store.
+func (a *app) clusterOps(ctx context.Context, name string) (ops *clusterops.Ops, close func(), err error) {
+	if err := requireCluster(name); err != nil {
+		return nil, nil, err
+	}
+	s, err := a.openStore(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	return &clusterops.Ops{Store: s, Log: a.log}, func() { _ = s.Close() }, nil
+}
+
 // openStoreNoKey opens the store for what needs no key (listing headers, unlocking): without
 // POC_STATE_KEY, a throwaway keeper stands in, and anything that would decrypt fails as a wrong key.
 func (a *app) openStoreNoKey(ctx context.Context) (*statestore.Store, error) {
