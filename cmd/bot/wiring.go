@@ -241,12 +241,12 @@ func openBackendParts(ctx context.Context, getenv func(string) string, a *app) (
 	if err != nil {
 		return nil, nil, err
 	}
+	closers = append(closers, func() { _ = store.Close() })
 	// Locks and conditional writes are what keep two runs from overwriting each other's state:
-	// a bucket that ignores If-None-Match is refused before anything is created.
+	// a bucket that ignores them is refused before anything is created.
 	if err := store.CheckBackend(ctx); err != nil {
 		return nil, nil, err
 	}
-	closers = append(closers, func() { _ = store.Close() })
 
 	client, err := scwClient(getenv)
 	if err != nil {

@@ -69,6 +69,9 @@ type Ops struct {
 	LockLease time.Duration
 	// LockWait bounds the wait for a busy lock before giving up naming its holder (default 10 min).
 	LockWait time.Duration
+	// CancelWait bounds a down's wait for the run it asked to stop (default 50 min: the longest
+	// step of an up, the worker's rescue write, is bounded at 45).
+	CancelWait time.Duration
 }
 
 // Request is who asks what of which cluster.
@@ -93,6 +96,9 @@ type Request struct {
 	// reason to destroy (expired, say) must still hold once the lock is its own, since an extend
 	// may have landed between its listing and the lock.
 	Precondition func(statestore.Header) error
+	// NoCancel makes a Down that finds the lock held give up at once instead of asking the holder
+	// to stop (the reaper: a busy cluster is for its next run).
+	NoCancel bool
 }
 
 // Result is what an operation leaves.
@@ -145,6 +151,13 @@ func (o *Ops) lease() time.Duration {
 	return 2 * time.Minute
 }
 
+func (o *Ops) cancelWait() time.Duration {
+	if o.CancelWait > 0 {
+		return o.CancelWait
+	}
+	return 50 * time.Minute
+}
+
 func (o *Ops) lockWait() time.Duration {
 	if o.LockWait > 0 {
 		return o.LockWait
@@ -152,13 +165,14 @@ func (o *Ops) lockWait() time.Duration {
 	return 10 * time.Minute
 }
 
-// held is a lock kept alive by a renewing goroutine until release.
+// held is a lock kept alive by a renewing goroutine until release. Its ctx ends when the lock is
+// lost (taken over after a lapsed lease, or renewals failing for longer than the lease): the work
+// done under it must stop rather than go on without the lock.
 type held struct {
-	lock   *statestore.Lock
-	stop   chan struct{}
-	done   sync.WaitGroup
-	failed error
-	mu     sync.Mutex
+	lock *statestore.Lock
+	ctx  context.Context
+	stop chan struct{}
+	done sync.WaitGroup
 }
 
 func (o *Ops) acquire(ctx context.Context, req Request, wait time.Duration) (*held, error) {
@@ -167,12 +181,15 @@ func (o *Ops) acquire(ctx context.Context, req Request, wait time.Duration) (*he
 	if err != nil {
 		return nil, err
 	}
-	h := &held{lock: l, stop: make(chan struct{})}
+	hctx, lost := context.WithCancelCause(ctx)
+	h := &held{lock: l, ctx: hctx, stop: make(chan struct{})}
 	h.done.Add(1)
 	go func() {
 		defer h.done.Done()
+		defer lost(nil)
 		t := time.NewTicker(o.lease() / 3)
 		defer t.Stop()
+		renewed := time.Now()
 		for {
 			select {
 			case <-h.stop:
@@ -181,11 +198,15 @@ func (o *Ops) acquire(ctx context.Context, req Request, wait time.Duration) (*he
 				rctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 				err := l.Renew(rctx)
 				cancel()
-				if err != nil {
-					h.mu.Lock()
-					h.failed = err
-					h.mu.Unlock()
-					o.log().Error("renew the cluster lock", "cluster", req.Cluster, "err", err)
+				switch {
+				case err == nil:
+					renewed = time.Now()
+				case errors.Is(err, statestore.ErrLockLost) || time.Since(renewed) > o.lease()*2/3:
+					o.log().Error("lost the cluster lock: stopping", "cluster", req.Cluster, "err", err)
+					lost(fmt.Errorf("lock of cluster %q lost: %w", req.Cluster, err))
+					return
+				default:
+					o.log().Warn("renew the cluster lock (retried)", "cluster", req.Cluster, "err", err)
 				}
 			}
 		}
@@ -287,8 +308,12 @@ func (o *Ops) Up(ctx context.Context, req Request) (*Result, error) {
 		return nil, err
 	}
 	defer o.release(h)
-	// A cancel left by a down that found nothing running is stale.
-	_ = o.deleteCancel(ctx, req.Cluster)
+	ctx = h.ctx
+	// A cancel left by a down that found nothing running is stale; one that cannot be removed
+	// would stop this up at its first step.
+	if err := o.Store.DeleteArtifact(ctx, req.Cluster, artifactCancel); err != nil {
+		return nil, fmt.Errorf("clear a stale cancel request of %q: %w", req.Cluster, err)
+	}
 
 	res := &Result{}
 	doc, err := o.Store.Get(ctx, req.Cluster)
@@ -330,7 +355,7 @@ func (o *Ops) Up(ctx context.Context, req Request) (*Result, error) {
 	if err := saver.Save(ctx, st); err != nil { // the document exists before anything is created
 		return nil, err
 	}
-	if err := saver.setPhase(ctx, PhaseProvisioning, nil); err != nil {
+	if err := saver.setPhase(ctx, PhaseProvisioning, map[string]string{LabelDownFailed: ""}); err != nil {
 		return nil, err
 	}
 	g, engine, err := o.prepare(st, req)
@@ -408,17 +433,30 @@ func (o *Ops) Plan(ctx context.Context, req Request) (spec provision.Spec, exist
 func (o *Ops) Down(ctx context.Context, req Request) (*Result, error) {
 	h, err := o.acquire(ctx, req, 0)
 	var locked *statestore.LockedError
-	if errors.As(err, &locked) {
+	if errors.As(err, &locked) && !req.NoCancel {
 		if _, perr := o.Store.PutArtifact(ctx, req.Cluster, artifactCancel, []byte(req.RequestedBy)); perr != nil {
 			return nil, fmt.Errorf("ask the running %s to stop: %w", locked.Holder.Command, perr)
 		}
 		o.log().Info("asked the run holding the lock to stop", "cluster", req.Cluster, "holder", locked.Holder.Command, "run", locked.Holder.RunID)
-		h, err = o.acquire(ctx, req, o.lockWait())
+		// The holder stops at its next step, and one step (an Elastic Metal delivery, the rescue
+		// write) can last longer than the usual wait: having stopped it, this down must take over.
+		h, err = o.acquire(ctx, req, max(o.lockWait(), o.cancelWait()))
+		if err != nil {
+			// Nobody takes over: take the request back, or the up would stop for nothing.
+			dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+			if derr := o.Store.DeleteArtifact(dctx, req.Cluster, artifactCancel); derr != nil {
+				o.log().Error("take back the cancel request", "cluster", req.Cluster, "err", derr)
+			}
+			cancel()
+		}
+	} else if errors.As(err, &locked) {
+		return nil, err
 	}
 	if err != nil {
 		return nil, err
 	}
 	defer o.release(h)
+	ctx = h.ctx
 
 	res := &Result{}
 	doc, err := o.Store.Get(ctx, req.Cluster)
@@ -458,8 +496,10 @@ func (o *Ops) Down(ctx context.Context, req Request) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	// The down's own ctx is not the cancel of the up: clear the request before the engine's checks.
-	_ = o.deleteCancel(ctx, req.Cluster)
+	// The request was for the up this down replaced: clear it before the engine's checks.
+	if err := o.Store.DeleteArtifact(ctx, req.Cluster, artifactCancel); err != nil {
+		return nil, fmt.Errorf("clear the cancel request of %q: %w", req.Cluster, err)
+	}
 	rep, downErr := engine.Down(ctx, g, st, noCancel{saver})
 	res.Report = rep
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
@@ -501,23 +541,6 @@ func (o *Ops) prepare(st *provision.State, req Request) (*provision.Graph, *prov
 
 // noCancel hides CancelChecker: a down never cancels itself.
 type noCancel struct{ provision.Saver }
-
-func (o *Ops) deleteCancel(ctx context.Context, clusterName string) error {
-	_, err := o.Store.GetArtifact(ctx, clusterName, artifactCancel)
-	if err != nil {
-		return nil
-	}
-	// Artifacts are deleted as a set; keep the kubeconfig.
-	kc, kerr := o.Store.GetArtifact(ctx, clusterName, artifactKubeconfig)
-	if err := o.Store.DeleteArtifacts(ctx, clusterName); err != nil {
-		return err
-	}
-	if kerr == nil {
-		_, err := o.Store.PutArtifact(ctx, clusterName, artifactKubeconfig, kc)
-		return err
-	}
-	return nil
-}
 
 // Update changes a cluster's public header under its lock (extend, warned flags, sticky id).
 func (o *Ops) Update(ctx context.Context, req Request, change func(h *statestore.Header) error) (statestore.Header, error) {

@@ -17,9 +17,12 @@ import (
 	"github.com/pocbot/pocbot/internal/provision/cluster"
 	"github.com/pocbot/pocbot/internal/provision/scaleway"
 	"github.com/pocbot/pocbot/internal/provision/talos"
+	scwsim "github.com/pocbot/pocbot/internal/sim/scaleway"
 	"github.com/pocbot/pocbot/internal/sim/world"
 	"github.com/pocbot/pocbot/internal/sim/world/worldtest"
 	"github.com/pocbot/pocbot/internal/statestore"
+	instance "github.com/scaleway/scaleway-sdk-go/api/instance/v1"
+	"github.com/scaleway/scaleway-sdk-go/scw"
 )
 
 // env is a running emulated world plus Ops pointed at it.
@@ -195,5 +198,123 @@ func TestFirstUpsOfOneImageShareIt(t *testing.T) {
 	}
 	if snapshots != 1 {
 		t.Errorf("%d snapshots, want the one shared snapshot", snapshots)
+	}
+}
+
+// TestDownThatCannotTakeOverTakesBackItsCancel: a down that asked the lock holder to stop but
+// never got the lock leaves no cancel request behind (the up would stop for nothing), and a down
+// with NoCancel (the reaper's) asks nothing at all.
+func TestDownThatCannotTakeOverTakesBackItsCancel(t *testing.T) {
+	e := newEnv(t, world.Options{TimeFactor: 0.005})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	e.ops.LockWait, e.ops.CancelWait = 300*time.Millisecond, 300*time.Millisecond
+	l, err := e.store.Lock(ctx, "held-1", statestore.LockInfo{Actor: "alice", Command: "up"}, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Release(ctx)
+	for _, noCancel := range []bool{false, true} {
+		_, err := e.ops.Down(ctx, clusterops.Request{Cluster: "held-1", Spec: e.spec, Command: "down", NoCancel: noCancel})
+		if !errors.Is(err, statestore.ErrLocked) {
+			t.Fatalf("down (NoCancel=%v) on a held lock: %v, want ErrLocked", noCancel, err)
+		}
+		if _, err := e.store.GetArtifact(ctx, "held-1", "cancel"); !errors.Is(err, statestore.ErrNotFound) {
+			t.Errorf("down (NoCancel=%v) left a cancel request: %v", noCancel, err)
+		}
+	}
+}
+
+// TestUpStopsWhenItsLockIsTakenOver: a run whose lease lapsed and was taken over stops instead
+// of going on without the lock.
+func TestUpStopsWhenItsLockIsTakenOver(t *testing.T) {
+	e := newEnv(t, world.Options{TimeFactor: 0.005})
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	e.ops.LockLease = 900 * time.Millisecond
+	errs := make(chan error, 1)
+	go func() {
+		_, err := e.ops.Up(ctx, clusterops.Request{Cluster: "stolen-1", Spec: e.spec, TTL: time.Hour, Command: "up"})
+		errs <- err
+	}()
+	// Wait until the up holds the lock, then take it as a dead run's successor would.
+	var holder *statestore.LockInfo
+	for holder == nil {
+		time.Sleep(50 * time.Millisecond)
+		if holder, _ = e.store.ReadLock(ctx, "stolen-1"); holder != nil && holder.Command != "up" {
+			holder = nil
+		}
+	}
+	if err := e.store.ForceUnlock(ctx, "stolen-1", holder.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.store.Lock(ctx, "stolen-1", statestore.LockInfo{Actor: "intruder", Command: "down"}, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-errs:
+		if err == nil || !strings.Contains(err.Error(), "lost") {
+			t.Fatalf("up after losing its lock: %v, want an error naming the lost lock", err)
+		}
+		t.Logf("up stopped: %v", err)
+	case <-ctx.Done():
+		t.Fatal("up went on after losing its lock")
+	}
+}
+
+// TestTemporaryAdminRuleIsGoneAfterUp: admin CIDRs that do not cover the runner get a temporary
+// rule for it during the run, removed at the end; half the rules PUTs fail (the client's transport
+// retries them, as PUTs are idempotent).
+func TestTemporaryAdminRuleIsGoneAfterUp(t *testing.T) {
+	const runner = "127.0.0.0/8"
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	w, err := world.Start(ctx, world.Options{Dir: t.TempDir(), TimeFactor: 0.005, S3: "file",
+		Faults: scwsim.Faults{Seed: 7, PerEndpoint: map[string]float64{"PUT /instance/v1/zones/{zone}/security_groups/{id}/rules": 0.5}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	p := worldtest.New(t, w, worldtest.Options{RunnerCIDR: runner})
+	spec := p.Spec
+	spec.AdminCIDRs = []string{"198.51.100.0/24"}
+	res, err := p.Ops.Up(ctx, clusterops.Request{Cluster: "admin-1", Spec: spec, TTL: time.Hour, Command: "up",
+		Override: func(s *provision.Spec) { s.AdminCIDRs = []string{"198.51.100.0/24"} }})
+	if err != nil {
+		t.Fatalf("up: %v", err)
+	}
+	puts, failed := 0, 0
+	for _, c := range w.Scaleway.Calls() {
+		if c.Method == "PUT" && strings.HasSuffix(c.Path, "/rules") {
+			puts++
+			if c.Status >= 500 {
+				failed++
+			}
+		}
+	}
+	// Open (with the runner), full set once the worker is known, close (without): three that land.
+	if puts-failed < 3 || failed == 0 {
+		t.Errorf("%d rules PUTs, %d failed: want at least 3 that landed and some injected failures", puts, failed)
+	}
+	sg := res.State.Resources[scaleway.NodeSecGroup]
+	rules, err := instance.NewAPI(p.Client).ListSecurityGroupRules(&instance.ListSecurityGroupRulesRequest{
+		Zone: scw.Zone(sg.Zone), SecurityGroupID: sg.ID}, scw.WithAllPages())
+	if err != nil {
+		t.Fatal(err)
+	}
+	admin := 0
+	for _, r := range rules.Rules {
+		switch r.IPRange.String() {
+		case runner:
+			t.Errorf("the runner's temporary rule is still there: %s %v", r.Protocol, r.DestPortFrom)
+		case "198.51.100.0/24":
+			admin++
+		}
+	}
+	if admin != 3 {
+		t.Errorf("%d rules for the admin CIDR, want 3 (6443, 50000, ICMP)", admin)
+	}
+	if v := res.State.Outputs[scaleway.OutAdminTemporary]; v != "" {
+		t.Errorf("state still records a temporary admin CIDR %q", v)
 	}
 }

@@ -393,7 +393,9 @@ var (
 )
 
 func (r *run) request(cluster string) clusterops.Request {
-	return clusterops.Request{Cluster: cluster, Spec: r.cfg.Spec, RequestedBy: r.cfg.Actor, RunID: r.cfg.RunID, Command: reapCommand}
+	// NoCancel: a cluster someone works on is busy, left for the next run; never stopped by the reaper.
+	return clusterops.Request{Cluster: cluster, Spec: r.cfg.Spec, RequestedBy: r.cfg.Actor, RunID: r.cfg.RunID,
+		Command: reapCommand, NoCancel: true}
 }
 
 // warn posts the one warning of this expiry. The label is set under the lock BEFORE the comment
@@ -533,14 +535,26 @@ func (r *run) tearDown(d Decision) Decision {
 	}
 	r.done++
 	req := r.request(d.Cluster)
-	if d.Reason == commands.ReapExpired {
-		// Listed as expired; an extend may have landed since.
-		req.Precondition = func(h statestore.Header) error {
-			if h.Expires.IsZero() || h.Expires.After(r.now) {
-				return fmt.Errorf("expiry moved to %s by an extend", h.Expires.UTC().Format(time.RFC3339))
-			}
+	// The reason was read at the listing; teardowns run one after another and take minutes, so it
+	// is checked again once the lock is ours: an extend, a reopened issue, the keep label added.
+	req.Precondition = func(h statestore.Header) error {
+		if d.Reason == commands.ReapExpired && (h.Expires.IsZero() || h.Expires.After(r.now)) {
+			return fmt.Errorf("expiry moved to %s by an extend", h.Expires.UTC().Format(time.RFC3339))
+		}
+		if r.cfg.Issues == nil || d.Number == 0 || d.Repository != r.cfg.Repository {
 			return nil
 		}
+		open, _, _, labels, err := r.cfg.Issues.IssueState(r.work, d.Number)
+		if err != nil {
+			return fmt.Errorf("check %s#%d again: %w", d.Repository, d.Number, err)
+		}
+		if d.Reason != commands.ReapExpired && open {
+			return fmt.Errorf("%s#%d was reopened", d.Repository, d.Number)
+		}
+		if d.Reason == commands.ReapExpired && slices.Contains(labels, r.cfg.KeepLabel) { // a closed issue goes, kept or not
+			return fmt.Errorf("the %s label was added to %s#%d", r.cfg.KeepLabel, d.Repository, d.Number)
+		}
+		return nil
 	}
 	res, err := r.teardown.Down(r.work, req)
 	if res != nil && res.Report != nil {

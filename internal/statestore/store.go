@@ -416,6 +416,21 @@ func (s *Store) GetArtifact(ctx context.Context, cluster, name string) ([]byte, 
 	return body, err
 }
 
+// DeleteArtifact removes one artifact of a cluster; a missing one is not an error.
+func (s *Store) DeleteArtifact(ctx context.Context, cluster, name string) error {
+	if err := checkCluster(cluster); err != nil {
+		return err
+	}
+	if !nameRE.MatchString(name) {
+		return fmt.Errorf("artifact name %q: use letters, digits, '.', '_', '-'", name)
+	}
+	k := prefixArtifacts + cluster + "/" + name
+	if err := s.be.remove(ctx, k, ""); err != nil && !errors.Is(err, errNotExist) {
+		return fmt.Errorf("delete artifact %s: %w", k, err)
+	}
+	return nil
+}
+
 // DeleteArtifacts removes every artifact of cluster (none is not an error).
 func (s *Store) DeleteArtifacts(ctx context.Context, cluster string) error {
 	if err := checkCluster(cluster); err != nil {

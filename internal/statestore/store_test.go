@@ -367,6 +367,19 @@ func TestArtifacts(t *testing.T) {
 			if _, err := s.Get(ctx, "c"); !errors.Is(err, ErrTampered) {
 				t.Fatalf("artifact in place of a state: %v, want ErrTampered", err)
 			}
+			// DeleteArtifact removes one, and a missing one is not an error.
+			if err := s.DeleteArtifact(ctx, "c", "talosconfig"); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.GetArtifact(ctx, "c", "talosconfig"); !errors.Is(err, ErrNotFound) {
+				t.Fatalf("talosconfig after DeleteArtifact: %v", err)
+			}
+			if _, err := s.GetArtifact(ctx, "c", "kubeconfig"); err != nil {
+				t.Fatalf("DeleteArtifact(talosconfig) touched kubeconfig: %v", err)
+			}
+			if err := s.DeleteArtifact(ctx, "c", "talosconfig"); err != nil {
+				t.Fatalf("deleting a missing artifact: %v", err)
+			}
 			if err := s.DeleteArtifacts(ctx, "c"); err != nil {
 				t.Fatal(err)
 			}

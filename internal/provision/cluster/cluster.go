@@ -446,13 +446,14 @@ func (b *builder) adminOpen(ctx context.Context, r *provision.Run) error {
 }
 
 func (b *builder) adminClose(ctx context.Context, r *provision.Run) error {
-	if v, _ := r.Output(scaleway.OutAdminTemporary); v == "" {
-		return nil
+	if v, _ := r.Output(scaleway.OutAdminTemporary); v != "" {
+		if err := r.SetOutput(ctx, scaleway.OutAdminTemporary, ""); err != nil {
+			return err
+		}
+		r.Note(NodeAdminClose, "removing the temporary admin rule")
 	}
-	if err := r.SetOutput(ctx, scaleway.OutAdminTemporary, ""); err != nil {
-		return err
-	}
-	r.Note(NodeAdminClose, "temporary admin rule removed")
+	// Always: a retry after a failed PUT finds the output already cleared, and the group must
+	// still lose the rule. Nothing is sent when the group already holds the spec's rules.
 	return b.cfg.Driver.RefreshRules(ctx, r)
 }
 
