@@ -17,6 +17,8 @@ import (
 	"github.com/pocbot/pocbot/internal/commands"
 	"github.com/pocbot/pocbot/internal/github"
 	ghsim "github.com/pocbot/pocbot/internal/sim/github"
+	"github.com/pocbot/pocbot/internal/sim/world"
+	"github.com/pocbot/pocbot/internal/sim/world/worldtest"
 	"github.com/pocbot/pocbot/internal/statestore"
 )
 
@@ -401,6 +403,24 @@ func TestBudgetAndConfig(t *testing.T) {
 		}
 		if d := h.w.Scaleway.CallCount() - calls; d != 0 {
 			t.Errorf("a refused collision made %d Scaleway calls", d)
+		}
+	})
+	t.Run("an unreadable state counts against the budget", func(t *testing.T) {
+		h.repo("acme/one")
+		gh.SetPermission("acme/one", "alice", "admin")
+		gh.AddIssue("acme/one", ghsim.Issue{Number: 1, Author: "alice"})
+		gh.SetFile("acme/one", "", ".github/poc.yml", []byte("max_clusters: 1\n"))
+		b := worldtest.Bucket(t, h.w, world.StateBucket)
+		if err := b.WriteAll(ctx, "clusters/garbage-1.state", []byte("not a state"), nil); err != nil {
+			t.Fatal(err)
+		}
+		defer b.Delete(ctx, "clusters/garbage-1.state")
+		out, err := h.handle(ctx, h.comment("acme/one", 1, false, "alice", "/poc up"))
+		if err != nil || out.Refused != "budget" {
+			t.Fatalf("outcome %+v, err %v: an unreadable state must count, not vanish", out, err)
+		}
+		if last := lastBody(h, "acme/one", 1); !strings.Contains(last, "max_clusters") {
+			t.Errorf("budget refusal does not name max_clusters:\n%s", last)
 		}
 	})
 	scanSecrets(t, h)

@@ -285,8 +285,14 @@ func (r *run) recordLabels(ctx context.Context, stickyID int64, q cost.Quote) {
 // refusal to post, or "".
 func (r *run) budget(ctx context.Context, candidate cost.Quote) string {
 	running, err := r.runningCosts(ctx)
+	if err != nil && running == nil {
+		// Fail closed: a budget checked against no cluster at all would let anything through.
+		r.h.log().Error("budget: could not list the running clusters", "err", err)
+		return fmt.Sprintf("😕 **Not created:** the budget of `.github/poc.yml` cannot be checked: listing the running clusters failed (%s). Nothing was created; try again in a minute.",
+			commands.Escape(err.Error()))
+	}
 	if err != nil {
-		r.h.log().Warn("budget: could not list running clusters; counting none", "err", err)
+		r.h.log().Warn("budget: some cluster states are unreadable; each counts as one cluster of unknown cost", "err", err)
 	}
 	err = cost.CheckBudget(r.cfg, running, candidate)
 	var be *cost.BudgetError
@@ -312,11 +318,16 @@ func (r *run) budget(ctx context.Context, candidate cost.Quote) string {
 // when recorded, else priced from their decrypted spec.
 func (r *run) runningCosts(ctx context.Context) ([]cost.ClusterCost, error) {
 	b := r.backend
+	// List returns the readable headers along with an error naming the unreadable objects: those
+	// still count, as clusters of unknown cost, rather than not at all.
 	headers, err := b.Ops.Store.List(ctx)
-	if err != nil {
+	if err != nil && len(headers) == 0 {
 		return nil, err
 	}
-	var out []cost.ClusterCost
+	out := []cost.ClusterCost{}
+	if err != nil {
+		out = append(out, cost.ClusterCost{Name: "(unreadable state)", Daily: cost.EUR(0, 0), Unknown: true})
+	}
 	for _, h := range headers {
 		if h.Cluster == r.cluster || (h.Repository != "" && !strings.EqualFold(h.Repository, r.ev.FullName())) {
 			continue
@@ -333,7 +344,7 @@ func (r *run) runningCosts(ctx context.Context) ([]cost.ClusterCost, error) {
 		out = append(out, c)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out, nil
+	return out, err
 }
 
 // plan answers `/poc up --dry-run`: what would be created or changed and what it costs.
