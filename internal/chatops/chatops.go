@@ -37,6 +37,7 @@ type API interface {
 	ReactIssue(ctx context.Context, number int, content string) error
 	RepoFile(ctx context.Context, path, ref string) ([]byte, error)
 	UserSSHKeys(ctx context.Context, login string) ([]string, error)
+	IssueState(ctx context.Context, number int) (open, isPR, merged bool, labels []string, err error)
 }
 
 // Backend is what runs operations: opened only once the command is parsed and authorized, so

@@ -457,6 +457,18 @@ func TestPullRequests(t *testing.T) {
 			t.Fatalf("outcome %+v, err %v", out, err)
 		}
 	})
+	t.Run("labeled after the PR was closed: nothing", func(t *testing.T) {
+		late := gh.AddPR(repo, ghsim.PR{Number: 10, Author: "alice", Labels: []string{"poc"}})
+		gh.SetIssueState(repo, late, false, false) // the close was handled first, with no cluster to remove
+		calls := h.w.Scaleway.CallCount()
+		out, err := h.handle(ctx, h.prEvent(repo, late, "labeled", "poc", false, false, false, "alice", "poc"))
+		if err != nil || !strings.Contains(out.Ignored, "closed") {
+			t.Fatalf("outcome %+v, err %v", out, err)
+		}
+		if d := h.w.Scaleway.CallCount() - calls; d != 0 {
+			t.Errorf("a closed PR's late label made %d Scaleway calls", d)
+		}
+	})
 	t.Run("other label: nothing", func(t *testing.T) {
 		out, err := h.handle(ctx, h.prEvent(repo, pr, "labeled", "bug", false, false, false, "alice", "poc", "bug"))
 		if err != nil || out.Ignored == "" {

@@ -56,6 +56,15 @@ func (r *run) pullRequest(ctx context.Context) error {
 	if refused, err := r.collision(ctx); err != nil || refused {
 		return err
 	}
+	// Runs are not serialized by GitHub: a close may have been handled while this run started,
+	// finding no cluster to remove. Ask again right before creating anything.
+	if open, _, _, _, err := r.h.GitHub.IssueState(ctx, r.ev.Number); err != nil {
+		return r.fail(ctx, fmt.Errorf("check that pull request #%d is still open: %w", r.ev.Number, err))
+	} else if !open {
+		r.out.Ignored = "pull request closed meanwhile"
+		r.h.log().Info("pull request closed before its cluster was made", "number", r.ev.Number)
+		return nil
+	}
 	return r.up(ctx, commands.UpOptions{})
 }
 
