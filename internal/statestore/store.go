@@ -172,6 +172,17 @@ func (s *Store) CheckBackend(ctx context.Context) error {
 	if _, err := s.be.replace(ctx, key, []byte("third "+key), v); err != nil {
 		return fmt.Errorf("check state backend %s: conditional update with the current version: %w", s.be.describe(), err)
 	}
+	// Releasing a lock and deleting a state are conditional deletes: a bucket that deletes on a
+	// stale If-Match would let a run whose lease lapsed remove its successor's lock.
+	err = s.be.remove(ctx, key, "\"00000000000000000000000000000000\"")
+	if err != nil && !errors.Is(err, errPrecondition) {
+		return fmt.Errorf("check state backend %s: stale conditional delete: %w", s.be.describe(), err)
+	}
+	if _, _, gerr := s.be.get(ctx, key); errors.Is(gerr, errNotExist) {
+		return fmt.Errorf("%w: %s deleted %s despite a stale If-Match; pocbot refuses this bucket", ErrUnsafeBackend, s.be.describe(), key)
+	} else if gerr != nil {
+		return fmt.Errorf("check state backend %s: read the probe back: %w", s.be.describe(), gerr)
+	}
 	return nil
 }
 

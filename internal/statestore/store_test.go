@@ -427,11 +427,22 @@ func (b ignoringBackend) replace(ctx testContext, key string, data []byte, v str
 	return b.fileBackend.replace(ctx, key, data, v)
 }
 
+// deleteIgnoringBackend honours conditional writes but deletes whatever the If-Match says.
+type deleteIgnoringBackend struct{ *fileBackend }
+
+func (b deleteIgnoringBackend) remove(ctx testContext, key, _ string) error {
+	return b.fileBackend.remove(ctx, key, "")
+}
+
 func TestCheckBackendRefusesUnconditional(t *testing.T) {
 	s := fileWorld(t).open(t, newKey(t))
 	fb := s.be.(*fileBackend)
 	s.be = ignoringBackend{fileBackend: fb}
 	if err := s.CheckBackend(testCtx(t)); !errors.Is(err, ErrUnsafeBackend) || !strings.Contains(err.Error(), "If-None-Match") {
 		t.Fatalf("CheckBackend on a bucket ignoring If-None-Match: %v", err)
+	}
+	s.be = deleteIgnoringBackend{fileBackend: fb}
+	if err := s.CheckBackend(testCtx(t)); !errors.Is(err, ErrUnsafeBackend) || !strings.Contains(err.Error(), "delete") {
+		t.Fatalf("CheckBackend on a bucket ignoring If-Match on delete: %v", err)
 	}
 }
