@@ -13,6 +13,7 @@ import (
 	"github.com/pocbot/pocbot/internal/commands"
 	"github.com/pocbot/pocbot/internal/provision"
 	"github.com/pocbot/pocbot/internal/provision/cluster"
+	"github.com/pocbot/pocbot/internal/statestore"
 )
 
 // specFlags are the SPEC §2 overrides an operator may pass to up; only flags given explicitly
@@ -151,12 +152,22 @@ func init() {
 func (a *app) request(name, verb string, w *opsWorld, override func(*provision.Spec)) clusterops.Request {
 	spec := provision.DefaultSpec()
 	spec.ImageBucket = w.bucketName
-	actor := a.getenv("USER")
-	if actor == "" {
-		actor = "operator"
-	}
-	return clusterops.Request{Cluster: name, Spec: spec, Override: override, RequestedBy: actor,
+	actor := cmpOr(a.getenv("GITHUB_ACTOR"), a.getenv("USER"))
+	actor = cmpOr(actor, "operator")
+	req := clusterops.Request{Cluster: name, Spec: spec, Override: override, RequestedBy: actor,
 		RunID: a.getenv("GITHUB_RUN_ID"), Command: verb}
+	// Run by a repository's workflow (workflow_dispatch): only that repository's clusters, since
+	// one state bucket serves every repository of the Scaleway project.
+	if repo := strings.TrimSpace(a.getenv("GITHUB_REPOSITORY")); repo != "" {
+		req.Repository = repo
+		req.Precondition = func(h statestore.Header) error {
+			if h.Repository != "" && !strings.EqualFold(h.Repository, repo) {
+				return fmt.Errorf("cluster %q belongs to %s, not to %s (GITHUB_REPOSITORY): run it from that repository", name, h.Repository, repo)
+			}
+			return nil
+		}
+	}
+	return req
 }
 
 func (a *app) printUp(res *clusterops.Result) {

@@ -92,9 +92,10 @@ type Request struct {
 	RunID       string
 	Command     string
 	Progress    provision.Progress
-	// Precondition, when set, is checked by Down on the header read under the lock: a reaper's
-	// reason to destroy (expired, say) must still hold once the lock is its own, since an extend
-	// may have landed between its listing and the lock.
+	// Precondition, when set, is checked on an existing cluster's header read under the lock: a
+	// reaper's reason to destroy (expired, say) must still hold once the lock is its own, since an
+	// extend may have landed between its listing and the lock; an operator run from one
+	// repository's workflow must not touch another repository's cluster.
 	Precondition func(statestore.Header) error
 	// NoCancel makes a Down that finds the lock held give up at once instead of asking the holder
 	// to stop (the reaper: a busy cluster is for its next run).
@@ -336,6 +337,11 @@ func (o *Ops) Up(ctx context.Context, req Request) (*Result, error) {
 	case err != nil:
 		return nil, err
 	default:
+		if req.Precondition != nil {
+			if perr := req.Precondition(doc.Header); perr != nil {
+				return nil, fmt.Errorf("up %s: %w: %w", req.Cluster, ErrPrecondition, perr)
+			}
+		}
 		st, err = decodeState(doc)
 		if err != nil {
 			return nil, err
