@@ -22,11 +22,15 @@ lint:
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime 3x ./...
 
-# Short fuzz runs of every parser (the seed corpora also run in `make test`).
+# Short fuzz runs of every parser (their seed corpora, and the crashers found, also run in `make test`).
 fuzz:
-	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime 20s ./internal/commands
-	$(GO) test -run '^$$' -fuzz FuzzRedact -fuzztime 10s ./internal/commands
-	$(GO) test -run '^$$' -fuzz FuzzDecode -fuzztime 20s ./internal/statestore
+	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime 20s ./internal/commands
+	$(GO) test -run '^$$' -fuzz '^FuzzRedact$$' -fuzztime 10s ./internal/commands
+	$(GO) test -run '^$$' -fuzz '^FuzzClusterName$$' -fuzztime 10s ./internal/commands
+	$(GO) test -run '^$$' -fuzz '^FuzzDecodeEvent$$' -fuzztime 20s ./internal/github
+	$(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime 20s ./internal/statestore
+	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime 10s ./internal/repoconfig
+	$(GO) test -run '^$$' -fuzz '^FuzzParseDecimal$$' -fuzztime 10s ./internal/cost
 
 demo:
 	$(GO) run ./cmd/bot demo

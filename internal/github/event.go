@@ -84,8 +84,11 @@ func DecodeEvent(name string, payload []byte) (Event, error) {
 		e.Kind, e.Action = KindComment, p.GetAction()
 		e.fillCommon(p.Repo, p.Sender, p.Installation)
 		is := p.GetIssue()
-		if is.Number == nil || p.Comment == nil {
+		if is == nil || is.Number == nil || p.Comment == nil {
 			return Event{}, fmt.Errorf("github: issue_comment payload lacks issue.number or comment: not an issue_comment event")
+		}
+		if is.GetNumber() <= 0 {
+			return Event{}, fmt.Errorf("github: issue_comment payload has issue number %d: not an issue_comment event", is.GetNumber())
 		}
 		e.Number, e.IsPR, e.IssueState = is.GetNumber(), is.IsPullRequest(), is.GetState()
 		e.Labels = labelNames(is.Labels)
@@ -111,6 +114,9 @@ func DecodeEvent(name string, payload []byte) (Event, error) {
 		e.Number = p.GetNumber()
 		if e.Number == 0 {
 			e.Number = pr.GetNumber()
+		}
+		if e.Number <= 0 {
+			return Event{}, fmt.Errorf("github: %s payload has pull request number %d: not a pull_request event", name, e.Number)
 		}
 		e.IsPR, e.IssueState = true, pr.GetState()
 		e.Labels = labelNames(pr.Labels)
