@@ -29,7 +29,7 @@ type specFlags struct {
 func (s *specFlags) define(fs *flag.FlagSet, e *envFlags) {
 	d := provision.DefaultSpec()
 	e.String(&s.zone, "zone", "SCW_DEFAULT_ZONE", d.Zone, "Scaleway zone")
-	e.String(&s.talos, "talos", "POC_TALOS_VERSION", d.TalosVersion, "Talos version (1.13 contract)")
+	e.String(&s.talos, "talos", "POC_TALOS_VERSION", d.TalosVersion, "Talos version (1.12 to 1.14; 1.14 gets the multi-document config)")
 	e.List(&s.adminCIDRs, "admin-cidr", "POC_ADMIN_CIDRS", "CIDR allowed to reach the Kubernetes (6443) and Talos (50000) APIs; default 0.0.0.0/0")
 	e.List(&s.extensions, "extension", "POC_TALOS_EXTENSIONS", "Talos system extension, e.g. siderolabs/iscsi-tools")
 	e.String(&s.dnsZone, "dns-zone", "POC_DNS_ZONE", "", "Scaleway DNS zone for k8s-poc.<zone> and edge.<zone> records")

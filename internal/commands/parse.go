@@ -32,9 +32,10 @@ const (
 	DefaultTTL    = 8 * time.Hour
 	DefaultMinTTL = 30 * time.Minute
 	DefaultMaxTTL = 72 * time.Hour
-	// DefaultMaxTalosMinor is the newest Talos minor the pinned machinery library (v1.13) can
-	// generate configs for; a newer one would fail at config generation, so it is refused here.
-	DefaultMaxTalosMinor = "v1.13"
+	// DefaultMaxTalosMinor is the newest Talos minor the pinned machinery library (v1.14.1) can
+	// generate configs for (the 1.14 multi-document form); a newer one would fail at config
+	// generation, so it is refused here. internal/provision/talos tests check the two agree.
+	DefaultMaxTalosMinor = "v1.14"
 	// MaxEcho is the most characters of user input a reply ever repeats (escaped).
 	MaxEcho = 48
 	// maxLineLen bounds the command line we look at; longer lines are refused, never parsed.
@@ -48,7 +49,7 @@ type ParseConfig struct {
 	DefaultTTL    time.Duration
 	MinTTL        time.Duration
 	MaxTTL        time.Duration // bounds --ttl and the duration of /poc extend
-	MaxTalosMinor string        // "v1.13": newer minors are refused
+	MaxTalosMinor string        // "v1.14": newer minors are refused
 }
 
 func (c ParseConfig) withDefaults() ParseConfig {

@@ -36,6 +36,7 @@ func TestParseCommands(t *testing.T) {
 				Extensions: []string{"siderolabs/iscsi-tools", "siderolabs/util-linux-tools"},
 				DNSZone:    "example.com", ExposeEdge: boolp(true), CPCount: 1, CPType: "PLAY2-MICRO", WorkerOffer: "EM-A116X-SSD",
 			}}},
+		{"talos 1.14 (multi-document configs)", "/poc up --talos v1.14.1", Command{Verb: VerbUp, Up: UpOptions{TalosVersion: "v1.14.1"}}},
 		{"flag=value and list forms", "/poc up --ttl=2d --admin-cidr 10.0.0.0/8 192.0.2.7 --admin-cidr=2001:db8::/32,198.51.100.0/24 --expose-edge=false",
 			Command{Verb: VerbUp, Up: UpOptions{
 				TTL: 48 * time.Hour,
@@ -111,7 +112,7 @@ func TestParseErrors(t *testing.T) {
 		{"/poc up --admin-cidr 10.0.0.1/24", "has host bits set: did you mean 10.0.0.0/24?", "Flags of `/poc up`"},
 		{"/poc up --admin-cidr nope", "neither an address nor a CIDR", "Flags of `/poc up`"},
 		{"/poc up --talos 1.13", "is not a version like v1.13.11", "Flags of `/poc up`"},
-		{"/poc up --talos v1.14.0", "newer than v1.13", "Flags of `/poc up`"},
+		{"/poc up --talos v1.15.0", "newer than v1.14", "Flags of `/poc up`"},
 		{"/poc up --dns-zone localhost", "at least two labels", "Flags of `/poc up`"},
 		{"/poc up --extensions Bad_Name", "is not a name like", "Flags of `/poc up`"},
 		{"/poc up --cp-count 2", "give 1, 3 or 5", "Flags of `/poc up`"},

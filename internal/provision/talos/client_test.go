@@ -1,6 +1,7 @@
 package talos
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"fmt"
@@ -57,11 +58,18 @@ type testCluster struct {
 
 // newTestCluster generates configs for three control planes and a worker on loopback addresses,
 // boots the control planes with their config as user data (cloud) and the worker in maintenance.
-func newTestCluster(t *testing.T) *testCluster {
+func newTestCluster(t *testing.T, talosVersion string) *testCluster {
 	t.Helper()
 
 	tc := &testCluster{cpAddrs: []string{loopback(), loopback(), loopback()}}
 	tc.in = baseInput(t)
+	tc.in.TalosVersion = talosVersion
+
+	// The stand-ins of one process group nodes into clusters by CA: clusters generated in
+	// parallel tests need their own bundles, or one's bootstrap shows in the other.
+	if talosVersion != "" && talosVersion != DefaultTalosVersion {
+		tc.in.Secrets = testSecrets114(t)
+	}
 	tc.in.ControlPlaneIPs = tc.cpAddrs
 	tc.in.Endpoint = "https://" + tc.cpAddrs[0] + ":6443"
 
@@ -83,7 +91,17 @@ func newTestCluster(t *testing.T) *testCluster {
 func TestRoundTrip(t *testing.T) {
 	t.Parallel()
 
-	tc := newTestCluster(t)
+	// The 1.13 form (default) and the 1.14 multi-document form.
+	for _, v := range []string{"", "v1.14.1"} {
+		t.Run("talos "+cmp.Or(v, DefaultTalosVersion), func(t *testing.T) {
+			t.Parallel()
+			testRoundTrip(t, v)
+		})
+	}
+}
+
+func testRoundTrip(t *testing.T, talosVersion string) {
+	tc := newTestCluster(t, talosVersion)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 
@@ -147,7 +165,7 @@ func TestRoundTrip(t *testing.T) {
 func TestRefusals(t *testing.T) {
 	t.Parallel()
 
-	tc := newTestCluster(t)
+	tc := newTestCluster(t, "")
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 
@@ -275,7 +293,12 @@ func mustGenInput(t *testing.T, in Input) *generate.Input {
 		t.Fatal(err)
 	}
 
-	g, err := generate.NewInput(in.ClusterName, in.Endpoint, DefaultKubernetesVersion(),
+	k8s, err := DefaultKubernetesVersion(in.TalosVersion)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	g, err := generate.NewInput(in.ClusterName, in.Endpoint, k8s,
 		generate.WithVersionContract(contract), generate.WithSecretsBundle(bundle))
 	if err != nil {
 		t.Fatal(err)

@@ -8,10 +8,28 @@
 // # Version contract
 //
 // The config is generated for the contract of Input.TalosVersion (v1.13.11 by default → the 1.13
-// contract). machinery v1.13.9 has no 1.14 contract and no 1.14 document types (no
-// UnattendedInstallConfig, no KubeFlannelCNIConfig), so it cannot emit the 1.14 multi-document
-// form: asking for 1.14 or later fails with ErrUnsupportedTalosVersion instead of producing a
-// config that a 1.14 node would half-understand.
+// contract) with machinery v1.14.1, which knows the contracts up to 1.14:
+//   - 1.12 and 1.13: the v1alpha1 form (machine and cluster sections plus a HostnameConfig
+//     document). machinery v1.14.1 emits it byte for byte as v1.13.9 did, which a test of this
+//     upgrade checked. The Kubernetes version is explicit, never machinery's default (1.37.0,
+//     which Talos 1.13 refuses): 1.36.3 for 1.13 (v1.13.9's default) and 1.35.0 for 1.12.
+//   - 1.14: the multi-document form, whatever machinery's generate emits for the 1.14 contract:
+//     Kubernetes settings in Kube* documents (KubeAPIServerConfig, KubeProxyConfig,
+//     KubeNodeConfig, KubeletConfig, …) and the install target in an UnattendedInstallConfig
+//     document instead of .machine.install. Kubernetes 1.37.0 (machinery's default) unless
+//     Input.KubernetesVersion says otherwise.
+//   - later minors fail with ErrUnsupportedTalosVersion, as do minors before 1.12.
+//
+// An explicit Input.KubernetesVersion is checked against machinery's compatibility table for the
+// Talos version (Talos 1.13: 1.31–1.36; 1.14: 1.32–1.37). The /poc up grammar accepts up to
+// commands.DefaultMaxTalosMinor (v1.14); a test keeps the two in step.
+//
+// The seed's three validation errors (SPEC §4) come from mixing the two forms, and the 1.14 path
+// avoids each by construction: no .machine.install next to UnattendedInstallConfig (the install
+// disk and image are generate options, so machinery writes the document itself); no v1alpha1
+// cluster.network next to a KubeFlannelCNIConfig document (that document is deleted and nothing
+// is patched into cluster.network); the install disk is always set. machinery v1.14 no longer
+// requires an install target in metal mode, so Validate adds that check itself.
 //
 // # The values pocbot sets (and why)
 //
@@ -43,6 +61,27 @@
 //     WireGuard listens on UDP 51871), hostFirewall.enabled=true, nodePort.range=80\,443,
 //     securityContext.capabilities without SYS_MODULE (Talos forbids module loading from pods),
 //     cgroup.autoMount.enabled=false, cgroup.hostRoot=/sys/fs/cgroup.
+//
+// Where 1.14 moved a setting to its own document, the 1.14 config sets it there instead:
+//   - CNI none: the generated KubeFlannelCNIConfig document is deleted ($patch: delete); there is
+//     no custom-CNI KubeExternalManifestConfig either, so no built-in CNI is deployed;
+//   - kube-proxy off: KubeProxyConfig enabled: false. Flannel and kube-proxy are cluster add-ons
+//     deployed from the control planes, and their documents are control-plane only: the worker's
+//     config carries neither (and no v1alpha1 cluster.network or cluster.proxy);
+//   - allowSchedulingOnControlPlanes: false: the generated KubeNodeConfig taints the control planes
+//     node-role.kubernetes.io/control-plane:NoSchedule;
+//   - API server certSANs: KubeAPIServerConfig certExtraSANs, from the generate options (the same
+//     list as machine.certSANs); service-node-port-range: KubeAPIServerConfig extraArgs;
+//   - cluster.etcd.advertisedSubnets: still the v1alpha1 cluster.etcd section (1.14 has no etcd
+//     document), control-plane config only;
+//   - the Cilium install: a KubeInlineManifestConfig document named cilium-install, same contents;
+//   - machine.install.disk/image: the UnattendedInstallConfig document (installer.image, and
+//     provisioning.diskSelector.match: disk.dev_path == "<disk>", wipe: false), one per role;
+//   - the worker's HostnameConfig patch is the same in both forms.
+//
+// The 1.14 contract also turns on machinery defaults pocbot leaves as generated: a
+// SecurityProfileConfig with workloadIsolation: true, a FilesystemTrimConfig, and the host DNS
+// settings in a ResolverConfig document.
 //
 // Worker only:
 //   - a HostnameConfig document with auto: off and hostname: Input.WorkerHostname (edge-01);

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/siderolabs/talos/pkg/machinery/config"
 	"github.com/siderolabs/talos/pkg/machinery/config/configpatcher"
 	"github.com/siderolabs/talos/pkg/machinery/config/encoder"
 	"github.com/siderolabs/talos/pkg/machinery/config/generate"
@@ -103,12 +104,12 @@ func Generate(ctx context.Context, in Input) (*Configs, error) {
 		return nil, fmt.Errorf("generate Talos configs: %w", err)
 	}
 
-	in, endpointHost, err := normalize(in)
+	contract, err := Contract(in.TalosVersion)
 	if err != nil {
 		return nil, err
 	}
 
-	contract, err := Contract(in.TalosVersion)
+	in, endpointHost, err := normalize(in)
 	if err != nil {
 		return nil, err
 	}
@@ -120,34 +121,32 @@ func Generate(ctx context.Context, in Input) (*Configs, error) {
 
 	sans := sansFor(endpointHost, in.ControlPlaneIPs, in.CertSANs)
 
-	genIn, err := generate.NewInput(in.ClusterName, in.Endpoint, in.KubernetesVersion,
-		generate.WithVersionContract(contract),
-		generate.WithSecretsBundle(bundle),
-		generate.WithEndpointList(in.ControlPlaneIPs),
-		generate.WithAdditionalSubjectAltNames(sans),
-		generate.WithAllowSchedulingOnControlPlanes(false),
-	)
-	if err != nil {
-		return nil, fmt.Errorf("prepare Talos config generation for cluster %q: %w", in.ClusterName, err)
-	}
+	newInput := func(opts ...generate.Option) (*generate.Input, error) {
+		genIn, err := generate.NewInput(in.ClusterName, in.Endpoint, in.KubernetesVersion, append([]generate.Option{
+			generate.WithVersionContract(contract),
+			generate.WithSecretsBundle(bundle),
+			generate.WithEndpointList(in.ControlPlaneIPs),
+			generate.WithAdditionalSubjectAltNames(sans),
+			generate.WithAllowSchedulingOnControlPlanes(false),
+		}, opts...)...)
+		if err != nil {
+			return nil, fmt.Errorf("prepare Talos config generation for cluster %q: %w", in.ClusterName, err)
+		}
 
-	cpPatches, err := controlPlanePatches(in, sans)
-	if err != nil {
-		return nil, err
-	}
-
-	workerPatches, err := workerPatches(in)
-	if err != nil {
-		return nil, err
+		return genIn, nil
 	}
 
 	out := &Configs{ContractVersion: contract.String()}
 
-	if out.ControlPlane, err = render(genIn, machine.TypeControlPlane, cpPatches); err != nil {
-		return nil, err
+	var genIn *generate.Input
+
+	if multiDoc(contract) {
+		genIn, err = generateMultiDoc(in, out, newInput)
+	} else {
+		genIn, err = generateV1Alpha1(in, sans, out, newInput)
 	}
 
-	if out.Worker, err = render(genIn, machine.TypeWorker, workerPatches); err != nil {
+	if err != nil {
 		return nil, err
 	}
 
@@ -179,6 +178,88 @@ func Generate(ctx context.Context, in Input) (*Configs, error) {
 	}
 
 	return out, nil
+}
+
+// multiDoc reports whether contract generates the Kubernetes settings as their own documents
+// (Talos 1.14 and later) instead of the v1alpha1 cluster section.
+func multiDoc(contract *config.VersionContract) bool {
+	return contract.MultidocKubernetesConfigSupported()
+}
+
+type inputMaker func(opts ...generate.Option) (*generate.Input, error)
+
+// generateV1Alpha1 renders the 1.12/1.13 form: one v1alpha1 document (machine, cluster) plus the
+// HostnameConfig document, patched as described in doc.go.
+func generateV1Alpha1(in Input, sans []string, out *Configs, newInput inputMaker) (*generate.Input, error) {
+	genIn, err := newInput()
+	if err != nil {
+		return nil, err
+	}
+
+	cpPatches, err := controlPlanePatches(in, sans)
+	if err != nil {
+		return nil, err
+	}
+
+	workerPatches, err := workerPatches(in)
+	if err != nil {
+		return nil, err
+	}
+
+	if out.ControlPlane, err = render(genIn, machine.TypeControlPlane, cpPatches); err != nil {
+		return nil, err
+	}
+
+	if out.Worker, err = render(genIn, machine.TypeWorker, workerPatches); err != nil {
+		return nil, err
+	}
+
+	return genIn, nil
+}
+
+// generateMultiDoc renders the 1.14 multi-document form. The install target is no longer
+// .machine.install but an UnattendedInstallConfig document, which machinery generates itself from
+// the install disk and image options (one generate.Input per role, since the two roles install
+// different images on different disks); patching .machine.install instead is exactly the seed's
+// "UnattendedInstallConfig config is incompatible with v1alpha1 config". The Kubernetes settings
+// live in Kube* documents, which are patched; nothing is added to the v1alpha1 cluster section
+// but cluster.etcd on the control planes.
+func generateMultiDoc(in Input, out *Configs, newInput inputMaker) (*generate.Input, error) {
+	cpIn, err := newInput(generate.WithInstallDisk(in.ControlPlaneInstallDisk), generate.WithInstallImage(in.ControlPlaneInstaller))
+	if err != nil {
+		return nil, err
+	}
+
+	// An empty worker disk generates no UnattendedInstallConfig; Validate's metal check refuses it.
+	wOpts := []generate.Option{generate.WithInstallImage(in.WorkerInstaller)}
+	if in.WorkerInstallDisk != "" {
+		wOpts = append(wOpts, generate.WithInstallDisk(in.WorkerInstallDisk))
+	}
+
+	wIn, err := newInput(wOpts...)
+	if err != nil {
+		return nil, err
+	}
+
+	cpPatches, err := controlPlanePatchesMultiDoc(in)
+	if err != nil {
+		return nil, err
+	}
+
+	wPatches, err := loadPatches(hostnamePatch(in))
+	if err != nil {
+		return nil, err
+	}
+
+	if out.ControlPlane, err = render(cpIn, machine.TypeControlPlane, cpPatches); err != nil {
+		return nil, err
+	}
+
+	if out.Worker, err = render(wIn, machine.TypeWorker, wPatches); err != nil {
+		return nil, err
+	}
+
+	return cpIn, nil
 }
 
 // normalize fills defaults and rejects inputs that would otherwise end up inside YAML or URLs.
@@ -213,12 +294,18 @@ func normalize(in Input) (Input, string, error) {
 	}
 
 	if in.KubernetesVersion == "" {
-		in.KubernetesVersion = DefaultKubernetesVersion()
+		// The Talos version was checked by Contract before normalize runs.
+		in.KubernetesVersion, err = DefaultKubernetesVersion(in.TalosVersion)
+		if err != nil {
+			errs = append(errs, err)
+		}
 	}
 
 	in.KubernetesVersion = strings.TrimPrefix(in.KubernetesVersion, "v")
 	if !k8sVersionRe.MatchString(in.KubernetesVersion) {
 		errs = append(errs, fmt.Errorf("kubernetes version %q must look like 1.36.3", in.KubernetesVersion))
+	} else if err := CheckKubernetesVersion(in.TalosVersion, in.KubernetesVersion); err != nil {
+		errs = append(errs, err)
 	}
 
 	if in.WorkerHostname == "" {
@@ -384,13 +471,37 @@ func workerPatches(in Input) ([]configpatcher.Patch, error) {
 			"machine": doc{"install": install},
 			"cluster": commonCluster(),
 		},
-		// The generated HostnameConfig says auto: stable; a fixed name needs auto: off.
-		doc{
-			"apiVersion": "v1alpha1",
-			"kind":       "HostnameConfig",
-			"auto":       "off",
-			"hostname":   in.WorkerHostname,
-		},
+		hostnamePatch(in),
+	)
+}
+
+// hostnamePatch fixes the worker's name: the generated HostnameConfig says auto: stable, a fixed
+// name needs auto: off.
+func hostnamePatch(in Input) doc {
+	return doc{
+		"apiVersion": "v1alpha1",
+		"kind":       "HostnameConfig",
+		"auto":       "off",
+		"hostname":   in.WorkerHostname,
+	}
+}
+
+// controlPlanePatchesMultiDoc is controlPlanePatches for the 1.14 form: the same values, each in
+// the document that holds it since 1.14 (see doc.go). The API server certSANs and the
+// control-plane taint (allowSchedulingOnControlPlanes: false) come from the generate options.
+func controlPlanePatchesMultiDoc(in Input) ([]configpatcher.Patch, error) {
+	subnets := make([]string, 0, len(in.ControlPlaneIPs))
+	for _, ip := range in.ControlPlaneIPs {
+		subnets = append(subnets, ip+"/32")
+	}
+
+	return loadPatches(
+		doc{"cluster": doc{"etcd": doc{"advertisedSubnets": subnets}}},
+		// CNI none: no Flannel document (its absence is "no built-in CNI" since 1.14).
+		doc{"apiVersion": "v1alpha1", "kind": "KubeFlannelCNIConfig", "$patch": "delete"},
+		doc{"apiVersion": "v1alpha1", "kind": "KubeProxyConfig", "enabled": false},
+		doc{"apiVersion": "v1alpha1", "kind": "KubeAPIServerConfig", "extraArgs": doc{"service-node-port-range": NodePortRange}},
+		doc{"apiVersion": "v1alpha1", "kind": "KubeInlineManifestConfig", "name": "cilium-install", "manifest": ciliumInstallManifest(in)},
 	)
 }
 
@@ -420,7 +531,7 @@ func CiliumHelmValues(podCIDR string) []string {
 // server on the node's own address.
 func ciliumInstallManifest(in Input) string {
 	args := []string{"install", "--version=" + strings.TrimPrefix(in.CiliumVersion, "v")}
-	for _, v := range CiliumHelmValues(constants.DefaultIPv4PodNet) {
+	for _, v := range CiliumHelmValues(constants.DefaultIPv4PodCIDR) {
 		args = append(args, "--set", v)
 	}
 

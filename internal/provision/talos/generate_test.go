@@ -3,10 +3,14 @@ package talos
 import (
 	"context"
 	"errors"
+	"fmt"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
 
+	"github.com/pocbot/pocbot/internal/commands"
+	"github.com/siderolabs/talos/pkg/machinery/config"
 	"github.com/siderolabs/talos/pkg/machinery/config/configloader"
 	"github.com/siderolabs/talos/pkg/machinery/config/configpatcher"
 	"github.com/siderolabs/talos/pkg/machinery/config/encoder"
@@ -34,6 +38,25 @@ func testSecrets(t *testing.T) []byte {
 	return secretsYAML
 }
 
+var (
+	secrets114Once sync.Once
+	secrets114YAML []byte
+	secrets114Err  error
+)
+
+// testSecrets114 is a bundle generated for the 1.14 contract.
+func testSecrets114(t *testing.T) []byte {
+	t.Helper()
+
+	secrets114Once.Do(func() { secrets114YAML, secrets114Err = NewSecrets("v1.14.1") })
+
+	if secrets114Err != nil {
+		t.Fatalf("NewSecrets(v1.14.1): %v", secrets114Err)
+	}
+
+	return secrets114YAML
+}
+
 func baseInput(t *testing.T) Input {
 	t.Helper()
 
@@ -47,11 +70,15 @@ func baseInput(t *testing.T) Input {
 	}
 }
 
-// seedErrors are the validation failures of the seed's Terraform-provider configs (SPEC §4).
-var seedErrors = []string{
-	"UnattendedInstallConfig config is incompatible with v1alpha1 config",
-	"cluster network config in v1alpha1 config can't be used with KubeFlannelCNIConfig document",
-	"either install disk or diskSelector should be defined",
+// seedErrors are the validation failures of the seed's Terraform-provider configs (SPEC §4), as
+// patterns: machinery v1.14.1 words the second one "cluster network config in v1alpha1 config
+// (.machine.cluster.network) can't be used with KubeFlannelCNIConfig document", so a plain
+// substring of the SPEC's wording would never match and the "cannot occur" checks would be
+// vacuous. TestValidatorCatchesForbiddenPatches proves each pattern matches machinery's words.
+var seedErrors = []*regexp.Regexp{
+	regexp.MustCompile(`UnattendedInstallConfig config is incompatible with v1alpha1 config`),
+	regexp.MustCompile(`cluster network config in v1alpha1 config( \([^)]*\))? can't be used with KubeFlannelCNIConfig document`),
+	regexp.MustCompile(`either install disk or diskSelector should be defined`),
 }
 
 func TestGenerateProducesValidConfigs(t *testing.T) {
@@ -63,6 +90,10 @@ func TestGenerateProducesValidConfigs(t *testing.T) {
 		// wantDisk is the worker's install disk.
 		wantDisk string
 		wantSANs []string
+		// wantContract and wantVersion: the contract generated for and the installers' tag.
+		wantContract, wantVersion string
+		// wantKubernetes is the Kubernetes version in the kubelet image.
+		wantKubernetes string
 	}{
 		{name: "dns endpoint", wantDisk: "/dev/nvme0n1", wantSANs: []string{"k8s-poc.example.com", "51.15.0.1", "51.15.0.2", "51.15.0.3"}},
 		{
@@ -81,6 +112,41 @@ func TestGenerateProducesValidConfigs(t *testing.T) {
 			wantDisk: "/dev/sda",
 			wantSANs: []string{"k8s-poc.example.com", "51.15.0.1"},
 		},
+		{
+			name:     "talos 1.12",
+			modify:   func(in *Input) { in.TalosVersion = "v1.12.6" },
+			wantDisk: "/dev/nvme0n1", wantSANs: []string{"k8s-poc.example.com", "51.15.0.1"},
+			wantContract: "v1.12", wantVersion: "v1.12.6", wantKubernetes: "1.35.0",
+		},
+		// Talos 1.14: the multi-document form.
+		{
+			name:     "talos 1.14",
+			modify:   func(in *Input) { in.TalosVersion = "v1.14.1" },
+			wantDisk: "/dev/nvme0n1", wantSANs: []string{"k8s-poc.example.com", "51.15.0.1", "51.15.0.2", "51.15.0.3"},
+			wantContract: "v1.14", wantVersion: "v1.14.1", wantKubernetes: "1.37.0",
+		},
+		{
+			name: "talos 1.14, ip endpoint, extra SAN, one control plane, sda worker",
+			modify: func(in *Input) {
+				in.TalosVersion = "1.14.1"
+				in.Endpoint = "https://51.15.0.1:6443"
+				in.CertSANs = []string{"api.internal"}
+				in.ControlPlaneIPs = in.ControlPlaneIPs[:1]
+				in.WorkerInstallDisk = "/dev/sda"
+			},
+			wantDisk: "/dev/sda", wantSANs: []string{"51.15.0.1", "api.internal"},
+			wantContract: "v1.14", wantVersion: "v1.14.1", wantKubernetes: "1.37.0",
+		},
+		{
+			name: "talos 1.14, secrets made for 1.14, explicit Kubernetes",
+			modify: func(in *Input) {
+				in.TalosVersion = "v1.14.1"
+				in.KubernetesVersion = "v1.36.3"
+				in.Secrets = testSecrets114(t)
+			},
+			wantDisk: "/dev/nvme0n1", wantSANs: []string{"k8s-poc.example.com"},
+			wantContract: "v1.14", wantVersion: "v1.14.1", wantKubernetes: "1.36.3",
+		},
 	}
 
 	for _, tt := range tests {
@@ -92,6 +158,12 @@ func TestGenerateProducesValidConfigs(t *testing.T) {
 				tt.modify(&in)
 			}
 
+			if tt.wantContract == "" {
+				tt.wantContract, tt.wantVersion, tt.wantKubernetes = "v1.13", "v1.13.11", "1.36.3"
+			}
+
+			multiDoc := tt.wantContract == "v1.14"
+
 			out, err := Generate(context.Background(), in)
 			if err != nil {
 				t.Fatalf("Generate: %v", err)
@@ -99,19 +171,12 @@ func TestGenerateProducesValidConfigs(t *testing.T) {
 
 			t.Logf("sizes: control plane %d B, worker %d B, talosconfig %d B", len(out.ControlPlane), len(out.Worker), len(out.Talosconfig))
 
-			if out.ContractVersion != "v1.13" {
-				t.Errorf("contract = %s, want v1.13", out.ContractVersion)
+			if out.ContractVersion != tt.wantContract {
+				t.Errorf("contract = %s, want %s", out.ContractVersion, tt.wantContract)
 			}
 
 			for name, cfg := range map[string][]byte{"control plane": out.ControlPlane, "worker": out.Worker} {
-				text := string(cfg)
-				// Forbidden in any config: the legacy stable-hostname switch, and the 1.14
-				// documents whose mix with v1alpha1 broke the seed.
-				for _, bad := range []string{"stableHostname", "UnattendedInstallConfig", "KubeFlannelCNIConfig"} {
-					if strings.Contains(text, bad) {
-						t.Errorf("%s config contains %q", name, bad)
-					}
-				}
+				assertNoSeedErrors(t, name, cfg, multiDoc)
 
 				for _, mode := range []Mode{ModeCloud, ModeMetal} {
 					if name == "control plane" && mode == ModeMetal {
@@ -119,12 +184,6 @@ func TestGenerateProducesValidConfigs(t *testing.T) {
 					}
 
 					if _, err := Validate(cfg, mode); err != nil {
-						for _, s := range seedErrors {
-							if strings.Contains(err.Error(), s) {
-								t.Errorf("%s config hits the seed's error %q", name, s)
-							}
-						}
-
 						t.Errorf("%s config invalid in %s mode: %v", name, mode, err)
 					}
 				}
@@ -140,22 +199,43 @@ func TestGenerateProducesValidConfigs(t *testing.T) {
 				t.Fatalf("load worker config: %v", err)
 			}
 
-			// Control plane.
-			if got := cp.Cluster().Network().CNI().Name(); got != "none" {
-				t.Errorf("cp CNI = %q, want none", got)
+			// Both nodes: the Kubernetes version, CNI none, kube-proxy off.
+			for name, c := range map[string]config.Provider{"cp": cp, "worker": w} {
+				if got, want := c.K8sKubeletConfig().Image(), "ghcr.io/siderolabs/kubelet:v"+tt.wantKubernetes; got != want {
+					t.Errorf("%s kubelet image = %q, want %q", name, got, want)
+				}
+
+				if c.K8sFlannelCNIConfig() != nil || len(c.K8sExternalManifestConfigs()) != 0 {
+					t.Errorf("%s config carries a CNI (Flannel or a custom CNI URL), want none", name)
+				}
+
+				if !multiDoc {
+					if got := c.RawV1Alpha1().ClusterConfig.ClusterNetwork.CNI.CNIName; got != "none" { //nolint:staticcheck // the 1.13 form
+						t.Errorf("%s CNI = %q, want none", name, got)
+					}
+
+					if c.K8sProxyConfig().Enabled() {
+						t.Errorf("%s kube-proxy enabled, want disabled", name)
+					}
+				}
 			}
 
-			if cp.Cluster().Proxy().Enabled() {
+			// Control plane.
+			if p := cp.K8sProxyConfig(); p == nil || p.Enabled() {
 				t.Error("cp kube-proxy enabled, want disabled")
 			}
 
-			if cp.Cluster().ScheduleOnControlPlanes() {
-				t.Error("cp allowSchedulingOnControlPlanes = true")
+			if multiDoc {
+				if got := cp.K8sNodeConfig().Taints()["node-role.kubernetes.io/control-plane"]; got != "NoSchedule" {
+					t.Errorf("cp control-plane taint = %q, want NoSchedule (allowSchedulingOnControlPlanes: false)", got)
+				}
+			} else if a := cp.RawV1Alpha1().ClusterConfig.AllowSchedulingOnControlPlanes; a == nil || *a { //nolint:staticcheck // the 1.13 form
+				t.Error("cp allowSchedulingOnControlPlanes is not false")
 			}
 
 			for _, san := range tt.wantSANs {
-				if !contains(cp.Cluster().CertSANs(), san) {
-					t.Errorf("apiServer certSANs %v lack %q", cp.Cluster().CertSANs(), san)
+				if !contains(cp.K8sAPIServerConfig().CertSANs(), san) {
+					t.Errorf("apiServer certSANs %v lack %q", cp.K8sAPIServerConfig().CertSANs(), san)
 				}
 
 				if !contains(cp.Machine().Security().CertSANs(), san) {
@@ -163,11 +243,11 @@ func TestGenerateProducesValidConfigs(t *testing.T) {
 				}
 			}
 
-			if got := cp.Cluster().APIServer().ExtraArgs()["service-node-port-range"]; len(got) != 1 || got[0] != "80-443" {
+			if got := cp.K8sAPIServerConfig().ExtraArgs()["service-node-port-range"]; len(got) != 1 || got[0] != "80-443" {
 				t.Errorf("service-node-port-range = %v, want [80-443]", got)
 			}
 
-			if got, want := cp.Machine().Install().Image(), "factory.talos.dev/scaleway-installer/"+testSchematic+":v1.13.11"; got != want {
+			if got, want := installImage(cp), "factory.talos.dev/scaleway-installer/"+testSchematic+":"+tt.wantVersion; got != want {
 				t.Errorf("cp install image = %q, want %q", got, want)
 			}
 
@@ -175,12 +255,12 @@ func TestGenerateProducesValidConfigs(t *testing.T) {
 				t.Errorf("cp etcd advertisedSubnets = %v, want one per control plane", cp.Cluster().Etcd().AdvertisedSubnets())
 			}
 
-			manifests := cp.Cluster().InlineManifests()
+			manifests := cp.K8sInlineManifestConfigs()
 			if len(manifests) != 1 || manifests[0].Name() != "cilium-install" {
 				t.Fatalf("cp inline manifests = %d, want the cilium-install one", len(manifests))
 			}
 
-			for _, want := range []string{"kind: Job", "encryption.type=wireguard", "routingMode=native", "hostFirewall.enabled=true", "kubeProxyReplacement=true", `nodePort.range=80\,443`, "cluster-admin"} {
+			for _, want := range []string{"kind: Job", "encryption.type=wireguard", "routingMode=native", "hostFirewall.enabled=true", "kubeProxyReplacement=true", `nodePort.range=80\,443`, "cluster-admin", "ipv4NativeRoutingCIDR=10.244.0.0/16"} {
 				if !strings.Contains(manifests[0].Contents(), want) {
 					t.Errorf("cilium manifest lacks %q", want)
 				}
@@ -195,16 +275,12 @@ func TestGenerateProducesValidConfigs(t *testing.T) {
 				t.Errorf("worker hostname = %q, want edge-01", got)
 			}
 
-			if got := w.Machine().Install().Disk(); got != tt.wantDisk {
+			if got := installDisk(t, w); got != tt.wantDisk {
 				t.Errorf("worker install disk = %q, want %q", got, tt.wantDisk)
 			}
 
-			if got, want := w.Machine().Install().Image(), "factory.talos.dev/metal-installer/"+testSchematic+":v1.13.11"; got != want {
+			if got, want := installImage(w), "factory.talos.dev/metal-installer/"+testSchematic+":"+tt.wantVersion; got != want {
 				t.Errorf("worker install image = %q, want %q", got, want)
-			}
-
-			if w.Cluster().Network().CNI().Name() != "none" || w.Cluster().Proxy().Enabled() {
-				t.Error("worker must also say CNI none and kube-proxy disabled")
 			}
 
 			if !strings.Contains(string(out.Talosconfig), "51.15.0.1") {
@@ -212,6 +288,91 @@ func TestGenerateProducesValidConfigs(t *testing.T) {
 			}
 		})
 	}
+}
+
+// assertNoSeedErrors checks a valid config against the seed's failure (SPEC §4): none of its three
+// validation errors in any mode where the config could be validated, no legacy stable-hostname
+// switch, and — per form — none of the mixes that produced the errors.
+func assertNoSeedErrors(t *testing.T, name string, cfg []byte, multiDoc bool) {
+	t.Helper()
+
+	text := string(cfg)
+	if strings.Contains(text, "stableHostname") {
+		t.Errorf("%s config contains stableHostname", name)
+	}
+
+	if multiDoc {
+		// 1.14: the documents are expected; their v1alpha1 counterparts are not.
+		c, err := configloader.NewFromBytes(cfg)
+		if err != nil {
+			t.Fatalf("load %s config: %v", name, err)
+		}
+
+		raw := c.RawV1Alpha1()
+		if raw.MachineConfig.MachineInstall != nil { //nolint:staticcheck // checking the deprecated field is absent
+			t.Errorf("%s config has .machine.install next to the UnattendedInstallConfig document", name)
+		}
+
+		if raw.ClusterConfig.ClusterNetwork != nil || raw.ClusterConfig.ProxyConfig != nil || raw.ClusterConfig.APIServerConfig != nil || len(raw.ClusterConfig.ClusterInlineManifests) != 0 { //nolint:staticcheck // checking the deprecated fields are absent
+			t.Errorf("%s config has v1alpha1 cluster network/proxy/apiServer/inlineManifests next to the Kube* documents", name)
+		}
+
+		if strings.Contains(text, "KubeFlannelCNIConfig") {
+			t.Errorf("%s config contains a KubeFlannelCNIConfig document (CNI must be none)", name)
+		}
+
+		if c.UnattendedInstallConfig() == nil {
+			t.Errorf("%s config has no UnattendedInstallConfig document", name)
+		}
+	} else {
+		// 1.13: the 1.14 documents whose mix with v1alpha1 broke the seed must not appear.
+		for _, bad := range []string{"UnattendedInstallConfig", "KubeFlannelCNIConfig"} {
+			if strings.Contains(text, bad) {
+				t.Errorf("%s config contains %q", name, bad)
+			}
+		}
+	}
+
+	for _, mode := range []Mode{ModeCloud, ModeMetal} {
+		_, err := Validate(cfg, mode)
+		if err == nil {
+			continue
+		}
+
+		for _, s := range seedErrors {
+			if s.MatchString(err.Error()) {
+				t.Errorf("%s config hits the seed's error %q in %s mode", name, s, mode)
+			}
+		}
+	}
+}
+
+// installImage is the installer a config names, from either form.
+func installImage(c config.Provider) string {
+	if u := c.UnattendedInstallConfig(); u != nil {
+		return u.InstallerImage()
+	}
+
+	return c.Machine().Install().Image()
+}
+
+// installDisk is the install disk a config names, from either form; the 1.14 form names it in a
+// CEL selector, which machinery generates as disk.dev_path == "<disk>".
+func installDisk(t *testing.T, c config.Provider) string {
+	t.Helper()
+
+	if u := c.UnattendedInstallConfig(); u != nil {
+		expr := u.VolumeSelector().String()
+
+		disk, ok := strings.CutPrefix(expr, "disk.dev_path == ")
+		if !ok {
+			t.Fatalf("install disk selector %q is not a dev_path match", expr)
+		}
+
+		return strings.Trim(disk, `"`)
+	}
+
+	return c.Machine().Install().Disk()
 }
 
 func TestGenerateRefuses(t *testing.T) {
@@ -223,11 +384,15 @@ func TestGenerateRefuses(t *testing.T) {
 		wantErr string
 		wantIs  error
 	}{
-		{name: "talos 1.14", modify: func(in *Input) { in.TalosVersion = "v1.14.0" }, wantIs: ErrUnsupportedTalosVersion, wantErr: "cannot emit the v1.14 multi-document config"},
+		{name: "talos 1.15", modify: func(in *Input) { in.TalosVersion = "v1.15.0" }, wantIs: ErrUnsupportedTalosVersion, wantErr: "cannot emit the v1.15 config"},
 		{name: "talos 1.11", modify: func(in *Input) { in.TalosVersion = "v1.11.5" }, wantIs: ErrUnsupportedTalosVersion},
 		{name: "garbage version", modify: func(in *Input) { in.TalosVersion = "latest" }, wantErr: "error parsing version"},
 		// The metal validator's own words come through when the rescue found no disk.
 		{name: "no worker disk", modify: func(in *Input) { in.WorkerInstallDisk = "" }, wantErr: "either install disk or diskSelector should be defined"},
+		// machinery v1.14 no longer requires an install target in metal mode: Validate does.
+		{name: "no worker disk, talos 1.14", modify: func(in *Input) { in.WorkerInstallDisk = ""; in.TalosVersion = "v1.14.1" }, wantErr: "either install disk or diskSelector should be defined"},
+		{name: "kubernetes too new for talos 1.13", modify: func(in *Input) { in.KubernetesVersion = "1.37.0" }, wantErr: "too new to be used with Talos"},
+		{name: "kubernetes too old for talos 1.14", modify: func(in *Input) { in.TalosVersion = "v1.14.1"; in.KubernetesVersion = "1.31.4" }, wantErr: "too old to be used with Talos"},
 		{name: "no control planes", modify: func(in *Input) { in.ControlPlaneIPs = nil }, wantErr: "at least one control-plane IP"},
 		{name: "ipv6 control plane", modify: func(in *Input) { in.ControlPlaneIPs = []string{"2001:db8::1"} }, wantErr: "not an IPv4 address"},
 		{name: "http endpoint", modify: func(in *Input) { in.Endpoint = "http://k8s:6443" }, wantErr: "must look like https://"},
@@ -272,16 +437,38 @@ func TestValidatorCatchesForbiddenPatches(t *testing.T) {
 		t.Fatalf("Generate: %v", err)
 	}
 
+	in114 := baseInput(t)
+	in114.TalosVersion = "v1.14.1"
+
+	out114, err := Generate(context.Background(), in114)
+	if err != nil {
+		t.Fatalf("Generate 1.14: %v", err)
+	}
+
+	const (
+		etcdPatch           = "cluster:\n  etcd:\n    advertisedSubnets: [10.0.0.0/8]\n"
+		stableHostnamePatch = "machine:\n  features:\n    stableHostname: true\n"
+	)
+
 	tests := []struct {
-		name    string
-		base    []byte
-		patch   string
-		mode    Mode
-		wantErr string
+		name  string
+		base  []byte
+		patch string
+		mode  Mode
+		// wantErr is a substring of the error; wantSeed, if set, the index of the seed error.
+		wantErr  string
+		wantSeed int
 	}{
-		{name: "etcd on the worker", base: out.Worker, mode: ModeMetal, patch: "cluster:\n  etcd:\n    advertisedSubnets: [10.0.0.0/8]\n", wantErr: "etcd config is only allowed on control plane machines"},
-		{name: "stableHostname next to HostnameConfig", base: out.Worker, mode: ModeMetal, patch: "machine:\n  features:\n    stableHostname: true\n", wantErr: "already set in v1alpha1 config"},
-		{name: "cp without install disk in metal mode", base: out.ControlPlane, mode: ModeMetal, patch: "machine:\n  install:\n    disk:\n      $patch: delete\n", wantErr: "either install disk or diskSelector should be defined"},
+		{name: "etcd on the worker", base: out.Worker, mode: ModeMetal, patch: etcdPatch, wantErr: "etcd config is only allowed on control plane machines", wantSeed: -1},
+		{name: "stableHostname next to HostnameConfig", base: out.Worker, mode: ModeMetal, patch: stableHostnamePatch, wantErr: "already set in v1alpha1 config", wantSeed: -1},
+		{name: "cp without install disk in metal mode", base: out.ControlPlane, mode: ModeMetal, patch: "machine:\n  install:\n    disk:\n      $patch: delete\n", wantSeed: 2},
+		// The 1.14 form: the seed's three errors are what the Terraform provider's mix of v1alpha1
+		// keys and 1.14 documents produces; each is caught here, so Generate would stop on it.
+		{name: "1.14: etcd on the worker", base: out114.Worker, mode: ModeMetal, patch: etcdPatch, wantErr: "etcd config is only allowed on control plane machines", wantSeed: -1},
+		{name: "1.14: stableHostname next to HostnameConfig", base: out114.Worker, mode: ModeMetal, patch: stableHostnamePatch, wantErr: "already set in v1alpha1 config", wantSeed: -1},
+		{name: "1.14: .machine.install next to UnattendedInstallConfig", base: out114.Worker, mode: ModeMetal, patch: "machine:\n  install:\n    disk: /dev/nvme0n1\n", wantSeed: 0},
+		{name: "1.14: cluster.network next to KubeFlannelCNIConfig", base: out114.ControlPlane, mode: ModeCloud, patch: "cluster:\n  network:\n    cni:\n      name: flannel\n---\napiVersion: v1alpha1\nkind: KubeFlannelCNIConfig\nbackendType: vxlan\n", wantSeed: 1},
+		{name: "1.14: worker without UnattendedInstallConfig", base: out114.Worker, mode: ModeMetal, patch: "apiVersion: v1alpha1\nkind: UnattendedInstallConfig\n$patch: delete\n", wantSeed: 2},
 	}
 
 	for _, tt := range tests {
@@ -308,8 +495,17 @@ func TestValidatorCatchesForbiddenPatches(t *testing.T) {
 				t.Fatalf("encode: %v", err)
 			}
 
-			if _, err := Validate(b, tt.mode); err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+			_, err = Validate(b, tt.mode)
+			if err == nil {
+				t.Fatalf("Validate accepted the patched config, want an error")
+			}
+
+			if tt.wantErr != "" && !strings.Contains(err.Error(), tt.wantErr) {
 				t.Errorf("Validate error = %v, want one containing %q", err, tt.wantErr)
+			}
+
+			if tt.wantSeed >= 0 && !seedErrors[tt.wantSeed].MatchString(err.Error()) {
+				t.Errorf("Validate error = %v, want the seed's error %q", err, seedErrors[tt.wantSeed])
 			}
 		})
 	}
@@ -333,7 +529,7 @@ func TestSecretsAreReused(t *testing.T) {
 	ca, _ := configloader.NewFromBytes(a.ControlPlane)
 	cb, _ := configloader.NewFromBytes(b.ControlPlane)
 
-	if string(ca.Cluster().IssuingCA().Crt) != string(cb.Cluster().IssuingCA().Crt) || ca.Cluster().Token().ID() != cb.Cluster().Token().ID() {
+	if string(ca.K8sAPIServerCAConfig().IssuingCA().Crt) != string(cb.K8sAPIServerCAConfig().IssuingCA().Crt) || ca.Cluster().Token().ID() != cb.Cluster().Token().ID() {
 		t.Error("two Generate calls with one bundle made different cluster CAs or tokens")
 	}
 
@@ -342,7 +538,7 @@ func TestSecretsAreReused(t *testing.T) {
 		t.Fatalf("LoadSecrets: %v", err)
 	}
 
-	if string(bundle.Certs.K8s.Crt) != string(ca.Cluster().IssuingCA().Crt) {
+	if string(bundle.Certs.K8s.Crt) != string(ca.K8sAPIServerCAConfig().IssuingCA().Crt) {
 		t.Error("config's Kubernetes CA is not the bundle's")
 	}
 }
@@ -366,4 +562,29 @@ func contains(list []string, s string) bool {
 	}
 
 	return false
+}
+
+// TestCommandsGrammarMatchesContract keeps /poc up --talos in step with what Generate can emit:
+// the newest series the grammar accepts has a contract here, and the next one is refused here.
+func TestCommandsGrammarMatchesContract(t *testing.T) {
+	t.Parallel()
+
+	newest := commands.DefaultMaxTalosMinor + ".0"
+	if _, err := Contract(newest); err != nil {
+		t.Errorf("commands accepts %s but Contract refuses it: %v", newest, err)
+	}
+
+	if _, err := DefaultKubernetesVersion(newest); err != nil {
+		t.Errorf("no default Kubernetes version for %s: %v", newest, err)
+	}
+
+	c, err := Contract(newest)
+	if err != nil {
+		return
+	}
+
+	next := fmt.Sprintf("v%d.%d.0", c.Major, c.Minor+1)
+	if _, err := Contract(next); !errors.Is(err, ErrUnsupportedTalosVersion) {
+		t.Errorf("Contract(%s) = %v, want ErrUnsupportedTalosVersion (commands refuses it too)", next, err)
+	}
 }

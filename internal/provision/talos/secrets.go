@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 
+	"github.com/siderolabs/talos/pkg/machinery/config"
 	"github.com/siderolabs/talos/pkg/machinery/config/generate/secrets"
 	"go.yaml.in/yaml/v4"
 )
@@ -45,7 +46,9 @@ func LoadSecrets(data []byte) (*secrets.Bundle, error) {
 		return nil, fmt.Errorf("decode Talos secrets bundle: %w", err)
 	}
 
-	if err := bundle.Validate(); err != nil {
+	// The contract only matters to a bundle for a cluster without Kubernetes or etcd; pocbot's
+	// clusters have both, so the current (strictest) contract checks every part.
+	if err := bundle.Validate(config.TalosVersionCurrent); err != nil {
 		return nil, fmt.Errorf("Talos secrets bundle is incomplete: %w", err)
 	}
 

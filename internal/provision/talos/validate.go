@@ -1,8 +1,10 @@
 package talos
 
 import (
+	"errors"
 	"fmt"
 
+	"github.com/siderolabs/talos/pkg/machinery/config"
 	"github.com/siderolabs/talos/pkg/machinery/config/configloader"
 	"github.com/siderolabs/talos/pkg/machinery/config/validation"
 )
@@ -46,5 +48,35 @@ func Validate(cfg []byte, mode Mode) ([]string, error) {
 		return warnings, fmt.Errorf("Talos config is invalid in %s mode: %w", mode, err)
 	}
 
+	if mode.RequiresInstall() && !hasInstallTarget(provider) {
+		return warnings, fmt.Errorf("Talos config is invalid in %s mode: %w", mode, errNoInstallTarget)
+	}
+
 	return warnings, nil
+}
+
+// errNoInstallTarget keeps machinery v1.13's words for a metal config that says nowhere to install.
+var errNoInstallTarget = errors.New("either install disk or diskSelector should be defined (.machine.install or an UnattendedInstallConfig document)")
+
+// hasInstallTarget reports whether a config tells a metal node where to install. Since machinery
+// v1.14, .machine.install is deprecated in favour of the UnattendedInstallConfig document and no
+// longer required, so machinery's metal validation accepts a config with neither: the node would
+// then boot without installing. pocbot's worker must install, so Validate requires one of them.
+func hasInstallTarget(cfg config.Provider) bool {
+	if u := cfg.UnattendedInstallConfig(); u != nil && !u.VolumeSelector().IsZero() {
+		return true
+	}
+
+	if cfg.Machine() == nil || cfg.Machine().Install() == nil {
+		return false
+	}
+
+	inst := cfg.Machine().Install()
+	if inst.Disk() != "" {
+		return true
+	}
+
+	expr, err := inst.DiskMatchExpression()
+
+	return err == nil && expr != nil
 }

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/siderolabs/talos/pkg/machinery/api/machine"
+	"github.com/siderolabs/talos/pkg/machinery/compatibility"
 	"github.com/siderolabs/talos/pkg/machinery/config"
 	"github.com/siderolabs/talos/pkg/machinery/constants"
 )
@@ -12,15 +14,26 @@ import (
 const DefaultTalosVersion = "v1.13.11"
 
 // ErrUnsupportedTalosVersion is returned for a Talos version whose config form this build cannot
-// emit. Today that is 1.14 and later (the machinery library pinned in go.mod is v1.13.9, which has
-// neither the 1.14 contract nor its multi-document types) and anything older than 1.12 (before the
-// HostnameConfig document that pocbot patches).
+// emit: anything newer than the machinery library pinned in go.mod (v1.14.1, contracts up to
+// v1.14) and anything older than 1.12 (before the HostnameConfig document that pocbot patches).
 var ErrUnsupportedTalosVersion = errors.New("unsupported Talos version")
 
 var (
 	minContract = config.TalosVersion1_12
-	maxContract = config.TalosVersion1_13
+	maxContract = config.TalosVersion1_14
 )
+
+// defaultKubernetes is the Kubernetes version generated for each supported Talos minor when
+// Input.KubernetesVersion is empty. The machinery library's own default (constants.
+// DefaultKubernetesVersion) follows the library, not the node: machinery v1.14.1 says 1.37.0,
+// which a Talos 1.13 node refuses (its range is 1.31–1.36). So each minor gets an explicit
+// version its nodes support: 1.13 keeps 1.36.3 (the default of machinery v1.13.9, which this
+// build used before, so 1.13 clusters keep the same Kubernetes), 1.14 takes the library's default.
+var defaultKubernetes = map[string]string{
+	"v1.12": "1.35.0",
+	"v1.13": "1.36.3",
+	"v1.14": constants.DefaultKubernetesVersion,
+}
 
 // Contract returns the machinery version contract for a Talos version such as "v1.13.11".
 func Contract(talosVersion string) (*config.VersionContract, error) {
@@ -34,7 +47,7 @@ func Contract(talosVersion string) (*config.VersionContract, error) {
 	}
 
 	if c.Greater(maxContract) {
-		return nil, fmt.Errorf("talos version %q: %w: the Talos machinery library in this build (v1.13.9) knows contracts up to %s and cannot emit the %s multi-document config; pin talos_version to %s or upgrade the machinery module",
+		return nil, fmt.Errorf("talos version %q: %w: the Talos machinery library in this build (v1.14.1) knows contracts up to %s and cannot emit the %s config; pin talos_version to %s or upgrade the machinery module",
 			talosVersion, ErrUnsupportedTalosVersion, maxContract, c, DefaultTalosVersion)
 	}
 
@@ -46,7 +59,50 @@ func Contract(talosVersion string) (*config.VersionContract, error) {
 	return c, nil
 }
 
-// DefaultKubernetesVersion returns the Kubernetes version the machinery library defaults to.
-func DefaultKubernetesVersion() string {
-	return constants.DefaultKubernetesVersion
+// DefaultKubernetesVersion returns the Kubernetes version generated for a Talos version when none
+// is given (see defaultKubernetes); "" means DefaultTalosVersion.
+func DefaultKubernetesVersion(talosVersion string) (string, error) {
+	c, err := Contract(talosVersion)
+	if err != nil {
+		return "", err
+	}
+
+	v, ok := defaultKubernetes[c.String()]
+	if !ok {
+		return "", fmt.Errorf("talos version %q: %w: no default Kubernetes version for %s", talosVersion, ErrUnsupportedTalosVersion, c)
+	}
+
+	return v, nil
+}
+
+// CheckKubernetesVersion refuses a Kubernetes version the Talos version does not run, with
+// machinery's compatibility table (e.g. Talos 1.13: 1.31.0 up to 1.36.x).
+func CheckKubernetesVersion(talosVersion, kubernetesVersion string) error {
+	if talosVersion == "" {
+		talosVersion = DefaultTalosVersion
+	}
+
+	tv, err := compatibility.ParseTalosVersion(&machine.VersionInfo{Tag: "v" + trimV(talosVersion)})
+	if err != nil {
+		return fmt.Errorf("talos version %q: %w", talosVersion, err)
+	}
+
+	kv, err := compatibility.ParseKubernetesVersion(kubernetesVersion)
+	if err != nil {
+		return fmt.Errorf("kubernetes version %q: %w", kubernetesVersion, err)
+	}
+
+	if err := kv.SupportedWith(tv); err != nil {
+		return fmt.Errorf("kubernetes version %q with Talos %s: %w", kubernetesVersion, talosVersion, err)
+	}
+
+	return nil
+}
+
+func trimV(s string) string {
+	if len(s) > 0 && s[0] == 'v' {
+		return s[1:]
+	}
+
+	return s
 }

@@ -8,9 +8,11 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/url"
 	"time"
 
 	"github.com/siderolabs/crypto/x509"
+	"github.com/siderolabs/talos/pkg/machinery/config"
 )
 
 // startKube serves the Kubernetes API's health endpoints on Addr:KubePort with a certificate from
@@ -25,15 +27,24 @@ func (n *Node) startKube() error {
 
 	cfg := n.cfg
 
-	ca, err := x509.NewCertificateAuthorityFromCertificateAndKey(cfg.Cluster().IssuingCA())
+	ca, err := kubeCA(cfg)
 	if err != nil {
 		return fmt.Errorf("load Kubernetes CA on %s: %w", n.opts.Addr, err)
+	}
+
+	_, endpoint, err := kubeCluster(cfg)
+	if err != nil {
+		return fmt.Errorf("kube-apiserver stand-in on %s: %w", n.opts.Addr, err)
 	}
 
 	ips := []net.IP{net.ParseIP(n.opts.Addr)}
 	dns := []string{"kubernetes", "kubernetes.default", "localhost"}
 
-	sans := append([]string{cfg.Cluster().Endpoint().Hostname()}, cfg.Cluster().CertSANs()...)
+	sans := []string{endpoint.Hostname()}
+	if api := cfg.K8sAPIServerConfig(); api != nil {
+		sans = append(sans, api.CertSANs()...)
+	}
+
 	for _, san := range sans {
 		if ip := net.ParseIP(san); ip != nil {
 			ips = append(ips, ip)
@@ -107,4 +118,26 @@ func (n *Node) stopKube() {
 	if err := srv.Shutdown(ctx); err != nil {
 		_ = srv.Close()
 	}
+}
+
+// kubeCA is the Kubernetes issuing CA of a control-plane config. machinery's K8s* accessors read
+// it from the v1alpha1 cluster section (1.13 contract) or from the KubeAPIServerCAConfig document
+// (1.14 multi-document form), so the stand-in serves both.
+func kubeCA(cfg config.Provider) (*x509.CertificateAuthority, error) {
+	caCfg := cfg.K8sAPIServerCAConfig()
+	if caCfg == nil || caCfg.IssuingCA() == nil || len(caCfg.IssuingCA().Crt) == 0 {
+		return nil, errors.New("config carries no Kubernetes issuing CA (a control-plane config is needed)")
+	}
+
+	return x509.NewCertificateAuthorityFromCertificateAndKey(caCfg.IssuingCA())
+}
+
+// kubeCluster is the cluster name and Kubernetes API endpoint of a config, from either form.
+func kubeCluster(cfg config.Provider) (string, *url.URL, error) {
+	cl := cfg.K8sClusterConfig()
+	if cl == nil || cl.ClusterEndpoint() == nil {
+		return "", nil, errors.New("config carries no Kubernetes cluster name and endpoint")
+	}
+
+	return cl.ClusterName(), cl.ClusterEndpoint(), nil
 }

@@ -38,7 +38,9 @@ import (
 	"github.com/siderolabs/crypto/x509"
 	"github.com/siderolabs/talos/pkg/machinery/api/common"
 	machineapi "github.com/siderolabs/talos/pkg/machinery/api/machine"
+	blockpb "github.com/siderolabs/talos/pkg/machinery/api/resource/definitions/block"
 	storageapi "github.com/siderolabs/talos/pkg/machinery/api/storage"
+	"github.com/siderolabs/talos/pkg/machinery/cel/celenv"
 	"github.com/siderolabs/talos/pkg/machinery/config"
 	"github.com/siderolabs/talos/pkg/machinery/config/configloader"
 	"github.com/siderolabs/talos/pkg/machinery/config/validation"
@@ -306,9 +308,8 @@ func (n *Node) validate(data []byte) (config.Provider, []string, error) {
 	}
 
 	if n.mode.RequiresInstall() {
-		disk := cfg.Machine().Install().Disk()
-		if disk != "" && !slices.Contains(n.opts.Disks, disk) {
-			return nil, warnings, fmt.Errorf("install disk %q not found on this machine (disks: %v)", disk, n.opts.Disks)
+		if err := n.checkInstallDisk(cfg); err != nil {
+			return nil, warnings, err
 		}
 	}
 
@@ -317,6 +318,35 @@ func (n *Node) validate(data []byte) (config.Provider, []string, error) {
 	}
 
 	return cfg, warnings, nil
+}
+
+// checkInstallDisk refuses a config whose install target is not among the machine's disks, as the
+// installer would: .machine.install.disk (up to the 1.13 form) or, in the 1.14 form, the
+// UnattendedInstallConfig document's CEL disk selector, evaluated against each disk's path.
+func (n *Node) checkInstallDisk(cfg config.Provider) error {
+	if u := cfg.UnattendedInstallConfig(); u != nil && !u.VolumeSelector().IsZero() {
+		sel := u.VolumeSelector()
+
+		for _, d := range n.opts.Disks {
+			ok, err := sel.EvalBool(celenv.DiskLocator(), map[string]any{"disk": &blockpb.DiskSpec{DevPath: d}, "system_disk": false})
+			if err != nil {
+				return fmt.Errorf("install disk selector %q: %w", sel.String(), err)
+			}
+
+			if ok {
+				return nil
+			}
+		}
+
+		return fmt.Errorf("install disk selector %q matches no disk on this machine (disks: %v)", sel.String(), n.opts.Disks)
+	}
+
+	disk := cfg.Machine().Install().Disk()
+	if disk != "" && !slices.Contains(n.opts.Disks, disk) {
+		return fmt.Errorf("install disk %q not found on this machine (disks: %v)", disk, n.opts.Disks)
+	}
+
+	return nil
 }
 
 // configure validates data and moves the node out of maintenance mode.
@@ -556,9 +586,14 @@ type namedUser struct {
 // adminKubeconfig mirrors Talos's admin kubeconfig: a system:masters client certificate signed
 // by the Kubernetes CA, pointing at the cluster endpoint.
 func adminKubeconfig(cfg config.Provider) ([]byte, error) {
-	ca, err := x509.NewCertificateAuthorityFromCertificateAndKey(cfg.Cluster().IssuingCA())
+	ca, err := kubeCA(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("load Kubernetes CA: %w", err)
+	}
+
+	name, endpoint, err := kubeCluster(cfg)
+	if err != nil {
+		return nil, err
 	}
 
 	kp, err := x509.NewKeyPair(ca, x509.CommonName("admin"), x509.Organization("system:masters"),
@@ -567,7 +602,6 @@ func adminKubeconfig(cfg config.Provider) ([]byte, error) {
 		return nil, fmt.Errorf("issue admin client certificate: %w", err)
 	}
 
-	name := cfg.Cluster().Name()
 	ctxName := "admin@" + name
 
 	var (
@@ -577,8 +611,8 @@ func adminKubeconfig(cfg config.Provider) ([]byte, error) {
 	)
 
 	cl.Name = name
-	cl.Cluster.Server = cfg.Cluster().Endpoint().String()
-	cl.Cluster.CAData = base64.StdEncoding.EncodeToString(cfg.Cluster().IssuingCA().Crt)
+	cl.Cluster.Server = endpoint.String()
+	cl.Cluster.CAData = base64.StdEncoding.EncodeToString(ca.CrtPEM)
 	cx.Name = ctxName
 	cx.Context.Cluster, cx.Context.User, cx.Context.Namespace = name, ctxName, "default"
 	usr.Name = ctxName

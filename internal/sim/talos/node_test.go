@@ -47,10 +47,10 @@ func start(t *testing.T, o NodeOptions) *Node {
 
 // configs generates plain machinery configs (no pocbot patches): the stand-in must hold up
 // whatever produced the config.
-func configs(t *testing.T, endpoint, disk string) (cp, worker, talosconfig []byte) {
+func configs(t *testing.T, f form, endpoint, disk string) (cp, worker, talosconfig []byte) {
 	t.Helper()
 
-	in, err := generate.NewInput("sim", endpoint, "1.36.3", generate.WithVersionContract(config.TalosVersion1_13), generate.WithInstallDisk(disk))
+	in, err := generate.NewInput("sim", endpoint, f.kubernetes, generate.WithVersionContract(f.contract), generate.WithInstallDisk(disk))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,14 +82,37 @@ func configs(t *testing.T, endpoint, disk string) (cp, worker, talosconfig []byt
 	return enc(machine.TypeControlPlane), enc(machine.TypeWorker), tcb
 }
 
+// form is a Talos config form the stand-in must accept: the 1.13 contract (v1alpha1 cluster
+// section, .machine.install) and the 1.14 multi-document one (Kube* documents,
+// UnattendedInstallConfig), each with a Kubernetes version its Talos runs.
+type form struct {
+	name       string
+	contract   *config.VersionContract
+	kubernetes string
+}
+
+var forms = []form{
+	{"1.13", config.TalosVersion1_13, "1.36.3"},
+	{"1.14", config.TalosVersion1_14, "1.37.0"},
+}
+
 func TestNodeLifecycle(t *testing.T) {
 	t.Parallel()
 
+	for _, f := range forms {
+		t.Run(f.name, func(t *testing.T) {
+			t.Parallel()
+			testNodeLifecycle(t, f)
+		})
+	}
+}
+
+func testNodeLifecycle(t *testing.T, f form) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 
 	cpAddr, wAddr := addr(), addr()
-	cp, worker, tcfg := configs(t, "https://"+cpAddr+":6443", "/dev/nvme0n1")
+	cp, worker, tcfg := configs(t, f, "https://"+cpAddr+":6443", "/dev/nvme0n1")
 
 	w := start(t, NodeOptions{Addr: wAddr, Mode: "metal", Disks: []string{"/dev/nvme0n1"}})
 
@@ -116,7 +139,7 @@ func TestNodeLifecycle(t *testing.T) {
 	}
 
 	// A control-plane config in metal mode with a disk the machine lacks is refused.
-	cpWrongDisk, _, _ := configs(t, "https://"+cpAddr+":6443", "/dev/sdz")
+	cpWrongDisk, _, _ := configs(t, f, "https://"+cpAddr+":6443", "/dev/sdz")
 	if _, err := wc.ApplyConfiguration(ctx, &machineapi.ApplyConfigurationRequest{Data: cpWrongDisk}); client.StatusCode(err) != codes.InvalidArgument || !strings.Contains(err.Error(), "/dev/sdz") {
 		t.Errorf("apply with missing disk = %v", err)
 	}
