@@ -318,3 +318,26 @@ func TestTemporaryAdminRuleIsGoneAfterUp(t *testing.T) {
 		t.Errorf("state still records a temporary admin CIDR %q", v)
 	}
 }
+
+// TestUpWithTalos114: the 1.14 multi-document configs go the whole way on the emulated world:
+// control planes from user data, the worker applied in maintenance mode, bootstrap, /readyz.
+func TestUpWithTalos114(t *testing.T) {
+	e := newEnv(t, world.Options{TimeFactor: 0.005})
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	res, err := e.ops.Up(ctx, clusterops.Request{Cluster: "t114-1", Spec: e.spec, TTL: time.Hour, Command: "up",
+		Override: func(s *provision.Spec) { s.TalosVersion = "v1.14.1" }})
+	if err != nil {
+		t.Fatalf("up with Talos v1.14.1: %v", err)
+	}
+	if res.State.Spec.TalosVersion != "v1.14.1" || !strings.Contains(res.State.Spec.ImageKey, "/v1.14.1/") {
+		t.Errorf("spec %s, image %s: want v1.14.1 throughout", res.State.Spec.TalosVersion, res.State.Spec.ImageKey)
+	}
+	kc, err := e.ops.Kubeconfig(ctx, "t114-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := talos.Readyz(ctx, kc); err != nil {
+		t.Fatalf("kubeconfig of a 1.14 cluster does not reach /readyz: %v", err)
+	}
+}
