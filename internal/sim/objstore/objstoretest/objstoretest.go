@@ -26,8 +26,8 @@ func Versity(t testing.TB) *objstore.Server {
 	defer cancel()
 	s, err := objstore.StartVersity(ctx, t.TempDir())
 	if err != nil {
-		if errors.Is(err, objstore.ErrNoVersity) {
-			t.Skipf("%v", err)
+		if errors.Is(err, objstore.ErrNoVersity) && os.Getenv("CI") == "" {
+			t.Skipf("versitygw vanished between the look-up and the start: %v", err)
 		}
 		t.Fatalf("start versitygw: %v", err)
 	}
