@@ -69,26 +69,9 @@ func (r *run) orphan(g scaleway.TaggedCluster) Decision {
 		return d
 	}
 	d.Detail = fmt.Sprintf("%s without state, %s old", what, commands.FormatDuration(age))
-	if !r.timeLeft(&d) {
+	if !r.mayStart(&d, g.ClusterID, ActionSwept) {
 		return d
 	}
-	li, err := r.lockBusy(g.ClusterID)
-	if err != nil {
-		d.Action, d.Err = ActionFailed, fmt.Errorf("read the lock of %s: %w", g.ClusterID, err)
-		return d
-	}
-	if li != nil {
-		d.Action, d.Detail = ActionBusy, d.Detail+"; "+busyDetail(li)
-		return d
-	}
-	if !r.countLeft(&d) {
-		return d
-	}
-	if r.cfg.DryRun {
-		d.Action = ActionSwept
-		return d
-	}
-	r.done++
 	rep, err := r.sweep(g)
 	if rep != nil {
 		d.Deleted = rep.Deleted

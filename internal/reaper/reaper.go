@@ -505,6 +505,32 @@ func orDash(s string) string {
 	return s
 }
 
+// mayStart decides whether a destructive action on cluster starts now: time and count left, the
+// lock free; a dry run records dryAction instead. When it returns true the action is counted.
+func (r *run) mayStart(d *Decision, cluster string, dryAction Action) bool {
+	if !r.timeLeft(d) {
+		return false
+	}
+	li, err := r.lockBusy(cluster)
+	if err != nil {
+		d.Action, d.Err = ActionFailed, fmt.Errorf("read the lock of %s: %w", cluster, err)
+		return false
+	}
+	if li != nil {
+		d.Action, d.Detail = ActionBusy, d.Detail+"; "+busyDetail(li)
+		return false
+	}
+	if !r.countLeft(d) {
+		return false
+	}
+	if r.cfg.DryRun {
+		d.Action = dryAction
+		return false
+	}
+	r.done++
+	return true
+}
+
 func (r *run) tearDown(d Decision) Decision {
 	switch d.Reason {
 	case commands.ReapExpired:
@@ -514,26 +540,9 @@ func (r *run) tearDown(d Decision) Decision {
 	case commands.ReapClosed:
 		d.Detail = "issue or pull request closed"
 	}
-	if !r.timeLeft(&d) {
+	if !r.mayStart(&d, d.Cluster, ActionDestroyed) {
 		return d
 	}
-	li, err := r.lockBusy(d.Cluster)
-	if err != nil {
-		d.Action, d.Err = ActionFailed, fmt.Errorf("read the lock of %s: %w", d.Cluster, err)
-		return d
-	}
-	if li != nil {
-		d.Action, d.Detail = ActionBusy, d.Detail+"; "+busyDetail(li)
-		return d
-	}
-	if !r.countLeft(&d) {
-		return d
-	}
-	if r.cfg.DryRun {
-		d.Action = ActionDestroyed
-		return d
-	}
-	r.done++
 	req := r.request(d.Cluster)
 	// The reason was read at the listing; teardowns run one after another and take minutes, so it
 	// is checked again once the lock is ours: an extend, a reopened issue, the keep label added.
