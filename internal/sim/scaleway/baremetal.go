@@ -122,13 +122,12 @@ func (e *Emulator) baremetal(w http.ResponseWriter, r *http.Request, zone string
 			}
 			list = append(list, o)
 		}
-		lo, hi, err := page(r, len(list), "page_size")
-		if err != nil {
-			invalidArg(w, "page", err.Error())
+		pg, ok := pageOf(w, r, list)
+		if !ok {
 			return
 		}
 		out := []any{}
-		for _, o := range list[lo:hi] {
+		for _, o := range pg {
 			out = append(out, e.offerJSON(o, z))
 		}
 		writeJSON(w, http.StatusOK, map[string]any{"offers": out, "total_count": len(list)})
@@ -221,13 +220,12 @@ func (e *Emulator) listBM(w http.ResponseWriter, r *http.Request, z scw.Zone) {
 		list = append(list, b)
 	}
 	sort.Slice(list, func(a, b int) bool { return list[a].ID < list[b].ID })
-	lo, hi, err := page(r, len(list), "page_size")
-	if err != nil {
-		invalidArg(w, "page", err.Error())
+	pg, ok := pageOf(w, r, list)
+	if !ok {
 		return
 	}
 	out := []any{}
-	for _, b := range list[lo:hi] {
+	for _, b := range pg {
 		out = append(out, e.bmJSON(b))
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"servers": out, "total_count": len(list)})

@@ -150,13 +150,12 @@ func (e *Emulator) volumeTypes(w http.ResponseWriter, r *http.Request, z scw.Zon
 		{Type: "sbs_5k", Pricing: money(0.086), SnapshotPricing: money(0.033), Specs: &block.VolumeSpecifications{PerfIops: &i5, Class: "sbs"}, Zone: z},
 		{Type: "sbs_15k", Pricing: money(0.11), SnapshotPricing: money(0.033), Specs: &block.VolumeSpecifications{PerfIops: &i15, Class: "sbs"}, Zone: z},
 	}
-	lo, hi, err := page(r, len(types), "page_size")
-	if err != nil {
-		invalidArg(w, "page", err.Error())
+	pg, ok := pageOf(w, r, types)
+	if !ok {
 		return
 	}
 	out := []any{}
-	for _, t := range types[lo:hi] {
+	for _, t := range pg {
 		out = append(out, reshape(t, []string{"srn"}, nil))
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"volume_types": out, "total_count": len(types)})
@@ -243,13 +242,12 @@ func (e *Emulator) listVolumes(w http.ResponseWriter, r *http.Request, z scw.Zon
 		list = append(list, v)
 	}
 	sort.Slice(list, func(a, b int) bool { return list[a].ID < list[b].ID })
-	lo, hi, err := page(r, len(list), "page_size")
-	if err != nil {
-		invalidArg(w, "page", err.Error())
+	pg, ok := pageOf(w, r, list)
+	if !ok {
 		return
 	}
 	out := []any{}
-	for _, v := range list[lo:hi] {
+	for _, v := range pg {
 		out = append(out, blockVolume(e.volumeJSON(v)))
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"volumes": out, "total_count": len(list)})
@@ -439,13 +437,12 @@ func (e *Emulator) listSnapshots(w http.ResponseWriter, r *http.Request, z scw.Z
 		list = append(list, s)
 	}
 	sort.Slice(list, func(a, b int) bool { return list[a].ID < list[b].ID })
-	lo, hi, err := page(r, len(list), "page_size")
-	if err != nil {
-		invalidArg(w, "page", err.Error())
+	pg, ok := pageOf(w, r, list)
+	if !ok {
 		return
 	}
 	out := []any{}
-	for _, s := range list[lo:hi] {
+	for _, s := range pg {
 		out = append(out, blockSnap(e.snapshotJSON(s)))
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"snapshots": out, "total_count": len(list)})

@@ -92,13 +92,12 @@ func (e *Emulator) listRecords(w http.ResponseWriter, r *http.Request, zone stri
 		list = append(list, rec)
 	}
 	sort.SliceStable(list, func(a, b int) bool { return list[a].Name < list[b].Name })
-	lo, hi, err := page(r, len(list), "page_size")
-	if err != nil {
-		invalidArg(w, "page", err.Error())
+	pg, ok := pageOf(w, r, list)
+	if !ok {
 		return
 	}
 	out := []any{}
-	for _, rec := range list[lo:hi] {
+	for _, rec := range pg {
 		out = append(out, rec.json())
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"records": out, "total_count": len(list)})

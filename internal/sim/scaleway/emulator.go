@@ -772,6 +772,26 @@ func page(r *http.Request, n int, perPageParam string) (lo, hi int, err error) {
 	return lo, hi, nil
 }
 
+// pageOf returns the page of list that the page and page_size arguments ask for (the Block,
+// Elastic Metal, IAM and Domain APIs); it answers 400 itself, and returns false, when they are bad.
+func pageOf[T any](w http.ResponseWriter, r *http.Request, list []T) ([]T, bool) {
+	lo, hi, err := page(r, len(list), "page_size")
+	if err != nil {
+		invalidArg(w, "page", err.Error())
+		return nil, false
+	}
+	return list[lo:hi], true
+}
+
+// instancePageOf is pageOf for the Instance API: per_page, and the X-Total-Count and Link headers.
+func instancePageOf[T any](w http.ResponseWriter, r *http.Request, list []T) ([]T, bool) {
+	lo, hi, ok := instancePage(w, r, len(list))
+	if !ok {
+		return nil, false
+	}
+	return list[lo:hi], true
+}
+
 // instancePage paginates an Instance list: X-Total-Count and Link headers,
 // like the real API. It returns false after answering 400.
 func instancePage(w http.ResponseWriter, r *http.Request, n int) (lo, hi int, ok bool) {

@@ -79,13 +79,12 @@ func (e *Emulator) iam(w http.ResponseWriter, r *http.Request, p []string) {
 			}
 		}
 		sort.Slice(list, func(a, b int) bool { return list[a].ID < list[b].ID })
-		lo, hi, err := page(r, len(list), "page_size")
-		if err != nil {
-			invalidArg(w, "page", err.Error())
+		pg, ok := pageOf(w, r, list)
+		if !ok {
 			return
 		}
 		out := []any{}
-		for _, k := range list[lo:hi] {
+		for _, k := range pg {
 			out = append(out, k.json())
 		}
 		writeJSON(w, http.StatusOK, map[string]any{"ssh_keys": out, "total_count": len(list)})

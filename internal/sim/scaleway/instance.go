@@ -119,12 +119,12 @@ var serverTypes = []serverTypeInfo{
 }
 
 func (e *Emulator) listServerTypes(w http.ResponseWriter, r *http.Request, z scw.Zone) {
-	lo, hi, ok := instancePage(w, r, len(serverTypes))
+	pg, ok := instancePageOf(w, r, serverTypes)
 	if !ok {
 		return
 	}
 	out := map[string]any{}
-	for _, t := range serverTypes[lo:hi] {
+	for _, t := range pg {
 		month := t.month
 		gpu := uint64(0)
 		bbw := t.blockBW
@@ -146,12 +146,12 @@ func (e *Emulator) listServerTypes(w http.ResponseWriter, r *http.Request, z scw
 }
 
 func (e *Emulator) listServerAvailability(w http.ResponseWriter, r *http.Request) {
-	lo, hi, ok := instancePage(w, r, len(serverTypes))
+	pg, ok := instancePageOf(w, r, serverTypes)
 	if !ok {
 		return
 	}
 	out := map[string]any{}
-	for _, t := range serverTypes[lo:hi] {
+	for _, t := range pg {
 		out[t.name] = map[string]any{"availability": "available"}
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"servers": out})
@@ -225,12 +225,12 @@ func (e *Emulator) listIPs(w http.ResponseWriter, r *http.Request, z scw.Zone) {
 		list = append(list, i)
 	}
 	sort.Slice(list, func(a, b int) bool { return list[a].ID < list[b].ID })
-	lo, hi, ok := instancePage(w, r, len(list))
+	pg, ok := instancePageOf(w, r, list)
 	if !ok {
 		return
 	}
 	out := []any{}
-	for _, i := range list[lo:hi] {
+	for _, i := range pg {
 		out = append(out, e.ipJSON(i))
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"ips": out})
@@ -432,12 +432,12 @@ func (e *Emulator) listSGs(w http.ResponseWriter, r *http.Request, z scw.Zone) {
 		list = append(list, g)
 	}
 	sort.Slice(list, func(a, b int) bool { return list[a].ID < list[b].ID })
-	lo, hi, ok := instancePage(w, r, len(list))
+	pg, ok := instancePageOf(w, r, list)
 	if !ok {
 		return
 	}
 	out := []any{}
-	for _, g := range list[lo:hi] {
+	for _, g := range pg {
 		out = append(out, e.sgJSON(g))
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"security_groups": out})
@@ -539,12 +539,12 @@ func (e *Emulator) sgRules(w http.ResponseWriter, r *http.Request, z scw.Zone, i
 	switch r.Method {
 	case http.MethodGet:
 		all := append(smtpDropRules(z), g.Rules...)
-		lo, hi, ok := instancePage(w, r, len(all))
+		pg, ok := instancePageOf(w, r, all)
 		if !ok {
 			return
 		}
 		out := []any{}
-		for _, x := range all[lo:hi] {
+		for _, x := range pg {
 			out = append(out, ruleJSON(x))
 		}
 		writeJSON(w, http.StatusOK, map[string]any{"rules": out})

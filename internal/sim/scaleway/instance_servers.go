@@ -217,12 +217,12 @@ func (e *Emulator) listServers(w http.ResponseWriter, r *http.Request, z scw.Zon
 		}
 		return list[a].ID < list[b].ID
 	})
-	lo, hi, ok := instancePage(w, r, len(list))
+	pg, ok := instancePageOf(w, r, list)
 	if !ok {
 		return
 	}
 	out := []any{}
-	for _, s := range list[lo:hi] {
+	for _, s := range pg {
 		out = append(out, e.serverJSON(s))
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"servers": out})
