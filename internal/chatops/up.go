@@ -415,7 +415,7 @@ func (r *run) upView(ctx context.Context, res *clusterops.Result, spec provision
 	}
 	uv.EdgeAddress = st.Outputs[cluster.OutWorkerIP]
 	if spec.DNSZone != "" && uv.EdgeAddress != "" {
-		uv.EdgeAddress = spec.EdgeHostname + "." + spec.DNSZone + " (" + uv.EdgeAddress + ")"
+		uv.EdgeAddress = spec.FQDN(spec.DNSNames(r.cluster).Edge) + " (" + uv.EdgeAddress + ")"
 	}
 	acc, err := r.issueKubeconfig(ctx)
 	uv.Kubeconfig = acc
