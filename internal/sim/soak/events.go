@@ -13,7 +13,9 @@ type issueState struct {
 	closed, merged, isPR, draft, fork bool
 }
 
-func ghIssue(n int) ghsim.Issue { return ghsim.Issue{Number: n, Title: "soak issue " + strconv.Itoa(n), Author: "ada"} }
+func ghIssue(n int) ghsim.Issue {
+	return ghsim.Issue{Number: n, Title: "soak issue " + strconv.Itoa(n), Author: "ada"}
+}
 
 func ghPR(p PR) ghsim.PR {
 	return ghsim.PR{Number: p.Number, Title: "soak PR " + strconv.Itoa(p.Number), Author: "wes", Draft: p.Draft, Fork: p.Fork}
