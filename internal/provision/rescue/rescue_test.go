@@ -196,7 +196,9 @@ func TestWriteImageSim(t *testing.T) {
 			sudoPW: func(context.Context) (string, error) { return "late-pw", nil }, wantDec: "zstd", wantPriv: "sudo with the rescue password"},
 		{name: "no password anywhere", opts: simrescue.Options{Password: "unknown-pw"}, wantErr: "sudo wants a password, but the API gave none"},
 		{name: "password never comes", opts: simrescue.Options{Password: "unknown-pw"},
-			sudoPW: func(context.Context) (string, error) { return "", errors.New("rescue_server.password still empty after 5m0s") }, wantErr: "still empty after 5m0s"},
+			sudoPW: func(context.Context) (string, error) {
+				return "", errors.New("rescue_server.password still empty after 5m0s")
+			}, wantErr: "still empty after 5m0s"},
 		{name: "wrong password from the API", opts: simrescue.Options{Password: "real-pw"},
 			sudoPW: func(context.Context) (string, error) { return "stale-pw", nil }, wantErr: "incorrect password"},
 		{name: "no zstd nor xz", opts: simrescue.Options{SudoNoPassword: true, Missing: []string{"zstd", "xz"}}, wantErr: "lacks zstd or xz"},
