@@ -119,8 +119,10 @@ type Options struct {
 	// Extra mounts other handlers by path prefix (e.g. the product catalog
 	// "/product-catalog/"). They see faults but do their own authentication.
 	Extra map[string]http.Handler
-	// DNSZones, when set, limits the DNS zones that exist; empty accepts any.
+	// DNSZones, when set, limits the DNS zones that exist in the project; empty accepts any.
 	DNSZones []string
+	// ForeignDNSZones exist, but in another project: every call on them is refused (403).
+	ForeignDNSZones []string
 	// Logger receives one debug line per request; defaults to slog.Default().
 	Logger *slog.Logger
 	// RescueServerDelay shows an Elastic Metal server's rescue_server that long
