@@ -114,6 +114,12 @@ func (s *Server) authenticate(c *call) {
 		c.auth = "invalid"
 		return
 	}
+	if strings.HasPrefix(cred, "ghs_") {
+		// An installation token: a stateless one holds a JWT (ghs_<app id>_<JWT>), but it is
+		// GitHub's own, never an App JWT.
+		s.tokenAuth(c, cred)
+		return
+	}
 	if err := s.verifyJWT(cred, s.now()); err == nil {
 		c.auth = "jwt"
 		return
@@ -121,6 +127,11 @@ func (s *Server) authenticate(c *call) {
 		c.auth, c.jwtErr = "invalid", err
 		return
 	}
+	s.tokenAuth(c, cred)
+}
+
+// tokenAuth accepts a known, unexpired token, matched on its whole value.
+func (s *Server) tokenAuth(c *call, cred string) {
 	t, ok := s.tokens[cred]
 	if !ok || !s.now().Before(t.expires) {
 		c.auth = "invalid"
@@ -589,7 +600,7 @@ func (s *Server) accessToken(c *call, instID string) {
 			return
 		}
 	}
-	t := &token{value: newInstallationToken(), installationID: id, login: s.BotLogin(), typ: "Bot",
+	t := &token{installationID: id, login: s.BotLogin(), typ: "Bot",
 		repos: map[string]bool{}, perms: map[string]string{}, expires: s.now().Add(s.tokenTTL).Truncate(time.Second)}
 	var repos []*gh.Repository
 	addRepo := func(r *repo) {
@@ -636,6 +647,7 @@ func (s *Server) accessToken(c *call, instID string) {
 	if _, ok := t.perms["metadata"]; !ok {
 		t.perms["metadata"] = "read" // every installation token can read metadata
 	}
+	t.value = s.mintTokenValue(t)
 	s.tokens[t.value] = t
 	selection := "all"
 	if len(t.repos) > 0 {
