@@ -11,7 +11,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/bradleyfalzon/ghinstallation/v2"
 	gh "github.com/google/go-github/v66/github"
 )
 
@@ -28,7 +27,7 @@ type Client struct {
 	owner, repo    string
 	mode           Mode
 	installationID int64
-	itr            *ghinstallation.Transport
+	tokens         *installationTokens
 	log            *slog.Logger
 }
 
@@ -47,10 +46,10 @@ func (c *Client) InstallationID() int64 { return c.installationID }
 // Token returns the current installation token (refreshed when near expiry), so that the caller
 // can mask it in the Actions log; "" in token mode.
 func (c *Client) Token(ctx context.Context) (string, error) {
-	if c.itr == nil {
+	if c.tokens == nil {
 		return "", nil
 	}
-	return c.itr.Token(ctx)
+	return c.tokens.Token(ctx)
 }
 
 // APIError is a failed GitHub call: what was attempted, the HTTP status, GitHub's message.
