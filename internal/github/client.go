@@ -58,6 +58,8 @@ type APIError struct {
 	Status  int
 	Message string
 	Err     error
+	// RateLimited: GitHub refused for a primary or secondary rate limit, not for permissions.
+	RateLimited bool
 }
 
 func (e *APIError) Error() string {
@@ -68,10 +70,12 @@ func (e *APIError) Error() string {
 	if e.Message != "" {
 		msg += ": " + e.Message
 	}
-	switch e.Status {
-	case http.StatusUnauthorized:
+	switch {
+	case e.RateLimited:
+		msg += " (GitHub's rate limit: the bot waited as long as it may; run the command again later)"
+	case e.Status == http.StatusUnauthorized:
 		msg += " (the credentials were refused: check POC_APP_ID / POC_APP_PRIVATE_KEY or GITHUB_TOKEN)"
-	case http.StatusForbidden:
+	case e.Status == http.StatusForbidden:
 		msg += " (not permitted: the App needs issues and pull requests write, contents and metadata read on this repository)"
 	}
 	if e.Status == 0 && e.Err != nil {
@@ -106,11 +110,14 @@ func apiError(op string, resp *gh.Response, err error) error {
 	}
 	var rl *gh.RateLimitError
 	if errors.As(err, &rl) {
-		e.Message = "rate limit exhausted until " + rl.Rate.Reset.Format(time.RFC3339)
+		e.Message, e.RateLimited = "rate limit exhausted until "+rl.Rate.Reset.Format(time.RFC3339), true
 	}
 	var arl *gh.AbuseRateLimitError
 	if errors.As(err, &arl) {
-		e.Message = "secondary rate limit; retry later"
+		e.Message, e.RateLimited = "secondary rate limit", true
+		if arl.RetryAfter != nil {
+			e.Message += fmt.Sprintf(": GitHub asks to wait %s", arl.RetryAfter.Round(time.Second))
+		}
 	}
 	return e
 }

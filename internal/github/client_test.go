@@ -592,11 +592,6 @@ func TestRetries(t *testing.T) {
 	if cs := w.sim.Comments(testRepo, n); len(cs) != 1 || cs[0].Body != "after rate limit" {
 		t.Fatalf("comments %+v", cs)
 	}
-	// A wait beyond MaxDelay is not waited for.
-	w.sim.Inject(simgh.Fault{Method: "POST", PathContains: "/comments", SecondaryRateLimit: true, RetryAfter: 10 * time.Minute})
-	if _, err := c.CreateComment(ctx, n, "x"); err == nil || !strings.Contains(err.Error(), "secondary rate limit") {
-		t.Fatalf("long rate limit: %v", err)
-	}
 	// A plain 403 (permission) is not retried.
 	before := count("GET", "/pulls/")
 	w.sim.Inject(simgh.Fault{Method: "GET", PathContains: "/pulls/", Status: 403})
@@ -606,6 +601,18 @@ func TestRetries(t *testing.T) {
 	}
 	if k := count("GET", "/pulls/") - before; k != 1 {
 		t.Fatalf("403 tried %d times", k)
+	}
+	// A wait beyond MaxDelay is not waited for: the error says it is GitHub's limit and how long
+	// it asks for. go-github then refuses this client's requests until then without sending them.
+	w.sim.Inject(simgh.Fault{Method: "POST", PathContains: "/comments", SecondaryRateLimit: true, RetryAfter: 10 * time.Minute})
+	_, err := c.CreateComment(ctx, n, "x")
+	if err == nil || !strings.Contains(err.Error(), "secondary rate limit: GitHub asks to wait 10m0s") ||
+		!strings.Contains(err.Error(), "run the command again later") || strings.Contains(err.Error(), "not permitted") {
+		t.Fatalf("long rate limit: %v", err)
+	}
+	before = len(w.sim.Requests())
+	if _, err := c.Permission(ctx, "walt"); err == nil || len(w.sim.Requests()) != before {
+		t.Fatalf("during the limit: err %v, %d requests sent", err, len(w.sim.Requests())-before)
 	}
 }
 

@@ -70,7 +70,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			Auth: c.auth, Status: c.status, At: s.now()})
 		s.log.Debug("sim/github", "method", r.Method, "path", c.path, "auth", c.auth, "status", c.status)
 	}()
-	if s.applyFault(c) {
+	if s.applyFault(c) || s.limitContent(c) {
 		return
 	}
 	s.route(c)
@@ -85,12 +85,16 @@ func (s *Server) applyFault(c *call) bool {
 		if f.Times <= 0 {
 			s.faults = append(s.faults[:i], s.faults[i+1:]...)
 		}
+		if f.SecondaryRateLimit {
+			status := f.Status
+			if status == 0 {
+				status = http.StatusForbidden
+			}
+			secondaryLimited(c, status, f.RetryAfter)
+			return true
+		}
 		if f.RetryAfter > 0 {
 			c.w.Header().Set("Retry-After", strconv.Itoa(int((f.RetryAfter+time.Second-1)/time.Second)))
-		}
-		if f.SecondaryRateLimit {
-			c.fail(http.StatusForbidden, "You have exceeded a secondary rate limit. Please wait a few minutes before you try again.")
-			return true
 		}
 		status := f.Status
 		if status == 0 {

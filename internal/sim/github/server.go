@@ -33,6 +33,9 @@ type Options struct {
 	// TokenFormat is the shape of minted installation tokens: stateless ghs_<app id>_<JWT>
 	// (the zero value, GitHub's default since its rollout) or TokenClassic (40 characters).
 	TokenFormat TokenFormat
+	// ContentLimit is the secondary rate limit on content-generating requests; the zero value
+	// is GitHub's documented 80 a minute and 500 an hour.
+	ContentLimit ContentLimit
 }
 
 // Server is the GitHub API stand-in. It is an http.Handler, so it can be mounted on an
@@ -47,6 +50,7 @@ type Server struct {
 	tokenTTL time.Duration
 	log      *slog.Logger
 	minter   tokenMinter
+	limiter  *contentLimiter
 
 	nextID        int64
 	installations map[string]int64 // owner (lower) → installation id
@@ -210,6 +214,7 @@ func New(opts Options) (*Server, error) {
 	if s.minter, err = newTokenMinter(opts.TokenFormat); err != nil {
 		return nil, err
 	}
+	s.limiter = &contentLimiter{cfg: opts.ContentLimit.withDefaults(), seen: map[string][]time.Time{}}
 	return s, nil
 }
 
