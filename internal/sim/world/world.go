@@ -172,7 +172,9 @@ func Start(ctx context.Context, opts Options) (w *World, err error) {
 	w.ScalewayURL = u
 	w.closers = append(w.closers, func() error { stop(); return nil })
 
-	w.GitHub, err = ghsim.New(ghsim.Options{Logger: opts.Log})
+	// GitHub's secondary limit on content creation, its windows scaled like every latency here
+	// (the bot's sticky interval is scaled down in tests and demos the same way).
+	w.GitHub, err = ghsim.New(ghsim.Options{Logger: opts.Log, ContentLimit: ghsim.ContentLimit{Scale: opts.TimeFactor}})
 	if err != nil {
 		return nil, fmt.Errorf("world: github stand-in: %w", err)
 	}
