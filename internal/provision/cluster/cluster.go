@@ -342,6 +342,7 @@ func (b *builder) workerImage(ctx context.Context, r *provision.Run) error {
 }
 
 func (b *builder) workerConfig(ctx context.Context, r *provision.Run) error {
+	ctx = talos.WithRetryInterval(ctx, r.PollInterval())
 	w, _ := r.Resource(scaleway.NodeWorker)
 	ip, _ := r.Output(OutWorkerIP)
 	if ip == "" {
@@ -381,6 +382,7 @@ func (b *builder) firstCP(r *provision.Run) (string, []byte, error) {
 }
 
 func (b *builder) bootstrap(ctx context.Context, r *provision.Run) error {
+	ctx = talos.WithRetryInterval(ctx, r.PollInterval())
 	ip, tc, err := b.firstCP(r)
 	if err != nil {
 		return err
@@ -402,6 +404,7 @@ func (b *builder) clearUserData(ctx context.Context, r *provision.Run) error {
 }
 
 func (b *builder) kubeconfig(ctx context.Context, r *provision.Run) error {
+	ctx = talos.WithRetryInterval(ctx, r.PollInterval())
 	ip, tc, err := b.firstCP(r)
 	if err != nil {
 		return err

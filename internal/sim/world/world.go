@@ -69,12 +69,30 @@ type Options struct {
 	RescueSudoNoPassword bool
 	RescueServerDelay    time.Duration
 	HideRescueServer     bool
+	// Hosts is the profile of the hosts' own transitions (Talos boot, apply, bootstrap, reset;
+	// the rescue image write), scaled by TimeFactor like the emulator's. Zero: instant, as the
+	// tests that do not measure time want. DefaultHosts is the estimate profile.
+	Hosts Hosts
 	// QCOW2Size and RawSize size the factory's images (defaults: 16 MiB each).
 	QCOW2Size, RawSize int64
 	// IPBase is the first address the emulator hands out; default: a random 127.X.0.0 so that
 	// two worlds on one machine (parallel test packages) never listen on the same address.
 	IPBase string
 	Log    *slog.Logger
+}
+
+// Hosts is the part of the whole cluster's latency profile the hosts play (the Scaleway part is
+// the emulator's, internal/sim/scaleway/latency.go).
+type Hosts struct {
+	Talos talossim.Latency
+	// ImageWrite: the metal image streamed and written to the worker's disk from rescue.
+	// Estimate 45 s (≈ 1.3 GB raw at ≈ 30 MB/s compressed download, decompressed on the fly).
+	ImageWrite time.Duration
+}
+
+// DefaultHosts is the estimate profile of the hosts at factor 1.
+func DefaultHosts() Hosts {
+	return Hosts{Talos: talossim.DefaultLatency(), ImageWrite: 45 * time.Second}
 }
 
 // World is a running emulated outside.
@@ -99,6 +117,7 @@ type World struct {
 	closers     []func() error
 
 	mu      sync.Mutex
+	booting map[string]*time.Timer       // cloud nodes still booting, by server id
 	nodes   map[string]*talossim.Node    // by IP
 	rescues map[string]*rescuesim.Server // by IP
 	written map[string]bool              // worker disks that received an image, by IP
@@ -122,7 +141,7 @@ func Start(ctx context.Context, opts Options) (w *World, err error) {
 		opts.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	w = &World{opts: opts, log: opts.Log, nodes: map[string]*talossim.Node{},
-		rescues: map[string]*rescuesim.Server{}, written: map[string]bool{}}
+		rescues: map[string]*rescuesim.Server{}, written: map[string]bool{}, booting: map[string]*time.Timer{}}
 	defer func() {
 		if err != nil {
 			w.Close()
@@ -274,6 +293,10 @@ func (w *World) Env() [][2]string {
 // Close stops every service, hosts first.
 func (w *World) Close() error {
 	w.mu.Lock()
+	for id, t := range w.booting {
+		t.Stop()
+		delete(w.booting, id)
+	}
 	for ip, n := range w.nodes {
 		_ = n.Close()
 		delete(w.nodes, ip)
@@ -309,11 +332,44 @@ func (w *World) instanceRunning(ev scwsim.InstanceEvent) {
 		return
 	}
 	ip := ev.PublicIPs[0]
-	w.replaceHost(ip, ev.ID, func() (closer, error) {
-		return talossim.StartNode(context.Background(), talossim.NodeOptions{
-			Addr: ip, Mode: "cloud", UserData: ev.UserData["cloud-init"], Disks: []string{"/dev/sda"}, Logger: w.log,
+	start := func() {
+		w.replaceHost(ip, ev.ID, func() (closer, error) {
+			return talossim.StartNode(context.Background(), talossim.NodeOptions{
+				Addr: ip, Mode: "cloud", UserData: ev.UserData["cloud-init"], Disks: []string{"/dev/sda"}, Logger: w.log,
+				Latency: w.talosLatency(),
+			})
 		})
+	}
+	boot := w.talosLatency().Boot
+	if boot <= 0 {
+		start()
+		return
+	}
+	// The OS boots before its API answers; a stop or delete meanwhile cancels the boot.
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if t, ok := w.booting[ev.ID]; ok {
+		t.Stop()
+	}
+	w.booting[ev.ID] = time.AfterFunc(boot, func() {
+		w.mu.Lock()
+		_, still := w.booting[ev.ID]
+		delete(w.booting, ev.ID)
+		w.mu.Unlock()
+		if still {
+			start()
+		}
 	})
+}
+
+// talosLatency is the Talos profile scaled by the world's time factor.
+func (w *World) talosLatency() talossim.Latency { return w.opts.Hosts.Talos.Scale(w.opts.TimeFactor) }
+
+// Node is the Talos node listening on ip, nil when none.
+func (w *World) Node(ip string) *talossim.Node {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.nodes[ip]
 }
 
 // baremetalBooted plays the Elastic Metal boot: rescue starts an SSH host on the worker's address
@@ -337,6 +393,7 @@ func (w *World) baremetalBooted(ev scwsim.BaremetalEvent) {
 				Addr: net.JoinHostPort(ev.IP, strconv.Itoa(w.opts.RescuePort)), User: cmp.Or(ev.RescueUser, "rescue"),
 				Password: ev.RescuePassword, AuthorizedKeys: keys, SudoNoPassword: w.opts.RescueSudoNoPassword,
 				DiskPath: disk, DiskSize: 64 << 20, Log: w.log,
+				WriteTime: time.Duration(float64(w.opts.Hosts.ImageWrite) * w.opts.TimeFactor),
 			})
 		})
 	default:
@@ -347,7 +404,7 @@ func (w *World) baremetalBooted(ev scwsim.BaremetalEvent) {
 		}
 		w.replaceHost(ev.IP, ev.ID, func() (closer, error) {
 			return talossim.StartNode(context.Background(), talossim.NodeOptions{
-				Addr: ev.IP, Mode: "metal", Disks: []string{"/dev/sda"}, Logger: w.log,
+				Addr: ev.IP, Mode: "metal", Disks: []string{"/dev/sda"}, Logger: w.log, Latency: w.talosLatency(),
 			})
 		})
 	}
@@ -380,6 +437,12 @@ func (w *World) owner(serverID, ip string) { owners.Store(w.key(serverID), ip) }
 func (w *World) key(id string) string      { return fmt.Sprintf("%p/%s", w, id) }
 
 func (w *World) hostGone(serverID string) {
+	w.mu.Lock()
+	if t, ok := w.booting[serverID]; ok {
+		t.Stop()
+		delete(w.booting, serverID)
+	}
+	w.mu.Unlock()
 	v, ok := owners.LoadAndDelete(w.key(serverID))
 	if !ok {
 		return

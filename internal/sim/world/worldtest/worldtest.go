@@ -18,6 +18,7 @@ import (
 	"github.com/pocbot/pocbot/internal/provision"
 	"github.com/pocbot/pocbot/internal/provision/cluster"
 	"github.com/pocbot/pocbot/internal/provision/scaleway"
+	scwsim "github.com/pocbot/pocbot/internal/sim/scaleway"
 	"github.com/pocbot/pocbot/internal/sim/world"
 	"github.com/pocbot/pocbot/internal/statestore"
 )
@@ -127,4 +128,15 @@ func Bucket(t testing.TB, w *world.World, name string) *blob.Bucket {
 	}
 	t.Cleanup(func() { b.Close() })
 	return b
+}
+
+// Waits is the whole cluster's latency profile of a world: the emulator's figures for the
+// Scaleway transitions, the hosts' for Talos and the rescue system (unscaled, factor 1).
+func Waits(scw scwsim.Latency, h world.Hosts) cluster.Waits {
+	return cluster.Waits{
+		Scaleway: scaleway.Waits{SnapshotImport: scw.SnapshotImport, BMDelivery: scw.BMDelivery, SGRules: scw.SGRules,
+			VolumeCreate: scw.VolumeCreate, Poweron: scw.Poweron, Terminate: scw.Terminate, BMDelete: scw.BMDelete},
+		RescueReboot: scw.BMRescueReboot, ImageWrite: h.ImageWrite, NormalReboot: scw.BMNormalReboot,
+		TalosBoot: h.Talos.Boot, ApplyReboot: h.Talos.ApplyReboot, KubeReady: h.Talos.KubeReady, ResetReboot: h.Talos.ResetReboot,
+	}
 }
