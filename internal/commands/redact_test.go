@@ -67,6 +67,8 @@ func TestRedact(t *testing.T) {
 		{"client-key-data", "    client-key-data: LS0tLS1CRUdJTiBSU0EgUFJJVkFURSBLRVktLS0tLQo=", "LS0tLS1CRUdJTiBSU0Eg"},
 		{"client-certificate-data", `"client-certificate-data": "LS0tLS1CRUdJTg=="`, "LS0tLS1CRUdJTg=="},
 		{"kubeconfig token", "    token: abcdef.0123456789abcdef", "0123456789abcdef"},
+		{"lowercase value longer than a word", "token: abcdefghijkl", "abcdefghijkl"},
+		{"short value with a digit", "password: hunter22", "hunter22"},
 		{"talos key of a crt/key pair", "  key: LS0tLS1CRUdJTiBFRDI1NTE5IFBSSVZBVEUgS0VZLS0tLS0K", "LS0tLS1CRUdJTiBFRDI1"},
 		{"raw 32-byte key in base64", "secret " + seed32 + " end", seed32},
 		{"pkcs8 DER in base64", "blob=" + base64.StdEncoding.EncodeToString(pkcs8), base64.StdEncoding.EncodeToString(pkcs8)[:20]},
@@ -120,6 +122,9 @@ func TestRedact(t *testing.T) {
 		"highs_score and sghp_x are words",
 		// The rescue host key's fingerprint is logged on purpose: a digest, 32 bytes once decoded.
 		"recorded rescue host key SHA256:SqoG6zchvrRnM7j973NyK/xx2Lym+CCnh+T+tpgXvYw",
+		// An error message, not a credential: ghinstallation's wording, found by the soak.
+		"could not refresh installation id 1009's token: could not get access_tokens from GitHub API",
+		"password: required",
 	}
 	for _, s := range clean {
 		if ContainsSecret(s) {
