@@ -33,6 +33,7 @@ const (
 const (
 	objectState    = "state"
 	objectArtifact = "artifact"
+	objectShared   = "shared" // a document of the whole bucket (the parked-worker pool)
 )
 
 // Header is the public part of a document: readable without the key.
@@ -166,7 +167,7 @@ func decodeHeader(data []byte) (wireHeader, int, error) {
 	if dec.More() {
 		return h, 0, fmt.Errorf("%w: trailing bytes after the header", ErrTampered)
 	}
-	if h.Format != FormatVersion || (h.Object != objectState && h.Object != objectArtifact) {
+	if h.Format != FormatVersion || (h.Object != objectState && h.Object != objectArtifact && h.Object != objectShared) {
 		return h, 0, fmt.Errorf("%w: header says format %d, object %q", ErrTampered, h.Format, h.Object)
 	}
 	return h, end, nil
