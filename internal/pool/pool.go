@@ -12,14 +12,9 @@
 package pool
 
 import (
-	"context"
-	"encoding/json"
 	"errors"
-	"fmt"
 	"slices"
 	"time"
-
-	"github.com/pocbot/pocbot/internal/statestore"
 )
 
 // DocName is the pool's shared document in the state bucket.
@@ -85,111 +80,31 @@ func (d Doc) Find(serverID string) (Worker, bool) {
 	return d.Workers[i], true
 }
 
-// Store is what the pool needs of the state store.
-type Store interface {
-	GetShared(ctx context.Context, name string) (*statestore.Shared, error)
-	PutShared(ctx context.Context, doc *statestore.Shared) error
-}
-
-// Pool reads and changes the pool document.
-type Pool struct {
-	Store Store
-	Now   func() time.Time
-}
-
-func (p *Pool) now() time.Time {
-	if p.Now != nil {
-		return p.Now()
-	}
-	return time.Now()
-}
-
-// List reads the pool (empty when it was never written).
-func (p *Pool) List(ctx context.Context) (Doc, error) {
-	d, _, err := p.read(ctx)
-	return d, err
-}
-
-func (p *Pool) read(ctx context.Context) (Doc, *statestore.Shared, error) {
-	sh, err := p.Store.GetShared(ctx, DocName)
-	if errors.Is(err, statestore.ErrNotFound) {
-		return Doc{}, &statestore.Shared{Name: DocName}, nil
-	}
-	if err != nil {
-		return Doc{}, nil, fmt.Errorf("read the parked-worker pool: %w", err)
-	}
-	var d Doc
-	if err := json.Unmarshal(sh.Body, &d); err != nil {
-		return Doc{}, nil, fmt.Errorf("parked-worker pool document does not decode: %w", err)
-	}
-	return d, sh, nil
-}
-
-// change applies f to the pool and writes it conditionally, again on a conflict (another
-// writer's change is read and f decides again on it), up to a few times.
-func (p *Pool) change(ctx context.Context, what string, f func(*Doc) error) error {
-	var last error
-	for range 8 {
-		d, sh, err := p.read(ctx)
-		if err != nil {
-			return err
-		}
-		if err := f(&d); err != nil {
-			return err
-		}
-		sh.Body, err = json.Marshal(d)
-		if err != nil {
-			return err
-		}
-		err = p.Store.PutShared(ctx, sh)
-		if err == nil {
-			return nil
-		}
-		if !errors.Is(err, statestore.ErrConflict) {
-			return fmt.Errorf("%s: %w", what, err)
-		}
-		last = err
-	}
-	return fmt.Errorf("%s: the pool kept changing under this writer: %w", what, last)
-}
-
 // ErrNone: no parked worker matches.
 var ErrNone = errors.New("no parked worker matches")
 
-// Claim takes a matching parked worker for cluster: the conditional write makes it this
-// caller's only; two claims never return the same server.
-func (p *Pool) Claim(ctx context.Context, cluster string, want Want) (Worker, error) {
-	var got Worker
-	err := p.change(ctx, "claim a parked worker for "+cluster, func(d *Doc) error {
-		now := p.now()
-		for i, w := range d.Workers {
-			if w.Matches(want, now) {
-				d.Workers[i].ClaimedBy, d.Workers[i].ClaimedAt = cluster, now
-				got = d.Workers[i]
-				return nil
-			}
+// Claim marks the first entry matching want as claimed by cluster at now and returns it.
+func (d *Doc) Claim(cluster string, want Want, now time.Time) (Worker, error) {
+	for i, w := range d.Workers {
+		if w.Matches(want, now) {
+			d.Workers[i].ClaimedBy, d.Workers[i].ClaimedAt = cluster, now
+			return d.Workers[i], nil
 		}
-		return ErrNone
-	})
-	return got, err
+	}
+	return Worker{}, ErrNone
 }
 
-// Park records w (replacing an older entry of the same server).
-func (p *Pool) Park(ctx context.Context, w Worker) error {
+// Park records w, replacing an older entry of the same server.
+func (d *Doc) Park(w Worker) error {
 	if w.ServerID == "" || w.ParkedUntil.IsZero() {
 		return errors.New("park a worker: its server id and parked-until are required")
 	}
-	return p.change(ctx, "park worker "+w.ServerID, func(d *Doc) error {
-		d.Workers = slices.DeleteFunc(d.Workers, func(o Worker) bool { return o.ServerID == w.ServerID })
-		d.Workers = append(d.Workers, w)
-		return nil
-	})
+	d.Remove(w.ServerID)
+	d.Workers = append(d.Workers, w)
+	return nil
 }
 
-// Remove forgets a server (adopted and recorded by its cluster, or deleted).
-func (p *Pool) Remove(ctx context.Context, serverID string) error {
-	return p.change(ctx, "remove worker "+serverID+" from the pool", func(d *Doc) error {
-		d.Workers = slices.DeleteFunc(d.Workers, func(o Worker) bool { return o.ServerID == serverID })
-		return nil
-	})
+// Remove forgets a server.
+func (d *Doc) Remove(serverID string) {
+	d.Workers = slices.DeleteFunc(d.Workers, func(o Worker) bool { return o.ServerID == serverID })
 }

@@ -110,6 +110,17 @@ func (g *Graph) WrapApply(name string, wrap func(apply func(ctx context.Context,
 	return nil
 }
 
+// WrapDestroy replaces a node's Destroy by wrap(Destroy) (the cluster parks its worker instead
+// of deleting it).
+func (g *Graph) WrapDestroy(name string, wrap func(destroy func(ctx context.Context, r *Run) error) func(ctx context.Context, r *Run) error) error {
+	n, ok := g.nodes[name]
+	if !ok {
+		return fmt.Errorf("graph: no node %q to wrap", name)
+	}
+	n.Destroy = wrap(n.Destroy)
+	return nil
+}
+
 // Names lists the nodes in the order they were added.
 func (g *Graph) Names() []string { return slices.Clone(g.order) }
 

@@ -79,7 +79,12 @@ type Config struct {
 	// ImageLocker serializes the clusters that make the same shared image (object and snapshot),
 	// so that a second cluster reuses what the first made instead of racing it. Optional.
 	ImageLocker ImageLocker
-	Log         *slog.Logger
+	// Pool, when set, lets an up adopt a parked worker of the same zone, offer, Talos version
+	// and schematic; with ParkFor > 0 a down parks the worker there instead of deleting it.
+	Pool    Pool
+	ParkFor time.Duration
+	Now     func() time.Time
+	Log     *slog.Logger
 }
 
 // ImageLocker takes a lock named by an image key, across processes; release gives it back.
@@ -155,6 +160,12 @@ func Build(g *provision.Graph, spec provision.Spec, cfg Config) error {
 		return err
 	}
 	if err := g.AddNeeds(scaleway.NodeSnapshot, NodeImageObject); err != nil {
+		return err
+	}
+	if err := g.WrapApply(scaleway.NodeWorker, b.adoptOrOrder); err != nil {
+		return err
+	}
+	if err := g.WrapDestroy(scaleway.NodeWorker, b.parkOrDelete); err != nil {
 		return err
 	}
 	if cfg.ImageLocker != nil {
@@ -357,6 +368,13 @@ func (b *builder) workerConfig(ctx context.Context, r *provision.Run) error {
 	cfgs, _, err := b.generate(ctx, r)
 	if err != nil {
 		return err
+	}
+	if adopted, err := b.applyOverPark(ctx, r, addr, cfgs.Worker, talosconfig); adopted || err != nil {
+		if err != nil {
+			return err
+		}
+		r.Note(NodeWorkerConfig, "applied over the park configuration (authenticated)")
+		return r.SetTrigger(ctx, NodeWorkerConfig, trigger)
 	}
 	disks, err := talos.ApplyInsecure(ctx, addr, cfgs.Worker)
 	if err != nil {

@@ -1,4 +1,4 @@
-package pool_test
+package poolstore_test
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/pocbot/pocbot/internal/pool"
+	"github.com/pocbot/pocbot/internal/pool/poolstore"
 	"github.com/pocbot/pocbot/internal/statestore"
 )
 
@@ -44,7 +45,7 @@ func TestTwoUpsRaceForOneWorker(t *testing.T) {
 	ctx := context.Background()
 	for round := range 5 {
 		ss := stores(t, 2)
-		a, b := &pool.Pool{Store: ss[0]}, &pool.Pool{Store: ss[1]}
+		a, b := &poolstore.Pool{Store: ss[0]}, &poolstore.Pool{Store: ss[1]}
 		if err := a.Park(ctx, worker("srv-1", time.Now().Add(time.Hour))); err != nil {
 			t.Fatal(err)
 		}
@@ -52,7 +53,7 @@ func TestTwoUpsRaceForOneWorker(t *testing.T) {
 		res := make([]error, 2)
 		got := make([]pool.Worker, 2)
 		start := make(chan struct{})
-		for i, p := range []*pool.Pool{a, b} {
+		for i, p := range []*poolstore.Pool{a, b} {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
@@ -90,7 +91,7 @@ func TestTwoUpsRaceForOneWorker(t *testing.T) {
 func TestClaimMatchesAndExpires(t *testing.T) {
 	ctx := context.Background()
 	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
-	p := &pool.Pool{Store: stores(t, 1)[0], Now: func() time.Time { return now }}
+	p := &poolstore.Pool{Store: stores(t, 1)[0], Now: func() time.Time { return now }}
 	other := worker("srv-other", now.Add(time.Hour))
 	other.TalosVersion = "v1.12.0"
 	for _, w := range []pool.Worker{other, worker("srv-old", now.Add(-time.Minute)), worker("srv-ok", now.Add(time.Hour))} {
