@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/pocbot/pocbot/internal/github"
+	"github.com/pocbot/pocbot/internal/pool/poolstore"
 	"github.com/pocbot/pocbot/internal/provision"
 	"github.com/pocbot/pocbot/internal/reaper"
 	"github.com/pocbot/pocbot/internal/repoconfig"
@@ -22,6 +23,7 @@ func init() {
 		repository, keepLabel string
 		dryRun, noOrphans     bool
 		grace, budget, warn   time.Duration
+		parkFor               time.Duration
 		maxTeardowns          int
 	)
 	register(&command{
@@ -41,6 +43,8 @@ func init() {
 			e.String(&keepLabel, "keep-label", "POC_KEEP_LABEL", "",
 				"label that pauses expiry (default: keep_label of .github/poc.yml, else poc/keep)")
 			e.Bool(&noOrphans, "no-orphans", "POC_REAP_NO_ORPHANS", false, "skip the orphan pass")
+			e.Duration(&parkFor, "park-for", "POC_PARK_FOR", -1,
+				"park the worker of each cluster torn down this long instead of deleting it (default: park_for of .github/poc.yml, else 0: delete)")
 		},
 		run: func(ctx context.Context, a *app, fs *flag.FlagSet) error {
 			if maxTeardowns < 0 || budget < 0 || grace <= 0 {
@@ -58,6 +62,7 @@ func init() {
 				RunID: a.getenv("GITHUB_RUN_ID"), WarnBefore: repoconfig.Default().WarnBefore, KeepLabel: repoconfig.Default().KeepLabel}
 			if !noOrphans {
 				cfg.Inventory = w.driver
+				cfg.Pool, cfg.Parked = &poolstore.Pool{Store: w.ops.Store}, w.driver
 			}
 			gh, err := a.reapGitHub(ctx, cfg.Repository)
 			if err != nil {
@@ -69,12 +74,15 @@ func init() {
 				if err != nil {
 					return err
 				}
-				cfg.WarnBefore, cfg.KeepLabel = rc.WarnBefore, rc.KeepLabel
+				cfg.WarnBefore, cfg.KeepLabel, cfg.ParkFor = rc.WarnBefore, rc.KeepLabel, rc.ParkFor
 			} else {
 				a.log.Info("no GitHub settings: expired clusters only, no issue checks, no comments")
 			}
 			if warn >= 0 {
 				cfg.WarnBefore = warn
+			}
+			if parkFor >= 0 {
+				cfg.ParkFor = parkFor
 			}
 			if keepLabel != "" {
 				cfg.KeepLabel = keepLabel

@@ -25,6 +25,7 @@ import (
 	"github.com/pocbot/pocbot/internal/chatops"
 	"github.com/pocbot/pocbot/internal/clusterops"
 	"github.com/pocbot/pocbot/internal/cost"
+	"github.com/pocbot/pocbot/internal/pool/poolstore"
 	"github.com/pocbot/pocbot/internal/provision"
 	"github.com/pocbot/pocbot/internal/provision/cluster"
 	"github.com/pocbot/pocbot/internal/provision/images"
@@ -282,7 +283,9 @@ func openBackendParts(ctx context.Context, getenv func(string) string, a *app) (
 	talos.Logger = a.log.With("component", "talos")
 	factory := strings.TrimRight(cmpOr(getenv(images.FactoryURLEnv), images.DefaultFactoryURL), "/")
 	ccfg := cluster.Config{Driver: driver, FactoryURL: factory, ImageBucket: ib, RescuePort: rescuePort,
-		RunnerCIDR: strings.TrimSpace(getenv("POC_RUNNER_CIDR")), Log: a.log}
+		RunnerCIDR: strings.TrimSpace(getenv("POC_RUNNER_CIDR")), Log: a.log,
+		// Only the clusters of this state bucket share its pool of parked workers.
+		Pool: &poolstore.Pool{Store: store, Now: a.now}}
 	spec := provision.DefaultSpec()
 	spec.ImageBucket = bucketName
 	ops := &clusterops.Ops{

@@ -27,6 +27,7 @@ func (r *run) noCluster(ctx context.Context) error {
 func (r *run) down(ctx context.Context) error {
 	b := r.backend
 	req := r.request(commands.VerbDown)
+	req.ParkFor = r.cfg.ParkFor
 	var spec *provision.Spec
 	if r.header != nil {
 		if _, st, err := b.Ops.Load(ctx, r.cluster); err == nil {

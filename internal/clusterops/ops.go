@@ -97,6 +97,9 @@ type Request struct {
 	// extend may have landed between its listing and the lock; an operator run from one
 	// repository's workflow must not touch another repository's cluster.
 	Precondition func(statestore.Header) error
+	// ParkFor > 0 makes a Down park the Elastic Metal worker in the bucket's pool for that long
+	// instead of deleting it (park_for, --park-for); the Ops' graph must have a pool.
+	ParkFor time.Duration
 	// NoCancel makes a Down that finds the lock held give up at once instead of asking the holder
 	// to stop (the reaper: a busy cluster is for its next run).
 	NoCancel bool
@@ -462,7 +465,7 @@ func (o *Ops) Down(ctx context.Context, req Request) (*Result, error) {
 		return nil, err
 	}
 	defer o.release(h)
-	ctx = h.ctx
+	ctx = cluster.WithParkFor(h.ctx, req.ParkFor)
 
 	res := &Result{}
 	doc, err := o.Store.Get(ctx, req.Cluster)

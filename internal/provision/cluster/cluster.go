@@ -80,11 +80,11 @@ type Config struct {
 	// so that a second cluster reuses what the first made instead of racing it. Optional.
 	ImageLocker ImageLocker
 	// Pool, when set, lets an up adopt a parked worker of the same zone, offer, Talos version
-	// and schematic; with ParkFor > 0 a down parks the worker there instead of deleting it.
-	Pool    Pool
-	ParkFor time.Duration
-	Now     func() time.Time
-	Log     *slog.Logger
+	// and schematic, and a down run under WithParkFor park the worker there instead of
+	// deleting it.
+	Pool Pool
+	Now  func() time.Time
+	Log  *slog.Logger
 }
 
 // ImageLocker takes a lock named by an image key, across processes; release gives it back.

@@ -26,6 +26,19 @@ type Pool interface {
 	Remove(ctx context.Context, serverID string) error
 }
 
+type parkForKey struct{}
+
+// WithParkFor asks the downs run under ctx to park the worker for d instead of deleting it
+// (0: delete). It is a per-operation setting (the repository's park_for, --park-for).
+func WithParkFor(ctx context.Context, d time.Duration) context.Context {
+	return context.WithValue(ctx, parkForKey{}, d)
+}
+
+func parkFor(ctx context.Context) time.Duration {
+	d, _ := ctx.Value(parkForKey{}).(time.Duration)
+	return d
+}
+
 // proveTimeout bounds the check that a claimed worker is what its pool entry says.
 const proveTimeout = 2 * time.Minute
 
@@ -130,7 +143,7 @@ func (b *builder) applyOverPark(ctx context.Context, r *provision.Run, addr stri
 // the park, or anything it cannot prove, falls back to the delete.
 func (b *builder) parkOrDelete(destroy func(ctx context.Context, r *provision.Run) error) func(ctx context.Context, r *provision.Run) error {
 	return func(ctx context.Context, r *provision.Run) error {
-		if b.cfg.Pool == nil || b.cfg.ParkFor <= 0 {
+		if b.cfg.Pool == nil || parkFor(ctx) <= 0 {
 			return destroy(ctx, r)
 		}
 		if _, ok := r.Resource(scaleway.NodeWorker); !ok {
@@ -184,7 +197,7 @@ func (b *builder) park(ctx context.Context, r *provision.Run) error {
 	now := b.now()
 	entry := pool.Worker{ServerID: w.ID, IP: ip, Zone: w.Zone, Offer: spec.BaremetalOffer, TalosVersion: spec.TalosVersion,
 		Schematic: SchematicID(spec), Disk: disk, RescueHost: hostKey, Talosconfig: park.Talosconfig,
-		ParkedFrom: r.ClusterID(), ParkedAt: now, ParkedUntil: now.Add(b.cfg.ParkFor)}
+		ParkedFrom: r.ClusterID(), ParkedAt: now, ParkedUntil: now.Add(parkFor(ctx))}
 	// The entry first, the tag second: a crash between them leaves a server still tagged with
 	// the cluster (swept by a rerun of the down) and an entry an adoption refuses.
 	if err := b.cfg.Pool.Park(ctx, entry); err != nil {

@@ -3,6 +3,7 @@ package scaleway
 import (
 	"context"
 	"fmt"
+	"time"
 
 	baremetal "github.com/scaleway/scaleway-sdk-go/api/baremetal/v1"
 	"github.com/scaleway/scaleway-sdk-go/scw"
@@ -56,4 +57,53 @@ func (d *Driver) tagBM(ctx context.Context, zone scw.Zone, id string, tags []str
 		return classify(what, string(zone), err)
 	}
 	return nil
+}
+
+// ParkedServer is a server tagged as parked, as the API lists it.
+type ParkedServer struct {
+	ID, Zone, Name string
+	Created        time.Time
+}
+
+// ListParked lists the project's servers tagged pocbot-parked in zones.
+func (d *Driver) ListParked(ctx context.Context, zones ...scw.Zone) ([]ParkedServer, error) {
+	var out []ParkedServer
+	for _, z := range zones {
+		res, err := d.bm.ListServers(&baremetal.ListServersRequest{Zone: z, ProjectID: &d.project, Tags: []string{ParkedTag}}, ctxOpt(ctx), scw.WithAllPages())
+		if err != nil {
+			return nil, classify("list parked Elastic Metal servers", string(z), err)
+		}
+		for _, s := range res.Servers {
+			if !provision.HasTag(s.Tags, ParkedTag) || s.Status == baremetal.ServerStatusDeleting {
+				continue
+			}
+			p := ParkedServer{ID: s.ID, Zone: string(z), Name: s.Name}
+			if s.CreatedAt != nil {
+				p.Created = *s.CreatedAt
+			}
+			out = append(out, p)
+		}
+	}
+	return out, nil
+}
+
+// DeleteParked asks for the deletion of a parked server, only while it still carries the parked
+// tag (an adopted one carries its cluster's tags and is left alone: deleted false). A server
+// already gone counts as deleted.
+func (d *Driver) DeleteParked(ctx context.Context, zone, id string) (bool, error) {
+	what := "delete parked Elastic Metal server " + id
+	s, err := d.bm.GetServer(&baremetal.GetServerRequest{Zone: scw.Zone(zone), ServerID: id}, ctxOpt(ctx))
+	if notFound(err) {
+		return true, nil
+	}
+	if err != nil {
+		return false, classify(what, zone, err)
+	}
+	if !provision.HasTag(s.Tags, ParkedTag) {
+		return false, nil
+	}
+	if _, err := d.bm.DeleteServer(&baremetal.DeleteServerRequest{Zone: scw.Zone(zone), ServerID: id}, ctxOpt(ctx)); err != nil && !notFound(err) {
+		return false, classify(what, zone, err)
+	}
+	return true, nil
 }

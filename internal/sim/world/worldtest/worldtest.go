@@ -15,6 +15,7 @@ import (
 	"gocloud.dev/blob/fileblob"
 
 	"github.com/pocbot/pocbot/internal/clusterops"
+	"github.com/pocbot/pocbot/internal/pool/poolstore"
 	"github.com/pocbot/pocbot/internal/provision"
 	"github.com/pocbot/pocbot/internal/provision/cluster"
 	"github.com/pocbot/pocbot/internal/provision/scaleway"
@@ -88,7 +89,8 @@ func New(t testing.TB, w *world.World, o Options) *Parts {
 	}
 	p.ImageBucket = Bucket(t, w, world.ImageBucket)
 	ccfg := cluster.Config{Driver: p.Driver, FactoryURL: w.Factory.URL(), ImageBucket: p.ImageBucket, RescuePort: 2222,
-		RunnerCIDR: o.RunnerCIDR, RescuePasswordWait: o.RescuePasswordWait, Log: o.Log}
+		RunnerCIDR: o.RunnerCIDR, RescuePasswordWait: o.RescuePasswordWait, Log: o.Log,
+		Pool: &poolstore.Pool{Store: p.Store}}
 	p.Ops = &clusterops.Ops{
 		Store:     p.Store,
 		Build:     func(g *provision.Graph, spec provision.Spec) error { return cluster.Build(g, spec, ccfg) },
