@@ -98,13 +98,14 @@ func MetalRawZstURL(base, id, version string) string {
 // InstallerImage is the installer container image of the same schematic,
 // for machine.install.image, so that an upgrade keeps the extensions:
 // <factory host>/<platform>-installer/<id>:<version>. The registry host is
-// the factory's (factory.talos.dev by default).
+// the factory's (factory.talos.dev by default); the version gets its "v" if it lacks it. This is
+// the one place an installer reference is made (talos.Generate derives its defaults here).
 func InstallerImage(base, platform, id, version string) string {
 	host := "factory.talos.dev"
 	if u, err := url.Parse(base); err == nil && u.Host != "" {
 		host = u.Host
 	}
-	return host + "/" + platform + "-installer/" + id + ":" + version
+	return host + "/" + platform + "-installer/" + id + ":v" + strings.TrimPrefix(version, "v")
 }
 
 // ObjectKey is the shared object's key for a schematic and version.

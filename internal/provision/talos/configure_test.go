@@ -1,0 +1,75 @@
+package talos
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	blockpb "github.com/siderolabs/talos/pkg/machinery/api/resource/definitions/block"
+	"github.com/siderolabs/talos/pkg/machinery/config/configloader"
+
+	simtalos "github.com/pocbot/pocbot/internal/sim/talos"
+)
+
+// A rerun of the worker's configuration finds it answering over mutual TLS and applies nothing.
+func TestConfigureSkipsANodeThatAlreadyTrustsTheCluster(t *testing.T) {
+	t.Parallel()
+
+	in, cfgs := freshCluster(t, "", "/dev/sda")
+	startNode(t, simtalos.NodeOptions{Addr: in.ControlPlaneIPs[0], Mode: "cloud", UserData: cfgs.ControlPlane})
+	w := startNode(t, simtalos.NodeOptions{Addr: loopback(), Mode: "metal", Disks: []string{"/dev/sda"}})
+
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+
+	if _, err := Configure(ctx, w.APIAddr(), cfgs.Worker, cfgs.Talosconfig); err != nil {
+		t.Fatalf("first Configure: %v", err)
+	}
+
+	if n := w.Calls("/machine.MachineService/ApplyConfiguration"); n != 1 {
+		t.Fatalf("first Configure made %d ApplyConfiguration calls, want 1", n)
+	}
+
+	t0 := time.Now()
+	if _, err := Configure(ctx, w.APIAddr(), cfgs.Worker, cfgs.Talosconfig); err != nil {
+		t.Fatalf("Configure again: %v", err)
+	}
+
+	if n := w.Calls("/machine.MachineService/ApplyConfiguration"); n != 1 || time.Since(t0) > 5*time.Second {
+		t.Errorf("Configure of a configured node: %d ApplyConfiguration calls in all, %s", n, time.Since(t0))
+	}
+}
+
+func TestInstallDiskMatchesBothForms(t *testing.T) {
+	t.Parallel()
+
+	disk := func(p string, system bool) Disk {
+		return Disk{Path: p, System: system, Spec: &blockpb.DiskSpec{DevPath: p}}
+	}
+
+	for _, v := range []string{"", "v1.14.1"} {
+		_, cfgs := freshCluster(t, v, "/dev/nvme0n1")
+
+		cfg, err := configloader.NewFromBytes(cfgs.Worker)
+		if err != nil {
+			t.Fatal(err)
+		}
+
+		for _, tt := range []struct {
+			disks   []Disk
+			want    string
+			wantErr bool
+		}{
+			{[]Disk{disk("/dev/nvme0n1", false), disk("/dev/sda", true)}, "/dev/nvme0n1", false},
+			{[]Disk{disk("/dev/nvme0n1", true)}, "/dev/nvme0n1", false}, // the disk the image was written to
+			{[]Disk{disk("/dev/sda", true)}, "", true},
+			{nil, "", true},
+		} {
+			got, err := InstallDisk(cfg, tt.disks)
+			if got != tt.want || (err != nil) != tt.wantErr || (err != nil && !errors.Is(err, ErrNoInstallDisk)) {
+				t.Errorf("talos %q, disks %v: InstallDisk = %q, %v; want %q (error %v)", v, tt.disks, got, err, tt.want, tt.wantErr)
+			}
+		}
+	}
+}
