@@ -341,3 +341,45 @@ func TestUpWithTalos114(t *testing.T) {
 		t.Fatalf("kubeconfig of a 1.14 cluster does not reach /readyz: %v", err)
 	}
 }
+
+// TestEveryControlPlaneBootsWithItsConfig: a control plane reads its user data once, when it has
+// booted, and one that finds none sits in maintenance mode. One control plane here boots long
+// after the others (a slow host): the user data must stay until it, too, answers over mutual TLS.
+// Every config also names the installer of the factory the cluster uses (POC_IMAGE_FACTORY_URL).
+func TestEveryControlPlaneBootsWithItsConfig(t *testing.T) {
+	e := newEnv(t, world.Options{TimeFactor: 0.005, TalosBootFor: func(name string) time.Duration {
+		if strings.HasSuffix(name, "cp-2") {
+			return 10 * time.Minute // 3 s at this time factor: long after the first bootstrap
+		}
+		return world.TalosBoot
+	}})
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	res, err := e.ops.Up(ctx, clusterops.Request{Cluster: "slow-cp-1", Spec: e.spec, TTL: time.Hour, Command: "up"})
+	if err != nil {
+		t.Fatalf("up: %v", err)
+	}
+	factoryHost := strings.TrimPrefix(e.w.Factory.URL(), "http://")
+	ips := append(strings.Split(res.State.Outputs[cluster.OutTalosNodes], ","), res.State.Outputs[cluster.OutWorkerIP])
+	if len(ips) != 4 {
+		t.Fatalf("nodes recorded: %v", ips)
+	}
+	for _, ip := range ips {
+		n := e.w.Node(ip)
+		if n == nil {
+			t.Errorf("no Talos node on %s after up", ip)
+			continue
+		}
+		if err := n.WaitBooted(ctx); err != nil {
+			t.Errorf("node %s: %v", ip, err)
+			continue
+		}
+		if !n.Configured() {
+			t.Errorf("node %s sits in maintenance mode after up: it found no config at boot", ip)
+			continue
+		}
+		if cfg := string(n.Config()); !strings.Contains(cfg, factoryHost+"/") || strings.Contains(cfg, "factory.talos.dev") {
+			t.Errorf("node %s's config does not name the installer of the factory in use (%s)", ip, factoryHost)
+		}
+	}
+}
