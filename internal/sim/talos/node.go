@@ -1,19 +1,3 @@
-// Package talos is the stand-in for Talos Linux nodes: machinery's MachineService and
-// StorageService over real gRPC and TLS on a loopback address, plus the Kubernetes API server's
-// /readyz endpoint once the cluster is bootstrapped.
-//
-// A node starts in maintenance mode (self-signed certificate, no client authentication) unless it
-// is a cloud node given a config as user data. In maintenance it serves Disks and Version and
-// accepts ApplyConfiguration only for a config that machinery validates for the node's mode (and,
-// on metal, whose install disk exists). Once configured it speaks mutual TLS only: its certificate
-// is signed by the Talos OS CA of the applied config, and a client must present a certificate from
-// that CA with the os:admin role. Bootstrap works once per cluster (again → AlreadyExists),
-// Kubeconfig returns an admin kubeconfig signed by the cluster's Kubernetes CA, and every
-// configured control plane of a bootstrapped cluster serves /readyz over TLS from that CA.
-//
-// Workers hold no CA key (as in Talos, where trustd on a control plane signs their certificates),
-// so a worker gets its certificate from a configured control plane of the same cluster in this
-// process, matched by CA and machine token; until one exists its TLS handshakes fail.
 package talos
 
 import (
