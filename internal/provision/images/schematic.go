@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"net/url"
-	"os"
 	"regexp"
 	"slices"
 	"strings"
@@ -26,9 +25,10 @@ const (
 	MetalRawZst   = "metal-amd64.raw.zst"
 )
 
-// FactoryBaseURL returns POC_IMAGE_FACTORY_URL, or the public factory.
-func FactoryBaseURL() string {
-	return strings.TrimRight(cmp.Or(os.Getenv(FactoryURLEnv), DefaultFactoryURL), "/")
+// FactoryBaseURL returns POC_IMAGE_FACTORY_URL as getenv reads it (os.Getenv, or the bot's own
+// environment), or the public factory.
+func FactoryBaseURL(getenv func(string) string) string {
+	return strings.TrimRight(cmp.Or(getenv(FactoryURLEnv), DefaultFactoryURL), "/")
 }
 
 // schematic mirrors the Image Factory's model (pkg/schematic in

@@ -1,8 +1,10 @@
 package talos
 
 import (
+	"cmp"
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -69,6 +71,37 @@ func TestInstallDiskMatchesBothForms(t *testing.T) {
 			got, err := InstallDisk(cfg, tt.disks)
 			if got != tt.want || (err != nil) != tt.wantErr || (err != nil && !errors.Is(err, ErrNoInstallDisk)) {
 				t.Errorf("talos %q, disks %v: InstallDisk = %q, %v; want %q (error %v)", v, tt.disks, got, err, tt.want, tt.wantErr)
+			}
+		}
+	}
+}
+
+// The installers come from the factory in use (POC_IMAGE_FACTORY_URL), registry port included.
+func TestInstallersComeFromTheFactoryInUse(t *testing.T) {
+	t.Parallel()
+
+	for _, v := range []string{"", "v1.14.1"} {
+		in := baseInput(t)
+		in.TalosVersion, in.FactoryURL = v, "http://127.0.0.1:8080/"
+		if v != "" {
+			in.Secrets = testSecrets114(t)
+		}
+
+		cfgs, err := Generate(context.Background(), in)
+		if err != nil {
+			t.Fatalf("talos %q: Generate: %v", v, err)
+		}
+
+		ver := "v" + strings.TrimPrefix(cmp.Or(v, DefaultTalosVersion), "v")
+
+		for name, b := range map[string][]byte{"scaleway": cfgs.ControlPlane, "metal": cfgs.Worker} {
+			cfg, err := configloader.NewFromBytes(b)
+			if err != nil {
+				t.Fatal(err)
+			}
+
+			if got, want := installImage(cfg), "127.0.0.1:8080/"+name+"-installer/"+testSchematic+":"+ver; got != want {
+				t.Errorf("talos %q %s installer = %s, want %s", v, name, got, want)
 			}
 		}
 	}
