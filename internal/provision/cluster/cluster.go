@@ -3,6 +3,10 @@
 // from), the Talos machine configs delivered as the control planes' user data, the worker's disk
 // written from its rescue system, its first configuration in maintenance mode, the etcd bootstrap
 // and the admin kubeconfig. It knows nothing of GitHub nor of where the state is kept.
+//
+// The control planes' user data (their whole config, keys included) is cleared only once every
+// control plane answers over mutual TLS: a Talos node reads its user data when it boots, and one
+// that boots after the clear would sit in maintenance mode with an open API.
 package cluster
 
 import (

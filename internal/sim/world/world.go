@@ -3,7 +3,9 @@
 // Object Storage bucket (a real S3 server, versitygw, when installed; a file-backed bucket
 // otherwise), the GitHub API, and the hosts the emulator hands out: a Talos node on every control
 // plane once it runs, and on the worker a rescue SSH host (rescue boot) or a Talos node in
-// maintenance mode (normal boot after the image was written).
+// maintenance mode (normal boot after the image was written). A Talos node boots for a while
+// (TalosBoot, scaled) before its API answers, reads the control plane's user data only then, and
+// refuses Bootstrap until its container runtime and time sync are up (TalosCRI, TalosTimeSync).
 //
 // The world owns wiring only; each stand-in lives in its own package under internal/sim.
 package world
