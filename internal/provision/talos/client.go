@@ -61,9 +61,14 @@ func retry(ctx context.Context, what string, retryable func(error) bool, fn func
 			return nil
 		}
 
-		last = err
 		if !retryable(err) {
 			return err
+		}
+
+		// An attempt cut short by the caller's deadline says nothing about the node: keep the
+		// node's previous answer (e.g. "bootstrap is not available yet") for the report.
+		if last == nil || ctx.Err() == nil {
+			last = err
 		}
 
 		Logger.Debug("Talos API not ready, retrying", "op", what, "attempt", attempt, "err", err)

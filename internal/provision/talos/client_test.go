@@ -258,7 +258,7 @@ func TestRefusals(t *testing.T) {
 		t.Fatalf("ApplyInsecure worker: %v", err)
 	}
 
-	shortCtx, c = context.WithTimeout(ctx, 2*time.Second)
+	shortCtx, c = context.WithTimeout(ctx, 5*time.Second)
 	if err := Bootstrap(shortCtx, tc.worker.APIAddr(), tc.cfg.Talosconfig); err == nil || !strings.Contains(err.Error(), "only available on control plane nodes") {
 		t.Errorf("Bootstrap on worker = %v", err)
 	}

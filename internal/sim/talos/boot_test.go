@@ -44,7 +44,7 @@ func TestUserDataIsReadOnceAtBoot(t *testing.T) {
 
 	var data atomic.Pointer[[]byte]
 
-	n := start(t, NodeOptions{Addr: cpAddr, Mode: "cloud", Disks: []string{"/dev/sda"}, BootDelay: 400 * time.Millisecond,
+	n := start(t, NodeOptions{Addr: cpAddr, Mode: "cloud", Disks: []string{"/dev/sda"}, BootDelay: 3 * time.Second,
 		UserDataSource: func(context.Context) ([]byte, error) {
 			reads.Add(1)
 
@@ -93,7 +93,7 @@ func TestBootstrapRefusedUntilReady(t *testing.T) {
 
 	cpAddr := addr()
 	cp, worker, tcfg := configs(t, forms[1], "https://"+cpAddr+":6443", "/dev/sda")
-	n := start(t, NodeOptions{Addr: cpAddr, Mode: "cloud", UserData: cp, CRIDelay: 500 * time.Millisecond, TimeSyncDelay: 500 * time.Millisecond})
+	n := start(t, NodeOptions{Addr: cpAddr, Mode: "cloud", UserData: cp, CRIDelay: 1500 * time.Millisecond, TimeSyncDelay: 1500 * time.Millisecond})
 
 	tc, err := client.New(ctx, client.WithConfig(mustTalosconfig(t, tcfg)), client.WithEndpoints(n.APIAddr()))
 	if err != nil {
