@@ -106,3 +106,24 @@ func TestInstallersComeFromTheFactoryInUse(t *testing.T) {
 		}
 	}
 }
+
+// A node without the COSI resource service is asked through StorageService.Disks, its system-disk
+// flag included, and the install disk is still checked.
+func TestDisksFromANodeWithoutTheResourceAPI(t *testing.T) {
+	t.Parallel()
+
+	_, cfgs := freshCluster(t, "v1.14.1", "/dev/nvme1n1")
+	w := startNode(t, simtalos.NodeOptions{Addr: loopback(), Mode: "metal", Disks: []string{"/dev/sda"}, NoResourceAPI: true})
+
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+
+	_, err := ApplyInsecure(ctx, w.APIAddr(), cfgs.Worker)
+	if !errors.Is(err, ErrNoInstallDisk) || !strings.Contains(err.Error(), "/dev/sda") {
+		t.Errorf("apply with an absent install disk on a node without block.Disk = %v, want ErrNoInstallDisk listing /dev/sda", err)
+	}
+
+	if w.Calls("/storage.StorageService/Disks") == 0 {
+		t.Error("the node was never asked StorageService.Disks")
+	}
+}

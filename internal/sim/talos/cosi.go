@@ -27,6 +27,10 @@ var servedTypes = []resource.Type{block.DiskType, block.SystemDiskType}
 // of them. As on a real node the API is read-only and limited to known types and namespaces; in
 // maintenance mode a client without certificate may read it (block.Disk is not sensitive).
 func (n *Node) registerResources(ctx context.Context, s *grpc.Server) error {
+	if n.opts.NoResourceAPI {
+		return nil
+	}
+
 	st := state.WrapCore(namespaced.NewState(inmem.Build))
 
 	for i, dev := range n.opts.Disks {

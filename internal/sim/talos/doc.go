@@ -50,6 +50,7 @@
 //	write → PermissionDenied "write access is not allowed"; unknown type → PermissionDenied "resource type %q is not supported"; unknown namespace likewise | internal/app/resources/access.go @v1.13.9, @v1.14.0-rc.1
 //	block.Disk and block.SystemDisk readable without certificate in maintenance (not sensitive; COSI Get/List allow the reader role) | pkg/machinery/resources/block/disk.go, system_disk.go (machinery v1.14.1); machined.go rules @v1.14.0-rc.1
 //	StorageService.Disks kept "for compatibility"; system_disk flag | internal/app/storaged/server.go @v1.14.0-rc.1
+//	NoResourceAPI: COSI calls → Unimplemented (service absent)  | gRPC's answer for an unregistered service; option for clients' compatibility path
 //	worker certificate signed by a control plane (trustd), machine token checked | internal/app/trustd/internal/reg/reg.go and internal/app/trustd/main.go (token credentials) @v1.14.0-rc.1
 //	admin kubeconfig: system:masters client cert from the Kubernetes CA | internal/app/machined/internal/server/v1alpha1/v1alpha1_server.go (Kubeconfig) @v1.14.0-rc.1
 package talos

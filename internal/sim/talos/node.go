@@ -65,6 +65,9 @@ type NodeOptions struct {
 	Disks []string
 	// SystemDisk is the disk the node booted Talos from (a block.SystemDisk resource), if any.
 	SystemDisk string
+	// NoResourceAPI leaves out the COSI resource service (its calls answer Unimplemented), as on
+	// an API that only has StorageService.Disks: for the clients' compatibility path.
+	NoResourceAPI bool
 	// APIPort and KubePort default to 50000 and 6443.
 	APIPort  int
 	KubePort int
@@ -549,6 +552,7 @@ func (s *storageServer) Disks(ctx context.Context, _ *emptypb.Empty) (*storageap
 			Model:      "SIM-SSD",
 			Serial:     fmt.Sprintf("SIM%04d", i),
 			Type:       storageapi.Disk_SSD,
+			SystemDisk: d == s.n.opts.SystemDisk,
 		})
 	}
 
