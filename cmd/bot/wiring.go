@@ -281,7 +281,7 @@ func openBackendParts(ctx context.Context, getenv func(string) string, a *app) (
 	// The Talos client logs through its own package logger (slog.Default otherwise): route it to
 	// the bot's handler so that its lines share the format and POC_DEBUG level.
 	talos.Logger = a.log.With("component", "talos")
-	factory := strings.TrimRight(cmpOr(getenv(images.FactoryURLEnv), images.DefaultFactoryURL), "/")
+	factory := images.FactoryBaseURL(getenv)
 	ccfg := cluster.Config{Driver: driver, FactoryURL: factory, ImageBucket: ib, RescuePort: rescuePort,
 		RunnerCIDR: strings.TrimSpace(getenv("POC_RUNNER_CIDR")), Log: a.log,
 		// Only the clusters of this state bucket share its pool of parked workers.

@@ -14,7 +14,8 @@ type Waits struct {
 	RescueReboot time.Duration // worker-image: reboot into rescue, SSH up
 	ImageWrite   time.Duration // worker-image: the metal image streamed to the disk
 	NormalReboot time.Duration // worker-image: reboot onto the written disk, Talos in maintenance
-	TalosBoot    time.Duration // bootstrap: a control plane's Talos API up after poweron
+	TalosBoot    time.Duration // a node's boot to its Talos API (a control plane after poweron, the worker after its normal reboot)
+	TalosReady   time.Duration // bootstrap: configured -> container runtime up and time in sync
 	ApplyReboot  time.Duration // worker-config: the config applied, the node back with mTLS
 	// KubeReady: bootstrap -> /readyz. It runs from the bootstrap, not from the kubeconfig
 	// node's start, so it is counted on the bootstrap node: every path through bootstrap ends
@@ -47,9 +48,12 @@ func (w Waits) Of(node string) time.Duration {
 		}
 		return w.RescueReboot + w.ImageWrite + w.NormalReboot
 	case NodeWorkerConfig:
-		return w.ApplyReboot
+		if w.Parked {
+			return w.ApplyReboot // up and running its park configuration already
+		}
+		return w.TalosBoot + w.ApplyReboot
 	case NodeBootstrap:
-		return w.TalosBoot + w.KubeReady
+		return w.TalosBoot + w.TalosReady + w.KubeReady
 	}
 	return w.Scaleway.Of(node)
 }

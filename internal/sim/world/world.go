@@ -3,7 +3,9 @@
 // Object Storage bucket (a real S3 server, versitygw, when installed; a file-backed bucket
 // otherwise), the GitHub API, and the hosts the emulator hands out: a Talos node on every control
 // plane once it runs, and on the worker a rescue SSH host (rescue boot) or a Talos node in
-// maintenance mode (normal boot after the image was written).
+// maintenance mode (normal boot after the image was written). A Talos node boots for a while
+// (TalosBoot, scaled) before its API answers, reads the control plane's user data only then, and
+// refuses Bootstrap until its container runtime and time sync are up (TalosCRI, TalosTimeSync).
 //
 // The world owns wiring only; each stand-in lives in its own package under internal/sim.
 package world
@@ -75,6 +77,9 @@ type Options struct {
 	Hosts Hosts
 	// QCOW2Size and RawSize size the factory's images (defaults: 16 MiB each).
 	QCOW2Size, RawSize int64
+	// TalosBootFor, when set, gives the boot time of the Talos node on a server (by its name)
+	// before TimeFactor scales it; default TalosBoot for every server. Tests slow one node down.
+	TalosBootFor func(serverName string) time.Duration
 	// IPBase is the first address the emulator hands out; default: a random 127.X.0.0 so that
 	// two worlds on one machine (parallel test packages) never listen on the same address.
 	IPBase string
@@ -94,6 +99,15 @@ type Hosts struct {
 func DefaultHosts() Hosts {
 	return Hosts{Talos: talossim.DefaultLatency(), ImageWrite: 45 * time.Second}
 }
+
+// Talos node timings before TimeFactor. The Talos source gives no durations; these are estimates
+// of a cloud VM's boot to the API, then the container runtime's start and the NTP sync that a
+// control plane waits for before it accepts Bootstrap.
+const (
+	TalosBoot     = 60 * time.Second
+	TalosCRI      = 20 * time.Second
+	TalosTimeSync = 5 * time.Second
+)
 
 // World is a running emulated outside.
 type World struct {
@@ -117,7 +131,6 @@ type World struct {
 	closers     []func() error
 
 	mu      sync.Mutex
-	booting map[string]*time.Timer       // cloud nodes still booting, by server id
 	nodes   map[string]*talossim.Node    // by IP
 	rescues map[string]*rescuesim.Server // by IP
 	written map[string]bool              // worker disks that received an image, by IP
@@ -141,7 +154,7 @@ func Start(ctx context.Context, opts Options) (w *World, err error) {
 		opts.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	w = &World{opts: opts, log: opts.Log, nodes: map[string]*talossim.Node{},
-		rescues: map[string]*rescuesim.Server{}, written: map[string]bool{}, booting: map[string]*time.Timer{}}
+		rescues: map[string]*rescuesim.Server{}, written: map[string]bool{}}
 	defer func() {
 		if err != nil {
 			w.Close()
@@ -293,10 +306,6 @@ func (w *World) Env() [][2]string {
 // Close stops every service, hosts first.
 func (w *World) Close() error {
 	w.mu.Lock()
-	for id, t := range w.booting {
-		t.Stop()
-		delete(w.booting, id)
-	}
 	for ip, n := range w.nodes {
 		_ = n.Close()
 		delete(w.nodes, ip)
@@ -332,45 +341,26 @@ func (w *World) instanceRunning(ev scwsim.InstanceEvent) {
 		return
 	}
 	ip := ev.PublicIPs[0]
-	start := func() {
-		w.replaceHost(ip, ev.ID, func() (closer, error) {
-			return talossim.StartNode(context.Background(), talossim.NodeOptions{
-				Addr: ip, Mode: "cloud", UserData: ev.UserData["cloud-init"], Disks: []string{"/dev/sda"}, Logger: w.log,
-				Latency: w.talosLatency(),
-			})
+	zone, id := ev.Zone, ev.ID
+	boot := TalosBoot
+	if w.opts.TalosBootFor != nil {
+		boot = w.opts.TalosBootFor(ev.Name)
+	}
+	w.replaceHost(ip, ev.ID, func() (closer, error) {
+		return talossim.StartNode(context.Background(), talossim.NodeOptions{
+			Addr: ip, Mode: "cloud", Disks: []string{"/dev/sda"}, SystemDisk: "/dev/sda", Logger: w.log,
+			// Read when the node has booted, not when the server started: user data cleared in
+			// between is not there for it, as on Scaleway.
+			UserDataSource: func(ctx context.Context) ([]byte, error) { return w.userData(ctx, zone, id) },
+			BootDelay:      w.scale(boot), CRIDelay: w.scale(TalosCRI), TimeSyncDelay: w.scale(TalosTimeSync),
+			Latency: w.talosLatency(),
 		})
-	}
-	boot := w.talosLatency().Boot
-	if boot <= 0 {
-		start()
-		return
-	}
-	// The OS boots before its API answers; a stop or delete meanwhile cancels the boot.
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if t, ok := w.booting[ev.ID]; ok {
-		t.Stop()
-	}
-	w.booting[ev.ID] = time.AfterFunc(boot, func() {
-		w.mu.Lock()
-		_, still := w.booting[ev.ID]
-		delete(w.booting, ev.ID)
-		w.mu.Unlock()
-		if still {
-			start()
-		}
 	})
 }
 
 // talosLatency is the Talos profile scaled by the world's time factor.
 func (w *World) talosLatency() talossim.Latency { return w.opts.Hosts.Talos.Scale(w.opts.TimeFactor) }
 
-// Node is the Talos node listening on ip, nil when none.
-func (w *World) Node(ip string) *talossim.Node {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.nodes[ip]
-}
 
 // baremetalBooted plays the Elastic Metal boot: rescue starts an SSH host on the worker's address
 // that lets in the user "rescue" (not root: sudo guards the disk) with the rescue password or one
@@ -403,14 +393,41 @@ func (w *World) baremetalBooted(ev scwsim.BaremetalEvent) {
 			return
 		}
 		w.replaceHost(ev.IP, ev.ID, func() (closer, error) {
+			// Booted from the disk the rescue step wrote: that disk is the system disk.
 			return talossim.StartNode(context.Background(), talossim.NodeOptions{
-				Addr: ev.IP, Mode: "metal", Disks: []string{"/dev/sda"}, Logger: w.log, Latency: w.talosLatency(),
+				Addr: ev.IP, Mode: "metal", Disks: []string{"/dev/sda"}, SystemDisk: "/dev/sda", Logger: w.log, Latency: w.talosLatency(),
+				BootDelay: w.scale(TalosBoot), CRIDelay: w.scale(TalosCRI), TimeSyncDelay: w.scale(TalosTimeSync),
 			})
 		})
 	}
 }
 
 type closer interface{ Close() error }
+
+func (w *World) scale(d time.Duration) time.Duration {
+	return time.Duration(float64(d) * w.opts.TimeFactor)
+}
+
+// userData is what a booting control plane reads from the metadata service: the server's
+// cloud-init user data as it is now. The emulator may run its hooks (which stop hosts) inside
+// the call, so it runs apart and a node stopped meanwhile does not wait for it.
+func (w *World) userData(ctx context.Context, zone, serverID string) ([]byte, error) {
+	ch := make(chan []byte, 1)
+	go func() { ch <- w.Scaleway.UserData(zone, serverID)["cloud-init"] }()
+	select {
+	case d := <-ch:
+		return d, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// Node returns the Talos node listening on ip, nil when none.
+func (w *World) Node(ip string) *talossim.Node {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.nodes[ip]
+}
 
 // replaceHost stops what listened on ip and starts the next host there.
 func (w *World) replaceHost(ip, serverID string, start func() (closer, error)) {
@@ -437,12 +454,6 @@ func (w *World) owner(serverID, ip string) { owners.Store(w.key(serverID), ip) }
 func (w *World) key(id string) string      { return fmt.Sprintf("%p/%s", w, id) }
 
 func (w *World) hostGone(serverID string) {
-	w.mu.Lock()
-	if t, ok := w.booting[serverID]; ok {
-		t.Stop()
-		delete(w.booting, serverID)
-	}
-	w.mu.Unlock()
 	v, ok := owners.LoadAndDelete(w.key(serverID))
 	if !ok {
 		return
