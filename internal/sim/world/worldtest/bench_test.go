@@ -44,32 +44,52 @@ func BenchmarkWholeUpDown(b *testing.B) {
 		b.Cleanup(func() { w.Close() })
 		poll := max(scale(time.Second)/4, time.Millisecond)
 		p := worldtest.New(b, w, worldtest.Options{PollInterval: poll})
-		eng := provision.New(provision.Options{PollInterval: poll})
+		var t0 time.Time
+		trace := os.Getenv("POC_BENCH_TRACE") != ""
+		eng := provision.New(provision.Options{PollInterval: poll, Progress: provision.ProgressFunc(func(e provision.Event) {
+			if trace && (e.Phase == provision.PhaseDone || e.Phase == provision.PhaseStarted) {
+				fmt.Fprintf(os.Stderr, "%8v %-22s %s\n", time.Since(t0).Round(time.Millisecond), e.Step, e.Phase)
+			}
+		})})
 		g := provision.NewGraph()
 		if err := p.Ops.Build(g, p.Spec); err != nil {
 			b.Fatal(err)
 		}
-		st, err := provision.NewState(fmt.Sprintf("bench-%d", i), p.Spec)
-		if err != nil {
-			b.Fatal(err)
-		}
-		upLB := scale(g.CriticalPath(waits.Of))
-		downLB := scale(waits.Down(false))
 		ctx := context.Background()
-		t0 := time.Now()
-		if err := eng.Up(ctx, g, st, provision.NewMemorySaver()); err != nil {
-			b.Fatal(err)
+		parked := waits
+		parked.Parked, parked.SharedImage = true, true
+		cold := g.CriticalPath(waits.Of)
+		steps := []struct {
+			name  string
+			bound time.Duration
+			run   func(st *provision.State) error
+		}{
+			{"up", cold, func(st *provision.State) error { return eng.Up(ctx, g, st, provision.NewMemorySaver()) }},
+			{"down-park", waits.Down(true), func(st *provision.State) error {
+				_, err := eng.Down(cluster.WithParkFor(ctx, time.Hour), g, st, provision.NewMemorySaver())
+				return err
+			}},
+			{"up-adopt", g.CriticalPath(parked.Of), func(st *provision.State) error { return eng.Up(ctx, g, st, provision.NewMemorySaver()) }},
+			{"down", waits.Down(false), func(st *provision.State) error {
+				_, err := eng.Down(ctx, g, st, provision.NewMemorySaver())
+				return err
+			}},
 		}
-		up := time.Since(t0)
-		t1 := time.Now()
-		if _, err := eng.Down(ctx, g, st, provision.NewMemorySaver()); err != nil {
-			b.Fatal(err)
+		var st *provision.State
+		for k, s := range steps {
+			if k%2 == 0 {
+				if st, err = provision.NewState(fmt.Sprintf("bench-%d-%d", i, k), p.Spec); err != nil {
+					b.Fatal(err)
+				}
+			}
+			t0 = time.Now()
+			if err := s.run(st); err != nil {
+				b.Fatalf("%s: %v", s.name, err)
+			}
+			wall, lb := time.Since(t0), scale(s.bound)
+			b.ReportMetric(float64(wall)/float64(lb), s.name+"/bound")
+			b.Logf("factor %.3g: %-9s %8v (bound %8v, ratio %.3f)", factor, s.name, wall.Round(time.Millisecond), lb, float64(wall)/float64(lb))
 		}
-		down := time.Since(t1)
-		b.ReportMetric(float64(up)/float64(upLB), "up/bound")
-		b.ReportMetric(float64(down)/float64(downLB), "down/bound")
-		b.Logf("factor %.3g: up %v (bound %v, ratio %.3f); down %v (bound %v, ratio %.3f)",
-			factor, up.Round(time.Millisecond), upLB, float64(up)/float64(upLB), down.Round(time.Millisecond), downLB, float64(down)/float64(downLB))
 		if i == 0 {
 			logModeled(b, g, waits)
 		}
