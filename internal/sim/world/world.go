@@ -361,7 +361,6 @@ func (w *World) instanceRunning(ev scwsim.InstanceEvent) {
 // talosLatency is the Talos profile scaled by the world's time factor.
 func (w *World) talosLatency() talossim.Latency { return w.opts.Hosts.Talos.Scale(w.opts.TimeFactor) }
 
-
 // baremetalBooted plays the Elastic Metal boot: rescue starts an SSH host on the worker's address
 // that lets in the user "rescue" (not root: sudo guards the disk) with the rescue password or one
 // of the keys given in ssh_key_ids, and no other key;
