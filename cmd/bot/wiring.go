@@ -298,7 +298,8 @@ func openBackendParts(ctx context.Context, getenv func(string) string, a *app) (
 		LockWait:  lockWait,
 	}
 	ccfg.ImageLocker = ops // the Build closure sees it: clusters making one image take turns
-	return &chatops.Backend{Ops: ops, Quoter: cost.NewQuoter(cost.APISources(client)...), Spec: spec, Close: closeAll}, driver, nil
+	return &chatops.Backend{Ops: ops, Quoter: cost.NewQuoter(cost.APISources(client)...), Spec: spec, Close: closeAll,
+		Pool: &poolstore.Pool{Store: store, Now: a.now}}, driver, nil
 }
 
 func cmpOr(v, def string) string {
