@@ -285,7 +285,7 @@ func openBackendParts(ctx context.Context, getenv func(string) string, a *app) (
 	ccfg := cluster.Config{Driver: driver, FactoryURL: factory, ImageBucket: ib, RescuePort: rescuePort,
 		RunnerCIDR: strings.TrimSpace(getenv("POC_RUNNER_CIDR")), Log: a.log,
 		// Only the clusters of this state bucket share its pool of parked workers.
-		Pool: &poolstore.Pool{Store: store, Now: a.now}}
+		Pool: &poolstore.Pool{Store: store, Now: a.now}, Now: a.now}
 	spec := provision.DefaultSpec()
 	spec.ImageBucket = bucketName
 	ops := &clusterops.Ops{
