@@ -53,51 +53,6 @@ type secGroup struct {
 // security_group gets; it is not a live resource of anyone's.
 const defaultSGID = "5881315f-2400-43a0-ac75-08adf6cb8c12"
 
-func (e *Emulator) instance(w http.ResponseWriter, r *http.Request, zone string, p []string) {
-	if zone == "" || len(p) == 0 {
-		baremetalNotFound(w)
-		return
-	}
-	z := scw.Zone(zone)
-	m := r.Method
-	switch {
-	case p[0] == "products" && len(p) == 2 && p[1] == "servers" && m == http.MethodGet:
-		e.listServerTypes(w, r, z)
-	case p[0] == "products" && len(p) == 3 && p[1] == "servers" && p[2] == "availability" && m == http.MethodGet:
-		e.listServerAvailability(w, r)
-	case p[0] == "ips" && len(p) == 1 && m == http.MethodPost:
-		e.createIP(w, r, z)
-	case p[0] == "ips" && len(p) == 1 && m == http.MethodGet:
-		e.listIPs(w, r, z)
-	case p[0] == "ips" && len(p) == 2:
-		e.oneIP(w, r, z, p[1])
-	case p[0] == "security_groups" && len(p) == 1 && m == http.MethodPost:
-		e.createSG(w, r, z)
-	case p[0] == "security_groups" && len(p) == 1 && m == http.MethodGet:
-		e.listSGs(w, r, z)
-	case p[0] == "security_groups" && len(p) == 2:
-		e.oneSG(w, r, z, p[1])
-	case p[0] == "security_groups" && len(p) == 3 && p[2] == "rules":
-		e.sgRules(w, r, z, p[1])
-	case p[0] == "servers" && len(p) == 1 && m == http.MethodPost:
-		e.createServer(w, r, z)
-	case p[0] == "servers" && len(p) == 1 && m == http.MethodGet:
-		e.listServers(w, r, z)
-	case p[0] == "servers" && len(p) == 2:
-		e.oneServer(w, r, z, p[1])
-	case p[0] == "servers" && len(p) == 3 && p[2] == "action" && m == http.MethodPost:
-		e.serverAction(w, r, z, p[1])
-	case p[0] == "servers" && len(p) >= 3 && p[2] == "user_data":
-		e.userData(w, r, z, p[1], p[3:])
-	case p[0] == "volumes" && len(p) == 2:
-		// pocbot has only Block (sbs) volumes; the Instance API does not
-		// know them, exactly like the recordings show.
-		instanceNotFound(w, "instance_volume", p[1])
-	default:
-		baremetalNotFound(w)
-	}
-}
-
 // ---- server types ---------------------------------------------------------
 
 type serverTypeInfo struct {
@@ -145,7 +100,7 @@ func (e *Emulator) listServerTypes(w http.ResponseWriter, r *http.Request, z scw
 	writeJSON(w, http.StatusOK, map[string]any{"servers": out})
 }
 
-func (e *Emulator) listServerAvailability(w http.ResponseWriter, r *http.Request) {
+func (e *Emulator) listServerAvailability(w http.ResponseWriter, r *http.Request, _ scw.Zone) {
 	pg, ok := instancePageOf(w, r, serverTypes)
 	if !ok {
 		return
@@ -215,25 +170,8 @@ func deref(p *string, def string) string {
 func (e *Emulator) listIPs(w http.ResponseWriter, r *http.Request, z scw.Zone) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	q := r.URL.Query()
-	tags := tagFilter(r)
-	var list []*flexIP
-	for _, i := range e.ips {
-		if i.Zone != z || !hasAllTags(i.Tags, tags) || (q.Get("project") != "" && q.Get("project") != i.Project) {
-			continue
-		}
-		list = append(list, i)
-	}
-	sort.Slice(list, func(a, b int) bool { return list[a].ID < list[b].ID })
-	pg, ok := instancePageOf(w, r, list)
-	if !ok {
-		return
-	}
-	out := []any{}
-	for _, i := range pg {
-		out = append(out, e.ipJSON(i))
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"ips": out})
+	serveList(w, r, e.ips, z, listing[*flexIP]{key: "ips", projectParam: "project", paging: pagingHeaders,
+		json: func(i *flexIP) any { return e.ipJSON(i) }})
 }
 
 // attachIP starts attaching ip to s: pending, then attached. Caller holds e.mu.
@@ -421,26 +359,8 @@ func (e *Emulator) createSG(w http.ResponseWriter, r *http.Request, z scw.Zone) 
 func (e *Emulator) listSGs(w http.ResponseWriter, r *http.Request, z scw.Zone) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	q := r.URL.Query()
-	tags := tagFilter(r)
-	var list []*secGroup
-	for _, g := range e.sgs {
-		if g.Zone != z || !hasAllTags(g.Tags, tags) || !nameMatch(g.Name, q.Get("name")) ||
-			(q.Get("project") != "" && q.Get("project") != g.Project) {
-			continue
-		}
-		list = append(list, g)
-	}
-	sort.Slice(list, func(a, b int) bool { return list[a].ID < list[b].ID })
-	pg, ok := instancePageOf(w, r, list)
-	if !ok {
-		return
-	}
-	out := []any{}
-	for _, g := range pg {
-		out = append(out, e.sgJSON(g))
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"security_groups": out})
+	serveList(w, r, e.sgs, z, listing[*secGroup]{key: "security_groups", projectParam: "project", paging: pagingHeaders,
+		json: func(g *secGroup) any { return e.sgJSON(g) }})
 }
 
 func (e *Emulator) oneSG(w http.ResponseWriter, r *http.Request, z scw.Zone, id string) {

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"sort"
 	"strings"
 	"time"
@@ -189,43 +190,28 @@ func (e *Emulator) createServer(w http.ResponseWriter, r *http.Request, z scw.Zo
 }
 
 func (e *Emulator) listServers(w http.ResponseWriter, r *http.Request, z scw.Zone) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	q := r.URL.Query()
-	tags := tagFilter(r)
 	ids := map[string]bool{}
-	for _, v := range q["servers"] {
+	for _, v := range r.URL.Query()["servers"] {
 		for _, id := range strings.Split(v, ",") {
 			ids[id] = true
 		}
 	}
-	var list []*server
-	for _, s := range e.srv {
-		if s.Zone != z || !hasAllTags(s.Tags, tags) || !nameMatch(s.Name, q.Get("name")) ||
-			(q.Get("project") != "" && q.Get("project") != s.Project) ||
-			(q.Get("state") != "" && q.Get("state") != s.State) ||
-			(q.Get("commercial_type") != "" && q.Get("commercial_type") != s.CommercialType) ||
-			(len(ids) > 0 && !ids[s.ID]) {
-			continue
-		}
-		list = append(list, s)
-	}
-	// Newest first, like the real default order.
-	sort.Slice(list, func(a, b int) bool {
-		if !list[a].Created.Equal(list[b].Created) {
-			return list[a].Created.After(list[b].Created)
-		}
-		return list[a].ID < list[b].ID
-	})
-	pg, ok := instancePageOf(w, r, list)
-	if !ok {
-		return
-	}
-	out := []any{}
-	for _, s := range pg {
-		out = append(out, e.serverJSON(s))
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"servers": out})
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	serveList(w, r, e.srv, z, listing[*server]{key: "servers", projectParam: "project", paging: pagingHeaders,
+		match: func(s *server, q url.Values) bool {
+			return (q.Get("state") == "" || q.Get("state") == s.State) &&
+				(q.Get("commercial_type") == "" || q.Get("commercial_type") == s.CommercialType) &&
+				(len(ids) == 0 || ids[s.ID])
+		},
+		// Newest first, like the real default order.
+		less: func(a, b *server) bool {
+			if !a.Created.Equal(b.Created) {
+				return a.Created.After(b.Created)
+			}
+			return a.ID < b.ID
+		},
+		json: func(s *server) any { return e.serverJSON(s) }})
 }
 
 func (e *Emulator) oneServer(w http.ResponseWriter, r *http.Request, z scw.Zone, id string) {
@@ -439,7 +425,7 @@ func (e *Emulator) stoppedHook(s *server) {
 
 // userData serves /servers/{id}/user_data[/{key}]: the list is JSON, a
 // value is raw text (text/plain both ways, like the SDK sends it).
-func (e *Emulator) userData(w http.ResponseWriter, r *http.Request, z scw.Zone, id string, rest []string) {
+func (e *Emulator) userData(w http.ResponseWriter, r *http.Request, z scw.Zone, id string) {
 	var body []byte
 	if r.Method == http.MethodPatch {
 		b, err := io.ReadAll(io.LimitReader(r.Body, 1<<20+1))
@@ -460,7 +446,8 @@ func (e *Emulator) userData(w http.ResponseWriter, r *http.Request, z scw.Zone, 
 		instanceNotFound(w, "instance_server", id)
 		return
 	}
-	if len(rest) == 0 {
+	key := r.PathValue("key")
+	if key == "" {
 		if r.Method != http.MethodGet {
 			instanceInvalid(w, "method not allowed")
 			return
@@ -473,7 +460,6 @@ func (e *Emulator) userData(w http.ResponseWriter, r *http.Request, z scw.Zone, 
 		writeJSON(w, http.StatusOK, map[string]any{"user_data": keys})
 		return
 	}
-	key := rest[0]
 	switch r.Method {
 	case http.MethodGet:
 		v, ok := s.userData[key]
