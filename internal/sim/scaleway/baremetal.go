@@ -260,6 +260,12 @@ func (e *Emulator) bmAction(w http.ResponseWriter, r *http.Request, z scw.Zone, 
 		baremetalNotFound(w)
 		return
 	}
+	if !b.delivered {
+		// Recorded for reboot, start and stop alike (scaleway-cli,
+		// test-{reboot,start,stop}-server-errors-*-while-not-delivered).
+		writeJSON(w, http.StatusBadRequest, map[string]any{"message": "Server is not delivered"})
+		return
+	}
 	bt := string(req.BootType)
 	if bt == "" || bt == "unknown_boot_type" {
 		bt = "normal"

@@ -70,6 +70,20 @@ func (e *Emulator) attachVolume(v *volume, s *server) {
 	s.VolumeIDs = append(s.VolumeIDs, v.ID)
 }
 
+// detachVolumeLater frees v some seconds after its server is gone: the
+// volume stays in_use, still referencing the server, until then (recorded
+// by scaleway-cli, e.g. test-create-server-simple-default: in_use right
+// after the server's DELETE, available 5-6 s later). Caller holds e.mu.
+func (e *Emulator) detachVolumeLater(v *volume) {
+	v.gen++
+	gen := v.gen
+	e.after(e.lat.VolumeDetach, func() {
+		if v.gen == gen && e.vols[v.ID] == v {
+			e.detachVolume(v)
+		}
+	})
+}
+
 func (e *Emulator) detachVolume(v *volume) {
 	v.ServerID = ""
 	v.Status = "available"

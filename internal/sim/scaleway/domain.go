@@ -13,13 +13,14 @@ import (
 type record struct {
 	ID, Name, Type, Data string
 	TTL, Priority        uint32
+	Comment              *string
 	Updated              time.Time
 }
 
 func (r *record) json() map[string]any {
 	u := r.Updated
 	return reshape(&domain.Record{ID: r.ID, Name: r.Name, Type: domain.RecordType(r.Type), Data: r.Data, TTL: r.TTL,
-		Priority: r.Priority, UpdatedAt: &u}, nil, nil)
+		Priority: r.Priority, UpdatedAt: &u, Comment: r.Comment}, nil, nil)
 }
 
 func (e *Emulator) zoneExists(z string) bool {
@@ -117,7 +118,7 @@ func (e *Emulator) patchRecords(w http.ResponseWriter, r *http.Request) {
 		if ttl == 0 {
 			ttl = 3600
 		}
-		return &record{ID: e.newID(), Name: x.Name, Type: string(x.Type), Data: data, TTL: ttl, Priority: x.Priority, Updated: e.clock().UTC()}, nil
+		return &record{ID: e.newID(), Name: x.Name, Type: string(x.Type), Data: data, TTL: ttl, Priority: x.Priority, Comment: cpPtr(x.Comment), Updated: e.clock().UTC()}, nil
 	}
 	match := func(rec *record, id *string, f *domain.RecordIdentifier) bool {
 		if id != nil {
@@ -205,4 +206,12 @@ func (e *Emulator) patchRecords(w http.ResponseWriter, r *http.Request) {
 		out = append(out, rec.json())
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"records": out})
+}
+
+func cpPtr(p *string) *string {
+	if p == nil {
+		return nil
+	}
+	v := *p
+	return &v
 }

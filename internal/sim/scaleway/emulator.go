@@ -790,9 +790,16 @@ func instancePage(w http.ResponseWriter, r *http.Request, n int) (lo, hi int, ok
 	}
 	last := max(1, (n+per-1)/per)
 	cur := lo/per + 1
+	// The recorded links are relative to the zone: "</products/servers?page=2&per_page=50&>".
+	path := r.URL.Path
+	if _, rest, ok := strings.Cut(path, "/zones/"); ok {
+		if i := strings.Index(rest, "/"); i >= 0 {
+			path = rest[i:]
+		}
+	}
 	var links []string
 	link := func(p int, rel string) {
-		links = append(links, fmt.Sprintf("<%s?page=%d&per_page=%d&>; rel=%q", r.URL.Path, p, per, rel))
+		links = append(links, fmt.Sprintf("<%s?page=%d&per_page=%d&>; rel=%q", path, p, per, rel))
 	}
 	if cur > 1 {
 		link(1, "first")
@@ -802,6 +809,6 @@ func instancePage(w http.ResponseWriter, r *http.Request, n int) (lo, hi int, ok
 		link(cur+1, "next")
 	}
 	link(last, "last")
-	w.Header().Set("Link", strings.Join(links, ", "))
+	w.Header().Set("Link", strings.Join(links, ","))
 	return lo, hi, true
 }

@@ -51,14 +51,9 @@ func (e *Emulator) createSSHKey(w http.ResponseWriter, r *http.Request) {
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	// The real API refuses the same key twice in a project.
+	// The real API registers the same public key twice in a project
+	// (terraform-provider-scaleway, list-iamssh-keys-basic cassette).
 	norm := strings.TrimSpace(string(ssh.MarshalAuthorizedKey(pk)))
-	for _, k := range e.keys {
-		if k.PublicKey == norm && k.Project == req.ProjectID {
-			writeJSON(w, http.StatusConflict, map[string]any{"type": "conflict", "message": "ssh key already exists", "resource": "ssh_key", "resource_id": k.ID})
-			return
-		}
-	}
 	if !e.quota(w, "ssh_keys", len(e.keys)) {
 		return
 	}

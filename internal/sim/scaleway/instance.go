@@ -61,16 +61,9 @@ type serverTypeInfo struct {
 	ram           uint64
 	hourly, month float32
 	bw, blockBW   uint64
-}
-
-// serverTypes are a handful of the recorded types, prices as recorded
-// (EUR, excl. VAT).
-var serverTypes = []serverTypeInfo{
-	{"DEV1-S", 2, 2 << 30, 0.008976, 6.55248, 200000000, 104857600},
-	{"PLAY2-MICRO", 4, 8 << 30, 0.05508, 40.2084, 400000000, 167772160},
-	{"PLAY2-NANO", 2, 4 << 30, 0.02754, 20.1042, 200000000, 83886080},
-	{"PLAY2-PICO", 1, 2 << 30, 0.01428, 10.4244, 100000000, 41943040},
-	{"PRO2-XXS", 2, 8 << 30, 0.0561, 40.953, 350000000, 131072000},
+	arch          string
+	gpu           uint64
+	endOfService  bool
 }
 
 func (e *Emulator) listServerTypes(w http.ResponseWriter, r *http.Request, z scw.Zone) {
@@ -81,12 +74,12 @@ func (e *Emulator) listServerTypes(w http.ResponseWriter, r *http.Request, z scw
 	out := map[string]any{}
 	for _, t := range pg {
 		month := t.month
-		gpu := uint64(0)
+		gpu := t.gpu
 		bbw := t.blockBW
 		yes := true
 		st := &instance.ServerType{
 			MonthlyPrice: &month, HourlyPrice: t.hourly, AltNames: []string{}, Ncpus: t.ncpus, RAM: t.ram,
-			Gpu: &gpu, Arch: instance.ArchX86_64, BlockBandwidth: &bbw,
+			Gpu: &gpu, Arch: instance.Arch(t.arch), BlockBandwidth: &bbw, EndOfService: t.endOfService,
 			VolumesConstraint:   &instance.ServerTypeVolumeConstraintSizes{},
 			PerVolumeConstraint: &instance.ServerTypeVolumeConstraintsByType{LSSD: &instance.ServerTypeVolumeConstraintSizes{}},
 			Capabilities:        &instance.ServerTypeCapabilities{BootTypes: []instance.BootType{"local", "rescue"}, BlockStorage: &yes},
@@ -444,6 +437,16 @@ func smtpDropRules(z scw.Zone) []*instance.SecurityGroupRule {
 	return out
 }
 
+// fixedRules are the rules the API adds to g: the SMTP drops with
+// enable_default_security, none without (recorded in terraform-provider-
+// scaleway's security-group-enable-default-security cassette).
+func fixedRules(g *secGroup) []*instance.SecurityGroupRule {
+	if !g.EnableDefaultSecurity {
+		return nil
+	}
+	return smtpDropRules(g.Zone)
+}
+
 func ruleJSON(r *instance.SecurityGroupRule) map[string]any {
 	return reshape(r, nil, map[string]any{"dest_ip_range": nil})
 }
@@ -458,7 +461,7 @@ func (e *Emulator) sgRules(w http.ResponseWriter, r *http.Request, z scw.Zone, i
 	}
 	switch r.Method {
 	case http.MethodGet:
-		all := append(smtpDropRules(z), g.Rules...)
+		all := append(fixedRules(g), g.Rules...)
 		pg, ok := instancePageOf(w, r, all)
 		if !ok {
 			return
@@ -509,9 +512,10 @@ func (e *Emulator) sgRules(w http.ResponseWriter, r *http.Request, z scw.Zone, i
 				DestPortFrom: x.DestPortFrom, DestPortTo: x.DestPortTo, Editable: true, Zone: z,
 			})
 		}
-		// Positions are renumbered from 1, after the 6 fixed rules.
+		// Positions are renumbered from 1, after the fixed rules.
+		fixed := fixedRules(g)
 		for i, x := range rules {
-			x.Position = uint32(7 + i)
+			x.Position = uint32(len(fixed) + 1 + i)
 		}
 		g.Rules = rules
 		g.State = "syncing"
@@ -523,7 +527,7 @@ func (e *Emulator) sgRules(w http.ResponseWriter, r *http.Request, z scw.Zone, i
 			}
 		})
 		out := []any{}
-		for _, x := range append(smtpDropRules(z), rules...) {
+		for _, x := range append(fixed, rules...) {
 			out = append(out, ruleJSON(x))
 		}
 		writeJSON(w, http.StatusOK, map[string]any{"rules": out})

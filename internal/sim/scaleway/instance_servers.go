@@ -293,7 +293,7 @@ func (e *Emulator) oneServer(w http.ResponseWriter, r *http.Request, z scw.Zone,
 			instanceInvalid(w, fmt.Sprintf("server %s is %s: it must be stopped before it is deleted (poweroff, or use the terminate action)", id, s.State))
 			return
 		}
-		e.removeServer(s)
+		e.removeServer(s, false)
 		noContent(w)
 	default:
 		instanceInvalid(w, "method not allowed")
@@ -301,8 +301,11 @@ func (e *Emulator) oneServer(w http.ResponseWriter, r *http.Request, z scw.Zone,
 }
 
 // removeServer deletes s, detaching its IPs (which survive) and its Block
-// volumes (which become available). Caller holds e.mu.
-func (e *Emulator) removeServer(s *server) {
+// volumes (which become available). After a terminate the volumes are
+// available as soon as the server is gone (fixtures: instance__server-*,
+// the volume's next GET); after a DELETE of a stopped server they stay
+// in_use a few seconds (detachVolumeLater). Caller holds e.mu.
+func (e *Emulator) removeServer(s *server, terminated bool) {
 	for _, ipid := range append([]string(nil), s.IPIDs...) {
 		if ip, ok := e.ips[ipid]; ok {
 			e.detachIP(ip)
@@ -310,7 +313,11 @@ func (e *Emulator) removeServer(s *server) {
 	}
 	for _, vid := range s.VolumeIDs {
 		if v, ok := e.vols[vid]; ok {
-			e.detachVolume(v)
+			if terminated {
+				e.detachVolume(v)
+			} else {
+				e.detachVolumeLater(v)
+			}
 		}
 	}
 	delete(e.srv, s.ID)
@@ -386,7 +393,7 @@ func (e *Emulator) serverAction(w http.ResponseWriter, r *http.Request, z scw.Zo
 		e.after(e.lat.Terminate, func() {
 			if s.gen == gen && e.srv[s.ID] == s {
 				e.stoppedHook(s)
-				e.removeServer(s)
+				e.removeServer(s, true)
 			}
 		})
 	default:
@@ -464,7 +471,11 @@ func (e *Emulator) userData(w http.ResponseWriter, r *http.Request, z scw.Zone, 
 	case http.MethodGet:
 		v, ok := s.userData[key]
 		if !ok {
-			writeJSON(w, http.StatusNotFound, map[string]any{"type": "not_found", "message": "resource is not found", "resource": "instance_user_data", "resource_id": key})
+			// Recorded: a bare 404, text/plain, empty body (scaleway-cli,
+			// test-user-data-get-get-an-nonexistent-key cassette).
+			w.Header().Set("Content-Type", "text/plain")
+			w.Header().Set("Content-Length", "0")
+			w.WriteHeader(http.StatusNotFound)
 			return
 		}
 		w.Header().Set("Content-Type", "text/plain")
