@@ -240,7 +240,6 @@ func TestDNSCommentKept(t *testing.T) {
 	}
 }
 
-
 func mustCIDR(s string) net.IPNet {
 	_, n, err := net.ParseCIDR(s)
 	if err != nil {
