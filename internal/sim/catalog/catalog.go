@@ -2,19 +2,38 @@
 // emulated world: GET /product-catalog/v2alpha1/public-catalog/products,
 // answered with scaleway-sdk-go's own ListPublicCatalogProductsResponse.
 //
-// Prices are the recorded ones where a recording exists (fixtures/
-// cassettes: the catalog's own answers for DEV1-XL, PRO2-XXS and RENDER-S;
-// products/servers hourly_price for the other Instance types; Elastic Metal
-// offers' price_per_hour), and for everything no recording prices — block
-// volumes, snapshots, flexible IPv4, Object Storage, the Elastic Metal
-// monthly subscription — the same labelled estimates as internal/cost's dated
-// table, with "ESTIMATE" in the product description. Nothing is invented to
-// more precision than its source.
+// Its Instance and Elastic Metal products are the ones scaleway-cli recorded
+// in fr-par-1 (recorded.go names the cassettes), in their recorded shapes.
+// Block Storage, snapshots and Object Storage are in no recording: they are
+// the dated table's labelled estimates, with "ESTIMATE" in the description.
+// Nothing is invented to more precision than its source.
 //
 // A Catalog can be made to fail (503), to omit a product, or to mark one end
 // of sale, so that callers can test their fallbacks. The Scaleway emulator
 // mounts Handler() through its Options.Extra map; tests can serve it alone
 // with httptest and the real SDK client (scw.WithAPIURL).
+//
+// # Contract
+//
+// CLI is github.com/scaleway/scaleway-cli at c2d470d8,
+// internal/namespaces/<ns>/testdata/<name>.cassette.yaml; SDK is
+// scaleway-sdk-go v1.39.0 (api/product_catalog/v2alpha1).
+//
+//	| Behaviour                                                                 | Source                                                        |
+//	|---------------------------------------------------------------------------|---------------------------------------------------------------|
+//	| product_types=instance in a zone: 96 products on one page with no         | CLI instance/v1 test-server-type-list-on-fr-par1 (2026-07-01) |
+//	|   page_size; name = offer_id = commercial type; unit hour, minute for the |                                                               |
+//	|   L4 GPU types; SKU /compute/play2_nano/run_par1                          |                                                               |
+//	| no flexible IP in the instance listing (nor any product type for IPs)     | same cassette; SDK ListPublicCatalogProductsRequestProductType |
+//	| Elastic Metal: product "Elastic Metal EM-A116X-SSD"; one product per      | CLI baremetal/v1 test-baremetal-list-offer-simple (2025-12-02) |
+//	|   unit: hour (offer_id the hourly offer's UUID), month (the monthly       |                                                               |
+//	|   offer's UUID), setup (the monthly offer's fee); 83 in fr-par-1          |                                                               |
+//	| no page_size: 100 a page (the recording got 96 on page 1; the exact       | source silent beyond 96                                       |
+//	|   default is not recorded); page_size 1..1000                             |                                                               |
+//	| filters product_types, status, api_ids (offer_id), zone / region / global | SDK request fields; their semantics: source silent            |
+//	| Block Storage, snapshots, Object Storage: unit gigabyte, per GB and month, | no recording: the table's estimates (×730 h), issue 10's      |
+//	|   "ESTIMATE" in the description                                           |   reading of the real unit                                    |
+//	| unknown product type: 400 invalid_arguments                               | SDK enum; the body: source silent                             |
 package catalog
 
 import (
@@ -36,8 +55,8 @@ import (
 // Path is the endpoint this package serves.
 const Path = "/product-catalog/v2alpha1/public-catalog/products"
 
-// DefaultPageSize is used when a request has no page_size. The recording's
-// requests send none and get every match on page 1; 50 covers that.
+// DefaultPageSize is used when a request has no page_size. The recorded
+// requests send none and got 96 products on page 1; 100 covers that.
 const DefaultPageSize = 100
 
 // maxPageSize bounds page_size like a real API would.
@@ -252,9 +271,7 @@ func productType(p *pc.PublicCatalogProduct) string {
 	case pr.ObjectStorage != nil:
 		return "object_storage"
 	}
-	// Flexible IPs are listed with Instances (they are an Instance API
-	// resource); the real catalog's placement is not recorded.
-	return "instance"
+	return "unknown_product_type"
 }
 
 func apiID(p *pc.PublicCatalogProduct) string {
