@@ -78,7 +78,7 @@ func newWorldTB(t testing.TB, o scwsim.Options) *world {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// A step's bound follows the emulator's time factor: the Elastic Metal delivery alone is 8 min
+	// A step's bound follows the emulator's time factor: the Elastic Metal delivery alone is 4 min 47 s
 	// at factor 1.
 	step := max(20*time.Second, time.Duration(float64(30*time.Minute)*o.TimeFactor))
 	eng := provision.New(provision.Options{PollInterval: 2 * time.Millisecond, StepTimeout: step,
