@@ -17,6 +17,9 @@ lint:
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); \
 	  if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet ./...
+	@# The repository's tests need nothing outside it (a clone from GitHub has no ../shared).
+	@if git grep -nE '\.\./shared|/work/shared' -- ':!*.md' ':!.gitattributes' ':!Makefile'; then \
+	  echo "the files above read outside the repository: carry what they need into testdata"; exit 1; fi
 	actionlint .github/workflows/*.yml deploy/workflow/*.yml
 
 bench:

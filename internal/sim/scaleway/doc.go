@@ -41,8 +41,8 @@
 // # Contract
 //
 // Sources: "fixtures" are the Terraform provider's recordings copied in
-// shared/fixtures/scaleway-cassettes (SOURCE.md there lists them; the
-// section numbers below are its "Facts observed"); "TF" is
+// testdata/cassettes (SOURCE.md there lists them; the section numbers below
+// are its "Facts observed"); "TF" is
 // github.com/scaleway/terraform-provider-scaleway at b2d45ed4,
 // internal/services/<svc>/testdata/<name>.cassette.yaml; "CLI" is
 // github.com/scaleway/scaleway-cli at c2d470d8,

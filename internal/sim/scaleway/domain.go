@@ -13,8 +13,8 @@ import (
 type record struct {
 	ID, Name, Type, Data string
 	TTL, Priority        uint32
-	Comment              *string
 	Updated              time.Time
+	Comment              *string // kept, as the real API keeps it (domain-record cassettes)
 }
 
 func (r *record) json() map[string]any {
@@ -59,8 +59,7 @@ func (e *Emulator) listDNSZones(w http.ResponseWriter, r *http.Request) {
 
 func (e *Emulator) listRecords(w http.ResponseWriter, r *http.Request) {
 	zone := r.PathValue("dns_zone")
-	if !e.zoneExists(zone) {
-		blockNotFound(w, "dns_zone", zone)
+	if !e.zoneReachable(w, zone) {
 		return
 	}
 	e.mu.Lock()
@@ -98,8 +97,7 @@ func (e *Emulator) patchRecords(w http.ResponseWriter, r *http.Request) {
 	if !decode(w, r, &req) {
 		return
 	}
-	if !e.zoneExists(zone) {
-		blockNotFound(w, "dns_zone", zone)
+	if !e.zoneReachable(w, zone) {
 		return
 	}
 	e.mu.Lock()
@@ -118,7 +116,8 @@ func (e *Emulator) patchRecords(w http.ResponseWriter, r *http.Request) {
 		if ttl == 0 {
 			ttl = 3600
 		}
-		return &record{ID: e.newID(), Name: x.Name, Type: string(x.Type), Data: data, TTL: ttl, Priority: x.Priority, Comment: cpPtr(x.Comment), Updated: e.clock().UTC()}, nil
+		return &record{ID: e.newID(), Name: x.Name, Type: string(x.Type), Data: data, TTL: ttl, Priority: x.Priority, Updated: e.clock().UTC(),
+			Comment: x.Comment}, nil
 	}
 	match := func(rec *record, id *string, f *domain.RecordIdentifier) bool {
 		if id != nil {
@@ -206,12 +205,4 @@ func (e *Emulator) patchRecords(w http.ResponseWriter, r *http.Request) {
 		out = append(out, rec.json())
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"records": out})
-}
-
-func cpPtr(p *string) *string {
-	if p == nil {
-		return nil
-	}
-	v := *p
-	return &v
 }

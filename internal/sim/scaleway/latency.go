@@ -11,7 +11,7 @@ import "time"
 // exist. TF = terraform-provider-scaleway b2d45ed4
 // internal/services/<svc>/testdata; CLI = scaleway-cli c2d470d8
 // internal/namespaces/<ns>/testdata; "fixtures" = the copies in
-// shared/fixtures/scaleway-cassettes.
+// testdata/cassettes.
 type Latency struct {
 	// POST servers -> stopped: answered at once (fixtures, instance__*).
 	ServerCreate time.Duration

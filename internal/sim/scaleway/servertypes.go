@@ -4,7 +4,7 @@ package scaleway
 // on 2026-07-30: 135 commercial types over three pages of 50, sorted by name,
 // PLAY2-NANO on page 2 (terraform-provider-scaleway at b2d45ed4,
 // internal/services/instance/testdata/data-source-server-type-basic.cassette.yaml,
-// copied in shared/fixtures/scaleway-cassettes). Figures as recorded: vCPUs,
+// copied in testdata/cassettes). Figures as recorded: vCPUs,
 // RAM bytes, hourly and monthly EUR prices, summed internet bandwidth and
 // block bandwidth (bit/s), arch, GPUs, end_of_service. The same list is
 // served in every zone. scaleway-cli's own recording of 2026-07-01
