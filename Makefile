@@ -4,7 +4,7 @@ GO       ?= go
 GOBIN    := $(shell $(GO) env GOPATH)/bin
 export PATH := $(GOBIN):$(PATH)
 
-.PHONY: build test lint bench demo fuzz clean
+.PHONY: build test lint bench demo fuzz soak clean
 
 build:
 	$(GO) build -o bin/bot ./cmd/bot
@@ -37,6 +37,17 @@ fuzz:
 
 demo:
 	$(GO) run ./cmd/bot demo
+
+# Seeded random histories against the emulated world, invariants checked after every step
+# (internal/sim/soak). DURATION= how long to draw new histories (default 2m); SEED= replays one
+# history, KEEP= only the listed events of it (the shrunk replay a failing soak prints).
+DURATION ?= 2m
+SEED     ?=
+KEEP     ?=
+PARALLEL ?= 4
+soak:
+	$(GO) build -o bin/bot ./cmd/bot
+	./bin/bot soak --duration $(DURATION) --parallel $(PARALLEL) $(if $(SEED),--seed $(SEED)) $(if $(KEEP),--keep $(KEEP))
 
 clean:
 	rm -rf bin
