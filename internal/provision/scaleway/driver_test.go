@@ -409,6 +409,12 @@ func TestCrashAtEveryStep(t *testing.T) {
 		cs := &crashSaver{MemorySaver: provision.NewMemorySaver(), n: int32(k)}
 		// a run may need a save or two fewer than the counted one (a status already recorded).
 		_ = w.eng.Up(ctx, g, st, cs)
+		// A real rerun starts after the crashed run's lock lease, long after what it had in
+		// flight reached Scaleway: resuming while a create is still being served would list
+		// before it exists and make a second one — a race of this test, not of the bot.
+		if err := w.emu.Quiesce(ctx, 50*time.Millisecond); err != nil {
+			t.Fatal(err)
+		}
 		resumed, _ := cs.Last()
 		if resumed == nil {
 			resumed, _ = provision.NewState(id, spec)

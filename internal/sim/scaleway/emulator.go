@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -152,12 +153,13 @@ type Call struct {
 
 // Emulator is the Scaleway API emulator. Create it with New.
 type Emulator struct {
-	opts    Options
-	lat     Latency
-	clock   func() time.Time
-	log     *slog.Logger
-	extraPx []string
-	mux     *http.ServeMux
+	inflight atomic.Int64 // requests being served (Quiesce)
+	opts     Options
+	lat      Latency
+	clock    func() time.Time
+	log      *slog.Logger
+	extraPx  []string
+	mux      *http.ServeMux
 
 	mu       sync.Mutex
 	faultRnd *rand.Rand
@@ -324,6 +326,30 @@ func (e *Emulator) Inventory() []Resource {
 	return out
 }
 
+// Quiesce waits until no request has been in the emulator for quiet in a row: what a crashed
+// client had in flight has then taken effect (or never will), as it has by the time a real rerun
+// starts, minutes after the crash.
+func (e *Emulator) Quiesce(ctx context.Context, quiet time.Duration) error {
+	idleSince := time.Time{}
+	for {
+		if e.inflight.Load() == 0 {
+			if idleSince.IsZero() {
+				idleSince = time.Now()
+			}
+			if time.Since(idleSince) >= quiet {
+				return nil
+			}
+		} else {
+			idleSince = time.Time{}
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("scaleway emulator: still busy: %w", ctx.Err())
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+}
+
 // Calls returns a copy of the calls answered since the last ResetCalls.
 func (e *Emulator) Calls() []Call {
 	e.mu.Lock()
@@ -455,6 +481,8 @@ func (r *recorder) Write(b []byte) (int, error) {
 
 // ServeHTTP answers one API request.
 func (e *Emulator) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	e.inflight.Add(1)
+	defer e.inflight.Add(-1)
 	rec := &recorder{ResponseWriter: w}
 	defer func() {
 		e.mu.Lock()
