@@ -158,6 +158,10 @@ func Build(g *provision.Graph, spec provision.Spec, cfg Config) error {
 		{Name: NodeAdminClose, Kind: "instance.security_group_rule", Needs: []string{NodeKubeconfig, NodeClearUD, scaleway.NodeSecRules}, Apply: b.adminClose},
 	}
 	for _, n := range nodes {
+		if apply, log := n.Apply, b.cfg.Log; apply != nil && log != nil {
+			talosLog := log.With("component", "talos")
+			n.Apply = func(ctx context.Context, r *provision.Run) error { return apply(talos.WithLogger(ctx, talosLog), r) }
+		}
 		if err := g.Add(n); err != nil {
 			return err
 		}

@@ -36,8 +36,24 @@ const (
 // APIPort is the Talos API port; an address without a port gets it.
 const APIPort = 50000
 
-// Logger is used by the client operations; replace it to route their logs.
-var Logger = slog.Default()
+type loggerKey struct{}
+
+// WithLogger returns ctx carrying the logger the client's operations write to (slog.Default()
+// when none): a context value rather than a package variable, so that two operations at once —
+// or two bot runs in one process, as the soak makes — each log where their caller wants.
+func WithLogger(ctx context.Context, l *slog.Logger) context.Context {
+	if l == nil {
+		return ctx
+	}
+	return context.WithValue(ctx, loggerKey{}, l)
+}
+
+func logger(ctx context.Context) *slog.Logger {
+	if l, ok := ctx.Value(loggerKey{}).(*slog.Logger); ok {
+		return l
+	}
+	return slog.Default()
+}
 
 func withDefaultDeadline(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
 	if _, ok := ctx.Deadline(); ok {
@@ -87,7 +103,7 @@ func retry(ctx context.Context, what string, retryable func(error) bool, fn func
 			last = err
 		}
 
-		Logger.Debug("Talos API not ready, retrying", "op", what, "attempt", attempt, "err", err)
+		logger(ctx).Debug("Talos API not ready, retrying", "op", what, "attempt", attempt, "err", err)
 
 		select {
 		case <-ctx.Done():
@@ -212,7 +228,7 @@ func ApplyInsecure(ctx context.Context, addr string, cfg []byte) ([]Disk, error)
 		return nil, fmt.Errorf("apply config to %s: maintenance-mode probe (disks) failed: %w; is the node booted into Talos maintenance mode and port %d reachable?", addr, err, APIPort)
 	}
 
-	Logger.Info("node in maintenance mode", "node", addr, "disks", diskList(disks))
+	logger(ctx).Info("node in maintenance mode", "node", addr, "disks", diskList(disks))
 
 	target, err := InstallDisk(provider, disks)
 	if err != nil {
@@ -237,7 +253,7 @@ func ApplyInsecure(ctx context.Context, addr string, cfg []byte) ([]Disk, error)
 		return disks, fmt.Errorf("apply config to %s in maintenance mode: %w", addr, err)
 	}
 
-	Logger.Info("config applied in maintenance mode", "node", addr, "install_disk", target)
+	logger(ctx).Info("config applied in maintenance mode", "node", addr, "install_disk", target)
 
 	return disks, nil
 }
@@ -271,7 +287,7 @@ func Configured(ctx context.Context, addr string, talosconfig []byte) bool {
 // It returns the disks seen in maintenance mode (none when the apply was skipped).
 func Configure(ctx context.Context, addr string, cfg, talosconfig []byte) ([]Disk, error) {
 	if Configured(ctx, addr, talosconfig) {
-		Logger.Info("node already answers over mutual TLS: not applying its config again", "node", addr)
+		logger(ctx).Info("node already answers over mutual TLS: not applying its config again", "node", addr)
 
 		return nil, nil
 	}
@@ -309,7 +325,7 @@ func WaitTrusted(ctx context.Context, addr string, talosconfig []byte) error {
 		return fmt.Errorf("node %s never answered with the cluster's certificates: %w", addr, err)
 	}
 
-	Logger.Info("node trusts the cluster CA", "node", addr)
+	logger(ctx).Info("node trusts the cluster CA", "node", addr)
 
 	return nil
 }
@@ -332,11 +348,11 @@ func Bootstrap(ctx context.Context, addr string, talosconfig []byte) error {
 
 	switch {
 	case err == nil:
-		Logger.Info("etcd bootstrapped", "node", addr)
+		logger(ctx).Info("etcd bootstrapped", "node", addr)
 
 		return nil
 	case client.StatusCode(err) == codes.AlreadyExists:
-		Logger.Info("etcd already bootstrapped, nothing to do", "node", addr)
+		logger(ctx).Info("etcd already bootstrapped, nothing to do", "node", addr)
 
 		return nil
 	default:
@@ -433,7 +449,7 @@ func ReadyzVia(ctx context.Context, kubeconfig []byte, dialAddr string) error {
 		return fmt.Errorf("kubernetes API %s not ready: %w", kc.server, err)
 	}
 
-	Logger.Info("kubernetes API ready", "server", kc.server)
+	logger(ctx).Info("kubernetes API ready", "server", kc.server)
 
 	return nil
 }
