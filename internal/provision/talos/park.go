@@ -108,7 +108,7 @@ func Reset(ctx context.Context, addr string, talosconfig []byte) error {
 	if err != nil {
 		return fmt.Errorf("reset %s (wipe STATE and EPHEMERAL, reboot): %w", addr, err)
 	}
-	Logger.Info("node reset; rebooting into maintenance mode", "node", addr)
+	logger(ctx).Info("node reset; rebooting into maintenance mode", "node", addr)
 	return nil
 }
 
