@@ -95,9 +95,12 @@ type Hosts struct {
 	ImageWrite time.Duration
 }
 
-// DefaultHosts is the estimate profile of the hosts at factor 1.
+// DefaultHosts is the estimate profile of the hosts at factor 1. A reset reboots the physical
+// machine: the emulator's Elastic Metal reboot, then Talos's boot.
 func DefaultHosts() Hosts {
-	return Hosts{Talos: talossim.DefaultLatency(), ImageWrite: 45 * time.Second}
+	t := talossim.DefaultLatency()
+	t.ResetReboot = scwsim.DefaultLatency().BMNormalReboot + TalosBoot
+	return Hosts{Talos: t, ImageWrite: 45 * time.Second}
 }
 
 // Talos node timings before TimeFactor. The Talos source gives no durations; these are estimates
