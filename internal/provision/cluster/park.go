@@ -174,17 +174,30 @@ func (b *builder) park(ctx context.Context, r *provision.Run) error {
 		return errors.New("the worker was never configured by this cluster")
 	}
 	addr := b.talosAddr(ip)
-	if err := talos.Reset(ctx, addr, tc); err != nil {
-		return err
-	}
 	admin := append([]string(nil), spec.AdminCIDRs...)
 	if b.cfg.RunnerCIDR != "" {
 		admin = append(admin, b.cfg.RunnerCIDR)
 	}
-	park, err := talos.ParkConfig(ctx, talos.ParkInput{IP: ip, Disk: disk, TalosVersion: spec.TalosVersion, SchematicID: SchematicID(spec), AdminCIDRs: admin})
-	if err != nil {
+	// The park configuration (a new secrets bundle: seconds of key generation) needs nothing of
+	// the reset: it is made while the node resets and reboots.
+	type made struct {
+		park *talos.Park
+		err  error
+	}
+	gen := make(chan made, 1)
+	go func() {
+		p, err := talos.ParkConfig(ctx, talos.ParkInput{IP: ip, Disk: disk, TalosVersion: spec.TalosVersion, SchematicID: SchematicID(spec), AdminCIDRs: admin})
+		gen <- made{p, err}
+	}()
+	if err := talos.Reset(ctx, addr, tc); err != nil {
+		<-gen
 		return err
 	}
+	m := <-gen
+	if m.err != nil {
+		return m.err
+	}
+	park := m.park
 	// The node is in maintenance mode from its reboot until this apply: the window is one
 	// reboot long, and an adoption proves the park CA before trusting the node.
 	if _, err := talos.ApplyInsecure(ctx, addr, park.Config); err != nil {

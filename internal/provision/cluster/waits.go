@@ -11,7 +11,8 @@ import (
 // lower bound of an up on that profile; the same figures give the modeled real-time table.
 type Waits struct {
 	Scaleway     scaleway.Waits
-	RescueReboot time.Duration // worker-image: reboot into rescue, SSH up
+	RescueReboot time.Duration // worker-image: the API's reboot into rescue
+	RescueBoot   time.Duration // worker-image: the rescue system boots until its SSH answers
 	ImageWrite   time.Duration // worker-image: the metal image streamed to the disk
 	NormalReboot time.Duration // worker-image: reboot onto the written disk, Talos in maintenance
 	TalosBoot    time.Duration // a node's boot to its Talos API (a control plane after poweron, the worker after its normal reboot)
@@ -46,7 +47,7 @@ func (w Waits) Of(node string) time.Duration {
 		if w.Parked {
 			return 0
 		}
-		return w.RescueReboot + w.ImageWrite + w.NormalReboot
+		return w.RescueReboot + w.RescueBoot + w.ImageWrite + w.NormalReboot
 	case NodeWorkerConfig:
 		if w.Parked {
 			return w.ApplyReboot // up and running its park configuration already

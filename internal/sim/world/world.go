@@ -90,6 +90,10 @@ type Options struct {
 // the emulator's, internal/sim/scaleway/latency.go).
 type Hosts struct {
 	Talos talossim.Latency
+	// RescueBoot: the API reports the rescue reboot done -> the rescue system's SSH answers
+	// (the machine boots the rescue image). SPEC §9's estimate for "reboot to rescue, SSH up"
+	// is 3–5 min; the recordings time the API's status only. Default 3 min.
+	RescueBoot time.Duration
 	// ImageWrite: the metal image streamed and written to the worker's disk from rescue.
 	// Estimate 45 s (≈ 1.3 GB raw at ≈ 30 MB/s compressed download, decompressed on the fly).
 	ImageWrite time.Duration
@@ -100,7 +104,7 @@ type Hosts struct {
 func DefaultHosts() Hosts {
 	t := talossim.DefaultLatency()
 	t.ResetReboot = scwsim.DefaultLatency().BMNormalReboot + TalosBoot
-	return Hosts{Talos: t, ImageWrite: 45 * time.Second}
+	return Hosts{Talos: t, RescueBoot: 3 * time.Minute, ImageWrite: 45 * time.Second}
 }
 
 // Talos node timings before TimeFactor. The Talos source gives no durations; these are estimates
@@ -137,6 +141,8 @@ type World struct {
 	nodes   map[string]*talossim.Node    // by IP
 	rescues map[string]*rescuesim.Server // by IP
 	written map[string]bool              // worker disks that received an image, by IP
+	gens    map[string]int               // boots and removals by server id (delayed starts)
+	closed  bool
 }
 
 // Start brings the world up; Close tears it down. Every service listens before Start returns.
@@ -157,7 +163,7 @@ func Start(ctx context.Context, opts Options) (w *World, err error) {
 		opts.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	w = &World{opts: opts, log: opts.Log, nodes: map[string]*talossim.Node{},
-		rescues: map[string]*rescuesim.Server{}, written: map[string]bool{}}
+		rescues: map[string]*rescuesim.Server{}, written: map[string]bool{}, gens: map[string]int{}}
 	defer func() {
 		if err != nil {
 			w.Close()
@@ -309,6 +315,7 @@ func (w *World) Env() [][2]string {
 // Close stops every service, hosts first.
 func (w *World) Close() error {
 	w.mu.Lock()
+	w.closed = true
 	for ip, n := range w.nodes {
 		_ = n.Close()
 		delete(w.nodes, ip)
@@ -380,13 +387,29 @@ func (w *World) baremetalBooted(ev scwsim.BaremetalEvent) {
 			}
 		}
 		_ = os.MkdirAll(filepath.Dir(disk), 0o700)
-		w.replaceHost(ev.IP, ev.ID, func() (closer, error) {
-			return rescuesim.Start(context.Background(), rescuesim.Options{
-				Addr: net.JoinHostPort(ev.IP, strconv.Itoa(w.opts.RescuePort)), User: cmp.Or(ev.RescueUser, "rescue"),
-				Password: ev.RescuePassword, AuthorizedKeys: keys, SudoNoPassword: w.opts.RescueSudoNoPassword,
-				DiskPath: disk, DiskSize: 64 << 20, Log: w.log,
-				WriteTime: time.Duration(float64(w.opts.Hosts.ImageWrite) * w.opts.TimeFactor),
+		start := func() {
+			w.replaceHost(ev.IP, ev.ID, func() (closer, error) {
+				return rescuesim.Start(context.Background(), rescuesim.Options{
+					Addr: net.JoinHostPort(ev.IP, strconv.Itoa(w.opts.RescuePort)), User: cmp.Or(ev.RescueUser, "rescue"),
+					Password: ev.RescuePassword, AuthorizedKeys: keys, SudoNoPassword: w.opts.RescueSudoNoPassword,
+					DiskPath: disk, DiskSize: 64 << 20, Log: w.log,
+					WriteTime: w.scale(w.opts.Hosts.ImageWrite),
+				})
 			})
+		}
+		boot := w.scale(w.opts.Hosts.RescueBoot)
+		if boot <= 0 {
+			start()
+			return
+		}
+		// The machine boots the rescue image: nothing answers meanwhile, and a delete or another
+		// reboot in between cancels this boot.
+		w.hostGone(ev.ID)
+		gen := w.bootGen(ev.ID)
+		time.AfterFunc(boot, func() {
+			if w.bootGen(ev.ID) == gen+1 {
+				start()
+			}
 		})
 	default:
 		if !diskHasImage(disk) {
@@ -435,6 +458,9 @@ func (w *World) Node(ip string) *talossim.Node {
 func (w *World) replaceHost(ip, serverID string, start func() (closer, error)) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if w.closed {
+		return // a delayed boot that fired while the world closed
+	}
 	w.stopLocked(ip)
 	h, err := start()
 	if err != nil {
@@ -455,7 +481,22 @@ var owners sync.Map // server id -> ip, so that a stop or delete event finds the
 func (w *World) owner(serverID, ip string) { owners.Store(w.key(serverID), ip) }
 func (w *World) key(id string) string      { return fmt.Sprintf("%p/%s", w, id) }
 
+// bootGen counts the boots and removals of a server: a delayed start runs only if nothing
+// happened to the server since it was scheduled.
+func (w *World) bootGen(serverID string) int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed {
+		return -1
+	}
+	w.gens[serverID]++
+	return w.gens[serverID]
+}
+
 func (w *World) hostGone(serverID string) {
+	w.mu.Lock()
+	w.gens[serverID]++
+	w.mu.Unlock()
 	v, ok := owners.LoadAndDelete(w.key(serverID))
 	if !ok {
 		return
