@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -97,27 +98,54 @@ func TestParkOnDownThenAdopt(t *testing.T) {
 		t.Fatal("the parked worker still holds the old cluster's configuration")
 	}
 
+	// Two ups race for the one parked worker: one adopts it, the other orders its own.
 	orders, reboots := e.bmCalls()
-	second := e.up(ctx, t, "acme-shop-2")
-	if got := second.State.Resources[scaleway.NodeWorker].ID; got != w.ID {
-		t.Fatalf("second up's worker = %s, want the parked %s", got, w.ID)
+	var second, other *clusterops.Result
+	var wg sync.WaitGroup
+	res := map[string]*clusterops.Result{}
+	var mu sync.Mutex
+	for _, name := range []string{"acme-shop-2", "acme-shop-9"} {
+		wg.Go(func() {
+			r := e.up(ctx, t, name)
+			mu.Lock()
+			res[name] = r
+			mu.Unlock()
+		})
 	}
-	if o, r := e.bmCalls(); o != orders || r != reboots {
-		t.Fatalf("adoption ordered %d and rebooted %d Elastic Metal servers; want none", o-orders, r-reboots)
+	wg.Wait()
+	if t.Failed() {
+		t.FailNow()
+	}
+	for name, r := range res {
+		if r.State.Resources[scaleway.NodeWorker].ID == w.ID {
+			if second != nil {
+				t.Fatalf("both ups got the parked worker %s", w.ID)
+			}
+			second = r
+			t.Logf("%s adopted the parked worker", name)
+		} else {
+			other = r
+		}
+	}
+	if second == nil || other == nil {
+		t.Fatalf("racing ups: adopter %v, other %v; want one of each", second != nil, other != nil)
+	}
+	if o, r := e.bmCalls(); o != orders+1 || r != reboots+2 {
+		t.Fatalf("the two ups ordered %d and rebooted %d Elastic Metal servers; want 1 and 2 (the loser's rescue and normal boot only)", o-orders, r-reboots)
 	}
 	if _, ok := e.pool(t).Find(w.ID); ok {
 		t.Fatal("the adopted worker is still in the pool")
 	}
-	if tags, _ := e.bm(w.ID); !provision.OwnedBy(tags, "acme-shop-2") || slices.Contains(tags, scaleway.ParkedTag) {
+	if tags, _ := e.bm(w.ID); !provision.OwnedBy(tags, second.Header.Cluster) || slices.Contains(tags, scaleway.ParkedTag) {
 		t.Fatalf("adopted worker tags = %v", tags)
 	}
-	if !strings.Contains(string(e.w.Node(ip).Config()), "acme-shop-2") {
+	if !strings.Contains(string(e.w.Node(ip).Config()), second.Header.Cluster) {
 		t.Fatal("the adopted worker does not run the new cluster's configuration")
 	}
 	if _, ok := second.State.Secrets[cluster.SecretParkTalosconfig]; ok && len(second.State.Secrets[cluster.SecretParkTalosconfig]) > 0 {
 		t.Fatal("the park CA's access is still kept after the adoption")
 	}
-	kc, err := e.ops.Kubeconfig(ctx, "acme-shop-2")
+	kc, err := e.ops.Kubeconfig(ctx, second.Header.Cluster)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,8 +153,10 @@ func TestParkOnDownThenAdopt(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	if _, err := e.ops.Down(ctx, clusterops.Request{Cluster: "acme-shop-2", RequestedBy: "alice", Command: "down"}); err != nil {
-		t.Fatal(err)
+	for _, c := range []string{second.Header.Cluster, other.Header.Cluster} {
+		if _, err := e.ops.Down(ctx, clusterops.Request{Cluster: c, RequestedBy: "alice", Command: "down"}); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if _, ok := e.bm(w.ID); ok {
 		t.Fatal("a down without park_for left the worker")
