@@ -126,7 +126,7 @@ func BenchmarkWholeUpDown(b *testing.B) {
 	}
 }
 
-// logModeled prints the modeled real minutes at factor 1 (computed from the profile, not
+// logModeled prints (to stdout: a benchmark's log is cut after a few lines) the modeled real minutes at factor 1 (computed from the profile, not
 // waited) of the cold path and of the parked path.
 func logModeled(b *testing.B, g *provision.Graph, w cluster.Waits) {
 	rows := []struct {
@@ -139,12 +139,12 @@ func logModeled(b *testing.B, g *provision.Graph, w cluster.Waits) {
 		{"parked worker, first image", func() cluster.Waits { v := w; v.Parked = true; return v }()},
 	}
 	cold := g.CriticalPath(rows[1].w.Of)
-	b.Logf("%-30s %8s %8s", "up (modeled, factor 1)", "minutes", "÷ cold")
+	fmt.Printf("%-30s %8s %8s\n", "up (modeled, factor 1)", "minutes", "÷ cold")
 	for _, r := range rows {
 		d := g.CriticalPath(r.w.Of)
-		b.Logf("%-30s %8.1f %7.0f%%", r.name, d.Minutes(), 100*float64(d)/float64(cold))
+		fmt.Printf("%-30s %8.1f %7.0f%%\n", r.name, d.Minutes(), 100*float64(d)/float64(cold))
 	}
-	b.Logf("%-30s %8.1f", "down, delete", w.Down(false).Minutes())
-	b.Logf("%-30s %8.1f", "down, park", w.Down(true).Minutes())
+	fmt.Printf("%-30s %8.1f\n", "down, delete", w.Down(false).Minutes())
+	fmt.Printf("%-30s %8.1f\n", "down, park", w.Down(true).Minutes())
 	b.ReportMetric(float64(g.CriticalPath(rows[2].w.Of))/float64(cold), "parked/cold")
 }
