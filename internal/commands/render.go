@@ -15,7 +15,8 @@ type KubeconfigAccess struct {
 	URL         string    // presigned URL of the age-encrypted kubeconfig; "" when none was made
 	URLExpires  time.Time // when URL stops working
 	Recipients  int       // how many of the requester's SSH keys it is encrypted to
-	NoKeys      bool      // the requester has no public SSH key on GitHub
+	NoKeys      bool      // the requester has no public SSH key age can encrypt to
+	Unusable    []string  // the types of the requester's keys age cannot encrypt to (ecdsa, sk-…)
 	OperatorCmd string    // e.g. "bot kubeconfig --cluster acme-shop-42" for the state-key holder
 }
 
@@ -233,15 +234,6 @@ func codeList(items []string) string {
 	return strings.Join(out, ", ")
 }
 
-func openToWorld(cidrs []string) bool {
-	for _, c := range cidrs {
-		if c == "0.0.0.0/0" || c == "::/0" {
-			return true
-		}
-	}
-	return len(cidrs) == 0 // the SPEC default is 0.0.0.0/0
-}
-
 const worldWarning = "> [!WARNING]\n> The Kubernetes and Talos APIs accept connections from **anywhere** (`0.0.0.0/0`). " +
 	"Restrict them before any real use: `/poc up --admin-cidr YOUR.IP.ADDR.ESS/32`.\n"
 
@@ -263,8 +255,8 @@ func renderUpResult(u UpView, now time.Time) string {
 	fmt.Fprintf(&b, "| Expires | %s |\n", expiryCell(u.Expires, now, u.Keep, u.KeepLabel))
 	fmt.Fprintf(&b, "| Admin access from | %s |\n", codeList(orDefault(u.AdminCIDRs)))
 	b.WriteString("\n")
-	if openToWorld(u.AdminCIDRs) {
-		b.WriteString(worldWarning + "\n")
+	if w := worldWarningFor(u.AdminCIDRs); w != "" {
+		b.WriteString(w + "\n")
 	}
 	if len(u.Changes) > 0 {
 		b.WriteString(renderChanges(u.Changes) + "\n")
@@ -322,8 +314,14 @@ func renderKubeconfig(cluster string, k KubeconfigAccess, now time.Time) string 
 		fmt.Fprintf(&b, "```sh\ncurl -fsS '%s' | age -d -i ~/.ssh/id_ed25519 > kubeconfig\n```\n\n", strings.ReplaceAll(k.URL, "'", "%27"))
 		b.WriteString("The link expired? `/poc kubeconfig` issues a new one.\n")
 	case k.NoKeys:
+		if len(k.Unusable) > 0 {
+			fmt.Fprintf(&b, "not issued: none of %s's public SSH keys on GitHub can encrypt it (%s), and the kubeconfig is only ever handed out encrypted to one. "+
+				"[age](https://age-encryption.org) encrypts to %s keys only. "+
+				"Add one at https://github.com/settings/ssh/new, then comment:\n\n```\n/poc kubeconfig\n```\n", mention(k.Login), codeList(k.Unusable), UsableKeyTypes)
+			break
+		}
 		fmt.Fprintf(&b, "not issued: %s has no public SSH key on GitHub, and the kubeconfig is only ever handed out encrypted to one. "+
-			"Add a key at https://github.com/settings/ssh/new (ssh-ed25519 or ssh-rsa), then comment:\n\n```\n/poc kubeconfig\n```\n", mention(k.Login))
+			"Add a key at https://github.com/settings/ssh/new (%s), then comment:\n\n```\n/poc kubeconfig\n```\n", mention(k.Login), UsableKeyTypes)
 	default:
 		b.WriteString("kept in the encrypted state only.\n")
 	}
@@ -597,8 +595,8 @@ func RenderPlan(v PlanView) string {
 	}
 	meta = append(meta, "admin access from "+codeList(orDefault(v.AdminCIDRs)))
 	b.WriteString(strings.Join(meta, " · ") + "\n\n")
-	if openToWorld(v.AdminCIDRs) {
-		b.WriteString(worldWarning + "\n")
+	if w := worldWarningFor(v.AdminCIDRs); w != "" {
+		b.WriteString(w + "\n")
 	}
 	if len(v.Cost.Lines) > 0 {
 		b.WriteString(renderCostBody(v.Cost))
