@@ -55,6 +55,9 @@ func (a *app) handle(ctx context.Context, getenv func(string) string, started ti
 	if err != nil {
 		return chatops.Outcome{}, err
 	}
+	if slug != "" && auth.Mode() == github.ModeApp {
+		gh.SetSelfLogin(slug + "[bot]") // spares GET /app; its comments carry this login
+	}
 	actions, closeActions, err := github.NewActions(env, a.stdout)
 	if err != nil {
 		return chatops.Outcome{}, err

@@ -11,13 +11,16 @@ import (
 
 // KubeconfigAccess says how the requester gets the kubeconfig.
 type KubeconfigAccess struct {
-	Login       string    // the requester
-	URL         string    // presigned URL of the age-encrypted kubeconfig; "" when none was made
-	URLExpires  time.Time // when URL stops working
-	Recipients  int       // how many of the requester's SSH keys it is encrypted to
-	NoKeys      bool      // the requester has no public SSH key age can encrypt to
-	Unusable    []string  // the types of the requester's keys age cannot encrypt to (ecdsa, sk-…)
-	OperatorCmd string    // e.g. "bot kubeconfig --cluster acme-shop-42" for the state-key holder
+	Login      string    // the requester
+	URL        string    // presigned URL of the age-encrypted kubeconfig; "" when none was made
+	URLExpires time.Time // when URL stops working
+	Recipients int       // how many of the requester's SSH keys it is encrypted to
+	NoKeys     bool      // the requester has no public SSH key age can encrypt to
+	Unusable   []string  // the types of the requester's keys age cannot encrypt to (ecdsa, sk-…)
+	// Renamed is set when the account that asked no longer holds Login (renamed, deleted, or the
+	// login re-registered by someone else): nothing was encrypted.
+	Renamed     *IdentityMismatch
+	OperatorCmd string // e.g. "bot kubeconfig --cluster acme-shop-42" for the state-key holder
 }
 
 // UpView is the final body of a successful `up`.
@@ -30,8 +33,9 @@ type UpView struct {
 	DailyCost      string
 	AccruedCost    string
 	Expires        time.Time
-	Keep           bool   // the keep label is on the issue: expiry paused
-	KeepLabel      string // "poc/keep"
+	Keep           bool         // the keep label is on the issue: expiry paused
+	KeepLabel      string       // "poc/keep"
+	KeepIgnored    *KeepRefusal // the keep label is on the issue but does not count
 	AdminCIDRs     []string
 	Changes        []Change // what this `up` changed on an existing cluster, if anything
 }
@@ -110,6 +114,7 @@ type StatusView struct {
 	Now          time.Time
 	Keep         bool
 	KeepLabel    string
+	KeepIgnored  *KeepRefusal
 	LockHolder   string // "run 123456 (/poc up by alice)"; "" when free
 	LockSince    time.Time
 	Health       []HealthCheck
@@ -128,6 +133,8 @@ type ExpiryWarningView struct {
 	Now       time.Time
 	KeepLabel string
 	Accrued   string
+	// KeepIgnored: the keep label is on the issue but does not count.
+	KeepIgnored *KeepRefusal
 }
 
 // ReapReason says why the reaper destroyed a cluster.
@@ -255,6 +262,9 @@ func renderUpResult(u UpView, now time.Time) string {
 	fmt.Fprintf(&b, "| Expires | %s |\n", expiryCell(u.Expires, now, u.Keep, u.KeepLabel))
 	fmt.Fprintf(&b, "| Admin access from | %s |\n", codeList(orDefault(u.AdminCIDRs)))
 	b.WriteString("\n")
+	if u.KeepIgnored != nil {
+		b.WriteString(u.KeepIgnored.note(u.KeepLabel) + "\n")
+	}
 	if w := worldWarningFor(u.AdminCIDRs); w != "" {
 		b.WriteString(w + "\n")
 	}
@@ -313,6 +323,8 @@ func renderKubeconfig(cluster string, k KubeconfigAccess, now time.Time) string 
 		// The URL is ours (presigned); single quotes keep the shell from reading & and ?.
 		fmt.Fprintf(&b, "```sh\ncurl -fsS '%s' | age -d -i ~/.ssh/id_ed25519 > kubeconfig\n```\n\n", strings.ReplaceAll(k.URL, "'", "%27"))
 		b.WriteString("The link expired? `/poc kubeconfig` issues a new one.\n")
+	case k.Renamed != nil:
+		b.WriteString(k.Renamed.note(k.Login))
 	case k.NoKeys:
 		if len(k.Unusable) > 0 {
 			fmt.Fprintf(&b, "not issued: none of %s's public SSH keys on GitHub can encrypt it (%s), and the kubeconfig is only ever handed out encrypted to one. "+
@@ -457,6 +469,9 @@ func RenderStatus(v StatusView) string {
 	if v.Keep {
 		keep = "present: expiry paused"
 	}
+	if v.KeepIgnored != nil {
+		keep = "present but ignored (see below)"
+	}
 	fmt.Fprintf(&b, "| `%s` label | %s |\n", label, keep)
 	lock := "free"
 	if v.LockHolder != "" {
@@ -479,6 +494,9 @@ func RenderStatus(v StatusView) string {
 			d = " " + cell(escapeText(h.Detail))
 		}
 		fmt.Fprintf(&b, "| %s | %s%s |\n", cell(escapeText(h.Name)), mark, d)
+	}
+	if v.KeepIgnored != nil {
+		b.WriteString("\n" + v.KeepIgnored.note(v.KeepLabel))
 	}
 	if len(v.Resources) > 0 {
 		fmt.Fprintf(&b, "\n<details><summary>Resources (%d)</summary>\n\n| kind | name | id | address | state |\n|---|---|---|---|---|\n", len(v.Resources))
@@ -511,7 +529,11 @@ func RenderExpiryWarning(v ExpiryWarningView) string {
 	if v.Accrued != "" {
 		s += " It has cost " + cell(v.Accrued) + " so far."
 	}
-	return s + "\n\n```\n/poc extend 4h\n```\n"
+	s += "\n\n```\n/poc extend 4h\n```\n"
+	if v.KeepIgnored != nil {
+		s += "\n" + v.KeepIgnored.note(label)
+	}
+	return s
 }
 
 // RenderReaped renders the notice the reaper posts after a teardown.
