@@ -90,25 +90,21 @@ type Labelers interface {
 	Permission(ctx context.Context, login string) (string, error)
 }
 
-// KeepAllowed decides on a keep label that is on issue number: it counts when the last user who
-// added it has write permission (the level of `/poc extend`). Fails closed: an unknown actor
-// or an API error means the label does not count, with the reason.
+// KeepAllowed decides on a keep label that is on issue number (commands.KeepVouched is the
+// policy). Fails closed: an API error means the label does not count, with the reason.
 func KeepAllowed(ctx context.Context, gh Labelers, number int, label string) (bool, *commands.KeepRefusal) {
-	actor, ok, err := gh.LabelActor(ctx, number, label)
-	switch {
-	case err != nil:
-		return false, &commands.KeepRefusal{Unknown: commands.Redact(err.Error())}
-	case !ok || actor == "":
-		return false, &commands.KeepRefusal{Unknown: "no labeled event names who added it"}
-	}
-	perm, err := gh.Permission(ctx, actor)
+	actor, _, err := gh.LabelActor(ctx, number, label)
 	if err != nil {
-		return false, &commands.KeepRefusal{Actor: actor, Unknown: commands.Redact(err.Error())}
+		return false, &commands.KeepRefusal{Unknown: commands.Redact(err.Error())}
 	}
-	if !commands.Allowed(perm, commands.Required(commands.VerbExtend)) {
-		return false, &commands.KeepRefusal{Actor: actor, Permission: perm}
+	perm := ""
+	if actor != "" {
+		if perm, err = gh.Permission(ctx, actor); err != nil {
+			return false, &commands.KeepRefusal{Actor: actor, Unknown: commands.Redact(err.Error())}
+		}
 	}
-	return true, nil
+	refusal := commands.KeepVouched(actor, perm)
+	return refusal == nil, refusal
 }
 
 // kubeconfigSecrets lists the values of a kubeconfig that are secrets, for ::add-mask::. Actions

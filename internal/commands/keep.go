@@ -11,6 +11,26 @@ type KeepRefusal struct {
 	Unknown    string // why the actor could not be checked ("" when Actor/Permission are set)
 }
 
+// KeepVouched is the policy: a keep label counts when the user who last added it (actor, ""
+// when unknown) has at least write permission (perm). nil means it counts.
+func KeepVouched(actor, perm string) *KeepRefusal {
+	if actor == "" {
+		return &KeepRefusal{Unknown: "no labeled event names who added it"}
+	}
+	if !Allowed(perm, Required(VerbExtend)) {
+		return &KeepRefusal{Actor: actor, Permission: perm}
+	}
+	return nil
+}
+
+// String is the refusal in a few words, for logs and the reaper's table.
+func (k *KeepRefusal) String() string {
+	if k.Unknown != "" {
+		return "who added it is unknown: " + k.Unknown
+	}
+	return "added by " + k.Actor + " (" + orNone(k.Permission) + ")"
+}
+
 // note is the sentence shown in the reply, the status and the expiry warning.
 func (k *KeepRefusal) note(label string) string {
 	if label == "" {
