@@ -36,7 +36,7 @@
 //	  by the caller; seeded labels (AddIssue/AddPR) are by |   seeding is test set-up: LabeledBy, else the author, else the owner
 //	  LabeledBy; SetLabels by the repository's owner       |
 //	the owner login of a repository has role admin         | https://docs.github.com/en/account-and-profile/setting-up-and-managing-your-personal-account-on-github/managing-user-account-settings/permission-levels-for-a-personal-account-repository (user-owned repositories; organisations: source silent, same reading)
-//	comments made with an App installation token are by    | https://docs.github.com/en/apps/creating-github-apps/about-creating-github-apps/deciding-when-to-build-a-github-app ("[bot]" suffix); GET /app (operation apps/get-authenticated) gives the slug
+//	comments made with an App installation token are by    | actions/create-github-app-token README ("Configure git CLI for an app's bot user": login "<app-slug>[bot]", its id at /users/<slug>[bot]); GET /app (operation apps/get-authenticated) gives the slug
 //	  "<slug>[bot]", type Bot                              |
 //	performed_via_github_app on comments: not served       | go-github v66 IssueComment has no such field (github/issues_comments.go), so the bot cannot read it; it identifies its comments by login (source silent: not modelled)
 //	OnRequest hooks run after a request is served and      | test device, not GitHub behaviour (lets a test rename a user in the middle of a run)
