@@ -68,7 +68,7 @@ func TestIdentityLookups(t *testing.T) {
 		t.Errorf("no label yet: ok=%v err=%v", ok, err)
 	}
 	w.sim.LabelIssue(testRepo, n, "tria", "poc/keep")
-	w.sim.SetLabels(testRepo, n)                      // removed by the owner
+	w.sim.SetLabels(testRepo, n)                     // removed by the owner
 	w.sim.LabelIssue(testRepo, n, "mia", "poc/keep") // added again by a maintainer
 	if a, ok, err := c.LabelActor(ctx, n, "POC/keep"); err != nil || !ok || a != "mia" {
 		t.Errorf("LabelActor = %q %v %v, want the last adder mia", a, ok, err)
