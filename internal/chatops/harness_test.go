@@ -173,7 +173,8 @@ func (h *harness) prEvent(full string, number int, action, label string, fork, d
 	if action == "closed" {
 		state = "closed"
 	}
-	user := map[string]any{"login": sender, "id": 2, "type": "User"}
+	h.w.GitHub.AddUser(sender)
+	user := map[string]any{"login": sender, "id": h.w.GitHub.UserID(sender), "type": "User"}
 	repo := map[string]any{"id": 7, "name": name, "full_name": full, "owner": map[string]any{"login": owner}}
 	payload := map[string]any{
 		"action": action,

@@ -2,6 +2,7 @@ package chatops_test
 
 import (
 	"context"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -67,6 +68,13 @@ func TestSecurityHoles(t *testing.T) {
 		}
 		if kc := fetchAndDecrypt(t, m[1], aliceID); !strings.Contains(string(kc), "client-key-data") {
 			t.Errorf("decrypted kubeconfig has no client key")
+		}
+		doc, err := h.backend.Ops.Store.Get(ctx, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := doc.Header.Labels["requested_by_id"], strconv.FormatInt(gh.UserID("alice"), 10); got != want {
+			t.Errorf("header requested_by_id = %q, want alice's account id %s", got, want)
 		}
 		if c := findComment(h, repo, 1, spoof); c == nil || c.Edits != 0 {
 			t.Errorf("the spoofed comment was edited by the bot: %+v", c)
