@@ -217,7 +217,7 @@ func (w *Wire) Close() error {
 
 type discardWriter struct{ h http.Header }
 
-func (d *discardWriter) Header() http.Header       { return d.h }
+func (d *discardWriter) Header() http.Header         { return d.h }
 func (d *discardWriter) Write(p []byte) (int, error) { return len(p), nil }
 func (d *discardWriter) WriteHeader(int)             {}
 
