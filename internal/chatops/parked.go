@@ -49,7 +49,7 @@ func (r *run) parkedCosts(ctx context.Context) []cost.ClusterCost {
 	return out
 }
 
-// parkingNotes say what parking costs per hour for spec's worker, whether this repository parks,
+// parkingNotes (plain text: the renderer escapes notes) say what parking costs per hour for spec's worker, whether this repository parks,
 // and the parked workers billed now in the bucket.
 func (r *run) parkingNotes(ctx context.Context, spec provision.Spec) []string {
 	var notes []string
@@ -59,11 +59,11 @@ func (r *run) parkingNotes(ctx context.Context, spec provision.Spec) []string {
 		price = hourly.Format(4) + " per hour"
 	}
 	if r.cfg.ParkFor > 0 {
-		notes = append(notes, fmt.Sprintf("Parking is on (`park_for: %s`): after `/poc down` the Elastic Metal worker (%s) stays billed at %s for up to %s, so that the next `/poc up` adopts it instead of waiting for a new one.",
-			commands.FormatDuration(r.cfg.ParkFor), commands.Escape(spec.BaremetalOffer), price, commands.FormatDuration(r.cfg.ParkFor)))
+		notes = append(notes, fmt.Sprintf("Parking is on (park_for %s): after /poc down the Elastic Metal worker (%s) stays billed at %s for up to %s, so that the next /poc up adopts it instead of waiting for a new one.",
+			commands.FormatDuration(r.cfg.ParkFor), spec.BaremetalOffer, price, commands.FormatDuration(r.cfg.ParkFor)))
 	} else {
-		notes = append(notes, fmt.Sprintf("Parking is off (`park_for: 0`); with it, a torn-down cluster's worker (%s) would stay billed at %s while parked.",
-			commands.Escape(spec.BaremetalOffer), price))
+		notes = append(notes, fmt.Sprintf("Parking is off (park_for 0); with it, a torn-down cluster's worker (%s) would stay billed at %s while parked.",
+			spec.BaremetalOffer, price))
 	}
 	if r.backend.Pool == nil {
 		return notes
