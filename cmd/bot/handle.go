@@ -115,6 +115,7 @@ func (a *app) reapOnce(ctx context.Context, getenv func(string) string, env gith
 	if opportunistic {
 		cfg = reaper.Opportunistic(cfg)
 		cfg.Inventory = nil // the orphan pass lists every zone: the schedule's job
+		cfg.Pool, cfg.Parked = nil, nil // so does the parked pass
 	}
 	rep, err := reaper.Run(ctx, cfg)
 	var table strings.Builder
