@@ -63,7 +63,7 @@ func (w Waits) Of(node string) time.Duration {
 // reboot and the park configuration's apply.
 func (w Waits) Down(park bool) time.Duration {
 	if park {
-		return max(w.Scaleway.Terminate+w.Scaleway.VolumeDetach, w.ResetReboot+w.ApplyReboot)
+		return max(w.Scaleway.Terminate, w.ResetReboot+w.ApplyReboot)
 	}
 	return w.Scaleway.Down()
 }

@@ -15,7 +15,7 @@ import (
 // waitsOf is the driver's part of the emulator's profile.
 func waitsOf(l scwsim.Latency) Waits {
 	return Waits{SnapshotImport: l.SnapshotImport, BMDelivery: l.BMDelivery, SGRules: l.SGRules,
-		VolumeCreate: l.VolumeCreate, Poweron: l.Poweron, Terminate: l.Terminate, VolumeDetach: l.VolumeDetach, BMDelete: l.BMDelete}
+		VolumeCreate: l.VolumeCreate, Poweron: l.Poweron, Terminate: l.Terminate, BMDelete: l.BMDelete}
 }
 
 // BenchmarkUpDown measures up and down on the emulator with SPEC §9's proportions scaled by

@@ -15,8 +15,7 @@ type Waits struct {
 	SGRules        time.Duration // security-group, security-group-rules: syncing
 	VolumeCreate   time.Duration // volume-i: from the snapshot
 	Poweron        time.Duration // poweron-i: starting -> running
-	Terminate      time.Duration // down: an Instance terminated
-	VolumeDetach   time.Duration // down: its volumes available again once it is gone, then deleted
+	Terminate      time.Duration // down: an Instance terminated (its volumes available once it is gone)
 	BMDelete       time.Duration // down: the Elastic Metal server deleted
 }
 
@@ -37,6 +36,7 @@ func (w Waits) Of(node string) time.Duration {
 	return 0
 }
 
-// Down is the lower bound of a down: the Instances' terminations (then their volumes, once
-// detached) and the worker's delete run side by side, and nothing else of the driver waits.
-func (w Waits) Down() time.Duration { return max(w.Terminate+w.VolumeDetach, w.BMDelete) }
+// Down is the lower bound of a down: the Instances' terminations and the worker's delete run
+// side by side (a terminated server's volumes are available as soon as it is gone, their
+// deletes answer at once), and nothing else of the driver waits.
+func (w Waits) Down() time.Duration { return max(w.Terminate, w.BMDelete) }

@@ -137,7 +137,7 @@ func Bucket(t testing.TB, w *world.World, name string) *blob.Bucket {
 func Waits(scw scwsim.Latency, h world.Hosts) cluster.Waits {
 	return cluster.Waits{
 		Scaleway: scaleway.Waits{SnapshotImport: scw.SnapshotImport, BMDelivery: scw.BMDelivery, SGRules: scw.SGRules,
-			VolumeCreate: scw.VolumeCreate, Poweron: scw.Poweron, Terminate: scw.Terminate, VolumeDetach: scw.VolumeDetach, BMDelete: scw.BMDelete},
+			VolumeCreate: scw.VolumeCreate, Poweron: scw.Poweron, Terminate: scw.Terminate, BMDelete: scw.BMDelete},
 		RescueReboot: scw.BMRescueReboot, RescueBoot: h.RescueBoot, ImageWrite: h.ImageWrite, NormalReboot: scw.BMNormalReboot,
 		TalosBoot: world.TalosBoot, TalosReady: max(world.TalosCRI, world.TalosTimeSync), ApplyReboot: h.Talos.ApplyReboot, KubeReady: h.Talos.KubeReady, ResetReboot: h.Talos.ResetReboot,
 	}
