@@ -185,3 +185,20 @@ func TestFailedResetDeletesTheWorker(t *testing.T) {
 		t.Fatalf("pool holds %d workers after a failed reset", n)
 	}
 }
+
+// An offer out of stock does not stop an up that adopts a parked worker: the stock check is for
+// an order, and none is made.
+func TestAdoptWhenTheOfferIsOutOfStock(t *testing.T) {
+	spec := provision.DefaultSpec()
+	e := newEnv(t, world.Options{TimeFactor: 0.005, Stock: map[string]int{spec.BaremetalOffer: 1}})
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	first := e.up(ctx, t, "acme-shop-4")
+	if _, err := e.ops.Down(ctx, clusterops.Request{Cluster: "acme-shop-4", RequestedBy: "alice", Command: "down", ParkFor: time.Hour}); err != nil {
+		t.Fatal(err)
+	}
+	second := e.up(ctx, t, "acme-shop-5") // the one server of the offer is the parked one
+	if got, want := second.State.Resources[scaleway.NodeWorker].ID, first.State.Resources[scaleway.NodeWorker].ID; got != want {
+		t.Fatalf("worker = %s, want the parked %s", got, want)
+	}
+}

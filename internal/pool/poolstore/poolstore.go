@@ -93,6 +93,22 @@ func (p *Pool) Claim(ctx context.Context, cluster string, want pool.Want) (pool.
 	return got, err
 }
 
+// Available tells whether an unclaimed, unexpired worker matches want (a read: a later Claim may
+// still lose it to another up).
+func (p *Pool) Available(ctx context.Context, want pool.Want) (bool, error) {
+	d, _, err := p.read(ctx)
+	if err != nil {
+		return false, err
+	}
+	now := p.now()
+	for _, w := range d.Workers {
+		if w.Matches(want, now) {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
 // Park records w (replacing an older entry of the same server).
 func (p *Pool) Park(ctx context.Context, w pool.Worker) error {
 	return p.change(ctx, "park worker "+w.ServerID, func(d *pool.Doc) error { return d.Park(w) })

@@ -178,6 +178,9 @@ func Build(g *provision.Graph, spec provision.Spec, cfg Config) error {
 	if err := g.WrapDestroy(scaleway.NodeWorker, b.parkOrDelete); err != nil {
 		return err
 	}
+	if err := g.WrapPreflight(scaleway.NodeWorker, b.stockUnlessParked); err != nil {
+		return err
+	}
 	if cfg.ImageLocker != nil {
 		for _, n := range []string{NodeImageObject, scaleway.NodeSnapshot} {
 			if err := g.WrapApply(n, b.underImageLock); err != nil {

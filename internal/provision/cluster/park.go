@@ -22,6 +22,7 @@ const SecretParkTalosconfig = "talos/park-talosconfig"
 // Pool is the parked-worker pool as the graph uses it (internal/pool/poolstore implements it).
 type Pool interface {
 	Claim(ctx context.Context, cluster string, want pool.Want) (pool.Worker, error)
+	Available(ctx context.Context, want pool.Want) (bool, error)
 	Park(ctx context.Context, w pool.Worker) error
 	Remove(ctx context.Context, serverID string) error
 }
@@ -48,6 +49,23 @@ func (b *builder) want(spec provision.Spec) pool.Want {
 
 func (b *builder) talosAddr(ip string) string {
 	return net.JoinHostPort(ip, strconv.Itoa(b.cfg.TalosPort))
+}
+
+// stockUnlessParked skips the worker's stock check when a parked worker matches: the up will
+// adopt it (and if the claim is lost to another up, the order itself reports the empty stock).
+func (b *builder) stockUnlessParked(preflight func(ctx context.Context, r *provision.Run) error) func(ctx context.Context, r *provision.Run) error {
+	return func(ctx context.Context, r *provision.Run) error {
+		if preflight == nil {
+			return nil
+		}
+		if _, ok := r.Resource(scaleway.NodeWorker); !ok && b.cfg.Pool != nil {
+			if ok, err := b.cfg.Pool.Available(ctx, b.want(r.Spec())); err == nil && ok {
+				r.Note(scaleway.NodeWorker, "a parked worker matches: the stock check is skipped")
+				return nil
+			}
+		}
+		return preflight(ctx, r)
+	}
 }
 
 // adoptOrOrder runs before the worker's own Apply: with a pool and no worker yet, it adopts a
