@@ -114,7 +114,7 @@ func (a *app) reapOnce(ctx context.Context, getenv func(string) string, env gith
 		ParkFor: rc.ParkFor, Pool: &poolstore.Pool{Store: b.Ops.Store, Now: a.now}, Parked: driver}
 	if opportunistic {
 		cfg = reaper.Opportunistic(cfg)
-		cfg.Inventory = nil // the orphan pass lists every zone: the schedule's job
+		cfg.Inventory = nil             // the orphan pass lists every zone: the schedule's job
 		cfg.Pool, cfg.Parked = nil, nil // so does the parked pass
 	}
 	rep, err := reaper.Run(ctx, cfg)
