@@ -23,7 +23,8 @@ func (e *env) bmTags(id string) ([]string, bool) {
 }
 
 // A reaper teardown with park_for parks the worker; a later run past parked-until deletes it
-// and empties the pool; a server tagged parked that no pool entry lists is deleted as an orphan.
+// and empties the pool; a server tagged parked that no pool entry lists is deleted as an orphan
+// (past the grace), one still listed is not.
 func TestReapParksThenExpires(t *testing.T) {
 	e := newEnv(t, "file")
 	ctx := ctxFor(t, 3*time.Minute)
@@ -34,6 +35,13 @@ func TestReapParksThenExpires(t *testing.T) {
 		t.Fatal(err)
 	}
 	worker := res.State.Resources[scaleway.NodeWorker].ID
+	n2 := e.w.GitHub.AddIssue(repo, ghsim.Issue{Title: "poc"})
+	res2, err := e.ops.Up(ctx, clusterops.Request{Cluster: "acme-shop-park2", Spec: e.spec, TTL: time.Hour,
+		Repository: repo, Number: n2, Kind: "issue", RequestedBy: "alice", Command: "up"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lost := res2.State.Resources[scaleway.NodeWorker].ID
 	pl := &poolstore.Pool{Store: e.store}
 
 	cfg := e.config(time.Now().Add(2 * time.Hour))
@@ -55,8 +63,12 @@ func TestReapParksThenExpires(t *testing.T) {
 		t.Fatal(err)
 	}
 	entry, ok := doc.Find(worker)
-	if !ok {
-		t.Fatal("the reaped cluster's worker is not in the pool")
+	if _, ok2 := doc.Find(lost); !ok || !ok2 {
+		t.Fatal("the reaped clusters' workers are not in the pool")
+	}
+	// The second one's entry is lost: its server, still tagged parked, is an orphan.
+	if err := pl.Remove(ctx, lost); err != nil {
+		t.Fatal(err)
 	}
 
 	// Before parked-until: kept.
@@ -67,6 +79,10 @@ func TestReapParksThenExpires(t *testing.T) {
 	}
 	if _, ok := e.bmTags(worker); !ok {
 		t.Fatalf("a parked worker was deleted before its parked-until:\n%s", table(t, rep))
+	}
+	// ... while the server whose entry was lost, past the grace, is swept as an orphan.
+	if d, _ := decisionOf(rep, "parked/"+lost); d.Action != reaper.ActionSwept || d.Reason != reaper.ReasonParkOrphan {
+		t.Fatalf("parked server without a pool entry: %+v\n%s", d, table(t, rep))
 	}
 	// Past it: deleted, and the pool forgets it.
 	cfg = e.config(entry.ParkedUntil.Add(time.Minute))
@@ -79,8 +95,10 @@ func TestReapParksThenExpires(t *testing.T) {
 	if d.Action != reaper.ActionSwept || d.Reason != reaper.ReasonParkExpired {
 		t.Fatalf("expired parked worker: %+v", d)
 	}
-	if err := waitGone(ctx, e, worker); err != nil {
-		t.Fatal(err)
+	for _, id := range []string{worker, lost} {
+		if err := waitGone(ctx, e, id); err != nil {
+			t.Fatalf("server %s: %v", id, err)
+		}
 	}
 	if doc, _ := pl.List(ctx); len(doc.Workers) != 0 {
 		t.Fatalf("pool after expiry = %+v", doc.Workers)
