@@ -15,6 +15,7 @@ import (
 	"github.com/pocbot/pocbot/internal/cost"
 	"github.com/pocbot/pocbot/internal/github"
 	"github.com/pocbot/pocbot/internal/provision"
+	"github.com/pocbot/pocbot/internal/repoconfig"
 	"github.com/pocbot/pocbot/internal/provision/cluster"
 	"github.com/pocbot/pocbot/internal/statestore"
 )
@@ -107,6 +108,18 @@ func (r *run) up(ctx context.Context, o commands.UpOptions) error {
 		}
 	}
 	donePlan()
+	if !exists {
+		// The check above answers at once without a status comment; this one is the one that
+		// counts: it runs again under the repository's admission lock, right before the first
+		// document is written, so that concurrent ups cannot all pass it.
+		req.Admit = func(ctx context.Context) error {
+			if refusal := r.budget(ctx, quote); refusal != "" {
+				return &budgetRefusal{body: refusal}
+			}
+			return nil
+		}
+		req.DailyCostNanos = quote.Daily.Nanos
+	}
 
 	r.react(ctx, github.ReactionRocket)
 	doneUp := r.group("up " + r.cluster)
@@ -123,6 +136,10 @@ func (r *run) up(ctx context.Context, o commands.UpOptions) error {
 	var le *statestore.LockedError
 	if errors.As(upErr, &le) {
 		return tr.locked(ctx, le) // nothing ran: say who holds the cluster, no notification
+	}
+	var br *budgetRefusal
+	if errors.As(upErr, &br) {
+		return tr.refused(ctx, "budget", br.body) // another up of the repository took the room meanwhile
 	}
 	r.recordLabels(ctx, tr.sticky.ID(), quote)
 
@@ -214,6 +231,21 @@ func (t *tracked) locked(ctx context.Context, le *statestore.LockedError) error 
 	t.r.react(ctx, github.ReactionConfused)
 	return nil
 }
+
+// refused ends an operation that was refused before it created anything (a budget used up by a
+// concurrent up): the status comment says so, the reply says why.
+func (t *tracked) refused(ctx context.Context, why, body string) error {
+	t.view.Phase = "refused"
+	t.view.Error = "Nothing was created: another `/poc up` of this repository took the budget meanwhile; see the reply below."
+	t.r.finishSticky(ctx, t.sticky, commands.RenderSticky(t.view))
+	t.r.countSticky(t.sticky, t.startID)
+	return t.r.refuse(ctx, why, body)
+}
+
+// budgetRefusal is the budget check's answer when it runs as clusterops' admission check.
+type budgetRefusal struct{ body string }
+
+func (e *budgetRefusal) Error() string { return "refused by the budget of " + repoconfig.Path }
 
 // finish writes the final body and posts the one notification that @-mentions the requester
 // (editing a comment notifies nobody).

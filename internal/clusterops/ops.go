@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -97,6 +98,16 @@ type Request struct {
 	// extend may have landed between its listing and the lock; an operator run from one
 	// repository's workflow must not touch another repository's cluster.
 	Precondition func(statestore.Header) error
+	// Admit, when set, decides whether a cluster this request creates may exist (the budget). It
+	// runs under the repository's admission lock, taken after the cluster's own lock, and the lock
+	// is held until the cluster's first document is written: the next up of the repository lists
+	// the clusters only once this one is among them, so a check-then-create race cannot let two
+	// ups through a budget that has room for one. An error from Admit is returned as is (wrapped),
+	// with nothing written or created. An existing cluster is never re-admitted.
+	Admit func(ctx context.Context) error
+	// DailyCostNanos is the daily cost (nano-euros) recorded in the header of a cluster this
+	// request creates, so that budgets read it at once without the key.
+	DailyCostNanos int64
 	// NoCancel makes a Down that finds the lock held give up at once instead of asking the holder
 	// to stop (the reaper: a busy cluster is for its next run).
 	NoCancel bool
@@ -333,6 +344,9 @@ func (o *Ops) Up(ctx context.Context, req Request) (*Result, error) {
 		if req.TTL > 0 {
 			doc.Header.Expires = now.Add(req.TTL)
 		}
+		if req.DailyCostNanos > 0 {
+			doc.Header.Labels = map[string]string{LabelDailyCost: strconv.FormatInt(req.DailyCostNanos, 10)}
+		}
 		res.Created = true
 	case err != nil:
 		return nil, err
@@ -358,8 +372,8 @@ func (o *Ops) Up(ctx context.Context, req Request) (*Result, error) {
 		st.Spec = want
 	}
 	saver := &docSaver{store: o.Store, cluster: req.Cluster, doc: doc}
-	if err := saver.Save(ctx, st); err != nil { // the document exists before anything is created
-		return nil, err
+	if err := o.admit(ctx, req, res.Created, func() error { return saver.Save(ctx, st) }); err != nil {
+		return nil, err // the document exists before anything is created
 	}
 	if err := saver.setPhase(ctx, PhaseProvisioning, map[string]string{LabelDownFailed: ""}); err != nil {
 		return nil, err
@@ -399,6 +413,32 @@ func (o *Ops) Up(ctx context.Context, req Request) (*Result, error) {
 	}
 	res.Header = saver.doc.Header
 	return res, nil
+}
+
+// admit writes a cluster's first document. For a new cluster with an Admit check, the check and
+// the write happen under the repository's admission lock (see Request.Admit).
+func (o *Ops) admit(ctx context.Context, req Request, created bool, write func() error) error {
+	if !created || req.Admit == nil {
+		return write()
+	}
+	h, err := o.acquire(ctx, Request{Cluster: admissionLock(req.Repository), RunID: req.RunID, RequestedBy: req.RequestedBy,
+		Command: "admit " + req.Cluster}, o.lockWait())
+	if err != nil {
+		return fmt.Errorf("admit cluster %q: take the admission lock of %s: %w", req.Cluster, req.Repository, err)
+	}
+	defer o.release(h)
+	if err := req.Admit(h.ctx); err != nil {
+		return fmt.Errorf("admit cluster %q: %w", req.Cluster, err)
+	}
+	return write()
+}
+
+// admissionLock names the lock object that serialises the admission of new clusters of one
+// repository: a digest of the repository's name (GitHub names are case-insensitive), like
+// LockImage's, so that any repository name makes a valid lock name.
+func admissionLock(repository string) string {
+	sum := sha256.Sum256([]byte(strings.ToLower(repository)))
+	return "admit-" + hex.EncodeToString(sum[:8])
 }
 
 // want is base with the request's overrides, its image key following its Talos version and
