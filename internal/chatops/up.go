@@ -15,8 +15,8 @@ import (
 	"github.com/pocbot/pocbot/internal/cost"
 	"github.com/pocbot/pocbot/internal/github"
 	"github.com/pocbot/pocbot/internal/provision"
-	"github.com/pocbot/pocbot/internal/repoconfig"
 	"github.com/pocbot/pocbot/internal/provision/cluster"
+	"github.com/pocbot/pocbot/internal/repoconfig"
 	"github.com/pocbot/pocbot/internal/statestore"
 )
 
