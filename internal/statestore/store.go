@@ -57,6 +57,7 @@ type Option func(*options)
 
 type options struct {
 	bucket     *blob.Bucket
+	presign    *blob.Bucket
 	bucketName string
 	keeper     *secrets.Keeper
 	now        func() time.Time
@@ -66,6 +67,12 @@ type options struct {
 // WithBucket uses an already opened S3 bucket (e.g. with explicit credentials) instead of
 // opening Config.StateURL; the store does not close it. Config.StateURL, if set, only names it.
 func WithBucket(b *blob.Bucket) Option { return func(o *options) { o.bucket = b } }
+
+// WithPresignBucket signs SignedURL's links with another handle on the same bucket, opened with a
+// credential that may only read public/ objects: a signed URL names its signer's access key id in
+// X-Amz-Credential, and these links are posted in public places. The store never sends a request
+// through it (signing is local) and does not close it.
+func WithPresignBucket(b *blob.Bucket) Option { return func(o *options) { o.presign = b } }
 
 // WithKeeper uses an already opened keeper instead of Config.KeyURL; the store does not close it.
 func WithKeeper(k *secrets.Keeper) Option { return func(o *options) { o.keeper = k } }
@@ -91,6 +98,9 @@ func Open(ctx context.Context, cfg Config, opts ...Option) (*Store, error) {
 			name = u.Host
 		}
 		s.be, err = newBlobBackend(o.bucket, name, false)
+		if err == nil && o.presign != nil {
+			s.be.(*blobBackend).signer = o.presign
+		}
 	default:
 		if err := cfg.validateStateURL(); err != nil {
 			return nil, err
@@ -108,6 +118,8 @@ func Open(ctx context.Context, cfg Config, opts ...Option) (*Store, error) {
 			s.be, err = newBlobBackend(b, u.Host, true)
 			if err != nil {
 				b.Close()
+			} else if o.presign != nil {
+				s.be.(*blobBackend).signer = o.presign
 			}
 		}
 	}
