@@ -3,6 +3,7 @@ package chatops_test
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"fmt"
 	"strconv"
 	"strings"
@@ -15,6 +16,9 @@ import (
 	"github.com/pocbot/pocbot/internal/commands"
 	"github.com/pocbot/pocbot/internal/github"
 	ghsim "github.com/pocbot/pocbot/internal/sim/github"
+	"github.com/pocbot/pocbot/internal/sim/world"
+	"github.com/pocbot/pocbot/internal/sim/world/worldtest"
+	"github.com/pocbot/pocbot/internal/statestore"
 )
 
 // TestBudgetRace replays hole 2 of issue 11: five `/poc up` on five issues of one repository at
@@ -109,5 +113,61 @@ func (h *harness) raceHandler(full string, i int) *chatops.Handler {
 		Log:            h.log,
 		Started:        time.Now(),
 		StickyInterval: 100 * time.Millisecond,
+	}
+}
+
+// TestEditedHeaderDoesNotDefeatBudget is hole 4 of issue 11 on the budget's side: someone who can
+// write to the state bucket sets a running cluster's recorded daily cost to 1 nano-euro (same
+// length, integrity trailer recomputed). The budget must not take the edited header at its word:
+// the object counts at worst case, and the refusal names it.
+func TestEditedHeaderDoesNotDefeatBudget(t *testing.T) {
+	h := newHarness(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	gh := h.w.GitHub
+	const repo = "edit/money"
+	h.repo(repo)
+	gh.SetPermission(repo, "alice", "admin")
+	gh.AddIssue(repo, ghsim.Issue{Number: 2, Author: "alice"})
+	q, err := clusterops.Quote(ctx, h.backend.Quoter, h.backend.Spec, 0, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gh.SetFile(repo, "", ".github/poc.yml", []byte(fmt.Sprintf("max_clusters: 10\nmax_daily_eur: %.2f\n", float64(q.Daily.Nanos)*1.5/1e9)))
+	cost := strconv.FormatInt(q.Daily.Nanos, 10)
+	running := commands.ClusterName("edit", "money", 1)
+	doc := &statestore.Document{Header: statestore.Header{Cluster: running, Repository: repo, Number: 1, Created: time.Now(),
+		Labels: map[string]string{clusterops.LabelDailyCost: cost}}, Body: []byte(`{"version":1}`)}
+	if err := h.backend.Ops.Store.Put(ctx, doc); err != nil {
+		t.Fatal(err)
+	}
+	b := worldtest.Bucket(t, h.w, world.StateBucket)
+	key := "clusters/" + running + ".state"
+	obj, err := b.ReadAll(ctx, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	label := []byte(`"` + clusterops.LabelDailyCost + `":"` + cost + `"`)
+	if !bytes.Contains(obj, label) {
+		t.Fatalf("the header does not hold %s", label)
+	}
+	edited := bytes.Replace(obj, label, []byte(`"`+clusterops.LabelDailyCost+`":"`+fmt.Sprintf("%0*d", len(cost), 1)+`"`), 1)
+	sum := sha256.Sum256(edited[:len(edited)-sha256.Size])
+	copy(edited[len(edited)-sha256.Size:], sum[:])
+	if err := b.WriteAll(ctx, key, edited, nil); err != nil {
+		t.Fatal(err)
+	}
+	defer b.Delete(context.Background(), key)
+
+	out, err := h.handle(ctx, h.comment(repo, 2, false, "alice", "/poc up"))
+	if err != nil || out.Refused != "budget" {
+		t.Fatalf("outcome %+v, err %v: an edited header must not make room in the budget", out, err)
+	}
+	last := lastBody(h, repo, 2)
+	if !strings.Contains(last, "Nothing was created") || !strings.Contains(last, key) {
+		t.Errorf("refusal does not name the unverifiable object %s:\n%s", key, last)
+	}
+	if left := h.live(commands.ClusterName("edit", "money", 2)); len(left) > 0 {
+		t.Errorf("the refused up created %v", left)
 	}
 }

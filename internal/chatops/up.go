@@ -358,7 +358,20 @@ func (r *run) runningCosts(ctx context.Context) ([]cost.ClusterCost, error) {
 	}
 	out := []cost.ClusterCost{}
 	if err != nil {
-		out = append(out, cost.ClusterCost{Name: "(unreadable state)", Daily: cost.EUR(0, 0), Unknown: true})
+		// A state object that cannot be read or authenticated counts at worst case, against every
+		// repository (the one it names is not to be believed): one cluster costing the whole
+		// daily limit, so no new cluster passes until a person has looked at it.
+		var le *statestore.ListError
+		bad := []string{"(unreadable state)"}
+		if errors.As(err, &le) {
+			bad = bad[:0]
+			for _, b := range le.Bad {
+				bad = append(bad, "(unverifiable: "+b.Key+")")
+			}
+		}
+		for _, name := range bad {
+			out = append(out, cost.ClusterCost{Name: name, Daily: cost.Money{Currency: cost.CurrencyEUR, Nanos: r.cfg.MaxDailyNanoEUR}, Unknown: true})
+		}
 	}
 	for _, h := range headers {
 		if h.Cluster == r.cluster || (h.Repository != "" && !strings.EqualFold(h.Repository, r.ev.FullName())) {

@@ -21,6 +21,7 @@ import (
 	"slices"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -112,6 +113,9 @@ const (
 	ActionSwept      Action = "swept"     // orphan resources removed
 	ActionYoung      Action = "young"     // orphan resources younger than the grace period
 	ActionDownFailed Action = "down-failed"
+	// ActionTampered: the state object fails authentication (its header's MAC, then its
+	// decryption): neither spared nor destroyed on its word, reported as a failure for a person.
+	ActionTampered Action = "tampered"
 )
 
 // Decision is one line of the report.
@@ -152,8 +156,9 @@ func (r Report) Count(a Action) int {
 	return n
 }
 
-// Failed is the number of teardowns and sweeps that failed.
-func (r Report) Failed() int { return r.Count(ActionFailed) }
+// Failed is the number of teardowns and sweeps that failed, and of state objects that fail
+// authentication: each needs a person, so the run reports failure.
+func (r Report) Failed() int { return r.Count(ActionFailed) + r.Count(ActionTampered) }
 
 const (
 	defaultActor    = "pocbot-reaper"
@@ -245,9 +250,12 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 		return rep, fmt.Errorf("reaper: list the state headers in %s: %w", cfg.Ops.Store.Location(), err)
 	}
 	if err != nil {
-		// Some documents cannot be read: the others are still handled; the unreadable ones are
-		// never mistaken for orphans (the sweep checks for a document under the lock).
-		r.log.Error("some state headers cannot be read", "err", err)
+		// Some documents cannot be read or authenticated: the others are still handled; the bad
+		// ones are never mistaken for orphans (the sweep checks for a document under the lock),
+		// never spared nor destroyed on what their header says, and reported in every
+		// repository's run (the repository they name is not to be believed either).
+		r.log.Error("some state headers cannot be read or authenticated", "err", err)
+		rep.Decisions = append(rep.Decisions, hostile(err)...)
 	}
 	rep.Listed = len(headers)
 	known := make(map[string]bool, len(headers))
@@ -288,6 +296,22 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 		r.log.Info("reaper", "cluster", d.Cluster, "action", string(d.Action), "reason", string(d.Reason), "detail", d.Detail, "err", d.Err, "dry_run", cfg.DryRun)
 	}
 	return rep, nil
+}
+
+// hostile turns List's per-object errors into report lines.
+func hostile(err error) []Decision {
+	var le *statestore.ListError
+	if !errors.As(err, &le) {
+		return nil
+	}
+	var out []Decision
+	for _, b := range le.Bad {
+		name := strings.TrimSuffix(strings.TrimPrefix(b.Key, "clusters/"), ".state")
+		out = append(out, Decision{Cluster: name, Action: ActionTampered, Err: b.Err,
+			Detail: "state object " + b.Key + " fails authentication (edited, damaged, or written with another key): " +
+				"nothing is decided on it; compare it with the bucket's earlier versions, restore the right one or remove it, and run `bot down --cluster " + name + "` if its cluster must go"})
+	}
+	return out
 }
 
 // lookUpIssues asks GitHub about the issue or PR of each header that has one, a few at a time.
