@@ -40,9 +40,9 @@ func BenchmarkPutGet256KiB(b *testing.B) {
 func BenchmarkList1000(b *testing.B) {
 	for _, mk := range []func(testing.TB) *world{fileWorld, s3World} {
 		w := mk(b)
+		key := newKey(b) // one per bucket: the bucket's MAC key is wrapped by it
 		b.Run(w.name, func(b *testing.B) {
 			ctx := testCtx(b)
-			key := newKey(b)
 			s := w.open(b, key)
 			mk, err := s.headerKey(ctx, true)
 			if err != nil {
