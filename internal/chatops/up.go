@@ -119,6 +119,11 @@ func (r *run) up(ctx context.Context, o commands.UpOptions) error {
 			return nil
 		}
 		req.DailyCostNanos = quote.Daily.Nanos
+		// A status comment left by an earlier life of the cluster may record a higher serial
+		// (its down could not edit it): the new document continues above it.
+		if w, err := r.witness(ctx); err == nil {
+			req.MinSerial = w
+		}
 	}
 
 	r.react(ctx, github.ReactionRocket)
@@ -141,7 +146,11 @@ func (r *run) up(ctx context.Context, o commands.UpOptions) error {
 	if errors.As(upErr, &br) {
 		return tr.refused(ctx, "budget", br.body) // another up of the repository took the room meanwhile
 	}
-	r.recordLabels(ctx, tr.sticky.ID(), quote)
+	if hdr, ok := r.recordLabels(ctx, tr.sticky.ID(), quote); ok {
+		tr.view.StateSerial = hdr.Serial
+	} else if res != nil && res.Header.Serial > 0 {
+		tr.view.StateSerial = res.Header.Serial
+	}
 
 	doneReply := r.group("reply")
 	defer doneReply()
@@ -203,6 +212,9 @@ func (r *run) track(ctx context.Context, verb commands.Verb, phase string, start
 	t.sticky, t.startID = r.newSticky()
 	t.view = commands.StickyView{Cluster: r.cluster, Serial: r.h.serial(), Verb: verb, Requester: r.ev.Sender,
 		Phase: phase, Started: started, RunURL: r.h.Env.RunURL()}
+	if r.header != nil {
+		t.view.StateSerial = r.header.Serial
+	}
 	if err := t.sticky.Update(ctx, t.render(nil)); err != nil {
 		r.h.log().Warn("could not write the status comment", "err", err)
 	}
@@ -296,10 +308,10 @@ func (r *run) finishSticky(ctx context.Context, st *github.Sticky, body string) 
 
 // recordLabels keeps the sticky comment's id and the daily cost in the public header: the next
 // run edits the same comment, and the budget guard and the reaper read costs without the key.
-func (r *run) recordLabels(ctx context.Context, stickyID int64, q cost.Quote) {
+func (r *run) recordLabels(ctx context.Context, stickyID int64, q cost.Quote) (statestore.Header, bool) {
 	req := r.request(commands.VerbUp)
 	req.Command = "record labels"
-	_, err := r.backend.Ops.Update(ctx, req, func(h *statestore.Header) error {
+	hdr, err := r.backend.Ops.Update(ctx, req, func(h *statestore.Header) error {
 		if stickyID != 0 {
 			h.Labels[clusterops.LabelStickyID] = strconv.FormatInt(stickyID, 10)
 		}
@@ -311,6 +323,7 @@ func (r *run) recordLabels(ctx context.Context, stickyID int64, q cost.Quote) {
 	if err != nil && !errors.Is(err, clusterops.ErrNoCluster) {
 		r.h.log().Warn("could not record the status comment id in the state header", "err", err)
 	}
+	return hdr, err == nil
 }
 
 // budget checks the repository's limits against the clusters already running; it returns the

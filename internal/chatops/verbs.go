@@ -72,12 +72,16 @@ func (r *run) down(ctx context.Context) error {
 	dv := downView(r.cluster, res, r.h.now().Sub(started), accrued)
 	view := &tr.view
 	view.Down, view.Phase = &dv, "destroyed"
+	view.StateSerial = 0 // the state is deleted: nothing left to witness
 	summary := fmt.Sprintf("%d resources deleted", len(dv.Deleted))
 	if accrued != "" {
 		summary += ", " + accrued + " over its life"
 	}
 	if downErr != nil {
 		view.Phase = clusterops.PhaseFailed
+		if res != nil && res.Header.Serial > 0 {
+			view.StateSerial = res.Header.Serial
+		}
 		view.Error = downErr.Error() + "\n\n`/poc down` again retries; the reaper retries on its next run."
 		summary = "some resources remain, see the status comment"
 	}

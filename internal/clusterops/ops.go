@@ -105,6 +105,10 @@ type Request struct {
 	// ups through a budget that has room for one. An error from Admit is returned as is (wrapped),
 	// with nothing written or created. An existing cluster is never re-admitted.
 	Admit func(ctx context.Context) error
+	// MinSerial is where the serials of a document this request creates continue from: the state
+	// serial a witness outside the bucket recorded for an earlier life of the cluster (see
+	// chatops), so that a new life is never mistaken for a rolled-back state.
+	MinSerial int64
 	// DailyCostNanos is the daily cost (nano-euros) recorded in the header of a cluster this
 	// request creates, so that budgets read it at once without the key.
 	DailyCostNanos int64
@@ -339,7 +343,7 @@ func (o *Ops) Up(ctx context.Context, req Request) (*Result, error) {
 		now := o.now()
 		doc = &statestore.Document{Header: statestore.Header{
 			Cluster: req.Cluster, Repository: req.Repository, Number: req.Number, Kind: req.Kind,
-			RequestedBy: req.RequestedBy, Created: now, Phase: PhaseProvisioning,
+			RequestedBy: req.RequestedBy, Created: now, Phase: PhaseProvisioning, Serial: req.MinSerial,
 		}}
 		if req.TTL > 0 {
 			doc.Header.Expires = now.Add(req.TTL)
