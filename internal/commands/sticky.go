@@ -82,7 +82,10 @@ func StickyStateSerial(body string) (int64, bool) {
 		return 0, false
 	}
 	n, err := strconv.ParseInt(m[1], 10, 64)
-	return n, err == nil && n > 0
+	if err != nil || n <= 0 {
+		return 0, false
+	}
+	return n, true
 }
 
 // StickyMarker is the hidden first line that identifies the sticky comment of a cluster. Anyone
