@@ -136,8 +136,8 @@ func TestEditedHeaderDoesNotDefeatBudget(t *testing.T) {
 	gh.SetFile(repo, "", ".github/poc.yml", []byte(fmt.Sprintf("max_clusters: 10\nmax_daily_eur: %.2f\n", float64(q.Daily.Nanos)*1.5/1e9)))
 	cost := strconv.FormatInt(q.Daily.Nanos, 10)
 	running := commands.ClusterName("edit", "money", 1)
-	doc := &statestore.Document{Header: statestore.Header{Cluster: running, Repository: repo, Number: 1, Created: time.Now(),
-		Labels: map[string]string{clusterops.LabelDailyCost: cost}}, Body: []byte(`{"version":1}`)}
+	doc := &statestore.Document{Header: statestore.Header{Cluster: running, Repository: repo, Number: 1, Created: time.Now()}, Body: []byte(`{"version":1}`)}
+	clusterops.Meta{DailyCostNanos: q.Daily.Nanos}.Into(&doc.Header)
 	if err := h.backend.Ops.Store.Put(ctx, doc); err != nil {
 		t.Fatal(err)
 	}
@@ -147,11 +147,12 @@ func TestEditedHeaderDoesNotDefeatBudget(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	label := []byte(`"` + clusterops.LabelDailyCost + `":"` + cost + `"`)
+	const wire = "daily_cost_nanos" // the label as it lies in the bucket
+	label := []byte(`"` + wire + `":"` + cost + `"`)
 	if !bytes.Contains(obj, label) {
 		t.Fatalf("the header does not hold %s", label)
 	}
-	edited := bytes.Replace(obj, label, []byte(`"`+clusterops.LabelDailyCost+`":"`+fmt.Sprintf("%0*d", len(cost), 1)+`"`), 1)
+	edited := bytes.Replace(obj, label, []byte(`"`+wire+`":"`+fmt.Sprintf("%0*d", len(cost), 1)+`"`), 1)
 	sum := sha256.Sum256(edited[:len(edited)-sha256.Size])
 	copy(edited[len(edited)-sha256.Size:], sum[:])
 	if err := b.WriteAll(ctx, key, edited, nil); err != nil {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/netip"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
@@ -279,8 +278,8 @@ func (r *run) newSticky() (*github.Sticky, int64) {
 		WithLogger(r.h.log())
 	var id int64
 	if r.header != nil {
-		if v, err := strconv.ParseInt(r.header.Labels[clusterops.LabelStickyID], 10, 64); err == nil && v > 0 {
-			id = v
+		if m, err := clusterops.MetaOf(*r.header); err == nil && m.StickyID > 0 {
+			id = m.StickyID
 			st.WithCommentID(id)
 		}
 	}
@@ -312,13 +311,15 @@ func (r *run) recordLabels(ctx context.Context, stickyID int64, q cost.Quote) (s
 	req := r.request(commands.VerbUp)
 	req.Command = "record labels"
 	hdr, err := r.backend.Ops.Update(ctx, req, func(h *statestore.Header) error {
-		if stickyID != 0 {
-			h.Labels[clusterops.LabelStickyID] = strconv.FormatInt(stickyID, 10)
-		}
-		if !q.Daily.IsZero() {
-			h.Labels[clusterops.LabelDailyCost] = strconv.FormatInt(q.Daily.Nanos, 10)
-		}
-		return nil
+		return clusterops.EditMeta(h, func(m *clusterops.Meta) error {
+			if stickyID != 0 {
+				m.StickyID = stickyID
+			}
+			if !q.Daily.IsZero() {
+				m.DailyCostNanos = q.Daily.Nanos
+			}
+			return nil
+		})
 	})
 	if err != nil && !errors.Is(err, clusterops.ErrNoCluster) {
 		r.h.log().Warn("could not record the status comment id in the state header", "err", err)
@@ -391,8 +392,8 @@ func (r *run) runningCosts(ctx context.Context) ([]cost.ClusterCost, error) {
 			continue
 		}
 		c := cost.ClusterCost{Name: h.Cluster}
-		if n, err := strconv.ParseInt(h.Labels[clusterops.LabelDailyCost], 10, 64); err == nil {
-			c.Daily = cost.Money{Currency: cost.CurrencyEUR, Nanos: n}
+		if m, err := clusterops.MetaOf(h); err == nil && m.DailyCostNanos > 0 {
+			c.Daily = cost.Money{Currency: cost.CurrencyEUR, Nanos: m.DailyCostNanos}
 		} else if _, st, err := b.Ops.Load(ctx, h.Cluster); err == nil {
 			q, qerr := clusterops.Quote(ctx, b.Quoter, st.Spec, 0, true)
 			c.Daily, c.Unknown = q.Daily, qerr != nil || q.HasUnknown()

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"sort"
-	"strconv"
 	"time"
 
 	"github.com/pocbot/pocbot/internal/clusterops"
@@ -183,9 +182,13 @@ func (r *run) status(ctx context.Context) error {
 		return r.lockedOrFail(ctx, err)
 	}
 	now := r.h.now()
+	meta, merr := clusterops.MetaOf(s.Header)
+	if merr != nil {
+		r.h.log().Warn("status: header metadata", "err", merr)
+	}
 	v := commands.StatusView{Cluster: r.cluster, Exists: true, Phase: s.Header.Phase, Created: s.Header.Created,
 		Expires: s.Header.Expires, Now: now, KeepLabel: r.cfg.KeepLabel,
-		Keep: r.hasLabel(r.cfg.KeepLabel) || s.Header.Labels[clusterops.LabelKeep] == "true"}
+		Keep: r.hasLabel(r.cfg.KeepLabel) || meta.Keep}
 	if s.Lock != nil {
 		v.LockHolder = fmt.Sprintf("run %s (%s by %s)", orDash(s.Lock.RunID), orDash(s.Lock.Command), orDash(s.Lock.Actor))
 		v.LockSince = s.Lock.Since
@@ -217,7 +220,7 @@ func (r *run) status(ctx context.Context) error {
 	if q, err := clusterops.Quote(ctx, b.Quoter, s.State.Spec, 0, true); err == nil {
 		v.DailyCost, v.Accrued = q.Daily.Format(2), q.Accrued(s.Header.Created, now).Format(2)
 	}
-	if id, err := strconv.ParseInt(s.Header.Labels[clusterops.LabelStickyID], 10, 64); err == nil && id > 0 {
+	if id := meta.StickyID; id > 0 {
 		if c, err := r.h.GitHub.GetComment(ctx, id); err == nil {
 			v.StickyURL = c.URL
 		}
@@ -261,8 +264,8 @@ func (r *run) extend(ctx context.Context, d time.Duration) error {
 			return &errBeyondMax{requested: life, max: r.cfg.MaxTTL}
 		}
 		h.Expires = next
-		delete(h.Labels, clusterops.LabelWarned)
-		return nil
+		// A new expiry re-arms the one warning.
+		return clusterops.EditMeta(h, func(m *clusterops.Meta) error { m.WarnedFor = time.Time{}; return nil })
 	})
 	var bm *errBeyondMax
 	if errors.As(err, &bm) {

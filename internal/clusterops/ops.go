@@ -13,7 +13,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -29,16 +28,6 @@ const (
 	PhaseReady        = "ready"
 	PhaseFailed       = "failed"
 	PhaseDestroying   = "destroying"
-)
-
-// Public header labels.
-const (
-	LabelKubeconfig = "kubeconfig" // location of the encrypted kubeconfig object
-	LabelDailyCost  = "daily_cost_nanos"
-	LabelWarned     = "warned"      // the expiry warning was posted for this expiry
-	LabelStickyID   = "sticky_id"   // the status comment's id
-	LabelKeep       = "keep"        // the keep label was seen on the issue
-	LabelDownFailed = "down_failed" // last teardown failed; the reaper retries
 )
 
 // PublicKubeconfigDir is where the kubeconfig ciphertexts handed to a cluster's users live
@@ -289,18 +278,13 @@ func (s *docSaver) Save(ctx context.Context, st *provision.State) error {
 	return s.store.Put(ctx, s.doc)
 }
 
-func (s *docSaver) setPhase(ctx context.Context, phase string, labels map[string]string) error {
+func (s *docSaver) setPhase(ctx context.Context, phase string, edit func(*Meta)) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.doc.Header.Phase = phase
-	for k, v := range labels {
-		if s.doc.Header.Labels == nil {
-			s.doc.Header.Labels = map[string]string{}
-		}
-		if v == "" {
-			delete(s.doc.Header.Labels, k)
-		} else {
-			s.doc.Header.Labels[k] = v
+	if edit != nil {
+		if err := EditMeta(&s.doc.Header, func(m *Meta) error { edit(m); return nil }); err != nil {
+			return err
 		}
 	}
 	return s.store.Put(ctx, s.doc)
@@ -348,9 +332,7 @@ func (o *Ops) Up(ctx context.Context, req Request) (*Result, error) {
 		if req.TTL > 0 {
 			doc.Header.Expires = now.Add(req.TTL)
 		}
-		if req.DailyCostNanos > 0 {
-			doc.Header.Labels = map[string]string{LabelDailyCost: strconv.FormatInt(req.DailyCostNanos, 10)}
-		}
+		Meta{DailyCostNanos: req.DailyCostNanos}.Into(&doc.Header)
 		res.Created = true
 	case err != nil:
 		return nil, err
@@ -379,7 +361,7 @@ func (o *Ops) Up(ctx context.Context, req Request) (*Result, error) {
 	if err := o.admit(ctx, req, res.Created, func() error { return saver.Save(ctx, st) }); err != nil {
 		return nil, err // the document exists before anything is created
 	}
-	if err := saver.setPhase(ctx, PhaseProvisioning, map[string]string{LabelDownFailed: ""}); err != nil {
+	if err := saver.setPhase(ctx, PhaseProvisioning, func(m *Meta) { m.DownFailed = time.Time{} }); err != nil {
 		return nil, err
 	}
 	g, engine, err := o.prepare(st, req)
@@ -403,16 +385,18 @@ func (o *Ops) Up(ctx context.Context, req Request) (*Result, error) {
 		res.Header = saver.doc.Header
 		return res, upErr
 	}
-	labels := map[string]string{}
 	if kc, ok := final.Secrets[cluster.SecretKubeconfig]; ok {
 		loc, err := o.Store.PutArtifact(wctx, req.Cluster, artifactKubeconfig, kc)
 		if err != nil {
 			return res, fmt.Errorf("store the kubeconfig of %q: %w", req.Cluster, err)
 		}
 		res.KubeconfigLocation = loc
-		labels[LabelKubeconfig] = loc
 	}
-	if err := saver.setPhase(wctx, PhaseReady, labels); err != nil {
+	if err := saver.setPhase(wctx, PhaseReady, func(m *Meta) {
+		if res.KubeconfigLocation != "" {
+			m.Kubeconfig = res.KubeconfigLocation
+		}
+	}); err != nil {
 		return res, err
 	}
 	res.Header = saver.doc.Header
@@ -556,7 +540,7 @@ func (o *Ops) Down(ctx context.Context, req Request) (*Result, error) {
 	defer cancel()
 	if downErr != nil {
 		if ds != nil {
-			_ = ds.setPhase(wctx, PhaseFailed, map[string]string{LabelDownFailed: o.now().Format(time.RFC3339)})
+			_ = ds.setPhase(wctx, PhaseFailed, func(m *Meta) { m.DownFailed = o.now() })
 			res.Header = ds.doc.Header
 		}
 		return res, downErr
