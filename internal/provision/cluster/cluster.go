@@ -65,6 +65,9 @@ type Config struct {
 	ImageBucket *blob.Bucket
 	// RescuePort is the rescue system's SSH port (22 on Scaleway).
 	RescuePort int
+	// RescuePasswordWait bounds the wait for rescue_server.password when the rescue system's
+	// sudo wants it and the API has not shown it yet (default 5 min).
+	RescuePasswordWait time.Duration
 	// TalosPort is the Talos API port (50000).
 	TalosPort int
 	// KubePort is the Kubernetes API port (6443).
@@ -90,12 +93,12 @@ func SchematicID(spec provision.Spec) string {
 	return id
 }
 
-// Endpoint is the Kubernetes API URL the configs and kubeconfig name: the DNS name when a zone is
-// set, the first control plane's address otherwise.
-func Endpoint(spec provision.Spec, cpIPs []string, kubePort int) string {
+// Endpoint is the Kubernetes API URL the configs and kubeconfig name: the cluster's DNS name when
+// a zone is set, the first control plane's address otherwise.
+func Endpoint(spec provision.Spec, clusterID string, cpIPs []string, kubePort int) string {
 	host := ""
 	if spec.DNSZone != "" {
-		host = spec.APIHostname + "." + strings.TrimSuffix(spec.DNSZone, ".")
+		host = spec.FQDN(spec.DNSNames(clusterID).API)
 	} else if len(cpIPs) > 0 {
 		host = cpIPs[0]
 	}
@@ -109,6 +112,9 @@ func Build(g *provision.Graph, spec provision.Spec, cfg Config) error {
 	}
 	if cfg.RescuePort == 0 {
 		cfg.RescuePort = 22
+	}
+	if cfg.RescuePasswordWait == 0 {
+		cfg.RescuePasswordWait = 5 * time.Minute
 	}
 	if cfg.TalosPort == 0 {
 		cfg.TalosPort = 50000
@@ -245,10 +251,10 @@ func (b *builder) generate(ctx context.Context, r *provision.Run) (*talos.Config
 	}
 	var sans []string
 	if spec.DNSZone != "" {
-		sans = append(sans, spec.APIHostname+"."+strings.TrimSuffix(spec.DNSZone, "."))
+		sans = append(sans, spec.FQDN(spec.DNSNames(r.ClusterID()).API))
 	}
 	cfgs, err := talos.Generate(ctx, talos.Input{
-		ClusterName: r.ClusterID(), Endpoint: Endpoint(spec, ips, b.cfg.KubePort), TalosVersion: spec.TalosVersion,
+		ClusterName: r.ClusterID(), Endpoint: Endpoint(spec, r.ClusterID(), ips, b.cfg.KubePort), TalosVersion: spec.TalosVersion,
 		Secrets: bundle, SchematicID: SchematicID(spec), ControlPlaneIPs: ips, CertSANs: sans,
 		WorkerHostname: spec.BaremetalHostname, WorkerInstallDisk: disk,
 	})
@@ -276,7 +282,7 @@ func (b *builder) talosConfig(ctx context.Context, r *provision.Run) error {
 	if err := r.SetOutput(ctx, OutTalosNodes, strings.Join(ips, ",")); err != nil {
 		return err
 	}
-	return r.SetOutput(ctx, OutAPIEndpoint, Endpoint(r.Spec(), ips, b.cfg.KubePort))
+	return r.SetOutput(ctx, OutAPIEndpoint, Endpoint(r.Spec(), r.ClusterID(), ips, b.cfg.KubePort))
 }
 
 func (b *builder) metalImageURL(spec provision.Spec) string {
@@ -307,10 +313,16 @@ func (b *builder) workerImage(ctx context.Context, r *provision.Run) error {
 		return err
 	}
 	r.Note(NodeWorkerImage, "rescue system up; writing "+url)
+	img := rescue.Image{Zstd: url, XZ: images.MetalRawXZURL(b.cfg.FactoryURL, SchematicID(spec), spec.TalosVersion)}
+	// rescue_server may be empty or late: log in as the rescue user with the key passed in
+	// ssh_key_ids, and wait for the password only if sudo asks for one.
 	res, err := rescue.WriteImage(ctx, rescue.Target{
 		Addr: net.JoinHostPort(boot.IP, strconv.Itoa(b.cfg.RescuePort)), User: boot.RescueUser,
 		Password: boot.RescuePassword, Signer: signer, RetryInterval: r.PollInterval(),
-	}, url, b.cfg.Log)
+		SudoPassword: func(ctx context.Context) (string, error) {
+			return b.cfg.Driver.RescuePassword(ctx, r, b.cfg.RescuePasswordWait)
+		},
+	}, img, b.cfg.Log)
 	if err != nil {
 		return fmt.Errorf("write the Talos metal image to worker %s from rescue: %w", w.ID, err)
 	}
