@@ -29,7 +29,6 @@ import (
 	"github.com/pocbot/pocbot/internal/provision/cluster"
 	"github.com/pocbot/pocbot/internal/provision/images"
 	"github.com/pocbot/pocbot/internal/provision/scaleway"
-	"github.com/pocbot/pocbot/internal/provision/talos"
 	"github.com/pocbot/pocbot/internal/statestore"
 	"github.com/scaleway/scaleway-sdk-go/scw"
 )
@@ -228,8 +227,6 @@ func openStore(ctx context.Context, getenv func(string) string, a *app, closers 
 	return store, nil
 }
 
-var talosLoggerOnce sync.Once
-
 // Presigning credential: the access key id of whoever signs a link is in the link
 // (X-Amz-Credential), and kubeconfig links are posted in public comments and step outputs. A
 // separate key that may only read public/ (docs/install.md gives its bucket policy) keeps the main
@@ -329,12 +326,7 @@ func openBackendParts(ctx context.Context, getenv func(string) string, a *app) (
 	if err != nil {
 		return nil, nil, err
 	}
-	// The Talos client logs through its own package logger (slog.Default otherwise): route it to
-	// the bot's handler so that its lines share the format and POC_DEBUG level.
-	// It is a package variable: set once per process (`bot soak` runs many bot runs in one
-	// process, and a write per run would race with the clients of the others).
-	talosLoggerOnce.Do(func() { talos.Logger = a.log.With("component", "talos") })
-	factory := strings.TrimRight(cmpOr(getenv(images.FactoryURLEnv), images.DefaultFactoryURL), "/")
+	factory := images.FactoryBaseURL(getenv)
 	ccfg := cluster.Config{Driver: driver, FactoryURL: factory, ImageBucket: ib, RescuePort: rescuePort,
 		RunnerCIDR: strings.TrimSpace(getenv("POC_RUNNER_CIDR")), Log: a.log}
 	spec := provision.DefaultSpec()

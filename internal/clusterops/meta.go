@@ -18,6 +18,7 @@ type Meta struct {
 	StickyID       int64     // the status comment's id; 0: unknown
 	Keep           bool      // the keep label was seen on the issue (as last seen by the reaper)
 	DownFailed     time.Time // when the last teardown failed; zero: it did not
+	RequesterID    int64     // the immutable account id of the user who created the cluster; 0: unknown
 }
 
 // The header labels Meta owns; their spelling is the wire format.
@@ -28,6 +29,7 @@ const (
 	labelStickyID   = "sticky_id"
 	labelKeep       = "keep"
 	labelDownFailed = "down_failed"
+	labelRequester  = "requested_by_id"
 )
 
 // MetaOf decodes a header's labels. A label that is present but malformed is an error naming it
@@ -64,6 +66,13 @@ func MetaOf(h statestore.Header) (Meta, error) {
 			return bad(labelStickyID, fmt.Errorf("not a comment id (%v)", err))
 		}
 		m.StickyID = n
+	}
+	if v, ok := h.Labels[labelRequester]; ok {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n <= 0 {
+			return bad(labelRequester, fmt.Errorf("not an account id (%v)", err))
+		}
+		m.RequesterID = n
 	}
 	if v, ok := h.Labels[labelKeep]; ok {
 		k, err := strconv.ParseBool(v)
@@ -105,6 +114,7 @@ func (m Meta) Into(h *statestore.Header) {
 	set(labelWarned, stamp(m.WarnedFor))
 	set(labelStickyID, num(m.StickyID))
 	set(labelDownFailed, stamp(m.DownFailed))
+	set(labelRequester, num(m.RequesterID))
 	if m.Keep {
 		set(labelKeep, "true")
 	} else {

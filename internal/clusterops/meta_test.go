@@ -10,7 +10,7 @@ import (
 
 func TestMetaCodec(t *testing.T) {
 	at := time.Date(2026, 11, 30, 22, 0, 0, 0, time.UTC)
-	full := Meta{Kubeconfig: "s3://b/artifacts/c/kubeconfig", DailyCostNanos: 4_200_000_000, WarnedFor: at, StickyID: 77, Keep: true, DownFailed: at.Add(time.Hour)}
+	full := Meta{Kubeconfig: "s3://b/artifacts/c/kubeconfig", DailyCostNanos: 4_200_000_000, WarnedFor: at, StickyID: 77, Keep: true, DownFailed: at.Add(time.Hour), RequesterID: 4242}
 	t.Run("round trip keeps foreign labels", func(t *testing.T) {
 		for _, m := range []Meta{{}, full} {
 			h := statestore.Header{Cluster: "c", Labels: map[string]string{"other": "x"}}
@@ -34,7 +34,7 @@ func TestMetaCodec(t *testing.T) {
 	})
 	for _, tc := range []struct{ label, value string }{
 		{labelDailyCost, "1e9"}, {labelDailyCost, "-5"}, {labelWarned, "yesterday"}, {labelStickyID, "0"},
-		{labelStickyID, "abc"}, {labelKeep, "maybe"}, {labelDownFailed, "2026-13-01T00:00:00Z"},
+		{labelStickyID, "abc"}, {labelKeep, "maybe"}, {labelRequester, "alice"}, {labelDownFailed, "2026-13-01T00:00:00Z"},
 	} {
 		t.Run("malformed "+tc.label+"="+tc.value, func(t *testing.T) {
 			_, err := MetaOf(statestore.Header{Cluster: "c", Labels: map[string]string{tc.label: tc.value}})
