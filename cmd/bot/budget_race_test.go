@@ -31,7 +31,7 @@ func TestBudgetRaceProcesses(t *testing.T) {
 		t.Skip("builds the bot and runs a whole cluster per case: not in -short")
 	}
 	bin := buildBot(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute) // a hang, not a slow machine
 	defer cancel()
 	w, err := world.Start(ctx, world.Options{Dir: t.TempDir(), TimeFactor: 0.005, S3: "file"})
 	if err != nil {
@@ -111,7 +111,15 @@ func TestBudgetRaceProcesses(t *testing.T) {
 			}
 			wg.Wait()
 			if ctx.Err() != nil {
-				t.Fatal("the five runs did not end in time")
+				var tails []string
+				for i, r := range results {
+					tail := r.stderr
+					if len(tail) > 3000 {
+						tail = tail[len(tail)-3000:]
+					}
+					tails = append(tails, fmt.Sprintf("run %d (exit %d):\n%s", i+1, r.code, tail))
+				}
+				t.Fatalf("the five runs did not end in time:\n%s", strings.Join(tails, "\n"))
 			}
 			var created, refused []string
 			for i, r := range results {
