@@ -34,6 +34,8 @@ type command struct {
 var envDocs = map[string]string{
 	"POC_STATE_URL":          "bucket of the encrypted state, e.g. s3://acme-poc-state?region=fr-par&endpoint=https://s3.fr-par.scw.cloud or file:///abs/dir",
 	"POC_STATE_KEY":          "key that encrypts the state: base64key://<32 bytes, URL-safe base64>",
+	"POC_PRESIGN_ACCESS_KEY": "optional access key that signs kubeconfig links, allowed to read public/* only (docs/install.md); default: the main key",
+	"POC_PRESIGN_SECRET_KEY": "secret key of POC_PRESIGN_ACCESS_KEY",
 	"POC_IMAGE_BUCKET":       "Object Storage bucket of the shared Talos images: a bucket name, or a gocloud URL (s3://…, file:///…)",
 	"POC_IMAGE_FACTORY_URL":  "Talos Image Factory base URL (default https://factory.talos.dev)",
 	"POC_RESCUE_SSH_PORT":    "SSH port of the worker's rescue system (default 22)",
@@ -47,7 +49,7 @@ var envDocs = map[string]string{
 
 // Variable sets of the commands: the state store; Scaleway's API; what an up or a down opens.
 var (
-	envStore = []string{"POC_STATE_URL", "POC_STATE_KEY"}
+	envStore = []string{"POC_STATE_URL", "POC_STATE_KEY", "POC_PRESIGN_ACCESS_KEY", "POC_PRESIGN_SECRET_KEY"}
 	envSCW   = []string{"SCW_ACCESS_KEY", "SCW_SECRET_KEY", "SCW_DEFAULT_PROJECT_ID", "SCW_API_URL"}
 	envWorld = append(append(append([]string{}, envStore...), envSCW...),
 		"POC_IMAGE_BUCKET", "POC_IMAGE_FACTORY_URL", "POC_RESCUE_SSH_PORT", "POC_POLL_INTERVAL")

@@ -143,7 +143,7 @@ func TestCommentsEndToEnd(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if doc.Header.Labels[clusterops.LabelStickyID] == "" || doc.Header.Labels[clusterops.LabelDailyCost] == "" {
+		if m, err := clusterops.MetaOf(doc.Header); err != nil || m.StickyID == 0 || m.DailyCostNanos == 0 {
 			t.Errorf("header labels = %v, want sticky id and daily cost", doc.Header.Labels)
 		}
 		if got := doc.Header.Expires.Sub(doc.Header.Created); got != 2*time.Hour {
