@@ -4,10 +4,15 @@ GO       ?= go
 GOBIN    := $(shell $(GO) env GOPATH)/bin
 export PATH := $(GOBIN):$(PATH)
 
-.PHONY: build test lint bench demo fuzz clean
+.PHONY: build test lint bench demo fuzz clean generate
 
 build:
 	$(GO) build -o bin/bot ./cmd/bot
+
+# Files generated from the settings table (internal/settings): deploy/poc.example.yml,
+# docs/configuration.md. A test fails while they are stale.
+generate:
+	$(GO) generate ./internal/settings
 
 # -race everywhere; the tests start the real servers they need (versitygw, sshd) on loopback.
 test:

@@ -7,11 +7,12 @@ import (
 	"fmt"
 	"net/url"
 	"os"
-	"regexp"
 	"slices"
 	"strings"
 
 	yaml "go.yaml.in/yaml/v4"
+
+	"github.com/pocbot/pocbot/internal/settings"
 )
 
 // DefaultFactoryURL is the public Image Factory.
@@ -48,13 +49,11 @@ type systemExtensions struct {
 	OfficialExtensions []string `yaml:"officialExtensions,omitempty"`
 }
 
-var extensionName = regexp.MustCompile(`^[a-z0-9][a-z0-9._/-]*$`)
-
 // ValidateExtensions checks extension names (e.g. "siderolabs/gvisor").
 func ValidateExtensions(extensions []string) error {
 	for _, e := range extensions {
-		if !extensionName.MatchString(e) {
-			return fmt.Errorf("talos extension %q is not a valid official extension name (lower-case letters, digits, '.', '_', '-', '/'), e.g. siderolabs/gvisor", e)
+		if err := settings.CheckExtension(e); err != nil {
+			return fmt.Errorf("talos extension: %w", err)
 		}
 	}
 	return nil
