@@ -25,3 +25,16 @@ func TestHelpGoesToStdoutOnly(t *testing.T) {
 		})
 	}
 }
+
+func TestVersionCommand(t *testing.T) {
+	var so, se bytes.Buffer
+	a := newApp(&so, &se, func(string) string { return "" })
+	if err := a.dispatch(context.Background(), []string{"version"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"pocbot dev", "go          go1.", "talos       v1.13.11", "kubernetes  1.36.3 (for talos v1.13)", "(for talos v1.14)"} {
+		if !strings.Contains(so.String(), want) {
+			t.Errorf("bot version lacks %q:\n%s", want, so.String())
+		}
+	}
+}

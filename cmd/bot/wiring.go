@@ -20,6 +20,7 @@ import (
 	_ "gocloud.dev/blob/s3blob" // s3:// image buckets (Scaleway Object Storage)
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	awsmiddleware "github.com/aws/aws-sdk-go-v2/aws/middleware"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/pocbot/pocbot/internal/chatops"
@@ -31,6 +32,7 @@ import (
 	"github.com/pocbot/pocbot/internal/provision/scaleway"
 	"github.com/pocbot/pocbot/internal/provision/talos"
 	"github.com/pocbot/pocbot/internal/statestore"
+	"github.com/pocbot/pocbot/internal/version"
 	"github.com/scaleway/scaleway-sdk-go/scw"
 )
 
@@ -316,6 +318,7 @@ func scwClient(getenv func(string) string) (*scw.Client, error) {
 	opts := []scw.ClientOption{
 		scw.WithHTTPClient(&http.Client{Transport: &scaleway.RetryTransport{Base: http.DefaultTransport}, Timeout: 2 * time.Minute}),
 		scw.WithAuth(ak, sk),
+		scw.WithUserAgent(version.UserAgent()),
 		scw.WithDefaultZone(scw.Zone(cmpOr(getenv("SCW_DEFAULT_ZONE"), provision.DefaultSpec().Zone))),
 		scw.WithDefaultRegion(scw.Region(cmpOr(getenv("SCW_DEFAULT_REGION"), provision.DefaultSpec().Region))),
 	}
@@ -380,5 +383,7 @@ func openS3(ctx context.Context, raw string, getenv func(string) string) (*blob.
 	if ep := q.Get("endpoint"); ep != "" {
 		o.BaseEndpoint = aws.String(ep)
 	}
+	// The SDK writes its own User-Agent; pocbot/<version> is added to it as a product token.
+	o.APIOptions = append(o.APIOptions, awsmiddleware.AddUserAgentKeyValue(version.Product, version.String()))
 	return s3blob.OpenBucket(ctx, s3.New(o), u.Host, nil)
 }

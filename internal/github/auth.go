@@ -14,6 +14,8 @@ import (
 	gh "github.com/google/go-github/v66/github"
 	// ghinstallation speaks go-github v88's types for the token options; only that struct is used.
 	gh88 "github.com/google/go-github/v88/github"
+
+	"github.com/pocbot/pocbot/internal/version"
 )
 
 // Mode says how the client authenticates.
@@ -112,6 +114,7 @@ func BotPermissions() *gh88.InstallationPermissions {
 // Enterprise form (WithEnterpriseURLs) for …/api/v3, and base as-is otherwise (a stand-in).
 func newGitHub(hc *http.Client, base string) (*gh.Client, string, error) {
 	c := gh.NewClient(hc)
+	c.UserAgent = version.UserAgent()
 	if base == "" || base == DefaultAPIURL {
 		return c, DefaultAPIURL, nil
 	}

@@ -16,7 +16,7 @@ import (
 )
 
 // DefaultFactoryURL is the public Image Factory.
-const DefaultFactoryURL = "https://factory.talos.dev"
+const DefaultFactoryURL = settings.DefaultImageFactoryURL
 
 // FactoryURLEnv names the variable that overrides the factory base URL.
 const FactoryURLEnv = "POC_IMAGE_FACTORY_URL"
