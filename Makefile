@@ -4,10 +4,20 @@ GO       ?= go
 GOBIN    := $(shell $(GO) env GOPATH)/bin
 export PATH := $(GOBIN):$(PATH)
 
-.PHONY: build test lint bench demo fuzz clean generate
+.PHONY: build test lint bench demo fuzz clean generate release-snapshot
+
+GORELEASER_VERSION := v2.15.1
 
 build:
-	$(GO) build -o bin/bot ./cmd/bot
+	$(GO) build -trimpath -ldflags "-X github.com/pocbot/pocbot/internal/version.Version=$$(git describe --tags --always --dirty 2>/dev/null || echo dev)" -o bin/bot ./cmd/bot
+
+# The release archives and checksums.txt of .goreleaser.yaml, built locally into dist/ (nothing is
+# published). goreleaser is installed with `go install` when missing.
+release-snapshot: goreleaser
+	goreleaser release --snapshot --clean
+
+goreleaser:
+	@command -v goreleaser >/dev/null 2>&1 || $(GO) install github.com/goreleaser/goreleaser/v2@$(GORELEASER_VERSION)
 
 # Files generated from the settings table (internal/settings): deploy/poc.example.yml,
 # docs/configuration.md. A test fails while they are stale.
@@ -18,11 +28,15 @@ generate:
 test:
 	$(GO) test -race -timeout 14m ./...
 
-lint:
+lint: goreleaser
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); \
 	  if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet ./...
 	actionlint .github/workflows/*.yml deploy/workflow/*.yml
+	# actionlint reads only workflows: the Action's steps are linted inside a generated one.
+	$(GO) test -count=1 -run '^TestAction' ./action
+	@if command -v shellcheck >/dev/null 2>&1; then shellcheck action/*.sh; fi
+	goreleaser check
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime 3x ./...
@@ -41,4 +55,4 @@ demo:
 	$(GO) run ./cmd/bot demo
 
 clean:
-	rm -rf bin
+	rm -rf bin dist

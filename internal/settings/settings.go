@@ -202,6 +202,8 @@ var Table = []Setting{
 	{Name: "app-slug", Env: "POC_APP_SLUG", Kind: String, Help: "the App's slug, to recognise its own comments (default: asked from GitHub)"},
 	{Name: "state-url", Env: "POC_STATE_URL", Kind: String, Help: "bucket of the encrypted state, e.g. s3://acme-poc-state?region=fr-par&endpoint=https://s3.fr-par.scw.cloud or file:///abs/dir"},
 	{Name: "state-key", Env: "POC_STATE_KEY", Kind: String, Secret: true, Help: "key that encrypts the state: base64key://<32 bytes, URL-safe base64>"},
+	{Name: "presign-access-key", Env: "POC_PRESIGN_ACCESS_KEY", Kind: String, Help: "a read-only Object Storage key that signs the kubeconfig links (optional; the main key otherwise)"},
+	{Name: "presign-secret-key", Env: "POC_PRESIGN_SECRET_KEY", Kind: String, Secret: true, Help: "its secret"},
 	{Name: "image-bucket", Env: "POC_IMAGE_BUCKET", Kind: String, Help: "Object Storage bucket of the shared Talos images: a bucket name, or a gocloud URL (s3://…, file:///…)"},
 	{Name: "image-factory-url", Env: "POC_IMAGE_FACTORY_URL", Kind: String, Default: DefaultImageFactoryURL, Help: "Talos Image Factory base URL"},
 	{Name: "rescue-ssh-port", Env: "POC_RESCUE_SSH_PORT", Kind: Int, Default: "22", Help: "SSH port of the worker's rescue system"},
