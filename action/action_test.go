@@ -151,3 +151,39 @@ func mustRead(t *testing.T, p string) string {
 	}
 	return string(b)
 }
+
+// Every third-party action is pinned by a full commit SHA with its version as a comment (issue 11,
+// hole 9): a moved tag cannot change what runs with the repository's secrets.
+func TestActionsArePinnedBySHA(t *testing.T) {
+	files, _ := filepath.Glob("../.github/workflows/*.yml")
+	more, _ := filepath.Glob("../deploy/workflow/*.yml")
+	files = append(append(files, more...), "../action.yml")
+	uses := regexp.MustCompile(`(?m)^\s*(?:-\s+)?uses:\s*(\S+)(.*)$`)
+	pinned := regexp.MustCompile(`^[\w.-]+/[\w./-]+@[0-9a-f]{40}$`)
+	version := regexp.MustCompile(`^\s*#\s*v\d+(\.\d+)*`)
+	n := 0
+	for _, f := range files {
+		for _, m := range uses.FindAllStringSubmatch(mustRead(t, f), -1) {
+			ref, rest := m[1], m[2]
+			if strings.HasPrefix(ref, "./") {
+				continue
+			}
+			n++
+			if !pinned.MatchString(ref) || !version.MatchString(rest) {
+				t.Errorf("%s: uses %s%s: pin it by commit SHA with the version as a comment (uses: owner/repo@<sha> # vX.Y.Z)", f, ref, rest)
+			}
+		}
+	}
+	if n == 0 {
+		t.Fatal("no uses: found")
+	}
+}
+
+// The shipped workflows take their secrets from an environment (limited to the default branch).
+func TestWorkflowsUseAnEnvironment(t *testing.T) {
+	for _, f := range []string{"../.github/workflows/poc.yml", "../deploy/workflow/poc.yml"} {
+		if !regexp.MustCompile(`(?m)^\s+environment:\s*poc\s*$`).MatchString(mustRead(t, f)) {
+			t.Errorf("%s: the job does not run in the poc environment", f)
+		}
+	}
+}
