@@ -12,7 +12,10 @@
 //     requested repositories and permissions, refusing anything beyond the installation's grant;
 //   - every other call needs a valid, unexpired token whose repositories and permissions cover it,
 //     and is refused with GitHub's 401/403/404 bodies otherwise;
-//   - paths are accepted with or without the GitHub Enterprise `/api/v3` prefix.
+//   - paths are accepted with or without the GitHub Enterprise `/api/v3` prefix;
+//   - the App manifest flow (manifest.go): the github.com form that registers an App from a
+//     manifest and redirects with a one-time code, and POST /app-manifests/{code}/conversions;
+//     its contract table (docs.github.com, github/rest-api-description) is in manifest.go.
 //
 // Everything is recorded (requests, comments, reactions) so tests can assert on what a user would
 // see. Faults (5xx, secondary rate limits) can be injected to exercise client retries.

@@ -189,6 +189,15 @@ func (s *Server) route(c *call) {
 		s.userKeys(c, seg[1])
 	case n >= 3 && seg[0] == "repos":
 		s.repoRoute(c)
+	case n == 3 && seg[0] == "app-manifests" && seg[2] == "conversions" && m == http.MethodPost:
+		s.manifestConversion(c, seg[1])
+	case c.prefix == "" && m == http.MethodPost && (n == 3 && seg[0] == "settings" && seg[1] == "apps" && seg[2] == "new" ||
+		n == 5 && seg[0] == "organizations" && seg[2] == "settings" && seg[3] == "apps" && seg[4] == "new"):
+		owner := ""
+		if n == 5 {
+			owner = seg[1]
+		}
+		s.manifestRegister(c, owner)
 	default:
 		c.fail(http.StatusNotFound, "Not Found")
 	}

@@ -53,6 +53,7 @@ type Server struct {
 	reactions     []Reaction
 	requests      []Request
 	faults        []*Fault
+	manifest      manifestState // the App manifest flow (manifest.go)
 }
 
 type repo struct {
