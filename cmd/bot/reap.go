@@ -80,6 +80,13 @@ func init() {
 				cfg.KeepLabel = keepLabel
 			}
 			rep, err := reaper.Run(ctx, cfg)
+			if gh != nil && !dryRun && err == nil {
+				if n, berr := updateBoard(ctx, w.ops.Store, gh, cfg.Repository, rep, a.clock()); berr != nil {
+					a.log.Warn("could not update the POC clusters issue", "err", berr)
+				} else {
+					a.log.Info("POC clusters issue updated", "issue", n)
+				}
+			}
 			if werr := rep.WriteTable(a.stdout); werr != nil && err == nil {
 				err = werr
 			}

@@ -84,6 +84,7 @@ type sshKey struct {
 type issue struct {
 	number   int
 	title    string
+	body     string
 	author   string
 	state    string // open | closed
 	labels   []string
