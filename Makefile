@@ -4,7 +4,7 @@ GO       ?= go
 GOBIN    := $(shell $(GO) env GOPATH)/bin
 export PATH := $(GOBIN):$(PATH)
 
-.PHONY: build test lint bench demo fuzz clean generate release-snapshot
+.PHONY: build test lint bench demo fuzz soak clean generate release-snapshot goreleaser
 
 GORELEASER_VERSION := v2.15.1
 
@@ -32,6 +32,9 @@ lint: goreleaser
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); \
 	  if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet ./...
+	@# The repository's tests need nothing outside it (a clone from GitHub has no ../shared).
+	@if git grep -nE '\.\./shared|/work/shared' -- ':!*.md' ':!.gitattributes' ':!Makefile'; then \
+	  echo "the files above read outside the repository: carry what they need into testdata"; exit 1; fi
 	actionlint .github/workflows/*.yml deploy/workflow/*.yml
 	# actionlint reads only workflows: the Action's steps are linted inside a generated one.
 	$(GO) test -count=1 -run '^TestAction' ./action
@@ -53,6 +56,17 @@ fuzz:
 
 demo:
 	$(GO) run ./cmd/bot demo
+
+# Seeded random histories against the emulated world, invariants checked after every step
+# (internal/sim/soak). DURATION= how long to draw new histories (default 2m); SEED= replays one
+# history, KEEP= only the listed events of it (the shrunk replay a failing soak prints).
+DURATION ?= 2m
+SEED     ?=
+KEEP     ?=
+PARALLEL ?= 4
+soak:
+	$(GO) build -o bin/bot ./cmd/bot
+	./bin/bot soak --duration $(DURATION) --parallel $(PARALLEL) $(if $(SEED),--seed $(SEED)) $(if $(KEEP),--keep $(KEEP))
 
 clean:
 	rm -rf bin dist

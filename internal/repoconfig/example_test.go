@@ -2,6 +2,7 @@ package repoconfig_test
 
 import (
 	"os"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -18,7 +19,7 @@ func TestExampleFileIsTheDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatalf("deploy/poc.example.yml: %v", err)
 	}
-	if want := repoconfig.Default(); got != want {
+	if want := repoconfig.Default(); !reflect.DeepEqual(got, want) {
 		t.Errorf("deploy/poc.example.yml states other defaults than the code:\n got %+v\nwant %+v", got, want)
 	}
 }

@@ -166,7 +166,7 @@ var Table = []Setting{
 	{Name: "extensions", Comment: "extensions", CLI: "extension", Env: "POC_TALOS_EXTENSIONS", Kind: List, Arg: "a,b",
 		Rule: "Image Factory official extension names; at most 16", Help: "Talos system extensions, e.g. siderolabs/iscsi-tools", Check: CheckExtension},
 	{Name: "dns-zone", Comment: "dns-zone", CLI: "dns-zone", Env: "POC_DNS_ZONE", Kind: String, Arg: "ZONE",
-		Rule: "a Scaleway DNS zone of the project", Help: "create k8s-poc.ZONE (API) and edge.ZONE (worker) records in this zone", Check: CheckDNSZone},
+		Rule: "a zone listed under dns_zones", Help: "create k8s-poc.CLUSTER.ZONE (API) and edge.CLUSTER.ZONE (worker) in this Scaleway DNS zone; only zones listed under dns_zones in .github/poc.yml", Check: CheckDNSZone},
 	{Name: "expose-edge", Comment: "expose-edge", CLI: "expose-edge", Kind: Bool, Default: "false",
 		Help: "also open TCP 80/443 on the control planes"},
 	{Name: "cp-count", Comment: "cp-count", CLI: "cp-count", Kind: Int, Default: fmt.Sprint(DefaultCPCount), Arg: "N",
@@ -193,6 +193,8 @@ var Table = []Setting{
 		Help: "which pull requests get a cluster: those labelled pr_label, all, or none"},
 	{Name: "pr_label", RepoKey: "pr_label", Kind: String, Default: DefaultPRLabel, Rule: "a GitHub label (1 to 50 printable characters)", Help: "the label that asks for a pull request's cluster"},
 	{Name: "drafts", RepoKey: "drafts", Kind: Bool, Default: "false", Help: "let draft pull requests get an automatic cluster"},
+	{Name: "dns_zones", RepoKey: "dns_zones", Kind: List, Rule: "domains of at least two labels; at most 50",
+		Help: "the Scaleway DNS zones /poc up --dns-zone may use (none: --dns-zone is refused)", Check: CheckDNSZone},
 	{Name: "keep_label", RepoKey: "keep_label", CLI: "keep-label", CLICommand: "reap", Env: "POC_KEEP_LABEL", Kind: String, Default: DefaultKeepLabel,
 		Rule: "a GitHub label (1 to 50 printable characters)", Help: "while present on the issue/PR, the cluster does not expire"},
 
