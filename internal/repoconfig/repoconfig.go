@@ -238,7 +238,6 @@ func normalizeZone(z string) string {
 // which `/poc up --dns-zone` also applies.
 func ValidDNSZone(z string) error { return settings.CheckDNSZone(z) }
 
-
 // CheckDNSZone says whether `/poc up --dns-zone zone` may use zone: only a zone listed in
 // dns_zones. The error names the setting, for the reply.
 func (c RepoConfig) CheckDNSZone(zone string) error {
