@@ -329,7 +329,7 @@ func (l *listValue) Set(s string) error {
 
 // clusterFlag is the one way every cluster-scoped command names its cluster.
 func clusterFlag(fs *flag.FlagSet, e *envFlags, p *string) {
-	e.String(p, "cluster", "POC_CLUSTER", "", "cluster name, e.g. acme-shop-42 (as the bot names the cluster of issue #42 of acme/shop)")
+	e.Setting(p, "cluster")
 }
 
 func requireCluster(name string) error {

@@ -62,8 +62,8 @@ func imageBucketURL(v, region string) (string, string, error) {
 // Lock timing variables. The defaults (clusterops: 2 min lease, 10 min wait) suit Actions; a
 // shorter lease lets the next run take over sooner from one that was killed (tests, laptops).
 const (
-	envLockLease = "POC_LOCK_LEASE"
-	envLockWait  = "POC_LOCK_WAIT"
+	envLockLease = "POC_LOCK_LEASE" // the settings table's lock-lease
+	envLockWait  = "POC_LOCK_WAIT"  // the settings table's lock-wait
 )
 
 // lockTimesFromEnv reads POC_LOCK_LEASE and POC_LOCK_WAIT (zero: clusterops' default).
@@ -89,9 +89,8 @@ func lockTimesFromEnv(getenv func(string) string) (lease, wait time.Duration, er
 type lockFlags struct{ lease, wait time.Duration }
 
 func (l *lockFlags) define(e *envFlags) {
-	e.Duration(&l.lease, "lock-lease", envLockLease, 2*time.Minute,
-		"lease of the cluster lock, renewed at a third of it; a killed run's lock is taken over once it lapses")
-	e.Duration(&l.wait, "lock-wait", envLockWait, 10*time.Minute, "how long to wait for a cluster lock another run holds")
+	e.Setting(&l.lease, "lock-lease")
+	e.Setting(&l.wait, "lock-wait")
 }
 
 func (l *lockFlags) apply(o *clusterops.Ops) {

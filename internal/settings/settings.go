@@ -198,9 +198,28 @@ var Table = []Setting{
 	{Name: "keep_label", RepoKey: "keep_label", CLI: "keep-label", CLICommand: "reap", Env: "POC_KEEP_LABEL", Kind: String, Default: DefaultKeepLabel,
 		Rule: "a GitHub label (1 to 50 printable characters)", Help: "while present on the issue/PR, the cluster does not expire"},
 
+	// Operator CLI: the schedule's bounds, the cluster lock, the cluster a command acts on.
+	{Name: "cluster", CLI: "cluster", CLICommand: "status|cost|down|kubeconfig|…", Env: "POC_CLUSTER", Kind: String, Arg: "NAME",
+		Help: "cluster name, e.g. acme-shop-42 (as the bot names the cluster of issue #42 of acme/shop)"},
+	{Name: "lock-lease", CLI: "lock-lease", CLICommand: "up|down", Env: "POC_LOCK_LEASE", Kind: Duration, Default: "2m0s",
+		Rule: "positive", Help: "lease of the cluster lock, renewed at a third of it; a killed run's lock is taken over once it lapses"},
+	{Name: "lock-wait", CLI: "lock-wait", CLICommand: "up|down", Env: "POC_LOCK_WAIT", Kind: Duration, Default: "10m0s",
+		Rule: "positive", Help: "how long to wait for a cluster lock another run holds"},
+	{Name: "reap-dry-run", CLI: "dry-run", CLICommand: "reap", Env: "POC_REAP_DRY_RUN", Kind: Bool, Default: "false",
+		Help: "report what would happen; destroy, write and post nothing"},
+	{Name: "reap-grace", CLI: "grace", CLICommand: "reap", Env: "POC_REAP_GRACE", Kind: Duration, Default: "1h0m0s",
+		Rule: "positive", Help: "age under which tagged resources without a state document are left alone"},
+	{Name: "reap-max-teardowns", CLI: "max-teardowns", CLICommand: "reap", Env: "POC_REAP_MAX_TEARDOWNS", Kind: Int, Default: "0",
+		Rule: "0 or more", Help: "most teardowns and orphan sweeps in one run (0: no bound)"},
+	{Name: "reap-budget", CLI: "budget", CLICommand: "reap", Env: "POC_REAP_BUDGET", Kind: Duration, Default: "0s",
+		Rule: "0 or more", Help: "wall-time bound of the run; nothing starts after it (0: none)"},
+	{Name: "reap-no-orphans", CLI: "no-orphans", CLICommand: "reap", Env: "POC_REAP_NO_ORPHANS", Kind: Bool, Default: "false",
+		Help: "skip the orphan pass"},
+
 	// The workflow's environment only.
 	{Name: "app-id", Env: "POC_APP_ID", Kind: String, Help: "the GitHub App's id (a repository variable; `bot app create` prints it)"},
 	{Name: "app-private-key", Env: "POC_APP_PRIVATE_KEY", Kind: String, Secret: true, Help: "the GitHub App's private key, PEM"},
+	{Name: "app-private-key-file", Env: "POC_APP_PRIVATE_KEY_FILE", Kind: String, Help: "a file holding the App's private key, instead of POC_APP_PRIVATE_KEY (operator CLI)"},
 	{Name: "app-slug", Env: "POC_APP_SLUG", Kind: String, Help: "the App's slug, to recognise its own comments (default: asked from GitHub)"},
 	{Name: "state-url", Env: "POC_STATE_URL", Kind: String, Help: "bucket of the encrypted state, e.g. s3://acme-poc-state?region=fr-par&endpoint=https://s3.fr-par.scw.cloud or file:///abs/dir"},
 	{Name: "state-key", Env: "POC_STATE_KEY", Kind: String, Secret: true, Help: "key that encrypts the state: base64key://<32 bytes, URL-safe base64>"},
