@@ -30,7 +30,6 @@ import (
 	"github.com/pocbot/pocbot/internal/provision/cluster"
 	"github.com/pocbot/pocbot/internal/provision/images"
 	"github.com/pocbot/pocbot/internal/provision/scaleway"
-	"github.com/pocbot/pocbot/internal/provision/talos"
 	"github.com/pocbot/pocbot/internal/statestore"
 	"github.com/pocbot/pocbot/internal/version"
 	"github.com/scaleway/scaleway-sdk-go/scw"
@@ -278,12 +277,7 @@ func openBackendParts(ctx context.Context, getenv func(string) string, a *app) (
 	if err != nil {
 		return nil, nil, err
 	}
-	// The Talos client logs through its own package logger (slog.Default otherwise): route it to
-	// the bot's handler so that its lines share the format and POC_DEBUG level.
-	// Set once per process: `bot soak` runs many handles in one process, and a second write would
-	// race with the Talos client reading it.
-	talosLoggerOnce.Do(func() { talos.Logger = a.log.With("component", "talos") })
-	factory := strings.TrimRight(cmpOr(getenv(images.FactoryURLEnv), images.DefaultFactoryURL), "/")
+	factory := images.FactoryBaseURL(getenv)
 	ccfg := cluster.Config{Driver: driver, FactoryURL: factory, ImageBucket: ib, RescuePort: rescuePort,
 		RunnerCIDR: strings.TrimSpace(getenv("POC_RUNNER_CIDR")), Log: a.log}
 	spec := provision.DefaultSpec()
@@ -338,8 +332,6 @@ func scwClient(getenv func(string) string) (*scw.Client, error) {
 	}
 	return c, nil
 }
-
-var talosLoggerOnce sync.Once
 
 // openImageBucket opens POC_IMAGE_BUCKET and returns it with its Scaleway name.
 func openImageBucket(ctx context.Context, getenv func(string) string, region string) (*blob.Bucket, string, error) {

@@ -1,19 +1,3 @@
-// Package talos is the stand-in for Talos Linux nodes: machinery's MachineService and
-// StorageService over real gRPC and TLS on a loopback address, plus the Kubernetes API server's
-// /readyz endpoint once the cluster is bootstrapped.
-//
-// A node starts in maintenance mode (self-signed certificate, no client authentication) unless it
-// is a cloud node given a config as user data. In maintenance it serves Disks and Version and
-// accepts ApplyConfiguration only for a config that machinery validates for the node's mode (and,
-// on metal, whose install disk exists). Once configured it speaks mutual TLS only: its certificate
-// is signed by the Talos OS CA of the applied config, and a client must present a certificate from
-// that CA with the os:admin role. Bootstrap works once per cluster (again → AlreadyExists),
-// Kubeconfig returns an admin kubeconfig signed by the cluster's Kubernetes CA, and every
-// configured control plane of a bootstrapped cluster serves /readyz over TLS from that CA.
-//
-// Workers hold no CA key (as in Talos, where trustd on a control plane signs their certificates),
-// so a worker gets its certificate from a configured control plane of the same cluster in this
-// process, matched by CA and machine token; until one exists its TLS handshakes fail.
 package talos
 
 import (
@@ -70,8 +54,22 @@ type NodeOptions struct {
 	Mode string
 	// UserData is the config a cloud node finds at boot; empty means maintenance mode.
 	UserData []byte
-	// Disks are the node's block devices (e.g. /dev/nvme0n1), served by Disks.
+	// UserDataSource, when set instead of UserData, is asked once for the user data when the node
+	// boots (after BootDelay), as Talos's platform code does; nil or empty data: maintenance mode.
+	UserDataSource func(ctx context.Context) ([]byte, error)
+	// BootDelay is how long the node boots before its API answers (and it reads its user data).
+	BootDelay time.Duration
+	// CRIDelay and TimeSyncDelay are how long, from the moment the node is configured, Bootstrap
+	// is refused with "bootstrap is not available yet" and then with "time is not in sync yet".
+	CRIDelay, TimeSyncDelay time.Duration
+	// Disks are the node's block devices (e.g. /dev/nvme0n1), served by Disks and as block.Disk
+	// resources.
 	Disks []string
+	// SystemDisk is the disk the node booted Talos from (a block.SystemDisk resource), if any.
+	SystemDisk string
+	// NoResourceAPI leaves out the COSI resource service (its calls answer Unimplemented), as on
+	// an API that only has StorageService.Disks: for the clients' compatibility path.
+	NoResourceAPI bool
 	// APIPort and KubePort default to 50000 and 6443.
 	APIPort  int
 	KubePort int
@@ -89,14 +87,21 @@ type Node struct {
 	maint  *tls.Certificate
 	doneCh chan struct{}
 
-	mu       sync.Mutex
-	cfg      config.Provider
-	cfgBytes []byte
-	cluster  *clusterState
-	apidCert *tls.Certificate
-	kube     *http.Server
-	kubeLis  net.Listener
-	closed   bool
+	bootDone chan struct{}
+	stopBoot context.CancelFunc
+
+	mu           sync.Mutex
+	booted       bool
+	bootErr      error
+	configuredAt time.Time
+	calls        map[string]int
+	cfg          config.Provider
+	cfgBytes     []byte
+	cluster      *clusterState
+	apidCert     *tls.Certificate
+	kube         *http.Server
+	kubeLis      net.Listener
+	closed       bool
 }
 
 type runtimeMode string
@@ -133,21 +138,27 @@ func StartNode(ctx context.Context, opts NodeOptions) (*Node, error) {
 	}
 
 	n := &Node{
-		opts:   opts,
-		mode:   runtimeMode(opts.Mode),
-		log:    opts.Logger.With("component", "sim-talos", "node", opts.Addr, "mode", opts.Mode),
-		doneCh: make(chan struct{}),
+		opts:     opts,
+		mode:     runtimeMode(opts.Mode),
+		log:      opts.Logger.With("component", "sim-talos", "node", opts.Addr, "mode", opts.Mode),
+		doneCh:   make(chan struct{}),
+		bootDone: make(chan struct{}),
 	}
 
 	if n.maint, err = selfSigned(opts.Addr); err != nil {
 		return nil, fmt.Errorf("start Talos stand-in on %s: maintenance certificate: %w", opts.Addr, err)
 	}
 
-	if len(opts.UserData) > 0 {
-		if opts.Mode != "cloud" {
-			return nil, fmt.Errorf("start Talos stand-in on %s: user data is read in cloud mode only", opts.Addr)
-		}
+	if (len(opts.UserData) > 0 || opts.UserDataSource != nil) && opts.Mode != "cloud" {
+		return nil, fmt.Errorf("start Talos stand-in on %s: user data is read in cloud mode only", opts.Addr)
+	}
 
+	if len(opts.UserData) > 0 && opts.UserDataSource != nil {
+		return nil, fmt.Errorf("start Talos stand-in on %s: give UserData or UserDataSource, not both", opts.Addr)
+	}
+
+	// Static user data is checked now, so a bad config fails the start with its reason.
+	if len(opts.UserData) > 0 {
 		if err := n.configure(opts.UserData); err != nil {
 			return nil, fmt.Errorf("start Talos stand-in on %s: user data config refused: %w", opts.Addr, err)
 		}
@@ -171,9 +182,24 @@ func StartNode(ctx context.Context, opts NodeOptions) (*Node, error) {
 	n.grpc = grpc.NewServer(grpc.Creds(credentials.NewTLS(&tls.Config{
 		MinVersion:         tls.VersionTLS12,
 		GetConfigForClient: n.tlsForClient,
-	})))
+	})), grpc.ChainUnaryInterceptor(n.countUnary), grpc.ChainStreamInterceptor(n.countStream))
 	machineapi.RegisterMachineServiceServer(n.grpc, &machineServer{n: n})
 	storageapi.RegisterStorageServiceServer(n.grpc, &storageServer{n: n})
+
+	if err := n.registerResources(ctx, n.grpc); err != nil {
+		_ = n.lis.Close()
+
+		return nil, fmt.Errorf("start Talos stand-in on %s: %w", opts.Addr, err)
+	}
+
+	bootCtx, stopBoot := context.WithCancel(context.Background())
+	n.stopBoot = stopBoot
+
+	go n.boot(bootCtx)
+
+	if opts.BootDelay == 0 && opts.UserDataSource == nil {
+		<-n.bootDone // nothing to wait for or fetch: the API answers when StartNode returns
+	}
 
 	go func() {
 		defer close(n.doneCh)
@@ -222,6 +248,12 @@ func (n *Node) Close() error {
 	}
 
 	n.closed = true
+	n.mu.Unlock()
+
+	n.stopBoot()
+	<-n.bootDone
+
+	n.mu.Lock()
 	cl := n.cluster
 	n.mu.Unlock()
 
@@ -239,6 +271,10 @@ func (n *Node) Close() error {
 // tlsForClient picks the maintenance or the configured TLS setup at each handshake, so a node
 // switches from one to the other without closing its listener, as a real node does on reboot.
 func (n *Node) tlsForClient(*tls.ClientHelloInfo) (*tls.Config, error) {
+	if err := n.bootState(); err != nil {
+		return nil, err
+	}
+
 	n.mu.Lock()
 	cfg, cl := n.cfg, n.cluster
 	n.mu.Unlock()
@@ -364,7 +400,7 @@ func (n *Node) configure(data []byte) error {
 	}
 
 	n.mu.Lock()
-	n.cfg, n.cfgBytes, n.cluster = cfg, slices.Clone(data), cl
+	n.cfg, n.cfgBytes, n.cluster, n.configuredAt = cfg, slices.Clone(data), cl, time.Now()
 	n.mu.Unlock()
 
 	n.log.Info("config applied, leaving maintenance mode", "type", cfg.Machine().Type().String(), "warnings", len(warnings))
@@ -430,8 +466,17 @@ func (s *machineServer) Bootstrap(ctx context.Context, _ *machineapi.BootstrapRe
 		return nil, err
 	}
 
+	// In the order of the source: container runtime, machine type, time sync, etcd data.
+	if !s.n.criReady() {
+		return nil, status.Error(codes.FailedPrecondition, "bootstrap is not available yet")
+	}
+
 	if !cfg.Machine().Type().IsControlPlane() {
-		return nil, status.Error(codes.FailedPrecondition, "bootstrap is not available on worker nodes")
+		return nil, status.Error(codes.Unimplemented, "bootstrap is only available on control plane nodes")
+	}
+
+	if !s.n.timeSynced() {
+		return nil, status.Error(codes.FailedPrecondition, "time is not in sync yet")
 	}
 
 	if !cl.bootstrap() {
@@ -460,7 +505,7 @@ func (s *machineServer) Kubeconfig(_ *emptypb.Empty, stream grpc.ServerStreaming
 	}
 
 	if !cfg.Machine().Type().IsControlPlane() {
-		return status.Error(codes.FailedPrecondition, "kubeconfig is only available on control plane nodes")
+		return status.Error(codes.Unimplemented, "kubeconfig is only available on control plane nodes")
 	}
 
 	kc, err := adminKubeconfig(cfg)
@@ -509,6 +554,7 @@ func (s *storageServer) Disks(ctx context.Context, _ *emptypb.Empty) (*storageap
 			Model:      "SIM-SSD",
 			Serial:     fmt.Sprintf("SIM%04d", i),
 			Type:       storageapi.Disk_SSD,
+			SystemDisk: d == s.n.opts.SystemDisk,
 		})
 	}
 
