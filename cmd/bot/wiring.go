@@ -20,6 +20,7 @@ import (
 	_ "gocloud.dev/blob/s3blob" // s3:// image buckets (Scaleway Object Storage)
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	awsmiddleware "github.com/aws/aws-sdk-go-v2/aws/middleware"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/pocbot/pocbot/internal/chatops"
@@ -30,6 +31,7 @@ import (
 	"github.com/pocbot/pocbot/internal/provision/images"
 	"github.com/pocbot/pocbot/internal/provision/scaleway"
 	"github.com/pocbot/pocbot/internal/statestore"
+	"github.com/pocbot/pocbot/internal/version"
 	"github.com/scaleway/scaleway-sdk-go/scw"
 )
 
@@ -59,8 +61,8 @@ func imageBucketURL(v, region string) (string, string, error) {
 // Lock timing variables. The defaults (clusterops: 2 min lease, 10 min wait) suit Actions; a
 // shorter lease lets the next run take over sooner from one that was killed (tests, laptops).
 const (
-	envLockLease = "POC_LOCK_LEASE"
-	envLockWait  = "POC_LOCK_WAIT"
+	envLockLease = "POC_LOCK_LEASE" // the settings table's lock-lease
+	envLockWait  = "POC_LOCK_WAIT"  // the settings table's lock-wait
 )
 
 // lockTimesFromEnv reads POC_LOCK_LEASE and POC_LOCK_WAIT (zero: clusterops' default).
@@ -86,9 +88,8 @@ func lockTimesFromEnv(getenv func(string) string) (lease, wait time.Duration, er
 type lockFlags struct{ lease, wait time.Duration }
 
 func (l *lockFlags) define(e *envFlags) {
-	e.Duration(&l.lease, "lock-lease", envLockLease, 2*time.Minute,
-		"lease of the cluster lock, renewed at a third of it; a killed run's lock is taken over once it lapses")
-	e.Duration(&l.wait, "lock-wait", envLockWait, 10*time.Minute, "how long to wait for a cluster lock another run holds")
+	e.Setting(&l.lease, "lock-lease")
+	e.Setting(&l.wait, "lock-wait")
 }
 
 func (l *lockFlags) apply(o *clusterops.Ops) {
@@ -362,6 +363,7 @@ func scwClient(getenv func(string) string) (*scw.Client, error) {
 	opts := []scw.ClientOption{
 		scw.WithHTTPClient(&http.Client{Transport: &scaleway.RetryTransport{Base: http.DefaultTransport}, Timeout: 2 * time.Minute}),
 		scw.WithAuth(ak, sk),
+		scw.WithUserAgent(version.UserAgent()),
 		scw.WithDefaultZone(scw.Zone(cmpOr(getenv("SCW_DEFAULT_ZONE"), provision.DefaultSpec().Zone))),
 		scw.WithDefaultRegion(scw.Region(cmpOr(getenv("SCW_DEFAULT_REGION"), provision.DefaultSpec().Region))),
 	}
@@ -426,5 +428,7 @@ func openS3(ctx context.Context, raw string, getenv func(string) string) (*blob.
 	if ep := q.Get("endpoint"); ep != "" {
 		o.BaseEndpoint = aws.String(ep)
 	}
+	// The SDK writes its own User-Agent; pocbot/<version> is added to it as a product token.
+	o.APIOptions = append(o.APIOptions, awsmiddleware.AddUserAgentKeyValue(version.Product, version.String()))
 	return s3blob.OpenBucket(ctx, s3.New(o), u.Host, nil)
 }

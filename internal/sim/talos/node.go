@@ -36,6 +36,8 @@ import (
 	"google.golang.org/grpc/peer"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/emptypb"
+
+	"github.com/pocbot/pocbot/internal/settings"
 )
 
 // Default ports, as on a real node.
@@ -450,7 +452,7 @@ func (s *machineServer) ApplyConfiguration(_ context.Context, req *machineapi.Ap
 
 func (s *machineServer) Version(context.Context, *emptypb.Empty) (*machineapi.VersionResponse, error) {
 	return &machineapi.VersionResponse{Messages: []*machineapi.Version{{
-		Version: &machineapi.VersionInfo{Tag: "v1.13.11", Arch: "amd64", Os: "linux"},
+		Version: &machineapi.VersionInfo{Tag: settings.DefaultTalosVersion, Arch: "amd64", Os: "linux"},
 	}}}, nil
 }
 
