@@ -128,7 +128,7 @@ func testRoundTrip(t *testing.T, talosVersion string) {
 		t.Errorf("disks = %v", disks)
 	}
 
-	for _, a := range append([]string{tc.worker.APIAddr()}, tc.cpAddrs...) {
+	for _, a := range tc.cpAddrs {
 		if err := WaitTrusted(ctx, a, tc.cfg.Talosconfig); err != nil {
 			t.Fatalf("WaitTrusted %s: %v", a, err)
 		}
@@ -136,6 +136,11 @@ func testRoundTrip(t *testing.T, talosVersion string) {
 
 	if err := Bootstrap(ctx, tc.cpAddrs[0], tc.cfg.Talosconfig); err != nil {
 		t.Fatalf("Bootstrap: %v", err)
+	}
+
+	// A worker is trusted only once the Kubernetes API answers: its kubelet finds trustd there.
+	if err := WaitTrusted(ctx, tc.worker.APIAddr(), tc.cfg.Talosconfig); err != nil {
+		t.Fatalf("WaitTrusted worker %s: %v", tc.worker.APIAddr(), err)
 	}
 
 	// Idempotent: a rerun (on any control plane) sees AlreadyExists and calls it done.
@@ -258,7 +263,12 @@ func TestRefusals(t *testing.T) {
 		t.Fatalf("ApplyInsecure worker: %v", err)
 	}
 
-	shortCtx, c = context.WithTimeout(ctx, 2*time.Second)
+	// The worker gets its certificate from trustd once the cluster is bootstrapped.
+	if err := Bootstrap(ctx, tc.cpAddrs[0], tc.cfg.Talosconfig); err != nil {
+		t.Fatalf("Bootstrap: %v", err)
+	}
+
+	shortCtx, c = context.WithTimeout(ctx, 5*time.Second)
 	if err := Bootstrap(shortCtx, tc.worker.APIAddr(), tc.cfg.Talosconfig); err == nil || !strings.Contains(err.Error(), "not available on worker") {
 		t.Errorf("Bootstrap on worker = %v", err)
 	}

@@ -91,7 +91,7 @@ func (n *Node) startKube() error {
 	}
 
 	go func() {
-		if err := srv.ServeTLS(lis, "", ""); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		if err := srv.ServeTLS(n.guard(lis, n.opts.KubePort), "", ""); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			n.log.Error("kube-apiserver stand-in stopped", "err", err)
 		}
 	}()
