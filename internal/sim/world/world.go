@@ -300,6 +300,7 @@ func (w *World) instanceRunning(ev scwsim.InstanceEvent) {
 	w.replaceHost(ip, ev.ID, func() (closer, error) {
 		return talossim.StartNode(context.Background(), talossim.NodeOptions{
 			Addr: ip, Mode: "cloud", UserData: ev.UserData["cloud-init"], Disks: []string{"/dev/sda"}, Logger: w.log,
+			Network: w.securityGroup(ip),
 		})
 	})
 }
@@ -333,6 +334,7 @@ func (w *World) baremetalBooted(ev scwsim.BaremetalEvent) {
 		w.replaceHost(ev.IP, ev.ID, func() (closer, error) {
 			return talossim.StartNode(context.Background(), talossim.NodeOptions{
 				Addr: ev.IP, Mode: "metal", Disks: []string{"/dev/sda"}, Logger: w.log,
+				Network: w.securityGroup(ev.IP),
 			})
 		})
 	}
