@@ -18,7 +18,8 @@ import (
 // again, and a node whose firewall was closed to the runner cannot be reopened by it (the worker
 // has no security group to open from Scaleway's API). What closes the control planes to the
 // runner at the end of each run is the security group (admin-access-close); the worker's Talos
-// API stays reachable from the runner's CIDR, where it speaks mutual TLS only. See SECURITY.md.
+// API stays reachable from the runner's CIDR, where it speaks mutual TLS only. See docs/architecture.md,
+// "Network policy".
 func firewall(r *provision.Run, cpIPs []string) (*talos.Firewall, error) {
 	spec := scaleway.EffectiveSpec(r)
 	w, ok := r.Resource(scaleway.NodeWorker)
