@@ -16,6 +16,7 @@ import (
 	"github.com/pocbot/pocbot/internal/github"
 	"github.com/pocbot/pocbot/internal/provision"
 	"github.com/pocbot/pocbot/internal/provision/cluster"
+	"github.com/pocbot/pocbot/internal/repoconfig"
 	"github.com/pocbot/pocbot/internal/statestore"
 )
 
@@ -70,6 +71,11 @@ func (r *run) up(ctx context.Context, o commands.UpOptions) error {
 	req.TTL = ttl
 	req.Override = override(o)
 
+	if o.DNSZone != "" {
+		if r.cfg.CheckDNSZone(o.DNSZone) != nil {
+			return r.refuse(ctx, "dns zone not allowed", commands.ErrorReply(dnsZoneRefusal(o.DNSZone, r.cfg.DNSZones), commands.VerbUp, r.pcfg))
+		}
+	}
 	donePlan := r.group("plan and budget")
 	spec, exists, inPlace, refused, err := b.Ops.Plan(ctx, req)
 	if err != nil {
@@ -415,7 +421,7 @@ func (r *run) upView(ctx context.Context, res *clusterops.Result, spec provision
 	}
 	uv.EdgeAddress = st.Outputs[cluster.OutWorkerIP]
 	if spec.DNSZone != "" && uv.EdgeAddress != "" {
-		uv.EdgeAddress = spec.EdgeHostname + "." + spec.DNSZone + " (" + uv.EdgeAddress + ")"
+		uv.EdgeAddress = spec.FQDN(spec.DNSNames(r.cluster).Edge) + " (" + uv.EdgeAddress + ")"
 	}
 	acc, err := r.issueKubeconfig(ctx)
 	uv.Kubeconfig = acc
@@ -454,4 +460,19 @@ func upSummary(name string, uv commands.UpView, st *provision.State) string {
 		fmt.Fprintf(&b, "| %s | %s | `%s` |\n", n, rec.Kind, rec.ID)
 	}
 	return commands.Redact(b.String())
+}
+
+// dnsZoneRefusal says why `--dns-zone zone` is refused and which setting allows it: any write
+// user could otherwise add records to every zone the bot's API key reaches.
+func dnsZoneRefusal(zone string, allowed []string) error {
+	list := "none is listed"
+	if len(allowed) > 0 {
+		q := make([]string, len(allowed))
+		for i, z := range allowed {
+			q[i] = commands.Quote(z)
+		}
+		list = "allowed: " + strings.Join(q, ", ")
+	}
+	return fmt.Errorf("%w: --dns-zone %s is not a zone this repository allows (%s); a maintainer lists the zones clusters may use under `dns_zones` in `%s`",
+		commands.ErrSyntax, commands.Quote(zone), list, repoconfig.Path)
 }

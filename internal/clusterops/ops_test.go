@@ -239,7 +239,11 @@ func TestUpStopsWhenItsLockIsTakenOver(t *testing.T) {
 	}()
 	// Wait until the up holds the lock, then take it as a dead run's successor would.
 	var holder *statestore.LockInfo
+	lockDeadline := time.Now().Add(time.Minute)
 	for holder == nil {
+		if time.Now().After(lockDeadline) {
+			t.Fatal("the up never held the lock within a minute")
+		}
 		time.Sleep(50 * time.Millisecond)
 		if holder, _ = e.store.ReadLock(ctx, "stolen-1"); holder != nil && holder.Command != "up" {
 			holder = nil

@@ -60,7 +60,7 @@ func upFlagsTable(cfg ParseConfig) string {
 		{"--admin-cidr CIDR …", "0.0.0.0/0", "who may reach the Kubernetes (6443) and Talos (50000) APIs; repeat it or separate with commas"},
 		{"--talos vX.Y.Z", "v1.13.11", fmt.Sprintf("Talos version, series %s or older", cfg.MaxTalosMinor)},
 		{"--extensions a,b", "none", "Image Factory system extensions, e.g. siderolabs/iscsi-tools"},
-		{"--dns-zone ZONE", "none", "create k8s-poc.ZONE (API) and edge.ZONE (worker) records in this Scaleway DNS zone"},
+		{"--dns-zone ZONE", "none", "create k8s-poc.CLUSTER.ZONE (API) and edge.CLUSTER.ZONE (worker) in this Scaleway DNS zone; only zones listed under dns_zones in .github/poc.yml"},
 		{"--expose-edge", "off", "also open TCP 80/443 on the control planes"},
 		{"--cp-count N", "3", "control planes: 1, 3 or 5"},
 		{"--cp-type TYPE", "PLAY2-NANO", "control-plane Instance type"},

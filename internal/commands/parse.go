@@ -3,6 +3,7 @@ package commands
 import (
 	"errors"
 	"fmt"
+	"github.com/pocbot/pocbot/internal/repoconfig"
 	"net/netip"
 	"regexp"
 	"strconv"
@@ -389,7 +390,6 @@ var (
 	extensionRE = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]*(/[a-z0-9][a-z0-9._-]*)?$`)
 	talosRE     = regexp.MustCompile(`^v?(0|[1-9][0-9]{0,3})\.(0|[1-9][0-9]{0,3})\.(0|[1-9][0-9]{0,3})(-(alpha|beta|rc)\.[0-9]{1,3})?$`)
 	typeRE      = regexp.MustCompile(`^[A-Z0-9]+(-[A-Z0-9]+)*$`)
-	labelRE     = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`)
 )
 
 func setUpValue(o *UpOptions, name string, values []string, cfg ParseConfig) error {
@@ -490,21 +490,8 @@ func parseCIDR(s string) (netip.Prefix, error) {
 	return p, nil
 }
 
-func validZone(z string) error {
-	if len(z) > 253 {
-		return errors.New("longer than 253 characters")
-	}
-	labels := strings.Split(z, ".")
-	if len(labels) < 2 {
-		return errors.New("give a domain with at least two labels, e.g. example.com")
-	}
-	for _, l := range labels {
-		if !labelRE.MatchString(l) {
-			return errors.New("each label is letters, digits and inner hyphens, 1 to 63 characters")
-		}
-	}
-	return nil
-}
+// validZone is the one DNS zone validator (repoconfig's, which also checks dns_zones).
+func validZone(z string) error { return repoconfig.ValidDNSZone(z) }
 
 // newerMinor reports whether version v (vX.Y.Z…) is in a series newer than max ("vX.Y").
 func newerMinor(v, max string) bool {

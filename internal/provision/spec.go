@@ -59,6 +59,19 @@ func ImageKeyFor(schematic, version string) string {
 	return "talos/" + schematic + "/" + version + "/scaleway-amd64.qcow2"
 }
 
+// DNSNames are a cluster's records in its DNS zone, relative to the zone: the seed's host names
+// under one label per cluster (`k8s-poc.<cluster>`, `edge.<cluster>`), so that two clusters in one
+// zone never share a name and no cluster's name is one the zone already serves (`edge`, the apex).
+type DNSNames struct{ API, Edge string }
+
+// DNSNames returns the names of cluster's records in spec.DNSZone.
+func (s Spec) DNSNames(cluster string) DNSNames {
+	return DNSNames{API: s.APIHostname + "." + cluster, Edge: s.EdgeHostname + "." + cluster}
+}
+
+// FQDN is a record name of DNSNames in the spec's zone, without the trailing dot.
+func (s Spec) FQDN(name string) string { return name + "." + strings.TrimSuffix(s.DNSZone, ".") }
+
 // DefaultSpec returns the seed's defaults. ImageBucket has no default (the seed requires it).
 func DefaultSpec() Spec {
 	return Spec{

@@ -65,6 +65,11 @@ type RepoConfig struct {
 	// AllowUnknownPrices lets `up` proceed when a compute item's price is
 	// unknown (default false: refuse rather than count it as free).
 	AllowUnknownPrices bool
+	// DNSZones are the Scaleway DNS zones `/poc up --dns-zone` may use
+	// (dns_zones; default none, so --dns-zone is refused): a write user of
+	// the repository must not be able to add records to any zone the bot's
+	// API key can reach. Lowercase, without a trailing dot.
+	DNSZones []string
 }
 
 // Default is the configuration of a repository without `.github/poc.yml`.
@@ -84,17 +89,18 @@ func Default() RepoConfig {
 
 // file is the YAML shape; pointers tell "absent" from "zero".
 type file struct {
-	MaxClusters        *int    `yaml:"max_clusters"`
-	MaxDailyEUR        *raw    `yaml:"max_daily_eur"`
-	MaxTTL             *raw    `yaml:"max_ttl"`
-	DefaultTTL         *raw    `yaml:"default_ttl"`
-	MinTTL             *raw    `yaml:"min_ttl"`
-	WarnBefore         *raw    `yaml:"warn_before"`
-	PullRequests       *string `yaml:"pull_requests"`
-	PRLabel            *string `yaml:"pr_label"`
-	Drafts             *bool   `yaml:"drafts"`
-	KeepLabel          *string `yaml:"keep_label"`
-	AllowUnknownPrices *bool   `yaml:"allow_unknown_prices"`
+	MaxClusters        *int     `yaml:"max_clusters"`
+	MaxDailyEUR        *raw     `yaml:"max_daily_eur"`
+	MaxTTL             *raw     `yaml:"max_ttl"`
+	DefaultTTL         *raw     `yaml:"default_ttl"`
+	MinTTL             *raw     `yaml:"min_ttl"`
+	WarnBefore         *raw     `yaml:"warn_before"`
+	PullRequests       *string  `yaml:"pull_requests"`
+	PRLabel            *string  `yaml:"pr_label"`
+	Drafts             *bool    `yaml:"drafts"`
+	KeepLabel          *string  `yaml:"keep_label"`
+	AllowUnknownPrices *bool    `yaml:"allow_unknown_prices"`
+	DNSZones           []string `yaml:"dns_zones"`
 }
 
 // raw keeps a scalar's source text: amounts are parsed as exact decimals,
@@ -113,7 +119,7 @@ func (r *raw) UnmarshalYAML(unmarshal func(any) error) error {
 // Keys lists the keys the file may contain, in documentation order.
 func Keys() []string {
 	return []string{"max_clusters", "max_daily_eur", "max_ttl", "default_ttl", "min_ttl", "warn_before",
-		"pull_requests", "pr_label", "drafts", "keep_label", "allow_unknown_prices"}
+		"pull_requests", "pr_label", "drafts", "keep_label", "allow_unknown_prices", "dns_zones"}
 }
 
 // maxFileSize bounds what is parsed: the file is small by nature.
@@ -152,6 +158,11 @@ func Parse(data []byte) (RepoConfig, error) {
 	if len(unknown) > 0 {
 		slices.Sort(unknown)
 		return cfg, fmt.Errorf("%s: unknown key %s (known keys: %s)", Path, strings.Join(unknown, ", "), strings.Join(known, ", "))
+	}
+	if z, ok := m["dns_zones"]; ok && z != nil {
+		if _, isList := z.([]any); !isList {
+			return cfg, fmt.Errorf("%s: dns_zones: give a list of zones, like [poc.example.com], got %q", Path, fmt.Sprint(z))
+		}
 	}
 	var f file
 	if err := yaml.UnmarshalStrict(data, &f); err != nil {
@@ -206,7 +217,46 @@ func (f file) apply(c *RepoConfig) error {
 	if f.AllowUnknownPrices != nil {
 		c.AllowUnknownPrices = *f.AllowUnknownPrices
 	}
+	for _, z := range f.DNSZones {
+		c.DNSZones = append(c.DNSZones, normalizeZone(z))
+	}
 	return nil
+}
+
+func normalizeZone(z string) string {
+	return strings.TrimSuffix(strings.ToLower(strings.TrimSpace(z)), ".")
+}
+
+// ValidDNSZone checks a DNS zone name: at least two labels of letters, digits and inner hyphens.
+func ValidDNSZone(z string) error {
+	if len(z) > 253 {
+		return errors.New("longer than 253 characters")
+	}
+	labels := strings.Split(z, ".")
+	if len(labels) < 2 {
+		return errors.New("give a domain with at least two labels, e.g. example.com")
+	}
+	for _, l := range labels {
+		if !dnsLabelRe.MatchString(l) {
+			return errors.New("each label is letters, digits and inner hyphens, 1 to 63 characters")
+		}
+	}
+	return nil
+}
+
+var dnsLabelRe = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`)
+
+// CheckDNSZone says whether `/poc up --dns-zone zone` may use zone: only a zone listed in
+// dns_zones. The error names the setting, for the reply.
+func (c RepoConfig) CheckDNSZone(zone string) error {
+	zone = normalizeZone(zone)
+	if slices.Contains(c.DNSZones, zone) {
+		return nil
+	}
+	if len(c.DNSZones) == 0 {
+		return fmt.Errorf("--dns-zone %s: this repository allows no DNS zone; a maintainer can list the zones clusters may use under dns_zones in %s", zone, Path)
+	}
+	return fmt.Errorf("--dns-zone %s is not one of the zones allowed by dns_zones in %s (%s)", zone, Path, strings.Join(c.DNSZones, ", "))
 }
 
 // Validate checks the values make sense together.
@@ -236,6 +286,14 @@ func (c RepoConfig) Validate() error {
 	case PRLabel, PRAlways, PRNever:
 	default:
 		errs = append(errs, fmt.Errorf("pull_requests: %q, want label, always or never", c.PullRequests))
+	}
+	for _, z := range c.DNSZones {
+		if err := ValidDNSZone(z); err != nil {
+			errs = append(errs, fmt.Errorf("dns_zones: %q: %w", z, err))
+		}
+	}
+	if len(c.DNSZones) > 50 {
+		errs = append(errs, fmt.Errorf("dns_zones: %d zones, at most 50", len(c.DNSZones)))
 	}
 	for _, l := range []struct{ key, v string }{{"pr_label", c.PRLabel}, {"keep_label", c.KeepLabel}} {
 		if err := checkLabel(l.v); err != nil {
@@ -378,5 +436,13 @@ func (c RepoConfig) YAML() []byte {
 	fmt.Fprintf(&b, "drafts: %t\n", c.Drafts)
 	fmt.Fprintf(&b, "keep_label: %s\n", strconv.Quote(c.KeepLabel))
 	fmt.Fprintf(&b, "allow_unknown_prices: %t\n", c.AllowUnknownPrices)
+	if len(c.DNSZones) == 0 {
+		b.WriteString("dns_zones: []\n")
+	} else {
+		b.WriteString("dns_zones:\n")
+		for _, z := range c.DNSZones {
+			fmt.Fprintf(&b, "  - %s\n", z)
+		}
+	}
 	return []byte(b.String())
 }

@@ -1,6 +1,7 @@
 package repoconfig_test
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -75,7 +76,7 @@ allow_unknown_prices: true
 			if tc.want != nil {
 				tc.want(&want)
 			}
-			if got != want {
+			if !reflect.DeepEqual(got, want) {
 				t.Errorf("got %+v\nwant %+v", got, want)
 			}
 		})
@@ -134,7 +135,7 @@ func TestDurations(t *testing.T) {
 
 func TestDefaultRoundTrips(t *testing.T) {
 	got, err := repoconfig.Parse(repoconfig.Default().YAML())
-	if err != nil || got != repoconfig.Default() {
+	if err != nil || !reflect.DeepEqual(got, repoconfig.Default()) {
 		t.Fatalf("Parse(Default().YAML()) = %+v, %v", got, err)
 	}
 }
@@ -173,8 +174,47 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("invariants broken: %+v", c)
 		}
 		back, err := repoconfig.Parse(c.YAML())
-		if err != nil || back != c {
+		if err != nil || !reflect.DeepEqual(back, c) {
 			t.Fatalf("round trip: %+v → %q → %+v, %v", c, c.YAML(), back, err)
 		}
 	})
+}
+
+func TestDNSZones(t *testing.T) {
+	for _, tc := range []struct {
+		name, in string
+		zones    []string
+		wantErr  string
+	}{
+		{"default: none", "", nil, ""},
+		{"listed, normalized", "dns_zones: [POC.Example.com., dev.example.org]", []string{"poc.example.com", "dev.example.org"}, ""},
+		{"not a domain", "dns_zones: [localhost]", nil, "dns_zones"},
+		{"not a list", "dns_zones: poc.example.com", nil, "dns_zones"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := repoconfig.Parse([]byte(tc.in))
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("err = %v, want %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil || !reflect.DeepEqual(c.DNSZones, tc.zones) {
+				t.Fatalf("zones %v, err %v; want %v", c.DNSZones, err, tc.zones)
+			}
+		})
+	}
+
+	// The allowlist: nothing by default, and exactly the listed zones otherwise.
+	def := repoconfig.Default()
+	if err := def.CheckDNSZone("prod.example.com"); err == nil || !strings.Contains(err.Error(), "dns_zones") || !strings.Contains(err.Error(), repoconfig.Path) {
+		t.Errorf("default config allowed a zone, or did not name the setting: %v", err)
+	}
+	c, _ := repoconfig.Parse([]byte("dns_zones: [poc.example.com]"))
+	for zone, ok := range map[string]bool{"poc.example.com": true, "POC.example.com.": true, "prod.example.com": false,
+		"x.poc.example.com": false, "example.com": false} {
+		if err := c.CheckDNSZone(zone); (err == nil) != ok {
+			t.Errorf("CheckDNSZone(%q) = %v, want allowed=%v", zone, err, ok)
+		}
+	}
 }

@@ -90,12 +90,12 @@ func SchematicID(spec provision.Spec) string {
 	return id
 }
 
-// Endpoint is the Kubernetes API URL the configs and kubeconfig name: the DNS name when a zone is
-// set, the first control plane's address otherwise.
-func Endpoint(spec provision.Spec, cpIPs []string, kubePort int) string {
+// Endpoint is the Kubernetes API URL the configs and kubeconfig name: the cluster's DNS name when
+// a zone is set, the first control plane's address otherwise.
+func Endpoint(spec provision.Spec, clusterID string, cpIPs []string, kubePort int) string {
 	host := ""
 	if spec.DNSZone != "" {
-		host = spec.APIHostname + "." + strings.TrimSuffix(spec.DNSZone, ".")
+		host = spec.FQDN(spec.DNSNames(clusterID).API)
 	} else if len(cpIPs) > 0 {
 		host = cpIPs[0]
 	}
@@ -247,14 +247,14 @@ func (b *builder) generate(ctx context.Context, r *provision.Run) (*talos.Config
 	}
 	var sans []string
 	if spec.DNSZone != "" {
-		sans = append(sans, spec.APIHostname+"."+strings.TrimSuffix(spec.DNSZone, "."))
+		sans = append(sans, spec.FQDN(spec.DNSNames(r.ClusterID()).API))
 	}
 	fw, err := firewall(r, ips)
 	if err != nil {
 		return nil, nil, err
 	}
 	cfgs, err := talos.Generate(ctx, talos.Input{
-		ClusterName: r.ClusterID(), Endpoint: Endpoint(spec, ips, b.cfg.KubePort), TalosVersion: spec.TalosVersion,
+		ClusterName: r.ClusterID(), Endpoint: Endpoint(spec, r.ClusterID(), ips, b.cfg.KubePort), TalosVersion: spec.TalosVersion,
 		Secrets: bundle, SchematicID: SchematicID(spec), ControlPlaneIPs: ips, CertSANs: sans,
 		WorkerHostname: spec.BaremetalHostname, WorkerInstallDisk: disk, Firewall: fw,
 	})
@@ -282,7 +282,7 @@ func (b *builder) talosConfig(ctx context.Context, r *provision.Run) error {
 	if err := r.SetOutput(ctx, OutTalosNodes, strings.Join(ips, ",")); err != nil {
 		return err
 	}
-	return r.SetOutput(ctx, OutAPIEndpoint, Endpoint(r.Spec(), ips, b.cfg.KubePort))
+	return r.SetOutput(ctx, OutAPIEndpoint, Endpoint(r.Spec(), r.ClusterID(), ips, b.cfg.KubePort))
 }
 
 func (b *builder) metalImageURL(spec provision.Spec) string {

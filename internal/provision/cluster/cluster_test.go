@@ -31,11 +31,11 @@ func TestCovered(t *testing.T) {
 
 func TestEndpoint(t *testing.T) {
 	spec := provision.DefaultSpec()
-	if got := Endpoint(spec, []string{"127.1.0.1", "127.1.0.2"}, 6443); got != "https://127.1.0.1:6443" {
+	if got := Endpoint(spec, "acme-app-7", []string{"127.1.0.1", "127.1.0.2"}, 6443); got != "https://127.1.0.1:6443" {
 		t.Errorf("endpoint without DNS = %s", got)
 	}
 	spec.DNSZone = "poc.example.com."
-	if got := Endpoint(spec, []string{"127.1.0.1"}, 6443); got != "https://k8s-poc.poc.example.com:6443" {
+	if got := Endpoint(spec, "acme-app-7", []string{"127.1.0.1"}, 6443); got != "https://k8s-poc.acme-app-7.poc.example.com:6443" {
 		t.Errorf("endpoint with DNS = %s", got)
 	}
 }

@@ -2,21 +2,40 @@ package scaleway
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
+	"sort"
+	"strings"
 
 	"github.com/pocbot/pocbot/internal/provision"
 	domain "github.com/scaleway/scaleway-sdk-go/api/domain/v2beta1"
 	"github.com/scaleway/scaleway-sdk-go/scw"
 )
 
-// DNS records have no tags: the driver marks its own with the exact cluster tag in the record
-// comment, and touches no record without it.
+// DNS records carry no tags, and a zone is shared with whatever else its owner serves, so the
+// driver touches a record only when it is provably the cluster's own:
+//   - its id is recorded in the cluster's state (the dns-records node's attrDNSRecordIDs), or
+//   - it carries the cluster's exact tag as its comment and one of the cluster's names (a crash
+//     between the PATCH that created it and the save of its id). Only the bot writes that
+//     comment; whoever else could write it can already edit the zone, so it proves nothing a
+//     GitHub user could forge.
+//
+// The names are per cluster (provision.Spec.DNSNames): a name that already exists in the zone and
+// is not provably the cluster's is never replaced, joined or deleted — the node refuses, before
+// anything is created (Preflight) and again right before it writes.
+const attrDNSRecordIDs = "record_ids"
+
 func (d *Driver) dnsNode(ipNodes []string) provision.Node {
 	return provision.Node{
 		Name: NodeDNS, Kind: KindDNS, Needs: append(slices.Clone(ipNodes), NodeWorker),
+		Preflight: func(ctx context.Context, r *provision.Run) error {
+			_, err := d.ownRecords(ctx, r)
+			return err
+		},
 		Apply: func(ctx context.Context, r *provision.Run) error {
 			spec := r.Spec()
+			names := spec.DNSNames(r.ClusterID())
 			cps, err := ipAddrs(r, ipNodes)
 			if err != nil {
 				return err
@@ -25,85 +44,148 @@ func (d *Driver) dnsNode(ipNodes []string) provision.Node {
 			if err != nil {
 				return err
 			}
-			want := map[string][]string{spec.APIHostname: cps, spec.EdgeHostname: w}
-			ours, err := d.ourRecords(ctx, spec.DNSZone, r.ClusterID(), want)
+			want := map[string][]string{names.API: cps, names.Edge: w}
+			ours, err := d.ownRecords(ctx, r)
 			if err != nil {
 				return err
 			}
-			have := map[string][]string{}
-			for _, rec := range ours {
-				have[rec.Name] = append(have[rec.Name], rec.Data)
-			}
-			same := len(have) == len(want)
-			for n, ips := range want {
-				h := slices.Clone(have[n])
-				slices.Sort(h)
-				wi := slices.Clone(ips)
-				slices.Sort(wi)
-				same = same && slices.Equal(h, wi)
-			}
-			if !same {
+			ids := recordIDs(ours)
+			if !sameRecords(ours, want) {
 				comment := provision.ClusterTag(r.ClusterID())
 				var changes []*domain.RecordChange
 				for _, rec := range ours {
 					changes = append(changes, &domain.RecordChange{Delete: &domain.RecordChangeDelete{ID: scw.StringPtr(rec.ID)}})
 				}
 				var add []*domain.Record
-				for n, ips := range want {
-					for _, ip := range ips {
+				for _, n := range []string{names.API, names.Edge} {
+					for _, ip := range want[n] {
 						add = append(add, &domain.Record{Name: n, Type: domain.RecordTypeA, Data: ip, TTL: uint32(spec.DNSTTL), Comment: &comment})
 					}
 				}
 				changes = append(changes, &domain.RecordChange{Add: &domain.RecordChangeAdd{Records: add}})
-				if _, err := d.dom.UpdateDNSZoneRecords(&domain.UpdateDNSZoneRecordsRequest{DNSZone: spec.DNSZone, Changes: changes,
-					DisallowNewZoneCreation: true}, ctxOpt(ctx)); err != nil {
-					return classify(fmt.Sprintf("set DNS records %s and %s in zone %s", spec.APIHostname, spec.EdgeHostname, spec.DNSZone), spec.Zone, err)
+				res, err := d.dom.UpdateDNSZoneRecords(&domain.UpdateDNSZoneRecordsRequest{DNSZone: spec.DNSZone, Changes: changes,
+					DisallowNewZoneCreation: true}, ctxOpt(ctx))
+				if err != nil {
+					return classify(fmt.Sprintf("set DNS records %s and %s", spec.FQDN(names.API), spec.FQDN(names.Edge)), spec.Zone, err)
 				}
+				ids = recordIDs(res.Records)
 			}
 			return record(ctx, r, NodeDNS, KindDNS, "", &found{id: spec.DNSZone, status: "ready",
-				attrs: map[string]string{"api": spec.APIHostname + "." + spec.DNSZone, "edge": spec.EdgeHostname + "." + spec.DNSZone}})
+				attrs: map[string]string{"api": spec.FQDN(names.API), "edge": spec.FQDN(names.Edge), attrDNSRecordIDs: ids}})
 		},
 		Destroy: func(ctx context.Context, r *provision.Run) error {
-			// Runs even without a record (a crash right after the PATCH): the records are
-			// recognised by the node IPs, still in state since this node goes before the IPs.
-			spec := r.Spec()
-			want := map[string][]string{}
-			if cps, err := ipAddrs(r, ipNodes); err == nil {
-				want[spec.APIHostname] = cps
-			}
-			if w, err := ipAddrs(r, []string{NodeWorker}); err == nil {
-				want[spec.EdgeHostname] = w
-			}
-			return d.deleteRecords(ctx, r, spec.DNSZone, want)
+			// Runs even without a record (a crash right after the PATCH): such records carry the
+			// cluster's comment. Someone else's record under one of our names is left alone.
+			return d.deleteRecords(ctx, r, r.Spec().DNSZone)
 		},
 	}
 }
 
-// ourRecords lists the zone's records of this cluster: the comment is exactly the cluster's tag,
-// or the name is one of ours and the data one of our node IPs (reserved IPs belong to one cluster
-// only; and an API or emulator that drops comments must not make the driver lose its records).
-func (d *Driver) ourRecords(ctx context.Context, zone, cluster string, mine map[string][]string) ([]*domain.Record, error) {
+// sameRecords tells whether the records are exactly the wanted A records.
+func sameRecords(have []*domain.Record, want map[string][]string) bool {
+	got := map[string][]string{}
+	for _, rec := range have {
+		if rec.Type != domain.RecordTypeA {
+			return false
+		}
+		got[rec.Name] = append(got[rec.Name], rec.Data)
+	}
+	if len(got) != len(want) {
+		return false
+	}
+	for n, ips := range want {
+		h, w := slices.Clone(got[n]), slices.Clone(ips)
+		slices.Sort(h)
+		slices.Sort(w)
+		if !slices.Equal(h, w) {
+			return false
+		}
+	}
+	return true
+}
+
+func recordIDs(recs []*domain.Record) string {
+	ids := make([]string, 0, len(recs))
+	for _, rec := range recs {
+		ids = append(ids, rec.ID)
+	}
+	sort.Strings(ids)
+	return strings.Join(ids, ",")
+}
+
+// ownRecords lists the records under the cluster's names and returns those that are provably the
+// cluster's; any other record under one of those names is refused with an error that names it
+// (never adopted, never replaced). A zone the API key cannot see is refused too.
+func (d *Driver) ownRecords(ctx context.Context, r *provision.Run) ([]*domain.Record, error) {
+	spec := r.Spec()
+	names := spec.DNSNames(r.ClusterID())
+	recs, err := d.zoneRecords(ctx, spec.DNSZone)
+	if err != nil {
+		return nil, err
+	}
+	var ours []*domain.Record
+	for _, rec := range recs {
+		if rec.Name != names.API && rec.Name != names.Edge {
+			continue
+		}
+		if !d.provablyOurs(r, rec) {
+			return nil, fmt.Errorf("DNS name %s already exists in zone %s (%s record %s, id %s) and is not this cluster's: "+
+				"pocbot never replaces a record it did not create — remove that record, or use another zone (dns_zones in .github/poc.yml)",
+				spec.FQDN(rec.Name), spec.DNSZone, rec.Type, rec.Data, rec.ID)
+		}
+		ours = append(ours, rec)
+	}
+	return ours, nil
+}
+
+func (d *Driver) provablyOurs(r *provision.Run, rec *domain.Record) bool {
+	if res, ok := r.Resource(NodeDNS); ok {
+		for _, id := range strings.Split(res.Attrs[attrDNSRecordIDs], ",") {
+			if id != "" && id == rec.ID {
+				return true
+			}
+		}
+	}
+	return rec.Comment != nil && *rec.Comment == provision.ClusterTag(r.ClusterID())
+}
+
+// zoneRecords lists every record of the zone (all pages). A zone that does not exist, or that the
+// API key's project cannot see, is a permanent error: the bot never creates zones.
+func (d *Driver) zoneRecords(ctx context.Context, zone string) ([]*domain.Record, error) {
 	res, err := d.dom.ListDNSZoneRecords(&domain.ListDNSZoneRecordsRequest{DNSZone: zone}, ctxOpt(ctx), scw.WithAllPages())
 	if notFound(err) {
-		return nil, nil
+		return nil, fmt.Errorf("DNS zone %s does not exist in the bot's Scaleway project: create it there, or use another zone (dns_zones in .github/poc.yml): %w", zone, err)
+	}
+	var perm *scw.PermissionsDeniedError
+	if errors.As(err, &perm) {
+		return nil, fmt.Errorf("DNS zone %s is not reachable with the bot's API key (it belongs to another Scaleway project, or the key lacks DNS permissions): "+
+			"move the zone into the bot's project or use one of its zones (dns_zones in .github/poc.yml): %w", zone, err)
 	}
 	if err != nil {
 		return nil, classify("list DNS records of zone "+zone, "", err)
 	}
-	tag := provision.ClusterTag(cluster)
-	var out []*domain.Record
-	for _, rec := range res.Records {
-		if (rec.Comment != nil && *rec.Comment == tag) || (rec.Type == domain.RecordTypeA && slices.Contains(mine[rec.Name], rec.Data)) {
-			out = append(out, rec)
-		}
-	}
-	return out, nil
+	return res.Records, nil
 }
 
-func (d *Driver) deleteRecords(ctx context.Context, r *provision.Run, zone string, mine map[string][]string) error {
-	ours, err := d.ourRecords(ctx, zone, r.ClusterID(), mine)
-	if err != nil || len(ours) == 0 {
-		return err
+// deleteRecords removes the cluster's own records from zone (the sweep's and Destroy's way), and
+// nothing else.
+func (d *Driver) deleteRecords(ctx context.Context, r *provision.Run, zone string) error {
+	recs, err := d.dom.ListDNSZoneRecords(&domain.ListDNSZoneRecordsRequest{DNSZone: zone}, ctxOpt(ctx), scw.WithAllPages())
+	if notFound(err) {
+		return nil
+	}
+	if err != nil {
+		return classify("list DNS records of zone "+zone, "", err)
+	}
+	var ours []*domain.Record
+	for _, rec := range recs.Records {
+		// Any name: a record the cluster provably made is its own even under an older naming.
+		if d.provablyOurs(r, rec) {
+			ours = append(ours, rec)
+		}
+	}
+	if len(ours) == 0 {
+		return nil
 	}
 	var changes []*domain.RecordChange
 	for _, rec := range ours {

@@ -76,8 +76,8 @@ func (d *Driver) sweep(ctx context.Context, r *provision.Run) error {
 		}
 	}
 	if spec.DNSZone != "" {
-		// by exact comment only: the node IPs are gone by now.
-		errs = append(errs, d.deleteRecords(ctx, r, spec.DNSZone, nil))
+		// by recorded id or exact comment: nobody else's record, whatever its name.
+		errs = append(errs, d.deleteRecords(ctx, r, spec.DNSZone))
 	}
 	return errors.Join(errs...)
 }

@@ -276,13 +276,21 @@ type countingWriter struct {
 
 var errCut = errors.New("imagefactory: response cut on purpose")
 
+// Write counts bytes before handing them to the connection, and takes back what the connection
+// refused: a client that has read the whole body therefore finds every one of its bytes already
+// counted (counting after the write returned let a fast client finish, and a test read the figure,
+// before the last chunk was added).
 func (c *countingWriter) Write(p []byte) (int, error) {
-	if c.cut > 0 && c.n+int64(len(p)) > c.cut {
+	cut := c.cut > 0 && c.n+int64(len(p)) > c.cut
+	if cut {
 		p = p[:c.cut-c.n]
 		c.cutHit = true
-		n, _ := c.ResponseWriter.Write(p)
-		c.n += int64(n)
-		c.served.Add(int64(n))
+	}
+	c.served.Add(int64(len(p)))
+	n, err := c.ResponseWriter.Write(p)
+	c.n += int64(n)
+	c.served.Add(int64(n - len(p)))
+	if cut {
 		// Flush so the client has the headers and a part of the body, like
 		// a connection lost mid-transfer.
 		if fl, ok := c.ResponseWriter.(http.Flusher); ok {
@@ -290,8 +298,5 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 		}
 		return n, errCut
 	}
-	n, err := c.ResponseWriter.Write(p)
-	c.n += int64(n)
-	c.served.Add(int64(n))
 	return n, err
 }

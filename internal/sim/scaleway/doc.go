@@ -9,7 +9,7 @@
 // every claim about provisioning rests on it: it answers with
 // scaleway-sdk-go's own types, the real status codes, wrappers, pagination
 // and error bodies (shapes taken from the recordings in
-// shared/fixtures/scaleway-cassettes), and it enforces the real API's rules
+// testdata/cassettes), and it enforces the real API's rules
 // (a running server is not deleted, an attached IP or an in-use volume is not
 // deleted, quotas, exactly one volume source, the QCOW2 magic of an imported
 // object).

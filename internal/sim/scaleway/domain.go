@@ -14,12 +14,13 @@ type record struct {
 	ID, Name, Type, Data string
 	TTL, Priority        uint32
 	Updated              time.Time
+	Comment              *string // kept, as the real API keeps it (domain-record cassettes)
 }
 
 func (r *record) json() map[string]any {
 	u := r.Updated
 	return reshape(&domain.Record{ID: r.ID, Name: r.Name, Type: domain.RecordType(r.Type), Data: r.Data, TTL: r.TTL,
-		Priority: r.Priority, UpdatedAt: &u}, nil, nil)
+		Priority: r.Priority, UpdatedAt: &u, Comment: r.Comment}, nil, nil)
 }
 
 func (e *Emulator) zoneExists(z string) bool {
@@ -70,8 +71,7 @@ func (e *Emulator) listDNSZones(w http.ResponseWriter, r *http.Request) {
 }
 
 func (e *Emulator) listRecords(w http.ResponseWriter, r *http.Request, zone string) {
-	if !e.zoneExists(zone) {
-		blockNotFound(w, "dns_zone", zone)
+	if !e.zoneReachable(w, zone) {
 		return
 	}
 	e.mu.Lock()
@@ -108,8 +108,7 @@ func (e *Emulator) patchRecords(w http.ResponseWriter, r *http.Request, zone str
 	if !decode(w, r, &req) {
 		return
 	}
-	if !e.zoneExists(zone) {
-		blockNotFound(w, "dns_zone", zone)
+	if !e.zoneReachable(w, zone) {
 		return
 	}
 	e.mu.Lock()
@@ -128,7 +127,8 @@ func (e *Emulator) patchRecords(w http.ResponseWriter, r *http.Request, zone str
 		if ttl == 0 {
 			ttl = 3600
 		}
-		return &record{ID: e.newID(), Name: x.Name, Type: string(x.Type), Data: data, TTL: ttl, Priority: x.Priority, Updated: e.clock().UTC()}, nil
+		return &record{ID: e.newID(), Name: x.Name, Type: string(x.Type), Data: data, TTL: ttl, Priority: x.Priority, Updated: e.clock().UTC(),
+			Comment: x.Comment}, nil
 	}
 	match := func(rec *record, id *string, f *domain.RecordIdentifier) bool {
 		if id != nil {

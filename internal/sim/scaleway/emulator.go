@@ -118,8 +118,10 @@ type Options struct {
 	// Extra mounts other handlers by path prefix (e.g. the product catalog
 	// "/product-catalog/"). They see faults but do their own authentication.
 	Extra map[string]http.Handler
-	// DNSZones, when set, limits the DNS zones that exist; empty accepts any.
+	// DNSZones, when set, limits the DNS zones that exist in the project; empty accepts any.
 	DNSZones []string
+	// ForeignDNSZones exist, but in another project: every call on them is refused (403).
+	ForeignDNSZones []string
 	// Logger receives one debug line per request; defaults to slog.Default().
 	Logger *slog.Logger
 	// IPBase is the 127.x.y.z address after which addresses are handed out

@@ -20,14 +20,15 @@ import (
 )
 
 // The fidelity test replays every recorded interaction of the cassettes
-// (shared/fixtures/scaleway-cassettes) against a fresh emulator per
+// (testdata/cassettes, real exchanges recorded by the Scaleway Terraform
+// provider's acceptance tests; see testdata/cassettes/README.md) against a fresh emulator per
 // cassette, with the emulator's clock set to each recorded answer's Date
 // header (so asynchronous states progress as they did for real) and the
 // recorded ids rewritten to the ids the emulator returned earlier. It
 // compares the status code, the wrapper key and the JSON key sets (top
 // level, and the wrapped or first listed object): not values.
 
-const cassetteDir = "../../../../shared/fixtures/scaleway-cassettes"
+const cassetteDir = "testdata/cassettes"
 
 type cassette struct {
 	Interactions []struct {
@@ -96,7 +97,7 @@ type tally struct{ ok, total int }
 func TestFidelity(t *testing.T) {
 	files, _ := filepath.Glob(filepath.Join(cassetteDir, "*.cassette.yaml"))
 	if len(files) == 0 {
-		t.Fatalf("no cassettes under %s: the fixtures are part of the repository's shared tree", cassetteDir)
+		t.Fatalf("no cassettes under %s: they are part of the repository (git checkout restores them)", cassetteDir)
 	}
 	all := make([]cassette, len(files))
 	for i, f := range files {

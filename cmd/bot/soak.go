@@ -1,0 +1,99 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/pocbot/pocbot/internal/sim/soak"
+)
+
+func init() {
+	var (
+		duration time.Duration
+		seed     string
+		keep     string
+		events   int
+		factor   float64
+		verbose  bool
+		parallel int
+	)
+	register(&command{
+		name:    "soak",
+		summary: "random histories of comments, crashes and faults against the emulated world, with invariants checked after every step",
+		setFlags: func(fs *flag.FlagSet, e *envFlags) {
+			e.Duration(&duration, "duration", "POC_SOAK_DURATION", 2*time.Minute, "how long to run new random histories")
+			e.String(&seed, "seed", "POC_SOAK_SEED", "", "replay the history of this seed only (as printed by a failing soak)")
+			e.String(&keep, "keep", "POC_SOAK_KEEP", "", "with --seed: play only these events (comma-separated indices; the shrunk history)")
+			e.Int(&events, "events", "POC_SOAK_EVENTS", 50, "events per history")
+			e.Float(&factor, "time-factor", "POC_SOAK_TIME_FACTOR", 0.001, "scale of the emulated latencies")
+			e.Bool(&verbose, "v", "", false, "print every event as it is played")
+			e.Int(&parallel, "parallel", "POC_SOAK_PARALLEL", 4, "histories at once, each in its own world")
+		},
+		run: func(ctx context.Context, a *app, fs *flag.FlagSet) error {
+			c := soak.Config{Options: soak.Options{Bot: soakBot{a: a}, TimeFactor: factor}, Duration: duration, Events: events, Out: a.stdout, Parallel: parallel}
+			if verbose {
+				c.Log = a.stdout
+			}
+			if seed != "" {
+				s, err := strconv.ParseUint(seed, 10, 64)
+				if err != nil {
+					return fmt.Errorf("soak: --seed %q is not a seed (a decimal number)", seed)
+				}
+				c.Seeds, c.Duration, c.Parallel = []uint64{s}, 0, 1
+				for _, k := range strings.Split(keep, ",") {
+					if k = strings.TrimSpace(k); k == "" {
+						continue
+					}
+					i, err := strconv.Atoi(k)
+					if err != nil {
+						return fmt.Errorf("soak: --keep %q: give event indices like 0,3,7", keep)
+					}
+					c.Keep = append(c.Keep, i)
+				}
+			}
+			sum, err := soak.Soak(ctx, c)
+			if err != nil {
+				return err
+			}
+			if sum.Violations > 0 {
+				return fmt.Errorf("soak: %d violations in %d failing histories", sum.Violations, len(sum.Failures))
+			}
+			return nil
+		},
+	})
+}
+
+// soakBot runs each soak process through the code path of `bot handle`, in this process: its own
+// environment, clock, log and Actions files.
+type soakBot struct{ a *app }
+
+func (b soakBot) Handle(ctx context.Context, env map[string]string, now func() time.Time) soak.Process {
+	var logs, stdout syncBuffer
+	p := *b.a
+	p.stdout, p.stderr = &stdout, &logs
+	p.log = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	p.now = now
+	p.atExit = nil
+	getenv := func(k string) string { return env[k] }
+	p.getenv = getenv
+	out, err := p.handle(ctx, getenv, time.Now())
+	for i := len(p.atExit) - 1; i >= 0; i-- {
+		p.atExit[i]()
+	}
+	text := logs.String() + stdout.String()
+	for _, f := range []string{env["GITHUB_OUTPUT"], env["GITHUB_STEP_SUMMARY"]} {
+		if b, rerr := os.ReadFile(f); rerr == nil {
+			text += "\n" + string(b)
+		}
+	}
+	if err != nil {
+		text += "\nerror: " + err.Error()
+	}
+	return soak.Process{Ignored: out.Ignored, Err: err, Output: text}
+}

@@ -1,0 +1,179 @@
+package scaleway
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/pocbot/pocbot/internal/provision"
+	scwsim "github.com/pocbot/pocbot/internal/sim/scaleway"
+	domain "github.com/scaleway/scaleway-sdk-go/api/domain/v2beta1"
+)
+
+const prodZone = "prod.example.com"
+
+// seedProduction fills the zone with what a real zone serves besides the clusters, under the very
+// names the seed gives its clusters (`edge`, `k8s-poc`) — the names the bot used to add its own
+// records next to. It returns the records as seeded.
+func seedProduction(w *world) []domain.Record {
+	for _, r := range []domain.Record{
+		{Name: "edge", Type: domain.RecordTypeA, Data: "198.51.100.7", TTL: 300},
+		{Name: "k8s-poc", Type: domain.RecordTypeA, Data: "198.51.100.8", TTL: 300},
+		{Name: "", Type: domain.RecordTypeMX, Data: "10 mail.example.net.", TTL: 3600},
+	} {
+		w.emu.SeedDNSRecord(prodZone, r)
+	}
+	return w.emu.DNSRecords(prodZone)
+}
+
+func recordsNamed(rs []domain.Record, name string) []domain.Record {
+	var out []domain.Record
+	for _, r := range rs {
+		if r.Name == name {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// The attack: `/poc up --dns-zone prod.example.com` turned production's `edge` into a round-robin
+// with POC workers, and two clusters in one zone shared `k8s-poc`. Names are now per cluster, and
+// what the zone held before is untouched by up and by down.
+func TestDNSNamesArePerClusterAndTheZoneKeepsItsRecords(t *testing.T) {
+	ctx := context.Background()
+	w := newWorld(t, scwsim.Options{DNSZones: []string{prodZone}})
+	before := seedProduction(w)
+	spec := testSpec(prodZone)
+	states := map[string]*provision.State{}
+	for _, id := range []string{"t-1", "t-2"} {
+		st, err := provision.NewState(id, spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := w.eng.Up(ctx, w.graph(t, spec), st, provision.NewMemorySaver()); err != nil {
+			t.Fatalf("up %s: %v", id, err)
+		}
+		states[id] = st
+	}
+	recs := w.emu.DNSRecords(prodZone)
+	for _, prod := range before {
+		same := recordsNamed(recs, prod.Name)
+		if len(same) != 1 || same[0].ID != prod.ID || same[0].Data != prod.Data {
+			t.Errorf("production record %q (%s) became %+v", prod.Name, prod.Data, same)
+		}
+	}
+	for id, st := range states {
+		names := spec.DNSNames(id)
+		if got := recordsNamed(recs, names.API); len(got) != 3 {
+			t.Errorf("%s: %d records %s, want one per control plane", id, len(got), names.API)
+		}
+		edge := recordsNamed(recs, names.Edge)
+		if len(edge) != 1 || edge[0].Data != st.Resources[NodeWorker].Attrs["ipv4"] {
+			t.Errorf("%s: edge records %+v, want the worker's address", id, edge)
+		}
+		if ids := st.Resources[NodeDNS].Attrs[attrDNSRecordIDs]; strings.Count(ids, ",") != 3 {
+			t.Errorf("%s: recorded record ids %q, want 4", id, ids)
+		}
+	}
+
+	// Down of one cluster removes its records only.
+	if _, err := w.eng.Down(ctx, w.graph(t, spec), states["t-1"], provision.NewMemorySaver()); err != nil {
+		t.Fatal(err)
+	}
+	recs = w.emu.DNSRecords(prodZone)
+	if n := len(recordsNamed(recs, spec.DNSNames("t-1").API)) + len(recordsNamed(recs, spec.DNSNames("t-1").Edge)); n != 0 {
+		t.Errorf("t-1 left %d records", n)
+	}
+	if n := len(recordsNamed(recs, spec.DNSNames("t-2").API)); n != 3 {
+		t.Errorf("t-1's down touched t-2: %d API records left", n)
+	}
+	if _, err := w.eng.Down(ctx, w.graph(t, spec), states["t-2"], provision.NewMemorySaver()); err != nil {
+		t.Fatal(err)
+	}
+	after := w.emu.DNSRecords(prodZone)
+	key := func(r domain.Record) string { return r.ID + " " + r.Name + " " + r.Data }
+	b, a := sliceMap(before, key), sliceMap(after, key)
+	slices.Sort(b)
+	slices.Sort(a)
+	if !slices.Equal(a, b) {
+		t.Errorf("after both downs the zone holds\n %v\nwant what it held before\n %v", a, b)
+	}
+}
+
+func sliceMap[T, U any](in []T, f func(T) U) []U {
+	out := make([]U, len(in))
+	for i, v := range in {
+		out[i] = f(v)
+	}
+	return out
+}
+
+// A name the cluster would use already exists and is not provably its own: up refuses before it
+// creates anything (Preflight), names the record and what to do, and the record is left alone —
+// also by a down.
+func TestDNSRefusesANameItDoesNotOwn(t *testing.T) {
+	ctx := context.Background()
+	w := newWorld(t, scwsim.Options{DNSZones: []string{prodZone}})
+	spec := testSpec(prodZone)
+	squat := spec.DNSNames("t-9").Edge
+	id := w.emu.SeedDNSRecord(prodZone, domain.Record{Name: squat, Type: domain.RecordTypeA, Data: "192.0.2.66"})
+	st, _ := provision.NewState("t-9", spec)
+	err := w.eng.Up(ctx, w.graph(t, spec), st, provision.NewMemorySaver())
+	if err == nil || !strings.Contains(err.Error(), spec.FQDN(squat)) || !strings.Contains(err.Error(), "not this cluster's") ||
+		!strings.Contains(err.Error(), "dns_zones") {
+		t.Fatalf("up over a foreign record: %v", err)
+	}
+	if left := w.owned("t-9"); len(left) != 0 {
+		t.Errorf("refused up created %v", left)
+	}
+	if _, err := w.eng.Down(ctx, w.graph(t, spec), st, provision.NewMemorySaver()); err != nil {
+		t.Fatal(err)
+	}
+	if got := recordsNamed(w.emu.DNSRecords(prodZone), squat); len(got) != 1 || got[0].ID != id || got[0].Data != "192.0.2.66" {
+		t.Errorf("the foreign record became %+v", got)
+	}
+}
+
+// A zone that exists in another project, or not at all: refused before anything is created.
+func TestDNSZoneOutsideTheProject(t *testing.T) {
+	ctx := context.Background()
+	w := newWorld(t, scwsim.Options{DNSZones: []string{prodZone}, ForeignDNSZones: []string{"other.example.org"}})
+	for zone, want := range map[string]string{"other.example.org": "not reachable", "missing.example.com": "does not exist"} {
+		spec := testSpec(zone)
+		st, _ := provision.NewState("t-5", spec)
+		err := w.eng.Up(ctx, w.graph(t, spec), st, provision.NewMemorySaver())
+		if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), zone) {
+			t.Errorf("zone %s: %v, want %q", zone, err, want)
+		}
+		if left := w.owned("t-5"); len(left) != 0 {
+			t.Errorf("zone %s: refused up created %v", zone, left)
+		}
+	}
+}
+
+// A crash between the PATCH and the save of the ids: the rerun recognises its records by their
+// exact comment, does not refuse them, and records their ids.
+func TestDNSRecordsOfACrashedRunAreAdopted(t *testing.T) {
+	ctx := context.Background()
+	w := newWorld(t, scwsim.Options{DNSZones: []string{prodZone}})
+	spec := testSpec(prodZone)
+	st, _ := provision.NewState("t-3", spec)
+	if err := w.eng.Up(ctx, w.graph(t, spec), st, provision.NewMemorySaver()); err != nil {
+		t.Fatal(err)
+	}
+	rec := st.Resources[NodeDNS]
+	delete(st.Resources, NodeDNS) // the save that never happened
+	calls := len(w.emu.Calls())
+	if err := w.eng.Up(ctx, w.graph(t, spec), st, provision.NewMemorySaver()); err != nil {
+		t.Fatalf("rerun after the crash: %v", err)
+	}
+	if got := st.Resources[NodeDNS].Attrs[attrDNSRecordIDs]; got != rec.Attrs[attrDNSRecordIDs] {
+		t.Errorf("rerun recorded %q, the records are %q", got, rec.Attrs[attrDNSRecordIDs])
+	}
+	for _, c := range w.emu.Calls()[calls:] {
+		if strings.Contains(c.Path, "/records") && c.Method != "GET" {
+			t.Errorf("rerun rewrote the records: %s %s", c.Method, c.Path)
+		}
+	}
+}

@@ -1,0 +1,297 @@
+package soak
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/pocbot/pocbot/internal/clusterops"
+	"github.com/pocbot/pocbot/internal/commands"
+	"github.com/pocbot/pocbot/internal/cost"
+	"github.com/pocbot/pocbot/internal/provision"
+	"github.com/pocbot/pocbot/internal/sim/world"
+	"github.com/pocbot/pocbot/internal/statestore"
+)
+
+// checker holds what the invariants read: the world, the state store (with the key: the harness
+// plays the operator), prices from the dated table only (the same figures whatever the bots'
+// sources said), and what was already scanned.
+type checker struct {
+	w       *world.World
+	store   *statestore.Store
+	quoter  *cost.Quoter
+	daily   map[string]int64 // cluster@serial → daily nano-euros
+	scanned map[int64]string // comment id → body last scanned
+	checked map[*proc]bool
+}
+
+func newChecker(ctx context.Context, w *world.World) (*checker, error) {
+	if w.S3 == nil {
+		return nil, errors.New("soak: the world has no S3 server (versitygw must be installed)")
+	}
+	b, err := w.S3.OpenBucket(ctx, world.StateBucket)
+	if err != nil {
+		return nil, err
+	}
+	st, err := statestore.Open(ctx, statestore.Config{StateURL: w.StateURL, KeyURL: w.StateKey}, statestore.WithBucket(b))
+	if err != nil {
+		b.Close()
+		return nil, fmt.Errorf("soak: open the state store: %w", err)
+	}
+	return &checker{w: w, store: st, quoter: cost.NewQuoter(cost.TableSource{}), daily: map[string]int64{},
+		scanned: map[int64]string{}, checked: map[*proc]bool{}}, nil
+}
+
+func (c *checker) close() { c.store.Close() }
+
+// afterStep checks what must hold at every instant.
+func (c *checker) afterStep(ctx context.Context, step int, procs []*proc) []Violation {
+	var out []Violation
+	add := func(inv, f string, a ...any) {
+		out = append(out, Violation{Step: step, Invariant: inv, Detail: fmt.Sprintf(f, a...)})
+	}
+	// The budget of every repository, from the states (what the bots count) priced by the table.
+	headers, err := c.store.List(ctx)
+	if err != nil {
+		add("every state reads", "listing the states: %v", err)
+	}
+	count := map[string]int{}
+	daily := map[string]int64{}
+	for _, hd := range headers {
+		count[hd.Repository]++
+		d, err := c.dailyOf(ctx, hd)
+		if errors.Is(err, statestore.ErrNotFound) {
+			count[hd.Repository]--
+			continue // deleted since the listing
+		}
+		if err != nil {
+			add("every state decrypts", "%s: %v", hd.Cluster, err)
+			continue
+		}
+		daily[hd.Repository] += d
+	}
+	for _, r := range Repos() {
+		if count[r.Name] > r.MaxClusters {
+			add("budget: max_clusters", "%s has %d clusters, max_clusters is %d", r.Name, count[r.Name], r.MaxClusters)
+		}
+		if daily[r.Name] > r.MaxDailyNanoEUR {
+			add("budget: max_daily_eur", "%s's clusters cost %s € a day, max_daily_eur is %s", r.Name,
+				cost.EUR(0, daily[r.Name]).Format(2), cost.EUR(0, r.MaxDailyNanoEUR).Format(2))
+		}
+	}
+	// No duplicate of a node's resource in one cluster (a retried create that made a second).
+	seen := map[string]string{}
+	for _, res := range c.w.Scaleway.Inventory() {
+		if provision.HasTag(res.Tags, provision.TagShared) {
+			continue
+		}
+		var cl, node string
+		for _, t := range res.Tags {
+			if v, ok := strings.CutPrefix(t, provision.ClusterTag("")); ok {
+				cl = v
+			}
+			if v, ok := strings.CutPrefix(t, provision.ResTag("")); ok {
+				node = v
+			}
+		}
+		if cl == "" || node == "" {
+			continue
+		}
+		k := res.Kind + " " + cl + "/" + node
+		if other, dup := seen[k]; dup {
+			add("one resource per node", "%s twice: %s and %s", k, other, res.ID)
+		}
+		seen[k] = res.ID
+	}
+	// No secret anywhere a person can read.
+	for _, cm := range c.w.GitHub.AllComments() {
+		if c.scanned[cm.ID] == cm.Body {
+			continue
+		}
+		c.scanned[cm.ID] = cm.Body
+		if commands.ContainsSecret(cm.Body) {
+			add("no secret in a comment", "comment %d on %s#%d", cm.ID, cm.Repo, cm.Number)
+		}
+	}
+	for _, p := range procs {
+		select {
+		case <-p.done:
+		default:
+			continue
+		}
+		if c.checked[p] {
+			continue
+		}
+		c.checked[p] = true
+		out = append(out, c.checkProcess(step, p)...)
+	}
+	return out
+}
+
+var commentCreate = regexp.MustCompile(`^/repos/[^/]+/[^/]+/issues/(\d+)/comments$`)
+
+// checkProcess checks one finished process: nothing secret in what it printed, and — for a
+// command comment it acted on and was not killed during — 👀 before anything else it changed on
+// GitHub, an answer, and at most two new comments (the sticky status and one notification).
+func (c *checker) checkProcess(step int, p *proc) []Violation {
+	var out []Violation
+	add := func(inv, f string, a ...any) {
+		out = append(out, Violation{Step: step, Invariant: inv, Detail: fmt.Sprintf(f, a...)})
+	}
+	for _, line := range strings.Split(p.result.Output, "\n") {
+		// ::add-mask:: is how a value is hidden: the runner never shows that line.
+		if strings.HasPrefix(line, "::add-mask::") {
+			continue
+		}
+		if commands.ContainsSecret(line) {
+			add("no secret in a log, summary or step output", "%s: %s", p.event, commands.Redact(line))
+			break
+		}
+	}
+	if p.event.Kind != KindComment || p.killed || p.result.Ignored != "" || p.result.Err != nil || p.comment == 0 {
+		return out
+	}
+	var mutating []ghRequest
+	creates, answers := 0, 0
+	for _, r := range p.gh.requests() {
+		// The App's own token mint is not a change anyone sees.
+		if r.Method == "GET" || !r.Answered || r.Status >= 300 || strings.HasPrefix(r.Path, "/app/") {
+			continue
+		}
+		mutating = append(mutating, r)
+		if m := commentCreate.FindStringSubmatch(r.Path); m != nil && m[1] == fmt.Sprint(p.event.Number) {
+			creates++
+			answers++
+		}
+		if r.Method == "PATCH" && strings.Contains(r.Path, "/issues/comments/") {
+			answers++
+		}
+	}
+	eyes := fmt.Sprintf("/issues/comments/%d/reactions", p.comment)
+	if len(mutating) == 0 || mutating[0].Method != "POST" || !strings.HasSuffix(mutating[0].Path, eyes) {
+		first := "nothing"
+		if len(mutating) > 0 {
+			first = mutating[0].Method + " " + mutating[0].Path
+		}
+		add("👀 first", "%s: the first change on GitHub was %s", p.event, first)
+	}
+	if answers == 0 {
+		add("every command is answered", "%s: no comment created or edited", p.event)
+	}
+	if creates > 2 {
+		add("at most two new comments per command", "%s: %d comments created", p.event, creates)
+	}
+	return out
+}
+
+// dailyOf prices a cluster's spec (from its decrypted state) with the dated table.
+func (c *checker) dailyOf(ctx context.Context, hd statestore.Header) (int64, error) {
+	k := fmt.Sprintf("%s@%d", hd.Cluster, hd.Serial)
+	if d, ok := c.daily[k]; ok {
+		return d, nil
+	}
+	doc, err := c.store.Get(ctx, hd.Cluster)
+	if err != nil {
+		return 0, err
+	}
+	var st provision.State
+	if err := json.Unmarshal(doc.Body, &st); err != nil {
+		return 0, fmt.Errorf("state body: %w", err)
+	}
+	if st.Spec.Zone == "" {
+		c.daily[k] = 0 // a document written before its spec: nothing can have been created yet
+		return 0, nil
+	}
+	q, err := clusterops.Quote(ctx, c.quoter, st.Spec, time.Hour, true)
+	if err != nil {
+		return 0, err
+	}
+	d := q.Daily.Nanos
+	c.daily[k] = d
+	return d, nil
+}
+
+// atRest runs once every process has ended and every lease has run out: no lock may still be
+// held, and every state decrypts.
+func (c *checker) atRest(ctx context.Context, now time.Time) []Violation {
+	var out []Violation
+	headers, err := c.store.List(ctx)
+	if err != nil {
+		return []Violation{{Step: -1, Invariant: "every state reads", Detail: err.Error()}}
+	}
+	names := map[string]bool{}
+	for _, hd := range headers {
+		names[hd.Cluster] = true
+		if _, err := c.store.Get(ctx, hd.Cluster); err != nil && !errors.Is(err, statestore.ErrNotFound) {
+			out = append(out, Violation{Step: -1, Invariant: "every state decrypts", Detail: hd.Cluster + ": " + err.Error()})
+		}
+	}
+	for _, r := range Repos() {
+		owner, name, _ := strings.Cut(r.Name, "/")
+		for _, n := range append(append([]int{}, r.Issues...), prNumbers(r)...) {
+			names[commands.ClusterName(owner, name, n)] = true
+		}
+	}
+	for cl := range names {
+		li, err := c.store.ReadLock(ctx, cl)
+		if err != nil && !errors.Is(err, statestore.ErrNotFound) {
+			out = append(out, Violation{Step: -1, Invariant: "locks read", Detail: cl + ": " + err.Error()})
+			continue
+		}
+		if li != nil && li.Expires.After(now) {
+			out = append(out, Violation{Step: -1, Invariant: "no lock held after its lease",
+				Detail: fmt.Sprintf("%s held by %s (%s) until %s, with no process running", cl, li.Actor, li.Command, li.Expires.Format(time.RFC3339))})
+		}
+	}
+	return out
+}
+
+func prNumbers(r Repo) []int {
+	var out []int
+	for _, p := range r.PRs {
+		out = append(out, p.Number)
+	}
+	return out
+}
+
+// settled runs after the schedules that came 30 days later: every cluster has expired, so
+// nothing billed may be left but the shared image, and no state.
+func (c *checker) settled(ctx context.Context, procs []*proc) []Violation {
+	var out []Violation
+	for _, p := range procs {
+		if !c.checked[p] {
+			c.checked[p] = true
+			out = append(out, c.checkProcess(-1, p)...)
+		}
+	}
+	var left []string
+	for _, res := range c.w.Scaleway.Inventory() {
+		if provision.HasTag(res.Tags, provision.TagShared) {
+			continue
+		}
+		switch {
+		case strings.Contains(strings.Join(res.Tags, ","), provision.ClusterTag("")),
+			res.Kind == "iam_ssh_key" && strings.HasPrefix(res.Name, "poc-"),
+			res.Kind == "domain_record":
+			left = append(left, res.Kind+" "+res.Name+" "+strings.Join(res.Tags, ","))
+		}
+	}
+	sort.Strings(left)
+	for _, l := range left {
+		out = append(out, Violation{Step: -1, Invariant: "nothing orphaned after the grace period", Detail: l})
+	}
+	headers, err := c.store.List(ctx)
+	if err != nil {
+		return append(out, Violation{Step: -1, Invariant: "every state reads", Detail: err.Error()})
+	}
+	for _, hd := range headers {
+		out = append(out, Violation{Step: -1, Invariant: "an expired cluster is torn down",
+			Detail: fmt.Sprintf("%s (%s#%d, phase %s) still has its state 30 days later", hd.Cluster, hd.Repository, hd.Number, hd.Phase)})
+	}
+	return out
+}

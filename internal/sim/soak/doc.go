@@ -1,0 +1,32 @@
+// Package soak finds the bugs that live between processes: it drives the emulated world
+// (internal/sim/world) with seeded random histories — comments of users of every permission level,
+// pull-request label/close/reopen/merge events, scheduled reaper runs, clock jumps, faults on the
+// wire, and `bot handle` processes killed half-way and run again as GitHub would — and checks
+// invariants after every step and after a final settle.
+//
+// The package owns the decisions and the checks, not the bot: a history is a pure function of its
+// seed (Generate), the world is started and the events are delivered by Run, and each bot process
+// is started through the Bot interface that cmd/bot implements with the very code path of
+// `bot handle`. Every process talks to Scaleway, GitHub, Object Storage and the Image Factory
+// through its own Wire (a loopback reverse proxy): the wire injects the history's faults, and
+// killing a process cuts its wire at a chosen request — from the outside that is what SIGKILL
+// does (nothing more leaves the process; a request in flight may have taken effect or not), while
+// staying in one Go process, fast and reproducible in its decisions.
+//
+// The invariants (Check) are:
+//   - nothing billed is orphaned: after the settle, every Scaleway resource the bot tagged belongs
+//     to a live cluster state or is the shared image;
+//   - at most one of each node's resources per cluster (no duplicate from a retried create);
+//   - the budget (max_clusters, max_daily_eur) of each repository is never exceeded, after any
+//     step;
+//   - every command comment a process finished answering has 👀, and got at most two new bot
+//     comments (the sticky status comment and one notification);
+//   - no secret in any comment, log line, job summary or step output;
+//   - every state document reads and decrypts;
+//   - after the settle no lock is held beyond its lease.
+//
+// What a history may not decide: Go's scheduler and the loopback network set the exact
+// interleaving, so a seed replays the same decisions (events, users, flags, faults, kill points,
+// clock jumps), not necessarily the same outcome; a failing seed is re-run and shrunk (Shrink)
+// until the shortest history that still fails is found.
+package soak

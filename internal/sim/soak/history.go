@@ -1,0 +1,197 @@
+package soak
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"time"
+)
+
+// Kind is what an event does.
+type Kind string
+
+// The events of a history.
+const (
+	// KindComment: a user comments on an issue or pull request (Edit: edits an older comment).
+	KindComment Kind = "comment"
+	// KindPR: a pull-request event (labeled, unlabeled, closed, reopened, merged).
+	KindPR Kind = "pull_request"
+	// KindSchedule: the workflow's cron runs the reaper.
+	KindSchedule Kind = "schedule"
+	// KindClock: the bots' clock jumps forward (expiry, warnings, grace periods).
+	KindClock Kind = "clock"
+	// KindWait: the harness lets the running processes progress.
+	KindWait Kind = "wait"
+)
+
+// Faults is what a process's wire does to its requests, each a probability per request.
+type Faults struct {
+	// Rate5xx answers 503 before the request reaches the service (safe to retry).
+	Rate5xx float64
+	// Rate429 answers 429 with Retry-After: 1 before the request reaches the service.
+	Rate429 float64
+	// AfterEffect lets a mutating request take effect, then answers 500 (Scaleway and Object
+	// Storage only: GitHub's comment creation is not idempotent on any client's side).
+	AfterEffect float64
+	// Slow delays the answer by up to SlowMax.
+	Slow    float64
+	SlowMax time.Duration
+}
+
+// Event is one step of a history. Every field is decided by the seed.
+type Event struct {
+	Kind   Kind
+	Repo   string
+	Number int
+	User   string
+	Body   string
+	Edit   bool   // KindComment: an edit of the user's previous comment (action "edited")
+	Action string // KindPR
+	Jump   time.Duration
+	// Async starts the process and goes on with the next event without waiting for it.
+	Async bool
+	// KillAfter > 0 cuts the process's wire at its KillAfter-th request (a SIGKILL as seen from
+	// the outside); the event is then delivered again, as GitHub's re-run would.
+	KillAfter int
+	Faults    Faults
+}
+
+func (e Event) String() string {
+	var b strings.Builder
+	switch e.Kind {
+	case KindComment:
+		verb := "comments"
+		if e.Edit {
+			verb = "edits a comment"
+		}
+		fmt.Fprintf(&b, "%s %s on %s#%d: %q", e.User, verb, e.Repo, e.Number, e.Body)
+	case KindPR:
+		fmt.Fprintf(&b, "%s#%d %s by %s", e.Repo, e.Number, e.Action, e.User)
+	case KindSchedule:
+		b.WriteString("schedule (bot reap)")
+	case KindClock:
+		fmt.Fprintf(&b, "clock +%s", e.Jump)
+	case KindWait:
+		fmt.Fprintf(&b, "wait %s", e.Jump)
+	}
+	if e.Async {
+		b.WriteString(" [async]")
+	}
+	if e.KillAfter > 0 {
+		fmt.Fprintf(&b, " [killed at request %d, then re-run]", e.KillAfter)
+	}
+	if e.Faults != (Faults{}) {
+		fmt.Fprintf(&b, " [faults 5xx=%.2f 429=%.2f after-effect=%.2f slow=%.2f]", e.Faults.Rate5xx, e.Faults.Rate429, e.Faults.AfterEffect, e.Faults.Slow)
+	}
+	return b.String()
+}
+
+// Repo is one repository of the soak's world, with its `.github/poc.yml`.
+type Repo struct {
+	Name   string
+	Config string
+	// MaxClusters and MaxDailyNanoEUR restate the config's budget for the invariant.
+	MaxClusters     int
+	MaxDailyNanoEUR int64
+	Issues          []int
+	PRs             []PR
+}
+
+// PR is a pull request of a soak repository.
+type PR struct {
+	Number      int
+	Draft, Fork bool
+}
+
+// Users are the soak's GitHub users by permission ("" = not a collaborator).
+var Users = map[string]string{"ada": "admin", "wes": "write", "tia": "triage", "rea": "read", "nob": ""}
+
+// Repos is the world every history runs in: one repository capped by count, one by daily cost.
+// acme/b's 10 € a day fits two seed clusters (4.30 €) or three with one control plane (2.98 €),
+// and refuses any mix above that by at least 0.26 € — far more than the difference between
+// price sources.
+func Repos() []Repo {
+	return []Repo{
+		{Name: "acme/a", Config: "max_clusters: 1\nwarn_before: 1h\n", MaxClusters: 1, MaxDailyNanoEUR: 15e9,
+			Issues: []int{1, 2, 3}, PRs: []PR{{Number: 10}, {Number: 11, Draft: true}, {Number: 12, Fork: true}}},
+		{Name: "acme/b", Config: "max_clusters: 5\nmax_daily_eur: 10\n", MaxClusters: 5, MaxDailyNanoEUR: 10e9,
+			Issues: []int{1, 2}, PRs: []PR{{Number: 10}}},
+	}
+}
+
+// Generate returns the history of seed: n events. It is a pure function of (seed, n).
+func Generate(seed uint64, n int) []Event {
+	r := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
+	repos := Repos()
+	users := []string{"ada", "wes", "wes", "tia", "rea", "nob"}
+	pick := func(xs []string) string { return xs[r.IntN(len(xs))] }
+	var out []Event
+	for len(out) < n {
+		repo := repos[r.IntN(len(repos))]
+		var e Event
+		switch x := r.IntN(100); {
+		case x < 62:
+			num := repo.Issues[r.IntN(len(repo.Issues))]
+			if r.IntN(3) == 0 {
+				num = repo.PRs[r.IntN(len(repo.PRs))].Number
+			}
+			e = Event{Kind: KindComment, Repo: repo.Name, Number: num, User: pick(users), Body: commandBody(r), Edit: r.IntN(25) == 0}
+		case x < 74:
+			pr := repo.PRs[r.IntN(len(repo.PRs))]
+			e = Event{Kind: KindPR, Repo: repo.Name, Number: pr.Number, User: pick([]string{"ada", "wes", "tia"}),
+				Action: pick([]string{"labeled", "labeled", "unlabeled", "closed", "reopened", "merged"})}
+		case x < 82:
+			e = Event{Kind: KindSchedule}
+		case x < 88:
+			e = Event{Kind: KindClock, Jump: time.Duration(1+r.IntN(10)) * 30 * time.Minute}
+		default:
+			e = Event{Kind: KindWait, Jump: time.Duration(50+r.IntN(400)) * time.Millisecond}
+		}
+		if e.Kind == KindComment || e.Kind == KindPR || e.Kind == KindSchedule {
+			e.Async = r.IntN(3) == 0
+			if r.IntN(8) == 0 {
+				e.KillAfter = 1 + r.IntN(60)
+			}
+			if r.IntN(4) == 0 {
+				e.Faults = Faults{Rate5xx: 0.05 * float64(r.IntN(3)), Rate429: 0.05 * float64(r.IntN(2)),
+					AfterEffect: 0.05 * float64(r.IntN(3)), Slow: 0.1 * float64(r.IntN(2)), SlowMax: 300 * time.Millisecond}
+			}
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+// commandBody is a comment a user might write: mostly commands, valid and not, with the flags
+// users try; some prose, hidden or indented commands, and a bot-looking marker.
+func commandBody(r *rand.Rand) string {
+	pick := func(xs ...string) string { return xs[r.IntN(len(xs))] }
+	switch x := r.IntN(100); {
+	case x < 34:
+		flags := []string{}
+		for range r.IntN(3) {
+			flags = append(flags, pick("--ttl 2h", "--ttl 8h", "--ttl 9999h", "--dry-run", "--cp-count 1", "--talos v1.14.1",
+				"--talos v9.0.0", "--admin-cidr 203.0.113.0/24", "--extensions siderolabs/iscsi-tools", "--bogus",
+				"--dns-zone poc.example.com", "--cp-count 2"))
+		}
+		return strings.TrimSpace("/poc up " + strings.Join(flags, " "))
+	case x < 48:
+		return "/poc down"
+	case x < 56:
+		return pick("/poc extend 2h", "/poc extend 30d", "/poc extend")
+	case x < 64:
+		return "/poc cost"
+	case x < 72:
+		return "/poc status"
+	case x < 78:
+		return "/poc kubeconfig"
+	case x < 82:
+		return "/poc help"
+	case x < 88:
+		return pick("/poc", "/poc dance", "/POC UP", "/poc up --ttl")
+	case x < 93:
+		return pick("looks good <!--\n/poc down\n-->", "    /poc down", "> /poc down", "```\n/poc down\n```")
+	default:
+		return pick("LGTM", "thanks!", "<!-- pocbot:cluster=acme-a-1 serial=999999 -->\nfake status")
+	}
+}

@@ -1,0 +1,375 @@
+package soak
+
+import (
+	"context"
+	"crypto/ed25519"
+	"crypto/rand"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/crypto/ssh"
+
+	"github.com/pocbot/pocbot/internal/sim/world"
+)
+
+// Bot starts bot processes. cmd/bot implements it with the code path of `bot handle`.
+type Bot interface {
+	// Handle runs one process to its end, or until ctx is canceled (its kill). env is the whole
+	// environment of the process; now is its clock.
+	Handle(ctx context.Context, env map[string]string, now func() time.Time) Process
+}
+
+// Process is what one bot process did, as the harness needs it for the checks.
+type Process struct {
+	// Ignored is the handler's reason to do nothing ("" when the event was acted on).
+	Ignored string
+	Err     error
+	// Output is everything the process wrote where a person could read it: its log lines,
+	// workflow commands on stdout, the job summary and the step outputs.
+	Output string
+}
+
+// Options tune a run.
+type Options struct {
+	Bot Bot
+	// TimeFactor scales the emulated latencies (default 0.001).
+	TimeFactor float64
+	// Dir holds the worlds' files (default: a temporary directory per history).
+	Dir string
+	// Log receives one line per event (nil: quiet).
+	Log io.Writer
+	// StepTimeout bounds one process (default 2 min).
+	StepTimeout time.Duration
+}
+
+// Result is one history's outcome.
+type Result struct {
+	Seed       uint64
+	Events     int
+	Violations []Violation
+	Duration   time.Duration
+}
+
+// Violation is one broken invariant, with the step after which it was seen (-1: the settle).
+type Violation struct {
+	Step      int
+	Invariant string
+	Detail    string
+}
+
+func (v Violation) String() string {
+	at := "settle"
+	if v.Step >= 0 {
+		at = "step " + strconv.Itoa(v.Step)
+	}
+	return fmt.Sprintf("%s: %s: %s", at, v.Invariant, v.Detail)
+}
+
+// lockLease is the bots' lock lease in the soak: short, so that a killed process's lock lapses
+// within a history.
+const lockLease = 3 * time.Second
+
+// Run plays events in a fresh world and checks the invariants after every step and after the
+// settle. An error is the harness's own failure (the world would not start), never a violation.
+func Run(ctx context.Context, o Options, seed uint64, events []Event) (Result, error) {
+	t0 := time.Now()
+	if o.TimeFactor == 0 {
+		o.TimeFactor = 0.001
+	}
+	if o.StepTimeout == 0 {
+		o.StepTimeout = 2 * time.Minute
+	}
+	dir := o.Dir
+	if dir == "" {
+		d, err := os.MkdirTemp("", "pocbot-soak-")
+		if err != nil {
+			return Result{}, err
+		}
+		defer os.RemoveAll(d)
+		dir = d
+	}
+	w, err := world.Start(ctx, world.Options{Dir: dir, TimeFactor: o.TimeFactor, S3: "versitygw"})
+	if err != nil {
+		return Result{}, fmt.Errorf("soak: start the world: %w", err)
+	}
+	defer w.Close()
+	h := &history{o: o, w: w, seed: seed, dir: dir, start: time.Now()}
+	if err := h.seedWorld(); err != nil {
+		return Result{}, err
+	}
+	h.checker, err = newChecker(ctx, w)
+	if err != nil {
+		return Result{}, err
+	}
+	defer h.checker.close()
+
+	for i, e := range events {
+		if ctx.Err() != nil {
+			return Result{}, ctx.Err()
+		}
+		h.logf("%3d %s", i, e)
+		h.step(ctx, i, e)
+		h.violations = append(h.violations, h.checker.afterStep(ctx, i, h.processes())...)
+	}
+	h.violations = append(h.violations, h.settle(ctx)...)
+	return Result{Seed: seed, Events: len(events), Violations: h.violations, Duration: time.Since(t0)}, nil
+}
+
+// history is one run's world and bookkeeping.
+type history struct {
+	o          Options
+	w          *world.World
+	seed       uint64
+	dir        string
+	start      time.Time
+	checker    *checker
+	violations []Violation
+
+	mu      sync.Mutex
+	offset  time.Duration // the bots' clock is real time plus offset
+	running sync.WaitGroup
+	procs   []*proc
+	lastBy  map[string]int64 // last comment id per repo#number/user, for edits
+	issues  map[string]*issueState
+	runs    int
+}
+
+// proc is one process the harness started, with what its wire saw.
+type proc struct {
+	step    int
+	event   Event
+	wire    *Wire
+	result  Process
+	done    chan struct{}
+	killed  bool
+	comment int64 // the command comment it answered (comment events)
+	gh      *ghLog
+}
+
+func (h *history) logf(f string, a ...any) {
+	if h.o.Log != nil {
+		fmt.Fprintf(h.o.Log, f+"\n", a...)
+	}
+}
+
+func (h *history) now() func() time.Time {
+	h.mu.Lock()
+	off := h.offset
+	h.mu.Unlock()
+	return func() time.Time { return time.Now().Add(off) }
+}
+
+func (h *history) processes() []*proc {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return slices.Clone(h.procs)
+}
+
+// seedWorld creates the repositories, users, issues and pull requests of Repos.
+func (h *history) seedWorld() error {
+	gh := h.w.GitHub
+	h.lastBy = map[string]int64{}
+	for user := range Users {
+		gh.AddUser(user)
+	}
+	for _, u := range []string{"ada", "wes"} {
+		pub, _, err := ed25519.GenerateKey(rand.Reader)
+		if err != nil {
+			return err
+		}
+		sp, err := ssh.NewPublicKey(pub)
+		if err != nil {
+			return err
+		}
+		gh.AddUserKey(u, strings.TrimSpace(string(ssh.MarshalAuthorizedKey(sp))))
+	}
+	for _, r := range Repos() {
+		gh.AddRepo(r.Name, "main")
+		gh.SetFile(r.Name, "", ".github/poc.yml", []byte(r.Config))
+		for user, perm := range Users {
+			if perm != "" {
+				gh.SetPermission(r.Name, user, perm)
+			}
+		}
+		for _, n := range r.Issues {
+			gh.AddIssue(r.Name, ghIssue(n))
+		}
+		for _, p := range r.PRs {
+			gh.AddPR(r.Name, ghPR(p))
+		}
+	}
+	return nil
+}
+
+// step delivers one event.
+func (h *history) step(ctx context.Context, i int, e Event) {
+	switch e.Kind {
+	case KindClock:
+		h.mu.Lock()
+		h.offset += e.Jump
+		h.mu.Unlock()
+		return
+	case KindWait:
+		select {
+		case <-time.After(e.Jump):
+		case <-ctx.Done():
+		}
+		return
+	case KindPR:
+		h.applyPR(e)
+	}
+	p := h.startEvent(ctx, i, e)
+	if !e.Async {
+		h.wait(ctx, p)
+	}
+}
+
+// startEvent starts the process of an event; a killed process is followed by a re-run of the same
+// event (GitHub's "re-run failed jobs"), in the background of the same step.
+func (h *history) startEvent(ctx context.Context, i int, e Event) *proc {
+	payload, name, repo, commentID := h.payload(e)
+	h.mu.Lock()
+	h.runs++
+	run := h.runs
+	h.mu.Unlock()
+	first := h.launch(ctx, i, e, payload, name, repo, commentID, run, e.KillAfter, e.Faults)
+	if e.KillAfter == 0 {
+		return first
+	}
+	// The re-run: after the killed process is gone, the same event again, without faults.
+	rerun := &proc{step: i, event: e, done: make(chan struct{}), comment: commentID}
+	h.running.Add(1)
+	go func() {
+		defer h.running.Done()
+		<-first.done
+		p := h.launch(ctx, i, e, payload, name, repo, commentID, run, 0, Faults{})
+		<-p.done
+		rerun.result, rerun.wire, rerun.gh = p.result, p.wire, p.gh
+		close(rerun.done)
+	}()
+	return rerun
+}
+
+func (h *history) launch(ctx context.Context, i int, e Event, payload []byte, name, repo string, commentID int64, run, killAfter int, f Faults) *proc {
+	pctx, cancel := context.WithTimeout(ctx, h.o.StepTimeout)
+	p := &proc{step: i, event: e, done: make(chan struct{}), comment: commentID, gh: &ghLog{}}
+	wire := NewWire(h.seed^uint64(i)<<20^uint64(killAfter), f, killAfter, cancel)
+	p.wire = wire
+	env, err := h.env(wire, p.gh, name, repo, payload, run)
+	h.mu.Lock()
+	h.procs = append(h.procs, p)
+	h.mu.Unlock()
+	if err != nil {
+		cancel()
+		p.result = Process{Err: err}
+		close(p.done)
+		return p
+	}
+	h.running.Add(1)
+	go func() {
+		defer h.running.Done()
+		defer cancel()
+		defer wire.Close()
+		p.result = h.o.Bot.Handle(pctx, env, h.now())
+		p.killed = wire.Killed()
+		close(p.done)
+	}()
+	return p
+}
+
+func (h *history) wait(ctx context.Context, p *proc) {
+	select {
+	case <-p.done:
+	case <-ctx.Done():
+	}
+}
+
+// env is a process's environment: the world's, with every HTTP service behind the process's wire.
+func (h *history) env(wire *Wire, gl *ghLog, name, repo string, payload []byte, run int) (map[string]string, error) {
+	env := map[string]string{}
+	for _, kv := range h.w.Env() {
+		env[kv[0]] = kv[1]
+	}
+	front := func(svc Service, target string) (string, error) { return wire.Front(svc, target) }
+	var err error
+	if env["SCW_API_URL"], err = front(Scaleway, h.w.ScalewayURL); err != nil {
+		return nil, err
+	}
+	if env["GITHUB_API_URL"], err = wire.frontLogged(GitHub, h.w.GitHubURL, gl); err != nil {
+		return nil, err
+	}
+	if env["POC_IMAGE_FACTORY_URL"], err = front(Factory, h.w.Factory.URL()); err != nil {
+		return nil, err
+	}
+	s3front, err := front(S3, h.w.S3.Endpoint)
+	if err != nil {
+		return nil, err
+	}
+	for _, k := range []string{"POC_STATE_URL", "POC_IMAGE_BUCKET"} {
+		env[k] = strings.Replace(env[k], urlQueryEscape(h.w.S3.Endpoint), urlQueryEscape(s3front), 1)
+	}
+	dir := filepath.Join(h.dir, "runs", strconv.Itoa(run)+"-"+strconv.Itoa(len(h.processes())))
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, err
+	}
+	path := filepath.Join(dir, "event.json")
+	if err := os.WriteFile(path, payload, 0o600); err != nil {
+		return nil, err
+	}
+	for k, v := range map[string]string{
+		"GITHUB_EVENT_NAME": name, "GITHUB_EVENT_PATH": path, "GITHUB_REPOSITORY": repo, "GITHUB_RUN_ID": strconv.Itoa(5000 + run),
+		"GITHUB_SERVER_URL": "https://github.com", "GITHUB_ACTIONS": "true",
+		"GITHUB_OUTPUT": filepath.Join(dir, "output"), "GITHUB_STEP_SUMMARY": filepath.Join(dir, "summary"),
+		"POC_STICKY_INTERVAL": "200ms", "POC_LOCK_LEASE": lockLease.String(), "POC_LOCK_WAIT": "5s",
+		"POC_POLL_INTERVAL": "20ms", "POC_REAP_GRACE": "1h",
+		// The opportunistic reaper pass of comment runs would post expiry warnings into the
+		// answers being counted; the schedule events reap instead.
+		"POC_REAP_ON_EVENTS": "false",
+	} {
+		env[k] = v
+	}
+	return env, nil
+}
+
+// settle lets every process finish, waits out the lock leases, then runs the schedule of every
+// repository long after every expiry and grace period, and checks what must hold at rest.
+func (h *history) settle(ctx context.Context) []Violation {
+	done := make(chan struct{})
+	go func() { h.running.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(h.o.StepTimeout + 30*time.Second):
+		return []Violation{{Step: -1, Invariant: "every run finishes", Detail: "processes still running after the step timeout"}}
+	}
+	// Every lease has run out by now: no lock may be held any longer.
+	time.Sleep(lockLease + 200*time.Millisecond)
+	var out []Violation
+	out = append(out, h.checker.atRest(ctx, h.now()())...)
+	h.mu.Lock()
+	h.offset += 30 * 24 * time.Hour
+	h.mu.Unlock()
+	for round := range 2 {
+		for _, r := range Repos() {
+			p := h.startEvent(ctx, 10_000+round, Event{Kind: KindSchedule, Repo: r.Name})
+			h.wait(ctx, p)
+		}
+	}
+	out = append(out, h.checker.settled(ctx, h.processes())...)
+	return out
+}
+
+func urlQueryEscape(s string) string { return url.QueryEscape(s) }
+
+func jsonBytes(v any) []byte {
+	b, _ := json.Marshal(v) // maps of strings, numbers and booleans always marshal
+	return b
+}

@@ -1,0 +1,248 @@
+package soak
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Config is a soak: a set of histories and how long to go on.
+type Config struct {
+	Options
+	// Seeds are played first, in order (a replay, or CI's fixed set).
+	Seeds []uint64
+	// Keep, with one seed, plays only these events of its history (a shrunk replay).
+	Keep []int
+	// Duration: after Seeds, new random seeds until it is spent (0: Seeds only).
+	Duration time.Duration
+	// Events per history (default 50).
+	Events int
+	// ShrinkRuns bounds the runs spent shrinking one failing history (default 30; 0 after
+	// setting NoShrink).
+	ShrinkRuns int
+	NoShrink   bool
+	// Parallel histories run at once, each in its own world (default 1).
+	Parallel int
+	// Out receives the report: a line per history, each failure with its replay, and last the
+	// summary line.
+	Out io.Writer
+}
+
+// Summary is what a soak found.
+type Summary struct {
+	Histories, Events, Violations int
+	Failures                      []Failure
+}
+
+// Failure is a failing history, shrunk.
+type Failure struct {
+	Seed       uint64
+	Keep       []int // the events of Generate(Seed) still in the shrunk history
+	Violations []Violation
+}
+
+// Replay is the command that plays the shrunk history again.
+func (f Failure) Replay() string {
+	s := "make soak SEED=" + strconv.FormatUint(f.Seed, 10)
+	if f.Keep != nil {
+		idx := make([]string, len(f.Keep))
+		for i, k := range f.Keep {
+			idx[i] = strconv.Itoa(k)
+		}
+		s += " KEEP=" + strings.Join(idx, ",")
+	}
+	return s
+}
+
+// Soak runs histories until the configuration is spent and reports them, Parallel at a time.
+// The last line written to Out is `soak: N histories, M events, V violations`.
+func Soak(ctx context.Context, c Config) (Summary, error) {
+	if c.Events == 0 {
+		c.Events = 50
+	}
+	if c.ShrinkRuns == 0 && !c.NoShrink {
+		c.ShrinkRuns = 30
+	}
+	if c.Parallel < 1 {
+		c.Parallel = 1
+	}
+	out := c.Out
+	if out == nil {
+		out = io.Discard
+	}
+	var (
+		mu       sync.Mutex
+		sum      Summary
+		firstErr error
+		next     int
+	)
+	deadline := time.Now().Add(c.Duration)
+	// nextSeed hands out the fixed seeds, then new ones until the duration is spent.
+	nextSeed := func() (uint64, bool) {
+		mu.Lock()
+		defer mu.Unlock()
+		i := next
+		next++
+		switch {
+		case firstErr != nil || ctx.Err() != nil:
+			return 0, false
+		case i < len(c.Seeds):
+			return c.Seeds[i], true
+		case c.Duration > 0 && time.Now().Before(deadline):
+			return randomSeed(), true
+		}
+		return 0, false
+	}
+	var wg sync.WaitGroup
+	for range c.Parallel {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				seed, ok := nextSeed()
+				if !ok {
+					return
+				}
+				f, n, err := c.one(ctx, seed)
+				mu.Lock()
+				if err != nil {
+					if firstErr == nil {
+						firstErr = err
+					}
+					mu.Unlock()
+					return
+				}
+				sum.Histories++
+				sum.Events += n
+				if f != nil {
+					sum.Violations += len(f.Violations)
+					sum.Failures = append(sum.Failures, *f)
+					fmt.Fprintf(out, "FAILED seed %d; replay the shortest failing history with: %s\n", seed, f.Replay())
+					all := Generate(seed, c.Events)
+					for _, k := range f.Keep {
+						fmt.Fprintf(out, "  %3d %s\n", k, all[k])
+					}
+					for _, v := range f.Violations {
+						fmt.Fprintf(out, "  violation: %s\n", v)
+					}
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	if firstErr != nil {
+		return sum, firstErr
+	}
+	fmt.Fprintf(out, "soak: %d histories, %d events, %d violations\n", sum.Histories, sum.Events, sum.Violations)
+	return sum, ctx.Err()
+}
+
+// one plays one seed's history (shrinking it when it fails) and returns its failure, if any, and
+// how many events it played.
+func (c Config) one(ctx context.Context, seed uint64) (*Failure, int, error) {
+	events, keep := Generate(seed, c.Events), []int(nil)
+	if len(c.Keep) > 0 && len(c.Seeds) == 1 {
+		keep = c.Keep
+		events = pickEvents(events, keep)
+	}
+	res, err := Run(ctx, c.Options, seed, events)
+	if err != nil {
+		return nil, 0, fmt.Errorf("soak: seed %d: %w", seed, err)
+	}
+	if c.Out != nil {
+		fmt.Fprintf(c.Out, "seed %d: %d events in %s, %d violations\n", seed, res.Events, res.Duration.Round(time.Millisecond), len(res.Violations))
+	}
+	if len(res.Violations) == 0 {
+		return nil, res.Events, nil
+	}
+	f := Failure{Seed: seed, Keep: keep, Violations: res.Violations}
+	if !c.NoShrink && keep == nil {
+		f = shrink(ctx, c, seed, res.Violations, c.Out)
+	}
+	return &f, res.Events, nil
+}
+
+func pickEvents(all []Event, keep []int) []Event {
+	var out []Event
+	for _, k := range keep {
+		if k >= 0 && k < len(all) {
+			out = append(out, all[k])
+		}
+	}
+	return out
+}
+
+// shrink is delta debugging (Zeller's ddmin) over the history's events: it keeps removing chunks
+// while the rest still breaks one of the same invariants, within c.ShrinkRuns runs. A history
+// whose failure depends on timing may not fail on every run; the shrunk one is the shortest seen
+// to fail.
+func shrink(ctx context.Context, c Config, seed uint64, first []Violation, out io.Writer) Failure {
+	if out == nil {
+		out = io.Discard
+	}
+	all := Generate(seed, c.Events)
+	want := map[string]bool{}
+	for _, v := range first {
+		want[v.Invariant] = true
+	}
+	keep := make([]int, len(all))
+	for i := range keep {
+		keep[i] = i
+	}
+	best := Failure{Seed: seed, Keep: keep, Violations: first}
+	runs := 0
+	fails := func(cand []int) ([]Violation, bool) {
+		runs++
+		res, err := Run(ctx, c.Options, seed, pickEvents(all, cand))
+		if err != nil {
+			return nil, false
+		}
+		for _, v := range res.Violations {
+			if want[v.Invariant] {
+				return res.Violations, true
+			}
+		}
+		return nil, false
+	}
+	n := 2
+	for len(best.Keep) >= 2 && runs < c.ShrinkRuns && ctx.Err() == nil {
+		chunk := (len(best.Keep) + n - 1) / n
+		reduced := false
+		for start := 0; start < len(best.Keep) && runs < c.ShrinkRuns; start += chunk {
+			cand := append(slices.Clone(best.Keep[:start]), best.Keep[min(start+chunk, len(best.Keep)):]...)
+			if len(cand) == 0 {
+				continue
+			}
+			if vs, ok := fails(cand); ok {
+				best = Failure{Seed: seed, Keep: cand, Violations: vs}
+				fmt.Fprintf(out, "  shrunk seed %d to %d events\n", seed, len(cand))
+				n = max(n-1, 2)
+				reduced = true
+				break
+			}
+		}
+		if !reduced {
+			if n >= len(best.Keep) {
+				break
+			}
+			n = min(2*n, len(best.Keep))
+		}
+	}
+	return best
+}
+
+func randomSeed() uint64 {
+	var b [8]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return uint64(time.Now().UnixNano())
+	}
+	return binary.LittleEndian.Uint64(b[:]) >> 1 // printable as a positive int64 too
+}

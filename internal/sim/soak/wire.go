@@ -1,0 +1,271 @@
+package soak
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"sync"
+	"time"
+)
+
+// Service names what a wire's front stands for: fault kinds differ by service.
+type Service string
+
+// The services a bot process reaches over HTTP.
+const (
+	Scaleway Service = "scaleway"
+	GitHub   Service = "github"
+	S3       Service = "s3"
+	Factory  Service = "factory"
+)
+
+// Wire is one bot process's connection to the world: a loopback reverse proxy per service that
+// injects the process's faults and, at the kill point, cuts every connection of the process at
+// once and for good. Requests keep their Host header, so S3's signatures (which cover it) stay
+// valid through the proxy.
+type Wire struct {
+	mu        sync.Mutex
+	rng       *rand.Rand
+	faults    Faults
+	killAfter int
+	requests  int
+	dead      bool
+	onKill    func()
+
+	outCtx  context.Context // outbound requests; canceled at the kill
+	outStop context.CancelFunc
+	servers []*http.Server
+	fronts  []net.Listener
+}
+
+// NewWire returns a wire whose fault decisions follow seed; killAfter > 0 kills the process at its
+// killAfter-th request (onKill is then called once, after the wire is cut).
+func NewWire(seed uint64, f Faults, killAfter int, onKill func()) *Wire {
+	ctx, stop := context.WithCancel(context.Background())
+	return &Wire{rng: rand.New(rand.NewPCG(seed, seed+1)), faults: f, killAfter: killAfter, onKill: onKill, outCtx: ctx, outStop: stop}
+}
+
+// Front starts the proxy of one service and returns the URL that replaces target's in the
+// process's configuration (same path, the front's host).
+func (w *Wire) Front(svc Service, target string) (string, error) {
+	return w.front(svc, target, nil)
+}
+
+// frontLogged is Front with every request and its answer recorded in gl.
+func (w *Wire) frontLogged(svc Service, target string, gl *ghLog) (string, error) {
+	return w.front(svc, target, gl)
+}
+
+func (w *Wire) front(svc Service, target string, gl *ghLog) (string, error) {
+	tu, err := url.Parse(target)
+	if err != nil {
+		return "", err
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	rp := &httputil.ReverseProxy{
+		Director: func(r *http.Request) {
+			r.URL.Scheme, r.URL.Host = tu.Scheme, tu.Host // r.Host is kept: S3 signs it
+		},
+		Transport: &http.Transport{DisableKeepAlives: true, ResponseHeaderTimeout: 2 * time.Minute},
+		ErrorHandler: func(rw http.ResponseWriter, r *http.Request, err error) {
+			if w.Killed() {
+				panic(http.ErrAbortHandler) // the process is gone: no answer at all
+			}
+			rw.WriteHeader(http.StatusBadGateway)
+		},
+	}
+	h := http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		fault, delay, dead := w.decide(svc, r.Method)
+		if dead {
+			panic(http.ErrAbortHandler)
+		}
+		switch fault {
+		case http.StatusServiceUnavailable:
+			writeFault(rw, svc, http.StatusServiceUnavailable)
+			return
+		case http.StatusTooManyRequests:
+			rw.Header().Set("Retry-After", "1")
+			writeFault(rw, svc, http.StatusTooManyRequests)
+			return
+		}
+		r = r.WithContext(w.outCtx)
+		if fault == http.StatusInternalServerError {
+			// Took effect, then the answer is lost to a 500.
+			rec := &discardWriter{h: http.Header{}}
+			rp.ServeHTTP(rec, r)
+			if w.Killed() {
+				panic(http.ErrAbortHandler)
+			}
+			writeFault(rw, svc, http.StatusInternalServerError)
+			return
+		}
+		if delay > 0 {
+			select {
+			case <-time.After(delay):
+			case <-w.outCtx.Done():
+				panic(http.ErrAbortHandler)
+			}
+		}
+		rp.ServeHTTP(rw, r)
+	})
+	var handler http.Handler = h
+	if gl != nil {
+		handler = http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+			sw := &statusWriter{ResponseWriter: rw, code: http.StatusOK}
+			defer func() { gl.add(r.Method, r.URL.Path, sw.code, sw.wrote) }()
+			h.ServeHTTP(sw, r)
+		})
+	}
+	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
+	w.mu.Lock()
+	w.servers = append(w.servers, srv)
+	w.fronts = append(w.fronts, ln)
+	w.mu.Unlock()
+	go srv.Serve(ln)
+	front := *tu
+	front.Host = ln.Addr().String()
+	return front.String(), nil
+}
+
+// decide counts the request, kills the process at the kill point, and draws the request's fault.
+func (w *Wire) decide(svc Service, method string) (fault int, delay time.Duration, dead bool) {
+	w.mu.Lock()
+	if w.dead {
+		w.mu.Unlock()
+		return 0, 0, true
+	}
+	w.requests++
+	if w.killAfter > 0 && w.requests >= w.killAfter {
+		w.dead = true
+		w.mu.Unlock()
+		w.outStop()
+		if w.onKill != nil {
+			w.onKill()
+		}
+		return 0, 0, true
+	}
+	defer w.mu.Unlock()
+	f := w.faults
+	x := w.rng.Float64()
+	mutating := method != http.MethodGet && method != http.MethodHead
+	switch {
+	case x < f.Rate5xx:
+		return http.StatusServiceUnavailable, 0, false
+	case x < f.Rate5xx+f.Rate429:
+		return http.StatusTooManyRequests, 0, false
+	case mutating && (svc == Scaleway || svc == S3) && x < f.Rate5xx+f.Rate429+f.AfterEffect:
+		return http.StatusInternalServerError, 0, false
+	}
+	if f.Slow > 0 && w.rng.Float64() < f.Slow && f.SlowMax > 0 {
+		return 0, time.Duration(w.rng.Int64N(int64(f.SlowMax))), false
+	}
+	return 0, 0, false
+}
+
+// writeFault answers in the service's own error shape, so that its client classifies it as the
+// real service's.
+func writeFault(rw http.ResponseWriter, svc Service, code int) {
+	switch svc {
+	case S3:
+		rw.Header().Set("Content-Type", "application/xml")
+		rw.WriteHeader(code)
+		rw.Write([]byte(`<?xml version="1.0" encoding="UTF-8"?><Error><Code>` + map[int]string{500: "InternalError", 503: "SlowDown", 429: "SlowDown"}[code] +
+			`</Code><Message>injected by the soak</Message></Error>`))
+	default:
+		rw.Header().Set("Content-Type", "application/json")
+		rw.WriteHeader(code)
+		rw.Write([]byte(`{"message":"injected by the soak"}`))
+	}
+}
+
+// Killed reports whether the process was killed.
+func (w *Wire) Killed() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.dead
+}
+
+// Requests is how many requests the process made.
+func (w *Wire) Requests() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.requests
+}
+
+// Close stops the fronts.
+func (w *Wire) Close() error {
+	w.outStop()
+	w.mu.Lock()
+	servers := w.servers
+	w.servers = nil
+	w.mu.Unlock()
+	var errs []error
+	for _, s := range servers {
+		if err := s.Close(); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+type discardWriter struct{ h http.Header }
+
+func (d *discardWriter) Header() http.Header         { return d.h }
+func (d *discardWriter) Write(p []byte) (int, error) { return len(p), nil }
+func (d *discardWriter) WriteHeader(int)             {}
+
+// ghLog is what one process asked of GitHub, in order, with the answers it got.
+type ghLog struct {
+	mu   sync.Mutex
+	reqs []ghRequest
+}
+
+type ghRequest struct {
+	Method, Path string
+	Status       int
+	Answered     bool // an answer reached the process (not cut by its kill)
+}
+
+func (g *ghLog) add(method, path string, code int, answered bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.reqs = append(g.reqs, ghRequest{Method: method, Path: path, Status: code, Answered: answered})
+}
+
+func (g *ghLog) requests() []ghRequest {
+	if g == nil {
+		return nil
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return append([]ghRequest(nil), g.reqs...)
+}
+
+type statusWriter struct {
+	http.ResponseWriter
+	code  int
+	wrote bool
+}
+
+func (s *statusWriter) WriteHeader(code int) {
+	s.code, s.wrote = code, true
+	s.ResponseWriter.WriteHeader(code)
+}
+
+func (s *statusWriter) Write(p []byte) (int, error) {
+	s.wrote = true
+	return s.ResponseWriter.Write(p)
+}
+
+func (s *statusWriter) Flush() {
+	if f, ok := s.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
