@@ -55,7 +55,6 @@ func TestFirewallAdmits(t *testing.T) {
 
 	cp, _, _ := configs(t, forms[0], "https://127.0.0.2:6443", "/dev/sda")
 
-
 	tests := []struct {
 		name  string
 		docs  string
