@@ -118,6 +118,9 @@ type Node struct {
 	kubeLis  net.Listener
 	trustd   *grpc.Server
 	kubelet  *http.Server
+	// The raw listeners, closed by Close itself: a server closes its listener only once its
+	// Serve goroutine ran, and a node started again on the same address must find it free.
+	trustdLis, kubeletLis net.Listener
 	joinErr  error
 	joinDone chan struct{} // closed when a worker's join loop ends; nil when none runs
 	stop     chan struct{}
@@ -257,6 +260,11 @@ func (n *Node) Close() error {
 
 	n.closed = true
 	cl, trustd, kubelet, joinDone := n.cluster, n.trustd, n.kubelet, n.joinDone
+	for _, l := range []net.Listener{n.trustdLis, n.kubeletLis} {
+		if l != nil {
+			_ = l.Close()
+		}
+	}
 	close(n.stop)
 	n.mu.Unlock()
 

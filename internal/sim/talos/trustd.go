@@ -52,7 +52,7 @@ func (n *Node) startTrustd(cl *clusterState) error {
 	securityapi.RegisterSecurityServiceServer(srv, &trustdServer{n: n})
 
 	n.mu.Lock()
-	n.trustd = srv
+	n.trustd, n.trustdLis = srv, lis
 	n.mu.Unlock()
 
 	go func() { _ = srv.Serve(n.guard(lis, n.opts.TrustdPort)) }()
@@ -115,7 +115,7 @@ func (n *Node) startKubelet() error {
 	}
 
 	n.mu.Lock()
-	n.kubelet = srv
+	n.kubelet, n.kubeletLis = srv, lis
 	n.mu.Unlock()
 
 	go func() { _ = srv.ServeTLS(n.guard(lis, n.opts.KubeletPort), "", "") }()

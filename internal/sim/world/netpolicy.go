@@ -6,6 +6,12 @@ import (
 	talossim "github.com/pocbot/pocbot/internal/sim/talos"
 )
 
+// RunnerCIDR is the bot's address in the world, as POC_RUNNER_CIDR says it (Env): the bot dials
+// the nodes' 127.x.y.z addresses without binding, and Linux takes the loopback route's source,
+// 127.0.0.1. Admin CIDRs that leave it out make the run open a temporary rule for it, as on
+// Scaleway with a runner outside admin_cidrs.
+const RunnerCIDR = "127.0.0.1/32"
+
 // securityGroup is the network in front of the host at ip: the Scaleway security group of the
 // Instance holding that address, as the emulator holds it at the moment of each connection (an
 // Elastic Metal server has none). Every connection to a Talos node of the world (runner → node,

@@ -269,6 +269,7 @@ func (w *World) Env() [][2]string {
 		{"POC_IMAGE_FACTORY_URL", w.Factory.URL()},
 		{"POC_POLL_INTERVAL", "100ms"},
 		{"POC_RESCUE_SSH_PORT", strconv.Itoa(w.opts.RescuePort)},
+		{"POC_RUNNER_CIDR", RunnerCIDR},
 		{"GITHUB_API_URL", w.GitHubURL},
 		{"POC_APP_ID", strconv.FormatInt(w.GitHub.AppID(), 10)},
 		{"POC_APP_PRIVATE_KEY_FILE", w.AppKeyFile},
