@@ -51,21 +51,20 @@ func (a *app) handle(ctx context.Context, getenv func(string) string, started ti
 	if auth.Owner == "" {
 		auth.Owner, auth.Repo = ev.Owner, ev.Repo
 	}
-	gh, err := github.NewClient(ctx, auth)
-	if err != nil {
-		return chatops.Outcome{}, err
-	}
 	actions, closeActions, err := github.NewActions(env, a.stdout)
 	if err != nil {
 		return chatops.Outcome{}, err
 	}
 	defer func() { _ = closeActions() }()
 	if env.InActions {
-		if tok, err := gh.Token(ctx); err == nil {
-			actions.Mask(tok)
-		}
+		// Every installation token, the first and each refresh of a long run, is masked whole.
+		auth.OnToken = actions.Mask
 	} else {
 		actions = nil // workflow commands mean nothing outside Actions
+	}
+	gh, err := github.NewClient(ctx, auth)
+	if err != nil {
+		return chatops.Outcome{}, err
 	}
 	h := &chatops.Handler{
 		GitHub: gh, Env: env, Actions: actions, AppSlug: slug, Log: a.log, Started: started, Now: a.now,

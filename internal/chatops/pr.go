@@ -3,11 +3,21 @@ package chatops
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/pocbot/pocbot/internal/commands"
+	"github.com/pocbot/pocbot/internal/github"
 	"github.com/pocbot/pocbot/internal/repoconfig"
 )
+
+// PRActions are the pull_request(_target) actions the bot acts on; every other action is
+// ignored. The workflows must subscribe to each of them (workflow_test.go reads the files):
+// GitHub starts no run for an action missing from a workflow's `types`.
+var PRActions = []string{"opened", "reopened", "labeled", "ready_for_review", "closed"}
+
+// CommentActions are the issue_comment actions the bot acts on (github.DecodeEvent ignores the rest).
+var CommentActions = github.CommentActions
 
 // pullRequest handles pull_request / pull_request_target: a cluster per PR when it is labeled
 // (or opened, with `pull_requests: always`), destroyed when it closes or merges. Forks never get
@@ -17,10 +27,10 @@ func (r *run) pullRequest(ctx context.Context) error {
 	ev := r.ev
 	r.cluster = commands.ClusterName(ev.Owner, ev.Repo, ev.Number)
 	r.out.Cluster = r.cluster
-	switch ev.Action {
-	case "closed":
+	switch {
+	case ev.Action == "closed":
 		return r.prClosed(ctx)
-	case "labeled", "opened", "reopened", "ready_for_review":
+	case slices.Contains(PRActions, ev.Action):
 	default:
 		// synchronize (new commits) and the rest: the cluster is the PR's, not the commit's.
 		r.out.Ignored = "pull_request " + ev.Action + ": nothing to do"

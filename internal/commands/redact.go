@@ -15,8 +15,15 @@ const Redacted = "[REDACTED]"
 // that "client-key-data: …" stays readable as a key name.
 var (
 	// GitHub tokens of any length: installation (ghs_), personal (ghp_, github_pat_), OAuth
-	// (gho_), user-to-server (ghu_), refresh (ghr_).
-	ghTokenRE = regexp.MustCompile(`\b(?:gh[psour]_[A-Za-z0-9_]+|github_pat_[A-Za-z0-9_]+)`)
+	// (gho_), user-to-server (ghu_), refresh (ghr_). Installation tokens are now stateless,
+	// ghs_<app id>_<JWT> (about 520 characters; announced in the description of the operation
+	// apps/create-installation-access-token, github/rest-api-description): the JWT's base64url
+	// segments hold '-' and '_' and are joined by dots, so a token runs on through a dot that
+	// is followed by more token characters (a sentence's final dot stays).
+	ghTokenRE = regexp.MustCompile(`\b(?:gh[psour]_[A-Za-z0-9_-]+(?:\.[A-Za-z0-9_-]+)*|github_pat_[A-Za-z0-9_]+)`)
+	// A bare JWT (three base64url segments, the first two JSON objects: "eyJ" is `{"`): an App's
+	// JWT mints installation tokens for ten minutes, a Kubernetes service-account token is one.
+	jwtRE = regexp.MustCompile(`\beyJ[A-Za-z0-9_-]+\.eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*`)
 	// A whole PEM block, or a BEGIN line whose END was cut off (a truncated log).
 	pemRE    = regexp.MustCompile(`-----BEGIN [A-Z0-9 ]{1,64}-----(?s:.*?)(?:-----END [A-Z0-9 ]{1,64}-----|\z)`)
 	pemEndRE = regexp.MustCompile(`-----END [A-Z0-9 ]{1,64}-----`)
@@ -68,6 +75,9 @@ func redactOnce(s string) string {
 	}
 	if strings.Contains(s, "gh") || strings.Contains(s, "github_pat_") {
 		s = ghTokenRE.ReplaceAllString(s, Redacted)
+	}
+	if strings.Contains(s, "eyJ") {
+		s = jwtRE.ReplaceAllString(s, Redacted)
 	}
 	if strings.Contains(s, "AGE-SECRET-KEY-1") {
 		s = ageRE.ReplaceAllString(s, Redacted)
@@ -128,6 +138,12 @@ func harmlessValue(v string) bool {
 		return true
 	}
 	if strings.Trim(v, "*x.") == "" {
+		return true
+	}
+	// Prose after a credential word ("token: could not refresh …", "password: required"): a
+	// short run of lowercase letters is a word of an error message. No secret the bot handles
+	// (tokens, keys, generated passwords) is one.
+	if len(v) <= 8 && strings.Trim(v, "abcdefghijklmnopqrstuvwxyz") == "" {
 		return true
 	}
 	return false

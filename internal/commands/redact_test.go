@@ -25,9 +25,17 @@ const (
 	seed32  = "q83vEjRWeJq83vEjRWeJq83vEjRWeJq83vEjRWeJq80=" // 32 bytes
 )
 
+// seedStateless is an installation token in GitHub's stateless format, ghs_<app id>_<JWT> (the
+// create-installation-access-token operation's description in github/rest-api-description; about
+// 520 characters): a JWT's three base64url segments, with '-' and '_' in them, joined by dots.
+const seedStateless = "ghs_424242_eyJhbGciOiJSUzI1NiIsInR5cCI6IkpXVCJ9" +
+	".eyJpc3MiOiJnaXRodWIiLCJhcHAiOjQyNDI0MiwiaW5zdCI6MTAwMSwiZXhwIjoxODAwMDAwMDAwfQ" +
+	".q-9Zk_Rr2mXw8-Tt0_bQ5lN3v-Pp7_hE1cU4-yS6_aD9fG2-jK5_lZ8xC1-vB4_nM7wE0-rT3_uI6oP9aS2dF5gH8jK1lZ4x"
+
 func redactSeeds() []string {
 	return []string{
 		"token ghs_16C7e42F292c6912E7710c838347Ae178B4a in a log",
+		"git clone https://x-access-token:" + seedStateless + "@github.com/acme/web.git",
 		"github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyz",
 		seedPEM,
 		"users:\n- name: admin\n  user:\n    client-certificate-data: LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0t\n    client-key-data: LS0tLS1CRUdJTiBQUklWQVRFIEtFWS0tLS0t\n",
@@ -59,6 +67,8 @@ func TestRedact(t *testing.T) {
 		{"client-key-data", "    client-key-data: LS0tLS1CRUdJTiBSU0EgUFJJVkFURSBLRVktLS0tLQo=", "LS0tLS1CRUdJTiBSU0Eg"},
 		{"client-certificate-data", `"client-certificate-data": "LS0tLS1CRUdJTg=="`, "LS0tLS1CRUdJTg=="},
 		{"kubeconfig token", "    token: abcdef.0123456789abcdef", "0123456789abcdef"},
+		{"lowercase value longer than a word", "token: abcdefghijkl", "abcdefghijkl"},
+		{"short value with a digit", "password: hunter22", "hunter22"},
 		{"talos key of a crt/key pair", "  key: LS0tLS1CRUdJTiBFRDI1NTE5IFBSSVZBVEUgS0VZLS0tLS0K", "LS0tLS1CRUdJTiBFRDI1"},
 		{"raw 32-byte key in base64", "secret " + seed32 + " end", seed32},
 		{"pkcs8 DER in base64", "blob=" + base64.StdEncoding.EncodeToString(pkcs8), base64.StdEncoding.EncodeToString(pkcs8)[:20]},
@@ -81,6 +91,24 @@ func TestRedact(t *testing.T) {
 			}
 		})
 	}
+	// Tokens in GitHub's formats are masked whole, wherever they stand: nothing of them is left.
+	whole := []struct{ name, before, token, after string }{
+		{"classic installation token", "token ", "ghs_16C7e42F292c6912E7710c838347Ae178B4a", " in a log"},
+		{"stateless installation token", "x-access-token:", seedStateless, "@github.com/acme/web.git"},
+		{"stateless token ending a sentence", "minted ", seedStateless, ". Next"},
+		{"stateless token in JSON", `{"token":"`, seedStateless, `","expires_at":"2026-11-30T23:00:00Z"}`},
+		{"stateless token of another app", "(", "ghs_1_" + seedStateless[len("ghs_424242_"):], ")"},
+		{"personal token", "GH=", "ghp_0123456789abcdefghijABCDEFGHIJ012345", "\n"},
+		{"an App JWT", "jwt=", "eyJhbGciOiJSUzI1NiJ9.eyJpc3MiOiI0MjQyNDIiLCJpYXQiOjF9.c2ln-_x", " sent"},
+	}
+	for _, tt := range whole {
+		t.Run(tt.name, func(t *testing.T) {
+			in := tt.before + tt.token + tt.after
+			if got, want := Redact(in), tt.before+Redacted+tt.after; got != want {
+				t.Errorf("Redact(%q)\n = %q\nwant %q", in, got, want)
+			}
+		})
+	}
 	clean := []string{
 		"/poc up --ttl 8h --admin-cidr 203.0.113.0/24",
 		"schematic 376567988ad370138ad8b2698212367b8edcb69b5fd68c80be1f2ec7d603b4ba",
@@ -94,6 +122,9 @@ func TestRedact(t *testing.T) {
 		"highs_score and sghp_x are words",
 		// The rescue host key's fingerprint is logged on purpose: a digest, 32 bytes once decoded.
 		"recorded rescue host key SHA256:SqoG6zchvrRnM7j973NyK/xx2Lym+CCnh+T+tpgXvYw",
+		// An error message, not a credential: ghinstallation's wording, found by the soak.
+		"could not refresh installation id 1009's token: could not get access_tokens from GitHub API",
+		"password: required",
 	}
 	for _, s := range clean {
 		if ContainsSecret(s) {

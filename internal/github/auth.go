@@ -9,11 +9,10 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/bradleyfalzon/ghinstallation/v2"
 	gh "github.com/google/go-github/v66/github"
-	// ghinstallation speaks go-github v88's types for the token options; only that struct is used.
-	gh88 "github.com/google/go-github/v88/github"
 )
 
 // Mode says how the client authenticates.
@@ -36,6 +35,11 @@ type Auth struct {
 	Transport      http.RoundTripper // nil = http.DefaultTransport
 	Retry          RetryPolicy
 	Logger         *slog.Logger
+	// OnToken, when set, sees every installation token as it is minted (the first and each
+	// refresh), so that the caller can mask it in the Actions log (::add-mask::).
+	OnToken func(token string)
+	// Now is the clock deciding when a token needs replacing; nil = time.Now.
+	Now func() time.Time
 }
 
 // Mode is the mode these settings select.
@@ -101,10 +105,10 @@ func AuthFromEnv(getenv func(string) string) (Auth, error) {
 }
 
 // BotPermissions is what the installation token is narrowed to: the App manifest's set.
-func BotPermissions() *gh88.InstallationPermissions {
-	return &gh88.InstallationPermissions{
-		Issues: gh88.Ptr("write"), PullRequests: gh88.Ptr("write"),
-		Metadata: gh88.Ptr("read"), Contents: gh88.Ptr("read"),
+func BotPermissions() *gh.InstallationPermissions {
+	return &gh.InstallationPermissions{
+		Issues: gh.String("write"), PullRequests: gh.String("write"),
+		Metadata: gh.String("read"), Contents: gh.String("read"),
 	}
 }
 
@@ -164,6 +168,7 @@ func NewClient(ctx context.Context, a Auth) (*Client, error) {
 		return c, nil
 	}
 
+	// ghinstallation signs the App's JWT; go-github (one major version, v66) makes the calls.
 	atr, err := ghinstallation.NewAppsTransport(rt, a.AppID, a.PrivateKeyPEM)
 	if err != nil {
 		// The library's message may quote parse details, never the key itself.
@@ -174,28 +179,49 @@ func NewClient(ctx context.Context, a Auth) (*Client, error) {
 		return nil, err
 	}
 	atr.BaseURL = apiBase
-	inst := a.InstallationID
-	if inst == 0 {
+	find := func() (int64, error) {
 		in, resp, err := appClient.Apps.FindRepositoryInstallation(ctx, a.Owner, a.Repo)
 		if err != nil {
-			return nil, apiError(fmt.Sprintf("find the App's installation on %s/%s (is the App installed there, and are POC_APP_ID and the key from the same App?)", a.Owner, a.Repo), resp, err)
+			return 0, apiError(fmt.Sprintf("find the App's installation on %s/%s (is the App installed there, and are POC_APP_ID and the key from the same App?)", a.Owner, a.Repo), resp, err)
 		}
-		inst = in.GetID()
+		return in.GetID(), nil
 	}
-	itr := ghinstallation.NewFromAppsTransport(atr, inst)
-	itr.BaseURL = apiBase
-	itr.InstallationTokenOptions = &gh88.InstallationTokenOptions{
-		Repositories: []string{a.Repo},
-		Permissions:  BotPermissions(),
+	now := a.Now
+	if now == nil {
+		now = time.Now
 	}
-	if _, err := itr.Token(ctx); err != nil {
+	tokens := func(id int64) *installationTokens {
+		return &installationTokens{app: appClient, id: id, now: now, onMint: a.OnToken,
+			opts: &gh.InstallationTokenOptions{Repositories: []string{a.Repo}, Permissions: BotPermissions()}}
+	}
+	inst := a.InstallationID
+	if inst == 0 {
+		if inst, err = find(); err != nil {
+			return nil, err
+		}
+	}
+	src := tokens(inst)
+	_, err = src.Token(ctx)
+	if err != nil && a.InstallationID != 0 && mintRefusedForID(err) {
+		// The payload's installation id is a hint (a redelivered or hand-made event may carry a
+		// stale or foreign one): ask GitHub which installation holds the repository.
+		found, ferr := find()
+		if ferr != nil {
+			return nil, fmt.Errorf("github: installation %d from the event was refused (%v), and looking up %s/%s's installation failed: %w", inst, err, a.Owner, a.Repo, ferr)
+		}
+		log.Warn("github: the event's installation id was refused; using the repository's installation instead",
+			"event_installation", inst, "installation", found, "refusal", err.Error())
+		inst, src = found, tokens(found)
+		_, err = src.Token(ctx)
+	}
+	if err != nil {
 		return nil, fmt.Errorf("github: mint an installation token for %s/%s (installation %d): check that the App is installed on the repository with issues and pull requests write, contents and metadata read: %w", a.Owner, a.Repo, inst, err)
 	}
-	gc, _, err := newGitHub(&http.Client{Transport: itr}, a.BaseURL)
+	gc, _, err := newGitHub(&http.Client{Transport: &installationTransport{next: rt, tokens: src}}, a.BaseURL)
 	if err != nil {
 		return nil, err
 	}
-	c.gh, c.installationID, c.itr = gc, inst, itr
+	c.gh, c.installationID, c.tokens = gc, inst, src
 	return c, nil
 }
 

@@ -11,7 +11,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/bradleyfalzon/ghinstallation/v2"
 	gh "github.com/google/go-github/v66/github"
 )
 
@@ -28,7 +27,7 @@ type Client struct {
 	owner, repo    string
 	mode           Mode
 	installationID int64
-	itr            *ghinstallation.Transport
+	tokens         *installationTokens
 	log            *slog.Logger
 }
 
@@ -47,10 +46,10 @@ func (c *Client) InstallationID() int64 { return c.installationID }
 // Token returns the current installation token (refreshed when near expiry), so that the caller
 // can mask it in the Actions log; "" in token mode.
 func (c *Client) Token(ctx context.Context) (string, error) {
-	if c.itr == nil {
+	if c.tokens == nil {
 		return "", nil
 	}
-	return c.itr.Token(ctx)
+	return c.tokens.Token(ctx)
 }
 
 // APIError is a failed GitHub call: what was attempted, the HTTP status, GitHub's message.
@@ -59,6 +58,8 @@ type APIError struct {
 	Status  int
 	Message string
 	Err     error
+	// RateLimited: GitHub refused for a primary or secondary rate limit, not for permissions.
+	RateLimited bool
 }
 
 func (e *APIError) Error() string {
@@ -69,10 +70,12 @@ func (e *APIError) Error() string {
 	if e.Message != "" {
 		msg += ": " + e.Message
 	}
-	switch e.Status {
-	case http.StatusUnauthorized:
+	switch {
+	case e.RateLimited:
+		msg += " (GitHub's rate limit: the bot waited as long as it may; run the command again later)"
+	case e.Status == http.StatusUnauthorized:
 		msg += " (the credentials were refused: check POC_APP_ID / POC_APP_PRIVATE_KEY or GITHUB_TOKEN)"
-	case http.StatusForbidden:
+	case e.Status == http.StatusForbidden:
 		msg += " (not permitted: the App needs issues and pull requests write, contents and metadata read on this repository)"
 	}
 	if e.Status == 0 && e.Err != nil {
@@ -107,11 +110,14 @@ func apiError(op string, resp *gh.Response, err error) error {
 	}
 	var rl *gh.RateLimitError
 	if errors.As(err, &rl) {
-		e.Message = "rate limit exhausted until " + rl.Rate.Reset.Format(time.RFC3339)
+		e.Message, e.RateLimited = "rate limit exhausted until "+rl.Rate.Reset.Format(time.RFC3339), true
 	}
 	var arl *gh.AbuseRateLimitError
 	if errors.As(err, &arl) {
-		e.Message = "secondary rate limit; retry later"
+		e.Message, e.RateLimited = "secondary rate limit", true
+		if arl.RetryAfter != nil {
+			e.Message += fmt.Sprintf(": GitHub asks to wait %s", arl.RetryAfter.Round(time.Second))
+		}
 	}
 	return e
 }

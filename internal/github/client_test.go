@@ -160,7 +160,7 @@ func TestNewClientRefusals(t *testing.T) {
 		{"wrong App id", func(a *Auth) { a.AppID = 1 }, "HTTP 401"},
 		{"not a PEM", func(a *Auth) { a.PrivateKeyPEM = []byte("nope") }, "not a PEM RSA key"},
 		{"App not installed", func(a *Auth) { a.Owner, a.Repo = "nobody", "empty" }, "HTTP 404"},
-		{"unknown installation", func(a *Auth) { a.InstallationID = 99 }, "installation 99"},
+		{"wrong installation and App not installed", func(a *Auth) { a.Owner, a.Repo, a.InstallationID = "nobody", "empty", 99 }, "HTTP 404"},
 		{"no repository", func(a *Auth) { a.Owner = "" }, "GITHUB_REPOSITORY"},
 	}
 	for _, tc := range tests {
@@ -173,6 +173,83 @@ func TestNewClientRefusals(t *testing.T) {
 				t.Fatalf("error leaks the key: %v", err)
 			}
 		})
+	}
+}
+
+// TestInstallationIDFallsBack: the installation id of the event payload is a hint. When GitHub
+// refuses to mint a token with it (an unknown id: 404; another account's installation, which does
+// not hold the repository: 422), the client looks the repository's installation up, as when the
+// payload has no id, and says so in the log.
+func TestInstallationIDFallsBack(t *testing.T) {
+	w := startWorld(t)
+	elsewhere := w.sim.AddRepo("zed/far", "main") // another account's installation
+	tests := []struct {
+		name string
+		id   int64
+	}{
+		{"unknown installation", 99},
+		{"another account's installation", elsewhere},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var logs bytes.Buffer
+			c := w.mustApp(t, func(a *Auth) {
+				a.InstallationID = tc.id
+				a.Logger = slog.New(slog.NewTextHandler(&logs, nil))
+			})
+			if c.InstallationID() != w.inst {
+				t.Fatalf("installation %d, want the repository's %d", c.InstallationID(), w.inst)
+			}
+			if _, err := c.Permission(testCtx(t), "alice"); err != nil {
+				t.Fatalf("the fallback token does not work: %v", err)
+			}
+			if !strings.Contains(logs.String(), fmt.Sprint(tc.id)) || !strings.Contains(logs.String(), fmt.Sprint(w.inst)) {
+				t.Errorf("log does not name the refused id %d and the one used %d:\n%s", tc.id, w.inst, logs.String())
+			}
+		})
+	}
+}
+
+// TestInstallationTokenRefreshed: a token close to its expiry is replaced before a request
+// leaves with it, and every token minted (the first and each refresh) is handed to OnToken whole,
+// for ::add-mask::.
+func TestInstallationTokenRefreshed(t *testing.T) {
+	w := startWorld(t)
+	var (
+		mu     sync.Mutex
+		clock  = time.Now()
+		masked []string
+	)
+	// Only the client's clock moves: the App's JWT is signed on the real one (ghinstallation).
+	now := func() time.Time { mu.Lock(); defer mu.Unlock(); return clock }
+	c := w.mustApp(t, func(a *Auth) {
+		a.Now = now
+		a.OnToken = func(tok string) { mu.Lock(); defer mu.Unlock(); masked = append(masked, tok) }
+	})
+	first, err := c.Token(testCtx(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	clock = clock.Add(59 * time.Minute) // one minute left: inside the refresh margin
+	mu.Unlock()
+	if _, err := c.Permission(testCtx(t), "alice"); err != nil {
+		t.Fatalf("request after the refresh: %v", err)
+	}
+	mu.Lock()
+	clock = time.Now() // back to the stand-in's time: the new token has its hour ahead
+	mu.Unlock()
+	second, err := c.Token(testCtx(t))
+	if err != nil || second == first {
+		t.Fatalf("token not refreshed (%v)", err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if !reflect.DeepEqual(masked, []string{first, second}) {
+		t.Fatalf("OnToken saw %d tokens, want the two minted, whole", len(masked))
+	}
+	if n := len(w.sim.Tokens()); n != 2 {
+		t.Fatalf("%d tokens minted, want 2", n)
 	}
 }
 
@@ -515,11 +592,6 @@ func TestRetries(t *testing.T) {
 	if cs := w.sim.Comments(testRepo, n); len(cs) != 1 || cs[0].Body != "after rate limit" {
 		t.Fatalf("comments %+v", cs)
 	}
-	// A wait beyond MaxDelay is not waited for.
-	w.sim.Inject(simgh.Fault{Method: "POST", PathContains: "/comments", SecondaryRateLimit: true, RetryAfter: 10 * time.Minute})
-	if _, err := c.CreateComment(ctx, n, "x"); err == nil || !strings.Contains(err.Error(), "secondary rate limit") {
-		t.Fatalf("long rate limit: %v", err)
-	}
 	// A plain 403 (permission) is not retried.
 	before := count("GET", "/pulls/")
 	w.sim.Inject(simgh.Fault{Method: "GET", PathContains: "/pulls/", Status: 403})
@@ -529,6 +601,18 @@ func TestRetries(t *testing.T) {
 	}
 	if k := count("GET", "/pulls/") - before; k != 1 {
 		t.Fatalf("403 tried %d times", k)
+	}
+	// A wait beyond MaxDelay is not waited for: the error says it is GitHub's limit and how long
+	// it asks for. go-github then refuses this client's requests until then without sending them.
+	w.sim.Inject(simgh.Fault{Method: "POST", PathContains: "/comments", SecondaryRateLimit: true, RetryAfter: 10 * time.Minute})
+	_, err := c.CreateComment(ctx, n, "x")
+	if err == nil || !strings.Contains(err.Error(), "secondary rate limit: GitHub asks to wait 10m0s") ||
+		!strings.Contains(err.Error(), "run the command again later") || strings.Contains(err.Error(), "not permitted") {
+		t.Fatalf("long rate limit: %v", err)
+	}
+	before = len(w.sim.Requests())
+	if _, err := c.Permission(ctx, "walt"); err == nil || len(w.sim.Requests()) != before {
+		t.Fatalf("during the limit: err %v, %d requests sent", err, len(w.sim.Requests())-before)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 
 	gh "github.com/google/go-github/v66/github"
@@ -20,6 +21,10 @@ const (
 	KindSchedule    Kind = "schedule"     // the reaper's cron
 	KindDispatch    Kind = "dispatch"     // workflow_dispatch: an operator's run
 )
+
+// CommentActions are the issue_comment actions that can carry a command: only a new comment is
+// one (an edit or a deletion is ignored, so that editing a comment does not run it again).
+var CommentActions = []string{"created"}
 
 // PRInfo is what a pull_request event says about the pull request.
 type PRInfo struct {
@@ -94,7 +99,7 @@ func DecodeEvent(name string, payload []byte) (Event, error) {
 		e.Labels = labelNames(is.Labels)
 		e.CommentID, e.Body = p.Comment.GetID(), p.Comment.GetBody()
 		switch {
-		case e.Action != "created":
+		case !slices.Contains(CommentActions, e.Action):
 			e.Ignore = "comment " + e.Action + ": only new comments are commands"
 		case e.SenderIsBot || isBot(p.Comment.GetUser()):
 			e.SenderIsBot = true

@@ -11,15 +11,29 @@ import (
 	"time"
 )
 
-// RetryPolicy bounds the retries on GitHub's transient answers: 5xx, 429 and secondary rate
-// limits (403 with Retry-After or the "secondary rate limit" message).
+// RetryPolicy bounds the retries on GitHub's transient answers: 5xx, 429 and rate limits (403 or
+// 429 with Retry-After, x-ratelimit-remaining 0, or the "secondary rate limit" message).
+//
+// Rate limits follow GitHub's "Rate limits for the REST API" (Exceeding the rate limit): wait
+// Retry-After seconds when it is sent; else, when x-ratelimit-remaining is 0, until
+// x-ratelimit-reset; else at least a minute, doubling while the refusals go on. A wait longer
+// than MaxDelay is not made: the request fails with GitHub's answer, which says how long.
 type RetryPolicy struct {
 	Attempts  int           // total tries, default 4
-	BaseDelay time.Duration // first back-off, doubled each time (with jitter); default 1 s
-	MaxDelay  time.Duration // a wait longer than this (e.g. a primary rate limit resetting in 40 min) is not waited for; default 30 s
+	BaseDelay time.Duration // first back-off of a 5xx, doubled each time (with jitter); default 1 s
+	// MaxDelay is the longest single wait (default 2 min: a secondary limit's minute, with room);
+	// a primary limit resetting in 40 minutes is not waited for.
+	MaxDelay time.Duration
 	// Sleep waits d or until ctx ends; tests replace it to run instantly.
 	Sleep func(ctx context.Context, d time.Duration) error
+	// Now reads the clock against which x-ratelimit-reset and HTTP-date Retry-After are taken;
+	// nil = time.Now.
+	Now func() time.Time
 }
+
+// secondaryMinWait is GitHub's "wait for at least one minute before retrying" after a secondary
+// limit that names no time.
+const secondaryMinWait = time.Minute
 
 func (p RetryPolicy) withDefaults() RetryPolicy {
 	if p.Attempts <= 0 {
@@ -29,7 +43,10 @@ func (p RetryPolicy) withDefaults() RetryPolicy {
 		p.BaseDelay = time.Second
 	}
 	if p.MaxDelay <= 0 {
-		p.MaxDelay = 30 * time.Second
+		p.MaxDelay = 2 * time.Minute
+	}
+	if p.Now == nil {
+		p.Now = time.Now
 	}
 	if p.Sleep == nil {
 		p.Sleep = func(ctx context.Context, d time.Duration) error {
@@ -67,6 +84,7 @@ func safeOn5xx(req *http.Request) bool {
 
 func (t *retryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	ctx := req.Context()
+	limited := 0 // consecutive rate-limit refusals of this request
 	for attempt := 1; ; attempt++ {
 		r := req
 		if attempt > 1 {
@@ -93,7 +111,7 @@ func (t *retryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 			}
 			continue
 		}
-		delay, retry := t.classify(req, resp, attempt)
+		delay, retry := t.classify(req, resp, attempt, &limited)
 		if !retry || last || delay > t.policy.MaxDelay {
 			return resp, nil
 		}
@@ -120,7 +138,8 @@ func (t *retryTransport) backoff(attempt int) time.Duration {
 }
 
 // classify decides whether resp is transient, and how long to wait before the next try.
-func (t *retryTransport) classify(req *http.Request, resp *http.Response, attempt int) (time.Duration, bool) {
+// limited counts the consecutive rate-limit refusals, for the doubling of unspecified waits.
+func (t *retryTransport) classify(req *http.Request, resp *http.Response, attempt int, limited *int) (time.Duration, bool) {
 	retryAfter := func() (time.Duration, bool) {
 		v := resp.Header.Get("Retry-After")
 		if v == "" {
@@ -130,7 +149,7 @@ func (t *retryTransport) classify(req *http.Request, resp *http.Response, attemp
 			return time.Duration(s) * time.Second, true
 		}
 		if at, err := http.ParseTime(v); err == nil {
-			return time.Until(at), true
+			return max(at.Sub(t.policy.Now()), 0), true
 		}
 		return 0, false
 	}
@@ -145,11 +164,13 @@ func (t *retryTransport) classify(req *http.Request, resp *http.Response, attemp
 		return t.backoff(attempt), true
 	case resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusForbidden:
 		if d, ok := retryAfter(); ok {
+			*limited++
 			return d, true
 		}
 		if resp.Header.Get("X-RateLimit-Remaining") == "0" {
 			if reset, err := strconv.ParseInt(resp.Header.Get("X-RateLimit-Reset"), 10, 64); err == nil {
-				return time.Until(time.Unix(reset, 0)) + time.Second, true
+				*limited++
+				return max(time.Unix(reset, 0).Sub(t.policy.Now()), 0) + time.Second, true
 			}
 		}
 		if resp.StatusCode == http.StatusForbidden {
@@ -160,12 +181,13 @@ func (t *retryTransport) classify(req *http.Request, resp *http.Response, attemp
 				io.Closer
 			}{io.MultiReader(bytes.NewReader(head), resp.Body), resp.Body}
 			if !bytes.Contains(bytes.ToLower(head), []byte("secondary rate limit")) {
-				return 0, false
+				return 0, false // a permission refusal
 			}
-			// GitHub asks to wait at least a minute without Retry-After; the bound decides.
-			return max(time.Minute, t.backoff(attempt)), true
 		}
-		return t.backoff(attempt), true
+		// A secondary limit (or a 429) that names no time: at least a minute, doubling while
+		// the refusals go on; MaxDelay ends it.
+		*limited++
+		return secondaryMinWait << (*limited - 1), true
 	}
 	return 0, false
 }

@@ -30,8 +30,18 @@ const backgroundWriteTimeout = 30 * time.Second
 var generationRE = regexp.MustCompile(`<!-- pocbot-generation: (\d+) -->`)
 
 // Sticky keeps one status comment per cluster up to date: found by a hidden marker (or an id
-// kept in the state), edited in place at most once per minInterval, the last body winning.
-// Progress callbacks call Update as often as they like; GitHub sees a bounded number of edits.
+// kept in the state), edited in place, the last body winning. Progress callbacks call Update as
+// often as they like; GitHub sees a bounded number of edits.
+//
+// The guarantee, which keeps the bot under GitHub's secondary limit on content creation (80
+// content-generating requests a minute):
+//   - pace: a write (create or edit) starts only once minInterval has passed since the previous
+//     write ended, so GitHub applies at most one per minInterval; writes never overlap. This holds
+//     for an Update that finds the interval over, for the deferred write, and for Flush (which
+//     waits for its turn).
+//   - last state: the latest body given is written — by the deferred write, or at the latest by
+//     Flush. A body whose write failed stays pending unless a newer one replaced it, so a failed
+//     edit is made good by the next write.
 type Sticky struct {
 	api    CommentAPI
 	number int
@@ -47,14 +57,25 @@ type Sticky struct {
 	id         int64
 	url        string
 	written    string
-	lastWrite  time.Time
+	lastWrite  time.Time // when the last write ended
+	writing    bool
 	pending    string
 	hasPending bool
 	timer      *time.Timer
+	bg         context.Context // the deferred write's context: the first Update's, without its cancel
 	err        error
 	superseded bool
 	writes     int
 }
+
+// flushMode says who asks for a write, which decides what happens before the interval is over.
+type flushMode int
+
+const (
+	fromUpdate flushMode = iota // not due: leave it to the deferred write
+	fromTimer                   // the deferred write: not due yet, re-arm
+	fromFlush                   // the caller's last word: wait for the turn, then write
+)
 
 // NewSticky returns an editor for the comment on issue/PR number that carries marker (e.g.
 // "<!-- pocbot:status:acme-web-42 -->"); marker is added to bodies that lack it.
@@ -134,9 +155,9 @@ func (s *Sticky) decorate(body string) string {
 	return body
 }
 
-// Update sets the body. It is written at once if the last write is older than minInterval,
-// otherwise when the interval has passed (coalescing intermediate bodies). It returns the error
-// of a previous deferred write, if any, and ErrSuperseded once a newer run owns the comment.
+// Update sets the body. It is written at once when the interval since the last write is over,
+// otherwise by the deferred write when it is (coalescing intermediate bodies). It returns the
+// error of a previous deferred write, if any, and ErrSuperseded once a newer run owns the comment.
 func (s *Sticky) Update(ctx context.Context, body string) error {
 	s.mu.Lock()
 	if s.superseded {
@@ -144,70 +165,113 @@ func (s *Sticky) Update(ctx context.Context, body string) error {
 		return ErrSuperseded
 	}
 	s.pending, s.hasPending = s.decorate(body), true
+	if s.bg == nil {
+		s.bg = context.WithoutCancel(ctx)
+	}
 	err := s.err
 	s.err = nil
-	wait := s.min - time.Since(s.lastWrite)
-	if !s.lastWrite.IsZero() && wait > 0 {
-		if s.timer == nil {
-			s.timer = time.AfterFunc(max(wait, 0), func() {
-				bctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), backgroundWriteTimeout)
-				defer cancel()
-				if err := s.flush(bctx, true); err != nil {
-					s.log.Warn("github: deferred edit of the status comment failed", "issue", s.number, "err", err)
-				}
-			})
-		}
+	if s.untilDueLocked() > 0 {
+		s.armLocked()
 		s.mu.Unlock()
 		return err
 	}
 	s.mu.Unlock()
-	if werr := s.flush(ctx, false); werr != nil {
+	if werr := s.flush(ctx, fromUpdate); werr != nil {
 		return werr
 	}
 	return err
 }
 
-// Flush writes the pending body now, if any, and returns the last error.
+// Flush writes the pending body, waiting (within ctx) for the interval to be over, and returns
+// the write's error. Earlier deferred failures are not reported: their bodies were pending, and
+// this write replaces them.
 func (s *Sticky) Flush(ctx context.Context) error {
 	s.mu.Lock()
 	if s.timer != nil {
 		s.timer.Stop()
 		s.timer = nil
 	}
-	err := s.err
 	s.err = nil
+	superseded := s.superseded
 	s.mu.Unlock()
-	if werr := s.flush(ctx, false); werr != nil {
-		return werr
+	if superseded {
+		return ErrSuperseded
 	}
-	return err
+	return s.flush(ctx, fromFlush)
 }
 
-func (s *Sticky) flush(ctx context.Context, fromTimer bool) error {
+// untilDueLocked is how long until a write may start (0: now; a write in flight: the interval).
+func (s *Sticky) untilDueLocked() time.Duration {
+	if s.writing {
+		return s.min
+	}
+	if s.lastWrite.IsZero() {
+		return 0
+	}
+	return max(s.min-time.Since(s.lastWrite), 0)
+}
+
+// armLocked schedules the deferred write, once.
+func (s *Sticky) armLocked() {
+	if s.timer != nil {
+		return
+	}
+	bg := s.bg
+	s.timer = time.AfterFunc(max(s.untilDueLocked(), time.Millisecond), func() {
+		bctx, cancel := context.WithTimeout(bg, backgroundWriteTimeout)
+		defer cancel()
+		if err := s.flush(bctx, fromTimer); err != nil {
+			s.log.Warn("github: deferred edit of the status comment failed; its body stays pending", "issue", s.number, "err", err)
+		}
+	})
+}
+
+func (s *Sticky) flush(ctx context.Context, mode flushMode) error {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
 	s.mu.Lock()
-	if fromTimer {
+	if mode == fromTimer {
 		s.timer = nil
 	}
-	if !s.hasPending || s.superseded {
+	for {
+		if !s.hasPending || s.superseded {
+			s.mu.Unlock()
+			return nil
+		}
+		wait := s.untilDueLocked()
+		if wait <= 0 {
+			break
+		}
+		if mode != fromFlush {
+			s.armLocked()
+			s.mu.Unlock()
+			return nil
+		}
 		s.mu.Unlock()
-		return nil
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return fmt.Errorf("github: waiting for the status comment's turn on #%d: %w", s.number, ctx.Err())
+		case <-t.C:
+		}
+		s.mu.Lock()
 	}
 	body := s.pending
-	s.hasPending = false
-	// Stamped before the I/O so that concurrent Updates during a slow write are throttled too.
-	s.lastWrite = time.Now()
+	s.hasPending, s.writing = false, true
 	s.mu.Unlock()
 
 	err := s.write(ctx, body)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.lastWrite = time.Now()
-	if errors.Is(err, ErrSuperseded) {
+	s.lastWrite, s.writing = time.Now(), false
+	switch {
+	case errors.Is(err, ErrSuperseded):
 		s.superseded = true
+	case err != nil && !s.hasPending:
+		s.pending, s.hasPending = body, true // the last state must still reach GitHub
 	}
-	if err != nil && fromTimer {
+	if err != nil && mode == fromTimer {
 		s.err = err
 	}
 	return err

@@ -1,6 +1,7 @@
 package github
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -136,5 +137,120 @@ func TestStickyReportsErrors(t *testing.T) {
 	s := NewSticky(c, 4242, marker, 0) // no such issue
 	if err := s.Update(ctx, "x"); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("err = %v", err)
+	}
+}
+
+// commentWrites are the times the stand-in applied a create or an edit of a comment.
+func commentWrites(w *world) []time.Time {
+	var out []time.Time
+	for _, r := range w.sim.Requests() {
+		if (r.Method == "POST" || r.Method == "PATCH") && strings.Contains(r.Path, "/comments") && r.Status < 300 {
+			out = append(out, r.At)
+		}
+	}
+	return out
+}
+
+// TestStickyPace is the editor's guarantee: GitHub applies at most one write of the status
+// comment per interval — a deferred edit, an Update that finds the interval over, and the final
+// Flush alike — and the last body given is the one that stays.
+func TestStickyPace(t *testing.T) {
+	const interval = 80 * time.Millisecond
+	tests := []struct {
+		name    string
+		updates func(ctx context.Context, s *Sticky) error
+	}{
+		{"flush right after a write", func(ctx context.Context, s *Sticky) error {
+			if err := s.Update(ctx, "first"); err != nil {
+				return err
+			}
+			return s.Update(ctx, "final")
+		}},
+		{"a burst from parallel steps", func(ctx context.Context, s *Sticky) error {
+			var wg sync.WaitGroup
+			errs := make(chan error, 3*40)
+			for g := range 3 {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for i := range 40 {
+						errs <- s.Update(ctx, fmt.Sprintf("worker %d step %d", g, i))
+						time.Sleep(3 * time.Millisecond)
+					}
+				}()
+			}
+			wg.Wait()
+			close(errs)
+			for err := range errs {
+				if err != nil {
+					return err
+				}
+			}
+			return s.Update(ctx, "final")
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			w := startWorld(t)
+			c := w.mustApp(t, nil)
+			ctx := testCtx(t)
+			n := w.sim.AddIssue(testRepo, simgh.Issue{})
+			s := NewSticky(c, n, marker, interval)
+			if err := tc.updates(ctx, s); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Flush(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if cs := w.sim.Comments(testRepo, n); len(cs) != 1 || cs[0].Body != marker+"\nfinal" {
+				t.Fatalf("comments %+v, want one holding the last body", cs)
+			}
+			writes := commentWrites(w)
+			if len(writes) < 2 {
+				t.Fatalf("%d writes: the test exercises no pacing", len(writes))
+			}
+			for i := 1; i < len(writes); i++ {
+				if gap := writes[i].Sub(writes[i-1]); gap < interval {
+					t.Errorf("writes %d and %d only %v apart, want at least %v", i-1, i, gap, interval)
+				}
+			}
+		})
+	}
+}
+
+// TestStickyLastBodySurvivesAFailedWrite: a deferred edit that fails (GitHub down past the
+// retries) keeps its body pending; Flush writes it, so the comment never stays behind.
+func TestStickyLastBodySurvivesAFailedWrite(t *testing.T) {
+	w := startWorld(t)
+	c := w.mustApp(t, nil)
+	ctx := testCtx(t)
+	n := w.sim.AddIssue(testRepo, simgh.Issue{})
+	s := NewSticky(c, n, marker, 30*time.Millisecond)
+	if err := s.Update(ctx, "provisioning"); err != nil {
+		t.Fatal(err)
+	}
+	// Every try of the next edit fails (the client tries 4 times).
+	w.sim.Inject(simgh.Fault{Method: "PATCH", PathContains: "/comments/", Status: 502, Times: 4})
+	if err := s.Update(ctx, "ready"); err != nil { // deferred: the interval is not over
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for failed := 0; failed < 4; {
+		if time.Now().After(deadline) {
+			t.Fatal("the deferred edit never ran")
+		}
+		failed = 0
+		for _, r := range w.sim.Requests() {
+			if r.Method == "PATCH" && r.Status == 502 {
+				failed++
+			}
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if err := s.Flush(ctx); err != nil {
+		t.Fatalf("flush after a failed deferred edit: %v", err)
+	}
+	if cs := w.sim.Comments(testRepo, n); len(cs) != 1 || cs[0].Body != marker+"\nready" {
+		t.Fatalf("comments %+v, want the last body written", cs)
 	}
 }

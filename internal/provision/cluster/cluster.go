@@ -65,6 +65,9 @@ type Config struct {
 	ImageBucket *blob.Bucket
 	// RescuePort is the rescue system's SSH port (22 on Scaleway).
 	RescuePort int
+	// RescuePasswordWait bounds the wait for rescue_server.password when the rescue system's
+	// sudo wants it and the API has not shown it yet (default 5 min).
+	RescuePasswordWait time.Duration
 	// TalosPort is the Talos API port (50000).
 	TalosPort int
 	// KubePort is the Kubernetes API port (6443).
@@ -109,6 +112,9 @@ func Build(g *provision.Graph, spec provision.Spec, cfg Config) error {
 	}
 	if cfg.RescuePort == 0 {
 		cfg.RescuePort = 22
+	}
+	if cfg.RescuePasswordWait == 0 {
+		cfg.RescuePasswordWait = 5 * time.Minute
 	}
 	if cfg.TalosPort == 0 {
 		cfg.TalosPort = 50000
@@ -313,10 +319,16 @@ func (b *builder) workerImage(ctx context.Context, r *provision.Run) error {
 		return err
 	}
 	r.Note(NodeWorkerImage, "rescue system up; writing "+url)
+	img := rescue.Image{Zstd: url, XZ: images.MetalRawXZURL(b.cfg.FactoryURL, SchematicID(spec), spec.TalosVersion)}
+	// rescue_server may be empty or late: log in as the rescue user with the key passed in
+	// ssh_key_ids, and wait for the password only if sudo asks for one.
 	res, err := rescue.WriteImage(ctx, rescue.Target{
 		Addr: net.JoinHostPort(boot.IP, strconv.Itoa(b.cfg.RescuePort)), User: boot.RescueUser,
 		Password: boot.RescuePassword, Signer: signer, RetryInterval: r.PollInterval(),
-	}, url, b.cfg.Log)
+		SudoPassword: func(ctx context.Context) (string, error) {
+			return b.cfg.Driver.RescuePassword(ctx, r, b.cfg.RescuePasswordWait)
+		},
+	}, img, b.cfg.Log)
 	if err != nil {
 		return fmt.Errorf("write the Talos metal image to worker %s from rescue: %w", w.ID, err)
 	}

@@ -12,5 +12,6 @@
 // a metal image would boot into maintenance mode waiting for a config. The
 // object key therefore names the platform truthfully:
 // talos/<schematic>/<version>/scaleway-amd64.qcow2. The worker (Elastic
-// Metal) uses the metal platform's raw.zst, fetched by its rescue system.
+// Metal) uses the metal platform's raw.zst (raw.xz when the rescue system
+// has no zstd), fetched by its rescue system.
 package images

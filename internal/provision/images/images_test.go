@@ -75,6 +75,7 @@ func TestURLs(t *testing.T) {
 	for _, tc := range []struct{ got, want string }{
 		{ScalewayQCOW2URL("https://factory.talos.dev/", id, ver), "https://factory.talos.dev/image/" + id + "/v1.13.11/scaleway-amd64.qcow2"},
 		{MetalRawZstURL("http://127.0.0.1:8080", id, ver), "http://127.0.0.1:8080/image/" + id + "/v1.13.11/metal-amd64.raw.zst"},
+		{MetalRawXZURL("http://127.0.0.1:8080/", id, ver), "http://127.0.0.1:8080/image/" + id + "/v1.13.11/metal-amd64.raw.xz"},
 		{InstallerImage("https://factory.talos.dev", "metal", id, ver), "factory.talos.dev/metal-installer/" + id + ":v1.13.11"},
 		{InstallerImage("http://127.0.0.1:8080", "scaleway", id, ver), "127.0.0.1:8080/scaleway-installer/" + id + ":v1.13.11"},
 		{ObjectKey(id, ver), "talos/" + id + "/v1.13.11/scaleway-amd64.qcow2"},

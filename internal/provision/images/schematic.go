@@ -24,6 +24,10 @@ const FactoryURLEnv = "POC_IMAGE_FACTORY_URL"
 const (
 	ScalewayQCOW2 = "scaleway-amd64.qcow2"
 	MetalRawZst   = "metal-amd64.raw.zst"
+	// MetalRawXZ is the same raw image compressed with xz, for a rescue
+	// system without zstd (the factory serves both: image-factory
+	// docs/api.md and internal/profile/profile.go, output formats .xz and .zst).
+	MetalRawXZ = "metal-amd64.raw.xz"
 )
 
 // FactoryBaseURL returns POC_IMAGE_FACTORY_URL, or the public factory.
@@ -93,6 +97,12 @@ func ScalewayQCOW2URL(base, id, version string) string {
 // rescue system.
 func MetalRawZstURL(base, id, version string) string {
 	return ImageURL(base, id, version, MetalRawZst)
+}
+
+// MetalRawXZURL is the worker's image compressed with xz, the fallback when
+// the rescue system has no zstd.
+func MetalRawXZURL(base, id, version string) string {
+	return ImageURL(base, id, version, MetalRawXZ)
 }
 
 // InstallerImage is the installer container image of the same schematic,

@@ -2,6 +2,7 @@ package rescue
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -11,6 +12,7 @@ import (
 	"log/slog"
 	"net"
 	"net/url"
+	"path"
 	"regexp"
 	"slices"
 	"strconv"
@@ -21,15 +23,27 @@ import (
 	"golang.org/x/crypto/ssh"
 )
 
+// DefaultUser is the login of Scaleway's Elastic Metal rescue system
+// ("ssh rescue@<server>", docs-content pages/elastic-metal/how-to/
+// use-rescue-mode.mdx), used when the API's rescue_server.user is empty.
+const DefaultUser = "rescue"
+
 // Target says how to reach the rescue system.
 type Target struct {
 	// Addr is host:port of the rescue SSH server.
 	Addr string
+	// User logs in; empty means DefaultUser. The rescue user is not root:
+	// the disk is written through sudo.
 	User string
 	// Password and/or Signer authenticate; Scaleway's rescue boot gives a
-	// password, and the cluster's SSH key is registered as well.
+	// password (also sudo's), and the keys passed in ssh_key_ids are
+	// installed.
 	Password string
 	Signer   ssh.Signer
+	// SudoPassword, when set, is asked for sudo's password when sudo wants
+	// one and Password is empty: the API may fill rescue_server late. It
+	// should wait for the password within its own bound.
+	SudoPassword func(ctx context.Context) (string, error)
 	// ExpectedHostKey, when set (a "SHA256:…" fingerprint or an
 	// authorized_keys line), must match the server's key. Empty means
 	// trust on first use: the key seen is returned in Result.HostKey for the
@@ -47,8 +61,19 @@ type Target struct {
 	WriteTimeout time.Duration
 }
 
+// Image is the Talos raw image in the two compressions the Image Factory
+// serves; the rescue system's tools pick one.
+type Image struct {
+	// Zstd is the metal-amd64.raw.zst URL, preferred; XZ the
+	// metal-amd64.raw.xz URL, used when the rescue system has no zstd.
+	Zstd, XZ string
+}
+
 // Result describes what was written.
 type Result struct {
+	// ImageURL is the image written and Decompressor the tool that
+	// decompressed it ("zstd" or "xz").
+	ImageURL, Decompressor string
 	// Disk is the device path written, e.g. /dev/sda.
 	Disk         string
 	DiskSize     int64
@@ -77,14 +102,16 @@ func TriggerHash(imageURL, disk, serverID string) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-// WriteImage writes the zstd-compressed raw image at imageURL to the rescue
-// system's install disk and checks it. See the package doc.
-func WriteImage(ctx context.Context, t Target, imageURL string, log *slog.Logger) (Result, error) {
+// WriteImage writes the raw image to the rescue system's install disk and
+// checks it. See the package doc.
+func WriteImage(ctx context.Context, t Target, img Image, log *slog.Logger) (Result, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	if err := checkURL(imageURL); err != nil {
-		return Result{}, err
+	for _, u := range []string{img.Zstd, img.XZ} {
+		if err := checkURL(u); err != nil {
+			return Result{}, err
+		}
 	}
 	client, hk, err := Dial(ctx, t, log)
 	if err != nil {
@@ -103,7 +130,34 @@ func WriteImage(ctx context.Context, t Target, imageURL string, log *slog.Logger
 	ctx, cancel := context.WithTimeout(ctx, wt)
 	defer cancel()
 
-	out, _, err := run(ctx, client, LsblkCommand, nil)
+	out, _, err := run(ctx, client, ProbeCommand, nil, nil)
+	if err != nil && len(out) == 0 {
+		return res, fmt.Errorf("probe the rescue system %s: %w", t.Addr, err)
+	}
+	p, err := parseProbe(out)
+	if err != nil {
+		return res, fmt.Errorf("probe the rescue system %s: %w", t.Addr, err)
+	}
+	pl, err := plan(p, img, t.Password != "" || t.SudoPassword != nil)
+	if err != nil {
+		return res, fmt.Errorf("rescue system %s (user %s): %w", t.Addr, user(t), err)
+	}
+	res.ImageURL, res.Decompressor = pl.url, pl.decompressor
+	var stdin []byte
+	if pl.priv == sudoPassword {
+		pw := t.Password
+		if pw == "" {
+			if pw, err = t.SudoPassword(ctx); err != nil {
+				return res, fmt.Errorf("rescue system %s: sudo wants the rescue password and the API gave none: %w", t.Addr, err)
+			}
+			if pw == "" {
+				return res, fmt.Errorf("rescue system %s: sudo wants the rescue password and the API gave none (rescue_server.password is empty): reboot the worker into rescue again", t.Addr)
+			}
+		}
+		stdin = []byte(pw + "\n")
+	}
+
+	out, _, err = run(ctx, client, LsblkCommand, nil, nil)
 	if err != nil {
 		return res, fmt.Errorf("list disks on rescue system %s: %w", t.Addr, err)
 	}
@@ -112,7 +166,7 @@ func WriteImage(ctx context.Context, t Target, imageURL string, log *slog.Logger
 		return res, fmt.Errorf("rescue system %s: %w", t.Addr, err)
 	}
 	res.Disk, res.DiskSize = "/dev/"+disk.Name, disk.Size
-	log.Info("writing Talos image to disk", "disk", res.Disk, "disk_bytes", disk.Size, "image", imageURL)
+	log.Info("writing Talos image to disk", "disk", res.Disk, "disk_bytes", disk.Size, "image", pl.url, "decompressor", pl.decompressor, "privilege", pl.priv.String())
 
 	start := time.Now()
 	var (
@@ -120,7 +174,7 @@ func WriteImage(ctx context.Context, t Target, imageURL string, log *slog.Logger
 		written   int64 = -1
 		lastLog   time.Time
 	)
-	_, stderr, err := run(ctx, client, WriteCommand(imageURL, disk.Name), func(line string) {
+	_, stderr, err := run(ctx, client, pl.priv.wrap(WriteScript(pl.url, pl.decompressor, disk.Name)), stdin, func(line string) {
 		switch {
 		case hexLine.MatchString(line):
 			streamSum = line[:64]
@@ -134,15 +188,15 @@ func WriteImage(ctx context.Context, t Target, imageURL string, log *slog.Logger
 		}
 	})
 	if err != nil {
-		return res, fmt.Errorf("write %s to %s on rescue system %s: %w; output: %s", imageURL, res.Disk, t.Addr, err, tail(stderr))
+		return res, fmt.Errorf("write %s to %s on rescue system %s: %w; output: %s", pl.url, res.Disk, t.Addr, err, tail(stderr))
 	}
 	if streamSum == "" || written <= 0 {
-		return res, fmt.Errorf("write %s to %s on rescue system %s: the pipeline ended without reporting its sha256 and byte count (got %q, %d); output: %s", imageURL, res.Disk, t.Addr, streamSum, written, tail(stderr))
+		return res, fmt.Errorf("write %s to %s on rescue system %s: the pipeline ended without reporting its sha256 and byte count (got %q, %d); output: %s", pl.url, res.Disk, t.Addr, streamSum, written, tail(stderr))
 	}
 	res.BytesWritten = written
 	log.Info("image written", "disk", res.Disk, "bytes", written, "sha256", streamSum, "duration", time.Since(start).Round(time.Millisecond))
 
-	out, stderr, err = run(ctx, client, VerifyCommand(disk.Name, written), nil)
+	out, stderr, err = run(ctx, client, pl.priv.wrap(VerifyScript(disk.Name, written)), stdin, nil)
 	if err != nil {
 		return res, fmt.Errorf("read back %s on rescue system %s: %w; output: %s", res.Disk, t.Addr, err, tail(stderr))
 	}
@@ -153,6 +207,118 @@ func WriteImage(ctx context.Context, t Target, imageURL string, log *slog.Logger
 	res.SHA256 = streamSum
 	log.Info("image checked on disk", "disk", res.Disk, "bytes", written, "sha256", streamSum)
 	return res, nil
+}
+
+func user(t Target) string { return cmp.Or(t.User, DefaultUser) }
+
+// ProbeCommand asks the rescue system, in plain POSIX sh (the login shell
+// need not be bash), who the session runs as, which tools it has, and
+// whether sudo runs without a password. dash's command -v takes one name,
+// hence one call per tool.
+const ProbeCommand = "id -u; command -v bash; command -v sudo; command -v curl; command -v zstd; command -v xz; sudo -n true && echo " + sudoNoPasswordMark
+
+const sudoNoPasswordMark = "sudo-without-password"
+
+// probe is what ProbeCommand found.
+type probe struct {
+	uid          int
+	tools        map[string]bool
+	sudoNoPasswd bool
+}
+
+func parseProbe(out []byte) (probe, error) {
+	p := probe{uid: -1, tools: map[string]bool{}}
+	for i, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		line = strings.TrimSpace(line)
+		switch {
+		case i == 0:
+			uid, err := strconv.Atoi(line)
+			if err != nil {
+				return p, fmt.Errorf("id -u answered %q, not a number", line)
+			}
+			p.uid = uid
+		case line == sudoNoPasswordMark:
+			p.sudoNoPasswd = true
+		case strings.HasPrefix(line, "/"):
+			p.tools[path.Base(line)] = true
+		}
+	}
+	if p.uid < 0 {
+		return p, errors.New("id -u answered nothing")
+	}
+	return p, nil
+}
+
+// privilege is how the commands that touch the disk become root.
+type privilege int
+
+const (
+	asRoot       privilege = iota // the login is root
+	sudoNoPass                    // sudo -n: a NOPASSWD entry
+	sudoPassword                  // sudo -S: the rescue password on stdin
+)
+
+func (p privilege) String() string {
+	return [...]string{"root login", "sudo without password", "sudo with the rescue password"}[p]
+}
+
+// wrap runs script with bash (pipefail and process substitution are bash's;
+// the login shell may be dash) as root.
+func (p privilege) wrap(script string) string {
+	cmd := "bash -c " + ShellQuote(script)
+	switch p {
+	case sudoNoPass:
+		return "sudo -n -- " + cmd
+	case sudoPassword:
+		// -p '': no prompt on stderr; -S: the password is the first line of
+		// stdin, and sudo reads nothing more.
+		return "sudo -S -p '' -- " + cmd
+	}
+	return cmd
+}
+
+// writePlan is what plan decided.
+type writePlan struct {
+	priv         privilege
+	url          string
+	decompressor string
+}
+
+// plan decides from the probe how to write: as root or through which sudo,
+// and which compression to fetch (zstd when present, else xz). It fails,
+// naming what is missing, when the rescue system cannot do it.
+func plan(p probe, img Image, havePassword bool) (writePlan, error) {
+	var pl writePlan
+	var missing []string
+	for _, tool := range []string{"bash", "curl"} {
+		if !p.tools[tool] {
+			missing = append(missing, tool)
+		}
+	}
+	switch {
+	case p.tools["zstd"]:
+		pl.url, pl.decompressor = img.Zstd, "zstd"
+	case p.tools["xz"]:
+		pl.url, pl.decompressor = img.XZ, "xz"
+	default:
+		missing = append(missing, "zstd or xz")
+	}
+	switch {
+	case p.uid == 0:
+		pl.priv = asRoot
+	case !p.tools["sudo"]:
+		missing = append(missing, "sudo (the login is not root)")
+	case p.sudoNoPasswd:
+		pl.priv = sudoNoPass
+	case havePassword:
+		pl.priv = sudoPassword
+	default:
+		return pl, errors.New("the login is not root and sudo wants a password, but the API gave none (rescue_server.password is empty): reboot the worker into rescue again")
+	}
+	if len(missing) > 0 {
+		return pl, fmt.Errorf("the rescue image lacks %s, needed to write the disk", strings.Join(missing, ", "))
+	}
+	return pl, nil
 }
 
 var (
@@ -179,20 +345,21 @@ func ShellQuote(s string) string {
 // LsblkCommand lists block devices as JSON, sizes in bytes.
 const LsblkCommand = "lsblk -J -b -o NAME,SIZE,TYPE,MOUNTPOINT,RO,RM"
 
-// WriteCommand is the write pipeline. pipefail makes a curl or zstd failure
-// fail the whole command (dd alone would exit 0 on a truncated stream);
-// tee >(sha256sum >&2) hashes the bytes handed to dd; iflag=fullblock keeps
-// dd's 4 MiB blocks whole when reading from a pipe; oflag=direct bypasses the
-// page cache so that dd's progress is the disk's.
-func WriteCommand(imageURL, disk string) string {
+// WriteScript is the write pipeline, a bash script. pipefail makes a curl or
+// decompressor failure fail the whole command (dd alone would exit 0 on a
+// truncated stream); tee >(sha256sum >&2) hashes the bytes handed to dd;
+// iflag=fullblock keeps dd's 4 MiB blocks whole when reading from a pipe;
+// oflag=direct bypasses the page cache so that dd's progress is the disk's.
+// decompressor is "zstd" or "xz" (both take -dc).
+func WriteScript(imageURL, decompressor, disk string) string {
 	return "set -o pipefail; curl -fsSL --retry 5 --retry-connrefused -- " + ShellQuote(imageURL) +
-		" | zstd -dc | tee >(sha256sum >&2) | dd of=" + ShellQuote("/dev/"+disk) +
+		" | " + decompressor + " -dc | tee >(sha256sum >&2) | dd of=" + ShellQuote("/dev/"+disk) +
 		" bs=4M iflag=fullblock oflag=direct status=progress"
 }
 
-// VerifyCommand syncs, then hashes the first n bytes of the disk, read with
+// VerifyScript syncs, then hashes the first n bytes of the disk, read with
 // O_DIRECT when n is sector-aligned (O_DIRECT refuses a partial sector).
-func VerifyCommand(disk string, n int64) string {
+func VerifyScript(disk string, n int64) string {
 	iflag := "count_bytes"
 	if n%512 == 0 {
 		iflag += ",direct"
@@ -351,14 +518,17 @@ func (w *lineWriter) flush() {
 	w.buf.Reset()
 }
 
-// run executes cmd in a new session; stderr lines go to onLine as they
-// come. Cancelling ctx closes the session.
-func run(ctx context.Context, c *ssh.Client, cmd string, onLine func(string)) (stdout, stderr []byte, err error) {
+// run executes cmd in a new session with stdin as its input (nil: none);
+// stderr lines go to onLine as they come. Cancelling ctx closes the session.
+func run(ctx context.Context, c *ssh.Client, cmd string, stdin []byte, onLine func(string)) (stdout, stderr []byte, err error) {
 	s, err := c.NewSession()
 	if err != nil {
 		return nil, nil, fmt.Errorf("open SSH session: %w", err)
 	}
 	defer s.Close()
+	if stdin != nil {
+		s.Stdin = bytes.NewReader(stdin)
+	}
 	var out bytes.Buffer
 	ew := &lineWriter{line: onLine}
 	s.Stdout = &limitedBuffer{b: &out, max: 4 << 20}
@@ -434,7 +604,7 @@ func Dial(ctx context.Context, t Target, log *slog.Logger) (*ssh.Client, ssh.Pub
 	for attempt := 1; ; attempt++ {
 		var seen ssh.PublicKey
 		cfg := &ssh.ClientConfig{
-			User: t.User,
+			User: user(t),
 			Auth: auth,
 			HostKeyCallback: func(_ string, _ net.Addr, key ssh.PublicKey) error {
 				seen = key
@@ -458,7 +628,7 @@ func Dial(ctx context.Context, t Target, log *slog.Logger) (*ssh.Client, ssh.Pub
 		if strings.Contains(err.Error(), "unable to authenticate") {
 			authFailures++
 			if authFailures >= maxAuthFailures {
-				return nil, nil, fmt.Errorf("rescue SSH %s refused user %q %d times: check the rescue credentials and the registered SSH key: %w", t.Addr, t.User, authFailures, err)
+				return nil, nil, fmt.Errorf("rescue SSH %s refused user %q %d times: check the rescue credentials and the SSH key passed in ssh_key_ids: %w", t.Addr, user(t), authFailures, err)
 			}
 		}
 		if attempt == 1 || attempt%6 == 0 {

@@ -77,7 +77,8 @@ func TestChooseDisk(t *testing.T) {
 // world is a factory stand-in plus the raw image it serves.
 type world struct {
 	f      *imagefactory.Factory
-	url    string
+	url    string // the .raw.zst
+	img    Image
 	rawSHA string
 	raw    []byte
 }
@@ -96,7 +97,8 @@ func newWorld(t *testing.T, rawSize int64) world {
 	}
 	raw, _ := io.ReadAll(r)
 	sum := sha256.Sum256(raw)
-	return world{f: f, url: images.MetalRawZstURL(f.URL(), id, ver), rawSHA: hex.EncodeToString(sum[:]), raw: raw}
+	img := Image{Zstd: images.MetalRawZstURL(f.URL(), id, ver), XZ: images.MetalRawXZURL(f.URL(), id, ver)}
+	return world{f: f, url: img.Zstd, img: img, rawSHA: hex.EncodeToString(sum[:]), raw: raw}
 }
 
 func clientKey(t *testing.T) ssh.Signer {
@@ -147,20 +149,22 @@ func TestWriteImageSim(t *testing.T) {
 	const rawSize = 9<<20 + 512
 	w := newWorld(t, rawSize)
 	key := clientKey(t)
-	fast := Target{User: "root", WaitTimeout: 5 * time.Second, RetryInterval: 50 * time.Millisecond}
+	fast := Target{WaitTimeout: 5 * time.Second, RetryInterval: 50 * time.Millisecond}
 
-	t.Run("password, TOFU, bytes equal", func(t *testing.T) {
+	// The rescue system as Scaleway documents it: user "rescue", not root,
+	// sudo with the rescue password, a login shell that is not bash.
+	t.Run("password, sudo -S, TOFU, bytes equal", func(t *testing.T) {
 		disk := filepath.Join(t.TempDir(), "sda.img")
-		s := startSim(t, simrescue.Options{User: "root", Password: "rescue-pw", DiskPath: disk, DiskSize: 64 << 20})
+		s := startSim(t, simrescue.Options{User: "rescue", Password: "rescue-pw", DiskPath: disk, DiskSize: 64 << 20})
 		tg := fast
-		tg.Addr, tg.Password = s.Addr(), "rescue-pw"
+		tg.Addr, tg.User, tg.Password = s.Addr(), "rescue", "rescue-pw"
 		log, lb := testLog(t)
-		res, err := WriteImage(context.Background(), tg, w.url, log)
+		res, err := WriteImage(context.Background(), tg, w.img, log)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if res.Disk != "/dev/sda" || res.BytesWritten != rawSize || res.SHA256 != w.rawSHA || res.DiskSize != 64<<20 {
-			t.Fatalf("result %+v, want /dev/sda %d bytes sha %s", res, rawSize, w.rawSHA)
+		if res.Disk != "/dev/sda" || res.BytesWritten != rawSize || res.SHA256 != w.rawSHA || res.DiskSize != 64<<20 || res.Decompressor != "zstd" || res.ImageURL != w.img.Zstd {
+			t.Fatalf("result %+v, want /dev/sda %d bytes sha %s through zstd", res, rawSize, w.rawSHA)
 		}
 		if res.HostKey != ssh.FingerprintSHA256(s.HostKey()) {
 			t.Fatalf("host key %s, server has %s", res.HostKey, ssh.FingerprintSHA256(s.HostKey()))
@@ -168,17 +172,78 @@ func TestWriteImageSim(t *testing.T) {
 		if !bytes.Equal(diskPrefix(t, disk, rawSize), w.raw) {
 			t.Fatal("bytes on the disk differ from the decompressed image")
 		}
-		if !strings.Contains(lb.String(), "recorded rescue host key SHA256:") {
-			t.Fatalf("log lacks the recorded host key line:\n%s", lb.String())
+		if !strings.Contains(lb.String(), "recorded rescue host key SHA256:") || !strings.Contains(lb.String(), "sudo with the rescue password") {
+			t.Fatalf("log lacks the recorded host key or the privilege line:\n%s", lb.String())
+		}
+		if strings.Contains(lb.String(), "rescue-pw") {
+			t.Fatal("the rescue password is in the log")
 		}
 	})
 
+	// rescue_server may be empty: the bot logs in as "rescue" with the key
+	// it passed in ssh_key_ids, and cases differ by what sudo wants.
+	for _, tc := range []struct {
+		name     string
+		opts     simrescue.Options
+		sudoPW   func(context.Context) (string, error)
+		wantErr  string
+		wantDec  string
+		wantPriv string
+	}{
+		{name: "no user, key, passwordless sudo", opts: simrescue.Options{SudoNoPassword: true}, wantDec: "zstd", wantPriv: "sudo without password"},
+		{name: "no zstd: xz image", opts: simrescue.Options{SudoNoPassword: true, Missing: []string{"zstd"}}, wantDec: "xz"},
+		{name: "password comes late", opts: simrescue.Options{Password: "late-pw"},
+			sudoPW: func(context.Context) (string, error) { return "late-pw", nil }, wantDec: "zstd", wantPriv: "sudo with the rescue password"},
+		{name: "no password anywhere", opts: simrescue.Options{Password: "unknown-pw"}, wantErr: "sudo wants a password, but the API gave none"},
+		{name: "password never comes", opts: simrescue.Options{Password: "unknown-pw"},
+			sudoPW: func(context.Context) (string, error) {
+				return "", errors.New("rescue_server.password still empty after 5m0s")
+			}, wantErr: "still empty after 5m0s"},
+		{name: "wrong password from the API", opts: simrescue.Options{Password: "real-pw"},
+			sudoPW: func(context.Context) (string, error) { return "stale-pw", nil }, wantErr: "incorrect password"},
+		{name: "no zstd nor xz", opts: simrescue.Options{SudoNoPassword: true, Missing: []string{"zstd", "xz"}}, wantErr: "lacks zstd or xz"},
+		{name: "no sudo", opts: simrescue.Options{Missing: []string{"sudo"}}, wantErr: "lacks sudo"},
+		{name: "no bash", opts: simrescue.Options{SudoNoPassword: true, Missing: []string{"bash"}}, wantErr: "lacks bash"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			disk := filepath.Join(t.TempDir(), "sda.img")
+			opts := tc.opts
+			opts.User, opts.AuthorizedKeys, opts.DiskPath, opts.DiskSize = "rescue", []ssh.PublicKey{key.PublicKey()}, disk, 64<<20
+			s := startSim(t, opts)
+			tg := fast
+			tg.Addr, tg.Signer, tg.SudoPassword = s.Addr(), key, tc.sudoPW // no user, no password: rescue_server was empty
+			log, lb := testLog(t)
+			res, err := WriteImage(context.Background(), tg, w.img, log)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("err = %v, want %q", err, tc.wantErr)
+				}
+				if b := diskPrefix(t, disk, 4096); !bytes.Equal(b, make([]byte, 4096)) {
+					t.Fatal("the disk was written despite the error")
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.SHA256 != w.rawSHA || res.Decompressor != tc.wantDec || !bytes.Equal(diskPrefix(t, disk, rawSize), w.raw) {
+				t.Fatalf("result %+v: want sha %s through %s, and the image on the disk", res, w.rawSHA, tc.wantDec)
+			}
+			if tc.wantDec == "xz" && res.ImageURL != w.img.XZ {
+				t.Fatalf("wrote %s, want the .raw.xz %s", res.ImageURL, w.img.XZ)
+			}
+			if tc.wantPriv != "" && !strings.Contains(lb.String(), tc.wantPriv) {
+				t.Fatalf("log lacks %q:\n%s", tc.wantPriv, lb.String())
+			}
+		})
+	}
+
 	t.Run("key auth, expected key matches", func(t *testing.T) {
-		s := startSim(t, simrescue.Options{User: "root", AuthorizedKeys: []ssh.PublicKey{key.PublicKey()}, DiskSize: 64 << 20})
+		s := startSim(t, simrescue.Options{User: "rescue", AuthorizedKeys: []ssh.PublicKey{key.PublicKey()}, SudoNoPassword: true, DiskSize: 64 << 20})
 		tg := fast
 		tg.Addr, tg.Signer = s.Addr(), key
 		tg.ExpectedHostKey = string(ssh.MarshalAuthorizedKey(s.HostKey()))
-		if _, err := WriteImage(context.Background(), tg, w.url, nil); err != nil {
+		if _, err := WriteImage(context.Background(), tg, w.img, nil); err != nil {
 			t.Fatal(err)
 		}
 	})
@@ -191,16 +256,16 @@ func TestWriteImageSim(t *testing.T) {
 		wantErr string
 		is      error
 	}{
-		{name: "host key mismatch", opts: simrescue.Options{User: "root", Password: "pw"},
+		{name: "host key mismatch", opts: simrescue.Options{User: "rescue", Password: "pw"},
 			tweak: func(tg *Target, _ *simrescue.Server) {
-				other := startSim(t, simrescue.Options{User: "root", Password: "pw"}) // another boot, another key
+				other := startSim(t, simrescue.Options{User: "rescue", Password: "pw"}) // another boot, another key
 				tg.ExpectedHostKey = ssh.FingerprintSHA256(other.HostKey())
 			}, wantErr: "mismatch", is: ErrHostKeyMismatch},
-		{name: "mounted partition", opts: simrescue.Options{User: "root", Password: "pw", MountPoint: "/mnt/data"}, wantErr: "/dev/sda has mounted filesystems (/mnt/data)"},
-		{name: "image not found", opts: simrescue.Options{User: "root", Password: "pw"}, url: strings.Replace(w.url, w.url[strings.Index(w.url, "/image/")+7:][:64], strings.Repeat("ab", 32), 1), wantErr: "returned error: 404"},
-		{name: "disk too small", opts: simrescue.Options{User: "root", Password: "pw", DiskSize: 4 << 20}, wantErr: "No space left"},
-		{name: "wrong password", opts: simrescue.Options{User: "root", Password: "other"}, wantErr: "refused user"},
-		{name: "not a URL", opts: simrescue.Options{User: "root", Password: "pw"}, url: "file:///etc/passwd", wantErr: "not an http(s) URL"},
+		{name: "mounted partition", opts: simrescue.Options{User: "rescue", Password: "pw", MountPoint: "/mnt/data"}, wantErr: "/dev/sda has mounted filesystems (/mnt/data)"},
+		{name: "image not found", opts: simrescue.Options{User: "rescue", Password: "pw"}, url: strings.Replace(w.url, w.url[strings.Index(w.url, "/image/")+7:][:64], strings.Repeat("ab", 32), 1), wantErr: "returned error: 404"},
+		{name: "disk too small", opts: simrescue.Options{User: "rescue", Password: "pw", DiskSize: 4 << 20}, wantErr: "No space left"},
+		{name: "wrong password", opts: simrescue.Options{User: "rescue", Password: "other"}, wantErr: "refused user"},
+		{name: "not a URL", opts: simrescue.Options{User: "rescue", Password: "pw"}, url: "file:///etc/passwd", wantErr: "not an http(s) URL"},
 	}
 	for _, tc := range refusals {
 		t.Run(tc.name, func(t *testing.T) {
@@ -214,11 +279,11 @@ func TestWriteImageSim(t *testing.T) {
 			if tc.tweak != nil {
 				tc.tweak(&tg, s)
 			}
-			u := w.url
+			img := w.img
 			if tc.url != "" {
-				u = tc.url
+				img.Zstd = tc.url
 			}
-			_, err := WriteImage(context.Background(), tg, u, nil)
+			_, err := WriteImage(context.Background(), tg, img, nil)
 			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 				t.Fatalf("err = %v, want %q", err, tc.wantErr)
 			}
@@ -245,7 +310,7 @@ func TestWriteImageSim(t *testing.T) {
 		started := make(chan *simrescue.Server, 1)
 		go func() {
 			time.Sleep(400 * time.Millisecond)
-			s, err := simrescue.Start(context.Background(), simrescue.Options{Addr: addr, User: "root", Password: "pw", DiskPath: filepath.Join(t.TempDir(), "d"), DiskSize: 64 << 20})
+			s, err := simrescue.Start(context.Background(), simrescue.Options{Addr: addr, User: "rescue", Password: "pw", DiskPath: filepath.Join(t.TempDir(), "d"), DiskSize: 64 << 20})
 			if err != nil {
 				t.Error(err)
 			}
@@ -253,7 +318,7 @@ func TestWriteImageSim(t *testing.T) {
 		}()
 		tg := fast
 		tg.Addr, tg.Password = addr, "pw"
-		res, err := WriteImage(context.Background(), tg, w.url, nil)
+		res, err := WriteImage(context.Background(), tg, w.img, nil)
 		if s := <-started; s != nil {
 			defer s.Close()
 		}
@@ -266,38 +331,50 @@ func TestWriteImageSim(t *testing.T) {
 		tg := fast
 		tg.Addr, tg.Password, tg.WaitTimeout = "127.0.0.1:1", "pw", 300*time.Millisecond
 		start := time.Now()
-		_, err := WriteImage(context.Background(), tg, w.url, nil)
+		_, err := WriteImage(context.Background(), tg, w.img, nil)
 		if err == nil || !strings.Contains(err.Error(), "did not answer") || time.Since(start) > 3*time.Second {
 			t.Fatalf("err = %v after %v", err, time.Since(start))
 		}
 	})
 }
 
-// TestWriteImageRealSSHD runs the same write through a real OpenSSH sshd and
-// the real bash, curl, zstd, tee, sha256sum and dd (behind a dd shim that
-// maps /dev/sda to a file), and proves the bytes on the "disk" are the
-// decompressed image. The URL carries shell metacharacters to prove the
-// quoting.
+// TestWriteImageRealSSHD runs the same write through a real OpenSSH sshd
+// whose login shell is dash (/bin/sh), as a user that is not root and
+// reaches the disk only through sudo (a shim), with the real bash, curl,
+// zstd or xz, tee, sha256sum and dd (behind a dd shim that maps /dev/sda to a
+// file), and proves the bytes on the "disk" are the decompressed image. The
+// URL carries shell metacharacters to prove the quoting, through two shells.
 func TestWriteImageRealSSHD(t *testing.T) {
 	const rawSize = 12<<20 + 4096
 	w := newWorld(t, rawSize)
+	bad := strings.Replace(w.url, w.url[strings.Index(w.url, "/image/")+7:][:64], strings.Repeat("ab", 32), 1)
 	for _, tc := range []struct {
-		name    string
-		mount   string
-		url     string
-		wantErr string
+		name     string
+		opts     simrescue.SSHDOptions
+		password bool
+		img      Image
+		wantDec  string
+		wantErr  string
 	}{
-		{name: "writes and checks", url: w.url + "?x='$(touch${IFS}/tmp/pocbot-pwned)';echo"},
-		{name: "refuses mounted", mount: "/srv", url: w.url, wantErr: "/dev/sda has mounted filesystems (/srv)"},
-		{name: "curl failure fails the pipeline", url: strings.Replace(w.url, w.url[strings.Index(w.url, "/image/")+7:][:64], strings.Repeat("ab", 32), 1), wantErr: "returned error: 404"},
+		{name: "sudo with the password", password: true, img: Image{Zstd: w.url + "?x='$(touch${IFS}/tmp/pocbot-pwned)';echo", XZ: w.img.XZ}, wantDec: "zstd"},
+		{name: "passwordless sudo, no password known", opts: simrescue.SSHDOptions{SudoNoPassword: true}, img: w.img, wantDec: "zstd"},
+		{name: "no zstd: xz", opts: simrescue.SSHDOptions{Missing: []string{"zstd"}}, password: true, img: w.img, wantDec: "xz"},
+		{name: "sudo wants a password none knows", img: w.img, wantErr: "sudo wants a password"},
+		{name: "refuses mounted", opts: simrescue.SSHDOptions{MountPoint: "/srv"}, password: true, img: w.img, wantErr: "/dev/sda has mounted filesystems (/srv)"},
+		{name: "curl failure fails the pipeline", password: true, img: Image{Zstd: bad, XZ: w.img.XZ}, wantErr: "returned error: 404"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			d := simrescue.StartSSHD(t, simrescue.SSHDOptions{DiskSize: 64 << 20, MountPoint: tc.mount})
+			opts := tc.opts
+			opts.DiskSize = 64 << 20
+			d := simrescue.StartSSHD(t, opts)
 			tg := Target{Addr: d.Addr, User: d.User, Signer: d.Signer, ExpectedHostKey: ssh.FingerprintSHA256(d.HostKey),
 				WaitTimeout: 10 * time.Second, RetryInterval: 100 * time.Millisecond}
+			if tc.password {
+				tg.Password = d.Password
+			}
 			ctx, cancel := context.WithTimeout(context.Background(), 40*time.Second)
 			defer cancel()
-			res, err := WriteImage(ctx, tg, tc.url, slog.New(slog.NewTextHandler(tWriter{t}, nil)))
+			res, err := WriteImage(ctx, tg, tc.img, slog.New(slog.NewTextHandler(tWriter{t}, nil)))
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("err = %v, want %q", err, tc.wantErr)
@@ -314,8 +391,8 @@ func TestWriteImageRealSSHD(t *testing.T) {
 				os.Remove("/tmp/pocbot-pwned")
 				t.Fatal("the URL's shell metacharacters were executed")
 			}
-			if res.BytesWritten != rawSize || res.SHA256 != w.rawSHA {
-				t.Fatalf("result %+v, want %d bytes sha %s", res, rawSize, w.rawSHA)
+			if res.BytesWritten != rawSize || res.SHA256 != w.rawSHA || res.Decompressor != tc.wantDec {
+				t.Fatalf("result %+v, want %d bytes sha %s through %s", res, rawSize, w.rawSHA, tc.wantDec)
 			}
 			if !bytes.Equal(diskPrefix(t, d.DiskPath, rawSize), w.raw) {
 				t.Fatal("bytes on the disk differ from the decompressed image")

@@ -3,6 +3,7 @@ package scaleway
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/pocbot/pocbot/internal/provision"
 	baremetal "github.com/scaleway/scaleway-sdk-go/api/baremetal/v1"
@@ -11,7 +12,8 @@ import (
 )
 
 // WorkerBoot is what a reboot of the Elastic Metal worker leaves: its address and, in rescue, the
-// one-time credentials of the rescue system.
+// one-time credentials of the rescue system as far as the API shows them (rescue_server may be
+// empty or filled late: no recording shows when; the keys passed in ssh_key_ids log in anyway).
 type WorkerBoot struct {
 	ServerID       string
 	IP             string
@@ -20,8 +22,10 @@ type WorkerBoot struct {
 }
 
 // RebootWorker reboots the worker into rescue ("rescue") or its disk ("normal") and waits until the
-// API reports it ready in that boot type. In rescue the cluster's IAM SSH keys are installed too,
-// so the bot can log in with its own key as well as the password.
+// API reports it ready in that boot type. In rescue the cluster's IAM SSH keys are passed in
+// ssh_key_ids, the keys the rescue image installs (Elastic Metal API, server actions: "Additional
+// SSH public key IDs to configure on rescue image"), so the bot logs in with its own key whatever
+// rescue_server holds.
 func (d *Driver) RebootWorker(ctx context.Context, r *provision.Run, bootType string) (WorkerBoot, error) {
 	rec, err := need(r, NodeWorker)
 	if err != nil {
@@ -75,10 +79,41 @@ func (d *Driver) RebootWorker(ctx context.Context, r *provision.Run, bootType st
 	if err != nil {
 		return WorkerBoot{}, err
 	}
-	if bt == baremetal.ServerBootTypeRescue && boot.RescueUser == "" {
-		return WorkerBoot{}, fmt.Errorf("%s: the API gave no rescue credentials", what)
+	if bt == baremetal.ServerBootTypeRescue && len(req.SSHKeyIDs) == 0 && boot.RescuePassword == "" {
+		return WorkerBoot{}, fmt.Errorf("%s: no SSH key recorded to pass in ssh_key_ids and the API gave no rescue password: nothing can log in; run up again", what)
 	}
 	return boot, nil
+}
+
+// RescuePassword waits, within wait, until the worker's rescue_server shows a password, for a
+// rescue system whose sudo wants one when the API had not shown it yet.
+func (d *Driver) RescuePassword(ctx context.Context, r *provision.Run, wait time.Duration) (string, error) {
+	rec, err := need(r, NodeWorker)
+	if err != nil {
+		return "", err
+	}
+	zone := scw.Zone(rec.Zone)
+	what := fmt.Sprintf("wait for the rescue password of Elastic Metal worker %s", rec.ID)
+	ctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	var pw string
+	err = r.Poll(ctx, what, func(ctx context.Context) (bool, error) {
+		s, err := d.bm.GetServer(&baremetal.GetServerRequest{Zone: zone, ServerID: rec.ID}, ctxOpt(ctx))
+		if err != nil {
+			return false, classify(what, string(zone), err)
+		}
+		if s.BootType != baremetal.ServerBootTypeRescue {
+			return false, fmt.Errorf("%s: the server left rescue mode (boot type %s)", what, s.BootType)
+		}
+		if s.RescueServer != nil {
+			pw = s.RescueServer.Password
+		}
+		return pw != "", nil
+	})
+	if err != nil {
+		return "", fmt.Errorf("rescue_server.password still empty after %v: %w", wait, err)
+	}
+	return pw, nil
 }
 
 // ClearUserData removes the cloud-init user data of control plane i. It carries the cluster's

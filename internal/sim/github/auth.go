@@ -2,13 +2,11 @@ package github
 
 import (
 	"crypto"
-	"crypto/rand"
 	"crypto/rsa"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
-	"math/big"
 	"strconv"
 	"strings"
 	"time"
@@ -88,23 +86,6 @@ func (s *Server) verifyJWT(raw string, now time.Time) error {
 		return &jwtError{"'Expiration time' claim ('exp') is too far in the future."}
 	}
 	return nil
-}
-
-const tokenAlphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
-
-// newInstallationToken returns "ghs_" and 36 random alphanumerics, the shape GitHub uses.
-func newInstallationToken() string {
-	var b strings.Builder
-	b.WriteString("ghs_")
-	max := big.NewInt(int64(len(tokenAlphabet)))
-	for range 36 {
-		n, err := rand.Int(rand.Reader, max)
-		if err != nil {
-			panic(err)
-		}
-		b.WriteByte(tokenAlphabet[n.Int64()])
-	}
-	return b.String()
 }
 
 // permLevel orders access levels so that a grant can be compared with a request.

@@ -4,16 +4,60 @@
 // installations per repository, repositories (default branch, files per branch), users (public SSH
 // keys, permission per repository), issues and pull requests (state, labels, merged, draft, fork),
 // comments and reactions. It speaks the real protocol so that the real client libraries
-// (go-github, ghinstallation) run against it unchanged:
+// (go-github v66, ghinstallation) run against it unchanged. Everything is recorded (requests,
+// comments, reactions) so tests can assert on what a user would see; faults (5xx, secondary
+// rate limits) can be injected to exercise client retries.
 //
-//   - App endpoints require an RS256 JWT signed with the App's private key (iss = app id, iat/exp
-//     sane, exp-iat at most 10 minutes), exactly what GitHub checks;
-//   - POST /app/installations/{id}/access_tokens mints expiring `ghs_` tokens narrowed to the
-//     requested repositories and permissions, refusing anything beyond the installation's grant;
-//   - every other call needs a valid, unexpired token whose repositories and permissions cover it,
-//     and is refused with GitHub's 401/403/404 bodies otherwise;
-//   - paths are accepted with or without the GitHub Enterprise `/api/v3` prefix.
+// # Contract
 //
-// Everything is recorded (requests, comments, reactions) so tests can assert on what a user would
-// see. Faults (5xx, secondary rate limits) can be injected to exercise client retries.
+// Every behaviour the stand-in enforces, and where it comes from. "OpenAPI" is GitHub's
+// description, github/rest-api-description descriptions/api.github.com/api.github.com.yaml
+// (read at commit 0000036e42b5), named by operation id; "docs" is docs.github.com (the source
+// markdown in github/docs).
+//
+//	behaviour                                                  source
+//	---------------------------------------------------------  ------------------------------------------------------------
+//	App endpoints need a JWT signed RS256 with the App's key,  docs /apps/creating-github-apps/authenticating-with-a-github-app/
+//	  iss = App id (number or string), iat and exp present,      generating-a-json-web-token-jwt-for-a-github-app ("RS256";
+//	  iat at most 60 s ahead, exp in the future and at most      iat 60 s in the past against drift; exp "no more than 10
+//	  10 min after iat; refused 401 otherwise                    minutes into the future"); the 401 messages: source silent,
+//	                                                             wording kept from the earlier stand-in, not re-checked
+//	GET /repos/{o}/{r}/installation: JWT only, 404 when the    OpenAPI apps/get-repo-installation
+//	  App is not installed on the owner
+//	POST /app/installations/{id}/access_tokens: JWT only; 404  OpenAPI apps/create-installation-access-token (description
+//	  for an unknown installation; repositories and              and request body: repositories, repository_ids, permissions;
+//	  repository_ids narrow (422 for one the installation        "cannot be granted access to repositories that the
+//	  lacks); permissions narrow (422 beyond the grant); no      installation was not granted", "cannot be granted
+//	  body = every repository and the whole grant; 201 with      permissions that the app was not granted"; responses 201,
+//	  token, expires_at one hour ahead, permissions,             401, 403, 404, 422; "expire one hour from the time you
+//	  repository_selection, repositories                         create them")
+//	metadata:read on every token                               source silent in OpenAPI; docs "Choosing permissions for a
+//	                                                             GitHub App" (metadata is mandatory), not re-checked
+//	Tokens are stateless by default: ghs_<app id>_<JWT>,       OpenAPI apps/create-installation-access-token (note on the
+//	  ~480 characters, a JWT signed with a key only the          "stateless format (ghs_APPID_JWT)", tokens no longer 40
+//	  stand-in knows; TokenClassic: ghs_ + 36 alphanumerics      characters); GitHub changelog 2026-10-02 "Stateless GitHub
+//	                                                             App installation tokens rolled out" (the default, ~520
+//	                                                             characters, JWT from "a GitHub-internal issuer")
+//	A token is accepted only whole and unexpired: a cut or     OpenAPI apps/create-installation-access-token ("Using an
+//	  unknown one, or an expired one, is 401 Bad credentials     expired token produces a status code of 401"); cut tokens:
+//	                                                             stricter reading chosen (an unknown token)
+//	A token reaches only its repositories (404 elsewhere) and  OpenAPI apps/create-installation-access-token (narrowing);
+//	  its permissions (403 "Resource not accessible by           the 404-not-403 for an inaccessible repository and the 403
+//	  integration")                                              message: source silent here, kept from the earlier stand-in
+//	Secondary limit on content creation: POST, PATCH, PUT and  docs /rest/using-the-rest-api/rate-limits-for-the-rest-api
+//	  DELETE with a token, counted per installation (per user    (About secondary rate limits: "no more than 80 content-
+//	  for a static token), at most 80 a minute and 500 an        generating requests per minute and no more than 500 ...
+//	  hour (ContentLimit); over it: 403 (or 429) with            per hour"; Exceeding the rate limit: "403 or 429",
+//	  Retry-After and the secondary-limit message and            retry-after); which requests generate content, and the
+//	  documentation_url; refused requests are not counted        counting key: source silent, stricter reading chosen (every
+//	                                                             write); documentation_url: go-github v66 github.go
+//	                                                             CheckResponse (AbuseRateLimitError on "secondary-rate-limits")
+//	Comment bodies: required, at most 65536 characters (422)   source silent in OpenAPI; limit kept from the earlier
+//	                                                             stand-in, not re-checked
+//	Paths with or without the Enterprise /api/v3 prefix        docs (GHES REST API root http(s)://HOSTNAME/api/v3)
+//	Collaborator permission: role_name exact, permission       OpenAPI repos/get-collaborator-permission-level
+//	  folds maintain into write and triage into read
+//
+// Not emulated: primary rate limits (5,000 requests an hour and the x-ratelimit-* headers), the
+// secondary limits on concurrency, points and CPU time, conditional requests.
 package github

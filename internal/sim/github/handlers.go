@@ -70,7 +70,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			Auth: c.auth, Status: c.status, At: s.now()})
 		s.log.Debug("sim/github", "method", r.Method, "path", c.path, "auth", c.auth, "status", c.status)
 	}()
-	if s.applyFault(c) {
+	if s.applyFault(c) || s.limitContent(c) {
 		return
 	}
 	s.route(c)
@@ -85,12 +85,16 @@ func (s *Server) applyFault(c *call) bool {
 		if f.Times <= 0 {
 			s.faults = append(s.faults[:i], s.faults[i+1:]...)
 		}
+		if f.SecondaryRateLimit {
+			status := f.Status
+			if status == 0 {
+				status = http.StatusForbidden
+			}
+			secondaryLimited(c, status, f.RetryAfter)
+			return true
+		}
 		if f.RetryAfter > 0 {
 			c.w.Header().Set("Retry-After", strconv.Itoa(int((f.RetryAfter+time.Second-1)/time.Second)))
-		}
-		if f.SecondaryRateLimit {
-			c.fail(http.StatusForbidden, "You have exceeded a secondary rate limit. Please wait a few minutes before you try again.")
-			return true
 		}
 		status := f.Status
 		if status == 0 {
@@ -114,6 +118,12 @@ func (s *Server) authenticate(c *call) {
 		c.auth = "invalid"
 		return
 	}
+	if strings.HasPrefix(cred, "ghs_") {
+		// An installation token: a stateless one holds a JWT (ghs_<app id>_<JWT>), but it is
+		// GitHub's own, never an App JWT.
+		s.tokenAuth(c, cred)
+		return
+	}
 	if err := s.verifyJWT(cred, s.now()); err == nil {
 		c.auth = "jwt"
 		return
@@ -121,6 +131,11 @@ func (s *Server) authenticate(c *call) {
 		c.auth, c.jwtErr = "invalid", err
 		return
 	}
+	s.tokenAuth(c, cred)
+}
+
+// tokenAuth accepts a known, unexpired token, matched on its whole value.
+func (s *Server) tokenAuth(c *call, cred string) {
 	t, ok := s.tokens[cred]
 	if !ok || !s.now().Before(t.expires) {
 		c.auth = "invalid"
@@ -589,7 +604,7 @@ func (s *Server) accessToken(c *call, instID string) {
 			return
 		}
 	}
-	t := &token{value: newInstallationToken(), installationID: id, login: s.BotLogin(), typ: "Bot",
+	t := &token{installationID: id, login: s.BotLogin(), typ: "Bot",
 		repos: map[string]bool{}, perms: map[string]string{}, expires: s.now().Add(s.tokenTTL).Truncate(time.Second)}
 	var repos []*gh.Repository
 	addRepo := func(r *repo) {
@@ -636,6 +651,7 @@ func (s *Server) accessToken(c *call, instID string) {
 	if _, ok := t.perms["metadata"]; !ok {
 		t.perms["metadata"] = "read" // every installation token can read metadata
 	}
+	t.value = s.mintTokenValue(t)
 	s.tokens[t.value] = t
 	selection := "all"
 	if len(t.repos) > 0 {

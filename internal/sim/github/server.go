@@ -30,6 +30,12 @@ type Options struct {
 	// Default: issues, pull_requests write; metadata, contents read (the App manifest's set).
 	Grant  map[string]string
 	Logger *slog.Logger
+	// TokenFormat is the shape of minted installation tokens: stateless ghs_<app id>_<JWT>
+	// (the zero value, GitHub's default since its rollout) or TokenClassic (40 characters).
+	TokenFormat TokenFormat
+	// ContentLimit is the secondary rate limit on content-generating requests; the zero value
+	// is GitHub's documented 80 a minute and 500 an hour.
+	ContentLimit ContentLimit
 }
 
 // Server is the GitHub API stand-in. It is an http.Handler, so it can be mounted on an
@@ -43,6 +49,8 @@ type Server struct {
 	now      func() time.Time
 	tokenTTL time.Duration
 	log      *slog.Logger
+	minter   tokenMinter
+	limiter  *contentLimiter
 
 	nextID        int64
 	installations map[string]int64 // owner (lower) → installation id
@@ -203,6 +211,10 @@ func New(opts Options) (*Server, error) {
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
+	if s.minter, err = newTokenMinter(opts.TokenFormat); err != nil {
+		return nil, err
+	}
+	s.limiter = &contentLimiter{cfg: opts.ContentLimit.withDefaults(), seen: map[string][]time.Time{}}
 	return s, nil
 }
 

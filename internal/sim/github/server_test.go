@@ -158,7 +158,7 @@ func TestInstallationTokens(t *testing.T) {
 		t.Fatalf("mint: %d %s", r.status, r.raw)
 	}
 	tok := "token " + r.body["token"].(string)
-	if !strings.HasPrefix(tok, "token ghs_") || len(tok) != len("token ghs_")+36 {
+	if !strings.HasPrefix(tok, fmt.Sprintf("token ghs_%d_", s.AppID())) || strings.Count(tok, ".") != 2 {
 		t.Fatalf("token shape %q", tok)
 	}
 	perms := r.body["permissions"].(map[string]any)

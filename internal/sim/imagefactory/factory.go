@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"path"
 	"regexp"
 	"strings"
 	"sync"
@@ -28,13 +29,15 @@ const (
 	ScalewayQCOW2 = "scaleway-amd64.qcow2"
 	MetalQCOW2    = "metal-amd64.qcow2"
 	MetalRawZst   = "metal-amd64.raw.zst"
+	MetalRawXZ    = "metal-amd64.raw.xz"
 )
 
 // Options sizes the generated images.
 type Options struct {
 	// QCOW2Size is the length of each .qcow2 artifact (default 16 MiB).
 	QCOW2Size int64
-	// RawSize is the decompressed length of metal-amd64.raw.zst (default 16 MiB).
+	// RawSize is the decompressed length of metal-amd64.raw.zst and .raw.xz
+	// (default 16 MiB).
 	RawSize int64
 	// Log receives one line per request; nil discards.
 	Log *slog.Logger
@@ -130,8 +133,11 @@ func (f *Factory) generator(id, version, name string) (generator, bool) {
 	switch name {
 	case ScalewayQCOW2, MetalQCOW2:
 		return newGenerator(id, version, name, f.opts.QCOW2Size, true), true
-	case MetalRawZst:
-		return newGenerator(id, version, name, f.opts.RawSize, false), true
+	case MetalRawZst, MetalRawXZ:
+		// Both compressions of one raw image hold the same bytes, as the
+		// factory builds both from one disk image: the seed names the
+		// raw image, not its compression.
+		return newGenerator(id, version, MetalRawZst, f.opts.RawSize, false), true
 	}
 	return generator{}, false
 }
@@ -238,8 +244,12 @@ func (f *Factory) serveImage(w http.ResponseWriter, r *http.Request) {
 	}
 	var content io.ReaderAt = g
 	size := g.size
-	if name == MetalRawZst {
+	switch name {
+	case MetalRawZst:
 		z := zstdFrame{g: g}
+		content, size = z, z.Size()
+	case MetalRawXZ:
+		z := newXZ(g)
 		content, size = z, z.Size()
 	}
 	if r.Method == http.MethodGet {
@@ -249,7 +259,7 @@ func (f *Factory) serveImage(w http.ResponseWriter, r *http.Request) {
 		f.mu.Unlock()
 	}
 	cw := &countingWriter{ResponseWriter: w, served: &f.served, cut: f.cutAfter.Load()}
-	w.Header().Set("Content-Type", "application/octet-stream")
+	w.Header().Set("Content-Type", contentType(name))
 	// A fixed modification time keeps ETag-less conditional requests sane.
 	http.ServeContent(cw, r, name, time.Unix(0, 0), io.NewSectionReader(content, 0, size))
 	if cw.cutHit {
@@ -257,6 +267,21 @@ func (f *Factory) serveImage(w http.ResponseWriter, r *http.Request) {
 		// than a clean end of stream.
 		panic(http.ErrAbortHandler)
 	}
+}
+
+// contentType is the factory's type for an artifact name (image-factory
+// internal/mime/mime.go; .zst is answered application/zstd, as its
+// integration test download_test.go expects).
+func contentType(name string) string {
+	switch path.Ext(name) {
+	case ".xz":
+		return "application/x-xz"
+	case ".zst":
+		return "application/zstd"
+	case ".qcow2":
+		return "application/x-qemu-disk"
+	}
+	return "application/octet-stream"
 }
 
 // GetCount returns how many GETs asked for path (e.g. /image/<id>/<ver>/<name>).

@@ -189,3 +189,67 @@ func TestImages(t *testing.T) {
 		}
 	})
 }
+
+// TestRawXZ checks the .raw.xz artifact the real factory serves beside
+// .raw.zst (image-factory docs/api.md, "metal-<arch>.raw.xz"): the same raw
+// image, a stream the reference xz decoder accepts, Range served, and the
+// factory's content types.
+func TestRawXZ(t *testing.T) {
+	for _, rsize := range []int64{5<<20 + 4097, 64 << 10, 3} {
+		t.Run(fmt.Sprint(rsize), func(t *testing.T) {
+			f := startFactory(t, Options{RawSize: rsize, QCOW2Size: 1 << 20})
+			base := f.URL() + "/image/" + EmptySchematicID + "/v1.13.11/"
+			resp, xz := get(t, base+MetalRawXZ, nil)
+			if resp.StatusCode != 200 || !bytes.HasPrefix(xz, []byte{0xFD, '7', 'z', 'X', 'Z', 0}) || string(xz[len(xz)-2:]) != "YZ" {
+				t.Fatalf("xz: status %d, %d bytes, head %x", resp.StatusCode, len(xz), xz[:min(6, len(xz))])
+			}
+			raw, err := f.Artifact(EmptySchematicID, "v1.13.11", MetalRawXZ)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, _ := io.ReadAll(raw)
+			zr, _ := f.Artifact(EmptySchematicID, "v1.13.11", MetalRawZst)
+			same, _ := io.ReadAll(zr)
+			if !bytes.Equal(want, same) || int64(len(want)) != rsize {
+				t.Fatalf("the .raw.xz and .raw.zst artifacts differ (%d and %d bytes, want %d)", len(want), len(same), rsize)
+			}
+			for _, tc := range []struct{ name, ctype string }{
+				{MetalRawXZ, "application/x-xz"}, {MetalRawZst, "application/zstd"}, {ScalewayQCOW2, "application/x-qemu-disk"},
+			} {
+				resp, err := http.Head(base + tc.name)
+				if err != nil {
+					t.Fatal(err)
+				}
+				resp.Body.Close()
+				if got := resp.Header.Get("Content-Type"); got != tc.ctype {
+					t.Errorf("%s: Content-Type %q, want %q", tc.name, got, tc.ctype)
+				}
+			}
+			if len(xz) > 40 {
+				from, to := len(xz)/3, len(xz)-20
+				resp, b := get(t, base+MetalRawXZ, map[string]string{"Range": fmt.Sprintf("bytes=%d-%d", from, to)})
+				if resp.StatusCode != http.StatusPartialContent || !bytes.Equal(b, xz[from:to+1]) {
+					t.Errorf("range: status %d, %d bytes", resp.StatusCode, len(b))
+				}
+			}
+			xzBin, err := exec.LookPath("xz")
+			if err != nil {
+				if os.Getenv("CI") != "" {
+					t.Fatal("CI is set and the xz CLI is required (apt-get install xz-utils): it is the reference decoder of the stream")
+				}
+				t.Skip("xz CLI not installed (apt-get install xz-utils): cannot check the stream with a reference decoder")
+			}
+			cmd := exec.Command(xzBin, "-dc")
+			cmd.Stdin = bytes.NewReader(xz)
+			var stderr strings.Builder
+			cmd.Stderr = &stderr
+			got, err := cmd.Output()
+			if err != nil || stderr.Len() > 0 {
+				t.Fatalf("xz -dc refused the stream: %v: %s", err, stderr.String())
+			}
+			if !bytes.Equal(got, want) {
+				t.Fatalf("xz -dc gave %d bytes that differ from the artifact (%d bytes)", len(got), len(want))
+			}
+		})
+	}
+}

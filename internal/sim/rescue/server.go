@@ -22,10 +22,20 @@ import (
 // Options configure the in-process rescue host.
 type Options struct {
 	// Addr to listen on, e.g. "127.0.0.5:2222"; default "127.0.0.1:0".
-	Addr           string
-	User           string
+	Addr string
+	// User is the login; it is not root (Scaleway's rescue user is
+	// "rescue"), so writing the disk takes sudo. User "root" is root.
+	User string
+	// Password logs in over SSH and answers sudo's prompt, like the
+	// rescue password the API gives.
 	Password       string
 	AuthorizedKeys []ssh.PublicKey
+	// SudoNoPassword makes sudo run without asking (a NOPASSWD sudoers
+	// entry); otherwise sudo wants Password on standard input (sudo -S).
+	SudoNoPassword bool
+	// Missing lists commands the rescue image lacks (e.g. "zstd"): the
+	// login shell answers "not found" and command -v finds nothing.
+	Missing []string
 	// DiskPath is the file standing for /dev/sda; created (sparse) with
 	// DiskSize bytes when missing. DiskSize defaults to 2 GiB.
 	DiskPath string
@@ -247,7 +257,7 @@ func (s *Server) session(ctx context.Context, ch ssh.Channel, reqs <-chan *ssh.R
 			_ = req.Reply(true, nil)
 			done := make(chan int, 1)
 			go func() {
-				sh := &shell{srv: s, stderr: ch.Stderr()}
+				sh := newShell(s, ch, ch.Stderr())
 				done <- sh.run(ctx, cmd, ch)
 			}()
 			// Keep draining requests (a signal or the channel closing

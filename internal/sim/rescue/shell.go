@@ -3,6 +3,7 @@ package rescue
 import (
 	"context"
 	"crypto/sha256"
+	"crypto/subtle"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -10,6 +11,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -18,8 +20,9 @@ import (
 
 // The interpreter understands the bot's rescue commands and little else:
 // words with single/double quotes and backslashes, ";", "&&", "|", the
-// process substitution ">(cmd >&2)", and the commands set, sync, lsblk,
-// curl, zstd, tee, dd and sha256sum. Anything else fails like an unknown
+// process substitution ">(cmd >&2)" (bash only), and the commands set,
+// command -v, id, true, echo, sudo, bash -c, sh -c, sync, lsblk, curl,
+// zstd, xz, tee, dd and sha256sum. Anything else fails like an unknown
 // command (exit 127), so a change in the bot's commands shows up as a test
 // failure instead of passing silently.
 
@@ -181,11 +184,25 @@ func fail(code int, format string, a ...any) error {
 	return &exitError{code: code, msg: fmt.Sprintf(format, a...)}
 }
 
-// shell runs commands for one session.
+// shell runs commands for one session. The session's command is read by the
+// login shell, which is not bash (bash is false: dash's /bin/sh rules, no
+// pipefail, no process substitution); "bash -c script" runs script with
+// bash's rules. root says whether the commands run as root: the rescue user
+// is not root and gets there only through sudo.
 type shell struct {
 	srv    *Server
 	stderr io.Writer
-	mu     sync.Mutex // serialises stderr writes from concurrent stages
+	stdin  io.Reader
+	bash   bool
+	root   bool
+	mu     *sync.Mutex // serialises stderr writes from concurrent stages
+}
+
+func newShell(srv *Server, stdin io.Reader, stderr io.Writer) *shell {
+	if stdin == nil {
+		stdin = strings.NewReader("")
+	}
+	return &shell{srv: srv, stdin: stdin, stderr: stderr, root: srv.opts.User == "root", mu: &sync.Mutex{}}
 }
 
 func (sh *shell) errorf(format string, a ...any) {
@@ -194,12 +211,31 @@ func (sh *shell) errorf(format string, a ...any) {
 	fmt.Fprintf(sh.stderr, format, a...)
 }
 
+// name is how the shell names itself in its messages.
+func (sh *shell) name() string {
+	if sh.bash {
+		return "bash: line 1"
+	}
+	return "sh: 1"
+}
+
 // run executes cmd and returns its exit status.
 func (sh *shell) run(ctx context.Context, cmd string, stdout io.Writer) int {
 	pls, err := parse(cmd)
 	if err != nil {
-		sh.errorf("bash: %v\n", err)
+		sh.errorf("%s: %v\n", sh.name(), err)
 		return 2
+	}
+	if !sh.bash {
+		// dash refuses the whole script before running any of it.
+		for _, pl := range pls {
+			for _, st := range pl.stages {
+				if st.sub != nil {
+					sh.errorf("sh: 1: Syntax error: \"(\" unexpected\n")
+					return 2
+				}
+			}
+		}
 	}
 	pipefail := false
 	status := 0
@@ -209,6 +245,12 @@ func (sh *shell) run(ctx context.Context, cmd string, stdout io.Writer) int {
 		}
 		if len(pl.stages) == 1 && len(pl.stages[0].args) == 3 && pl.stages[0].args[0] == "set" &&
 			pl.stages[0].args[1] == "-o" && pl.stages[0].args[2] == "pipefail" {
+			if !sh.bash {
+				// set is a special built-in: its error ends a
+				// non-interactive dash.
+				sh.errorf("sh: 1: set: Illegal option -o pipefail\n")
+				return 2
+			}
 			pipefail, status = true, 0
 			continue
 		}
@@ -221,7 +263,7 @@ func (sh *shell) pipeline(ctx context.Context, pl pipeline, stdout io.Writer, pi
 	n := len(pl.stages)
 	codes := make([]int, n)
 	var wg sync.WaitGroup
-	var in io.Reader = strings.NewReader("")
+	var in io.Reader = sh.stdin
 	for i, st := range pl.stages {
 		var out io.Writer = stdout
 		var pw *io.PipeWriter
@@ -271,22 +313,72 @@ func (sh *shell) pipeline(ctx context.Context, pl pipeline, stdout io.Writer, pi
 	return codes[n-1]
 }
 
+// tools are the commands of the rescue image the interpreter knows.
+var tools = []string{"bash", "sh", "sudo", "id", "true", "echo", "sync", "lsblk", "curl", "zstd", "xz", "tee", "sha256sum", "dd"}
+
+// has tells whether the rescue image has the command (Options.Missing).
+func (s *Server) has(name string) bool {
+	if !slices.Contains(tools, name) {
+		return false
+	}
+	return !slices.Contains(s.opts.Missing, name)
+}
+
 func (sh *shell) exec(ctx context.Context, st stage, in io.Reader, out io.Writer) error {
 	s := sh.srv
 	s.record(strings.Join(st.args, " "))
+	if st.args[0] == "command" { // a built-in of every shell
+		if len(st.args) != 3 || st.args[1] != "-v" {
+			return fail(2, "%s: command: the stand-in answers only command -v NAME", sh.name())
+		}
+		if !s.has(st.args[2]) {
+			return fail(1, "")
+		}
+		_, err := fmt.Fprintf(out, "/usr/bin/%s\n", st.args[2])
+		return err
+	}
+	if !s.has(st.args[0]) {
+		if sh.bash {
+			return fail(127, "bash: line 1: %s: command not found", st.args[0])
+		}
+		return fail(127, "sh: 1: %s: not found", st.args[0])
+	}
 	switch st.args[0] {
+	case "true":
+		return nil
+	case "echo":
+		_, err := fmt.Fprintln(out, strings.Join(st.args[1:], " "))
+		return err
+	case "id":
+		return sh.id(st.args[1:], out)
+	case "sudo":
+		return sh.sudo(ctx, st.args[1:], in, out)
+	case "bash", "sh":
+		if len(st.args) != 3 || st.args[1] != "-c" {
+			return fail(2, "%s: the stand-in runs only %s -c SCRIPT", st.args[0], st.args[0])
+		}
+		sub := *sh
+		sub.bash, sub.stdin = st.args[0] == "bash", in
+		if code := sub.run(ctx, st.args[2], out); code != 0 {
+			return fail(code, "")
+		}
+		return nil
 	case "sync":
 		return s.syncDisk()
 	case "lsblk":
 		return s.lsblk(st.args[1:], out)
 	case "curl":
 		return s.curl(ctx, st.args[1:], out)
-	case "zstd":
+	case "zstd", "xz":
 		if len(st.args) != 2 || st.args[1] != "-dc" {
-			return fail(1, "zstd: only -dc is supported by the stand-in, got %q", st.args[1:])
+			return fail(1, "%s: only -dc is supported by the stand-in, got %q", st.args[0], st.args[1:])
 		}
-		if err := decompress(ctx, in, out); err != nil {
-			return fail(1, "zstd: %v", err)
+		dec := decompress
+		if st.args[0] == "xz" {
+			dec = decompressXZ
+		}
+		if err := dec(ctx, in, out); err != nil {
+			return fail(1, "%s: %v", st.args[0], err)
 		}
 		return nil
 	case "tee":
@@ -304,7 +396,106 @@ func (sh *shell) exec(ctx context.Context, st stage, in io.Reader, out io.Writer
 	case "dd":
 		return sh.dd(ctx, st.args[1:], in, out)
 	}
-	return fail(127, "bash: %s: command not found", st.args[0])
+	return fail(127, "%s: %s: not found", sh.name(), st.args[0])
+}
+
+func (sh *shell) id(args []string, out io.Writer) error {
+	uid, name := 1000, sh.srv.opts.User
+	if sh.root {
+		uid, name = 0, "root"
+	}
+	switch strings.Join(args, " ") {
+	case "-u":
+		_, err := fmt.Fprintln(out, uid)
+		return err
+	case "-un", "-nu", "-u -n", "-n -u":
+		_, err := fmt.Fprintln(out, name)
+		return err
+	case "":
+		_, err := fmt.Fprintf(out, "uid=%d(%s) gid=%d(%s) groups=%d(%s)\n", uid, name, uid, name, uid, name)
+		return err
+	}
+	return fail(1, "id: the stand-in answers only id, id -u and id -un")
+}
+
+// sudo follows sudo(8) for the options the bot may use: -S reads the
+// password from standard input (one line, read byte by byte so that the rest
+// of the input is left to the command), -p sets the prompt, -n never asks
+// and fails when a password is needed; without -S and without a terminal,
+// sudo cannot ask. Root and a passwordless sudoers entry are never asked.
+func (sh *shell) sudo(ctx context.Context, args []string, in io.Reader, out io.Writer) error {
+	s := sh.srv
+	stdinPW, nonInteractive := false, false
+	prompt := fmt.Sprintf("[sudo] password for %s: ", s.opts.User)
+	i := 0
+opts:
+	for ; i < len(args); i++ {
+		switch a := args[i]; {
+		case a == "--":
+			i++
+			break opts
+		case a == "-S":
+			stdinPW = true
+		case a == "-n":
+			nonInteractive = true
+		case a == "-p" && i+1 < len(args):
+			i++
+			prompt = args[i]
+		case strings.HasPrefix(a, "-"):
+			return fail(1, "sudo: the stand-in does not know the option %s", a)
+		default:
+			break opts
+		}
+	}
+	if i >= len(args) {
+		return fail(1, "usage: sudo [-nS] [-p prompt] [--] command")
+	}
+	if !sh.root && !s.opts.SudoNoPassword {
+		switch {
+		case nonInteractive:
+			return fail(1, "sudo: a password is required")
+		case !stdinPW:
+			return fail(1, "sudo: a terminal is required to read the password; either use the -S option to read from standard input or configure an askpass helper")
+		}
+		for try := 0; ; try++ {
+			sh.errorf("%s", prompt)
+			line, ok := readLine(in)
+			if !ok {
+				if try == 0 {
+					return fail(1, "sudo: no password was provided")
+				}
+				return fail(1, "sudo: %d incorrect password attempt(s)", try)
+			}
+			if s.opts.Password != "" && subtle.ConstantTimeCompare([]byte(line), []byte(s.opts.Password)) == 1 {
+				break
+			}
+			if try == 2 {
+				return fail(1, "sudo: 3 incorrect password attempts")
+			}
+			sh.errorf("Sorry, try again.\n")
+		}
+	}
+	sub := *sh
+	sub.root = true
+	return sub.exec(ctx, stage{args: args[i:]}, in, out)
+}
+
+// readLine reads one line a byte at a time, as sudo does, leaving the rest.
+func readLine(r io.Reader) (string, bool) {
+	var b strings.Builder
+	var c [1]byte
+	for {
+		n, err := r.Read(c[:])
+		if n == 1 {
+			if c[0] == '\n' {
+				return b.String(), true
+			}
+			b.WriteByte(c[0])
+		}
+		if err != nil {
+			return b.String(), b.Len() > 0
+		}
+	}
 }
 
 func (sh *shell) tee(ctx context.Context, st stage, in io.Reader, out io.Writer) error {
@@ -315,7 +506,7 @@ func (sh *shell) tee(ctx context.Context, st stage, in io.Reader, out io.Writer)
 	var subOut io.Writer = io.Discard
 	if sub[len(sub)-1] == ">&2" {
 		sub = sub[:len(sub)-1]
-		subOut = lockedWriter{mu: &sh.mu, w: sh.stderr}
+		subOut = lockedWriter{mu: sh.mu, w: sh.stderr}
 	}
 	pr, pw := io.Pipe()
 	done := make(chan error, 1)
@@ -419,6 +610,10 @@ func (sh *shell) dd(ctx context.Context, args []string, in io.Reader, out io.Wri
 	for _, dev := range []string{opt["if"], opt["of"]} {
 		if dev != "" && dev != "/dev/sda" {
 			return fail(1, "dd: failed to open '%s': No such file or directory", dev)
+		}
+		if dev != "" && !sh.root {
+			// /dev/sda is root:disk 0660; the rescue user is in neither.
+			return fail(1, "dd: failed to open '%s': Permission denied", dev)
 		}
 	}
 	progress := opt["status"] == "progress"

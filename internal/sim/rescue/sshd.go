@@ -4,12 +4,14 @@ import (
 	"context"
 	"crypto/ed25519"
 	"crypto/rand"
+	"encoding/hex"
 	"encoding/pem"
 	"fmt"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -20,7 +22,12 @@ import (
 // SSHD is a real OpenSSH server on loopback, standing for a rescue system.
 type SSHD struct {
 	Addr string
+	// User is the login sshd accepts: the user running the test (sshd can
+	// log in no other without root). The session still sees itself as the
+	// unprivileged "rescue" (uid 1000) until sudo: see the id shim.
 	User string
+	// Password is sudo's password (empty with SudoNoPassword).
+	Password string
 	// Signer is the client key authorised to log in.
 	Signer ssh.Signer
 	// HostKey is the server's host key.
@@ -35,7 +42,20 @@ type SSHDOptions struct {
 	DiskSize int64 // default 256 MiB
 	// MountPoint, when set, makes the lsblk shim show sda1 mounted there.
 	MountPoint string
+	// SudoNoPassword makes the sudo shim run without asking; otherwise it
+	// wants SSHD.Password on standard input (sudo -S).
+	SudoNoPassword bool
+	// Missing lists tools left off the session's PATH (e.g. "zstd").
+	Missing []string
+	// LoginShell reads the session's command (default /bin/sh, dash on
+	// Debian and Ubuntu): sshd runs "<login shell> -c <command>".
+	LoginShell string
 }
+
+// sessionTools are the real programs the session's PATH offers, besides the
+// shims; nothing else of the machine is on it, so Missing really removes a
+// tool.
+var sessionTools = []string{"bash", "sh", "curl", "zstd", "xz", "tee", "sha256sum", "sync", "true", "cat", "stat", "tr", "grep", "paste"}
 
 // lsblkShim answers like util-linux lsblk -J -b for one file-backed disk.
 const lsblkShim = `#!/bin/sh
@@ -47,10 +67,16 @@ fi
 printf '{"blockdevices": [{"name": "loop0", "size": 536870912, "type": "loop", "mountpoint": null, "ro": true, "rm": false}, {"name": "sda", "size": %s, "type": "disk", "mountpoint": null, "ro": false, "rm": false%s}]}\n' "$size" "$children"
 `
 
-// ddShim maps /dev/sda to the disk file, refuses any other device, and drops
-// O_DIRECT (the file may sit on a filesystem that refuses it), then runs the
-// real dd.
+// ddShim maps /dev/sda to the disk file, refuses any other device, refuses
+// every device to a session that did not go through sudo (/dev/sda is
+// root:disk 0660), and drops O_DIRECT (the file may sit on a filesystem that
+// refuses it), then runs the real dd. TOKEN is replaced per start.
 const ddShim = `#!/bin/bash
+if [ "$POC_RESCUE_ROOT" != TOKEN ]; then
+  for a in "$@"; do
+    case "$a" in if=/dev/*|of=/dev/*) echo "dd: failed to open '${a#*=}': Permission denied" >&2; exit 1 ;; esac
+  done
+fi
 args=()
 for a in "$@"; do
   case "$a" in
@@ -69,11 +95,64 @@ case " ${args[*]} " in *" of="*) args+=(conv=notrunc) ;; esac
 exec /bin/dd "${args[@]}"
 `
 
+// idShim answers like id(1) for the rescue user (uid 1000), or root under
+// sudo.
+const idShim = `#!/bin/sh
+if [ "$POC_RESCUE_ROOT" = TOKEN ]; then u=0; n=root; else u=1000; n=rescue; fi
+case "$*" in
+  -u) echo "$u" ;;
+  -un|-nu|"-u -n"|"-n -u") echo "$n" ;;
+  *) echo "uid=$u($n) gid=$u($n) groups=$u($n)" ;;
+esac
+`
+
+// sudoShim follows sudo(8) for -S (password on standard input, read a byte
+// at a time by bash's read), -p, -n and --, asks nothing when PASSWORD is
+// empty (NOPASSWD) or the caller is already root, and runs the command with
+// the root marker the dd and id shims check. Unlike the real sudo it keeps
+// the environment (the shims need POC_RESCUE_DISK).
+const sudoShim = `#!/bin/bash
+want=PASSWORD
+S=0; n=0; prompt="[sudo] password for $(id -un): "
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --) shift; break ;;
+    -S) S=1; shift ;;
+    -n) n=1; shift ;;
+    -p) prompt=$2; shift 2 ;;
+    -*) echo "sudo: the stand-in does not know the option $1" >&2; exit 1 ;;
+    *) break ;;
+  esac
+done
+[ $# -gt 0 ] || { echo "usage: sudo [-nS] [-p prompt] [--] command" >&2; exit 1; }
+if [ "$POC_RESCUE_ROOT" != TOKEN ] && [ -n "$want" ]; then
+  [ $n = 1 ] && { echo "sudo: a password is required" >&2; exit 1; }
+  [ $S = 1 ] || { echo "sudo: a terminal is required to read the password; either use the -S option to read from standard input or configure an askpass helper" >&2; exit 1; }
+  try=0
+  while :; do
+    printf '%s' "$prompt" >&2
+    if ! IFS= read -r line; then
+      if [ $try = 0 ]; then echo "sudo: no password was provided" >&2; else echo "sudo: $try incorrect password attempt(s)" >&2; fi
+      exit 1
+    fi
+    [ "$line" = "$want" ] && break
+    try=$((try+1))
+    [ $try = 3 ] && { echo "sudo: 3 incorrect password attempts" >&2; exit 1; }
+    echo "Sorry, try again." >&2
+  done
+fi
+export POC_RESCUE_ROOT=TOKEN
+exec "$@"
+`
+
 // StartSSHD starts /usr/sbin/sshd -D on a free loopback port for the test,
 // with a generated host key, one authorised client key, and a session PATH
 // whose lsblk and dd shims map /dev/sda to a temp file, so the session never
-// touches a real disk. It skips when sshd is missing, unless CI is set.
-// sshd is stopped when the test ends.
+// touches a real disk. The session models Scaleway's rescue login: the
+// command is read by a non-bash login shell (ForceCommand hands
+// $SSH_ORIGINAL_COMMAND to LoginShell), the user is not root (id shim) and
+// reaches the disk only through the sudo shim. It skips when sshd is
+// missing, unless CI is set. sshd is stopped when the test ends.
 func StartSSHD(tb testing.TB, opts SSHDOptions) *SSHD {
 	tb.Helper()
 	bin := "/usr/sbin/sshd"
@@ -100,10 +179,31 @@ func StartSSHD(tb testing.TB, opts SSHDOptions) *SSHD {
 	authKeys := filepath.Join(dir, "authorized_keys")
 	mustWrite(tb, authKeys, ssh.MarshalAuthorizedKey(clientSigner.PublicKey()), 0o600)
 
+	if opts.LoginShell == "" {
+		opts.LoginShell = "/bin/sh"
+	}
+	token := hex.EncodeToString(randomBytes(tb, 16))
+	password := ""
+	if !opts.SudoNoPassword {
+		password = hex.EncodeToString(randomBytes(tb, 12))
+	}
 	bindir := filepath.Join(dir, "bin")
 	mustMkdir(tb, bindir)
+	fill := strings.NewReplacer("TOKEN", token, "PASSWORD", "'"+password+"'")
 	mustWrite(tb, filepath.Join(bindir, "lsblk"), []byte(lsblkShim), 0o755)
-	mustWrite(tb, filepath.Join(bindir, "dd"), []byte(ddShim), 0o755)
+	mustWrite(tb, filepath.Join(bindir, "dd"), []byte(fill.Replace(ddShim)), 0o755)
+	mustWrite(tb, filepath.Join(bindir, "id"), []byte(fill.Replace(idShim)), 0o755)
+	mustWrite(tb, filepath.Join(bindir, "sudo"), []byte(fill.Replace(sudoShim)), 0o700)
+	for _, tool := range sessionTools {
+		if slices.Contains(opts.Missing, tool) {
+			continue
+		}
+		if p, err := exec.LookPath(tool); err == nil {
+			if err := os.Symlink(p, filepath.Join(bindir, tool)); err != nil {
+				tb.Fatal(err)
+			}
+		}
+	}
 	disk := filepath.Join(dir, "disk.img")
 	f, err := os.Create(disk)
 	if err != nil {
@@ -114,9 +214,10 @@ func StartSSHD(tb testing.TB, opts SSHDOptions) *SSHD {
 	}
 	f.Close()
 
-	// SetEnv (OpenSSH ≥ 7.8) puts the shims first on PATH for every
-	// session; the login shell keeps it because it is not a login shell
-	// for exec sessions.
+	// SetEnv (OpenSSH ≥ 7.8) gives every session a PATH of the shims and
+	// the session tools only; the login shell keeps it because it is not a
+	// login shell for exec sessions. ForceCommand makes LoginShell read
+	// the client's command, as sshd would with that login shell.
 	port := freePort(tb)
 	user := currentUser(tb)
 	cfg := fmt.Sprintf(`Port %d
@@ -131,9 +232,10 @@ UsePAM no
 PermitRootLogin prohibit-password
 StrictModes no
 AllowUsers %s
-SetEnv PATH=%s:/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin POC_RESCUE_DISK=%s POC_RESCUE_MOUNT=%s
+SetEnv PATH=%s POC_RESCUE_DISK=%s POC_RESCUE_MOUNT=%s
+ForceCommand exec %s -c "$SSH_ORIGINAL_COMMAND"
 LogLevel ERROR
-`, port, filepath.Join(dir, "host_ed25519"), filepath.Join(dir, "sshd.pid"), authKeys, user, bindir, disk, opts.MountPoint)
+`, port, filepath.Join(dir, "host_ed25519"), filepath.Join(dir, "sshd.pid"), authKeys, user, bindir, disk, opts.MountPoint, opts.LoginShell)
 	cfgPath := filepath.Join(dir, "sshd_config")
 	mustWrite(tb, cfgPath, []byte(cfg), 0o600)
 
@@ -173,7 +275,7 @@ LogLevel ERROR
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	return &SSHD{Addr: addr, User: user, Signer: clientSigner, HostKey: hostSigner.PublicKey(), DiskPath: disk, DiskSize: opts.DiskSize}
+	return &SSHD{Addr: addr, User: user, Password: password, Signer: clientSigner, HostKey: hostSigner.PublicKey(), DiskPath: disk, DiskSize: opts.DiskSize}
 }
 
 func writeKey(tb testing.TB, path string) ed25519.PrivateKey {
@@ -188,6 +290,14 @@ func writeKey(tb testing.TB, path string) ed25519.PrivateKey {
 	}
 	mustWrite(tb, path, pem.EncodeToMemory(blk), 0o600)
 	return priv
+}
+
+func randomBytes(tb testing.TB, n int) []byte {
+	b := make([]byte, n)
+	if _, err := rand.Read(b); err != nil {
+		tb.Fatal(err)
+	}
+	return b
 }
 
 func mustWrite(tb testing.TB, path string, b []byte, mode os.FileMode) {

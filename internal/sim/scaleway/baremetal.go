@@ -42,6 +42,8 @@ type bmServer struct {
 	IPv4ID, IPv6ID                                   string
 	delivered                                        bool
 	rescueUser, rescuePassword                       string
+	rescueShown                                      bool     // rescue_server answered (Options.RescueServerDelay, HideRescueServer)
+	rescueKeys                                       []string // ssh_key_ids of the last rescue reboot
 	Created, Updated                                 time.Time
 	gen                                              int
 }
@@ -90,7 +92,7 @@ func (e *Emulator) bmJSON(b *bmServer) map[string]any {
 			&baremetal.IP{ID: b.IPv4ID, Address: b.IPv4, Version: "IPv4", ReverseStatus: "unknown"})
 	}
 	var rescue *baremetal.ServerRescueServer
-	if b.BootType == "rescue" && b.Status == "ready" {
+	if b.BootType == "rescue" && b.Status == "ready" && b.rescueShown {
 		rescue = &baremetal.ServerRescueServer{User: b.rescueUser, Password: b.rescuePassword}
 	}
 	c, u := b.Created, b.Updated
@@ -200,7 +202,7 @@ func (e *Emulator) createBM(w http.ResponseWriter, r *http.Request, z scw.Zone) 
 	e.after(e.lat.BMDelivery, func() {
 		if b.gen == gen && e.bms[b.ID] == b {
 			b.Status, b.delivered, b.Updated = "ready", true, e.clock().UTC()
-			e.bootedHook(b, nil)
+			e.bootedHook(b)
 		}
 	})
 	writeJSON(w, http.StatusOK, e.bmJSON(b))
@@ -306,6 +308,19 @@ func (e *Emulator) bmAction(w http.ResponseWriter, r *http.Request, z scw.Zone, 
 		invalidArg(w, "boot_type", fmt.Sprintf("boot_type %q is not emulated: use normal or rescue", bt))
 		return
 	}
+	var keys []string
+	if bt == "rescue" {
+		// The rescue image gets the keys of ssh_key_ids ("additional SSH public key IDs to
+		// configure on rescue image") besides those of the server's install, which a server
+		// delivered without install has none of: no id, no key.
+		for _, id := range req.SSHKeyIDs {
+			if k, ok := e.keys[id]; !ok || k.Project != b.Project {
+				invalidArg(w, "ssh_key_ids", fmt.Sprintf("SSH key %q does not exist in the server's project", id))
+				return
+			}
+		}
+		keys = append(keys, req.SSHKeyIDs...)
+	}
 	var lat time.Duration
 	switch action {
 	case "reboot":
@@ -348,7 +363,7 @@ func (e *Emulator) bmAction(w http.ResponseWriter, r *http.Request, z scw.Zone, 
 	}
 	b.gen++
 	gen := b.gen
-	keys := append([]string(nil), req.SSHKeyIDs...)
+	b.rescueShown, b.rescueKeys = false, keys
 	e.after(lat, func() {
 		if b.gen != gen || e.bms[b.ID] != b {
 			return
@@ -357,15 +372,27 @@ func (e *Emulator) bmAction(w http.ResponseWriter, r *http.Request, z scw.Zone, 
 		if bt == "rescue" {
 			b.rescueUser = "rescue"
 			b.rescuePassword = e.newID()[:18]
+			switch {
+			case e.opts.HideRescueServer:
+			case e.opts.RescueServerDelay > 0:
+				e.after(e.opts.RescueServerDelay, func() {
+					if b.gen == gen && e.bms[b.ID] == b {
+						b.rescueShown = true
+					}
+				})
+			default:
+				b.rescueShown = true
+			}
 		}
-		e.bootedHook(b, keys)
+		e.bootedHook(b)
 	})
 	b.Updated = e.clock().UTC()
 	writeJSON(w, http.StatusOK, e.bmJSON(b))
 }
 
-// bootedHook queues BaremetalBooted. Caller holds e.mu.
-func (e *Emulator) bootedHook(b *bmServer, keyIDs []string) {
+// bootedHook queues BaremetalBooted; a rescue boot carries the keys of its ssh_key_ids, resolved
+// to public keys. Caller holds e.mu.
+func (e *Emulator) bootedHook(b *bmServer) {
 	h := e.opts.Hooks.BaremetalBooted
 	if h == nil {
 		return
@@ -373,21 +400,11 @@ func (e *Emulator) bootedHook(b *bmServer, keyIDs []string) {
 	ev := BaremetalEvent{Zone: string(b.Zone), ID: b.ID, Name: b.Name, Tags: cp(b.Tags), BootType: b.BootType, IP: b.IPv4.String()}
 	if b.BootType == "rescue" {
 		ev.RescueUser, ev.RescuePassword = b.rescueUser, b.rescuePassword
-	}
-	// No key ids: like the real API, every key of the project is installed.
-	ids := keyIDs
-	if len(ids) == 0 {
-		for id, k := range e.keys {
-			if k.Project == b.Project || b.Project == "" {
-				ids = append(ids, id)
+		for _, id := range b.rescueKeys {
+			if k, ok := e.keys[id]; ok {
+				ev.SSHKeyIDs = append(ev.SSHKeyIDs, id)
+				ev.SSHPublicKeys = append(ev.SSHPublicKeys, k.PublicKey)
 			}
-		}
-		sort.Strings(ids)
-	}
-	for _, id := range ids {
-		if k, ok := e.keys[id]; ok {
-			ev.SSHKeyIDs = append(ev.SSHKeyIDs, id)
-			ev.SSHPublicKeys = append(ev.SSHPublicKeys, k.PublicKey)
 		}
 	}
 	e.pending = append(e.pending, func() { h(ev) })

@@ -32,6 +32,16 @@
 // 127.x.y.z addresses (never 127.0.0.1) so that the Talos and rescue
 // stand-ins can listen on exactly the address the bot read from the API.
 //
+// # Contract: the Elastic Metal rescue reboot
+//
+//	| behaviour | source |
+//	|---|---|
+//	| POST …/servers/{id}/reboot with boot_type "rescue" reboots into rescue; normal (or unset) into the disk | Elastic Metal API, server actions (https://www.scaleway.com/en/developers/api/elastic-metal/server-actions); scaleway-sdk-go v1.39.0 api/baremetal/v1 RebootServer doc |
+//	| the rescue image installs the keys of ssh_key_ids and no other (a server delivered without install has no keys of its own); no id, no key | same page and RebootServerRequest.SSHKeyIDs ("Additional SSH public key IDs to configure on rescue image") |
+//	| an ssh_key_ids id that is not a key of the server's project is refused, 400 naming ssh_key_ids | source silent: stricter reading chosen |
+//	| once ready in rescue the server reports rescue_server {user "rescue", password} | ServerRescueServer in scaleway-sdk-go v1.39.0; user from docs-content pages/elastic-metal/how-to/use-rescue-mode.mdx |
+//	| rescue_server may come late (Options.RescueServerDelay) or never (Options.HideRescueServer) | no recording shows what it holds or when (issue 10): tests try both |
+//
 // # Contract: the security group in front of an Instance (InboundAllowed)
 //
 //	| behaviour | source |

@@ -81,8 +81,9 @@ type BaremetalEvent struct {
 	IP string
 	// RescueUser and RescuePassword are set in rescue mode.
 	RescueUser, RescuePassword string
-	// SSHKeyIDs are the IAM keys given to the reboot (empty: every key of the
-	// project, like the real API); SSHPublicKeys are their public halves.
+	// SSHKeyIDs are the IAM keys given to the rescue reboot in ssh_key_ids,
+	// the only keys the rescue image installs; SSHPublicKeys are their public
+	// halves.
 	SSHKeyIDs     []string
 	SSHPublicKeys []string
 }
@@ -124,6 +125,12 @@ type Options struct {
 	ForeignDNSZones []string
 	// Logger receives one debug line per request; defaults to slog.Default().
 	Logger *slog.Logger
+	// RescueServerDelay shows an Elastic Metal server's rescue_server that long
+	// after its rescue boot is ready; HideRescueServer never shows it. No
+	// recording shows what rescue_server holds or when (issue 10), so tests
+	// try the bot against both.
+	RescueServerDelay time.Duration
+	HideRescueServer  bool
 	// IPBase is the 127.x.y.z address after which addresses are handed out
 	// (default 127.10.0.0). Two emulators on one machine (parallel test
 	// packages) need different bases: their stand-in hosts listen on the

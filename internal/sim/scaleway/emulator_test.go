@@ -440,7 +440,7 @@ func TestBaremetalRescue(t *testing.T) {
 	if s.Status != "ready" || len(s.IPs) != 2 {
 		t.Fatalf("after delivery: %+v", s)
 	}
-	if _, err := bm.RebootServer(&baremetal.RebootServerRequest{Zone: "fr-par-2", ServerID: s.ID, BootType: "rescue"}); err != nil {
+	if _, err := bm.RebootServer(&baremetal.RebootServerRequest{Zone: "fr-par-2", ServerID: s.ID, BootType: "rescue", SSHKeyIDs: []string{key.ID}}); err != nil {
 		t.Fatalf("reboot rescue: %v", err)
 	}
 	clk.Advance(4*time.Minute + time.Second)

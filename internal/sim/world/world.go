@@ -29,6 +29,7 @@
 package world
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/base64"
@@ -82,6 +83,12 @@ type Options struct {
 	S3 string
 	// RescuePort is the worker's rescue SSH port (port 22 is not assumed; default 2222).
 	RescuePort int
+	// RescueSudoNoPassword gives the rescue user a passwordless sudo; otherwise sudo wants the
+	// rescue password, as on Scaleway's rescue image. RescueServerDelay and HideRescueServer go
+	// to the emulator: rescue_server shown late, or never.
+	RescueSudoNoPassword bool
+	RescueServerDelay    time.Duration
+	HideRescueServer     bool
 	// QCOW2Size and RawSize size the factory's images (defaults: 16 MiB each).
 	QCOW2Size, RawSize int64
 	// IPBase is the first address the emulator hands out; default: a random 127.X.0.0 so that
@@ -168,6 +175,9 @@ func Start(ctx context.Context, opts Options) (w *World, err error) {
 		Extra:      map[string]http.Handler{"/product-catalog/": catalog.Handler()},
 		IPBase:     ipBase,
 		Logger:     opts.Log,
+
+		RescueServerDelay: opts.RescueServerDelay,
+		HideRescueServer:  opts.HideRescueServer,
 		Hooks: scwsim.Hooks{
 			InstanceRunning: w.instanceRunning,
 			InstanceStopped: w.hostGone,
@@ -182,7 +192,9 @@ func Start(ctx context.Context, opts Options) (w *World, err error) {
 	w.ScalewayURL = u
 	w.closers = append(w.closers, func() error { stop(); return nil })
 
-	w.GitHub, err = ghsim.New(ghsim.Options{Logger: opts.Log})
+	// GitHub's secondary limit on content creation, its windows scaled like every latency here
+	// (the bot's sticky interval is scaled down in tests and demos the same way).
+	w.GitHub, err = ghsim.New(ghsim.Options{Logger: opts.Log, ContentLimit: ghsim.ContentLimit{Scale: opts.TimeFactor}})
 	if err != nil {
 		return nil, fmt.Errorf("world: github stand-in: %w", err)
 	}
@@ -326,7 +338,9 @@ func (w *World) instanceRunning(ev scwsim.InstanceEvent) {
 	})
 }
 
-// baremetalBooted plays the Elastic Metal boot: rescue starts an SSH host on the worker's address;
+// baremetalBooted plays the Elastic Metal boot: rescue starts an SSH host on the worker's address
+// that lets in the user "rescue" (not root: sudo guards the disk) with the rescue password or one
+// of the keys given in ssh_key_ids, and no other key;
 // a normal boot starts Talos in maintenance mode, but only when an image was written to the disk
 // (a server booted normally with no OS answers nothing, as a real one would).
 func (w *World) baremetalBooted(ev scwsim.BaremetalEvent) {
@@ -342,8 +356,9 @@ func (w *World) baremetalBooted(ev scwsim.BaremetalEvent) {
 		_ = os.MkdirAll(filepath.Dir(disk), 0o700)
 		w.replaceHost(ev.IP, ev.ID, func() (closer, error) {
 			return rescuesim.Start(context.Background(), rescuesim.Options{
-				Addr: net.JoinHostPort(ev.IP, strconv.Itoa(w.opts.RescuePort)), User: ev.RescueUser,
-				Password: ev.RescuePassword, AuthorizedKeys: keys, DiskPath: disk, DiskSize: 64 << 20, Log: w.log,
+				Addr: net.JoinHostPort(ev.IP, strconv.Itoa(w.opts.RescuePort)), User: cmp.Or(ev.RescueUser, "rescue"),
+				Password: ev.RescuePassword, AuthorizedKeys: keys, SudoNoPassword: w.opts.RescueSudoNoPassword,
+				DiskPath: disk, DiskSize: 64 << 20, Log: w.log,
 			})
 		})
 	default:

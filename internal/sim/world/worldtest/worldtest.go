@@ -35,6 +35,9 @@ type Options struct {
 	// RunnerCIDR is the runner's address (cluster.Config.RunnerCIDR); default world.RunnerCIDR,
 	// where the bot's connections come from.
 	RunnerCIDR string
+	// RescuePasswordWait bounds the wait for a rescue password the API has not shown
+	// (cluster.Config.RescuePasswordWait; default the cluster's own).
+	RescuePasswordWait time.Duration
 }
 
 // Parts are what the bot would have opened.
@@ -88,7 +91,7 @@ func New(t testing.TB, w *world.World, o Options) *Parts {
 	}
 	p.ImageBucket = Bucket(t, w, world.ImageBucket)
 	ccfg := cluster.Config{Driver: p.Driver, FactoryURL: w.Factory.URL(), ImageBucket: p.ImageBucket, RescuePort: 2222,
-		RunnerCIDR: o.RunnerCIDR, Log: o.Log}
+		RunnerCIDR: o.RunnerCIDR, RescuePasswordWait: o.RescuePasswordWait, Log: o.Log}
 	p.Ops = &clusterops.Ops{
 		Store:     p.Store,
 		Build:     func(g *provision.Graph, spec provision.Spec) error { return cluster.Build(g, spec, ccfg) },
