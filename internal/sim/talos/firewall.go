@@ -1,7 +1,6 @@
 package talos
 
 import (
-	"errors"
 	"net"
 	"net/netip"
 	"slices"
@@ -133,6 +132,3 @@ func remoteAddr(c net.Conn) netip.Addr {
 
 	return ap.Addr().Unmap()
 }
-
-// errNotAdmitted is what a node-originated connection reports when the peer refused it.
-var errNotAdmitted = errors.New("connection refused by the network policy in front of the peer (security group or Talos ingress firewall)")
