@@ -71,6 +71,16 @@ func (r *run) up(ctx context.Context, o commands.UpOptions) error {
 	req.TTL = ttl
 	req.Override = override(o)
 
+	if r.ev.Kind == github.KindComment && r.ev.IssueState == "closed" {
+		// The schedule tears down the clusters of closed issues and pull requests: a cluster made
+		// now would be billed until the next run destroys it (found by the soak).
+		what := "issue"
+		if r.ev.IsPR {
+			what = "pull request"
+		}
+		return r.refuse(ctx, "closed", fmt.Sprintf("😕 **Not run:** this %s is closed, and the schedule tears down the clusters of closed issues and pull requests. "+
+			"Reopen it, then comment `/poc up` again.\n\nNothing was created or changed.\n", what))
+	}
 	if o.DNSZone != "" {
 		if r.cfg.CheckDNSZone(o.DNSZone) != nil {
 			return r.refuse(ctx, "dns zone not allowed", commands.ErrorReply(dnsZoneRefusal(o.DNSZone, r.cfg.DNSZones), commands.VerbUp, r.pcfg))

@@ -34,26 +34,46 @@ func newChecker(ctx context.Context, w *world.World) (*checker, error) {
 	if w.S3 == nil {
 		return nil, errors.New("soak: the world has no S3 server (versitygw must be installed)")
 	}
-	b, err := w.S3.OpenBucket(ctx, world.StateBucket)
-	if err != nil {
-		return nil, err
-	}
-	st, err := statestore.Open(ctx, statestore.Config{StateURL: w.StateURL, KeyURL: w.StateKey}, statestore.WithBucket(b))
-	if err != nil {
-		b.Close()
-		return nil, fmt.Errorf("soak: open the state store: %w", err)
-	}
-	return &checker{w: w, store: st, quoter: cost.NewQuoter(cost.TableSource{}), daily: map[string]int64{},
-		scanned: map[int64]string{}, checked: map[*proc]bool{}}, nil
+	c := &checker{w: w, quoter: cost.NewQuoter(cost.TableSource{}), daily: map[string]int64{},
+		scanned: map[int64]string{}, checked: map[*proc]bool{}}
+	return c, c.reopen(ctx)
 }
 
-func (c *checker) close() { c.store.Close() }
+// reopen gives the checker a store that remembers nothing: a store's reader refuses a serial
+// lower than one it saw, and a cluster torn down and made again legitimately starts over.
+func (c *checker) reopen(ctx context.Context) error {
+	if c.store != nil {
+		c.store.Close()
+		c.store = nil
+	}
+	b, err := c.w.S3.OpenBucket(ctx, world.StateBucket)
+	if err != nil {
+		return err
+	}
+	st, err := statestore.Open(ctx, statestore.Config{StateURL: c.w.StateURL, KeyURL: c.w.StateKey}, statestore.WithBucket(b))
+	if err != nil {
+		b.Close()
+		return fmt.Errorf("soak: open the state store: %w", err)
+	}
+	c.store = st
+	return nil
+}
+
+func (c *checker) close() {
+	if c.store != nil {
+		c.store.Close()
+	}
+}
 
 // afterStep checks what must hold at every instant.
 func (c *checker) afterStep(ctx context.Context, step int, procs []*proc) []Violation {
 	var out []Violation
 	add := func(inv, f string, a ...any) {
 		out = append(out, Violation{Step: step, Invariant: inv, Detail: fmt.Sprintf(f, a...)})
+	}
+	if err := c.reopen(ctx); err != nil {
+		add("every state reads", "opening the store: %v", err)
+		return out
 	}
 	// The budget of every repository, from the states (what the bots count) priced by the table.
 	headers, err := c.store.List(ctx)
@@ -220,6 +240,9 @@ func (c *checker) dailyOf(ctx context.Context, hd statestore.Header) (int64, err
 // held, and every state decrypts.
 func (c *checker) atRest(ctx context.Context, now time.Time) []Violation {
 	var out []Violation
+	if err := c.reopen(ctx); err != nil {
+		return []Violation{{Step: -1, Invariant: "every state reads", Detail: err.Error()}}
+	}
 	headers, err := c.store.List(ctx)
 	if err != nil {
 		return []Violation{{Step: -1, Invariant: "every state reads", Detail: err.Error()}}
@@ -284,6 +307,9 @@ func (c *checker) settled(ctx context.Context, procs []*proc) []Violation {
 	sort.Strings(left)
 	for _, l := range left {
 		out = append(out, Violation{Step: -1, Invariant: "nothing orphaned after the grace period", Detail: l})
+	}
+	if err := c.reopen(ctx); err != nil {
+		return append(out, Violation{Step: -1, Invariant: "every state reads", Detail: err.Error()})
 	}
 	headers, err := c.store.List(ctx)
 	if err != nil {

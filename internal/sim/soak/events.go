@@ -99,6 +99,9 @@ func (h *history) payload(e Event) (payload []byte, name, repo string, commentID
 	repository := map[string]any{"name": rname, "full_name": repo, "owner": map[string]any{"login": owner}, "default_branch": "main"}
 	installation := map[string]any{"id": gh.InstallationID(repo)}
 	sender := map[string]any{"login": e.User, "type": "User", "id": userID(e.User)}
+	if e.User == BotUser {
+		sender = map[string]any{"login": gh.BotLogin(), "type": "Bot", "id": userID(gh.BotLogin())}
+	}
 	labels := func(n int) []any {
 		var out []any
 		for _, l := range gh.Labels(repo, n) {
@@ -117,7 +120,11 @@ func (h *history) payload(e Event) (payload []byte, name, repo string, commentID
 		if e.Edit && last != 0 {
 			action, commentID = "edited", last
 		} else {
-			commentID = gh.AddComment(repo, e.Number, e.User, e.Body)
+			author := e.User
+			if author == BotUser {
+				author = gh.BotLogin()
+			}
+			commentID = gh.AddComment(repo, e.Number, author, e.Body)
 			h.mu.Lock()
 			h.lastBy[k] = commentID
 			h.mu.Unlock()

@@ -119,11 +119,33 @@ func Repos() []Repo {
 	}
 }
 
+// WorldConfig is what a history decides about its world before the first event.
+type WorldConfig struct {
+	// Quotas limit the emulated project's live resources (nil: none), so that an up runs into
+	// Scaleway's quota error half-way.
+	Quotas map[string]int
+}
+
+// WorldOf returns the world of seed's history: a pure function of seed.
+func WorldOf(seed uint64) WorldConfig {
+	r := rand.New(rand.NewPCG(seed^0x5eed, seed))
+	switch r.IntN(6) {
+	case 0:
+		return WorldConfig{Quotas: map[string]int{"instances": 4}} // one seed cluster, then the 2nd's 2nd server fails
+	case 1:
+		return WorldConfig{Quotas: map[string]int{"ips": 4}}
+	}
+	return WorldConfig{}
+}
+
+// BotUser stands for the App's own login in a history: its comments must never be commands.
+const BotUser = "[bot]"
+
 // Generate returns the history of seed: n events. It is a pure function of (seed, n).
 func Generate(seed uint64, n int) []Event {
 	r := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
 	repos := Repos()
-	users := []string{"ada", "wes", "wes", "tia", "rea", "nob"}
+	users := []string{"ada", "wes", "wes", "tia", "rea", "nob", BotUser}
 	pick := func(xs []string) string { return xs[r.IntN(len(xs))] }
 	var out []Event
 	for len(out) < n {
@@ -136,6 +158,9 @@ func Generate(seed uint64, n int) []Event {
 				num = repo.PRs[r.IntN(len(repo.PRs))].Number
 			}
 			e = Event{Kind: KindComment, Repo: repo.Name, Number: num, User: pick(users), Body: commandBody(r), Edit: r.IntN(25) == 0}
+			if e.User == BotUser {
+				e.Body = "/poc down" // the App's own words are never a command (only it can post as itself)
+			}
 		case x < 74:
 			pr := repo.PRs[r.IntN(len(repo.PRs))]
 			e = Event{Kind: KindPR, Repo: repo.Name, Number: pr.Number, User: pick([]string{"ada", "wes", "tia"}),

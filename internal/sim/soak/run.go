@@ -97,7 +97,7 @@ func Run(ctx context.Context, o Options, seed uint64, events []Event) (Result, e
 		defer os.RemoveAll(d)
 		dir = d
 	}
-	w, err := world.Start(ctx, world.Options{Dir: dir, TimeFactor: o.TimeFactor, S3: "versitygw"})
+	w, err := world.Start(ctx, world.Options{Dir: dir, TimeFactor: o.TimeFactor, S3: "versitygw", Quotas: WorldOf(seed).Quotas})
 	if err != nil {
 		return Result{}, fmt.Errorf("soak: start the world: %w", err)
 	}

@@ -1,0 +1,65 @@
+package main
+
+import (
+	"context"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pocbot/pocbot/internal/sim/soak"
+)
+
+// The bounded soak of `make test`: the histories in which the soak found bugs (each replayed as
+// it was shrunk), a fixed set of whole histories, and a few new ones, with every invariant
+// checked. `make soak` runs it long; a failure prints its seed and the replay command.
+func TestSoak(t *testing.T) {
+	if _, err := exec.LookPath("versitygw"); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("versitygw is not installed: .ci/run installs it (go install github.com/versity/versitygw/cmd/versitygw@v1.8.0)")
+		}
+		t.Skip("the soak needs versitygw (go install github.com/versity/versitygw/cmd/versitygw@v1.8.0)")
+	}
+	var out strings.Builder
+	a := newApp(io.Discard, io.Discard, func(string) string { return "" })
+	base := soak.Options{Bot: soakBot{a: a}}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+
+	// Regressions: each one a bug the soak found, as its shrunk history (written out, so that a
+	// later change of the generator cannot turn them into other histories).
+	for _, r := range []struct {
+		name   string
+		seed   uint64 // the seed that found it
+		events []soak.Event
+	}{
+		{"/poc up on a merged pull request built a cluster the next schedule destroyed", 3199412373323603324, []soak.Event{
+			{Kind: soak.KindPR, Repo: "acme/b", Number: 10, User: "wes", Action: "labeled", Async: true},
+			{Kind: soak.KindComment, Repo: "acme/b", Number: 10, User: "ada", Body: "/poc up",
+				Faults: soak.Faults{Rate5xx: 0.05, Rate429: 0.05, AfterEffect: 0.1, Slow: 0.1, SlowMax: 300 * time.Millisecond}},
+			{Kind: soak.KindPR, Repo: "acme/b", Number: 10, User: "wes", Action: "merged"},
+			{Kind: soak.KindComment, Repo: "acme/b", Number: 10, User: "ada", Body: "/poc up --admin-cidr 203.0.113.0/24 --ttl 2h"},
+		}},
+		{"ghinstallation's \"token: could not refresh\" error was taken for a leaked token", 6842692122990793282, []soak.Event{
+			{Kind: soak.KindSchedule, Repo: "acme/a", KillAfter: 1},
+		}},
+	} {
+		res, err := soak.Run(ctx, base, r.seed, r.events)
+		if err != nil || len(res.Violations) > 0 {
+			t.Errorf("%s (found by seed %d): %v %v", r.name, r.seed, err, res.Violations)
+		}
+	}
+
+	// Whole histories: a fixed set, then new seeds for the rest of the bound.
+	sum, err := soak.Soak(ctx, soak.Config{Options: base, Seeds: []uint64{1, 2, 3}, Duration: 45 * time.Second,
+		Events: 40, Parallel: 3, ShrinkRuns: 8, Out: &out})
+	t.Log(out.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Histories < 3 || sum.Violations > 0 {
+		t.Fatalf("soak: %d histories, %d events, %d violations (replay each failure with the command above)", sum.Histories, sum.Events, sum.Violations)
+	}
+}
