@@ -268,6 +268,10 @@ func TestRefusals(t *testing.T) {
 		t.Fatalf("Bootstrap: %v", err)
 	}
 
+	if err := WaitTrusted(ctx, tc.worker.APIAddr(), tc.cfg.Talosconfig); err != nil {
+		t.Fatalf("WaitTrusted worker: %v", err)
+	}
+
 	shortCtx, c = context.WithTimeout(ctx, 5*time.Second)
 	if err := Bootstrap(shortCtx, tc.worker.APIAddr(), tc.cfg.Talosconfig); err == nil || !strings.Contains(err.Error(), "not available on worker") {
 		t.Errorf("Bootstrap on worker = %v", err)
