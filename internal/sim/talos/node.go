@@ -121,10 +121,10 @@ type Node struct {
 	// The raw listeners, closed by Close itself: a server closes its listener only once its
 	// Serve goroutine ran, and a node started again on the same address must find it free.
 	trustdLis, kubeletLis net.Listener
-	joinErr  error
-	joinDone chan struct{} // closed when a worker's join loop ends; nil when none runs
-	stop     chan struct{}
-	closed   bool
+	joinErr               error
+	joinDone              chan struct{} // closed when a worker's join loop ends; nil when none runs
+	stop                  chan struct{}
+	closed                bool
 }
 
 type runtimeMode string
