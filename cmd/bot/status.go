@@ -37,7 +37,9 @@ func init() {
 			defer closeOps()
 			// The Talos client logs every answer at info; next to the table that is noise (POC_DEBUG keeps it).
 			if a.getenv("POC_DEBUG") == "" {
-				talos.Logger = slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+				ctx = talos.WithLogger(ctx, slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
+			} else {
+				ctx = talos.WithLogger(ctx, a.log.With("component", "talos"))
 			}
 			st, err := ops.Status(ctx, name, health)
 			if err != nil {

@@ -29,7 +29,6 @@ import (
 	"github.com/pocbot/pocbot/internal/provision/cluster"
 	"github.com/pocbot/pocbot/internal/provision/images"
 	"github.com/pocbot/pocbot/internal/provision/scaleway"
-	"github.com/pocbot/pocbot/internal/provision/talos"
 	"github.com/pocbot/pocbot/internal/statestore"
 	"github.com/scaleway/scaleway-sdk-go/scw"
 )
@@ -277,10 +276,7 @@ func openBackendParts(ctx context.Context, getenv func(string) string, a *app) (
 	if err != nil {
 		return nil, nil, err
 	}
-	// The Talos client logs through its own package logger (slog.Default otherwise): route it to
-	// the bot's handler so that its lines share the format and POC_DEBUG level.
-	talos.Logger = a.log.With("component", "talos")
-	factory := strings.TrimRight(cmpOr(getenv(images.FactoryURLEnv), images.DefaultFactoryURL), "/")
+	factory := images.FactoryBaseURL(getenv)
 	ccfg := cluster.Config{Driver: driver, FactoryURL: factory, ImageBucket: ib, RescuePort: rescuePort,
 		RunnerCIDR: strings.TrimSpace(getenv("POC_RUNNER_CIDR")), Log: a.log}
 	spec := provision.DefaultSpec()

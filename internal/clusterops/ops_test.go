@@ -2,6 +2,7 @@ package clusterops_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"log/slog"
 	"os"
@@ -343,5 +344,88 @@ func TestUpWithTalos114(t *testing.T) {
 	}
 	if err := talos.Readyz(ctx, kc); err != nil {
 		t.Fatalf("kubeconfig of a 1.14 cluster does not reach /readyz: %v", err)
+	}
+}
+
+// TestEveryControlPlaneBootsWithItsConfig: a control plane reads its user data once, when it has
+// booted, and one that finds none sits in maintenance mode. One control plane here boots long
+// after the others (a slow host): the user data must stay until it, too, answers over mutual TLS.
+// Every config also names the installer of the factory the cluster uses (POC_IMAGE_FACTORY_URL).
+func TestEveryControlPlaneBootsWithItsConfig(t *testing.T) {
+	e := newEnv(t, world.Options{TimeFactor: 0.005, TalosBootFor: func(name string) time.Duration {
+		if strings.HasSuffix(name, "cp-2") {
+			return 10 * time.Minute // 3 s at this time factor: long after the first bootstrap
+		}
+		return world.TalosBoot
+	}})
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	res, err := e.ops.Up(ctx, clusterops.Request{Cluster: "slow-cp-1", Spec: e.spec, TTL: time.Hour, Command: "up"})
+	if err != nil {
+		t.Fatalf("up: %v", err)
+	}
+	factoryHost := strings.TrimPrefix(e.w.Factory.URL(), "http://")
+	ips := append(strings.Split(res.State.Outputs[cluster.OutTalosNodes], ","), res.State.Outputs[cluster.OutWorkerIP])
+	if len(ips) != 4 {
+		t.Fatalf("nodes recorded: %v", ips)
+	}
+	for _, ip := range ips {
+		n := e.w.Node(ip)
+		if n == nil {
+			t.Errorf("no Talos node on %s after up", ip)
+			continue
+		}
+		if err := n.WaitBooted(ctx); err != nil {
+			t.Errorf("node %s: %v", ip, err)
+			continue
+		}
+		if !n.Configured() {
+			t.Errorf("node %s sits in maintenance mode after up: it found no config at boot", ip)
+			continue
+		}
+		if cfg := string(n.Config()); !strings.Contains(cfg, factoryHost+"/") || strings.Contains(cfg, "factory.talos.dev") {
+			t.Errorf("node %s's config does not name the installer of the factory in use (%s)", ip, factoryHost)
+		}
+	}
+}
+
+// TestRerunAfterTheWorkerWasConfigured: an up that stopped after the worker took its config but
+// before it was recorded (the trigger lost) reruns without an insecure call: a configured Talos
+// node takes none, and the rerun must not retry one until its deadline.
+func TestRerunAfterTheWorkerWasConfigured(t *testing.T) {
+	e := newEnv(t, world.Options{TimeFactor: 0.005})
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	res, err := e.ops.Up(ctx, clusterops.Request{Cluster: "rerun-w-1", Spec: e.spec, TTL: time.Hour, Command: "up"})
+	if err != nil {
+		t.Fatalf("up: %v", err)
+	}
+	worker := e.w.Node(res.State.Outputs[cluster.OutWorkerIP])
+	if worker == nil {
+		t.Fatal("no Talos node on the worker after up")
+	}
+	// Forget that the worker was configured, as a run killed after the apply would have.
+	doc, err := e.store.Get(ctx, "rerun-w-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st provision.State
+	if err := json.Unmarshal(doc.Body, &st); err != nil {
+		t.Fatal(err)
+	}
+	delete(st.Triggers, cluster.NodeWorkerConfig)
+	if doc.Body, err = json.Marshal(&st); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.store.Put(ctx, doc); err != nil {
+		t.Fatal(err)
+	}
+	rctx, rcancel := context.WithTimeout(ctx, time.Minute)
+	defer rcancel()
+	if _, err := e.ops.Up(rctx, clusterops.Request{Cluster: "rerun-w-1", Spec: e.spec, Command: "up"}); err != nil {
+		t.Fatalf("rerun of up after the worker was configured: %v", err)
+	}
+	if n := worker.Calls("/machine.MachineService/ApplyConfiguration"); n != 1 {
+		t.Errorf("the worker was sent %d configs, want the first one only", n)
 	}
 }

@@ -68,6 +68,19 @@ func TestOnTheEmulator(t *testing.T) {
 			if q.Daily != cost.EUR(4, 299_840_000) {
 				t.Errorf("daily %s", q.Daily)
 			}
+			if tc.source != cost.SourceCatalog {
+				return
+			}
+			// Every other item of the seed but the IP (the real catalog lists
+			// none) comes from the catalog too.
+			for _, k := range []cost.Kind{cost.KindBlockVolume, cost.KindSnapshot, cost.KindObjectStorage} {
+				if l := lineFor(t, q, k); l.Price.Source != cost.SourceCatalog || l.Price.Unit != cost.PerGBMonth {
+					t.Errorf("%s: %s %s from %s, want the catalog's per-GB-month price", k, l.Price.Amount, l.Price.Unit, l.Price.Source)
+				}
+			}
+			if sub := em.Price.Subscription; sub == nil || sub.Source != cost.SourceCatalog || sub.Fee != cost.EUR(27, 990_000_000) {
+				t.Errorf("worker subscription %+v, want the catalog's with its setup fee", sub)
+			}
 		})
 	}
 }

@@ -75,39 +75,46 @@ func TestCatalogPrices(t *testing.T) {
 	if err != nil {
 		t.Fatalf("quote: %v", err)
 	}
+	// Every item of the seed is found in the catalog's real shapes, in its own
+	// unit, but the flexible IPv4: the real catalog lists no IP (the table's
+	// estimate prices it).
 	tests := []struct {
-		kind     cost.Kind
-		unit     cost.Money
-		estimate bool
-		checks   int // cross-checks by the other APIs
+		kind   cost.Kind
+		amount cost.Money
+		unit   cost.Unit
+		source cost.SourceName
+		checks int // cross-checks by the other APIs
 	}{
-		{cost.KindInstance, cost.EUR(0, 27_540_000), false, 1},
-		{cost.KindBaremetal, cost.EUR(0, 77_000_000), false, 1},
-		{cost.KindIP, cost.EUR(0, 4_000_000), false, 0},
-		{cost.KindBlockVolume, cost.EUR(0, 118_000), false, 0},
+		{cost.KindInstance, cost.EUR(0, 27_540_000), cost.PerHour, cost.SourceCatalog, 1},
+		{cost.KindBaremetal, cost.EUR(0, 77_000_000), cost.PerHour, cost.SourceCatalog, 1},
+		{cost.KindBlockVolume, cost.EUR(0, 86_140_000), cost.PerGBMonth, cost.SourceCatalog, 0},
+		{cost.KindSnapshot, cost.EUR(0, 32_120_000), cost.PerGBMonth, cost.SourceCatalog, 0},
+		{cost.KindObjectStorage, cost.EUR(0, 14_600_000), cost.PerGBMonth, cost.SourceCatalog, 0},
+		{cost.KindIP, cost.EUR(0, 4_000_000), cost.PerHour, cost.SourceTable, 0},
 	}
 	for _, tc := range tests {
 		l := lineFor(t, q, tc.kind)
-		if l.Price.Source != cost.SourceCatalog || l.Price.Amount != tc.unit || l.Price.Estimate != tc.estimate {
-			t.Errorf("%s: %s %s (%s), want catalog %s", tc.kind, l.Price.Amount, l.Price.Unit, l.Price.Provenance(), tc.unit)
+		if l.Price.Source != tc.source || l.Price.Amount != tc.amount || l.Price.Unit != tc.unit {
+			t.Errorf("%s: %s %s (%s), want %s %s from %s", tc.kind, l.Price.Amount, l.Price.Unit, l.Price.Provenance(), tc.amount, tc.unit, tc.source)
 		}
-		if l.Price.Date != "2026-10-18" || !strings.HasPrefix(l.Price.Ref, "/") {
+		if tc.source == cost.SourceCatalog && (l.Price.Date != "2026-10-18" || !strings.HasPrefix(l.Price.Ref, "/")) {
 			t.Errorf("%s: date %q ref %q", tc.kind, l.Price.Date, l.Price.Ref)
 		}
 		if len(l.CrossChecks) != tc.checks {
 			t.Errorf("%s: %d cross-checks, want %d", tc.kind, len(l.CrossChecks), tc.checks)
 		}
 	}
-	if len(q.Warnings) != 0 {
-		t.Errorf("warnings: %q", q.Warnings)
+	if len(q.Warnings) != 1 || !strings.Contains(q.Warnings[0], "flexible IPv4: labelled estimate") {
+		t.Errorf("warnings: %q, want only the IP's estimate", q.Warnings)
 	}
 	// The emulator serves the table's figures: same total as the table.
 	if q.Daily != cost.EUR(4, 299_840_000) {
 		t.Errorf("daily from catalog = %s", q.Daily)
 	}
 	em := lineFor(t, q, cost.KindBaremetal)
-	if em.Price.Subscription == nil || em.Price.Subscription.Amount != cost.EUR(27, 990_000_000) {
-		t.Errorf("EM subscription from catalog = %+v", em.Price.Subscription)
+	if sub := em.Price.Subscription; sub == nil || sub.Amount != cost.EUR(27, 990_000_000) || sub.Unit != cost.PerMonth ||
+		sub.Fee != cost.EUR(27, 990_000_000) || sub.Ref != "/baremetal/em-a116x-ssd/monthly/run_par1" || !em.Price.Fee.IsZero() {
+		t.Errorf("EM subscription from catalog = %+v, hourly fee %s; want 27.99 a month plus a 27.99 setup fee, no fee hourly", sub, em.Price.Fee)
 	}
 }
 
@@ -160,8 +167,8 @@ func TestFallback(t *testing.T) {
 			w.Catalog.SetDown(true)
 			w.set(func(w *world) { w.instanceDown, w.baremetalDown = true, true })
 		}, cost.SourceTable, cost.SourceTable, cost.SourceTable, true, "price source baremetal-api unavailable"},
-		{"minor item omitted from catalog", func(w *world) { w.Catalog.Omit("Flexible IPv4") },
-			cost.SourceCatalog, cost.SourceCatalog, cost.SourceTable, true, "flexible IPv4: labelled estimate from the 2026-10-17 table"},
+		{"minor item omitted from catalog", func(w *world) { w.Catalog.Omit("Block Storage Snapshot") },
+			cost.SourceCatalog, cost.SourceCatalog, cost.SourceTable, true, "10 GB block snapshot: labelled estimate from the 2026-10-17 table"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -95,37 +95,71 @@ func (c CatalogSource) Prices(ctx context.Context, items []Item) ([]Price, error
 	return out, nil
 }
 
-// catalogPrice finds the product of an item and its hourly price (and, for
-// Elastic Metal, the monthly subscription).
+// catalogPrice finds the products of an item and its price: the product
+// priced per unit of time (hour, minute; per GB and hour or month for sized
+// items), and for Elastic Metal the monthly subscription and its setup fee.
 func catalogPrice(it Item, products []*catalog.PublicCatalogProduct, now time.Time, date string) Price {
-	var hourly, monthly *catalog.PublicCatalogProduct
+	var usage, monthly, setup *catalog.PublicCatalogProduct
 	for _, p := range products {
 		if p == nil || !catalogMatches(it, p) || p.UnitOfMeasure == nil {
 			continue
 		}
-		switch p.UnitOfMeasure.Unit {
-		case catalog.PublicCatalogProductUnitOfMeasureCountableUnitHour, catalog.PublicCatalogProductUnitOfMeasureCountableUnitGigabyteHour:
-			if hourly == nil {
-				hourly = p
+		switch {
+		case usageUnit(it, p.UnitOfMeasure.Unit) != "":
+			if usage == nil {
+				usage = p
 			}
-		case catalog.PublicCatalogProductUnitOfMeasureCountableUnitMonth:
-			if monthly == nil && it.Kind == KindBaremetal {
+		case it.Kind == KindBaremetal && p.UnitOfMeasure.Unit == catalog.PublicCatalogProductUnitOfMeasureCountableUnitMonth:
+			if monthly == nil {
 				monthly = p
+			}
+		case it.Kind == KindBaremetal && p.UnitOfMeasure.Unit == catalog.PublicCatalogProductUnitOfMeasureCountableUnitSetup:
+			if setup == nil {
+				setup = p
 			}
 		}
 	}
-	if hourly == nil {
+	if usage == nil {
 		return Price{Availability: Missing, Source: SourceCatalog, Note: "not in the catalog"}
 	}
-	price := catalogProductPrice(it, hourly, now, date)
+	price := catalogProductPrice(it, usage, now, date)
 	if monthly != nil && price.IsKnown() {
 		s := catalogProductPrice(it, monthly, now, date)
-		s.Unit = PerMonth
 		if s.IsKnown() {
+			// The setup product is the monthly offer's (its offer_id is the
+			// monthly offer's UUID): an hourly worker pays no setup fee.
+			if setup != nil && setup.Properties != nil && setup.Properties.ElasticMetal != nil && monthly.Properties != nil &&
+				monthly.Properties.ElasticMetal != nil && setup.Properties.ElasticMetal.OfferID == monthly.Properties.ElasticMetal.OfferID {
+				if f := catalogProductPrice(it, setup, now, date); f.IsKnown() {
+					s.Fee = f.Amount
+				}
+			}
 			price.Subscription = &s
 		}
 	}
 	return price
+}
+
+// usageUnit is the price unit a catalog unit of measure gives an item, ""
+// when it prices no usage of that item (a subscription, a setup fee, or a
+// unit this package cannot turn into an hourly amount).
+func usageUnit(it Item, u catalog.PublicCatalogProductUnitOfMeasureCountableUnit) Unit {
+	switch u {
+	case catalog.PublicCatalogProductUnitOfMeasureCountableUnitHour, catalog.PublicCatalogProductUnitOfMeasureCountableUnitMinute:
+		if !it.Kind.sized() {
+			return PerHour
+		}
+	case catalog.PublicCatalogProductUnitOfMeasureCountableUnitGigabyteHour:
+		if it.Kind.sized() {
+			return PerGBHour
+		}
+	case catalog.PublicCatalogProductUnitOfMeasureCountableUnitGigabyte:
+		// Storage is billed per GB and month: a bare "gigabyte" is per month.
+		if it.Kind.sized() {
+			return PerGBMonth
+		}
+	}
+	return ""
 }
 
 func catalogProductPrice(it Item, p *catalog.PublicCatalogProduct, now time.Time, date string) Price {
@@ -147,7 +181,8 @@ func catalogProductPrice(it Item, p *catalog.PublicCatalogProduct, now time.Time
 		out.Note = fmt.Sprintf("unusable catalog price (%v, currency %s)", err, m.currency())
 		return out
 	}
-	if it.Kind.Compute() && m.Nanos <= 0 {
+	unit := p.UnitOfMeasure.Unit
+	if it.Kind.Compute() && m.Nanos <= 0 && unit != catalog.PublicCatalogProductUnitOfMeasureCountableUnitSetup {
 		// A free server is an API glitch, not a price: never count it as 0.
 		out.Note = "catalog gives a zero price for a compute item"
 		return out
@@ -155,15 +190,21 @@ func catalogProductPrice(it Item, p *catalog.PublicCatalogProduct, now time.Time
 	if size := p.UnitOfMeasure.Size; size > 1 {
 		m = m.MulRat(1, int64(size))
 	}
+	switch unit {
+	case catalog.PublicCatalogProductUnitOfMeasureCountableUnitMonth:
+		out.Unit = PerMonth
+	case catalog.PublicCatalogProductUnitOfMeasureCountableUnitSetup:
+		out.Unit = "" // a one-time amount: the caller makes it a Fee
+	case catalog.PublicCatalogProductUnitOfMeasureCountableUnitMinute:
+		m, out.Unit = m.Mul(60), PerHour
+	default:
+		out.Unit = usageUnit(it, unit)
+		if out.Unit == "" {
+			out.Note = fmt.Sprintf("catalog unit %s does not fit %s", unit, it.Label())
+			return out
+		}
+	}
 	out.Amount = m
-	out.Unit = PerHour
-	if p.UnitOfMeasure.Unit == catalog.PublicCatalogProductUnitOfMeasureCountableUnitGigabyteHour {
-		out.Unit = PerGBHour
-	}
-	if it.Kind.sized() && out.Unit != PerGBHour {
-		out.Note = fmt.Sprintf("catalog unit %s does not fit a sized item", p.UnitOfMeasure.Unit)
-		return out
-	}
 	out.Availability = Known
 	return out
 }
@@ -186,7 +227,10 @@ func catalogMatches(it Item, p *catalog.PublicCatalogProduct) bool {
 	case KindInstance:
 		return props.Instance != nil && (props.Instance.OfferID == it.SKU || p.Product == it.SKU)
 	case KindBaremetal:
-		return props.ElasticMetal != nil && (props.ElasticMetal.OfferID == it.SKU || p.Product == it.SKU)
+		// The catalog names the offer "Elastic Metal EM-A116X-SSD" (with its own
+		// case: "EM-I215E-NVMe" for the API's EM-I215E-NVME) and gives the
+		// offer's UUID as offer_id.
+		return props.ElasticMetal != nil && strings.EqualFold(strings.TrimPrefix(p.Product, "Elastic Metal "), it.SKU)
 	case KindBlockVolume:
 		bs := props.BlockStorage
 		return bs != nil && bs.Volume != nil && mentionsIOPS(name, it.IOPS)

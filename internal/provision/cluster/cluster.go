@@ -3,6 +3,10 @@
 // from), the Talos machine configs delivered as the control planes' user data, the worker's disk
 // written from its rescue system, its first configuration in maintenance mode, the etcd bootstrap
 // and the admin kubeconfig. It knows nothing of GitHub nor of where the state is kept.
+//
+// The control planes' user data (their whole config, keys included) is cleared only once every
+// control plane answers over mutual TLS: a Talos node reads its user data when it boots, and one
+// that boots after the clear would sit in maintenance mode with an open API.
 package cluster
 
 import (
@@ -35,6 +39,7 @@ const (
 	NodeWorkerImage  = "worker-image"  // SPEC §5 operation 2: rescue, dd, reboot
 	NodeWorkerConfig = "worker-config" // SPEC §5 operation 3: maintenance-mode apply
 	NodeBootstrap    = "bootstrap"
+	NodeCPTrusted    = "control-planes-trusted" // every control plane answers over mutual TLS
 	NodeKubeconfig   = "kubeconfig"
 	NodeClearUD      = "clear-user-data"
 	NodeAdminOpen    = "admin-access-open"  // temporary rule for the runner, when admin CIDRs miss it
@@ -143,12 +148,17 @@ func Build(g *provision.Graph, spec provision.Spec, cfg Config) error {
 		{Name: NodeWorkerImage, Kind: "rescue.write", Needs: []string{scaleway.NodeWorker, scaleway.NodeSSHKey}, Apply: b.workerImage, Timeout: 45 * time.Minute},
 		{Name: NodeWorkerConfig, Kind: "talos.apply", Needs: []string{NodeWorkerImage, NodeTalosConfig}, Apply: b.workerConfig, Timeout: 15 * time.Minute},
 		{Name: NodeBootstrap, Kind: "talos.bootstrap", Needs: append([]string{NodeTalosConfig}, poweron...), Apply: b.bootstrap, Timeout: 15 * time.Minute},
-		{Name: NodeClearUD, Kind: "instance.user_data", Needs: []string{NodeBootstrap}, Apply: b.clearUserData},
+		{Name: NodeCPTrusted, Kind: "talos.trust", Needs: append([]string{NodeTalosConfig}, poweron...), Apply: b.controlPlanesTrusted, Timeout: 15 * time.Minute},
+		{Name: NodeClearUD, Kind: "instance.user_data", Needs: []string{NodeCPTrusted}, Apply: b.clearUserData},
 		{Name: NodeKubeconfig, Kind: "talos.kubeconfig", Needs: []string{NodeBootstrap, NodeWorkerConfig}, Apply: b.kubeconfig, Timeout: 15 * time.Minute},
 		{Name: NodeAdminOpen, Kind: "instance.security_group_rule", Apply: b.adminOpen},
 		{Name: NodeAdminClose, Kind: "instance.security_group_rule", Needs: []string{NodeKubeconfig, NodeClearUD, scaleway.NodeSecRules}, Apply: b.adminClose},
 	}
 	for _, n := range nodes {
+		if apply, log := n.Apply, b.cfg.Log; apply != nil && log != nil {
+			talosLog := log.With("component", "talos")
+			n.Apply = func(ctx context.Context, r *provision.Run) error { return apply(talos.WithLogger(ctx, talosLog), r) }
+		}
 		if err := g.Add(n); err != nil {
 			return err
 		}
@@ -261,7 +271,7 @@ func (b *builder) generate(ctx context.Context, r *provision.Run) (*talos.Config
 	}
 	cfgs, err := talos.Generate(ctx, talos.Input{
 		ClusterName: r.ClusterID(), Endpoint: Endpoint(spec, r.ClusterID(), ips, b.cfg.KubePort), TalosVersion: spec.TalosVersion,
-		Secrets: bundle, SchematicID: SchematicID(spec), ControlPlaneIPs: ips, CertSANs: sans,
+		Secrets: bundle, SchematicID: SchematicID(spec), FactoryURL: b.cfg.FactoryURL, ControlPlaneIPs: ips, CertSANs: sans,
 		WorkerHostname: spec.BaremetalHostname, WorkerInstallDisk: disk, Firewall: fw,
 	})
 	if err != nil {
@@ -363,13 +373,16 @@ func (b *builder) workerConfig(ctx context.Context, r *provision.Run) error {
 	if err != nil {
 		return err
 	}
-	disks, err := talos.ApplyInsecure(ctx, addr, cfgs.Worker)
+	// A trusted call first: a rerun after the apply (the trigger not recorded yet) finds the
+	// worker configured, and a configured node refuses every insecure call.
+	disks, err := talos.Configure(ctx, addr, cfgs.Worker, talosconfig)
 	if err != nil {
-		return fmt.Errorf("apply the worker's config in maintenance mode: %w", err)
+		return fmt.Errorf("configure the worker %s: %w", ip, err)
 	}
-	r.Note(NodeWorkerConfig, "applied in maintenance mode; disks seen: "+strings.Join(disks, ", "))
-	if err := talos.WaitTrusted(ctx, addr, talosconfig); err != nil {
-		return fmt.Errorf("worker %s does not trust the cluster CA after its config: %w", ip, err)
+	if disks == nil {
+		r.Note(NodeWorkerConfig, "already configured: answers over mutual TLS")
+	} else {
+		r.Note(NodeWorkerConfig, "applied in maintenance mode; disks seen: "+strings.Join(talos.DiskPaths(disks), ", "))
 	}
 	return r.SetTrigger(ctx, NodeWorkerConfig, trigger)
 }
@@ -392,6 +405,26 @@ func (b *builder) bootstrap(ctx context.Context, r *provision.Run) error {
 		return err
 	}
 	return talos.Bootstrap(ctx, net.JoinHostPort(ip, strconv.Itoa(b.cfg.TalosPort)), tc)
+}
+
+// controlPlanesTrusted waits until every control plane answers over mutual TLS, i.e. each one read
+// its config from the user data at boot. Only then may the user data go: a control plane that
+// boots later than the others and finds none sits in maintenance mode, its API open to anyone.
+func (b *builder) controlPlanesTrusted(ctx context.Context, r *provision.Run) error {
+	ips, err := cpIPs(r)
+	if err != nil {
+		return err
+	}
+	tc, ok := r.Secret(SecretTalosconfig)
+	if !ok {
+		return errors.New("no talosconfig in state")
+	}
+	for i, ip := range ips {
+		if err := talos.WaitTrusted(ctx, net.JoinHostPort(ip, strconv.Itoa(b.cfg.TalosPort)), tc); err != nil {
+			return fmt.Errorf("control plane %d (%s) never came up with its config from the user data: %w", i, ip, err)
+		}
+	}
+	return nil
 }
 
 func (b *builder) clearUserData(ctx context.Context, r *provision.Run) error {

@@ -85,11 +85,11 @@ func TestURLs(t *testing.T) {
 		}
 	}
 	t.Setenv(FactoryURLEnv, "http://127.0.0.1:9/")
-	if got := FactoryBaseURL(); got != "http://127.0.0.1:9" {
+	if got := FactoryBaseURL(os.Getenv); got != "http://127.0.0.1:9" {
 		t.Errorf("FactoryBaseURL from env = %s", got)
 	}
 	t.Setenv(FactoryURLEnv, "")
-	if got := FactoryBaseURL(); got != DefaultFactoryURL {
+	if got := FactoryBaseURL(os.Getenv); got != DefaultFactoryURL {
 		t.Errorf("default FactoryBaseURL = %s", got)
 	}
 }

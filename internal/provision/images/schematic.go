@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"net/url"
-	"os"
 	"regexp"
 	"slices"
 	"strings"
@@ -30,9 +29,10 @@ const (
 	MetalRawXZ = "metal-amd64.raw.xz"
 )
 
-// FactoryBaseURL returns POC_IMAGE_FACTORY_URL, or the public factory.
-func FactoryBaseURL() string {
-	return strings.TrimRight(cmp.Or(os.Getenv(FactoryURLEnv), DefaultFactoryURL), "/")
+// FactoryBaseURL returns POC_IMAGE_FACTORY_URL as getenv reads it (os.Getenv, or the bot's own
+// environment), or the public factory.
+func FactoryBaseURL(getenv func(string) string) string {
+	return strings.TrimRight(cmp.Or(getenv(FactoryURLEnv), DefaultFactoryURL), "/")
 }
 
 // schematic mirrors the Image Factory's model (pkg/schematic in
@@ -108,13 +108,14 @@ func MetalRawXZURL(base, id, version string) string {
 // InstallerImage is the installer container image of the same schematic,
 // for machine.install.image, so that an upgrade keeps the extensions:
 // <factory host>/<platform>-installer/<id>:<version>. The registry host is
-// the factory's (factory.talos.dev by default).
+// the factory's (factory.talos.dev by default); the version gets its "v" if it lacks it. This is
+// the one place an installer reference is made (talos.Generate derives its defaults here).
 func InstallerImage(base, platform, id, version string) string {
 	host := "factory.talos.dev"
 	if u, err := url.Parse(base); err == nil && u.Host != "" {
 		host = u.Host
 	}
-	return host + "/" + platform + "-installer/" + id + ":" + version
+	return host + "/" + platform + "-installer/" + id + ":v" + strings.TrimPrefix(version, "v")
 }
 
 // ObjectKey is the shared object's key for a schematic and version.

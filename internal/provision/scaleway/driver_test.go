@@ -78,7 +78,7 @@ func newWorldTB(t testing.TB, o scwsim.Options) *world {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// A step's bound follows the emulator's time factor: the Elastic Metal delivery alone is 8 min
+	// A step's bound follows the emulator's time factor: the Elastic Metal delivery alone is 4 min 47 s
 	// at factor 1.
 	step := max(20*time.Second, time.Duration(float64(30*time.Minute)*o.TimeFactor))
 	eng := provision.New(provision.Options{PollInterval: 2 * time.Millisecond, StepTimeout: step,
@@ -326,13 +326,22 @@ func TestPrefixClustersSideBySide(t *testing.T) {
 		}
 	}
 	before42 := w.owned("t-42")
-	// t-4 loses its state: its down must find its own by exact tag only.
+	records := func() int { return kinds(w.emu.Inventory())["domain_record"] }
+	recs := records()
+	if recs != 8 {
+		t.Fatalf("%d DNS records, want 4 per cluster", recs)
+	}
+	// t-4 loses its state: its down must find its own by exact tag only, and its DNS records by
+	// their exact comment (the node IPs are no longer known).
 	fresh, _ := provision.NewState("t-4", spec)
 	if _, err := w.eng.Down(ctx, g4, fresh, provision.NewMemorySaver()); err != nil {
 		t.Fatal(err)
 	}
 	if left := w.owned("t-4"); len(left) != 0 {
 		t.Errorf("t-4 left: %v", left)
+	}
+	if n := records(); n != recs-4 {
+		t.Errorf("%d DNS records after t-4's sweep, want %d: the sweep finds them by comment", n, recs-4)
 	}
 	after42 := w.owned("t-42")
 	if len(after42) != len(before42) || len(after42) < 12 {
@@ -404,6 +413,12 @@ func TestCrashAtEveryStep(t *testing.T) {
 		cs := &crashSaver{MemorySaver: provision.NewMemorySaver(), n: int32(k)}
 		// a run may need a save or two fewer than the counted one (a status already recorded).
 		_ = w.eng.Up(ctx, g, st, cs)
+		// A real rerun starts after the crashed run's lock lease, long after what it had in
+		// flight reached Scaleway: resuming while a create is still being served would list
+		// before it exists and make a second one — a race of this test, not of the bot.
+		if err := w.emu.Quiesce(ctx, 50*time.Millisecond); err != nil {
+			t.Fatal(err)
+		}
 		resumed, _ := cs.Last()
 		if resumed == nil {
 			resumed, _ = provision.NewState(id, spec)
@@ -425,4 +440,50 @@ func TestCrashAtEveryStep(t *testing.T) {
 		}
 	}
 	t.Logf("crash injected after each of %d saves", total)
+}
+
+// TestDownWaitsForVolumeRelease: a control plane found stopped is deleted (not terminated), and
+// its Block volume stays in_use for a moment after the server is gone (recorded by scaleway-cli):
+// down must wait for it to become available before deleting it, and leave nothing.
+func TestDownWaitsForVolumeRelease(t *testing.T) {
+	ctx := context.Background()
+	w := newWorld(t, scwsim.Options{})
+	spec := testSpec("")
+	st, _ := provision.NewState("stop-1", spec)
+	g := w.graph(t, spec)
+	if err := w.eng.Up(ctx, g, st, provision.NewMemorySaver()); err != nil {
+		t.Fatal(err)
+	}
+	id := st.Resources[NodeServer(0)].ID
+	if _, err := w.drv.inst.ServerAction(&instance.ServerActionRequest{Zone: scw.ZoneFrPar1, ServerID: id, Action: instance.ServerActionPoweroff}); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		s, err := w.drv.inst.GetServer(&instance.GetServerRequest{Zone: scw.ZoneFrPar1, ServerID: id})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.Server.State == instance.ServerStateStopped {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("server %s still %s after poweroff", id, s.Server.State)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	w.emu.ResetCalls()
+	if _, err := w.eng.Down(ctx, g, st, provision.NewMemorySaver()); err != nil {
+		t.Fatal(err)
+	}
+	if left := w.owned("stop-1"); len(left) != 0 {
+		t.Errorf("left after down: %v", left)
+	}
+	deleted := false
+	for _, c := range w.emu.Calls() {
+		deleted = deleted || (c.Method == http.MethodDelete && c.Path == "/instance/v1/zones/fr-par-1/servers/"+id && c.Status == http.StatusNoContent)
+	}
+	if !deleted {
+		t.Error("the stopped server was not deleted with DELETE: the case this test is for did not happen")
+	}
 }

@@ -12,8 +12,8 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	machineapi "github.com/siderolabs/talos/pkg/machinery/api/machine"
@@ -36,8 +36,24 @@ const (
 // APIPort is the Talos API port; an address without a port gets it.
 const APIPort = 50000
 
-// Logger is used by the client operations; replace it to route their logs.
-var Logger = slog.Default()
+type loggerKey struct{}
+
+// WithLogger returns ctx carrying the logger the client's operations write to (slog.Default()
+// when none): a context value rather than a package variable, so that two operations at once —
+// or two bot runs in one process, as the soak makes — each log where their caller wants.
+func WithLogger(ctx context.Context, l *slog.Logger) context.Context {
+	if l == nil {
+		return ctx
+	}
+	return context.WithValue(ctx, loggerKey{}, l)
+}
+
+func logger(ctx context.Context) *slog.Logger {
+	if l, ok := ctx.Value(loggerKey{}).(*slog.Logger); ok {
+		return l
+	}
+	return slog.Default()
+}
 
 func withDefaultDeadline(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
 	if _, ok := ctx.Deadline(); ok {
@@ -61,12 +77,17 @@ func retry(ctx context.Context, what string, retryable func(error) bool, fn func
 			return nil
 		}
 
-		last = err
 		if !retryable(err) {
 			return err
 		}
 
-		Logger.Debug("Talos API not ready, retrying", "op", what, "attempt", attempt, "err", err)
+		// An attempt cut short by the caller's deadline says nothing about the node: keep the
+		// node's previous answer (e.g. "bootstrap is not available yet") for the report.
+		if last == nil || ctx.Err() == nil {
+			last = err
+		}
+
+		logger(ctx).Debug("Talos API not ready, retrying", "op", what, "attempt", attempt, "err", err)
 
 		select {
 		case <-ctx.Done():
@@ -88,15 +109,40 @@ func transient(err error) bool {
 
 func always(error) bool { return true }
 
-func insecureClient(ctx context.Context, addr string) (*client.Client, error) {
-	// Maintenance mode: the node has a self-signed certificate and no way to know us yet; what
-	// protects the config is that only the runner can reach port 50000 during setup.
-	c, err := client.New(ctx, client.WithEndpoints(addr), client.WithTLSConfig(&tls.Config{InsecureSkipVerify: true})) //nolint:gosec
-	if err != nil {
-		return nil, fmt.Errorf("talos client for %s (maintenance mode): %w", addr, err)
+// bootstrapRetryable retries every answer but the two final ones: InvalidArgument (the node can
+// never bootstrap, e.g. no etcd CA in its config) and AlreadyExists (done before). A real node
+// refuses with FailedPrecondition until its container runtime runs and its clock is synchronized,
+// and a node still booting answers Unavailable; the caller's deadline bounds the wait.
+func bootstrapRetryable(err error) bool {
+	switch client.StatusCode(err) {
+	case codes.InvalidArgument, codes.AlreadyExists:
+		return false
+	default:
+		return true
+	}
+}
+
+// insecureClient is a client for a node in maintenance mode: the node has a self-signed
+// certificate and no way to know us yet; what protects the config is that only the runner can
+// reach port 50000 during setup. asked turns true when the node requests a client certificate
+// in the handshake, which a node in maintenance mode never does and a configured node always does.
+func insecureClient(ctx context.Context, addr string) (c *client.Client, asked *atomic.Bool, err error) {
+	asked = new(atomic.Bool)
+	tlsConfig := &tls.Config{
+		InsecureSkipVerify: true, //nolint:gosec
+		GetClientCertificate: func(*tls.CertificateRequestInfo) (*tls.Certificate, error) {
+			asked.Store(true)
+
+			return &tls.Certificate{}, nil // none: the handshake fails, as it should
+		},
 	}
 
-	return c, nil
+	c, err = client.New(ctx, client.WithEndpoints(addr), client.WithTLSConfig(tlsConfig))
+	if err != nil {
+		return nil, nil, fmt.Errorf("talos client for %s (maintenance mode): %w", addr, err)
+	}
+
+	return c, asked, nil
 }
 
 func trustedClient(ctx context.Context, addr string, talosconfig []byte) (*client.Client, error) {
@@ -125,10 +171,15 @@ func withTrusted(ctx context.Context, addr string, talosconfig []byte, fn func(*
 	return fn(c)
 }
 
-// ApplyInsecure sends cfg to a node in maintenance mode (insecure TLS). It first probes the node
-// with Disks (retrying while it boots) and refuses to apply when the config's install disk is not
-// among them. It returns the disks seen so the caller can record them.
-func ApplyInsecure(ctx context.Context, addr string, cfg []byte) ([]string, error) {
+// ErrConfigured is returned by ApplyInsecure when the node is no longer in maintenance mode: it
+// refuses a client without certificate, as a configured Talos node does.
+var ErrConfigured = errors.New("node is configured: its Talos API requires a client certificate")
+
+// ApplyInsecure sends cfg to a node in maintenance mode (insecure TLS). It first lists the node's
+// disks (block.Disk resources; retrying while it boots) and refuses to apply when the config's
+// install target (.machine.install.disk, or the 1.14 UnattendedInstallConfig selector) matches
+// none of them. It returns the disks seen so the caller can record them.
+func ApplyInsecure(ctx context.Context, addr string, cfg []byte) ([]Disk, error) {
 	ctx, cancel := withDefaultDeadline(ctx, DefaultWaitTimeout)
 	defer cancel()
 
@@ -137,48 +188,48 @@ func ApplyInsecure(ctx context.Context, addr string, cfg []byte) ([]string, erro
 		return nil, fmt.Errorf("apply config to %s: config does not parse: %w", addr, err)
 	}
 
-	var disks []string
+	var disks []Disk
 
-	err = retry(ctx, "probe disks on "+addr, transient, func(actx context.Context) error {
-		c, err := insecureClient(actx, addr)
+	err = retry(ctx, "probe disks on "+addr, maintenanceRetryable, func(actx context.Context) error {
+		c, asked, err := insecureClient(actx, addr)
 		if err != nil {
 			return err
 		}
 		defer c.Close() //nolint:errcheck
 
-		resp, err := c.Disks(actx)
-		if err != nil {
-			return err
+		disks, err = listDisks(actx, c)
+		if err != nil && asked.Load() {
+			return ErrConfigured
 		}
 
-		disks = disks[:0]
-
-		for _, m := range resp.GetMessages() {
-			for _, d := range m.GetDisks() {
-				disks = append(disks, d.GetDeviceName())
-			}
-		}
-
-		return nil
+		return err
 	})
+
+	switch {
+	case errors.Is(err, ErrConfigured):
+		return nil, fmt.Errorf("apply config to %s: %w (it left maintenance mode; use the talosconfig)", addr, ErrConfigured)
+	case err != nil:
+		return nil, fmt.Errorf("apply config to %s: maintenance-mode probe (disks) failed: %w; is the node booted into Talos maintenance mode and port %d reachable?", addr, err, APIPort)
+	}
+
+	logger(ctx).Info("node in maintenance mode", "node", addr, "disks", diskList(disks))
+
+	target, err := InstallDisk(provider, disks)
 	if err != nil {
-		return nil, fmt.Errorf("apply config to %s: maintenance-mode probe (Disks) failed: %w; is the node booted into Talos maintenance mode and port %d reachable?", addr, err, APIPort)
+		return disks, fmt.Errorf("apply config to %s: %w; rerun the rescue step's disk detection", addr, err)
 	}
 
-	Logger.Info("node in maintenance mode", "node", addr, "disks", disks)
-
-	if disk := provider.Machine().Install().Disk(); disk != "" && !slices.Contains(disks, disk) {
-		return disks, fmt.Errorf("apply config to %s: install disk %s is not on the node (it has %v); rerun the rescue step's disk detection", addr, disk, disks)
-	}
-
-	err = retry(ctx, "apply config on "+addr, transient, func(actx context.Context) error {
-		c, err := insecureClient(actx, addr)
+	err = retry(ctx, "apply config on "+addr, maintenanceRetryable, func(actx context.Context) error {
+		c, asked, err := insecureClient(actx, addr)
 		if err != nil {
 			return err
 		}
 		defer c.Close() //nolint:errcheck
 
 		_, err = c.ApplyConfiguration(actx, &machineapi.ApplyConfigurationRequest{Data: cfg, Mode: machineapi.ApplyConfigurationRequest_AUTO})
+		if err != nil && asked.Load() {
+			return ErrConfigured
+		}
 
 		return err
 	})
@@ -186,7 +237,53 @@ func ApplyInsecure(ctx context.Context, addr string, cfg []byte) ([]string, erro
 		return disks, fmt.Errorf("apply config to %s in maintenance mode: %w", addr, err)
 	}
 
-	Logger.Info("config applied in maintenance mode", "node", addr)
+	logger(ctx).Info("config applied in maintenance mode", "node", addr, "install_disk", target)
+
+	return disks, nil
+}
+
+// maintenanceRetryable retries a node that is not up yet, but not one that asks for a client
+// certificate: that node left maintenance mode and will never take an insecure call again.
+func maintenanceRetryable(err error) bool { return transient(err) && !errors.Is(err, ErrConfigured) }
+
+// Configured tells whether the node at addr already answers a trusted (mutual TLS) call with the
+// talosconfig's certificate: one attempt, no retry. A rerun uses it to skip the insecure apply.
+func Configured(ctx context.Context, addr string, talosconfig []byte) bool {
+	if _, err := clientconfig.FromBytes(talosconfig); err != nil {
+		return false
+	}
+
+	actx, cancel := context.WithTimeout(ctx, attemptTimeout)
+	defer cancel()
+
+	err := withTrusted(actx, addr, talosconfig, func(c *client.Client) error {
+		_, err := c.Version(actx)
+
+		return err
+	})
+
+	return err == nil
+}
+
+// Configure gives a node its first config and waits until it trusts the cluster: a node that
+// already answers a trusted call is left as it is (a rerun after the apply); one that asks for a
+// client certificate is waited for; otherwise the config is applied in maintenance mode.
+// It returns the disks seen in maintenance mode (none when the apply was skipped).
+func Configure(ctx context.Context, addr string, cfg, talosconfig []byte) ([]Disk, error) {
+	if Configured(ctx, addr, talosconfig) {
+		logger(ctx).Info("node already answers over mutual TLS: not applying its config again", "node", addr)
+
+		return nil, nil
+	}
+
+	disks, err := ApplyInsecure(ctx, addr, cfg)
+	if err != nil && !errors.Is(err, ErrConfigured) {
+		return disks, err
+	}
+
+	if err := WaitTrusted(ctx, addr, talosconfig); err != nil {
+		return disks, fmt.Errorf("node %s does not trust the cluster CA after its config: %w", addr, err)
+	}
 
 	return disks, nil
 }
@@ -212,7 +309,7 @@ func WaitTrusted(ctx context.Context, addr string, talosconfig []byte) error {
 		return fmt.Errorf("node %s never answered with the cluster's certificates: %w", addr, err)
 	}
 
-	Logger.Info("node trusts the cluster CA", "node", addr)
+	logger(ctx).Info("node trusts the cluster CA", "node", addr)
 
 	return nil
 }
@@ -227,7 +324,7 @@ func Bootstrap(ctx context.Context, addr string, talosconfig []byte) error {
 	ctx, cancel := withDefaultDeadline(ctx, DefaultWaitTimeout)
 	defer cancel()
 
-	err := retry(ctx, "bootstrap "+addr, transient, func(actx context.Context) error {
+	err := retry(ctx, "bootstrap "+addr, bootstrapRetryable, func(actx context.Context) error {
 		return withTrusted(actx, addr, talosconfig, func(c *client.Client) error {
 			return c.Bootstrap(actx, &machineapi.BootstrapRequest{})
 		})
@@ -235,11 +332,11 @@ func Bootstrap(ctx context.Context, addr string, talosconfig []byte) error {
 
 	switch {
 	case err == nil:
-		Logger.Info("etcd bootstrapped", "node", addr)
+		logger(ctx).Info("etcd bootstrapped", "node", addr)
 
 		return nil
 	case client.StatusCode(err) == codes.AlreadyExists:
-		Logger.Info("etcd already bootstrapped, nothing to do", "node", addr)
+		logger(ctx).Info("etcd already bootstrapped, nothing to do", "node", addr)
 
 		return nil
 	default:
@@ -336,7 +433,7 @@ func ReadyzVia(ctx context.Context, kubeconfig []byte, dialAddr string) error {
 		return fmt.Errorf("kubernetes API %s not ready: %w", kc.server, err)
 	}
 
-	Logger.Info("kubernetes API ready", "server", kc.server)
+	logger(ctx).Info("kubernetes API ready", "server", kc.server)
 
 	return nil
 }

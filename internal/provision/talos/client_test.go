@@ -124,7 +124,7 @@ func testRoundTrip(t *testing.T, talosVersion string) {
 		t.Fatalf("ApplyInsecure worker: %v", err)
 	}
 
-	if strings.Join(disks, ",") != "/dev/sda,/dev/nvme0n1" {
+	if strings.Join(DiskPaths(disks), ",") != "/dev/nvme0n1,/dev/sda" { // COSI lists by ID
 		t.Errorf("disks = %v", disks)
 	}
 
@@ -216,7 +216,7 @@ func TestRefusals(t *testing.T) {
 	}{
 		// A control-plane config carries a /dev/sda install disk this machine lacks: the client
 		// refuses before sending.
-		{name: "disk not on node", cfg: tc.cfg.ControlPlane, wantErr: "install disk /dev/sda is not on the node"},
+		{name: "disk not on node", cfg: tc.cfg.ControlPlane, wantErr: ".machine.install.disk /dev/sda is not among [/dev/nvme0n1]"},
 		{name: "garbage", cfg: []byte("machine: ["), wantErr: "does not parse"},
 	}
 
@@ -273,7 +273,7 @@ func TestRefusals(t *testing.T) {
 	}
 
 	shortCtx, c = context.WithTimeout(ctx, 5*time.Second)
-	if err := Bootstrap(shortCtx, tc.worker.APIAddr(), tc.cfg.Talosconfig); err == nil || !strings.Contains(err.Error(), "not available on worker") {
+	if err := Bootstrap(shortCtx, tc.worker.APIAddr(), tc.cfg.Talosconfig); err == nil || !strings.Contains(err.Error(), "only available on control plane nodes") {
 		t.Errorf("Bootstrap on worker = %v", err)
 	}
 	c()

@@ -5,6 +5,21 @@
 // /readyz health check. It knows nothing of GitHub, Scaleway or the state store: callers hand it
 // bytes and addresses and keep what it returns.
 //
+// # Talking to a real node
+//
+//   - Configure tries a trusted (mutual TLS) call first and applies nothing to a node that answers
+//     it: a configured node refuses every call without a client certificate. An insecure call
+//     that meets a request for a client certificate (which a maintenance-mode node never makes)
+//     stops at once with ErrConfigured instead of retrying.
+//   - The disks are read from the block.Disk resources and the block.SystemDisk singleton (COSI),
+//     with StorageService.Disks (kept by Talos "for compatibility") only for a node without the
+//     resource API. InstallDisk checks the config's install target against them for both contracts:
+//     .machine.install.disk, or the 1.14 UnattendedInstallConfig CEL selector evaluated as Talos
+//     does (variables disk and system_disk).
+//   - Bootstrap retries every answer but InvalidArgument and AlreadyExists (the latter is success)
+//     within its deadline: a control plane answers FailedPrecondition until its container runtime
+//     runs and its clock is in sync.
+//
 // # Version contract
 //
 // The config is generated for the contract of Input.TalosVersion (v1.13.11 by default → the 1.13
@@ -36,9 +51,10 @@
 // Common to every node:
 //   - cluster.network.cni.name: none — Cilium is the CNI, installed at bootstrap (below);
 //   - cluster.proxy.disabled: true — Cilium replaces kube-proxy;
-//   - machine.install.image: the installer of the same Image Factory schematic as the boot image
-//     (factory.talos.dev/scaleway-installer/<id>:<version> for the control planes,
-//     factory.talos.dev/metal-installer/<id>:<version> for the worker), so an upgrade keeps the
+//   - machine.install.image: the installer of the same Image Factory schematic as the boot image,
+//     from the registry of the factory in use (Input.FactoryURL, i.e. POC_IMAGE_FACTORY_URL;
+//     factory.talos.dev by default): <host>/scaleway-installer/<id>:<version> for the control
+//     planes, <host>/metal-installer/<id>:<version> for the worker, so an upgrade keeps the
 //     schematic's extensions;
 //   - never machine.features.stableHostname: with the 1.12+ contracts the generated HostnameConfig
 //     document already carries the stable hostname, and both together fail validation.

@@ -1,6 +1,7 @@
 package talos
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -17,6 +18,8 @@ import (
 	"github.com/siderolabs/talos/pkg/machinery/config/machine"
 	"github.com/siderolabs/talos/pkg/machinery/constants"
 	"go.yaml.in/yaml/v4"
+
+	"github.com/pocbot/pocbot/internal/provision/images"
 )
 
 // DefaultWorkerHostname is the seed's baremetal_hostname.
@@ -37,6 +40,9 @@ type Input struct {
 	// SchematicID is the Image Factory schematic of the boot images; the installers are derived
 	// from it unless ControlPlaneInstaller / WorkerInstaller are set.
 	SchematicID string
+	// FactoryURL is the Image Factory the images come from (POC_IMAGE_FACTORY_URL); the derived
+	// installers are pulled from its registry. Empty: images.DefaultFactoryURL.
+	FactoryURL string
 	// ControlPlaneIPs are the reserved IPv4 addresses of the control planes (at least one).
 	ControlPlaneIPs []string
 	// CertSANs are extra names or IPs for the API server and Talos API certificates.
@@ -89,15 +95,9 @@ var (
 	diskRe       = regexp.MustCompile(`^/dev/[A-Za-z0-9/_-]+$`)
 	hostnameRe   = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`)
 	clusterRe    = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`)
-	imageRefRe   = regexp.MustCompile(`^[A-Za-z0-9._/-]+(:[A-Za-z0-9._-]+)?(@sha256:[0-9a-f]{64})?$`)
+	imageRefRe   = regexp.MustCompile(`^([A-Za-z0-9.-]+(:[0-9]+)?/)?[A-Za-z0-9._/-]+(:[A-Za-z0-9._-]+)?(@sha256:[0-9a-f]{64})?$`)
 	k8sVersionRe = regexp.MustCompile(`^\d+\.\d+\.\d+$`)
 )
-
-// InstallerImage returns the Image Factory installer of a schematic for a platform
-// ("scaleway" or "metal"), e.g. factory.talos.dev/metal-installer/<id>:v1.13.11.
-func InstallerImage(platform, schematicID, talosVersion string) string {
-	return fmt.Sprintf("factory.talos.dev/%s-installer/%s:%s", platform, schematicID, "v"+strings.TrimPrefix(talosVersion, "v"))
-}
 
 // Generate builds, patches and validates the configs of one cluster. It does no I/O; ctx is only
 // checked so a cancelled run stops before the (CPU-bound) generation.
@@ -346,11 +346,11 @@ func normalize(in Input) (Input, string, error) {
 	}
 
 	if in.ControlPlaneInstaller == "" {
-		in.ControlPlaneInstaller = InstallerImage("scaleway", in.SchematicID, in.TalosVersion)
+		in.ControlPlaneInstaller = images.InstallerImage(cmp.Or(in.FactoryURL, images.DefaultFactoryURL), "scaleway", in.SchematicID, in.TalosVersion)
 	}
 
 	if in.WorkerInstaller == "" {
-		in.WorkerInstaller = InstallerImage("metal", in.SchematicID, in.TalosVersion)
+		in.WorkerInstaller = images.InstallerImage(cmp.Or(in.FactoryURL, images.DefaultFactoryURL), "metal", in.SchematicID, in.TalosVersion)
 	}
 
 	if in.CiliumVersion == "" {

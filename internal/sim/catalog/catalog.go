@@ -2,19 +2,38 @@
 // emulated world: GET /product-catalog/v2alpha1/public-catalog/products,
 // answered with scaleway-sdk-go's own ListPublicCatalogProductsResponse.
 //
-// Prices are the recorded ones where a recording exists (fixtures/
-// cassettes: the catalog's own answers for DEV1-XL, PRO2-XXS and RENDER-S;
-// products/servers hourly_price for the other Instance types; Elastic Metal
-// offers' price_per_hour), and for everything no recording prices — block
-// volumes, snapshots, flexible IPv4, Object Storage, the Elastic Metal
-// monthly subscription — the same labelled estimates as internal/cost's dated
-// table, with "ESTIMATE" in the product description. Nothing is invented to
-// more precision than its source.
+// Its Instance and Elastic Metal products are the ones scaleway-cli recorded
+// in fr-par-1 (recorded.go names the cassettes), in their recorded shapes.
+// Block Storage, snapshots and Object Storage are in no recording: they are
+// the dated table's labelled estimates, with "ESTIMATE" in the description.
+// Nothing is invented to more precision than its source.
 //
 // A Catalog can be made to fail (503), to omit a product, or to mark one end
 // of sale, so that callers can test their fallbacks. The Scaleway emulator
 // mounts Handler() through its Options.Extra map; tests can serve it alone
 // with httptest and the real SDK client (scw.WithAPIURL).
+//
+// # Contract
+//
+// CLI is github.com/scaleway/scaleway-cli at c2d470d8,
+// internal/namespaces/<ns>/testdata/<name>.cassette.yaml; SDK is
+// scaleway-sdk-go v1.39.0 (api/product_catalog/v2alpha1).
+//
+//	| Behaviour                                                                 | Source                                                        |
+//	|---------------------------------------------------------------------------|---------------------------------------------------------------|
+//	| product_types=instance in a zone: 96 products on one page with no         | CLI instance/v1 test-server-type-list-on-fr-par1 (2026-07-01) |
+//	|   page_size; name = offer_id = commercial type; unit hour, minute for the |                                                               |
+//	|   L4 GPU types; SKU /compute/play2_nano/run_par1                          |                                                               |
+//	| no flexible IP in the instance listing (nor any product type for IPs)     | same cassette; SDK ListPublicCatalogProductsRequestProductType |
+//	| Elastic Metal: product "Elastic Metal EM-A116X-SSD"; one product per      | CLI baremetal/v1 test-baremetal-list-offer-simple (2025-12-02) |
+//	|   unit: hour (offer_id the hourly offer's UUID), month (the monthly       |                                                               |
+//	|   offer's UUID), setup (the monthly offer's fee); 83 in fr-par-1          |                                                               |
+//	| no page_size: 100 a page (the recording got 96 on page 1; the exact       | source silent beyond 96                                       |
+//	|   default is not recorded); page_size 1..1000                             |                                                               |
+//	| filters product_types, status, api_ids (offer_id), zone / region / global | SDK request fields; their semantics: source silent            |
+//	| Block Storage, snapshots, Object Storage: unit gigabyte, per GB and month, | no recording: the table's estimates (×730 h), issue 10's      |
+//	|   "ESTIMATE" in the description                                           |   reading of the real unit                                    |
+//	| unknown product type: 400 invalid_arguments                               | SDK enum; the body: source silent                             |
 package catalog
 
 import (
@@ -36,9 +55,9 @@ import (
 // Path is the endpoint this package serves.
 const Path = "/product-catalog/v2alpha1/public-catalog/products"
 
-// DefaultPageSize is used when a request has no page_size. The recording's
-// requests send none and get every match on page 1; 50 covers that.
-const DefaultPageSize = 50
+// DefaultPageSize is used when a request has no page_size. The recorded
+// requests send none and got 96 products on page 1; 100 covers that.
+const DefaultPageSize = 100
 
 // maxPageSize bounds page_size like a real API would.
 const maxPageSize = 1000
@@ -252,9 +271,7 @@ func productType(p *pc.PublicCatalogProduct) string {
 	case pr.ObjectStorage != nil:
 		return "object_storage"
 	}
-	// Flexible IPs are listed with Instances (they are an Instance API
-	// resource); the real catalog's placement is not recorded.
-	return "instance"
+	return "unknown_product_type"
 }
 
 func apiID(p *pc.PublicCatalogProduct) string {
@@ -271,163 +288,124 @@ func apiID(p *pc.PublicCatalogProduct) string {
 
 // ---- the products ----
 
-type instanceType struct {
-	name   string
-	hourly string // exact recorded figure
-	cpus   uint32
-	ram    uint64
-	bw     uint64
-	rng    string
-	status pc.PublicCatalogProductStatus
-	from   string
-}
-
-// Instance types: catalog retail prices where the catalog was recorded
-// (DEV1-XL 0.065075999, PRO2-XXS 0.0561, RENDER-S 1.221), else the recorded
-// products/servers hourly_price. START1-S is end of service in the
-// recording, so it is listed end_of_sale.
-var instanceTypes = []instanceType{
-	{"PLAY2-PICO", "0.01428", 1, 2 << 30, 100_000_000, "Development", "", "products/servers"},
-	{"PLAY2-NANO", "0.02754", 2, 4 << 30, 200_000_000, "Development", "", "products/servers"},
-	{"PLAY2-MICRO", "0.05508", 4, 8 << 30, 400_000_000, "Development", "", "products/servers"},
-	{"DEV1-S", "0.008976", 2, 2 << 30, 200_000_000, "Development", "", "products/servers"},
-	{"DEV1-M", "0.020196", 3, 4 << 30, 300_000_000, "Development", "", "products/servers"},
-	{"DEV1-L", "0.04284", 4, 8 << 30, 400_000_000, "Development", "", "products/servers"},
-	{"DEV1-XL", "0.065075999", 4, 12 << 30, 500_000_000, "Development", "", "catalog"},
-	{"PRO2-XXS", "0.0561", 2, 8 << 30, 350_000_000, "Production-Optimized", "", "catalog"},
-	{"PRO2-XS", "0.1122", 4, 16 << 30, 700_000_000, "Production-Optimized", "", "products/servers"},
-	{"RENDER-S", "1.221", 10, 42 << 30, 2_000_000_000, "GPU", "", "catalog"},
-	{"START1-S", "0.0106", 2, 2 << 30, 200_000_000, "Development", pc.PublicCatalogProductStatusEndOfSale, "products/servers"},
-}
-
-// Elastic Metal hourly offers as recorded (fr-par-2, price_per_hour).
-var emOffers = []struct{ name, hourly, rng, offerID string }{
-	{"EM-A115X-SSD", "0.091", "Aluminium", "f7241870-c383-4fa2-bbca-5189600df5c4"},
-	{"EM-A116X-SSD", "0.077", "Aluminium", "8779d2c1-cd10-4a34-a006-cb5b1fb5cbc7"},
-	{"EM-A215R-HDD", "0.101", "Aluminium", "256e9714-4c9b-4727-840a-f9810df2c2b4"},
-	{"EM-A610R-NVME", "0.11", "Aluminium", "e1680dec-52aa-4cbc-b70c-ef32d863fdb0"},
-}
-
 func money(s string) *scw.Money {
 	m, err := cost.ParseDecimal(cost.CurrencyEUR, s)
 	if err != nil {
-		panic(err) // the figures above are constants
+		panic(err) // the figures are constants
 	}
 	return m.SCW()
 }
 
+// skuName is the recorded SKU form of a name: "PLAY2-NANO" -> "play2_nano"
+// for Instances ("/compute/play2_nano/run_par1"), and "EM-A116X-SSD" ->
+// "em-a116x-ssd" for Elastic Metal ("/baremetal/em-a116x-ssd/hourly/run_par1").
+func skuName(name string, sep string) string {
+	return strings.ToLower(strings.ReplaceAll(name, "-", sep))
+}
+
+// emVariant is the recorded variant word and SKU path of each Elastic Metal unit.
+var emVariant = map[string]struct{ word, path, per string }{
+	"hour":  {"hour", "hourly/run_", "hour"},
+	"month": {"month", "monthly/run_", "month"},
+	"setup": {"fees", "monthly/run_", "setup"},
+}
+
 func buildProducts(zones []scw.Zone) []*pc.PublicCatalogProduct {
 	var out []*pc.PublicCatalogProduct
-	hour := &pc.PublicCatalogProductUnitOfMeasure{Unit: pc.PublicCatalogProductUnitOfMeasureCountableUnitHour, Size: 1}
-	gbHour := &pc.PublicCatalogProductUnitOfMeasure{Unit: pc.PublicCatalogProductUnitOfMeasureCountableUnitGigabyteHour, Size: 1}
-	month := &pc.PublicCatalogProductUnitOfMeasure{Unit: pc.PublicCatalogProductUnitOfMeasureCountableUnitMonth, Size: 1}
-	ga := pc.PublicCatalogProductStatusGeneralAvailability
-	tableAmount := func(it cost.Item) (cost.TableEntry, string) {
-		e, ok := cost.LookupTable(it)
-		if !ok {
-			panic(fmt.Sprintf("catalog: no table entry for %+v", it))
-		}
-		return e, e.Amount.Decimal(0)
+	unit := func(u string) *pc.PublicCatalogProductUnitOfMeasure {
+		return &pc.PublicCatalogProductUnitOfMeasure{Unit: pc.PublicCatalogProductUnitOfMeasureCountableUnit(u), Size: 1}
 	}
+	ga := pc.PublicCatalogProductStatusGeneralAvailability
 	regions := map[scw.Region]bool{}
 	for _, z := range zones {
 		z := z
 		loc := &pc.PublicCatalogProductLocality{Zone: &z}
 		dc := dcSuffix(z)
-		for _, t := range instanceTypes {
-			st := t.status
-			if st == "" {
-				st = ga
-			}
+		for _, t := range recordedInstances {
 			out = append(out, &pc.PublicCatalogProduct{
-				Sku: "/compute/" + strings.ToLower(strings.ReplaceAll(t.name, "-", "_")) + "/run_" + dc, ServiceCategory: "Compute", ProductCategory: "Instance",
+				Sku: "/compute/" + skuName(t.name, "_") + "/run_" + dc, ServiceCategory: "Compute", ProductCategory: "Instance",
 				Product: t.name, Variant: t.name + " - " + string(z),
-				Description: fmt.Sprintf("%s - %s (%s€ per hour)", t.name, z, t.hourly),
-				Locality:    loc, Price: &pc.PublicCatalogProductPrice{RetailPrice: money(t.hourly)},
+				Description: fmt.Sprintf("%s - %s (%s€ per %s)", t.name, z, t.price, t.unit),
+				Locality:    loc, Price: &pc.PublicCatalogProductPrice{RetailPrice: money(t.price)},
 				Properties: &pc.PublicCatalogProductProperties{
 					Hardware: &pc.PublicCatalogProductPropertiesHardware{
-						CPU:     &pc.PublicCatalogProductPropertiesHardwareCPU{Arch: pc.PublicCatalogProductPropertiesHardwareCPUArchX64, Virtual: &pc.PublicCatalogProductPropertiesHardwareCPUVirtual{Count: t.cpus}, Threads: t.cpus, Shared: true, Description: fmt.Sprintf("x64, vCPUs: %d", t.cpus)},
+						CPU:     &pc.PublicCatalogProductPropertiesHardwareCPU{Arch: pc.PublicCatalogProductPropertiesHardwareCPUArchX64, Virtual: &pc.PublicCatalogProductPropertiesHardwareCPUVirtual{Count: t.threads}, Threads: t.threads, Description: fmt.Sprintf("x64, vCPUs: %d", t.threads)},
 						RAM:     &pc.PublicCatalogProductPropertiesHardwareRAM{Size: scw.Size(t.ram), Description: fmt.Sprintf("%d GiB", t.ram>>30)},
 						Network: &pc.PublicCatalogProductPropertiesHardwareNetwork{PublicBandwidth: t.bw, InternalBandwidth: t.bw, MaxPublicBandwidth: t.bw},
 					},
 					Instance: &pc.PublicCatalogProductPropertiesInstance{Range: t.rng, OfferID: t.name, RecommendedReplacementOfferIDs: []string{}},
 				},
-				UnitOfMeasure: hour, Status: st, Badges: []pc.PublicCatalogProductProductBadge{},
+				UnitOfMeasure: unit(t.unit), Status: ga, Badges: []pc.PublicCatalogProductProductBadge{},
 			})
 		}
-		for _, o := range emOffers {
+		for _, o := range recordedElasticMetal {
+			v := emVariant[o.unit]
+			name := strings.TrimPrefix(o.product, "Elastic Metal ")
+			sku := "/baremetal/" + skuName(name, "-") + "/" + v.path + dc
+			if o.unit == "setup" {
+				sku += "/fees"
+			}
 			out = append(out, &pc.PublicCatalogProduct{
-				Sku: "/baremetal/" + strings.ToLower(strings.ReplaceAll(o.name, "-", "_")) + "/hourly_" + dc, ServiceCategory: "Bare Metal", ProductCategory: "Elastic Metal",
-				Product: o.name, Variant: o.name + " - " + string(z),
-				Description: fmt.Sprintf("%s - %s (%s€ per hour, recorded offer price_per_hour)", o.name, z, o.hourly),
-				Locality:    loc, Price: &pc.PublicCatalogProductPrice{RetailPrice: money(o.hourly)},
-				Properties:    &pc.PublicCatalogProductProperties{ElasticMetal: &pc.PublicCatalogProductPropertiesElasticMetal{Range: o.rng, OfferID: o.name}},
-				UnitOfMeasure: hour, Status: ga, Badges: []pc.PublicCatalogProductProductBadge{},
+				Sku: sku, ServiceCategory: "BareMetal", ProductCategory: "Elastic Metal",
+				Product: o.product, Variant: fmt.Sprintf("%s - %s - %s", o.product, v.word, z),
+				Description: fmt.Sprintf("%s - %s - %s (%s€ per %s)", o.product, v.word, z, o.price, v.per),
+				Locality:    loc, Price: &pc.PublicCatalogProductPrice{RetailPrice: money(o.price)},
+				Properties:    &pc.PublicCatalogProductProperties{ElasticMetal: &pc.PublicCatalogProductPropertiesElasticMetal{Range: o.rng, OfferID: o.offerID}},
+				UnitOfMeasure: unit(o.unit), Status: pc.PublicCatalogProductStatus(o.status), Badges: []pc.PublicCatalogProductProductBadge{},
 			})
 		}
-		// The seed's monthly subscription figure, an estimate.
-		if e, ok := cost.LookupTable(cost.Item{Kind: cost.KindBaremetal, SKU: "EM-A116X-SSD"}); ok && e.Subscription != nil {
-			s := e.Subscription.Amount.Decimal(0)
-			out = append(out, &pc.PublicCatalogProduct{
-				Sku: "/baremetal/em_a116x_ssd/monthly_" + dc, ServiceCategory: "Bare Metal", ProductCategory: "Elastic Metal",
-				Product: "EM-A116X-SSD", Variant: "EM-A116X-SSD monthly - " + string(z),
-				Description: fmt.Sprintf("EM-A116X-SSD - %s (%s€ per month) ESTIMATE: seed figure, no recording", z, s),
-				Locality:    loc, Price: &pc.PublicCatalogProductPrice{RetailPrice: e.Subscription.Amount.SCW()},
-				Properties:    &pc.PublicCatalogProductProperties{ElasticMetal: &pc.PublicCatalogProductPropertiesElasticMetal{Range: "Aluminium", OfferID: "EM-A116X-SSD"}},
-				UnitOfMeasure: month, Status: ga, Badges: []pc.PublicCatalogProductProductBadge{},
-			})
-		}
+		// Block Storage: no recording lists it. Priced per GB and month
+		// (unit "gigabyte"), the table's estimates times 730 hours.
 		for _, iops := range []uint32{5000, 15000} {
-			e, d := tableAmount(cost.Item{Kind: cost.KindBlockVolume, IOPS: iops})
+			e := tableEntry(cost.Item{Kind: cost.KindBlockVolume, IOPS: iops})
 			k := fmt.Sprintf("%dK", iops/1000)
+			m := e.Amount.Mul(730)
 			out = append(out, &pc.PublicCatalogProduct{
 				Sku: "/storage/block/sbs_" + strings.ToLower(k) + "/" + dc, ServiceCategory: "Storage", ProductCategory: "Block Storage",
 				Product: "Block Storage " + k + " IOPS", Variant: "Block Storage " + k + " IOPS - " + string(z),
-				Description: fmt.Sprintf("Block Storage %s IOPS - %s (%s€ per GB per hour) ESTIMATE: %s, no recording", k, z, d, cost.TableDate),
-				Locality:    loc, Price: &pc.PublicCatalogProductPrice{RetailPrice: e.Amount.SCW()},
+				Description: fmt.Sprintf("Block Storage %s IOPS - %s (%s€ per GB per month) ESTIMATE: %s, no recording", k, z, m.Decimal(0), cost.TableDate),
+				Locality:    loc, Price: &pc.PublicCatalogProductPrice{RetailPrice: m.SCW()},
 				Properties:    &pc.PublicCatalogProductProperties{BlockStorage: &pc.PublicCatalogProductPropertiesBlockStorage{Volume: &pc.PublicCatalogProductPropertiesBlockStorageVolumeType{MinSize: scw.Size(cost.GB), MaxSize: scw.Size(10_000 * cost.GB)}}},
-				UnitOfMeasure: gbHour, Status: ga, Badges: []pc.PublicCatalogProductProductBadge{},
+				UnitOfMeasure: unit("gigabyte"), Status: ga, Badges: []pc.PublicCatalogProductProductBadge{},
 			})
 		}
-		e, d := tableAmount(cost.Item{Kind: cost.KindSnapshot})
+		e := tableEntry(cost.Item{Kind: cost.KindSnapshot})
+		m := e.Amount.Mul(730)
 		out = append(out, &pc.PublicCatalogProduct{
 			Sku: "/storage/block/snapshot/" + dc, ServiceCategory: "Storage", ProductCategory: "Block Storage",
 			Product: "Block Storage Snapshot", Variant: "Block Storage Snapshot - " + string(z),
-			Description: fmt.Sprintf("Block Storage Snapshot - %s (%s€ per GB per hour) ESTIMATE: %s, no recording", z, d, cost.TableDate),
-			Locality:    loc, Price: &pc.PublicCatalogProductPrice{RetailPrice: e.Amount.SCW()},
+			Description: fmt.Sprintf("Block Storage Snapshot - %s (%s€ per GB per month) ESTIMATE: %s, no recording", z, m.Decimal(0), cost.TableDate),
+			Locality:    loc, Price: &pc.PublicCatalogProductPrice{RetailPrice: m.SCW()},
 			Properties:    &pc.PublicCatalogProductProperties{BlockStorage: &pc.PublicCatalogProductPropertiesBlockStorage{Snapshot: &pc.PublicCatalogProductPropertiesBlockStorageSnapshotType{}}},
-			UnitOfMeasure: gbHour, Status: ga, Badges: []pc.PublicCatalogProductProductBadge{},
-		})
-		e, d = tableAmount(cost.Item{Kind: cost.KindIP})
-		out = append(out, &pc.PublicCatalogProduct{
-			Sku: "/network/flexible_ipv4/" + dc, ServiceCategory: "Network", ProductCategory: "IP",
-			Product: "Flexible IPv4", Variant: "Flexible IPv4 - " + string(z),
-			Description: fmt.Sprintf("Flexible IPv4 - %s (%s€ per hour) ESTIMATE: example rate from Scaleway's docs, no recording", z, d),
-			Locality:    loc, Price: &pc.PublicCatalogProductPrice{RetailPrice: e.Amount.SCW()},
-			Properties:    &pc.PublicCatalogProductProperties{},
-			UnitOfMeasure: hour, Status: ga, Badges: []pc.PublicCatalogProductProductBadge{},
+			UnitOfMeasure: unit("gigabyte"), Status: ga, Badges: []pc.PublicCatalogProductProductBadge{},
 		})
 		if r, err := z.Region(); err == nil {
 			regions[r] = true
 		}
 	}
-	// Object Storage is regional. The table's figure is per GB-month; the
-	// catalog speaks per GB-hour: 0.0146 / 730 = 0.00002 exactly.
-	e, _ := tableAmount(cost.Item{Kind: cost.KindObjectStorage})
-	perHour := e.Amount.MulRat(1, 730)
+	// Object Storage is regional; the table's figure is per GB-month already.
+	e := tableEntry(cost.Item{Kind: cost.KindObjectStorage})
 	for _, r := range sortedRegions(regions) {
 		r := r
 		out = append(out, &pc.PublicCatalogProduct{
 			Sku: "/storage/object/standard/" + string(r), ServiceCategory: "Storage", ProductCategory: "Object Storage",
 			Product: "Object Storage Standard", Variant: "Object Storage Standard - " + string(r),
 			Description: fmt.Sprintf("Object Storage Standard - %s (%s€ per GB per month) ESTIMATE: %s, no recording", r, e.Amount.Decimal(0), cost.TableDate),
-			Locality:    &pc.PublicCatalogProductLocality{Region: &r}, Price: &pc.PublicCatalogProductPrice{RetailPrice: perHour.SCW()},
+			Locality:    &pc.PublicCatalogProductLocality{Region: &r}, Price: &pc.PublicCatalogProductPrice{RetailPrice: e.Amount.SCW()},
 			Properties: &pc.PublicCatalogProductProperties{ObjectStorage: &pc.PublicCatalogProductPropertiesObjectStorage{
 				Class: &pc.PublicCatalogProductPropertiesObjectStorageClassType{StorageClass: pc.PublicCatalogProductPropertiesObjectStorageClassTypeStorageClassStandard}}},
-			UnitOfMeasure: gbHour, Status: ga, Badges: []pc.PublicCatalogProductProductBadge{},
+			UnitOfMeasure: unit("gigabyte"), Status: ga, Badges: []pc.PublicCatalogProductProductBadge{},
 		})
 	}
 	return out
+}
+
+func tableEntry(it cost.Item) cost.TableEntry {
+	e, ok := cost.LookupTable(it)
+	if !ok {
+		panic(fmt.Sprintf("catalog: no table entry for %+v", it))
+	}
+	return e
 }
 
 func sortedRegions(m map[scw.Region]bool) []scw.Region {

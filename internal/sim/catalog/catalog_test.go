@@ -42,9 +42,8 @@ func TestRecordedAndEstimatedPrices(t *testing.T) {
 		{"recorded catalog DEV1-XL", []pc.ListPublicCatalogProductsRequestProductType{"instance"}, []string{"DEV1-XL"}, "DEV1-XL", 0, 65_075_999, false},
 		{"recorded RENDER-S", []pc.ListPublicCatalogProductsRequestProductType{"instance"}, []string{"RENDER-S"}, "RENDER-S", 1, 221_000_000, false},
 		{"products/servers PLAY2-NANO", []pc.ListPublicCatalogProductsRequestProductType{"instance"}, []string{"PLAY2-NANO"}, "PLAY2-NANO", 0, 27_540_000, false},
-		{"offer EM-A116X-SSD hourly", []pc.ListPublicCatalogProductsRequestProductType{"elastic_metal"}, nil, "EM-A116X-SSD", 0, 77_000_000, false},
-		{"block 5K estimate", []pc.ListPublicCatalogProductsRequestProductType{"block_storage"}, nil, "Block Storage 5K IOPS", 0, 118_000, true},
-		{"flexible IPv4 estimate", []pc.ListPublicCatalogProductsRequestProductType{"instance"}, nil, "Flexible IPv4", 0, 4_000_000, true},
+		{"offer EM-A116X-SSD hourly", []pc.ListPublicCatalogProductsRequestProductType{"elastic_metal"}, nil, "Elastic Metal EM-A116X-SSD", 0, 77_000_000, false},
+		{"block 5K estimate", []pc.ListPublicCatalogProductsRequestProductType{"block_storage"}, nil, "Block Storage 5K IOPS", 0, 86_140_000, true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -56,7 +55,8 @@ func TestRecordedAndEstimatedPrices(t *testing.T) {
 			}
 			var found *pc.PublicCatalogProduct
 			for _, p := range resp.Products {
-				if p.Product == tc.product && p.UnitOfMeasure.Unit != pc.PublicCatalogProductUnitOfMeasureCountableUnitMonth {
+				if u := p.UnitOfMeasure.Unit; p.Product == tc.product && u != pc.PublicCatalogProductUnitOfMeasureCountableUnitMonth &&
+					u != pc.PublicCatalogProductUnitOfMeasureCountableUnitSetup {
 					found = p
 				}
 				if p.Locality == nil || p.Locality.Zone == nil || *p.Locality.Zone != "fr-par-1" {
@@ -117,7 +117,7 @@ func TestPaginationAndFilters(t *testing.T) {
 	if err != nil {
 		t.Fatalf("object storage: %v", err)
 	}
-	if obj.TotalCount != 1 || obj.Products[0].Price.RetailPrice.Nanos != 20_000 {
+	if obj.TotalCount != 1 || obj.Products[0].Price.RetailPrice.Nanos != 14_600_000 || obj.Products[0].UnitOfMeasure.Unit != "gigabyte" {
 		t.Errorf("object storage fr-par = %d products, first %+v", obj.TotalCount, obj.Products)
 	}
 }
@@ -176,4 +176,74 @@ func TestBadRequests(t *testing.T) {
 			t.Errorf("%s %s = %d, want %d", tc.method, tc.path, resp.StatusCode, tc.code)
 		}
 	}
+}
+
+// TestRecordedShapes: the answers have the shapes of the recorded catalog
+// (scaleway-cli's test-server-type-list-on-fr-par1 and
+// test-baremetal-list-offer-simple cassettes).
+func TestRecordedShapes(t *testing.T) {
+	_, api := start(t, catalog.Options{})
+	list := func(t *testing.T, typ pc.ListPublicCatalogProductsRequestProductType) *pc.ListPublicCatalogProductsResponse {
+		t.Helper()
+		// No page_size and no WithAllPages: what one plain call gets.
+		resp, err := api.ListPublicCatalogProducts(&pc.PublicCatalogAPIListPublicCatalogProductsRequest{
+			Zone: zone("fr-par-1"), ProductTypes: []pc.ListPublicCatalogProductsRequestProductType{typ}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp
+	}
+	t.Run("instance: 96 on one page, no IP", func(t *testing.T) {
+		resp := list(t, "instance")
+		if resp.TotalCount != 96 || len(resp.Products) != 96 {
+			t.Errorf("%d products of %d, want the 96 recorded on page 1", len(resp.Products), resp.TotalCount)
+		}
+		for _, p := range resp.Products {
+			if p.Properties == nil || p.Properties.Instance == nil || p.Properties.Instance.OfferID != p.Product {
+				t.Errorf("%s: not an Instance type (properties %+v)", p.Sku, p.Properties)
+			}
+			if strings.Contains(strings.ToLower(p.Product), "ip") && !strings.Contains(p.Product, "-") {
+				t.Errorf("%s: the recorded instance listing holds no IP", p.Product)
+			}
+		}
+	})
+	t.Run("elastic metal: named Elastic Metal, offer UUIDs, setup fee", func(t *testing.T) {
+		resp := list(t, "elastic_metal")
+		if resp.TotalCount != 83 {
+			t.Errorf("%d products, want the 83 recorded", resp.TotalCount)
+		}
+		want := map[pc.PublicCatalogProductUnitOfMeasureCountableUnit]struct {
+			offer, sku string
+			units      int64
+			nanos      int32
+		}{
+			"hour":  {"8779d2c1-cd10-4a34-a006-cb5b1fb5cbc7", "/baremetal/em-a116x-ssd/hourly/run_par1", 0, 77_000_000},
+			"month": {"7b3dae29-0658-4351-b8a7-7b97aef6efc2", "/baremetal/em-a116x-ssd/monthly/run_par1", 27, 990_000_000},
+			"setup": {"7b3dae29-0658-4351-b8a7-7b97aef6efc2", "/baremetal/em-a116x-ssd/monthly/run_par1/fees", 27, 990_000_000},
+		}
+		got := 0
+		for _, p := range resp.Products {
+			if p.Product != "Elastic Metal EM-A116X-SSD" {
+				continue
+			}
+			got++
+			w, ok := want[p.UnitOfMeasure.Unit]
+			if !ok || p.Properties.ElasticMetal.OfferID != w.offer || p.Sku != w.sku ||
+				p.Price.RetailPrice.Units != w.units || p.Price.RetailPrice.Nanos != w.nanos {
+				t.Errorf("%s %s: offer %s price %+v", p.Sku, p.UnitOfMeasure.Unit, p.Properties.ElasticMetal.OfferID, p.Price.RetailPrice)
+			}
+		}
+		if got != 3 {
+			t.Errorf("%d EM-A116X-SSD products, want hour, month and setup", got)
+		}
+	})
+	t.Run("a plain call on every zonal type gets one page", func(t *testing.T) {
+		resp, err := api.ListPublicCatalogProducts(&pc.PublicCatalogAPIListPublicCatalogProductsRequest{Zone: zone("fr-par-1")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if int(resp.TotalCount) <= len(resp.Products) || len(resp.Products) != catalog.DefaultPageSize {
+			t.Errorf("%d products of %d: a caller that does not page must miss some", len(resp.Products), resp.TotalCount)
+		}
+	})
 }

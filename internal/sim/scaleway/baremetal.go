@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"sort"
 	"strings"
 	"time"
 
@@ -105,55 +104,35 @@ func (e *Emulator) bmJSON(b *bmServer) map[string]any {
 	return reshape(s, []string{"protected", "user_data"}, nil)
 }
 
-func (e *Emulator) baremetal(w http.ResponseWriter, r *http.Request, zone string, p []string) {
-	if zone == "" || len(p) == 0 {
-		baremetalNotFound(w)
-		return
-	}
-	z := scw.Zone(zone)
-	m := r.Method
-	switch {
-	case p[0] == "offers" && len(p) == 1 && m == http.MethodGet:
-		e.mu.Lock()
-		defer e.mu.Unlock()
-		q := r.URL.Query()
-		var list []offerInfo
-		for _, o := range offers {
-			if q.Get("subscription_period") == "monthly" || !nameMatch(o.name, q.Get("name")) {
-				continue
-			}
-			list = append(list, o)
+func (e *Emulator) listOffers(w http.ResponseWriter, r *http.Request, z scw.Zone) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	q := r.URL.Query()
+	var list []offerInfo
+	for _, o := range offers {
+		if q.Get("subscription_period") == "monthly" || !nameMatch(o.name, q.Get("name")) {
+			continue
 		}
-		pg, ok := pageOf(w, r, list)
-		if !ok {
+		list = append(list, o)
+	}
+	writePage(w, r, "offers", pagingBody, list, func(o offerInfo) any { return e.offerJSON(o, z) })
+}
+
+func (e *Emulator) getOffer(w http.ResponseWriter, r *http.Request, z scw.Zone, id string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for _, o := range offers {
+		if o.id == id {
+			writeJSON(w, http.StatusOK, e.offerJSON(o, z))
 			return
 		}
-		out := []any{}
-		for _, o := range pg {
-			out = append(out, e.offerJSON(o, z))
-		}
-		writeJSON(w, http.StatusOK, map[string]any{"offers": out, "total_count": len(list)})
-	case p[0] == "offers" && len(p) == 2 && m == http.MethodGet:
-		e.mu.Lock()
-		defer e.mu.Unlock()
-		for _, o := range offers {
-			if o.id == p[1] {
-				writeJSON(w, http.StatusOK, e.offerJSON(o, z))
-				return
-			}
-		}
-		baremetalNotFound(w)
-	case p[0] == "servers" && len(p) == 1 && m == http.MethodPost:
-		e.createBM(w, r, z)
-	case p[0] == "servers" && len(p) == 1 && m == http.MethodGet:
-		e.listBM(w, r, z)
-	case p[0] == "servers" && len(p) == 2:
-		e.oneBM(w, r, z, p[1])
-	case p[0] == "servers" && len(p) == 3 && m == http.MethodPost:
-		e.bmAction(w, r, z, p[1], p[2])
-	default:
-		baremetalNotFound(w)
 	}
+	baremetalNotFound(w)
+}
+
+// bmActionRoute serves POST /servers/{id}/{action}.
+func (e *Emulator) bmActionRoute(w http.ResponseWriter, r *http.Request, z scw.Zone, id string) {
+	e.bmAction(w, r, z, id, r.PathValue("action"))
 }
 
 func (e *Emulator) createBM(w http.ResponseWriter, r *http.Request, z scw.Zone) {
@@ -211,26 +190,8 @@ func (e *Emulator) createBM(w http.ResponseWriter, r *http.Request, z scw.Zone) 
 func (e *Emulator) listBM(w http.ResponseWriter, r *http.Request, z scw.Zone) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	q := r.URL.Query()
-	tags := tagFilter(r)
-	var list []*bmServer
-	for _, b := range e.bms {
-		if b.Zone != z || !hasAllTags(b.Tags, tags) || !nameMatch(b.Name, q.Get("name")) ||
-			(q.Get("project_id") != "" && q.Get("project_id") != b.Project) {
-			continue
-		}
-		list = append(list, b)
-	}
-	sort.Slice(list, func(a, b int) bool { return list[a].ID < list[b].ID })
-	pg, ok := pageOf(w, r, list)
-	if !ok {
-		return
-	}
-	out := []any{}
-	for _, b := range pg {
-		out = append(out, e.bmJSON(b))
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"servers": out, "total_count": len(list)})
+	serveList(w, r, e.bms, z, listing[*bmServer]{key: "servers", projectParam: "project_id", paging: pagingBody,
+		json: func(b *bmServer) any { return e.bmJSON(b) }})
 }
 
 func (e *Emulator) oneBM(w http.ResponseWriter, r *http.Request, z scw.Zone, id string) {
@@ -298,6 +259,12 @@ func (e *Emulator) bmAction(w http.ResponseWriter, r *http.Request, z scw.Zone, 
 	b, ok := e.bms[id]
 	if !ok || b.Zone != z {
 		baremetalNotFound(w)
+		return
+	}
+	if !b.delivered {
+		// Recorded for reboot, start and stop alike (scaleway-cli,
+		// test-{reboot,start,stop}-server-errors-*-while-not-delivered).
+		writeJSON(w, http.StatusBadRequest, map[string]any{"message": "Server is not delivered"})
 		return
 	}
 	bt := string(req.BootType)

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"sort"
+	"net/url"
 	"time"
 
 	block "github.com/scaleway/scaleway-sdk-go/api/block/v1"
@@ -70,6 +70,20 @@ func (e *Emulator) attachVolume(v *volume, s *server) {
 	s.VolumeIDs = append(s.VolumeIDs, v.ID)
 }
 
+// detachVolumeLater frees v some seconds after its server is gone: the
+// volume stays in_use, still referencing the server, until then (recorded
+// by scaleway-cli, e.g. test-create-server-simple-default: in_use right
+// after the server's DELETE, available 5-6 s later). Caller holds e.mu.
+func (e *Emulator) detachVolumeLater(v *volume) {
+	v.gen++
+	gen := v.gen
+	e.after(e.lat.VolumeDetach, func() {
+		if v.gen == gen && e.vols[v.ID] == v {
+			e.detachVolume(v)
+		}
+	})
+}
+
 func (e *Emulator) detachVolume(v *volume) {
 	v.ServerID = ""
 	v.Status = "available"
@@ -106,35 +120,6 @@ func (e *Emulator) snapshotJSON(s *snapshot) *block.Snapshot {
 func blockVolume(v *block.Volume) map[string]any { return reshape(v, []string{"srn"}, nil) }
 func blockSnap(s *block.Snapshot) map[string]any {
 	return reshape(s, []string{"srn", "kms_key_id"}, nil)
-}
-
-func (e *Emulator) block(w http.ResponseWriter, r *http.Request, zone string, p []string) {
-	if zone == "" || len(p) == 0 {
-		baremetalNotFound(w)
-		return
-	}
-	z := scw.Zone(zone)
-	m := r.Method
-	switch {
-	case p[0] == "volume-types" && len(p) == 1 && m == http.MethodGet:
-		e.volumeTypes(w, r, z)
-	case p[0] == "volumes" && len(p) == 1 && m == http.MethodPost:
-		e.createVolume(w, r, z)
-	case p[0] == "volumes" && len(p) == 1 && m == http.MethodGet:
-		e.listVolumes(w, r, z)
-	case p[0] == "volumes" && len(p) == 2:
-		e.oneVolume(w, r, z, p[1])
-	case p[0] == "snapshots" && len(p) == 1 && m == http.MethodPost:
-		e.createSnapshot(w, r, z)
-	case p[0] == "snapshots" && len(p) == 1 && m == http.MethodGet:
-		e.listSnapshots(w, r, z)
-	case p[0] == "snapshots" && len(p) == 2 && p[1] == "import-from-object-storage" && m == http.MethodPost:
-		e.importSnapshot(w, r, z)
-	case p[0] == "snapshots" && len(p) == 2:
-		e.oneSnapshot(w, r, z, p[1])
-	default:
-		baremetalNotFound(w)
-	}
 }
 
 // volumeTypes are Scaleway's public list prices for Block Storage
@@ -230,27 +215,11 @@ func (e *Emulator) createVolume(w http.ResponseWriter, r *http.Request, z scw.Zo
 func (e *Emulator) listVolumes(w http.ResponseWriter, r *http.Request, z scw.Zone) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	q := r.URL.Query()
-	tags := tagFilter(r)
-	var list []*volume
-	for _, v := range e.vols {
-		if v.Zone != z || !hasAllTags(v.Tags, tags) || !nameMatch(v.Name, q.Get("name")) ||
-			(q.Get("project_id") != "" && q.Get("project_id") != v.Project) ||
-			(q.Get("product_resource_id") != "" && q.Get("product_resource_id") != v.ServerID) {
-			continue
-		}
-		list = append(list, v)
-	}
-	sort.Slice(list, func(a, b int) bool { return list[a].ID < list[b].ID })
-	pg, ok := pageOf(w, r, list)
-	if !ok {
-		return
-	}
-	out := []any{}
-	for _, v := range pg {
-		out = append(out, blockVolume(e.volumeJSON(v)))
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"volumes": out, "total_count": len(list)})
+	serveList(w, r, e.vols, z, listing[*volume]{key: "volumes", projectParam: "project_id", paging: pagingBody,
+		match: func(v *volume, q url.Values) bool {
+			return q.Get("product_resource_id") == "" || q.Get("product_resource_id") == v.ServerID
+		},
+		json: func(v *volume) any { return blockVolume(e.volumeJSON(v)) }})
 }
 
 func (e *Emulator) oneVolume(w http.ResponseWriter, r *http.Request, z scw.Zone, id string) {
@@ -425,27 +394,11 @@ func (e *Emulator) importSnapshot(w http.ResponseWriter, r *http.Request, z scw.
 func (e *Emulator) listSnapshots(w http.ResponseWriter, r *http.Request, z scw.Zone) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	q := r.URL.Query()
-	tags := tagFilter(r)
-	var list []*snapshot
-	for _, s := range e.snaps {
-		if s.Zone != z || !hasAllTags(s.Tags, tags) || !nameMatch(s.Name, q.Get("name")) ||
-			(q.Get("project_id") != "" && q.Get("project_id") != s.Project) ||
-			(q.Get("volume_id") != "" && (s.Parent == nil || s.Parent.ID != q.Get("volume_id"))) {
-			continue
-		}
-		list = append(list, s)
-	}
-	sort.Slice(list, func(a, b int) bool { return list[a].ID < list[b].ID })
-	pg, ok := pageOf(w, r, list)
-	if !ok {
-		return
-	}
-	out := []any{}
-	for _, s := range pg {
-		out = append(out, blockSnap(e.snapshotJSON(s)))
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"snapshots": out, "total_count": len(list)})
+	serveList(w, r, e.snaps, z, listing[*snapshot]{key: "snapshots", projectParam: "project_id", paging: pagingBody,
+		match: func(s *snapshot, q url.Values) bool {
+			return q.Get("volume_id") == "" || (s.Parent != nil && s.Parent.ID == q.Get("volume_id"))
+		},
+		json: func(s *snapshot) any { return blockSnap(e.snapshotJSON(s)) }})
 }
 
 func (e *Emulator) oneSnapshot(w http.ResponseWriter, r *http.Request, z scw.Zone, id string) {

@@ -8,18 +8,24 @@
 // It exists because Scaleway cannot be reached from the test machines, so
 // every claim about provisioning rests on it: it answers with
 // scaleway-sdk-go's own types, the real status codes, wrappers, pagination
-// and error bodies (shapes taken from the recordings in
-// testdata/cassettes), and it enforces the real API's rules
-// (a running server is not deleted, an attached IP or an in-use volume is not
-// deleted, quotas, exactly one volume source, the QCOW2 magic of an imported
-// object).
+// and error bodies, and it enforces the real API's rules. Each rule, and
+// where it comes from, is in the contract table below.
+//
+// Structure. Every operation is one net/http ServeMux method-and-pattern
+// route (routes.go), on the paths of scaleway-sdk-go v1.39.0's
+// api/*/v*/*_sdk.go; anything else is the gateway's bare 404. The zoned
+// resources live in one generic table per kind (table.go), which lists,
+// filters (zone, tags all present, name substring, project, per-endpoint
+// filters) and pages them the way their API pages.
 //
 // Time. Every asynchronous transition (server poweron, snapshot import,
 // Elastic Metal delivery, …) is an event scheduled at now+latency×TimeFactor
 // on an internal queue. Events are applied in time order whenever the
 // emulator is touched (every request, Inventory, UserData) and, once Start
 // runs, by a ticker, so hooks fire even when nobody polls. Given a Clock and
-// a request sequence, the observed states are deterministic.
+// a request sequence, the observed states are deterministic. The latencies
+// (DefaultLatency) are the recorded ones; each field of Latency names its
+// recording.
 //
 // Faults. Options.Faults injects, from a seeded generator, 5xx and 429
 // answers. By default a fault is decided BEFORE the request takes effect, so
@@ -31,6 +37,69 @@
 // Loopback addresses. Reserved IPs and Elastic Metal servers get unique
 // 127.x.y.z addresses (never 127.0.0.1) so that the Talos and rescue
 // stand-ins can listen on exactly the address the bot read from the API.
+//
+// # Contract
+//
+// Sources: "fixtures" are the Terraform provider's recordings copied in
+// testdata/cassettes (SOURCE.md there lists them; the section numbers below
+// are its "Facts observed"); "TF" is
+// github.com/scaleway/terraform-provider-scaleway at b2d45ed4,
+// internal/services/<svc>/testdata/<name>.cassette.yaml; "CLI" is
+// github.com/scaleway/scaleway-cli at c2d470d8,
+// internal/namespaces/<ns>/testdata/<name>.cassette.yaml; "SDK" is
+// scaleway-sdk-go v1.39.0. "Source silent" marks a rule no recording or
+// document shows: the stricter reading was chosen.
+//
+//	| Behaviour                                                                  | Source                                                              |
+//	|----------------------------------------------------------------------------|---------------------------------------------------------------------|
+//	| X-Auth-Token required, else 401 denied_authentication                      | SDK scw/errors.go (DeniedAuthenticationError); body: source silent  |
+//	| unknown path or method: 404 {"message":"Not Found"}                        | fixtures §6 (the Elastic Metal 404 body)                             |
+//	| 404 bodies: Instance {type,message,resource,resource_id}; Block/IAM same   | fixtures §6                                                          |
+//	|   keys; Elastic Metal {"message":"Not Found"}                              |                                                                      |
+//	| Instance lists: per_page (default 50), X-Total-Count, Link relative to the | fixtures §7; CLI instance/v1 test-server-type-list-on-fr-par1       |
+//	|   zone ("</products/servers?page=2&per_page=50&>; rel=\"next\",…")         |                                                                      |
+//	| Block, Elastic Metal, IAM, Domain lists: page_size, total_count in body    | fixtures §2, §7                                                      |
+//	| products/servers: the 135 recorded types of fr-par-1, 3 pages, PLAY2-NANO   | fixtures instance__data-source-server-type-basic (2026-07-30); CLI  |
+//	|   on page 2 (a caller that does not page misses it)                        |   test-server-type-list-on-fr-par1 has 107 (2026-07-01)             |
+//	| POST servers: 201 {"server":…} stopped, allowed_actions poweron, backup;   | fixtures §4                                                          |
+//	|   commercial type must be listed                                           |   (listed type: source silent)                                       |
+//	| actions: 202 fake task; poweron starting→running, poweroff, stop_in_place, | fixtures §5                                                          |
+//	|   terminate stopping(terminating)→404                                      |                                                                      |
+//	| DELETE of a server not stopped: 400                                        | source silent (no recording deletes a running server, SOURCE.md)    |
+//	| terminate: IPs detached and kept, volumes available when the server goes   | fixtures instance__server-* (volume's next GET)                     |
+//	| DELETE of a stopped server: its SBS volume in_use, then available 5 s later | CLI instance/v1 test-create-server-simple-default and 9 others       |
+//	| an in_use or attached volume is not deleted: 412 resource_still_in_use     | SDK PreconditionFailedError; source silent on the real body         |
+//	| user_data: list is JSON; a key is text/plain; a missing key 404, empty body | CLI instance/v1 test-user-data-get-get-an-nonexistent-key           |
+//	| Instance volumes/{id} of an SBS volume: 404 instance_volume                 | fixtures caveat 4                                                    |
+//	| IPs: 201 detached; PATCH server → pending → attached; null → detached      | fixtures §9                                                          |
+//	| an attached IP is not deleted; a group used by a server is not deleted     | source silent                                                        |
+//	| security groups: 201; PUT rules replaces the editable ones; positions from | fixtures §9, TF instance security-group-basic                        |
+//	|   1; state syncing → available                                             |                                                                      |
+//	| 6 non-editable SMTP drop rules only with enable_default_security (default  | TF instance security-group-enable-default-security (0 rules when    |
+//	|   true); none when false                                                   |   false, 6 after PATCH true)                                         |
+//	| Block volume: 200 creating → available; sbs_5k / sbs_15k; perf_iops 5000   | fixtures §8                                                          |
+//	|   or 15000; PATCH updating; no shrink; exactly one source                  |   (shrink, one source: source silent)                                |
+//	| Block snapshot import: 200 creating → available; QCOW2 magic required      | fixtures §8; the magic check: source silent                          |
+//	| Block DELETE 204, again 404; operations in a transient state: 409          | fixtures §6; 409 transient_state: SDK TransientStateError           |
+//	| Elastic Metal offers: Money prices, subscription_period, monthly_offer_id, | fixtures §2                                                          |
+//	|   stock; out of stock: 409 out_of_stock                                    |   (409 out_of_stock: SDK OutOfStockError)                            |
+//	| Elastic Metal create: delivering → ready after 4 min 47 s                  | CLI baremetal/v1 test-reboot-server-errors-…-while-not-delivered    |
+//	| Elastic Metal reboot, start, stop before delivery: 400                     | CLI baremetal/v1 test-{reboot,start,stop}-server-errors-…-while-    |
+//	|   {"message":"Server is not delivered"}                                    |   not-delivered                                                      |
+//	| Elastic Metal reboot: stopping → ready in 15 s; stop, start 15 s           | TF baremetal action-basic                                            |
+//	| Elastic Metal user_data on an offer without cloud-init: 503                | fixtures §3                                                          |
+//	| Elastic Metal DELETE: 200 deleting, then 404                               | fixtures §1                                                          |
+//	| IAM SSH key create: 200, comment stripped, MD5 fingerprint                 | fixtures §10                                                         |
+//	| the same public key registers twice in a project                           | TF iam list-iamssh-keys-basic (two live keys, one fingerprint)      |
+//	| DNS: PATCH records with add / set / delete changes; TXT data quoted        | fixtures §10                                                         |
+//	| DNS record comment kept and listed                                         | SDK domain Record.Comment; the recordings list the key (null only): |
+//	|                                                                            |   a set comment is not recorded                                      |
+//	| latencies                                                                  | each Latency field names its recording                              |
+//	| quotas: 403 quotas_exceeded                                                | SDK QuotasExceededError; limits are test options                     |
+//
+// Not confirmed by any recording (kept, labelled): a snapshot import of
+// "≈ 1.5 min" (the recordings show 5 s and 212 s), an Instance reboot (30 s
+// estimate), and how long the rescue image's SSH takes after a rescue reboot.
 //
 // # Contract: the Elastic Metal rescue reboot
 //

@@ -35,19 +35,6 @@ func (e *Emulator) zoneExists(z string) bool {
 	return false
 }
 
-func (e *Emulator) domain(w http.ResponseWriter, r *http.Request, p []string) {
-	switch {
-	case len(p) == 0 && r.Method == http.MethodGet:
-		e.listDNSZones(w, r)
-	case len(p) == 2 && p[1] == "records" && r.Method == http.MethodGet:
-		e.listRecords(w, r, p[0])
-	case len(p) == 2 && p[1] == "records" && r.Method == http.MethodPatch:
-		e.patchRecords(w, r, p[0])
-	default:
-		baremetalNotFound(w)
-	}
-}
-
 func (e *Emulator) listDNSZones(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	names := e.opts.DNSZones
@@ -70,7 +57,8 @@ func (e *Emulator) listDNSZones(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{"dns_zones": out, "total_count": len(out)})
 }
 
-func (e *Emulator) listRecords(w http.ResponseWriter, r *http.Request, zone string) {
+func (e *Emulator) listRecords(w http.ResponseWriter, r *http.Request) {
+	zone := r.PathValue("dns_zone")
 	if !e.zoneReachable(w, zone) {
 		return
 	}
@@ -103,7 +91,8 @@ func (e *Emulator) listRecords(w http.ResponseWriter, r *http.Request, zone stri
 	writeJSON(w, http.StatusOK, map[string]any{"records": out, "total_count": len(list)})
 }
 
-func (e *Emulator) patchRecords(w http.ResponseWriter, r *http.Request, zone string) {
+func (e *Emulator) patchRecords(w http.ResponseWriter, r *http.Request) {
+	zone := r.PathValue("dns_zone")
 	var req domain.UpdateDNSZoneRecordsRequest
 	if !decode(w, r, &req) {
 		return

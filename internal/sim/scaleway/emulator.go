@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -152,11 +153,13 @@ type Call struct {
 
 // Emulator is the Scaleway API emulator. Create it with New.
 type Emulator struct {
-	opts    Options
-	lat     Latency
-	clock   func() time.Time
-	log     *slog.Logger
-	extraPx []string
+	inflight atomic.Int64 // requests being served (Quiesce)
+	opts     Options
+	lat      Latency
+	clock    func() time.Time
+	log      *slog.Logger
+	extraPx  []string
+	mux      *http.ServeMux
 
 	mu       sync.Mutex
 	faultRnd *rand.Rand
@@ -166,12 +169,12 @@ type Emulator struct {
 	queue    []*event
 	pending  []func() // hooks collected under the lock, run after it
 	calls    []Call
-	srv      map[string]*server
-	ips      map[string]*flexIP
-	sgs      map[string]*secGroup
-	vols     map[string]*volume
-	snaps    map[string]*snapshot
-	bms      map[string]*bmServer
+	srv      table[*server]
+	ips      table[*flexIP]
+	sgs      table[*secGroup]
+	vols     table[*volume]
+	snaps    table[*snapshot]
+	bms      table[*bmServer]
 	keys     map[string]*sshKey
 	records  map[string][]*record // dns zone -> records
 	stockUse map[string]int
@@ -196,12 +199,12 @@ func New(o Options) *Emulator {
 		faultRnd: rand.New(rand.NewPCG(uint64(o.Faults.Seed), 0x5ca1e)),
 		idRnd:    rand.New(rand.NewPCG(uint64(o.Faults.Seed), 0x1d5)),
 		nextIP:   0x7f0a0000, // 127.10.0.0: far from 127.0.0.1
-		srv:      map[string]*server{},
-		ips:      map[string]*flexIP{},
-		sgs:      map[string]*secGroup{},
-		vols:     map[string]*volume{},
-		snaps:    map[string]*snapshot{},
-		bms:      map[string]*bmServer{},
+		srv:      table[*server]{},
+		ips:      table[*flexIP]{},
+		sgs:      table[*secGroup]{},
+		vols:     table[*volume]{},
+		snaps:    table[*snapshot]{},
+		bms:      table[*bmServer]{},
 		keys:     map[string]*sshKey{},
 		records:  map[string][]*record{},
 		stockUse: map[string]int{},
@@ -215,6 +218,7 @@ func New(o Options) *Emulator {
 	if e.log == nil {
 		e.log = slog.Default()
 	}
+	e.mux = e.routes()
 	for p := range o.Extra {
 		e.extraPx = append(e.extraPx, p)
 	}
@@ -320,6 +324,30 @@ func (e *Emulator) Inventory() []Resource {
 		return out[i].ID < out[j].ID
 	})
 	return out
+}
+
+// Quiesce waits until no request has been in the emulator for quiet in a row: what a crashed
+// client had in flight has then taken effect (or never will), as it has by the time a real rerun
+// starts, minutes after the crash.
+func (e *Emulator) Quiesce(ctx context.Context, quiet time.Duration) error {
+	idleSince := time.Time{}
+	for {
+		if e.inflight.Load() == 0 {
+			if idleSince.IsZero() {
+				idleSince = time.Now()
+			}
+			if time.Since(idleSince) >= quiet {
+				return nil
+			}
+		} else {
+			idleSince = time.Time{}
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("scaleway emulator: still busy: %w", ctx.Err())
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
 }
 
 // Calls returns a copy of the calls answered since the last ResetCalls.
@@ -453,6 +481,8 @@ func (r *recorder) Write(b []byte) (int, error) {
 
 // ServeHTTP answers one API request.
 func (e *Emulator) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	e.inflight.Add(1)
+	defer e.inflight.Add(-1)
 	rec := &recorder{ResponseWriter: w}
 	defer func() {
 		e.mu.Lock()
@@ -581,9 +611,9 @@ func EndpointKey(method, path string) string {
 	return method + " " + strings.Join(parts, "/")
 }
 
-// route dispatches to the product handlers.
+// route advances the clock-driven states, then serves the request through
+// the API's routes; the hooks its transitions collected run after it.
 func (e *Emulator) route(w http.ResponseWriter, r *http.Request) {
-	segs := strings.Split(strings.Trim(r.URL.Path, "/"), "/")
 	h := e.takeAndAdvance()
 	for _, f := range h {
 		f()
@@ -596,26 +626,7 @@ func (e *Emulator) route(w http.ResponseWriter, r *http.Request) {
 			f()
 		}
 	}()
-	switch {
-	case len(segs) >= 4 && segs[0] == "instance" && segs[1] == "v1" && segs[2] == "zones":
-		e.instance(w, r, zoneOf(segs[3]), segs[4:])
-	case len(segs) >= 4 && segs[0] == "block" && (segs[1] == "v1" || segs[1] == "v1alpha1") && segs[2] == "zones":
-		e.block(w, r, zoneOf(segs[3]), segs[4:])
-	case len(segs) >= 4 && segs[0] == "baremetal" && segs[1] == "v1" && segs[2] == "zones":
-		e.baremetal(w, r, zoneOf(segs[3]), segs[4:])
-	case len(segs) >= 3 && segs[0] == "iam" && segs[1] == "v1alpha1" && segs[2] == "ssh-keys":
-		e.iam(w, r, segs[3:])
-	case len(segs) >= 3 && segs[0] == "domain" && segs[1] == "v2beta1" && segs[2] == "dns-zones":
-		e.domain(w, r, segs[3:])
-	case len(segs) >= 4 && segs[0] == "instance" && segs[1] == "v2alpha1" && len(segs) == 5 && segs[4] == "private-network-interfaces" && r.Method == http.MethodGet:
-		// The provider reads it on every server read; pocbot uses no
-		// private network, so the answer is always empty.
-		writeJSON(w, http.StatusOK, map[string]any{"private_network_interfaces": []any{}, "total_count": 0})
-	case len(segs) >= 5 && segs[0] == "baremetal" && segs[1] == "v3" && segs[4] == "server-private-networks" && r.Method == http.MethodGet:
-		writeJSON(w, http.StatusOK, map[string]any{"server_private_networks": []any{}, "total_count": 0})
-	default:
-		writeJSON(w, http.StatusNotFound, map[string]any{"message": "Not Found"})
-	}
+	e.mux.ServeHTTP(w, r)
 }
 
 func (e *Emulator) takeAndAdvance() []func() {
@@ -816,9 +827,16 @@ func instancePage(w http.ResponseWriter, r *http.Request, n int) (lo, hi int, ok
 	}
 	last := max(1, (n+per-1)/per)
 	cur := lo/per + 1
+	// The recorded links are relative to the zone: "</products/servers?page=2&per_page=50&>".
+	path := r.URL.Path
+	if _, rest, ok := strings.Cut(path, "/zones/"); ok {
+		if i := strings.Index(rest, "/"); i >= 0 {
+			path = rest[i:]
+		}
+	}
 	var links []string
 	link := func(p int, rel string) {
-		links = append(links, fmt.Sprintf("<%s?page=%d&per_page=%d&>; rel=%q", r.URL.Path, p, per, rel))
+		links = append(links, fmt.Sprintf("<%s?page=%d&per_page=%d&>; rel=%q", path, p, per, rel))
 	}
 	if cur > 1 {
 		link(1, "first")
@@ -828,6 +846,6 @@ func instancePage(w http.ResponseWriter, r *http.Request, n int) (lo, hi int, ok
 		link(cur+1, "next")
 	}
 	link(last, "last")
-	w.Header().Set("Link", strings.Join(links, ", "))
+	w.Header().Set("Link", strings.Join(links, ","))
 	return lo, hi, true
 }

@@ -232,7 +232,7 @@ func TestDeletionRules(t *testing.T) {
 	if got == nil || got.Server.State != "stopping" || got.Server.StateDetail != "terminating" {
 		t.Fatalf("after terminate: %+v, want stopping/terminating", got)
 	}
-	clk.Advance(7 * time.Second)
+	clk.Advance(DefaultLatency().Terminate + time.Second)
 	_, err = inst.GetServer(&instance.GetServerRequest{Zone: zone, ServerID: wd.srv})
 	var nf *scw.ResourceNotFoundError
 	if !errors.As(err, &nf) || nf.Resource != "instance_server" {

@@ -39,86 +39,81 @@ func fingerprint(pk ssh.PublicKey) string {
 	return fmt.Sprintf("%d MD5:%s (%s)", bits, strings.Join(hex, ":"), pk.Type())
 }
 
-func (e *Emulator) iam(w http.ResponseWriter, r *http.Request, p []string) {
-	switch {
-	case len(p) == 0 && r.Method == http.MethodPost:
-		var req iam.CreateSSHKeyRequest
+func (e *Emulator) createSSHKey(w http.ResponseWriter, r *http.Request) {
+	var req iam.CreateSSHKeyRequest
+	if !decode(w, r, &req) {
+		return
+	}
+	pk, _, _, _, err := ssh.ParseAuthorizedKey([]byte(req.PublicKey))
+	if err != nil {
+		invalidArg(w, "public_key", "public_key is not an OpenSSH public key: "+err.Error())
+		return
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	// The real API registers the same public key twice in a project
+	// (terraform-provider-scaleway, list-iamssh-keys-basic cassette).
+	norm := strings.TrimSpace(string(ssh.MarshalAuthorizedKey(pk)))
+	if !e.quota(w, "ssh_keys", len(e.keys)) {
+		return
+	}
+	now := e.clock().UTC()
+	k := &sshKey{ID: e.newID(), Name: req.Name, PublicKey: norm, Fingerprint: fingerprint(pk), Project: req.ProjectID, Created: now, Updated: now}
+	e.keys[k.ID] = k
+	writeJSON(w, http.StatusOK, k.json())
+}
+
+func (e *Emulator) listSSHKeys(w http.ResponseWriter, r *http.Request) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	q := r.URL.Query()
+	var list []*sshKey
+	for _, k := range e.keys {
+		if nameMatch(k.Name, q.Get("name")) && (q.Get("project_id") == "" || q.Get("project_id") == k.Project) {
+			list = append(list, k)
+		}
+	}
+	sort.Slice(list, func(a, b int) bool { return list[a].ID < list[b].ID })
+	pg, ok := pageOf(w, r, list)
+	if !ok {
+		return
+	}
+	out := []any{}
+	for _, k := range pg {
+		out = append(out, k.json())
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"ssh_keys": out, "total_count": len(list)})
+}
+
+func (e *Emulator) oneSSHKey(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	k, ok := e.keys[id]
+	if !ok {
+		blockNotFound(w, "ssh_key", id)
+		return
+	}
+	switch r.Method {
+	case http.MethodGet:
+		writeJSON(w, http.StatusOK, k.json())
+	case http.MethodPatch:
+		var req struct {
+			Name *string `json:"name"`
+		}
 		if !decode(w, r, &req) {
 			return
 		}
-		pk, _, _, _, err := ssh.ParseAuthorizedKey([]byte(req.PublicKey))
-		if err != nil {
-			invalidArg(w, "public_key", "public_key is not an OpenSSH public key: "+err.Error())
-			return
+		if req.Name != nil {
+			k.Name = *req.Name
 		}
-		e.mu.Lock()
-		defer e.mu.Unlock()
-		// The real API refuses the same key twice in a project.
-		norm := strings.TrimSpace(string(ssh.MarshalAuthorizedKey(pk)))
-		for _, k := range e.keys {
-			if k.PublicKey == norm && k.Project == req.ProjectID {
-				writeJSON(w, http.StatusConflict, map[string]any{"type": "conflict", "message": "ssh key already exists", "resource": "ssh_key", "resource_id": k.ID})
-				return
-			}
-		}
-		if !e.quota(w, "ssh_keys", len(e.keys)) {
-			return
-		}
-		now := e.clock().UTC()
-		k := &sshKey{ID: e.newID(), Name: req.Name, PublicKey: norm, Fingerprint: fingerprint(pk), Project: req.ProjectID, Created: now, Updated: now}
-		e.keys[k.ID] = k
+		k.Updated = e.clock().UTC()
 		writeJSON(w, http.StatusOK, k.json())
-	case len(p) == 0 && r.Method == http.MethodGet:
-		e.mu.Lock()
-		defer e.mu.Unlock()
-		q := r.URL.Query()
-		var list []*sshKey
-		for _, k := range e.keys {
-			if nameMatch(k.Name, q.Get("name")) && (q.Get("project_id") == "" || q.Get("project_id") == k.Project) {
-				list = append(list, k)
-			}
-		}
-		sort.Slice(list, func(a, b int) bool { return list[a].ID < list[b].ID })
-		pg, ok := pageOf(w, r, list)
-		if !ok {
-			return
-		}
-		out := []any{}
-		for _, k := range pg {
-			out = append(out, k.json())
-		}
-		writeJSON(w, http.StatusOK, map[string]any{"ssh_keys": out, "total_count": len(list)})
-	case len(p) == 1:
-		e.mu.Lock()
-		defer e.mu.Unlock()
-		k, ok := e.keys[p[0]]
-		if !ok {
-			blockNotFound(w, "ssh_key", p[0])
-			return
-		}
-		switch r.Method {
-		case http.MethodGet:
-			writeJSON(w, http.StatusOK, k.json())
-		case http.MethodPatch:
-			var req struct {
-				Name *string `json:"name"`
-			}
-			if !decode(w, r, &req) {
-				return
-			}
-			if req.Name != nil {
-				k.Name = *req.Name
-			}
-			k.Updated = e.clock().UTC()
-			writeJSON(w, http.StatusOK, k.json())
-		case http.MethodDelete:
-			delete(e.keys, k.ID)
-			e.deleted("iam_ssh_key", k.ID)
-			noContent(w)
-		default:
-			invalidArg(w, "method", "method not allowed")
-		}
+	case http.MethodDelete:
+		delete(e.keys, k.ID)
+		e.deleted("iam_ssh_key", k.ID)
+		noContent(w)
 	default:
-		baremetalNotFound(w)
+		invalidArg(w, "method", "method not allowed")
 	}
 }

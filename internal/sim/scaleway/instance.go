@@ -53,51 +53,6 @@ type secGroup struct {
 // security_group gets; it is not a live resource of anyone's.
 const defaultSGID = "5881315f-2400-43a0-ac75-08adf6cb8c12"
 
-func (e *Emulator) instance(w http.ResponseWriter, r *http.Request, zone string, p []string) {
-	if zone == "" || len(p) == 0 {
-		baremetalNotFound(w)
-		return
-	}
-	z := scw.Zone(zone)
-	m := r.Method
-	switch {
-	case p[0] == "products" && len(p) == 2 && p[1] == "servers" && m == http.MethodGet:
-		e.listServerTypes(w, r, z)
-	case p[0] == "products" && len(p) == 3 && p[1] == "servers" && p[2] == "availability" && m == http.MethodGet:
-		e.listServerAvailability(w, r)
-	case p[0] == "ips" && len(p) == 1 && m == http.MethodPost:
-		e.createIP(w, r, z)
-	case p[0] == "ips" && len(p) == 1 && m == http.MethodGet:
-		e.listIPs(w, r, z)
-	case p[0] == "ips" && len(p) == 2:
-		e.oneIP(w, r, z, p[1])
-	case p[0] == "security_groups" && len(p) == 1 && m == http.MethodPost:
-		e.createSG(w, r, z)
-	case p[0] == "security_groups" && len(p) == 1 && m == http.MethodGet:
-		e.listSGs(w, r, z)
-	case p[0] == "security_groups" && len(p) == 2:
-		e.oneSG(w, r, z, p[1])
-	case p[0] == "security_groups" && len(p) == 3 && p[2] == "rules":
-		e.sgRules(w, r, z, p[1])
-	case p[0] == "servers" && len(p) == 1 && m == http.MethodPost:
-		e.createServer(w, r, z)
-	case p[0] == "servers" && len(p) == 1 && m == http.MethodGet:
-		e.listServers(w, r, z)
-	case p[0] == "servers" && len(p) == 2:
-		e.oneServer(w, r, z, p[1])
-	case p[0] == "servers" && len(p) == 3 && p[2] == "action" && m == http.MethodPost:
-		e.serverAction(w, r, z, p[1])
-	case p[0] == "servers" && len(p) >= 3 && p[2] == "user_data":
-		e.userData(w, r, z, p[1], p[3:])
-	case p[0] == "volumes" && len(p) == 2:
-		// pocbot has only Block (sbs) volumes; the Instance API does not
-		// know them, exactly like the recordings show.
-		instanceNotFound(w, "instance_volume", p[1])
-	default:
-		baremetalNotFound(w)
-	}
-}
-
 // ---- server types ---------------------------------------------------------
 
 type serverTypeInfo struct {
@@ -106,16 +61,9 @@ type serverTypeInfo struct {
 	ram           uint64
 	hourly, month float32
 	bw, blockBW   uint64
-}
-
-// serverTypes are a handful of the recorded types, prices as recorded
-// (EUR, excl. VAT).
-var serverTypes = []serverTypeInfo{
-	{"DEV1-S", 2, 2 << 30, 0.008976, 6.55248, 200000000, 104857600},
-	{"PLAY2-MICRO", 4, 8 << 30, 0.05508, 40.2084, 400000000, 167772160},
-	{"PLAY2-NANO", 2, 4 << 30, 0.02754, 20.1042, 200000000, 83886080},
-	{"PLAY2-PICO", 1, 2 << 30, 0.01428, 10.4244, 100000000, 41943040},
-	{"PRO2-XXS", 2, 8 << 30, 0.0561, 40.953, 350000000, 131072000},
+	arch          string
+	gpu           uint64
+	endOfService  bool
 }
 
 func (e *Emulator) listServerTypes(w http.ResponseWriter, r *http.Request, z scw.Zone) {
@@ -126,12 +74,12 @@ func (e *Emulator) listServerTypes(w http.ResponseWriter, r *http.Request, z scw
 	out := map[string]any{}
 	for _, t := range pg {
 		month := t.month
-		gpu := uint64(0)
+		gpu := t.gpu
 		bbw := t.blockBW
 		yes := true
 		st := &instance.ServerType{
 			MonthlyPrice: &month, HourlyPrice: t.hourly, AltNames: []string{}, Ncpus: t.ncpus, RAM: t.ram,
-			Gpu: &gpu, Arch: instance.ArchX86_64, BlockBandwidth: &bbw,
+			Gpu: &gpu, Arch: instance.Arch(t.arch), BlockBandwidth: &bbw, EndOfService: t.endOfService,
 			VolumesConstraint:   &instance.ServerTypeVolumeConstraintSizes{},
 			PerVolumeConstraint: &instance.ServerTypeVolumeConstraintsByType{LSSD: &instance.ServerTypeVolumeConstraintSizes{}},
 			Capabilities:        &instance.ServerTypeCapabilities{BootTypes: []instance.BootType{"local", "rescue"}, BlockStorage: &yes},
@@ -145,7 +93,7 @@ func (e *Emulator) listServerTypes(w http.ResponseWriter, r *http.Request, z scw
 	writeJSON(w, http.StatusOK, map[string]any{"servers": out})
 }
 
-func (e *Emulator) listServerAvailability(w http.ResponseWriter, r *http.Request) {
+func (e *Emulator) listServerAvailability(w http.ResponseWriter, r *http.Request, _ scw.Zone) {
 	pg, ok := instancePageOf(w, r, serverTypes)
 	if !ok {
 		return
@@ -215,25 +163,8 @@ func deref(p *string, def string) string {
 func (e *Emulator) listIPs(w http.ResponseWriter, r *http.Request, z scw.Zone) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	q := r.URL.Query()
-	tags := tagFilter(r)
-	var list []*flexIP
-	for _, i := range e.ips {
-		if i.Zone != z || !hasAllTags(i.Tags, tags) || (q.Get("project") != "" && q.Get("project") != i.Project) {
-			continue
-		}
-		list = append(list, i)
-	}
-	sort.Slice(list, func(a, b int) bool { return list[a].ID < list[b].ID })
-	pg, ok := instancePageOf(w, r, list)
-	if !ok {
-		return
-	}
-	out := []any{}
-	for _, i := range pg {
-		out = append(out, e.ipJSON(i))
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"ips": out})
+	serveList(w, r, e.ips, z, listing[*flexIP]{key: "ips", projectParam: "project", paging: pagingHeaders,
+		json: func(i *flexIP) any { return e.ipJSON(i) }})
 }
 
 // attachIP starts attaching ip to s: pending, then attached. Caller holds e.mu.
@@ -421,26 +352,8 @@ func (e *Emulator) createSG(w http.ResponseWriter, r *http.Request, z scw.Zone) 
 func (e *Emulator) listSGs(w http.ResponseWriter, r *http.Request, z scw.Zone) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	q := r.URL.Query()
-	tags := tagFilter(r)
-	var list []*secGroup
-	for _, g := range e.sgs {
-		if g.Zone != z || !hasAllTags(g.Tags, tags) || !nameMatch(g.Name, q.Get("name")) ||
-			(q.Get("project") != "" && q.Get("project") != g.Project) {
-			continue
-		}
-		list = append(list, g)
-	}
-	sort.Slice(list, func(a, b int) bool { return list[a].ID < list[b].ID })
-	pg, ok := instancePageOf(w, r, list)
-	if !ok {
-		return
-	}
-	out := []any{}
-	for _, g := range pg {
-		out = append(out, e.sgJSON(g))
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"security_groups": out})
+	serveList(w, r, e.sgs, z, listing[*secGroup]{key: "security_groups", projectParam: "project", paging: pagingHeaders,
+		json: func(g *secGroup) any { return e.sgJSON(g) }})
 }
 
 func (e *Emulator) oneSG(w http.ResponseWriter, r *http.Request, z scw.Zone, id string) {
@@ -524,6 +437,16 @@ func smtpDropRules(z scw.Zone) []*instance.SecurityGroupRule {
 	return out
 }
 
+// fixedRules are the rules the API adds to g: the SMTP drops with
+// enable_default_security, none without (recorded in terraform-provider-
+// scaleway's security-group-enable-default-security cassette).
+func fixedRules(g *secGroup) []*instance.SecurityGroupRule {
+	if !g.EnableDefaultSecurity {
+		return nil
+	}
+	return smtpDropRules(g.Zone)
+}
+
 func ruleJSON(r *instance.SecurityGroupRule) map[string]any {
 	return reshape(r, nil, map[string]any{"dest_ip_range": nil})
 }
@@ -538,7 +461,7 @@ func (e *Emulator) sgRules(w http.ResponseWriter, r *http.Request, z scw.Zone, i
 	}
 	switch r.Method {
 	case http.MethodGet:
-		all := append(smtpDropRules(z), g.Rules...)
+		all := append(fixedRules(g), g.Rules...)
 		pg, ok := instancePageOf(w, r, all)
 		if !ok {
 			return
@@ -589,9 +512,10 @@ func (e *Emulator) sgRules(w http.ResponseWriter, r *http.Request, z scw.Zone, i
 				DestPortFrom: x.DestPortFrom, DestPortTo: x.DestPortTo, Editable: true, Zone: z,
 			})
 		}
-		// Positions are renumbered from 1, after the 6 fixed rules.
+		// Positions are renumbered from 1, after the fixed rules.
+		fixed := fixedRules(g)
 		for i, x := range rules {
-			x.Position = uint32(7 + i)
+			x.Position = uint32(len(fixed) + 1 + i)
 		}
 		g.Rules = rules
 		g.State = "syncing"
@@ -603,7 +527,7 @@ func (e *Emulator) sgRules(w http.ResponseWriter, r *http.Request, z scw.Zone, i
 			}
 		})
 		out := []any{}
-		for _, x := range append(smtpDropRules(z), rules...) {
+		for _, x := range append(fixed, rules...) {
 			out = append(out, ruleJSON(x))
 		}
 		writeJSON(w, http.StatusOK, map[string]any{"rules": out})

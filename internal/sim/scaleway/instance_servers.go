@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"sort"
 	"strings"
 	"time"
@@ -189,43 +190,28 @@ func (e *Emulator) createServer(w http.ResponseWriter, r *http.Request, z scw.Zo
 }
 
 func (e *Emulator) listServers(w http.ResponseWriter, r *http.Request, z scw.Zone) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	q := r.URL.Query()
-	tags := tagFilter(r)
 	ids := map[string]bool{}
-	for _, v := range q["servers"] {
+	for _, v := range r.URL.Query()["servers"] {
 		for _, id := range strings.Split(v, ",") {
 			ids[id] = true
 		}
 	}
-	var list []*server
-	for _, s := range e.srv {
-		if s.Zone != z || !hasAllTags(s.Tags, tags) || !nameMatch(s.Name, q.Get("name")) ||
-			(q.Get("project") != "" && q.Get("project") != s.Project) ||
-			(q.Get("state") != "" && q.Get("state") != s.State) ||
-			(q.Get("commercial_type") != "" && q.Get("commercial_type") != s.CommercialType) ||
-			(len(ids) > 0 && !ids[s.ID]) {
-			continue
-		}
-		list = append(list, s)
-	}
-	// Newest first, like the real default order.
-	sort.Slice(list, func(a, b int) bool {
-		if !list[a].Created.Equal(list[b].Created) {
-			return list[a].Created.After(list[b].Created)
-		}
-		return list[a].ID < list[b].ID
-	})
-	pg, ok := instancePageOf(w, r, list)
-	if !ok {
-		return
-	}
-	out := []any{}
-	for _, s := range pg {
-		out = append(out, e.serverJSON(s))
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"servers": out})
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	serveList(w, r, e.srv, z, listing[*server]{key: "servers", projectParam: "project", paging: pagingHeaders,
+		match: func(s *server, q url.Values) bool {
+			return (q.Get("state") == "" || q.Get("state") == s.State) &&
+				(q.Get("commercial_type") == "" || q.Get("commercial_type") == s.CommercialType) &&
+				(len(ids) == 0 || ids[s.ID])
+		},
+		// Newest first, like the real default order.
+		less: func(a, b *server) bool {
+			if !a.Created.Equal(b.Created) {
+				return a.Created.After(b.Created)
+			}
+			return a.ID < b.ID
+		},
+		json: func(s *server) any { return e.serverJSON(s) }})
 }
 
 func (e *Emulator) oneServer(w http.ResponseWriter, r *http.Request, z scw.Zone, id string) {
@@ -307,7 +293,7 @@ func (e *Emulator) oneServer(w http.ResponseWriter, r *http.Request, z scw.Zone,
 			instanceInvalid(w, fmt.Sprintf("server %s is %s: it must be stopped before it is deleted (poweroff, or use the terminate action)", id, s.State))
 			return
 		}
-		e.removeServer(s)
+		e.removeServer(s, false)
 		noContent(w)
 	default:
 		instanceInvalid(w, "method not allowed")
@@ -315,8 +301,11 @@ func (e *Emulator) oneServer(w http.ResponseWriter, r *http.Request, z scw.Zone,
 }
 
 // removeServer deletes s, detaching its IPs (which survive) and its Block
-// volumes (which become available). Caller holds e.mu.
-func (e *Emulator) removeServer(s *server) {
+// volumes (which become available). After a terminate the volumes are
+// available as soon as the server is gone (fixtures: instance__server-*,
+// the volume's next GET); after a DELETE of a stopped server they stay
+// in_use a few seconds (detachVolumeLater). Caller holds e.mu.
+func (e *Emulator) removeServer(s *server, terminated bool) {
 	for _, ipid := range append([]string(nil), s.IPIDs...) {
 		if ip, ok := e.ips[ipid]; ok {
 			e.detachIP(ip)
@@ -324,7 +313,11 @@ func (e *Emulator) removeServer(s *server) {
 	}
 	for _, vid := range s.VolumeIDs {
 		if v, ok := e.vols[vid]; ok {
-			e.detachVolume(v)
+			if terminated {
+				e.detachVolume(v)
+			} else {
+				e.detachVolumeLater(v)
+			}
 		}
 	}
 	delete(e.srv, s.ID)
@@ -400,7 +393,7 @@ func (e *Emulator) serverAction(w http.ResponseWriter, r *http.Request, z scw.Zo
 		e.after(e.lat.Terminate, func() {
 			if s.gen == gen && e.srv[s.ID] == s {
 				e.stoppedHook(s)
-				e.removeServer(s)
+				e.removeServer(s, true)
 			}
 		})
 	default:
@@ -439,7 +432,7 @@ func (e *Emulator) stoppedHook(s *server) {
 
 // userData serves /servers/{id}/user_data[/{key}]: the list is JSON, a
 // value is raw text (text/plain both ways, like the SDK sends it).
-func (e *Emulator) userData(w http.ResponseWriter, r *http.Request, z scw.Zone, id string, rest []string) {
+func (e *Emulator) userData(w http.ResponseWriter, r *http.Request, z scw.Zone, id string) {
 	var body []byte
 	if r.Method == http.MethodPatch {
 		b, err := io.ReadAll(io.LimitReader(r.Body, 1<<20+1))
@@ -460,7 +453,8 @@ func (e *Emulator) userData(w http.ResponseWriter, r *http.Request, z scw.Zone, 
 		instanceNotFound(w, "instance_server", id)
 		return
 	}
-	if len(rest) == 0 {
+	key := r.PathValue("key")
+	if key == "" {
 		if r.Method != http.MethodGet {
 			instanceInvalid(w, "method not allowed")
 			return
@@ -473,12 +467,15 @@ func (e *Emulator) userData(w http.ResponseWriter, r *http.Request, z scw.Zone, 
 		writeJSON(w, http.StatusOK, map[string]any{"user_data": keys})
 		return
 	}
-	key := rest[0]
 	switch r.Method {
 	case http.MethodGet:
 		v, ok := s.userData[key]
 		if !ok {
-			writeJSON(w, http.StatusNotFound, map[string]any{"type": "not_found", "message": "resource is not found", "resource": "instance_user_data", "resource_id": key})
+			// Recorded: a bare 404, text/plain, empty body (scaleway-cli,
+			// test-user-data-get-get-an-nonexistent-key cassette).
+			w.Header().Set("Content-Type", "text/plain")
+			w.Header().Set("Content-Length", "0")
+			w.WriteHeader(http.StatusNotFound)
 			return
 		}
 		w.Header().Set("Content-Type", "text/plain")

@@ -143,6 +143,10 @@ const BotUser = "[bot]"
 
 // Generate returns the history of seed: n events. It is a pure function of (seed, n).
 func Generate(seed uint64, n int) []Event {
+	return generate(seed, n)[:n]
+}
+
+func generate(seed uint64, n int) []Event {
 	r := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
 	repos := Repos()
 	users := []string{"ada", "wes", "wes", "tia", "rea", "nob", BotUser}
@@ -150,6 +154,15 @@ func Generate(seed uint64, n int) []Event {
 	var out []Event
 	for len(out) < n {
 		repo := repos[r.IntN(len(repos))]
+		if r.IntN(12) == 0 {
+			// A burst: several write users' `/poc up` on different issues at once — the
+			// interleaving where budgets are decided.
+			for _, num := range r.Perm(len(repo.Issues))[:1+r.IntN(len(repo.Issues))] {
+				out = append(out, Event{Kind: KindComment, Repo: repo.Name, Number: repo.Issues[num], User: pick([]string{"ada", "wes"}),
+					Body: "/poc up", Async: true})
+			}
+			continue
+		}
 		var e Event
 		switch x := r.IntN(100); {
 		case x < 62:

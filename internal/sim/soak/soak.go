@@ -193,14 +193,7 @@ func shrink(ctx context.Context, c Config, seed uint64, first []Violation, out i
 	for _, v := range first {
 		want[v.Invariant] = true
 	}
-	keep := make([]int, len(all))
-	for i := range keep {
-		keep[i] = i
-	}
-	best := Failure{Seed: seed, Keep: keep, Violations: first}
-	runs := 0
 	fails := func(cand []int) ([]Violation, bool) {
-		runs++
 		res, err := Run(ctx, c.Options, seed, pickEvents(all, cand))
 		if err != nil {
 			return nil, false
@@ -212,31 +205,53 @@ func shrink(ctx context.Context, c Config, seed uint64, first []Violation, out i
 		}
 		return nil, false
 	}
-	n := 2
-	for len(best.Keep) >= 2 && runs < c.ShrinkRuns && ctx.Err() == nil {
-		chunk := (len(best.Keep) + n - 1) / n
+	keep, vs := ddmin(len(all), first, c.ShrinkRuns, func(cand []int) ([]Violation, bool) {
+		if ctx.Err() != nil {
+			return nil, false
+		}
+		vs, ok := fails(cand)
+		if ok {
+			fmt.Fprintf(out, "  shrunk seed %d to %d events\n", seed, len(cand))
+		}
+		return vs, ok
+	})
+	return Failure{Seed: seed, Keep: keep, Violations: vs}
+}
+
+// ddmin shrinks the indices 0..n-1 to a shorter list on which fails still holds, within runs
+// calls of fails: remove a chunk, keep the removal when it still fails, halve the chunks when none
+// can go. first is the failure of the whole list.
+func ddmin(n int, first []Violation, runs int, fails func([]int) ([]Violation, bool)) ([]int, []Violation) {
+	keep := make([]int, n)
+	for i := range keep {
+		keep[i] = i
+	}
+	best := first
+	parts := 2
+	for len(keep) >= 2 && runs > 0 {
+		chunk := (len(keep) + parts - 1) / parts
 		reduced := false
-		for start := 0; start < len(best.Keep) && runs < c.ShrinkRuns; start += chunk {
-			cand := append(slices.Clone(best.Keep[:start]), best.Keep[min(start+chunk, len(best.Keep)):]...)
+		for start := 0; start < len(keep) && runs > 0; start += chunk {
+			cand := append(slices.Clone(keep[:start]), keep[min(start+chunk, len(keep)):]...)
 			if len(cand) == 0 {
 				continue
 			}
+			runs--
 			if vs, ok := fails(cand); ok {
-				best = Failure{Seed: seed, Keep: cand, Violations: vs}
-				fmt.Fprintf(out, "  shrunk seed %d to %d events\n", seed, len(cand))
-				n = max(n-1, 2)
+				keep, best = cand, vs
+				parts = max(parts-1, 2)
 				reduced = true
 				break
 			}
 		}
 		if !reduced {
-			if n >= len(best.Keep) {
+			if parts >= len(keep) {
 				break
 			}
-			n = min(2*n, len(best.Keep))
+			parts = min(2*parts, len(keep))
 		}
 	}
-	return best
+	return keep, best
 }
 
 func randomSeed() uint64 {

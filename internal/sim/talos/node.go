@@ -1,35 +1,3 @@
-// Package talos is the stand-in for Talos Linux nodes: machinery's MachineService and
-// StorageService over real gRPC and TLS on a loopback address, plus the Kubernetes API server's
-// /readyz endpoint once the cluster is bootstrapped.
-//
-// A node starts in maintenance mode (self-signed certificate, no client authentication) unless it
-// is a cloud node given a config as user data. In maintenance it serves Disks and Version and
-// accepts ApplyConfiguration only for a config that machinery validates for the node's mode (and,
-// on metal, whose install disk exists). Once configured it speaks mutual TLS only: its certificate
-// is signed by the Talos OS CA of the applied config, and a client must present a certificate from
-// that CA with the os:admin role. Bootstrap works once per cluster (again → AlreadyExists),
-// Kubeconfig returns an admin kubeconfig signed by the cluster's Kubernetes CA, and every
-// configured control plane of a bootstrapped cluster serves /readyz over TLS from that CA.
-//
-// Workers hold no CA key (as in Talos, where trustd on a control plane signs their certificates).
-// A configured worker joins over the network, from its own address: its kubelet reaches a control
-// plane's Kubernetes API (6443), then it sends a CSR with the machine token to that control
-// plane's trustd (SecurityService on 50001, served by every configured control plane). Until that
-// works — no bootstrapped cluster yet, or a security group or firewall refusing — the worker has no
-// certificate and its TLS handshakes fail.
-//
-// # Contract: network policy (firewall.go, trustd.go)
-//
-//	| behaviour | source |
-//	|---|---|
-//	| every listener (50000, 50001, 6443, 10250) admits a new connection only if NodeOptions.Network (the world's security group) and then the node's ingress firewall accept it; refused → reset at accept | https://docs.siderolabs.com/talos/v1.13/networking/ingress-firewall; reset instead of a silent drop: simplification for fast tests |
-//	| no config, or default accept without rules → no filtering | internal/app/machined/pkg/controllers/network/nftables_chain_config.go (Run: no chain) @v1.13.9 |
-//	| block: accept when a rule matches protocol, destination port range and a source subnet not in its except; accept pod/service subnets; drop the rest | nftables_chain_config.go (buildIngressChain) @v1.13.9 |
-//	| accept: drop a connection to a rule's ports from a source outside the rule's subnets | nftables_chain_config.go (buildIngressChain, inverted source match) @v1.13.9 |
-//	| lo, siderolink, kubespan always accepted | not modelled: loopback stands for the public network here |
-//	| worker trusted only after its kubelet reached the Kubernetes API (endpoints of the control planes read from Kubernetes) | internal/app/machined/pkg/controllers/k8s/endpoint.go (watchEndpointsOnWorker waits for the kubelet kubeconfig) and controllers/secrets/api.go (worker waits for endpoints) @v1.13.9 |
-//	| trustd: gRPC+TLS on 50001 with the OS-CA certificate; "token" metadata must be the machine token; the CSR is signed for server auth only, Organization removed | internal/app/trustd/main.go, internal/app/trustd/internal/reg/reg.go, pkg/grpc/gen/remote.go @v1.13.9 |
-//	| kubelet serves TLS on 10250 (self-signed serving certificate) | machinery constants.KubeletPort; kubelet's default without serverTLSBootstrap |
 package talos
 
 import (
@@ -84,8 +52,22 @@ type NodeOptions struct {
 	Mode string
 	// UserData is the config a cloud node finds at boot; empty means maintenance mode.
 	UserData []byte
-	// Disks are the node's block devices (e.g. /dev/nvme0n1), served by Disks.
+	// UserDataSource, when set instead of UserData, is asked once for the user data when the node
+	// boots (after BootDelay), as Talos's platform code does; nil or empty data: maintenance mode.
+	UserDataSource func(ctx context.Context) ([]byte, error)
+	// BootDelay is how long the node boots before its API answers (and it reads its user data).
+	BootDelay time.Duration
+	// CRIDelay and TimeSyncDelay are how long, from the moment the node is configured, Bootstrap
+	// is refused with "bootstrap is not available yet" and then with "time is not in sync yet".
+	CRIDelay, TimeSyncDelay time.Duration
+	// Disks are the node's block devices (e.g. /dev/nvme0n1), served by Disks and as block.Disk
+	// resources.
 	Disks []string
+	// SystemDisk is the disk the node booted Talos from (a block.SystemDisk resource), if any.
+	SystemDisk string
+	// NoResourceAPI leaves out the COSI resource service (its calls answer Unimplemented), as on
+	// an API that only has StorageService.Disks: for the clients' compatibility path.
+	NoResourceAPI bool
 	// APIPort and KubePort default to 50000 and 6443.
 	APIPort  int
 	KubePort int
@@ -109,15 +91,22 @@ type Node struct {
 	maint  *tls.Certificate
 	doneCh chan struct{}
 
-	mu       sync.Mutex
-	cfg      config.Provider
-	cfgBytes []byte
-	cluster  *clusterState
-	apidCert *tls.Certificate
-	kube     *http.Server
-	kubeLis  net.Listener
-	trustd   *grpc.Server
-	kubelet  *http.Server
+	bootDone chan struct{}
+	stopBoot context.CancelFunc
+
+	mu           sync.Mutex
+	booted       bool
+	bootErr      error
+	configuredAt time.Time
+	calls        map[string]int
+	cfg          config.Provider
+	cfgBytes     []byte
+	cluster      *clusterState
+	apidCert     *tls.Certificate
+	kube         *http.Server
+	kubeLis      net.Listener
+	trustd       *grpc.Server
+	kubelet      *http.Server
 	// The raw listeners, closed by Close itself: a server closes its listener only once its
 	// Serve goroutine ran, and a node started again on the same address must find it free.
 	trustdLis, kubeletLis net.Listener
@@ -169,22 +158,28 @@ func StartNode(ctx context.Context, opts NodeOptions) (*Node, error) {
 	}
 
 	n := &Node{
-		opts:   opts,
-		mode:   runtimeMode(opts.Mode),
-		log:    opts.Logger.With("component", "sim-talos", "node", opts.Addr, "mode", opts.Mode),
-		doneCh: make(chan struct{}),
-		stop:   make(chan struct{}),
+		opts:     opts,
+		mode:     runtimeMode(opts.Mode),
+		log:      opts.Logger.With("component", "sim-talos", "node", opts.Addr, "mode", opts.Mode),
+		doneCh:   make(chan struct{}),
+		bootDone: make(chan struct{}),
+		stop:     make(chan struct{}),
 	}
 
 	if n.maint, err = selfSigned(opts.Addr); err != nil {
 		return nil, fmt.Errorf("start Talos stand-in on %s: maintenance certificate: %w", opts.Addr, err)
 	}
 
-	if len(opts.UserData) > 0 {
-		if opts.Mode != "cloud" {
-			return nil, fmt.Errorf("start Talos stand-in on %s: user data is read in cloud mode only", opts.Addr)
-		}
+	if (len(opts.UserData) > 0 || opts.UserDataSource != nil) && opts.Mode != "cloud" {
+		return nil, fmt.Errorf("start Talos stand-in on %s: user data is read in cloud mode only", opts.Addr)
+	}
 
+	if len(opts.UserData) > 0 && opts.UserDataSource != nil {
+		return nil, fmt.Errorf("start Talos stand-in on %s: give UserData or UserDataSource, not both", opts.Addr)
+	}
+
+	// Static user data is checked now, so a bad config fails the start with its reason.
+	if len(opts.UserData) > 0 {
 		if err := n.configure(opts.UserData); err != nil {
 			return nil, fmt.Errorf("start Talos stand-in on %s: user data config refused: %w", opts.Addr, err)
 		}
@@ -208,9 +203,24 @@ func StartNode(ctx context.Context, opts NodeOptions) (*Node, error) {
 	n.grpc = grpc.NewServer(grpc.Creds(credentials.NewTLS(&tls.Config{
 		MinVersion:         tls.VersionTLS12,
 		GetConfigForClient: n.tlsForClient,
-	})))
+	})), grpc.ChainUnaryInterceptor(n.countUnary), grpc.ChainStreamInterceptor(n.countStream))
 	machineapi.RegisterMachineServiceServer(n.grpc, &machineServer{n: n})
 	storageapi.RegisterStorageServiceServer(n.grpc, &storageServer{n: n})
+
+	if err := n.registerResources(ctx, n.grpc); err != nil {
+		_ = n.lis.Close()
+
+		return nil, fmt.Errorf("start Talos stand-in on %s: %w", opts.Addr, err)
+	}
+
+	bootCtx, stopBoot := context.WithCancel(context.Background())
+	n.stopBoot = stopBoot
+
+	go n.boot(bootCtx)
+
+	if opts.BootDelay == 0 && opts.UserDataSource == nil {
+		<-n.bootDone // nothing to wait for or fetch: the API answers when StartNode returns
+	}
 
 	go func() {
 		defer close(n.doneCh)
@@ -259,13 +269,19 @@ func (n *Node) Close() error {
 	}
 
 	n.closed = true
+	close(n.stop)
+	n.mu.Unlock()
+
+	n.stopBoot()
+	<-n.bootDone
+
+	n.mu.Lock()
 	cl, trustd, kubelet, joinDone := n.cluster, n.trustd, n.kubelet, n.joinDone
 	for _, l := range []net.Listener{n.trustdLis, n.kubeletLis} {
 		if l != nil {
 			_ = l.Close()
 		}
 	}
-	close(n.stop)
 	n.mu.Unlock()
 
 	if cl != nil {
@@ -297,6 +313,10 @@ func (n *Node) Close() error {
 // tlsForClient picks the maintenance or the configured TLS setup at each handshake, so a node
 // switches from one to the other without closing its listener, as a real node does on reboot.
 func (n *Node) tlsForClient(*tls.ClientHelloInfo) (*tls.Config, error) {
+	if err := n.bootState(); err != nil {
+		return nil, err
+	}
+
 	n.mu.Lock()
 	cfg, cl := n.cfg, n.cluster
 	n.mu.Unlock()
@@ -431,7 +451,7 @@ func (n *Node) configure(data []byte) error {
 	}
 
 	n.mu.Lock()
-	n.cfg, n.cfgBytes, n.cluster = cfg, slices.Clone(data), cl
+	n.cfg, n.cfgBytes, n.cluster, n.configuredAt = cfg, slices.Clone(data), cl, time.Now()
 	n.mu.Unlock()
 
 	n.log.Info("config applied, leaving maintenance mode", "type", cfg.Machine().Type().String(), "warnings", len(warnings))
@@ -515,8 +535,17 @@ func (s *machineServer) Bootstrap(ctx context.Context, _ *machineapi.BootstrapRe
 		return nil, err
 	}
 
+	// In the order of the source: container runtime, machine type, time sync, etcd data.
+	if !s.n.criReady() {
+		return nil, status.Error(codes.FailedPrecondition, "bootstrap is not available yet")
+	}
+
 	if !cfg.Machine().Type().IsControlPlane() {
-		return nil, status.Error(codes.FailedPrecondition, "bootstrap is not available on worker nodes")
+		return nil, status.Error(codes.Unimplemented, "bootstrap is only available on control plane nodes")
+	}
+
+	if !s.n.timeSynced() {
+		return nil, status.Error(codes.FailedPrecondition, "time is not in sync yet")
 	}
 
 	if !cl.bootstrap() {
@@ -545,7 +574,7 @@ func (s *machineServer) Kubeconfig(_ *emptypb.Empty, stream grpc.ServerStreaming
 	}
 
 	if !cfg.Machine().Type().IsControlPlane() {
-		return status.Error(codes.FailedPrecondition, "kubeconfig is only available on control plane nodes")
+		return status.Error(codes.Unimplemented, "kubeconfig is only available on control plane nodes")
 	}
 
 	kc, err := adminKubeconfig(cfg)
@@ -594,6 +623,7 @@ func (s *storageServer) Disks(ctx context.Context, _ *emptypb.Empty) (*storageap
 			Model:      "SIM-SSD",
 			Serial:     fmt.Sprintf("SIM%04d", i),
 			Type:       storageapi.Disk_SSD,
+			SystemDisk: d == s.n.opts.SystemDisk,
 		})
 	}
 

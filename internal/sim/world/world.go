@@ -3,7 +3,9 @@
 // Object Storage bucket (a real S3 server, versitygw, when installed; a file-backed bucket
 // otherwise), the GitHub API, and the hosts the emulator hands out: a Talos node on every control
 // plane once it runs, and on the worker a rescue SSH host (rescue boot) or a Talos node in
-// maintenance mode (normal boot after the image was written).
+// maintenance mode (normal boot after the image was written). A Talos node boots for a while
+// (TalosBoot, scaled) before its API answers, reads the control plane's user data only then, and
+// refuses Bootstrap until its container runtime and time sync are up (TalosCRI, TalosTimeSync).
 //
 // The world owns wiring only; each stand-in lives in its own package under internal/sim.
 //
@@ -91,11 +93,23 @@ type Options struct {
 	HideRescueServer     bool
 	// QCOW2Size and RawSize size the factory's images (defaults: 16 MiB each).
 	QCOW2Size, RawSize int64
+	// TalosBootFor, when set, gives the boot time of the Talos node on a server (by its name)
+	// before TimeFactor scales it; default TalosBoot for every server. Tests slow one node down.
+	TalosBootFor func(serverName string) time.Duration
 	// IPBase is the first address the emulator hands out; default: a random 127.X.0.0 so that
 	// two worlds on one machine (parallel test packages) never listen on the same address.
 	IPBase string
 	Log    *slog.Logger
 }
+
+// Talos node timings before TimeFactor. The Talos source gives no durations; these are estimates
+// of a cloud VM's boot to the API, then the container runtime's start and the NTP sync that a
+// control plane waits for before it accepts Bootstrap.
+const (
+	TalosBoot     = 60 * time.Second
+	TalosCRI      = 20 * time.Second
+	TalosTimeSync = 5 * time.Second
+)
 
 // World is a running emulated outside.
 type World struct {
@@ -330,9 +344,18 @@ func (w *World) instanceRunning(ev scwsim.InstanceEvent) {
 		return
 	}
 	ip := ev.PublicIPs[0]
+	zone, id := ev.Zone, ev.ID
+	boot := TalosBoot
+	if w.opts.TalosBootFor != nil {
+		boot = w.opts.TalosBootFor(ev.Name)
+	}
 	w.replaceHost(ip, ev.ID, func() (closer, error) {
 		return talossim.StartNode(context.Background(), talossim.NodeOptions{
-			Addr: ip, Mode: "cloud", UserData: ev.UserData["cloud-init"], Disks: []string{"/dev/sda"}, Logger: w.log,
+			Addr: ip, Mode: "cloud", Disks: []string{"/dev/sda"}, SystemDisk: "/dev/sda", Logger: w.log,
+			// Read when the node has booted, not when the server started: user data cleared in
+			// between is not there for it, as on Scaleway.
+			UserDataSource: func(ctx context.Context) ([]byte, error) { return w.userData(ctx, zone, id) },
+			BootDelay:      w.scale(boot), CRIDelay: w.scale(TalosCRI), TimeSyncDelay: w.scale(TalosTimeSync),
 			Network: w.securityGroup(ip),
 		})
 	})
@@ -368,8 +391,10 @@ func (w *World) baremetalBooted(ev scwsim.BaremetalEvent) {
 			return
 		}
 		w.replaceHost(ev.IP, ev.ID, func() (closer, error) {
+			// Booted from the disk the rescue step wrote: that disk is the system disk.
 			return talossim.StartNode(context.Background(), talossim.NodeOptions{
-				Addr: ev.IP, Mode: "metal", Disks: []string{"/dev/sda"}, Logger: w.log,
+				Addr: ev.IP, Mode: "metal", Disks: []string{"/dev/sda"}, SystemDisk: "/dev/sda", Logger: w.log,
+				BootDelay: w.scale(TalosBoot), CRIDelay: w.scale(TalosCRI), TimeSyncDelay: w.scale(TalosTimeSync),
 				Network: w.securityGroup(ev.IP),
 			})
 		})
@@ -377,6 +402,31 @@ func (w *World) baremetalBooted(ev scwsim.BaremetalEvent) {
 }
 
 type closer interface{ Close() error }
+
+func (w *World) scale(d time.Duration) time.Duration {
+	return time.Duration(float64(d) * w.opts.TimeFactor)
+}
+
+// userData is what a booting control plane reads from the metadata service: the server's
+// cloud-init user data as it is now. The emulator may run its hooks (which stop hosts) inside
+// the call, so it runs apart and a node stopped meanwhile does not wait for it.
+func (w *World) userData(ctx context.Context, zone, serverID string) ([]byte, error) {
+	ch := make(chan []byte, 1)
+	go func() { ch <- w.Scaleway.UserData(zone, serverID)["cloud-init"] }()
+	select {
+	case d := <-ch:
+		return d, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// Node returns the Talos node listening on ip, nil when none.
+func (w *World) Node(ip string) *talossim.Node {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.nodes[ip]
+}
 
 // replaceHost stops what listened on ip and starts the next host there.
 func (w *World) replaceHost(ip, serverID string, start func() (closer, error)) {

@@ -1,0 +1,129 @@
+package talos
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	blockpb "github.com/siderolabs/talos/pkg/machinery/api/resource/definitions/block"
+	"github.com/siderolabs/talos/pkg/machinery/config/configloader"
+
+	simtalos "github.com/pocbot/pocbot/internal/sim/talos"
+)
+
+// A rerun of the worker's configuration finds it answering over mutual TLS and applies nothing.
+func TestConfigureSkipsANodeThatAlreadyTrustsTheCluster(t *testing.T) {
+	t.Parallel()
+
+	in, cfgs := freshCluster(t, "", "/dev/sda")
+	startNode(t, simtalos.NodeOptions{Addr: in.ControlPlaneIPs[0], Mode: "cloud", UserData: cfgs.ControlPlane})
+	w := startNode(t, simtalos.NodeOptions{Addr: loopback(), Mode: "metal", Disks: []string{"/dev/sda"}})
+
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+
+	if _, err := Configure(ctx, w.APIAddr(), cfgs.Worker, cfgs.Talosconfig); err != nil {
+		t.Fatalf("first Configure: %v", err)
+	}
+
+	if n := w.Calls("/machine.MachineService/ApplyConfiguration"); n != 1 {
+		t.Fatalf("first Configure made %d ApplyConfiguration calls, want 1", n)
+	}
+
+	t0 := time.Now()
+	if _, err := Configure(ctx, w.APIAddr(), cfgs.Worker, cfgs.Talosconfig); err != nil {
+		t.Fatalf("Configure again: %v", err)
+	}
+
+	if n := w.Calls("/machine.MachineService/ApplyConfiguration"); n != 1 || time.Since(t0) > 20*time.Second {
+		t.Errorf("Configure of a configured node: %d ApplyConfiguration calls in all, %s", n, time.Since(t0))
+	}
+}
+
+func TestInstallDiskMatchesBothForms(t *testing.T) {
+	t.Parallel()
+
+	disk := func(p string, system bool) Disk {
+		return Disk{Path: p, System: system, Spec: &blockpb.DiskSpec{DevPath: p}}
+	}
+
+	for _, v := range []string{"", "v1.14.1"} {
+		_, cfgs := freshCluster(t, v, "/dev/nvme0n1")
+
+		cfg, err := configloader.NewFromBytes(cfgs.Worker)
+		if err != nil {
+			t.Fatal(err)
+		}
+
+		for _, tt := range []struct {
+			disks   []Disk
+			want    string
+			wantErr bool
+		}{
+			{[]Disk{disk("/dev/nvme0n1", false), disk("/dev/sda", true)}, "/dev/nvme0n1", false},
+			{[]Disk{disk("/dev/nvme0n1", true)}, "/dev/nvme0n1", false}, // the disk the image was written to
+			{[]Disk{disk("/dev/sda", true)}, "", true},
+			{nil, "", true},
+		} {
+			got, err := InstallDisk(cfg, tt.disks)
+			if got != tt.want || (err != nil) != tt.wantErr || (err != nil && !errors.Is(err, ErrNoInstallDisk)) {
+				t.Errorf("talos %q, disks %v: InstallDisk = %q, %v; want %q (error %v)", v, tt.disks, got, err, tt.want, tt.wantErr)
+			}
+		}
+	}
+}
+
+// The installers come from the factory in use (POC_IMAGE_FACTORY_URL), registry port included.
+func TestInstallersComeFromTheFactoryInUse(t *testing.T) {
+	t.Parallel()
+
+	for _, v := range []string{"", "v1.14.1"} {
+		in := baseInput(t)
+		in.TalosVersion, in.FactoryURL = v, "http://127.0.0.1:8080/"
+		if v != "" {
+			in.Secrets = testSecrets114(t)
+		}
+
+		cfgs, err := Generate(context.Background(), in)
+		if err != nil {
+			t.Fatalf("talos %q: Generate: %v", v, err)
+		}
+
+		ver := "v" + strings.TrimPrefix(cmp.Or(v, DefaultTalosVersion), "v")
+
+		for name, b := range map[string][]byte{"scaleway": cfgs.ControlPlane, "metal": cfgs.Worker} {
+			cfg, err := configloader.NewFromBytes(b)
+			if err != nil {
+				t.Fatal(err)
+			}
+
+			if got, want := installImage(cfg), "127.0.0.1:8080/"+name+"-installer/"+testSchematic+":"+ver; got != want {
+				t.Errorf("talos %q %s installer = %s, want %s", v, name, got, want)
+			}
+		}
+	}
+}
+
+// A node without the COSI resource service is asked through StorageService.Disks, its system-disk
+// flag included, and the install disk is still checked.
+func TestDisksFromANodeWithoutTheResourceAPI(t *testing.T) {
+	t.Parallel()
+
+	_, cfgs := freshCluster(t, "v1.14.1", "/dev/nvme1n1")
+	w := startNode(t, simtalos.NodeOptions{Addr: loopback(), Mode: "metal", Disks: []string{"/dev/sda"}, NoResourceAPI: true})
+
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+
+	_, err := ApplyInsecure(ctx, w.APIAddr(), cfgs.Worker)
+	if !errors.Is(err, ErrNoInstallDisk) || !strings.Contains(err.Error(), "/dev/sda") {
+		t.Errorf("apply with an absent install disk on a node without block.Disk = %v, want ErrNoInstallDisk listing /dev/sda", err)
+	}
+
+	if w.Calls("/storage.StorageService/Disks") == 0 {
+		t.Error("the node was never asked StorageService.Disks")
+	}
+}

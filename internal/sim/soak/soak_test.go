@@ -1,0 +1,135 @@
+package soak
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"reflect"
+	"slices"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// A seed is a history: the same decisions every time, and other seeds decide otherwise.
+func TestGenerateIsAFunctionOfTheSeed(t *testing.T) {
+	a, b := Generate(42, 200), Generate(42, 200)
+	if !reflect.DeepEqual(a, b) || len(a) != 200 {
+		t.Fatalf("seed 42 gave two histories (or not 200 events)")
+	}
+	if reflect.DeepEqual(a, Generate(43, 200)) {
+		t.Fatal("seeds 42 and 43 gave the same history")
+	}
+	if !reflect.DeepEqual(WorldOf(42), WorldOf(42)) {
+		t.Fatal("seed 42 gave two worlds")
+	}
+	kinds := map[Kind]int{}
+	var kills, async, faulty, bot int
+	for _, e := range Generate(7, 5000) {
+		kinds[e.Kind]++
+		if e.KillAfter > 0 {
+			kills++
+		}
+		if e.Async {
+			async++
+		}
+		if e.Faults != (Faults{}) {
+			faulty++
+		}
+		if e.User == BotUser {
+			bot++
+		}
+	}
+	for _, k := range []Kind{KindComment, KindPR, KindSchedule, KindClock, KindWait} {
+		if kinds[k] == 0 {
+			t.Errorf("5000 events hold no %s", k)
+		}
+	}
+	if kills == 0 || async == 0 || faulty == 0 || bot == 0 {
+		t.Errorf("5000 events: %d kills, %d async, %d with faults, %d by the App", kills, async, faulty, bot)
+	}
+}
+
+// The wire cuts a process at its kill point: that request and every later one get no answer at
+// all, the kill is announced once, and what came before went through.
+func TestWireKills(t *testing.T) {
+	var served atomic.Int64
+	backend := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		served.Add(1)
+		w.Write([]byte("ok"))
+	}))
+	defer backend.Close()
+	var kills atomic.Int64
+	w := NewWire(1, Faults{}, 3, func() { kills.Add(1) })
+	defer w.Close()
+	front, err := w.Front(GitHub, backend.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &http.Client{Timeout: 5 * time.Second}
+	var answered []bool
+	for range 5 {
+		resp, err := c.Get(front + "/x")
+		answered = append(answered, err == nil)
+		if err == nil {
+			resp.Body.Close()
+		}
+	}
+	if !slices.Equal(answered, []bool{true, true, false, false, false}) {
+		t.Errorf("answered %v, want the first two only", answered)
+	}
+	if served.Load() != 2 || kills.Load() != 1 || !w.Killed() {
+		t.Errorf("served %d, kills %d, killed %v", served.Load(), kills.Load(), w.Killed())
+	}
+}
+
+// Faults: a 503 never reaches the service; an after-effect 500 does (and only for Scaleway and
+// Object Storage, on mutating requests).
+func TestWireFaults(t *testing.T) {
+	var served atomic.Int64
+	backend := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { served.Add(1) }))
+	defer backend.Close()
+	for _, tc := range []struct {
+		name       string
+		f          Faults
+		svc        Service
+		method     string
+		wantStatus int
+		wantServed int64
+	}{
+		{"503 before the service", Faults{Rate5xx: 1}, Scaleway, "POST", 503, 0},
+		{"429 before the service", Faults{Rate429: 1}, GitHub, "GET", 429, 0},
+		{"took effect, then 500", Faults{AfterEffect: 1}, S3, "PUT", 500, 1},
+		{"no after-effect on GitHub", Faults{AfterEffect: 1}, GitHub, "POST", 200, 1},
+		{"no after-effect on a read", Faults{AfterEffect: 1}, Scaleway, "GET", 200, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			served.Store(0)
+			w := NewWire(9, tc.f, 0, nil)
+			defer w.Close()
+			front, err := w.Front(tc.svc, backend.URL)
+			if err != nil {
+				t.Fatal(err)
+			}
+			req, _ := http.NewRequest(tc.method, front+"/r", nil)
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != tc.wantStatus || served.Load() != tc.wantServed {
+				t.Errorf("status %d, served %d; want %d, %d", resp.StatusCode, served.Load(), tc.wantStatus, tc.wantServed)
+			}
+		})
+	}
+}
+
+// ddmin finds the two events that together fail, out of fifty.
+func TestDdminFindsTheCulprits(t *testing.T) {
+	fails := func(c []int) ([]Violation, bool) {
+		return []Violation{{Invariant: "x"}}, slices.Contains(c, 17) && slices.Contains(c, 33)
+	}
+	keep, _ := ddmin(50, nil, 200, fails)
+	if !slices.Equal(keep, []int{17, 33}) {
+		t.Fatalf("shrunk to %v, want [17 33]", keep)
+	}
+}

@@ -1,0 +1,185 @@
+package talos
+
+import (
+	"context"
+	"crypto/tls"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/cosi-project/runtime/pkg/safe"
+	machineapi "github.com/siderolabs/talos/pkg/machinery/api/machine"
+	"github.com/siderolabs/talos/pkg/machinery/client"
+	"github.com/siderolabs/talos/pkg/machinery/resources/block"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+)
+
+func insecureClient(t *testing.T, ctx context.Context, a string) *client.Client {
+	t.Helper()
+
+	c, err := client.New(ctx, client.WithEndpoints(a), client.WithTLSConfig(&tls.Config{InsecureSkipVerify: true})) //nolint:gosec
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	t.Cleanup(func() { _ = c.Close() })
+
+	return c
+}
+
+// A node reads its user data once, when it has booted; until then its API does not answer, and
+// user data that appears later is never read (the node sits in maintenance mode).
+func TestUserDataIsReadOnceAtBoot(t *testing.T) {
+	t.Parallel()
+
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+
+	cpAddr := addr()
+	cp, _, _ := configs(t, forms[0], "https://"+cpAddr+":6443", "/dev/sda")
+
+	var reads atomic.Int32
+
+	var data atomic.Pointer[[]byte]
+
+	n := start(t, NodeOptions{Addr: cpAddr, Mode: "cloud", Disks: []string{"/dev/sda"}, BootDelay: 3 * time.Second,
+		UserDataSource: func(context.Context) ([]byte, error) {
+			reads.Add(1)
+
+			if d := data.Load(); d != nil {
+				return *d, nil
+			}
+
+			return nil, nil
+		}})
+
+	early, c := context.WithTimeout(ctx, 200*time.Millisecond)
+	if _, err := insecureClient(t, ctx, n.APIAddr()).Version(early); err == nil {
+		t.Error("the API answered while the node was booting")
+	}
+	c()
+
+	if err := n.WaitBooted(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	data.Store(&cp) // too late: the node booted without it
+
+	if _, err := insecureClient(t, ctx, n.APIAddr()).Version(ctx); err != nil {
+		t.Errorf("maintenance-mode API after boot: %v", err)
+	}
+
+	if n.Configured() || reads.Load() != 1 {
+		t.Errorf("configured=%v after %d user-data reads; want maintenance mode after exactly one read", n.Configured(), reads.Load())
+	}
+
+	// User data present at boot: the node comes up configured.
+	m := start(t, NodeOptions{Addr: addr(), Mode: "cloud", BootDelay: 50 * time.Millisecond,
+		UserDataSource: func(context.Context) ([]byte, error) { return cp, nil }})
+	if err := m.WaitBooted(ctx); err != nil || !m.Configured() {
+		t.Errorf("node with user data at boot: configured=%v, %v", m.Configured(), err)
+	}
+}
+
+// Bootstrap is refused with the source's FailedPrecondition messages, in its order, until the
+// node is ready; on a worker it is Unimplemented.
+func TestBootstrapRefusedUntilReady(t *testing.T) {
+	t.Parallel()
+
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+
+	cpAddr := addr()
+	cp, worker, tcfg := configs(t, forms[1], "https://"+cpAddr+":6443", "/dev/sda")
+	n := start(t, NodeOptions{Addr: cpAddr, Mode: "cloud", UserData: cp, CRIDelay: 1500 * time.Millisecond, TimeSyncDelay: 1500 * time.Millisecond})
+
+	tc, err := client.New(ctx, client.WithConfig(mustTalosconfig(t, tcfg)), client.WithEndpoints(n.APIAddr()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tc.Close() //nolint:errcheck
+
+	var seen []string
+
+	for ctx.Err() == nil {
+		err := tc.Bootstrap(ctx, &machineapi.BootstrapRequest{})
+		if err == nil {
+			break
+		}
+
+		if client.StatusCode(err) != codes.FailedPrecondition {
+			t.Fatalf("Bootstrap before ready = %v, want FailedPrecondition", err)
+		}
+
+		msg := err.Error()[strings.LastIndex(err.Error(), "desc = ")+7:]
+		if len(seen) == 0 || seen[len(seen)-1] != msg {
+			seen = append(seen, msg)
+		}
+
+		time.Sleep(50 * time.Millisecond) // polling the node, bounded by ctx
+	}
+
+	if strings.Join(seen, " | ") != "bootstrap is not available yet | time is not in sync yet" {
+		t.Errorf("refusals seen: %q", seen)
+	}
+
+	w := start(t, NodeOptions{Addr: addr(), Mode: "metal", Disks: []string{"/dev/sda"}})
+	if _, err := insecureClient(t, ctx, w.APIAddr()).ApplyConfiguration(ctx, &machineapi.ApplyConfigurationRequest{Data: worker}); err != nil {
+		t.Fatal(err)
+	}
+
+	wc, err := client.New(ctx, client.WithConfig(mustTalosconfig(t, tcfg)), client.WithEndpoints(w.APIAddr()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer wc.Close() //nolint:errcheck
+
+	if err := wc.Bootstrap(ctx, &machineapi.BootstrapRequest{}); client.StatusCode(err) != codes.Unimplemented {
+		t.Errorf("Bootstrap on a worker = %v, want Unimplemented", err)
+	}
+}
+
+// In maintenance mode a client without certificate reads the block.Disk resources and the system
+// disk; writes and types the node does not serve are refused, as by Talos's access policy.
+func TestMaintenanceServesDiskResources(t *testing.T) {
+	t.Parallel()
+
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+
+	n := start(t, NodeOptions{Addr: addr(), Mode: "metal", Disks: []string{"/dev/sda", "/dev/nvme0n1"}, SystemDisk: "/dev/sda"})
+	c := insecureClient(t, ctx, n.APIAddr())
+
+	disks, err := safe.StateListAll[*block.Disk](ctx, c.COSI)
+	if err != nil {
+		t.Fatalf("list block.Disk: %v", err)
+	}
+
+	var paths []string
+	for d := range disks.All() {
+		paths = append(paths, d.TypedSpec().DevPath)
+	}
+
+	if strings.Join(paths, ",") != "/dev/nvme0n1,/dev/sda" {
+		t.Errorf("block.Disk resources = %v", paths)
+	}
+
+	sd, err := safe.StateGetByID[*block.SystemDisk](ctx, c.COSI, block.SystemDiskID)
+	if err != nil || sd.TypedSpec().DevPath != "/dev/sda" {
+		t.Errorf("system disk = %v, %v", sd, err)
+	}
+
+	if err := c.COSI.Create(ctx, block.NewDisk(block.NamespaceName, "sdz")); err == nil || !strings.Contains(err.Error(), "code = PermissionDenied desc = write access is not allowed") {
+		t.Errorf("create a disk resource = %v, want PermissionDenied", err)
+	}
+
+	if _, err := safe.StateListAll[*block.VolumeStatus](ctx, c.COSI); status.Code(err) != codes.PermissionDenied {
+		t.Errorf("list a type the node does not serve = %v, want PermissionDenied", err)
+	}
+
+	if n.Calls("/cosi.resource.State/List") != 2 {
+		t.Errorf("COSI List calls counted: %d, want 2", n.Calls("/cosi.resource.State/List"))
+	}
+}

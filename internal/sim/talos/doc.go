@@ -1,0 +1,72 @@
+// Package talos is the stand-in for Talos Linux nodes: machinery's MachineService and
+// StorageService, and the COSI resource API (cosi.resource.State), over real gRPC and TLS on a
+// loopback address, plus the Kubernetes API server's /readyz endpoint once the cluster is
+// bootstrapped.
+//
+// A node boots for NodeOptions.BootDelay (its API does not answer meanwhile), then reads its user
+// data once, as Talos's platform code does: a cloud node that finds a config comes up configured,
+// one that finds none sits in maintenance mode. In maintenance it serves its disks (block.Disk
+// resources, the block.SystemDisk of the disk it booted from, and StorageService.Disks kept for
+// compatibility) and Version, and accepts ApplyConfiguration only for a config that machinery
+// validates for the node's mode (and, on metal, whose install disk exists). Once configured it
+// speaks mutual TLS only: its certificate is signed by the Talos OS CA of the applied config, and
+// a client must present a certificate from that CA with the os:admin role. Bootstrap is refused
+// until the node is ready (container runtime, then time sync), works once per cluster (again →
+// AlreadyExists); Kubeconfig returns an admin kubeconfig signed by the cluster's Kubernetes CA,
+// and every configured control plane of a bootstrapped cluster serves /readyz over TLS from that
+// CA.
+//
+// Workers hold no CA key (as in Talos, where trustd on a control plane signs their certificates).
+// A configured worker joins over the network, from its own address: its kubelet reaches a control
+// plane's Kubernetes API (6443), then it sends a CSR with the machine token to that control
+// plane's trustd (SecurityService on 50001, served by every configured control plane). Until that
+// works — no bootstrapped cluster yet, or a security group or firewall refusing — the worker has no
+// certificate and its TLS handshakes fail.
+//
+// # Contract
+//
+// Every behaviour the stand-in enforces, and where the real node does it. Paths are in
+// github.com/siderolabs/talos; "@v1.13.9 / @v1.14.0-rc.1" are the tags read (the newest tags of the
+// mirror; v1.14.1's internal/ tree was not available, its pkg/machinery module is the one in
+// go.mod). Timings are not in the source: the world (internal/sim/world) sets estimates.
+//
+//	behaviour                                                   | source @ tag
+//	------------------------------------------------------------|--------------------------------------------------------------
+//	API silent while booting (handshake fails → Unavailable)    | internal/app/machined/pkg/system/services/apid.go @v1.14.0-rc.1 (apid is a service started by the boot sequence)
+//	user data read once, at boot; 404/empty → no config         | internal/app/machined/pkg/runtime/v1alpha1/platform/scaleway/scaleway.go (Configuration) @v1.13.9, @v1.14.0-rc.1
+//	no config from the platform → maintenance mode              | internal/app/machined/pkg/controllers/config/acquire.go (loadFromPlatform, ErrNoConfigSource) @v1.13.9, @v1.14.0-rc.1
+//	maintenance: server-only TLS, no client certificate asked   | internal/app/machined/pkg/controllers/secrets/api.go (reconcileMaintenance) and internal/app/apid/pkg/provider/provider.go (ServerConfig) @v1.14.0-rc.1
+//	configured: mutual TLS, client cert from the OS CA required | internal/app/apid/pkg/provider/provider.go (tls.Mutual) @v1.14.0-rc.1; internal/app/machined/pkg/controllers/runtime/api_service_config.go (SkipVerifyingClientCert false once configured)
+//	roles from the client certificate's O= (os:admin)           | pkg/grpc/middleware/authz/injector.go (Enabled mode) @v1.14.0-rc.1
+//	Bootstrap, Kubeconfig need os:admin                         | internal/app/machined/pkg/system/services/machined.go (rules) @v1.14.0-rc.1
+//	apply: bad YAML or validation error → InvalidArgument       | internal/app/machined/internal/server/v1alpha1/v1alpha1_server.go (ApplyConfiguration) @v1.14.0-rc.1
+//	apply validated for the platform mode (cloud/metal)         | pkg/machinery/config/validation (machinery v1.14.1, ValidateAtRuntime in v1alpha1_server.go)
+//	metal: install disk must exist (path, or 1.14 CEL selector) | pkg/machinery/cel/celenv/celenv.go (DiskLocator: disk, system_disk) and internal/app/machined/pkg/controllers/block/internal/volumes/locate.go @v1.14.0-rc.1
+//	one config per node (a second apply → FailedPrecondition)   | source silent (a configured node takes a new config over mTLS): stricter reading chosen
+//	Bootstrap before the container runtime runs → FailedPrecondition "bootstrap is not available yet" | v1alpha1_server.go (Bootstrap, IsBootstrapAllowed) @v1.13.9 l.443, @v1.14.0-rc.1 l.414; internal/app/machined/pkg/runtime/v1alpha1/v1alpha1_runtime.go (IsBootstrapAllowed: cri running and healthy)
+//	Bootstrap on a worker → Unimplemented "bootstrap is only available on control plane nodes" | internal/app/internal/machinehelper/machinehelper.go (CheckControlplane) @v1.14.0-rc.1
+//	Bootstrap before NTP sync → FailedPrecondition "time is not in sync yet" | v1alpha1_server.go (Bootstrap) @v1.13.9 l.454, @v1.14.0-rc.1 l.432
+//	Bootstrap twice → AlreadyExists "etcd data directory is not empty" | v1alpha1_server.go (Bootstrap) @v1.13.9 l.458, @v1.14.0-rc.1 l.436
+//	Kubeconfig on a worker → Unimplemented                      | v1alpha1_server.go (Kubeconfig → CheckControlplane) @v1.14.0-rc.1 l.1258
+//	Bootstrap/Kubeconfig in maintenance → Unimplemented         | simplification: a real node refuses them earlier (authz gives a client without certificate the reader role only)
+//	COSI resource API served, read-only                         | v1alpha1_server.go (RegisterStateServer with resources.AccessPolicy) @v1.13.9 l.151-158, @v1.14.0-rc.1 l.152-159
+//	write → PermissionDenied "write access is not allowed"; unknown type → PermissionDenied "resource type %q is not supported"; unknown namespace likewise | internal/app/resources/access.go @v1.13.9, @v1.14.0-rc.1
+//	block.Disk and block.SystemDisk readable without certificate in maintenance (not sensitive; COSI Get/List allow the reader role) | pkg/machinery/resources/block/disk.go, system_disk.go (machinery v1.14.1); machined.go rules @v1.14.0-rc.1
+//	StorageService.Disks kept "for compatibility"; system_disk flag | internal/app/storaged/server.go @v1.14.0-rc.1
+//	NoResourceAPI: COSI calls → Unimplemented (service absent)  | gRPC's answer for an unregistered service; option for clients' compatibility path
+//	worker certificate signed by a control plane (trustd), machine token checked | internal/app/trustd/internal/reg/reg.go and internal/app/trustd/main.go (token credentials) @v1.14.0-rc.1
+//	admin kubeconfig: system:masters client cert from the Kubernetes CA | internal/app/machined/internal/server/v1alpha1/v1alpha1_server.go (Kubeconfig) @v1.14.0-rc.1
+//
+// # Contract: network policy (firewall.go, trustd.go)
+//
+//	| behaviour | source |
+//	|---|---|
+//	| every listener (50000, 50001, 6443, 10250) admits a new connection only if NodeOptions.Network (the world's security group) and then the node's ingress firewall accept it; refused → reset at accept | https://docs.siderolabs.com/talos/v1.13/networking/ingress-firewall; reset instead of a silent drop: simplification for fast tests |
+//	| no config, or default accept without rules → no filtering | internal/app/machined/pkg/controllers/network/nftables_chain_config.go (Run: no chain) @v1.13.9 |
+//	| block: accept when a rule matches protocol, destination port range and a source subnet not in its except; accept pod/service subnets; drop the rest | nftables_chain_config.go (buildIngressChain) @v1.13.9 |
+//	| accept: drop a connection to a rule's ports from a source outside the rule's subnets | nftables_chain_config.go (buildIngressChain, inverted source match) @v1.13.9 |
+//	| lo, siderolink, kubespan always accepted | not modelled: loopback stands for the public network here |
+//	| worker trusted only after its kubelet reached the Kubernetes API (endpoints of the control planes read from Kubernetes) | internal/app/machined/pkg/controllers/k8s/endpoint.go (watchEndpointsOnWorker waits for the kubelet kubeconfig) and controllers/secrets/api.go (worker waits for endpoints) @v1.13.9 |
+//	| trustd: gRPC+TLS on 50001 with the OS-CA certificate; "token" metadata must be the machine token; the CSR is signed for server auth only, Organization removed | internal/app/trustd/main.go, internal/app/trustd/internal/reg/reg.go, pkg/grpc/gen/remote.go @v1.13.9 |
+//	| kubelet serves TLS on 10250 (self-signed serving certificate) | machinery constants.KubeletPort; kubelet's default without serverTLSBootstrap |
+package talos
