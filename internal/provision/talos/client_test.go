@@ -69,6 +69,14 @@ func newTestCluster(t *testing.T, talosVersion string) *testCluster {
 	// parallel tests need their own bundles, or one's bootstrap shows in the other.
 	if talosVersion != "" && talosVersion != DefaultTalosVersion {
 		tc.in.Secrets = testSecrets114(t)
+	} else {
+		// Its own bundle too: TestRefusals bootstraps its cluster, which TestRoundTrip must not see.
+		b, err := NewSecrets(DefaultTalosVersion)
+		if err != nil {
+			t.Fatalf("NewSecrets: %v", err)
+		}
+
+		tc.in.Secrets = b
 	}
 	tc.in.ControlPlaneIPs = tc.cpAddrs
 	tc.in.Endpoint = "https://" + tc.cpAddrs[0] + ":6443"
