@@ -42,6 +42,9 @@ func init() {
 			if err != nil {
 				return err
 			}
+			if err := inScope(a.repoScope(), name, doc.Header); err != nil {
+				return err
+			}
 			q, err := a.quoter()
 			if err != nil {
 				return err

@@ -242,7 +242,7 @@ func (d *demoRun) comment(ctx context.Context, login, body string) (chatops.Outc
 	d.a.printf("━━━ %s comments on %s#%d: %s\n\n", login, d.repo, d.number, body)
 	id := d.w.GitHub.AddComment(d.repo, d.number, login, body)
 	path := filepath.Join(d.dir, fmt.Sprintf("event-%d.json", d.runs))
-	if err := os.WriteFile(path, commentPayload(d.repo, d.number, id, login, body, d.w.GitHub.InstallationID(d.repo)), 0o600); err != nil {
+	if err := os.WriteFile(path, commentPayload(d.repo, d.number, id, login, d.w.GitHub.UserID(login), body, d.w.GitHub.InstallationID(d.repo)), 0o600); err != nil {
 		return chatops.Outcome{}, err
 	}
 	env := map[string]string{"GITHUB_EVENT_PATH": path, "GITHUB_RUN_ID": strconv.Itoa(9000 + d.runs)}
@@ -419,9 +419,9 @@ func demoKey() (string, age.Identity, error) {
 }
 
 // commentPayload is an issue_comment "created" event of GitHub's shape.
-func commentPayload(repo string, number int, commentID int64, login, body string, installation int64) []byte {
+func commentPayload(repo string, number int, commentID int64, login string, userID int64, body string, installation int64) []byte {
 	owner, name, _ := strings.Cut(repo, "/")
-	user := map[string]any{"login": login, "type": "User"}
+	user := map[string]any{"login": login, "id": userID, "type": "User"}
 	p := map[string]any{
 		"action": "created",
 		"issue": map[string]any{"number": number, "state": "open", "labels": []any{}, "user": map[string]any{"login": "alice", "type": "User"},

@@ -66,6 +66,9 @@ func (a *app) handle(ctx context.Context, getenv func(string) string, started ti
 	if err != nil {
 		return chatops.Outcome{}, err
 	}
+	if slug != "" && auth.Mode() == github.ModeApp {
+		gh.SetSelfLogin(slug + "[bot]") // spares GET /app; its comments carry this login
+	}
 	h := &chatops.Handler{
 		GitHub: gh, Env: env, Actions: actions, AppSlug: slug, Log: a.log, Started: started, Now: a.now,
 		Open: func(ctx context.Context) (*chatops.Backend, error) { return openBackend(ctx, getenv, a) },

@@ -29,6 +29,9 @@ func init() {
 					return err
 				}
 				defer closeOps()
+				if err := a.checkScope(ctx, ops, name); err != nil {
+					return err
+				}
 				var data []byte
 				if k.what == "kubeconfig" {
 					data, err = ops.Kubeconfig(ctx, name)

@@ -35,6 +35,9 @@ func init() {
 				return err
 			}
 			defer closeOps()
+			if err := a.checkScope(ctx, ops, name); err != nil {
+				return err
+			}
 			// The Talos client logs every answer at info; next to the table that is noise (POC_DEBUG keeps it).
 			if a.getenv("POC_DEBUG") == "" {
 				ctx = talos.WithLogger(ctx, slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))

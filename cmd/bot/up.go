@@ -158,14 +158,9 @@ func (a *app) request(name, verb string, w *opsWorld, override func(*provision.S
 		RunID: a.getenv("GITHUB_RUN_ID"), Command: verb}
 	// Run by a repository's workflow (workflow_dispatch): only that repository's clusters, since
 	// one state bucket serves every repository of the Scaleway project.
-	if repo := strings.TrimSpace(a.getenv("GITHUB_REPOSITORY")); repo != "" {
+	if repo := a.repoScope(); repo != "" {
 		req.Repository = repo
-		req.Precondition = func(h statestore.Header) error {
-			if h.Repository != "" && !strings.EqualFold(h.Repository, repo) {
-				return fmt.Errorf("cluster %q belongs to %s, not to %s (GITHUB_REPOSITORY): run it from that repository", name, h.Repository, repo)
-			}
-			return nil
-		}
+		req.Precondition = func(h statestore.Header) error { return inScope(repo, name, h) }
 	}
 	return req
 }

@@ -37,6 +37,12 @@ type API interface {
 	ReactIssue(ctx context.Context, number int, content string) error
 	RepoFile(ctx context.Context, path, ref string) ([]byte, error)
 	UserSSHKeys(ctx context.Context, login string) ([]string, error)
+	// SelfLogin is the login of the bot's own comments; UserLogin and UserID map an immutable
+	// account id to its login now and back; LabelActor names who last added a label.
+	SelfLogin(ctx context.Context) (string, error)
+	UserLogin(ctx context.Context, id int64) (string, error)
+	UserID(ctx context.Context, login string) (int64, error)
+	LabelActor(ctx context.Context, number int, label string) (string, bool, error)
 	IssueState(ctx context.Context, number int) (open, isPR, merged bool, labels []string, err error)
 }
 

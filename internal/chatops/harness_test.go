@@ -143,7 +143,8 @@ func (h *harness) comment(full string, number int, isPR bool, login, body string
 	}
 	id := h.w.GitHub.AddComment(full, number, login, body)
 	owner, name, _ := strings.Cut(full, "/")
-	user := map[string]any{"login": login, "id": 1, "type": typ}
+	// The account's immutable id, as GitHub puts it in sender.id (the requester is bound to it).
+	user := map[string]any{"login": login, "id": h.w.GitHub.UserID(login), "type": typ}
 	issue := map[string]any{"number": number, "state": "open", "labels": labelsJSON(labels), "user": user,
 		"title": "POC", "html_url": "https://github.com/" + full + "/issues/" + strconv.Itoa(number)}
 	if isPR {
@@ -172,7 +173,8 @@ func (h *harness) prEvent(full string, number int, action, label string, fork, d
 	if action == "closed" {
 		state = "closed"
 	}
-	user := map[string]any{"login": sender, "id": 2, "type": "User"}
+	h.w.GitHub.AddUser(sender)
+	user := map[string]any{"login": sender, "id": h.w.GitHub.UserID(sender), "type": "User"}
 	repo := map[string]any{"id": 7, "name": name, "full_name": full, "owner": map[string]any{"login": owner}}
 	payload := map[string]any{
 		"action": action,
@@ -260,4 +262,17 @@ func sshUser(t *testing.T) (string, age.Identity) {
 		t.Fatal(err)
 	}
 	return strings.TrimSpace(string(ssh.MarshalAuthorizedKey(spub))), id
+}
+
+// masks lists the values registered with ::add-mask:: during the last handled event.
+func (h *harness) masks() []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var out []string
+	for _, l := range strings.Split(h.actions.String(), "\n") {
+		if v, ok := strings.CutPrefix(l, "::add-mask::"); ok {
+			out = append(out, v)
+		}
+	}
+	return out
 }

@@ -55,6 +55,14 @@ func encrypt(data []byte, to []age.Recipient) ([]byte, error) {
 func (r *run) issueKubeconfig(ctx context.Context) (commands.KubeconfigAccess, error) {
 	login := r.ev.Sender
 	acc := commands.KubeconfigAccess{Login: login, OperatorCmd: "bot kubeconfig --cluster " + r.cluster}
+	// The event named an account by id and login; an `up` lasts minutes, long enough for a
+	// rename and a re-registration of the login by someone else. The keys are fetched by login
+	// (the only form GitHub serves them in), so the binding id ↔ login is checked before the
+	// fetch and again right before encrypting.
+	if m, err := r.checkRequester(ctx, "before fetching the keys"); err != nil || m != nil {
+		acc.Renamed = m
+		return acc, err
+	}
 	keys, err := r.h.GitHub.UserSSHKeys(ctx, login)
 	if err != nil {
 		return acc, fmt.Errorf("list %s's public SSH keys on GitHub: %w", login, err)
@@ -64,7 +72,7 @@ func (r *run) issueKubeconfig(ctx context.Context) (commands.KubeconfigAccess, e
 		r.h.log().Info("SSH keys age cannot encrypt to were skipped", "user", login, "types", strings.Join(skipped, ","))
 	}
 	if len(to) == 0 {
-		acc.NoKeys = true
+		acc.NoKeys, acc.Unusable = true, skipped
 		return acc, nil
 	}
 	b := r.backend
@@ -72,7 +80,13 @@ func (r *run) issueKubeconfig(ctx context.Context) (commands.KubeconfigAccess, e
 	if err != nil {
 		return acc, err
 	}
-	r.mask(string(kc))
+	for _, secret := range kubeconfigSecrets(kc) {
+		r.mask(secret)
+	}
+	if m, err := r.checkRequester(ctx, "before encrypting"); err != nil || m != nil {
+		acc.Renamed = m
+		return acc, err
+	}
 	sealed, err := encrypt(kc, to)
 	if err != nil {
 		return acc, err
@@ -108,6 +122,9 @@ func (r *run) kubeconfigVerb(ctx context.Context) error {
 	acc, err := r.issueKubeconfig(ctx)
 	if err != nil {
 		return r.lockedOrFail(ctx, err)
+	}
+	if acc.Renamed != nil {
+		return r.refuse(ctx, "requester account changed", commands.RenderKubeconfig(r.cluster, acc, r.h.now()))
 	}
 	if _, err := r.reply(ctx, commands.RenderKubeconfig(r.cluster, acc, r.h.now())); err != nil {
 		return err

@@ -199,7 +199,7 @@ type tracked struct {
 // (edited in place, throttled), and returns with the view holding the steps as they ended.
 func (r *run) track(ctx context.Context, verb commands.Verb, phase string, started time.Time, op func(provision.Progress) error) (*tracked, error) {
 	t := &tracked{r: r}
-	t.sticky, t.startID = r.newSticky()
+	t.sticky, t.startID = r.newSticky(ctx)
 	t.view = commands.StickyView{Cluster: r.cluster, Serial: r.h.serial(), Verb: verb, Requester: r.ev.Sender,
 		Phase: phase, Started: started, RunURL: r.h.Env.RunURL()}
 	if err := t.sticky.Update(ctx, t.render(nil)); err != nil {
@@ -244,10 +244,11 @@ func (t *tracked) finish(ctx context.Context, ok bool, summary string) {
 
 // newSticky opens the editor of the cluster's status comment, starting from the id kept in the
 // state header when there is one (skips the search), guarded by the run's serial.
-func (r *run) newSticky() (*github.Sticky, int64) {
+func (r *run) newSticky(ctx context.Context) (*github.Sticky, int64) {
 	serial := r.h.serial()
 	st := github.NewSticky(r.h.GitHub, r.ev.Number, commands.StickyMarker(r.cluster), r.h.stickyInterval()).
 		WithOverwriteCheck(func(existing string) bool { return commands.ShouldOverwrite(existing, serial) }).
+		WithOwner(r.ownComment(ctx)).
 		WithLogger(r.h.log())
 	var id int64
 	if r.header != nil {
@@ -290,6 +291,7 @@ func (r *run) recordLabels(ctx context.Context, stickyID int64, q cost.Quote) {
 		if !q.Daily.IsZero() {
 			h.Labels[clusterops.LabelDailyCost] = strconv.FormatInt(q.Daily.Nanos, 10)
 		}
+		recordRequesterID(h, r.ev.Sender, r.ev.SenderID)
 		return nil
 	})
 	if err != nil && !errors.Is(err, clusterops.ErrNoCluster) {
@@ -416,8 +418,9 @@ func (r *run) upView(ctx context.Context, res *clusterops.Result, spec provision
 	st := res.State
 	now := r.h.now()
 	nodes := splitList(st.Outputs[cluster.OutTalosNodes])
+	keep, keepIgnored := r.keepState(ctx)
 	uv := commands.UpView{Cluster: r.cluster, Expires: res.Header.Expires, KeepLabel: r.cfg.KeepLabel,
-		Keep: r.hasLabel(r.cfg.KeepLabel), AdminCIDRs: spec.AdminCIDRs, Changes: changes(inPlace, nil),
+		Keep: keep, KeepIgnored: keepIgnored, AdminCIDRs: spec.AdminCIDRs, Changes: changes(inPlace, nil),
 		DailyCost: q.Daily.Format(2), AccruedCost: q.Accrued(res.Header.Created, now).Format(2)}
 	if spec.DNSZone != "" {
 		uv.APIEndpoints = []string{hostPort(st.Outputs[cluster.OutAPIEndpoint])}

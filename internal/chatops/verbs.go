@@ -179,9 +179,14 @@ func (r *run) status(ctx context.Context) error {
 		return r.lockedOrFail(ctx, err)
 	}
 	now := r.h.now()
+	// The label counts only when a user with write permission added it; the reaper's recorded
+	// "keep" stands in when this event does not carry the labels.
+	keep, keepIgnored := r.keepState(ctx)
+	if !r.hasLabel(r.cfg.KeepLabel) && s.Header.Labels[clusterops.LabelKeep] == "true" {
+		keep = true
+	}
 	v := commands.StatusView{Cluster: r.cluster, Exists: true, Phase: s.Header.Phase, Created: s.Header.Created,
-		Expires: s.Header.Expires, Now: now, KeepLabel: r.cfg.KeepLabel,
-		Keep: r.hasLabel(r.cfg.KeepLabel) || s.Header.Labels[clusterops.LabelKeep] == "true"}
+		Expires: s.Header.Expires, Now: now, KeepLabel: r.cfg.KeepLabel, Keep: keep, KeepIgnored: keepIgnored}
 	if s.Lock != nil {
 		v.LockHolder = fmt.Sprintf("run %s (%s by %s)", orDash(s.Lock.RunID), orDash(s.Lock.Command), orDash(s.Lock.Actor))
 		v.LockSince = s.Lock.Since

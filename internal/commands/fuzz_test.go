@@ -29,6 +29,8 @@ func FuzzParse(f *testing.F) {
 		"/poc help up", "/poc up --help", "<!--\n/poc down\n-->", "~~~\n/poc up\n~~~~\n/poc down",
 		"/poc up --ttl 1.5d --expose-edge=false", "/poc extend 9999999999999999d", "/poc \xff\xfe",
 		"/poc up --extensions " + strings.Repeat("a", 200),
+		"looks good <!--\n/poc down\n-->", "    /poc down", "- /poc down", "/poc \u212Aubeconfig",
+		"/poc up <!-- --ttl 72h -->", "> quoted\n/poc down", "/poc down\n---",
 	} {
 		f.Add(s)
 	}
@@ -36,6 +38,19 @@ func FuzzParse(f *testing.F) {
 	staticSecret := ContainsSecret(static)
 	f.Fuzz(func(t *testing.T, body string) {
 		r := Parse(body, fuzzCfg)
+		// Hidden stays hidden (issue 11 hole 5): the same text inside an HTML comment, or
+		// indented as code, never yields a command.
+		if !strings.Contains(body, "-->") {
+			if h := Parse("<!--\n"+body+"\n-->", fuzzCfg); h.Command != nil || h.Reply != "" {
+				t.Fatalf("a command ran from inside an HTML comment: %q", body)
+			}
+		}
+		if !strings.ContainsAny(body, "\r") {
+			indented := "    " + strings.ReplaceAll(body, "\n", "\n    ")
+			if h := Parse(indented, fuzzCfg); h.Command != nil || h.Reply != "" {
+				t.Fatalf("a command ran from an indented code block: %q", indented)
+			}
+		}
 		n := 0
 		if r.Command != nil {
 			n++

@@ -114,8 +114,8 @@ type UpOptions struct {
 // ErrSyntax wraps every parse error, so callers can tell a user mistake from anything else.
 var ErrSyntax = errors.New("invalid /poc command")
 
-// Parse finds the command of a comment body. The first line that is `/poc …` outside block
-// quotes, code fences and HTML comments is the command; later ones are ignored (one command per
+// Parse finds the command of a comment body. The first line of a top-level Markdown paragraph
+// that is `/poc …` is the command (never one in an HTML comment, code, a quote or a list); later ones are ignored (one command per
 // comment). A bad command yields a Reply with the error and the usage.
 func Parse(body string, cfg ParseConfig) Result {
 	cfg = cfg.withDefaults()
@@ -130,41 +130,12 @@ func Parse(body string, cfg ParseConfig) Result {
 	return Result{Command: &cmd}
 }
 
-// findCommandLine returns the rest of the first `/poc` line (after "/poc") that counts.
+// findCommandLine returns the rest of the first `/poc` line (after "/poc") that counts: a line
+// of a top-level paragraph (commandLines says which lines those are and why).
 func findCommandLine(body string) (string, bool) {
-	var fence string // the opening fence run (``` or ~~~…) while inside a fenced block
-	inHTMLComment := false
-	for raw := range strings.SplitSeq(body, "\n") {
-		line := strings.TrimRight(raw, "\r")
-		trimmed := strings.TrimLeft(line, " \t")
-		if inHTMLComment {
-			// A hidden `/poc up` inside <!-- --> is invisible to readers, so it must not run.
-			if strings.Contains(trimmed, "-->") {
-				inHTMLComment = false
-			}
-			continue
-		}
-		if fence != "" {
-			if run := fenceRun(trimmed); run != "" && run[0] == fence[0] && len(run) >= len(fence) &&
-				strings.TrimSpace(trimmed[len(run):]) == "" {
-				fence = ""
-			}
-			continue
-		}
-		if run := fenceRun(trimmed); run != "" {
-			fence = run
-			continue
-		}
-		if strings.HasPrefix(trimmed, ">") {
-			continue // quoted: someone else's words
-		}
-		if strings.HasPrefix(trimmed, "<!--") {
-			if !strings.Contains(trimmed[4:], "-->") {
-				inHTMLComment = true
-			}
-			continue
-		}
-		if len(trimmed) < 4 || !strings.EqualFold(trimmed[:4], "/poc") {
+	for _, line := range commandLines(body) {
+		trimmed := strings.TrimLeft(strings.TrimRight(line, "\r"), " \t")
+		if len(trimmed) < 4 || asciiLower(trimmed[:4]) != "/poc" {
 			continue
 		}
 		rest := trimmed[4:]
@@ -174,21 +145,6 @@ func findCommandLine(body string) (string, bool) {
 		return strings.TrimSpace(rest), true
 	}
 	return "", false
-}
-
-// fenceRun returns the run of ``` or ~~~ (3 or more) opening s, or "".
-func fenceRun(s string) string {
-	if len(s) < 3 || (s[0] != '`' && s[0] != '~') {
-		return ""
-	}
-	n := 0
-	for n < len(s) && s[n] == s[0] {
-		n++
-	}
-	if n < 3 {
-		return ""
-	}
-	return s[:n]
 }
 
 // parseLine parses what follows "/poc". On error the returned Command carries the verb when it
@@ -206,7 +162,7 @@ func parseLine(line string, cfg ParseConfig) (Command, error) {
 		cmd.Verb = VerbHelp
 		return cmd, nil
 	}
-	verb := Verb(strings.ToLower(words[0]))
+	verb := Verb(asciiLower(words[0]))
 	if !knownVerb(verb) {
 		return Command{}, fmt.Errorf("%w: unknown command %s", ErrSyntax, Quote(words[0]))
 	}
@@ -226,7 +182,7 @@ func parseLine(line string, cfg ParseConfig) (Command, error) {
 		if len(args) > 1 {
 			err = fmt.Errorf("%w: `help` takes at most one word, the command to explain", ErrSyntax)
 		} else if len(args) == 1 {
-			topic := Verb(strings.ToLower(args[0]))
+			topic := Verb(asciiLower(args[0]))
 			if !knownVerb(topic) {
 				err = fmt.Errorf("%w: no help on %s: not a command", ErrSyntax, Quote(args[0]))
 			}
@@ -334,7 +290,7 @@ func parseUp(cmd *Command, args []string, cfg ParseConfig) error {
 			return fmt.Errorf("%w: unexpected argument %s: `up` takes only --flags", ErrSyntax, Quote(a))
 		}
 		name, value, hasValue := strings.Cut(a[2:], "=")
-		name = strings.ToLower(name)
+		name = asciiLower(name)
 		if name == "admin-cidrs" || name == "extension" { // forgive the obvious plural/singular slip
 			name = map[string]string{"admin-cidrs": "admin-cidr", "extension": "extensions"}[name]
 		}
@@ -445,7 +401,7 @@ func setUpValue(o *UpOptions, name string, values []string, cfg ParseConfig) err
 			return fmt.Errorf("%w: at most %d extensions", ErrSyntax, maxListLen)
 		}
 	case "dns-zone":
-		z := strings.TrimSuffix(strings.ToLower(v), ".")
+		z := strings.TrimSuffix(asciiLower(v), ".")
 		if err := validZone(z); err != nil {
 			return fmt.Errorf("%w: --dns-zone %s: %s", ErrSyntax, Quote(v), err.Error())
 		}
@@ -457,7 +413,7 @@ func setUpValue(o *UpOptions, name string, values []string, cfg ParseConfig) err
 		}
 		o.CPCount = n
 	case "cp-type", "worker-offer":
-		t := strings.ToUpper(v)
+		t := asciiUpper(v)
 		if !typeRE.MatchString(t) || len(t) > 40 {
 			return fmt.Errorf("%w: --%s %s is not a Scaleway offer name like PLAY2-NANO or EM-A116X-SSD", ErrSyntax, name, Quote(v))
 		}

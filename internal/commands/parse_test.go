@@ -47,7 +47,7 @@ func TestParseCommands(t *testing.T) {
 		{"quoted words", `/poc up --extensions "siderolabs/iscsi-tools, " --ttl '3h'`,
 			Command{Verb: VerbUp, Up: UpOptions{TTL: 3 * time.Hour, Extensions: []string{"siderolabs/iscsi-tools"}}}},
 		{"first command wins", "/poc status\n/poc down", Command{Verb: VerbStatus}},
-		{"quote skipped, later line counts", "> /poc down\n/poc status", Command{Verb: VerbStatus}},
+		{"quote skipped, later paragraph counts", "> /poc down\n\n/poc status", Command{Verb: VerbStatus}},
 		{"fence skipped", "```\n/poc down\n```\n/poc cost", Command{Verb: VerbCost}},
 		{"tilde fence with longer close", "~~~~sh\n/poc down\n~~~\n/poc down\n~~~~~\n/poc cost", Command{Verb: VerbCost}},
 		{"html comment skipped", "<!--\n/poc down\n-->\n/poc status", Command{Verb: VerbStatus}},

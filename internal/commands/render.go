@@ -11,12 +11,16 @@ import (
 
 // KubeconfigAccess says how the requester gets the kubeconfig.
 type KubeconfigAccess struct {
-	Login       string    // the requester
-	URL         string    // presigned URL of the age-encrypted kubeconfig; "" when none was made
-	URLExpires  time.Time // when URL stops working
-	Recipients  int       // how many of the requester's SSH keys it is encrypted to
-	NoKeys      bool      // the requester has no public SSH key on GitHub
-	OperatorCmd string    // e.g. "bot kubeconfig --cluster acme-shop-42" for the state-key holder
+	Login      string    // the requester
+	URL        string    // presigned URL of the age-encrypted kubeconfig; "" when none was made
+	URLExpires time.Time // when URL stops working
+	Recipients int       // how many of the requester's SSH keys it is encrypted to
+	NoKeys     bool      // the requester has no public SSH key age can encrypt to
+	Unusable   []string  // the types of the requester's keys age cannot encrypt to (ecdsa, sk-…)
+	// Renamed is set when the account that asked no longer holds Login (renamed, deleted, or the
+	// login re-registered by someone else): nothing was encrypted.
+	Renamed     *IdentityMismatch
+	OperatorCmd string // e.g. "bot kubeconfig --cluster acme-shop-42" for the state-key holder
 }
 
 // UpView is the final body of a successful `up`.
@@ -29,8 +33,9 @@ type UpView struct {
 	DailyCost      string
 	AccruedCost    string
 	Expires        time.Time
-	Keep           bool   // the keep label is on the issue: expiry paused
-	KeepLabel      string // "poc/keep"
+	Keep           bool         // the keep label is on the issue: expiry paused
+	KeepLabel      string       // "poc/keep"
+	KeepIgnored    *KeepRefusal // the keep label is on the issue but does not count
 	AdminCIDRs     []string
 	Changes        []Change // what this `up` changed on an existing cluster, if anything
 }
@@ -109,6 +114,7 @@ type StatusView struct {
 	Now          time.Time
 	Keep         bool
 	KeepLabel    string
+	KeepIgnored  *KeepRefusal
 	LockHolder   string // "run 123456 (/poc up by alice)"; "" when free
 	LockSince    time.Time
 	Health       []HealthCheck
@@ -127,6 +133,8 @@ type ExpiryWarningView struct {
 	Now       time.Time
 	KeepLabel string
 	Accrued   string
+	// KeepIgnored: the keep label is on the issue but does not count.
+	KeepIgnored *KeepRefusal
 }
 
 // ReapReason says why the reaper destroyed a cluster.
@@ -233,15 +241,6 @@ func codeList(items []string) string {
 	return strings.Join(out, ", ")
 }
 
-func openToWorld(cidrs []string) bool {
-	for _, c := range cidrs {
-		if c == "0.0.0.0/0" || c == "::/0" {
-			return true
-		}
-	}
-	return len(cidrs) == 0 // the SPEC default is 0.0.0.0/0
-}
-
 const worldWarning = "> [!WARNING]\n> The Kubernetes and Talos APIs accept connections from **anywhere** (`0.0.0.0/0`). " +
 	"Restrict them before any real use: `/poc up --admin-cidr YOUR.IP.ADDR.ESS/32`.\n"
 
@@ -263,8 +262,11 @@ func renderUpResult(u UpView, now time.Time) string {
 	fmt.Fprintf(&b, "| Expires | %s |\n", expiryCell(u.Expires, now, u.Keep, u.KeepLabel))
 	fmt.Fprintf(&b, "| Admin access from | %s |\n", codeList(orDefault(u.AdminCIDRs)))
 	b.WriteString("\n")
-	if openToWorld(u.AdminCIDRs) {
-		b.WriteString(worldWarning + "\n")
+	if u.KeepIgnored != nil {
+		b.WriteString(u.KeepIgnored.note(u.KeepLabel) + "\n")
+	}
+	if w := worldWarningFor(u.AdminCIDRs); w != "" {
+		b.WriteString(w + "\n")
 	}
 	if len(u.Changes) > 0 {
 		b.WriteString(renderChanges(u.Changes) + "\n")
@@ -321,9 +323,17 @@ func renderKubeconfig(cluster string, k KubeconfigAccess, now time.Time) string 
 		// The URL is ours (presigned); single quotes keep the shell from reading & and ?.
 		fmt.Fprintf(&b, "```sh\ncurl -fsS '%s' | age -d -i ~/.ssh/id_ed25519 > kubeconfig\n```\n\n", strings.ReplaceAll(k.URL, "'", "%27"))
 		b.WriteString("The link expired? `/poc kubeconfig` issues a new one.\n")
+	case k.Renamed != nil:
+		b.WriteString(k.Renamed.note(k.Login))
 	case k.NoKeys:
+		if len(k.Unusable) > 0 {
+			fmt.Fprintf(&b, "not issued: none of %s's public SSH keys on GitHub can encrypt it (%s), and the kubeconfig is only ever handed out encrypted to one. "+
+				"[age](https://age-encryption.org) encrypts to %s keys only. "+
+				"Add one at https://github.com/settings/ssh/new, then comment:\n\n```\n/poc kubeconfig\n```\n", mention(k.Login), codeList(k.Unusable), UsableKeyTypes)
+			break
+		}
 		fmt.Fprintf(&b, "not issued: %s has no public SSH key on GitHub, and the kubeconfig is only ever handed out encrypted to one. "+
-			"Add a key at https://github.com/settings/ssh/new (ssh-ed25519 or ssh-rsa), then comment:\n\n```\n/poc kubeconfig\n```\n", mention(k.Login))
+			"Add a key at https://github.com/settings/ssh/new (%s), then comment:\n\n```\n/poc kubeconfig\n```\n", mention(k.Login), UsableKeyTypes)
 	default:
 		b.WriteString("kept in the encrypted state only.\n")
 	}
@@ -459,6 +469,9 @@ func RenderStatus(v StatusView) string {
 	if v.Keep {
 		keep = "present: expiry paused"
 	}
+	if v.KeepIgnored != nil {
+		keep = "present but ignored (see below)"
+	}
 	fmt.Fprintf(&b, "| `%s` label | %s |\n", label, keep)
 	lock := "free"
 	if v.LockHolder != "" {
@@ -481,6 +494,9 @@ func RenderStatus(v StatusView) string {
 			d = " " + cell(escapeText(h.Detail))
 		}
 		fmt.Fprintf(&b, "| %s | %s%s |\n", cell(escapeText(h.Name)), mark, d)
+	}
+	if v.KeepIgnored != nil {
+		b.WriteString("\n" + v.KeepIgnored.note(v.KeepLabel))
 	}
 	if len(v.Resources) > 0 {
 		fmt.Fprintf(&b, "\n<details><summary>Resources (%d)</summary>\n\n| kind | name | id | address | state |\n|---|---|---|---|---|\n", len(v.Resources))
@@ -513,7 +529,11 @@ func RenderExpiryWarning(v ExpiryWarningView) string {
 	if v.Accrued != "" {
 		s += " It has cost " + cell(v.Accrued) + " so far."
 	}
-	return s + "\n\n```\n/poc extend 4h\n```\n"
+	s += "\n\n```\n/poc extend 4h\n```\n"
+	if v.KeepIgnored != nil {
+		s += "\n" + v.KeepIgnored.note(label)
+	}
+	return s
 }
 
 // RenderReaped renders the notice the reaper posts after a teardown.
@@ -597,8 +617,8 @@ func RenderPlan(v PlanView) string {
 	}
 	meta = append(meta, "admin access from "+codeList(orDefault(v.AdminCIDRs)))
 	b.WriteString(strings.Join(meta, " · ") + "\n\n")
-	if openToWorld(v.AdminCIDRs) {
-		b.WriteString(worldWarning + "\n")
+	if w := worldWarningFor(v.AdminCIDRs); w != "" {
+		b.WriteString(w + "\n")
 	}
 	if len(v.Cost.Lines) > 0 {
 		b.WriteString(renderCostBody(v.Cost))

@@ -152,7 +152,7 @@ func NewClient(ctx context.Context, a Auth) (*Client, error) {
 		base = http.DefaultTransport
 	}
 	rt := &retryTransport{next: base, policy: a.Retry.withDefaults()}
-	c := &Client{owner: a.Owner, repo: a.Repo, log: log, mode: a.Mode()}
+	c := &Client{owner: a.Owner, repo: a.Repo, log: log, mode: a.Mode(), self: &selfCache{}}
 
 	if a.Mode() == ModeToken {
 		if a.Token == "" {
@@ -222,6 +222,7 @@ func NewClient(ctx context.Context, a Auth) (*Client, error) {
 		return nil, err
 	}
 	c.gh, c.installationID, c.tokens = gc, inst, src
+	c.app = appClient // GET /app (the App's slug: its comments' author) needs the JWT
 	return c, nil
 }
 

@@ -29,6 +29,8 @@ type Client struct {
 	installationID int64
 	tokens         *installationTokens
 	log            *slog.Logger
+	app            *gh.Client // JWT-authenticated (App mode only)
+	self           *selfCache // the login the client's comments carry (identity.go)
 }
 
 // Owner and Repo name the repository the client is bound to.
@@ -231,13 +233,18 @@ func (c *Client) GetComment(ctx context.Context, id int64) (Comment, error) {
 	return toComment(ic), nil
 }
 
-// FindComment returns the newest comment on number that a bot wrote and that contains marker
-// (a hidden HTML comment). Only bots' comments count, so that a person quoting the marker cannot
+// FindComment returns the newest comment on number that this client's identity wrote (SelfLogin:
+// the App's bot login) and that contains marker (a hidden HTML comment). Only its own comments
+// count, so that neither a person quoting the marker nor another bot (issue 11 hole 6) can
 // capture the status comment. The list API is oldest-first, so it starts at the last page and
 // walks back: the sticky comment is usually recent.
 func (c *Client) FindComment(ctx context.Context, number int, marker string) (Comment, bool, error) {
 	if marker == "" {
 		return Comment{}, false, errors.New("github: FindComment needs a marker")
+	}
+	self, err := c.SelfLogin(ctx)
+	if err != nil {
+		return Comment{}, false, err
 	}
 	list := func(page int) ([]*gh.IssueComment, *gh.Response, error) {
 		cs, resp, err := c.gh.Issues.ListComments(ctx, c.owner, c.repo, number,
@@ -249,7 +256,7 @@ func (c *Client) FindComment(ctx context.Context, number int, marker string) (Co
 	}
 	match := func(cs []*gh.IssueComment) (Comment, bool) {
 		for i := len(cs) - 1; i >= 0; i-- {
-			if isBot(cs[i].GetUser()) && strings.Contains(cs[i].GetBody(), marker) {
+			if isSelf(cs[i].GetUser(), self) && strings.Contains(cs[i].GetBody(), marker) {
 				return toComment(cs[i]), true
 			}
 		}

@@ -375,14 +375,17 @@ func TestFindCommentPaginatesNewestFirst(t *testing.T) {
 	c := w.mustApp(t, nil)
 	ctx := testCtx(t)
 	n := w.sim.AddIssue(testRepo, simgh.Issue{Title: "busy"})
-	// 250 comments (3 pages of 100): the bot's marker at #5 (old) and #180 (newer), a person
-	// quoting the marker at #240 (newest, must not count).
+	// 250 comments (3 pages of 100): the bot's marker at #5 (old) and #180 (newer), another
+	// App's comment carrying the marker at #200 and a person quoting it at #240 (newer, must not
+	// count: issue 11 hole 6).
 	var want int64
 	for i := 1; i <= 250; i++ {
 		author, body := "alice", fmt.Sprintf("comment %d", i)
 		switch i {
 		case 5, 180:
 			author, body = w.sim.BotLogin(), fmt.Sprintf("<!-- pocbot:status:x -->\nstatus %d", i)
+		case 200:
+			author, body = "spoofer[bot]", "<!-- pocbot:status:x -->\n<!-- pocbot:serial=9223372036854775807 -->"
 		case 240:
 			body = "> <!-- pocbot:status:x --> quoting the bot"
 		}
@@ -398,7 +401,9 @@ func TestFindCommentPaginatesNewestFirst(t *testing.T) {
 	}
 	var pages []string
 	for _, r := range w.sim.Requests()[start:] {
-		pages = append(pages, r.Query)
+		if strings.HasSuffix(r.Path, "/comments") {
+			pages = append(pages, r.Query)
+		}
 	}
 	// page 1 (to learn the last page), then page 3, then page 2 where it is found.
 	if len(pages) != 3 || !strings.Contains(pages[1], "page=3") || !strings.Contains(pages[2], "page=2") {

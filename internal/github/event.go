@@ -47,6 +47,7 @@ type Event struct {
 	CommentID      int64
 	Body           string // the comment's body
 	Sender         string // login of who caused the event
+	SenderID       int64  // their immutable account id (sender.id): logins can be renamed and re-registered
 	SenderIsBot    bool
 	InstallationID int64
 	Labels         []string // current labels of the issue / PR
@@ -193,7 +194,7 @@ func (e *Event) fillCommon(repo *gh.Repository, sender *gh.User, inst *gh.Instal
 			e.Owner, e.Repo, _ = strings.Cut(full, "/")
 		}
 	}
-	e.Sender, e.SenderIsBot = sender.GetLogin(), isBot(sender)
+	e.Sender, e.SenderID, e.SenderIsBot = sender.GetLogin(), sender.GetID(), isBot(sender)
 	e.InstallationID = inst.GetID()
 }
 

@@ -16,34 +16,34 @@ func TestDecodeEvent(t *testing.T) {
 	}{
 		{file: "issue_comment_created.json", name: "issue_comment", want: Event{
 			Name: "issue_comment", Kind: KindComment, Action: "created", Owner: "acme", Repo: "web", RepoID: 555001,
-			Number: 42, CommentID: 987654321, Body: "/poc up --ttl 4h\r\n", Sender: "alice", InstallationID: 31337,
+			Number: 42, CommentID: 987654321, Body: "/poc up --ttl 4h\r\n", Sender: "alice", SenderID: 1001, InstallationID: 31337,
 			Labels: []string{"poc", "poc/keep"}, IssueState: "open"}},
 		{file: "issue_comment_pr.json", name: "issue_comment", want: Event{
 			Name: "issue_comment", Kind: KindComment, Action: "created", Owner: "acme", Repo: "web", RepoID: 555001,
-			Number: 7, IsPR: true, CommentID: 987654321, Body: "/poc down", Sender: "alice", InstallationID: 31337,
+			Number: 7, IsPR: true, CommentID: 987654321, Body: "/poc down", Sender: "alice", SenderID: 1001, InstallationID: 31337,
 			IssueState: "open"}},
 		{file: "issue_comment_closed_issue.json", name: "issue_comment", want: Event{
 			Name: "issue_comment", Kind: KindComment, Action: "created", Owner: "acme", Repo: "web", RepoID: 555001,
-			Number: 42, CommentID: 987654321, Body: "/poc up --ttl 4h\r\n", Sender: "alice", InstallationID: 31337,
+			Number: 42, CommentID: 987654321, Body: "/poc up --ttl 4h\r\n", Sender: "alice", SenderID: 1001, InstallationID: 31337,
 			Labels: []string{"poc", "poc/keep"}, IssueState: "closed"}},
 		{file: "issue_comment_edited.json", name: "issue_comment", ignored: true},
 		{file: "issue_comment_bot.json", name: "issue_comment", ignored: true},
 		{file: "pull_request_labeled_fork.json", name: "pull_request", want: Event{
 			Name: "pull_request", Kind: KindPullRequest, Action: "labeled", Owner: "acme", Repo: "web", RepoID: 555001,
-			Number: 7, IsPR: true, Sender: "bob", InstallationID: 31337, Labels: []string{"poc"}, Label: "poc",
+			Number: 7, IsPR: true, Sender: "bob", SenderID: 1002, InstallationID: 31337, Labels: []string{"poc"}, Label: "poc",
 			IssueState: "open", PR: PRInfo{FromFork: true, HeadSHA: "6dcb09b5b57875f334f61aebed695e2e4193db5e", HeadRepo: "mallory/web"}}},
 		{file: "pull_request_labeled_fork.json", name: "pull_request_target", want: Event{
 			Name: "pull_request_target", Kind: KindPullRequest, Action: "labeled", Owner: "acme", Repo: "web", RepoID: 555001,
-			Number: 7, IsPR: true, Sender: "bob", InstallationID: 31337, Labels: []string{"poc"}, Label: "poc",
+			Number: 7, IsPR: true, Sender: "bob", SenderID: 1002, InstallationID: 31337, Labels: []string{"poc"}, Label: "poc",
 			IssueState: "open", PR: PRInfo{FromFork: true, HeadSHA: "6dcb09b5b57875f334f61aebed695e2e4193db5e", HeadRepo: "mallory/web"}}},
 		{file: "pull_request_target_closed_merged.json", name: "pull_request_target", want: Event{
 			Name: "pull_request_target", Kind: KindPullRequest, Action: "closed", Owner: "acme", Repo: "web", RepoID: 555001,
-			Number: 7, IsPR: true, Sender: "alice", InstallationID: 31337, Labels: []string{"poc"},
+			Number: 7, IsPR: true, Sender: "alice", SenderID: 1001, InstallationID: 31337, Labels: []string{"poc"},
 			IssueState: "closed", PR: PRInfo{Merged: true, HeadSHA: "6dcb09b5b57875f334f61aebed695e2e4193db5e", HeadRepo: "acme/web"}}},
 		{file: "pull_request_opened_draft_deleted_fork_bot.json", name: "pull_request", ignored: true},
 		{file: "schedule.json", name: "schedule", want: Event{Name: "schedule", Kind: KindSchedule, Schedule: "*/30 * * * *"}},
 		{file: "workflow_dispatch.json", name: "workflow_dispatch", want: Event{
-			Name: "workflow_dispatch", Kind: KindDispatch, Owner: "acme", Repo: "web", RepoID: 555001, Sender: "alice",
+			Name: "workflow_dispatch", Kind: KindDispatch, Owner: "acme", Repo: "web", RepoID: 555001, Sender: "alice", SenderID: 1001,
 			Inputs: map[string]string{"command": "reap", "cluster": "acme-web-42", "dry_run": "true", "ttl": "2h"}}},
 		{file: "issue_comment_created.json", name: "push", ignored: true},
 	}

@@ -49,6 +49,7 @@ type Sticky struct {
 	min    time.Duration
 	gen    int64
 	check  func(existing string) bool
+	owner  func(Comment) bool
 	log    *slog.Logger
 
 	wmu sync.Mutex // serializes writes, so that bodies reach GitHub in order
@@ -114,6 +115,16 @@ func (s *Sticky) WithOverwriteCheck(ok func(existing string) bool) *Sticky {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.check = ok
+	return s
+}
+
+// WithOwner installs the rule saying whether a comment is the bot's own: a comment reached by
+// the remembered id that is not (an id pointing at someone else's comment) is neither read for
+// its serial nor edited; a new status comment is started instead.
+func (s *Sticky) WithOwner(own func(Comment) bool) *Sticky {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.owner = own
 	return s
 }
 
@@ -280,7 +291,7 @@ func (s *Sticky) flush(ctx context.Context, mode flushMode) error {
 // write runs under wmu.
 func (s *Sticky) write(ctx context.Context, body string) error {
 	s.mu.Lock()
-	id, written, check := s.id, s.written, s.check
+	id, written, check, owner := s.id, s.written, s.check, s.owner
 	s.mu.Unlock()
 	var current *Comment
 	if id == 0 {
@@ -292,7 +303,7 @@ func (s *Sticky) write(ctx context.Context, body string) error {
 			id, current = c.ID, &c
 		}
 	}
-	if id != 0 && check != nil {
+	if id != 0 && (check != nil || owner != nil) {
 		if current == nil {
 			c, err := s.api.GetComment(ctx, id)
 			if err != nil && !errors.Is(err, ErrNotFound) {
@@ -302,7 +313,11 @@ func (s *Sticky) write(ctx context.Context, body string) error {
 				current = &c
 			}
 		}
-		if current != nil && !check(current.Body) {
+		if current != nil && owner != nil && !owner(*current) {
+			s.log.Warn("github: the remembered status comment is not the bot's own; starting a new one", "comment", id, "author", current.Author)
+			id, current, written = 0, nil, ""
+		}
+		if current != nil && check != nil && !check(current.Body) {
 			return ErrSuperseded
 		}
 	}

@@ -42,6 +42,14 @@ type Issues interface {
 	CreateComment(ctx context.Context, number int, body string) (github.Comment, error)
 }
 
+// Labelers says who last added a label to an issue and what a user may do: the keep label
+// counts only when its adder has write permission (anyone with triage can label).
+// internal/github.Client implements it.
+type Labelers interface {
+	LabelActor(ctx context.Context, number int, label string) (string, bool, error)
+	Permission(ctx context.Context, login string) (string, error)
+}
+
 // Teardown destroys one cluster (clusterops.Ops.Down).
 type Teardown interface {
 	Down(ctx context.Context, req clusterops.Request) (*clusterops.Result, error)
@@ -63,6 +71,9 @@ type Config struct {
 	// when set, must act on that repository. Without Issues: no issue checks, no comments.
 	Repository string
 	Issues     Issues
+	// Labelers checks who added the keep label; default: Issues when it implements Labelers.
+	// Without one, a keep label is not honoured (the reaper cannot tell who added it).
+	Labelers Labelers
 	// Inventory, when set, enables the orphan pass over Zones (default: Spec.Zone).
 	Inventory Inventory
 	Zones     []scw.Zone
@@ -170,6 +181,7 @@ type issueInfo struct {
 	open, isPR, merged bool
 	labels             []string
 	err                error
+	keepRefused        *commands.KeepRefusal // the keep label is on the issue but does not count
 }
 
 type run struct {
@@ -308,6 +320,8 @@ func (r *run) lookUpIssues(hs []statestore.Header) map[string]*issueInfo {
 			in.open, in.isPR, in.merged, in.labels, in.err = r.cfg.Issues.IssueState(r.ctx, h.Number)
 			if in.err != nil {
 				in.err = fmt.Errorf("look up %s#%d: %w", h.Repository, h.Number, in.err)
+			} else if in.open && slices.Contains(in.labels, r.cfg.KeepLabel) {
+				in.keepRefused = r.vouch(r.ctx, h.Number)
 			}
 			mu.Lock()
 			out[h.Cluster] = in
@@ -337,7 +351,7 @@ func (r *run) decide(h statestore.Header, in *issueInfo) (Decision, bool) {
 			d.Reason = commands.ReapClosed
 			return d, true
 		}
-		kept = slices.Contains(in.labels, r.cfg.KeepLabel)
+		kept = slices.Contains(in.labels, r.cfg.KeepLabel) && in.keepRefused == nil
 		if kept != recordedKeep {
 			r.syncKeep(&d, kept)
 		}
@@ -370,8 +384,11 @@ func (r *run) decide(h statestore.Header, in *issueInfo) (Decision, bool) {
 		d.Action = ActionDownFailed
 		d.Detail = "a teardown failed at " + h.Labels[clusterops.LabelDownFailed] + "; `/poc down` retries, the reaper does at expiry; " + d.Detail
 	}
+	if in != nil && in.keepRefused != nil {
+		d.Detail += "; label " + r.cfg.KeepLabel + " ignored: " + in.keepRefused.String()
+	}
 	if r.shouldWarn(h, in) {
-		r.warn(&d, h)
+		r.warn(&d, h, in)
 	}
 	return d, false
 }
@@ -401,9 +418,13 @@ func (r *run) request(cluster string) clusterops.Request {
 // warn posts the one warning of this expiry. The label is set under the lock BEFORE the comment
 // so that two reapers never both post; if the comment then fails, the label is taken back so
 // that the next run tries again.
-func (r *run) warn(d *Decision, h statestore.Header) {
-	body := commands.RenderExpiryWarning(commands.ExpiryWarningView{Cluster: h.Cluster, Requester: h.RequestedBy,
-		At: h.Expires, Now: r.now, KeepLabel: r.cfg.KeepLabel, Accrued: accrued(h, r.now)})
+func (r *run) warn(d *Decision, h statestore.Header, in *issueInfo) {
+	v := commands.ExpiryWarningView{Cluster: h.Cluster, Requester: h.RequestedBy,
+		At: h.Expires, Now: r.now, KeepLabel: r.cfg.KeepLabel, Accrued: accrued(h, r.now)}
+	if in != nil {
+		v.KeepIgnored = in.keepRefused
+	}
+	body := commands.RenderExpiryWarning(v)
 	if r.cfg.DryRun {
 		d.Action, d.Detail = ActionWarned, d.Detail+"; would warn"
 		return
@@ -560,7 +581,7 @@ func (r *run) tearDown(d Decision) Decision {
 		if d.Reason != commands.ReapExpired && open {
 			return fmt.Errorf("%s#%d was reopened", d.Repository, d.Number)
 		}
-		if d.Reason == commands.ReapExpired && slices.Contains(labels, r.cfg.KeepLabel) { // a closed issue goes, kept or not
+		if d.Reason == commands.ReapExpired && slices.Contains(labels, r.cfg.KeepLabel) && r.vouch(r.work, d.Number) == nil { // a closed issue goes, kept or not
 			return fmt.Errorf("the %s label was added to %s#%d", r.cfg.KeepLabel, d.Repository, d.Number)
 		}
 		return nil
@@ -625,4 +646,27 @@ func Opportunistic(cfg Config) Config {
 		cfg.Budget = 20 * time.Second
 	}
 	return cfg
+}
+
+// vouch checks the keep label on issue number: nil when it counts (added by a user with write
+// permission), else why not. Fails closed: no Labelers or an API error means it does not count.
+func (r *run) vouch(ctx context.Context, number int) *commands.KeepRefusal {
+	lb := r.cfg.Labelers
+	if lb == nil {
+		lb, _ = r.cfg.Issues.(Labelers)
+	}
+	if lb == nil {
+		return &commands.KeepRefusal{Unknown: "the reaper was given no way to ask GitHub who added it"}
+	}
+	actor, _, err := lb.LabelActor(ctx, number, r.cfg.KeepLabel)
+	if err != nil {
+		return &commands.KeepRefusal{Unknown: commands.Redact(err.Error())}
+	}
+	perm := ""
+	if actor != "" {
+		if perm, err = lb.Permission(ctx, actor); err != nil {
+			return &commands.KeepRefusal{Actor: actor, Unknown: commands.Redact(err.Error())}
+		}
+	}
+	return commands.KeepVouched(actor, perm)
 }

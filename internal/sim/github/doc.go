@@ -57,6 +57,31 @@
 //	Paths with or without the Enterprise /api/v3 prefix        docs (GHES REST API root http(s)://HOSTNAME/api/v3)
 //	Collaborator permission: role_name exact, permission       OpenAPI repos/get-collaborator-permission-level
 //	  folds maintain into write and triage into read
+//	GET /user/{account_id}: the account's current login       OpenAPI users/get-by-id; docs /rest/users/users (Get a user
+//	                                                             using their ID); go-github v66 github/users.go GetByID
+//	                                                             ("user/%d")
+//	GET /users/{username}: the account holding that login now  OpenAPI users/get-by-username
+//	RenameUser: the id, keys, repository roles, comments and   docs /account-and-profile/setting-up-and-managing-your-
+//	  label events follow the account; the old login is free     personal-account-on-github/managing-personal-account-
+//	  at once for a new account (a new id)                       settings/changing-your-github-username ("your old username
+//	                                                             becomes available for anyone else to claim")
+//	GET /repos/{o}/{r}/issues/{n}/events, oldest first,        OpenAPI issues/list-events; docs /rest/using-the-rest-api/
+//	  paginated; "labeled"/"unlabeled" with actor and            issue-event-types (labeled, unlabeled: actor, label name
+//	  label.name; needs issues read; other event kinds are       and color); other kinds: not modelled
+//	  not recorded
+//	Label changes through POST/DELETE .../labels are events    same docs page; the actor is the token's identity
+//	  by the caller; seeded labels are by Issue/PR.LabeledBy     (seeding is test set-up, not GitHub behaviour)
+//	  (else the author, else the owner), SetLabels by the owner
+//	The owner login of a repository has role admin             docs /account-and-profile/.../permission-levels-for-a-
+//	                                                             personal-account-repository (user-owned repositories;
+//	                                                             organisations: source silent, same reading)
+//	Comments made with an installation token are by            actions/create-github-app-token README (an app's bot user
+//	  "<slug>[bot]", type Bot; GET /app gives the slug           is "<app-slug>[bot]"); OpenAPI apps/get-authenticated
+//	performed_via_github_app on comments: not served           go-github v66 IssueComment has no such field
+//	                                                             (github/issues_comments.go): the bot tells its comments
+//	                                                             by login; source silent for the stand-in: not modelled
+//	OnRequest hooks run after a request is served, before its  test device, not GitHub behaviour (a rename in the middle
+//	  response reaches the client                                of a run)
 //
 // Not emulated: primary rate limits (5,000 requests an hour and the x-ratelimit-* headers), the
 // secondary limits on concurrency, points and CPU time, conditional requests.

@@ -50,7 +50,13 @@ func (c *call) fail(status int, msg string) {
 // ServeHTTP serves the emulated REST API.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
+	var after []func() // hooks (OnRequest): run unlocked, before the response is sent
+	defer func() {
+		s.mu.Unlock()
+		for _, f := range after {
+			f()
+		}
+	}()
 	c := &call{w: w, r: r, path: r.URL.Path}
 	escaped := r.URL.EscapedPath()
 	if p, ok := strings.CutPrefix(c.path, "/api/v3"); ok && (p == "" || strings.HasPrefix(p, "/")) {
@@ -68,6 +74,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer func() {
 		s.requests = append(s.requests, Request{Method: r.Method, Path: c.path, Query: r.URL.RawQuery,
 			Auth: c.auth, Status: c.status, At: s.now()})
+		after = s.dueHooksLocked(s.requests[len(s.requests)-1])
 		s.log.Debug("sim/github", "method", r.Method, "path", c.path, "auth", c.auth, "status", c.status)
 	}()
 	if s.applyFault(c) || s.limitContent(c) {
@@ -202,6 +209,10 @@ func (s *Server) route(c *call) {
 		s.accessToken(c, seg[2])
 	case n == 3 && seg[0] == "users" && seg[2] == "keys" && m == http.MethodGet:
 		s.userKeys(c, seg[1])
+	case n == 2 && seg[0] == "users" && m == http.MethodGet:
+		s.userByLogin(c, seg[1])
+	case n == 2 && seg[0] == "user" && m == http.MethodGet:
+		s.userByID(c, seg[1])
 	case n >= 3 && seg[0] == "repos":
 		s.repoRoute(c)
 	default:
@@ -332,12 +343,15 @@ func (s *Server) issueRoute(c *call, r *repo) {
 	case n == 6 && seg[5] == "labels" && m == http.MethodGet:
 		c.json(http.StatusOK, labelsJSON(is.labels))
 	case n == 6 && seg[5] == "labels" && m == http.MethodPost:
-		s.addLabels(c, is)
+		s.addLabels(c, r, is)
+	case n == 6 && seg[5] == "events" && m == http.MethodGet:
+		s.listEvents(c, r, is)
 	case n == 7 && seg[5] == "labels" && m == http.MethodDelete:
 		name := seg[6]
 		for i, l := range is.labels {
 			if strings.EqualFold(l, name) {
 				is.labels = append(is.labels[:i], is.labels[i+1:]...)
+				s.recordLabelEventLocked(r, is, "unlabeled", c.tok.login, l)
 				c.json(http.StatusOK, labelsJSON(is.labels))
 				return
 			}
@@ -415,7 +429,7 @@ func (s *Server) react(c *call, r *repo, number int, commentID int64) {
 	c.json(http.StatusCreated, reactionJSON(re, u))
 }
 
-func (s *Server) addLabels(c *call, is *issue) {
+func (s *Server) addLabels(c *call, r *repo, is *issue) {
 	raw, err := io.ReadAll(io.LimitReader(c.r.Body, 1<<16))
 	if err != nil {
 		c.fail(http.StatusBadRequest, "Problems parsing JSON")
@@ -441,6 +455,7 @@ next:
 			}
 		}
 		is.labels = append(is.labels, n)
+		s.recordLabelEventLocked(r, is, "labeled", c.tok.login, n)
 	}
 	c.json(http.StatusOK, labelsJSON(is.labels))
 }
@@ -521,6 +536,9 @@ func (s *Server) permission(c *call, r *repo, login string) {
 		return
 	}
 	role := r.perms[lower(login)]
+	if role == "" && strings.EqualFold(login, r.owner) {
+		role = "admin" // the owner of a repository administers it
+	}
 	if role == "" {
 		role = "none"
 		if !r.private {

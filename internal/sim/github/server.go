@@ -58,6 +58,8 @@ type Server struct {
 	users         map[string]*user // login (lower)
 	tokens        map[string]*token
 	comments      map[int64]*comment
+	events        map[string][]issueEvent // "owner/name#n" (lower) → label events, oldest first
+	hooks         []*hook
 	reactions     []Reaction
 	requests      []Request
 	faults        []*Fault
@@ -192,6 +194,7 @@ func New(opts Options) (*Server, error) {
 		users:         map[string]*user{},
 		tokens:        map[string]*token{},
 		comments:      map[int64]*comment{},
+		events:        map[string][]issueEvent{},
 	}
 	if s.appID == 0 {
 		s.appID = 424242
@@ -390,6 +393,8 @@ type Issue struct {
 	Author string
 	Closed bool
 	Labels []string
+	// LabeledBy is who added Labels (a "labeled" event each); "": the author, else the owner.
+	LabeledBy string
 }
 
 // PR seeds a pull request.
@@ -403,6 +408,8 @@ type PR struct {
 	Fork    bool // head repository is a fork
 	HeadSHA string
 	Labels  []string
+	// LabeledBy is who added Labels (a "labeled" event each); "": the author, else the owner.
+	LabeledBy string
 }
 
 func (s *Server) addIssueLocked(r *repo, is *issue) int {
@@ -429,9 +436,12 @@ func (s *Server) AddIssue(fullName string, in Issue) int {
 	if in.Closed {
 		st = "closed"
 	}
-	return s.addIssueLocked(s.mustRepo(fullName), &issue{
+	r := s.mustRepo(fullName)
+	n := s.addIssueLocked(r, &issue{
 		number: in.Number, title: in.Title, author: in.Author, state: st, labels: append([]string(nil), in.Labels...),
 	})
+	s.seedLabelEventsLocked(r, n, in.LabeledBy, in.Author, in.Labels)
+	return n
 }
 
 // AddPR seeds a pull request and returns its number.
@@ -446,10 +456,13 @@ func (s *Server) AddPR(fullName string, in PR) int {
 	if sha == "" {
 		sha = randomHex(20)
 	}
-	return s.addIssueLocked(s.mustRepo(fullName), &issue{
+	r := s.mustRepo(fullName)
+	n := s.addIssueLocked(r, &issue{
 		number: in.Number, title: in.Title, author: in.Author, state: st, labels: append([]string(nil), in.Labels...),
 		isPR: true, draft: in.Draft, merged: in.Merged, fork: in.Fork, headSHA: sha, headRef: "feature",
 	})
+	s.seedLabelEventsLocked(r, n, in.LabeledBy, in.Author, in.Labels)
+	return n
 }
 
 // SetIssueState closes or reopens an issue or PR; merged only applies to PRs (and closes them).
@@ -470,15 +483,17 @@ func (s *Server) SetIssueState(fullName string, number int, open, merged bool) {
 	is.merged = is.isPR && merged
 }
 
-// SetLabels replaces the labels of an issue or PR.
+// SetLabels replaces the labels of an issue or PR, as the repository's owner (labeled and
+// unlabeled events name the owner as actor).
 func (s *Server) SetLabels(fullName string, number int, labels ...string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	is := s.mustRepo(fullName).issues[number]
+	r := s.mustRepo(fullName)
+	is := r.issues[number]
 	if is == nil {
 		panic(fmt.Sprintf("sim/github: unknown issue %s#%d", fullName, number))
 	}
-	is.labels = append([]string(nil), labels...)
+	s.setLabelsLocked(r, is, r.owner, labels)
 }
 
 // Labels returns the labels of an issue or PR.

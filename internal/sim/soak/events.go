@@ -98,9 +98,15 @@ func (h *history) payload(e Event) (payload []byte, name, repo string, commentID
 	owner, rname, _ := strings.Cut(repo, "/")
 	repository := map[string]any{"name": rname, "full_name": repo, "owner": map[string]any{"login": owner}, "default_branch": "main"}
 	installation := map[string]any{"id": gh.InstallationID(repo)}
-	sender := map[string]any{"login": e.User, "type": "User", "id": userID(e.User)}
+	// sender.id is the account's id in the stand-in: the bot binds the requester to it and asks
+	// GitHub for the login behind it (issue 11 hole 3).
+	var sender map[string]any
 	if e.User == BotUser {
-		sender = map[string]any{"login": gh.BotLogin(), "type": "Bot", "id": userID(gh.BotLogin())}
+		gh.AddUser(gh.BotLogin())
+		sender = map[string]any{"login": gh.BotLogin(), "type": "Bot", "id": gh.UserID(gh.BotLogin())}
+	} else {
+		gh.AddUser(e.User)
+		sender = map[string]any{"login": e.User, "type": "User", "id": gh.UserID(e.User)}
 	}
 	labels := func(n int) []any {
 		var out []any
@@ -168,16 +174,4 @@ func openClosed(closed bool) string {
 		return "closed"
 	}
 	return "open"
-}
-
-// userID is a stable numeric id per login (GitHub's ids are immutable numbers).
-func userID(login string) int64 {
-	var n int64 = 1000
-	for _, c := range login {
-		n = n*31 + int64(c)
-	}
-	if n < 0 {
-		n = -n
-	}
-	return n
 }
