@@ -4,16 +4,31 @@ GO       ?= go
 GOBIN    := $(shell $(GO) env GOPATH)/bin
 export PATH := $(GOBIN):$(PATH)
 
-.PHONY: build test lint bench demo fuzz soak clean
+.PHONY: build test lint bench demo fuzz soak clean generate release-snapshot goreleaser
+
+GORELEASER_VERSION := v2.15.1
 
 build:
-	$(GO) build -o bin/bot ./cmd/bot
+	$(GO) build -trimpath -ldflags "-X github.com/pocbot/pocbot/internal/version.Version=$$(git describe --tags --always --dirty 2>/dev/null || echo dev)" -o bin/bot ./cmd/bot
+
+# The release archives and checksums.txt of .goreleaser.yaml, built locally into dist/ (nothing is
+# published). goreleaser is installed with `go install` when missing.
+release-snapshot: goreleaser
+	goreleaser release --snapshot --clean
+
+goreleaser:
+	@command -v goreleaser >/dev/null 2>&1 || $(GO) install github.com/goreleaser/goreleaser/v2@$(GORELEASER_VERSION)
+
+# Files generated from the settings table (internal/settings): deploy/poc.example.yml,
+# docs/configuration.md. A test fails while they are stale.
+generate:
+	$(GO) generate ./internal/settings
 
 # -race everywhere; the tests start the real servers they need (versitygw, sshd) on loopback.
 test:
 	$(GO) test -race -timeout 14m ./...
 
-lint:
+lint: goreleaser
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); \
 	  if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet ./...
@@ -21,6 +36,10 @@ lint:
 	@if git grep -nE '\.\./shared|/work/shared' -- ':!*.md' ':!.gitattributes' ':!Makefile'; then \
 	  echo "the files above read outside the repository: carry what they need into testdata"; exit 1; fi
 	actionlint .github/workflows/*.yml deploy/workflow/*.yml
+	# actionlint reads only workflows: the Action's steps are linted inside a generated one.
+	$(GO) test -count=1 -run '^TestAction' ./action
+	@if command -v shellcheck >/dev/null 2>&1; then shellcheck action/*.sh; fi
+	goreleaser check
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime 3x ./...
@@ -50,4 +69,4 @@ soak:
 	./bin/bot soak --duration $(DURATION) --parallel $(PARALLEL) $(if $(SEED),--seed $(SEED)) $(if $(KEEP),--keep $(KEEP))
 
 clean:
-	rm -rf bin
+	rm -rf bin dist

@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/pocbot/pocbot/internal/settings"
 )
 
 // errUsage is returned after the usage has been printed; main exits 2 without repeating it.
@@ -25,29 +27,26 @@ type command struct {
 	setFlags func(fs *flag.FlagSet, e *envFlags)
 	run      func(ctx context.Context, a *app, fs *flag.FlagSet) error
 	children []*command
-	// env lists the variables the command reads directly, not through a flag (envDocs says what
-	// each holds); --help lists them so that a workflow author sees every knob in one place.
+	// env lists the variables the command reads directly, not through a flag (the settings table
+	// says what each holds); --help lists them so that a workflow author sees every knob in one place.
 	env []string
 }
 
-// envDocs describes the variables commands read directly.
-var envDocs = map[string]string{
-	"POC_STATE_URL":          "bucket of the encrypted state, e.g. s3://acme-poc-state?region=fr-par&endpoint=https://s3.fr-par.scw.cloud or file:///abs/dir",
-	"POC_STATE_KEY":          "key that encrypts the state: base64key://<32 bytes, URL-safe base64>",
-	"POC_IMAGE_BUCKET":       "Object Storage bucket of the shared Talos images: a bucket name, or a gocloud URL (s3://…, file:///…)",
-	"POC_IMAGE_FACTORY_URL":  "Talos Image Factory base URL (default https://factory.talos.dev)",
-	"POC_RESCUE_SSH_PORT":    "SSH port of the worker's rescue system (default 22)",
-	"POC_POLL_INTERVAL":      "interval between polls of a resource's state (default: the engine's)",
-	"POC_DEBUG":              "any value: debug logs",
-	"SCW_ACCESS_KEY":         "Scaleway API access key (also the Object Storage access key)",
-	"SCW_SECRET_KEY":         "Scaleway API secret key",
-	"SCW_DEFAULT_PROJECT_ID": "Scaleway project the resources go to",
-	"SCW_API_URL":            "Scaleway API URL (default https://api.scaleway.com; the emulator's under bot sim)",
+// envDoc describes a variable a command reads directly, from the settings table.
+func envDoc(env string) string {
+	s, ok := settings.ByEnv(env)
+	if !ok {
+		return ""
+	}
+	if s.Default != "" {
+		return s.Help + " (default " + s.Default + ")"
+	}
+	return s.Help
 }
 
 // Variable sets of the commands: the state store; Scaleway's API; what an up or a down opens.
 var (
-	envStore = []string{"POC_STATE_URL", "POC_STATE_KEY"}
+	envStore = []string{"POC_STATE_URL", "POC_STATE_KEY", "POC_PRESIGN_ACCESS_KEY", "POC_PRESIGN_SECRET_KEY"}
 	envSCW   = []string{"SCW_ACCESS_KEY", "SCW_SECRET_KEY", "SCW_DEFAULT_PROJECT_ID", "SCW_API_URL"}
 	envWorld = append(append(append([]string{}, envStore...), envSCW...),
 		"POC_IMAGE_BUCKET", "POC_IMAGE_FACTORY_URL", "POC_RESCUE_SSH_PORT", "POC_POLL_INTERVAL")
@@ -98,11 +97,12 @@ func (a *app) dispatch(ctx context.Context, args []string) error {
 			a.atExit[i]()
 		}
 	}()
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+	if len(args) == 0 {
+		a.usage(a.stderr)
+		return errUsage
+	}
+	if args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
 		a.usage(a.stdout)
-		if len(args) == 0 {
-			return errUsage
-		}
 		return nil
 	}
 	return a.runCommand(ctx, a.commands, "bot", args)
@@ -122,11 +122,12 @@ func (a *app) runCommand(ctx context.Context, cmds []*command, prefix string, ar
 	}
 	full := prefix + " " + c.name
 	if len(c.children) > 0 {
-		if len(args) < 2 || args[1] == "-h" || args[1] == "--help" {
+		if len(args) < 2 {
+			a.childUsage(a.stderr, full, c)
+			return errUsage
+		}
+		if args[1] == "-h" || args[1] == "--help" {
 			a.childUsage(a.stdout, full, c)
-			if len(args) < 2 {
-				return errUsage
-			}
 			return nil
 		}
 		return a.runCommand(ctx, c.children, full, args[1:])
@@ -137,23 +138,27 @@ func (a *app) runCommand(ctx context.Context, cmds []*command, prefix string, ar
 	if c.setFlags != nil {
 		c.setFlags(fs, ef)
 	}
-	fs.Usage = func() {
-		w := fs.Output()
+	// The flag package prints the usage itself on -h, to its output (stderr); the usage is printed
+	// here instead: to stdout for --help (an answer), to stderr after a flag error.
+	usage := func(w io.Writer) {
 		fmt.Fprintf(w, "Usage: %s [flags] %s\n\n%s\n\nFlags (an environment variable, where named, sets the default):\n", full, c.args, c.summary)
+		fs.SetOutput(w)
 		fs.PrintDefaults()
+		fs.SetOutput(a.stderr)
 		if len(c.env) > 0 {
 			fmt.Fprintf(w, "\nEnvironment (read directly):\n")
 			for _, v := range c.env {
-				fmt.Fprintf(w, "  %-24s %s\n", v, envDocs[v])
+				fmt.Fprintf(w, "  %-24s %s\n", v, envDoc(v))
 			}
 		}
 	}
+	fs.Usage = func() {}
 	if err := fs.Parse(args[1:]); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			fs.SetOutput(a.stdout)
-			fs.Usage()
+			usage(a.stdout)
 			return nil
 		}
+		usage(a.stderr)
 		return errUsage
 	}
 	if ef.err != nil {
@@ -260,6 +265,35 @@ func (e *envFlags) List(p *[]string, name, env string, usage string) {
 	e.fs.Var(&listValue{p: p, fromEnv: len(*p) > 0}, name, e.note(env, usage+" (repeatable)"))
 }
 
+// Setting defines the CLI flag of the settings-table row name (its flag name, variable, default
+// and help come from the table). p is a *string, *bool, *int, *time.Duration or *[]string.
+func (e *envFlags) Setting(p any, name string) {
+	s := settings.Lookup(name)
+	help := s.Help
+	if s.Rule != "" {
+		help += " (" + s.Rule + ")"
+	}
+	switch p := p.(type) {
+	case *string:
+		e.String(p, s.CLI, s.Env, s.Default, help)
+	case *bool:
+		e.Bool(p, s.CLI, s.Env, s.Default == "true", help)
+	case *int:
+		n, _ := strconv.Atoi(s.Default)
+		e.Int(p, s.CLI, s.Env, n, help)
+	case *time.Duration:
+		d, _ := time.ParseDuration(s.Default)
+		e.Duration(p, s.CLI, s.Env, d, help)
+	case *[]string:
+		if s.Default != "" {
+			help += "; default " + s.Default
+		}
+		e.List(p, s.CLI, s.Env, help)
+	default:
+		panic(fmt.Sprintf("settings %s: unsupported flag type %T", name, p))
+	}
+}
+
 func (e *envFlags) lookup(env string) string {
 	if env == "" {
 		return ""
@@ -295,7 +329,7 @@ func (l *listValue) Set(s string) error {
 
 // clusterFlag is the one way every cluster-scoped command names its cluster.
 func clusterFlag(fs *flag.FlagSet, e *envFlags, p *string) {
-	e.String(p, "cluster", "POC_CLUSTER", "", "cluster name, e.g. acme-shop-42 (as the bot names the cluster of issue #42 of acme/shop)")
+	e.Setting(p, "cluster")
 }
 
 func requireCluster(name string) error {

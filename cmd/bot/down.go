@@ -21,8 +21,7 @@ func init() {
 		setFlags: func(fs *flag.FlagSet, e *envFlags) {
 			clusterFlag(fs, e, &name)
 			lk.define(e)
-			e.Duration(&parkFor, "park-for", "POC_PARK_FOR", 0,
-				"park the Elastic Metal worker (Talos reset, kept in the state bucket's pool) this long instead of deleting it; billed while parked (0: delete)")
+			e.Setting(&parkFor, "park_for")
 		},
 		run: func(ctx context.Context, a *app, fs *flag.FlagSet) error {
 			if err := requireCluster(name); err != nil {

@@ -118,6 +118,15 @@ func (a *app) reapOnce(ctx context.Context, getenv func(string) string, env gith
 		cfg.Pool, cfg.Parked = nil, nil // so does the parked pass
 	}
 	rep, err := reaper.Run(ctx, cfg)
+	if !opportunistic && err == nil {
+		// The schedule's pass keeps the operators' "POC clusters" issue; a failure there is logged,
+		// it must not fail the reaper's run.
+		if n, berr := updateBoard(ctx, b.Ops.Store, gh, env.Repository, rep, a.clock()); berr != nil {
+			a.log.Warn("could not update the POC clusters issue", "err", berr)
+		} else {
+			a.log.Info("POC clusters issue updated", "issue", n)
+		}
+	}
 	var table strings.Builder
 	if werr := rep.WriteTable(&table); werr != nil && err == nil {
 		err = werr

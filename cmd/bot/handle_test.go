@@ -85,6 +85,10 @@ func TestHandleProcess(t *testing.T) {
 		if code != 0 || !strings.Contains(stderr, "clusters listed") {
 			t.Fatalf("exit %d, stderr:\n%s", code, stderr)
 		}
+		// The schedule keeps the operators' issue.
+		if !strings.Contains(stderr, "POC clusters issue updated") {
+			t.Errorf("the schedule did not update the POC clusters issue; stderr:\n%s", stderr)
+		}
 	})
 
 	t.Run("read-only up refused; time to 👀", func(t *testing.T) {

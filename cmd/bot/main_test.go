@@ -32,7 +32,7 @@ func TestMain(m *testing.M) {
 }
 
 // buildBot returns the path of the bot built from this package (once per test run).
-func buildBot(t *testing.T) string {
+func buildBot(t testing.TB) string {
 	t.Helper()
 	testBin.once.Do(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)

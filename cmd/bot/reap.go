@@ -13,6 +13,7 @@ import (
 	"github.com/pocbot/pocbot/internal/provision"
 	"github.com/pocbot/pocbot/internal/reaper"
 	"github.com/pocbot/pocbot/internal/repoconfig"
+	"github.com/pocbot/pocbot/internal/settings"
 )
 
 // envGitHubCreds are the variables whose presence says "GitHub settings are given".
@@ -34,17 +35,18 @@ func init() {
 		setFlags: func(fs *flag.FlagSet, e *envFlags) {
 			e.String(&repository, "repository", "GITHUB_REPOSITORY", "",
 				"owner/name: only this repository's clusters; with GitHub settings, also check their issues and comment")
-			e.Bool(&dryRun, "dry-run", "POC_REAP_DRY_RUN", false, "report what would happen; destroy, write and post nothing")
-			e.Duration(&grace, "grace", "POC_REAP_GRACE", time.Hour, "age under which tagged resources without a state document are left alone")
-			e.Int(&maxTeardowns, "max-teardowns", "POC_REAP_MAX_TEARDOWNS", 0, "most teardowns and orphan sweeps in one run (0: no bound)")
-			e.Duration(&budget, "budget", "POC_REAP_BUDGET", 0, "wall-time bound of the run; nothing starts after it (0: none)")
-			e.Duration(&warn, "warn-before", "POC_WARN_BEFORE", -1,
-				"lead of the one expiry warning (default: warn_before of the repository's .github/poc.yml, else 1h; 0: none)")
-			e.String(&keepLabel, "keep-label", "POC_KEEP_LABEL", "",
-				"label that pauses expiry (default: keep_label of .github/poc.yml, else poc/keep)")
-			e.Bool(&noOrphans, "no-orphans", "POC_REAP_NO_ORPHANS", false, "skip the orphan pass")
-			e.Duration(&parkFor, "park-for", "POC_PARK_FOR", -1,
-				"park the worker of each cluster torn down this long instead of deleting it (default: park_for of .github/poc.yml, else 0: delete)")
+			e.Setting(&dryRun, "reap-dry-run")
+			e.Setting(&grace, "reap-grace")
+			e.Setting(&maxTeardowns, "reap-max-teardowns")
+			e.Setting(&budget, "reap-budget")
+			// These two default to the repository's .github/poc.yml, read at run time: the flag's own
+			// default is "unset" (-1, ""), its name, variable and help are the table's.
+			wb, kl := settings.Lookup("warn_before"), settings.Lookup("keep_label")
+			e.Duration(&warn, wb.CLI, wb.Env, -1, wb.Help+" (default: "+wb.RepoKey+" of .github/poc.yml, else "+wb.Default+"; 0: none)")
+			e.String(&keepLabel, kl.CLI, kl.Env, "", kl.Help+" (default: "+kl.RepoKey+" of .github/poc.yml, else "+kl.Default+")")
+			e.Setting(&noOrphans, "reap-no-orphans")
+			pf := settings.Lookup("park_for")
+			e.Duration(&parkFor, pf.CLI, pf.Env, -1, pf.Help+" (default: "+pf.RepoKey+" of .github/poc.yml, else 0: delete)")
 		},
 		run: func(ctx context.Context, a *app, fs *flag.FlagSet) error {
 			if maxTeardowns < 0 || budget < 0 || grace <= 0 {
@@ -88,6 +90,13 @@ func init() {
 				cfg.KeepLabel = keepLabel
 			}
 			rep, err := reaper.Run(ctx, cfg)
+			if gh != nil && !dryRun && err == nil {
+				if n, berr := updateBoard(ctx, w.ops.Store, gh, cfg.Repository, rep, a.clock()); berr != nil {
+					a.log.Warn("could not update the POC clusters issue", "err", berr)
+				} else {
+					a.log.Info("POC clusters issue updated", "issue", n)
+				}
+			}
 			if werr := rep.WriteTable(a.stdout); werr != nil && err == nil {
 				err = werr
 			}

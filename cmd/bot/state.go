@@ -7,10 +7,12 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
+	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/pocbot/pocbot/internal/provision"
+	"github.com/pocbot/pocbot/internal/statestore"
 )
 
 func init() {
@@ -32,7 +34,14 @@ func init() {
 						return err
 					}
 					defer s.Close()
-					hs, err := s.List(ctx)
+					// With the key, the headers are authenticated (a bad one is named in the
+					// error); without it they are shown as the bucket holds them, for display only.
+					list := s.List
+					if strings.TrimSpace(a.getenv(statestore.EnvStateKey)) == "" {
+						list = s.ListUnverified
+						fmt.Fprintf(a.stderr, "headers not authenticated (no %s): anyone who can write to the bucket can change them\n", statestore.EnvStateKey)
+					}
+					hs, err := list(ctx)
 					if err != nil {
 						return err
 					}

@@ -86,13 +86,17 @@ func (a *app) printStatus(ctx context.Context, st *clusterops.Status, now time.T
 	default:
 		a.printf("  expires:      %s (expired %s ago: the reaper will remove it)\n", h.Expires.UTC().Format(time.RFC3339), roundDur(now.Sub(h.Expires)))
 	}
-	if v := h.Labels[clusterops.LabelKeep]; v != "" {
-		a.printf("  keep label:   %s (expiry paused while the issue carries the keep label)\n", v)
-	} else {
+	meta, merr := clusterops.MetaOf(h)
+	switch {
+	case merr != nil:
+		a.printf("  metadata:     unreadable (%v)\n", merr)
+	case meta.Keep:
+		a.printf("  keep label:   yes (expiry paused while the issue carries the keep label)\n")
+	default:
 		a.printf("  keep label:   no\n")
 	}
-	if v := h.Labels[clusterops.LabelDownFailed]; v != "" {
-		a.printf("  down failed:  %s (the reaper retries)\n", v)
+	if !meta.DownFailed.IsZero() {
+		a.printf("  down failed:  %s (the reaper retries)\n", meta.DownFailed.Format(time.RFC3339))
 	}
 	if l := st.Lock; l != nil {
 		state := "lease until " + l.Expires.UTC().Format(time.RFC3339)

@@ -13,6 +13,7 @@ import (
 	"github.com/pocbot/pocbot/internal/commands"
 	"github.com/pocbot/pocbot/internal/provision"
 	"github.com/pocbot/pocbot/internal/provision/cluster"
+	"github.com/pocbot/pocbot/internal/settings"
 	"github.com/pocbot/pocbot/internal/statestore"
 )
 
@@ -27,27 +28,25 @@ type specFlags struct {
 }
 
 func (s *specFlags) define(fs *flag.FlagSet, e *envFlags) {
-	d := provision.DefaultSpec()
-	e.String(&s.zone, "zone", "SCW_DEFAULT_ZONE", d.Zone, "Scaleway zone")
-	e.String(&s.talos, "talos", "POC_TALOS_VERSION", d.TalosVersion, "Talos version (1.12 to 1.14; 1.14 gets the multi-document config)")
-	e.List(&s.adminCIDRs, "admin-cidr", "POC_ADMIN_CIDRS", "CIDR allowed to reach the Kubernetes (6443) and Talos (50000) APIs; default 0.0.0.0/0")
-	e.List(&s.extensions, "extension", "POC_TALOS_EXTENSIONS", "Talos system extension, e.g. siderolabs/iscsi-tools")
-	e.String(&s.dnsZone, "dns-zone", "POC_DNS_ZONE", "", "Scaleway DNS zone for k8s-poc.<zone> and edge.<zone> records")
-	e.Int(&s.cpCount, "cp-count", "", d.CPCount, "control planes (odd)")
-	e.String(&s.cpType, "cp-type", "", d.CPInstanceType, "control-plane Instance type")
-	e.String(&s.offer, "worker-offer", "", d.BaremetalOffer, "Elastic Metal offer of the worker (hourly)")
-	e.Bool(&s.exposeEdge, "expose-edge", "", false, "open 80/443 on the control planes too")
-	e.String(&s.sshKeyFile, "ssh-public-key-file", "POC_SSH_PUBLIC_KEY_FILE", "", "a person's SSH public key, registered next to the bot's own key for the worker's rescue")
+	e.Setting(&s.zone, "zone")
+	e.Setting(&s.talos, "talos")
+	e.Setting(&s.adminCIDRs, "admin-cidr")
+	e.Setting(&s.extensions, "extensions")
+	e.Setting(&s.dnsZone, "dns-zone")
+	e.Setting(&s.cpCount, "cp-count")
+	e.Setting(&s.cpType, "cp-type")
+	e.Setting(&s.offer, "worker-offer")
+	e.Setting(&s.exposeEdge, "expose-edge")
+	e.Setting(&s.sshKeyFile, "ssh-public-key-file")
 }
 
 // override returns what was set on the command line or by environment.
 func (s *specFlags) override(fs *flag.FlagSet, getenv func(string) string) (func(*provision.Spec), error) {
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	for flagName, env := range map[string]string{"zone": "SCW_DEFAULT_ZONE", "talos": "POC_TALOS_VERSION", "admin-cidr": "POC_ADMIN_CIDRS",
-		"extension": "POC_TALOS_EXTENSIONS", "dns-zone": "POC_DNS_ZONE", "ssh-public-key-file": "POC_SSH_PUBLIC_KEY_FILE"} {
-		if getenv(env) != "" {
-			set[flagName] = true
+	for _, name := range []string{"zone", "talos", "admin-cidr", "extensions", "dns-zone", "ssh-public-key-file"} {
+		if st := settings.Lookup(name); getenv(st.Env) != "" {
+			set[st.CLI] = true
 		}
 	}
 	var personKey string
@@ -110,8 +109,8 @@ func init() {
 		env:     envWorld,
 		setFlags: func(fs *flag.FlagSet, e *envFlags) {
 			clusterFlag(fs, e, &name)
-			e.Duration(&ttl, "ttl", "POC_TTL", 8*time.Hour, "expiry of a new cluster (any positive duration)")
-			e.Bool(&dryRun, "dry-run", "", false, "show the plan and its cost; create nothing")
+			e.Setting(&ttl, "ttl")
+			e.Setting(&dryRun, "dry-run")
 			sf.define(fs, e)
 			lk.define(e)
 		},

@@ -20,6 +20,7 @@ import (
 	_ "gocloud.dev/blob/s3blob" // s3:// image buckets (Scaleway Object Storage)
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	awsmiddleware "github.com/aws/aws-sdk-go-v2/aws/middleware"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/pocbot/pocbot/internal/chatops"
@@ -31,6 +32,7 @@ import (
 	"github.com/pocbot/pocbot/internal/provision/images"
 	"github.com/pocbot/pocbot/internal/provision/scaleway"
 	"github.com/pocbot/pocbot/internal/statestore"
+	"github.com/pocbot/pocbot/internal/version"
 	"github.com/scaleway/scaleway-sdk-go/scw"
 )
 
@@ -60,8 +62,8 @@ func imageBucketURL(v, region string) (string, string, error) {
 // Lock timing variables. The defaults (clusterops: 2 min lease, 10 min wait) suit Actions; a
 // shorter lease lets the next run take over sooner from one that was killed (tests, laptops).
 const (
-	envLockLease = "POC_LOCK_LEASE"
-	envLockWait  = "POC_LOCK_WAIT"
+	envLockLease = "POC_LOCK_LEASE" // the settings table's lock-lease
+	envLockWait  = "POC_LOCK_WAIT"  // the settings table's lock-wait
 )
 
 // lockTimesFromEnv reads POC_LOCK_LEASE and POC_LOCK_WAIT (zero: clusterops' default).
@@ -87,9 +89,8 @@ func lockTimesFromEnv(getenv func(string) string) (lease, wait time.Duration, er
 type lockFlags struct{ lease, wait time.Duration }
 
 func (l *lockFlags) define(e *envFlags) {
-	e.Duration(&l.lease, "lock-lease", envLockLease, 2*time.Minute,
-		"lease of the cluster lock, renewed at a third of it; a killed run's lock is taken over once it lapses")
-	e.Duration(&l.wait, "lock-wait", envLockWait, 10*time.Minute, "how long to wait for a cluster lock another run holds")
+	e.Setting(&l.lease, "lock-lease")
+	e.Setting(&l.wait, "lock-wait")
 }
 
 func (l *lockFlags) apply(o *clusterops.Ops) {
@@ -201,17 +202,67 @@ func openStore(ctx context.Context, getenv func(string) string, a *app, closers 
 		}
 		opts = append(opts, statestore.WithBucket(sb))
 	}
-	store, err := statestore.Open(ctx, scfg, opts...)
+	pb, err := openPresign(ctx, scfg.StateURL, getenv)
 	if err != nil {
 		if sb != nil {
 			_ = sb.Close()
 		}
 		return nil, err
 	}
-	if sb != nil {
-		*closers = append(*closers, func() { _ = sb.Close() })
+	if pb != nil {
+		opts = append(opts, statestore.WithPresignBucket(pb))
+	}
+	store, err := statestore.Open(ctx, scfg, opts...)
+	if err != nil {
+		for _, b := range []*blob.Bucket{sb, pb} {
+			if b != nil {
+				_ = b.Close()
+			}
+		}
+		return nil, err
+	}
+	for _, b := range []*blob.Bucket{sb, pb} {
+		if b != nil {
+			*closers = append(*closers, func() { _ = b.Close() })
+		}
 	}
 	return store, nil
+}
+
+// Presigning credential: the access key id of whoever signs a link is in the link
+// (X-Amz-Credential), and kubeconfig links are posted in public comments and step outputs. A
+// separate key that may only read public/ (docs/install.md gives its bucket policy) keeps the main
+// key's id out of them.
+const (
+	envPresignAccessKey = "POC_PRESIGN_ACCESS_KEY"
+	envPresignSecretKey = "POC_PRESIGN_SECRET_KEY"
+)
+
+// openPresign opens the state bucket again with the presigning credential, when one is set
+// (nil, nil when not, or when the state is not in S3: file:// links are not signed).
+func openPresign(ctx context.Context, stateURL string, getenv func(string) string) (*blob.Bucket, error) {
+	ak, sk := strings.TrimSpace(getenv(envPresignAccessKey)), strings.TrimSpace(getenv(envPresignSecretKey))
+	switch {
+	case ak == "" && sk == "":
+		return nil, nil
+	case ak == "" || sk == "":
+		return nil, fmt.Errorf("%s and %s go together: set both (the read-only key that signs kubeconfig links) or neither", envPresignAccessKey, envPresignSecretKey)
+	case !strings.HasPrefix(stateURL, "s3://"):
+		return nil, nil
+	}
+	b, err := openS3(ctx, stateURL, func(k string) string {
+		switch k {
+		case "AWS_ACCESS_KEY_ID":
+			return ak
+		case "AWS_SECRET_ACCESS_KEY":
+			return sk
+		}
+		return getenv(k)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("open the state bucket with %s: %w", envPresignAccessKey, err)
+	}
+	return b, nil
 }
 
 // openBackend opens the state store, the Scaleway client, the image bucket and the price
@@ -316,6 +367,7 @@ func scwClient(getenv func(string) string) (*scw.Client, error) {
 	opts := []scw.ClientOption{
 		scw.WithHTTPClient(&http.Client{Transport: &scaleway.RetryTransport{Base: http.DefaultTransport}, Timeout: 2 * time.Minute}),
 		scw.WithAuth(ak, sk),
+		scw.WithUserAgent(version.UserAgent()),
 		scw.WithDefaultZone(scw.Zone(cmpOr(getenv("SCW_DEFAULT_ZONE"), provision.DefaultSpec().Zone))),
 		scw.WithDefaultRegion(scw.Region(cmpOr(getenv("SCW_DEFAULT_REGION"), provision.DefaultSpec().Region))),
 	}
@@ -380,5 +432,7 @@ func openS3(ctx context.Context, raw string, getenv func(string) string) (*blob.
 	if ep := q.Get("endpoint"); ep != "" {
 		o.BaseEndpoint = aws.String(ep)
 	}
+	// The SDK writes its own User-Agent; pocbot/<version> is added to it as a product token.
+	o.APIOptions = append(o.APIOptions, awsmiddleware.AddUserAgentKeyValue(version.Product, version.String()))
 	return s3blob.OpenBucket(ctx, s3.New(o), u.Host, nil)
 }

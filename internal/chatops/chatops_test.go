@@ -107,7 +107,7 @@ func TestCommentsEndToEnd(t *testing.T) {
 	var stickyID int64
 	t.Run("maintainer up", func(t *testing.T) {
 		before := len(h.botComments(repo, 42))
-		ev := h.comment(repo, 42, false, "alice", "/poc up --ttl 2h --admin-cidr 203.0.113.0/24")
+		ev := h.comment(repo, 42, false, "alice", "/poc up --ttl 2h --admin-cidr 203.0.113.0/24 --admin-cidr 127.0.0.1/32")
 		t0 := time.Now()
 		out, err := h.handle(ctx, ev)
 		if err != nil || !out.OK {
@@ -143,7 +143,7 @@ func TestCommentsEndToEnd(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if doc.Header.Labels[clusterops.LabelStickyID] == "" || doc.Header.Labels[clusterops.LabelDailyCost] == "" {
+		if m, err := clusterops.MetaOf(doc.Header); err != nil || m.StickyID == 0 || m.DailyCostNanos == 0 {
 			t.Errorf("header labels = %v, want sticky id and daily cost", doc.Header.Labels)
 		}
 		if got := doc.Header.Expires.Sub(doc.Header.Created); got != 2*time.Hour {
@@ -179,7 +179,7 @@ func TestCommentsEndToEnd(t *testing.T) {
 	}
 	t.Run("second up converges and edits the same sticky comment", func(t *testing.T) {
 		before := len(h.botComments(repo, 42))
-		out, err := h.handle(ctx, h.comment(repo, 42, false, "alice", "/poc up --admin-cidr 203.0.113.0/24"))
+		out, err := h.handle(ctx, h.comment(repo, 42, false, "alice", "/poc up --admin-cidr 203.0.113.0/24 --admin-cidr 127.0.0.1/32"))
 		if err != nil || !out.OK {
 			t.Fatalf("outcome %+v, err %v", out, err)
 		}

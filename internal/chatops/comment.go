@@ -88,12 +88,54 @@ func (r *run) collision(ctx context.Context) (bool, error) {
 	h := doc.Header
 	r.header = &h
 	if (h.Repository == "" || strings.EqualFold(h.Repository, r.ev.FullName())) && (h.Number == 0 || h.Number == r.ev.Number) {
-		return false, nil
+		return r.rollback(ctx)
 	}
 	body := fmt.Sprintf("😕 **Not run:** the cluster name `%s` is already used by %s#%d (two repositories whose names differ only "+
 		"by where the owner ends map to the same name). Nothing was changed. An operator can act on it with `bot … --cluster %s`.\n",
 		r.cluster, commands.Escape(h.Repository), h.Number, r.cluster)
 	return true, r.refuse(ctx, "name collision with "+h.Repository, body)
+}
+
+// rollback refuses to work from a state older than the one the cluster's status comment recorded:
+// the bucket was rolled back (an older object put back by someone who can write to it, or a
+// restore). A process that has read nothing yet cannot tell from the bucket alone; the status
+// comment is the App's, on GitHub, out of a bucket writer's reach.
+func (r *run) rollback(ctx context.Context) (bool, error) {
+	witness, err := r.witness(ctx)
+	if err != nil {
+		return true, r.fail(ctx, err)
+	}
+	if witness <= r.header.Serial {
+		return false, nil
+	}
+	// Another run may have moved the state and its comment on between our read and now: read
+	// the state again before calling it a rollback.
+	if doc, err := r.backend.Ops.Store.Get(ctx, r.cluster); err == nil && doc.Header.Serial >= witness {
+		h := doc.Header
+		r.header = &h
+		return false, nil
+	}
+	key := "clusters/" + r.cluster + ".state"
+	r.h.log().Error("rolled-back state refused", "cluster", r.cluster, "serial", r.header.Serial, "witness", witness)
+	body := fmt.Sprintf("😕 **Not run:** the state of cluster `%s` in the bucket is serial %d, older than serial %d that its status comment recorded: "+
+		"`%s` was rolled back (an older version put back by someone who can write to the bucket, or a restore). Nothing was done. "+
+		"Restore the newest version of `%s` from the bucket's versioning and try again; if the older state is the one you want, "+
+		"delete the status comment of this cluster first (only people with write access to the repository can).\n",
+		r.cluster, r.header.Serial, witness, key, key)
+	return true, r.refuse(ctx, "rollback", body)
+}
+
+// witness is the state serial recorded in the cluster's status comment (0 when there is none).
+func (r *run) witness(ctx context.Context) (int64, error) {
+	c, ok, err := r.h.GitHub.FindComment(ctx, r.ev.Number, commands.StickyMarker(r.cluster))
+	if err != nil {
+		return 0, fmt.Errorf("read the status comment of cluster %q (the witness of its state's serial): %w", r.cluster, err)
+	}
+	if !ok {
+		return 0, nil
+	}
+	n, _ := commands.StickyStateSerial(c.Body)
+	return n, nil
 }
 
 // fail answers an error outside a runner (config unreadable, backend down): one reply with what

@@ -5,20 +5,15 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 
 	"go.yaml.in/yaml/v4"
 
+	"github.com/pocbot/pocbot/internal/clusterops"
 	"github.com/pocbot/pocbot/internal/commands"
 	"github.com/pocbot/pocbot/internal/github"
 	"github.com/pocbot/pocbot/internal/statestore"
 )
-
-// labelRequesterID keeps, in the public header, the immutable account id of the user who created
-// the cluster (next to requested_by, their login at the time): logins can be renamed and
-// re-registered by someone else, ids cannot.
-const labelRequesterID = "requested_by_id"
 
 // ownComment says whether a comment is the bot's own (its bot login, from the client): a status
 // comment found by marker or by a remembered id that someone else wrote is never trusted.
@@ -65,12 +60,14 @@ func (r *run) checkRequester(ctx context.Context, phase string) (*commands.Ident
 	return nil, nil
 }
 
-// recordRequesterID keeps the creator's account id in the header, once.
-func recordRequesterID(h *statestore.Header, login string, id int64) {
-	if id == 0 || h.Labels[labelRequesterID] != "" || !strings.EqualFold(h.RequestedBy, login) {
+// recordRequesterID keeps the creator's account id in the header's metadata, once: next to
+// requested_by (their login at the time), since logins can be renamed and re-registered by
+// someone else, ids cannot.
+func recordRequesterID(m *clusterops.Meta, h statestore.Header, login string, id int64) {
+	if id == 0 || m.RequesterID != 0 || !strings.EqualFold(h.RequestedBy, login) {
 		return
 	}
-	h.Labels[labelRequesterID] = strconv.FormatInt(id, 10)
+	m.RequesterID = id
 }
 
 // keepState says whether the keep label on the issue pauses expiry: only when the user who

@@ -2,11 +2,11 @@ package chatops_test
 
 import (
 	"context"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/pocbot/pocbot/internal/clusterops"
 	"github.com/pocbot/pocbot/internal/commands"
 	ghsim "github.com/pocbot/pocbot/internal/sim/github"
 )
@@ -73,8 +73,8 @@ func TestSecurityHoles(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got, want := doc.Header.Labels["requested_by_id"], strconv.FormatInt(gh.UserID("alice"), 10); got != want {
-			t.Errorf("header requested_by_id = %q, want alice's account id %s", got, want)
+		if m, err := clusterops.MetaOf(doc.Header); err != nil || m.RequesterID != gh.UserID("alice") {
+			t.Errorf("header requester id = %d (%v), want alice's account id %d", m.RequesterID, err, gh.UserID("alice"))
 		}
 		if c := findComment(h, repo, 1, spoof); c == nil || c.Edits != 0 {
 			t.Errorf("the spoofed comment was edited by the bot: %+v", c)

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/netip"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
@@ -123,6 +122,23 @@ func (r *run) up(ctx context.Context, o commands.UpOptions) error {
 		}
 	}
 	donePlan()
+	if !exists {
+		// The check above answers at once without a status comment; this one is the one that
+		// counts: it runs again under the repository's admission lock, right before the first
+		// document is written, so that concurrent ups cannot all pass it.
+		req.Admit = func(ctx context.Context) error {
+			if refusal := r.budget(ctx, quote); refusal != "" {
+				return &budgetRefusal{body: refusal}
+			}
+			return nil
+		}
+		req.DailyCostNanos = quote.Daily.Nanos
+		// A status comment left by an earlier life of the cluster may record a higher serial
+		// (its down could not edit it): the new document continues above it.
+		if w, err := r.witness(ctx); err == nil {
+			req.MinSerial = w
+		}
+	}
 
 	r.react(ctx, github.ReactionRocket)
 	doneUp := r.group("up " + r.cluster)
@@ -140,7 +156,15 @@ func (r *run) up(ctx context.Context, o commands.UpOptions) error {
 	if errors.As(upErr, &le) {
 		return tr.locked(ctx, le) // nothing ran: say who holds the cluster, no notification
 	}
-	r.recordLabels(ctx, tr.sticky.ID(), quote)
+	var br *budgetRefusal
+	if errors.As(upErr, &br) {
+		return tr.refused(ctx, "budget", br.body) // another up of the repository took the room meanwhile
+	}
+	if hdr, ok := r.recordLabels(ctx, tr.sticky.ID(), quote); ok {
+		tr.view.StateSerial = hdr.Serial
+	} else if res != nil && res.Header.Serial > 0 {
+		tr.view.StateSerial = res.Header.Serial
+	}
 
 	doneReply := r.group("reply")
 	defer doneReply()
@@ -202,6 +226,9 @@ func (r *run) track(ctx context.Context, verb commands.Verb, phase string, start
 	t.sticky, t.startID = r.newSticky(ctx)
 	t.view = commands.StickyView{Cluster: r.cluster, Serial: r.h.serial(), Verb: verb, Requester: r.ev.Sender,
 		Phase: phase, Started: started, RunURL: r.h.Env.RunURL()}
+	if r.header != nil {
+		t.view.StateSerial = r.header.Serial
+	}
 	if err := t.sticky.Update(ctx, t.render(nil)); err != nil {
 		r.h.log().Warn("could not write the status comment", "err", err)
 	}
@@ -231,6 +258,21 @@ func (t *tracked) locked(ctx context.Context, le *statestore.LockedError) error 
 	return nil
 }
 
+// refused ends an operation that was refused before it created anything (a budget used up by a
+// concurrent up): the status comment says so, the reply says why.
+func (t *tracked) refused(ctx context.Context, why, body string) error {
+	t.view.Phase = "refused"
+	t.view.Error = "Nothing was created: another `/poc up` of this repository took the budget meanwhile; see the reply below."
+	t.r.finishSticky(ctx, t.sticky, commands.RenderSticky(t.view))
+	t.r.countSticky(t.sticky, t.startID)
+	return t.r.refuse(ctx, why, body)
+}
+
+// budgetRefusal is the budget check's answer when it runs as clusterops' admission check.
+type budgetRefusal struct{ body string }
+
+func (e *budgetRefusal) Error() string { return "refused by the budget of " + repoconfig.Path }
+
 // finish writes the final body and posts the one notification that @-mentions the requester
 // (editing a comment notifies nobody).
 func (t *tracked) finish(ctx context.Context, ok bool, summary string) {
@@ -252,8 +294,8 @@ func (r *run) newSticky(ctx context.Context) (*github.Sticky, int64) {
 		WithLogger(r.h.log())
 	var id int64
 	if r.header != nil {
-		if v, err := strconv.ParseInt(r.header.Labels[clusterops.LabelStickyID], 10, 64); err == nil && v > 0 {
-			id = v
+		if m, err := clusterops.MetaOf(*r.header); err == nil && m.StickyID > 0 {
+			id = m.StickyID
 			st.WithCommentID(id)
 		}
 	}
@@ -281,22 +323,25 @@ func (r *run) finishSticky(ctx context.Context, st *github.Sticky, body string) 
 
 // recordLabels keeps the sticky comment's id and the daily cost in the public header: the next
 // run edits the same comment, and the budget guard and the reaper read costs without the key.
-func (r *run) recordLabels(ctx context.Context, stickyID int64, q cost.Quote) {
+func (r *run) recordLabels(ctx context.Context, stickyID int64, q cost.Quote) (statestore.Header, bool) {
 	req := r.request(commands.VerbUp)
 	req.Command = "record labels"
-	_, err := r.backend.Ops.Update(ctx, req, func(h *statestore.Header) error {
-		if stickyID != 0 {
-			h.Labels[clusterops.LabelStickyID] = strconv.FormatInt(stickyID, 10)
-		}
-		if !q.Daily.IsZero() {
-			h.Labels[clusterops.LabelDailyCost] = strconv.FormatInt(q.Daily.Nanos, 10)
-		}
-		recordRequesterID(h, r.ev.Sender, r.ev.SenderID)
-		return nil
+	hdr, err := r.backend.Ops.Update(ctx, req, func(h *statestore.Header) error {
+		return clusterops.EditMeta(h, func(m *clusterops.Meta) error {
+			if stickyID != 0 {
+				m.StickyID = stickyID
+			}
+			if !q.Daily.IsZero() {
+				m.DailyCostNanos = q.Daily.Nanos
+			}
+			recordRequesterID(m, *h, r.ev.Sender, r.ev.SenderID)
+			return nil
+		})
 	})
 	if err != nil && !errors.Is(err, clusterops.ErrNoCluster) {
 		r.h.log().Warn("could not record the status comment id in the state header", "err", err)
 	}
+	return hdr, err == nil
 }
 
 // budget checks the repository's limits against the clusters already running; it returns the
@@ -344,15 +389,28 @@ func (r *run) runningCosts(ctx context.Context) ([]cost.ClusterCost, error) {
 	}
 	out := []cost.ClusterCost{}
 	if err != nil {
-		out = append(out, cost.ClusterCost{Name: "(unreadable state)", Daily: cost.EUR(0, 0), Unknown: true})
+		// A state object that cannot be read or authenticated counts at worst case, against every
+		// repository (the one it names is not to be believed): one cluster costing the whole
+		// daily limit, so no new cluster passes until a person has looked at it.
+		var le *statestore.ListError
+		bad := []string{"(unreadable state)"}
+		if errors.As(err, &le) {
+			bad = bad[:0]
+			for _, b := range le.Bad {
+				bad = append(bad, "(unverifiable: "+b.Key+")")
+			}
+		}
+		for _, name := range bad {
+			out = append(out, cost.ClusterCost{Name: name, Daily: cost.Money{Currency: cost.CurrencyEUR, Nanos: r.cfg.MaxDailyNanoEUR}, Unknown: true})
+		}
 	}
 	for _, h := range headers {
 		if h.Cluster == r.cluster || (h.Repository != "" && !strings.EqualFold(h.Repository, r.ev.FullName())) {
 			continue
 		}
 		c := cost.ClusterCost{Name: h.Cluster}
-		if n, err := strconv.ParseInt(h.Labels[clusterops.LabelDailyCost], 10, 64); err == nil {
-			c.Daily = cost.Money{Currency: cost.CurrencyEUR, Nanos: n}
+		if m, err := clusterops.MetaOf(h); err == nil && m.DailyCostNanos > 0 {
+			c.Daily = cost.Money{Currency: cost.CurrencyEUR, Nanos: m.DailyCostNanos}
 		} else if _, st, err := b.Ops.Load(ctx, h.Cluster); err == nil {
 			q, qerr := clusterops.Quote(ctx, b.Quoter, st.Spec, 0, true)
 			c.Daily, c.Unknown = q.Daily, qerr != nil || q.HasUnknown()

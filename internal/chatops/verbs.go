@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"sort"
-	"strconv"
 	"time"
 
 	"github.com/pocbot/pocbot/internal/clusterops"
@@ -73,12 +72,16 @@ func (r *run) down(ctx context.Context) error {
 	dv := downView(r.cluster, res, r.h.now().Sub(started), accrued)
 	view := &tr.view
 	view.Down, view.Phase = &dv, "destroyed"
+	view.StateSerial = 0 // the state is deleted: nothing left to witness
 	summary := fmt.Sprintf("%d resources deleted", len(dv.Deleted))
 	if accrued != "" {
 		summary += ", " + accrued + " over its life"
 	}
 	if downErr != nil {
 		view.Phase = clusterops.PhaseFailed
+		if res != nil && res.Header.Serial > 0 {
+			view.StateSerial = res.Header.Serial
+		}
 		view.Error = downErr.Error() + "\n\n`/poc down` again retries; the reaper retries on its next run."
 		summary = "some resources remain, see the status comment"
 	}
@@ -184,7 +187,11 @@ func (r *run) status(ctx context.Context) error {
 	// The label counts only when a user with write permission added it; the reaper's recorded
 	// "keep" stands in when this event does not carry the labels.
 	keep, keepIgnored := r.keepState(ctx)
-	if !r.hasLabel(r.cfg.KeepLabel) && s.Header.Labels[clusterops.LabelKeep] == "true" {
+	meta, merr := clusterops.MetaOf(s.Header)
+	if merr != nil {
+		r.h.log().Warn("status: header metadata", "err", merr)
+	}
+	if !r.hasLabel(r.cfg.KeepLabel) && meta.Keep {
 		keep = true
 	}
 	v := commands.StatusView{Cluster: r.cluster, Exists: true, Phase: s.Header.Phase, Created: s.Header.Created,
@@ -221,7 +228,7 @@ func (r *run) status(ctx context.Context) error {
 	if q, err := clusterops.Quote(ctx, b.Quoter, s.State.Spec, 0, true); err == nil {
 		v.DailyCost, v.Accrued = q.Daily.Format(2), q.Accrued(s.Header.Created, now).Format(2)
 	}
-	if id, err := strconv.ParseInt(s.Header.Labels[clusterops.LabelStickyID], 10, 64); err == nil && id > 0 {
+	if id := meta.StickyID; id > 0 {
 		if c, err := r.h.GitHub.GetComment(ctx, id); err == nil {
 			v.StickyURL = c.URL
 		}
@@ -265,8 +272,8 @@ func (r *run) extend(ctx context.Context, d time.Duration) error {
 			return &errBeyondMax{requested: life, max: r.cfg.MaxTTL}
 		}
 		h.Expires = next
-		delete(h.Labels, clusterops.LabelWarned)
-		return nil
+		// A new expiry re-arms the one warning.
+		return clusterops.EditMeta(h, func(m *clusterops.Meta) error { m.WarnedFor = time.Time{}; return nil })
 	})
 	var bm *errBeyondMax
 	if errors.As(err, &bm) {

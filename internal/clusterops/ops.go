@@ -30,16 +30,6 @@ const (
 	PhaseDestroying   = "destroying"
 )
 
-// Public header labels.
-const (
-	LabelKubeconfig = "kubeconfig" // location of the encrypted kubeconfig object
-	LabelDailyCost  = "daily_cost_nanos"
-	LabelWarned     = "warned"      // the expiry warning was posted for this expiry
-	LabelStickyID   = "sticky_id"   // the status comment's id
-	LabelKeep       = "keep"        // the keep label was seen on the issue
-	LabelDownFailed = "down_failed" // last teardown failed; the reaper retries
-)
-
 // PublicKubeconfigDir is where the kubeconfig ciphertexts handed to a cluster's users live
 // (public objects: encrypted to each user's SSH keys); Down removes them with the cluster.
 func PublicKubeconfigDir(cluster string) string { return "kubeconfig/" + cluster }
@@ -100,6 +90,20 @@ type Request struct {
 	// ParkFor > 0 makes a Down park the Elastic Metal worker in the bucket's pool for that long
 	// instead of deleting it (park_for, --park-for); the Ops' graph must have a pool.
 	ParkFor time.Duration
+	// Admit, when set, decides whether a cluster this request creates may exist (the budget). It
+	// runs under the repository's admission lock, taken after the cluster's own lock, and the lock
+	// is held until the cluster's first document is written: the next up of the repository lists
+	// the clusters only once this one is among them, so a check-then-create race cannot let two
+	// ups through a budget that has room for one. An error from Admit is returned as is (wrapped),
+	// with nothing written or created. An existing cluster is never re-admitted.
+	Admit func(ctx context.Context) error
+	// MinSerial is where the serials of a document this request creates continue from: the state
+	// serial a witness outside the bucket recorded for an earlier life of the cluster (see
+	// chatops), so that a new life is never mistaken for a rolled-back state.
+	MinSerial int64
+	// DailyCostNanos is the daily cost (nano-euros) recorded in the header of a cluster this
+	// request creates, so that budgets read it at once without the key.
+	DailyCostNanos int64
 	// NoCancel makes a Down that finds the lock held give up at once instead of asking the holder
 	// to stop (the reaper: a busy cluster is for its next run).
 	NoCancel bool
@@ -277,18 +281,13 @@ func (s *docSaver) Save(ctx context.Context, st *provision.State) error {
 	return s.store.Put(ctx, s.doc)
 }
 
-func (s *docSaver) setPhase(ctx context.Context, phase string, labels map[string]string) error {
+func (s *docSaver) setPhase(ctx context.Context, phase string, edit func(*Meta)) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.doc.Header.Phase = phase
-	for k, v := range labels {
-		if s.doc.Header.Labels == nil {
-			s.doc.Header.Labels = map[string]string{}
-		}
-		if v == "" {
-			delete(s.doc.Header.Labels, k)
-		} else {
-			s.doc.Header.Labels[k] = v
+	if edit != nil {
+		if err := EditMeta(&s.doc.Header, func(m *Meta) error { edit(m); return nil }); err != nil {
+			return err
 		}
 	}
 	return s.store.Put(ctx, s.doc)
@@ -331,11 +330,12 @@ func (o *Ops) Up(ctx context.Context, req Request) (*Result, error) {
 		now := o.now()
 		doc = &statestore.Document{Header: statestore.Header{
 			Cluster: req.Cluster, Repository: req.Repository, Number: req.Number, Kind: req.Kind,
-			RequestedBy: req.RequestedBy, Created: now, Phase: PhaseProvisioning,
+			RequestedBy: req.RequestedBy, Created: now, Phase: PhaseProvisioning, Serial: req.MinSerial,
 		}}
 		if req.TTL > 0 {
 			doc.Header.Expires = now.Add(req.TTL)
 		}
+		Meta{DailyCostNanos: req.DailyCostNanos}.Into(&doc.Header)
 		res.Created = true
 	case err != nil:
 		return nil, err
@@ -361,10 +361,10 @@ func (o *Ops) Up(ctx context.Context, req Request) (*Result, error) {
 		st.Spec = want
 	}
 	saver := &docSaver{store: o.Store, cluster: req.Cluster, doc: doc}
-	if err := saver.Save(ctx, st); err != nil { // the document exists before anything is created
-		return nil, err
+	if err := o.admit(ctx, req, res.Created, func() error { return saver.Save(ctx, st) }); err != nil {
+		return nil, err // the document exists before anything is created
 	}
-	if err := saver.setPhase(ctx, PhaseProvisioning, map[string]string{LabelDownFailed: ""}); err != nil {
+	if err := saver.setPhase(ctx, PhaseProvisioning, func(m *Meta) { m.DownFailed = time.Time{} }); err != nil {
 		return nil, err
 	}
 	g, engine, err := o.prepare(st, req)
@@ -388,20 +388,48 @@ func (o *Ops) Up(ctx context.Context, req Request) (*Result, error) {
 		res.Header = saver.doc.Header
 		return res, upErr
 	}
-	labels := map[string]string{}
 	if kc, ok := final.Secrets[cluster.SecretKubeconfig]; ok {
 		loc, err := o.Store.PutArtifact(wctx, req.Cluster, artifactKubeconfig, kc)
 		if err != nil {
 			return res, fmt.Errorf("store the kubeconfig of %q: %w", req.Cluster, err)
 		}
 		res.KubeconfigLocation = loc
-		labels[LabelKubeconfig] = loc
 	}
-	if err := saver.setPhase(wctx, PhaseReady, labels); err != nil {
+	if err := saver.setPhase(wctx, PhaseReady, func(m *Meta) {
+		if res.KubeconfigLocation != "" {
+			m.Kubeconfig = res.KubeconfigLocation
+		}
+	}); err != nil {
 		return res, err
 	}
 	res.Header = saver.doc.Header
 	return res, nil
+}
+
+// admit writes a cluster's first document. For a new cluster with an Admit check, the check and
+// the write happen under the repository's admission lock (see Request.Admit).
+func (o *Ops) admit(ctx context.Context, req Request, created bool, write func() error) error {
+	if !created || req.Admit == nil {
+		return write()
+	}
+	h, err := o.acquire(ctx, Request{Cluster: admissionLock(req.Repository), RunID: req.RunID, RequestedBy: req.RequestedBy,
+		Command: "admit " + req.Cluster}, o.lockWait())
+	if err != nil {
+		return fmt.Errorf("admit cluster %q: take the admission lock of %s: %w", req.Cluster, req.Repository, err)
+	}
+	defer o.release(h)
+	if err := req.Admit(h.ctx); err != nil {
+		return fmt.Errorf("admit cluster %q: %w", req.Cluster, err)
+	}
+	return write()
+}
+
+// admissionLock names the lock object that serialises the admission of new clusters of one
+// repository: a digest of the repository's name (GitHub names are case-insensitive), like
+// LockImage's, so that any repository name makes a valid lock name.
+func admissionLock(repository string) string {
+	sum := sha256.Sum256([]byte(strings.ToLower(repository)))
+	return "admit-" + hex.EncodeToString(sum[:8])
 }
 
 // want is base with the request's overrides, its image key following its Talos version and
@@ -515,7 +543,7 @@ func (o *Ops) Down(ctx context.Context, req Request) (*Result, error) {
 	defer cancel()
 	if downErr != nil {
 		if ds != nil {
-			_ = ds.setPhase(wctx, PhaseFailed, map[string]string{LabelDownFailed: o.now().Format(time.RFC3339)})
+			_ = ds.setPhase(wctx, PhaseFailed, func(m *Meta) { m.DownFailed = o.now() })
 			res.Header = ds.doc.Header
 		}
 		return res, downErr

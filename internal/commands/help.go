@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/pocbot/pocbot/internal/settings"
 )
 
 type verbDoc struct {
@@ -54,20 +56,24 @@ func HelpText(cfg ParseConfig, topic Verb) string {
 func upFlagsTable(cfg ParseConfig) string {
 	var b strings.Builder
 	b.WriteString("Flags of `/poc up`:\n\n| flag | default | meaning |\n|---|---|---|\n")
-	rows := [][3]string{
-		{"--ttl DURATION", FormatDuration(cfg.DefaultTTL), fmt.Sprintf("lifetime, from %s to %s", FormatDuration(cfg.MinTTL), FormatDuration(cfg.MaxTTL))},
-		{"--dry-run", "off", "show the plan and its cost; create nothing"},
-		{"--admin-cidr CIDR …", "0.0.0.0/0", "who may reach the Kubernetes (6443) and Talos (50000) APIs; repeat it or separate with commas"},
-		{"--talos vX.Y.Z", "v1.13.11", fmt.Sprintf("Talos version, series %s or older", cfg.MaxTalosMinor)},
-		{"--extensions a,b", "none", "Image Factory system extensions, e.g. siderolabs/iscsi-tools"},
-		{"--dns-zone ZONE", "none", "create k8s-poc.CLUSTER.ZONE (API) and edge.CLUSTER.ZONE (worker) in this Scaleway DNS zone; only zones listed under dns_zones in .github/poc.yml"},
-		{"--expose-edge", "off", "also open TCP 80/443 on the control planes"},
-		{"--cp-count N", "3", "control planes: 1, 3 or 5"},
-		{"--cp-type TYPE", "PLAY2-NANO", "control-plane Instance type"},
-		{"--worker-offer OFFER", "EM-A116X-SSD", "the Elastic Metal worker's offer"},
-	}
-	for _, r := range rows {
-		fmt.Fprintf(&b, "| %s | %s | %s |\n", inlineCode(r[0]), inlineCode(r[1]), r[2])
+	for _, s := range settings.CommentFlags() {
+		synopsis := "--" + s.Comment
+		if s.Arg != "" {
+			synopsis += " " + s.Arg
+		}
+		def, help := s.Default, s.Help
+		switch {
+		case s.Name == "ttl": // the repository's bounds, not the table's defaults
+			def = FormatDuration(cfg.DefaultTTL)
+			help = fmt.Sprintf("%s; from %s to %s", help, FormatDuration(cfg.MinTTL), FormatDuration(cfg.MaxTTL))
+		case s.Name == "talos":
+			help = fmt.Sprintf("%s, series %s or older", help, cfg.MaxTalosMinor)
+		case s.Kind == settings.Bool && def == "false":
+			def = "off"
+		case def == "":
+			def = "none"
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s |\n", inlineCode(synopsis), inlineCode(def), help)
 	}
 	b.WriteString("\nExample:\n\n```\n/poc up --ttl 4h --admin-cidr 203.0.113.0/24 --extensions siderolabs/iscsi-tools\n```\n")
 	return b.String()

@@ -3,12 +3,12 @@ package commands
 import (
 	"errors"
 	"fmt"
-	"github.com/pocbot/pocbot/internal/repoconfig"
 	"net/netip"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/pocbot/pocbot/internal/settings"
 )
 
 // Verb is the first word after `/poc`.
@@ -28,15 +28,15 @@ const (
 // Verbs lists every verb in the order the help text shows them.
 var Verbs = []Verb{VerbUp, VerbDown, VerbExtend, VerbKubeconfig, VerbStatus, VerbCost, VerbHelp}
 
-// Defaults of ParseConfig, the same as deploy/poc.example.yml.
+// Defaults of ParseConfig: the settings table's (internal/settings), the same as
+// repoconfig.Default() and deploy/poc.example.yml.
 const (
-	DefaultTTL    = 8 * time.Hour
-	DefaultMinTTL = 30 * time.Minute
-	DefaultMaxTTL = 72 * time.Hour
-	// DefaultMaxTalosMinor is the newest Talos minor the pinned machinery library (v1.14.1) can
-	// generate configs for (the 1.14 multi-document form); a newer one would fail at config
-	// generation, so it is refused here. internal/provision/talos tests check the two agree.
-	DefaultMaxTalosMinor = "v1.14"
+	DefaultTTL    = settings.DefaultTTL
+	DefaultMinTTL = settings.DefaultMinTTL
+	DefaultMaxTTL = settings.DefaultMaxTTL
+	// DefaultMaxTalosMinor is the newest Talos minor the pinned machinery library can generate
+	// configs for; internal/provision/talos tests check the two agree.
+	DefaultMaxTalosMinor = settings.MaxTalosMinor
 	// MaxEcho is the most characters of user input a reply ever repeats (escaped).
 	MaxEcho = 48
 	// maxLineLen bounds the command line we look at; longer lines are refused, never parsed.
@@ -275,11 +275,14 @@ func parseExtend(cmd *Command, args []string, cfg ParseConfig) error {
 	return nil
 }
 
-// upFlags: name → takes a value. List flags (admin-cidr, extensions) also take several words.
-var upFlags = map[string]bool{
-	"ttl": true, "dry-run": false, "talos": true, "admin-cidr": true, "extensions": true,
-	"dns-zone": true, "expose-edge": false, "cp-count": true, "cp-type": true, "worker-offer": true,
-}
+// upFlags: the comment flags of the settings table, by name.
+var upFlags = func() map[string]settings.Setting {
+	m := map[string]settings.Setting{}
+	for _, s := range settings.CommentFlags() {
+		m[s.Comment] = s
+	}
+	return m
+}()
 
 func parseUp(cmd *Command, args []string, cfg ParseConfig) error {
 	o := &cmd.Up
@@ -294,11 +297,13 @@ func parseUp(cmd *Command, args []string, cfg ParseConfig) error {
 		if name == "admin-cidrs" || name == "extension" { // forgive the obvious plural/singular slip
 			name = map[string]string{"admin-cidrs": "admin-cidr", "extension": "extensions"}[name]
 		}
-		takesValue, ok := upFlags[name]
+		flagDef, ok := upFlags[name]
+		takesValue := flagDef.Kind != settings.Bool
 		if !ok {
 			return fmt.Errorf("%w: unknown flag %s for `up`", ErrSyntax, Quote("--"+name))
 		}
-		if seen[name] && name != "admin-cidr" && name != "extensions" {
+		isList := flagDef.Kind == settings.List
+		if seen[name] && !isList {
 			return fmt.Errorf("%w: --%s given twice", ErrSyntax, name)
 		}
 		seen[name] = true
@@ -328,7 +333,7 @@ func parseUp(cmd *Command, args []string, cfg ParseConfig) error {
 			i++
 			values = append(values, args[i])
 		}
-		if name == "admin-cidr" || name == "extensions" {
+		if isList {
 			// "--admin-cidr A B C": the following non-flag words belong to the list too.
 			for i+1 < len(args) && !strings.HasPrefix(args[i+1], "--") {
 				i++
@@ -341,12 +346,6 @@ func parseUp(cmd *Command, args []string, cfg ParseConfig) error {
 	}
 	return nil
 }
-
-var (
-	extensionRE = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]*(/[a-z0-9][a-z0-9._-]*)?$`)
-	talosRE     = regexp.MustCompile(`^v?(0|[1-9][0-9]{0,3})\.(0|[1-9][0-9]{0,3})\.(0|[1-9][0-9]{0,3})(-(alpha|beta|rc)\.[0-9]{1,3})?$`)
-	typeRE      = regexp.MustCompile(`^[A-Z0-9]+(-[A-Z0-9]+)*$`)
-)
 
 func setUpValue(o *UpOptions, name string, values []string, cfg ParseConfig) error {
 	v := values[0]
@@ -361,10 +360,11 @@ func setUpValue(o *UpOptions, name string, values []string, cfg ParseConfig) err
 		}
 		o.TTL = d
 	case "talos":
-		if !talosRE.MatchString(v) {
-			return fmt.Errorf("%w: --talos %s is not a version like v1.13.11", ErrSyntax, Quote(v))
+		n, err := settings.NormalizeTalosVersion(v)
+		if err != nil || len(v) > 32 {
+			return fmt.Errorf("%w: --talos %s is not a version like %s", ErrSyntax, Quote(v), settings.DefaultTalosVersion)
 		}
-		v = "v" + strings.TrimPrefix(v, "v")
+		v = n
 		if newerMinor(v, cfg.MaxTalosMinor) {
 			return fmt.Errorf("%w: --talos %s is newer than %s, the newest series this bot can configure", ErrSyntax, v, cfg.MaxTalosMinor)
 		}
@@ -391,7 +391,7 @@ func setUpValue(o *UpOptions, name string, values []string, cfg ParseConfig) err
 				if part = strings.TrimSpace(part); part == "" {
 					continue
 				}
-				if !extensionRE.MatchString(part) || len(part) > 100 {
+				if settings.CheckExtension(part) != nil {
 					return fmt.Errorf("%w: extension %s is not a name like siderolabs/iscsi-tools", ErrSyntax, Quote(part))
 				}
 				o.Extensions = append(o.Extensions, part)
@@ -402,19 +402,19 @@ func setUpValue(o *UpOptions, name string, values []string, cfg ParseConfig) err
 		}
 	case "dns-zone":
 		z := strings.TrimSuffix(asciiLower(v), ".")
-		if err := validZone(z); err != nil {
+		if err := settings.CheckDNSZone(z); err != nil {
 			return fmt.Errorf("%w: --dns-zone %s: %s", ErrSyntax, Quote(v), err.Error())
 		}
 		o.DNSZone = z
 	case "cp-count":
 		n, err := strconv.Atoi(v)
-		if err != nil || (n != 1 && n != 3 && n != 5) {
+		if err != nil || settings.CheckCPCount(strconv.Itoa(n)) != nil {
 			return fmt.Errorf("%w: --cp-count %s: give 1, 3 or 5 (etcd needs an odd quorum)", ErrSyntax, Quote(v))
 		}
 		o.CPCount = n
 	case "cp-type", "worker-offer":
 		t := asciiUpper(v)
-		if !typeRE.MatchString(t) || len(t) > 40 {
+		if settings.CheckOffer(t) != nil {
 			return fmt.Errorf("%w: --%s %s is not a Scaleway offer name like PLAY2-NANO or EM-A116X-SSD", ErrSyntax, name, Quote(v))
 		}
 		if name == "cp-type" {
@@ -445,9 +445,6 @@ func parseCIDR(s string) (netip.Prefix, error) {
 	}
 	return p, nil
 }
-
-// validZone is the one DNS zone validator (repoconfig's, which also checks dns_zones).
-func validZone(z string) error { return repoconfig.ValidDNSZone(z) }
 
 // newerMinor reports whether version v (vX.Y.Z…) is in a series newer than max ("vX.Y").
 func newerMinor(v, max string) bool {

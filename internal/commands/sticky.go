@@ -48,26 +48,45 @@ type Step struct {
 // StickyView is everything the one status comment of a cluster shows. It is rewritten whole at
 // every update; Serial orders the writers (see ShouldOverwrite).
 type StickyView struct {
-	Cluster   string
-	Serial    int64  // e.g. GITHUB_RUN_ID*100 + GITHUB_RUN_ATTEMPT: grows with every run
-	Verb      Verb   // the command being run
-	Requester string // GitHub login
-	Phase     string // "provisioning", "ready", "failed", "destroying", "destroyed", …
-	Now       time.Time
-	Started   time.Time
-	RunURL    string
-	Steps     []Step
-	Up        *UpView   // set when `up` has finished successfully
-	Plan      *PlanView // set for `up --dry-run`
-	Down      *DownView // set when `down` has finished
-	Error     string    // what failed and what to do; redacted and fenced when rendered
-	Log       string    // long log, folded; truncated first when the body is too long
+	Cluster string
+	Serial  int64 // e.g. GITHUB_RUN_ID*100 + GITHUB_RUN_ATTEMPT: grows with every run
+	// StateSerial is the serial of the cluster's state document this run last read or wrote (0:
+	// none). Kept on GitHub, where a writer of the state bucket cannot change it, it is the
+	// witness against a rolled-back state (see StickyStateSerial).
+	StateSerial int64
+	Verb        Verb   // the command being run
+	Requester   string // GitHub login
+	Phase       string // "provisioning", "ready", "failed", "destroying", "destroyed", …
+	Now         time.Time
+	Started     time.Time
+	RunURL      string
+	Steps       []Step
+	Up          *UpView   // set when `up` has finished successfully
+	Plan        *PlanView // set for `up --dry-run`
+	Down        *DownView // set when `down` has finished
+	Error       string    // what failed and what to do; redacted and fenced when rendered
+	Log         string    // long log, folded; truncated first when the body is too long
 }
 
 var (
 	clusterMarkerRE = regexp.MustCompile(`<!-- pocbot:cluster=([a-z0-9-]{1,64}) -->`)
 	serialMarkerRE  = regexp.MustCompile(`<!-- pocbot:serial=(-?[0-9]{1,19}) -->`)
+	stateMarkerRE   = regexp.MustCompile(`<!-- pocbot:state-serial=([0-9]{1,19}) -->`)
 )
+
+// StickyStateSerial returns the state serial a status comment recorded (RenderSticky with
+// StateSerial > 0). The caller must have checked that the comment is the App's own.
+func StickyStateSerial(body string) (int64, bool) {
+	m := stateMarkerRE.FindStringSubmatch(body)
+	if m == nil {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(m[1], 10, 64)
+	if err != nil || n <= 0 {
+		return 0, false
+	}
+	return n, true
+}
 
 // StickyMarker is the hidden first line that identifies the sticky comment of a cluster. Anyone
 // can type it, so the finder must also check that the comment's author is the bot.
@@ -130,6 +149,9 @@ func RenderSticky(v StickyView) string {
 func renderSticky(v StickyView, log string) string {
 	var b strings.Builder
 	b.WriteString(StickyMarker(v.Cluster) + "\n" + serialMarker(v.Serial) + "\n")
+	if v.StateSerial > 0 {
+		b.WriteString("<!-- pocbot:state-serial=" + strconv.FormatInt(v.StateSerial, 10) + " -->\n")
+	}
 	title := "`/poc " + string(v.Verb) + "`"
 	fmt.Fprintf(&b, "### %s %s on cluster `%s`\n\n", phaseEmoji(v.Phase), title, v.Cluster)
 	var meta []string

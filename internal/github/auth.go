@@ -13,6 +13,8 @@ import (
 
 	"github.com/bradleyfalzon/ghinstallation/v2"
 	gh "github.com/google/go-github/v66/github"
+
+	"github.com/pocbot/pocbot/internal/version"
 )
 
 // Mode says how the client authenticates.
@@ -116,6 +118,7 @@ func BotPermissions() *gh.InstallationPermissions {
 // Enterprise form (WithEnterpriseURLs) for …/api/v3, and base as-is otherwise (a stand-in).
 func newGitHub(hc *http.Client, base string) (*gh.Client, string, error) {
 	c := gh.NewClient(hc)
+	c.UserAgent = version.UserAgent()
 	if base == "" || base == DefaultAPIURL {
 		return c, DefaultAPIURL, nil
 	}

@@ -8,6 +8,8 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/pocbot/pocbot/internal/settings"
 )
 
 // EmptySchematicID is the Image Factory id of the schematic with no customisation (no
@@ -75,22 +77,22 @@ func (s Spec) FQDN(name string) string { return name + "." + strings.TrimSuffix(
 // DefaultSpec returns the seed's defaults. ImageBucket has no default (the seed requires it).
 func DefaultSpec() Spec {
 	return Spec{
-		Zone:              "fr-par-1",
+		Zone:              settings.DefaultZone,
 		Region:            "fr-par",
-		CPCount:           3,
-		CPInstanceType:    "PLAY2-NANO",
+		CPCount:           settings.DefaultCPCount,
+		CPInstanceType:    settings.DefaultCPType,
 		CPVolumeSizeGB:    20,
 		CPVolumeIOPS:      5000,
-		BaremetalOffer:    "EM-A116X-SSD",
+		BaremetalOffer:    settings.DefaultWorkerOffer,
 		BaremetalHostname: "edge-01",
-		ImageKey:          ImageKeyFor(EmptySchematicID, "v1.13.11"),
+		ImageKey:          ImageKeyFor(EmptySchematicID, settings.DefaultTalosVersion),
 		DNSZone:           "",
 		APIHostname:       "k8s-poc",
 		EdgeHostname:      "edge",
 		DNSTTL:            300,
-		TalosVersion:      "v1.13.11",
+		TalosVersion:      settings.DefaultTalosVersion,
 		TalosExtensions:   []string{},
-		AdminCIDRs:        []string{"0.0.0.0/0"},
+		AdminCIDRs:        []string{settings.DefaultAdminCIDR},
 	}
 }
 
@@ -98,7 +100,6 @@ var (
 	zoneRe     = regexp.MustCompile(`^[a-z]{2}-[a-z]{3}-[1-9]$`)
 	regionRe   = regexp.MustCompile(`^[a-z]{2}-[a-z]{3}$`)
 	hostRe     = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`)
-	versionRe  = regexp.MustCompile(`^v\d+\.\d+\.\d+$`)
 	bucketRe   = regexp.MustCompile(`^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$`)
 	clusterRe  = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]*[a-z0-9])?$`)
 	dnsZoneRe  = regexp.MustCompile(`^([a-z0-9]([a-z0-9-]*[a-z0-9])?\.)+[a-z]{2,}$`)
@@ -164,12 +165,12 @@ func (s Spec) Validate() error {
 	if s.DNSTTL < 60 || s.DNSTTL > 86400 {
 		add("dns_ttl %d: use 60 to 86400 seconds", s.DNSTTL)
 	}
-	if !versionRe.MatchString(s.TalosVersion) {
-		add("talos_version %q: use a release tag such as v1.13.11", s.TalosVersion)
+	if err := settings.CheckTalosVersion(s.TalosVersion); err != nil {
+		add("talos_version: %v", err)
 	}
 	for _, e := range s.TalosExtensions {
-		if e == "" || strings.ContainsAny(e, " \t\n") {
-			add("talos_extensions: %q is not an extension name (like siderolabs/iscsi-tools)", e)
+		if err := settings.CheckExtension(e); err != nil {
+			add("talos_extensions: %v", err)
 		}
 	}
 	if len(s.AdminCIDRs) == 0 {

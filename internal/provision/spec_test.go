@@ -106,3 +106,36 @@ func TestSSHKeyRoundTrip(t *testing.T) {
 		t.Errorf("signer type %s", s.PublicKey().Type())
 	}
 }
+
+// A comment may ask for a pre-release (`--talos v1.14.0-rc.1`); the spec must accept what the
+// comment grammar accepts, and refuse what it refuses.
+func TestSpecTalosVersionAgreesWithTheCommentGrammar(t *testing.T) {
+	for _, tc := range []struct {
+		v  string
+		ok bool
+	}{{"v1.13.11", true}, {"v1.14.0-rc.1", true}, {"v1.14.0-beta.0", true}, {"1.13.11", false}, {"v1.13", false}, {"v1.14.0-foo", false}} {
+		s := DefaultSpec()
+		s.ImageBucket = "talos-images"
+		s.TalosVersion = tc.v
+		err := s.Validate()
+		if (err == nil) != tc.ok {
+			t.Errorf("talos_version %q: err = %v, want ok=%v", tc.v, err, tc.ok)
+		}
+	}
+}
+
+// The three places that read an extension name (comment, spec, schematic) accept the same names.
+func TestSpecExtensionNames(t *testing.T) {
+	for _, tc := range []struct {
+		v  string
+		ok bool
+	}{{"siderolabs/iscsi-tools", true}, {"gvisor", true}, {"a/b/c", false}, {"Siderolabs/x", false}, {"-x", false}, {"a//b", false}} {
+		s := DefaultSpec()
+		s.ImageBucket = "talos-images"
+		s.TalosExtensions = []string{tc.v}
+		err := s.Validate()
+		if (err == nil) != tc.ok {
+			t.Errorf("extension %q: err = %v, want ok=%v", tc.v, err, tc.ok)
+		}
+	}
+}

@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pocbot/pocbot/internal/clusterops"
 	"github.com/pocbot/pocbot/internal/commands"
 	"github.com/pocbot/pocbot/internal/reaper"
 	ghsim "github.com/pocbot/pocbot/internal/sim/github"
@@ -61,7 +60,7 @@ func TestKeepLabelNeedsWrite(t *testing.T) {
 				if len(got) != 0 {
 					t.Errorf("a kept cluster got comments: %v", got)
 				}
-				if h, _ := e.header(t, "k-"+c.name); h.Labels[clusterops.LabelKeep] == "" {
+				if h, _ := e.header(t, "k-"+c.name); !metaOf(t, h).Keep {
 					t.Errorf("keep not recorded for a write user's label")
 				}
 				return

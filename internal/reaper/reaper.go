@@ -20,7 +20,7 @@ import (
 	"log/slog"
 	"slices"
 	"sort"
-	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -129,6 +129,9 @@ const (
 	ActionSwept      Action = "swept"     // orphan resources removed
 	ActionYoung      Action = "young"     // orphan resources younger than the grace period
 	ActionDownFailed Action = "down-failed"
+	// ActionTampered: the state object fails authentication (its header's MAC, then its
+	// decryption): neither spared nor destroyed on its word, reported as a failure for a person.
+	ActionTampered Action = "tampered"
 )
 
 // Decision is one line of the report.
@@ -169,8 +172,9 @@ func (r Report) Count(a Action) int {
 	return n
 }
 
-// Failed is the number of teardowns and sweeps that failed.
-func (r Report) Failed() int { return r.Count(ActionFailed) }
+// Failed is the number of teardowns and sweeps that failed, and of state objects that fail
+// authentication: each needs a person, so the run reports failure.
+func (r Report) Failed() int { return r.Count(ActionFailed) + r.Count(ActionTampered) }
 
 const (
 	defaultActor    = "pocbot-reaper"
@@ -263,9 +267,12 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 		return rep, fmt.Errorf("reaper: list the state headers in %s: %w", cfg.Ops.Store.Location(), err)
 	}
 	if err != nil {
-		// Some documents cannot be read: the others are still handled; the unreadable ones are
-		// never mistaken for orphans (the sweep checks for a document under the lock).
-		r.log.Error("some state headers cannot be read", "err", err)
+		// Some documents cannot be read or authenticated: the others are still handled; the bad
+		// ones are never mistaken for orphans (the sweep checks for a document under the lock),
+		// never spared nor destroyed on what their header says, and reported in every
+		// repository's run (the repository they name is not to be believed either).
+		r.log.Error("some state headers cannot be read or authenticated", "err", err)
+		rep.Decisions = append(rep.Decisions, hostile(err)...)
 	}
 	rep.Listed = len(headers)
 	known := make(map[string]bool, len(headers))
@@ -311,6 +318,22 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 	return rep, nil
 }
 
+// hostile turns List's per-object errors into report lines.
+func hostile(err error) []Decision {
+	var le *statestore.ListError
+	if !errors.As(err, &le) {
+		return nil
+	}
+	var out []Decision
+	for _, b := range le.Bad {
+		name := strings.TrimSuffix(strings.TrimPrefix(b.Key, "clusters/"), ".state")
+		out = append(out, Decision{Cluster: name, Action: ActionTampered, Err: b.Err,
+			Detail: "state object " + b.Key + " fails authentication (edited, damaged, or written with another key): " +
+				"nothing is decided on it; compare it with the bucket's earlier versions, restore the right one or remove it, and run `bot down --cluster " + name + "` if its cluster must go"})
+	}
+	return out
+}
+
 // lookUpIssues asks GitHub about the issue or PR of each header that has one, a few at a time.
 func (r *run) lookUpIssues(hs []statestore.Header) map[string]*issueInfo {
 	out := map[string]*issueInfo{}
@@ -345,7 +368,12 @@ func (r *run) lookUpIssues(hs []statestore.Header) map[string]*issueInfo {
 // decide is the whole policy for one cluster; teardown is true when it is due for destruction.
 func (r *run) decide(h statestore.Header, in *issueInfo) (Decision, bool) {
 	d := Decision{Cluster: h.Cluster, Repository: h.Repository, Number: h.Number, Kind: h.Kind, Phase: h.Phase, Expires: h.Expires}
-	recordedKeep := h.Labels[clusterops.LabelKeep] != ""
+	meta, err := clusterops.MetaOf(h)
+	if err != nil {
+		// Decided as if nothing were recorded: a keep that cannot be read spares nothing.
+		d.Err = err
+	}
+	recordedKeep := meta.Keep
 	kept := recordedKeep
 	if in != nil && in.err != nil {
 		// Without the issue's state, expiry still applies; the recorded keep label stands in.
@@ -388,10 +416,10 @@ func (r *run) decide(h statestore.Header, in *issueInfo) (Decision, bool) {
 	default:
 		d.Detail = "expires in " + commands.FormatDuration(h.Expires.Sub(r.now))
 	}
-	if h.Labels[clusterops.LabelDownFailed] != "" && (h.Phase == clusterops.PhaseFailed || h.Phase == clusterops.PhaseDestroying) {
+	if !meta.DownFailed.IsZero() && (h.Phase == clusterops.PhaseFailed || h.Phase == clusterops.PhaseDestroying) {
 		// A user's down that failed: reported every run, destroyed by the reaper at its expiry.
 		d.Action = ActionDownFailed
-		d.Detail = "a teardown failed at " + h.Labels[clusterops.LabelDownFailed] + "; `/poc down` retries, the reaper does at expiry; " + d.Detail
+		d.Detail = "a teardown failed at " + meta.DownFailed.Format(time.RFC3339) + "; `/poc down` retries, the reaper does at expiry; " + d.Detail
 	}
 	if in != nil && in.keepRefused != nil {
 		d.Detail += "; label " + r.cfg.KeepLabel + " ignored: " + in.keepRefused.String()
@@ -406,11 +434,16 @@ func (r *run) canComment(h statestore.Header, in *issueInfo) bool {
 	return r.cfg.Issues != nil && h.Number > 0 && in != nil && in.err == nil && h.Repository == r.cfg.Repository
 }
 
-func warnStamp(exp time.Time) string { return exp.UTC().Format(time.RFC3339) }
+// warnedFor says whether the one warning was posted for expiry exp (the header keeps the expiry
+// it warned for to the second, so an extend re-arms it).
+func warnedFor(m clusterops.Meta, exp time.Time) bool {
+	return !m.WarnedFor.IsZero() && m.WarnedFor.Equal(exp.UTC().Truncate(time.Second))
+}
 
 func (r *run) shouldWarn(h statestore.Header, in *issueInfo) bool {
-	return r.cfg.WarnBefore > 0 && !h.Expires.IsZero() && r.canComment(h, in) &&
-		h.Expires.Sub(r.now) <= r.cfg.WarnBefore && h.Labels[clusterops.LabelWarned] != warnStamp(h.Expires)
+	m, err := clusterops.MetaOf(h)
+	return err == nil && r.cfg.WarnBefore > 0 && !h.Expires.IsZero() && r.canComment(h, in) &&
+		h.Expires.Sub(r.now) <= r.cfg.WarnBefore && !warnedFor(m, h.Expires)
 }
 
 var (
@@ -438,16 +471,17 @@ func (r *run) warn(d *Decision, h statestore.Header, in *issueInfo) {
 		d.Action, d.Detail = ActionWarned, d.Detail+"; would warn"
 		return
 	}
-	stamp := warnStamp(h.Expires)
 	_, err := r.ops.Update(r.ctx, r.request(h.Cluster), func(cur *statestore.Header) error {
 		if !cur.Expires.Equal(h.Expires) {
 			return errMoved
 		}
-		if cur.Labels[clusterops.LabelWarned] == stamp {
-			return errAlreadyWarned
-		}
-		cur.Labels[clusterops.LabelWarned] = stamp
-		return nil
+		return clusterops.EditMeta(cur, func(m *clusterops.Meta) error {
+			if warnedFor(*m, h.Expires) {
+				return errAlreadyWarned
+			}
+			m.WarnedFor = h.Expires.UTC().Truncate(time.Second)
+			return nil
+		})
 	})
 	switch {
 	case errors.Is(err, statestore.ErrLocked):
@@ -462,10 +496,12 @@ func (r *run) warn(d *Decision, h statestore.Header, in *issueInfo) {
 	if _, err := r.cfg.Issues.CreateComment(r.ctx, h.Number, body); err != nil {
 		d.Err = errors.Join(d.Err, fmt.Errorf("post the expiry warning on %s#%d: %w", h.Repository, h.Number, err))
 		_, uerr := r.ops.Update(context.WithoutCancel(r.ctx), r.request(h.Cluster), func(cur *statestore.Header) error {
-			if cur.Labels[clusterops.LabelWarned] == stamp {
-				delete(cur.Labels, clusterops.LabelWarned)
-			}
-			return nil
+			return clusterops.EditMeta(cur, func(m *clusterops.Meta) error {
+				if warnedFor(*m, h.Expires) {
+					m.WarnedFor = time.Time{}
+				}
+				return nil
+			})
 		})
 		if uerr != nil {
 			r.log.Error("take back the warned label after a failed comment; the warning will not be retried", "cluster", h.Cluster, "err", uerr)
@@ -482,12 +518,7 @@ func (r *run) syncKeep(d *Decision, kept bool) {
 		return
 	}
 	_, err := r.ops.Update(r.ctx, r.request(d.Cluster), func(h *statestore.Header) error {
-		if kept {
-			h.Labels[clusterops.LabelKeep] = "true"
-		} else {
-			delete(h.Labels, clusterops.LabelKeep)
-		}
-		return nil
+		return clusterops.EditMeta(h, func(m *clusterops.Meta) error { m.Keep = kept; return nil })
 	})
 	if err != nil && !errors.Is(err, statestore.ErrLocked) {
 		d.Err = errors.Join(d.Err, fmt.Errorf("record the keep label of %s: %w", d.Cluster, err))
@@ -636,7 +667,8 @@ func (r *run) tearDown(d Decision) Decision {
 
 // accrued prices a cluster's life so far from the daily cost recorded in its header, if any.
 func accrued(h statestore.Header, now time.Time) string {
-	n, err := strconv.ParseInt(h.Labels[clusterops.LabelDailyCost], 10, 64)
+	m, err := clusterops.MetaOf(h)
+	n := m.DailyCostNanos
 	if err != nil || n <= 0 || h.Created.IsZero() || now.Before(h.Created) {
 		return ""
 	}

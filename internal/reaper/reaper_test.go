@@ -27,7 +27,7 @@ func TestDecisions(t *testing.T) {
 		pr        *ghsim.PR
 		otherRepo bool
 		expiresIn time.Duration // relative to now; 0: no expiry
-		labels    map[string]string
+		meta      clusterops.Meta
 		want      reaper.Action
 		reason    commands.ReapReason
 		comments  int    // bot comments on the issue afterwards
@@ -54,16 +54,17 @@ func TestDecisions(t *testing.T) {
 		{name: "no-expiry", issue: &ghsim.Issue{Title: "poc"},
 			want: reaper.ActionNone, docLeft: true},
 		{name: "already-warned", issue: &ghsim.Issue{Title: "poc"}, expiresIn: 20 * time.Minute,
-			labels: map[string]string{clusterops.LabelWarned: now.Add(20 * time.Minute).Format(time.RFC3339)},
-			want:   reaper.ActionNone, docLeft: true},
+			meta: clusterops.Meta{WarnedFor: now.Add(20 * time.Minute).Truncate(time.Second)},
+			want: reaper.ActionNone, docLeft: true},
 		{name: "other-repo-expired", otherRepo: true, expiresIn: -time.Hour, docLeft: true},
 		{name: "down-failed", issue: &ghsim.Issue{Title: "poc"}, expiresIn: 3 * time.Hour,
-			labels: map[string]string{clusterops.LabelDownFailed: "2026-10-17T10:00:00Z"},
-			want:   reaper.ActionDownFailed, docLeft: true},
+			meta: clusterops.Meta{DownFailed: time.Date(2026, 10, 17, 10, 0, 0, 0, time.UTC)},
+			want: reaper.ActionDownFailed, docLeft: true},
 	}
 	numbers := map[string]int{}
 	for _, c := range cases {
-		h := statestore.Header{Cluster: "c-" + c.name, Repository: repo, Kind: "issue", RequestedBy: "alice", Labels: c.labels}
+		h := statestore.Header{Cluster: "c-" + c.name, Repository: repo, Kind: "issue", RequestedBy: "alice"}
+		c.meta.Into(&h)
 		switch {
 		case c.otherRepo:
 			h.Repository, h.Number = "acme/other", 1
@@ -123,11 +124,11 @@ func TestDecisions(t *testing.T) {
 		})
 	}
 	// The keep label is recorded in the header for status to show.
-	if h, _ := e.header(t, "c-kept-expired"); h.Labels[clusterops.LabelKeep] == "" {
+	if h, _ := e.header(t, "c-kept-expired"); !metaOf(t, h).Keep {
 		t.Errorf("keep label not recorded in the header: %v", h.Labels)
 	}
-	if h, _ := e.header(t, "c-warn-window"); h.Labels[clusterops.LabelWarned] != h.Expires.UTC().Format(time.RFC3339) {
-		t.Errorf("warned label = %q, want the expiry %s", h.Labels[clusterops.LabelWarned], h.Expires)
+	if h, _ := e.header(t, "c-warn-window"); !metaOf(t, h).WarnedFor.Equal(h.Expires.Truncate(time.Second)) {
+		t.Errorf("warned for %s, want the expiry %s", metaOf(t, h).WarnedFor, h.Expires)
 	}
 }
 
@@ -184,7 +185,7 @@ func TestWarningOnceThenReArmedByExtendAndKeepReleased(t *testing.T) {
 	if d, _ := decisionOf(at(13*time.Hour), "acme-shop-1"); d.Action != reaper.ActionKept {
 		t.Fatalf("with the keep label past expiry: %s (%s)", d.Action, d.Detail)
 	}
-	if h, _ := e.header(t, "acme-shop-1"); h.Labels[clusterops.LabelKeep] == "" {
+	if h, _ := e.header(t, "acme-shop-1"); !metaOf(t, h).Keep {
 		t.Errorf("keep not recorded: %v", h.Labels)
 	}
 	e.w.GitHub.SetLabels(repo, n)
@@ -206,7 +207,9 @@ func TestWithoutGitHub(t *testing.T) {
 	e.putDoc(t, statestore.Header{Cluster: "expired", Repository: repo, Number: 1, Expires: now.Add(-time.Second)})
 	e.putDoc(t, statestore.Header{Cluster: "other-repo-expired", Repository: "acme/other", Number: 1, Expires: now.Add(-time.Hour)})
 	e.putDoc(t, statestore.Header{Cluster: "closed-not-expired", Repository: repo, Number: closed, Expires: now.Add(time.Hour)})
-	e.putDoc(t, statestore.Header{Cluster: "kept", Repository: repo, Number: 2, Expires: now.Add(-time.Hour), Labels: map[string]string{clusterops.LabelKeep: "true"}})
+	kept := statestore.Header{Cluster: "kept", Repository: repo, Number: 2, Expires: now.Add(-time.Hour)}
+	clusterops.Meta{Keep: true}.Into(&kept)
+	e.putDoc(t, kept)
 	rep, err := reaper.Run(ctx, reaper.Config{Ops: e.ops, Spec: e.spec, Now: func() time.Time { return now }, Log: e.log, WarnBefore: 2 * time.Hour})
 	if err != nil {
 		t.Fatal(err)
@@ -261,7 +264,7 @@ func TestDryRunBoundsAndBusy(t *testing.T) {
 	if hs, _ := e.store.List(ctx); len(hs) != 5 {
 		t.Errorf("dry run left %d of 5 documents", len(hs))
 	}
-	if h, _ := e.header(t, "soon"); h.Labels[clusterops.LabelWarned] != "" {
+	if h, _ := e.header(t, "soon"); !metaOf(t, h).WarnedFor.IsZero() {
 		t.Errorf("dry run recorded a warning")
 	}
 	if n := len(e.w.GitHub.AllComments()); n != 0 {
@@ -364,4 +367,13 @@ func TestExtendBetweenListingAndTeardownWins(t *testing.T) {
 	if _, ok := e.header(t, "extended"); !ok {
 		t.Error("the extended cluster's state was destroyed")
 	}
+}
+
+func metaOf(t testing.TB, h statestore.Header) clusterops.Meta {
+	t.Helper()
+	m, err := clusterops.MetaOf(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
 }

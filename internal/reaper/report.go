@@ -55,7 +55,7 @@ func (r Report) WriteTable(w io.Writer) error {
 	}
 	_, err := fmt.Fprintf(w, "%d headers read in %s: %d %sdestroyed, %d %sswept, %d %swarned, %d busy, %d failed, %d deferred%s%s\n",
 		r.Listed, r.Elapsed.Round(time.Millisecond), r.Count(ActionDestroyed), would, r.Count(ActionSwept), would, r.Count(ActionWarned), would,
-		r.Count(ActionBusy), r.Count(ActionFailed), r.Count(ActionDeferred), bound, mode)
+		r.Count(ActionBusy), r.Failed(), r.Count(ActionDeferred), bound, mode)
 	return err
 }
 

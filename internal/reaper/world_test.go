@@ -148,7 +148,7 @@ func TestRealClusters(t *testing.T) {
 			t.Errorf("the refused teardown was not reported failed (%d) or the fault never hit (%d)", failed, e.faults.injected())
 		}
 		h, ok := e.header(t, "acme-shop-refused")
-		if !ok || h.Labels[clusterops.LabelDownFailed] == "" || h.Phase != clusterops.PhaseFailed {
+		if !ok || metaOf(t, h).DownFailed.IsZero() || h.Phase != clusterops.PhaseFailed {
 			t.Errorf("failed teardown not recorded in the header: %+v", h)
 		}
 		if len(live(e, "acme-shop-alive")) == 0 {

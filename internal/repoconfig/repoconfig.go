@@ -3,7 +3,8 @@
 // the repository's default branch, never from a pull request's head, so that
 // a pull request cannot raise its own budget; this package only parses bytes.
 //
-// It depends on nothing but a YAML decoder so that the pure-logic packages
+// It depends on nothing but a YAML decoder and the settings table (keys,
+// defaults) so that the pure-logic packages
 // (comment grammar, replies) can use it; amounts are held as integer
 // nano-euros, like internal/cost's Money.
 package repoconfig
@@ -20,6 +21,8 @@ import (
 	"time"
 
 	"gopkg.in/yaml.v2"
+
+	"github.com/pocbot/pocbot/internal/settings"
 )
 
 // Path is where the configuration lives in a repository.
@@ -76,18 +79,19 @@ type RepoConfig struct {
 	ParkFor time.Duration
 }
 
-// Default is the configuration of a repository without `.github/poc.yml`.
+// Default is the configuration of a repository without `.github/poc.yml`: the defaults of the
+// settings table (internal/settings), which also writes deploy/poc.example.yml.
 func Default() RepoConfig {
 	return RepoConfig{
-		MaxClusters:     3,
-		MaxDailyNanoEUR: 15 * 1_000_000_000,
-		DefaultTTL:      8 * time.Hour,
-		MinTTL:          time.Hour,
-		MaxTTL:          7 * 24 * time.Hour,
-		WarnBefore:      time.Hour,
-		PullRequests:    PRLabel,
-		PRLabel:         "poc",
-		KeepLabel:       "poc/keep",
+		MaxClusters:     settings.DefaultMaxClusters,
+		MaxDailyNanoEUR: settings.DefaultMaxDailyNanoEUR,
+		DefaultTTL:      settings.DefaultTTL,
+		MinTTL:          settings.DefaultMinTTL,
+		MaxTTL:          settings.DefaultMaxTTL,
+		WarnBefore:      settings.DefaultWarnBefore,
+		PullRequests:    PRMode(settings.DefaultPullRequests),
+		PRLabel:         settings.DefaultPRLabel,
+		KeepLabel:       settings.DefaultKeepLabel,
 	}
 }
 
@@ -121,10 +125,13 @@ func (r *raw) UnmarshalYAML(unmarshal func(any) error) error {
 	return nil
 }
 
-// Keys lists the keys the file may contain, in documentation order.
+// Keys lists the keys the file may contain, in documentation order (the settings table's).
 func Keys() []string {
-	return []string{"max_clusters", "max_daily_eur", "max_ttl", "default_ttl", "min_ttl", "warn_before",
-		"pull_requests", "pr_label", "drafts", "keep_label", "allow_unknown_prices", "dns_zones", "park_for"}
+	var keys []string
+	for _, s := range settings.RepoKeys() {
+		keys = append(keys, s.RepoKey)
+	}
+	return keys
 }
 
 // maxFileSize bounds what is parsed: the file is small by nature.
@@ -232,24 +239,9 @@ func normalizeZone(z string) string {
 	return strings.TrimSuffix(strings.ToLower(strings.TrimSpace(z)), ".")
 }
 
-// ValidDNSZone checks a DNS zone name: at least two labels of letters, digits and inner hyphens.
-func ValidDNSZone(z string) error {
-	if len(z) > 253 {
-		return errors.New("longer than 253 characters")
-	}
-	labels := strings.Split(z, ".")
-	if len(labels) < 2 {
-		return errors.New("give a domain with at least two labels, e.g. example.com")
-	}
-	for _, l := range labels {
-		if !dnsLabelRe.MatchString(l) {
-			return errors.New("each label is letters, digits and inner hyphens, 1 to 63 characters")
-		}
-	}
-	return nil
-}
-
-var dnsLabelRe = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`)
+// ValidDNSZone checks a DNS zone name: the settings table's one rule (settings.CheckDNSZone),
+// which `/poc up --dns-zone` also applies.
+func ValidDNSZone(z string) error { return settings.CheckDNSZone(z) }
 
 // CheckDNSZone says whether `/poc up --dns-zone zone` may use zone: only a zone listed in
 // dns_zones. The error names the setting, for the reply.

@@ -38,7 +38,7 @@ allow_unknown_prices: true
 		}, ""},
 		{"integer euros", "max_daily_eur: 4\n", func(c *repoconfig.RepoConfig) { c.MaxDailyNanoEUR = 4_000_000_000 }, ""},
 		{"nine decimals exact", "max_daily_eur: 4.123456789\n", func(c *repoconfig.RepoConfig) { c.MaxDailyNanoEUR = 4_123_456_789 }, ""},
-		{"unknown key named", "max_cluster: 2\n", nil, `unknown key "max_cluster" (known keys: max_clusters,`},
+		{"unknown key named", "max_cluster: 2\n", nil, `unknown key "max_cluster" (known keys: default_ttl,`},
 		{"two unknown keys", "b: 1\na: 2\n", nil, `unknown key "a", "b"`},
 		{"not a mapping", "- max_clusters\n", nil, "must be a mapping"},
 		{"wrong type", "max_clusters: many\n", nil, "cannot unmarshal"},

@@ -24,6 +24,8 @@ type backend interface {
 	remove(ctx context.Context, key, ifVersion string) error
 	// list returns the keys under prefix.
 	list(ctx context.Context, prefix string) ([]string, error)
+	// signedURL returns a GET URL of key valid for ttl, signed locally (no request) with the
+	// presigning credential when one is set, else with the main one; errNotExist if key is absent.
 	signedURL(ctx context.Context, key string, ttl time.Duration) (string, error)
 	location(key string) string
 	describe() string // for messages: "s3://bucket" or "file:///dir"

@@ -25,6 +25,9 @@ type blobBackend struct {
 	b    *blob.Bucket
 	name string // bucket name for messages and locations, when known
 	own  bool   // close b on close
+	// signer, when set, signs the GET URLs of public objects (a read-only credential's handle on
+	// the same bucket); b still checks that the object exists.
+	signer *blob.Bucket
 }
 
 func newBlobBackend(b *blob.Bucket, name string, own bool) (*blobBackend, error) {
@@ -162,7 +165,11 @@ func (b *blobBackend) signedURL(ctx context.Context, key string, ttl time.Durati
 	if _, err := b.b.Attributes(ctx, key); err != nil {
 		return "", b.mapErr(err, key)
 	}
-	u, err := b.b.SignedURL(ctx, key, &blob.SignedURLOptions{Expiry: ttl})
+	signer := b.b
+	if b.signer != nil {
+		signer = b.signer
+	}
+	u, err := signer.SignedURL(ctx, key, &blob.SignedURLOptions{Expiry: ttl})
 	if err != nil {
 		return "", fmt.Errorf("sign a GET URL for %s: %w", key, err)
 	}

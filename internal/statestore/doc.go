@@ -19,14 +19,20 @@
 //	artifacts/<cluster>/<name>   encrypted like a document
 //	public/<key>                 plaintext objects meant to be handed out by signed URL
 //	probe/<random>               short-lived objects written by CheckBackend
+//	keys/header-mac              the header MAC master secret, wrapped by the keeper (mac.go)
 //
-// Object format (version 1), all integers big-endian:
+// Object format (version 2), all integers big-endian:
 //
-//	"PBSTATE\x00" | u8 format | u32 hlen | header JSON | u16 klen | wrapped data key | 12-byte nonce |
-//	AES-256-GCM ciphertext | SHA-256 of everything before
+//	"PBSTATE\x00" | u8 format | u32 hlen | header JSON | 32-byte header MAC | u16 klen |
+//	wrapped data key | 12-byte nonce | AES-256-GCM ciphertext | SHA-256 of everything before
 //
-// The GCM associated data is everything from the magic to the nonce, so a header, wrapped key or
-// body moved between objects fails to decrypt. The trailing SHA-256 is not a security measure: it
+// Version 1 (still read) has no header MAC. The GCM associated data is everything from the magic
+// to the nonce, so a header, wrapped key or body moved between objects fails to decrypt: Get
+// authenticates the header that way. List authenticates it without decrypting: the MAC is
+// HMAC-SHA256 over the magic … header JSON, under a key derived (HKDF) from a secret that the
+// keeper unwraps once per process; a header that fails it is authenticated by decryption, or
+// reported (ListError) and never returned. ListUnverified is the listing without the key, for
+// display only. The trailing SHA-256 is not a security measure: it
 // lets the store tell a damaged object ("tampered or corrupted") from a wrong key, since the keeper
 // cannot tell the two apart.
 package statestore

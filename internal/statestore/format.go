@@ -16,8 +16,12 @@ import (
 	"gocloud.dev/secrets"
 )
 
-// FormatVersion is the object format this package writes.
-const FormatVersion = 1
+// FormatVersion is the object format this package writes. Version 2 adds the header's MAC;
+// version 1 objects (no MAC) are still read: Get authenticates them by decrypting, List by
+// falling back to Get.
+const FormatVersion = 2
+
+const formatV1 = 1
 
 const (
 	magic       = "PBSTATE\x00"
@@ -27,6 +31,7 @@ const (
 	maxHeader   = 64 << 10
 	maxWrapped  = 4 << 10
 	headerProbe = 4 << 10 // first range read of List: enough for any ordinary header
+	macLen      = sha256.Size
 )
 
 // Object kinds stored in the wire header, so that an artifact cannot pass for a state document.
@@ -61,14 +66,21 @@ type wireHeader struct {
 // envelope is a decoded object, not yet decrypted.
 type envelope struct {
 	header     wireHeader
+	signed     []byte // what the MAC covers (format 2), for verifyHeader
+	tag        []byte // the header's MAC; nil in format 1
 	wrapped    []byte
 	nonce      []byte
 	ciphertext []byte
 	aad        []byte // magic … nonce
 }
 
-// seal encrypts body under a fresh data key wrapped by keeper.
-func seal(ctx context.Context, keeper *secrets.Keeper, h wireHeader, body []byte) ([]byte, error) {
+// seal encrypts body under a fresh data key wrapped by keeper, and authenticates the header
+// with macKey (HMAC-SHA256 over everything up to the end of the header JSON).
+func seal(ctx context.Context, keeper *secrets.Keeper, macKey []byte, h wireHeader, body []byte) ([]byte, error) {
+	if len(macKey) != macKeyLen {
+		return nil, fmt.Errorf("header MAC key of %d bytes, want %d", len(macKey), macKeyLen)
+	}
+	h.Format = FormatVersion
 	hj, err := json.Marshal(h)
 	if err != nil {
 		return nil, fmt.Errorf("encode header: %w", err)
@@ -100,6 +112,7 @@ func seal(ctx context.Context, keeper *secrets.Keeper, h wireHeader, body []byte
 	out = append(out, FormatVersion)
 	out = binary.BigEndian.AppendUint32(out, uint32(len(hj)))
 	out = append(out, hj...)
+	out = append(out, headerMAC(macKey, out)...)
 	out = binary.BigEndian.AppendUint16(out, uint16(len(wrapped)))
 	out = append(out, wrapped...)
 	out = append(out, nonce...)
@@ -110,7 +123,8 @@ func seal(ctx context.Context, keeper *secrets.Keeper, h wireHeader, body []byte
 
 // Decode parses an object without decrypting it and checks its integrity checksum.
 func decode(data []byte) (*envelope, error) {
-	h, hEnd, err := decodeHeader(data)
+	rh, err := decodeHeader(data)
+	h, hEnd := rh.header, rh.end
 	if errors.Is(err, errShortHeader) {
 		return nil, fmt.Errorf("%w: object truncated inside its header (%d bytes)", ErrTampered, len(data))
 	}
@@ -129,7 +143,7 @@ func decode(data []byte) (*envelope, error) {
 	if klen == 0 || klen > maxWrapped || len(body) < p+klen+nonceLen+16 {
 		return nil, fmt.Errorf("%w: bad wrapped key length %d", ErrTampered, klen)
 	}
-	e := &envelope{header: h}
+	e := &envelope{header: h, signed: rh.signed, tag: rh.tag}
 	e.wrapped = body[p : p+klen]
 	p += klen
 	e.nonce = body[p : p+nonceLen]
@@ -139,38 +153,56 @@ func decode(data []byte) (*envelope, error) {
 	return e, nil
 }
 
+// rawHeader is a decoded, not yet authenticated, header.
+type rawHeader struct {
+	header wireHeader
+	signed []byte // magic … header JSON: what the MAC covers
+	tag    []byte // format 2: the MAC; format 1: nil
+	end    int    // offset just after the header (and its MAC)
+}
+
 // decodeHeader parses the plaintext header from the start of an object (a prefix is enough).
-// It returns the offset just after the header JSON.
-func decodeHeader(data []byte) (wireHeader, int, error) {
-	var h wireHeader
+// With errShortHeader, end says how many bytes are needed.
+func decodeHeader(data []byte) (rawHeader, error) {
+	var rh rawHeader
+	h := &rh.header
 	if len(data) < prefixLen || string(data[:len(magic)]) != magic {
-		return h, 0, fmt.Errorf("%w: not a pocbot state object (bad magic)", ErrTampered)
+		return rh, fmt.Errorf("%w: not a pocbot state object (bad magic)", ErrTampered)
 	}
-	if v := data[len(magic)]; v != FormatVersion {
+	v := int(data[len(magic)])
+	if v != FormatVersion && v != formatV1 {
 		if v > FormatVersion {
-			return h, 0, fmt.Errorf("object format %d is newer than this pocbot understands (%d): upgrade pocbot", v, FormatVersion)
+			return rh, fmt.Errorf("object format %d is newer than this pocbot understands (%d): upgrade pocbot", v, FormatVersion)
 		}
-		return h, 0, fmt.Errorf("%w: unknown object format %d", ErrTampered, v)
+		return rh, fmt.Errorf("%w: unknown object format %d", ErrTampered, v)
 	}
 	hlen := int(binary.BigEndian.Uint32(data[len(magic)+1:]))
 	if hlen == 0 || hlen > maxHeader {
-		return h, 0, fmt.Errorf("%w: bad header length %d", ErrTampered, hlen)
+		return rh, fmt.Errorf("%w: bad header length %d", ErrTampered, hlen)
 	}
-	end := prefixLen + hlen
-	if len(data) < end {
-		return h, end, errShortHeader
+	jsonEnd := prefixLen + hlen
+	rh.end = jsonEnd
+	if v == FormatVersion {
+		rh.end += macLen
 	}
-	dec := json.NewDecoder(bytes.NewReader(data[prefixLen:end]))
-	if err := dec.Decode(&h); err != nil {
-		return h, 0, fmt.Errorf("%w: header is not valid JSON: %v", ErrTampered, err)
+	if len(data) < rh.end {
+		return rh, errShortHeader
+	}
+	dec := json.NewDecoder(bytes.NewReader(data[prefixLen:jsonEnd]))
+	if err := dec.Decode(h); err != nil {
+		return rh, fmt.Errorf("%w: header is not valid JSON: %v", ErrTampered, err)
 	}
 	if dec.More() {
-		return h, 0, fmt.Errorf("%w: trailing bytes after the header", ErrTampered)
+		return rh, fmt.Errorf("%w: trailing bytes after the header", ErrTampered)
 	}
-	if h.Format != FormatVersion || (h.Object != objectState && h.Object != objectArtifact && h.Object != objectShared) {
-		return h, 0, fmt.Errorf("%w: header says format %d, object %q", ErrTampered, h.Format, h.Object)
+	if h.Format != v || (h.Object != objectState && h.Object != objectArtifact && h.Object != objectShared) {
+		return rh, fmt.Errorf("%w: header says format %d, object %q", ErrTampered, h.Format, h.Object)
 	}
-	return h, end, nil
+	rh.signed = data[:jsonEnd]
+	if v == FormatVersion {
+		rh.tag = data[jsonEnd:rh.end]
+	}
+	return rh, nil
 }
 
 // errShortHeader asks List for a longer range read.

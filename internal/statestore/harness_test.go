@@ -164,11 +164,23 @@ func (c *fakeClock) advance(d time.Duration) {
 
 type testContext = context.Context
 
-// countingKeeper is a keeper that counts its uses and can do nothing: proof that List reads no
-// secrets.
+// countingKeeper is a keeper that counts its uses: with no inner keeper it can do nothing
+// (proof that ListUnverified reads no secrets), with one it passes the calls on.
 type countingKeeper struct {
-	mu sync.Mutex
-	n  int
+	mu    sync.Mutex
+	n     int
+	inner *secrets.Keeper
+}
+
+// openKeeper opens a keeper from a base64key:// URL.
+func openKeeper(t testing.TB, url string) *secrets.Keeper {
+	t.Helper()
+	k, err := secrets.OpenKeeper(context.Background(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { k.Close() })
+	return k
 }
 
 func (k *countingKeeper) keeper() *secrets.Keeper { return secrets.NewKeeper(k) }
@@ -180,10 +192,16 @@ func (k *countingKeeper) calls() int {
 }
 func (k *countingKeeper) Decrypt(ctx context.Context, b []byte) ([]byte, error) {
 	k.inc()
+	if k.inner != nil {
+		return k.inner.Decrypt(ctx, b)
+	}
 	return nil, errors.New("countingKeeper cannot decrypt")
 }
 func (k *countingKeeper) Encrypt(ctx context.Context, b []byte) ([]byte, error) {
 	k.inc()
+	if k.inner != nil {
+		return k.inner.Encrypt(ctx, b)
+	}
 	return nil, errors.New("countingKeeper cannot encrypt")
 }
 func (k *countingKeeper) Close() error                       { return nil }

@@ -45,7 +45,11 @@ func (s *Store) PutShared(ctx context.Context, doc *Shared) error {
 		return fmt.Errorf("shared document name %q: use letters, digits, '.', '_', '-'", doc.Name)
 	}
 	h := wireHeader{Object: objectShared, Name: doc.Name, Header: Header{Format: FormatVersion, Created: s.now().UTC()}}
-	data, err := seal(ctx, s.keeper, h, doc.Body)
+	mk, err := s.headerKey(ctx, true)
+	if err != nil {
+		return fmt.Errorf("write shared document %q: %w", doc.Name, err)
+	}
+	data, err := seal(ctx, s.keeper, mk, h, doc.Body)
 	if err != nil {
 		return fmt.Errorf("encrypt shared document %q: %w", doc.Name, err)
 	}

@@ -42,6 +42,9 @@ type Store struct {
 
 	mu   sync.Mutex
 	seen map[string]int64 // highest serial read or written per cluster, by this process
+
+	macMu  sync.Mutex
+	macKey []byte // header MAC key, unwrapped once (see mac.go)
 }
 
 // Document is one cluster's state: a public header and an opaque, encrypted body.
@@ -57,6 +60,7 @@ type Option func(*options)
 
 type options struct {
 	bucket     *blob.Bucket
+	presign    *blob.Bucket
 	bucketName string
 	keeper     *secrets.Keeper
 	now        func() time.Time
@@ -66,6 +70,12 @@ type options struct {
 // WithBucket uses an already opened S3 bucket (e.g. with explicit credentials) instead of
 // opening Config.StateURL; the store does not close it. Config.StateURL, if set, only names it.
 func WithBucket(b *blob.Bucket) Option { return func(o *options) { o.bucket = b } }
+
+// WithPresignBucket signs SignedURL's links with another handle on the same bucket, opened with a
+// credential that may only read public/ objects: a signed URL names its signer's access key id in
+// X-Amz-Credential, and these links are posted in public places. The store never sends a request
+// through it (signing is local) and does not close it.
+func WithPresignBucket(b *blob.Bucket) Option { return func(o *options) { o.presign = b } }
 
 // WithKeeper uses an already opened keeper instead of Config.KeyURL; the store does not close it.
 func WithKeeper(k *secrets.Keeper) Option { return func(o *options) { o.keeper = k } }
@@ -91,6 +101,9 @@ func Open(ctx context.Context, cfg Config, opts ...Option) (*Store, error) {
 			name = u.Host
 		}
 		s.be, err = newBlobBackend(o.bucket, name, false)
+		if err == nil && o.presign != nil {
+			s.be.(*blobBackend).signer = o.presign
+		}
 	default:
 		if err := cfg.validateStateURL(); err != nil {
 			return nil, err
@@ -108,6 +121,8 @@ func Open(ctx context.Context, cfg Config, opts ...Option) (*Store, error) {
 			s.be, err = newBlobBackend(b, u.Host, true)
 			if err != nil {
 				b.Close()
+			} else if o.presign != nil {
+				s.be.(*blobBackend).signer = o.presign
 			}
 		}
 	}
@@ -277,7 +292,11 @@ func (s *Store) Put(ctx context.Context, doc *Document) error {
 	default:
 		h.Serial++
 	}
-	data, err := seal(ctx, s.keeper, wireHeader{Object: objectState, Header: h}, doc.Body)
+	mk, err := s.headerKey(ctx, true)
+	if err != nil {
+		return fmt.Errorf("write state of cluster %q: %w", cluster, err)
+	}
+	data, err := seal(ctx, s.keeper, mk, wireHeader{Object: objectState, Header: h}, doc.Body)
 	if err != nil {
 		return fmt.Errorf("encrypt state of cluster %q: %w", cluster, err)
 	}
@@ -326,10 +345,66 @@ func (s *Store) Delete(ctx context.Context, doc *Document) error {
 	return nil
 }
 
-// List returns the headers of every document, sorted by cluster, without the key: it reads
-// only the start of each object. If some objects cannot be read, it returns the headers of the
-// others together with an error naming each bad one.
+// List returns the authenticated headers of every document, sorted by cluster. It reads only the
+// start of each object and checks its MAC, with no keeper call per object (one per process, to
+// unwrap the MAC key). A header without a valid MAC (an object of format 1, or one written before
+// the MAC key was replaced, or an edited one) is authenticated by decrypting its document instead;
+// if that fails too the header is not returned: the error names it (a *ListError). Callers decide
+// on the headers returned, never on what the error names.
 func (s *Store) List(ctx context.Context) ([]Header, error) {
+	mk, err := s.headerKey(ctx, false)
+	if err != nil && !errors.Is(err, errNoMACKey) {
+		return nil, fmt.Errorf("list states in %s: %w", s.be.describe(), err)
+	}
+	return s.list(ctx, func(ctx context.Context, key string, rh rawHeader) (Header, error) {
+		if mk != nil && verifyHeader(mk, rh) {
+			return rh.header.Header, nil
+		}
+		doc, err := s.Get(ctx, rh.header.Cluster)
+		if err != nil {
+			return Header{}, fmt.Errorf("%w: its header does not carry a valid MAC, and the document does not decrypt: %w", ErrTampered, err)
+		}
+		s.log.Warn("state header authenticated by decrypting its document (no valid MAC: an older format, or the MAC key was replaced)", "key", key)
+		return doc.Header, nil
+	})
+}
+
+// ListUnverified returns the headers as the bucket holds them, without the key and without
+// authenticating them: for display only (`bot state ls` without POC_STATE_KEY). Anyone who can
+// write to the bucket can change what it returns; decide nothing on it.
+func (s *Store) ListUnverified(ctx context.Context) ([]Header, error) {
+	return s.list(ctx, func(_ context.Context, _ string, rh rawHeader) (Header, error) { return rh.header.Header, nil })
+}
+
+// ListError names the state objects List could not read or authenticate.
+type ListError struct {
+	Bad []BadObject
+}
+
+// BadObject is one state object List left out, and why.
+type BadObject struct {
+	Key string // e.g. clusters/acme-shop-42.state
+	Err error
+}
+
+func (e *ListError) Error() string {
+	msgs := make([]string, len(e.Bad))
+	for i, b := range e.Bad {
+		msgs[i] = fmt.Sprintf("read header of %s: %v", b.Key, b.Err)
+	}
+	return strings.Join(msgs, "\n")
+}
+
+// Unwrap makes errors.Is(err, ErrTampered) (and the others) see through.
+func (e *ListError) Unwrap() []error {
+	out := make([]error, len(e.Bad))
+	for i, b := range e.Bad {
+		out[i] = b.Err
+	}
+	return out
+}
+
+func (s *Store) list(ctx context.Context, accept func(context.Context, string, rawHeader) (Header, error)) ([]Header, error) {
 	keys, err := s.be.list(ctx, prefixClusters)
 	if err != nil {
 		return nil, fmt.Errorf("list states in %s: %w", s.be.describe(), err)
@@ -337,7 +412,7 @@ func (s *Store) List(ctx context.Context) ([]Header, error) {
 	var (
 		mu      sync.Mutex
 		headers = make([]Header, 0, len(keys))
-		errs    []error
+		bad     []BadObject
 	)
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(listParallelism)
@@ -346,13 +421,17 @@ func (s *Store) List(ctx context.Context) ([]Header, error) {
 			continue
 		}
 		g.Go(func() error {
-			h, err := s.readHeader(gctx, k)
+			rh, err := s.readHeader(gctx, k)
+			var h Header
+			if err == nil {
+				h, err = accept(gctx, k, rh)
+			}
 			mu.Lock()
 			defer mu.Unlock()
 			switch {
-			case errors.Is(err, errNotExist): // deleted since the listing
+			case errors.Is(err, errNotExist) || errors.Is(err, ErrNotFound): // deleted since the listing
 			case err != nil:
-				errs = append(errs, fmt.Errorf("read header of %s: %w", k, err))
+				bad = append(bad, BadObject{Key: k, Err: err})
 			default:
 				headers = append(headers, h)
 			}
@@ -364,28 +443,32 @@ func (s *Store) List(ctx context.Context) ([]Header, error) {
 		return nil, fmt.Errorf("list states in %s: %w", s.be.describe(), err)
 	}
 	sort.Slice(headers, func(i, j int) bool { return headers[i].Cluster < headers[j].Cluster })
-	return headers, errors.Join(errs...)
+	if len(bad) > 0 {
+		sort.Slice(bad, func(i, j int) bool { return bad[i].Key < bad[j].Key })
+		return headers, &ListError{Bad: bad}
+	}
+	return headers, nil
 }
 
-func (s *Store) readHeader(ctx context.Context, key string) (Header, error) {
+func (s *Store) readHeader(ctx context.Context, key string) (rawHeader, error) {
 	data, err := s.be.head(ctx, key, headerProbe)
 	if err != nil {
-		return Header{}, err
+		return rawHeader{}, err
 	}
-	h, end, err := decodeHeader(data)
+	rh, err := decodeHeader(data)
 	if errors.Is(err, errShortHeader) {
-		if data, err = s.be.head(ctx, key, end); err == nil {
-			h, _, err = decodeHeader(data)
+		if data, err = s.be.head(ctx, key, rh.end); err == nil {
+			rh, err = decodeHeader(data)
 		}
 	}
 	if err != nil {
-		return Header{}, err
+		return rawHeader{}, err
 	}
 	want := strings.TrimSuffix(strings.TrimPrefix(key, prefixClusters), suffixState)
-	if h.Object != objectState || h.Cluster != want {
-		return Header{}, fmt.Errorf("%w: %s holds %s of cluster %q", ErrTampered, key, h.Object, h.Cluster)
+	if rh.header.Object != objectState || rh.header.Cluster != want {
+		return rawHeader{}, fmt.Errorf("%w: %s holds %s of cluster %q", ErrTampered, key, rh.header.Object, rh.header.Cluster)
 	}
-	return h.Header, nil
+	return rh, nil
 }
 
 func artifactKey(cluster, name string) string { return prefixArtifacts + cluster + "/" + name }
@@ -400,7 +483,11 @@ func (s *Store) PutArtifact(ctx context.Context, cluster, name string, data []by
 		return "", fmt.Errorf("artifact name %q: use letters, digits, '.', '_', '-'", name)
 	}
 	h := wireHeader{Object: objectArtifact, Name: name, Header: Header{Format: FormatVersion, Cluster: cluster, Created: s.now().UTC()}}
-	obj, err := seal(ctx, s.keeper, h, data)
+	mk, err := s.headerKey(ctx, true)
+	if err != nil {
+		return "", fmt.Errorf("write artifact %q of cluster %q: %w", name, cluster, err)
+	}
+	obj, err := seal(ctx, s.keeper, mk, h, data)
 	if err != nil {
 		return "", fmt.Errorf("encrypt artifact %q of cluster %q: %w", name, cluster, err)
 	}

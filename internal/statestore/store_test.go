@@ -101,9 +101,14 @@ func TestWrongKey(t *testing.T) {
 			if !strings.Contains(err.Error(), `cluster "c1"`) || !strings.Contains(err.Error(), "POC_STATE_KEY is not the one that wrote it") {
 				t.Fatalf("message does not say what to fix: %v", err)
 			}
-			hs, err := other.List(ctx)
+			// List authenticates headers with a key derived from the state key: another key
+			// cannot, and says so; the unverified listing (display only) still works.
+			if hs, err := other.List(ctx); !errors.Is(err, ErrWrongKey) || len(hs) != 0 {
+				t.Fatalf("List with another key: %v %v, want ErrWrongKey", hs, err)
+			}
+			hs, err := other.ListUnverified(ctx)
 			if err != nil || len(hs) != 1 || hs[0].Cluster != "c1" {
-				t.Fatalf("List with another key: %v %v", hs, err)
+				t.Fatalf("ListUnverified with another key: %v %v", hs, err)
 			}
 		})
 	}
@@ -128,7 +133,8 @@ func TestTamper(t *testing.T) {
 			}
 			origA, origB := w.raw.read(t, stateKey("a")), w.raw.read(t, stateKey("b"))
 			hlen := int(binary.BigEndian.Uint32(origA[len(magic)+1:]))
-			klen := int(binary.BigEndian.Uint16(origA[prefixLen+hlen:]))
+			hEnd := prefixLen + hlen + macLen
+			klen := int(binary.BigEndian.Uint16(origA[hEnd:]))
 			flip := func(at func(n int) int, resealed bool) func() []byte {
 				return func() []byte {
 					o := bytes.Clone(origA)
@@ -147,17 +153,17 @@ func TestTamper(t *testing.T) {
 				{"flipped byte in header JSON, checksum fixed", flip(func(int) int { return prefixLen + hlen - 3 }, true)},
 				{"flipped byte in body", flip(func(n int) int { return n - trailerLen - 5 }, false)},
 				{"flipped byte in body, checksum fixed", flip(func(n int) int { return n - trailerLen - 5 }, true)},
-				{"flipped byte in nonce, checksum fixed", flip(func(n int) int { return prefixLen + hlen + 2 + klen + 3 }, true)},
+				{"flipped byte in nonce, checksum fixed", flip(func(n int) int { return hEnd + 2 + klen + 3 }, true)},
 				// A deliberate change of the wrapped key is what a wrong key looks like: the
 				// keeper cannot tell them apart; it is still refused.
-				{"flipped byte in wrapped key, checksum fixed", flip(func(n int) int { return prefixLen + hlen + 2 + 5 }, true)},
+				{"flipped byte in wrapped key, checksum fixed", flip(func(n int) int { return hEnd + 2 + 5 }, true)},
 				{"flipped byte in trailer", flip(func(n int) int { return n - 1 }, false)},
 				{"truncated", func() []byte { return origA[:len(origA)/2] }},
 				{"format version from the future", func() []byte { o := bytes.Clone(origA); o[len(magic)] = 9; return o }},
 				{"whole object of b put in place of a", func() []byte { return origB }},
 				{"header of a with body of b", func() []byte {
 					hb := int(binary.BigEndian.Uint32(origB[len(magic)+1:]))
-					o := append(bytes.Clone(origA[:prefixLen+hlen]), origB[prefixLen+hb:]...)
+					o := append(bytes.Clone(origA[:hEnd]), origB[prefixLen+hb+macLen:]...)
 					return reseal(o)
 				}},
 			}
@@ -265,18 +271,23 @@ func TestSerialNeverGoesBack(t *testing.T) {
 	}
 }
 
-func TestList1000WithoutKey(t *testing.T) {
+func TestList1000OneKeeperCall(t *testing.T) {
 	const n = 1000
 	for _, w := range worlds(t) {
 		t.Run(w.name, func(t *testing.T) {
 			ctx := testCtx(t)
-			s := w.open(t, newKey(t))
+			key := newKey(t)
+			s := w.open(t, key)
+			mk, err := s.headerKey(ctx, true)
+			if err != nil {
+				t.Fatal(err)
+			}
 			// Seed the objects on disk (Put of 1,000 documents through S3 under -race takes
 			// longer than the listing being tested); List then reads them through the backend.
 			for i := 0; i < n; i++ {
 				d := sampleDoc(fmt.Sprintf("c%04d", i))
 				d.Header.Number, d.Header.Serial, d.Header.Format = i, 1, FormatVersion
-				obj, err := seal(ctx, s.keeper, wireHeader{Object: objectState, Header: d.Header}, d.Body)
+				obj, err := seal(ctx, s.keeper, mk, wireHeader{Object: objectState, Header: d.Header}, d.Body)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -294,7 +305,8 @@ func TestList1000WithoutKey(t *testing.T) {
 			if _, err := s.Get(ctx, "c0999"); w.name == "file" && err != nil {
 				t.Fatal(err)
 			}
-			keeper := &countingKeeper{}
+			// With the key: one keeper call for the whole listing (the MAC key's unwrap).
+			keeper := &countingKeeper{inner: openKeeper(t, key)}
 			lister := w.open(t, "", WithKeeper(keeper.keeper()))
 			start := time.Now()
 			hs, err := lister.List(ctx)
@@ -310,8 +322,17 @@ func TestList1000WithoutKey(t *testing.T) {
 					t.Fatalf("header %d: %+v", i, h)
 				}
 			}
-			if c := keeper.calls(); c != 0 {
-				t.Fatalf("List called the keeper %d times; it must not need the key", c)
+			if c := keeper.calls(); c != 1 {
+				t.Fatalf("List of %d headers called the keeper %d times; want 1 (the MAC key, once per process)", n, c)
+			}
+			if _, err := lister.List(ctx); err != nil || keeper.calls() != 1 {
+				t.Fatalf("a second List: %v, %d keeper calls in all; want still 1", err, keeper.calls())
+			}
+			// Without the key: display only, no keeper call at all.
+			blind := &countingKeeper{}
+			hs, err = w.open(t, "", WithKeeper(blind.keeper())).ListUnverified(ctx)
+			if err != nil || len(hs) != n || blind.calls() != 0 {
+				t.Fatalf("ListUnverified: %d headers, %v, %d keeper calls; want %d, nil, 0", len(hs), err, blind.calls(), n)
 			}
 		})
 	}

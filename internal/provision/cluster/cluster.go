@@ -147,7 +147,9 @@ func Build(g *provision.Graph, spec provision.Spec, cfg Config) error {
 	nodes := []provision.Node{
 		{Name: NodeImageObject, Kind: "object_storage.object", Apply: b.imageObject, Timeout: 30 * time.Minute},
 		{Name: NodeTalosSecrets, Kind: "talos.secrets", Apply: b.talosSecrets},
-		{Name: NodeTalosConfig, Kind: "talos.config", Needs: append([]string{NodeTalosSecrets}, ipNodes...), Apply: b.talosConfig},
+		// The configs carry every node's ingress firewall, which names the worker's address and
+		// the run's temporary admin CIDR: hence the worker and admin-access-open before them.
+		{Name: NodeTalosConfig, Kind: "talos.config", Needs: append([]string{NodeTalosSecrets, scaleway.NodeWorker, NodeAdminOpen}, ipNodes...), Apply: b.talosConfig},
 		{Name: NodeWorkerImage, Kind: "rescue.write", Needs: []string{scaleway.NodeWorker, scaleway.NodeSSHKey}, Apply: b.workerImage, Timeout: 45 * time.Minute},
 		{Name: NodeWorkerConfig, Kind: "talos.apply", Needs: []string{NodeWorkerImage, NodeTalosConfig}, Apply: b.workerConfig, Timeout: 15 * time.Minute},
 		{Name: NodeBootstrap, Kind: "talos.bootstrap", Needs: append([]string{NodeTalosConfig}, poweron...), Apply: b.bootstrap, Timeout: 15 * time.Minute},
@@ -277,10 +279,14 @@ func (b *builder) generate(ctx context.Context, r *provision.Run) (*talos.Config
 	if spec.DNSZone != "" {
 		sans = append(sans, spec.FQDN(spec.DNSNames(r.ClusterID()).API))
 	}
+	fw, err := firewall(r, ips)
+	if err != nil {
+		return nil, nil, err
+	}
 	cfgs, err := talos.Generate(ctx, talos.Input{
 		ClusterName: r.ClusterID(), Endpoint: Endpoint(spec, r.ClusterID(), ips, b.cfg.KubePort), TalosVersion: spec.TalosVersion,
 		Secrets: bundle, SchematicID: SchematicID(spec), FactoryURL: b.cfg.FactoryURL, ControlPlaneIPs: ips, CertSANs: sans,
-		WorkerHostname: spec.BaremetalHostname, WorkerInstallDisk: disk,
+		WorkerHostname: spec.BaremetalHostname, WorkerInstallDisk: disk, Firewall: fw,
 	})
 	if err != nil {
 		return nil, nil, err

@@ -16,6 +16,8 @@ import (
 
 	"gocloud.dev/blob"
 	"gocloud.dev/gcerrors"
+
+	"github.com/pocbot/pocbot/internal/version"
 )
 
 // QCOW2Magic starts every QCOW2 file.
@@ -186,6 +188,7 @@ func postSchematic(ctx context.Context, hc *http.Client, base string, src Source
 	if err != nil {
 		return fmt.Errorf("post schematic to %s: %w", u, err)
 	}
+	req.Header.Set("User-Agent", version.UserAgent())
 	req.Header.Set("Content-Type", "application/yaml")
 	resp, err := hc.Do(req)
 	if err != nil {
@@ -234,6 +237,7 @@ func stream(ctx context.Context, hc *http.Client, bucket *blob.Bucket, key, imag
 	if err != nil {
 		return Object{}, fmt.Errorf("download %s: %w", imageURL, err)
 	}
+	req.Header.Set("User-Agent", version.UserAgent())
 	resp, err := hc.Do(req)
 	if err != nil {
 		return Object{}, fmt.Errorf("download Talos image %s: %w", imageURL, err)

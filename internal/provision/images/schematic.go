@@ -6,15 +6,16 @@ import (
 	"encoding/hex"
 	"fmt"
 	"net/url"
-	"regexp"
 	"slices"
 	"strings"
 
 	yaml "go.yaml.in/yaml/v4"
+
+	"github.com/pocbot/pocbot/internal/settings"
 )
 
 // DefaultFactoryURL is the public Image Factory.
-const DefaultFactoryURL = "https://factory.talos.dev"
+const DefaultFactoryURL = settings.DefaultImageFactoryURL
 
 // FactoryURLEnv names the variable that overrides the factory base URL.
 const FactoryURLEnv = "POC_IMAGE_FACTORY_URL"
@@ -52,13 +53,11 @@ type systemExtensions struct {
 	OfficialExtensions []string `yaml:"officialExtensions,omitempty"`
 }
 
-var extensionName = regexp.MustCompile(`^[a-z0-9][a-z0-9._/-]*$`)
-
 // ValidateExtensions checks extension names (e.g. "siderolabs/gvisor").
 func ValidateExtensions(extensions []string) error {
 	for _, e := range extensions {
-		if !extensionName.MatchString(e) {
-			return fmt.Errorf("talos extension %q is not a valid official extension name (lower-case letters, digits, '.', '_', '-', '/'), e.g. siderolabs/gvisor", e)
+		if err := settings.CheckExtension(e); err != nil {
+			return fmt.Errorf("talos extension: %w", err)
 		}
 	}
 	return nil

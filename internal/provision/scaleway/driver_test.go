@@ -201,7 +201,8 @@ func TestFullInventoryAndRules(t *testing.T) {
 			t.Fatalf("node IP missing from state: %v", nodes)
 		}
 		c := ip + "/32"
-		wantRules = append(wantRules, "TCP/2379/"+c, "TCP/2380/"+c, "TCP/10250/"+c, "UDP/51871/"+c, "ICMP/0/"+c)
+		wantRules = append(wantRules, "TCP/2379/"+c, "TCP/2380/"+c, "TCP/10250/"+c, "UDP/51871/"+c, "ICMP/0/"+c,
+			"TCP/50000/"+c, "TCP/50001/"+c, "TCP/6443/"+c, "TCP/4240/"+c)
 	}
 	slices.Sort(have)
 	slices.Sort(wantRules)
@@ -245,10 +246,13 @@ func TestRulesTable(t *testing.T) {
 		want int
 		has  string
 	}{
-		{"default", func(*provision.Spec) {}, 3 + 4*5, "UDP/51871/10.0.0.4/32"},
-		{"edge", func(s *provision.Spec) { s.ExposeEdgeOnControlPlane = true }, 3 + 4*5 + 2, "TCP/443/0.0.0.0/0"},
-		{"tunnel", func(s *provision.Spec) { s.CiliumTunnelMode = true }, 3 + 4*6, "UDP/8472/10.0.0.1/32"},
-		{"two admins", func(s *provision.Spec) { s.AdminCIDRs = []string{"1.2.3.0/24", "5.6.7.8/32"} }, 6 + 4*5, "TCP/50000/5.6.7.8/32"},
+		{"default", func(*provision.Spec) {}, 3 + 4*9, "UDP/51871/10.0.0.4/32"},
+		{"trustd from the worker", func(*provision.Spec) {}, 3 + 4*9, "TCP/50001/10.0.0.4/32"},
+		{"kubelet to the API from the worker", func(*provision.Spec) {}, 3 + 4*9, "TCP/6443/10.0.0.4/32"},
+		{"apid between nodes", func(*provision.Spec) {}, 3 + 4*9, "TCP/50000/10.0.0.2/32"},
+		{"edge", func(s *provision.Spec) { s.ExposeEdgeOnControlPlane = true }, 3 + 4*9 + 2, "TCP/443/0.0.0.0/0"},
+		{"tunnel", func(s *provision.Spec) { s.CiliumTunnelMode = true }, 3 + 4*10, "UDP/8472/10.0.0.1/32"},
+		{"two admins", func(s *provision.Spec) { s.AdminCIDRs = []string{"1.2.3.0/24", "5.6.7.8/32"} }, 6 + 4*9, "TCP/50000/5.6.7.8/32"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -111,6 +111,14 @@ type Rule struct {
 
 // Rules computes SPEC §2's rules from the admin CIDRs and every cluster node IP (the control
 // planes' and the worker's): what the security group must hold, in order.
+//
+// Beyond the seed, every node IP also reaches TCP 50000 (apid: a control plane forwards a request
+// for another node through that node's apid), 50001 (trustd: a worker gets its Talos API
+// certificate there) and 6443 (the worker's kubelet, and the worker's discovery of trustd through
+// the Kubernetes API), as Talos's network-connectivity page lists them
+// (https://docs.siderolabs.com/talos/v1.13/learn-more/talos-network-connectivity), and 4240
+// (Cilium's health checks between nodes, https://docs.cilium.io/en/stable/operations/system_requirements/).
+// Without them a worker never becomes trusted once admin_cidrs are restricted.
 func Rules(spec provision.Spec, nodeIPs []string) []Rule {
 	var out []Rule
 	for _, c := range spec.AdminCIDRs {
@@ -119,7 +127,8 @@ func Rules(spec provision.Spec, nodeIPs []string) []Rule {
 	for _, ip := range nodeIPs {
 		c := ip + "/32"
 		out = append(out, Rule{"TCP", 2379, c}, Rule{"TCP", 2380, c}, Rule{"TCP", 10250, c},
-			Rule{"UDP", 51871, c}, Rule{"ICMP", 0, c})
+			Rule{"UDP", 51871, c}, Rule{"ICMP", 0, c},
+			Rule{"TCP", 50000, c}, Rule{"TCP", 50001, c}, Rule{"TCP", 6443, c}, Rule{"TCP", 4240, c})
 		if spec.CiliumTunnelMode {
 			out = append(out, Rule{"UDP", 8472, c})
 		}

@@ -69,6 +69,14 @@ func newTestCluster(t *testing.T, talosVersion string) *testCluster {
 	// parallel tests need their own bundles, or one's bootstrap shows in the other.
 	if talosVersion != "" && talosVersion != DefaultTalosVersion {
 		tc.in.Secrets = testSecrets114(t)
+	} else {
+		// Its own bundle too: TestRefusals bootstraps its cluster, which TestRoundTrip must not see.
+		b, err := NewSecrets(DefaultTalosVersion)
+		if err != nil {
+			t.Fatalf("NewSecrets: %v", err)
+		}
+
+		tc.in.Secrets = b
 	}
 	tc.in.ControlPlaneIPs = tc.cpAddrs
 	tc.in.Endpoint = "https://" + tc.cpAddrs[0] + ":6443"
@@ -128,7 +136,7 @@ func testRoundTrip(t *testing.T, talosVersion string) {
 		t.Errorf("disks = %v", disks)
 	}
 
-	for _, a := range append([]string{tc.worker.APIAddr()}, tc.cpAddrs...) {
+	for _, a := range tc.cpAddrs {
 		if err := WaitTrusted(ctx, a, tc.cfg.Talosconfig); err != nil {
 			t.Fatalf("WaitTrusted %s: %v", a, err)
 		}
@@ -136,6 +144,11 @@ func testRoundTrip(t *testing.T, talosVersion string) {
 
 	if err := Bootstrap(ctx, tc.cpAddrs[0], tc.cfg.Talosconfig); err != nil {
 		t.Fatalf("Bootstrap: %v", err)
+	}
+
+	// A worker is trusted only once the Kubernetes API answers: its kubelet finds trustd there.
+	if err := WaitTrusted(ctx, tc.worker.APIAddr(), tc.cfg.Talosconfig); err != nil {
+		t.Fatalf("WaitTrusted worker %s: %v", tc.worker.APIAddr(), err)
 	}
 
 	// Idempotent: a rerun (on any control plane) sees AlreadyExists and calls it done.
@@ -256,6 +269,15 @@ func TestRefusals(t *testing.T) {
 	// Bootstrap on a worker, kubeconfig from maintenance mode.
 	if _, err := ApplyInsecure(ctx, tc.worker.APIAddr(), tc.cfg.Worker); err != nil {
 		t.Fatalf("ApplyInsecure worker: %v", err)
+	}
+
+	// The worker gets its certificate from trustd once the cluster is bootstrapped.
+	if err := Bootstrap(ctx, tc.cpAddrs[0], tc.cfg.Talosconfig); err != nil {
+		t.Fatalf("Bootstrap: %v", err)
+	}
+
+	if err := WaitTrusted(ctx, tc.worker.APIAddr(), tc.cfg.Talosconfig); err != nil {
+		t.Fatalf("WaitTrusted worker: %v", err)
 	}
 
 	shortCtx, c = context.WithTimeout(ctx, 5*time.Second)

@@ -25,6 +25,11 @@ func TestConfigureSkipsANodeThatAlreadyTrustsTheCluster(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 
+	// A worker is trusted only once it reached the Kubernetes API and trustd: bootstrap first.
+	if err := Bootstrap(ctx, in.ControlPlaneIPs[0]+":50000", cfgs.Talosconfig); err != nil {
+		t.Fatalf("Bootstrap: %v", err)
+	}
+
 	if _, err := Configure(ctx, w.APIAddr(), cfgs.Worker, cfgs.Talosconfig); err != nil {
 		t.Fatalf("first Configure: %v", err)
 	}

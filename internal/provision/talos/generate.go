@@ -59,6 +59,8 @@ type Input struct {
 	// CiliumVersion and CiliumCLIImage override the pinned Cilium install (see doc.go).
 	CiliumVersion  string
 	CiliumCLIImage string
+	// Firewall, when set, adds the ingress firewall documents to every node's config (firewall.go).
+	Firewall *Firewall
 }
 
 // Configs are the validated machine configs and the admin client config of one cluster.
@@ -148,6 +150,16 @@ func Generate(ctx context.Context, in Input) (*Configs, error) {
 
 	if err != nil {
 		return nil, err
+	}
+
+	if in.Firewall != nil {
+		if out.ControlPlane, err = withFirewall(out.ControlPlane, *in.Firewall, true); err != nil {
+			return nil, fmt.Errorf("control-plane firewall of cluster %q: %w", in.ClusterName, err)
+		}
+
+		if out.Worker, err = withFirewall(out.Worker, *in.Firewall, false); err != nil {
+			return nil, fmt.Errorf("worker firewall of cluster %q: %w", in.ClusterName, err)
+		}
 	}
 
 	for _, c := range []struct {

@@ -78,6 +78,11 @@ func TestInsecureApplyOnAConfiguredNodeFailsFast(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 
+	// A worker is trusted only once it reached the Kubernetes API and trustd: bootstrap first.
+	if err := Bootstrap(ctx, in.ControlPlaneIPs[0]+":50000", cfgs.Talosconfig); err != nil {
+		t.Fatalf("Bootstrap: %v", err)
+	}
+
 	if _, err := ApplyInsecure(ctx, w.APIAddr(), cfgs.Worker); err != nil {
 		t.Fatalf("first apply: %v", err)
 	}

@@ -8,10 +8,12 @@ import (
 	"github.com/siderolabs/talos/pkg/machinery/compatibility"
 	"github.com/siderolabs/talos/pkg/machinery/config"
 	"github.com/siderolabs/talos/pkg/machinery/constants"
+
+	"github.com/pocbot/pocbot/internal/settings"
 )
 
-// DefaultTalosVersion is the version the seed pins (SPEC §4).
-const DefaultTalosVersion = "v1.13.11"
+// DefaultTalosVersion is the version the seed pins (SPEC §4), defined in the settings table.
+const DefaultTalosVersion = settings.DefaultTalosVersion
 
 // ErrUnsupportedTalosVersion is returned for a Talos version whose config form this build cannot
 // emit: anything newer than the machinery library pinned in go.mod (v1.14.1, contracts up to

@@ -82,6 +82,18 @@
 //	                                                             by login; source silent for the stand-in: not modelled
 //	OnRequest hooks run after a request is served, before its  test device, not GitHub behaviour (a rename in the middle
 //	  response reaches the client                                of a run)
+//	App manifest flow: the github.com form (POST                 docs /apps/sharing-github-apps/registering-a-github-app-
+//	  /settings/apps/new, /organizations/{org}/settings/apps/    from-a-manifest (form field manifest, state, redirect with
+//	  new) registers the App and redirects with a one-time        code, one-hour code, url required, hook_attributes.url
+//	  code; POST /app-manifests/{code}/conversions answers        required when given); OpenAPI apps/create-from-manifest
+//	  201 integration + client_id, client_secret,                 (201 shape, 404, 422); details and stricter readings in
+//	  webhook_secret (null without webhook), pem; 404 for an      manifest.go
+//	  unknown, used or expired code
+//	Issues: create (POST …/issues, title required, 201), edit  docs /rest/issues/issues (Create an issue, Update an issue);
+//	  (PATCH …/issues/{n}, 200), search (GET /search/issues:     docs /rest/search/search (Search issues and pull requests:
+//	  repo:, is:issue|pr, is:open|closed, in:title, author:,      total_count, incomplete_results, items; results scoped to
+//	  words; other qualifiers 422); no pin (GraphQL only)         what the token can read); unknown qualifiers refused:
+//	                                                             stricter reading chosen; details in issues.go
 //
 // Not emulated: primary rate limits (5,000 requests an hour and the x-ratelimit-* headers), the
 // secondary limits on concurrency, points and CPU time, conditional requests.

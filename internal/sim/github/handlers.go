@@ -215,6 +215,19 @@ func (s *Server) route(c *call) {
 		s.userByID(c, seg[1])
 	case n >= 3 && seg[0] == "repos":
 		s.repoRoute(c)
+	case n == 2 && seg[0] == "search" && seg[1] == "issues" && m == http.MethodGet:
+		if s.requireToken(c, nil, "", "") {
+			s.searchIssues(c)
+		}
+	case n == 3 && seg[0] == "app-manifests" && seg[2] == "conversions" && m == http.MethodPost:
+		s.manifestConversion(c, seg[1])
+	case c.prefix == "" && m == http.MethodPost && (n == 3 && seg[0] == "settings" && seg[1] == "apps" && seg[2] == "new" ||
+		n == 5 && seg[0] == "organizations" && seg[2] == "settings" && seg[3] == "apps" && seg[4] == "new"):
+		owner := ""
+		if n == 5 {
+			owner = seg[1]
+		}
+		s.manifestRegister(c, owner)
 	default:
 		c.fail(http.StatusNotFound, "Not Found")
 	}
@@ -264,6 +277,10 @@ func (s *Server) repoRoute(c *call) {
 				}
 				c.json(http.StatusOK, s.prJSON(r, is))
 			}
+		}
+	case n == 4 && seg[3] == "issues" && m == http.MethodPost:
+		if s.requireToken(c, r, "issues", "write") {
+			s.createIssue(c, r)
 		}
 	case n >= 5 && seg[3] == "issues" && seg[4] == "comments":
 		s.commentRoute(c, r)
@@ -329,6 +346,8 @@ func (s *Server) issueRoute(c *call, r *repo) {
 	switch {
 	case n == 5 && m == http.MethodGet:
 		c.json(http.StatusOK, s.issueJSON(r, is))
+	case n == 5 && m == http.MethodPatch:
+		s.editIssue(c, r, is)
 	case n == 6 && seg[5] == "comments" && m == http.MethodGet:
 		s.listComments(c, r, is)
 	case n == 6 && seg[5] == "comments" && m == http.MethodPost:
@@ -724,7 +743,7 @@ func reactionJSON(re Reaction, u *user) *gh.Reaction {
 }
 
 func (s *Server) issueJSON(r *repo, is *issue) *gh.Issue {
-	out := &gh.Issue{Number: gh.Int(is.number), Title: gh.String(is.title), State: gh.String(is.state),
+	out := &gh.Issue{Number: gh.Int(is.number), Title: gh.String(is.title), Body: gh.String(is.body), State: gh.String(is.state),
 		Labels: labelsJSON(is.labels), HTMLURL: gh.String(fmt.Sprintf("https://github.com/%s/issues/%d", r.fullName(), is.number)),
 		CreatedAt: &gh.Timestamp{Time: is.created}}
 	if is.author != "" {

@@ -63,6 +63,7 @@ type Server struct {
 	reactions     []Reaction
 	requests      []Request
 	faults        []*Fault
+	manifest      manifestState // the App manifest flow (manifest.go)
 }
 
 type repo struct {
@@ -93,6 +94,7 @@ type sshKey struct {
 type issue struct {
 	number   int
 	title    string
+	body     string
 	author   string
 	state    string // open | closed
 	labels   []string

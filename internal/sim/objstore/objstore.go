@@ -2,6 +2,14 @@
 // tests and `bot sim` talk to Object Storage through the same client libraries as production
 // (aws-sdk-go-v2 via gocloud.dev/blob/s3blob), including conditional writes (If-None-Match,
 // If-Match), which the state store depends on.
+//
+// The server runs versitygw's internal IAM (--iam-dir, beside the posix root, never inside it), so
+// that a test can add a second, unprivileged account (AddUser) and restrict it with a bucket policy
+// (PutBucketPolicy), as an operator does on Scaleway for the presigning credential. Sources:
+// versitygw cmd/versitygw/main.go (--iam-dir, the admin API on the S3 port when no --admin-port),
+// cmd/internal/gwcli/admin.go (`admin create-user`, roles admin/user/userplus),
+// auth/bucket_policy_principals.go (a principal is {"AWS": [access key ids]} or "*"); Scaleway's
+// own principal syntax ({"SCW": "application_id:<id>"}) differs only there, see docs/install.md.
 package objstore
 
 import (
@@ -127,12 +135,15 @@ func startOnce(ctx context.Context, bin, dir string) (*Server, error) {
 	// Not exec.CommandContext: the server must outlive the start context; Close ends it.
 	// --region must match the region clients sign with, or every request is a 400.
 	s.cmd = exec.Command(bin, "--port", "127.0.0.1:"+strconv.Itoa(port), "--region", Region, "--quiet",
-		"--access", s.AccessKey, "--secret", s.SecretKey, "posix", dir)
+		"--access", s.AccessKey, "--secret", s.SecretKey, "--iam-dir", dir+".iam", "posix", dir)
 	// Credentials go on the command line as the brief's tool usage shows; keep them out of the
 	// environment the child would otherwise inherit from a developer's shell.
 	s.cmd.Env = append(os.Environ(), "AWS_ACCESS_KEY_ID=", "AWS_SECRET_ACCESS_KEY=")
 	lb := lockedBuffer{mu: s.outMu, buf: s.output}
 	s.cmd.Stdout, s.cmd.Stderr = lb, lb
+	if err := os.MkdirAll(dir+".iam", 0o700); err != nil {
+		return nil, fmt.Errorf("start versitygw: create its IAM dir: %w", err)
+	}
 	if err := s.cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start versitygw %s: %w", bin, err)
 	}
@@ -200,6 +211,39 @@ func (s *Server) OpenBucket(ctx context.Context, name string) (*blob.Bucket, err
 	b, err := s3blob.OpenBucket(ctx, s.client, name, nil)
 	if err != nil {
 		return nil, fmt.Errorf("open bucket %q on %s: %w", name, s.Endpoint, err)
+	}
+	return b, nil
+}
+
+// AddUser creates an unprivileged account (role "user": it owns nothing and may do only what a
+// bucket policy grants it) with versitygw's admin CLI, signed by the root account.
+func (s *Server) AddUser(ctx context.Context, access, secret string) error {
+	bin, err := LookVersity()
+	if err != nil {
+		return err
+	}
+	cmd := exec.CommandContext(ctx, bin, "admin", "--access", s.AccessKey, "--secret", s.SecretKey, "--region", Region,
+		"--endpoint-url", s.Endpoint, "create-user", "--access", access, "--secret", secret, "--role", "user")
+	cmd.Env = append(os.Environ(), "AWS_ACCESS_KEY_ID=", "AWS_SECRET_ACCESS_KEY=")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("versitygw admin create-user %s on %s: %w: %s", access, s.Endpoint, err, out)
+	}
+	return nil
+}
+
+// PutBucketPolicy sets a bucket's policy (JSON) as the root account.
+func (s *Server) PutBucketPolicy(ctx context.Context, bucket, policy string) error {
+	if _, err := s.client.PutBucketPolicy(ctx, &s3.PutBucketPolicyInput{Bucket: aws.String(bucket), Policy: aws.String(policy)}); err != nil {
+		return fmt.Errorf("put the policy of bucket %q on %s: %w", bucket, s.Endpoint, err)
+	}
+	return nil
+}
+
+// OpenBucketAs opens a bucket of this server with another account's static credentials.
+func (s *Server) OpenBucketAs(ctx context.Context, name, access, secret string) (*blob.Bucket, error) {
+	b, err := s3blob.OpenBucket(ctx, newClient(s.Endpoint, access, secret), name, nil)
+	if err != nil {
+		return nil, fmt.Errorf("open bucket %q on %s as %s: %w", name, s.Endpoint, access, err)
 	}
 	return b, nil
 }

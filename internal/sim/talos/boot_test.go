@@ -130,14 +130,28 @@ func TestBootstrapRefusedUntilReady(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	wc, err := client.New(ctx, client.WithConfig(mustTalosconfig(t, tcfg)), client.WithEndpoints(w.APIAddr()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer wc.Close() //nolint:errcheck
+	// The worker joins in the background (kubelet → 6443, trustd → 50001): until it is trusted its
+	// handshakes fail (Unavailable); a fresh client per attempt, as gRPC keeps a failed channel in backoff.
+	for {
+		wc, err := client.New(ctx, client.WithConfig(mustTalosconfig(t, tcfg)), client.WithEndpoints(w.APIAddr()))
+		if err != nil {
+			t.Fatal(err)
+		}
 
-	if err := wc.Bootstrap(ctx, &machineapi.BootstrapRequest{}); client.StatusCode(err) != codes.Unimplemented {
-		t.Errorf("Bootstrap on a worker = %v, want Unimplemented", err)
+		err = wc.Bootstrap(ctx, &machineapi.BootstrapRequest{})
+		_ = wc.Close()
+
+		if client.StatusCode(err) == codes.Unavailable && ctx.Err() == nil {
+			time.Sleep(50 * time.Millisecond) // polling the node, bounded by ctx
+
+			continue
+		}
+
+		if client.StatusCode(err) != codes.Unimplemented {
+			t.Errorf("Bootstrap on a worker = %v, want Unimplemented", err)
+		}
+
+		break
 	}
 }
 

@@ -104,13 +104,17 @@ func (cl *clusterState) isBootstrapped() bool {
 	return cl.bootstrapped
 }
 
+// controlPlanes reads the node list under cl.mu and each node's config after releasing it: a
+// node takes its own lock and then cl.mu (apidCertificate → issuer), so holding cl.mu while
+// taking a node's lock would deadlock with a handshake.
 func (cl *clusterState) controlPlanes() []*Node {
 	cl.mu.Lock()
-	defer cl.mu.Unlock()
+	nodes := slices.Clone(cl.nodes)
+	cl.mu.Unlock()
 
 	var cps []*Node
 
-	for _, n := range cl.nodes {
+	for _, n := range nodes {
 		if cfg, _, err := n.configured(); err == nil && cfg.Machine().Type().IsControlPlane() {
 			cps = append(cps, n)
 		}

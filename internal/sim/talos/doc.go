@@ -16,9 +16,12 @@
 // and every configured control plane of a bootstrapped cluster serves /readyz over TLS from that
 // CA.
 //
-// Workers hold no CA key (as in Talos, where trustd on a control plane signs their certificates),
-// so a worker gets its certificate from a configured control plane of the same cluster in this
-// process, matched by CA and machine token; until one exists its TLS handshakes fail.
+// Workers hold no CA key (as in Talos, where trustd on a control plane signs their certificates).
+// A configured worker joins over the network, from its own address: its kubelet reaches a control
+// plane's Kubernetes API (6443), then it sends a CSR with the machine token to that control
+// plane's trustd (SecurityService on 50001, served by every configured control plane). Until that
+// works — no bootstrapped cluster yet, or a security group or firewall refusing — the worker has no
+// certificate and its TLS handshakes fail.
 //
 // # Contract
 //
@@ -58,4 +61,17 @@
 //	NoResourceAPI: COSI calls → Unimplemented (service absent)  | gRPC's answer for an unregistered service; option for clients' compatibility path
 //	worker certificate signed by a control plane (trustd), machine token checked | internal/app/trustd/internal/reg/reg.go and internal/app/trustd/main.go (token credentials) @v1.14.0-rc.1
 //	admin kubeconfig: system:masters client cert from the Kubernetes CA | internal/app/machined/internal/server/v1alpha1/v1alpha1_server.go (Kubeconfig) @v1.14.0-rc.1
+//
+// # Contract: network policy (firewall.go, trustd.go)
+//
+//	| behaviour | source |
+//	|---|---|
+//	| every listener (50000, 50001, 6443, 10250) admits a new connection only if NodeOptions.Network (the world's security group) and then the node's ingress firewall accept it; refused → reset at accept | https://docs.siderolabs.com/talos/v1.13/networking/ingress-firewall; reset instead of a silent drop: simplification for fast tests |
+//	| no config, or default accept without rules → no filtering | internal/app/machined/pkg/controllers/network/nftables_chain_config.go (Run: no chain) @v1.13.9 |
+//	| block: accept when a rule matches protocol, destination port range and a source subnet not in its except; accept pod/service subnets; drop the rest | nftables_chain_config.go (buildIngressChain) @v1.13.9 |
+//	| accept: drop a connection to a rule's ports from a source outside the rule's subnets | nftables_chain_config.go (buildIngressChain, inverted source match) @v1.13.9 |
+//	| lo, siderolink, kubespan always accepted | not modelled: loopback stands for the public network here |
+//	| worker trusted only after its kubelet reached the Kubernetes API (endpoints of the control planes read from Kubernetes) | internal/app/machined/pkg/controllers/k8s/endpoint.go (watchEndpointsOnWorker waits for the kubelet kubeconfig) and controllers/secrets/api.go (worker waits for endpoints) @v1.13.9 |
+//	| trustd: gRPC+TLS on 50001 with the OS-CA certificate; "token" metadata must be the machine token; the CSR is signed for server auth only, Organization removed | internal/app/trustd/main.go, internal/app/trustd/internal/reg/reg.go, pkg/grpc/gen/remote.go @v1.13.9 |
+//	| kubelet serves TLS on 10250 (self-signed serving certificate) | machinery constants.KubeletPort; kubelet's default without serverTLSBootstrap |
 package talos

@@ -91,7 +91,7 @@ func (n *Node) startKube() error {
 	}
 
 	go func() {
-		if err := srv.ServeTLS(lis, "", ""); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		if err := srv.ServeTLS(n.guard(lis, n.opts.KubePort), "", ""); err != nil && !errors.Is(err, http.ErrServerClosed) && !errors.Is(err, net.ErrClosed) {
 			n.log.Error("kube-apiserver stand-in stopped", "err", err)
 		}
 	}()
@@ -104,9 +104,13 @@ func (n *Node) startKube() error {
 
 func (n *Node) stopKube() {
 	n.mu.Lock()
-	srv := n.kube
-	n.kube = nil
+	srv, lis := n.kube, n.kubeLis
+	n.kube, n.kubeLis = nil, nil
 	n.mu.Unlock()
+
+	if lis != nil {
+		_ = lis.Close() // at once: a node started again on this address needs the port
+	}
 
 	if srv == nil {
 		return

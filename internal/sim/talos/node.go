@@ -36,6 +36,8 @@ import (
 	"google.golang.org/grpc/peer"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/emptypb"
+
+	"github.com/pocbot/pocbot/internal/settings"
 )
 
 // Default ports, as on a real node.
@@ -73,6 +75,12 @@ type NodeOptions struct {
 	KubePort int
 	// Latency is the node's own transitions, already scaled (zero: instant).
 	Latency Latency
+	// TrustdPort and KubeletPort default to 50001 and 10250.
+	TrustdPort  int
+	KubeletPort int
+	// Network is what lies between a client and the node (the world's security group); nil lets
+	// everything through. The node's own ingress firewall, from its config, is judged after it.
+	Network Network
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
 }
@@ -102,8 +110,16 @@ type Node struct {
 	apidCert     *tls.Certificate
 	kube         *http.Server
 	kubeLis      net.Listener
-	closed       bool
-	failReset    bool
+	trustd       *grpc.Server
+	kubelet      *http.Server
+	// The raw listeners, closed by Close itself: a server closes its listener only once its
+	// Serve goroutine ran, and a node started again on the same address must find it free.
+	trustdLis, kubeletLis net.Listener
+	joinErr               error
+	joinDone              chan struct{} // closed when a worker's join loop ends; nil when none runs
+	stop                  chan struct{}
+	closed                bool
+	failReset             bool
 }
 
 type runtimeMode string
@@ -135,6 +151,14 @@ func StartNode(ctx context.Context, opts NodeOptions) (*Node, error) {
 		opts.KubePort = DefaultKubePort
 	}
 
+	if opts.TrustdPort == 0 {
+		opts.TrustdPort = DefaultTrustdPort
+	}
+
+	if opts.KubeletPort == 0 {
+		opts.KubeletPort = DefaultKubeletPort
+	}
+
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
@@ -145,6 +169,7 @@ func StartNode(ctx context.Context, opts NodeOptions) (*Node, error) {
 		log:      opts.Logger.With("component", "sim-talos", "node", opts.Addr, "mode", opts.Mode),
 		doneCh:   make(chan struct{}),
 		bootDone: make(chan struct{}),
+		stop:     make(chan struct{}),
 	}
 
 	if n.maint, err = selfSigned(opts.Addr); err != nil {
@@ -206,7 +231,7 @@ func StartNode(ctx context.Context, opts NodeOptions) (*Node, error) {
 	go func() {
 		defer close(n.doneCh)
 
-		if err := n.grpc.Serve(n.lis); err != nil && !errors.Is(err, grpc.ErrServerStopped) {
+		if err := n.grpc.Serve(n.guard(n.lis, opts.APIPort)); err != nil && !errors.Is(err, grpc.ErrServerStopped) {
 			n.log.Error("Talos API stand-in stopped", "err", err)
 		}
 	}()
@@ -250,22 +275,43 @@ func (n *Node) Close() error {
 	}
 
 	n.closed = true
+	close(n.stop)
 	n.mu.Unlock()
 
 	n.stopBoot()
 	<-n.bootDone
 
 	n.mu.Lock()
-	cl := n.cluster
+	cl, trustd, kubelet, joinDone := n.cluster, n.trustd, n.kubelet, n.joinDone
+	for _, l := range []net.Listener{n.trustdLis, n.kubeletLis} {
+		if l != nil {
+			_ = l.Close()
+		}
+	}
 	n.mu.Unlock()
 
 	if cl != nil {
 		cl.remove(n)
 	}
 
-	n.grpc.Stop()
-	<-n.doneCh
+	if n.grpc != nil {
+		n.grpc.Stop()
+		<-n.doneCh
+	}
+
 	n.stopKube()
+
+	if trustd != nil {
+		trustd.Stop()
+	}
+
+	if kubelet != nil {
+		_ = kubelet.Close()
+	}
+
+	if joinDone != nil {
+		<-joinDone
+	}
 
 	return nil
 }
@@ -310,6 +356,15 @@ func (n *Node) apidCertificate(cl *clusterState) (*tls.Certificate, error) {
 
 	if n.apidCert != nil {
 		return n.apidCert, nil
+	}
+
+	if !n.cfg.Machine().Type().IsControlPlane() {
+		// A worker's certificate comes from trustd over the network (join); none yet.
+		if n.joinErr != nil {
+			return nil, fmt.Errorf("worker %s not trusted yet: %w", n.opts.Addr, n.joinErr)
+		}
+
+		return nil, fmt.Errorf("worker %s not trusted yet: no certificate from trustd", n.opts.Addr)
 	}
 
 	ca, err := cl.issuer(n.cfg.Machine().Security().Token())
@@ -411,7 +466,25 @@ func (n *Node) configure(data []byte) error {
 
 	n.log.Info("config applied, leaving maintenance mode", "type", cfg.Machine().Type().String(), "warnings", len(warnings))
 
-	if cl.isBootstrapped() && cfg.Machine().Type().IsControlPlane() {
+	if err := n.startKubelet(); err != nil {
+		return err
+	}
+
+	if !cfg.Machine().Type().IsControlPlane() {
+		n.mu.Lock()
+		n.joinDone = make(chan struct{})
+		n.mu.Unlock()
+
+		go n.join(cfg, cl)
+
+		return nil
+	}
+
+	if err := n.startTrustd(cl); err != nil {
+		return err
+	}
+
+	if cl.isBootstrapped() {
 		return n.startKube()
 	}
 
@@ -460,7 +533,7 @@ func (s *machineServer) ApplyConfiguration(ctx context.Context, req *machineapi.
 
 func (s *machineServer) Version(context.Context, *emptypb.Empty) (*machineapi.VersionResponse, error) {
 	return &machineapi.VersionResponse{Messages: []*machineapi.Version{{
-		Version: &machineapi.VersionInfo{Tag: "v1.13.11", Arch: "amd64", Os: "linux"},
+		Version: &machineapi.VersionInfo{Tag: settings.DefaultTalosVersion, Arch: "amd64", Os: "linux"},
 	}}}, nil
 }
 

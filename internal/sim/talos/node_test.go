@@ -168,17 +168,6 @@ func testNodeLifecycle(t *testing.T, f form) {
 
 	cpNode := start(t, NodeOptions{Addr: cpAddr, Mode: "cloud", UserData: cp})
 
-	// A fresh client: gRPC keeps the failed channel in backoff, as a real talosctl would.
-	wTrusted, err := client.New(ctx, client.WithConfig(mustTalosconfig(t, tcfg)), client.WithEndpoints(w.APIAddr()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer wTrusted.Close() //nolint:errcheck
-
-	if _, err := wTrusted.Version(ctx); err != nil {
-		t.Errorf("worker over mutual TLS after a control plane joined: %v", err)
-	}
-
 	if _, err := insecure(cpNode.APIAddr()).Version(ctx); err == nil {
 		t.Error("configured control plane answered a client without certificate")
 	}
@@ -195,6 +184,34 @@ func testNodeLifecycle(t *testing.T, f form) {
 
 	if err := cpc.Bootstrap(ctx, &machineapi.BootstrapRequest{}); client.StatusCode(err) != codes.AlreadyExists {
 		t.Errorf("second Bootstrap = %v, want AlreadyExists", err)
+	}
+
+	// A worker finds trustd through the Kubernetes API, so it is trusted only after bootstrap.
+	// The worker joins in the background (kubelet → 6443, then trustd → 50001): wait for it,
+	// each attempt with a fresh client, as gRPC keeps a failed channel in backoff.
+	var trustErr error
+
+	for {
+		wTrusted, err := client.New(ctx, client.WithConfig(mustTalosconfig(t, tcfg)), client.WithEndpoints(w.APIAddr()))
+		if err != nil {
+			t.Fatal(err)
+		}
+
+		_, trustErr = wTrusted.Version(ctx)
+		_ = wTrusted.Close()
+
+		if trustErr == nil || ctx.Err() != nil {
+			break
+		}
+
+		select {
+		case <-ctx.Done():
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+
+	if trustErr != nil {
+		t.Errorf("worker over mutual TLS after the cluster was bootstrapped: %v (join: %v)", trustErr, w.JoinError())
 	}
 
 	kc, err := cpc.Kubeconfig(ctx)

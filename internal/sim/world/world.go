@@ -8,6 +8,26 @@
 // refuses Bootstrap until its container runtime and time sync are up (TalosCRI, TalosTimeSync).
 //
 // The world owns wiring only; each stand-in lives in its own package under internal/sim.
+//
+// # Network policy
+//
+// Every connection to a Talos node of the world passes two gates, in this order: the network in
+// front of the node (the Scaleway security group of the Instance holding the address, read from
+// the emulator at the moment of the connection; none for the Elastic Metal worker) and the node's
+// own ingress firewall (the NetworkDefaultActionConfig / NetworkRuleConfig documents of its
+// config). A connection that either refuses is reset at accept. Sources are real addresses: the
+// Talos stand-ins dial from their node's address (a worker's kubelet to 6443, its trustd request
+// to 50001), and the bot dials without binding, so on loopback it arrives from 127.0.0.1 (the
+// runner's address in tests: POC_RUNNER_CIDR=127.0.0.1/32). Loopback stands for the public
+// network here: Talos's rule that accepts everything on the lo interface is not modelled.
+//
+//	| behaviour | source |
+//	|---|---|
+//	| an Instance's security group judges runner → node and node → node connections | Scaleway Instance security groups (sim/scaleway InboundAllowed and its contract) |
+//	| the Elastic Metal worker has no security group | SPEC §2; Elastic Metal API (no security group) |
+//	| a node's ingress firewall judges after the group | https://docs.siderolabs.com/talos/v1.13/networking/ingress-firewall; sim/talos firewall contract |
+//	| the worker joins over the network from its own address: 6443 (endpoints via Kubernetes) then trustd 50001 on a control plane | siderolabs/talos internal/app/machined/pkg/controllers/secrets/api.go, internal/app/machined/pkg/controllers/k8s/endpoint.go @v1.13.9 |
+//	| refused = reset at once, not a dropped SYN (tests fail fast instead of waiting for a timeout) | simplification: a real group or firewall drops silently |
 package world
 
 import (
@@ -302,6 +322,7 @@ func (w *World) Env() [][2]string {
 		{"POC_IMAGE_FACTORY_URL", w.Factory.URL()},
 		{"POC_POLL_INTERVAL", "100ms"},
 		{"POC_RESCUE_SSH_PORT", strconv.Itoa(w.opts.RescuePort)},
+		{"POC_RUNNER_CIDR", RunnerCIDR},
 		{"GITHUB_API_URL", w.GitHubURL},
 		{"POC_APP_ID", strconv.FormatInt(w.GitHub.AppID(), 10)},
 		{"POC_APP_PRIVATE_KEY_FILE", w.AppKeyFile},
@@ -364,6 +385,7 @@ func (w *World) instanceRunning(ev scwsim.InstanceEvent) {
 			UserDataSource: func(ctx context.Context) ([]byte, error) { return w.userData(ctx, zone, id) },
 			BootDelay:      w.scale(boot), CRIDelay: w.scale(TalosCRI), TimeSyncDelay: w.scale(TalosTimeSync),
 			Latency: w.talosLatency(),
+			Network: w.securityGroup(ip),
 		})
 	})
 }
@@ -422,6 +444,7 @@ func (w *World) baremetalBooted(ev scwsim.BaremetalEvent) {
 			return talossim.StartNode(context.Background(), talossim.NodeOptions{
 				Addr: ev.IP, Mode: "metal", Disks: []string{"/dev/sda"}, SystemDisk: "/dev/sda", Logger: w.log, Latency: w.talosLatency(),
 				BootDelay: w.scale(TalosBoot), CRIDelay: w.scale(TalosCRI), TimeSyncDelay: w.scale(TalosTimeSync),
+				Network: w.securityGroup(ev.IP),
 			})
 		})
 	}

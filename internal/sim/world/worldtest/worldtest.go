@@ -34,7 +34,8 @@ type Options struct {
 	PollInterval, StepTimeout time.Duration
 	// LockLease and LockWait of the Ops (defaults 5 s and 1 min).
 	LockLease, LockWait time.Duration
-	// RunnerCIDR is the runner's address (cluster.Config.RunnerCIDR).
+	// RunnerCIDR is the runner's address (cluster.Config.RunnerCIDR); default world.RunnerCIDR,
+	// where the bot's connections come from.
 	RunnerCIDR string
 	// RescuePasswordWait bounds the wait for a rescue password the API has not shown
 	// (cluster.Config.RescuePasswordWait; default the cluster's own).
@@ -60,6 +61,9 @@ func New(t testing.TB, w *world.World, o Options) *Parts {
 	}
 	if o.PollInterval == 0 {
 		o.PollInterval = 20 * time.Millisecond
+	}
+	if o.RunnerCIDR == "" {
+		o.RunnerCIDR = world.RunnerCIDR
 	}
 	if o.LockLease == 0 {
 		o.LockLease = 5 * time.Second

@@ -1,0 +1,189 @@
+// Package action_test checks the composite Action (action.yml at the repository root) and its
+// download-verify script: actionlint knows only workflows, so the Action's steps are linted inside
+// a generated workflow whose workflow_call inputs are the Action's inputs (shellcheck included when
+// installed). The script's behaviour on a good and a tampered release is tested in cmd/bot, next
+// to the emulated world it runs against.
+package action_test
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"gopkg.in/yaml.v2"
+
+	"github.com/pocbot/pocbot/internal/settings"
+)
+
+type actionFile struct {
+	Inputs  yaml.MapSlice `yaml:"inputs"`
+	Outputs yaml.MapSlice `yaml:"outputs"`
+	Runs    struct {
+		Using string          `yaml:"using"`
+		Steps []yaml.MapSlice `yaml:"steps"`
+	} `yaml:"runs"`
+}
+
+func load(t *testing.T) actionFile {
+	t.Helper()
+	b, err := os.ReadFile("../action.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var a actionFile
+	if err := yaml.Unmarshal(b, &a); err != nil {
+		t.Fatalf("action.yml: %v", err)
+	}
+	return a
+}
+
+func TestActionLint(t *testing.T) {
+	bin, err := exec.LookPath("actionlint")
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("actionlint is not installed (.ci/run installs it)")
+		}
+		t.Skip("actionlint is not installed: go install github.com/rhysd/actionlint/cmd/actionlint@v1.7.12")
+	}
+	a := load(t)
+	if a.Runs.Using != "composite" {
+		t.Fatalf("runs.using = %q, want composite", a.Runs.Using)
+	}
+	inputs := yaml.MapSlice{}
+	for _, in := range a.Inputs {
+		inputs = append(inputs, yaml.MapItem{Key: in.Key, Value: yaml.MapSlice{{Key: "type", Value: "string"}, {Key: "required", Value: false}}})
+	}
+	wf := yaml.MapSlice{
+		{Key: "name", Value: "action.yml as a workflow"},
+		{Key: "on", Value: yaml.MapSlice{{Key: "workflow_call", Value: yaml.MapSlice{{Key: "inputs", Value: inputs}}}}},
+		{Key: "permissions", Value: yaml.MapSlice{}},
+		{Key: "jobs", Value: yaml.MapSlice{{Key: "action", Value: yaml.MapSlice{
+			{Key: "runs-on", Value: "ubuntu-latest"},
+			{Key: "steps", Value: a.Runs.Steps},
+		}}}},
+	}
+	out, err := yaml.Marshal(wf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "action-as-workflow.yml")
+	if err := os.WriteFile(path, out, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "-no-color", path)
+	if res, err := cmd.CombinedOutput(); err != nil {
+		t.Errorf("actionlint on action.yml's steps: %v\n%s\n--- generated workflow ---\n%s", err, res, out)
+	}
+	if sc, err := exec.LookPath("shellcheck"); err == nil {
+		if res, err := exec.Command(sc, "fetch-bot.sh").CombinedOutput(); err != nil {
+			t.Errorf("shellcheck fetch-bot.sh: %v\n%s", err, res)
+		}
+	}
+}
+
+// Every environment variable the run step sets is a setting of the table (or the Action's own
+// plumbing), and every input is used: an input added without its env line, or a variable renamed
+// in the table only, fails here.
+func TestActionInputsAreSettings(t *testing.T) {
+	a := load(t)
+	var run yaml.MapSlice
+	for _, st := range a.Runs.Steps {
+		for _, kv := range st {
+			if kv.Key == "id" && kv.Value == "run" {
+				run = st
+			}
+		}
+	}
+	if run == nil {
+		t.Fatal("no step with id run")
+	}
+	var env yaml.MapSlice
+	for _, kv := range run {
+		if kv.Key == "env" {
+			env = kv.Value.(yaml.MapSlice)
+		}
+	}
+	used := map[string]bool{}
+	ref := regexp.MustCompile(`inputs\.([a-z-]+)`)
+	plumbing := []string{"BOT", "INPUT_COMMAND", "INPUT_CLUSTER", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"}
+	for _, kv := range env {
+		name := kv.Key.(string)
+		if m := ref.FindStringSubmatch(kv.Value.(string)); m != nil {
+			used[m[1]] = true
+		}
+		if slices.Contains(plumbing, name) {
+			continue
+		}
+		if _, ok := settings.ByEnv(name); !ok {
+			t.Errorf("the Action sets %s, which the settings table does not define", name)
+		}
+	}
+	for _, in := range a.Inputs {
+		name := in.Key.(string)
+		if !used[name] && !slices.Contains([]string{"version", "release-url"}, name) {
+			t.Errorf("input %s is not passed to the bot", name)
+		}
+	}
+	for _, want := range []string{"cluster", "api-endpoint", "kubeconfig-url"} {
+		found := false
+		for _, o := range a.Outputs {
+			found = found || o.Key == want
+		}
+		if !found {
+			t.Errorf("output %s is missing", want)
+		}
+	}
+	if !strings.Contains(mustRead(t, "../action.yml"), "fetch-bot.sh") {
+		t.Error("action.yml does not run fetch-bot.sh")
+	}
+}
+
+func mustRead(t *testing.T, p string) string {
+	t.Helper()
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// Every third-party action is pinned by a full commit SHA with its version as a comment (issue 11,
+// hole 9): a moved tag cannot change what runs with the repository's secrets.
+func TestActionsArePinnedBySHA(t *testing.T) {
+	files, _ := filepath.Glob("../.github/workflows/*.yml")
+	more, _ := filepath.Glob("../deploy/workflow/*.yml")
+	files = append(append(files, more...), "../action.yml")
+	uses := regexp.MustCompile(`(?m)^\s*(?:-\s+)?uses:\s*(\S+)(.*)$`)
+	pinned := regexp.MustCompile(`^[\w.-]+/[\w./-]+@[0-9a-f]{40}$`)
+	version := regexp.MustCompile(`^\s*#\s*v\d+(\.\d+)*`)
+	n := 0
+	for _, f := range files {
+		for _, m := range uses.FindAllStringSubmatch(mustRead(t, f), -1) {
+			ref, rest := m[1], m[2]
+			if strings.HasPrefix(ref, "./") {
+				continue
+			}
+			n++
+			if !pinned.MatchString(ref) || !version.MatchString(rest) {
+				t.Errorf("%s: uses %s%s: pin it by commit SHA with the version as a comment (uses: owner/repo@<sha> # vX.Y.Z)", f, ref, rest)
+			}
+		}
+	}
+	if n == 0 {
+		t.Fatal("no uses: found")
+	}
+}
+
+// The shipped workflows take their secrets from an environment (limited to the default branch).
+func TestWorkflowsUseAnEnvironment(t *testing.T) {
+	for _, f := range []string{"../.github/workflows/poc.yml", "../deploy/workflow/poc.yml"} {
+		if !regexp.MustCompile(`(?m)^\s+environment:\s*poc\s*$`).MatchString(mustRead(t, f)) {
+			t.Errorf("%s: the job does not run in the poc environment", f)
+		}
+	}
+}

@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# fetch-bot.sh: download the pocbot release archive for this machine's OS and architecture, verify
+# it against the release's checksums.txt, and unpack `bot`. A missing or mismatching checksum stops
+# here with an error: nothing unverified is ever run.
+#
+# Environment:
+#   POCBOT_VERSION      release tag, e.g. v0.2.0 (required)
+#   POCBOT_RELEASE_URL  base of the release downloads (default
+#                       https://github.com/pocbot/pocbot/releases/download); the files are
+#                       $POCBOT_RELEASE_URL/$POCBOT_VERSION/{checksums.txt,pocbot_<ver>_<os>_<arch>.tar.gz}
+#   POCBOT_DIR          where to keep the archive and the binary (default $RUNNER_TEMP/pocbot or a temp dir);
+#                       an archive already there (from the Action's cache) is verified again, not trusted
+#   RUNNER_OS, RUNNER_ARCH  as GitHub sets them (Linux/macOS, X64/ARM64); uname otherwise
+# Prints the binary's path on stdout, and writes path=… to $GITHUB_OUTPUT when set.
+set -euo pipefail
+
+die() {
+  # ::error:: makes the message the job's annotation on GitHub; plain text elsewhere.
+  if [ -n "${GITHUB_ACTIONS:-}" ]; then echo "::error title=pocbot download::$*" >&2; else echo "fetch-bot: $*" >&2; fi
+  exit 1
+}
+
+version="${POCBOT_VERSION:-}"
+[ -n "$version" ] || die "POCBOT_VERSION is not set: give a release tag such as v0.2.0 (or version: source in the Action)"
+case "$version" in
+  v[0-9]*) ;;
+  *) die "POCBOT_VERSION=$version is not a release tag like v0.2.0" ;;
+esac
+base="${POCBOT_RELEASE_URL:-https://github.com/pocbot/pocbot/releases/download}"
+dir="${POCBOT_DIR:-${RUNNER_TEMP:-$(mktemp -d)}/pocbot}"
+
+os="${RUNNER_OS:-$(uname -s)}"
+case "$os" in
+  Linux | linux) os=linux ;;
+  macOS | Darwin | darwin) os=darwin ;;
+  *) die "no pocbot release for OS $os: releases exist for Linux (amd64, arm64) and macOS (arm64)" ;;
+esac
+arch="${RUNNER_ARCH:-$(uname -m)}"
+case "$arch" in
+  X64 | x86_64 | amd64) arch=amd64 ;;
+  ARM64 | aarch64 | arm64) arch=arm64 ;;
+  *) die "no pocbot release for architecture $arch: releases exist for amd64 and arm64" ;;
+esac
+if [ "$os/$arch" = darwin/amd64 ]; then
+  die "no pocbot release for macOS on Intel (darwin/amd64): use an arm64 or a Linux runner"
+fi
+
+archive="pocbot_${version#v}_${os}_${arch}.tar.gz"
+mkdir -p "$dir"
+cd "$dir"
+
+fetch() { # URL FILE
+  curl --fail --silent --show-error --location --retry 3 --retry-delay 1 --connect-timeout 10 --max-time 300 \
+    --proto '=https,http' -o "$2.part" "$1" || die "download $1 failed"
+  mv "$2.part" "$2"
+}
+
+if [ ! -s checksums.txt ]; then
+  fetch "$base/$version/checksums.txt" checksums.txt
+fi
+if [ ! -s "$archive" ]; then
+  fetch "$base/$version/$archive" "$archive"
+fi
+
+want="$(awk -v f="$archive" '$2 == f || $2 == "*" f { print $1 }' checksums.txt)"
+[ -n "$want" ] || { rm -f "$archive" checksums.txt; die "$archive is not listed in checksums.txt of $version: refusing to run an unverified binary"; }
+if command -v sha256sum >/dev/null 2>&1; then
+  got="$(sha256sum "$archive" | awk '{ print $1 }')"
+else
+  got="$(shasum -a 256 "$archive" | awk '{ print $1 }')"
+fi
+if [ "$got" != "$want" ]; then
+  rm -f "$archive" checksums.txt bot
+  die "checksum mismatch for $archive of $version: checksums.txt says $want, the download is $got. The archive was removed and nothing was run; retry, and report it if it persists"
+fi
+
+rm -f bot
+tar -xzf "$archive" bot
+chmod 0755 bot
+echo "$dir/bot"
+if [ -n "${GITHUB_OUTPUT:-}" ]; then
+  echo "path=$dir/bot" >>"$GITHUB_OUTPUT"
+fi

@@ -1,0 +1,174 @@
+package chatops_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/pocbot/pocbot/internal/chatops"
+	"github.com/pocbot/pocbot/internal/clusterops"
+	"github.com/pocbot/pocbot/internal/commands"
+	"github.com/pocbot/pocbot/internal/github"
+	ghsim "github.com/pocbot/pocbot/internal/sim/github"
+	"github.com/pocbot/pocbot/internal/sim/world"
+	"github.com/pocbot/pocbot/internal/sim/world/worldtest"
+	"github.com/pocbot/pocbot/internal/statestore"
+)
+
+// TestBudgetRace replays hole 2 of issue 11: five `/poc up` on five issues of one repository at
+// once, with room for one cluster. Exactly one cluster may be created; the four others are refused
+// with a reply naming the limit, and create nothing. Once by max_clusters, once by max_daily_eur.
+func TestBudgetRace(t *testing.T) {
+	h := newHarness(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	gh := h.w.GitHub
+	q, err := clusterops.Quote(ctx, h.backend.Quoter, h.backend.Spec, 0, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Room for one cluster and a half, by money only.
+	eur := fmt.Sprintf("%.2f", float64(q.Daily.Nanos)*1.5/1e9)
+	for _, tc := range []struct {
+		repo, config, limit string
+	}{
+		{"race/count", "max_clusters: 1\n", "max_clusters"},
+		{"race/money", "max_clusters: 10\nmax_daily_eur: " + eur + "\n", "max_daily_eur"},
+	} {
+		t.Run(tc.limit, func(t *testing.T) {
+			h.repo(tc.repo)
+			gh.SetPermission(tc.repo, "alice", "admin")
+			gh.SetFile(tc.repo, "", ".github/poc.yml", []byte(tc.config))
+			var evs []github.Event
+			for n := 1; n <= 5; n++ {
+				gh.AddIssue(tc.repo, ghsim.Issue{Number: n, Author: "alice"})
+				evs = append(evs, h.comment(tc.repo, n, false, "alice", "/poc up"))
+			}
+			outs := make([]chatops.Outcome, len(evs))
+			errs := make([]error, len(evs))
+			var wg sync.WaitGroup
+			for i, ev := range evs {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					outs[i], errs[i] = h.raceHandler(tc.repo, i).Handle(ctx, ev)
+				}()
+			}
+			wg.Wait()
+			owner, name, _ := strings.Cut(tc.repo, "/")
+			var ok, refused int
+			for i := range evs {
+				cl := commands.ClusterName(owner, name, i+1)
+				switch {
+				case errs[i] == nil && outs[i].OK:
+					ok++
+				case errs[i] == nil && outs[i].Refused == "budget":
+					refused++
+					if left := h.live(cl); len(left) > 0 {
+						t.Errorf("refused up of %s created %v", cl, left)
+					}
+					if last := lastBody(h, tc.repo, i+1); !strings.Contains(last, tc.limit) || !strings.Contains(last, "Nothing was created") {
+						t.Errorf("refusal of %s does not name %s:\n%s", cl, tc.limit, last)
+					}
+				default:
+					t.Errorf("up of %s: outcome %+v, err %v", cl, outs[i], errs[i])
+				}
+			}
+			headers, err := h.backend.Ops.Store.List(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			docs := 0
+			for _, hd := range headers {
+				if hd.Repository == tc.repo {
+					docs++
+				}
+			}
+			if ok != 1 || refused != 4 || docs != 1 {
+				t.Fatalf("%d clusters created, %d refused, %d state documents: want 1, 4, 1", ok, refused, docs)
+			}
+		})
+	}
+}
+
+// raceHandler is h.handler for runs that share the harness at the same time: its own run id and
+// Actions files.
+func (h *harness) raceHandler(full string, i int) *chatops.Handler {
+	env := github.ActionsEnv{Repository: full, APIURL: h.w.GitHubURL, ServerURL: "https://github.com", RunID: strconv.Itoa(5000 + i), InActions: true}
+	env.Owner, env.Repo, _ = strings.Cut(full, "/")
+	return &chatops.Handler{
+		GitHub:  h.client(full),
+		Env:     env,
+		Actions: &github.Actions{Stdout: &bytes.Buffer{}, Output: &bytes.Buffer{}, Summary: &bytes.Buffer{}},
+		Open: func(context.Context) (*chatops.Backend, error) {
+			return h.backend, nil
+		},
+		AppSlug:        h.w.GitHub.AppSlug(),
+		Log:            h.log,
+		Started:        time.Now(),
+		StickyInterval: 100 * time.Millisecond,
+	}
+}
+
+// TestEditedHeaderDoesNotDefeatBudget is hole 4 of issue 11 on the budget's side: someone who can
+// write to the state bucket sets a running cluster's recorded daily cost to 1 nano-euro (same
+// length, integrity trailer recomputed). The budget must not take the edited header at its word:
+// the object counts at worst case, and the refusal names it.
+func TestEditedHeaderDoesNotDefeatBudget(t *testing.T) {
+	h := newHarness(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	gh := h.w.GitHub
+	const repo = "edit/money"
+	h.repo(repo)
+	gh.SetPermission(repo, "alice", "admin")
+	gh.AddIssue(repo, ghsim.Issue{Number: 2, Author: "alice"})
+	q, err := clusterops.Quote(ctx, h.backend.Quoter, h.backend.Spec, 0, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gh.SetFile(repo, "", ".github/poc.yml", []byte(fmt.Sprintf("max_clusters: 10\nmax_daily_eur: %.2f\n", float64(q.Daily.Nanos)*1.5/1e9)))
+	cost := strconv.FormatInt(q.Daily.Nanos, 10)
+	running := commands.ClusterName("edit", "money", 1)
+	doc := &statestore.Document{Header: statestore.Header{Cluster: running, Repository: repo, Number: 1, Created: time.Now()}, Body: []byte(`{"version":1}`)}
+	clusterops.Meta{DailyCostNanos: q.Daily.Nanos}.Into(&doc.Header)
+	if err := h.backend.Ops.Store.Put(ctx, doc); err != nil {
+		t.Fatal(err)
+	}
+	b := worldtest.Bucket(t, h.w, world.StateBucket)
+	key := "clusters/" + running + ".state"
+	obj, err := b.ReadAll(ctx, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const wire = "daily_cost_nanos" // the label as it lies in the bucket
+	label := []byte(`"` + wire + `":"` + cost + `"`)
+	if !bytes.Contains(obj, label) {
+		t.Fatalf("the header does not hold %s", label)
+	}
+	edited := bytes.Replace(obj, label, []byte(`"`+wire+`":"`+fmt.Sprintf("%0*d", len(cost), 1)+`"`), 1)
+	sum := sha256.Sum256(edited[:len(edited)-sha256.Size])
+	copy(edited[len(edited)-sha256.Size:], sum[:])
+	if err := b.WriteAll(ctx, key, edited, nil); err != nil {
+		t.Fatal(err)
+	}
+	defer b.Delete(context.Background(), key)
+
+	out, err := h.handle(ctx, h.comment(repo, 2, false, "alice", "/poc up"))
+	if err != nil || out.Refused != "budget" {
+		t.Fatalf("outcome %+v, err %v: an edited header must not make room in the budget", out, err)
+	}
+	last := lastBody(h, repo, 2)
+	if !strings.Contains(last, "Nothing was created") || !strings.Contains(last, key) {
+		t.Errorf("refusal does not name the unverifiable object %s:\n%s", key, last)
+	}
+	if left := h.live(commands.ClusterName("edit", "money", 2)); len(left) > 0 {
+		t.Errorf("the refused up created %v", left)
+	}
+}

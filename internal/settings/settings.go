@@ -1,0 +1,305 @@
+// Package settings is the one definition of every value a user can set: a `/poc up` flag in a
+// comment, a flag of the `bot` CLI, an environment variable of the workflow, or a key of the
+// repository's `.github/poc.yml`. One Setting row names the value in each of those places, with its
+// default, the rule it must follow and its help text; the comment parser (internal/commands), the
+// `/poc help` reply, `bot --help` (cmd/bot), the repository configuration (internal/repoconfig),
+// deploy/poc.example.yml and docs/configuration.md are all driven from the table, so that a default
+// or a validation rule is written once.
+//
+// The package imports nothing but the standard library: the pure packages (commands, repoconfig)
+// and the low ones (provision, images) can all read it. The two generated files are rewritten by
+// `go generate ./internal/settings` (or `make generate`); a test fails while they are stale.
+package settings
+
+//go:generate go run ./gen -root ../..
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+)
+
+// Kind is the type of a setting's value.
+type Kind string
+
+// The kinds of values.
+const (
+	String   Kind = "string"
+	Bool     Kind = "bool"
+	Int      Kind = "integer"
+	Duration Kind = "duration"
+	List     Kind = "list"
+	EUR      Kind = "euros"
+)
+
+// Setting is one user-settable value. Empty name fields mean "not settable there".
+type Setting struct {
+	Name    string // the canonical name, e.g. "ttl"
+	Comment string // flag of `/poc up` without dashes, e.g. "ttl"
+	CLI     string // flag of `bot up` (or the command named in CLICommand) without dashes
+	// CLICommand is the bot subcommand whose flag CLI is ("up" when empty).
+	CLICommand string
+	Env        string // environment variable of the workflow, e.g. "POC_TTL"
+	RepoKey    string // key of .github/poc.yml, e.g. "default_ttl"
+	Kind       Kind
+	Default    string // the default as a user writes it; "" for none
+	Arg        string // placeholder in synopses, e.g. "DURATION"
+	Rule       string // the validation, in words
+	Help       string // one line
+	Secret     bool   // a secret: set it as a GitHub secret, never a variable
+	// Check validates one value (one element of a list) as the user wrote it; nil accepts any.
+	Check func(string) error
+}
+
+// Pinned defaults that other packages reuse as typed values; the table's Default column is
+// printed from them, so each is written once.
+const (
+	// DefaultTalosVersion is the Talos release a cluster gets without --talos (SPEC §4).
+	DefaultTalosVersion = "v1.13.11"
+	// MaxTalosMinor is the newest Talos series the pinned machinery library (v1.14.1) can generate
+	// configs for; internal/provision/talos tests keep the two in step.
+	MaxTalosMinor = "v1.14"
+
+	DefaultTTL         = 8 * time.Hour
+	DefaultMinTTL      = time.Hour
+	DefaultMaxTTL      = 7 * 24 * time.Hour
+	DefaultWarnBefore  = time.Hour
+	DefaultCPCount     = 3
+	DefaultCPType      = "PLAY2-NANO"
+	DefaultWorkerOffer = "EM-A116X-SSD"
+	DefaultZone        = "fr-par-1"
+	DefaultAdminCIDR   = "0.0.0.0/0"
+	DefaultMaxClusters = 3
+	// DefaultMaxDailyNanoEUR is 15 €: three default clusters at ≈ 4.30 €/day fit.
+	DefaultMaxDailyNanoEUR int64 = 15 * 1_000_000_000
+	DefaultPullRequests          = "label"
+	DefaultPRLabel               = "poc"
+	DefaultKeepLabel             = "poc/keep"
+	DefaultImageFactoryURL       = "https://factory.talos.dev"
+)
+
+var (
+	// talosVersionRE is the one pattern of a Talos release tag: vX.Y.Z, optionally a pre-release
+	// (-alpha.N, -beta.N, -rc.N) as siderolabs tags them.
+	talosVersionRE = regexp.MustCompile(`^v(0|[1-9][0-9]{0,3})\.(0|[1-9][0-9]{0,3})\.(0|[1-9][0-9]{0,3})(-(alpha|beta|rc)\.[0-9]{1,3})?$`)
+	// extensionRE: an Image Factory official extension, "name" or "org/name" (lower case).
+	extensionRE = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]*(/[a-z0-9][a-z0-9._-]*)?$`)
+	offerRE     = regexp.MustCompile(`^[A-Z0-9]+(-[A-Z0-9]+)*$`)
+	labelRE     = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`)
+)
+
+// NormalizeTalosVersion accepts a Talos release tag with or without its leading "v" and returns
+// it with the "v"; the error says what a version looks like.
+func NormalizeTalosVersion(v string) (string, error) {
+	n := "v" + strings.TrimPrefix(v, "v")
+	if !talosVersionRE.MatchString(n) {
+		return "", fmt.Errorf("%q is not a Talos release like %s (or a pre-release like v1.14.0-rc.1)", v, DefaultTalosVersion)
+	}
+	return n, nil
+}
+
+// CheckTalosVersion accepts exactly a tag such as v1.13.11 or v1.14.0-rc.1 (with its "v").
+func CheckTalosVersion(v string) error {
+	n, err := NormalizeTalosVersion(v)
+	if err == nil && n != v {
+		err = fmt.Errorf("%q: write the release tag with its leading v: %s", v, n)
+	}
+	return err
+}
+
+// CheckExtension accepts an Image Factory official extension name such as siderolabs/iscsi-tools.
+func CheckExtension(e string) error {
+	if len(e) > 100 || !extensionRE.MatchString(e) {
+		return fmt.Errorf("%q is not an extension name like siderolabs/iscsi-tools (lower-case letters, digits, '.', '_', '-', at most one '/')", e)
+	}
+	return nil
+}
+
+// CheckOffer accepts a Scaleway offer or Instance type name (upper case, e.g. PLAY2-NANO).
+func CheckOffer(t string) error {
+	if len(t) > 40 || !offerRE.MatchString(t) {
+		return fmt.Errorf("%q is not a Scaleway offer name like PLAY2-NANO or EM-A116X-SSD", t)
+	}
+	return nil
+}
+
+// CheckDNSZone accepts a domain of at least two labels (lower case, no trailing dot).
+func CheckDNSZone(z string) error {
+	if len(z) > 253 {
+		return errors.New("longer than 253 characters")
+	}
+	labels := strings.Split(z, ".")
+	if len(labels) < 2 {
+		return errors.New("give a domain with at least two labels, e.g. example.com")
+	}
+	for _, l := range labels {
+		if !labelRE.MatchString(l) {
+			return errors.New("each label is letters, digits and inner hyphens, 1 to 63 characters")
+		}
+	}
+	return nil
+}
+
+// CheckCPCount accepts 1, 3 or 5.
+func CheckCPCount(v string) error {
+	switch v {
+	case "1", "3", "5":
+		return nil
+	}
+	return fmt.Errorf("%q: give 1, 3 or 5 (etcd needs an odd quorum)", v)
+}
+
+// Table is every setting, in documentation order: the `/poc up` flags first, then the
+// repository's `.github/poc.yml`, then what only the workflow sets.
+var Table = []Setting{
+	// /poc up, bot up
+	{Name: "ttl", Comment: "ttl", CLI: "ttl", Env: "POC_TTL", RepoKey: "default_ttl", Kind: Duration, Default: fmtDur(DefaultTTL), Arg: "DURATION",
+		Rule: "within [min_ttl, max_ttl]; Go durations plus days (90m, 8h, 2d)", Help: "lifetime of a new cluster; the bot tears it down after"},
+	{Name: "dry-run", Comment: "dry-run", CLI: "dry-run", Kind: Bool, Default: "false",
+		Help: "show the plan and its cost; create nothing"},
+	{Name: "talos", Comment: "talos", CLI: "talos", Env: "POC_TALOS_VERSION", Kind: String, Default: DefaultTalosVersion, Arg: "vX.Y.Z",
+		Rule: "a Talos release tag (v1.14.0-rc.1 form allowed), series " + MaxTalosMinor + " or older, 1.12 or newer", Help: "Talos version of the nodes", Check: CheckTalosVersion},
+	{Name: "admin-cidr", Comment: "admin-cidr", CLI: "admin-cidr", Env: "POC_ADMIN_CIDRS", Kind: List, Default: DefaultAdminCIDR, Arg: "CIDR …",
+		Rule: "IPv4 CIDRs without host bits (an address means /32); at most 16", Help: "who may reach the Kubernetes (6443) and Talos (50000) APIs; repeat it or separate with commas"},
+	{Name: "extensions", Comment: "extensions", CLI: "extension", Env: "POC_TALOS_EXTENSIONS", Kind: List, Arg: "a,b",
+		Rule: "Image Factory official extension names; at most 16", Help: "Talos system extensions, e.g. siderolabs/iscsi-tools", Check: CheckExtension},
+	{Name: "dns-zone", Comment: "dns-zone", CLI: "dns-zone", Env: "POC_DNS_ZONE", Kind: String, Arg: "ZONE",
+		Rule: "a zone listed under dns_zones", Help: "create k8s-poc.CLUSTER.ZONE (API) and edge.CLUSTER.ZONE (worker) in this Scaleway DNS zone; only zones listed under dns_zones in .github/poc.yml", Check: CheckDNSZone},
+	{Name: "expose-edge", Comment: "expose-edge", CLI: "expose-edge", Kind: Bool, Default: "false",
+		Help: "also open TCP 80/443 on the control planes"},
+	{Name: "cp-count", Comment: "cp-count", CLI: "cp-count", Kind: Int, Default: fmt.Sprint(DefaultCPCount), Arg: "N",
+		Rule: "1, 3 or 5", Help: "control planes: 1, 3 or 5", Check: CheckCPCount},
+	{Name: "cp-type", Comment: "cp-type", CLI: "cp-type", Kind: String, Default: DefaultCPType, Arg: "TYPE",
+		Rule: "a Scaleway Instance type name", Help: "control-plane Instance type", Check: CheckOffer},
+	{Name: "worker-offer", Comment: "worker-offer", CLI: "worker-offer", Kind: String, Default: DefaultWorkerOffer, Arg: "OFFER",
+		Rule: "a Scaleway Elastic Metal offer name, billed hourly", Help: "the Elastic Metal worker's offer", Check: CheckOffer},
+	{Name: "zone", CLI: "zone", Env: "SCW_DEFAULT_ZONE", Kind: String, Default: DefaultZone, Arg: "ZONE",
+		Rule: "a Scaleway zone such as fr-par-1", Help: "Scaleway zone of new clusters"},
+	{Name: "ssh-public-key-file", CLI: "ssh-public-key-file", Env: "POC_SSH_PUBLIC_KEY_FILE", Kind: String, Arg: "FILE",
+		Help: "a person's SSH public key, registered next to the bot's own key for the worker's rescue (operator CLI)"},
+
+	// .github/poc.yml
+	{Name: "min_ttl", RepoKey: "min_ttl", Kind: Duration, Default: fmtDur(DefaultMinTTL), Rule: "positive; at most max_ttl", Help: "shortest --ttl a comment may ask for"},
+	{Name: "max_ttl", RepoKey: "max_ttl", Kind: Duration, Default: fmtDur(DefaultMaxTTL), Rule: "at most 366d", Help: "longest --ttl; also bounds /poc extend"},
+	{Name: "warn_before", RepoKey: "warn_before", CLI: "warn-before", CLICommand: "reap", Env: "POC_WARN_BEFORE", Kind: Duration, Default: fmtDur(DefaultWarnBefore),
+		Rule: "0 or more (0: no warning)", Help: "the reaper warns once, this long before teardown"},
+	{Name: "max_clusters", RepoKey: "max_clusters", Kind: Int, Default: fmt.Sprint(DefaultMaxClusters), Rule: "1 to 100", Help: "clusters alive at once in this repository"},
+	{Name: "max_daily_eur", RepoKey: "max_daily_eur", Kind: EUR, Default: "15", Rule: "a decimal amount, more than 0, at most 100000, 9 decimals at most",
+		Help: "sum of the daily cost of the running clusters plus the new one"},
+	{Name: "allow_unknown_prices", RepoKey: "allow_unknown_prices", Kind: Bool, Default: "false", Help: "let /poc up proceed when a compute price cannot be found (else refuse)"},
+	{Name: "pull_requests", RepoKey: "pull_requests", Kind: String, Default: DefaultPullRequests, Rule: "label, always or never",
+		Help: "which pull requests get a cluster: those labelled pr_label, all, or none"},
+	{Name: "pr_label", RepoKey: "pr_label", Kind: String, Default: DefaultPRLabel, Rule: "a GitHub label (1 to 50 printable characters)", Help: "the label that asks for a pull request's cluster"},
+	{Name: "drafts", RepoKey: "drafts", Kind: Bool, Default: "false", Help: "let draft pull requests get an automatic cluster"},
+	{Name: "dns_zones", RepoKey: "dns_zones", Kind: List, Rule: "domains of at least two labels; at most 50",
+		Help: "the Scaleway DNS zones /poc up --dns-zone may use (none: --dns-zone is refused)", Check: CheckDNSZone},
+	{Name: "park_for", RepoKey: "park_for", CLI: "park-for", CLICommand: "down|reap", Env: "POC_PARK_FOR", Kind: Duration, Default: "0s",
+		Rule: "0 (off) up to 7d", Help: "keep a torn-down cluster's Elastic Metal worker, reset, this long so that the next /poc up adopts it; billed while parked"},
+	{Name: "keep_label", RepoKey: "keep_label", CLI: "keep-label", CLICommand: "reap", Env: "POC_KEEP_LABEL", Kind: String, Default: DefaultKeepLabel,
+		Rule: "a GitHub label (1 to 50 printable characters)", Help: "while present on the issue/PR, the cluster does not expire"},
+
+	// Operator CLI: the schedule's bounds, the cluster lock, the cluster a command acts on.
+	{Name: "cluster", CLI: "cluster", CLICommand: "status|cost|down|kubeconfig|…", Env: "POC_CLUSTER", Kind: String, Arg: "NAME",
+		Help: "cluster name, e.g. acme-shop-42 (as the bot names the cluster of issue #42 of acme/shop)"},
+	{Name: "lock-lease", CLI: "lock-lease", CLICommand: "up|down", Env: "POC_LOCK_LEASE", Kind: Duration, Default: "2m0s",
+		Rule: "positive", Help: "lease of the cluster lock, renewed at a third of it; a killed run's lock is taken over once it lapses"},
+	{Name: "lock-wait", CLI: "lock-wait", CLICommand: "up|down", Env: "POC_LOCK_WAIT", Kind: Duration, Default: "10m0s",
+		Rule: "positive", Help: "how long to wait for a cluster lock another run holds"},
+	{Name: "reap-dry-run", CLI: "dry-run", CLICommand: "reap", Env: "POC_REAP_DRY_RUN", Kind: Bool, Default: "false",
+		Help: "report what would happen; destroy, write and post nothing"},
+	{Name: "reap-grace", CLI: "grace", CLICommand: "reap", Env: "POC_REAP_GRACE", Kind: Duration, Default: "1h0m0s",
+		Rule: "positive", Help: "age under which tagged resources without a state document are left alone"},
+	{Name: "reap-max-teardowns", CLI: "max-teardowns", CLICommand: "reap", Env: "POC_REAP_MAX_TEARDOWNS", Kind: Int, Default: "0",
+		Rule: "0 or more", Help: "most teardowns and orphan sweeps in one run (0: no bound)"},
+	{Name: "reap-budget", CLI: "budget", CLICommand: "reap", Env: "POC_REAP_BUDGET", Kind: Duration, Default: "0s",
+		Rule: "0 or more", Help: "wall-time bound of the run; nothing starts after it (0: none)"},
+	{Name: "reap-no-orphans", CLI: "no-orphans", CLICommand: "reap", Env: "POC_REAP_NO_ORPHANS", Kind: Bool, Default: "false",
+		Help: "skip the orphan pass"},
+
+	// The workflow's environment only.
+	{Name: "app-id", Env: "POC_APP_ID", Kind: String, Help: "the GitHub App's id (a repository variable; `bot app create` prints it)"},
+	{Name: "app-private-key", Env: "POC_APP_PRIVATE_KEY", Kind: String, Secret: true, Help: "the GitHub App's private key, PEM"},
+	{Name: "app-private-key-file", Env: "POC_APP_PRIVATE_KEY_FILE", Kind: String, Help: "a file holding the App's private key, instead of POC_APP_PRIVATE_KEY (operator CLI)"},
+	{Name: "app-slug", Env: "POC_APP_SLUG", Kind: String, Help: "the App's slug, to recognise its own comments (default: asked from GitHub)"},
+	{Name: "state-url", Env: "POC_STATE_URL", Kind: String, Help: "bucket of the encrypted state, e.g. s3://acme-poc-state?region=fr-par&endpoint=https://s3.fr-par.scw.cloud or file:///abs/dir"},
+	{Name: "state-key", Env: "POC_STATE_KEY", Kind: String, Secret: true, Help: "key that encrypts the state: base64key://<32 bytes, URL-safe base64>"},
+	{Name: "presign-access-key", Env: "POC_PRESIGN_ACCESS_KEY", Kind: String, Help: "a read-only Object Storage key that signs the kubeconfig links (optional; the main key otherwise)"},
+	{Name: "presign-secret-key", Env: "POC_PRESIGN_SECRET_KEY", Kind: String, Secret: true, Help: "its secret"},
+	{Name: "image-bucket", Env: "POC_IMAGE_BUCKET", Kind: String, Help: "Object Storage bucket of the shared Talos images: a bucket name, or a gocloud URL (s3://…, file:///…)"},
+	{Name: "image-factory-url", Env: "POC_IMAGE_FACTORY_URL", Kind: String, Default: DefaultImageFactoryURL, Help: "Talos Image Factory base URL"},
+	{Name: "rescue-ssh-port", Env: "POC_RESCUE_SSH_PORT", Kind: Int, Default: "22", Help: "SSH port of the worker's rescue system"},
+	{Name: "poll-interval", Env: "POC_POLL_INTERVAL", Kind: Duration, Help: "interval between polls of a resource's state (default: the engine's)"},
+	{Name: "runner-cidr", Env: "POC_RUNNER_CIDR", Kind: String, Help: "the runner's address as a CIDR, let through to the APIs during the run (default: detected)"},
+	{Name: "sticky-interval", Env: "POC_STICKY_INTERVAL", Kind: Duration, Help: "least time between two edits of the live status comment"},
+	{Name: "reap-on-events", Env: "POC_REAP_ON_EVENTS", Kind: Bool, Default: "true", Help: "also run the reaper after each event's command (false: only on the schedule)"},
+	{Name: "debug", Env: "POC_DEBUG", Kind: String, Help: "any value: debug logs"},
+	{Name: "scw-access-key", Env: "SCW_ACCESS_KEY", Kind: String, Help: "Scaleway API access key (also the Object Storage access key)"},
+	{Name: "scw-secret-key", Env: "SCW_SECRET_KEY", Kind: String, Secret: true, Help: "Scaleway API secret key"},
+	{Name: "scw-project", Env: "SCW_DEFAULT_PROJECT_ID", Kind: String, Help: "Scaleway project the resources go to"},
+	{Name: "scw-organization", Env: "SCW_DEFAULT_ORGANIZATION_ID", Kind: String, Help: "Scaleway organization (optional)"},
+	{Name: "scw-region", Env: "SCW_DEFAULT_REGION", Kind: String, Default: "fr-par", Help: "Scaleway region of Object Storage"},
+	{Name: "scw-api-url", Env: "SCW_API_URL", Kind: String, Default: "https://api.scaleway.com", Help: "Scaleway API URL (the emulator's under bot sim)"},
+}
+
+// Lookup returns the setting called name; it panics on an unknown name, a programming error the
+// tests catch.
+func Lookup(name string) Setting {
+	for _, s := range Table {
+		if s.Name == name {
+			return s
+		}
+	}
+	panic("settings: no setting " + name)
+}
+
+// ByEnv returns the setting read from the environment variable env.
+func ByEnv(env string) (Setting, bool) {
+	for _, s := range Table {
+		if s.Env == env {
+			return s, true
+		}
+	}
+	return Setting{}, false
+}
+
+// CommentFlags returns the settings a `/poc up` comment may set, in table order.
+func CommentFlags() []Setting { return filter(func(s Setting) bool { return s.Comment != "" }) }
+
+// RepoKeys returns the settings of .github/poc.yml, in table order.
+func RepoKeys() []Setting { return filter(func(s Setting) bool { return s.RepoKey != "" }) }
+
+// EnvOnly returns the settings only the workflow's environment sets.
+func EnvOnly() []Setting {
+	return filter(func(s Setting) bool { return s.Env != "" && s.Comment == "" && s.RepoKey == "" && s.CLI == "" })
+}
+
+func filter(keep func(Setting) bool) []Setting {
+	var out []Setting
+	for _, s := range Table {
+		if keep(s) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// fmtDur prints a duration with days, the way every parser of durations here reads it: "7d",
+// "1d12h", "8h", "30m".
+func fmtDur(d time.Duration) string {
+	var b strings.Builder
+	for _, u := range []struct {
+		unit time.Duration
+		sym  string
+	}{{24 * time.Hour, "d"}, {time.Hour, "h"}, {time.Minute, "m"}} {
+		if n := d / u.unit; n > 0 {
+			fmt.Fprintf(&b, "%d%s", n, u.sym)
+			d -= n * u.unit
+		}
+	}
+	if b.Len() == 0 {
+		return "0s"
+	}
+	return b.String()
+}
