@@ -109,7 +109,7 @@ func TestResetRefusals(t *testing.T) {
 	ip := loopback()
 	node := startNode(t, simtalos.NodeOptions{Addr: ip, Mode: "metal", Disks: []string{"/dev/sda"}})
 	addr := net.JoinHostPort(ip, "50000")
-	park, err := ParkConfig(ctx, ParkInput{IP: ip, Disk: "/dev/sda", SchematicID: testSchematic})
+	park, err := ParkConfig(ctx, ParkInput{IP: ip, Disk: "/dev/sda", SchematicID: testSchematic, AdminCIDRs: []string{"127.0.0.1/32"}})
 	if err != nil {
 		t.Fatal(err)
 	}

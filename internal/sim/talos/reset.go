@@ -3,6 +3,7 @@ package talos
 import (
 	"context"
 	"fmt"
+	"net"
 	"slices"
 
 	machineapi "github.com/siderolabs/talos/pkg/machinery/api/machine"
@@ -83,14 +84,7 @@ func (n *Node) runReset(wipeState, reboot bool) {
 		return
 	}
 
-	n.mu.Lock()
-	cl := n.cluster
-	n.cfg, n.cfgBytes, n.cluster, n.apidCert = nil, nil, nil, nil
-	n.mu.Unlock()
-
-	if cl != nil {
-		cl.remove(n)
-	}
+	n.deconfigure()
 
 	if len(n.opts.UserData) > 0 {
 		if err := n.configure(n.opts.UserData); err != nil {
@@ -114,16 +108,7 @@ func (s *machineServer) reapply(ctx context.Context, req *machineapi.ApplyConfig
 		return nil, status.Error(codes.InvalidArgument, err.Error())
 	}
 
-	n.stopKube()
-
-	n.mu.Lock()
-	cl := n.cluster
-	n.cfg, n.cfgBytes, n.cluster, n.apidCert = nil, nil, nil, nil
-	n.mu.Unlock()
-
-	if cl != nil {
-		cl.remove(n)
-	}
+	n.deconfigure()
 
 	if err := n.configure(req.GetData()); err != nil {
 		return nil, status.Error(codes.InvalidArgument, err.Error())
@@ -135,6 +120,38 @@ func (s *machineServer) reapply(ctx context.Context, req *machineapi.ApplyConfig
 		Mode:        machineapi.ApplyConfigurationRequest_REBOOT,
 		ModeDetails: "Applied configuration with a reboot",
 	}}}, nil
+}
+
+// deconfigure forgets the node's config and stops what the config started (the kube-apiserver,
+// trustd, the kubelet's port), as the reboot after a wipe or a new config does. A worker's join
+// loop is not stopped (it ends once the worker is trusted, which a park or an adoption waits for).
+func (n *Node) deconfigure() {
+	n.stopKube()
+
+	n.mu.Lock()
+	cl, trustd, kubelet := n.cluster, n.trustd, n.kubelet
+	lis := []net.Listener{n.trustdLis, n.kubeletLis}
+	n.cfg, n.cfgBytes, n.cluster, n.apidCert = nil, nil, nil, nil
+	n.trustd, n.kubelet, n.trustdLis, n.kubeletLis = nil, nil, nil, nil
+	n.mu.Unlock()
+
+	for _, l := range lis {
+		if l != nil {
+			_ = l.Close()
+		}
+	}
+
+	if trustd != nil {
+		trustd.Stop()
+	}
+
+	if kubelet != nil {
+		_ = kubelet.Close()
+	}
+
+	if cl != nil {
+		cl.remove(n)
+	}
 }
 
 // FailReset makes the node's next Reset calls fail (a test's fault).
