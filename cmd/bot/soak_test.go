@@ -42,6 +42,14 @@ func TestSoak(t *testing.T) {
 			{Kind: soak.KindPR, Repo: "acme/b", Number: 10, User: "wes", Action: "merged"},
 			{Kind: soak.KindComment, Repo: "acme/b", Number: 10, User: "ada", Body: "/poc up --admin-cidr 203.0.113.0/24 --ttl 2h"},
 		}},
+		// Known before the soak (issue 11, hole 2), and found by it on its own with seed 3: three
+		// concurrent ups on max_clusters: 1 made two or three clusters.
+		{"concurrent ups passed a max_clusters: 1 budget", 3, []soak.Event{
+			{Kind: soak.KindComment, Repo: "acme/a", Number: 1, User: "ada", Body: "/poc up", Async: true},
+			{Kind: soak.KindComment, Repo: "acme/a", Number: 2, User: "wes", Body: "/poc up", Async: true},
+			{Kind: soak.KindComment, Repo: "acme/a", Number: 3, User: "ada", Body: "/poc up", Async: true},
+			{Kind: soak.KindWait, Jump: 2 * time.Second},
+		}},
 		{"ghinstallation's \"token: could not refresh\" error was taken for a leaked token", 6842692122990793282, []soak.Event{
 			{Kind: soak.KindSchedule, Repo: "acme/a", KillAfter: 1},
 		}},
