@@ -55,6 +55,9 @@ const (
 // A failed check is a Health entry with OK false, not an error: the error is for what stops the
 // status itself (no such cluster, wrong key, unreachable store).
 func (o *Ops) Status(ctx context.Context, clusterName string, checkHealth bool) (*Status, error) {
+	if o.Log != nil {
+		ctx = talos.WithDefaultLogger(ctx, o.Log.With("component", "talos"))
+	}
 	doc, st, err := o.Load(ctx, clusterName)
 	if err != nil {
 		return nil, err

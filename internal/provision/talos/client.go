@@ -48,6 +48,14 @@ func WithLogger(ctx context.Context, l *slog.Logger) context.Context {
 	return context.WithValue(ctx, loggerKey{}, l)
 }
 
+// WithDefaultLogger is WithLogger unless ctx already carries a logger (a caller's choice wins).
+func WithDefaultLogger(ctx context.Context, l *slog.Logger) context.Context {
+	if _, ok := ctx.Value(loggerKey{}).(*slog.Logger); ok {
+		return ctx
+	}
+	return WithLogger(ctx, l)
+}
+
 func logger(ctx context.Context) *slog.Logger {
 	if l, ok := ctx.Value(loggerKey{}).(*slog.Logger); ok {
 		return l
