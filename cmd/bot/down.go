@@ -2,14 +2,17 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
+	"time"
 )
 
 func init() {
 	var (
-		name string
-		lk   lockFlags
+		name    string
+		lk      lockFlags
+		parkFor time.Duration
 	)
 	register(&command{
 		name:    "down",
@@ -18,6 +21,7 @@ func init() {
 		setFlags: func(fs *flag.FlagSet, e *envFlags) {
 			clusterFlag(fs, e, &name)
 			lk.define(e)
+			e.Setting(&parkFor, "park_for")
 		},
 		run: func(ctx context.Context, a *app, fs *flag.FlagSet) error {
 			if err := requireCluster(name); err != nil {
@@ -31,6 +35,10 @@ func init() {
 			lk.apply(w.ops)
 			req := a.request(name, "down", w, nil)
 			req.Progress = newProgressPrinter(a.stderr)
+			if parkFor < 0 {
+				return errors.New("down: --park-for must be ≥ 0")
+			}
+			req.ParkFor = parkFor
 			res, err := w.ops.Down(ctx, req)
 			if res != nil && res.Report != nil {
 				for _, d := range res.Report.Deleted {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/pocbot/pocbot/internal/chatops"
 	"github.com/pocbot/pocbot/internal/github"
+	"github.com/pocbot/pocbot/internal/pool/poolstore"
 	"github.com/pocbot/pocbot/internal/reaper"
 )
 
@@ -109,10 +110,12 @@ func (a *app) reapOnce(ctx context.Context, getenv func(string) string, env gith
 		return "", err
 	}
 	cfg := reaper.Config{Ops: b.Ops, Repository: env.Repository, Issues: gh, Inventory: driver, Spec: b.Spec,
-		KeepLabel: rc.KeepLabel, WarnBefore: rc.WarnBefore, Log: a.log, RunID: env.RunID, Now: a.now}
+		KeepLabel: rc.KeepLabel, WarnBefore: rc.WarnBefore, Log: a.log, RunID: env.RunID, Now: a.now,
+		ParkFor: rc.ParkFor, Pool: &poolstore.Pool{Store: b.Ops.Store, Now: a.now}, Parked: driver}
 	if opportunistic {
 		cfg = reaper.Opportunistic(cfg)
-		cfg.Inventory = nil // the orphan pass lists every zone: the schedule's job
+		cfg.Inventory = nil             // the orphan pass lists every zone: the schedule's job
+		cfg.Pool, cfg.Parked = nil, nil // so does the parked pass
 	}
 	rep, err := reaper.Run(ctx, cfg)
 	if !opportunistic && err == nil {

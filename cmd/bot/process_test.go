@@ -297,11 +297,42 @@ func TestProcessCrashResumeAndCommands(t *testing.T) {
 		}
 	})
 
-	// 3. Down leaves nothing of the cluster; prune then removes the image and its snapshot.
-	down := b.mustRun(t, nil, "down", "--cluster", name)
+	// 3. Down leaves nothing of the cluster (its worker parked: POC_PARK_FOR is --park-for);
+	// `pool ls` lists the parked worker, `pool rm` deletes it; prune then removes the image and
+	// its snapshot.
+	down := b.mustRun(t, map[string]string{"POC_PARK_FOR": "1h"}, "down", "--cluster", name)
 	if left := owned(w, name); len(left) > 0 {
 		t.Errorf("down left %v\n%s", left, down.stdout)
 	}
+	t.Run("pool ls and rm", func(t *testing.T) {
+		r := b.mustRun(t, nil, "pool", "ls")
+		m := regexp.MustCompile(`(?m)^(\S+)\s+\S+\s+fr-par-1\s+EM-\S+\s+v\S+\s+\S+\s+c1\s`).FindStringSubmatch(r.stdout)
+		if m == nil || !strings.Contains(r.stdout, "1 parked workers") {
+			t.Fatalf("pool ls after a down with POC_PARK_FOR: want c1's worker:\n%s\n%s", r.stdout, down.stdout)
+		}
+		if r := b.run(t, nil, "pool", "rm"); r.code == 0 || !strings.Contains(r.stderr, "--server") {
+			t.Errorf("pool rm without --server: exit %d, %q", r.code, r.stderr)
+		}
+		b.mustRun(t, nil, "pool", "rm", "--server", m[1])
+		gone := func() bool {
+			for _, res := range w.Scaleway.Inventory() {
+				if res.ID == m[1] {
+					return false
+				}
+			}
+			return true
+		}
+		deadline := time.Now().Add(20 * time.Second) // the delete's transition, scaled
+		for !gone() && time.Now().Before(deadline) {
+			time.Sleep(20 * time.Millisecond)
+		}
+		if !gone() {
+			t.Errorf("pool rm left the server %s", m[1])
+		}
+		if r := b.mustRun(t, nil, "pool", "ls"); !strings.Contains(r.stdout, "0 parked workers") {
+			t.Errorf("pool ls after rm:\n%s", r.stdout)
+		}
+	})
 	if r := b.mustRun(t, noKey, "state", "ls"); strings.Contains(r.stdout, "c1 ") {
 		t.Errorf("state ls after down still lists c1:\n%s", r.stdout)
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/pocbot/pocbot/internal/github"
+	"github.com/pocbot/pocbot/internal/pool/poolstore"
 	"github.com/pocbot/pocbot/internal/provision"
 	"github.com/pocbot/pocbot/internal/reaper"
 	"github.com/pocbot/pocbot/internal/repoconfig"
@@ -23,6 +24,7 @@ func init() {
 		repository, keepLabel string
 		dryRun, noOrphans     bool
 		grace, budget, warn   time.Duration
+		parkFor               time.Duration
 		maxTeardowns          int
 	)
 	register(&command{
@@ -43,6 +45,8 @@ func init() {
 			e.Duration(&warn, wb.CLI, wb.Env, -1, wb.Help+" (default: "+wb.RepoKey+" of .github/poc.yml, else "+wb.Default+"; 0: none)")
 			e.String(&keepLabel, kl.CLI, kl.Env, "", kl.Help+" (default: "+kl.RepoKey+" of .github/poc.yml, else "+kl.Default+")")
 			e.Setting(&noOrphans, "reap-no-orphans")
+			pf := settings.Lookup("park_for")
+			e.Duration(&parkFor, pf.CLI, pf.Env, -1, pf.Help+" (default: "+pf.RepoKey+" of .github/poc.yml, else 0: delete)")
 		},
 		run: func(ctx context.Context, a *app, fs *flag.FlagSet) error {
 			if maxTeardowns < 0 || budget < 0 || grace <= 0 {
@@ -60,6 +64,7 @@ func init() {
 				RunID: a.getenv("GITHUB_RUN_ID"), WarnBefore: repoconfig.Default().WarnBefore, KeepLabel: repoconfig.Default().KeepLabel}
 			if !noOrphans {
 				cfg.Inventory = w.driver
+				cfg.Pool, cfg.Parked = &poolstore.Pool{Store: w.ops.Store}, w.driver
 			}
 			gh, err := a.reapGitHub(ctx, cfg.Repository)
 			if err != nil {
@@ -71,12 +76,15 @@ func init() {
 				if err != nil {
 					return err
 				}
-				cfg.WarnBefore, cfg.KeepLabel = rc.WarnBefore, rc.KeepLabel
+				cfg.WarnBefore, cfg.KeepLabel, cfg.ParkFor = rc.WarnBefore, rc.KeepLabel, rc.ParkFor
 			} else {
 				a.log.Info("no GitHub settings: expired clusters only, no issue checks, no comments")
 			}
 			if warn >= 0 {
 				cfg.WarnBefore = warn
+			}
+			if parkFor >= 0 {
+				cfg.ParkFor = parkFor
 			}
 			if keepLabel != "" {
 				cfg.KeepLabel = keepLabel

@@ -26,6 +26,7 @@ import (
 	"github.com/pocbot/pocbot/internal/chatops"
 	"github.com/pocbot/pocbot/internal/clusterops"
 	"github.com/pocbot/pocbot/internal/cost"
+	"github.com/pocbot/pocbot/internal/pool/poolstore"
 	"github.com/pocbot/pocbot/internal/provision"
 	"github.com/pocbot/pocbot/internal/provision/cluster"
 	"github.com/pocbot/pocbot/internal/provision/images"
@@ -329,7 +330,9 @@ func openBackendParts(ctx context.Context, getenv func(string) string, a *app) (
 	}
 	factory := images.FactoryBaseURL(getenv)
 	ccfg := cluster.Config{Driver: driver, FactoryURL: factory, ImageBucket: ib, RescuePort: rescuePort,
-		RunnerCIDR: strings.TrimSpace(getenv("POC_RUNNER_CIDR")), Log: a.log}
+		RunnerCIDR: strings.TrimSpace(getenv("POC_RUNNER_CIDR")), Log: a.log,
+		// Only the clusters of this state bucket share its pool of parked workers.
+		Pool: &poolstore.Pool{Store: store, Now: a.now}, Now: a.now}
 	spec := provision.DefaultSpec()
 	spec.ImageBucket = bucketName
 	ops := &clusterops.Ops{
@@ -342,7 +345,8 @@ func openBackendParts(ctx context.Context, getenv func(string) string, a *app) (
 		LockWait:  lockWait,
 	}
 	ccfg.ImageLocker = ops // the Build closure sees it: clusters making one image take turns
-	return &chatops.Backend{Ops: ops, Quoter: cost.NewQuoter(cost.APISources(client)...), Spec: spec, Close: closeAll}, driver, nil
+	return &chatops.Backend{Ops: ops, Quoter: cost.NewQuoter(cost.APISources(client)...), Spec: spec, Close: closeAll,
+		Pool: &poolstore.Pool{Store: store, Now: a.now}}, driver, nil
 }
 
 func cmpOr(v, def string) string {

@@ -53,7 +53,10 @@ type Backend struct {
 	Quoter *cost.Quoter
 	// Spec is the spec of a new cluster before the comment's flags: the seed's defaults with the
 	// image bucket.
-	Spec  provision.Spec
+	Spec provision.Spec
+	// Pool, when set, is the state bucket's parked workers: counted (billed) by the budget,
+	// /poc cost and /poc status.
+	Pool  Parked
 	Close func()
 }
 

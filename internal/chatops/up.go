@@ -419,6 +419,7 @@ func (r *run) runningCosts(ctx context.Context) ([]cost.ClusterCost, error) {
 		}
 		out = append(out, c)
 	}
+	out = append(out, r.parkedCosts(ctx)...)
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out, err
 }

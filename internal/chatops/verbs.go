@@ -26,6 +26,7 @@ func (r *run) noCluster(ctx context.Context) error {
 func (r *run) down(ctx context.Context) error {
 	b := r.backend
 	req := r.request(commands.VerbDown)
+	req.ParkFor = r.cfg.ParkFor
 	var spec *provision.Spec
 	if r.header != nil {
 		if _, st, err := b.Ops.Load(ctx, r.cluster); err == nil {
@@ -159,6 +160,7 @@ func (r *run) cost(ctx context.Context) error {
 	if r.header == nil {
 		v.Notes = append(v.Notes, "No cluster exists for this issue yet: these are the prices of `/poc up` with the defaults.")
 	}
+	v.Notes = append(v.Notes, r.parkingNotes(ctx, spec)...)
 	if _, err := r.reply(ctx, commands.RenderCost(v)); err != nil {
 		return err
 	}
@@ -194,6 +196,7 @@ func (r *run) status(ctx context.Context) error {
 	}
 	v := commands.StatusView{Cluster: r.cluster, Exists: true, Phase: s.Header.Phase, Created: s.Header.Created,
 		Expires: s.Header.Expires, Now: now, KeepLabel: r.cfg.KeepLabel, Keep: keep, KeepIgnored: keepIgnored}
+	v.Parked = r.parkedSummary(ctx)
 	if s.Lock != nil {
 		v.LockHolder = fmt.Sprintf("run %s (%s by %s)", orDash(s.Lock.RunID), orDash(s.Lock.Command), orDash(s.Lock.Actor))
 		v.LockSince = s.Lock.Since

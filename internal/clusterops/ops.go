@@ -87,6 +87,9 @@ type Request struct {
 	// extend may have landed between its listing and the lock; an operator run from one
 	// repository's workflow must not touch another repository's cluster.
 	Precondition func(statestore.Header) error
+	// ParkFor > 0 makes a Down park the Elastic Metal worker in the bucket's pool for that long
+	// instead of deleting it (park_for, --park-for); the Ops' graph must have a pool.
+	ParkFor time.Duration
 	// Admit, when set, decides whether a cluster this request creates may exist (the budget). It
 	// runs under the repository's admission lock, taken after the cluster's own lock, and the lock
 	// is held until the cluster's first document is written: the next up of the repository lists
@@ -490,7 +493,7 @@ func (o *Ops) Down(ctx context.Context, req Request) (*Result, error) {
 		return nil, err
 	}
 	defer o.release(h)
-	ctx = h.ctx
+	ctx = cluster.WithParkFor(h.ctx, req.ParkFor)
 
 	res := &Result{}
 	doc, err := o.Store.Get(ctx, req.Cluster)

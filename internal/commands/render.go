@@ -122,7 +122,10 @@ type StatusView struct {
 	APIEndpoints []string
 	DailyCost    string
 	Accrued      string
-	StickyURL    string
+	// Parked says the state bucket's parked workers and what they cost ("" when none): billed
+	// although they belong to no cluster.
+	Parked    string
+	StickyURL string
 }
 
 // ExpiryWarningView is the reaper's one warning before a teardown.
@@ -483,6 +486,9 @@ func RenderStatus(v StatusView) string {
 	fmt.Fprintf(&b, "| Lock | %s |\n", lock)
 	if v.DailyCost != "" || v.Accrued != "" {
 		fmt.Fprintf(&b, "| Cost | %s per day · %s accrued |\n", cell(v.DailyCost), cell(v.Accrued))
+	}
+	if v.Parked != "" {
+		fmt.Fprintf(&b, "| Parked workers (billed) | %s |\n", cell(v.Parked))
 	}
 	for _, h := range v.Health {
 		mark := "✅"

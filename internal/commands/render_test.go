@@ -124,6 +124,8 @@ func goldenCases() map[string]string {
 			Health:       []HealthCheck{{"Talos API", true, "3/3 nodes"}, {"Kubernetes /readyz", false, "connection refused"}},
 			Resources:    []ResourceLine{{"instance", "poc-acme-shop-42-cp-1", "1111", "51.15.0.1", "running"}, {"Elastic Metal server", "poc-acme-shop-42-edge-01", "2222", "163.172.0.9", "ready"}},
 			APIEndpoints: []string{"51.15.0.1:6443", "51.15.0.2:6443", "51.15.0.3:6443"}, DailyCost: "4.30 €", Accrued: "0.06 €"}),
+		"status_parked": RenderStatus(StatusView{Cluster: "acme-shop-42", Exists: true, Phase: "ready", Created: t0, Expires: t0.Add(8 * time.Hour), Now: now,
+			DailyCost: "€ 4.30", Accrued: "€ 0.54", Parked: "2 in this state bucket · € 0.3520 per hour"}),
 		"status_keep":    RenderStatus(StatusView{Cluster: "acme-shop-42", Exists: true, Phase: "ready", Created: t0, Expires: t0.Add(time.Hour), Now: now, Keep: true}),
 		"status_none":    RenderStatus(StatusView{Cluster: "acme-shop-42"}),
 		"expiry_warning": RenderExpiryWarning(ExpiryWarningView{Cluster: "acme-shop-42", Requester: "alice", At: now.Add(time.Hour), Now: now, Accrued: "1.20 €"}),

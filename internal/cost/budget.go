@@ -15,6 +15,8 @@ type ClusterCost struct {
 	// Unknown marks a cluster some of whose prices are unknown: its Daily
 	// is then a lower bound.
 	Unknown bool
+	// Parked marks a parked worker (billed, in the daily sum; not a cluster for max_clusters).
+	Parked bool
 }
 
 // BudgetError says which limit of `.github/poc.yml` a new cluster would
@@ -45,9 +47,15 @@ func (e *BudgetError) Error() string {
 // Running clusters with unknown prices count with their known part, and the
 // refusal says so.
 func CheckBudget(cfg repoconfig.RepoConfig, running []ClusterCost, candidate Quote) error {
-	if n := len(running); n+1 > cfg.MaxClusters {
+	var clusters []ClusterCost
+	for _, c := range running {
+		if !c.Parked {
+			clusters = append(clusters, c)
+		}
+	}
+	if n := len(clusters); n+1 > cfg.MaxClusters {
 		names := make([]string, 0, n)
-		for _, c := range running {
+		for _, c := range clusters {
 			names = append(names, c.Name)
 		}
 		return &BudgetError{

@@ -52,6 +52,9 @@ func TestCheckBudget(t *testing.T) {
 		{"one nano-euro over", cfg(func(c *repoconfig.RepoConfig) { c.MaxDailyNanoEUR = 8_599_679_999 }), running(1), def, "max_daily_eur", "€ 8.60 per day is above the € 8.60 limit"},
 		{"unknown compute price refused", cfg(nil), nil, unknown, "allow_unknown_prices", "no known price for 1 × PLAY9-HUGE"},
 		{"unknown compute price allowed", cfg(func(c *repoconfig.RepoConfig) { c.AllowUnknownPrices = true }), nil, unknown, "", ""},
+		{"parked workers are not clusters", cfg(nil), append(running(2), cost.ClusterCost{Name: "parked worker a", Daily: cost.EUR(1, 0), Parked: true}), def, "", ""},
+		{"parked workers are billed", cfg(func(c *repoconfig.RepoConfig) { c.MaxDailyNanoEUR = 8_000_000_000 }),
+			[]cost.ClusterCost{{Name: "parked worker a", Daily: cost.EUR(4, 0), Parked: true}}, def, "max_daily_eur", "above the € 8.00 limit"},
 		{"partial running figures flagged", cfg(func(c *repoconfig.RepoConfig) { c.MaxDailyNanoEUR = 5_000_000_000 }),
 			[]cost.ClusterCost{{Name: "x", Daily: cost.EUR(1, 0), Unknown: true}}, def, "max_daily_eur", "some prices unknown"},
 	}

@@ -110,6 +110,28 @@ func (g *Graph) WrapApply(name string, wrap func(apply func(ctx context.Context,
 	return nil
 }
 
+// WrapDestroy replaces a node's Destroy by wrap(Destroy) (the cluster parks its worker instead
+// of deleting it).
+func (g *Graph) WrapDestroy(name string, wrap func(destroy func(ctx context.Context, r *Run) error) func(ctx context.Context, r *Run) error) error {
+	n, ok := g.nodes[name]
+	if !ok {
+		return fmt.Errorf("graph: no node %q to wrap", name)
+	}
+	n.Destroy = wrap(n.Destroy)
+	return nil
+}
+
+// WrapPreflight replaces a node's Preflight by wrap(Preflight) (the cluster skips the worker's
+// stock check when a parked worker can be adopted). A nil Preflight is passed as nil.
+func (g *Graph) WrapPreflight(name string, wrap func(preflight func(ctx context.Context, r *Run) error) func(ctx context.Context, r *Run) error) error {
+	n, ok := g.nodes[name]
+	if !ok {
+		return fmt.Errorf("graph: no node %q to wrap", name)
+	}
+	n.Preflight = wrap(n.Preflight)
+	return nil
+}
+
 // Names lists the nodes in the order they were added.
 func (g *Graph) Names() []string { return slices.Clone(g.order) }
 

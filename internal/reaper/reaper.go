@@ -77,6 +77,12 @@ type Config struct {
 	// Inventory, when set, enables the orphan pass over Zones (default: Spec.Zone).
 	Inventory Inventory
 	Zones     []scw.Zone
+	// Pool and Parked, when both set, enable the parked pass: workers past their parked-until,
+	// and servers tagged parked that no pool entry lists, are deleted.
+	Pool   Pool
+	Parked ParkedServers
+	// ParkFor > 0 parks the worker of each cluster torn down (--park-for, POC_PARK_FOR).
+	ParkFor time.Duration
 	// Spec is the base spec of a teardown without a document (the sweep by exact tag): its
 	// image bucket and DNS zone matter. Default provision.DefaultSpec().
 	Spec provision.Spec
@@ -302,6 +308,9 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 	if cfg.Inventory != nil {
 		rep.Decisions = append(rep.Decisions, r.orphans(known)...)
 	}
+	if cfg.Pool != nil && cfg.Parked != nil {
+		rep.Decisions = append(rep.Decisions, r.parked()...)
+	}
 	rep.Elapsed = time.Since(started)
 	for _, d := range rep.Decisions {
 		r.log.Info("reaper", "cluster", d.Cluster, "action", string(d.Action), "reason", string(d.Reason), "detail", d.Detail, "err", d.Err, "dry_run", cfg.DryRun)
@@ -445,7 +454,7 @@ var (
 func (r *run) request(cluster string) clusterops.Request {
 	// NoCancel: a cluster someone works on is busy, left for the next run; never stopped by the reaper.
 	return clusterops.Request{Cluster: cluster, Spec: r.cfg.Spec, RequestedBy: r.cfg.Actor, RunID: r.cfg.RunID,
-		Command: reapCommand, NoCancel: true}
+		Command: reapCommand, NoCancel: true, ParkFor: r.cfg.ParkFor}
 }
 
 // warn posts the one warning of this expiry. The label is set under the lock BEFORE the comment

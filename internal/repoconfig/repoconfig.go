@@ -73,6 +73,10 @@ type RepoConfig struct {
 	// the repository must not be able to add records to any zone the bot's
 	// API key can reach. Lowercase, without a trailing dot.
 	DNSZones []string
+	// ParkFor keeps a torn-down cluster's Elastic Metal worker, reset, in the state bucket's
+	// pool for that long so that the next `up` adopts it (park_for; default 0: deleted). A
+	// parked worker is billed.
+	ParkFor time.Duration
 }
 
 // Default is the configuration of a repository without `.github/poc.yml`: the defaults of the
@@ -105,6 +109,7 @@ type file struct {
 	KeepLabel          *string  `yaml:"keep_label"`
 	AllowUnknownPrices *bool    `yaml:"allow_unknown_prices"`
 	DNSZones           []string `yaml:"dns_zones"`
+	ParkFor            *raw     `yaml:"park_for"`
 }
 
 // raw keeps a scalar's source text: amounts are parsed as exact decimals,
@@ -199,7 +204,7 @@ func (f file) apply(c *RepoConfig) error {
 		key string
 		v   *raw
 		dst *time.Duration
-	}{{"max_ttl", f.MaxTTL, &c.MaxTTL}, {"default_ttl", f.DefaultTTL, &c.DefaultTTL}, {"min_ttl", f.MinTTL, &c.MinTTL}, {"warn_before", f.WarnBefore, &c.WarnBefore}} {
+	}{{"max_ttl", f.MaxTTL, &c.MaxTTL}, {"default_ttl", f.DefaultTTL, &c.DefaultTTL}, {"min_ttl", f.MinTTL, &c.MinTTL}, {"warn_before", f.WarnBefore, &c.WarnBefore}, {"park_for", f.ParkFor, &c.ParkFor}} {
 		if d.v == nil {
 			continue
 		}
@@ -259,6 +264,9 @@ func (c RepoConfig) Validate() error {
 	}
 	if c.MaxDailyNanoEUR <= 0 || c.MaxDailyNanoEUR > 100_000*1_000_000_000 {
 		errs = append(errs, fmt.Errorf("max_daily_eur: %s, want more than 0 and at most 100000", FormatEUR(c.MaxDailyNanoEUR)))
+	}
+	if c.ParkFor < 0 || c.ParkFor > 7*24*time.Hour {
+		errs = append(errs, fmt.Errorf("park_for: %s, want 0 (off) up to 7d", FormatDuration(c.ParkFor)))
 	}
 	if c.MinTTL <= 0 {
 		errs = append(errs, fmt.Errorf("min_ttl: %s, want a positive duration", c.MinTTL))

@@ -55,6 +55,9 @@ allow_unknown_prices: true
 		{"long label", "keep_label: " + strings.Repeat("k", 51) + "\n", nil, "keep_label: 51 characters"},
 		{"empty label", "pr_label: ''\n", nil, "pr_label: empty label"},
 		{"invalid yaml", "max_clusters: [\n", nil, "not valid YAML"},
+		{"park for", "park_for: 2h\n", func(c *repoconfig.RepoConfig) { c.ParkFor = 2 * time.Hour }, ""},
+		{"park off", "park_for: 0\n", nil, ""},
+		{"park too long", "park_for: 8d\n", nil, "park_for: 8d, want 0 (off) up to 7d"},
 		{"too big", strings.Repeat("#", 70<<10), nil, "more than the 65536 accepted"},
 	}
 	for _, tc := range tests {

@@ -195,6 +195,8 @@ var Table = []Setting{
 	{Name: "drafts", RepoKey: "drafts", Kind: Bool, Default: "false", Help: "let draft pull requests get an automatic cluster"},
 	{Name: "dns_zones", RepoKey: "dns_zones", Kind: List, Rule: "domains of at least two labels; at most 50",
 		Help: "the Scaleway DNS zones /poc up --dns-zone may use (none: --dns-zone is refused)", Check: CheckDNSZone},
+	{Name: "park_for", RepoKey: "park_for", CLI: "park-for", CLICommand: "down|reap", Env: "POC_PARK_FOR", Kind: Duration, Default: "0s",
+		Rule: "0 (off) up to 7d", Help: "keep a torn-down cluster's Elastic Metal worker, reset, this long so that the next /poc up adopts it; billed while parked"},
 	{Name: "keep_label", RepoKey: "keep_label", CLI: "keep-label", CLICommand: "reap", Env: "POC_KEEP_LABEL", Kind: String, Default: DefaultKeepLabel,
 		Rule: "a GitHub label (1 to 50 printable characters)", Help: "while present on the issue/PR, the cluster does not expire"},
 

@@ -38,6 +38,7 @@ const (
 const (
 	objectState    = "state"
 	objectArtifact = "artifact"
+	objectShared   = "shared" // a document of the whole bucket (the parked-worker pool)
 )
 
 // Header is the public part of a document: readable without the key.
@@ -194,7 +195,7 @@ func decodeHeader(data []byte) (rawHeader, error) {
 	if dec.More() {
 		return rh, fmt.Errorf("%w: trailing bytes after the header", ErrTampered)
 	}
-	if h.Format != v || (h.Object != objectState && h.Object != objectArtifact) {
+	if h.Format != v || (h.Object != objectState && h.Object != objectArtifact && h.Object != objectShared) {
 		return rh, fmt.Errorf("%w: header says format %d, object %q", ErrTampered, h.Format, h.Object)
 	}
 	rh.signed = data[:jsonEnd]

@@ -244,6 +244,9 @@ func (s *Store) open(ctx context.Context, data []byte, object, cluster, name str
 	if object == objectArtifact {
 		what = fmt.Sprintf("artifact %q of cluster %q", name, cluster)
 	}
+	if object == objectShared {
+		what = fmt.Sprintf("shared document %q", name)
+	}
 	env, err := decode(data)
 	if err != nil {
 		return wireHeader{}, nil, fmt.Errorf("decode %s: %w", what, err)

@@ -84,7 +84,12 @@ type Config struct {
 	// ImageLocker serializes the clusters that make the same shared image (object and snapshot),
 	// so that a second cluster reuses what the first made instead of racing it. Optional.
 	ImageLocker ImageLocker
-	Log         *slog.Logger
+	// Pool, when set, lets an up adopt a parked worker of the same zone, offer, Talos version
+	// and schematic, and a down run under WithParkFor park the worker there instead of
+	// deleting it.
+	Pool Pool
+	Now  func() time.Time
+	Log  *slog.Logger
 }
 
 // ImageLocker takes a lock named by an image key, across processes; release gives it back.
@@ -167,6 +172,15 @@ func Build(g *provision.Graph, spec provision.Spec, cfg Config) error {
 		return err
 	}
 	if err := g.AddNeeds(scaleway.NodeSnapshot, NodeImageObject); err != nil {
+		return err
+	}
+	if err := g.WrapApply(scaleway.NodeWorker, b.adoptOrOrder); err != nil {
+		return err
+	}
+	if err := g.WrapDestroy(scaleway.NodeWorker, b.parkOrDelete); err != nil {
+		return err
+	}
+	if err := g.WrapPreflight(scaleway.NodeWorker, b.stockUnlessParked); err != nil {
 		return err
 	}
 	if cfg.ImageLocker != nil {
@@ -358,6 +372,7 @@ func (b *builder) workerImage(ctx context.Context, r *provision.Run) error {
 }
 
 func (b *builder) workerConfig(ctx context.Context, r *provision.Run) error {
+	ctx = talos.WithRetryInterval(ctx, r.PollInterval())
 	w, _ := r.Resource(scaleway.NodeWorker)
 	ip, _ := r.Output(OutWorkerIP)
 	if ip == "" {
@@ -372,6 +387,13 @@ func (b *builder) workerConfig(ctx context.Context, r *provision.Run) error {
 	cfgs, _, err := b.generate(ctx, r)
 	if err != nil {
 		return err
+	}
+	if adopted, err := b.applyOverPark(ctx, r, addr, cfgs.Worker, talosconfig); adopted || err != nil {
+		if err != nil {
+			return err
+		}
+		r.Note(NodeWorkerConfig, "applied over the park configuration (authenticated)")
+		return r.SetTrigger(ctx, NodeWorkerConfig, trigger)
 	}
 	// A trusted call first: a rerun after the apply (the trigger not recorded yet) finds the
 	// worker configured, and a configured node refuses every insecure call.
@@ -400,6 +422,7 @@ func (b *builder) firstCP(r *provision.Run) (string, []byte, error) {
 }
 
 func (b *builder) bootstrap(ctx context.Context, r *provision.Run) error {
+	ctx = talos.WithRetryInterval(ctx, r.PollInterval())
 	ip, tc, err := b.firstCP(r)
 	if err != nil {
 		return err
@@ -441,6 +464,7 @@ func (b *builder) clearUserData(ctx context.Context, r *provision.Run) error {
 }
 
 func (b *builder) kubeconfig(ctx context.Context, r *provision.Run) error {
+	ctx = talos.WithRetryInterval(ctx, r.PollInterval())
 	ip, tc, err := b.firstCP(r)
 	if err != nil {
 		return err

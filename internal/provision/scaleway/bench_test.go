@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -13,24 +12,10 @@ import (
 	scwsim "github.com/pocbot/pocbot/internal/sim/scaleway"
 )
 
-// upLatency maps each node of the driver's graph to the §9 transition it waits for, so that the
-// graph's critical path gives the lower bound of a fully parallel up on that profile.
-func upLatency(l scwsim.Latency) func(string) time.Duration {
-	return func(n string) time.Duration {
-		switch {
-		case n == NodeSnapshot:
-			return l.SnapshotImport
-		case n == NodeWorker:
-			return l.BMDelivery
-		case n == NodeSecGroup || n == NodeSecRules:
-			return l.SGRules
-		case strings.HasPrefix(n, "volume-"):
-			return l.VolumeCreate
-		case strings.HasPrefix(n, "poweron-"):
-			return l.Poweron
-		}
-		return 0
-	}
+// waitsOf is the driver's part of the emulator's profile.
+func waitsOf(l scwsim.Latency) Waits {
+	return Waits{SnapshotImport: l.SnapshotImport, BMDelivery: l.BMDelivery, SGRules: l.SGRules,
+		VolumeCreate: l.VolumeCreate, Poweron: l.Poweron, Terminate: l.Terminate, BMDelete: l.BMDelete}
 }
 
 // BenchmarkUpDown measures up and down on the emulator with SPEC §9's proportions scaled by
@@ -57,10 +42,10 @@ func BenchmarkUpDown(b *testing.B) {
 		if err := w.drv.Build(g, spec); err != nil {
 			b.Fatal(err)
 		}
-		upLB := scale(g.CriticalPath(upLatency(lat)))
+		upLB := scale(g.CriticalPath(waitsOf(lat).Of))
 		// down: terminate (the boot volume is released with it), then the volume delete; the worker's delete
 		// runs beside it.
-		downLB := scale(max(lat.Terminate, lat.BMDelete))
+		downLB := scale(waitsOf(lat).Down())
 		ctx := context.Background()
 		t0 := time.Now()
 		if err := w.eng.Up(ctx, g, st, provision.NewMemorySaver()); err != nil {

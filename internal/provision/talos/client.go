@@ -71,6 +71,22 @@ func withDefaultDeadline(ctx context.Context, d time.Duration) (context.Context,
 	return context.WithTimeout(ctx, d)
 }
 
+type retryKey struct{}
+
+// WithRetryInterval makes the waits under ctx poll every d instead of every 500 ms (the
+// engine's poll interval: a scaled-down world wants its waits scaled down too).
+func WithRetryInterval(ctx context.Context, d time.Duration) context.Context {
+	return context.WithValue(ctx, retryKey{}, d)
+}
+
+func retryEvery(ctx context.Context) time.Duration {
+	if d, ok := ctx.Value(retryKey{}).(time.Duration); ok && d > 0 {
+		return d
+	}
+
+	return retryInterval
+}
+
 // retry calls fn until it succeeds, fails with an error retryable refuses, or ctx ends; each
 // attempt gets its own short deadline so one hung dial cannot eat the whole budget.
 func retry(ctx context.Context, what string, retryable func(error) bool, fn func(context.Context) error) error {
@@ -100,7 +116,7 @@ func retry(ctx context.Context, what string, retryable func(error) bool, fn func
 		select {
 		case <-ctx.Done():
 			return fmt.Errorf("%s: gave up after %d attempts (%w); last error: %w", what, attempt, ctx.Err(), last)
-		case <-time.After(retryInterval):
+		case <-time.After(retryEvery(ctx)):
 		}
 	}
 }

@@ -1,6 +1,8 @@
 package rescue
 
 import (
+	"time"
+
 	"bytes"
 	"context"
 	"crypto/ed25519"
@@ -43,6 +45,10 @@ type Options struct {
 	// MountPoint, when set, shows a partition sda1 mounted there, so the
 	// bot must refuse the disk.
 	MountPoint string
+	// WriteTime is the least time a write of the disk takes (the real
+	// image written at the real disk's rate; the world passes its
+	// profile's figure, scaled). Zero: as fast as the file takes it.
+	WriteTime  time.Duration
 	HTTPClient *http.Client
 	Log        *slog.Logger
 }

@@ -660,6 +660,14 @@ func (sh *shell) dd(ctx context.Context, args []string, in io.Reader, out io.Wri
 				break
 			}
 		}
+		// The stand-in's image is small; a real disk takes the profile's write time.
+		if wait := time.Until(start.Add(s.opts.WriteTime)); wait > 0 {
+			select {
+			case <-ctx.Done():
+				return fail(1, "dd: interrupted")
+			case <-time.After(wait):
+			}
+		}
 		report(n, true)
 		s.written.Store(n)
 		return nil

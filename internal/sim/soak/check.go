@@ -13,7 +13,11 @@ import (
 	"github.com/pocbot/pocbot/internal/clusterops"
 	"github.com/pocbot/pocbot/internal/commands"
 	"github.com/pocbot/pocbot/internal/cost"
+	"github.com/pocbot/pocbot/internal/pool"
+	"github.com/pocbot/pocbot/internal/pool/poolstore"
 	"github.com/pocbot/pocbot/internal/provision"
+	"github.com/pocbot/pocbot/internal/provision/scaleway"
+	scwsim "github.com/pocbot/pocbot/internal/sim/scaleway"
 	"github.com/pocbot/pocbot/internal/sim/world"
 	"github.com/pocbot/pocbot/internal/statestore"
 )
@@ -284,7 +288,7 @@ func prNumbers(r Repo) []int {
 
 // settled runs after the schedules that came 30 days later: every cluster has expired, so
 // nothing billed may be left but the shared image, and no state.
-func (c *checker) settled(ctx context.Context, procs []*proc) []Violation {
+func (c *checker) settled(ctx context.Context, now time.Time, procs []*proc) []Violation {
 	var out []Violation
 	for _, p := range procs {
 		if !c.checked[p] {
@@ -304,6 +308,7 @@ func (c *checker) settled(ctx context.Context, procs []*proc) []Violation {
 			left = append(left, res.Kind+" "+res.Name+" "+strings.Join(res.Tags, ","))
 		}
 	}
+	left = append(left, c.parkedLeft(ctx, now)...)
 	sort.Strings(left)
 	for _, l := range left {
 		out = append(out, Violation{Step: -1, Invariant: "nothing orphaned after the grace period", Detail: l})
@@ -318,6 +323,38 @@ func (c *checker) settled(ctx context.Context, procs []*proc) []Violation {
 	for _, hd := range headers {
 		out = append(out, Violation{Step: -1, Invariant: "an expired cluster is torn down",
 			Detail: fmt.Sprintf("%s (%s#%d, phase %s) still has its state 30 days later", hd.Cluster, hd.Repository, hd.Number, hd.Phase)})
+	}
+	return out
+}
+
+// parkedLeft lists the parked workers still there 30 days later: a server tagged pocbot-parked
+// that no pool entry records is an orphan, and one the pool records is a park the reaper let
+// outlive its parked-until. (While a park lasts, a tagged server with its entry is no orphan.)
+func (c *checker) parkedLeft(ctx context.Context, now time.Time) []string {
+	if err := c.reopen(ctx); err != nil {
+		return []string{"parked-worker pool: " + err.Error()}
+	}
+	d, err := (&poolstore.Pool{Store: c.store}).List(ctx)
+	if err != nil {
+		return []string{"parked-worker pool: " + err.Error()}
+	}
+	return parkedOrphans(c.w.Scaleway.Inventory(), d, now)
+}
+
+// parkedOrphans is the decision of parkedLeft, on an inventory and a pool read at now.
+func parkedOrphans(inv []scwsim.Resource, d pool.Doc, now time.Time) []string {
+	var out []string
+	for _, res := range inv {
+		if res.Kind != "baremetal_server" || !provision.HasTag(res.Tags, scaleway.ParkedTag) {
+			continue
+		}
+		w, ok := d.Find(res.ID)
+		switch {
+		case !ok:
+			out = append(out, fmt.Sprintf("%s %s %s: parked, in no pool entry", res.Kind, res.Name, res.ID))
+		case !now.Before(w.ParkedUntil):
+			out = append(out, fmt.Sprintf("%s %s %s: parked until %s, not deleted", res.Kind, res.Name, res.ID, w.ParkedUntil.Format(time.RFC3339)))
+		}
 	}
 	return out
 }

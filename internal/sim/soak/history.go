@@ -114,7 +114,9 @@ func Repos() []Repo {
 	return []Repo{
 		{Name: "acme/a", Config: "max_clusters: 1\nwarn_before: 1h\n", MaxClusters: 1, MaxDailyNanoEUR: 15e9,
 			Issues: []int{1, 2, 3}, PRs: []PR{{Number: 10}, {Number: 11, Draft: true}, {Number: 12, Fork: true}}},
-		{Name: "acme/b", Config: "max_clusters: 5\nmax_daily_eur: 10\n", MaxClusters: 5, MaxDailyNanoEUR: 10e9,
+		// acme/b parks its workers: its downs and the reaper's teardowns keep them in the pool,
+		// its ups (and acme/a's: one state bucket, one pool) adopt them.
+		{Name: "acme/b", Config: "max_clusters: 5\nmax_daily_eur: 10\npark_for: 2h\n", MaxClusters: 5, MaxDailyNanoEUR: 10e9,
 			Issues: []int{1, 2}, PRs: []PR{{Number: 10}}},
 	}
 }

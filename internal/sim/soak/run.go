@@ -363,7 +363,7 @@ func (h *history) settle(ctx context.Context) []Violation {
 			h.wait(ctx, p)
 		}
 	}
-	out = append(out, h.checker.settled(ctx, h.processes())...)
+	out = append(out, h.checker.settled(ctx, h.now()(), h.processes())...)
 	return out
 }
 

@@ -42,7 +42,12 @@
 //	apply: bad YAML or validation error → InvalidArgument       | internal/app/machined/internal/server/v1alpha1/v1alpha1_server.go (ApplyConfiguration) @v1.14.0-rc.1
 //	apply validated for the platform mode (cloud/metal)         | pkg/machinery/config/validation (machinery v1.14.1, ValidateAtRuntime in v1alpha1_server.go)
 //	metal: install disk must exist (path, or 1.14 CEL selector) | pkg/machinery/cel/celenv/celenv.go (DiskLocator: disk, system_disk) and internal/app/machined/pkg/controllers/block/internal/volumes/locate.go @v1.14.0-rc.1
-//	one config per node (a second apply → FailedPrecondition)   | source silent (a configured node takes a new config over mTLS): stricter reading chosen
+//	a configured node takes a new config only over mTLS from an os:admin (insecure apply on a configured node fails at the handshake); the node reboots into it, machine type change included | apid tls.Mutual (above); internal/app/machined/pkg/controllers/secrets/api.go ("machine type changed" restarts the API secrets) @v1.14.0-rc.1
+//	Reset needs os:admin over mTLS; a maintenance node does not serve it | machined.go rules @v1.14.0-rc.1 (Reset: admin); maintenance: reconcileMaintenance above
+//	Reset: SYSTEM_DISK with UserDisksToWipe, USER_DISKS with SystemPartitionsToWipe → error; an unknown partition label → "failed to get volume status with label" | v1alpha1_server.go (Reset) @v1.14.0-rc.1 l.632-720
+//	Reset replies at once, the sequence runs after: wipe, then reboot (Reboot) or power off | v1alpha1_server.go (Reset: go Controller.Run(SequenceReset)) and v1alpha1_sequencer.go (Reset: ResetSystemDiskSpec, then Reboot or Shutdown) @v1.14.0-rc.1
+//	STATE holds the config: wiped → back in maintenance (metal), user data read again (cloud); EPHEMERAL holds etcd and pods | pkg/machinery/constants/constants.go (StatePartitionLabel, EphemeralPartitionLabel, ConfigFilename "saved config in STATE") @v1.14.0-rc.1; acquire.go (above)
+//	apply, reset reboots and the kube-apiserver's readiness after Bootstrap take time (NodeOptions.Latency) | source silent on durations: estimates (latency.go)
 //	Bootstrap before the container runtime runs → FailedPrecondition "bootstrap is not available yet" | v1alpha1_server.go (Bootstrap, IsBootstrapAllowed) @v1.13.9 l.443, @v1.14.0-rc.1 l.414; internal/app/machined/pkg/runtime/v1alpha1/v1alpha1_runtime.go (IsBootstrapAllowed: cri running and healthy)
 //	Bootstrap on a worker → Unimplemented "bootstrap is only available on control plane nodes" | internal/app/internal/machinehelper/machinehelper.go (CheckControlplane) @v1.14.0-rc.1
 //	Bootstrap before NTP sync → FailedPrecondition "time is not in sync yet" | v1alpha1_server.go (Bootstrap) @v1.13.9 l.454, @v1.14.0-rc.1 l.432

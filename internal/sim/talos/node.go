@@ -73,6 +73,8 @@ type NodeOptions struct {
 	// APIPort and KubePort default to 50000 and 6443.
 	APIPort  int
 	KubePort int
+	// Latency is the node's own transitions, already scaled (zero: instant).
+	Latency Latency
 	// TrustdPort and KubeletPort default to 50001 and 10250.
 	TrustdPort  int
 	KubeletPort int
@@ -92,6 +94,7 @@ type Node struct {
 	lis    net.Listener
 	maint  *tls.Certificate
 	doneCh chan struct{}
+	reboot reboot
 
 	bootDone chan struct{}
 	stopBoot context.CancelFunc
@@ -116,6 +119,7 @@ type Node struct {
 	joinDone              chan struct{} // closed when a worker's join loop ends; nil when none runs
 	stop                  chan struct{}
 	closed                bool
+	failReset             bool
 }
 
 type runtimeMode string
@@ -315,6 +319,10 @@ func (n *Node) Close() error {
 // tlsForClient picks the maintenance or the configured TLS setup at each handshake, so a node
 // switches from one to the other without closing its listener, as a real node does on reboot.
 func (n *Node) tlsForClient(*tls.ClientHelloInfo) (*tls.Config, error) {
+	if n.reboot.down() {
+		return nil, errors.New("node is rebooting")
+	}
+
 	if err := n.bootState(); err != nil {
 		return nil, err
 	}
@@ -500,13 +508,13 @@ type machineServer struct {
 	n *Node
 }
 
-func (s *machineServer) ApplyConfiguration(_ context.Context, req *machineapi.ApplyConfigurationRequest) (*machineapi.ApplyConfigurationResponse, error) {
+func (s *machineServer) ApplyConfiguration(ctx context.Context, req *machineapi.ApplyConfigurationRequest) (*machineapi.ApplyConfigurationResponse, error) {
 	n := s.n
 
 	if n.Configured() {
-		// A configured node would take a new config over mutual TLS; pocbot never needs that,
-		// so the stand-in refuses rather than pretend.
-		return nil, status.Error(codes.FailedPrecondition, "node is already configured: the stand-in accepts one config per node")
+		// A configured node takes a new config over mutual TLS from an admin (adopting a
+		// parked worker); see reconfigure.
+		return s.reapply(ctx, req)
 	}
 
 	if err := n.configure(req.GetData()); err != nil {
@@ -514,6 +522,8 @@ func (s *machineServer) ApplyConfiguration(_ context.Context, req *machineapi.Ap
 
 		return nil, status.Error(codes.InvalidArgument, err.Error())
 	}
+
+	n.reboot.start(n.opts.Latency.ApplyReboot)
 
 	return &machineapi.ApplyConfigurationResponse{Messages: []*machineapi.ApplyConfiguration{{
 		Mode:        machineapi.ApplyConfigurationRequest_REBOOT,
@@ -556,11 +566,14 @@ func (s *machineServer) Bootstrap(ctx context.Context, _ *machineapi.BootstrapRe
 
 	s.n.log.Info("cluster bootstrapped")
 
-	for _, cp := range cl.controlPlanes() {
-		if err := cp.startKube(); err != nil {
-			return nil, status.Error(codes.Internal, err.Error())
+	// etcd and the static pods take their time before /readyz answers.
+	time.AfterFunc(s.n.opts.Latency.KubeReady, func() {
+		for _, cp := range cl.controlPlanes() {
+			if err := cp.startKube(); err != nil {
+				s.n.log.Error("kube-apiserver stand-in did not start", "node", cp.opts.Addr, "err", err)
+			}
 		}
-	}
+	})
 
 	return &machineapi.BootstrapResponse{Messages: []*machineapi.Bootstrap{{}}}, nil
 }

@@ -91,6 +91,10 @@ type Options struct {
 	RescueSudoNoPassword bool
 	RescueServerDelay    time.Duration
 	HideRescueServer     bool
+	// Hosts is the profile of the hosts' own transitions (Talos boot, apply, bootstrap, reset;
+	// the rescue image write), scaled by TimeFactor like the emulator's. Zero: instant, as the
+	// tests that do not measure time want. DefaultHosts is the estimate profile.
+	Hosts Hosts
 	// QCOW2Size and RawSize size the factory's images (defaults: 16 MiB each).
 	QCOW2Size, RawSize int64
 	// TalosBootFor, when set, gives the boot time of the Talos node on a server (by its name)
@@ -100,6 +104,27 @@ type Options struct {
 	// two worlds on one machine (parallel test packages) never listen on the same address.
 	IPBase string
 	Log    *slog.Logger
+}
+
+// Hosts is the part of the whole cluster's latency profile the hosts play (the Scaleway part is
+// the emulator's, internal/sim/scaleway/latency.go).
+type Hosts struct {
+	Talos talossim.Latency
+	// RescueBoot: the API reports the rescue reboot done -> the rescue system's SSH answers
+	// (the machine boots the rescue image). SPEC §9's estimate for "reboot to rescue, SSH up"
+	// is 3–5 min; the recordings time the API's status only. Default 3 min.
+	RescueBoot time.Duration
+	// ImageWrite: the metal image streamed and written to the worker's disk from rescue.
+	// Estimate 45 s (≈ 1.3 GB raw at ≈ 30 MB/s compressed download, decompressed on the fly).
+	ImageWrite time.Duration
+}
+
+// DefaultHosts is the estimate profile of the hosts at factor 1. A reset reboots the physical
+// machine: the emulator's Elastic Metal reboot, then Talos's boot.
+func DefaultHosts() Hosts {
+	t := talossim.DefaultLatency()
+	t.ResetReboot = scwsim.DefaultLatency().BMNormalReboot + TalosBoot
+	return Hosts{Talos: t, RescueBoot: 3 * time.Minute, ImageWrite: 45 * time.Second}
 }
 
 // Talos node timings before TimeFactor. The Talos source gives no durations; these are estimates
@@ -136,6 +161,8 @@ type World struct {
 	nodes   map[string]*talossim.Node    // by IP
 	rescues map[string]*rescuesim.Server // by IP
 	written map[string]bool              // worker disks that received an image, by IP
+	gens    map[string]int               // boots and removals by server id (delayed starts)
+	closed  bool
 }
 
 // Start brings the world up; Close tears it down. Every service listens before Start returns.
@@ -156,7 +183,7 @@ func Start(ctx context.Context, opts Options) (w *World, err error) {
 		opts.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	w = &World{opts: opts, log: opts.Log, nodes: map[string]*talossim.Node{},
-		rescues: map[string]*rescuesim.Server{}, written: map[string]bool{}}
+		rescues: map[string]*rescuesim.Server{}, written: map[string]bool{}, gens: map[string]int{}}
 	defer func() {
 		if err != nil {
 			w.Close()
@@ -309,6 +336,7 @@ func (w *World) Env() [][2]string {
 // Close stops every service, hosts first.
 func (w *World) Close() error {
 	w.mu.Lock()
+	w.closed = true
 	for ip, n := range w.nodes {
 		_ = n.Close()
 		delete(w.nodes, ip)
@@ -356,10 +384,14 @@ func (w *World) instanceRunning(ev scwsim.InstanceEvent) {
 			// between is not there for it, as on Scaleway.
 			UserDataSource: func(ctx context.Context) ([]byte, error) { return w.userData(ctx, zone, id) },
 			BootDelay:      w.scale(boot), CRIDelay: w.scale(TalosCRI), TimeSyncDelay: w.scale(TalosTimeSync),
+			Latency: w.talosLatency(),
 			Network: w.securityGroup(ip),
 		})
 	})
 }
+
+// talosLatency is the Talos profile scaled by the world's time factor.
+func (w *World) talosLatency() talossim.Latency { return w.opts.Hosts.Talos.Scale(w.opts.TimeFactor) }
 
 // baremetalBooted plays the Elastic Metal boot: rescue starts an SSH host on the worker's address
 // that lets in the user "rescue" (not root: sudo guards the disk) with the rescue password or one
@@ -377,12 +409,29 @@ func (w *World) baremetalBooted(ev scwsim.BaremetalEvent) {
 			}
 		}
 		_ = os.MkdirAll(filepath.Dir(disk), 0o700)
-		w.replaceHost(ev.IP, ev.ID, func() (closer, error) {
-			return rescuesim.Start(context.Background(), rescuesim.Options{
-				Addr: net.JoinHostPort(ev.IP, strconv.Itoa(w.opts.RescuePort)), User: cmp.Or(ev.RescueUser, "rescue"),
-				Password: ev.RescuePassword, AuthorizedKeys: keys, SudoNoPassword: w.opts.RescueSudoNoPassword,
-				DiskPath: disk, DiskSize: 64 << 20, Log: w.log,
+		start := func() {
+			w.replaceHost(ev.IP, ev.ID, func() (closer, error) {
+				return rescuesim.Start(context.Background(), rescuesim.Options{
+					Addr: net.JoinHostPort(ev.IP, strconv.Itoa(w.opts.RescuePort)), User: cmp.Or(ev.RescueUser, "rescue"),
+					Password: ev.RescuePassword, AuthorizedKeys: keys, SudoNoPassword: w.opts.RescueSudoNoPassword,
+					DiskPath: disk, DiskSize: 64 << 20, Log: w.log,
+					WriteTime: w.scale(w.opts.Hosts.ImageWrite),
+				})
 			})
+		}
+		boot := w.scale(w.opts.Hosts.RescueBoot)
+		if boot <= 0 {
+			start()
+			return
+		}
+		// The machine boots the rescue image: nothing answers meanwhile, and a delete or another
+		// reboot in between cancels this boot.
+		w.hostGone(ev.ID)
+		gen := w.bootGen(ev.ID)
+		time.AfterFunc(boot, func() {
+			if w.bootGen(ev.ID) == gen+1 {
+				start()
+			}
 		})
 	default:
 		if !diskHasImage(disk) {
@@ -393,7 +442,7 @@ func (w *World) baremetalBooted(ev scwsim.BaremetalEvent) {
 		w.replaceHost(ev.IP, ev.ID, func() (closer, error) {
 			// Booted from the disk the rescue step wrote: that disk is the system disk.
 			return talossim.StartNode(context.Background(), talossim.NodeOptions{
-				Addr: ev.IP, Mode: "metal", Disks: []string{"/dev/sda"}, SystemDisk: "/dev/sda", Logger: w.log,
+				Addr: ev.IP, Mode: "metal", Disks: []string{"/dev/sda"}, SystemDisk: "/dev/sda", Logger: w.log, Latency: w.talosLatency(),
 				BootDelay: w.scale(TalosBoot), CRIDelay: w.scale(TalosCRI), TimeSyncDelay: w.scale(TalosTimeSync),
 				Network: w.securityGroup(ev.IP),
 			})
@@ -432,6 +481,9 @@ func (w *World) Node(ip string) *talossim.Node {
 func (w *World) replaceHost(ip, serverID string, start func() (closer, error)) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if w.closed {
+		return // a delayed boot that fired while the world closed
+	}
 	w.stopLocked(ip)
 	h, err := start()
 	if err != nil {
@@ -452,7 +504,22 @@ var owners sync.Map // server id -> ip, so that a stop or delete event finds the
 func (w *World) owner(serverID, ip string) { owners.Store(w.key(serverID), ip) }
 func (w *World) key(id string) string      { return fmt.Sprintf("%p/%s", w, id) }
 
+// bootGen counts the boots and removals of a server: a delayed start runs only if nothing
+// happened to the server since it was scheduled.
+func (w *World) bootGen(serverID string) int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed {
+		return -1
+	}
+	w.gens[serverID]++
+	return w.gens[serverID]
+}
+
 func (w *World) hostGone(serverID string) {
+	w.mu.Lock()
+	w.gens[serverID]++
+	w.mu.Unlock()
 	v, ok := owners.LoadAndDelete(w.key(serverID))
 	if !ok {
 		return

@@ -15,9 +15,11 @@ import (
 	"gocloud.dev/blob/fileblob"
 
 	"github.com/pocbot/pocbot/internal/clusterops"
+	"github.com/pocbot/pocbot/internal/pool/poolstore"
 	"github.com/pocbot/pocbot/internal/provision"
 	"github.com/pocbot/pocbot/internal/provision/cluster"
 	"github.com/pocbot/pocbot/internal/provision/scaleway"
+	scwsim "github.com/pocbot/pocbot/internal/sim/scaleway"
 	"github.com/pocbot/pocbot/internal/sim/world"
 	"github.com/pocbot/pocbot/internal/statestore"
 )
@@ -91,7 +93,8 @@ func New(t testing.TB, w *world.World, o Options) *Parts {
 	}
 	p.ImageBucket = Bucket(t, w, world.ImageBucket)
 	ccfg := cluster.Config{Driver: p.Driver, FactoryURL: w.Factory.URL(), ImageBucket: p.ImageBucket, RescuePort: 2222,
-		RunnerCIDR: o.RunnerCIDR, RescuePasswordWait: o.RescuePasswordWait, Log: o.Log}
+		RunnerCIDR: o.RunnerCIDR, RescuePasswordWait: o.RescuePasswordWait, Log: o.Log,
+		Pool: &poolstore.Pool{Store: p.Store}}
 	p.Ops = &clusterops.Ops{
 		Store:     p.Store,
 		Build:     func(g *provision.Graph, spec provision.Spec) error { return cluster.Build(g, spec, ccfg) },
@@ -131,4 +134,15 @@ func Bucket(t testing.TB, w *world.World, name string) *blob.Bucket {
 	}
 	t.Cleanup(func() { b.Close() })
 	return b
+}
+
+// Waits is the whole cluster's latency profile of a world: the emulator's figures for the
+// Scaleway transitions, the hosts' for Talos and the rescue system (unscaled, factor 1).
+func Waits(scw scwsim.Latency, h world.Hosts) cluster.Waits {
+	return cluster.Waits{
+		Scaleway: scaleway.Waits{SnapshotImport: scw.SnapshotImport, BMDelivery: scw.BMDelivery, SGRules: scw.SGRules,
+			VolumeCreate: scw.VolumeCreate, Poweron: scw.Poweron, Terminate: scw.Terminate, BMDelete: scw.BMDelete},
+		RescueReboot: scw.BMRescueReboot, RescueBoot: h.RescueBoot, ImageWrite: h.ImageWrite, NormalReboot: scw.BMNormalReboot,
+		TalosBoot: world.TalosBoot, TalosReady: max(world.TalosCRI, world.TalosTimeSync), ApplyReboot: h.Talos.ApplyReboot, KubeReady: h.Talos.KubeReady, ResetReboot: h.Talos.ResetReboot,
+	}
 }

@@ -1,0 +1,69 @@
+package cluster
+
+import (
+	"time"
+
+	"github.com/pocbot/pocbot/internal/provision/scaleway"
+)
+
+// Waits is the latency profile of the whole seed cluster: the driver's transitions plus what the
+// hosts take (Talos, the rescue system). Graph.CriticalPath(w.Of) on a graph Build made is the
+// lower bound of an up on that profile; the same figures give the modeled real-time table.
+type Waits struct {
+	Scaleway     scaleway.Waits
+	RescueReboot time.Duration // worker-image: the API's reboot into rescue
+	RescueBoot   time.Duration // worker-image: the rescue system boots until its SSH answers
+	ImageWrite   time.Duration // worker-image: the metal image streamed to the disk
+	NormalReboot time.Duration // worker-image: reboot onto the written disk, Talos in maintenance
+	TalosBoot    time.Duration // a node's boot to its Talos API (a control plane after poweron, the worker after its normal reboot)
+	TalosReady   time.Duration // bootstrap: configured -> container runtime up and time in sync
+	ApplyReboot  time.Duration // worker-config: the config applied, the node back with mTLS
+	// KubeReady: bootstrap -> /readyz. It runs from the bootstrap, not from the kubeconfig
+	// node's start, so it is counted on the bootstrap node: every path through bootstrap ends
+	// at admin-access-close, which needs /readyz, so the bound stays a lower bound.
+	KubeReady   time.Duration
+	ResetReboot time.Duration // down with parking: the worker's Talos reset (wipe, reboot)
+
+	// Parked: the worker is adopted from the pool (no delivery, no rescue, no image write:
+	// an authenticated apply and its reboot only).
+	Parked bool
+	// SharedImage: the image object and its snapshot exist already (every up but the first
+	// of a Talos version and schematic).
+	SharedImage bool
+}
+
+// Of is the duration node waits for during an up.
+func (w Waits) Of(node string) time.Duration {
+	switch node {
+	case scaleway.NodeWorker:
+		if w.Parked {
+			return 0
+		}
+	case scaleway.NodeSnapshot, NodeImageObject:
+		if w.SharedImage {
+			return 0
+		}
+	case NodeWorkerImage:
+		if w.Parked {
+			return 0
+		}
+		return w.RescueReboot + w.RescueBoot + w.ImageWrite + w.NormalReboot
+	case NodeWorkerConfig:
+		if w.Parked {
+			return w.ApplyReboot // up and running its park configuration already
+		}
+		return w.TalosBoot + w.ApplyReboot
+	case NodeBootstrap:
+		return w.TalosBoot + w.TalosReady + w.KubeReady
+	}
+	return w.Scaleway.Of(node)
+}
+
+// Down is the lower bound of a down; parking replaces the worker's delete by its reset, its
+// reboot and the park configuration's apply.
+func (w Waits) Down(park bool) time.Duration {
+	if park {
+		return max(w.Scaleway.Terminate, w.ResetReboot+w.ApplyReboot)
+	}
+	return w.Scaleway.Down()
+}

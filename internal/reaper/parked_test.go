@@ -1,0 +1,119 @@
+package reaper_test
+
+import (
+	"context"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/pocbot/pocbot/internal/clusterops"
+	"github.com/pocbot/pocbot/internal/pool/poolstore"
+	"github.com/pocbot/pocbot/internal/provision/scaleway"
+	"github.com/pocbot/pocbot/internal/reaper"
+	ghsim "github.com/pocbot/pocbot/internal/sim/github"
+)
+
+func (e *env) bmTags(id string) ([]string, bool) {
+	for _, r := range e.w.Scaleway.Inventory() {
+		if r.Kind == "baremetal_server" && r.ID == id {
+			return r.Tags, true
+		}
+	}
+	return nil, false
+}
+
+// A reaper teardown with park_for parks the worker; a later run past parked-until deletes it
+// and empties the pool; a server tagged parked that no pool entry lists is deleted as an orphan
+// (past the grace), one still listed is not.
+func TestReapParksThenExpires(t *testing.T) {
+	e := newEnv(t, "file")
+	ctx := ctxFor(t, 3*time.Minute)
+	n := e.w.GitHub.AddIssue(repo, ghsim.Issue{Title: "poc"})
+	res, err := e.ops.Up(ctx, clusterops.Request{Cluster: "acme-shop-park", Spec: e.spec, TTL: time.Hour,
+		Repository: repo, Number: n, Kind: "issue", RequestedBy: "alice", Command: "up"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	worker := res.State.Resources[scaleway.NodeWorker].ID
+	n2 := e.w.GitHub.AddIssue(repo, ghsim.Issue{Title: "poc"})
+	res2, err := e.ops.Up(ctx, clusterops.Request{Cluster: "acme-shop-park2", Spec: e.spec, TTL: time.Hour,
+		Repository: repo, Number: n2, Kind: "issue", RequestedBy: "alice", Command: "up"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lost := res2.State.Resources[scaleway.NodeWorker].ID
+	pl := &poolstore.Pool{Store: e.store}
+
+	cfg := e.config(time.Now().Add(2 * time.Hour))
+	cfg.ParkFor = 3 * time.Hour // parked-until is on the real clock; this run's is 2 h ahead
+	cfg.Pool, cfg.Parked = pl, e.driver
+	rep, err := reaper.Run(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("first run:\n%s", table(t, rep))
+	if d, _ := decisionOf(rep, "acme-shop-park"); d.Action != reaper.ActionDestroyed {
+		t.Fatalf("expired cluster: %+v", d)
+	}
+	if tags, ok := e.bmTags(worker); !ok || !slices.Equal(tags, []string{scaleway.ParkedTag}) {
+		t.Fatalf("worker after the reaper's teardown: present %v, tags %v", ok, tags)
+	}
+	doc, err := pl.List(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	entry, ok := doc.Find(worker)
+	if _, ok2 := doc.Find(lost); !ok || !ok2 {
+		t.Fatal("the reaped clusters' workers are not in the pool")
+	}
+	// The second one's entry is lost: its server, still tagged parked, is an orphan.
+	if err := pl.Remove(ctx, lost); err != nil {
+		t.Fatal(err)
+	}
+
+	// Before parked-until: kept.
+	cfg = e.config(entry.ParkedUntil.Add(-time.Minute))
+	cfg.Pool, cfg.Parked = pl, e.driver
+	if rep, err = reaper.Run(ctx, cfg); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := e.bmTags(worker); !ok {
+		t.Fatalf("a parked worker was deleted before its parked-until:\n%s", table(t, rep))
+	}
+	// ... while the server whose entry was lost, past the grace, is swept as an orphan.
+	if d, _ := decisionOf(rep, "parked/"+lost); d.Action != reaper.ActionSwept || d.Reason != reaper.ReasonParkOrphan {
+		t.Fatalf("parked server without a pool entry: %+v\n%s", d, table(t, rep))
+	}
+	// Past it: deleted, and the pool forgets it.
+	cfg = e.config(entry.ParkedUntil.Add(time.Minute))
+	cfg.Pool, cfg.Parked = pl, e.driver
+	if rep, err = reaper.Run(ctx, cfg); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("past parked-until:\n%s", table(t, rep))
+	d, _ := decisionOf(rep, "parked/"+worker)
+	if d.Action != reaper.ActionSwept || d.Reason != reaper.ReasonParkExpired {
+		t.Fatalf("expired parked worker: %+v", d)
+	}
+	for _, id := range []string{worker, lost} {
+		if err := waitGone(ctx, e, id); err != nil {
+			t.Fatalf("server %s: %v", id, err)
+		}
+	}
+	if doc, _ := pl.List(ctx); len(doc.Workers) != 0 {
+		t.Fatalf("pool after expiry = %+v", doc.Workers)
+	}
+}
+
+func waitGone(ctx context.Context, e *env, id string) error {
+	for {
+		if _, ok := e.bmTags(id); !ok {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
