@@ -367,25 +367,7 @@ func ParseDuration(s string) (time.Duration, error) {
 
 // FormatDuration prints a duration the way ParseDuration reads it, with days:
 // "7d", "1d12h", "8h", "1h30m", "90ms".
-func FormatDuration(d time.Duration) string {
-	if d <= 0 {
-		return d.String()
-	}
-	var b strings.Builder
-	for _, u := range []struct {
-		unit time.Duration
-		sym  string
-	}{{24 * time.Hour, "d"}, {time.Hour, "h"}, {time.Minute, "m"}} {
-		if n := d / u.unit; n > 0 {
-			fmt.Fprintf(&b, "%d%s", n, u.sym)
-			d -= n * u.unit
-		}
-	}
-	if d > 0 {
-		b.WriteString(d.String()) // seconds and below, Go's own notation
-	}
-	return b.String()
-}
+func FormatDuration(d time.Duration) string { return settings.FormatDuration(d) }
 
 // parseEUR reads a decimal euro amount exactly into nano-euros.
 func parseEUR(s string) (int64, error) {

@@ -155,7 +155,7 @@ func CheckCPCount(v string) error {
 // repository's `.github/poc.yml`, then what only the workflow sets.
 var Table = []Setting{
 	// /poc up, bot up
-	{Name: "ttl", Comment: "ttl", CLI: "ttl", Env: "POC_TTL", RepoKey: "default_ttl", Kind: Duration, Default: fmtDur(DefaultTTL), Arg: "DURATION",
+	{Name: "ttl", Comment: "ttl", CLI: "ttl", Env: "POC_TTL", RepoKey: "default_ttl", Kind: Duration, Default: FormatDuration(DefaultTTL), Arg: "DURATION",
 		Rule: "within [min_ttl, max_ttl]; Go durations plus days (90m, 8h, 2d)", Help: "lifetime of a new cluster; the bot tears it down after"},
 	{Name: "dry-run", Comment: "dry-run", CLI: "dry-run", Kind: Bool, Default: "false",
 		Help: "show the plan and its cost; create nothing"},
@@ -181,9 +181,9 @@ var Table = []Setting{
 		Help: "a person's SSH public key, registered next to the bot's own key for the worker's rescue (operator CLI)"},
 
 	// .github/poc.yml
-	{Name: "min_ttl", RepoKey: "min_ttl", Kind: Duration, Default: fmtDur(DefaultMinTTL), Rule: "positive; at most max_ttl", Help: "shortest --ttl a comment may ask for"},
-	{Name: "max_ttl", RepoKey: "max_ttl", Kind: Duration, Default: fmtDur(DefaultMaxTTL), Rule: "at most 366d", Help: "longest --ttl; also bounds /poc extend"},
-	{Name: "warn_before", RepoKey: "warn_before", CLI: "warn-before", CLICommand: "reap", Env: "POC_WARN_BEFORE", Kind: Duration, Default: fmtDur(DefaultWarnBefore),
+	{Name: "min_ttl", RepoKey: "min_ttl", Kind: Duration, Default: FormatDuration(DefaultMinTTL), Rule: "positive; at most max_ttl", Help: "shortest --ttl a comment may ask for"},
+	{Name: "max_ttl", RepoKey: "max_ttl", Kind: Duration, Default: FormatDuration(DefaultMaxTTL), Rule: "at most 366d", Help: "longest --ttl; also bounds /poc extend"},
+	{Name: "warn_before", RepoKey: "warn_before", CLI: "warn-before", CLICommand: "reap", Env: "POC_WARN_BEFORE", Kind: Duration, Default: FormatDuration(DefaultWarnBefore),
 		Rule: "0 or more (0: no warning)", Help: "the reaper warns once, this long before teardown"},
 	{Name: "max_clusters", RepoKey: "max_clusters", Kind: Int, Default: fmt.Sprint(DefaultMaxClusters), Rule: "1 to 100", Help: "clusters alive at once in this repository"},
 	{Name: "max_daily_eur", RepoKey: "max_daily_eur", Kind: EUR, Default: "15", Rule: "a decimal amount, more than 0, at most 100000, 9 decimals at most",
@@ -285,9 +285,12 @@ func filter(keep func(Setting) bool) []Setting {
 	return out
 }
 
-// fmtDur prints a duration with days, the way every parser of durations here reads it: "7d",
-// "1d12h", "8h", "30m".
-func fmtDur(d time.Duration) string {
+// FormatDuration prints a duration the way every parser of durations here reads it, with days:
+// "7d", "1d12h", "8h", "1h30m", "90ms" (the one formatter; repoconfig's delegates to it).
+func FormatDuration(d time.Duration) string {
+	if d <= 0 {
+		return d.String()
+	}
 	var b strings.Builder
 	for _, u := range []struct {
 		unit time.Duration
@@ -298,8 +301,8 @@ func fmtDur(d time.Duration) string {
 			d -= n * u.unit
 		}
 	}
-	if b.Len() == 0 {
-		return "0s"
+	if d > 0 {
+		b.WriteString(d.String()) // seconds and below, Go's own notation
 	}
 	return b.String()
 }
