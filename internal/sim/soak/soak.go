@@ -77,6 +77,9 @@ func Soak(ctx context.Context, c Config) (Summary, error) {
 	if out == nil {
 		out = io.Discard
 	}
+	// Histories run in parallel and all report to Out.
+	out = &lockedWriter{w: out}
+	c.Out = out
 	var (
 		mu       sync.Mutex
 		sum      Summary
@@ -260,4 +263,16 @@ func randomSeed() uint64 {
 		return uint64(time.Now().UnixNano())
 	}
 	return binary.LittleEndian.Uint64(b[:]) >> 1 // printable as a positive int64 too
+}
+
+// lockedWriter serializes the writes of parallel histories.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }
