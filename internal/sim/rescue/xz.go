@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os/exec"
 )
 
 // decompressXZ writes the xz-decompressed r to w. It runs the xz CLI when one
@@ -14,17 +13,7 @@ import (
 // uncompressed, which is what the Image Factory stand-in emits, and says so
 // on a compressed chunk.
 func decompressXZ(ctx context.Context, r io.Reader, w io.Writer) error {
-	if bin, err := exec.LookPath("xz"); err == nil {
-		cmd := exec.CommandContext(ctx, bin, "-dc")
-		cmd.Stdin, cmd.Stdout = r, w
-		var stderr limited
-		cmd.Stderr = &stderr
-		if err := cmd.Run(); err != nil {
-			return fmt.Errorf("%v: %s", err, stderr.String())
-		}
-		return nil
-	}
-	return decodeXZSimple(bufio.NewReaderSize(r, 256<<10), w)
+	return decompressWith(ctx, "xz", r, w, decodeXZSimple)
 }
 
 func decodeXZSimple(r *bufio.Reader, w io.Writer) error {

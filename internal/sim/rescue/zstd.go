@@ -16,17 +16,23 @@ import (
 // of raw and RLE blocks only, which is what the Image Factory stand-in
 // emits, and says so on a compressed block.
 func decompress(ctx context.Context, r io.Reader, w io.Writer) error {
-	if bin, err := exec.LookPath("zstd"); err == nil {
+	return decompressWith(ctx, "zstd", r, w, decodeSimple)
+}
+
+// decompressWith runs tool -dc from r to w when the tool is installed, and the stand-in's own
+// decoder of what the Image Factory stand-in emits otherwise.
+func decompressWith(ctx context.Context, tool string, r io.Reader, w io.Writer, fallback func(*bufio.Reader, io.Writer) error) error {
+	if bin, err := exec.LookPath(tool); err == nil {
 		cmd := exec.CommandContext(ctx, bin, "-dc")
 		cmd.Stdin, cmd.Stdout = r, w
 		var stderr limited
 		cmd.Stderr = &stderr
 		if err := cmd.Run(); err != nil {
-			return fmt.Errorf("zstd: %v: %s", err, stderr.String())
+			return fmt.Errorf("%s: %v: %s", tool, err, stderr.String())
 		}
 		return nil
 	}
-	return decodeSimple(bufio.NewReaderSize(r, 256<<10), w)
+	return fallback(bufio.NewReaderSize(r, 256<<10), w)
 }
 
 type limited struct{ b []byte }
