@@ -279,11 +279,26 @@ func (h *history) launch(ctx context.Context, i int, e Event, payload []byte, na
 		defer h.running.Done()
 		defer cancel()
 		defer wire.Close()
+		t0 := time.Now()
 		p.result = h.o.Bot.Handle(pctx, env, h.now())
 		p.killed = wire.Killed()
+		h.logf("    step %d's process: %d requests in %s%s", i, wire.Requests(), time.Since(t0).Round(time.Millisecond), p.result.outcome(p.killed))
 		close(p.done)
 	}()
 	return p
+}
+
+// outcome is how a process ended, for the verbose log.
+func (p Process) outcome(killed bool) string {
+	switch {
+	case killed:
+		return ", killed"
+	case p.Err != nil:
+		return ", failed: " + p.Err.Error()
+	case p.Ignored != "":
+		return ", ignored: " + p.Ignored
+	}
+	return ""
 }
 
 func (h *history) wait(ctx context.Context, p *proc) {

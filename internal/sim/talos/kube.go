@@ -6,6 +6,7 @@ import (
 	stdx509 "crypto/x509"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
@@ -87,7 +88,9 @@ func (n *Node) startKube() error {
 			ClientAuth:   tls.RequireAndVerifyClientCert,
 			ClientCAs:    pool,
 		},
-		ErrorLog: nil,
+		// A client without a certificate is refused by the handshake, as the real apiserver
+		// refuses it; that is the node's debug log, not the process's stderr.
+		ErrorLog: slog.NewLogLogger(n.log.Handler(), slog.LevelDebug),
 	}
 
 	go func() {
