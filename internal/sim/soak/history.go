@@ -109,14 +109,16 @@ var Users = map[string]string{"ada": "admin", "wes": "write", "tia": "triage", "
 // Repos is the world every history runs in: one repository capped by count, one by daily cost.
 // acme/b's 10 € a day fits two seed clusters (4.30 €) or three with one control plane (2.98 €),
 // and refuses any mix above that by at least 0.26 € — far more than the difference between
-// price sources.
+// price sources. Both sign service-account tokens with ECDSA keys: an RSA-4096 key was a third
+// of a history's CPU, and the key type changes nothing between processes (the default RSA path
+// runs in every other end-to-end test and the demo).
 func Repos() []Repo {
 	return []Repo{
-		{Name: "acme/a", Config: "max_clusters: 1\nwarn_before: 1h\n", MaxClusters: 1, MaxDailyNanoEUR: 15e9,
+		{Name: "acme/a", Config: "max_clusters: 1\nwarn_before: 1h\nservice_account_key: ecdsa\n", MaxClusters: 1, MaxDailyNanoEUR: 15e9,
 			Issues: []int{1, 2, 3}, PRs: []PR{{Number: 10}, {Number: 11, Draft: true}, {Number: 12, Fork: true}}},
 		// acme/b parks its workers: its downs and the reaper's teardowns keep them in the pool,
 		// its ups (and acme/a's: one state bucket, one pool) adopt them.
-		{Name: "acme/b", Config: "max_clusters: 5\nmax_daily_eur: 10\npark_for: 2h\n", MaxClusters: 5, MaxDailyNanoEUR: 10e9,
+		{Name: "acme/b", Config: "max_clusters: 5\nmax_daily_eur: 10\npark_for: 2h\nservice_account_key: ecdsa\n", MaxClusters: 5, MaxDailyNanoEUR: 10e9,
 			Issues: []int{1, 2}, PRs: []PR{{Number: 10}}},
 	}
 }

@@ -97,12 +97,15 @@ func Run(ctx context.Context, o Options, seed uint64, events []Event) (Result, e
 		defer os.RemoveAll(d)
 		dir = d
 	}
-	w, err := world.Start(ctx, world.Options{Dir: dir, TimeFactor: o.TimeFactor, S3: "versitygw", Quotas: WorldOf(seed).Quotas})
+	// Images of 1 MiB: every history builds the image chain once, and its size tests nothing
+	// between processes (the image tests stream 256 MiB).
+	w, err := world.Start(ctx, world.Options{Dir: dir, TimeFactor: o.TimeFactor, S3: "versitygw", Quotas: WorldOf(seed).Quotas,
+		QCOW2Size: 1 << 20, RawSize: 1 << 20})
 	if err != nil {
 		return Result{}, fmt.Errorf("soak: start the world: %w", err)
 	}
 	defer w.Close()
-	h := &history{o: o, w: w, seed: seed, dir: dir, start: time.Now()}
+	h := &history{o: o, w: w, seed: seed, dir: dir, start: time.Now(), clock: &clock{}}
 	if err := h.seedWorld(); err != nil {
 		return Result{}, err
 	}
@@ -110,6 +113,8 @@ func Run(ctx context.Context, o Options, seed uint64, events []Event) (Result, e
 	if err != nil {
 		return Result{}, err
 	}
+	h.checker.clock = h.clock
+	h.clock.set(time.Now(), 0)
 	defer h.checker.close()
 
 	for i, e := range events {
@@ -136,6 +141,7 @@ type history struct {
 
 	mu      sync.Mutex
 	offset  time.Duration // the bots' clock is real time plus offset
+	clock   *clock        // offset's history, for the checks
 	running sync.WaitGroup
 	procs   []*proc
 	lastBy  map[string]int64 // last comment id per repo#number/user, for edits
@@ -166,6 +172,14 @@ func (h *history) now() func() time.Time {
 	off := h.offset
 	h.mu.Unlock()
 	return func() time.Time { return time.Now().Add(off) }
+}
+
+// jump moves the bots' clock forward.
+func (h *history) jump(d time.Duration) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.offset += d
+	h.clock.set(time.Now(), h.offset)
 }
 
 func (h *history) processes() []*proc {
@@ -214,9 +228,7 @@ func (h *history) seedWorld() error {
 func (h *history) step(ctx context.Context, i int, e Event) {
 	switch e.Kind {
 	case KindClock:
-		h.mu.Lock()
-		h.offset += e.Jump
-		h.mu.Unlock()
+		h.jump(e.Jump)
 		return
 	case KindWait:
 		select {
@@ -369,9 +381,7 @@ func (h *history) settle(ctx context.Context) []Violation {
 	time.Sleep(lockLease + 200*time.Millisecond)
 	var out []Violation
 	out = append(out, h.checker.atRest(ctx, h.now()())...)
-	h.mu.Lock()
-	h.offset += 30 * 24 * time.Hour
-	h.mu.Unlock()
+	h.jump(30 * 24 * time.Hour)
 	for round := range 2 {
 		for _, r := range Repos() {
 			p := h.startEvent(ctx, 10_000+round, Event{Kind: KindSchedule, Repo: r.Name})
