@@ -26,14 +26,15 @@ const (
 
 // Faults is what a process's wire does to its requests, each a probability per request.
 type Faults struct {
-	// Rate5xx answers 503 before the request reaches the service (safe to retry).
+	// Rate5xx answers 503 before the request reaches the service (safe to retry); on the Talos
+	// nodes, the same rate of calls is answered Unavailable (talossim.Faults).
 	Rate5xx float64
 	// Rate429 answers 429 with Retry-After: 1 before the request reaches the service.
 	Rate429 float64
 	// AfterEffect lets a mutating request take effect, then answers 500 (Scaleway and Object
 	// Storage only: GitHub's comment creation is not idempotent on any client's side).
 	AfterEffect float64
-	// Slow delays the answer by up to SlowMax.
+	// Slow delays the answer by up to SlowMax (Talos calls too).
 	Slow    float64
 	SlowMax time.Duration
 }
@@ -197,6 +198,11 @@ func generate(seed uint64, n int) []Event {
 			if r.IntN(4) == 0 {
 				e.Faults = Faults{Rate5xx: 0.05 * float64(r.IntN(3)), Rate429: 0.05 * float64(r.IntN(2)),
 					AfterEffect: 0.05 * float64(r.IntN(3)), Slow: 0.1 * float64(r.IntN(2)), SlowMax: 300 * time.Millisecond}
+				if r.IntN(4) == 0 {
+					// A slow tail longer than the lock lease (3 s), renewed at a third of it: a
+					// process stalled on one request while another waits for its lock.
+					e.Faults.Slow, e.Faults.SlowMax = 0.05, 4*time.Second
+				}
 			}
 		}
 		out = append(out, e)

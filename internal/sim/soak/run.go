@@ -18,6 +18,7 @@ import (
 
 	"golang.org/x/crypto/ssh"
 
+	talossim "github.com/pocbot/pocbot/internal/sim/talos"
 	"github.com/pocbot/pocbot/internal/sim/world"
 )
 
@@ -99,13 +100,14 @@ func Run(ctx context.Context, o Options, seed uint64, events []Event) (Result, e
 	}
 	// Images of 1 MiB: every history builds the image chain once, and its size tests nothing
 	// between processes (the image tests stream 256 MiB).
+	talosFaults := talossim.NewFaults(seed)
 	w, err := world.Start(ctx, world.Options{Dir: dir, TimeFactor: o.TimeFactor, S3: "versitygw", Quotas: WorldOf(seed).Quotas,
-		QCOW2Size: 1 << 20, RawSize: 1 << 20})
+		QCOW2Size: 1 << 20, RawSize: 1 << 20, TalosFaults: talosFaults})
 	if err != nil {
 		return Result{}, fmt.Errorf("soak: start the world: %w", err)
 	}
 	defer w.Close()
-	h := &history{o: o, w: w, seed: seed, dir: dir, start: time.Now(), clock: &clock{}}
+	h := &history{o: o, w: w, seed: seed, dir: dir, start: time.Now(), clock: &clock{}, talosFaults: talosFaults}
 	if err := h.seedWorld(); err != nil {
 		return Result{}, err
 	}
@@ -139,14 +141,17 @@ type history struct {
 	checker    *checker
 	violations []Violation
 
-	mu      sync.Mutex
-	offset  time.Duration // the bots' clock is real time plus offset
-	clock   *clock        // offset's history, for the checks
-	running sync.WaitGroup
-	procs   []*proc
-	lastBy  map[string]int64 // last comment id per repo#number/user, for edits
-	issues  map[string]*issueState
-	runs    int
+	mu     sync.Mutex
+	offset time.Duration // the bots' clock is real time plus offset
+	clock  *clock        // offset's history, for the checks
+	// talosFaults are the world's Talos nodes' faults: a process with faults pushes its rates
+	// while it runs (the nodes are reached directly, not through the process's wire).
+	talosFaults *talossim.Faults
+	running     sync.WaitGroup
+	procs       []*proc
+	lastBy      map[string]int64 // last comment id per repo#number/user, for edits
+	issues      map[string]*issueState
+	runs        int
 }
 
 // proc is one process the harness started, with what its wire saw.
@@ -286,11 +291,16 @@ func (h *history) launch(ctx context.Context, i int, e Event, payload []byte, na
 		close(p.done)
 		return p
 	}
+	pop := func() {}
+	if f.Rate5xx > 0 || f.Slow > 0 {
+		pop = h.talosFaults.Push(talossim.FaultRates{Unavailable: f.Rate5xx, Slow: f.Slow, SlowMax: f.SlowMax})
+	}
 	h.running.Add(1)
 	go func() {
 		defer h.running.Done()
 		defer cancel()
 		defer wire.Close()
+		defer pop()
 		t0 := time.Now()
 		p.result = h.o.Bot.Handle(pctx, env, h.now())
 		p.killed = wire.Killed()
