@@ -5,7 +5,6 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/pocbot/pocbot/internal/clusterops"
@@ -44,43 +43,6 @@ type life struct {
 	daily   []int64 // nano-euros a day: the header's recorded figure and the checker's own quote
 }
 
-// clock is the bots' clock over a history: real time plus an offset that jumps.
-type clock struct {
-	mu    sync.Mutex
-	marks []clockMark // in real time order; the first at the history's start, offset 0
-}
-
-type clockMark struct {
-	at     time.Time
-	offset time.Duration
-}
-
-func (c *clock) set(at time.Time, off time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.marks = append(c.marks, clockMark{at, off})
-}
-
-// offsets are the offsets in effect at some instant of [from, to].
-func (c *clock) offsets(from, to time.Time) []time.Duration {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	var out []time.Duration
-	for i, m := range c.marks {
-		end := time.Time{}
-		if i+1 < len(c.marks) {
-			end = c.marks[i+1].at
-		}
-		if m.at.After(to) || (!end.IsZero() && end.Before(from)) {
-			continue
-		}
-		if !slices.Contains(out, m.offset) {
-			out = append(out, m.offset)
-		}
-	}
-	return out
-}
-
 // perHour is what a cluster costing daily nano-euros a day has accrued after d, as the bot
 // writes it (two decimals, without the currency).
 func perHour(daily int64, d time.Duration) string {
@@ -115,11 +77,11 @@ func (c *checker) noteLife(hd statestore.Header, tableDaily int64) {
 }
 
 // checkAccrual checks the accrued figures of one bot comment against every incarnation of its
-// cluster the checker saw, at the bots' clock when the comment was written (allowing for a
-// clock jump in the second before). A comment on a cluster never seen in a state is skipped.
+// cluster the checker saw, at the clock of a process running when the comment was written. A
+// comment on a cluster never seen in a state is skipped.
 func (c *checker) checkAccrual(cm ghsim.Comment) (string, bool) {
 	figs := accruedFigures(cm.Body)
-	if len(figs) == 0 || c.clock == nil {
+	if len(figs) == 0 || c.offsetsAt == nil {
 		return "", true
 	}
 	owner, name, _ := strings.Cut(cm.Repo, "/")
@@ -128,7 +90,7 @@ func (c *checker) checkAccrual(cm ghsim.Comment) (string, bool) {
 	if len(lives) == 0 {
 		return "", true
 	}
-	offs := c.clock.offsets(cm.Updated.Add(-time.Second), cm.Updated)
+	offs := c.offsetsAt(cm.Updated)
 	for _, fig := range figs {
 		var want []string
 		found := false

@@ -31,9 +31,8 @@ func TestAccruedFigures(t *testing.T) {
 	}
 }
 
-// The per-hour rule: every started hour is billed; the clock's offsets are those in effect at
-// some instant of the window.
-func TestPerHourAndClock(t *testing.T) {
+// The per-hour rule: every started hour is billed.
+func TestPerHour(t *testing.T) {
 	const daily = 4_300_000_000 // 4.30 € a day: 0.179… € an hour
 	for _, tc := range []struct {
 		d    time.Duration
@@ -41,23 +40,6 @@ func TestPerHourAndClock(t *testing.T) {
 	}{{time.Minute, "0.18"}, {time.Hour, "0.18"}, {time.Hour + time.Second, "0.36"}, {90 * time.Minute, "0.36"}, {24 * time.Hour, "4.30"}} {
 		if got := perHour(daily, tc.d); got != tc.want {
 			t.Errorf("perHour(4.30 €/day, %s) = %s, want %s", tc.d, got, tc.want)
-		}
-	}
-	t0 := time.Unix(1_800_000_000, 0)
-	c := &clock{}
-	c.set(t0, 0)
-	c.set(t0.Add(10*time.Second), time.Hour)
-	c.set(t0.Add(20*time.Second), 3*time.Hour)
-	for _, tc := range []struct {
-		from, to time.Duration
-		want     []time.Duration
-	}{
-		{1 * time.Second, 2 * time.Second, []time.Duration{0}},
-		{9 * time.Second, 11 * time.Second, []time.Duration{0, time.Hour}},
-		{25 * time.Second, 30 * time.Second, []time.Duration{3 * time.Hour}},
-	} {
-		if got := c.offsets(t0.Add(tc.from), t0.Add(tc.to)); !slices.Equal(got, tc.want) {
-			t.Errorf("offsets(+%s, +%s) = %v, want %v", tc.from, tc.to, got, tc.want)
 		}
 	}
 }

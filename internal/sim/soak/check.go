@@ -33,7 +33,9 @@ type checker struct {
 	scanned map[int64]string // comment id → body last scanned
 	checked map[*proc]bool
 	lives   map[string][]life // cluster → its incarnations seen in state headers
-	clock   *clock            // the bots' clock, for the accrual check (nil: not checked)
+	// offsetsAt gives the clock offsets of the processes running at an instant, for the
+	// accrual check (nil: not checked).
+	offsetsAt func(time.Time) []time.Duration
 }
 
 func newChecker(ctx context.Context, w *world.World) (*checker, error) {
