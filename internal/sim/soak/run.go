@@ -397,7 +397,7 @@ func (h *history) env(wire *Wire, gl *ghLog, name, repo string, payload []byte, 
 		"GITHUB_SERVER_URL": "https://github.com", "GITHUB_ACTIONS": "true",
 		"GITHUB_OUTPUT": filepath.Join(dir, "output"), "GITHUB_STEP_SUMMARY": filepath.Join(dir, "summary"),
 		"POC_STICKY_INTERVAL": "200ms", "POC_LOCK_LEASE": lockLease.String(), "POC_LOCK_WAIT": "5s",
-		"POC_POLL_INTERVAL": "20ms", "POC_REAP_GRACE": "1h",
+		"POC_POLL_INTERVAL": "50ms", "POC_REAP_GRACE": "1h",
 		// The opportunistic reaper pass of comment runs would post expiry warnings into the
 		// answers being counted; the schedule events reap instead.
 		"POC_REAP_ON_EVENTS": "false",
