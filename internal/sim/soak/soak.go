@@ -28,6 +28,9 @@ type Config struct {
 	// setting NoShrink).
 	ShrinkRuns int
 	NoShrink   bool
+	// ShrinkFor bounds the time spent shrinking one failing history (default 5 min): a long
+	// soak that finds several failures still ends soon after its Duration.
+	ShrinkFor time.Duration
 	// Parallel histories run at once, each in its own world (default 1).
 	Parallel int
 	// Out receives the report: a line per history, each failure with its replay, and last the
@@ -172,7 +175,12 @@ func (c Config) one(ctx context.Context, seed uint64) (*Failure, int, error) {
 	}
 	f := Failure{Seed: seed, Keep: keep, Violations: res.Violations}
 	if !c.NoShrink && keep == nil {
-		f = shrink(ctx, c, seed, res.Violations, c.Out)
+		if c.ShrinkFor <= 0 {
+			c.ShrinkFor = 5 * time.Minute
+		}
+		sctx, cancel := context.WithTimeout(ctx, c.ShrinkFor)
+		f = shrink(sctx, c, seed, res.Violations, c.Out)
+		cancel()
 	}
 	return &f, res.Events, nil
 }
