@@ -46,7 +46,7 @@ func (p *afterEffectProxy) fired() int {
 
 func (p *afterEffectProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	p.mu.Lock()
-	hit := p.method != "" && r.Method == p.method && strings.HasSuffix(r.URL.Path, "/"+p.key)
+	hit := p.method != "" && r.Method == p.method && strings.Contains(r.URL.Path, "/"+p.key)
 	if hit {
 		p.method, p.hits = "", p.hits+1
 	}
@@ -97,6 +97,15 @@ func TestLockWriteTookEffectThenFailed(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.Close() })
+
+	// CheckBackend's probe create (every reaper run starts with it) is the same kind of write.
+	p.arm(http.MethodPut, prefixProbe)
+	if err := s.CheckBackend(ctx); err != nil {
+		t.Fatalf("CheckBackend after its probe create took effect and answered 500: %v", err)
+	}
+	if p.fired() != 1 {
+		t.Fatalf("the proxy answered %d probe writes with a 500 after their effect, want 1", p.fired())
+	}
 
 	for _, tc := range []struct {
 		name string
