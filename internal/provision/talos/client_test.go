@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
+	"github.com/pocbot/pocbot/internal/settings"
 	"io"
 	"log/slog"
 	"os"
@@ -71,7 +72,7 @@ func newTestCluster(t *testing.T, talosVersion string) *testCluster {
 		tc.in.Secrets = testSecrets114(t)
 	} else {
 		// Its own bundle too: TestRefusals bootstraps its cluster, which TestRoundTrip must not see.
-		b, err := NewSecrets(DefaultTalosVersion)
+		b, err := NewSecrets(DefaultTalosVersion, settings.ServiceAccountKeyECDSA)
 		if err != nil {
 			t.Fatalf("NewSecrets: %v", err)
 		}
@@ -194,7 +195,7 @@ func TestRefusals(t *testing.T) {
 	}
 
 	// A client with another cluster's talosconfig is refused too.
-	otherSecrets, err := NewSecrets(DefaultTalosVersion)
+	otherSecrets, err := NewSecrets(DefaultTalosVersion, settings.ServiceAccountKeyECDSA)
 	if err != nil {
 		t.Fatalf("NewSecrets: %v", err)
 	}
