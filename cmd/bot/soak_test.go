@@ -53,6 +53,76 @@ func TestSoak(t *testing.T) {
 		{"ghinstallation's \"token: could not refresh\" error was taken for a leaked token", 6842692122990793282, []soak.Event{
 			{Kind: soak.KindSchedule, Repo: "acme/a", KillAfter: 1},
 		}},
+		// Two ups on one issue at once: the older run waited for the newer one's lock and gave up
+		// (the slow wires make the holder outlast the wait), and its only answer was its status
+		// comment, which the newer run owned: the command got no answer at all. Found by the seed
+		// as a 38-event history; written here as the three events that make it every time (the
+		// third, another up, is the load the original had).
+		{"a locked up under a newer run's status comment got no answer", 2924640723491165721, []soak.Event{
+			{Kind: soak.KindComment, Repo: "acme/b", Number: 1, User: "wes", Body: "/poc up", Async: true},
+			{Kind: soak.KindComment, Repo: "acme/b", Number: 2, User: "ada", Body: "/poc up", Async: true,
+				Faults: soak.Faults{Slow: 1, SlowMax: 150 * time.Millisecond}},
+			{Kind: soak.KindComment, Repo: "acme/b", Number: 2, User: "wes", Body: "/poc up", Async: true,
+				Faults: soak.Faults{Slow: 1, SlowMax: 100 * time.Millisecond}},
+		}},
+		// The reaper of event 46 swept acme-b-1's resources as orphans (its listing predated the
+		// up of events 48-49); its lock PUT took effect and answered 500, the retry failed on the
+		// lock just written, the sweep called the cluster busy by itself and left the lock for a
+		// 2-minute lease of its own, inside which the settle's reapers found acme-b-1 busy and tore
+		// nothing down. The whole history: the shrinker could not shorten it, since the orphan
+		// race it needs comes in about one run in eight.
+		{"a reaper's lock write that took effect and answered 500 held the cluster against every later run", 2080318192311439616, []soak.Event{
+			{Kind: soak.KindComment, Repo: "acme/a", Number: 2, User: "wes", Body: "/poc up", Async: true},
+			{Kind: soak.KindComment, Repo: "acme/a", Number: 1, User: "nob", Body: "/poc up --extensions siderolabs/iscsi-tools"},
+			{Kind: soak.KindSchedule, Faults: soak.Faults{Rate5xx: 0.05, Rate429: 0.05, AfterEffect: 0.05, Slow: 0.1, SlowMax: 300 * time.Millisecond}},
+			{Kind: soak.KindPR, Repo: "acme/a", Number: 10, User: "tia", Action: "unlabeled", Faults: soak.Faults{Rate5xx: 0.05, Rate429: 0.05, AfterEffect: 0.05, Slow: 0, SlowMax: 300 * time.Millisecond}},
+			{Kind: soak.KindClock, Jump: 120 * time.Minute},
+			{Kind: soak.KindSchedule},
+			{Kind: soak.KindComment, Repo: "acme/a", Number: 3, User: "ada", Body: "/poc status", Async: true, KillAfter: 49},
+			{Kind: soak.KindComment, Repo: "acme/b", Number: 2, User: "wes", Body: "/poc down", KillAfter: 43},
+			{Kind: soak.KindPR, Repo: "acme/b", Number: 10, User: "tia", Action: "unlabeled", KillAfter: 15},
+			{Kind: soak.KindWait, Jump: 120 * time.Millisecond},
+			{Kind: soak.KindComment, Repo: "acme/b", Number: 1, User: "tia", Body: "LGTM", Async: true},
+			{Kind: soak.KindComment, Repo: "acme/b", Number: 1, User: "rea", Body: "/poc down", Faults: soak.Faults{Rate5xx: 0.1, Rate429: 0, AfterEffect: 0, Slow: 0, SlowMax: 300 * time.Millisecond}},
+			{Kind: soak.KindComment, Repo: "acme/a", Number: 1, User: "wes", Body: "/poc up", Async: true},
+			{Kind: soak.KindComment, Repo: "acme/a", Number: 2, User: "ada", Body: "/poc up", Async: true},
+			{Kind: soak.KindComment, Repo: "acme/a", Number: 3, User: "ada", Body: "/poc up", Async: true},
+			{Kind: soak.KindSchedule},
+			{Kind: soak.KindClock, Jump: 210 * time.Minute},
+			{Kind: soak.KindWait, Jump: 174 * time.Millisecond},
+			{Kind: soak.KindPR, Repo: "acme/a", Number: 12, User: "ada", Action: "labeled"},
+			{Kind: soak.KindComment, Repo: "acme/a", Number: 10, User: "ada", Body: "/poc extend 2h", Edit: true, KillAfter: 45},
+			{Kind: soak.KindComment, Repo: "acme/b", Number: 10, User: "tia", Body: "/poc down", Async: true},
+			{Kind: soak.KindComment, Repo: "acme/a", Number: 3, User: "wes", Body: "/poc dance", Async: true, KillAfter: 32},
+			{Kind: soak.KindComment, Repo: "acme/b", Number: 10, User: "wes", Body: "/poc up --ttl 8h --cp-count 2", Async: true},
+			{Kind: soak.KindSchedule, Faults: soak.Faults{Rate5xx: 0.1, Rate429: 0.05, AfterEffect: 0, Slow: 0, SlowMax: 300 * time.Millisecond}},
+			{Kind: soak.KindComment, Repo: "acme/b", Number: 10, User: "rea", Body: "looks good <!--\n/poc down\n-->"},
+			{Kind: soak.KindComment, Repo: "acme/a", Number: 10, User: "ada", Body: "/poc up --extensions siderolabs/iscsi-tools"},
+			{Kind: soak.KindComment, Repo: "acme/b", Number: 10, User: soak.BotUser, Body: "/poc down"},
+			{Kind: soak.KindComment, Repo: "acme/b", Number: 1, User: "tia", Body: "> /poc down"},
+			{Kind: soak.KindComment, Repo: "acme/a", Number: 10, User: "wes", Body: "/poc cost"},
+			{Kind: soak.KindComment, Repo: "acme/b", Number: 2, User: "nob", Body: "/poc dance", KillAfter: 57},
+			{Kind: soak.KindWait, Jump: 238 * time.Millisecond},
+			{Kind: soak.KindComment, Repo: "acme/a", Number: 3, User: "wes", Body: "/poc up --cp-count 1 --talos v9.0.0", Async: true},
+			{Kind: soak.KindComment, Repo: "acme/a", Number: 1, User: "ada", Body: "/poc down", Async: true, Faults: soak.Faults{Rate5xx: 0.1, Rate429: 0.05, AfterEffect: 0.05, Slow: 0.1, SlowMax: 300 * time.Millisecond}},
+			{Kind: soak.KindComment, Repo: "acme/a", Number: 10, User: "wes", Body: "/poc up --talos v1.14.1"},
+			{Kind: soak.KindComment, Repo: "acme/b", Number: 1, User: "wes", Body: "/poc up", Async: true},
+			{Kind: soak.KindComment, Repo: "acme/a", Number: 12, User: "ada", Body: "/poc up --dns-zone poc.example.com --talos v9.0.0", Async: true, Faults: soak.Faults{Rate5xx: 0, Rate429: 0, AfterEffect: 0.05, Slow: 0.1, SlowMax: 300 * time.Millisecond}},
+			{Kind: soak.KindComment, Repo: "acme/b", Number: 1, User: "ada", Body: "/poc cost", KillAfter: 12},
+			{Kind: soak.KindComment, Repo: "acme/b", Number: 1, User: "rea", Body: "/poc down", Async: true},
+			{Kind: soak.KindPR, Repo: "acme/a", Number: 12, User: "tia", Action: "labeled", Async: true},
+			{Kind: soak.KindComment, Repo: "acme/b", Number: 2, User: "tia", Body: "/poc extend", KillAfter: 49},
+			{Kind: soak.KindClock, Jump: 180 * time.Minute},
+			{Kind: soak.KindWait, Jump: 206 * time.Millisecond},
+			{Kind: soak.KindComment, Repo: "acme/b", Number: 1, User: "wes", Body: "/poc kubeconfig", Async: true},
+			{Kind: soak.KindWait, Jump: 149 * time.Millisecond},
+			{Kind: soak.KindComment, Repo: "acme/b", Number: 2, User: "wes", Body: "/poc up", Async: true},
+			{Kind: soak.KindComment, Repo: "acme/b", Number: 10, User: "nob", Body: "/poc down", Faults: soak.Faults{Rate5xx: 0.1, Rate429: 0.05, AfterEffect: 0.05, Slow: 0, SlowMax: 300 * time.Millisecond}},
+			{Kind: soak.KindSchedule, Async: true, Faults: soak.Faults{Rate5xx: 0.05, Rate429: 0.05, AfterEffect: 0.05, Slow: 0.1, SlowMax: 300 * time.Millisecond}},
+			{Kind: soak.KindComment, Repo: "acme/b", Number: 2, User: "wes", Body: "/poc up --dns-zone poc.example.com", Async: true},
+			{Kind: soak.KindComment, Repo: "acme/b", Number: 1, User: "wes", Body: "/poc down"},
+			{Kind: soak.KindComment, Repo: "acme/b", Number: 1, User: "ada", Body: "/poc up --ttl 2h"},
+		}},
 		// Found by the accrual invariant on its first history: the reaper priced the expiry warning
 		// and the teardown notice pro rata to the second (7.5 h: 1.34 €), the replies by the
 		// started hour (8 h: 1.43 €).

@@ -249,10 +249,17 @@ func (t *tracked) render(s []commands.Step) string {
 }
 
 // locked ends an operation that never started because another run holds the cluster's lock.
+// The status comment says so; when it is not this run's to write (a newer run of the cluster
+// owns it, or the edit failed), a reply does: the command must get its answer somewhere, and the
+// newer run's status must not be overwritten by this one's.
 func (t *tracked) locked(ctx context.Context, le *statestore.LockedError) error {
-	t.view.Phase, t.view.Error = clusterops.PhaseFailed, lockReply(t.r.cluster, le, t.r.lockWait())
-	t.r.finishSticky(ctx, t.sticky, commands.RenderSticky(t.view))
+	body := lockReply(t.r.cluster, le, t.r.lockWait())
+	t.view.Phase, t.view.Error = clusterops.PhaseFailed, body
+	written := t.r.finishSticky(ctx, t.sticky, commands.RenderSticky(t.view))
 	t.r.countSticky(t.sticky, t.startID)
+	if !written {
+		return t.r.refuse(ctx, "locked", body)
+	}
 	t.r.out.Refused = "locked"
 	t.r.react(ctx, github.ReactionConfused)
 	return nil
@@ -308,7 +315,8 @@ func (r *run) countSticky(st *github.Sticky, startID int64) {
 	}
 }
 
-func (r *run) finishSticky(ctx context.Context, st *github.Sticky, body string) {
+// finishSticky writes the status comment's final body; it reports whether the body is on GitHub.
+func (r *run) finishSticky(ctx context.Context, st *github.Sticky, body string) bool {
 	err := st.Update(ctx, body)
 	if err == nil {
 		err = st.Flush(ctx)
@@ -319,6 +327,7 @@ func (r *run) finishSticky(ctx context.Context, st *github.Sticky, body string) 
 	case err != nil:
 		r.h.log().Error("could not write the final status comment", "err", err)
 	}
+	return err == nil
 }
 
 // recordLabels keeps the sticky comment's id and the daily cost in the public header: the next

@@ -159,6 +159,11 @@ func (o *Ops) lease() time.Duration {
 	return 2 * time.Minute
 }
 
+// Lease is the lease of every lock these Ops take (LockLease or its default). Other packages
+// that lock a cluster themselves (the reaper's orphan sweep) use it too, so that one setting
+// says when a dead run's lock lapses.
+func (o *Ops) Lease() time.Duration { return o.lease() }
+
 func (o *Ops) cancelWait() time.Duration {
 	if o.CancelWait > 0 {
 		return o.CancelWait

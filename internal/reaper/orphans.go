@@ -120,11 +120,14 @@ var errHasState = errors.New("the cluster has a state document")
 // leave a window between this check and the sweep.
 func (r *run) sweep(g scaleway.TaggedCluster) (*provision.Report, error) {
 	store := r.ops.Store
-	l, err := store.Lock(r.work, g.ClusterID, statestore.LockInfo{Actor: r.cfg.Actor, RunID: r.cfg.RunID, Command: reapCommand + " orphan"}, orphanLockLease)
+	// The lease of every lock of the bot: a sweep that dies leaves a lock that lapses when the
+	// operator's lock-lease setting says.
+	lease := r.ops.Lease()
+	l, err := store.Lock(r.work, g.ClusterID, statestore.LockInfo{Actor: r.cfg.Actor, RunID: r.cfg.RunID, Command: reapCommand + " orphan"}, lease)
 	if err != nil {
 		return nil, err
 	}
-	stop := renew(l, orphanLockLease/3, r.log)
+	stop := renew(l, lease/3, r.log)
 	defer func() {
 		stop()
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(r.work), 30*time.Second)

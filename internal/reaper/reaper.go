@@ -177,11 +177,10 @@ func (r Report) Count(a Action) int {
 func (r Report) Failed() int { return r.Count(ActionFailed) + r.Count(ActionTampered) }
 
 const (
-	defaultActor    = "pocbot-reaper"
-	defaultGrace    = time.Hour
-	reapCommand     = "reap"
-	artifactSeen    = "orphan-first-seen" // when an orphan without any creation date was first seen
-	orphanLockLease = 2 * time.Minute
+	defaultActor = "pocbot-reaper"
+	defaultGrace = time.Hour
+	reapCommand  = "reap"
+	artifactSeen = "orphan-first-seen" // when an orphan without any creation date was first seen
 )
 
 // ReasonOrphan is the reason of an orphan sweep.

@@ -279,3 +279,49 @@ func live(e *env, cluster string) []string {
 	}
 	return out
 }
+
+// TestOrphanLockFollowsLease: the orphan sweep's lock has the Ops' lease (POC_LOCK_LEASE), like
+// every other lock of the bot, so that a sweep that dies leaves a lock that lapses when the
+// operator's setting says — not after a lease of its own (the soak, seed 2080318192311439616,
+// ran its settle inside that lease and found the cluster still busy).
+func TestOrphanLockFollowsLease(t *testing.T) {
+	e := newEnv(t, "file")
+	ctx := ctxFor(t, time.Minute)
+	api := instance.NewAPI(e.client)
+	project := world.ProjectID
+	const orphan = "orphan-lease"
+	if _, err := api.CreateSecurityGroup(&instance.CreateSecurityGroupRequest{Zone: scw.ZoneFrPar1, Project: &project, Name: "poc-" + orphan + "-cp",
+		Tags: []string{provision.TagBot, provision.ClusterTag(orphan), provision.ResTag(scaleway.NodeSecGroup)}}, scw.WithContext(ctx)); err != nil {
+		t.Fatal(err)
+	}
+	ops := *e.ops
+	ops.LockLease = 7 * time.Second
+	var (
+		mu     sync.Mutex
+		leases []time.Duration
+	)
+	build := ops.Build
+	ops.Build = func(g *provision.Graph, spec provision.Spec) error {
+		// The sweep builds its graph under the orphan's lock.
+		if li, err := e.store.ReadLock(ctx, orphan); err == nil && li != nil {
+			mu.Lock()
+			leases = append(leases, li.Expires.Sub(li.Since))
+			mu.Unlock()
+		}
+		return build(g, spec)
+	}
+	cfg := e.config(time.Now().Add(2 * time.Hour))
+	cfg.Ops = &ops
+	rep, err := reaper.Run(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d, _ := decisionOf(rep, orphan); d.Action != reaper.ActionSwept {
+		t.Fatalf("orphan: %s %q %v", d.Action, d.Detail, d.Err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(leases) != 1 || leases[0] != ops.LockLease {
+		t.Fatalf("the sweep's lock leases: %v, want [%s] (the Ops' LockLease)", leases, ops.LockLease)
+	}
+}

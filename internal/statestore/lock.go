@@ -36,7 +36,8 @@ const maxLease = 24 * time.Hour
 
 // Lock takes the lock of cluster for lease. info.ID is generated when empty; Since and Expires
 // are set from the store's clock. A lock whose lease has expired is taken over (the previous
-// holder is logged). A live lock yields a *LockedError naming its holder.
+// holder is logged). A live lock yields a *LockedError naming its holder. A lock object that
+// already carries info.ID is this caller's (its earlier attempt took effect) and is taken.
 func (s *Store) Lock(ctx context.Context, cluster string, info LockInfo, lease time.Duration) (*Lock, error) {
 	if err := checkCluster(cluster); err != nil {
 		return nil, err
@@ -70,6 +71,12 @@ func (s *Store) Lock(ctx context.Context, cluster string, info LockInfo, lease t
 		}
 		if err != nil {
 			return nil, fmt.Errorf("lock cluster %q: read the current lock: %w", cluster, err)
+		}
+		if holder.ID == info.ID {
+			// Our own create took effect and its answer was lost (a 500 after the fact, then the
+			// client's retry failed on the object the first attempt wrote): the lock is ours.
+			// Refusing it would leave it held, by nobody, for its whole lease.
+			return &Lock{s: s, cluster: cluster, lease: lease, info: *holder, version: hv}, nil
 		}
 		if now.Before(holder.Expires) {
 			return nil, &LockedError{Cluster: cluster, Holder: *holder, Now: now}
@@ -182,6 +189,11 @@ func (l *Lock) Renew(ctx context.Context) error {
 		return fmt.Errorf("renew lock of cluster %q: %w", l.cluster, err)
 	}
 	v, err := l.s.be.replace(ctx, lockKey(l.cluster), data, l.version)
+	if errors.Is(err, errPrecondition) {
+		if cv, ok := l.stillOurs(ctx); ok {
+			v, err = l.s.be.replace(ctx, lockKey(l.cluster), data, cv)
+		}
+	}
 	if errors.Is(err, errPrecondition) || errors.Is(err, errNotExist) {
 		return l.lost(ctx, "renew")
 	}
@@ -200,6 +212,11 @@ func (l *Lock) Release(ctx context.Context) error {
 		return nil // already released
 	}
 	err := l.s.be.remove(ctx, lockKey(l.cluster), l.version)
+	if errors.Is(err, errPrecondition) {
+		if cv, ok := l.stillOurs(ctx); ok {
+			err = l.s.be.remove(ctx, lockKey(l.cluster), cv)
+		}
+	}
 	if errors.Is(err, errPrecondition) || errors.Is(err, errNotExist) {
 		return l.lost(ctx, "release")
 	}
@@ -208,6 +225,19 @@ func (l *Lock) Release(ctx context.Context) error {
 	}
 	l.version = ""
 	return nil
+}
+
+// stillOurs returns the current version of the lock object when it still carries this lock's
+// id. A conditional write of ours that failed on the version may have lost only to ourselves: an
+// earlier renew took effect but its answer (or the read back of its version) was lost. Nobody
+// else writes our id (a takeover writes the taker's), so that object is still our lock. l.mu is
+// held.
+func (l *Lock) stillOurs(ctx context.Context) (string, bool) {
+	cur, v, err := l.s.readLock(ctx, l.cluster)
+	if err != nil || cur.ID != l.info.ID {
+		return "", false
+	}
+	return v, true
 }
 
 func (l *Lock) lost(ctx context.Context, op string) error {

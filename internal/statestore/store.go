@@ -1,6 +1,7 @@
 package statestore
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -163,7 +164,7 @@ func (s *Store) Location() string { return s.be.describe() }
 // If-None-Match create and an If-Match with a stale version must both fail.
 func (s *Store) CheckBackend(ctx context.Context) error {
 	key := prefixProbe + randomID()
-	v, err := s.be.create(ctx, key, []byte("probe "+key))
+	v, err := s.ownWrite(ctx, key, []byte("probe "+key), func(data []byte) (string, error) { return s.be.create(ctx, key, data) })
 	if err != nil {
 		return fmt.Errorf("check state backend %s: write a probe object: %w", s.be.describe(), err)
 	}
@@ -184,7 +185,7 @@ func (s *Store) CheckBackend(ctx context.Context) error {
 		}
 		return fmt.Errorf("check state backend %s: stale conditional update: %w", s.be.describe(), err)
 	}
-	if _, err := s.be.replace(ctx, key, []byte("third "+key), v); err != nil {
+	if _, err := s.ownWrite(ctx, key, []byte("third "+key), func(data []byte) (string, error) { return s.be.replace(ctx, key, data, v) }); err != nil {
 		return fmt.Errorf("check state backend %s: conditional update with the current version: %w", s.be.describe(), err)
 	}
 	// Releasing a lock and deleting a state are conditional deletes: a bucket that deletes on a
@@ -199,6 +200,22 @@ func (s *Store) CheckBackend(ctx context.Context) error {
 		return fmt.Errorf("check state backend %s: read the probe back: %w", s.be.describe(), gerr)
 	}
 	return nil
+}
+
+// ownWrite runs a conditional write of data to key whose key and bytes are this call's alone
+// (the probe's random key). A precondition failure may be the write's own effect: it took
+// effect, its answer was lost, and the client's retry failed on it. The object is read back and
+// the write counts as done when it holds exactly data.
+func (s *Store) ownWrite(ctx context.Context, key string, data []byte, write func([]byte) (string, error)) (string, error) {
+	v, err := write(data)
+	if !errors.Is(err, errPrecondition) {
+		return v, err
+	}
+	got, gv, gerr := s.be.get(ctx, key)
+	if gerr == nil && bytes.Equal(got, data) {
+		return gv, nil
+	}
+	return "", err
 }
 
 var clusterRE = regexp.MustCompile(`^[a-z0-9]([a-z0-9._-]{0,62})$`)
