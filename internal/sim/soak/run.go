@@ -420,8 +420,8 @@ func (h *history) settle(ctx context.Context) []Violation {
 	// Every lease has run out by now: no lock may be held any longer.
 	time.Sleep(lockLease + 200*time.Millisecond)
 	var out []Violation
-	now, _ := h.now()
-	out = append(out, h.checker.atRest(ctx, now())...)
+	// Locks are dated by the store's clock, real time (statestore's default), not the bots'.
+	out = append(out, h.checker.atRest(ctx, time.Now())...)
 	h.jump(30 * 24 * time.Hour)
 	for round := range 2 {
 		for _, r := range Repos() {
@@ -429,7 +429,7 @@ func (h *history) settle(ctx context.Context) []Violation {
 			h.wait(ctx, p)
 		}
 	}
-	now, _ = h.now()
+	now, _ := h.now()
 	out = append(out, h.checker.settled(ctx, now(), h.processes())...)
 	return out
 }
