@@ -56,6 +56,7 @@ import (
 	"github.com/pocbot/pocbot/internal/sim/catalog"
 	ghsim "github.com/pocbot/pocbot/internal/sim/github"
 	"github.com/pocbot/pocbot/internal/sim/imagefactory"
+	"github.com/pocbot/pocbot/internal/sim/loopback"
 	"github.com/pocbot/pocbot/internal/sim/objstore"
 	rescuesim "github.com/pocbot/pocbot/internal/sim/rescue"
 	scwsim "github.com/pocbot/pocbot/internal/sim/scaleway"
@@ -100,8 +101,9 @@ type Options struct {
 	// TalosBootFor, when set, gives the boot time of the Talos node on a server (by its name)
 	// before TimeFactor scales it; default TalosBoot for every server. Tests slow one node down.
 	TalosBootFor func(serverName string) time.Duration
-	// IPBase is the first address the emulator hands out; default: a random 127.X.0.0 so that
-	// two worlds on one machine (parallel test packages) never listen on the same address.
+	// IPBase is the first address the emulator hands out; default: the base of a 127.X.0.0/16
+	// claimed from package loopback for the world's life, so that two worlds on one machine
+	// (parallel tests, parallel test packages, a demo) never listen on the same address.
 	IPBase string
 	Log    *slog.Logger
 }
@@ -202,9 +204,15 @@ func Start(ctx context.Context, opts Options) (w *World, err error) {
 	w.SecretKey = uuidLike()
 	ipBase := opts.IPBase
 	if ipBase == "" {
-		b := make([]byte, 1)
-		_, _ = rand.Read(b)
-		ipBase = fmt.Sprintf("127.%d.0.0", 20+int(b[0])%200)
+		// A block no other world on the machine holds: the hosts listen on fixed ports of their
+		// addresses, and a shared address joins two worlds (package loopback says how).
+		blk, err := loopback.Claim()
+		if err != nil {
+			return nil, fmt.Errorf("world: %w", err)
+		}
+		// Released after every host and service closed (closers run last to first).
+		w.closers = append([]func() error{blk.Release}, w.closers...)
+		ipBase = blk.Base()
 	}
 	w.Scaleway = scwsim.New(scwsim.Options{
 		SecretKey:  w.SecretKey,
