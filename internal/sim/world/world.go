@@ -105,7 +105,8 @@ type Options struct {
 	// claimed from package loopback for the world's life, so that two worlds on one machine
 	// (parallel tests, parallel test packages, a demo) never listen on the same address.
 	IPBase string
-	Log    *slog.Logger
+	// Log receives the world's and its hosts' events; default: errors only, on stderr.
+	Log *slog.Logger
 }
 
 // Hosts is the part of the whole cluster's latency profile the hosts play (the Scaleway part is
@@ -182,7 +183,9 @@ func Start(ctx context.Context, opts Options) (w *World, err error) {
 		opts.S3 = "auto"
 	}
 	if opts.Log == nil {
-		opts.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
+		// Errors only, on stderr: a host that cannot start (its address taken) otherwise shows
+		// up only as a node that never answers, minutes later.
+		opts.Log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
 	}
 	w = &World{opts: opts, log: opts.Log, nodes: map[string]*talossim.Node{},
 		rescues: map[string]*rescuesim.Server{}, written: map[string]bool{}, gens: map[string]int{}}
