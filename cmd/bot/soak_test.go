@@ -53,6 +53,18 @@ func TestSoak(t *testing.T) {
 		{"ghinstallation's \"token: could not refresh\" error was taken for a leaked token", 6842692122990793282, []soak.Event{
 			{Kind: soak.KindSchedule, Repo: "acme/a", KillAfter: 1},
 		}},
+		// Found by the accrual invariant on its first history: the reaper priced the expiry warning
+		// and the teardown notice pro rata to the second (7.5 h: 1.34 €), the replies by the
+		// started hour (8 h: 1.43 €).
+		{"the reaper's accrued cost was pro rata, every other figure per started hour", 1, []soak.Event{
+			{Kind: soak.KindComment, Repo: "acme/a", Number: 1, User: "ada", Body: "/poc up"},
+			{Kind: soak.KindClock, Jump: 7*time.Hour + 30*time.Minute},
+			{Kind: soak.KindSchedule, Repo: "acme/a"},
+			{Kind: soak.KindComment, Repo: "acme/a", Number: 1, User: "ada", Body: "/poc cost"},
+			{Kind: soak.KindComment, Repo: "acme/a", Number: 1, User: "ada", Body: "/poc status"},
+			{Kind: soak.KindClock, Jump: time.Hour},
+			{Kind: soak.KindSchedule, Repo: "acme/a"},
+		}},
 	} {
 		res, err := soak.Run(ctx, base, r.seed, r.events)
 		if err != nil || len(res.Violations) > 0 {

@@ -363,7 +363,10 @@ func (r *run) hasLabel(name string) bool {
 
 // request is the clusterops request of this event for verb.
 func (r *run) request(verb commands.Verb) clusterops.Request {
-	return clusterops.Request{Cluster: r.cluster, Spec: r.backend.Spec, Repository: r.ev.FullName(), Number: r.ev.Number,
+	// The spec of a new cluster; an existing cluster keeps the spec in its state.
+	spec := r.backend.Spec
+	spec.ServiceAccountKey = r.cfg.ServiceAccountKey
+	return clusterops.Request{Cluster: r.cluster, Spec: spec, Repository: r.ev.FullName(), Number: r.ev.Number,
 		Kind: r.kind(), RequestedBy: r.ev.Sender, RunID: r.h.Env.RunID, Command: "/poc " + string(verb)}
 }
 

@@ -93,6 +93,12 @@ func (q Quote) Accrued(created, now time.Time) Money {
 	return q.Hourly.Mul(BilledHours(now.Sub(created))).Add(q.OneTime)
 }
 
+// AccruedAtDaily is Accrued for a cluster known only by its daily cost (the figure its state
+// header records): a 24th of it per started hour. One-time fees are not in that figure.
+func AccruedAtDaily(daily Money, created, now time.Time) Money {
+	return daily.MulRat(BilledHours(now.Sub(created)), 24)
+}
+
 // UntilExpiry is what the cluster will still cost from now until it
 // expires, zero once expired. The hour in progress is already in Accrued, so
 // only the whole hours left are counted: Accrued(created, now) +

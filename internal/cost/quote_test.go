@@ -267,6 +267,10 @@ func TestAccruedAndUntilExpiry(t *testing.T) {
 			if got := q.Accrued(created, tc.now); got != tc.accrued {
 				t.Errorf("accrued = %s, want %s", got, tc.accrued)
 			}
+			// The reaper knows only the daily cost a state records: the same rule from it.
+			if got := cost.AccruedAtDaily(q.Daily, created, tc.now); got != tc.accrued {
+				t.Errorf("accrued from the daily cost = %s, want %s", got, tc.accrued)
+			}
 			if got := q.UntilExpiry(tc.now, tc.expires); got != tc.pending {
 				t.Errorf("until expiry = %s, want %s", got, tc.pending)
 			}

@@ -650,3 +650,29 @@ func BenchmarkAuthAndReact(b *testing.B) {
 		}
 	}
 }
+
+// A request GitHub holds without answering is abandoned after the attempt timeout: a read is
+// tried again; a comment creation is not (it may still be created) and its error says so.
+func TestStalledRequests(t *testing.T) {
+	w := startWorld(t)
+	c := w.mustApp(t, func(a *Auth) {
+		a.Retry = RetryPolicy{BaseDelay: time.Millisecond, AttemptTimeout: 300 * time.Millisecond}
+	})
+	ctx := testCtx(t)
+	n := w.sim.AddIssue(testRepo, simgh.Issue{})
+
+	w.sim.Inject(simgh.Fault{Method: "GET", PathContains: "/collaborators/", Stall: 2 * time.Second})
+	t0 := time.Now()
+	if p, err := c.Permission(ctx, "walt"); err != nil || p != "write" {
+		t.Fatalf("a read stalled once: %q %v", p, err)
+	}
+	if d := time.Since(t0); d >= 2*time.Second {
+		t.Errorf("the stalled read was waited for (%s), not abandoned after 300ms", d)
+	}
+
+	w.sim.Inject(simgh.Fault{Method: "POST", PathContains: "/comments", Stall: 2 * time.Second})
+	_, err := c.CreateComment(ctx, n, "late")
+	if err == nil || !strings.Contains(err.Error(), "no answer within 300ms") {
+		t.Fatalf("a stalled comment creation: %v, want an error saying GitHub gave no answer", err)
+	}
+}

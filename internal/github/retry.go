@@ -3,11 +3,13 @@ package github
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"math/rand/v2"
 	"net/http"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 )
 
@@ -29,6 +31,9 @@ type RetryPolicy struct {
 	// Now reads the clock against which x-ratelimit-reset and HTTP-date Retry-After are taken;
 	// nil = time.Now.
 	Now func() time.Time
+	// AttemptTimeout bounds one attempt until GitHub's response headers (default 1 min); an
+	// attempt without an answer by then is retried as a network error is.
+	AttemptTimeout time.Duration
 }
 
 // secondaryMinWait is GitHub's "wait for at least one minute before retrying" after a secondary
@@ -41,6 +46,9 @@ func (p RetryPolicy) withDefaults() RetryPolicy {
 	}
 	if p.BaseDelay <= 0 {
 		p.BaseDelay = time.Second
+	}
+	if p.AttemptTimeout <= 0 {
+		p.AttemptTimeout = time.Minute
 	}
 	if p.MaxDelay <= 0 {
 		p.MaxDelay = 2 * time.Minute
@@ -100,7 +108,7 @@ func (t *retryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 				r.Body = b
 			}
 		}
-		resp, err := t.next.RoundTrip(r)
+		resp, err := t.attempt(r)
 		last := attempt >= t.policy.Attempts
 		if err != nil {
 			if last || ctx.Err() != nil || !safeOn5xx(req) {
@@ -121,6 +129,37 @@ func (t *retryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 			return nil, err
 		}
 	}
+}
+
+// attempt sends r once, abandoned when no response headers came within AttemptTimeout; the
+// body of a response that came is read under r's own context.
+func (t *retryTransport) attempt(r *http.Request) (*http.Response, error) {
+	actx, cancel := context.WithCancel(r.Context())
+	var timedOut atomic.Bool
+	timer := time.AfterFunc(t.policy.AttemptTimeout, func() { timedOut.Store(true); cancel() })
+	resp, err := t.next.RoundTrip(r.WithContext(actx))
+	timer.Stop()
+	if err != nil {
+		cancel()
+		if timedOut.Load() && r.Context().Err() == nil {
+			return nil, fmt.Errorf("%s %s: GitHub gave no answer within %s: %w", r.Method, r.URL.Path, t.policy.AttemptTimeout, err)
+		}
+		return nil, err
+	}
+	resp.Body = &cancelOnClose{ReadCloser: resp.Body, cancel: cancel}
+	return resp, nil
+}
+
+// cancelOnClose ends an attempt's context once its body is closed.
+type cancelOnClose struct {
+	io.ReadCloser
+	cancel context.CancelFunc
+}
+
+func (c *cancelOnClose) Close() error {
+	err := c.ReadCloser.Close()
+	c.cancel()
+	return err
 }
 
 type replayError struct{}

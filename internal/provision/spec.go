@@ -50,6 +50,10 @@ type Spec struct {
 	// CiliumTunnelMode opens UDP 8472 (VXLAN) between nodes; off by default (native routing).
 	CiliumTunnelMode bool `json:"cilium_tunnel_mode"`
 
+	// ServiceAccountKey is the type of the key generated, once, to sign the cluster's
+	// service-account tokens; "" (a state written before the setting) is rsa.
+	ServiceAccountKey settings.ServiceAccountKey `json:"service_account_key,omitempty"`
+
 	// SSHPublicKey is a person's public key (the seed's ssh_public_key_path, read by the caller),
 	// registered next to the key pair the bot generates for the cluster. Optional.
 	SSHPublicKey string `json:"ssh_public_key,omitempty"`
@@ -118,6 +122,11 @@ func (s Spec) Validate() error {
 		add("region %q is not a Scaleway region (like fr-par)", s.Region)
 	} else if zoneRe.MatchString(s.Zone) && !strings.HasPrefix(s.Zone, s.Region+"-") {
 		add("zone %q is not in region %q: use a zone of that region", s.Zone, s.Region)
+	}
+	if s.ServiceAccountKey != "" {
+		if err := settings.CheckServiceAccountKey(string(s.ServiceAccountKey)); err != nil {
+			add("service_account_key %v", err)
+		}
 	}
 	if s.CPCount < 1 || s.CPCount%2 == 0 || s.CPCount > 7 {
 		add("cp_count %d: use an odd number between 1 and 7 (etcd needs an odd quorum)", s.CPCount)

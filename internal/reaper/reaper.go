@@ -665,14 +665,15 @@ func (r *run) tearDown(d Decision) Decision {
 	return d
 }
 
-// accrued prices a cluster's life so far from the daily cost recorded in its header, if any.
+// accrued prices a cluster's life so far from the daily cost recorded in its header, if any, by
+// the started hour as every other accrued figure the bot writes (cost.Quote.Accrued).
 func accrued(h statestore.Header, now time.Time) string {
 	m, err := clusterops.MetaOf(h)
 	n := m.DailyCostNanos
 	if err != nil || n <= 0 || h.Created.IsZero() || now.Before(h.Created) {
 		return ""
 	}
-	return cost.EUR(0, n).MulRat(int64(now.Sub(h.Created)/time.Second), 24*3600).Format(2)
+	return cost.AccruedAtDaily(cost.EUR(0, n), h.Created, now).Format(2)
 }
 
 // Opportunistic bounds cfg for the pass at the start of every bot run (GitHub disables the

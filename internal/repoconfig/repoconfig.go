@@ -77,6 +77,9 @@ type RepoConfig struct {
 	// pool for that long so that the next `up` adopts it (park_for; default 0: deleted). A
 	// parked worker is billed.
 	ParkFor time.Duration
+	// ServiceAccountKey is the key type of new clusters' service-account signing key
+	// (service_account_key; default rsa). An existing cluster keeps the key it was created with.
+	ServiceAccountKey settings.ServiceAccountKey
 }
 
 // Default is the configuration of a repository without `.github/poc.yml`: the defaults of the
@@ -92,6 +95,8 @@ func Default() RepoConfig {
 		PullRequests:    PRMode(settings.DefaultPullRequests),
 		PRLabel:         settings.DefaultPRLabel,
 		KeepLabel:       settings.DefaultKeepLabel,
+
+		ServiceAccountKey: settings.DefaultServiceAccountKey,
 	}
 }
 
@@ -110,6 +115,7 @@ type file struct {
 	AllowUnknownPrices *bool    `yaml:"allow_unknown_prices"`
 	DNSZones           []string `yaml:"dns_zones"`
 	ParkFor            *raw     `yaml:"park_for"`
+	ServiceAccountKey  *string  `yaml:"service_account_key"`
 }
 
 // raw keeps a scalar's source text: amounts are parsed as exact decimals,
@@ -232,6 +238,9 @@ func (f file) apply(c *RepoConfig) error {
 	for _, z := range f.DNSZones {
 		c.DNSZones = append(c.DNSZones, normalizeZone(z))
 	}
+	if f.ServiceAccountKey != nil {
+		c.ServiceAccountKey = settings.ServiceAccountKey(strings.ToLower(strings.TrimSpace(*f.ServiceAccountKey)))
+	}
 	return nil
 }
 
@@ -281,6 +290,9 @@ func (c RepoConfig) Validate() error {
 	}
 	if c.WarnBefore < 0 {
 		errs = append(errs, fmt.Errorf("warn_before: %s, want 0 or more", c.WarnBefore))
+	}
+	if err := settings.CheckServiceAccountKey(string(c.ServiceAccountKey)); err != nil {
+		errs = append(errs, fmt.Errorf("service_account_key: %w", err))
 	}
 	switch c.PullRequests {
 	case PRLabel, PRAlways, PRNever:
@@ -418,6 +430,7 @@ func (c RepoConfig) YAML() []byte {
 	fmt.Fprintf(&b, "drafts: %t\n", c.Drafts)
 	fmt.Fprintf(&b, "keep_label: %s\n", strconv.Quote(c.KeepLabel))
 	fmt.Fprintf(&b, "allow_unknown_prices: %t\n", c.AllowUnknownPrices)
+	fmt.Fprintf(&b, "service_account_key: %s\n", c.ServiceAccountKey)
 	if len(c.DNSZones) == 0 {
 		b.WriteString("dns_zones: []\n")
 	} else {

@@ -1,6 +1,7 @@
 package repoconfig_test
 
 import (
+	"github.com/pocbot/pocbot/internal/settings"
 	"reflect"
 	"strings"
 	"testing"
@@ -58,6 +59,8 @@ allow_unknown_prices: true
 		{"park for", "park_for: 2h\n", func(c *repoconfig.RepoConfig) { c.ParkFor = 2 * time.Hour }, ""},
 		{"park off", "park_for: 0\n", nil, ""},
 		{"park too long", "park_for: 8d\n", nil, "park_for: 8d, want 0 (off) up to 7d"},
+		{"ecdsa service-account key", "service_account_key: ECDSA\n", func(c *repoconfig.RepoConfig) { c.ServiceAccountKey = settings.ServiceAccountKeyECDSA }, ""},
+		{"unknown service-account key", "service_account_key: ed25519\n", nil, `service_account_key: "ed25519": give rsa or ecdsa`},
 		{"too big", strings.Repeat("#", 70<<10), nil, "more than the 65536 accepted"},
 	}
 	for _, tc := range tests {

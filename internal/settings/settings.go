@@ -80,6 +80,32 @@ const (
 	DefaultImageFactoryURL       = "https://factory.talos.dev"
 )
 
+// ServiceAccountKey is the type of the key that signs a new cluster's Kubernetes service-account
+// tokens (Talos machinery v1.14.1, config/generate/secrets/bundle.go: RSA by default since Talos
+// 1.7, ECDSA with WithECDSAServiceAccountKey).
+type ServiceAccountKey string
+
+// The service-account key types.
+const (
+	// ServiceAccountKeyRSA is Talos's default: external systems that verify the cluster's tokens
+	// (AWS IAM roles for service accounts, for one) accept RSA signatures only.
+	ServiceAccountKeyRSA ServiceAccountKey = "rsa"
+	// ServiceAccountKeyECDSA is generated in about a millisecond, where an RSA-4096 key takes
+	// from a few hundred milliseconds to seconds of CPU; Talos and Kubernetes accept both.
+	ServiceAccountKeyECDSA ServiceAccountKey = "ecdsa"
+
+	DefaultServiceAccountKey = ServiceAccountKeyRSA
+)
+
+// CheckServiceAccountKey accepts rsa or ecdsa.
+func CheckServiceAccountKey(v string) error {
+	switch ServiceAccountKey(v) {
+	case ServiceAccountKeyRSA, ServiceAccountKeyECDSA:
+		return nil
+	}
+	return fmt.Errorf("%q: give rsa or ecdsa", v)
+}
+
 var (
 	// talosVersionRE is the one pattern of a Talos release tag: vX.Y.Z, optionally a pre-release
 	// (-alpha.N, -beta.N, -rc.N) as siderolabs tags them.
@@ -197,6 +223,9 @@ var Table = []Setting{
 		Help: "the Scaleway DNS zones /poc up --dns-zone may use (none: --dns-zone is refused)", Check: CheckDNSZone},
 	{Name: "park_for", RepoKey: "park_for", CLI: "park-for", CLICommand: "down|reap", Env: "POC_PARK_FOR", Kind: Duration, Default: "0s",
 		Rule: "0 (off) up to 7d", Help: "keep a torn-down cluster's Elastic Metal worker, reset, this long so that the next /poc up adopts it; billed while parked"},
+	{Name: "service_account_key", RepoKey: "service_account_key", Kind: String, Default: string(DefaultServiceAccountKey), Rule: "rsa or ecdsa",
+		Help:  "key type that signs a new cluster's service-account tokens: rsa (Talos's default; what AWS IAM roles for service accounts accept) or ecdsa (generated in a millisecond instead of up to seconds)",
+		Check: CheckServiceAccountKey},
 	{Name: "keep_label", RepoKey: "keep_label", CLI: "keep-label", CLICommand: "reap", Env: "POC_KEEP_LABEL", Kind: String, Default: DefaultKeepLabel,
 		Rule: "a GitHub label (1 to 50 printable characters)", Help: "while present on the issue/PR, the cluster does not expire"},
 

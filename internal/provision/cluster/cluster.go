@@ -242,7 +242,7 @@ func (b *builder) talosSecrets(ctx context.Context, r *provision.Run) error {
 	if _, ok := r.Secret(SecretTalos); ok {
 		return nil // generated once, reused by every later up
 	}
-	bundle, err := talos.NewSecrets(r.Spec().TalosVersion)
+	bundle, err := talos.NewSecrets(r.Spec().TalosVersion, r.Spec().ServiceAccountKey)
 	if err != nil {
 		return err
 	}

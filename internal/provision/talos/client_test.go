@@ -16,6 +16,7 @@ import (
 	"github.com/siderolabs/talos/pkg/machinery/config/machine"
 	"google.golang.org/grpc/codes"
 
+	"github.com/pocbot/pocbot/internal/settings"
 	simloopback "github.com/pocbot/pocbot/internal/sim/loopback"
 	simtalos "github.com/pocbot/pocbot/internal/sim/talos"
 )
@@ -69,7 +70,7 @@ func newTestCluster(t *testing.T, talosVersion string) *testCluster {
 		tc.in.Secrets = testSecrets114(t)
 	} else {
 		// Its own bundle too: TestRefusals bootstraps its cluster, which TestRoundTrip must not see.
-		b, err := NewSecrets(DefaultTalosVersion)
+		b, err := NewSecrets(DefaultTalosVersion, settings.ServiceAccountKeyECDSA)
 		if err != nil {
 			t.Fatalf("NewSecrets: %v", err)
 		}
@@ -192,7 +193,7 @@ func TestRefusals(t *testing.T) {
 	}
 
 	// A client with another cluster's talosconfig is refused too.
-	otherSecrets, err := NewSecrets(DefaultTalosVersion)
+	otherSecrets, err := NewSecrets(DefaultTalosVersion, settings.ServiceAccountKeyECDSA)
 	if err != nil {
 		t.Fatalf("NewSecrets: %v", err)
 	}

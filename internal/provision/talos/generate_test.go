@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/pocbot/pocbot/internal/settings"
 	"regexp"
 	"strings"
 	"sync"
@@ -29,7 +30,7 @@ var (
 func testSecrets(t *testing.T) []byte {
 	t.Helper()
 
-	secretsOnce.Do(func() { secretsYAML, secretsErr = NewSecrets(DefaultTalosVersion) })
+	secretsOnce.Do(func() { secretsYAML, secretsErr = NewSecrets(DefaultTalosVersion, settings.ServiceAccountKeyECDSA) })
 
 	if secretsErr != nil {
 		t.Fatalf("NewSecrets: %v", secretsErr)
@@ -48,7 +49,7 @@ var (
 func testSecrets114(t *testing.T) []byte {
 	t.Helper()
 
-	secrets114Once.Do(func() { secrets114YAML, secrets114Err = NewSecrets("v1.14.1") })
+	secrets114Once.Do(func() { secrets114YAML, secrets114Err = NewSecrets("v1.14.1", settings.ServiceAccountKeyECDSA) })
 
 	if secrets114Err != nil {
 		t.Fatalf("NewSecrets(v1.14.1): %v", secrets114Err)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/netip"
 
+	"github.com/pocbot/pocbot/internal/settings"
 	machineapi "github.com/siderolabs/talos/pkg/machinery/api/machine"
 	"github.com/siderolabs/talos/pkg/machinery/client"
 	clientconfig "github.com/siderolabs/talos/pkg/machinery/client/config"
@@ -35,7 +36,9 @@ type Park struct {
 // certificate, where a worker would wait for a trustd that does not exist), with the ingress
 // firewall blocking everything but the Talos API from the admin CIDRs.
 func ParkConfig(ctx context.Context, in ParkInput) (*Park, error) {
-	secrets, err := NewSecrets(in.TalosVersion)
+	// The parked node is never bootstrapped: no token is ever signed with its service-account
+	// key, so the cheap key type does.
+	secrets, err := NewSecrets(in.TalosVersion, settings.ServiceAccountKeyECDSA)
 	if err != nil {
 		return nil, fmt.Errorf("park %s: %w", in.IP, err)
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 
+	"github.com/pocbot/pocbot/internal/settings"
 	"github.com/siderolabs/talos/pkg/machinery/config"
 	"github.com/siderolabs/talos/pkg/machinery/config/generate/secrets"
 	"go.yaml.in/yaml/v4"
@@ -12,13 +13,23 @@ import (
 // NewSecrets generates a fresh secrets bundle (CAs, etcd and service-account keys, tokens) for
 // talosVersion's contract and returns it as YAML. The caller keeps it in the encrypted state and
 // hands it back to every later Generate, so that reruns produce configs for the same cluster.
-func NewSecrets(talosVersion string) ([]byte, error) {
+// saKey chooses the service-account key's type ("" is the contract's, RSA since Talos 1.7).
+func NewSecrets(talosVersion string, saKey settings.ServiceAccountKey) ([]byte, error) {
 	contract, err := Contract(talosVersion)
 	if err != nil {
 		return nil, err
 	}
 
-	bundle, err := secrets.NewBundle(secrets.NewClock(), contract)
+	var opts []secrets.Option
+	switch saKey {
+	case "", settings.ServiceAccountKeyRSA:
+	case settings.ServiceAccountKeyECDSA:
+		opts = append(opts, secrets.WithECDSAServiceAccountKey())
+	default:
+		return nil, fmt.Errorf("generate Talos secrets bundle: service-account key type %q: %w", saKey, settings.CheckServiceAccountKey(string(saKey)))
+	}
+
+	bundle, err := secrets.NewBundle(secrets.NewClock(), contract, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("generate Talos secrets bundle for %s: %w", contract, err)
 	}

@@ -3,6 +3,7 @@ package talos
 import (
 	"cmp"
 	"context"
+	"github.com/pocbot/pocbot/internal/settings"
 	"strings"
 	"testing"
 	"time"
@@ -15,7 +16,7 @@ import (
 func freshCluster(t *testing.T, talosVersion, workerDisk string) (Input, *Configs) {
 	t.Helper()
 
-	secrets, err := NewSecrets(cmp.Or(talosVersion, DefaultTalosVersion))
+	secrets, err := NewSecrets(cmp.Or(talosVersion, DefaultTalosVersion), settings.ServiceAccountKeyECDSA)
 	if err != nil {
 		t.Fatal(err)
 	}

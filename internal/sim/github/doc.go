@@ -6,7 +6,8 @@
 // comments and reactions. It speaks the real protocol so that the real client libraries
 // (go-github v66, ghinstallation) run against it unchanged. Everything is recorded (requests,
 // comments, reactions) so tests can assert on what a user would see; faults (5xx, secondary
-// rate limits) can be injected to exercise client retries.
+// rate limits, stalls that still take effect after the client gave up) can be injected to
+// exercise client retries.
 //
 // # Contract
 //

@@ -49,6 +49,9 @@ func (c *call) fail(status int, msg string) {
 
 // ServeHTTP serves the emulated REST API.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if d := s.stall(r); d > 0 {
+		time.Sleep(d) // bounded by the fault; the request is served even if the client left
+	}
 	s.mu.Lock()
 	var after []func() // hooks (OnRequest): run unlocked, before the response is sent
 	defer func() {
@@ -83,8 +86,28 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.route(c)
 }
 
+// stall takes the first Stall fault that matches r, if any, and returns its duration.
+func (s *Server) stall(r *http.Request) time.Duration {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i, f := range s.faults {
+		if f.Stall <= 0 || (f.Method != "" && f.Method != r.Method) || !strings.Contains(r.URL.Path, f.PathContains) {
+			continue
+		}
+		s.faults[i].Times--
+		if s.faults[i].Times <= 0 {
+			s.faults = append(s.faults[:i], s.faults[i+1:]...)
+		}
+		return f.Stall
+	}
+	return 0
+}
+
 func (s *Server) applyFault(c *call) bool {
 	for i, f := range s.faults {
+		if f.Stall > 0 {
+			continue // taken by stall, before the lock
+		}
 		if (f.Method != "" && f.Method != c.r.Method) || !strings.Contains(c.path, f.PathContains) {
 			continue
 		}

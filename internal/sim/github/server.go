@@ -165,6 +165,9 @@ type Fault struct {
 	RetryAfter         time.Duration
 	SecondaryRateLimit bool
 	Times              int
+	// Stall holds the request this long, then serves it normally — whether or not the client is
+	// still waiting: a request that times out on the client's side may still take effect.
+	Stall time.Duration
 }
 
 // TokenInfo describes a minted or registered token (for assertions on narrowing).

@@ -32,6 +32,10 @@ type checker struct {
 	daily   map[string]int64 // cluster@serial → daily nano-euros
 	scanned map[int64]string // comment id → body last scanned
 	checked map[*proc]bool
+	lives   map[string][]life // cluster → its incarnations seen in state headers
+	// offsetsAt gives the clock offsets of the processes running at an instant, for the
+	// accrual check (nil: not checked).
+	offsetsAt func(time.Time) []time.Duration
 }
 
 func newChecker(ctx context.Context, w *world.World) (*checker, error) {
@@ -39,7 +43,7 @@ func newChecker(ctx context.Context, w *world.World) (*checker, error) {
 		return nil, errors.New("soak: the world has no S3 server (versitygw must be installed)")
 	}
 	c := &checker{w: w, quoter: cost.NewQuoter(cost.TableSource{}), daily: map[string]int64{},
-		scanned: map[int64]string{}, checked: map[*proc]bool{}}
+		scanned: map[int64]string{}, checked: map[*proc]bool{}, lives: map[string][]life{}}
 	return c, c.reopen(ctx)
 }
 
@@ -98,6 +102,7 @@ func (c *checker) afterStep(ctx context.Context, step int, procs []*proc) []Viol
 			continue
 		}
 		daily[hd.Repository] += d
+		c.noteLife(hd, d)
 	}
 	for _, r := range Repos() {
 		if count[r.Name] > r.MaxClusters {
@@ -140,6 +145,11 @@ func (c *checker) afterStep(ctx context.Context, step int, procs []*proc) []Viol
 		c.scanned[cm.ID] = cm.Body
 		if commands.ContainsSecret(cm.Body) {
 			add("no secret in a comment", "comment %d on %s#%d", cm.ID, cm.Repo, cm.Number)
+		}
+		if cm.AuthorType == "Bot" {
+			if detail, ok := c.checkAccrual(cm); !ok {
+				add("accrued cost follows the per-hour rule", "%s", detail)
+			}
 		}
 	}
 	for _, p := range procs {

@@ -11,7 +11,9 @@
 // through its own Wire (a loopback reverse proxy): the wire injects the history's faults, and
 // killing a process cuts its wire at a chosen request — from the outside that is what SIGKILL
 // does (nothing more leaves the process; a request in flight may have taken effect or not), while
-// staying in one Go process, fast and reproducible in its decisions.
+// staying in one Go process, fast and reproducible in its decisions. The Talos nodes are reached
+// directly, not through a wire: while a process with faults runs, the world's nodes answer the
+// same rate of calls Unavailable, or late (talossim.Faults).
 //
 // The invariants (Check) are:
 //   - nothing billed is orphaned: after the settle, every Scaleway resource the bot tagged belongs
@@ -23,7 +25,10 @@
 //     comments (the sticky status comment and one notification);
 //   - no secret in any comment, log line, job summary or step output;
 //   - every state document reads and decrypts;
-//   - after the settle no lock is held beyond its lease.
+//   - after the settle no lock is held beyond its lease;
+//   - every accrued cost a bot comment states is the cluster's daily cost ÷ 24 per started hour
+//     since the creation its state records, at the clock of a process running when the comment
+//     was written (accrual.go).
 //
 // What a history may not decide: Go's scheduler and the loopback network set the exact
 // interleaving, so a seed replays the same decisions (events, users, flags, faults, kill points,

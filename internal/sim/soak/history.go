@@ -26,14 +26,15 @@ const (
 
 // Faults is what a process's wire does to its requests, each a probability per request.
 type Faults struct {
-	// Rate5xx answers 503 before the request reaches the service (safe to retry).
+	// Rate5xx answers 503 before the request reaches the service (safe to retry); on the Talos
+	// nodes, the same rate of calls is answered Unavailable (talossim.Faults).
 	Rate5xx float64
 	// Rate429 answers 429 with Retry-After: 1 before the request reaches the service.
 	Rate429 float64
 	// AfterEffect lets a mutating request take effect, then answers 500 (Scaleway and Object
 	// Storage only: GitHub's comment creation is not idempotent on any client's side).
 	AfterEffect float64
-	// Slow delays the answer by up to SlowMax.
+	// Slow delays the answer by up to SlowMax (Talos calls too).
 	Slow    float64
 	SlowMax time.Duration
 }
@@ -109,14 +110,16 @@ var Users = map[string]string{"ada": "admin", "wes": "write", "tia": "triage", "
 // Repos is the world every history runs in: one repository capped by count, one by daily cost.
 // acme/b's 10 € a day fits two seed clusters (4.30 €) or three with one control plane (2.98 €),
 // and refuses any mix above that by at least 0.26 € — far more than the difference between
-// price sources.
+// price sources. Both sign service-account tokens with ECDSA keys: an RSA-4096 key was a third
+// of a history's CPU, and the key type changes nothing between processes (the default RSA path
+// runs in every other end-to-end test and the demo).
 func Repos() []Repo {
 	return []Repo{
-		{Name: "acme/a", Config: "max_clusters: 1\nwarn_before: 1h\n", MaxClusters: 1, MaxDailyNanoEUR: 15e9,
+		{Name: "acme/a", Config: "max_clusters: 1\nwarn_before: 1h\nservice_account_key: ecdsa\n", MaxClusters: 1, MaxDailyNanoEUR: 15e9,
 			Issues: []int{1, 2, 3}, PRs: []PR{{Number: 10}, {Number: 11, Draft: true}, {Number: 12, Fork: true}}},
 		// acme/b parks its workers: its downs and the reaper's teardowns keep them in the pool,
 		// its ups (and acme/a's: one state bucket, one pool) adopt them.
-		{Name: "acme/b", Config: "max_clusters: 5\nmax_daily_eur: 10\npark_for: 2h\n", MaxClusters: 5, MaxDailyNanoEUR: 10e9,
+		{Name: "acme/b", Config: "max_clusters: 5\nmax_daily_eur: 10\npark_for: 2h\nservice_account_key: ecdsa\n", MaxClusters: 5, MaxDailyNanoEUR: 10e9,
 			Issues: []int{1, 2}, PRs: []PR{{Number: 10}}},
 	}
 }
@@ -195,6 +198,11 @@ func generate(seed uint64, n int) []Event {
 			if r.IntN(4) == 0 {
 				e.Faults = Faults{Rate5xx: 0.05 * float64(r.IntN(3)), Rate429: 0.05 * float64(r.IntN(2)),
 					AfterEffect: 0.05 * float64(r.IntN(3)), Slow: 0.1 * float64(r.IntN(2)), SlowMax: 300 * time.Millisecond}
+				if r.IntN(4) == 0 {
+					// A slow tail longer than the lock lease (3 s), renewed at a third of it: a
+					// process stalled on one request while another waits for its lock.
+					e.Faults.Slow, e.Faults.SlowMax = 0.05, 4*time.Second
+				}
 			}
 		}
 		out = append(out, e)

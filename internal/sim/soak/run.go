@@ -14,10 +14,12 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/crypto/ssh"
 
+	talossim "github.com/pocbot/pocbot/internal/sim/talos"
 	"github.com/pocbot/pocbot/internal/sim/world"
 )
 
@@ -97,12 +99,16 @@ func Run(ctx context.Context, o Options, seed uint64, events []Event) (Result, e
 		defer os.RemoveAll(d)
 		dir = d
 	}
-	w, err := world.Start(ctx, world.Options{Dir: dir, TimeFactor: o.TimeFactor, S3: "versitygw", Quotas: WorldOf(seed).Quotas})
+	// Images of 1 MiB: every history builds the image chain once, and its size tests nothing
+	// between processes (the image tests stream 256 MiB).
+	talosFaults := talossim.NewFaults(seed)
+	w, err := world.Start(ctx, world.Options{Dir: dir, TimeFactor: o.TimeFactor, S3: "versitygw", Quotas: WorldOf(seed).Quotas,
+		QCOW2Size: 1 << 20, RawSize: 1 << 20, TalosFaults: talosFaults})
 	if err != nil {
 		return Result{}, fmt.Errorf("soak: start the world: %w", err)
 	}
 	defer w.Close()
-	h := &history{o: o, w: w, seed: seed, dir: dir, start: time.Now()}
+	h := &history{o: o, w: w, seed: seed, dir: dir, start: time.Now(), talosFaults: talosFaults}
 	if err := h.seedWorld(); err != nil {
 		return Result{}, err
 	}
@@ -110,6 +116,7 @@ func Run(ctx context.Context, o Options, seed uint64, events []Event) (Result, e
 	if err != nil {
 		return Result{}, err
 	}
+	h.checker.offsetsAt = h.offsetsAt
 	defer h.checker.close()
 
 	for i, e := range events {
@@ -134,13 +141,16 @@ type history struct {
 	checker    *checker
 	violations []Violation
 
-	mu      sync.Mutex
-	offset  time.Duration // the bots' clock is real time plus offset
-	running sync.WaitGroup
-	procs   []*proc
-	lastBy  map[string]int64 // last comment id per repo#number/user, for edits
-	issues  map[string]*issueState
-	runs    int
+	mu     sync.Mutex
+	offset time.Duration // the bots' clock is real time plus offset
+	// talosFaults are the world's Talos nodes' faults: a process with faults pushes its rates
+	// while it runs (the nodes are reached directly, not through the process's wire).
+	talosFaults *talossim.Faults
+	running     sync.WaitGroup
+	procs       []*proc
+	lastBy      map[string]int64 // last comment id per repo#number/user, for edits
+	issues      map[string]*issueState
+	runs        int
 }
 
 // proc is one process the harness started, with what its wire saw.
@@ -153,6 +163,10 @@ type proc struct {
 	killed  bool
 	comment int64 // the command comment it answered (comment events)
 	gh      *ghLog
+	// offset is the process's clock offset; started and ended bound it in real time.
+	offset  time.Duration
+	started time.Time
+	ended   atomic.Pointer[time.Time]
 }
 
 func (h *history) logf(f string, a ...any) {
@@ -161,11 +175,40 @@ func (h *history) logf(f string, a ...any) {
 	}
 }
 
-func (h *history) now() func() time.Time {
+// now is a process's clock: real time plus the offset at the process's start, which it keeps
+// (a process started before a jump keeps its clock, as a runner's clock does).
+func (h *history) now() (func() time.Time, time.Duration) {
 	h.mu.Lock()
 	off := h.offset
 	h.mu.Unlock()
-	return func() time.Time { return time.Now().Add(off) }
+	return func() time.Time { return time.Now().Add(off) }, off
+}
+
+// offsetsAt are the clock offsets of the processes running at t (with a second's slack either
+// side): whoever wrote something at t wrote it with one of them.
+func (h *history) offsetsAt(t time.Time) []time.Duration {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var out []time.Duration
+	for _, p := range h.procs {
+		if p.started.IsZero() || p.started.After(t.Add(time.Second)) {
+			continue
+		}
+		if end := p.ended.Load(); end != nil && end.Add(time.Second).Before(t) {
+			continue
+		}
+		if !slices.Contains(out, p.offset) {
+			out = append(out, p.offset)
+		}
+	}
+	return out
+}
+
+// jump moves the clock of the processes started from now on.
+func (h *history) jump(d time.Duration) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.offset += d
 }
 
 func (h *history) processes() []*proc {
@@ -214,9 +257,7 @@ func (h *history) seedWorld() error {
 func (h *history) step(ctx context.Context, i int, e Event) {
 	switch e.Kind {
 	case KindClock:
-		h.mu.Lock()
-		h.offset += e.Jump
-		h.mu.Unlock()
+		h.jump(e.Jump)
 		return
 	case KindWait:
 		select {
@@ -274,14 +315,25 @@ func (h *history) launch(ctx context.Context, i int, e Event, payload []byte, na
 		close(p.done)
 		return p
 	}
+	clk, off := h.now()
+	h.mu.Lock()
+	p.offset, p.started = off, time.Now()
+	h.mu.Unlock()
+	pop := func() {}
+	if f.Rate5xx > 0 || f.Slow > 0 {
+		pop = h.talosFaults.Push(talossim.FaultRates{Unavailable: f.Rate5xx, Slow: f.Slow, SlowMax: f.SlowMax})
+	}
 	h.running.Add(1)
 	go func() {
 		defer h.running.Done()
 		defer cancel()
 		defer wire.Close()
+		defer pop()
 		t0 := time.Now()
-		p.result = h.o.Bot.Handle(pctx, env, h.now())
+		p.result = h.o.Bot.Handle(pctx, env, clk)
 		p.killed = wire.Killed()
+		end := time.Now()
+		p.ended.Store(&end)
 		h.logf("    step %d's process: %d requests in %s%s", i, wire.Requests(), time.Since(t0).Round(time.Millisecond), p.result.outcome(p.killed))
 		close(p.done)
 	}()
@@ -345,7 +397,7 @@ func (h *history) env(wire *Wire, gl *ghLog, name, repo string, payload []byte, 
 		"GITHUB_SERVER_URL": "https://github.com", "GITHUB_ACTIONS": "true",
 		"GITHUB_OUTPUT": filepath.Join(dir, "output"), "GITHUB_STEP_SUMMARY": filepath.Join(dir, "summary"),
 		"POC_STICKY_INTERVAL": "200ms", "POC_LOCK_LEASE": lockLease.String(), "POC_LOCK_WAIT": "5s",
-		"POC_POLL_INTERVAL": "20ms", "POC_REAP_GRACE": "1h",
+		"POC_POLL_INTERVAL": "50ms", "POC_REAP_GRACE": "1h",
 		// The opportunistic reaper pass of comment runs would post expiry warnings into the
 		// answers being counted; the schedule events reap instead.
 		"POC_REAP_ON_EVENTS": "false",
@@ -368,17 +420,17 @@ func (h *history) settle(ctx context.Context) []Violation {
 	// Every lease has run out by now: no lock may be held any longer.
 	time.Sleep(lockLease + 200*time.Millisecond)
 	var out []Violation
-	out = append(out, h.checker.atRest(ctx, h.now()())...)
-	h.mu.Lock()
-	h.offset += 30 * 24 * time.Hour
-	h.mu.Unlock()
+	now, _ := h.now()
+	out = append(out, h.checker.atRest(ctx, now())...)
+	h.jump(30 * 24 * time.Hour)
 	for round := range 2 {
 		for _, r := range Repos() {
 			p := h.startEvent(ctx, 10_000+round, Event{Kind: KindSchedule, Repo: r.Name})
 			h.wait(ctx, p)
 		}
 	}
-	out = append(out, h.checker.settled(ctx, h.now()(), h.processes())...)
+	now, _ = h.now()
+	out = append(out, h.checker.settled(ctx, now(), h.processes())...)
 	return out
 }
 

@@ -162,6 +162,10 @@ func (c Config) one(ctx context.Context, seed uint64) (*Failure, int, error) {
 	}
 	if c.Out != nil {
 		fmt.Fprintf(c.Out, "seed %d: %d events in %s, %d violations\n", seed, res.Events, res.Duration.Round(time.Millisecond), len(res.Violations))
+		// Before the shrink, which may take long: what broke in the whole history.
+		for _, v := range res.Violations {
+			fmt.Fprintf(c.Out, "  seed %d: %s\n", seed, v)
+		}
 	}
 	if len(res.Violations) == 0 {
 		return nil, res.Events, nil

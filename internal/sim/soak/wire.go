@@ -36,17 +36,19 @@ type Wire struct {
 	dead      bool
 	onKill    func()
 
-	outCtx  context.Context // outbound requests; canceled at the kill
-	outStop context.CancelFunc
-	servers []*http.Server
-	fronts  []net.Listener
+	outCtx    context.Context // outbound requests; canceled at the kill
+	outStop   context.CancelFunc
+	transport *http.Transport
+	servers   []*http.Server
+	fronts    []net.Listener
 }
 
 // NewWire returns a wire whose fault decisions follow seed; killAfter > 0 kills the process at its
 // killAfter-th request (onKill is then called once, after the wire is cut).
 func NewWire(seed uint64, f Faults, killAfter int, onKill func()) *Wire {
 	ctx, stop := context.WithCancel(context.Background())
-	return &Wire{rng: rand.New(rand.NewPCG(seed, seed+1)), faults: f, killAfter: killAfter, onKill: onKill, outCtx: ctx, outStop: stop}
+	return &Wire{rng: rand.New(rand.NewPCG(seed, seed+1)), faults: f, killAfter: killAfter, onKill: onKill, outCtx: ctx, outStop: stop,
+		transport: &http.Transport{ResponseHeaderTimeout: 2 * time.Minute, MaxIdleConnsPerHost: 8}}
 }
 
 // Front starts the proxy of one service and returns the URL that replaces target's in the
@@ -73,7 +75,9 @@ func (w *Wire) front(svc Service, target string, gl *ghLog) (string, error) {
 		Director: func(r *http.Request) {
 			r.URL.Scheme, r.URL.Host = tu.Scheme, tu.Host // r.Host is kept: S3 signs it
 		},
-		Transport: &http.Transport{DisableKeepAlives: true, ResponseHeaderTimeout: 2 * time.Minute},
+		// Connections to the services are reused (a history makes thousands of requests); the
+		// kill cancels every request in flight through outCtx, and Close drops the idle ones.
+		Transport: w.transport,
 		ErrorHandler: func(rw http.ResponseWriter, r *http.Request, err error) {
 			if w.Killed() {
 				panic(http.ErrAbortHandler) // the process is gone: no answer at all
@@ -206,6 +210,7 @@ func (w *Wire) Close() error {
 	servers := w.servers
 	w.servers = nil
 	w.mu.Unlock()
+	w.transport.CloseIdleConnections()
 	var errs []error
 	for _, s := range servers {
 		if err := s.Close(); err != nil && !errors.Is(err, http.ErrServerClosed) {

@@ -38,6 +38,8 @@
 //	maintenance: server-only TLS, no client certificate asked   | internal/app/machined/pkg/controllers/secrets/api.go (reconcileMaintenance) and internal/app/apid/pkg/provider/provider.go (ServerConfig) @v1.14.0-rc.1
 //	configured: mutual TLS, client cert from the OS CA required | internal/app/apid/pkg/provider/provider.go (tls.Mutual) @v1.14.0-rc.1; internal/app/machined/pkg/controllers/runtime/api_service_config.go (SkipVerifyingClientCert false once configured)
 //	roles from the client certificate's O= (os:admin)           | pkg/grpc/middleware/authz/injector.go (Enabled mode) @v1.14.0-rc.1
+//	Faults (harnesses only): a call answered Unavailable before  | internal/app/apid/pkg/backend @v1.14.0-rc.1 (apid proxies to machined over a local socket; a backend that does not answer reaches the client as its gRPC status); grpc-go codes.Unavailable ("transient"); which calls may fail: source silent, any call, never after effect
+//	its handler runs, or late                                   |
 //	Bootstrap, Kubeconfig need os:admin                         | internal/app/machined/pkg/system/services/machined.go (rules) @v1.14.0-rc.1
 //	apply: bad YAML or validation error → InvalidArgument       | internal/app/machined/internal/server/v1alpha1/v1alpha1_server.go (ApplyConfiguration) @v1.14.0-rc.1
 //	apply validated for the platform mode (cloud/metal)         | pkg/machinery/config/validation (machinery v1.14.1, ValidateAtRuntime in v1alpha1_server.go)

@@ -48,6 +48,8 @@ const (
 
 // NodeOptions describe one node.
 type NodeOptions struct {
+	// Faults, shared by the nodes of a world, make calls fail or answer late (nil: none).
+	Faults *Faults
 	// Addr is the node's loopback IPv4 address, e.g. 127.0.0.11.
 	Addr string
 	// Mode is "cloud" (Instance booted from an image) or "metal" (Elastic Metal; install required).
@@ -209,7 +211,7 @@ func StartNode(ctx context.Context, opts NodeOptions) (*Node, error) {
 	n.grpc = grpc.NewServer(grpc.Creds(credentials.NewTLS(&tls.Config{
 		MinVersion:         tls.VersionTLS12,
 		GetConfigForClient: n.tlsForClient,
-	})), grpc.ChainUnaryInterceptor(n.countUnary), grpc.ChainStreamInterceptor(n.countStream))
+	})), grpc.ChainUnaryInterceptor(n.countUnary, n.faultUnary), grpc.ChainStreamInterceptor(n.countStream, n.faultStream))
 	machineapi.RegisterMachineServiceServer(n.grpc, &machineServer{n: n})
 	storageapi.RegisterStorageServiceServer(n.grpc, &storageServer{n: n})
 

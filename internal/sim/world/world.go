@@ -96,6 +96,8 @@ type Options struct {
 	// the rescue image write), scaled by TimeFactor like the emulator's. Zero: instant, as the
 	// tests that do not measure time want. DefaultHosts is the estimate profile.
 	Hosts Hosts
+	// TalosFaults, when set, are shared by every Talos node of the world (talossim.Faults).
+	TalosFaults *talossim.Faults
 	// QCOW2Size and RawSize size the factory's images (defaults: 16 MiB each).
 	QCOW2Size, RawSize int64
 	// TalosBootFor, when set, gives the boot time of the Talos node on a server (by its name)
@@ -397,6 +399,7 @@ func (w *World) instanceRunning(ev scwsim.InstanceEvent) {
 			BootDelay:      w.scale(boot), CRIDelay: w.scale(TalosCRI), TimeSyncDelay: w.scale(TalosTimeSync),
 			Latency: w.talosLatency(),
 			Network: w.securityGroup(ip),
+			Faults:  w.opts.TalosFaults,
 		})
 	})
 }
@@ -455,7 +458,7 @@ func (w *World) baremetalBooted(ev scwsim.BaremetalEvent) {
 			return talossim.StartNode(context.Background(), talossim.NodeOptions{
 				Addr: ev.IP, Mode: "metal", Disks: []string{"/dev/sda"}, SystemDisk: "/dev/sda", Logger: w.log, Latency: w.talosLatency(),
 				BootDelay: w.scale(TalosBoot), CRIDelay: w.scale(TalosCRI), TimeSyncDelay: w.scale(TalosTimeSync),
-				Network: w.securityGroup(ev.IP),
+				Network: w.securityGroup(ev.IP), Faults: w.opts.TalosFaults,
 			})
 		})
 	}
