@@ -99,9 +99,9 @@ func Run(ctx context.Context, o Options, seed uint64, events []Event) (Result, e
 		defer os.RemoveAll(d)
 		dir = d
 	}
+	talosFaults := talossim.NewFaults(seed)
 	// Images of 1 MiB: every history builds the image chain once, and its size tests nothing
 	// between processes (the image tests stream 256 MiB).
-	talosFaults := talossim.NewFaults(seed)
 	w, err := world.Start(ctx, world.Options{Dir: dir, TimeFactor: o.TimeFactor, S3: "versitygw", Quotas: WorldOf(seed).Quotas,
 		QCOW2Size: 1 << 20, RawSize: 1 << 20, TalosFaults: talosFaults})
 	if err != nil {
