@@ -174,10 +174,8 @@ func WriteImage(ctx context.Context, t Target, img Image, log *slog.Logger) (Res
 		written   int64 = -1
 		lastLog   time.Time
 	)
-	_, stderr, err := run(ctx, client, pl.priv.wrap(WriteScript(pl.url, pl.decompressor, disk.Name)), stdin, func(line string) {
+	out, stderr, err := run(ctx, client, pl.priv.wrap(WriteScript(pl.url, pl.decompressor, disk.Name)), stdin, func(line string) {
 		switch {
-		case hexLine.MatchString(line):
-			streamSum = line[:64]
 		case ddBytes.MatchString(line):
 			n, _ := strconv.ParseInt(ddBytes.FindStringSubmatch(line)[1], 10, 64)
 			written = n
@@ -190,6 +188,7 @@ func WriteImage(ctx context.Context, t Target, img Image, log *slog.Logger) (Res
 	if err != nil {
 		return res, fmt.Errorf("write %s to %s on rescue system %s: %w; output: %s", pl.url, res.Disk, t.Addr, err, tail(stderr))
 	}
+	streamSum = StreamSum(out)
 	if streamSum == "" || written <= 0 {
 		return res, fmt.Errorf("write %s to %s on rescue system %s: the pipeline ended without reporting its sha256 and byte count (got %q, %d); output: %s", pl.url, res.Disk, t.Addr, streamSum, written, tail(stderr))
 	}
@@ -347,14 +346,33 @@ const LsblkCommand = "lsblk -J -b -o NAME,SIZE,TYPE,MOUNTPOINT,RO,RM"
 
 // WriteScript is the write pipeline, a bash script. pipefail makes a curl or
 // decompressor failure fail the whole command (dd alone would exit 0 on a
-// truncated stream); tee >(sha256sum >&2) hashes the bytes handed to dd;
+// truncated stream); tee >(sha256sum >&3) hashes the bytes handed to dd;
 // iflag=fullblock keeps dd's 4 MiB blocks whole when reading from a pipe;
 // oflag=direct bypasses the page cache so that dd's progress is the disk's.
 // decompressor is "zstd" or "xz" (both take -dc).
+//
+// The sum goes to standard output (fd 3, a copy of it made before the
+// pipeline: a process substitution inside a pipeline inherits the pipe to
+// dd as its standard output), never to standard error with dd: GNU dd's
+// progress line is "\r<stats>" with no newline until the next report or the
+// final stats (coreutils src/dd.c, print_xfer_stats and print_stats), so a
+// sum written there when the stream ends lands in the middle of dd's line
+// and cannot be told apart. dd with of= writes nothing to standard output.
 func WriteScript(imageURL, decompressor, disk string) string {
-	return "set -o pipefail; curl -fsSL --retry 5 --retry-connrefused -- " + ShellQuote(imageURL) +
-		" | " + decompressor + " -dc | tee >(sha256sum >&2) | dd of=" + ShellQuote("/dev/"+disk) +
+	return "set -o pipefail; exec 3>&1; curl -fsSL --retry 5 --retry-connrefused -- " + ShellQuote(imageURL) +
+		" | " + decompressor + " -dc | tee >(sha256sum >&3) | dd of=" + ShellQuote("/dev/"+disk) +
 		" bs=4M iflag=fullblock oflag=direct status=progress"
+}
+
+// StreamSum is the SHA-256 that WriteScript's sha256sum printed on standard
+// output ("<64 hex>  -"), or "" when there is none.
+func StreamSum(stdout []byte) string {
+	for _, l := range strings.Split(string(stdout), "\n") {
+		if hexLine.MatchString(l) {
+			return l[:64]
+		}
+	}
+	return ""
 }
 
 // VerifyScript syncs, then hashes the first n bytes of the disk, read with

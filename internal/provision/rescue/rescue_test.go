@@ -21,6 +21,7 @@ import (
 
 	"github.com/pocbot/pocbot/internal/provision/images"
 	"github.com/pocbot/pocbot/internal/sim/imagefactory"
+	"github.com/pocbot/pocbot/internal/sim/loopback"
 	simrescue "github.com/pocbot/pocbot/internal/sim/rescue"
 )
 
@@ -299,14 +300,14 @@ func TestWriteImageSim(t *testing.T) {
 	}
 
 	t.Run("waits for SSH", func(t *testing.T) {
-		// Reserve an address, start the server only later: the client
-		// must keep trying.
-		l, err := net.Listen("tcp", "127.0.0.1:0")
+		// An address nothing listens on yet (a fresh one of this process's
+		// loopback block: no other process can take it meanwhile); the
+		// server starts only later, and the client must keep trying.
+		blk, err := loopback.Shared()
 		if err != nil {
 			t.Fatal(err)
 		}
-		addr := l.Addr().String()
-		l.Close()
+		addr := net.JoinHostPort(blk.Next(), "2222")
 		started := make(chan *simrescue.Server, 1)
 		go func() {
 			time.Sleep(400 * time.Millisecond)

@@ -4,13 +4,9 @@ import (
 	"cmp"
 	"context"
 	"crypto/tls"
-	"fmt"
-	"github.com/pocbot/pocbot/internal/settings"
 	"io"
 	"log/slog"
-	"os"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -20,18 +16,20 @@ import (
 	"github.com/siderolabs/talos/pkg/machinery/config/machine"
 	"google.golang.org/grpc/codes"
 
+	"github.com/pocbot/pocbot/internal/settings"
+	simloopback "github.com/pocbot/pocbot/internal/sim/loopback"
 	simtalos "github.com/pocbot/pocbot/internal/sim/talos"
 )
 
-var addrSeq atomic.Uint32
-
-// loopback returns a fresh 127.x.y.z address; the middle octets come from the pid so parallel
-// test binaries on the machine do not fight over 127.0.0.x:50000.
+// loopback returns a fresh address in this test binary's loopback block: parallel test binaries
+// and worlds on the machine never listen there, so nothing fights over x:50000.
 func loopback() string {
-	pid := os.Getpid()
-	n := addrSeq.Add(1)
+	b, err := simloopback.Shared()
+	if err != nil {
+		panic(err)
+	}
 
-	return fmt.Sprintf("127.%d.%d.%d", 100+pid%100, (pid/100)%250, n)
+	return b.Next()
 }
 
 func startNode(t *testing.T, opts simtalos.NodeOptions) *simtalos.Node {

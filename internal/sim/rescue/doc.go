@@ -28,10 +28,10 @@
 //	| sudo -S reads the password from stdin, byte by byte; -n fails "a password is required"; without -S and without a terminal it cannot ask; -p sets the prompt; three wrong tries fail | sudo(8) (sudo 1.9, options -S, -n, -p; passwd_tries=3 in sudoers(5)) |
 //	| /dev/sda opens only for root ("Permission denied" otherwise) | Ubuntu udev: block devices root:disk 0660 (the rescue OS is Ubuntu: docs how-to/use-rescue-mode.mdx) |
 //	| the session's command is read by /bin/sh, not bash: pipefail and >( ) are refused as dash refuses them (exit 2) | source silent on the rescue user's shell: stricter reading chosen; dash 0.5.12 messages; sshd runs "<login shell> -c <command>" (OpenSSH session.c) |
-//	| bash -c runs bash's dialect (pipefail, process substitution) | bash(1) |
+//	| bash -c runs bash's dialect (pipefail, process substitution); exec 3>&1 copies standard output to fd 3, and >&3 without it fails "3: Bad file descriptor" | bash(1) (REDIRECTION, Duplicating File Descriptors) |
 //	| command -v NAME finds only the image's tools; Options.Missing / SSHDOptions.Missing remove some (e.g. zstd) | source silent on the rescue image's package list: tests cover both |
 //	| lsblk -J -b answers without root; a RAM-backed loop device is listed and must not be chosen | util-linux lsblk(8) JSON output; docs how-to/use-rescue-mode.mdx ("runs entirely in the server's RAM") |
-//	| curl -f fails with exit 22 on an HTTP error; dd reports "N bytes … copied" on stderr; dd of= past the disk's end fails "No space left on device" | curl(1), GNU coreutils dd(1) |
+//	| curl -f fails with exit 22 on an HTTP error; dd reports "N bytes … copied" on stderr, with status=progress every second as "\r<stats>" with no newline until the next report or the final stats; dd of= past the disk's end fails "No space left on device" | curl(1), GNU coreutils dd(1) and src/dd.c (print_xfer_stats, print_stats; coreutils 9.x) |
 //	| zstd -dc / xz -dc decompress (the CLI when installed, else the factory stand-in's raw/RLE or uncompressed-LZMA2 subset) | zstd(1), xz(1) |
 //	| a new host key at every start | each rescue boot is a fresh RAM system (docs how-to/use-rescue-mode.mdx) |
 //	| an unknown command exits 127 ("sh: 1: X: not found", "bash: line 1: X: command not found") | dash and bash messages |

@@ -20,9 +20,9 @@ import (
 
 // The interpreter understands the bot's rescue commands and little else:
 // words with single/double quotes and backslashes, ";", "&&", "|", the
-// process substitution ">(cmd >&2)" (bash only), and the commands set,
-// command -v, id, true, echo, sudo, bash -c, sh -c, sync, lsblk, curl,
-// zstd, xz, tee, dd and sha256sum. Anything else fails like an unknown
+// process substitution ">(cmd >&2)" or ">(cmd >&3)" (bash only), and the
+// commands set, exec 3>&1, command -v, id, true, echo, sudo, bash -c, sh -c,
+// sync, lsblk, curl, zstd, xz, tee, dd and sha256sum. Anything else fails like an unknown
 // command (exit 127), so a change in the bot's commands shows up as a test
 // failure instead of passing silently.
 
@@ -196,6 +196,7 @@ type shell struct {
 	bash   bool
 	root   bool
 	mu     *sync.Mutex // serialises stderr writes from concurrent stages
+	fd3    io.Writer   // file descriptor 3 once "exec 3>&1" opened it; nil before
 }
 
 func newShell(srv *Server, stdin io.Reader, stderr io.Writer) *shell {
@@ -252,6 +253,16 @@ func (sh *shell) run(ctx context.Context, cmd string, stdout io.Writer) int {
 				return 2
 			}
 			pipefail, status = true, 0
+			continue
+		}
+		if len(pl.stages) == 1 && len(pl.stages[0].args) == 2 && pl.stages[0].args[0] == "exec" {
+			// exec with only a redirection changes the shell's own descriptors; the stand-in
+			// knows the one the bot uses: a copy of standard output on fd 3.
+			if pl.stages[0].args[1] != "3>&1" {
+				sh.errorf("%s: exec: the stand-in knows only exec 3>&1\n", sh.name())
+				return 2
+			}
+			sh.fd3, status = lockedWriter{mu: sh.mu, w: stdout}, 0
 			continue
 		}
 		status = sh.pipeline(ctx, pl, stdout, pipefail)
@@ -504,9 +515,16 @@ func (sh *shell) tee(ctx context.Context, st stage, in io.Reader, out io.Writer)
 	}
 	sub := st.sub
 	var subOut io.Writer = io.Discard
-	if sub[len(sub)-1] == ">&2" {
+	switch sub[len(sub)-1] {
+	case ">&2":
 		sub = sub[:len(sub)-1]
 		subOut = lockedWriter{mu: sh.mu, w: sh.stderr}
+	case ">&3":
+		if sh.fd3 == nil {
+			return fail(1, "%s: 3: Bad file descriptor", sh.name())
+		}
+		sub = sub[:len(sub)-1]
+		subOut = sh.fd3
 	}
 	pr, pw := io.Pipe()
 	done := make(chan error, 1)
@@ -618,13 +636,22 @@ func (sh *shell) dd(ctx context.Context, args []string, in io.Reader, out io.Wri
 	}
 	progress := opt["status"] == "progress"
 	start := time.Now()
+	shown := false // a progress line waits for its newline
 	report := func(n int64, final bool) {
 		el := time.Since(start).Seconds()
-		line := fmt.Sprintf("%d bytes (%d MB, %d MiB) copied, %.3f s, %.1f MB/s", n, n/1e6, n>>20, el, float64(n)/1e6/max(el, 1e-9))
-		if final {
-			sh.errorf("%d+0 records in\n%d+0 records out\n%s\n", n>>22, n>>22, line)
-		} else if progress {
-			sh.errorf("%s\r", line)
+		rate := fmt.Sprintf("%.1f MB/s", float64(n)/1e6/max(el, 1e-9))
+		switch {
+		case final:
+			// GNU dd ends a pending progress line before its final stats.
+			nl := ""
+			if shown {
+				nl = "\n"
+			}
+			sh.errorf("%s%d+0 records in\n%d+0 records out\n%d bytes (%d MB, %d MiB) copied, %g s, %s\n", nl, n>>22, n>>22, n, n/1e6, n>>20, el, rate)
+		case progress:
+			// GNU dd's progress line: "\r" then the stats, no newline (the next report overwrites it).
+			sh.errorf("\r%d bytes (%d MB, %d MiB) copied, %.0f s, %s", n, n/1e6, n>>20, el, rate)
+			shown = true
 		}
 	}
 	switch {
@@ -660,12 +687,23 @@ func (sh *shell) dd(ctx context.Context, args []string, in io.Reader, out io.Wri
 				break
 			}
 		}
-		// The stand-in's image is small; a real disk takes the profile's write time.
+		// The stand-in's image is small; a real disk takes the profile's write time, and
+		// dd reports its progress every second meanwhile.
 		if wait := time.Until(start.Add(s.opts.WriteTime)); wait > 0 {
-			select {
-			case <-ctx.Done():
-				return fail(1, "dd: interrupted")
-			case <-time.After(wait):
+			done := time.NewTimer(wait)
+			defer done.Stop()
+			tick := time.NewTicker(time.Second)
+			defer tick.Stop()
+		writing:
+			for {
+				select {
+				case <-ctx.Done():
+					return fail(1, "dd: interrupted")
+				case <-tick.C:
+					report(n, false)
+				case <-done.C:
+					break writing
+				}
 			}
 		}
 		report(n, true)

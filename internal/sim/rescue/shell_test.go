@@ -22,6 +22,9 @@ func TestParse(t *testing.T) {
 		{cmd: `set -o pipefail; a | tee >(sha256sum >&2) | dd of='/dev/sda'`, want: []pipeline{
 			{stages: []stage{{args: []string{"set", "-o", "pipefail"}}}, sep: ";"},
 			{stages: []stage{{args: []string{"a"}}, {args: []string{"tee"}, sub: []string{"sha256sum", ">&2"}}, {args: []string{"dd", "of=/dev/sda"}}}}}},
+		{cmd: `exec 3>&1; a | tee >(sha256sum >&3)`, want: []pipeline{
+			{stages: []stage{{args: []string{"exec", "3>&1"}}}, sep: ";"},
+			{stages: []stage{{args: []string{"a"}}, {args: []string{"tee"}, sub: []string{"sha256sum", ">&3"}}}}}},
 		{cmd: `sync && "x y"\ z`, want: []pipeline{{stages: []stage{{args: []string{"sync"}}}, sep: "&&"}, {stages: []stage{{args: []string{"x y z"}}}}}},
 		{cmd: `a | | b`, err: "syntax error"},
 		{cmd: `echo 'open`, err: "unterminated"},
@@ -90,6 +93,11 @@ func TestShellStatus(t *testing.T) {
 		{name: "missing zstd", opts: noZstd, cmd: "bash -c 'echo | zstd -dc'", status: 127, stderrPart: "zstd: command not found"},
 		{name: "other device", opts: root, cmd: "dd if=/dev/sdb count=1", status: 1, stderrPart: "No such file"},
 		{name: "lsblk needs no root", cmd: "lsblk -J", status: 0, stdout: `"name":"sda","size":1048576,"type":"disk"`},
+		{name: "sum on fd 3 reaches stdout, dd's stats stay on stderr", opts: root,
+			cmd:    "bash -c 'set -o pipefail; exec 3>&1; echo x | tee >(sha256sum >&3) | dd of=/dev/sda bs=4M status=progress'",
+			stdout: "73cb3858a687a8494ca3323053016282f3dad39d42cf62ca4e79dda2aac7d9ac  -\n", stderrPart: "2 bytes (0 MB, 0 MiB) copied"},
+		{name: "fd 3 not opened", opts: root, cmd: "bash -c 'echo x | tee >(sha256sum >&3)'", status: 1, stderrPart: "3: Bad file descriptor"},
+		{name: "exec with another redirection", cmd: "bash -c 'exec 4>&1'", status: 2, stderrPart: "knows only exec 3>&1"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			opts := tc.opts

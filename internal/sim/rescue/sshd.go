@@ -12,11 +12,14 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"golang.org/x/crypto/ssh"
+
+	"github.com/pocbot/pocbot/internal/sim/loopback"
 )
 
 // SSHD is a real OpenSSH server on loopback, standing for a rescue system.
@@ -145,7 +148,8 @@ export POC_RESCUE_ROOT=TOKEN
 exec "$@"
 `
 
-// StartSSHD starts /usr/sbin/sshd -D on a free loopback port for the test,
+// StartSSHD starts /usr/sbin/sshd -D on port 2222 of a fresh address of the
+// process's loopback block (package loopback) for the test,
 // with a generated host key, one authorised client key, and a session PATH
 // whose lsblk and dd shims map /dev/sda to a temp file, so the session never
 // touches a real disk. The session models Scaleway's rescue login: the
@@ -218,10 +222,16 @@ func StartSSHD(tb testing.TB, opts SSHDOptions) *SSHD {
 	// the session tools only; the login shell keeps it because it is not a
 	// login shell for exec sessions. ForceCommand makes LoginShell read
 	// the client's command, as sshd would with that login shell.
-	port := freePort(tb)
+	// A fresh address of this process's loopback block: no other process can take the port
+	// between the choice and sshd's bind, as one could with a port freed for it on 127.0.0.1.
+	blk, err := loopback.Shared()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	host, port := blk.Next(), 2222
 	user := currentUser(tb)
 	cfg := fmt.Sprintf(`Port %d
-ListenAddress 127.0.0.1
+ListenAddress %s
 HostKey %s
 PidFile %s
 AuthorizedKeysFile %s
@@ -235,7 +245,7 @@ AllowUsers %s
 SetEnv PATH=%s POC_RESCUE_DISK=%s POC_RESCUE_MOUNT=%s
 ForceCommand exec %s -c "$SSH_ORIGINAL_COMMAND"
 LogLevel ERROR
-`, port, filepath.Join(dir, "host_ed25519"), filepath.Join(dir, "sshd.pid"), authKeys, user, bindir, disk, opts.MountPoint, opts.LoginShell)
+`, port, host, filepath.Join(dir, "host_ed25519"), filepath.Join(dir, "sshd.pid"), authKeys, user, bindir, disk, opts.MountPoint, opts.LoginShell)
 	cfgPath := filepath.Join(dir, "sshd_config")
 	mustWrite(tb, cfgPath, []byte(cfg), 0o600)
 
@@ -257,7 +267,7 @@ LogLevel ERROR
 			tb.Errorf("sshd (pid %d) did not stop", cmd.Process.Pid)
 		}
 	})
-	addr := fmt.Sprintf("127.0.0.1:%d", port)
+	addr := net.JoinHostPort(host, strconv.Itoa(port))
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		c, err := net.DialTimeout("tcp", addr, time.Second)
@@ -312,16 +322,6 @@ func mustMkdir(tb testing.TB, path string) {
 	if err := os.MkdirAll(path, 0o755); err != nil {
 		tb.Fatal(err)
 	}
-}
-
-func freePort(tb testing.TB) int {
-	tb.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
 }
 
 func currentUser(tb testing.TB) string {

@@ -3,12 +3,9 @@ package talos
 import (
 	"context"
 	"crypto/tls"
-	"fmt"
 	"io"
 	"log/slog"
-	"os"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -20,14 +17,19 @@ import (
 	"github.com/siderolabs/talos/pkg/machinery/config/generate"
 	"github.com/siderolabs/talos/pkg/machinery/config/machine"
 	"google.golang.org/grpc/codes"
+
+	"github.com/pocbot/pocbot/internal/sim/loopback"
 )
 
-var seq atomic.Uint32
-
+// addr returns a fresh address in this test binary's loopback block: no other test binary or
+// world listens there (a node on an address taken elsewhere fails to start or talks to a stranger).
 func addr() string {
-	pid := os.Getpid()
+	b, err := loopback.Shared()
+	if err != nil {
+		panic(err)
+	}
 
-	return fmt.Sprintf("127.%d.%d.%d", 200+pid%50, (pid/50)%250, seq.Add(1))
+	return b.Next()
 }
 
 func start(t *testing.T, o NodeOptions) *Node {

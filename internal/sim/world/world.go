@@ -56,6 +56,7 @@ import (
 	"github.com/pocbot/pocbot/internal/sim/catalog"
 	ghsim "github.com/pocbot/pocbot/internal/sim/github"
 	"github.com/pocbot/pocbot/internal/sim/imagefactory"
+	"github.com/pocbot/pocbot/internal/sim/loopback"
 	"github.com/pocbot/pocbot/internal/sim/objstore"
 	rescuesim "github.com/pocbot/pocbot/internal/sim/rescue"
 	scwsim "github.com/pocbot/pocbot/internal/sim/scaleway"
@@ -102,10 +103,12 @@ type Options struct {
 	// TalosBootFor, when set, gives the boot time of the Talos node on a server (by its name)
 	// before TimeFactor scales it; default TalosBoot for every server. Tests slow one node down.
 	TalosBootFor func(serverName string) time.Duration
-	// IPBase is the first address the emulator hands out; default: a random 127.X.0.0 so that
-	// two worlds on one machine (parallel test packages) never listen on the same address.
+	// IPBase is the first address the emulator hands out; default: the base of a 127.X.0.0/16
+	// claimed from package loopback for the world's life, so that two worlds on one machine
+	// (parallel tests, parallel test packages, a demo) never listen on the same address.
 	IPBase string
-	Log    *slog.Logger
+	// Log receives the world's and its hosts' events; default: errors only, on stderr.
+	Log *slog.Logger
 }
 
 // Hosts is the part of the whole cluster's latency profile the hosts play (the Scaleway part is
@@ -182,7 +185,9 @@ func Start(ctx context.Context, opts Options) (w *World, err error) {
 		opts.S3 = "auto"
 	}
 	if opts.Log == nil {
-		opts.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
+		// Errors only, on stderr: a host that cannot start (its address taken) otherwise shows
+		// up only as a node that never answers, minutes later.
+		opts.Log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
 	}
 	w = &World{opts: opts, log: opts.Log, nodes: map[string]*talossim.Node{},
 		rescues: map[string]*rescuesim.Server{}, written: map[string]bool{}, gens: map[string]int{}}
@@ -204,9 +209,15 @@ func Start(ctx context.Context, opts Options) (w *World, err error) {
 	w.SecretKey = uuidLike()
 	ipBase := opts.IPBase
 	if ipBase == "" {
-		b := make([]byte, 1)
-		_, _ = rand.Read(b)
-		ipBase = fmt.Sprintf("127.%d.0.0", 20+int(b[0])%200)
+		// A block no other world on the machine holds: the hosts listen on fixed ports of their
+		// addresses, and a shared address joins two worlds (package loopback says how).
+		blk, err := loopback.Claim()
+		if err != nil {
+			return nil, fmt.Errorf("world: %w", err)
+		}
+		// Released after every host and service closed (closers run last to first).
+		w.closers = append([]func() error{blk.Release}, w.closers...)
+		ipBase = blk.Base()
 	}
 	w.Scaleway = scwsim.New(scwsim.Options{
 		SecretKey:  w.SecretKey,
