@@ -59,14 +59,15 @@ demo:
 
 # Seeded random histories against the emulated world, invariants checked after every step
 # (internal/sim/soak). DURATION= how long to draw new histories (default 2m); SEED= replays one
-# history, KEEP= only the listed events of it (the shrunk replay a failing soak prints).
+# history, KEEP= only the listed events of it (the shrunk replay a failing soak prints); PARALLEL=
+# histories at once (default 8 per core).
 DURATION ?= 2m
 SEED     ?=
 KEEP     ?=
-PARALLEL ?= 4
+PARALLEL ?=
 soak:
 	$(GO) build -o bin/bot ./cmd/bot
-	./bin/bot soak --duration $(DURATION) --parallel $(PARALLEL) $(if $(SEED),--seed $(SEED)) $(if $(KEEP),--keep $(KEEP))
+	./bin/bot soak --duration $(DURATION) $(if $(PARALLEL),--parallel $(PARALLEL)) $(if $(SEED),--seed $(SEED)) $(if $(KEEP),--keep $(KEEP))
 
 clean:
 	rm -rf bin dist

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"runtime"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -34,7 +35,9 @@ func init() {
 			e.Int(&events, "events", "POC_SOAK_EVENTS", 50, "events per history")
 			e.Float(&factor, "time-factor", "POC_SOAK_TIME_FACTOR", 0.001, "scale of the emulated latencies")
 			e.Bool(&verbose, "v", "", false, "print every event as it is played")
-			e.Int(&parallel, "parallel", "POC_SOAK_PARALLEL", 4, "histories at once, each in its own world")
+			// A history waits on its processes most of the time (about 15 % of a core): eight
+			// per core keep the cores busy.
+			e.Int(&parallel, "parallel", "POC_SOAK_PARALLEL", 8*runtime.NumCPU(), "histories at once, each in its own world")
 		},
 		run: func(ctx context.Context, a *app, fs *flag.FlagSet) error {
 			if os.Getenv("GOGC") == "" {
