@@ -3,6 +3,7 @@ package statestore
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -105,6 +106,25 @@ func TestLockWriteTookEffectThenFailed(t *testing.T) {
 	}
 	if p.fired() != 1 {
 		t.Fatalf("the proxy answered %d probe writes with a 500 after their effect, want 1", p.fired())
+	}
+
+	// A state document's create and replace: the sealed bytes are this write's alone, so a
+	// write that took effect and answered 500 is recognised as ours, not taken for another
+	// writer's (an up or down failed with "conflict" for nothing).
+	doc := &Document{Header: Header{Cluster: "c-state-" + randomID()[:6], Phase: "provisioning"}, Body: []byte(`{"n":1}`)}
+	for i, what := range []string{"create", "replace"} {
+		p.arm(http.MethodPut, stateKey(doc.Header.Cluster))
+		doc.Body = []byte(fmt.Sprintf(`{"n":%d}`, i+1))
+		if err := s.Put(ctx, doc); err != nil {
+			t.Fatalf("state %s that took effect and answered 500: %v", what, err)
+		}
+		if p.fired() != 1 {
+			t.Fatalf("state %s: the proxy answered %d writes with a 500 after their effect, want 1", what, p.fired())
+		}
+		got, err := direct.Get(ctx, doc.Header.Cluster)
+		if err != nil || string(got.Body) != string(doc.Body) || got.Header.Serial != doc.Header.Serial {
+			t.Fatalf("state %s: stored %+v %v, want serial %d body %s", what, got, err, doc.Header.Serial, doc.Body)
+		}
 	}
 
 	for _, tc := range []struct {

@@ -317,12 +317,14 @@ func (s *Store) Put(ctx context.Context, doc *Document) error {
 	if err != nil {
 		return fmt.Errorf("encrypt state of cluster %q: %w", cluster, err)
 	}
-	var version string
-	if doc.version == "" {
-		version, err = s.be.create(ctx, stateKey(cluster), data)
-	} else {
-		version, err = s.be.replace(ctx, stateKey(cluster), data, doc.version)
-	}
+	// The sealed bytes are this write's alone (a fresh nonce): a write that took effect but lost
+	// its answer, and whose retry then failed its precondition, is recognised as ours.
+	version, err := s.ownWrite(ctx, stateKey(cluster), data, func(data []byte) (string, error) {
+		if doc.version == "" {
+			return s.be.create(ctx, stateKey(cluster), data)
+		}
+		return s.be.replace(ctx, stateKey(cluster), data, doc.version)
+	})
 	if errors.Is(err, errPrecondition) || (doc.version != "" && errors.Is(err, errNotExist)) {
 		if doc.version == "" {
 			return fmt.Errorf("create state of cluster %q: %w: a document already exists (another run created it); Get it and retry", cluster, ErrConflict)
