@@ -122,22 +122,22 @@ func (r *run) up(ctx context.Context, o commands.UpOptions) error {
 		}
 	}
 	donePlan()
-	if !exists {
-		// The check above answers at once without a status comment; this one is the one that
-		// counts: it runs again under the repository's admission lock, right before the first
-		// document is written, so that concurrent ups cannot all pass it.
-		req.Admit = func(ctx context.Context) error {
-			if refusal := r.budget(ctx, quote); refusal != "" {
-				return &budgetRefusal{body: refusal}
-			}
-			return nil
+	// The check above answers at once without a status comment; this one is the one that
+	// counts: it runs again under the repository's admission lock, right before the first
+	// document is written, so that concurrent ups cannot all pass it. It is set even when the
+	// plan saw the cluster: a down may delete it while this up waits for the lock, and the up
+	// then creates it anew (Ops.Up calls Admit only for a new document).
+	req.Admit = func(ctx context.Context) error {
+		if refusal := r.budget(ctx, quote); refusal != "" {
+			return &budgetRefusal{body: refusal}
 		}
-		req.DailyCostNanos = quote.Daily.Nanos
-		// A status comment left by an earlier life of the cluster may record a higher serial
-		// (its down could not edit it): the new document continues above it.
-		if w, err := r.witness(ctx); err == nil {
-			req.MinSerial = w
-		}
+		return nil
+	}
+	req.DailyCostNanos = quote.Daily.Nanos
+	// A status comment left by an earlier life of the cluster may record a higher serial (its
+	// down could not edit it): a new document continues above it.
+	if w, err := r.witness(ctx); err == nil {
+		req.MinSerial = w
 	}
 
 	r.react(ctx, github.ReactionRocket)

@@ -191,10 +191,17 @@ func (c *checker) checkProcess(step int, p *proc) []Violation {
 		return out
 	}
 	var mutating []ghRequest
+	var firstTry *ghRequest // the first change the process asked of GitHub, answered or not
 	creates, answers := 0, 0
 	for _, r := range p.gh.requests() {
 		// The App's own token mint is not a change anyone sees.
-		if r.Method == "GET" || !r.Answered || r.Status >= 300 || strings.HasPrefix(r.Path, "/app/") {
+		if r.Method == "GET" || strings.HasPrefix(r.Path, "/app/") {
+			continue
+		}
+		if firstTry == nil {
+			firstTry = &r
+		}
+		if !r.Answered || r.Status >= 300 {
 			continue
 		}
 		mutating = append(mutating, r)
@@ -207,7 +214,10 @@ func (c *checker) checkProcess(step int, p *proc) []Violation {
 		}
 	}
 	eyes := fmt.Sprintf("/issues/comments/%d/reactions", p.comment)
-	if len(mutating) == 0 || mutating[0].Method != "POST" || !strings.HasSuffix(mutating[0].Path, eyes) {
+	isEyes := func(r ghRequest) bool { return r.Method == "POST" && strings.HasSuffix(r.Path, eyes) }
+	// 👀 first: the first change that took effect, or — when every try of the reaction was refused
+	// (four injected faults in a row happen in a long soak) — the first change asked for.
+	if (len(mutating) == 0 || !isEyes(mutating[0])) && (firstTry == nil || !isEyes(*firstTry)) {
 		first := "nothing"
 		if len(mutating) > 0 {
 			first = mutating[0].Method + " " + mutating[0].Path
