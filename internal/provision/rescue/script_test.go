@@ -27,13 +27,7 @@ printf '\n1+0 records in\n1+0 records out\n%s bytes copied, 1.2 s, 3.5 MB/s\n' "
 // bot found no "<sum>  -" line (TestWriteImageRealSSHD failed so under load). Real bash, real tee
 // and sha256sum; curl, zstd and dd are stubs.
 func TestWriteScriptSumOnStdout(t *testing.T) {
-	bash, err := exec.LookPath("bash")
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("CI is set and bash is required: %v", err)
-		}
-		t.Skipf("bash not installed: %v", err)
-	}
+	bash := requireTool(t, "bash")
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "bin")
 	if err := os.Mkdir(bin, 0o755); err != nil {
@@ -51,11 +45,7 @@ func TestWriteScriptSumOnStdout(t *testing.T) {
 		}
 	}
 	for _, tool := range []string{"sh", "cat", "tee", "sha256sum", "stat", "printf"} {
-		p, err := exec.LookPath(tool)
-		if err != nil {
-			t.Skipf("%s not installed: %v", tool, err)
-		}
-		if err := os.Symlink(p, filepath.Join(bin, tool)); err != nil {
+		if err := os.Symlink(requireTool(t, tool), filepath.Join(bin, tool)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -99,4 +89,20 @@ func TestStreamSum(t *testing.T) {
 			}
 		})
 	}
+}
+
+// requireTool returns the path of a command the test runs for real. In CI (CI set; .ci/run runs on
+// Debian, whose bash and coreutils packages hold them all) a missing one fails the test; elsewhere
+// the test is skipped, naming the command and the package to install.
+func requireTool(t *testing.T, name string) string {
+	t.Helper()
+	p, err := exec.LookPath(name)
+	if err == nil {
+		return p
+	}
+	if os.Getenv("CI") != "" {
+		t.Fatalf("CI is set and %s is required (Debian packages bash, coreutils): %v", name, err)
+	}
+	t.Skipf("%s is not on PATH (install bash and coreutils to run this test): %v", name, err)
+	return ""
 }
