@@ -38,12 +38,7 @@ func TestUpRecreatingAfterADownIsBudgeted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	backend := *h.backend
-	ops := *backend.Ops
-	ops.LockWait = time.Minute
-	backend.Ops = &ops
-	hd := h.handler(repo)
-	hd.Open = func(context.Context) (*chatops.Backend, error) { return &backend, nil }
+	hd := h.handlerWaiting(repo, time.Minute)
 	type result struct {
 		out chatops.Outcome
 		err error

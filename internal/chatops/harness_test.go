@@ -131,6 +131,17 @@ func (h *harness) handler(full string) *chatops.Handler {
 	}
 }
 
+// handlerWaiting is h.handler whose runs wait lockWait for a cluster lock another run holds.
+func (h *harness) handlerWaiting(full string, lockWait time.Duration) *chatops.Handler {
+	backend := *h.backend
+	ops := *backend.Ops
+	ops.LockWait = lockWait
+	backend.Ops = &ops
+	hd := h.handler(full)
+	hd.Open = func(context.Context) (*chatops.Backend, error) { return &backend, nil }
+	return hd
+}
+
 func (h *harness) handle(ctx context.Context, ev github.Event) (chatops.Outcome, error) {
 	return h.handler(ev.FullName()).Handle(ctx, ev)
 }

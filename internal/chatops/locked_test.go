@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pocbot/pocbot/internal/chatops"
 	"github.com/pocbot/pocbot/internal/commands"
 	ghsim "github.com/pocbot/pocbot/internal/sim/github"
 	"github.com/pocbot/pocbot/internal/statestore"
@@ -49,12 +48,7 @@ func TestLockedUpUnderANewerRunsStatusIsAnswered(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer held.Release(context.Background())
-			backend := *h.backend
-			ops := *backend.Ops
-			ops.LockWait = 300 * time.Millisecond
-			backend.Ops = &ops
-			hd := h.handler(repo)
-			hd.Open = func(context.Context) (*chatops.Backend, error) { return &backend, nil }
+			hd := h.handlerWaiting(repo, 300*time.Millisecond)
 			before := map[int64]string{}
 			for _, c := range h.botComments(repo, n) {
 				before[c.ID] = c.Body

@@ -44,7 +44,8 @@ type life struct {
 }
 
 // perHour is what a cluster costing daily nano-euros a day has accrued after d, as the bot
-// writes it (two decimals, without the currency).
+// writes it (two decimals, without the currency). It is the oracle, so it is worked out here from
+// the rule rather than by calling cost.AccruedAtDaily, which the reaper under test uses.
 func perHour(daily int64, d time.Duration) string {
 	s := cost.EUR(0, daily).MulRat(cost.BilledHours(d), 24).Format(2)
 	return strings.TrimSpace(strings.TrimPrefix(s, "€"))
