@@ -283,7 +283,7 @@ func (e *Engine) timeout(n *Node) time.Duration {
 
 // Up applies the graph: pre-flight checks of every node, then every node in parallel as its
 // needs complete. It resumes from st (and the nodes' tag look-ups); on a cancel request found
-// between steps it stops with ErrCancelled. st is updated in place and saved after each change.
+// between steps it starts nothing more, cuts the steps in flight and stops with ErrCancelled. st is updated in place and saved after each change.
 func (e *Engine) Up(ctx context.Context, g *Graph, st *State, saver Saver) error {
 	if err := g.Validate(); err != nil {
 		return err
@@ -381,16 +381,24 @@ func (e *Engine) walk(ctx context.Context, g *Graph, r *Run, deps func(*Node) []
 				continue
 			}
 			if forward {
-				// A cancel request is honoured between steps, never in the middle of one.
+				// A cancel request is read between steps. Once it is seen nothing more starts,
+				// so the steps then in flight are cut as a failure cuts them: one of them may be
+				// waiting for the work of a step that will now never start (the worker's trust
+				// waits for the bootstrap), and would hold the cluster's lock for its whole
+				// timeout while the down that asked for the cancel waits for that lock. What a
+				// cut step created is recorded or carries the cluster's tag: the down removes it.
 				c, err := r.cancelled(ctx)
 				if err != nil {
-					errs = append(errs, fmt.Errorf("read cancel request of cluster %q: %w", r.ClusterID(), err))
+					err = fmt.Errorf("read cancel request of cluster %q: %w", r.ClusterID(), err)
+					errs = append(errs, err)
 					stop = true
+					cancelAll(err)
 					continue
 				}
 				if c {
 					errs = append(errs, ErrCancelled)
 					stop = true
+					cancelAll(ErrCancelled)
 					continue
 				}
 			}

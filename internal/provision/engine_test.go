@@ -366,3 +366,55 @@ func TestCriticalPath(t *testing.T) {
 		t.Errorf("CriticalPath = %v, want 215", got)
 	}
 }
+
+// A cancel request stops the launches; a step already running that waits for the work of a step
+// that will now never start (the worker's trust waits for the bootstrap) must not wait out its
+// whole timeout holding the cluster's lock while the down that asked for the cancel waits for
+// that lock. Found by the soak (seed 2413725338745003662 replayed 16 at once): an up's
+// worker-config waited for a bootstrap never launched until the run was killed, 2 minutes later.
+func TestCancelCutsStepsWaitingForUnlaunchedSteps(t *testing.T) {
+	ms := NewMemorySaver()
+	bootstrapped := make(chan struct{})
+	waiterErr := make(chan error, 1)
+	g := NewGraph()
+	for _, n := range []Node{
+		// Long enough that only the cancel can end it within the test's guard below.
+		{Name: "worker-config", Timeout: 10 * time.Minute, Apply: func(ctx context.Context, r *Run) error {
+			select {
+			case <-bootstrapped:
+				return nil
+			case <-ctx.Done():
+				err := context.Cause(ctx)
+				waiterErr <- err
+				return err
+			}
+		}},
+		{Name: "poweron", Apply: func(ctx context.Context, r *Run) error { ms.RequestCancel(); return nil }},
+		{Name: "bootstrap", Needs: []string{"poweron"}, Apply: func(ctx context.Context, r *Run) error {
+			close(bootstrapped)
+			return nil
+		}},
+	} {
+		if err := g.Add(n); err != nil {
+			t.Fatal(err)
+		}
+	}
+	done := make(chan error, 1)
+	go func() { done <- testEngine(nil).Up(context.Background(), g, newTestState(t, "x"), ms) }()
+	select {
+	case err := <-done:
+		if !errors.Is(err, ErrCancelled) {
+			t.Fatalf("err = %v, want ErrCancelled", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("Up still running 30 s after the cancel: the step in flight waits for a step the cancel keeps from starting")
+	}
+	select {
+	case err := <-waiterErr:
+		if !errors.Is(err, ErrCancelled) {
+			t.Errorf("the waiting step ended with %v, want its context cut with ErrCancelled", err)
+		}
+	default:
+		t.Error("the waiting step returned without its context ending: the bootstrap ran after the cancel")
+	}
+}
