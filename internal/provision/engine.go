@@ -283,7 +283,8 @@ func (e *Engine) timeout(n *Node) time.Duration {
 
 // Up applies the graph: pre-flight checks of every node, then every node in parallel as its
 // needs complete. It resumes from st (and the nodes' tag look-ups); on a cancel request found
-// between steps it starts nothing more, cuts the steps in flight and stops with ErrCancelled. st is updated in place and saved after each change.
+// between steps it starts nothing more, cuts the steps in flight and stops with ErrCancelled.
+// st is updated in place and saved after each change.
 func (e *Engine) Up(ctx context.Context, g *Graph, st *State, saver Saver) error {
 	if err := g.Validate(); err != nil {
 		return err
