@@ -82,8 +82,7 @@ func TestWireKills(t *testing.T) {
 	}
 }
 
-// Faults: a 503 never reaches the service; an after-effect 500 does (and only for Scaleway and
-// Object Storage, on mutating requests).
+// Faults: a 503 never reaches the service; an after-effect 500 does (on mutating requests).
 func TestWireFaults(t *testing.T) {
 	var served atomic.Int64
 	backend := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { served.Add(1) }))
@@ -99,7 +98,7 @@ func TestWireFaults(t *testing.T) {
 		{"503 before the service", Faults{Rate5xx: 1}, Scaleway, "POST", 503, 0},
 		{"429 before the service", Faults{Rate429: 1}, GitHub, "GET", 429, 0},
 		{"took effect, then 500", Faults{AfterEffect: 1}, S3, "PUT", 500, 1},
-		{"no after-effect on GitHub", Faults{AfterEffect: 1}, GitHub, "POST", 200, 1},
+		{"took effect on GitHub, then 500", Faults{AfterEffect: 1}, GitHub, "POST", 500, 1},
 		{"no after-effect on a read", Faults{AfterEffect: 1}, Scaleway, "GET", 200, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

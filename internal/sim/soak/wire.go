@@ -164,7 +164,7 @@ func (w *Wire) decide(svc Service, method string) (fault int, delay time.Duratio
 		return http.StatusServiceUnavailable, 0, false
 	case x < f.Rate5xx+f.Rate429:
 		return http.StatusTooManyRequests, 0, false
-	case mutating && (svc == Scaleway || svc == S3) && x < f.Rate5xx+f.Rate429+f.AfterEffect:
+	case mutating && x < f.Rate5xx+f.Rate429+f.AfterEffect:
 		return http.StatusInternalServerError, 0, false
 	}
 	if f.Slow > 0 && w.rng.Float64() < f.Slow && f.SlowMax > 0 {
