@@ -31,8 +31,8 @@ type Client struct {
 	installationID int64
 	tokens         *installationTokens
 	log            *slog.Logger
-	app            *gh.Client // JWT-authenticated (App mode only)
-	self           *selfCache // the login the client's comments carry (identity.go)
+	app            *gh.Client  // JWT-authenticated (App mode only)
+	self           *selfCache  // the login the client's comments carry (identity.go)
 	retry          RetryPolicy // the transport's, for the retries of a comment creation
 }
 
