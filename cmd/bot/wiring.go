@@ -432,6 +432,7 @@ func openS3(ctx context.Context, raw string, getenv func(string) string) (*blob.
 	if ep := q.Get("endpoint"); ep != "" {
 		o.BaseEndpoint = aws.String(ep)
 	}
+	o.EndpointResolverV2 = newCachedEndpoints(s3.NewDefaultEndpointResolverV2())
 	// The SDK writes its own User-Agent; pocbot/<version> is added to it as a product token.
 	o.APIOptions = append(o.APIOptions, awsmiddleware.AddUserAgentKeyValue(version.Product, version.String()))
 	return s3blob.OpenBucket(ctx, s3.New(o), u.Host, nil)

@@ -155,7 +155,7 @@ func NewClient(ctx context.Context, a Auth) (*Client, error) {
 		base = http.DefaultTransport
 	}
 	rt := &retryTransport{next: base, policy: a.Retry.withDefaults()}
-	c := &Client{owner: a.Owner, repo: a.Repo, log: log, mode: a.Mode(), self: &selfCache{}}
+	c := &Client{owner: a.Owner, repo: a.Repo, log: log, mode: a.Mode(), self: &selfCache{}, retry: rt.policy}
 
 	if a.Mode() == ModeToken {
 		if a.Token == "" {

@@ -2,6 +2,8 @@ package github
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -29,8 +31,9 @@ type Client struct {
 	installationID int64
 	tokens         *installationTokens
 	log            *slog.Logger
-	app            *gh.Client // JWT-authenticated (App mode only)
-	self           *selfCache // the login the client's comments carry (identity.go)
+	app            *gh.Client  // JWT-authenticated (App mode only)
+	self           *selfCache  // the login the client's comments carry (identity.go)
+	retry          RetryPolicy // the transport's, for the retries of a comment creation
 }
 
 // Owner and Repo name the repository the client is bound to.
@@ -201,15 +204,51 @@ func checkBody(body string) error {
 }
 
 // CreateComment posts a comment on issue or PR number.
+//
+// GitHub may answer a 5xx to a creation that took effect (its front end ends a request after 10
+// s with "Server Error", docs /rest/using-the-rest-api/troubleshooting-the-rest-api, Timeouts),
+// so a creation cannot simply be sent again: every comment carries a hidden random post marker,
+// and after a 5xx the issue's comments are searched for it before the next try. A creation that
+// got no answer at all is not tried again: it may still be under way (RetryPolicy.AttemptTimeout).
 func (c *Client) CreateComment(ctx context.Context, number int, body string) (Comment, error) {
+	marker, err := newPostMarker()
+	if err != nil {
+		return Comment{}, err
+	}
+	body += "\n" + marker
 	if err := checkBody(body); err != nil {
 		return Comment{}, err
 	}
-	ic, resp, err := c.gh.Issues.CreateComment(ctx, c.owner, c.repo, number, &gh.IssueComment{Body: gh.String(body)})
-	if err != nil {
-		return Comment{}, apiError(fmt.Sprintf("comment on #%d", number), resp, err)
+	for attempt := 1; ; attempt++ {
+		ic, resp, err := c.gh.Issues.CreateComment(ctx, c.owner, c.repo, number, &gh.IssueComment{Body: gh.String(body)})
+		if err == nil {
+			return toComment(ic), nil
+		}
+		aerr := apiError(fmt.Sprintf("comment on #%d", number), resp, err)
+		if resp == nil || resp.StatusCode < 500 || attempt >= c.retry.Attempts {
+			return Comment{}, aerr
+		}
+		if serr := c.retry.Sleep(ctx, c.retry.backoff(attempt)); serr != nil {
+			return Comment{}, aerr
+		}
+		cm, found, ferr := c.FindComment(ctx, number, marker)
+		if ferr != nil {
+			return Comment{}, fmt.Errorf("%w; whether it was created anyway could not be read (%v): look for a duplicate before posting again", aerr, ferr)
+		}
+		if found {
+			c.log.Info("github: a comment creation answered with a 5xx had taken effect", "issue", number, "status", resp.StatusCode)
+			return cm, nil
+		}
 	}
-	return toComment(ic), nil
+}
+
+// newPostMarker is the hidden line that identifies one comment creation.
+func newPostMarker() (string, error) {
+	var b [8]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", fmt.Errorf("github: draw a comment's post marker: %w", err)
+	}
+	return "<!-- pocbot:post=" + hex.EncodeToString(b[:]) + " -->", nil
 }
 
 // EditComment replaces a comment's body.

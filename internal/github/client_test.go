@@ -573,14 +573,18 @@ func TestRetries(t *testing.T) {
 	if k := count("GET", "/users/alice/keys"); k != 4 {
 		t.Fatalf("%d tries, want 4", k)
 	}
-	// A 502 on "create comment" is not replayed (it may have been created).
+	// A 502 on "create comment": the comments are searched for it, then it is sent again.
 	w.sim.Inject(simgh.Fault{Method: "POST", PathContains: "/comments", Status: 502})
-	if _, err := c.CreateComment(ctx, n, "once"); err == nil {
-		t.Fatal("502 on create should be reported")
+	if cm, err := c.CreateComment(ctx, n, "once"); err != nil || !strings.HasPrefix(cm.Body, "once\n<!-- pocbot:post=") {
+		t.Fatalf("create after a 502 that did not take effect: %+v %v", cm, err)
 	}
-	if k := count("POST", "/comments"); k != 1 {
-		t.Fatalf("create comment tried %d times, want 1", k)
+	if k := count("POST", "/comments"); k != 2 {
+		t.Fatalf("create comment tried %d times, want 2", k)
 	}
+	if cs := w.sim.Comments(testRepo, n); len(cs) != 1 {
+		t.Fatalf("%d comments after a 502 then a success, want 1", len(cs))
+	}
+	n = w.sim.AddIssue(testRepo, simgh.Issue{})
 	// A secondary rate limit refused the request outright: wait Retry-After, try again.
 	sl.mu.Lock()
 	sl.d = nil
@@ -594,7 +598,7 @@ func TestRetries(t *testing.T) {
 		t.Fatalf("waits %v, want [3s]", sl.d)
 	}
 	sl.mu.Unlock()
-	if cs := w.sim.Comments(testRepo, n); len(cs) != 1 || cs[0].Body != "after rate limit" {
+	if cs := w.sim.Comments(testRepo, n); len(cs) != 1 || !strings.HasPrefix(cs[0].Body, "after rate limit\n<!-- pocbot:post=") {
 		t.Fatalf("comments %+v", cs)
 	}
 	// A plain 403 (permission) is not retried.
@@ -674,5 +678,59 @@ func TestStalledRequests(t *testing.T) {
 	_, err := c.CreateComment(ctx, n, "late")
 	if err == nil || !strings.Contains(err.Error(), "no answer within 300ms") {
 		t.Fatalf("a stalled comment creation: %v, want an error saying GitHub gave no answer", err)
+	}
+}
+
+// A comment creation answered with a 5xx may have taken effect: it is looked for by its post
+// marker, and sent again only when it is not there. Every case ends with exactly one comment
+// (or a clear error), never two.
+func TestCreateCommentAfterA5xx(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		faults    []simgh.Fault
+		wantPosts int
+		wantErr   string // "" = created
+	}{
+		{"took effect, answered 502", []simgh.Fault{{Method: "POST", PathContains: "/comments", Status: 502, AfterEffect: true}}, 1, ""},
+		{"refused 503, then took effect and answered 500", []simgh.Fault{{Method: "POST", PathContains: "/comments", Status: 503},
+			{Method: "POST", PathContains: "/comments", Status: 500, AfterEffect: true}}, 2, ""},
+		{"refused 503 three times", []simgh.Fault{{Method: "POST", PathContains: "/comments", Status: 503, Times: 3}}, 4, ""},
+		{"refused 503 every time", []simgh.Fault{{Method: "POST", PathContains: "/comments", Status: 503, Times: 10}}, 4, "503"},
+		{"the search fails too", []simgh.Fault{{Method: "POST", PathContains: "/comments", Status: 503},
+			{Method: "GET", PathContains: "/comments", Status: 404}}, 1, "look for a duplicate"},
+		{"a 422 is not retried", []simgh.Fault{{Method: "POST", PathContains: "/comments", Status: 422}}, 1, "422"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := startWorld(t)
+			c := w.mustApp(t, func(a *Auth) { a.Retry = (&sleeps{}).policy() })
+			ctx := testCtx(t)
+			n := w.sim.AddIssue(testRepo, simgh.Issue{})
+			for _, f := range tc.faults {
+				w.sim.Inject(f)
+			}
+			cm, err := c.CreateComment(ctx, n, "hello")
+			posts := 0
+			for _, r := range w.sim.Requests() {
+				if r.Method == "POST" && strings.HasSuffix(r.Path, "/comments") {
+					posts++
+				}
+			}
+			cs := w.sim.Comments(testRepo, n)
+			if posts != tc.wantPosts {
+				t.Errorf("%d creations sent, want %d", posts, tc.wantPosts)
+			}
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("error %v, want one saying %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(cs) != 1 || cs[0].ID != cm.ID || !strings.HasPrefix(cs[0].Body, "hello\n<!-- pocbot:post=") {
+				t.Fatalf("comments %+v, returned %+v: want exactly the one created", cs, cm)
+			}
+		})
 	}
 }

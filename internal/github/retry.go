@@ -114,7 +114,7 @@ func (t *retryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 			if last || ctx.Err() != nil || !safeOn5xx(req) {
 				return nil, err
 			}
-			if serr := t.policy.Sleep(ctx, t.backoff(attempt)); serr != nil {
+			if serr := t.policy.Sleep(ctx, t.policy.backoff(attempt)); serr != nil {
 				return nil, err
 			}
 			continue
@@ -170,8 +170,9 @@ func (replayError) Error() string {
 
 var errNoReplay error = replayError{}
 
-func (t *retryTransport) backoff(attempt int) time.Duration {
-	d := t.policy.BaseDelay << (attempt - 1)
+// backoff is the wait after the attempt-th try failed with a 5xx.
+func (p RetryPolicy) backoff(attempt int) time.Duration {
+	d := p.BaseDelay << (attempt - 1)
 	// Up to 25 % jitter so that parallel runs do not retry in lockstep.
 	return d + time.Duration(rand.Int64N(int64(d)/4+1))
 }
@@ -200,7 +201,7 @@ func (t *retryTransport) classify(req *http.Request, resp *http.Response, attemp
 		if d, ok := retryAfter(); ok {
 			return d, true
 		}
-		return t.backoff(attempt), true
+		return t.policy.backoff(attempt), true
 	case resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusForbidden:
 		if d, ok := retryAfter(); ok {
 			*limited++

@@ -547,9 +547,9 @@ func run(ctx context.Context, c *ssh.Client, cmd string, stdin []byte, onLine fu
 	if stdin != nil {
 		s.Stdin = bytes.NewReader(stdin)
 	}
-	var out bytes.Buffer
+	ow := &limitedBuffer{max: 4 << 20}
 	ew := &lineWriter{line: onLine}
-	s.Stdout = &limitedBuffer{b: &out, max: 4 << 20}
+	s.Stdout = ow
 	s.Stderr = ew
 	done := make(chan error, 1)
 	go func() { done <- s.Run(cmd) }()
@@ -560,22 +560,36 @@ func run(ctx context.Context, c *ssh.Client, cmd string, stdin []byte, onLine fu
 		_ = s.Close()
 		err = fmt.Errorf("command cut short: %w", ctx.Err())
 	}
+	// A command cut short returns while the session's copiers may still be writing: what is
+	// returned are copies, taken under the writers' locks, and onLine is not called any more.
 	ew.flush()
 	ew.mu.Lock()
 	defer ew.mu.Unlock()
-	return out.Bytes(), ew.all.Bytes(), err
+	ew.line = nil
+	return ow.bytes(), bytes.Clone(ew.all.Bytes()), err
 }
 
+// limitedBuffer keeps a command's stdout up to max bytes; the SSH session writes it from a
+// goroutine of its own.
 type limitedBuffer struct {
-	b   *bytes.Buffer
+	mu  sync.Mutex
+	b   bytes.Buffer
 	max int
 }
 
 func (l *limitedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
 	if l.b.Len()+len(p) > l.max {
 		return 0, errors.New("command output too large")
 	}
 	return l.b.Write(p)
+}
+
+func (l *limitedBuffer) bytes() []byte {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return bytes.Clone(l.b.Bytes())
 }
 
 // Dial connects to the rescue system, retrying until SSH answers or

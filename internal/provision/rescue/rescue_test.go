@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -410,4 +411,45 @@ type tWriter struct{ t *testing.T }
 func (w tWriter) Write(p []byte) (int, error) {
 	w.t.Log(strings.TrimSpace(string(p)))
 	return len(p), nil
+}
+
+// A command cut short by its context (a run killed, a step timed out) returns while the SSH
+// session may still be delivering output: what run returns must be its own copy, never a buffer
+// the session's copier goes on writing (a data race the race detector saw in CI's soak). The
+// command writes to stdout and stderr without end; the bytes returned must stay as they were.
+func TestRunCutShortOwnsItsOutput(t *testing.T) {
+	d := simrescue.StartSSHD(t, simrescue.SSHDOptions{DiskSize: 1 << 20})
+	tg := Target{Addr: d.Addr, User: d.User, Signer: d.Signer, ExpectedHostKey: ssh.FingerprintSHA256(d.HostKey),
+		WaitTimeout: 10 * time.Second, RetryInterval: 100 * time.Millisecond}
+	dctx, dcancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer dcancel()
+	c, _, err := Dial(dctx, tg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	for range 3 {
+		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+		var returned atomic.Bool
+		lateLines := 0 // read and written only by the copier, after run returned
+		out, errOut, err := run(ctx, c, `while :; do echo 0123456789abcdef; echo fedcba9876543210 >&2; done`, nil, func(string) {
+			if returned.Load() {
+				lateLines++
+				t.Errorf("a line reached the callback after run returned (%d)", lateLines)
+			}
+		})
+		returned.Store(true)
+		cancel()
+		if err == nil || !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("an endless command ended with %v, want its context's deadline", err)
+		}
+		if len(out) == 0 || len(errOut) == 0 {
+			t.Fatalf("nothing returned from %d stdout and %d stderr bytes received", len(out), len(errOut))
+		}
+		keep := append([]byte(nil), out...)
+		time.Sleep(50 * time.Millisecond) // let a copier that outlived run write, if one does
+		if !bytes.Equal(out, keep) {
+			t.Fatal("the stdout returned changed after run returned")
+		}
+	}
 }

@@ -6,7 +6,8 @@
 // comments and reactions. It speaks the real protocol so that the real client libraries
 // (go-github v66, ghinstallation) run against it unchanged. Everything is recorded (requests,
 // comments, reactions) so tests can assert on what a user would see; faults (5xx, secondary
-// rate limits, stalls that still take effect after the client gave up) can be injected to
+// rate limits, stalls that still take effect after the client gave up, 5xx answers to requests
+// that took effect) can be injected to
 // exercise client retries.
 //
 // # Contract
@@ -81,6 +82,10 @@
 //	performed_via_github_app on comments: not served           go-github v66 IssueComment has no such field
 //	                                                             (github/issues_comments.go): the bot tells its comments
 //	                                                             by login; source silent for the stand-in: not modelled
+//	Injected faults: a 5xx before the request is served; a     docs /rest/using-the-rest-api/troubleshooting-the-rest-api
+//	  stall that is served after the client left; a 5xx          (Timeouts: a request over 10 s is ended with a timeout
+//	  answered after the request took effect (AfterEffect)       and "Server Error"); whether its effect stays: source
+//	                                                             silent, stricter reading chosen (it may: AfterEffect)
 //	OnRequest hooks run after a request is served, before its  test device, not GitHub behaviour (a rename in the middle
 //	  response reaches the client                                of a run)
 //	App manifest flow: the github.com form (POST                 docs /apps/sharing-github-apps/registering-a-github-app-

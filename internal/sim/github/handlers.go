@@ -32,6 +32,9 @@ type call struct {
 	jwtErr error
 	tok    *token
 	status int
+	// afterEffect, when not 0, is the status answered after the request was served (an
+	// AfterEffect fault).
+	afterEffect int
 }
 
 func (c *call) json(status int, v any) {
@@ -83,8 +86,23 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if s.applyFault(c) || s.limitContent(c) {
 		return
 	}
+	if c.afterEffect != 0 {
+		real := c.w
+		c.w = discardWriter{h: http.Header{}}
+		s.route(c)
+		c.w = real
+		c.fail(c.afterEffect, "Server Error")
+		return
+	}
 	s.route(c)
 }
+
+// discardWriter takes a response nobody will see: the request's effect stays, its answer goes.
+type discardWriter struct{ h http.Header }
+
+func (d discardWriter) Header() http.Header         { return d.h }
+func (d discardWriter) Write(b []byte) (int, error) { return len(b), nil }
+func (d discardWriter) WriteHeader(int)             {}
 
 // stall takes the first Stall fault that matches r, if any, and returns its duration.
 func (s *Server) stall(r *http.Request) time.Duration {
@@ -129,6 +147,10 @@ func (s *Server) applyFault(c *call) bool {
 		status := f.Status
 		if status == 0 {
 			status = http.StatusBadGateway
+		}
+		if f.AfterEffect {
+			c.afterEffect = status
+			return false
 		}
 		c.fail(status, "Server Error")
 		return true

@@ -168,6 +168,9 @@ type Fault struct {
 	// Stall holds the request this long, then serves it normally — whether or not the client is
 	// still waiting: a request that times out on the client's side may still take effect.
 	Stall time.Duration
+	// AfterEffect serves the request (it takes effect), then answers Status instead of its
+	// result: the front end's answer was lost, the work was done.
+	AfterEffect bool
 }
 
 // TokenInfo describes a minted or registered token (for assertions on narrowing).

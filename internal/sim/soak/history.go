@@ -31,8 +31,8 @@ type Faults struct {
 	Rate5xx float64
 	// Rate429 answers 429 with Retry-After: 1 before the request reaches the service.
 	Rate429 float64
-	// AfterEffect lets a mutating request take effect, then answers 500 (Scaleway and Object
-	// Storage only: GitHub's comment creation is not idempotent on any client's side).
+	// AfterEffect lets a mutating request take effect, then answers 500 (a comment creation too:
+	// the bot finds it by its post marker before it sends it again).
 	AfterEffect float64
 	// Slow delays the answer by up to SlowMax (Talos calls too).
 	Slow    float64

@@ -128,6 +128,10 @@ func Run(ctx context.Context, o Options, seed uint64, events []Event) (Result, e
 		h.violations = append(h.violations, h.checker.afterStep(ctx, i, h.processes())...)
 	}
 	h.violations = append(h.violations, h.settle(ctx)...)
+	if ctx.Err() != nil {
+		// Cut short (a shrink's bound): what the settle saw is not a verdict.
+		return Result{}, ctx.Err()
+	}
 	return Result{Seed: seed, Events: len(events), Violations: h.violations, Duration: time.Since(t0)}, nil
 }
 

@@ -82,8 +82,7 @@ func TestWireKills(t *testing.T) {
 	}
 }
 
-// Faults: a 503 never reaches the service; an after-effect 500 does (and only for Scaleway and
-// Object Storage, on mutating requests).
+// Faults: a 503 never reaches the service; an after-effect 500 does (on mutating requests).
 func TestWireFaults(t *testing.T) {
 	var served atomic.Int64
 	backend := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { served.Add(1) }))
@@ -95,18 +94,21 @@ func TestWireFaults(t *testing.T) {
 		method     string
 		wantStatus int
 		wantServed int64
+		wantEffect bool // what the GitHub log says of it: the service carried it out
 	}{
-		{"503 before the service", Faults{Rate5xx: 1}, Scaleway, "POST", 503, 0},
-		{"429 before the service", Faults{Rate429: 1}, GitHub, "GET", 429, 0},
-		{"took effect, then 500", Faults{AfterEffect: 1}, S3, "PUT", 500, 1},
-		{"no after-effect on GitHub", Faults{AfterEffect: 1}, GitHub, "POST", 200, 1},
-		{"no after-effect on a read", Faults{AfterEffect: 1}, Scaleway, "GET", 200, 1},
+		{"503 before the service", Faults{Rate5xx: 1}, Scaleway, "POST", 503, 0, false},
+		{"429 before the service", Faults{Rate429: 1}, GitHub, "GET", 429, 0, false},
+		{"took effect, then 500", Faults{AfterEffect: 1}, S3, "PUT", 500, 1, true},
+		{"took effect on GitHub, then 500", Faults{AfterEffect: 1}, GitHub, "POST", 500, 1, true},
+		{"no after-effect on a read", Faults{AfterEffect: 1}, Scaleway, "GET", 200, 1, true},
+		{"GitHub refused it first", Faults{Rate5xx: 1}, GitHub, "POST", 503, 0, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			served.Store(0)
 			w := NewWire(9, tc.f, 0, nil)
 			defer w.Close()
-			front, err := w.Front(tc.svc, backend.URL)
+			gl := &ghLog{}
+			front, err := w.frontLogged(tc.svc, backend.URL, gl)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -118,6 +120,9 @@ func TestWireFaults(t *testing.T) {
 			resp.Body.Close()
 			if resp.StatusCode != tc.wantStatus || served.Load() != tc.wantServed {
 				t.Errorf("status %d, served %d; want %d, %d", resp.StatusCode, served.Load(), tc.wantStatus, tc.wantServed)
+			}
+			if rs := gl.requests(); len(rs) != 1 || rs[0].Status != tc.wantStatus || rs[0].tookEffect() != tc.wantEffect {
+				t.Errorf("logged %+v, want status %d and took effect %v", rs, tc.wantStatus, tc.wantEffect)
 			}
 		})
 	}

@@ -92,9 +92,11 @@ func (w *Wire) front(svc Service, target string, gl *ghLog) (string, error) {
 		}
 		switch fault {
 		case http.StatusServiceUnavailable:
+			markEffect(rw, 0)
 			writeFault(rw, svc, http.StatusServiceUnavailable)
 			return
 		case http.StatusTooManyRequests:
+			markEffect(rw, 0)
 			rw.Header().Set("Retry-After", "1")
 			writeFault(rw, svc, http.StatusTooManyRequests)
 			return
@@ -102,8 +104,9 @@ func (w *Wire) front(svc Service, target string, gl *ghLog) (string, error) {
 		r = r.WithContext(w.outCtx)
 		if fault == http.StatusInternalServerError {
 			// Took effect, then the answer is lost to a 500.
-			rec := &discardWriter{h: http.Header{}}
+			rec := &discardWriter{h: http.Header{}, code: http.StatusOK}
 			rp.ServeHTTP(rec, r)
+			markEffect(rw, rec.code)
 			if w.Killed() {
 				panic(http.ErrAbortHandler)
 			}
@@ -122,8 +125,14 @@ func (w *Wire) front(svc Service, target string, gl *ghLog) (string, error) {
 	var handler http.Handler = h
 	if gl != nil {
 		handler = http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
-			sw := &statusWriter{ResponseWriter: rw, code: http.StatusOK}
-			defer func() { gl.add(r.Method, r.URL.Path, sw.code, sw.wrote) }()
+			sw := &statusWriter{ResponseWriter: rw, code: http.StatusOK, effect: -1}
+			defer func() {
+				effect := sw.effect
+				if effect < 0 { // the service's own answer, passed on
+					effect = sw.code
+				}
+				gl.add(r.Method, r.URL.Path, sw.code, effect, sw.wrote)
+			}()
 			h.ServeHTTP(sw, r)
 		})
 	}
@@ -164,7 +173,7 @@ func (w *Wire) decide(svc Service, method string) (fault int, delay time.Duratio
 		return http.StatusServiceUnavailable, 0, false
 	case x < f.Rate5xx+f.Rate429:
 		return http.StatusTooManyRequests, 0, false
-	case mutating && (svc == Scaleway || svc == S3) && x < f.Rate5xx+f.Rate429+f.AfterEffect:
+	case mutating && x < f.Rate5xx+f.Rate429+f.AfterEffect:
 		return http.StatusInternalServerError, 0, false
 	}
 	if f.Slow > 0 && w.rng.Float64() < f.Slow && f.SlowMax > 0 {
@@ -220,11 +229,14 @@ func (w *Wire) Close() error {
 	return errors.Join(errs...)
 }
 
-type discardWriter struct{ h http.Header }
+type discardWriter struct {
+	h    http.Header
+	code int
+}
 
 func (d *discardWriter) Header() http.Header         { return d.h }
 func (d *discardWriter) Write(p []byte) (int, error) { return len(p), nil }
-func (d *discardWriter) WriteHeader(int)             {}
+func (d *discardWriter) WriteHeader(code int)        { d.code = code }
 
 // ghLog is what one process asked of GitHub, in order, with the answers it got.
 type ghLog struct {
@@ -234,14 +246,18 @@ type ghLog struct {
 
 type ghRequest struct {
 	Method, Path string
-	Status       int
+	Status       int  // the answer the process got
+	Effect       int  // the service's own answer (0: the wire refused it before the service)
 	Answered     bool // an answer reached the process (not cut by its kill)
 }
 
-func (g *ghLog) add(method, path string, code int, answered bool) {
+// tookEffect says whether the service carried the request out, whatever answer the process got.
+func (r ghRequest) tookEffect() bool { return r.Effect >= 200 && r.Effect < 300 }
+
+func (g *ghLog) add(method, path string, code, effect int, answered bool) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	g.reqs = append(g.reqs, ghRequest{Method: method, Path: path, Status: code, Answered: answered})
+	g.reqs = append(g.reqs, ghRequest{Method: method, Path: path, Status: code, Effect: effect, Answered: answered})
 }
 
 func (g *ghLog) requests() []ghRequest {
@@ -255,8 +271,17 @@ func (g *ghLog) requests() []ghRequest {
 
 type statusWriter struct {
 	http.ResponseWriter
-	code  int
-	wrote bool
+	code   int
+	wrote  bool
+	effect int // the service's answer when the wire answered instead (-1: it did not)
+}
+
+// markEffect records, on a logged front, the service's answer to a request the wire answered
+// itself (0: the service never saw it).
+func markEffect(rw http.ResponseWriter, effect int) {
+	if sw, ok := rw.(*statusWriter); ok {
+		sw.effect = effect
+	}
 }
 
 func (s *statusWriter) WriteHeader(code int) {
