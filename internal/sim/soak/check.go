@@ -36,6 +36,8 @@ type checker struct {
 	// offsetsAt gives the clock offsets of the processes running at an instant, for the
 	// accrual check (nil: not checked).
 	offsetsAt func(time.Time) []time.Duration
+	// stepTimeout is the processes' bound, a job's timeout.
+	stepTimeout time.Duration
 }
 
 func newChecker(ctx context.Context, w *world.World) (*checker, error) {
@@ -167,6 +169,15 @@ func (c *checker) afterStep(ctx context.Context, step int, procs []*proc) []Viol
 	return out
 }
 
+// lastLines is the end of a process's output, for a violation's detail.
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return "      " + strings.Join(lines, "\n      ")
+}
+
 var commentCreate = regexp.MustCompile(`^/repos/[^/]+/[^/]+/issues/(\d+)/comments$`)
 
 // checkProcess checks one finished process: nothing secret in what it printed, and — for a
@@ -186,6 +197,11 @@ func (c *checker) checkProcess(step int, p *proc) []Violation {
 			add("no secret in a log, summary or step output", "%s: %s", p.event, commands.Redact(line))
 			break
 		}
+	}
+	if p.timedOut {
+		// A run that never ends holds its lock and its runner until the job's timeout: a hang.
+		add("every run ends before its job's timeout", "%s: still running after %s; its last lines:\n%s",
+			p.event, c.stepTimeout, commands.Redact(lastLines(p.result.Output, 12)))
 	}
 	if p.event.Kind != KindComment || p.killed || p.result.Ignored != "" || p.result.Err != nil || p.comment == 0 {
 		return out

@@ -5,6 +5,7 @@ import (
 	"crypto/ed25519"
 	"crypto/rand"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/url"
@@ -117,6 +118,7 @@ func Run(ctx context.Context, o Options, seed uint64, events []Event) (Result, e
 		return Result{}, err
 	}
 	h.checker.offsetsAt = h.offsetsAt
+	h.checker.stepTimeout = h.o.StepTimeout
 	defer h.checker.close()
 
 	for i, e := range events {
@@ -159,14 +161,17 @@ type history struct {
 
 // proc is one process the harness started, with what its wire saw.
 type proc struct {
-	step    int
-	event   Event
-	wire    *Wire
-	result  Process
-	done    chan struct{}
-	killed  bool
-	comment int64 // the command comment it answered (comment events)
-	gh      *ghLog
+	step   int
+	event  Event
+	wire   *Wire
+	result Process
+	done   chan struct{}
+	killed bool
+	// timedOut: the process was still running at StepTimeout, a job's timeout (its context ended
+	// while the history's had not).
+	timedOut bool
+	comment  int64 // the command comment it answered (comment events)
+	gh       *ghLog
 	// offset is the process's clock offset; started and ended bound it in real time.
 	offset  time.Duration
 	started time.Time
@@ -336,6 +341,7 @@ func (h *history) launch(ctx context.Context, i int, e Event, payload []byte, na
 		t0 := time.Now()
 		p.result = h.o.Bot.Handle(pctx, env, clk)
 		p.killed = wire.Killed()
+		p.timedOut = !p.killed && errors.Is(pctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil
 		end := time.Now()
 		p.ended.Store(&end)
 		h.logf("    step %d's process: %d requests in %s%s", i, wire.Requests(), time.Since(t0).Round(time.Millisecond), p.result.outcome(p.killed))

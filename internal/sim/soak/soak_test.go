@@ -5,6 +5,7 @@ import (
 	"net/http/httptest"
 	"reflect"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -136,5 +137,25 @@ func TestDdminFindsTheCulprits(t *testing.T) {
 	keep, _ := ddmin(50, nil, 200, fails)
 	if !slices.Equal(keep, []int{17, 33}) {
 		t.Fatalf("shrunk to %v, want [17 33]", keep)
+	}
+}
+
+// A process still running at the step timeout (a job's timeout) is a hang, reported with the
+// end of what it printed; one that ended is not.
+func TestRunsEndBeforeTheirTimeout(t *testing.T) {
+	c := &checker{stepTimeout: 2 * time.Minute, checked: map[*proc]bool{}}
+	out := "step 1\nwait for delete server 42: stopping\n"
+	for _, tc := range []struct {
+		timedOut bool
+		want     int
+	}{{false, 0}, {true, 1}} {
+		p := &proc{event: Event{Kind: KindSchedule, Repo: "acme/a"}, timedOut: tc.timedOut, result: Process{Output: out}}
+		vs := c.checkProcess(-1, p)
+		if len(vs) != tc.want {
+			t.Fatalf("timed out %v: %v, want %d violations", tc.timedOut, vs, tc.want)
+		}
+		if tc.want > 0 && (vs[0].Invariant != "every run ends before its job's timeout" || !strings.Contains(vs[0].Detail, "wait for delete server 42")) {
+			t.Errorf("violation %+v: want the hang, with the process's last lines", vs[0])
+		}
 	}
 }
