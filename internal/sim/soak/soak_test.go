@@ -62,7 +62,8 @@ func TestWireKills(t *testing.T) {
 	var kills atomic.Int64
 	w := NewWire(1, Faults{}, 3, func() { kills.Add(1) })
 	defer w.Close()
-	front, err := w.Front(GitHub, backend.URL)
+	gl := &ghLog{}
+	front, err := w.frontLogged(GitHub, backend.URL, gl)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,6 +81,14 @@ func TestWireKills(t *testing.T) {
 	}
 	if served.Load() != 2 || kills.Load() != 1 || !w.Killed() {
 		t.Errorf("served %d, kills %d, killed %v", served.Load(), kills.Load(), w.Killed())
+	}
+	// What the killed process asked for never reached GitHub: the log must not say it did.
+	var effects []bool
+	for _, r := range gl.requests() {
+		effects = append(effects, r.tookEffect())
+	}
+	if !slices.Equal(effects, []bool{true, true, false, false, false}) {
+		t.Errorf("logged as taking effect %v, want the first two only", effects)
 	}
 }
 

@@ -128,8 +128,12 @@ func (w *Wire) front(svc Service, target string, gl *ghLog) (string, error) {
 			sw := &statusWriter{ResponseWriter: rw, code: http.StatusOK, effect: -1}
 			defer func() {
 				effect := sw.effect
-				if effect < 0 { // the service's own answer, passed on
+				switch {
+				case effect >= 0: // the wire answered; the service's answer, if any, was marked
+				case sw.wrote: // the service's own answer, passed on
 					effect = sw.code
+				default: // killed before any answer: nothing known to have reached the service
+					effect = 0
 				}
 				gl.add(r.Method, r.URL.Path, sw.code, effect, sw.wrote)
 			}()
