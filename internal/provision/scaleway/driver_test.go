@@ -487,3 +487,27 @@ func TestDownWaitsForVolumeRelease(t *testing.T) {
 		t.Error("the stopped server was not deleted with DELETE: the case this test is for did not happen")
 	}
 }
+
+// TestDownFindsAnUnrecordedServerByItsTags: a control plane whose create took effect but whose id
+// never reached the state (its answer lost to a 500, or the run cut while the create was in
+// flight) still holds its volume, its IP and the security group. The down must find it by its
+// tags and delete it, or those wait until the step's timeout and the cluster stays billed (found
+// by the soak: seed 6290096077893879100 left cp-1 with its volume, every IP and the group).
+func TestDownFindsAnUnrecordedServerByItsTags(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	w := newWorld(t, scwsim.Options{})
+	spec := testSpec("")
+	st, _ := provision.NewState("lost-1", spec)
+	g := w.graph(t, spec)
+	if err := w.eng.Up(ctx, g, st, provision.NewMemorySaver()); err != nil {
+		t.Fatal(err)
+	}
+	delete(st.Resources, NodeServer(1))
+	if _, err := w.eng.Down(ctx, g, st, provision.NewMemorySaver()); err != nil {
+		t.Fatalf("down with an unrecorded server: %v", err)
+	}
+	if left := w.owned("lost-1"); len(left) != 0 {
+		t.Errorf("left after down: %v", left)
+	}
+}

@@ -377,11 +377,30 @@ func (d *Driver) serverNode(i int) provision.Node {
 			return err
 		},
 		Destroy: func(ctx context.Context, r *provision.Run) error {
-			rec, ok := r.Resource(name)
-			if !ok {
-				return nil
+			zone := zoneOf(r)
+			var ids []string
+			if rec, ok := r.Resource(name); ok {
+				zone, ids = scw.Zone(rec.Zone), append(ids, rec.ID)
 			}
-			return d.deleteServer(ctx, r, scw.Zone(rec.Zone), rec.ID)
+			// A server whose create took effect but whose id never reached the state (the answer
+			// lost to a 500, the run cut while the create was in flight) holds its volume, its IP
+			// and the security group: those wait for it, so it is looked for by its tags here,
+			// not left to the sweep that runs after them.
+			tagged, err := d.listServers(ctx, r, zone, name, fmt.Sprintf("control plane server %s", name))
+			if err != nil {
+				return err
+			}
+			for _, f := range tagged {
+				if !slices.Contains(ids, f.id) {
+					ids = append(ids, f.id)
+				}
+			}
+			for _, id := range ids {
+				if err := d.deleteServer(ctx, r, zone, id); err != nil {
+					return err
+				}
+			}
+			return nil
 		},
 	}
 }
