@@ -103,6 +103,6 @@ func requireTool(t *testing.T, name string) string {
 	if os.Getenv("CI") != "" {
 		t.Fatalf("CI is set and %s is required (Debian packages bash, coreutils): %v", name, err)
 	}
-	t.Skipf("%s is not on PATH (install bash and coreutils to run this test): %v", name, err)
+	t.Skipf("%s is not on PATH (install bash and coreutils to run this test; CI, where .ci/run sets CI, fails instead of skipping): %v", name, err)
 	return ""
 }
