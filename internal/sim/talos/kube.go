@@ -22,7 +22,8 @@ func (n *Node) startKube() error {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 
-	if n.kube != nil || n.closed {
+	// Closed, or reset since the Bootstrap that scheduled this start: nothing to serve.
+	if n.kube != nil || n.closed || n.cfg == nil {
 		return nil
 	}
 

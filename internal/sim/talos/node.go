@@ -121,6 +121,7 @@ type Node struct {
 	joinDone              chan struct{} // closed when a worker's join loop ends; nil when none runs
 	stop                  chan struct{}
 	closed                bool
+	bg                    sync.WaitGroup // the reset sequences started by Reset, waited by Close
 	failReset             bool
 }
 
@@ -199,24 +200,25 @@ func StartNode(ctx context.Context, opts NodeOptions) (*Node, error) {
 
 	n.lis, err = lc.Listen(ctx, "tcp", hostPort)
 	if err != nil {
-		n.stopKube()
-
-		if n.cluster != nil {
-			n.cluster.remove(n)
-		}
+		n.abortStart()
 
 		return nil, fmt.Errorf("start Talos stand-in: listen on %s: %w (set APIPort if the port is taken)", hostPort, err)
 	}
 
+	// WaitForHandlers: Stop returns only once no handler runs. grpc-go's Stop alone cancels the
+	// calls' contexts and returns, and a handler that went on (an ApplyConfiguration starting
+	// the kubelet and trustd) would open ports for a node already closed.
 	n.grpc = grpc.NewServer(grpc.Creds(credentials.NewTLS(&tls.Config{
 		MinVersion:         tls.VersionTLS12,
 		GetConfigForClient: n.tlsForClient,
-	})), grpc.ChainUnaryInterceptor(n.countUnary, n.faultUnary), grpc.ChainStreamInterceptor(n.countStream, n.faultStream))
+	})), grpc.ChainUnaryInterceptor(n.countUnary, n.faultUnary), grpc.ChainStreamInterceptor(n.countStream, n.faultStream),
+		grpc.WaitForHandlers(true))
 	machineapi.RegisterMachineServiceServer(n.grpc, &machineServer{n: n})
 	storageapi.RegisterStorageServiceServer(n.grpc, &storageServer{n: n})
 
 	if err := n.registerResources(ctx, n.grpc); err != nil {
 		_ = n.lis.Close()
+		n.abortStart()
 
 		return nil, fmt.Errorf("start Talos stand-in on %s: %w", opts.Addr, err)
 	}
@@ -267,7 +269,9 @@ func (n *Node) Config() []byte {
 	return slices.Clone(n.cfgBytes)
 }
 
-// Close stops the node's servers and forgets it.
+// Close stops the node's servers and forgets it. Nothing of the node runs once it returns: the
+// boot, every gRPC handler and the reset sequence have ended, and every port it listened on is
+// free, so a node started again on the address (a server the world reboots) finds them free.
 func (n *Node) Close() error {
 	n.mu.Lock()
 	if n.closed {
@@ -283,39 +287,45 @@ func (n *Node) Close() error {
 	n.stopBoot()
 	<-n.bootDone
 
-	n.mu.Lock()
-	cl, trustd, kubelet, joinDone := n.cluster, n.trustd, n.kubelet, n.joinDone
-	for _, l := range []net.Listener{n.trustdLis, n.kubeletLis} {
-		if l != nil {
-			_ = l.Close()
-		}
-	}
-	n.mu.Unlock()
-
-	if cl != nil {
-		cl.remove(n)
-	}
-
+	// First the API and what its handlers started (a reset's sequence), and only then what
+	// the config started: a handler still running could configure the node again.
 	if n.grpc != nil {
 		n.grpc.Stop()
 		<-n.doneCh
 	}
 
-	n.stopKube()
+	n.bg.Wait()
 
-	if trustd != nil {
-		trustd.Stop()
-	}
+	n.deconfigure()
 
-	if kubelet != nil {
-		_ = kubelet.Close()
-	}
+	n.mu.Lock()
+	joinDone := n.joinDone
+	n.mu.Unlock()
 
 	if joinDone != nil {
 		<-joinDone
 	}
 
 	return nil
+}
+
+// abortStart undoes what StartNode did before it failed: the static user data's configuration
+// (kubelet, trustd, the cluster registration, a worker's join).
+func (n *Node) abortStart() {
+	n.mu.Lock()
+	n.closed = true
+	close(n.stop)
+	n.mu.Unlock()
+
+	n.deconfigure()
+
+	n.mu.Lock()
+	joinDone := n.joinDone
+	n.mu.Unlock()
+
+	if joinDone != nil {
+		<-joinDone
+	}
 }
 
 // tlsForClient picks the maintenance or the configured TLS setup at each handshake, so a node

@@ -62,7 +62,12 @@ func (s *machineServer) Reset(ctx context.Context, in *machineapi.ResetRequest) 
 
 	n.log.Info("reset accepted", "wipe_state", wipeState, "reboot", in.GetReboot())
 
-	go n.runReset(wipeState, in.GetReboot())
+	n.bg.Add(1)
+
+	go func() {
+		defer n.bg.Done()
+		n.runReset(wipeState, in.GetReboot())
+	}()
 
 	return &machineapi.ResetResponse{Messages: []*machineapi.Reset{{ActorId: "sim-reset"}}}, nil
 }
@@ -73,7 +78,9 @@ func (n *Node) runReset(wipeState, reboot bool) {
 	n.stopKube()
 
 	if !reboot {
-		_ = n.Close() // powered off: nothing answers any more
+		// Powered off: nothing answers any more. Close waits for this sequence to end, so it
+		// runs beside it.
+		go func() { _ = n.Close() }()
 
 		return
 	}

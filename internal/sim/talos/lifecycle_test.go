@@ -1,0 +1,176 @@
+package talos
+
+import (
+	"context"
+	"crypto/tls"
+	"log/slog"
+	"net"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	machineapi "github.com/siderolabs/talos/pkg/machinery/api/machine"
+	"github.com/siderolabs/talos/pkg/machinery/client"
+)
+
+// waitFor polls cond until it holds, failing the test with what it waited for when ctx ends
+// first. The condition is the state itself, never a guess at how long it takes to arrive.
+func waitFor(t *testing.T, ctx context.Context, what string, cond func() bool) {
+	t.Helper()
+
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+
+	for !cond() {
+		select {
+		case <-ctx.Done():
+			t.Fatalf("gave up waiting for %s: %v", what, ctx.Err())
+		case <-tick.C:
+		}
+	}
+}
+
+// gateHandler is a log handler that holds the goroutine logging msg until open is closed, after
+// telling reached: a way to stop a node's goroutine at a known point of its code.
+type gateHandler struct {
+	msg     string
+	reached chan struct{}
+	open    chan struct{}
+	once    *sync.Once
+}
+
+func newGate(msg string) *gateHandler {
+	return &gateHandler{msg: msg, reached: make(chan struct{}), open: make(chan struct{}), once: new(sync.Once)}
+}
+
+func (g *gateHandler) Enabled(context.Context, slog.Level) bool { return true }
+func (g *gateHandler) WithAttrs([]slog.Attr) slog.Handler       { return g }
+func (g *gateHandler) WithGroup(string) slog.Handler            { return g }
+
+func (g *gateHandler) Handle(_ context.Context, r slog.Record) error {
+	if r.Message == g.msg {
+		g.once.Do(func() { close(g.reached) })
+		<-g.open
+	}
+
+	return nil
+}
+
+// portFree tells whether host:port can be listened on (and frees it again).
+func portFree(host string, port int) error {
+	l, err := net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(port)))
+	if err != nil {
+		return err
+	}
+
+	return l.Close()
+}
+
+// A node closed while it handles an ApplyConfiguration (the world reboots or deletes the server
+// while the bot applies its config) must not outlive Close: once Close returns, no handler of
+// the node runs any more and nothing the config started (kubelet on 10250, trustd on 50001)
+// holds its ports, so a node started again on the same address comes up. grpc-go's Stop does
+// not wait for running handlers by itself: a handler finishing after Close used to start the
+// kubelet and trustd listeners of a node already gone, for the life of the process.
+func TestCloseWaitsForAnApplyInFlight(t *testing.T) {
+	t.Parallel()
+
+	a := addr()
+	cp, _, _ := configs(t, forms[0], "https://"+a+":6443", "/dev/sda")
+
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+
+	gate := newGate("config applied, leaving maintenance mode")
+	n, err := StartNode(ctx, NodeOptions{Addr: a, Mode: "metal", Disks: []string{"/dev/sda"}, Logger: slog.New(gate),
+		Latency: Latency{ApplyReboot: time.Hour}})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	c, err := client.New(ctx, client.WithEndpoints(n.APIAddr()), client.WithTLSConfig(&tls.Config{InsecureSkipVerify: true})) //nolint:gosec
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close() //nolint:errcheck
+
+	go func() { _, _ = c.ApplyConfiguration(ctx, &machineapi.ApplyConfigurationRequest{Data: cp}) }()
+
+	select {
+	case <-gate.reached: // the handler took the config and is about to start the kubelet and trustd
+	case <-ctx.Done():
+		t.Fatalf("the ApplyConfiguration handler never reached its configure step: %v", ctx.Err())
+	}
+
+	closed := make(chan struct{})
+	go func() {
+		defer close(closed)
+		_ = n.Close()
+	}()
+
+	waitFor(t, ctx, "Close to shut the Talos API listener", func() bool {
+		conn, err := net.DialTimeout("tcp", n.APIAddr(), time.Second)
+		if err == nil {
+			_ = conn.Close()
+		}
+
+		return err != nil
+	})
+
+	close(gate.open) // the handler goes on: it starts what its config needs, then replies
+
+	select {
+	case <-closed:
+	case <-ctx.Done():
+		t.Fatalf("Close did not return once the handler could finish: %v", ctx.Err())
+	}
+
+	// The handler's last act is the reboot into the new config.
+	waitFor(t, ctx, "the ApplyConfiguration handler to finish", func() bool {
+		n.reboot.mu.Lock()
+		defer n.reboot.mu.Unlock()
+
+		return !n.reboot.until.IsZero()
+	})
+
+	for _, port := range []int{DefaultKubeletPort, DefaultTrustdPort, DefaultAPIPort} {
+		if err := portFree(a, port); err != nil {
+			t.Errorf("port %d of the closed node still taken once its last handler finished: %v", port, err)
+		}
+	}
+
+	again, err := StartNode(ctx, NodeOptions{Addr: a, Mode: "cloud", UserData: cp, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatalf("a node started again on %s: %v", a, err)
+	}
+
+	_ = again.Close()
+}
+
+// A start that fails after the static user data configured the node (its Talos API port taken)
+// gives back what the config opened.
+func TestFailedStartFreesItsPorts(t *testing.T) {
+	t.Parallel()
+
+	a := addr()
+	cp, _, _ := configs(t, forms[0], "https://"+a+":6443", "/dev/sda")
+
+	taken, err := net.Listen("tcp", net.JoinHostPort(a, strconv.Itoa(DefaultAPIPort)))
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	_, err = StartNode(context.Background(), NodeOptions{Addr: a, Mode: "cloud", UserData: cp, Logger: slog.New(slog.DiscardHandler)})
+	_ = taken.Close()
+
+	if err == nil {
+		t.Fatal("StartNode succeeded on a taken Talos API port")
+	}
+
+	for _, port := range []int{DefaultKubeletPort, DefaultTrustdPort} {
+		if err := portFree(a, port); err != nil {
+			t.Errorf("port %d still taken after the failed start: %v", port, err)
+		}
+	}
+}
