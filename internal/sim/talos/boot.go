@@ -97,7 +97,7 @@ func (n *Node) sinceConfigured() time.Duration {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 
-	return time.Since(n.configuredAt)
+	return n.opts.now().Sub(n.configuredAt)
 }
 
 // criReady tells whether the container runtime runs: a real control plane refuses Bootstrap with

@@ -3,7 +3,9 @@ package talos
 import (
 	"context"
 	"crypto/tls"
+	"fmt"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -34,19 +36,31 @@ func insecureClient(t *testing.T, ctx context.Context, a string) *client.Client 
 func TestUserDataIsReadOnceAtBoot(t *testing.T) {
 	t.Parallel()
 
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-
 	cpAddr := addr()
 	cp, _, _ := configs(t, forms[0], "https://"+cpAddr+":6443", "/dev/sda")
+
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
 
 	var reads atomic.Int32
 
 	var data atomic.Pointer[[]byte]
 
-	n := start(t, NodeOptions{Addr: cpAddr, Mode: "cloud", Disks: []string{"/dev/sda"}, BootDelay: 3 * time.Second,
-		UserDataSource: func(context.Context) ([]byte, error) {
-			reads.Add(1)
+	// The source holds the boot until the test has seen the API silent: the node is booting for
+	// as long as the test looks, however slow the machine.
+	fetching, release := make(chan struct{}), make(chan struct{})
+
+	n := start(t, NodeOptions{Addr: cpAddr, Mode: "cloud", Disks: []string{"/dev/sda"}, BootDelay: 10 * time.Millisecond,
+		UserDataSource: func(ctx context.Context) ([]byte, error) {
+			if reads.Add(1) == 1 {
+				close(fetching)
+			}
+
+			select {
+			case <-release:
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
 
 			if d := data.Load(); d != nil {
 				return *d, nil
@@ -55,11 +69,21 @@ func TestUserDataIsReadOnceAtBoot(t *testing.T) {
 			return nil, nil
 		}})
 
-	early, c := context.WithTimeout(ctx, 200*time.Millisecond)
-	if _, err := insecureClient(t, ctx, n.APIAddr()).Version(early); err == nil {
-		t.Error("the API answered while the node was booting")
+	if _, err := insecureClient(t, ctx, n.APIAddr()).Version(ctx); err == nil {
+		t.Error("the API answered while the node was booting (before its boot delay)")
 	}
-	c()
+
+	select {
+	case <-fetching:
+	case <-ctx.Done():
+		t.Fatalf("the node never fetched its user data: %v", ctx.Err())
+	}
+
+	if _, err := insecureClient(t, ctx, n.APIAddr()).Version(ctx); err == nil {
+		t.Error("the API answered while the node was fetching its user data")
+	}
+
+	close(release)
 
 	if err := n.WaitBooted(ctx); err != nil {
 		t.Fatal(err)
@@ -83,17 +107,41 @@ func TestUserDataIsReadOnceAtBoot(t *testing.T) {
 	}
 }
 
+// stepClock is a clock the test moves by hand.
+type stepClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *stepClock) now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+
+	return c.t
+}
+
+func (c *stepClock) step(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+
+	c.t = c.t.Add(d)
+}
+
 // Bootstrap is refused with the source's FailedPrecondition messages, in its order, until the
-// node is ready; on a worker it is Unimplemented.
+// node is ready; on a worker it is Unimplemented. The node's clock is stepped across the delays.
 func TestBootstrapRefusedUntilReady(t *testing.T) {
 	t.Parallel()
+
+	cpAddr := addr()
+	cp, worker, tcfg := configs(t, forms[1], "https://"+cpAddr+":6443", "/dev/sda")
 
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 
-	cpAddr := addr()
-	cp, worker, tcfg := configs(t, forms[1], "https://"+cpAddr+":6443", "/dev/sda")
-	n := start(t, NodeOptions{Addr: cpAddr, Mode: "cloud", UserData: cp, CRIDelay: 1500 * time.Millisecond, TimeSyncDelay: 1500 * time.Millisecond})
+	const cri, ntp = 90 * time.Second, 30 * time.Second
+
+	clock := &stepClock{t: time.Now()}
+	n := start(t, NodeOptions{Addr: cpAddr, Mode: "cloud", UserData: cp, CRIDelay: cri, TimeSyncDelay: ntp, now: clock.now})
 
 	tc, err := client.New(ctx, client.WithConfig(mustTalosconfig(t, tcfg)), client.WithEndpoints(n.APIAddr()))
 	if err != nil {
@@ -101,28 +149,31 @@ func TestBootstrapRefusedUntilReady(t *testing.T) {
 	}
 	defer tc.Close() //nolint:errcheck
 
-	var seen []string
-
-	for ctx.Err() == nil {
-		err := tc.Bootstrap(ctx, &machineapi.BootstrapRequest{})
-		if err == nil {
-			break
-		}
-
-		if client.StatusCode(err) != codes.FailedPrecondition {
-			t.Fatalf("Bootstrap before ready = %v, want FailedPrecondition", err)
-		}
-
-		msg := err.Error()[strings.LastIndex(err.Error(), "desc = ")+7:]
-		if len(seen) == 0 || seen[len(seen)-1] != msg {
-			seen = append(seen, msg)
-		}
-
-		time.Sleep(50 * time.Millisecond) // polling the node, bounded by ctx
+	steps := []struct {
+		after time.Duration // on the node's clock, since it was configured
+		want  string        // the refusal, "" for success
+	}{
+		{0, "bootstrap is not available yet"},
+		{cri - time.Second, "bootstrap is not available yet"},
+		{cri, "time is not in sync yet"},
+		{cri + ntp - time.Second, "time is not in sync yet"},
+		{cri + ntp, ""},
 	}
 
-	if strings.Join(seen, " | ") != "bootstrap is not available yet | time is not in sync yet" {
-		t.Errorf("refusals seen: %q", seen)
+	var at time.Duration
+
+	for _, s := range steps {
+		clock.step(s.after - at)
+		at = s.after
+
+		err := tc.Bootstrap(ctx, &machineapi.BootstrapRequest{})
+
+		switch {
+		case s.want == "" && err != nil:
+			t.Errorf("Bootstrap %s after the config: %v, want success", s.after, err)
+		case s.want != "" && (client.StatusCode(err) != codes.FailedPrecondition || !strings.HasSuffix(err.Error(), "desc = "+s.want)):
+			t.Errorf("Bootstrap %s after the config: %v, want FailedPrecondition %q", s.after, err, s.want)
+		}
 	}
 
 	w := start(t, NodeOptions{Addr: addr(), Mode: "metal", Disks: []string{"/dev/sda"}})
@@ -130,28 +181,24 @@ func TestBootstrapRefusedUntilReady(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// The worker joins in the background (kubelet → 6443, trustd → 50001): until it is trusted its
-	// handshakes fail (Unavailable); a fresh client per attempt, as gRPC keeps a failed channel in backoff.
-	for {
-		wc, err := client.New(ctx, client.WithConfig(mustTalosconfig(t, tcfg)), client.WithEndpoints(w.APIAddr()))
-		if err != nil {
-			t.Fatal(err)
+	// The worker joins in the background (kubelet → 6443, trustd → 50001); until it is trusted
+	// its handshakes fail.
+	waitFor(t, ctx, "the worker to get its certificate from trustd", func() error {
+		if w.Trusted() {
+			return nil
 		}
 
-		err = wc.Bootstrap(ctx, &machineapi.BootstrapRequest{})
-		_ = wc.Close()
+		return fmt.Errorf("join: %v", w.JoinError())
+	})
 
-		if client.StatusCode(err) == codes.Unavailable && ctx.Err() == nil {
-			time.Sleep(50 * time.Millisecond) // polling the node, bounded by ctx
+	wc, err := client.New(ctx, client.WithConfig(mustTalosconfig(t, tcfg)), client.WithEndpoints(w.APIAddr()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer wc.Close() //nolint:errcheck
 
-			continue
-		}
-
-		if client.StatusCode(err) != codes.Unimplemented {
-			t.Errorf("Bootstrap on a worker = %v, want Unimplemented", err)
-		}
-
-		break
+	if err := wc.Bootstrap(ctx, &machineapi.BootstrapRequest{}); client.StatusCode(err) != codes.Unimplemented {
+		t.Errorf("Bootstrap on a worker = %v, want Unimplemented", err)
 	}
 }
 

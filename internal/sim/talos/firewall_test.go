@@ -102,7 +102,9 @@ func TestNodeEnforcesItsFirewallAndNetwork(t *testing.T) {
 		Network: func(src netip.Addr, _ string, _ int) bool { return src != refusedFrom }})
 
 	dial := func(src string, port int) error {
-		d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(src)}, Timeout: 2 * time.Second}
+		// A refused connection is reset at accept and fails at once; the bound is for an
+		// admitted one's handshake, which a loaded machine may take seconds to finish.
+		d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(src)}, Timeout: 20 * time.Second}
 		c, err := tls.DialWithDialer(d, "tcp", net.JoinHostPort(a, strconv.Itoa(port)), &tls.Config{InsecureSkipVerify: true}) //nolint:gosec
 		if err != nil {
 			return err

@@ -3,6 +3,7 @@ package talos
 import (
 	"context"
 	"crypto/tls"
+	"errors"
 	"log/slog"
 	"net"
 	"strconv"
@@ -14,18 +15,24 @@ import (
 	"github.com/siderolabs/talos/pkg/machinery/client"
 )
 
-// waitFor polls cond until it holds, failing the test with what it waited for when ctx ends
-// first. The condition is the state itself, never a guess at how long it takes to arrive.
-func waitFor(t *testing.T, ctx context.Context, what string, cond func() bool) {
+// waitFor polls cond until it returns nil, failing the test with what it waited for and cond's
+// last answer when ctx ends first. The condition is the state itself, never a guess at how long
+// it takes to arrive.
+func waitFor(t *testing.T, ctx context.Context, what string, cond func() error) {
 	t.Helper()
 
 	tick := time.NewTicker(5 * time.Millisecond)
 	defer tick.Stop()
 
-	for !cond() {
+	for {
+		err := cond()
+		if err == nil {
+			return
+		}
+
 		select {
 		case <-ctx.Done():
-			t.Fatalf("gave up waiting for %s: %v", what, ctx.Err())
+			t.Fatalf("gave up waiting for %s (%v): last: %v", what, ctx.Err(), err)
 		case <-tick.C:
 		}
 	}
@@ -109,13 +116,15 @@ func TestCloseWaitsForAnApplyInFlight(t *testing.T) {
 		_ = n.Close()
 	}()
 
-	waitFor(t, ctx, "Close to shut the Talos API listener", func() bool {
+	waitFor(t, ctx, "Close to shut the Talos API listener", func() error {
 		conn, err := net.DialTimeout("tcp", n.APIAddr(), time.Second)
-		if err == nil {
-			_ = conn.Close()
+		if err != nil {
+			return nil
 		}
 
-		return err != nil
+		_ = conn.Close()
+
+		return errors.New("the Talos API still accepts connections")
 	})
 
 	close(gate.open) // the handler goes on: it starts what its config needs, then replies
@@ -127,11 +136,15 @@ func TestCloseWaitsForAnApplyInFlight(t *testing.T) {
 	}
 
 	// The handler's last act is the reboot into the new config.
-	waitFor(t, ctx, "the ApplyConfiguration handler to finish", func() bool {
+	waitFor(t, ctx, "the ApplyConfiguration handler to finish", func() error {
 		n.reboot.mu.Lock()
 		defer n.reboot.mu.Unlock()
 
-		return !n.reboot.until.IsZero()
+		if n.reboot.until.IsZero() {
+			return errors.New("the node has not started its reboot into the config yet")
+		}
+
+		return nil
 	})
 
 	for _, port := range []int{DefaultKubeletPort, DefaultTrustdPort, DefaultAPIPort} {

@@ -85,6 +85,10 @@ type NodeOptions struct {
 	Network Network
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
+
+	// now is the clock of the readiness delays (CRIDelay, TimeSyncDelay); nil: time.Now. Tests
+	// step it instead of waiting for the delays to pass.
+	now func() time.Time
 }
 
 // Node is one running stand-in node.
@@ -164,6 +168,10 @@ func StartNode(ctx context.Context, opts NodeOptions) (*Node, error) {
 
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
+	}
+
+	if opts.now == nil {
+		opts.now = time.Now
 	}
 
 	n := &Node{
@@ -473,7 +481,7 @@ func (n *Node) configure(data []byte) error {
 	}
 
 	n.mu.Lock()
-	n.cfg, n.cfgBytes, n.cluster, n.configuredAt = cfg, slices.Clone(data), cl, time.Now()
+	n.cfg, n.cfgBytes, n.cluster, n.configuredAt = cfg, slices.Clone(data), cl, n.opts.now()
 	n.mu.Unlock()
 
 	n.log.Info("config applied, leaving maintenance mode", "type", cfg.Machine().Type().String(), "warnings", len(warnings))

@@ -3,6 +3,7 @@ package talos
 import (
 	"context"
 	"crypto/tls"
+	"fmt"
 	"io"
 	"log/slog"
 	"strings"
@@ -15,6 +16,7 @@ import (
 	"github.com/siderolabs/talos/pkg/machinery/config"
 	"github.com/siderolabs/talos/pkg/machinery/config/encoder"
 	"github.com/siderolabs/talos/pkg/machinery/config/generate"
+	"github.com/siderolabs/talos/pkg/machinery/config/generate/secrets"
 	"github.com/siderolabs/talos/pkg/machinery/config/machine"
 	"google.golang.org/grpc/codes"
 
@@ -48,11 +50,19 @@ func start(t *testing.T, o NodeOptions) *Node {
 }
 
 // configs generates plain machinery configs (no pocbot patches): the stand-in must hold up
-// whatever produced the config.
+// whatever produced the config. The service-account key is ECDSA: the stand-in never signs a
+// token with it, and the contract's RSA-4096 key took 0.3 to 3 s to generate under -race (more
+// under load), a random cost that ate the deadline of the tests generating inside it.
 func configs(t *testing.T, f form, endpoint, disk string) (cp, worker, talosconfig []byte) {
 	t.Helper()
 
-	in, err := generate.NewInput("sim", endpoint, f.kubernetes, generate.WithVersionContract(f.contract), generate.WithInstallDisk(disk))
+	bundle, err := secrets.NewBundle(secrets.NewClock(), f.contract, secrets.WithECDSAServiceAccountKey())
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	in, err := generate.NewInput("sim", endpoint, f.kubernetes, generate.WithVersionContract(f.contract), generate.WithInstallDisk(disk),
+		generate.WithSecretsBundle(bundle))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,11 +120,13 @@ func TestNodeLifecycle(t *testing.T) {
 }
 
 func testNodeLifecycle(t *testing.T, f form) {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-
+	// The configs are made before the deadline starts: it bounds what the nodes do.
 	cpAddr, wAddr := addr(), addr()
 	cp, worker, tcfg := configs(t, f, "https://"+cpAddr+":6443", "/dev/nvme0n1")
+	cpWrongDisk, _, _ := configs(t, f, "https://"+cpAddr+":6443", "/dev/sdz")
+
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
 
 	w := start(t, NodeOptions{Addr: wAddr, Mode: "metal", Disks: []string{"/dev/nvme0n1"}})
 
@@ -141,7 +153,6 @@ func testNodeLifecycle(t *testing.T, f form) {
 	}
 
 	// A control-plane config in metal mode with a disk the machine lacks is refused.
-	cpWrongDisk, _, _ := configs(t, f, "https://"+cpAddr+":6443", "/dev/sdz")
 	if _, err := wc.ApplyConfiguration(ctx, &machineapi.ApplyConfigurationRequest{Data: cpWrongDisk}); client.StatusCode(err) != codes.InvalidArgument || !strings.Contains(err.Error(), "/dev/sdz") {
 		t.Errorf("apply with missing disk = %v", err)
 	}
@@ -189,31 +200,25 @@ func testNodeLifecycle(t *testing.T, f form) {
 	}
 
 	// A worker finds trustd through the Kubernetes API, so it is trusted only after bootstrap.
-	// The worker joins in the background (kubelet → 6443, then trustd → 50001): wait for it,
-	// each attempt with a fresh client, as gRPC keeps a failed channel in backoff.
-	var trustErr error
-
-	for {
-		wTrusted, err := client.New(ctx, client.WithConfig(mustTalosconfig(t, tcfg)), client.WithEndpoints(w.APIAddr()))
-		if err != nil {
-			t.Fatal(err)
+	// It joins in the background (kubelet → 6443, then trustd → 50001): wait until it holds its
+	// certificate, then it must answer over mutual TLS (a fresh client: gRPC keeps a failed
+	// channel in backoff).
+	waitFor(t, ctx, "the worker to get its certificate from trustd", func() error {
+		if w.Trusted() {
+			return nil
 		}
 
-		_, trustErr = wTrusted.Version(ctx)
-		_ = wTrusted.Close()
+		return fmt.Errorf("join: %v", w.JoinError())
+	})
 
-		if trustErr == nil || ctx.Err() != nil {
-			break
-		}
-
-		select {
-		case <-ctx.Done():
-		case <-time.After(50 * time.Millisecond):
-		}
+	wTrusted, err := client.New(ctx, client.WithConfig(mustTalosconfig(t, tcfg)), client.WithEndpoints(w.APIAddr()))
+	if err != nil {
+		t.Fatal(err)
 	}
+	defer wTrusted.Close() //nolint:errcheck
 
-	if trustErr != nil {
-		t.Errorf("worker over mutual TLS after the cluster was bootstrapped: %v (join: %v)", trustErr, w.JoinError())
+	if _, err := wTrusted.Version(ctx); err != nil {
+		t.Errorf("trusted worker over mutual TLS after the cluster was bootstrapped: %v", err)
 	}
 
 	kc, err := cpc.Kubeconfig(ctx)
