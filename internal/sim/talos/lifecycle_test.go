@@ -187,3 +187,51 @@ func TestFailedStartFreesItsPorts(t *testing.T) {
 		}
 	}
 }
+
+// What a node dials from its own address (a worker's join: kubelet → 6443, trustd → 50001) holds
+// a port of that address, from the kernel's ephemeral range, which holds 50000 and 50001: while
+// the connection lives, and for TIME_WAIT (60 s) after the node closed it. A node started there
+// later (a parked worker's trustd, the next host of a world reusing the loopback block) must
+// still be able to listen on that port.
+func TestNodeDialsLeaveItsPortsFree(t *testing.T) {
+	t.Parallel()
+
+	srv, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close() //nolint:errcheck
+
+	go func() {
+		for {
+			c, err := srv.Accept()
+			if err != nil {
+				return
+			}
+
+			go func() {
+				_, _ = c.Read(make([]byte, 1)) // until the node closes its side
+				_ = c.Close()
+			}()
+		}
+	}()
+
+	n := &Node{opts: NodeOptions{Addr: addr()}}
+
+	c, err := n.dialer().Dial("tcp", srv.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	port := c.LocalAddr().(*net.TCPAddr).Port
+
+	if err := portFree(n.opts.Addr, port); err != nil {
+		t.Errorf("while the node's connection is open: %v", err)
+	}
+
+	_ = c.Close() // the node closes first: its side waits in TIME_WAIT
+
+	if err := portFree(n.opts.Addr, port); err != nil {
+		t.Errorf("after the node closed its connection (TIME_WAIT): %v", err)
+	}
+}

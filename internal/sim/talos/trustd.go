@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"syscall"
 	"time"
 
 	"github.com/siderolabs/crypto/x509"
@@ -197,9 +198,24 @@ func (n *Node) tryJoin(cfg config.Provider, cl *clusterState) error {
 	return errors.Join(errs...)
 }
 
-// dialer makes node-originated connections come from the node's own address.
+// dialer makes node-originated connections come from the node's own address. Such a connection
+// holds a port of that address from the kernel's ephemeral range (32768-60999 on Linux, which
+// holds 50000 and 50001) while it lives and, closed by the node first, for TIME_WAIT after; with
+// SO_REUSEADDR on both sides a listener started there later (a parked worker's trustd, the next
+// host on the address) still binds the port, as the listeners here all set it (Go does on Linux).
 func (n *Node) dialer() *net.Dialer {
-	return &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(n.opts.Addr)}, Timeout: 2 * time.Second}
+	return &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(n.opts.Addr)}, Timeout: 2 * time.Second, Control: reuseAddr}
+}
+
+func reuseAddr(_, _ string, c syscall.RawConn) error {
+	var serr error
+	if err := c.Control(func(fd uintptr) {
+		serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_REUSEADDR, 1)
+	}); err != nil {
+		return err
+	}
+
+	return serr
 }
 
 // reachKube is the kubelet's first contact: a TLS handshake with the API server, whose certificate
