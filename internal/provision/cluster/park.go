@@ -217,8 +217,9 @@ func (b *builder) park(ctx context.Context, r *provision.Run) error {
 	}
 	park := m.park
 	// The node is in maintenance mode from its reboot until this apply: the window is one
-	// reboot long, and an adoption proves the park CA before trusting the node.
-	if _, err := talos.ApplyInsecure(ctx, addr, park.Config); err != nil {
+	// reboot long, and an adoption proves the park CA before trusting the node. Before that
+	// reboot it still answers as configured (the reset sequence runs first): waited out.
+	if _, err := talos.ApplyInsecureAfterReset(ctx, addr, park.Config); err != nil {
 		return fmt.Errorf("apply the park configuration after the reset: %w", err)
 	}
 	if err := talos.WaitTrusted(ctx, addr, park.Talosconfig); err != nil {

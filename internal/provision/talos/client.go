@@ -204,8 +204,30 @@ var ErrConfigured = errors.New("node is configured: its Talos API requires a cli
 // install target (.machine.install.disk, or the 1.14 UnattendedInstallConfig selector) matches
 // none of them. It returns the disks seen so the caller can record them.
 func ApplyInsecure(ctx context.Context, addr string, cfg []byte) ([]Disk, error) {
+	return applyInsecure(ctx, addr, cfg, false)
+}
+
+// ApplyInsecureAfterReset is ApplyInsecure on a node that was just reset: it replied to the
+// Reset at once, and until its reset sequence (pods stopped, disks wiped) reboots it, its API
+// still answers as configured — apid is not among the services the sequence stops (talos
+// v1.14.0-rc.1 v1alpha1_sequencer.go Reset, v1alpha1_sequencer_tasks.go StopServicesEphemeral).
+// A request for a client certificate is therefore waited out, like a node still booting, until
+// ctx's deadline (DefaultWaitTimeout without one).
+func ApplyInsecureAfterReset(ctx context.Context, addr string, cfg []byte) ([]Disk, error) {
+	return applyInsecure(ctx, addr, cfg, true)
+}
+
+func applyInsecure(ctx context.Context, addr string, cfg []byte, afterReset bool) ([]Disk, error) {
 	ctx, cancel := withDefaultDeadline(ctx, DefaultWaitTimeout)
 	defer cancel()
+
+	// After a reset, only the probe waits out a node still configured: once it was seen in
+	// maintenance mode, a request for a certificate means it took a config (ours, its answer
+	// lost, or another's) and waiting would not change that.
+	probeRetryable := maintenanceRetryable
+	if afterReset {
+		probeRetryable = resettingRetryable
+	}
 
 	provider, err := configloader.NewFromBytes(cfg)
 	if err != nil {
@@ -214,7 +236,7 @@ func ApplyInsecure(ctx context.Context, addr string, cfg []byte) ([]Disk, error)
 
 	var disks []Disk
 
-	err = retry(ctx, "probe disks on "+addr, maintenanceRetryable, func(actx context.Context) error {
+	err = retry(ctx, "probe disks on "+addr, probeRetryable, func(actx context.Context) error {
 		c, asked, err := insecureClient(actx, addr)
 		if err != nil {
 			return err
@@ -230,6 +252,8 @@ func ApplyInsecure(ctx context.Context, addr string, cfg []byte) ([]Disk, error)
 	})
 
 	switch {
+	case errors.Is(err, ErrConfigured) && afterReset:
+		return nil, fmt.Errorf("apply config to %s after its reset: %w: still configured when the wait ended (%w), the reset never rebooted it into maintenance mode", addr, ErrConfigured, ctx.Err())
 	case errors.Is(err, ErrConfigured):
 		return nil, fmt.Errorf("apply config to %s: %w (it left maintenance mode; use the talosconfig)", addr, ErrConfigured)
 	case err != nil:
@@ -269,6 +293,10 @@ func ApplyInsecure(ctx context.Context, addr string, cfg []byte) ([]Disk, error)
 // maintenanceRetryable retries a node that is not up yet, but not one that asks for a client
 // certificate: that node left maintenance mode and will never take an insecure call again.
 func maintenanceRetryable(err error) bool { return transient(err) && !errors.Is(err, ErrConfigured) }
+
+// resettingRetryable also retries a node that still asks for a client certificate: reset, it
+// has not rebooted into maintenance mode yet.
+func resettingRetryable(err error) bool { return transient(err) || errors.Is(err, ErrConfigured) }
 
 // Configured tells whether the node at addr already answers a trusted (mutual TLS) call with the
 // talosconfig's certificate: one attempt, no retry. A rerun uses it to skip the insecure apply.

@@ -11,6 +11,9 @@
 //     it: a configured node refuses every call without a client certificate. An insecure call
 //     that meets a request for a client certificate (which a maintenance-mode node never makes)
 //     stops at once with ErrConfigured instead of retrying.
+//   - After a Reset the node still answers as configured until its reset sequence reboots it
+//     (apid is not among the services the sequence stops): ApplyInsecureAfterReset waits that
+//     out, within its deadline, where ApplyInsecure would stop at ErrConfigured.
 //   - The disks are read from the block.Disk resources and the block.SystemDisk singleton (COSI),
 //     with StorageService.Disks (kept by Talos "for compatibility") only for a node without the
 //     resource API. InstallDisk checks the config's install target against them for both contracts:

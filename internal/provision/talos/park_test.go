@@ -42,7 +42,7 @@ func TestParkedWorkerRefusesInsecureApply(t *testing.T) {
 	ip := loopback()
 	stranger := loopback() // not in the admin CIDRs
 	node := startNode(t, simtalos.NodeOptions{Addr: ip, Mode: "metal", Disks: []string{"/dev/sda"},
-		Latency: simtalos.Latency{ApplyReboot: 50 * time.Millisecond, ResetReboot: 100 * time.Millisecond}})
+		Latency: simtalos.Latency{ApplyReboot: 50 * time.Millisecond, ResetWipe: 200 * time.Millisecond, ResetReboot: 100 * time.Millisecond}})
 	addr := net.JoinHostPort(ip, "50000")
 
 	park, err := ParkConfig(ctx, ParkInput{IP: ip, Disk: "/dev/sda", SchematicID: testSchematic, AdminCIDRs: []string{"127.0.0.1/32"}})
@@ -65,7 +65,9 @@ func TestParkedWorkerRefusesInsecureApply(t *testing.T) {
 	if err := Reset(ctx, addr, other.Talosconfig); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ApplyInsecure(ctx, addr, park.Config); err != nil {
+	// Until its reset sequence reboots it, the node answers as configured: the park waits for
+	// the maintenance mode the reboot brings.
+	if _, err := ApplyInsecureAfterReset(ctx, addr, park.Config); err != nil {
 		t.Fatalf("park after reset: %v", err)
 	}
 	if err := WaitTrusted(ctx, addr, park.Talosconfig); err != nil {

@@ -17,7 +17,13 @@ type Latency struct {
 	// KubeReady: Bootstrap accepted -> kube-apiserver answers /readyz (etcd, static pods).
 	// Estimate 90 s.
 	KubeReady time.Duration
-	// ResetReboot: Reset accepted -> wiped and back up in the mode the wipe left: a physical
+	// ResetWipe: Reset accepted -> its sequence done (pods and etcd stopped, partitions
+	// unmounted and wiped), the reboot starts. The node's API answers as configured meanwhile:
+	// apid is not among the services the sequence stops (talos v1.14.0-rc.1
+	// internal/app/machined/pkg/runtime/v1alpha1/v1alpha1_sequencer.go Reset, and
+	// v1alpha1_sequencer_tasks.go StopServicesEphemeral: cri and trustd only). Estimate 15 s.
+	ResetWipe time.Duration
+	// ResetReboot: the reset's reboot -> back up in the mode the wipe left: a physical
 	// machine's reboot and Talos's boot (the world sets the Elastic Metal reboot plus its Talos
 	// boot; 3 min here, the old SPEC §9 estimate, when used alone).
 	ResetReboot time.Duration
@@ -25,13 +31,13 @@ type Latency struct {
 
 // DefaultLatency is the estimate profile at factor 1.
 func DefaultLatency() Latency {
-	return Latency{ApplyReboot: time.Minute, KubeReady: 90 * time.Second, ResetReboot: 3 * time.Minute}
+	return Latency{ApplyReboot: time.Minute, KubeReady: 90 * time.Second, ResetWipe: 15 * time.Second, ResetReboot: 3 * time.Minute}
 }
 
 // Scale multiplies every figure by f.
 func (l Latency) Scale(f float64) Latency {
 	s := func(d time.Duration) time.Duration { return time.Duration(float64(d) * f) }
-	return Latency{ApplyReboot: s(l.ApplyReboot), KubeReady: s(l.KubeReady), ResetReboot: s(l.ResetReboot)}
+	return Latency{ApplyReboot: s(l.ApplyReboot), KubeReady: s(l.KubeReady), ResetWipe: s(l.ResetWipe), ResetReboot: s(l.ResetReboot)}
 }
 
 // reboot tracks a node that is down for a while: its TLS handshakes fail until then, as a

@@ -235,3 +235,58 @@ func TestNodeDialsLeaveItsPortsFree(t *testing.T) {
 		t.Errorf("after the node closed its connection (TIME_WAIT): %v", err)
 	}
 }
+
+// Reset replies at once and its sequence runs after: pods and etcd stop, the disks are wiped,
+// and only then the node reboots. apid is not among the services the sequence stops, so until
+// the reboot the node still answers as configured (mutual TLS), and a client without a
+// certificate is still asked for one. Close ends a sequence still running.
+func TestResetAnswersAsConfiguredUntilItsReboot(t *testing.T) {
+	t.Parallel()
+
+	a := addr()
+	cp, _, tcfg := configs(t, forms[0], "https://"+a+":6443", "/dev/sda")
+
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+
+	n, err := StartNode(ctx, NodeOptions{Addr: a, Mode: "cloud", UserData: cp, Logger: slog.New(slog.DiscardHandler),
+		Latency: Latency{ResetWipe: time.Hour, ResetReboot: time.Hour}})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	mtls := func() *client.Client {
+		c, err := client.New(ctx, client.WithConfig(mustTalosconfig(t, tcfg)), client.WithEndpoints(n.APIAddr()))
+		if err != nil {
+			t.Fatal(err)
+		}
+
+		t.Cleanup(func() { _ = c.Close() })
+
+		return c
+	}
+
+	if err := mtls().ResetGeneric(ctx, &machineapi.ResetRequest{Reboot: true, Mode: machineapi.ResetRequest_SYSTEM_DISK}); err != nil {
+		t.Fatalf("Reset: %v", err)
+	}
+
+	if _, err := mtls().Version(ctx); err != nil {
+		t.Errorf("during the reset sequence, before the reboot, the node did not answer as configured: %v", err)
+	}
+
+	if !n.Configured() {
+		t.Error("the node forgot its config before its reset sequence wiped STATE")
+	}
+
+	closed := make(chan struct{})
+	go func() {
+		defer close(closed)
+		_ = n.Close()
+	}()
+
+	select {
+	case <-closed:
+	case <-ctx.Done():
+		t.Fatalf("Close did not end the reset sequence: %v", ctx.Err())
+	}
+}

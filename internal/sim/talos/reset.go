@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"slices"
+	"time"
 
 	machineapi "github.com/siderolabs/talos/pkg/machinery/api/machine"
 	"github.com/siderolabs/talos/pkg/machinery/constants"
@@ -19,8 +20,9 @@ import (
 //   - SYSTEM_DISK mode with UserDisksToWipe is refused; USER_DISKS with system partitions too;
 //   - each label of SystemPartitionsToWipe must name a volume the node has (STATE, EPHEMERAL
 //     here), otherwise the call fails ("failed to get volume status with label");
-//   - the reply comes at once, the sequence runs after it: wipe, then reboot (Reboot=true) or
-//     power off (the stand-in then stops answering for good);
+//   - the reply comes at once, the sequence runs after it: wipe (Latency.ResetWipe, the API
+//     still answering as configured: the sequence does not stop apid), then reboot
+//     (Reboot=true) or power off (the stand-in then stops answering for good);
 //   - STATE holds the machine config: once wiped, a metal node boots back into maintenance mode
 //     (a cloud node would read its user data again). EPHEMERAL holds etcd and the pods: wiping
 //     it leaves nothing of the old cluster. Wiping EPHEMERAL alone keeps the config.
@@ -72,10 +74,23 @@ func (s *machineServer) Reset(ctx context.Context, in *machineapi.ResetRequest) 
 	return &machineapi.ResetResponse{Messages: []*machineapi.Reset{{ActorId: "sim-reset"}}}, nil
 }
 
-// runReset is the sequence after the reply: leave the cluster (its pods and etcd data are on
-// EPHEMERAL, always wiped by a full reset), forget the config when STATE goes, reboot.
+// runReset is the sequence after the reply: the pods and etcd stop (the kube-apiserver with
+// them), the disks are wiped for ResetWipe while apid still answers as configured, then the node
+// reboots: it leaves the cluster (its pods and etcd data are on EPHEMERAL, always wiped by a full
+// reset) and forgets the config when STATE goes. Close ends the sequence where it is.
 func (n *Node) runReset(wipeState, reboot bool) {
 	n.stopKube()
+
+	if d := n.opts.Latency.ResetWipe; d > 0 {
+		t := time.NewTimer(d)
+		defer t.Stop()
+
+		select {
+		case <-t.C:
+		case <-n.stop:
+			return
+		}
+	}
 
 	if !reboot {
 		// Powered off: nothing answers any more. Close waits for this sequence to end, so it

@@ -124,8 +124,9 @@ type Hosts struct {
 	ImageWrite time.Duration
 }
 
-// DefaultHosts is the estimate profile of the hosts at factor 1. A reset reboots the physical
-// machine: the emulator's Elastic Metal reboot, then Talos's boot.
+// DefaultHosts is the estimate profile of the hosts at factor 1. A reset runs its sequence
+// (talossim.DefaultLatency's ResetWipe), then reboots the physical machine: the emulator's
+// Elastic Metal reboot, then Talos's boot.
 func DefaultHosts() Hosts {
 	t := talossim.DefaultLatency()
 	t.ResetReboot = scwsim.DefaultLatency().BMNormalReboot + TalosBoot

@@ -143,6 +143,7 @@ func Waits(scw scwsim.Latency, h world.Hosts) cluster.Waits {
 		Scaleway: scaleway.Waits{SnapshotImport: scw.SnapshotImport, BMDelivery: scw.BMDelivery, SGRules: scw.SGRules,
 			VolumeCreate: scw.VolumeCreate, Poweron: scw.Poweron, Terminate: scw.Terminate, BMDelete: scw.BMDelete},
 		RescueReboot: scw.BMRescueReboot, RescueBoot: h.RescueBoot, ImageWrite: h.ImageWrite, NormalReboot: scw.BMNormalReboot,
-		TalosBoot: world.TalosBoot, TalosReady: max(world.TalosCRI, world.TalosTimeSync), ApplyReboot: h.Talos.ApplyReboot, KubeReady: h.Talos.KubeReady, ResetReboot: h.Talos.ResetReboot,
+		TalosBoot: world.TalosBoot, TalosReady: max(world.TalosCRI, world.TalosTimeSync), ApplyReboot: h.Talos.ApplyReboot, KubeReady: h.Talos.KubeReady,
+		ResetReboot: h.Talos.ResetWipe + h.Talos.ResetReboot, // the reset's sequence, then its reboot
 	}
 }
