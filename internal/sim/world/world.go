@@ -168,6 +168,7 @@ type World struct {
 	rescues map[string]*rescuesim.Server // by IP
 	written map[string]bool              // worker disks that received an image, by IP
 	gens    map[string]int               // boots and removals by server id (delayed starts)
+	hostOf  map[string]string            // the server id whose host listens on an IP, by IP
 	closed  bool
 }
 
@@ -191,7 +192,7 @@ func Start(ctx context.Context, opts Options) (w *World, err error) {
 		opts.Log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
 	}
 	w = &World{opts: opts, log: opts.Log, nodes: map[string]*talossim.Node{},
-		rescues: map[string]*rescuesim.Server{}, written: map[string]bool{}, gens: map[string]int{}}
+		rescues: map[string]*rescuesim.Server{}, written: map[string]bool{}, gens: map[string]int{}, hostOf: map[string]string{}}
 	defer func() {
 		if err != nil {
 			w.Close()
@@ -511,13 +512,8 @@ func (w *World) replaceHost(ip, serverID string, start func() (closer, error)) {
 	case *rescuesim.Server:
 		w.rescues[ip] = v
 	}
-	w.owner(serverID, ip)
+	w.hostOf[ip] = serverID
 }
-
-var owners sync.Map // server id -> ip, so that a stop or delete event finds the host
-
-func (w *World) owner(serverID, ip string) { owners.Store(w.key(serverID), ip) }
-func (w *World) key(id string) string      { return fmt.Sprintf("%p/%s", w, id) }
 
 // bootGen counts the boots and removals of a server: a delayed start runs only if nothing
 // happened to the server since it was scheduled.
@@ -531,20 +527,23 @@ func (w *World) bootGen(serverID string) int {
 	return w.gens[serverID]
 }
 
+// hostGone stops the host of a server that stopped or was deleted: the one on an address only
+// while it is still that server's. The emulator's hooks run in the goroutines of the requests
+// that collected them, so a server's late stop may come after another server booted on the
+// address it had.
 func (w *World) hostGone(serverID string) {
 	w.mu.Lock()
+	defer w.mu.Unlock()
 	w.gens[serverID]++
-	w.mu.Unlock()
-	v, ok := owners.LoadAndDelete(w.key(serverID))
-	if !ok {
-		return
+	for ip, id := range w.hostOf {
+		if id == serverID {
+			w.stopLocked(ip)
+		}
 	}
-	w.mu.Lock()
-	w.stopLocked(v.(string))
-	w.mu.Unlock()
 }
 
 func (w *World) stopLocked(ip string) {
+	delete(w.hostOf, ip)
 	if n, ok := w.nodes[ip]; ok {
 		_ = n.Close()
 		delete(w.nodes, ip)
