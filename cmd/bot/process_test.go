@@ -68,7 +68,9 @@ func (b *botProc) run(t *testing.T, over map[string]string, args ...string) resu
 	cmd.Env = b.environ(over)
 	var so, se bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &so, &se
+	t0 := time.Now()
 	err := cmd.Run()
+	took := time.Since(t0)
 	r := result{stdout: so.String(), stderr: se.String()}
 	var ee *exec.ExitError
 	switch {
@@ -79,8 +81,9 @@ func (b *botProc) run(t *testing.T, over map[string]string, args ...string) resu
 		t.Fatalf("bot %v: %v", args, err)
 	}
 	if ctx.Err() != nil {
-		t.Fatalf("bot %v did not end within 2 min\nstderr:\n%s", args, r.stderr)
+		t.Fatalf("bot %v did not end within %v\nstderr:\n%s", args, procBound, r.stderr)
 	}
+	t.Logf("bot %s: exit %d in %s", strings.Join(args, " "), r.code, took.Round(time.Millisecond))
 	return r
 }
 

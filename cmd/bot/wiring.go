@@ -21,6 +21,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awsmiddleware "github.com/aws/aws-sdk-go-v2/aws/middleware"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/pocbot/pocbot/internal/chatops"
@@ -405,10 +406,23 @@ func openImageBucket(ctx context.Context, getenv func(string) string, region str
 	return b, name, nil
 }
 
+// s3ResponseHeaderTimeout bounds the wait for an Object Storage answer's headers once the request
+// is sent (an upload's part counts from its last byte). The SDK's default client has no such bound
+// (aws-sdk-go-v2 aws/transport/http/client.go sets dial, TLS and idle timeouts only), so a stalled
+// answer held a run until its job's timeout with the cluster's lock taken; a timeout is retried by
+// the SDK's standard retryer (aws/retry/retryable_error.go: timeout errors are retryable). Two
+// minutes leaves room for a multipart upload's completion, which answers only when it is done.
+const s3ResponseHeaderTimeout = 2 * time.Minute
+
 // openS3 opens an s3:// bucket URL (endpoint, region, use_path_style in its query) with static
 // credentials from getenv: AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, else the Scaleway keys, which
 // Scaleway Object Storage accepts.
 func openS3(ctx context.Context, raw string, getenv func(string) string) (*blob.Bucket, error) {
+	return openS3Within(ctx, raw, getenv, s3ResponseHeaderTimeout)
+}
+
+// openS3Within is openS3 with the wait for a response's headers as a parameter (the tests shorten it).
+func openS3Within(ctx context.Context, raw string, getenv func(string) string, headerTimeout time.Duration) (*blob.Bucket, error) {
 	u, err := url.Parse(raw)
 	if err != nil || u.Host == "" {
 		return nil, fmt.Errorf("%q is not an s3://BUCKET URL", raw)
@@ -425,6 +439,9 @@ func openS3(ctx context.Context, raw string, getenv func(string) string) (*blob.
 		Region:       cmpOr(q.Get("region"), "fr-par"),
 		UsePathStyle: q.Get("use_path_style") == "true",
 		Credentials:  credentials.NewStaticCredentialsProvider(ak, sk, ""),
+		HTTPClient: awshttp.NewBuildableClient().WithTransportOptions(func(t *http.Transport) {
+			t.ResponseHeaderTimeout = headerTimeout
+		}),
 		// S3-compatible servers other than AWS expect no flexible-checksum trailers.
 		RequestChecksumCalculation: aws.RequestChecksumCalculationWhenRequired,
 		ResponseChecksumValidation: aws.ResponseChecksumValidationWhenRequired,

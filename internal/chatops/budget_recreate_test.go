@@ -72,7 +72,12 @@ func TestUpRecreatingAfterADownIsBudgeted(t *testing.T) {
 	if err := held.Release(ctx); err != nil {
 		t.Fatal(err)
 	}
-	r := <-done
+	var r result
+	select {
+	case r = <-done:
+	case <-ctx.Done():
+		t.Fatal("the up of #1 waiting for the lock never answered once the lock was free")
+	}
 	if r.err != nil || r.out.Refused != "budget" {
 		t.Errorf("the up of #1 that planned against the deleted cluster: outcome %+v, err %v; want refused by the budget", r.out, r.err)
 	}

@@ -1,6 +1,7 @@
 // Package rescue owns the worker's rescue session (SPEC §5, second
 // operation): over SSH (x/crypto/ssh) to the Elastic Metal server booted in
-// rescue mode, it waits for SSH, records the rescue host key (new at every
+// rescue mode, it waits for SSH (and, for Target.AuthGrace, for credentials
+// that sshd refuses right after the boot), records the rescue host key (new at every
 // rescue boot, so trust-on-first-use, refused when an expected key differs),
 // probes the rescue system (who it runs as, its tools, whether sudo wants a
 // password), finds the install disk with lsblk, streams the Talos metal

@@ -57,6 +57,13 @@ type Target struct {
 	// attempts (default 5 s).
 	WaitTimeout   time.Duration
 	RetryInterval time.Duration
+	// AuthGrace is how long refused credentials are tried again after the
+	// first refusal (default 1 min), within WaitTimeout: Scaleway documents
+	// that the rescue image gets the keys of ssh_key_ids and shows a
+	// password, not that both are in place before its sshd answers, so a
+	// refusal right after the boot is not yet a wrong key. Wrong credentials
+	// fail after AuthGrace and at least three refusals.
+	AuthGrace time.Duration
 	// WriteTimeout bounds the image write and check (default 30 min).
 	WriteTimeout time.Duration
 }
@@ -631,8 +638,13 @@ func Dial(ctx context.Context, t Target, log *slog.Logger) (*ssh.Client, ssh.Pub
 	deadline := time.Now().Add(wait)
 	ctx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
-	const maxAuthFailures = 3
+	grace := t.AuthGrace
+	if grace <= 0 {
+		grace = time.Minute
+	}
+	const minAuthFailures = 3
 	authFailures := 0
+	var firstRefusal time.Time
 	for attempt := 1; ; attempt++ {
 		var seen ssh.PublicKey
 		cfg := &ssh.ClientConfig{
@@ -659,8 +671,11 @@ func Dial(ctx context.Context, t Target, log *slog.Logger) (*ssh.Client, ssh.Pub
 		}
 		if strings.Contains(err.Error(), "unable to authenticate") {
 			authFailures++
-			if authFailures >= maxAuthFailures {
-				return nil, nil, fmt.Errorf("rescue SSH %s refused user %q %d times: check the rescue credentials and the SSH key passed in ssh_key_ids: %w", t.Addr, user(t), authFailures, err)
+			if firstRefusal.IsZero() {
+				firstRefusal = time.Now()
+			}
+			if since := time.Since(firstRefusal); authFailures >= minAuthFailures && since >= grace {
+				return nil, nil, fmt.Errorf("rescue SSH %s refused user %q %d times over %v: check the rescue credentials and the SSH key passed in ssh_key_ids: %w", t.Addr, user(t), authFailures, since.Round(time.Millisecond), err)
 			}
 		}
 		if attempt == 1 || attempt%6 == 0 {

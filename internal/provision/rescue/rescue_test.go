@@ -151,7 +151,7 @@ func TestWriteImageSim(t *testing.T) {
 	const rawSize = 9<<20 + 512
 	w := newWorld(t, rawSize)
 	key := clientKey(t)
-	fast := Target{WaitTimeout: 5 * time.Second, RetryInterval: 50 * time.Millisecond}
+	fast := Target{WaitTimeout: 5 * time.Second, RetryInterval: 50 * time.Millisecond, AuthGrace: 300 * time.Millisecond}
 
 	// The rescue system as Scaleway documents it: user "rescue", not root,
 	// sudo with the rescue password, a login shell that is not bash.
@@ -299,6 +299,31 @@ func TestWriteImageSim(t *testing.T) {
 			}
 		})
 	}
+
+	// sshd answers before the keys and the password are in place: the
+	// refusals of that window are tried again for AuthGrace. Counted instead
+	// (three refusals, one RetryInterval apart), they failed the write
+	// after 100 ms here, and after ~10 s at the production interval.
+	t.Run("credentials land after sshd answers", func(t *testing.T) {
+		for _, tc := range []struct {
+			name string
+			tg   func(Target, *simrescue.Server) Target
+		}{
+			{"password", func(tg Target, s *simrescue.Server) Target { tg.Addr, tg.Password = s.Addr(), "pw"; return tg }},
+			{"key", func(tg Target, s *simrescue.Server) Target { tg.Addr, tg.Signer = s.Addr(), key; return tg }},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				s := startSim(t, simrescue.Options{User: "rescue", Password: "pw", AuthorizedKeys: []ssh.PublicKey{key.PublicKey()},
+					CredentialsAfter: 500 * time.Millisecond, SudoNoPassword: true, DiskSize: 64 << 20})
+				tg := tc.tg(fast, s)
+				tg.AuthGrace = 4 * time.Second
+				res, err := WriteImage(context.Background(), tg, w.img, nil)
+				if err != nil || res.SHA256 != w.rawSHA {
+					t.Fatalf("credentials in place 500 ms after sshd answered: %+v, %v", res, err)
+				}
+			})
+		}
+	})
 
 	t.Run("waits for SSH", func(t *testing.T) {
 		// An address nothing listens on yet (a fresh one of this process's

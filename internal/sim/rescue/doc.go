@@ -34,5 +34,6 @@
 //	| curl -f fails with exit 22 on an HTTP error; dd reports "N bytes … copied" on stderr, with status=progress every second as "\r<stats>" with no newline until the next report or the final stats; dd of= past the disk's end fails "No space left on device" | curl(1), GNU coreutils dd(1) and src/dd.c (print_xfer_stats, print_stats; coreutils 9.x) |
 //	| zstd -dc / xz -dc decompress (the CLI when installed, else the factory stand-in's raw/RLE or uncompressed-LZMA2 subset) | zstd(1), xz(1) |
 //	| a new host key at every start | each rescue boot is a fresh RAM system (docs how-to/use-rescue-mode.mdx) |
+//	| Options.CredentialsAfter: sshd answers but refuses every login for a while after the start (off by default) | source silent: the docs say the keys of ssh_key_ids are installed on the rescue image and the password shown (docs how-to/use-rescue-mode.mdx; scaleway-sdk-go v1.39.0 api/baremetal/v1/baremetal_sdk.go RebootServerRequest.SSHKeyIDs, "additional SSH public key IDs to configure on rescue image"), not that both are in place before sshd answers: stricter reading chosen for the bot's tests |
 //	| an unknown command exits 127 ("sh: 1: X: not found", "bash: line 1: X: command not found") | dash and bash messages |
 package rescue

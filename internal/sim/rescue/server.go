@@ -45,6 +45,11 @@ type Options struct {
 	// MountPoint, when set, shows a partition sda1 mounted there, so the
 	// bot must refuse the disk.
 	MountPoint string
+	// CredentialsAfter makes the SSH server refuse every login (password
+	// and key alike) until this long after Start, as a rescue boot whose
+	// keys and password land after its sshd answers would. Zero: in place
+	// at once.
+	CredentialsAfter time.Duration
 	// WriteTime is the least time a write of the disk takes (the real
 	// image written at the real disk's rate; the world passes its
 	// profile's figure, scaled). Zero: as fast as the file takes it.
@@ -113,15 +118,17 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	if s.http == nil {
 		s.http = &http.Client{}
 	}
+	started := time.Now()
+	credentialsIn := func() bool { return time.Since(started) >= opts.CredentialsAfter }
 	s.cfg = &ssh.ServerConfig{
 		PasswordCallback: func(c ssh.ConnMetadata, pw []byte) (*ssh.Permissions, error) {
-			if opts.Password != "" && c.User() == opts.User && subtle.ConstantTimeCompare(pw, []byte(opts.Password)) == 1 {
+			if credentialsIn() && opts.Password != "" && c.User() == opts.User && subtle.ConstantTimeCompare(pw, []byte(opts.Password)) == 1 {
 				return nil, nil
 			}
 			return nil, errors.New("access denied")
 		},
 		PublicKeyCallback: func(c ssh.ConnMetadata, key ssh.PublicKey) (*ssh.Permissions, error) {
-			if c.User() == opts.User {
+			if credentialsIn() && c.User() == opts.User {
 				for _, k := range opts.AuthorizedKeys {
 					if bytes.Equal(k.Marshal(), key.Marshal()) {
 						return nil, nil

@@ -87,6 +87,12 @@ type BaremetalEvent struct {
 	// halves.
 	SSHKeyIDs     []string
 	SSHPublicKeys []string
+	// Seq orders the boots: it grows with each boot of any server, in the order the boots
+	// happened. Hooks run after the emulator's lock is released, on whichever goroutine
+	// advanced the clock (a request's or the ticker's), so a goroutine descheduled between the
+	// two can deliver an older boot after a newer one of the same server: a consumer keeps the
+	// boot with the highest Seq and ignores an older one that arrives late.
+	Seq uint64
 }
 
 // Options configures an Emulator. The zero value works: real-time latencies,
@@ -168,6 +174,7 @@ type Emulator struct {
 	seq      uint64
 	queue    []*event
 	pending  []func() // hooks collected under the lock, run after it
+	bootSeq  uint64   // BaremetalEvent.Seq of the last boot
 	calls    []Call
 	srv      table[*server]
 	ips      table[*flexIP]
