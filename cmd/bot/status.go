@@ -145,6 +145,9 @@ func (a *app) printStatus(ctx context.Context, st *clusterops.Status, now time.T
 			fmt.Fprintf(tw, "  %s %s\t%s\t%s\n", mark, c.Name, orDash(c.Target), c.Detail)
 		}
 		_ = tw.Flush()
+		if st.Unreachable != "" {
+			a.printf("  note: %s\n", st.Unreachable)
+		}
 	}
 }
 

@@ -330,8 +330,9 @@ func openBackendParts(ctx context.Context, getenv func(string) string, a *app) (
 		return nil, nil, err
 	}
 	factory := images.FactoryBaseURL(getenv)
+	runnerCIDR := strings.TrimSpace(getenv("POC_RUNNER_CIDR"))
 	ccfg := cluster.Config{Driver: driver, FactoryURL: factory, ImageBucket: ib, RescuePort: rescuePort,
-		RunnerCIDR: strings.TrimSpace(getenv("POC_RUNNER_CIDR")), Log: a.log,
+		RunnerCIDR: runnerCIDR, Log: a.log,
 		// Only the clusters of this state bucket share its pool of parked workers.
 		Pool: &poolstore.Pool{Store: store, Now: a.now}, Now: a.now}
 	spec := provision.DefaultSpec()
@@ -344,6 +345,8 @@ func openBackendParts(ctx context.Context, getenv func(string) string, a *app) (
 		Now:       a.now,
 		LockLease: lease,
 		LockWait:  lockWait,
+		// A status from outside admin_cidrs says that the security group is why it cannot connect.
+		RunnerCIDR: runnerCIDR,
 	}
 	ccfg.ImageLocker = ops // the Build closure sees it: clusters making one image take turns
 	return &chatops.Backend{Ops: ops, Quoter: cost.NewQuoter(cost.APISources(client)...), Spec: spec, Close: closeAll,

@@ -208,6 +208,7 @@ func (r *run) status(ctx context.Context) error {
 		}
 		v.Health = append(v.Health, commands.HealthCheck{Name: h.Name, OK: h.OK, Detail: detail})
 	}
+	v.HealthNote = s.Unreachable
 	names := make([]string, 0, len(s.State.Resources))
 	for n := range s.State.Resources {
 		names = append(names, n)

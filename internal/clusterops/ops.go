@@ -62,6 +62,10 @@ type Ops struct {
 	// CancelWait bounds a down's wait for the run it asked to stop (default 50 min: the longest
 	// step of an up, the worker's rescue write, is bounded at 45).
 	CancelWait time.Duration
+	// RunnerCIDR is where this process runs (POC_RUNNER_CIDR, as cluster.Config has it): a status
+	// checked from outside a cluster's admin CIDRs says that the security group is why its
+	// checks fail.
+	RunnerCIDR string
 }
 
 // Request is who asks what of which cluster.

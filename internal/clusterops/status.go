@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"fmt"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -32,6 +33,9 @@ type Status struct {
 	State  *provision.State
 	Lock   *statestore.LockInfo
 	Health []Health
+	// Unreachable says why the checks of the control planes failed when the security group is
+	// the likely reason (this runner is outside the cluster's admin CIDRs), and what to do; "" else.
+	Unreachable string
 }
 
 // Health check bounds. A status is asked by a person (or a comment) waiting for an answer: a dead
@@ -41,6 +45,9 @@ const (
 	healthDialTimeout = 2 * time.Second
 	healthCheckBudget = 6 * time.Second
 )
+
+// workerCheck is the name of the worker's Talos API check.
+const workerCheck = "talos-api worker"
 
 // Ports checked; the seed's cluster uses the standard ones (cluster.Config defaults).
 const (
@@ -69,9 +76,37 @@ func (o *Ops) Status(ctx context.Context, clusterName string, checkHealth bool) 
 	s := &Status{Header: doc.Header, State: st, Lock: lock}
 	if checkHealth {
 		s.Health = checkHealthOf(ctx, st)
+		if hint := outsideAdminCIDRs(st, o.RunnerCIDR); hint != "" &&
+			slices.ContainsFunc(s.Health, func(h Health) bool { return !h.OK && behindSecurityGroup(h.Name) }) {
+			s.Unreachable = hint
+		}
 	}
 	return s, nil
 }
+
+// outsideAdminCIDRs says why a check from the runner at runnerCIDR cannot reach the control planes,
+// or "" when it can: the security group admits the cluster's admin CIDRs only, plus the runner's
+// temporary rule while a run holds it (scaleway.OutAdminTemporary). An unknown runner or a CIDR
+// that does not parse says nothing rather than guess.
+func outsideAdminCIDRs(st *provision.State, runnerCIDR string) string {
+	if runnerCIDR == "" || st == nil {
+		return ""
+	}
+	if st.Outputs[scaleway.OutAdminTemporary] == runnerCIDR {
+		return ""
+	}
+	covered, err := cluster.Covered(st.Spec.AdminCIDRs, runnerCIDR)
+	if err != nil || covered {
+		return ""
+	}
+	return fmt.Sprintf("this runner (%s) is outside the cluster's admin_cidrs (%s), and the security group lets only those reach the control planes' APIs: check from an address in admin_cidrs (talosctl, kubectl), or add the runner's range to admin_cidrs with /poc up --admin-cidr",
+		runnerCIDR, strings.Join(st.Spec.AdminCIDRs, ", "))
+}
+
+// behindSecurityGroup tells the checks of the control planes (their Talos APIs and the Kubernetes
+// API), which the security group guards, from the worker's: an Elastic Metal server has no group,
+// and its Talos firewall keeps the runner's CIDR (docs/architecture.md, "The runner").
+func behindSecurityGroup(check string) bool { return check != workerCheck }
 
 // healthTarget is one check to run.
 type healthTarget struct {
@@ -102,7 +137,7 @@ func checkHealthOf(ctx context.Context, st *provision.State) []Health {
 	}
 	if ip := st.Outputs[cluster.OutWorkerIP]; ip != "" {
 		addr := net.JoinHostPort(ip, strconv.Itoa(talosPort))
-		targets = append(targets, healthTarget{name: "talos-api worker", addr: addr, check: talosCheck(addr)})
+		targets = append(targets, healthTarget{name: workerCheck, addr: addr, check: talosCheck(addr)})
 	}
 	kubeDial := net.JoinHostPort(cps[0], strconv.Itoa(kubePort))
 	kc := st.Secrets[cluster.SecretKubeconfig]

@@ -77,6 +77,9 @@ func TestStatus(t *testing.T) {
 				t.Errorf("%s: %+v, want OK with a target", n, h)
 			}
 		}
+		if s.Unreachable != "" {
+			t.Errorf("a runner inside admin_cidrs is told it is outside: %q", s.Unreachable)
+		}
 		if !strings.HasPrefix(got["kubernetes-api"].Target, "https://") {
 			t.Errorf("kubernetes-api target = %q, want the API URL", got["kubernetes-api"].Target)
 		}
@@ -167,4 +170,44 @@ func TestStatus(t *testing.T) {
 			t.Errorf("err = %v, want ErrNoCluster", err)
 		}
 	})
+}
+
+// A status asked from a runner outside admin_cidrs cannot reach the APIs: the security group lets
+// only those CIDRs in once the up's temporary rule for its own runner is gone. Every check fails,
+// and each says why and what to do, instead of a bare "cannot connect".
+func TestStatusFromOutsideTheAdminCIDRs(t *testing.T) {
+	e := newEnv(t, world.Options{TimeFactor: 0.005})
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	const name = "acme-shop-8"
+	spec := e.spec
+	spec.AdminCIDRs = []string{"198.51.100.0/24"}
+	if _, err := e.ops.Up(ctx, clusterops.Request{Cluster: name, Spec: spec, TTL: 8 * time.Hour,
+		Repository: "acme/shop", Number: 8, Kind: "issue", RequestedBy: "alice", Command: "up"}); err != nil {
+		t.Fatalf("up: %v", err)
+	}
+	// The Ops run where worldtest says the runner is: world.RunnerCIDR, as POC_RUNNER_CIDR would.
+	s, err := e.ops.Status(ctx, name, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Health) == 0 {
+		t.Fatal("no health entry")
+	}
+	for _, h := range s.Health {
+		if h.Name == "talos-api worker" { // no security group: its Talos firewall keeps the runner
+			if !h.OK {
+				t.Errorf("worker: %+v, want OK", h)
+			}
+			continue
+		}
+		if h.OK {
+			t.Errorf("%s is OK from a runner the security group drops: %+v", h.Name, h)
+		}
+	}
+	for _, want := range []string{world.RunnerCIDR, "198.51.100.0/24", "admin_cidrs"} {
+		if !strings.Contains(s.Unreachable, want) {
+			t.Errorf("Unreachable %q does not name %q", s.Unreachable, want)
+		}
+	}
 }

@@ -106,18 +106,21 @@ type ResourceLine struct {
 
 // StatusView is the reply to `/poc status`.
 type StatusView struct {
-	Cluster      string
-	Exists       bool // false: no cluster for this issue
-	Phase        string
-	Created      time.Time
-	Expires      time.Time
-	Now          time.Time
-	Keep         bool
-	KeepLabel    string
-	KeepIgnored  *KeepRefusal
-	LockHolder   string // "run 123456 (/poc up by alice)"; "" when free
-	LockSince    time.Time
-	Health       []HealthCheck
+	Cluster     string
+	Exists      bool // false: no cluster for this issue
+	Phase       string
+	Created     time.Time
+	Expires     time.Time
+	Now         time.Time
+	Keep        bool
+	KeepLabel   string
+	KeepIgnored *KeepRefusal
+	LockHolder  string // "run 123456 (/poc up by alice)"; "" when free
+	LockSince   time.Time
+	Health      []HealthCheck
+	// HealthNote says why the checks failed when the bot knows (the runner is outside the
+	// cluster's admin CIDRs), and what to do; shown once, under the table.
+	HealthNote   string
 	Resources    []ResourceLine
 	APIEndpoints []string
 	DailyCost    string
@@ -500,6 +503,9 @@ func RenderStatus(v StatusView) string {
 			d = " " + cell(escapeText(h.Detail))
 		}
 		fmt.Fprintf(&b, "| %s | %s%s |\n", cell(escapeText(h.Name)), mark, d)
+	}
+	if v.HealthNote != "" {
+		b.WriteString("\n> [!NOTE]\n> " + escapeText(v.HealthNote) + "\n")
 	}
 	if v.KeepIgnored != nil {
 		b.WriteString("\n" + v.KeepIgnored.note(v.KeepLabel))

@@ -96,12 +96,13 @@ func New(t testing.TB, w *world.World, o Options) *Parts {
 		RunnerCIDR: o.RunnerCIDR, RescuePasswordWait: o.RescuePasswordWait, Log: o.Log,
 		Pool: &poolstore.Pool{Store: p.Store}}
 	p.Ops = &clusterops.Ops{
-		Store:     p.Store,
-		Build:     func(g *provision.Graph, spec provision.Spec) error { return cluster.Build(g, spec, ccfg) },
-		Engine:    provision.Options{PollInterval: o.PollInterval, StepTimeout: o.StepTimeout, Logger: o.Log},
-		Log:       o.Log,
-		LockLease: o.LockLease,
-		LockWait:  o.LockWait,
+		Store:      p.Store,
+		Build:      func(g *provision.Graph, spec provision.Spec) error { return cluster.Build(g, spec, ccfg) },
+		Engine:     provision.Options{PollInterval: o.PollInterval, StepTimeout: o.StepTimeout, Logger: o.Log},
+		Log:        o.Log,
+		LockLease:  o.LockLease,
+		LockWait:   o.LockWait,
+		RunnerCIDR: o.RunnerCIDR,
 	}
 	ccfg.ImageLocker = p.Ops
 	return p
