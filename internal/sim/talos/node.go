@@ -304,6 +304,13 @@ func (n *Node) Close() error {
 
 	n.bg.Wait()
 
+	n.teardownConfig()
+
+	return nil
+}
+
+// teardownConfig shuts what the config started and waits for a worker's join to end.
+func (n *Node) teardownConfig() {
 	n.deconfigure()
 
 	n.mu.Lock()
@@ -313,8 +320,6 @@ func (n *Node) Close() error {
 	if joinDone != nil {
 		<-joinDone
 	}
-
-	return nil
 }
 
 // abortStart undoes what StartNode did before it failed: the static user data's configuration
@@ -325,15 +330,7 @@ func (n *Node) abortStart() {
 	close(n.stop)
 	n.mu.Unlock()
 
-	n.deconfigure()
-
-	n.mu.Lock()
-	joinDone := n.joinDone
-	n.mu.Unlock()
-
-	if joinDone != nil {
-		<-joinDone
-	}
+	n.teardownConfig()
 }
 
 // tlsForClient picks the maintenance or the configured TLS setup at each handshake, so a node
