@@ -196,12 +196,13 @@ func Start(ctx context.Context, opts Options) (w *World, err error) {
 		// up only as a node that never answers, minutes later.
 		opts.Log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
 	}
-	w = &World{opts: opts, log: opts.Log, nodes: map[string]*talossim.Node{},
+	started := &World{opts: opts, log: opts.Log, nodes: map[string]*talossim.Node{},
 		rescues: map[string]*rescuesim.Server{}, written: map[string]bool{}, gens: map[string]int{},
 		hostOf: map[string]string{}, boots: map[string]uint64{}}
+	w = started
 	defer func() {
-		if err != nil {
-			w.Close()
+		if err != nil { // w is nil by then (return nil, err): close what was started
+			started.Close()
 		}
 	}()
 	if err := w.startBuckets(ctx); err != nil {
