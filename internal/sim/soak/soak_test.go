@@ -1,6 +1,7 @@
 package soak
 
 import (
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"reflect"
@@ -166,5 +167,52 @@ func TestRunsEndBeforeTheirTimeout(t *testing.T) {
 		if tc.want > 0 && (vs[0].Invariant != "every run ends before its job's timeout" || !strings.Contains(vs[0].Detail, "wait for delete server 42")) {
 			t.Errorf("violation %+v: want the hang, with the process's last lines", vs[0])
 		}
+	}
+}
+
+// An answer the process has read is in the GitHub log by then. go-github decodes the JSON object
+// and closes the body without waiting for the end of a chunked answer (the GitHub stand-in's
+// answers over 2 KiB, a comment holding the help text), so a process could end, and be checked,
+// while the wire's handler still waited for that end and had not logged the comment it created:
+// seed 740728985280613183 ("/poc help" re-run: "no comment created or edited" though its POST
+// took effect).
+func TestWireLogsWhatTheProcessRead(t *testing.T) {
+	release := make(chan struct{})
+	defer close(release)
+	big := strings.Repeat("x", 8<<10)
+	backend := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusCreated)
+		json.NewEncoder(w).Encode(map[string]any{"id": 1, "body": big})
+		w.(http.Flusher).Flush()
+		// The end of the chunked answer comes later: the client does not need it.
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		case <-time.After(10 * time.Second):
+		}
+	}))
+	defer backend.Close()
+	w := NewWire(1, Faults{}, 0, nil)
+	defer w.Close()
+	gl := &ghLog{}
+	front, err := w.frontLogged(GitHub, backend.URL, gl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &http.Client{Timeout: 5 * time.Second}
+	resp, err := c.Post(front+"/repos/acme/a/issues/3/comments", "application/json", strings.NewReader(`{"body":"help"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got struct{ ID int64 }
+	err = json.NewDecoder(resp.Body).Decode(&got)
+	resp.Body.Close()
+	if err != nil || got.ID != 1 {
+		t.Fatalf("decoded %+v, %v", got, err)
+	}
+	rs := gl.requests()
+	if len(rs) != 1 || rs[0].Method != "POST" || rs[0].Status != http.StatusCreated || !rs[0].tookEffect() {
+		t.Fatalf("logged %+v once the process had read the answer, want the POST with status and effect 201", rs)
 	}
 }

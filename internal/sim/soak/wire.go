@@ -125,17 +125,14 @@ func (w *Wire) front(svc Service, target string, gl *ghLog) (string, error) {
 	var handler http.Handler = h
 	if gl != nil {
 		handler = http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
-			sw := &statusWriter{ResponseWriter: rw, code: http.StatusOK, effect: -1}
+			sw := &statusWriter{ResponseWriter: rw, code: http.StatusOK, effect: -1, gl: gl, method: r.Method, path: r.URL.Path}
 			defer func() {
-				effect := sw.effect
-				switch {
-				case effect >= 0: // the wire answered; the service's answer, if any, was marked
-				case sw.wrote: // the service's own answer, passed on
-					effect = sw.code
-				default: // killed before any answer: nothing known to have reached the service
-					effect = 0
+				if !sw.logged {
+					// Killed before any answer: nothing known to have reached the service.
+					effect := max(sw.effect, 0)
+					sw.logged = true
+					gl.add(r.Method, r.URL.Path, sw.code, effect, false)
 				}
-				gl.add(r.Method, r.URL.Path, sw.code, effect, sw.wrote)
 			}()
 			h.ServeHTTP(sw, r)
 		})
@@ -273,28 +270,55 @@ func (g *ghLog) requests() []ghRequest {
 	return append([]ghRequest(nil), g.reqs...)
 }
 
+// statusWriter logs a request as its answer starts, before any byte of it reaches the process:
+// a client may read a whole JSON answer and go on (go-github closes the body once it has
+// decoded the object) while the proxy still waits for the end of a chunked answer, and a
+// process that has ended must find in the log everything it read.
 type statusWriter struct {
 	http.ResponseWriter
 	code   int
 	wrote  bool
 	effect int // the service's answer when the wire answered instead (-1: it did not)
+
+	gl           *ghLog
+	method, path string
+	logged       bool
 }
 
 // markEffect records, on a logged front, the service's answer to a request the wire answered
-// itself (0: the service never saw it).
+// itself (0: the service never saw it). It is called before the wire's answer is written.
 func markEffect(rw http.ResponseWriter, effect int) {
 	if sw, ok := rw.(*statusWriter); ok {
 		sw.effect = effect
 	}
 }
 
-func (s *statusWriter) WriteHeader(code int) {
+// answer logs the request once, with the status the process gets: the wire's own answer
+// carries the effect it marked, any other is the service's answer, passed on.
+func (s *statusWriter) answer(code int) {
 	s.code, s.wrote = code, true
+	if s.logged {
+		return
+	}
+	s.logged = true
+	effect := s.effect
+	if effect < 0 {
+		effect = code
+	}
+	s.gl.add(s.method, s.path, code, effect, true)
+}
+
+func (s *statusWriter) WriteHeader(code int) {
+	if !s.wrote && code >= 200 { // a 1xx is no answer yet
+		s.answer(code)
+	}
 	s.ResponseWriter.WriteHeader(code)
 }
 
 func (s *statusWriter) Write(p []byte) (int, error) {
-	s.wrote = true
+	if !s.wrote {
+		s.answer(http.StatusOK)
+	}
 	return s.ResponseWriter.Write(p)
 }
 
