@@ -24,6 +24,8 @@ type Health struct {
 	Target string // host:port or URL that was dialled
 	OK     bool
 	Detail string // "ready", or what failed, in words a person can act on
+
+	guarded bool // the target is behind the cluster's security group (healthTarget.guarded)
 }
 
 // Status is what is known of one cluster: its public header, its decrypted state, who holds its
@@ -45,9 +47,6 @@ const (
 	healthDialTimeout = 2 * time.Second
 	healthCheckBudget = 6 * time.Second
 )
-
-// workerCheck is the name of the worker's Talos API check.
-const workerCheck = "talos-api worker"
 
 // Ports checked; the seed's cluster uses the standard ones (cluster.Config defaults).
 const (
@@ -77,7 +76,7 @@ func (o *Ops) Status(ctx context.Context, clusterName string, checkHealth bool) 
 	if checkHealth {
 		s.Health = checkHealthOf(ctx, st)
 		if hint := outsideAdminCIDRs(st, o.RunnerCIDR); hint != "" &&
-			slices.ContainsFunc(s.Health, func(h Health) bool { return !h.OK && behindSecurityGroup(h.Name) }) {
+			slices.ContainsFunc(s.Health, func(h Health) bool { return !h.OK && h.guarded }) {
 			s.Unreachable = hint
 		}
 	}
@@ -92,10 +91,7 @@ func outsideAdminCIDRs(st *provision.State, runnerCIDR string) string {
 	if runnerCIDR == "" || st == nil {
 		return ""
 	}
-	if st.Outputs[scaleway.OutAdminTemporary] == runnerCIDR {
-		return ""
-	}
-	covered, err := cluster.Covered(st.Spec.AdminCIDRs, runnerCIDR)
+	covered, err := cluster.Covered(scaleway.AdmittedCIDRs(st.Spec, st.Outputs[scaleway.OutAdminTemporary]), runnerCIDR)
 	if err != nil || covered {
 		return ""
 	}
@@ -103,15 +99,14 @@ func outsideAdminCIDRs(st *provision.State, runnerCIDR string) string {
 		runnerCIDR, strings.Join(st.Spec.AdminCIDRs, ", "))
 }
 
-// behindSecurityGroup tells the checks of the control planes (their Talos APIs and the Kubernetes
-// API), which the security group guards, from the worker's: an Elastic Metal server has no group,
-// and its Talos firewall keeps the runner's CIDR (docs/architecture.md, "The runner").
-func behindSecurityGroup(check string) bool { return check != workerCheck }
-
 // healthTarget is one check to run.
 type healthTarget struct {
 	name, addr string
 	check      func(ctx context.Context) error
+	// guarded: behind the security group (the control planes' Talos and Kubernetes APIs); the
+	// worker, an Elastic Metal server, has none, and its Talos firewall keeps the runner's CIDR
+	// (docs/architecture.md, "The runner").
+	guarded bool
 }
 
 func checkHealthOf(ctx context.Context, st *provision.State) []Health {
@@ -133,11 +128,11 @@ func checkHealthOf(ctx context.Context, st *provision.State) []Health {
 	}
 	for i, ip := range cps {
 		addr := net.JoinHostPort(ip, strconv.Itoa(talosPort))
-		targets = append(targets, healthTarget{name: fmt.Sprintf("talos-api cp-%d", i), addr: addr, check: talosCheck(addr)})
+		targets = append(targets, healthTarget{name: fmt.Sprintf("talos-api cp-%d", i), addr: addr, check: talosCheck(addr), guarded: true})
 	}
 	if ip := st.Outputs[cluster.OutWorkerIP]; ip != "" {
 		addr := net.JoinHostPort(ip, strconv.Itoa(talosPort))
-		targets = append(targets, healthTarget{name: workerCheck, addr: addr, check: talosCheck(addr)})
+		targets = append(targets, healthTarget{name: "talos-api worker", addr: addr, check: talosCheck(addr)})
 	}
 	kubeDial := net.JoinHostPort(cps[0], strconv.Itoa(kubePort))
 	kc := st.Secrets[cluster.SecretKubeconfig]
@@ -150,7 +145,7 @@ func checkHealthOf(ctx context.Context, st *provision.State) []Health {
 		kubeMissing = &Health{Name: "kubernetes-api", Target: endpoint,
 			Detail: "no kubeconfig in state yet: up has not reached its kubeconfig step; run up"}
 	} else {
-		targets = append(targets, healthTarget{name: "kubernetes-api", addr: endpoint, check: func(ctx context.Context) error {
+		targets = append(targets, healthTarget{name: "kubernetes-api", addr: endpoint, guarded: true, check: func(ctx context.Context) error {
 			return talos.ReadyzVia(ctx, kc, kubeDial)
 		}})
 	}
@@ -174,7 +169,7 @@ func checkHealthOf(ctx context.Context, st *provision.State) []Health {
 // runCheck dials first (a refused or silent port fails in healthDialTimeout), then runs the
 // protocol check within healthCheckBudget.
 func runCheck(ctx context.Context, t healthTarget, kubeDial string) Health {
-	h := Health{Name: t.name, Target: t.addr}
+	h := Health{Name: t.name, Target: t.addr, guarded: t.guarded}
 	dial := t.addr
 	if strings.HasPrefix(dial, "https://") {
 		dial = kubeDial

@@ -23,6 +23,7 @@ func TestOutsideAdminCIDRs(t *testing.T) {
 		{"runner outside", []string{"198.51.100.0/24"}, "", "203.0.113.7/32", true},
 		{"runner wider than the admin CIDR", []string{"203.0.113.0/28"}, "", "203.0.113.0/24", true},
 		{"a run holds the runner's temporary rule", []string{"198.51.100.0/24"}, "203.0.113.7/32", "203.0.113.7/32", false},
+		{"a temporary rule that covers the runner", []string{"198.51.100.0/24"}, "203.0.113.0/24", "203.0.113.7/32", false},
 		{"another runner's temporary rule", []string{"198.51.100.0/24"}, "192.0.2.1/32", "203.0.113.7/32", true},
 		{"runner that does not parse", []string{"198.51.100.0/24"}, "", "not-a-cidr", false},
 	} {

@@ -15,10 +15,18 @@ const OutAdminTemporary = "admin_temporary_cidr"
 // EffectiveSpec is the run's spec with the temporary admin CIDR, if any, among the admin CIDRs.
 func EffectiveSpec(r *provision.Run) provision.Spec {
 	spec := r.Spec()
-	if extra, ok := r.Output(OutAdminTemporary); ok && extra != "" && !slices.Contains(spec.AdminCIDRs, extra) {
-		spec.AdminCIDRs = append(slices.Clone(spec.AdminCIDRs), extra)
-	}
+	extra, _ := r.Output(OutAdminTemporary)
+	spec.AdminCIDRs = AdmittedCIDRs(spec, extra)
 	return spec
+}
+
+// AdmittedCIDRs are the CIDRs the security group admits to the APIs: the spec's admin CIDRs,
+// plus temporary (the OutAdminTemporary output) when set.
+func AdmittedCIDRs(spec provision.Spec, temporary string) []string {
+	if temporary == "" || slices.Contains(spec.AdminCIDRs, temporary) {
+		return spec.AdminCIDRs
+	}
+	return append(slices.Clone(spec.AdminCIDRs), temporary)
 }
 
 // RefreshRules PUTs the control planes' rules as the run's current spec and outputs say (after the

@@ -364,9 +364,7 @@ func (e *Emulator) bootedHook(b *bmServer) {
 	if h == nil {
 		return
 	}
-	e.bootSeq++
-	ev := BaremetalEvent{Zone: string(b.Zone), ID: b.ID, Name: b.Name, Tags: cp(b.Tags), BootType: b.BootType, IP: b.IPv4.String(),
-		Seq: e.bootSeq}
+	ev := BaremetalEvent{Zone: string(b.Zone), ID: b.ID, Name: b.Name, Tags: cp(b.Tags), BootType: b.BootType, IP: b.IPv4.String()}
 	if b.BootType == "rescue" {
 		ev.RescueUser, ev.RescuePassword = b.rescueUser, b.rescuePassword
 		for _, id := range b.rescueKeys {

@@ -87,12 +87,6 @@ type BaremetalEvent struct {
 	// halves.
 	SSHKeyIDs     []string
 	SSHPublicKeys []string
-	// Seq orders the boots: it grows with each boot of any server, in the order the boots
-	// happened. Hooks run after the emulator's lock is released, on whichever goroutine
-	// advanced the clock (a request's or the ticker's), so a goroutine descheduled between the
-	// two can deliver an older boot after a newer one of the same server: a consumer keeps the
-	// boot with the highest Seq and ignores an older one that arrives late.
-	Seq uint64
 }
 
 // Options configures an Emulator. The zero value works: real-time latencies,
@@ -168,13 +162,13 @@ type Emulator struct {
 	mux      *http.ServeMux
 
 	mu       sync.Mutex
+	hookMu   sync.Mutex // held while hooks are taken and run: one runner at a time, in order
 	faultRnd *rand.Rand
 	idRnd    *rand.Rand
 	nextIP   uint32
 	seq      uint64
 	queue    []*event
-	pending  []func() // hooks collected under the lock, run after it
-	bootSeq  uint64   // BaremetalEvent.Seq of the last boot
+	pending  []func() // hooks collected under the lock, run after it (runHooks)
 	calls    []Call
 	srv      table[*server]
 	ips      table[*flexIP]
@@ -454,9 +448,21 @@ func (e *Emulator) takeHooks() []func() {
 	return h
 }
 
-func (e *Emulator) advanceAndRunHooks() {
+func (e *Emulator) advanceAndRunHooks() { e.runHooks(true) }
+
+// runHooks advances the clock-driven states (when asked), then runs the hooks collected under the
+// lock, outside it (a hook may start hosts that call the emulator back). One caller at a time
+// takes and runs them: the hooks reach their consumers in the order their transitions happened,
+// and one never runs beside another. Taken by whichever goroutine came along (a request's, the
+// ticker's) and run unserialized, a worker's delivery could reach the world after the rescue boot
+// that followed it, and a deleted server's stop after the next server's boot on its address.
+func (e *Emulator) runHooks(advance bool) {
+	e.hookMu.Lock()
+	defer e.hookMu.Unlock()
 	e.mu.Lock()
-	e.advance()
+	if advance {
+		e.advance()
+	}
 	h := e.takeHooks()
 	e.mu.Unlock()
 	for _, f := range h {
@@ -621,26 +627,9 @@ func EndpointKey(method, path string) string {
 // route advances the clock-driven states, then serves the request through
 // the API's routes; the hooks its transitions collected run after it.
 func (e *Emulator) route(w http.ResponseWriter, r *http.Request) {
-	h := e.takeAndAdvance()
-	for _, f := range h {
-		f()
-	}
-	defer func() {
-		e.mu.Lock()
-		h := e.takeHooks()
-		e.mu.Unlock()
-		for _, f := range h {
-			f()
-		}
-	}()
+	e.runHooks(true)
+	defer e.runHooks(false)
 	e.mux.ServeHTTP(w, r)
-}
-
-func (e *Emulator) takeAndAdvance() []func() {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	e.advance()
-	return e.takeHooks()
 }
 
 // zoneOf returns the zone, or "" when the segment is not a zone name; the

@@ -13,10 +13,9 @@ import (
 )
 
 // A stop or delete event of a server stops the host on its address only while that host is
-// still the server's: the emulator runs its hooks in the goroutines of the requests that
-// collected them, so a server's late "stopped" (its delete done, its hook delayed on a loaded
-// machine) can arrive after another server took the address and booted there. It used to stop
-// the newcomer's Talos node: a running control plane whose port 50000 refused.
+// still the server's: a reserved IP can move to another server, which boots there, before the
+// first server stops. The world used to find a server's host by the address it last had, and
+// stopped the newcomer's Talos node: a running control plane whose port 50000 refused.
 func TestLateStopOfAServerSparesTheNextHostOnItsAddress(t *testing.T) {
 	blk, err := loopback.Shared()
 	if err != nil {

@@ -170,11 +170,6 @@ type World struct {
 	gens    map[string]int               // boots and removals by server id (delayed starts)
 	hostOf  map[string]string            // the server id whose host listens on an IP, by IP
 	closed  bool
-
-	// bootMu makes one Elastic Metal boot's hook whole against another's; boots holds the
-	// emulator's Seq of the last boot played, by server id.
-	bootMu sync.Mutex
-	boots  map[string]uint64
 }
 
 // Start brings the world up; Close tears it down. Every service listens before Start returns.
@@ -198,7 +193,7 @@ func Start(ctx context.Context, opts Options) (w *World, err error) {
 	}
 	started := &World{opts: opts, log: opts.Log, nodes: map[string]*talossim.Node{},
 		rescues: map[string]*rescuesim.Server{}, written: map[string]bool{}, gens: map[string]int{},
-		hostOf: map[string]string{}, boots: map[string]uint64{}}
+		hostOf: map[string]string{}}
 	w = started
 	defer func() {
 		if err != nil { // w is nil by then (return nil, err): close what was started
@@ -421,18 +416,7 @@ func (w *World) talosLatency() talossim.Latency { return w.opts.Hosts.Talos.Scal
 // of the keys given in ssh_key_ids, and no other key;
 // a normal boot starts Talos in maintenance mode, but only when an image was written to the disk
 // (a server booted normally with no OS answers nothing, as a real one would).
-//
-// The emulator's hooks can arrive out of order (scwsim.BaremetalEvent.Seq): a boot older than
-// the last one played for the server is ignored. Played, the worker's delivery arriving after
-// the rescue boot that followed it stopped the rescue system under the bot's feet.
 func (w *World) baremetalBooted(ev scwsim.BaremetalEvent) {
-	w.bootMu.Lock()
-	defer w.bootMu.Unlock()
-	if last := w.boots[ev.ID]; ev.Seq <= last {
-		w.log.Info("world: ignored a boot older than the last one played", "server", ev.ID, "boot", ev.BootType, "seq", ev.Seq, "last_seq", last)
-		return
-	}
-	w.boots[ev.ID] = ev.Seq
 	disk := filepath.Join(w.opts.Dir, "disks", ev.ID+".img")
 	switch ev.BootType {
 	case "rescue":
@@ -545,10 +529,8 @@ func (w *World) bootGen(serverID string) int {
 	return w.gens[serverID]
 }
 
-// hostGone stops the host of a server that stopped or was deleted: the one on an address only
-// while it is still that server's. The emulator's hooks run in the goroutines of the requests
-// that collected them, so a server's late stop may come after another server booted on the
-// address it had.
+// hostGone stops the host of a server that stopped or was deleted: the hosts on the addresses
+// that are still the server's (a reserved IP moves to the next server, and its host with it).
 func (w *World) hostGone(serverID string) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
