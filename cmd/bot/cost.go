@@ -42,7 +42,7 @@ func init() {
 			if err != nil {
 				return err
 			}
-			if err := inScope(a.repoScope(), name, doc.Header); err != nil {
+			if err := inScope(a.repoScope(), doc.Header); err != nil {
 				return err
 			}
 			q, err := a.quoter()
@@ -65,11 +65,13 @@ func init() {
 }
 
 // printPlan is `up --dry-run`: what would be created or changed, and its price; nothing is created.
-func (a *app) printPlan(ctx context.Context, w *opsWorld, req clusterops.Request) error {
-	spec, exists, inPlace, refused, err := w.ops.Plan(ctx, req)
+func (a *app) printPlan(ctx context.Context, w *opsWorld, req clusterops.Intent) error {
+	req.DryRun = true
+	res, err := w.ops.Up(ctx, req)
 	if err != nil {
 		return err
 	}
+	spec, exists, inPlace, refused := res.Spec, res.Exists, res.InPlace, res.Refused
 	g := provision.NewGraph()
 	if err := w.ops.Build(g, spec); err != nil {
 		return err
@@ -98,16 +100,8 @@ func (a *app) printPlan(ctx context.Context, w *opsWorld, req clusterops.Request
 	for _, k := range kinds {
 		a.printf("  %-24s %d  %v\n", k, len(byKind[k]), byKind[k])
 	}
-	q, err := a.quoter()
-	if err != nil {
-		return err
-	}
-	quote, err := clusterops.Quote(ctx, q, spec, req.TTL, true)
-	if err != nil {
-		return err
-	}
 	a.printf("\n")
-	if err := quote.WriteText(a.stdout, cost.Times{Now: time.Now(), Expires: time.Now().Add(req.TTL)}); err != nil {
+	if err := res.Quote.WriteText(a.stdout, cost.Times{Now: time.Now(), Expires: time.Now().Add(req.TTL)}); err != nil {
 		return err
 	}
 	fmt.Fprintln(a.stderr, "dry run: nothing was created")

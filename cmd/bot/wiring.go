@@ -148,7 +148,7 @@ func (a *app) openWorld(ctx context.Context) (*opsWorld, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &opsWorld{ops: b.Ops, store: b.Ops.Store, driver: drv, quoter: b.Quoter, bucketName: b.Spec.ImageBucket, close: b.Close}, nil
+	return &opsWorld{ops: b.Ops, store: b.Ops.Store, driver: drv, quoter: b.Ops.Quoter, bucketName: b.Spec.ImageBucket, close: b.Close}, nil
 }
 
 // openStore opens the state store alone (commands that touch no cloud API).
@@ -347,10 +347,11 @@ func openBackendParts(ctx context.Context, getenv func(string) string, a *app) (
 		LockWait:  lockWait,
 		// A status from outside admin_cidrs says that the security group is why it cannot connect.
 		RunnerCIDR: runnerCIDR,
+		Quoter:     cost.NewQuoter(cost.APISources(client)...),
+		Pool:       &poolstore.Pool{Store: store, Now: a.now},
 	}
 	ccfg.ImageLocker = ops // the Build closure sees it: clusters making one image take turns
-	return &chatops.Backend{Ops: ops, Quoter: cost.NewQuoter(cost.APISources(client)...), Spec: spec, Close: closeAll,
-		Pool: &poolstore.Pool{Store: store, Now: a.now}}, driver, nil
+	return &chatops.Backend{Ops: ops, Spec: spec, Close: closeAll}, driver, nil
 }
 
 func cmpOr(v, def string) string {

@@ -19,9 +19,7 @@ import (
 	"golang.org/x/crypto/ssh"
 
 	"github.com/pocbot/pocbot/internal/chatops"
-	"github.com/pocbot/pocbot/internal/cost"
 	"github.com/pocbot/pocbot/internal/github"
-	"github.com/pocbot/pocbot/internal/pool/poolstore"
 	"github.com/pocbot/pocbot/internal/provision"
 	ghsim "github.com/pocbot/pocbot/internal/sim/github"
 	"github.com/pocbot/pocbot/internal/sim/world"
@@ -79,8 +77,7 @@ func newHarness(t *testing.T) *harness {
 	t.Cleanup(func() { w.Close() })
 	p := worldtest.New(t, w, worldtest.Options{Log: log})
 	h := &harness{t: t, w: w, logs: logs, log: log, clients: map[string]*github.Client{}}
-	h.backend = &chatops.Backend{Ops: p.Ops, Quoter: cost.NewQuoter(cost.APISources(p.Client)...), Spec: p.Spec,
-		Pool: &poolstore.Pool{Store: p.Store}}
+	h.backend = &chatops.Backend{Ops: p.Ops, Spec: p.Spec}
 	return h
 }
 

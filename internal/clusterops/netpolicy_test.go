@@ -53,7 +53,7 @@ func TestNetworkPolicyWithRestrictedAdminCIDRs(t *testing.T) {
 	admin := func(s *provision.Spec) { s.AdminCIDRs = []string{runnerAddr + "/32"} }
 	spec := p.Spec
 	admin(&spec)
-	res, err := p.Ops.Up(ctx, clusterops.Request{Cluster: "fw-1", Spec: spec, TTL: time.Hour, Command: "up", Override: admin})
+	res, err := p.Ops.Up(ctx, clusterops.Intent{Cluster: "fw-1", Spec: spec, TTL: time.Hour, Command: "up", Override: admin})
 	if err != nil {
 		t.Fatalf("up with admin_cidrs = [%s/32]: %v", runnerAddr, err)
 	}
@@ -111,7 +111,7 @@ func TestNetworkPolicyRunnerOutsideAdminCIDRs(t *testing.T) {
 	admin := func(s *provision.Spec) { s.AdminCIDRs = []string{"198.51.100.0/24"} }
 	spec := p.Spec
 	admin(&spec)
-	res, err := p.Ops.Up(ctx, clusterops.Request{Cluster: "fw-2", Spec: spec, TTL: time.Hour, Command: "up", Override: admin})
+	res, err := p.Ops.Up(ctx, clusterops.Intent{Cluster: "fw-2", Spec: spec, TTL: time.Hour, Command: "up", Override: admin})
 	if err != nil {
 		t.Fatalf("up with a runner outside admin_cidrs: %v", err)
 	}

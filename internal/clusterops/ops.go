@@ -17,17 +17,11 @@ import (
 	"sync"
 	"time"
 
+	"github.com/pocbot/pocbot/internal/cost"
+	"github.com/pocbot/pocbot/internal/lifecycle"
 	"github.com/pocbot/pocbot/internal/provision"
 	"github.com/pocbot/pocbot/internal/provision/cluster"
 	"github.com/pocbot/pocbot/internal/statestore"
-)
-
-// Phases recorded in the public header.
-const (
-	PhaseProvisioning = "provisioning"
-	PhaseReady        = "ready"
-	PhaseFailed       = "failed"
-	PhaseDestroying   = "destroying"
 )
 
 // PublicKubeconfigDir is where the kubeconfig ciphertexts handed to a cluster's users live
@@ -66,80 +60,10 @@ type Ops struct {
 	// checked from outside a cluster's admin CIDRs says that the security group is why its
 	// checks fail.
 	RunnerCIDR string
-}
-
-// Request is who asks what of which cluster.
-type Request struct {
-	Cluster string
-	// Spec is the spec of a cluster this request creates (the seed's defaults plus the bucket).
-	Spec provision.Spec
-	// Override applies what the requester asked for explicitly, to the new spec or to the
-	// existing cluster's spec (so that a bare `up` converges an existing cluster unchanged).
-	Override func(*provision.Spec)
-	// TTL sets the expiry of a cluster this request creates (an existing cluster keeps its expiry:
-	// extending is its own operation).
-	TTL         time.Duration
-	Repository  string
-	Number      int
-	Kind        string // "issue", "pull" or ""
-	RequestedBy string
-	RunID       string
-	Command     string
-	Progress    provision.Progress
-	// Precondition, when set, is checked on an existing cluster's header read under the lock: a
-	// reaper's reason to destroy (expired, say) must still hold once the lock is its own, since an
-	// extend may have landed between its listing and the lock; an operator run from one
-	// repository's workflow must not touch another repository's cluster.
-	Precondition func(statestore.Header) error
-	// ParkFor > 0 makes a Down park the Elastic Metal worker in the bucket's pool for that long
-	// instead of deleting it (park_for, --park-for); the Ops' graph must have a pool.
-	ParkFor time.Duration
-	// Admit, when set, decides whether a cluster this request creates may exist (the budget). It
-	// runs under the repository's admission lock, taken after the cluster's own lock, and the lock
-	// is held until the cluster's first document is written: the next up of the repository lists
-	// the clusters only once this one is among them, so a check-then-create race cannot let two
-	// ups through a budget that has room for one. An error from Admit is returned as is (wrapped),
-	// with nothing written or created. An existing cluster is never re-admitted.
-	Admit func(ctx context.Context) error
-	// MinSerial is where the serials of a document this request creates continue from: the state
-	// serial a witness outside the bucket recorded for an earlier life of the cluster (see
-	// chatops), so that a new life is never mistaken for a rolled-back state.
-	MinSerial int64
-	// DailyCostNanos is the daily cost (nano-euros) recorded in the header of a cluster this
-	// request creates, so that budgets read it at once without the key.
-	DailyCostNanos int64
-	// NoCancel makes a Down that finds the lock held give up at once instead of asking the holder
-	// to stop (the reaper: a busy cluster is for its next run).
-	NoCancel bool
-}
-
-// Result is what an operation leaves.
-type Result struct {
-	Header  statestore.Header
-	State   *provision.State
-	Created bool
-	// InPlace lists the spec changes applied by this up; an up whose spec differs in a way that
-	// cannot change in place fails with a *RefusedError instead.
-	InPlace []provision.Change
-	// KubeconfigLocation is where the encrypted kubeconfig object is.
-	KubeconfigLocation string
-	// Report is what down deleted.
-	Report *provision.Report
-}
-
-// RefusedError lists spec changes an existing cluster cannot take.
-type RefusedError struct {
-	Cluster string
-	Changes []provision.Change
-}
-
-func (e *RefusedError) Error() string {
-	var parts []string
-	for _, c := range e.Changes {
-		parts = append(parts, fmt.Sprintf("%s %v → %v (%s)", c.Field, c.Old, c.New, c.Why))
-	}
-	return fmt.Sprintf("cluster %q exists with other settings that cannot change in place: %s; run down first, then up with the new settings",
-		e.Cluster, strings.Join(parts, "; "))
+	// Quoter prices specs (the budget, an up's quote); Pool, when set, is the bucket's parked
+	// workers, billed and so counted by the budget.
+	Quoter *cost.Quoter
+	Pool   Parked
 }
 
 func (o *Ops) now() time.Time {
@@ -192,7 +116,7 @@ type held struct {
 	done sync.WaitGroup
 }
 
-func (o *Ops) acquire(ctx context.Context, req Request, wait time.Duration) (*held, error) {
+func (o *Ops) acquire(ctx context.Context, req Intent, wait time.Duration) (*held, error) {
 	info := statestore.LockInfo{RunID: req.RunID, Actor: req.RequestedBy, Command: req.Command}
 	l, err := o.Store.WaitLock(ctx, req.Cluster, info, o.lease(), wait)
 	if err != nil {
@@ -290,10 +214,22 @@ func (s *docSaver) Save(ctx context.Context, st *provision.State) error {
 	return s.store.Put(ctx, s.doc)
 }
 
-func (s *docSaver) setPhase(ctx context.Context, phase string, edit func(*Meta)) error {
+// setPhase writes the header's phase and metadata in one write, with st as the body when given
+// (an up's first write of a document carries both).
+func (s *docSaver) setPhase(ctx context.Context, phase Phase, st *provision.State, edit func(*Meta)) error {
+	var body []byte
+	if st != nil {
+		var err error
+		if body, err = json.Marshal(st); err != nil {
+			return err
+		}
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.doc.Header.Phase = phase
+	if body != nil {
+		s.doc.Body = body
+	}
+	s.doc.Header.Phase = string(phase)
 	if edit != nil {
 		if err := EditMeta(&s.doc.Header, func(m *Meta) error { edit(m); return nil }); err != nil {
 			return err
@@ -310,127 +246,263 @@ func (s *docSaver) CancelRequested(ctx context.Context) (bool, error) {
 	return err == nil, err
 }
 
-// Up creates or converges a cluster.
-func (o *Ops) Up(ctx context.Context, req Request) (*Result, error) {
-	if err := o.want(req, req.Spec).Validate(); err != nil {
-		return nil, err
+// Up creates or converges a cluster. It decides, in this order, and refuses with the first that
+// fails: the issue is open and the DNS zone allowed (no state needed); then, under the cluster's
+// one lock and from one read of its document: the cluster is the intent's (Owned), its state
+// not rolled back (RolledBack), the spec valid and its changes possible in place; a new
+// cluster fits the budget, checked again under the repository's admission lock right before its
+// first document is written, so that concurrent ups cannot all pass it. Once admitted it calls
+// Started, writes the header once (phase, status comment id, daily cost, requester id), runs the
+// engine and records the final phase. A dry intent stops after the decisions, without the lock.
+func (o *Ops) Up(ctx context.Context, in Intent) (_ *Outcome, err error) {
+	out := &Outcome{Phase: lifecycle.PhaseProvisioning}
+	if r := preflight(in); r != nil {
+		return refused(out, r)
 	}
-	h, err := o.acquire(ctx, req, o.lockWait())
+	if in.TTL == 0 && in.Bounds != nil {
+		in.TTL = in.Bounds.DefaultTTL
+	}
+	if in.DryRun {
+		return o.plan(ctx, in, out)
+	}
+	h, err := o.acquire(ctx, in, o.lockWait())
 	if err != nil {
-		return nil, err
+		return o.lockRefusal(out, in, err, o.lockWait())
 	}
 	defer o.release(h)
 	ctx = h.ctx
+	defer func() { err = lockLost(ctx, err) }()
 	// A cancel left by a down that found nothing running is stale; one that cannot be removed
 	// would stop this up at its first step.
-	if err := o.Store.DeleteArtifact(ctx, req.Cluster, artifactCancel); err != nil {
-		return nil, fmt.Errorf("clear a stale cancel request of %q: %w", req.Cluster, err)
+	if err := o.Store.DeleteArtifact(ctx, in.Cluster, artifactCancel); err != nil {
+		return failed(out, fmt.Errorf("clear a stale cancel request of %q: %w", in.Cluster, err))
 	}
-
-	res := &Result{}
-	doc, err := o.Store.Get(ctx, req.Cluster)
-	var st *provision.State
-	switch {
-	case errors.Is(err, statestore.ErrNotFound):
-		st, err = provision.NewState(req.Cluster, o.want(req, req.Spec))
-		if err != nil {
-			return nil, err
+	doc, st, err := o.decide(ctx, in, out)
+	if err != nil || out.Refusal != nil {
+		return out, err
+	}
+	saver := &docSaver{store: o.Store, cluster: in.Cluster, doc: doc}
+	start := func(ctx context.Context) error {
+		var sticky int64
+		if in.Started != nil {
+			sticky = in.Started(ctx, out)
 		}
-		now := o.now()
-		doc = &statestore.Document{Header: statestore.Header{
-			Cluster: req.Cluster, Repository: req.Repository, Number: req.Number, Kind: req.Kind,
-			RequestedBy: req.RequestedBy, Created: now, Phase: PhaseProvisioning, Serial: req.MinSerial,
-		}}
-		if req.TTL > 0 {
-			doc.Header.Expires = now.Add(req.TTL)
-		}
-		Meta{DailyCostNanos: req.DailyCostNanos}.Into(&doc.Header)
-		res.Created = true
-	case err != nil:
-		return nil, err
-	default:
-		if req.Precondition != nil {
-			if perr := req.Precondition(doc.Header); perr != nil {
-				return nil, fmt.Errorf("up %s: %w: %w", req.Cluster, ErrPrecondition, perr)
+		return saver.setPhase(ctx, lifecycle.PhaseProvisioning, st, func(m *Meta) {
+			m.DownFailed = time.Time{}
+			if sticky != 0 {
+				m.StickyID = sticky
 			}
-		}
-		st, err = decodeState(doc)
-		if err != nil {
-			return nil, err
-		}
-		want := o.want(req, st.Spec)
-		if err := want.Validate(); err != nil {
-			return nil, err
-		}
-		inPlace, refused := provision.Diff(st.Spec, want)
-		if len(refused) > 0 {
-			return nil, &RefusedError{Cluster: req.Cluster, Changes: refused}
-		}
-		res.InPlace = inPlace
-		st.Spec = want
+			if !out.Quote.Daily.IsZero() {
+				m.DailyCostNanos = out.Quote.Daily.Nanos
+			}
+			if in.RequesterID != 0 && m.RequesterID == 0 && strings.EqualFold(saver.doc.Header.RequestedBy, in.RequestedBy) {
+				m.RequesterID = in.RequesterID
+			}
+		})
 	}
-	saver := &docSaver{store: o.Store, cluster: req.Cluster, doc: doc}
-	if err := o.admit(ctx, req, res.Created, func() error { return saver.Save(ctx, st) }); err != nil {
-		return nil, err // the document exists before anything is created
+	if out.Created {
+		err = o.admit(ctx, in, out, start) // the document exists before anything is created
+	} else {
+		err = start(ctx)
 	}
-	if err := saver.setPhase(ctx, PhaseProvisioning, func(m *Meta) { m.DownFailed = time.Time{} }); err != nil {
-		return nil, err
+	if err != nil || out.Refusal != nil {
+		return out, err
 	}
-	g, engine, err := o.prepare(st, req)
+	out.Header = saver.doc.Header
+	g, engine, err := o.prepare(st, in)
 	if err != nil {
-		return nil, err
+		return failed(out, err)
 	}
 	upErr := engine.Up(ctx, g, st, saver)
 	// The engine saved every step through saver; read back what it saved.
 	final, derr := decodeState(saver.doc)
 	if derr != nil {
-		return nil, derr
+		return failed(out, derr)
 	}
-	res.State = final
+	out.State = final
 	// Write the outcome even when ctx is done (a cancelled up still records its phase).
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 	defer cancel()
 	if upErr != nil {
-		if err := saver.setPhase(wctx, PhaseFailed, nil); err != nil {
-			o.log().Error("record the failed phase", "cluster", req.Cluster, "err", err)
+		if err := saver.setPhase(wctx, lifecycle.PhaseFailed, nil, nil); err != nil {
+			o.log().Error("record the failed phase", "cluster", in.Cluster, "err", err)
 		}
-		res.Header = saver.doc.Header
-		return res, upErr
+		out.Header, out.Phase = saver.doc.Header, lifecycle.PhaseFailed
+		if errors.Is(upErr, provision.ErrCancelled) {
+			out.Phase = lifecycle.PhaseCancelled
+		}
+		return out, upErr
 	}
 	if kc, ok := final.Secrets[cluster.SecretKubeconfig]; ok {
-		loc, err := o.Store.PutArtifact(wctx, req.Cluster, artifactKubeconfig, kc)
+		loc, err := o.Store.PutArtifact(wctx, in.Cluster, artifactKubeconfig, kc)
 		if err != nil {
-			return res, fmt.Errorf("store the kubeconfig of %q: %w", req.Cluster, err)
+			return failed(out, fmt.Errorf("store the kubeconfig of %q: %w", in.Cluster, err))
 		}
-		res.KubeconfigLocation = loc
+		out.KubeconfigLocation = loc
 	}
-	if err := saver.setPhase(wctx, PhaseReady, func(m *Meta) {
-		if res.KubeconfigLocation != "" {
-			m.Kubeconfig = res.KubeconfigLocation
+	if err := saver.setPhase(wctx, lifecycle.PhaseReady, nil, func(m *Meta) {
+		if out.KubeconfigLocation != "" {
+			m.Kubeconfig = out.KubeconfigLocation
 		}
 	}); err != nil {
-		return res, err
+		return failed(out, err)
 	}
-	res.Header = saver.doc.Header
-	return res, nil
+	out.Header, out.Phase = saver.doc.Header, lifecycle.PhaseReady
+	return out, nil
 }
 
-// admit writes a cluster's first document. For a new cluster with an Admit check, the check and
-// the write happen under the repository's admission lock (see Request.Admit).
-func (o *Ops) admit(ctx context.Context, req Request, created bool, write func() error) error {
-	if !created || req.Admit == nil {
-		return write()
+// lockLost names the lost lock in the error of work cut short by its loss (the work's own error
+// says only "context canceled").
+func lockLost(ctx context.Context, err error) error {
+	if err == nil || ctx.Err() == nil {
+		return err
 	}
-	h, err := o.acquire(ctx, Request{Cluster: admissionLock(req.Repository), RunID: req.RunID, RequestedBy: req.RequestedBy,
-		Command: "admit " + req.Cluster}, o.lockWait())
+	if cause := context.Cause(ctx); cause != nil && !errors.Is(err, cause) {
+		return fmt.Errorf("%w (%w)", err, cause)
+	}
+	return err
+}
+
+// failed ends an operation that failed.
+func failed(out *Outcome, err error) (*Outcome, error) {
+	out.Phase = lifecycle.PhaseFailed
+	return out, err
+}
+
+// decide reads the cluster's document once and makes the up's decisions on it (see Up): it
+// returns the document to write (a new one for a new cluster) and the state to converge, or
+// leaves a refusal in out.
+func (o *Ops) decide(ctx context.Context, in Intent, out *Outcome) (*statestore.Document, *provision.State, error) {
+	doc, err := o.Store.Get(ctx, in.Cluster)
+	var st *provision.State
+	switch {
+	case errors.Is(err, statestore.ErrNotFound):
+		want := o.want(in, in.Spec)
+		if err := want.Validate(); err != nil {
+			_, rerr := refused(out, &Refusal{Kind: lifecycle.RefuseInvalid, Cluster: in.Cluster, Err: err})
+			return nil, nil, rerr
+		}
+		if st, err = provision.NewState(in.Cluster, want); err != nil {
+			_, err = failed(out, err)
+			return nil, nil, err
+		}
+		// A status comment left by an earlier life of the cluster may record a higher serial (its
+		// down could not edit it): a new document continues above it, so that the new life is
+		// never mistaken for a rolled-back state.
+		var serial int64
+		if in.Witness != nil {
+			if w, werr := in.Witness(ctx); werr == nil {
+				serial = w
+			}
+		}
+		now := o.now()
+		doc = &statestore.Document{Header: statestore.Header{
+			Cluster: in.Cluster, Repository: in.Repository, Number: in.Number, Kind: in.Kind,
+			RequestedBy: in.RequestedBy, Created: now, Phase: string(lifecycle.PhaseProvisioning), Serial: serial,
+		}}
+		if in.TTL > 0 {
+			doc.Header.Expires = now.Add(in.TTL)
+		}
+		out.Created = true
+	case err != nil:
+		_, err = failed(out, err)
+		return nil, nil, err
+	default:
+		out.Exists = true
+		if r := o.admissible(ctx, in, doc.Header); r != nil {
+			_, rerr := refused(out, r)
+			return nil, nil, rerr
+		}
+		if in.Precondition != nil {
+			if perr := in.Precondition(doc.Header); perr != nil {
+				_, err = failed(out, fmt.Errorf("up %s: %w: %w", in.Cluster, ErrPrecondition, perr))
+				return nil, nil, err
+			}
+		}
+		if st, err = decodeState(doc); err != nil {
+			_, err = failed(out, err)
+			return nil, nil, err
+		}
+		want := o.want(in, st.Spec)
+		if err := want.Validate(); err != nil {
+			_, err = failed(out, err)
+			return nil, nil, err
+		}
+		inPlace, cannot := provision.Diff(st.Spec, want)
+		if len(cannot) > 0 {
+			out.Spec = want
+			_, rerr := refused(out, &Refusal{Kind: lifecycle.RefuseChanges, Cluster: in.Cluster, Changes: cannot, InPlace: inPlace})
+			return nil, nil, rerr
+		}
+		out.InPlace = inPlace
+		st.Spec = want
+	}
+	out.Header, out.Spec = doc.Header, st.Spec
+	if o.Quoter != nil {
+		life := in.TTL
+		if out.Exists && !doc.Header.Expires.IsZero() {
+			life = doc.Header.Expires.Sub(o.now())
+		}
+		if out.Quote, err = Quote(ctx, o.Quoter, st.Spec, life, true); err != nil {
+			_, err = failed(out, fmt.Errorf("price cluster %q: %w", in.Cluster, err))
+			return nil, nil, err
+		}
+	} else if in.Bounds != nil {
+		_, err = failed(out, fmt.Errorf("cluster %q: the budget needs prices and these operations have no quoter", in.Cluster))
+		return nil, nil, err
+	}
+	return doc, st, nil
+}
+
+// admissible applies the rules every operation on an existing cluster obeys: it is the intent's
+// (Owned), and its state is not older than its witness (RolledBack). A witness that cannot be
+// read fails closed.
+func (o *Ops) admissible(ctx context.Context, in Intent, h statestore.Header) *Refusal {
+	if r := Owned(h, in); r != nil {
+		return r
+	}
+	if in.Witness == nil {
+		return nil
+	}
+	w, err := in.Witness(ctx)
 	if err != nil {
-		return fmt.Errorf("admit cluster %q: take the admission lock of %s: %w", req.Cluster, req.Repository, err)
+		return &Refusal{Kind: lifecycle.RefuseRollback, Cluster: in.Cluster, Serial: h.Serial, Err: err}
+	}
+	if r := RolledBack(h, w); r != nil {
+		o.log().Error("rolled-back state refused", "cluster", in.Cluster, "serial", h.Serial, "witness", w)
+		return r
+	}
+	return nil
+}
+
+// lockRefusal turns a busy lock into a refusal; any other error is a failure.
+func (o *Ops) lockRefusal(out *Outcome, in Intent, err error, waited time.Duration) (*Outcome, error) {
+	var le *statestore.LockedError
+	if errors.As(err, &le) {
+		return refused(out, &Refusal{Kind: lifecycle.RefuseLocked, Cluster: in.Cluster, Holder: le.Holder, Waited: waited, Err: err})
+	}
+	return failed(out, err)
+}
+
+// admit writes a new cluster's first document through write. With bounds, the budget check and
+// the write happen under the repository's admission lock: the next up of the repository lists the
+// clusters only once this one is among them, so a check-then-create race cannot let two ups
+// through a budget that has room for one. A refusal is left in out, with nothing written.
+func (o *Ops) admit(ctx context.Context, in Intent, out *Outcome, write func(context.Context) error) error {
+	if in.Bounds == nil {
+		return write(ctx)
+	}
+	h, err := o.acquire(ctx, Intent{Cluster: admissionLock(in.Repository), RunID: in.RunID, RequestedBy: in.RequestedBy,
+		Command: "admit " + in.Cluster}, o.lockWait())
+	if err != nil {
+		return fmt.Errorf("admit cluster %q: take the admission lock of %s: %w", in.Cluster, in.Repository, err)
 	}
 	defer o.release(h)
-	if err := req.Admit(h.ctx); err != nil {
-		return fmt.Errorf("admit cluster %q: %w", req.Cluster, err)
+	if r := o.budget(h.ctx, in, out.Quote); r != nil {
+		_, err := refused(out, r)
+		return err
 	}
-	return write()
+	return write(ctx) // the operation's context: what Started begins outlives the admission lock
 }
 
 // admissionLock names the lock object that serialises the admission of new clusters of one
@@ -441,138 +513,182 @@ func admissionLock(repository string) string {
 	return "admit-" + hex.EncodeToString(sum[:8])
 }
 
-// want is base with the request's overrides, its image key following its Talos version and
+// want is base with the intent's overrides, its image key following its Talos version and
 // extensions (the shared image is keyed by schematic and version).
-func (o *Ops) want(req Request, base provision.Spec) provision.Spec {
+func (o *Ops) want(in Intent, base provision.Spec) provision.Spec {
 	s := base
 	s.AdminCIDRs = append([]string(nil), base.AdminCIDRs...)
 	s.TalosExtensions = append([]string{}, base.TalosExtensions...)
-	if req.Override != nil {
-		req.Override(&s)
+	if in.Override != nil {
+		in.Override(&s)
 	}
 	s.ImageKey = provision.ImageKeyFor(cluster.SchematicID(s), s.TalosVersion)
 	return s
 }
 
-// Plan is what an up would do, without taking the lock or creating anything: the spec it would
-// apply, whether the cluster exists, the in-place changes, and the changes it would refuse.
-func (o *Ops) Plan(ctx context.Context, req Request) (spec provision.Spec, exists bool, inPlace, refused []provision.Change, err error) {
-	doc, err := o.Store.Get(ctx, req.Cluster)
-	if errors.Is(err, statestore.ErrNotFound) {
-		spec = o.want(req, req.Spec)
-		return spec, false, nil, nil, spec.Validate()
+// plan is a dry up: the same decisions from one read, without the lock, nothing written: the
+// spec it would apply, whether the cluster exists, the changes (refused ones included), the
+// price, the budget's verdict for a new cluster, and what it would create.
+func (o *Ops) plan(ctx context.Context, in Intent, out *Outcome) (*Outcome, error) {
+	out.Phase = lifecycle.PhasePlanned
+	doc, err := o.Store.Get(ctx, in.Cluster)
+	switch {
+	case errors.Is(err, statestore.ErrNotFound):
+		out.Spec = o.want(in, in.Spec)
+		if err := out.Spec.Validate(); err != nil {
+			return refused(out, &Refusal{Kind: lifecycle.RefuseInvalid, Cluster: in.Cluster, Err: err})
+		}
+		g := provision.NewGraph()
+		if err := o.Build(g, out.Spec); err != nil {
+			return failed(out, fmt.Errorf("build the plan of %q: %w", in.Cluster, err))
+		}
+		for _, name := range g.Names() {
+			n, _ := g.Node(name)
+			out.Plan = append(out.Plan, PlanNode{Kind: n.Kind, Name: name})
+		}
+	case err != nil:
+		return failed(out, err)
+	default:
+		out.Exists, out.Header = true, doc.Header
+		if r := o.admissible(ctx, in, doc.Header); r != nil {
+			return refused(out, r)
+		}
+		st, err := decodeState(doc)
+		if err != nil {
+			return failed(out, err)
+		}
+		out.Spec = o.want(in, st.Spec)
+		out.InPlace, out.Refused = provision.Diff(st.Spec, out.Spec)
+		if err := out.Spec.Validate(); err != nil {
+			return failed(out, err)
+		}
 	}
-	if err != nil {
-		return spec, false, nil, nil, err
+	if o.Quoter == nil {
+		return out, nil
 	}
-	st, err := decodeState(doc)
-	if err != nil {
-		return spec, true, nil, nil, err
+	life := in.TTL
+	if out.Exists && !out.Header.Expires.IsZero() {
+		life = out.Header.Expires.Sub(o.now())
 	}
-	spec = o.want(req, st.Spec)
-	inPlace, refused = provision.Diff(st.Spec, spec)
-	return spec, true, inPlace, refused, spec.Validate()
+	if out.Quote, err = Quote(ctx, o.Quoter, out.Spec, life, true); err != nil {
+		return failed(out, fmt.Errorf("price cluster %q: %w", in.Cluster, err))
+	}
+	return out, nil
 }
 
 // Down destroys a cluster. When an up holds the lock, Down records a cancel request that the up
-// honours at its next step, then waits for the lock.
-func (o *Ops) Down(ctx context.Context, req Request) (*Result, error) {
-	h, err := o.acquire(ctx, req, 0)
+// honours at its next step, then waits for the lock. Under the lock it reads the document once,
+// applies the rules of an existing cluster (Owned, RolledBack, the intent's precondition), calls
+// Started, writes the destroying phase once, and runs the engine's teardown; a cluster without a
+// document still has what carries its exact tag swept.
+func (o *Ops) Down(ctx context.Context, in Intent) (*Outcome, error) {
+	out := &Outcome{Phase: lifecycle.PhaseDestroying}
+	h, err := o.acquire(ctx, in, 0)
 	var locked *statestore.LockedError
-	if errors.As(err, &locked) && !req.NoCancel {
-		if _, perr := o.Store.PutArtifact(ctx, req.Cluster, artifactCancel, []byte(req.RequestedBy)); perr != nil {
-			return nil, fmt.Errorf("ask the running %s to stop: %w", locked.Holder.Command, perr)
+	if errors.As(err, &locked) && !in.NoCancel {
+		if _, perr := o.Store.PutArtifact(ctx, in.Cluster, artifactCancel, []byte(in.RequestedBy)); perr != nil {
+			return failed(out, fmt.Errorf("ask the running %s to stop: %w", locked.Holder.Command, perr))
 		}
-		o.log().Info("asked the run holding the lock to stop", "cluster", req.Cluster, "holder", locked.Holder.Command, "run", locked.Holder.RunID)
+		o.log().Info("asked the run holding the lock to stop", "cluster", in.Cluster, "holder", locked.Holder.Command, "run", locked.Holder.RunID)
 		// The holder stops at its next step, and one step (an Elastic Metal delivery, the rescue
 		// write) can last longer than the usual wait: having stopped it, this down must take over.
-		h, err = o.acquire(ctx, req, max(o.lockWait(), o.cancelWait()))
+		wait := max(o.lockWait(), o.cancelWait())
+		h, err = o.acquire(ctx, in, wait)
 		if err != nil {
 			// Nobody takes over: take the request back, or the up would stop for nothing.
 			dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-			if derr := o.Store.DeleteArtifact(dctx, req.Cluster, artifactCancel); derr != nil {
-				o.log().Error("take back the cancel request", "cluster", req.Cluster, "err", derr)
+			if derr := o.Store.DeleteArtifact(dctx, in.Cluster, artifactCancel); derr != nil {
+				o.log().Error("take back the cancel request", "cluster", in.Cluster, "err", derr)
 			}
 			cancel()
+			return o.lockRefusal(out, in, err, wait)
 		}
-	} else if errors.As(err, &locked) {
-		return nil, err
-	}
-	if err != nil {
-		return nil, err
+	} else if err != nil {
+		return o.lockRefusal(out, in, err, 0)
 	}
 	defer o.release(h)
-	ctx = cluster.WithParkFor(h.ctx, req.ParkFor)
+	ctx = cluster.WithParkFor(h.ctx, in.ParkFor)
 
-	res := &Result{}
-	doc, err := o.Store.Get(ctx, req.Cluster)
+	doc, err := o.Store.Get(ctx, in.Cluster)
 	var st *provision.State
 	switch {
 	case errors.Is(err, statestore.ErrNotFound):
 		// No state: still sweep whatever carries the cluster's exact tag (a crash before the first save).
-		st, err = provision.NewState(req.Cluster, req.Spec)
-		if err != nil {
-			return nil, err
+		if st, err = provision.NewState(in.Cluster, in.Spec); err != nil {
+			return failed(out, err)
 		}
 		doc = nil
 	case err != nil:
-		return nil, err
+		return failed(out, err)
 	default:
-		if req.Precondition != nil {
-			if perr := req.Precondition(doc.Header); perr != nil {
-				return &Result{Header: doc.Header}, fmt.Errorf("down %s: %w: %w", req.Cluster, ErrPrecondition, perr)
+		out.Exists, out.Header = true, doc.Header
+		if r := o.admissible(ctx, in, doc.Header); r != nil {
+			return refused(out, r)
+		}
+		if in.Precondition != nil {
+			if perr := in.Precondition(doc.Header); perr != nil {
+				return failed(out, fmt.Errorf("down %s: %w: %w", in.Cluster, ErrPrecondition, perr))
 			}
 		}
-		st, err = decodeState(doc)
-		if err != nil {
-			return nil, err
+		if st, err = decodeState(doc); err != nil {
+			return failed(out, err)
 		}
+	}
+	out.Spec = st.Spec
+	var sticky int64
+	if in.Started != nil {
+		sticky = in.Started(ctx, out)
 	}
 	var saver provision.Saver = provision.NewMemorySaver()
 	var ds *docSaver
 	if doc != nil {
-		ds = &docSaver{store: o.Store, cluster: req.Cluster, doc: doc}
-		if err := ds.setPhase(ctx, PhaseDestroying, nil); err != nil {
-			return nil, err
+		ds = &docSaver{store: o.Store, cluster: in.Cluster, doc: doc}
+		if err := ds.setPhase(ctx, lifecycle.PhaseDestroying, nil, func(m *Meta) {
+			if sticky != 0 {
+				m.StickyID = sticky
+			}
+		}); err != nil {
+			return failed(out, err)
 		}
 		saver = ds
-		res.Header = doc.Header
+		out.Header = doc.Header
 	}
-	g, engine, err := o.prepare(st, req)
+	g, engine, err := o.prepare(st, in)
 	if err != nil {
-		return nil, err
+		return failed(out, err)
 	}
 	// The request was for the up this down replaced: clear it before the engine's checks.
-	if err := o.Store.DeleteArtifact(ctx, req.Cluster, artifactCancel); err != nil {
-		return nil, fmt.Errorf("clear the cancel request of %q: %w", req.Cluster, err)
+	if err := o.Store.DeleteArtifact(ctx, in.Cluster, artifactCancel); err != nil {
+		return failed(out, fmt.Errorf("clear the cancel request of %q: %w", in.Cluster, err))
 	}
 	rep, downErr := engine.Down(ctx, g, st, noCancel{saver})
-	res.Report = rep
+	out.Report = rep
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 	defer cancel()
 	if downErr != nil {
 		if ds != nil {
-			_ = ds.setPhase(wctx, PhaseFailed, func(m *Meta) { m.DownFailed = o.now() })
-			res.Header = ds.doc.Header
+			_ = ds.setPhase(wctx, lifecycle.PhaseFailed, nil, func(m *Meta) { m.DownFailed = o.now() })
+			out.Header = ds.doc.Header
 		}
-		return res, downErr
+		return failed(out, downErr)
 	}
-	if err := o.Store.DeleteArtifacts(wctx, req.Cluster); err != nil {
-		return res, fmt.Errorf("cluster %q destroyed, but its artifacts remain: %w", req.Cluster, err)
+	if err := o.Store.DeleteArtifacts(wctx, in.Cluster); err != nil {
+		return failed(out, fmt.Errorf("cluster %q destroyed, but its artifacts remain: %w", in.Cluster, err))
 	}
-	if err := o.Store.DeletePublic(wctx, PublicKubeconfigDir(req.Cluster)); err != nil {
-		return res, fmt.Errorf("cluster %q destroyed, but its users' kubeconfig objects remain: %w", req.Cluster, err)
+	if err := o.Store.DeletePublic(wctx, PublicKubeconfigDir(in.Cluster)); err != nil {
+		return failed(out, fmt.Errorf("cluster %q destroyed, but its users' kubeconfig objects remain: %w", in.Cluster, err))
 	}
 	if ds != nil {
 		if err := o.Store.Delete(wctx, ds.doc); err != nil {
-			return res, fmt.Errorf("cluster %q destroyed, but its state document remains: %w", req.Cluster, err)
+			return failed(out, fmt.Errorf("cluster %q destroyed, but its state document remains: %w", in.Cluster, err))
 		}
 	}
-	return res, nil
+	out.Phase = lifecycle.PhaseDestroyed
+	return out, nil
 }
 
 // prepare builds the cluster's graph and an engine reporting to the request's progress.
-func (o *Ops) prepare(st *provision.State, req Request) (*provision.Graph, *provision.Engine, error) {
+func (o *Ops) prepare(st *provision.State, req Intent) (*provision.Graph, *provision.Engine, error) {
 	g := provision.NewGraph()
 	if err := o.Build(g, st.Spec); err != nil {
 		return nil, nil, err
@@ -589,7 +705,7 @@ func (o *Ops) prepare(st *provision.State, req Request) (*provision.Graph, *prov
 type noCancel struct{ provision.Saver }
 
 // Update changes a cluster's public header under its lock (extend, warned flags, sticky id).
-func (o *Ops) Update(ctx context.Context, req Request, change func(h *statestore.Header) error) (statestore.Header, error) {
+func (o *Ops) Update(ctx context.Context, req Intent, change func(h *statestore.Header) error) (statestore.Header, error) {
 	h, err := o.acquire(ctx, req, o.lockWait())
 	if err != nil {
 		return statestore.Header{}, err
@@ -618,7 +734,7 @@ func (o *Ops) Update(ctx context.Context, req Request, change func(h *statestore
 // image key's digest, with the same lease and renewal as a cluster's.
 func (o *Ops) LockImage(ctx context.Context, key string) (func(), error) {
 	sum := sha256.Sum256([]byte(key))
-	h, err := o.acquire(ctx, Request{Cluster: "image-" + hex.EncodeToString(sum[:8]), Command: "image " + key}, o.lockWait())
+	h, err := o.acquire(ctx, Intent{Cluster: "image-" + hex.EncodeToString(sum[:8]), Command: "image " + key}, o.lockWait())
 	if err != nil {
 		return nil, err
 	}

@@ -28,6 +28,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/pocbot/pocbot/internal/clusterops"
+	"github.com/pocbot/pocbot/internal/lifecycle"
 	"github.com/pocbot/pocbot/internal/commands"
 	"github.com/pocbot/pocbot/internal/cost"
 	"github.com/pocbot/pocbot/internal/github"
@@ -52,7 +53,7 @@ type Labelers interface {
 
 // Teardown destroys one cluster (clusterops.Ops.Down).
 type Teardown interface {
-	Down(ctx context.Context, req clusterops.Request) (*clusterops.Result, error)
+	Down(ctx context.Context, req clusterops.Intent) (*clusterops.Outcome, error)
 }
 
 // Inventory lists the bot-tagged resources per cluster (scaleway.Driver.ListTagged).
@@ -415,7 +416,7 @@ func (r *run) decide(h statestore.Header, in *issueInfo) (Decision, bool) {
 	default:
 		d.Detail = "expires in " + commands.FormatDuration(h.Expires.Sub(r.now))
 	}
-	if !meta.DownFailed.IsZero() && (h.Phase == clusterops.PhaseFailed || h.Phase == clusterops.PhaseDestroying) {
+	if !meta.DownFailed.IsZero() && (lifecycle.Phase(h.Phase) == lifecycle.PhaseFailed || lifecycle.Phase(h.Phase) == lifecycle.PhaseDestroying) {
 		// A user's down that failed: reported every run, destroyed by the reaper at its expiry.
 		d.Action = ActionDownFailed
 		d.Detail = "a teardown failed at " + meta.DownFailed.Format(time.RFC3339) + "; `/poc down` retries, the reaper does at expiry; " + d.Detail
@@ -450,9 +451,9 @@ var (
 	errMoved         = errors.New("expiry changed since the listing")
 )
 
-func (r *run) request(cluster string) clusterops.Request {
+func (r *run) request(cluster string) clusterops.Intent {
 	// NoCancel: a cluster someone works on is busy, left for the next run; never stopped by the reaper.
-	return clusterops.Request{Cluster: cluster, Spec: r.cfg.Spec, RequestedBy: r.cfg.Actor, RunID: r.cfg.RunID,
+	return clusterops.Intent{Cluster: cluster, Spec: r.cfg.Spec, RequestedBy: r.cfg.Actor, RunID: r.cfg.RunID,
 		Command: reapCommand, NoCancel: true, ParkFor: r.cfg.ParkFor}
 }
 
