@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"time"
 
-
 	"github.com/pocbot/pocbot/internal/commands"
 	"github.com/pocbot/pocbot/internal/cost"
 	"github.com/pocbot/pocbot/internal/pool"

@@ -18,8 +18,8 @@ import (
 	_ "gocloud.dev/blob/s3blob"
 
 	"github.com/pocbot/pocbot/internal/clusterops"
-	"github.com/pocbot/pocbot/internal/lifecycle"
 	"github.com/pocbot/pocbot/internal/github"
+	"github.com/pocbot/pocbot/internal/lifecycle"
 	"github.com/pocbot/pocbot/internal/provision"
 	"github.com/pocbot/pocbot/internal/provision/scaleway"
 	"github.com/pocbot/pocbot/internal/reaper"

@@ -28,10 +28,10 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/pocbot/pocbot/internal/clusterops"
-	"github.com/pocbot/pocbot/internal/lifecycle"
 	"github.com/pocbot/pocbot/internal/commands"
 	"github.com/pocbot/pocbot/internal/cost"
 	"github.com/pocbot/pocbot/internal/github"
+	"github.com/pocbot/pocbot/internal/lifecycle"
 	"github.com/pocbot/pocbot/internal/provision"
 	"github.com/pocbot/pocbot/internal/provision/scaleway"
 	"github.com/pocbot/pocbot/internal/statestore"

@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/pocbot/pocbot/internal/clusterops"
-	"github.com/pocbot/pocbot/internal/lifecycle"
 	"github.com/pocbot/pocbot/internal/commands"
+	"github.com/pocbot/pocbot/internal/lifecycle"
 	"github.com/pocbot/pocbot/internal/reaper"
 	ghsim "github.com/pocbot/pocbot/internal/sim/github"
 	"github.com/pocbot/pocbot/internal/statestore"

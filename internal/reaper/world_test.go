@@ -13,8 +13,8 @@ import (
 	"github.com/scaleway/scaleway-sdk-go/scw"
 
 	"github.com/pocbot/pocbot/internal/clusterops"
-	"github.com/pocbot/pocbot/internal/lifecycle"
 	"github.com/pocbot/pocbot/internal/commands"
+	"github.com/pocbot/pocbot/internal/lifecycle"
 	"github.com/pocbot/pocbot/internal/provision"
 	"github.com/pocbot/pocbot/internal/provision/scaleway"
 	"github.com/pocbot/pocbot/internal/reaper"

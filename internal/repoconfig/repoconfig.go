@@ -347,7 +347,9 @@ func (c RepoConfig) CheckTTL(requested time.Duration) (time.Duration, error) {
 
 // ParseDuration reads a duration key with the one grammar of every setting
 // (settings.ParseDuration: Go durations plus days, "3d", "1d12h", "1.5d").
-func ParseDuration(s string) (time.Duration, error) { return settings.ParseDuration(strings.TrimSpace(s)) }
+func ParseDuration(s string) (time.Duration, error) {
+	return settings.ParseDuration(strings.TrimSpace(s))
+}
 
 // FormatDuration prints a duration the way ParseDuration reads it, with days:
 // "7d", "1d12h", "8h", "1h30m", "90ms".
