@@ -7,8 +7,6 @@ package clusterops
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -106,62 +104,16 @@ func (o *Ops) lockWait() time.Duration {
 	return 10 * time.Minute
 }
 
-// held is a lock kept alive by a renewing goroutine until release. Its ctx ends when the lock is
-// lost (taken over after a lapsed lease, or renewals failing for longer than the lease): the work
-// done under it must stop rather than go on without the lock.
-type held struct {
-	lock *statestore.Lock
-	ctx  context.Context
-	stop chan struct{}
-	done sync.WaitGroup
+// acquire holds the lock key for in (statestore.Hold: its context ends when the lock is lost;
+// the work done under it must use it), waiting up to wait while it is busy.
+func (o *Ops) acquire(ctx context.Context, key statestore.LockKey, in Intent, wait time.Duration) (*statestore.Held, error) {
+	info := statestore.LockInfo{RunID: in.RunID, Actor: in.RequestedBy, Command: in.Command}
+	return o.Store.Hold(ctx, key, info, o.lease(), statestore.WaitUpTo(wait))
 }
 
-func (o *Ops) acquire(ctx context.Context, req Intent, wait time.Duration) (*held, error) {
-	info := statestore.LockInfo{RunID: req.RunID, Actor: req.RequestedBy, Command: req.Command}
-	l, err := o.Store.WaitLock(ctx, req.Cluster, info, o.lease(), wait)
-	if err != nil {
-		return nil, err
-	}
-	hctx, lost := context.WithCancelCause(ctx)
-	h := &held{lock: l, ctx: hctx, stop: make(chan struct{})}
-	h.done.Add(1)
-	go func() {
-		defer h.done.Done()
-		defer lost(nil)
-		t := time.NewTicker(o.lease() / 3)
-		defer t.Stop()
-		renewed := time.Now()
-		for {
-			select {
-			case <-h.stop:
-				return
-			case <-t.C:
-				rctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-				err := l.Renew(rctx)
-				cancel()
-				switch {
-				case err == nil:
-					renewed = time.Now()
-				case errors.Is(err, statestore.ErrLockLost) || time.Since(renewed) > o.lease()*2/3:
-					o.log().Error("lost the cluster lock: stopping", "cluster", req.Cluster, "err", err)
-					lost(fmt.Errorf("lock of cluster %q lost: %w", req.Cluster, err))
-					return
-				default:
-					o.log().Warn("renew the cluster lock (retried)", "cluster", req.Cluster, "err", err)
-				}
-			}
-		}
-	}()
-	return h, nil
-}
-
-func (o *Ops) release(h *held) {
-	close(h.stop)
-	h.done.Wait()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := h.lock.Release(ctx); err != nil {
-		o.log().Error("release the cluster lock", "err", err)
+func (o *Ops) release(ctx context.Context, h *statestore.Held) {
+	if err := h.Release(ctx); err != nil {
+		o.log().Error("release a lock", "err", err)
 	}
 }
 
@@ -265,12 +217,12 @@ func (o *Ops) Up(ctx context.Context, in Intent) (_ *Outcome, err error) {
 	if in.DryRun {
 		return o.plan(ctx, in, out)
 	}
-	h, err := o.acquire(ctx, in, o.lockWait())
+	h, err := o.acquire(ctx, statestore.ClusterLock(in.Cluster), in, o.lockWait())
 	if err != nil {
 		return o.lockRefusal(out, in, err, o.lockWait())
 	}
-	defer o.release(h)
-	ctx = h.ctx
+	defer o.release(ctx, h)
+	ctx = h.Context()
 	defer func() { err = lockLost(ctx, err) }()
 	// A cancel left by a down that found nothing running is stale; one that cannot be removed
 	// would stop this up at its first step.
@@ -492,25 +444,23 @@ func (o *Ops) admit(ctx context.Context, in Intent, out *Outcome, write func(con
 	if in.Bounds == nil {
 		return write(ctx)
 	}
-	h, err := o.acquire(ctx, Intent{Cluster: admissionLock(in.Repository), RunID: in.RunID, RequestedBy: in.RequestedBy,
+	h, err := o.acquire(ctx, admissionLock(in.Repository), Intent{RunID: in.RunID, RequestedBy: in.RequestedBy,
 		Command: "admit " + in.Cluster}, o.lockWait())
 	if err != nil {
 		return fmt.Errorf("admit cluster %q: take the admission lock of %s: %w", in.Cluster, in.Repository, err)
 	}
-	defer o.release(h)
-	if r := o.budget(h.ctx, in, out.Quote); r != nil {
+	defer o.release(ctx, h)
+	if r := o.budget(h.Context(), in, out.Quote); r != nil {
 		_, err := refused(out, r)
 		return err
 	}
 	return write(ctx) // the operation's context: what Started begins outlives the admission lock
 }
 
-// admissionLock names the lock object that serialises the admission of new clusters of one
-// repository: a digest of the repository's name (GitHub names are case-insensitive), like
-// LockImage's, so that any repository name makes a valid lock name.
-func admissionLock(repository string) string {
-	sum := sha256.Sum256([]byte(strings.ToLower(repository)))
-	return "admit-" + hex.EncodeToString(sum[:8])
+// admissionLock is the lock that serialises the admission of new clusters of one repository,
+// named by the repository (GitHub names are case-insensitive).
+func admissionLock(repository string) statestore.LockKey {
+	return statestore.DigestLock(statestore.LockAdmission, strings.ToLower(repository))
 }
 
 // want is base with the intent's overrides, its image key following its Talos version and
@@ -583,7 +533,7 @@ func (o *Ops) plan(ctx context.Context, in Intent, out *Outcome) (*Outcome, erro
 // document still has what carries its exact tag swept.
 func (o *Ops) Down(ctx context.Context, in Intent) (*Outcome, error) {
 	out := &Outcome{Phase: lifecycle.PhaseDestroying}
-	h, err := o.acquire(ctx, in, 0)
+	h, err := o.acquire(ctx, statestore.ClusterLock(in.Cluster), in, 0)
 	var locked *statestore.LockedError
 	if errors.As(err, &locked) && !in.NoCancel {
 		if _, perr := o.Store.PutArtifact(ctx, in.Cluster, artifactCancel, []byte(in.RequestedBy)); perr != nil {
@@ -593,7 +543,7 @@ func (o *Ops) Down(ctx context.Context, in Intent) (*Outcome, error) {
 		// The holder stops at its next step, and one step (an Elastic Metal delivery, the rescue
 		// write) can last longer than the usual wait: having stopped it, this down must take over.
 		wait := max(o.lockWait(), o.cancelWait())
-		h, err = o.acquire(ctx, in, wait)
+		h, err = o.acquire(ctx, statestore.ClusterLock(in.Cluster), in, wait)
 		if err != nil {
 			// Nobody takes over: take the request back, or the up would stop for nothing.
 			dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
@@ -606,8 +556,8 @@ func (o *Ops) Down(ctx context.Context, in Intent) (*Outcome, error) {
 	} else if err != nil {
 		return o.lockRefusal(out, in, err, 0)
 	}
-	defer o.release(h)
-	ctx = cluster.WithParkFor(h.ctx, in.ParkFor)
+	defer o.release(ctx, h)
+	ctx = cluster.WithParkFor(h.Context(), in.ParkFor)
 
 	doc, err := o.Store.Get(ctx, in.Cluster)
 	var st *provision.State
@@ -706,11 +656,12 @@ type noCancel struct{ provision.Saver }
 
 // Update changes a cluster's public header under its lock (extend, warned flags, sticky id).
 func (o *Ops) Update(ctx context.Context, req Intent, change func(h *statestore.Header) error) (statestore.Header, error) {
-	h, err := o.acquire(ctx, req, o.lockWait())
+	h, err := o.acquire(ctx, statestore.ClusterLock(req.Cluster), req, o.lockWait())
 	if err != nil {
 		return statestore.Header{}, err
 	}
-	defer o.release(h)
+	defer o.release(ctx, h)
+	ctx = h.Context()
 	doc, err := o.Store.Get(ctx, req.Cluster)
 	if errors.Is(err, statestore.ErrNotFound) {
 		return statestore.Header{}, fmt.Errorf("cluster %q: %w", req.Cluster, ErrNoCluster)
@@ -730,15 +681,15 @@ func (o *Ops) Update(ctx context.Context, req Intent, change func(h *statestore.
 	return doc.Header, nil
 }
 
-// LockImage takes the lock of a shared image (cluster.ImageLocker): a lock object named after the
-// image key's digest, with the same lease and renewal as a cluster's.
-func (o *Ops) LockImage(ctx context.Context, key string) (func(), error) {
-	sum := sha256.Sum256([]byte(key))
-	h, err := o.acquire(ctx, Intent{Cluster: "image-" + hex.EncodeToString(sum[:8]), Command: "image " + key}, o.lockWait())
+// LockImage holds the lock of a shared image (cluster.ImageLocker), with the same lease and
+// renewal as a cluster's; the image is made under the context it returns, which ends when the
+// lock is lost.
+func (o *Ops) LockImage(ctx context.Context, key string) (context.Context, func(), error) {
+	h, err := o.acquire(ctx, statestore.DigestLock(statestore.LockImage, key), Intent{Command: "image " + key}, o.lockWait())
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return func() { o.release(h) }, nil
+	return h.Context(), func() { o.release(ctx, h) }, nil
 }
 
 // Kubeconfig returns the cluster's admin kubeconfig (from its own encrypted object).
