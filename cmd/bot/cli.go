@@ -242,10 +242,15 @@ func (d *durationValue) String() string {
 	return settings.FormatDuration(time.Duration(*d))
 }
 
+// Set reads s; a negative value (-1h) is read too, for the command to refuse with its own rule.
 func (d *durationValue) Set(s string) error {
-	v, err := settings.ParseDuration(s)
+	neg := strings.HasPrefix(s, "-")
+	v, err := settings.ParseDuration(strings.TrimPrefix(s, "-"))
 	if err != nil {
 		return err
+	}
+	if neg {
+		v = -v
 	}
 	*d = durationValue(v)
 	return nil
