@@ -335,17 +335,20 @@ func openBackendParts(ctx context.Context, getenv func(string) string, a *app) (
 	ccfg := cluster.Config{Driver: driver, FactoryURL: factory, ImageBucket: ib, RescuePort: rescuePort,
 		RunnerCIDR: runnerCIDR, Log: a.log,
 		// Only the clusters of this state bucket share its pool of parked workers.
-		Pool: &poolstore.Pool{Store: store, Now: a.now}, Now: a.now}
+		Pool: &poolstore.Pool{Store: store, Now: a.now}, Now: a.now,
+		// A paused cluster's etcd snapshot: an encrypted streamed artifact of the state bucket.
+		Snapshots: clusterops.Snapshots{Store: store}}
 	spec := provision.DefaultSpec()
 	spec.ImageBucket = bucketName
 	ops := &clusterops.Ops{
-		Store:     store,
-		Build:     func(g *provision.Graph, s provision.Spec) error { return cluster.Build(g, s, ccfg) },
-		Engine:    provision.Options{PollInterval: poll, Logger: a.log},
-		Log:       a.log,
-		Now:       a.now,
-		LockLease: lease,
-		LockWait:  lockWait,
+		Store:      store,
+		Build:      func(g *provision.Graph, s provision.Spec) error { return cluster.Build(g, s, ccfg) },
+		BuildPause: func(g *provision.Graph, s provision.Spec) error { return cluster.BuildPause(g, s, ccfg) },
+		Engine:     provision.Options{PollInterval: poll, Logger: a.log},
+		Log:        a.log,
+		Now:        a.now,
+		LockLease:  lease,
+		LockWait:   lockWait,
 		// A status from outside admin_cidrs says that the security group is why it cannot connect.
 		RunnerCIDR: runnerCIDR,
 	}
