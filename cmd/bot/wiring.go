@@ -32,6 +32,7 @@ import (
 	"github.com/pocbot/pocbot/internal/provision/cluster"
 	"github.com/pocbot/pocbot/internal/provision/images"
 	"github.com/pocbot/pocbot/internal/provision/scaleway"
+	"github.com/pocbot/pocbot/internal/s3opts"
 	"github.com/pocbot/pocbot/internal/statestore"
 	"github.com/pocbot/pocbot/internal/version"
 	"github.com/scaleway/scaleway-sdk-go/scw"
@@ -448,15 +449,13 @@ func openS3Within(ctx context.Context, raw string, getenv func(string) string, h
 		HTTPClient: awshttp.NewBuildableClient().WithTransportOptions(func(t *http.Transport) {
 			t.ResponseHeaderTimeout = headerTimeout
 		}),
-		// S3-compatible servers other than AWS expect no flexible-checksum trailers.
-		RequestChecksumCalculation: aws.RequestChecksumCalculationWhenRequired,
-		ResponseChecksumValidation: aws.ResponseChecksumValidationWhenRequired,
 	}
+	s3opts.Client(&o) // the checksum choice, and below the same for the upload manager
 	if ep := q.Get("endpoint"); ep != "" {
 		o.BaseEndpoint = aws.String(ep)
 	}
 	o.EndpointResolverV2 = newCachedEndpoints(s3.NewDefaultEndpointResolverV2())
 	// The SDK writes its own User-Agent; pocbot/<version> is added to it as a product token.
 	o.APIOptions = append(o.APIOptions, awsmiddleware.AddUserAgentKeyValue(version.Product, version.String()))
-	return s3blob.OpenBucket(ctx, s3.New(o), u.Host, nil)
+	return s3blob.OpenBucket(ctx, s3.New(o), u.Host, s3opts.Blob())
 }
