@@ -42,11 +42,14 @@ type Builder func(g *provision.Graph, spec provision.Spec) error
 
 // Ops runs operations. Store and Build are required.
 type Ops struct {
-	Store  *statestore.Store
-	Build  Builder
-	Engine provision.Options // Progress is set per request
-	Now    func() time.Time
-	Log    *slog.Logger
+	Store *statestore.Store
+	Build Builder
+	// BuildPause adds a cluster's pause graph (cluster.BuildPause with the same parties as
+	// Build); nil: Pause refuses.
+	BuildPause Builder
+	Engine     provision.Options // Progress is set per request
+	Now        func() time.Time
+	Log        *slog.Logger
 	// LockLease is the lease of a cluster's lock, renewed at a third of it (default 2 min).
 	LockLease time.Duration
 	// LockWait bounds the wait for a busy lock before giving up naming its holder (default 10 min).
@@ -234,17 +237,23 @@ func (o *Ops) Up(ctx context.Context, in Intent) (_ *Outcome, err error) {
 		return out, err
 	}
 	saver := &docSaver{store: o.Store, cluster: in.Cluster, doc: doc}
+	// An up of a paused cluster is its resume: the machines come back, etcd from the snapshot.
+	resuming := out.Exists && Paused(doc.Header)
+	phase := lifecycle.PhaseProvisioning
+	if resuming {
+		phase = lifecycle.PhaseResuming
+	}
 	start := func(ctx context.Context) error {
 		var sticky int64
 		if in.Started != nil {
 			sticky = in.Started(ctx, out)
 		}
-		return saver.setPhase(ctx, lifecycle.PhaseProvisioning, st, func(m *Meta) {
+		return saver.setPhase(ctx, phase, st, func(m *Meta) {
 			m.DownFailed = time.Time{}
 			if sticky != 0 {
 				m.StickyID = sticky
 			}
-			if !out.Quote.Daily.IsZero() {
+			if !out.Quote.Daily.IsZero() && !resuming { // a resume keeps the paused cost until it runs
 				m.DailyCostNanos = out.Quote.Daily.Nanos
 			}
 			if in.RequesterID != 0 && m.RequesterID == 0 && strings.EqualFold(saver.doc.Header.RequestedBy, in.RequestedBy) {
@@ -276,7 +285,11 @@ func (o *Ops) Up(ctx context.Context, in Intent) (_ *Outcome, err error) {
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 	defer cancel()
 	if upErr != nil {
-		if err := saver.setPhase(wctx, lifecycle.PhaseFailed, nil, nil); err != nil {
+		failedPhase := lifecycle.PhaseFailed
+		if resuming {
+			failedPhase = lifecycle.PhaseResuming // still the resume of a paused cluster: an up or resume continues it
+		}
+		if err := saver.setPhase(wctx, failedPhase, nil, nil); err != nil {
 			o.log().Error("record the failed phase", "cluster", in.Cluster, "err", err)
 		}
 		out.Header, out.Phase = saver.doc.Header, lifecycle.PhaseFailed
@@ -284,6 +297,9 @@ func (o *Ops) Up(ctx context.Context, in Intent) (_ *Outcome, err error) {
 			out.Phase = lifecycle.PhaseCancelled
 		}
 		return out, upErr
+	}
+	if err := o.finishResume(wctx, saver, final); err != nil {
+		return failed(out, err)
 	}
 	if kc, ok := final.Secrets[cluster.SecretKubeconfig]; ok {
 		loc, err := o.Store.PutArtifact(wctx, in.Cluster, artifactKubeconfig, kc)
@@ -295,6 +311,9 @@ func (o *Ops) Up(ctx context.Context, in Intent) (_ *Outcome, err error) {
 	if err := saver.setPhase(wctx, lifecycle.PhaseReady, nil, func(m *Meta) {
 		if out.KubeconfigLocation != "" {
 			m.Kubeconfig = out.KubeconfigLocation
+		}
+		if resuming && !out.Quote.Daily.IsZero() {
+			m.DailyCostNanos = out.Quote.Daily.Nanos // running again: the running cost
 		}
 	}); err != nil {
 		return failed(out, err)

@@ -119,6 +119,9 @@ func goldenCases() map[string]string {
 		// (❌): the phase is typed, and a refused one says so (issue 23).
 		"sticky_refused": RenderSticky(StickyView{Cluster: "acme-shop-42", Serial: 900250, Verb: VerbUp, Requester: "alice",
 			Phase: lifecycle.PhaseRefused, Now: now, Error: "Nothing was created: another `/poc up` of this repository took the budget meanwhile."}),
+		"sticky_paused": RenderSticky(StickyView{Cluster: "acme-shop-42", Serial: 900400, Verb: VerbPause, Requester: "alice", Phase: "paused", Now: now,
+			Paused: &PausedView{Cluster: "acme-shop-42", Kept: []string{"3 reserved IPv4", "security group", "secrets bundle and CA (state)"}, Snapshot: "2.1 MiB, verified",
+				DailyCost: "€ 0.30", RunningDailyCost: "€ 4.30", Parked: true, Expires: now.Add(72 * time.Hour)}}),
 		"sticky_down":   RenderSticky(StickyView{Cluster: "acme-shop-42", Serial: 900300, Verb: VerbDown, Requester: "alice", Phase: "destroyed", Now: now, Down: &down}),
 		"down_partial":  RenderDown(downFail),
 		"down_nothing":  RenderDown(DownView{Cluster: "acme-shop-42"}),

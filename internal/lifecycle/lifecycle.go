@@ -6,7 +6,8 @@ package lifecycle
 
 // Phase is where a cluster, or an operation on it, stands. The phases a state document's header
 // records are Provisioning, Ready, Failed and Destroying; the others end an operation without a
-// document to record them in (Destroyed, Cancelled, Refused, Planned).
+// document to record them in (Destroyed, Cancelled, Refused, Planned); a pause adds Pausing,
+// Paused and Resuming.
 type Phase string
 
 // Phases.
@@ -19,6 +20,10 @@ const (
 	PhaseCancelled    Phase = "cancelled"
 	PhaseRefused      Phase = "refused"
 	PhasePlanned      Phase = "planned"
+	// A pause's and a resume's (the header records them).
+	PhasePausing  Phase = "pausing"  // snapshot taken or being taken; machines being deleted
+	PhasePaused   Phase = "paused"   // no machine: reserved IPs, security group, DNS, state and snapshot kept
+	PhaseResuming Phase = "resuming" // machines being created again, etcd recovered from the snapshot
 )
 
 // Emoji is the mark a status comment's title carries for the phase: ⏳ only while work goes on.
@@ -32,12 +37,11 @@ func (p Phase) Emoji() string {
 		return "⏭️"
 	case PhaseRefused:
 		return "😕"
+	case PhasePaused:
+		return "⏸️"
 	}
 	return "⏳"
 }
-
-// Running says whether an operation in this phase is still at work.
-func (p Phase) Running() bool { return p == PhaseProvisioning || p == PhaseDestroying || p == "" }
 
 // Kind names why an operation was refused before it changed anything.
 type Kind string
@@ -59,4 +63,5 @@ const (
 	RefuseNoCluster  Kind = "no cluster"
 	RefusePermission Kind = "permission"
 	RefuseParse      Kind = "parse error"
+	RefuseNotPaused  Kind = "not paused" // a resume of a cluster that is not paused
 )

@@ -1,0 +1,172 @@
+package clusterops
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/pocbot/pocbot/internal/cost"
+	"github.com/pocbot/pocbot/internal/lifecycle"
+	"github.com/pocbot/pocbot/internal/provision"
+	"github.com/pocbot/pocbot/internal/provision/cluster"
+	"github.com/pocbot/pocbot/internal/provision/talos"
+	"github.com/pocbot/pocbot/internal/statestore"
+)
+
+// ArtifactEtcdSnapshot is the encrypted artifact holding a paused cluster's etcd snapshot.
+const ArtifactEtcdSnapshot = "etcd.snapshot"
+
+// ErrNotPausable is a pause of a cluster that is not ready (provisioning, failed, destroying).
+var ErrNotPausable = errors.New("cluster cannot be paused now")
+
+// Paused tells whether a header's phase is one of a pause's (the cluster has, or is losing, its
+// machines): an up of such a cluster is a resume.
+func Paused(h statestore.Header) bool {
+	switch Phase(h.Phase) {
+	case lifecycle.PhasePausing, lifecycle.PhasePaused, lifecycle.PhaseResuming:
+		return true
+	}
+	return false
+}
+
+// Snapshots keeps etcd snapshots as streamed encrypted artifacts of the state store
+// (cluster.Snapshots).
+type Snapshots struct{ Store *statestore.Store }
+
+// Put implements cluster.Snapshots.
+func (s Snapshots) Put(ctx context.Context, clusterName string, r io.Reader) (talos.SnapshotInfo, error) {
+	sum, err := s.Store.PutArtifactStream(ctx, clusterName, ArtifactEtcdSnapshot, r)
+	return talos.SnapshotInfo(sum), err
+}
+
+// Verify implements cluster.Snapshots.
+func (s Snapshots) Verify(ctx context.Context, clusterName string, want talos.SnapshotInfo) error {
+	return s.Store.VerifyArtifactStream(ctx, clusterName, ArtifactEtcdSnapshot, statestore.ArtifactSum(want))
+}
+
+// Open implements cluster.Snapshots.
+func (s Snapshots) Open(ctx context.Context, clusterName string) (io.ReadCloser, error) {
+	return s.Store.OpenArtifactStream(ctx, clusterName, ArtifactEtcdSnapshot)
+}
+
+// Pause takes a ready cluster's etcd snapshot into the bucket, verifies it there, then deletes
+// its machines (cluster.BuildPause), parking the worker when in.ParkFor allows. The phase is
+// pausing until the last machine is gone, then paused, with the paused cost (Outcome.Quote,
+// priced with the snapshot's size) in the header. A pause that fails stays pausing: a rerun
+// continues it, and an up resumes the cluster from wherever it stopped. A paused cluster's pause
+// does nothing.
+func (o *Ops) Pause(ctx context.Context, in Intent) (*Outcome, error) {
+	out := &Outcome{Phase: lifecycle.PhasePausing}
+	if o.BuildPause == nil {
+		return failed(out, errors.New("pause: this bot has no pause graph configured (Ops.BuildPause)"))
+	}
+	h, err := o.acquire(ctx, statestore.ClusterLock(in.Cluster), in, o.lockWait())
+	if err != nil {
+		return o.lockRefusal(out, in, err, o.lockWait())
+	}
+	defer o.release(ctx, h)
+	ctx = cluster.WithParkFor(h.Context(), in.ParkFor)
+	doc, err := o.Store.Get(ctx, in.Cluster)
+	if errors.Is(err, statestore.ErrNotFound) {
+		return refused(out, &Refusal{Kind: lifecycle.RefuseNoCluster, Cluster: in.Cluster, Err: fmt.Errorf("pause %q: %w", in.Cluster, ErrNoCluster)})
+	}
+	if err != nil {
+		return failed(out, err)
+	}
+	out.Exists, out.Header = true, doc.Header
+	if r := o.admissible(ctx, in, doc.Header); r != nil {
+		return refused(out, r)
+	}
+	if in.Precondition != nil {
+		if perr := in.Precondition(doc.Header); perr != nil {
+			return failed(out, fmt.Errorf("pause %s: %w: %w", in.Cluster, ErrPrecondition, perr))
+		}
+	}
+	st, err := decodeState(doc)
+	if err != nil {
+		return failed(out, err)
+	}
+	out.State, out.Spec = st, st.Spec
+	switch Phase(doc.Header.Phase) {
+	case lifecycle.PhaseReady, lifecycle.PhasePausing:
+	case lifecycle.PhasePaused: // nothing to do; its status says so
+		if in.Started != nil {
+			in.Started(ctx, out)
+		}
+		out.Phase, out.Quote = lifecycle.PhasePaused, o.pausedQuote(ctx, st)
+		return out, nil
+	default:
+		out.Phase = Phase(doc.Header.Phase)
+		return out, fmt.Errorf("pause %q: %w: it is %s; a cluster is paused once ready (run up first, or down)",
+			in.Cluster, ErrNotPausable, doc.Header.Phase)
+	}
+	var sticky int64
+	if in.Started != nil {
+		sticky = in.Started(ctx, out)
+	}
+	ds := &docSaver{store: o.Store, cluster: in.Cluster, doc: doc}
+	if err := ds.setPhase(ctx, lifecycle.PhasePausing, nil, func(m *Meta) {
+		if sticky != 0 {
+			m.StickyID = sticky
+		}
+	}); err != nil {
+		return failed(out, err)
+	}
+	g := provision.NewGraph()
+	if err := o.BuildPause(g, st.Spec); err != nil {
+		return failed(out, err)
+	}
+	eopts := o.Engine
+	eopts.Progress = in.Progress
+	if eopts.Logger == nil {
+		eopts.Logger = o.log()
+	}
+	rep, downErr := provision.New(eopts).Down(ctx, g, st, noCancel{ds})
+	out.Report, out.State, out.Header = rep, st, ds.doc.Header
+	if downErr != nil {
+		return out, fmt.Errorf("pause %q incomplete (run pause again to finish it, or up to resume): %w", in.Cluster, downErr)
+	}
+	out.Quote = o.pausedQuote(ctx, st)
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+	defer cancel()
+	if err := ds.setPhase(wctx, lifecycle.PhasePaused, nil, func(m *Meta) {
+		if !out.Quote.Daily.IsZero() {
+			m.DailyCostNanos = out.Quote.Daily.Nanos
+		}
+	}); err != nil {
+		return out, err
+	}
+	out.Header, out.Phase = ds.doc.Header, lifecycle.PhasePaused
+	return out, nil
+}
+
+// pausedQuote prices a paused cluster (its snapshot's size as recorded); zero when it cannot.
+func (o *Ops) pausedQuote(ctx context.Context, st *provision.State) cost.Quote {
+	if o.Quoter == nil {
+		return cost.Quote{}
+	}
+	snap, _ := cluster.ParseSnapshot(st.Outputs[cluster.OutEtcdSnapshot])
+	q, err := QuotePaused(ctx, o.Quoter, st.Spec, snap.Size, 0)
+	if err != nil {
+		return cost.Quote{}
+	}
+	return q
+}
+
+// finishResume clears the snapshot a resumed cluster recovered from: the output in its state
+// (so a later bootstrap is a plain one) and the artifact.
+func (o *Ops) finishResume(ctx context.Context, saver *docSaver, st *provision.State) error {
+	if st.Outputs[cluster.OutEtcdSnapshot] == "" {
+		return nil
+	}
+	delete(st.Outputs, cluster.OutEtcdSnapshot)
+	if err := saver.Save(ctx, st); err != nil {
+		return fmt.Errorf("record the end of the resume of %q: %w", saver.cluster, err)
+	}
+	if err := o.Store.DeleteArtifact(ctx, saver.cluster, ArtifactEtcdSnapshot); err != nil {
+		o.log().Warn("the resumed cluster's snapshot remains in the bucket", "cluster", saver.cluster, "err", err)
+	}
+	return nil
+}
