@@ -16,6 +16,7 @@ import (
 	"github.com/pocbot/pocbot/internal/provision"
 	"github.com/pocbot/pocbot/internal/provision/cluster"
 	"github.com/pocbot/pocbot/internal/provision/scaleway"
+	"github.com/pocbot/pocbot/internal/provision/talos"
 	"github.com/pocbot/pocbot/internal/sim/world"
 	"github.com/pocbot/pocbot/internal/statestore"
 )
@@ -67,7 +68,8 @@ func TestStatus(t *testing.T) {
 		}
 		t.Logf("health of a ready cluster took %s", time.Since(t0).Round(time.Millisecond))
 		got := healthByName(s.Health)
-		want := []string{"talos-api cp-0", "talos-api cp-1", "talos-api cp-2", "talos-api worker", "kubernetes-api"}
+		want := []string{"talos-api cp-0", "talos-api cp-1", "talos-api cp-2", "talos-api worker", "kubernetes-api",
+			talos.CheckNodes, talos.CheckCilium, talos.CheckDNS, talos.CheckRouting}
 		if len(s.Health) != len(want) {
 			t.Errorf("health has %d entries, want %d: %+v", len(s.Health), len(want), s.Health)
 		}

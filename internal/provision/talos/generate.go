@@ -20,6 +20,7 @@ import (
 	"go.yaml.in/yaml/v4"
 
 	"github.com/pocbot/pocbot/internal/provision/images"
+	"github.com/pocbot/pocbot/internal/provision/netpolicy"
 )
 
 // DefaultWorkerHostname is the seed's baremetal_hostname.
@@ -59,6 +60,8 @@ type Input struct {
 	// CiliumVersion and CiliumCLIImage override the pinned Cilium install (see doc.go).
 	CiliumVersion  string
 	CiliumCLIImage string
+	// CiliumRouting is RoutingTunnel (default, "") or RoutingNative.
+	CiliumRouting string
 	// Firewall, when set, adds the ingress firewall documents to every node's config (firewall.go).
 	Firewall *Firewall
 }
@@ -78,12 +81,10 @@ type Configs struct {
 	Warnings []string
 }
 
-// Pinned Cilium install; see doc.go for the values.
+// Values of the generated configs; the Cilium install is in cilium.go.
 const (
-	DefaultCiliumVersion  = "1.18.0"
-	DefaultCiliumCLIImage = "quay.io/cilium/cilium-cli:latest"
-	// CiliumWireGuardPort is the UDP port Cilium's WireGuard tunnel listens on (SPEC §2 rules).
-	CiliumWireGuardPort = 51871
+	// CiliumWireGuardPort is the UDP port Cilium's WireGuard tunnel listens on.
+	CiliumWireGuardPort = netpolicy.PortCiliumWireGuard
 	// NodePortRange is the Kubernetes NodePort range: the edge gateway listens on 80 and 443.
 	NodePortRange = "80-443"
 	// KubePrismPort is Talos's local API server load balancer, which Cilium uses.
@@ -517,33 +518,12 @@ func controlPlanePatchesMultiDoc(in Input) ([]configpatcher.Patch, error) {
 	)
 }
 
-// CiliumHelmValues are the --set values of the cilium install Job, in order.
-func CiliumHelmValues(podCIDR string) []string {
-	return []string{
-		"ipam.mode=kubernetes",
-		"kubeProxyReplacement=true",
-		"k8sServiceHost=localhost",
-		fmt.Sprintf("k8sServicePort=%d", KubePrismPort),
-		"routingMode=native",
-		"ipv4NativeRoutingCIDR=" + podCIDR,
-		"autoDirectNodeRoutes=true",
-		"encryption.enabled=true",
-		"encryption.type=wireguard",
-		"hostFirewall.enabled=true",
-		`nodePort.range=80\,443`,
-		"securityContext.capabilities.ciliumAgent={CHOWN,KILL,NET_ADMIN,NET_RAW,IPC_LOCK,SYS_ADMIN,SYS_RESOURCE,DAC_OVERRIDE,FOWNER,SETGID,SETUID}",
-		"securityContext.capabilities.cleanCiliumState={NET_ADMIN,SYS_ADMIN,SYS_RESOURCE}",
-		"cgroup.autoMount.enabled=false",
-		"cgroup.hostRoot=/sys/fs/cgroup",
-	}
-}
-
 // ciliumInstallManifest is the inline manifest that installs Cilium once the API server is up:
 // the Job runs on a control plane with host networking (there is no CNI yet) and reaches the API
 // server on the node's own address.
 func ciliumInstallManifest(in Input) string {
 	args := []string{"install", "--version=" + strings.TrimPrefix(in.CiliumVersion, "v")}
-	for _, v := range CiliumHelmValues(constants.DefaultIPv4PodCIDR) {
+	for _, v := range CiliumHelmValues(constants.DefaultIPv4PodCIDR, in.CiliumRouting) {
 		args = append(args, "--set", v)
 	}
 

@@ -83,6 +83,11 @@ type NodeOptions struct {
 	// Network is what lies between a client and the node (the world's security group); nil lets
 	// everything through. The node's own ingress firewall, from its config, is judged after it.
 	Network Network
+	// Subnet and Gateway are the node's L3 segment and its default gateway, as the platform
+	// gives them (network.go models routing between nodes from them). A zero Subnet is the
+	// address's own /32, behind Gateway: no other node is on its segment.
+	Subnet  netip.Prefix
+	Gateway netip.Addr
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
 
@@ -127,6 +132,9 @@ type Node struct {
 	closed                bool
 	bg                    sync.WaitGroup // the reset sequences started by Reset, waited by Close
 	failReset             bool
+	// kubeSince: a control plane's kube-apiserver started; joinedAt: a worker got trusted. The
+	// modeled network counts its readiness from them (network.go).
+	kubeSince, joinedAt time.Time
 }
 
 type runtimeMode string

@@ -29,3 +29,33 @@ func (w *World) securityGroup(ip string) talossim.Network {
 		return w.Scaleway.InboundAllowed(dst, proto, port, src)
 	}
 }
+
+// instanceSegment is an Instance's L3 segment: its public address alone (a routed /32).
+func instanceSegment(ip string) netip.Prefix {
+	a, err := netip.ParseAddr(ip)
+	if err != nil {
+		return netip.Prefix{}
+	}
+	return netip.PrefixFrom(a, a.BitLen())
+}
+
+// metalSegment is an Elastic Metal server's segment: the /24 of its public address.
+func metalSegment(ip string) netip.Prefix {
+	a, err := netip.ParseAddr(ip)
+	if err != nil {
+		return netip.Prefix{}
+	}
+	p, _ := a.Prefix(24)
+	return p
+}
+
+// gatewayOf is the modeled gateway of a node: the .254 of its /24 (no node of the world holds it).
+func gatewayOf(ip string) netip.Addr {
+	p := metalSegment(ip)
+	if !p.IsValid() || !p.Addr().Is4() {
+		return netip.Addr{}
+	}
+	b := p.Addr().As4()
+	b[3] = 254
+	return netip.AddrFrom4(b)
+}

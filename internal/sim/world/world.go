@@ -28,6 +28,7 @@
 //	| a node's ingress firewall judges after the group | https://docs.siderolabs.com/talos/v1.13/networking/ingress-firewall; sim/talos firewall contract |
 //	| the worker joins over the network from its own address: 6443 (endpoints via Kubernetes) then trustd 50001 on a control plane | siderolabs/talos internal/app/machined/pkg/controllers/secrets/api.go, internal/app/machined/pkg/controllers/k8s/endpoint.go @v1.13.9 |
 //	| refused = reset at once, not a dropped SYN (tests fail fast instead of waiting for a timeout) | simplification: a real group or firewall drops silently |
+//	| every node is on its own L3 segment behind a gateway: an Instance's public address is its /32, the Elastic Metal worker's is in its /24; no two nodes share an L2 segment, so Cilium's native routing with auto direct node routes cannot reach another node's pods | https://www.scaleway.com/en/docs/instances/concepts/#routed-ip (an Instance's routed IP, reached through Scaleway's gateway); Elastic Metal: source silent on sharing a segment with Instances, the stricter reading (never) |
 package world
 
 import (
@@ -404,6 +405,7 @@ func (w *World) instanceRunning(ev scwsim.InstanceEvent) {
 			Latency: w.talosLatency(),
 			Network: w.securityGroup(ip),
 			Faults:  w.opts.TalosFaults,
+			Subnet:  instanceSegment(ip), Gateway: gatewayOf(ip),
 		})
 	})
 }
@@ -463,6 +465,7 @@ func (w *World) baremetalBooted(ev scwsim.BaremetalEvent) {
 				Addr: ev.IP, Mode: "metal", Disks: []string{"/dev/sda"}, SystemDisk: "/dev/sda", Logger: w.log, Latency: w.talosLatency(),
 				BootDelay: w.scale(TalosBoot), CRIDelay: w.scale(TalosCRI), TimeSyncDelay: w.scale(TalosTimeSync),
 				Network: w.securityGroup(ev.IP), Faults: w.opts.TalosFaults,
+				Subnet: metalSegment(ev.IP), Gateway: gatewayOf(ev.IP),
 			})
 		})
 	}
