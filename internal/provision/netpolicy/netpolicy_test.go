@@ -6,7 +6,6 @@ import (
 	"testing"
 )
 
-
 // TestEveryFlowSaysWhyAndWhere: each row names its reason and its source, once.
 func TestEveryFlowSaysWhyAndWhere(t *testing.T) {
 	t.Parallel()
