@@ -220,7 +220,7 @@ func BenchmarkArchiveToEyes(b *testing.B) {
 		dir := filepath.Join(b.TempDir(), "pocbot")
 		id := w.GitHub.AddComment(repo, 42, "bob", "/poc up")
 		event := filepath.Join(b.TempDir(), "event.json")
-		if err := os.WriteFile(event, commentPayload(repo, 42, id, "bob", w.GitHub.UserID("bob"), "/poc up", w.GitHub.InstallationID(repo)), 0o600); err != nil {
+		if err := os.WriteFile(event, ghsim.CommentPayload(repo, 42, id, "bob", w.GitHub.UserID("bob"), "/poc up", w.GitHub.InstallationID(repo)), 0o600); err != nil {
 			b.Fatal(err)
 		}
 		start := time.Now()

@@ -27,6 +27,16 @@ func (e *env) bm(id string) (tags []string, ok bool) {
 	return nil, false
 }
 
+// bmName is the Elastic Metal server's name as the API lists it.
+func (e *env) bmName(id string) string {
+	for _, r := range e.w.Scaleway.Inventory() {
+		if r.Kind == "baremetal_server" && r.ID == id {
+			return r.Name
+		}
+	}
+	return ""
+}
+
 // bmCalls counts the Elastic Metal orders and reboots the emulator answered.
 func (e *env) bmCalls() (orders, reboots int) {
 	for _, c := range e.w.Scaleway.Calls() {
@@ -86,6 +96,9 @@ func TestParkOnDownThenAdopt(t *testing.T) {
 	if !ok || !slices.Equal(tags, []string{scaleway.ParkedTag}) {
 		t.Fatalf("worker %s after the park: present %v, tags %v; want only %s", w.ID, ok, tags, scaleway.ParkedTag)
 	}
+	if name := e.bmName(w.ID); !strings.HasPrefix(name, "poc-parked-") || strings.Contains(name, "acme-shop-1") {
+		t.Fatalf("parked worker %s is named %q; want poc-parked-…, no longer its first cluster's name", w.ID, name)
+	}
 	entry, ok := e.pool(t).Find(w.ID)
 	if !ok || entry.ParkedFrom != "acme-shop-1" || entry.IP != ip || entry.ParkedUntil.Before(before.Add(2*time.Hour)) || len(entry.Talosconfig) == 0 {
 		t.Fatalf("pool entry of %s = %+v, %v", w.ID, entry, ok)
@@ -138,6 +151,9 @@ func TestParkOnDownThenAdopt(t *testing.T) {
 	}
 	if tags, _ := e.bm(w.ID); !provision.OwnedBy(tags, second.Header.Cluster) || slices.Contains(tags, scaleway.ParkedTag) {
 		t.Fatalf("adopted worker tags = %v", tags)
+	}
+	if name := e.bmName(w.ID); !strings.HasPrefix(name, "poc-"+second.Header.Cluster+"-") {
+		t.Fatalf("adopted worker %s is named %q; want the adopting cluster's name poc-%s-…", w.ID, name, second.Header.Cluster)
 	}
 	if !strings.Contains(string(e.w.Node(ip).Config()), second.Header.Cluster) {
 		t.Fatal("the adopted worker does not run the new cluster's configuration")

@@ -16,6 +16,14 @@ const (
 	resPrefix     = "pocbot-res="
 )
 
+// MaxTagLen is the longest tag the bot gives a Scaleway resource. scaleway-sdk-go v1.39.0 states
+// no length for the tags of Instance, Block Storage or Elastic Metal resources; the one length
+// Scaleway documents for tags is IAM's, 1 to 70 characters key and value included
+// (https://www.scaleway.com/en/docs/identity-and-access-management/iam/how-to/create-application).
+// Source silent for the other products: the stricter reading, the same 70 characters everywhere.
+// The emulator refuses a longer tag (internal/sim/scaleway, contract table).
+const MaxTagLen = 70
+
 // ClusterTag is the exact tag naming a cluster's resources.
 func ClusterTag(id string) string { return clusterPrefix + id }
 

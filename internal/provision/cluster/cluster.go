@@ -97,9 +97,10 @@ type Config struct {
 	Log  *slog.Logger
 }
 
-// ImageLocker takes a lock named by an image key, across processes; release gives it back.
+// ImageLocker takes a lock named by an image key, across processes; release gives it back. The
+// context it returns ends when the lock is lost: the image is made under it.
 type ImageLocker interface {
-	LockImage(ctx context.Context, key string) (release func(), err error)
+	LockImage(ctx context.Context, key string) (held context.Context, release func(), err error)
 }
 
 // SchematicID is the Image Factory schematic of a spec's extensions.
@@ -214,12 +215,18 @@ type builder struct {
 func (b *builder) underImageLock(apply func(ctx context.Context, r *provision.Run) error) func(ctx context.Context, r *provision.Run) error {
 	return func(ctx context.Context, r *provision.Run) error {
 		spec := r.Spec()
-		release, err := b.cfg.ImageLocker.LockImage(ctx, spec.ImageBucket+"/"+spec.ImageKey)
+		held, release, err := b.cfg.ImageLocker.LockImage(ctx, spec.ImageBucket+"/"+spec.ImageKey)
 		if err != nil {
 			return fmt.Errorf("lock the shared image %s: %w", spec.ImageKey, err)
 		}
 		defer release()
-		return apply(ctx, r)
+		if err := apply(held, r); err != nil {
+			if cause := context.Cause(held); held.Err() != nil && ctx.Err() == nil {
+				return fmt.Errorf("make the shared image %s: %w (%w)", spec.ImageKey, err, cause)
+			}
+			return err
+		}
+		return nil
 	}
 }
 

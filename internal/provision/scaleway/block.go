@@ -2,6 +2,8 @@ package scaleway
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"strings"
 
@@ -13,8 +15,14 @@ import (
 // ---- the shared snapshot ----
 
 // imageTag names the image object a shared snapshot was imported from: a snapshot is reused by
-// every cluster with the same object key, and only ever matched by this exact tag.
-func imageTag(bucket, key string) string { return imageTagPrefix + bucket + "/" + key }
+// every cluster with the same object key, and only ever matched by this exact tag. The bucket
+// and key are hashed (SHA-256, 128 bits in hex): "bucket/key" is ≈ 116 characters for a typical
+// bucket name, longer than a tag may be (provision.MaxTagLen); the snapshot's name and the
+// import request still say which object it came from.
+func imageTag(bucket, key string) string {
+	sum := sha256.Sum256([]byte(bucket + "/" + key))
+	return imageTagPrefix + hex.EncodeToString(sum[:16])
+}
 
 func (d *Driver) snapshotNode() provision.Node {
 	return provision.Node{

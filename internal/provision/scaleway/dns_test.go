@@ -177,3 +177,37 @@ func TestDNSRecordsOfACrashedRunAreAdopted(t *testing.T) {
 		}
 	}
 }
+
+// A state written before return_all_records was sent recorded the whole zone's answer as the
+// cluster's record ids. Its down removes the cluster's records and leaves every other record.
+func TestDNSDownOfAStateThatRecordedTheWholeZone(t *testing.T) {
+	ctx := t.Context()
+	w := newWorld(t, scwsim.Options{DNSZones: []string{prodZone}})
+	before := seedProduction(w)
+	spec := testSpec(prodZone)
+	st, err := provision.NewState("t-4", spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.eng.Up(ctx, w.graph(t, spec), st, provision.NewMemorySaver()); err != nil {
+		t.Fatal(err)
+	}
+	res := st.Resources[NodeDNS]
+	var all []string
+	for _, r := range w.emu.DNSRecords(prodZone) {
+		all = append(all, r.ID)
+	}
+	res.Attrs[attrDNSRecordIDs] = strings.Join(all, ",")
+	st.Resources[NodeDNS] = res
+	if _, err := w.eng.Down(ctx, w.graph(t, spec), st, provision.NewMemorySaver()); err != nil {
+		t.Fatal(err)
+	}
+	after := w.emu.DNSRecords(prodZone)
+	key := func(r domain.Record) string { return r.ID + " " + r.Name + " " + r.Data }
+	b, a := sliceMap(before, key), sliceMap(after, key)
+	slices.Sort(b)
+	slices.Sort(a)
+	if !slices.Equal(a, b) {
+		t.Errorf("the down of a state holding the zone's ids left\n %v\nwant what the zone held before\n %v", a, b)
+	}
+}

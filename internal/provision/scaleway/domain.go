@@ -64,11 +64,14 @@ func (d *Driver) dnsNode(ipNodes []string) provision.Node {
 				}
 				changes = append(changes, &domain.RecordChange{Add: &domain.RecordChangeAdd{Records: add}})
 				res, err := d.dom.UpdateDNSZoneRecords(&domain.UpdateDNSZoneRecordsRequest{DNSZone: spec.DNSZone, Changes: changes,
-					DisallowNewZoneCreation: true}, ctxOpt(ctx))
+					DisallowNewZoneCreation: true, ReturnAllRecords: scw.BoolPtr(false)}, ctxOpt(ctx))
 				if err != nil {
 					return classify(fmt.Sprintf("set DNS records %s and %s", spec.FQDN(names.API), spec.FQDN(names.Edge)), spec.Zone, err)
 				}
-				ids = recordIDs(res.Records)
+				// Even with return_all_records false, only what is provably this cluster's is
+				// recorded: its names and its comment. A record id recorded here is one a down
+				// deletes, so an answer listing the whole zone must not make the zone the cluster's.
+				ids = recordIDs(madeBy(res.Records, names, comment))
 			}
 			return record(ctx, r, NodeDNS, KindDNS, "", &found{id: spec.DNSZone, status: "ready",
 				attrs: map[string]string{"api": spec.FQDN(names.API), "edge": spec.FQDN(names.Edge), attrDNSRecordIDs: ids}})
@@ -102,6 +105,17 @@ func sameRecords(have []*domain.Record, want map[string][]string) bool {
 		}
 	}
 	return true
+}
+
+// madeBy keeps the records under one of the cluster's names that carry its exact comment.
+func madeBy(recs []*domain.Record, names provision.DNSNames, comment string) []*domain.Record {
+	var out []*domain.Record
+	for _, rec := range recs {
+		if (rec.Name == names.API || rec.Name == names.Edge) && rec.Comment != nil && *rec.Comment == comment {
+			out = append(out, rec)
+		}
+	}
+	return out
 }
 
 func recordIDs(recs []*domain.Record) string {
@@ -177,10 +191,17 @@ func (d *Driver) deleteRecords(ctx context.Context, r *provision.Run, zone strin
 	if err != nil {
 		return classify("list DNS records of zone "+zone, "", err)
 	}
+	names := r.Spec().DNSNames(r.ClusterID())
+	tag := provision.ClusterTag(r.ClusterID())
 	var ours []*domain.Record
 	for _, rec := range recs.Records {
-		// Any name: a record the cluster provably made is its own even under an older naming.
-		if d.provablyOurs(r, rec) {
+		// Any name when the record carries the cluster's comment: a record the cluster made is
+		// its own even under an older naming. A recorded id alone counts only under one of the
+		// cluster's names, so that a state that once recorded a whole zone's answer (before
+		// return_all_records was sent) cannot make a down delete the zone.
+		byComment := rec.Comment != nil && *rec.Comment == tag
+		byName := rec.Name == names.API || rec.Name == names.Edge
+		if byComment || (byName && d.provablyOurs(r, rec)) {
 			ours = append(ours, rec)
 		}
 	}
@@ -192,7 +213,7 @@ func (d *Driver) deleteRecords(ctx context.Context, r *provision.Run, zone strin
 		changes = append(changes, &domain.RecordChange{Delete: &domain.RecordChangeDelete{ID: scw.StringPtr(rec.ID)}})
 	}
 	if _, err := d.dom.UpdateDNSZoneRecords(&domain.UpdateDNSZoneRecordsRequest{DNSZone: zone, Changes: changes,
-		DisallowNewZoneCreation: true}, ctxOpt(ctx)); err != nil && !notFound(err) {
+		DisallowNewZoneCreation: true, ReturnAllRecords: scw.BoolPtr(false)}, ctxOpt(ctx)); err != nil && !notFound(err) {
 		return classify("delete DNS records of cluster "+r.ClusterID()+" in zone "+zone, "", err)
 	}
 	for _, rec := range ours {

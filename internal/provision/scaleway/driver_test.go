@@ -25,13 +25,15 @@ const (
 	testSecret  = "11111111-2222-3333-4444-555555555555"
 	testProject = "aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee"
 	testBucket  = "pocbot-images"
+	// typicalBucket is a state bucket named as docs/install.md suggests for a real organisation.
+	typicalBucket = "acme-platform-pocbot-state-fr-par"
 )
 
 // memObjects serves one QCOW2-looking object for the snapshot import.
 type memObjects struct{}
 
 func (memObjects) Open(ctx context.Context, region, bucket, key string) (io.ReadCloser, int64, error) {
-	if bucket != testBucket || region != "fr-par" {
+	if (bucket != testBucket && bucket != typicalBucket) || region != "fr-par" {
 		return nil, 0, fmt.Errorf("no such bucket %s in %s", bucket, region)
 	}
 	b := append([]byte{'Q', 'F', 'I', 0xfb}, make([]byte, 1020)...)

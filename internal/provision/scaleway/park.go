@@ -21,7 +21,7 @@ func (d *Driver) ParkWorker(ctx context.Context, r *provision.Run) error {
 	if err != nil {
 		return err
 	}
-	if err := d.tagBM(ctx, scw.Zone(rec.Zone), rec.ID, []string{ParkedTag}); err != nil {
+	if err := d.tagBM(ctx, scw.Zone(rec.Zone), rec.ID, []string{ParkedTag}, ParkedName(rec.ID)); err != nil {
 		return err
 	}
 	return r.Forget(ctx, NodeWorker)
@@ -39,7 +39,7 @@ func (d *Driver) AdoptWorker(ctx context.Context, r *provision.Run, zone, id str
 	if s.Status != baremetal.ServerStatusReady || !provision.HasTag(s.Tags, ParkedTag) {
 		return fmt.Errorf("%s: it is %s with tags %v, not a ready server tagged %s", what, s.Status, s.Tags, ParkedTag)
 	}
-	if err := d.tagBM(ctx, scw.Zone(zone), id, r.Tags(NodeWorker)); err != nil {
+	if err := d.tagBM(ctx, scw.Zone(zone), id, r.Tags(NodeWorker), r.Name(r.Spec().BaremetalHostname)); err != nil {
 		return err
 	}
 	f := bmFound(s)
@@ -51,9 +51,15 @@ func (d *Driver) DeleteServer(ctx context.Context, r *provision.Run, zone, id st
 	return d.deleteBM(ctx, r, scw.Zone(zone), id)
 }
 
-func (d *Driver) tagBM(ctx context.Context, zone scw.Zone, id string, tags []string) error {
-	what := "tag Elastic Metal server " + id
-	if _, err := d.bm.UpdateServer(&baremetal.UpdateServerRequest{Zone: zone, ServerID: id, Tags: &tags}, ctxOpt(ctx)); err != nil {
+// ParkedName is a parked worker's server name: "poc-parked-" and the start of its id, so that the
+// console no longer shows it under the cluster that parked it (an adoption renames it again).
+func ParkedName(id string) string { return "poc-parked-" + id[:min(len(id), 8)] }
+
+// tagBM sets the server's tags and name in one update: who owns it and what it is called change
+// together.
+func (d *Driver) tagBM(ctx context.Context, zone scw.Zone, id string, tags []string, name string) error {
+	what := "tag and rename Elastic Metal server " + id
+	if _, err := d.bm.UpdateServer(&baremetal.UpdateServerRequest{Zone: zone, ServerID: id, Tags: &tags, Name: &name}, ctxOpt(ctx)); err != nil {
 		return classify(what, string(zone), err)
 	}
 	return nil

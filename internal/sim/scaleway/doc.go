@@ -94,6 +94,12 @@
 //	| DNS: PATCH records with add / set / delete changes; TXT data quoted        | fixtures §10                                                         |
 //	| DNS record comment kept and listed                                         | SDK domain Record.Comment; the recordings list the key (null only): |
 //	|                                                                            |   a set comment is not recorded                                      |
+//	| DNS PATCH answer: the changed records only with return_all_records false;  | SDK domain UpdateDNSZoneRecordsRequest.ReturnAllRecords (*bool,     |
+//	|   every record of the zone when it is true or absent                       |   "whether or not to return all the records"); absent: source       |
+//	|                                                                            |   silent, the stricter reading                                       |
+//	| a tag longer than 70 characters on any resource: 400 invalid_arguments     | SDK silent; IAM documents 1–70 characters key and value included    |
+//	|   naming tags.N                                                            |   (docs: identity-and-access-management/iam/how-to/create-         |
+//	|                                                                            |   application); other products: source silent, the stricter reading|
 //	| latencies                                                                  | each Latency field names its recording                              |
 //	| quotas: 403 quotas_exceeded                                                | SDK QuotasExceededError; limits are test options                     |
 //

@@ -197,8 +197,11 @@ func (e *Emulator) patchRecords(w http.ResponseWriter, r *http.Request) {
 	}
 	e.records[zone] = recs
 	out := []any{}
+	// return_all_records is a nullable bool: only an explicit false answers with the changed
+	// records alone; absent (null) answers with every record of the zone, the stricter reading
+	// (contract table).
 	src := changed
-	if req.ReturnAllRecords != nil && *req.ReturnAllRecords {
+	if req.ReturnAllRecords == nil || *req.ReturnAllRecords {
 		src = recs
 	}
 	for _, rec := range src {

@@ -680,6 +680,28 @@ func decode(w http.ResponseWriter, r *http.Request, v any) bool {
 		invalidArg(w, "body", "invalid JSON body: "+err.Error())
 		return false
 	}
+	return tagsFit(w, b)
+}
+
+// MaxTagLen is the longest tag the emulator accepts on any resource (contract table: source
+// silent but for IAM's 70 characters; the stricter reading).
+const MaxTagLen = 70
+
+// tagsFit refuses a body whose "tags" hold a tag longer than MaxTagLen (400 invalid_arguments,
+// naming the tag); any other body passes.
+func tagsFit(w http.ResponseWriter, body []byte) bool {
+	var t struct {
+		Tags []string `json:"tags"`
+	}
+	if json.Unmarshal(body, &t) != nil {
+		return true
+	}
+	for i, tag := range t.Tags {
+		if len(tag) > MaxTagLen {
+			invalidArg(w, fmt.Sprintf("tags.%d", i), fmt.Sprintf("tag %q is %d characters long, longer than %d", tag, len(tag), MaxTagLen))
+			return false
+		}
+	}
 	return true
 }
 

@@ -288,7 +288,7 @@ func decodeBoth(w http.ResponseWriter, r *http.Request, v any, raw *map[string]a
 		return false
 	}
 	_ = jsonUnmarshal(b, raw)
-	return true
+	return tagsFit(w, b)
 }
 
 // ---- security groups -------------------------------------------------------

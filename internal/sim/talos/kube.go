@@ -80,6 +80,8 @@ func (n *Node) startKube() error {
 	})
 	n.serveNetwork(mux)
 
+	n.registerKubeAPI(mux, n.cluster)
+
 	srv := &http.Server{
 		Handler:           mux,
 		ReadHeaderTimeout: 5 * time.Second,
