@@ -198,13 +198,16 @@ func TestFullInventoryAndRules(t *testing.T) {
 	}
 	nodes := []string{st.Resources[NodeIP(0)].Attrs["address"], st.Resources[NodeIP(1)].Attrs["address"],
 		st.Resources[NodeIP(2)].Attrs["address"], st.Resources[NodeWorker].Attrs["ipv4"]}
-	for _, ip := range nodes {
+	for i, ip := range nodes {
 		if ip == "" {
 			t.Fatalf("node IP missing from state: %v", nodes)
 		}
 		c := ip + "/32"
-		wantRules = append(wantRules, "TCP/2379/"+c, "TCP/2380/"+c, "TCP/10250/"+c, "UDP/51871/"+c, "ICMP/0/"+c,
+		wantRules = append(wantRules, "TCP/10250/"+c, "UDP/51871/"+c, "UDP/8472/"+c, "ICMP/0/"+c,
 			"TCP/50000/"+c, "TCP/50001/"+c, "TCP/6443/"+c, "TCP/4240/"+c)
+		if i < 3 { // etcd: the control planes only
+			wantRules = append(wantRules, "TCP/2379/"+c, "TCP/2380/"+c)
+		}
 	}
 	slices.Sort(have)
 	slices.Sort(wantRules)

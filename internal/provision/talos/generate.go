@@ -129,7 +129,6 @@ func Generate(ctx context.Context, in Input) (*Configs, error) {
 			generate.WithVersionContract(contract),
 			generate.WithSecretsBundle(bundle),
 			generate.WithEndpointList(in.ControlPlaneIPs),
-			generate.WithAdditionalSubjectAltNames(sans),
 			generate.WithAllowSchedulingOnControlPlanes(false),
 		}, opts...)...)
 		if err != nil {
@@ -144,7 +143,7 @@ func Generate(ctx context.Context, in Input) (*Configs, error) {
 	var genIn *generate.Input
 
 	if multiDoc(contract) {
-		genIn, err = generateMultiDoc(in, out, newInput)
+		genIn, err = generateMultiDoc(in, sans, out, newInput)
 	} else {
 		genIn, err = generateV1Alpha1(in, sans, out, newInput)
 	}
@@ -204,7 +203,14 @@ type inputMaker func(opts ...generate.Option) (*generate.Input, error)
 // generateV1Alpha1 renders the 1.12/1.13 form: one v1alpha1 document (machine, cluster) plus the
 // HostnameConfig document, patched as described in doc.go.
 func generateV1Alpha1(in Input, sans []string, out *Configs, newInput inputMaker) (*generate.Input, error) {
-	genIn, err := newInput()
+	// The extra SANs name the control planes: only their input carries them (machinery copies
+	// them into machine.certSANs of every machine generated from an input).
+	genIn, err := newInput(generate.WithAdditionalSubjectAltNames(sans))
+	if err != nil {
+		return nil, err
+	}
+
+	wIn, err := newInput()
 	if err != nil {
 		return nil, err
 	}
@@ -223,7 +229,7 @@ func generateV1Alpha1(in Input, sans []string, out *Configs, newInput inputMaker
 		return nil, err
 	}
 
-	if out.Worker, err = render(genIn, machine.TypeWorker, workerPatches); err != nil {
+	if out.Worker, err = render(wIn, machine.TypeWorker, workerPatches); err != nil {
 		return nil, err
 	}
 
@@ -237,8 +243,9 @@ func generateV1Alpha1(in Input, sans []string, out *Configs, newInput inputMaker
 // "UnattendedInstallConfig config is incompatible with v1alpha1 config". The Kubernetes settings
 // live in Kube* documents, which are patched; nothing is added to the v1alpha1 cluster section
 // but cluster.etcd on the control planes.
-func generateMultiDoc(in Input, out *Configs, newInput inputMaker) (*generate.Input, error) {
-	cpIn, err := newInput(generate.WithInstallDisk(in.ControlPlaneInstallDisk), generate.WithInstallImage(in.ControlPlaneInstaller))
+func generateMultiDoc(in Input, sans []string, out *Configs, newInput inputMaker) (*generate.Input, error) {
+	cpIn, err := newInput(generate.WithInstallDisk(in.ControlPlaneInstallDisk), generate.WithInstallImage(in.ControlPlaneInstaller),
+		generate.WithAdditionalSubjectAltNames(sans))
 	if err != nil {
 		return nil, err
 	}
@@ -454,8 +461,9 @@ func controlPlanePatches(in Input, sans []string) ([]configpatcher.Patch, error)
 
 	cluster := commonCluster()
 	cluster["allowSchedulingOnControlPlanes"] = false
+	// The certSANs come from the generate input (WithAdditionalSubjectAltNames): patching them
+	// again would list each twice.
 	cluster["apiServer"] = doc{
-		"certSANs":  sans,
 		"extraArgs": doc{"service-node-port-range": NodePortRange},
 	}
 	cluster["etcd"] = doc{"advertisedSubnets": subnets}
@@ -466,8 +474,7 @@ func controlPlanePatches(in Input, sans []string) ([]configpatcher.Patch, error)
 
 	return loadPatches(doc{
 		"machine": doc{
-			"certSANs": sans,
-			"install":  doc{"disk": in.ControlPlaneInstallDisk, "image": in.ControlPlaneInstaller},
+			"install": doc{"disk": in.ControlPlaneInstallDisk, "image": in.ControlPlaneInstaller},
 		},
 		"cluster": cluster,
 	})

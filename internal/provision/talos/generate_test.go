@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"github.com/pocbot/pocbot/internal/settings"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -241,6 +242,21 @@ func TestGenerateProducesValidConfigs(t *testing.T) {
 
 				if !contains(cp.Machine().Security().CertSANs(), san) {
 					t.Errorf("machine certSANs %v lack %q", cp.Machine().Security().CertSANs(), san)
+				}
+			}
+
+			// The control planes' names are theirs only, and each once (issue 21: the worker
+			// carried them, and the 1.13 output listed them twice).
+			for _, list := range [][]string{cp.Machine().Security().CertSANs(), cp.K8sAPIServerConfig().CertSANs()} {
+				for i, san := range list {
+					if slices.Contains(list[i+1:], san) {
+						t.Errorf("certSANs %v list %q twice", list, san)
+					}
+				}
+			}
+			for _, ip := range in.ControlPlaneIPs {
+				if contains(w.Machine().Security().CertSANs(), ip) {
+					t.Errorf("worker machine certSANs %v carry control-plane IP %s", w.Machine().Security().CertSANs(), ip)
 				}
 			}
 

@@ -76,7 +76,7 @@ func (n *Node) startKube() error {
 	mux.HandleFunc("GET /readyz", ok)
 	mux.HandleFunc("GET /livez", ok)
 	mux.HandleFunc("GET /version", func(w http.ResponseWriter, _ *http.Request) {
-		writeJSON(w, map[string]string{"gitVersion": kubeletVersion(cfg)})
+		netJSON(w, map[string]string{"gitVersion": kubeletVersion(cfg)})
 	})
 	n.serveNetwork(mux)
 

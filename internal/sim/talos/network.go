@@ -218,12 +218,12 @@ func (n *Node) serveNetwork(mux *http.ServeMux) {
 					"addresses": []any{map[string]string{"type": "InternalIP", "address": nn.addr.String()}}},
 			})
 		}
-		writeJSON(w, map[string]any{"kind": "NodeList", "apiVersion": "v1", "items": items})
+		netJSON(w, map[string]any{"kind": "NodeList", "apiVersion": "v1", "items": items})
 	})
 	mux.HandleFunc("GET /apis/apps/v1/namespaces/kube-system/daemonsets/cilium", func(w http.ResponseWriter, _ *http.Request) {
 		st := n.netState()
 		if !st.cni.installed {
-			notFound(w, "daemonsets.apps", "cilium")
+			netNotFound(w, "daemonsets.apps", "cilium")
 			return
 		}
 		ready := 0
@@ -232,7 +232,7 @@ func (n *Node) serveNetwork(mux *http.ServeMux) {
 				ready++
 			}
 		}
-		writeJSON(w, map[string]any{"kind": "DaemonSet", "metadata": map[string]any{"name": "cilium", "namespace": "kube-system"},
+		netJSON(w, map[string]any{"kind": "DaemonSet", "metadata": map[string]any{"name": "cilium", "namespace": "kube-system"},
 			"status": map[string]any{"desiredNumberScheduled": len(st.nodes), "numberReady": ready, "numberAvailable": ready}})
 	})
 	mux.HandleFunc("GET /apis/apps/v1/namespaces/kube-system/deployments/{name}", func(w http.ResponseWriter, r *http.Request) {
@@ -242,7 +242,7 @@ func (n *Node) serveNetwork(mux *http.ServeMux) {
 		switch name {
 		case "cilium-operator":
 			if !st.cni.installed {
-				notFound(w, "deployments.apps", name)
+				netNotFound(w, "deployments.apps", name)
 				return
 			}
 			replicas = 1
@@ -257,10 +257,10 @@ func (n *Node) serveNetwork(mux *http.ServeMux) {
 				}
 			}
 		default:
-			notFound(w, "deployments.apps", name)
+			netNotFound(w, "deployments.apps", name)
 			return
 		}
-		writeJSON(w, map[string]any{"kind": "Deployment", "metadata": map[string]any{"name": name, "namespace": "kube-system"},
+		netJSON(w, map[string]any{"kind": "Deployment", "metadata": map[string]any{"name": name, "namespace": "kube-system"},
 			"spec": map[string]any{"replicas": replicas}, "status": map[string]any{"replicas": replicas, "readyReplicas": ready}})
 	})
 	mux.HandleFunc("GET /api/v1/namespaces/kube-system/pods", func(w http.ResponseWriter, r *http.Request) {
@@ -287,14 +287,14 @@ func (n *Node) serveNetwork(mux *http.ServeMux) {
 				}
 			}
 		}
-		writeJSON(w, map[string]any{"kind": "PodList", "items": items})
+		netJSON(w, map[string]any{"kind": "PodList", "items": items})
 	})
 	mux.HandleFunc("GET /api/v1/namespaces/kube-system/pods/{pod}/log", func(w http.ResponseWriter, r *http.Request) {
 		st := n.netState()
 		name := strings.TrimPrefix(r.PathValue("pod"), "cilium-")
 		lines, ok := st.logs[name]
 		if !ok || !st.cni.installed {
-			notFound(w, "pods", r.PathValue("pod"))
+			netNotFound(w, "pods", r.PathValue("pod"))
 			return
 		}
 		if tail, err := strconv.Atoi(r.URL.Query().Get("tailLines")); err == nil && tail < len(lines) {
@@ -309,7 +309,7 @@ func (n *Node) serveNetwork(mux *http.ServeMux) {
 		name, port, _ := strings.Cut(r.PathValue("pod"), ":")
 		i := slices.IndexFunc(st.coredns, func(p corePod) bool { return p.name == name })
 		if i < 0 {
-			notFound(w, "pods", name)
+			netNotFound(w, "pods", name)
 			return
 		}
 		p := st.coredns[i]
@@ -331,12 +331,12 @@ func (n *Node) serveNetwork(mux *http.ServeMux) {
 	})
 }
 
-func writeJSON(w http.ResponseWriter, v any) {
+func netJSON(w http.ResponseWriter, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(v)
 }
 
-func notFound(w http.ResponseWriter, kind, name string) {
+func netNotFound(w http.ResponseWriter, kind, name string) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusNotFound)
 	_ = json.NewEncoder(w).Encode(map[string]any{"kind": "Status", "status": "Failure", "reason": "NotFound", "code": 404,
