@@ -19,6 +19,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/cosi-project/runtime/pkg/state"
 	"github.com/siderolabs/crypto/x509"
 	"github.com/siderolabs/talos/pkg/machinery/api/common"
 	machineapi "github.com/siderolabs/talos/pkg/machinery/api/machine"
@@ -136,6 +137,8 @@ type Node struct {
 	// kubeSince: a control plane's kube-apiserver started; joinedAt: a worker got trusted. The
 	// modeled network counts its readiness from them (network.go).
 	kubeSince, joinedAt time.Time
+	// cosi holds the node's COSI resources (cosi.go); nil without the resource API.
+	cosi state.State
 }
 
 type runtimeMode string
@@ -489,6 +492,8 @@ func (n *Node) configure(data []byte) error {
 	n.mu.Lock()
 	n.cfg, n.cfgBytes, n.cluster, n.configuredAt = cfg, slices.Clone(data), cl, n.opts.now()
 	n.mu.Unlock()
+
+	n.holdMachineConfig(cfg)
 
 	n.log.Info("config applied, leaving maintenance mode", "type", cfg.Machine().Type().String(), "warnings", len(warnings))
 
