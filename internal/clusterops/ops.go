@@ -48,11 +48,14 @@ type Builder func(g *provision.Graph, spec provision.Spec) error
 
 // Ops runs operations. Store and Build are required.
 type Ops struct {
-	Store  *statestore.Store
-	Build  Builder
-	Engine provision.Options // Progress is set per request
-	Now    func() time.Time
-	Log    *slog.Logger
+	Store *statestore.Store
+	Build Builder
+	// BuildPause adds a cluster's pause graph (cluster.BuildPause with the same parties as
+	// Build); nil: Pause refuses.
+	BuildPause Builder
+	Engine     provision.Options // Progress is set per request
+	Now        func() time.Time
+	Log        *slog.Logger
 	// LockLease is the lease of a cluster's lock, renewed at a third of it (default 2 min).
 	LockLease time.Duration
 	// LockWait bounds the wait for a busy lock before giving up naming its holder (default 10 min).
@@ -325,7 +328,13 @@ func (o *Ops) Up(ctx context.Context, req Request) (*Result, error) {
 	if err := o.admit(ctx, req, res.Created, func() error { return saver.Save(ctx, st) }); err != nil {
 		return nil, err // the document exists before anything is created
 	}
-	if err := saver.setPhase(ctx, PhaseProvisioning, func(m *Meta) { m.DownFailed = time.Time{} }); err != nil {
+	// An up of a paused cluster is its resume: the machines come back, etcd from the snapshot.
+	resuming := !res.Created && Paused(doc.Header)
+	phase := PhaseProvisioning
+	if resuming {
+		phase = PhaseResuming
+	}
+	if err := saver.setPhase(ctx, phase, func(m *Meta) { m.DownFailed = time.Time{} }); err != nil {
 		return nil, err
 	}
 	g, engine, err := o.prepare(st, req)
@@ -343,11 +352,18 @@ func (o *Ops) Up(ctx context.Context, req Request) (*Result, error) {
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 	defer cancel()
 	if upErr != nil {
-		if err := saver.setPhase(wctx, PhaseFailed, nil); err != nil {
+		failed := PhaseFailed
+		if resuming {
+			failed = PhaseResuming // still the resume of a paused cluster: an up or resume continues it
+		}
+		if err := saver.setPhase(wctx, failed, nil); err != nil {
 			o.log().Error("record the failed phase", "cluster", req.Cluster, "err", err)
 		}
 		res.Header = saver.doc.Header
 		return res, upErr
+	}
+	if err := o.finishResume(wctx, saver, final); err != nil {
+		return res, err
 	}
 	if kc, ok := final.Secrets[cluster.SecretKubeconfig]; ok {
 		loc, err := o.Store.PutArtifact(wctx, req.Cluster, artifactKubeconfig, kc)
@@ -359,6 +375,9 @@ func (o *Ops) Up(ctx context.Context, req Request) (*Result, error) {
 	if err := saver.setPhase(wctx, PhaseReady, func(m *Meta) {
 		if res.KubeconfigLocation != "" {
 			m.Kubeconfig = res.KubeconfigLocation
+		}
+		if resuming && req.DailyCostNanos > 0 {
+			m.DailyCostNanos = req.DailyCostNanos // running again: the running cost
 		}
 	}); err != nil {
 		return res, err

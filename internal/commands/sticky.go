@@ -61,11 +61,12 @@ type StickyView struct {
 	Started     time.Time
 	RunURL      string
 	Steps       []Step
-	Up          *UpView   // set when `up` has finished successfully
-	Plan        *PlanView // set for `up --dry-run`
-	Down        *DownView // set when `down` has finished
-	Error       string    // what failed and what to do; redacted and fenced when rendered
-	Log         string    // long log, folded; truncated first when the body is too long
+	Up          *UpView     // set when `up` has finished successfully
+	Plan        *PlanView   // set for `up --dry-run`
+	Down        *DownView   // set when `down` has finished
+	Paused      *PausedView // set when `pause` has finished
+	Error       string      // what failed and what to do; redacted and fenced when rendered
+	Log         string      // long log, folded; truncated first when the body is too long
 }
 
 var (
@@ -185,10 +186,14 @@ func renderSticky(v StickyView, log string) string {
 		b.WriteString(renderDownBody(*v.Down))
 		b.WriteString("\n")
 	}
+	if v.Paused != nil {
+		b.WriteString(renderPaused(*v.Paused, v.Now))
+		b.WriteString("\n")
+	}
 	if len(v.Steps) > 0 {
 		steps := renderSteps(v.Steps)
 		// Once finished, the table is history: fold it so the result stays on top.
-		if v.Up != nil || v.Down != nil || v.Plan != nil {
+		if v.Up != nil || v.Down != nil || v.Plan != nil || v.Paused != nil {
 			fmt.Fprintf(&b, "<details><summary>Steps (%d)</summary>\n\n%s\n</details>\n\n", len(v.Steps), steps)
 		} else {
 			b.WriteString(steps + "\n")
@@ -239,6 +244,8 @@ func phaseEmoji(phase string) string {
 		return "❌"
 	case "cancelled":
 		return "⏭️"
+	case "paused":
+		return "⏸️"
 	}
 	return "⏳"
 }

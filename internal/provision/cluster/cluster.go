@@ -93,8 +93,11 @@ type Config struct {
 	// and schematic, and a down run under WithParkFor park the worker there instead of
 	// deleting it.
 	Pool Pool
-	Now  func() time.Time
-	Log  *slog.Logger
+	// Snapshots keeps the etcd snapshot of a paused cluster (BuildPause; a resume's bootstrap
+	// recovers from it). Optional for Build; a cluster with a recorded snapshot needs it.
+	Snapshots Snapshots
+	Now       func() time.Time
+	Log       *slog.Logger
 }
 
 // ImageLocker takes a lock named by an image key, across processes; release gives it back. The
@@ -436,6 +439,9 @@ func (b *builder) firstCP(r *provision.Run) (string, []byte, error) {
 
 func (b *builder) bootstrap(ctx context.Context, r *provision.Run) error {
 	ctx = talos.WithRetryInterval(ctx, r.PollInterval())
+	if snap, _ := r.Output(OutEtcdSnapshot); snap != "" {
+		return b.recoverEtcd(ctx, r, snap) // a resume: etcd from the pause's snapshot
+	}
 	ip, tc, err := b.firstCP(r)
 	if err != nil {
 		return err
