@@ -12,6 +12,11 @@ import (
 // Scaleway with a runner outside admin_cidrs.
 const RunnerCIDR = "127.0.0.1/32"
 
+// RunnerEchoPath is where the world answers a runner's GET with the runner's own address (an
+// HTTPS echo endpoint such as https://checkip.amazonaws.com on the real network; plain http on
+// loopback here), exported as POC_RUNNER_ECHO_URL.
+const RunnerEchoPath = "/runner-ip"
+
 // securityGroup is the network in front of the host at ip: the Scaleway security group of the
 // Instance holding that address, as the emulator holds it at the moment of each connection (an
 // Elastic Metal server has none). Every connection to a Talos node of the world (runner → node,

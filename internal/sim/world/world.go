@@ -55,6 +55,7 @@ import (
 	"golang.org/x/crypto/ssh"
 
 	provscw "github.com/pocbot/pocbot/internal/provision/scaleway"
+	"github.com/pocbot/pocbot/internal/runnerip"
 	"github.com/pocbot/pocbot/internal/sim/catalog"
 	ghsim "github.com/pocbot/pocbot/internal/sim/github"
 	"github.com/pocbot/pocbot/internal/sim/imagefactory"
@@ -232,9 +233,10 @@ func Start(ctx context.Context, opts Options) (w *World, err error) {
 		Stock:      opts.Stock,
 		Faults:     opts.Faults,
 		Objects:    bucketObjects{w: w},
-		Extra:      map[string]http.Handler{"/product-catalog/": catalog.Handler()},
-		IPBase:     ipBase,
-		Logger:     opts.Log,
+		// The runner's echo endpoint (POC_RUNNER_ECHO_URL) rides on the emulator's listener.
+		Extra:  map[string]http.Handler{"/product-catalog/": catalog.Handler(), RunnerEchoPath: runnerip.Handler()},
+		IPBase: ipBase,
+		Logger: opts.Log,
 
 		RescueServerDelay: opts.RescueServerDelay,
 		HideRescueServer:  opts.HideRescueServer,
@@ -345,6 +347,7 @@ func (w *World) Env() [][2]string {
 		{"POC_POLL_INTERVAL", "100ms"},
 		{"POC_RESCUE_SSH_PORT", strconv.Itoa(w.opts.RescuePort)},
 		{"POC_RUNNER_CIDR", RunnerCIDR},
+		{"POC_RUNNER_ECHO_URL", w.ScalewayURL + RunnerEchoPath},
 		{"GITHUB_API_URL", w.GitHubURL},
 		{"POC_APP_ID", strconv.FormatInt(w.GitHub.AppID(), 10)},
 		{"POC_APP_PRIVATE_KEY_FILE", w.AppKeyFile},
