@@ -3,6 +3,11 @@ package main
 import (
 	"bytes"
 	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -14,6 +19,7 @@ import (
 
 	"github.com/pocbot/pocbot/internal/repoinit"
 	ghsim "github.com/pocbot/pocbot/internal/sim/github"
+	"github.com/pocbot/pocbot/internal/sim/objstore"
 	"github.com/pocbot/pocbot/internal/sim/world"
 )
 
@@ -188,4 +194,134 @@ func TestInitThenFirstUp(t *testing.T) {
 	if !strings.Contains(status, "Kubernetes API") {
 		t.Fatalf("no endpoint in the bot's comments:\n%s\nlog:\n%s", status, se.String())
 	}
+}
+
+// doctorRun runs `bot doctor` in-process with env and extra arguments.
+func doctorRun(ctx context.Context, env map[string]string, args ...string) (string, error) {
+	var so, se bytes.Buffer
+	a := newApp(&so, &se, func(k string) string { return env[k] })
+	err := a.dispatch(ctx, append([]string{"doctor"}, args...))
+	return so.String() + se.String(), err
+}
+
+// `bot doctor` passes on what `bot init` set up, and fails naming the cause on a missing secret, a
+// key without a permission set the bot needs, and a bucket without conditional writes.
+func TestDoctor(t *testing.T) {
+	if _, err := objstore.LookVersity(); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal(err)
+		}
+		t.Skip(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 4*time.Minute)
+	defer cancel()
+	w, err := world.Start(ctx, world.Options{Dir: t.TempDir(), TimeFactor: 0.005, S3: "file"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	const repo = "acme/shop"
+	w.GitHub.AddRepo(repo, "main")
+	w.GitHub.SetPermission(repo, "ada", "admin")
+	laptop := map[string]string{"GH_TOKEN": w.GitHub.AddUserToken("ada")}
+	for _, kv := range w.Env() {
+		laptop[kv[0]] = kv[1]
+	}
+	var so bytes.Buffer
+	a := newApp(&so, &so, func(k string) string { return laptop[k] })
+	if err := a.dispatch(ctx, []string{"init", "--repo", repo, "--action", "pocbot/pocbot@0123456789abcdef0123456789abcdef01234567 # v1.2.3"}); err != nil {
+		t.Fatalf("init: %v\n%s", err, so.String())
+	}
+	for n := range w.GitHub.PullRequests(repo) {
+		if err := w.GitHub.MergePR(repo, n); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	out, err := doctorRun(ctx, laptop, "--repo", repo)
+	if err != nil {
+		t.Fatalf("doctor on a fresh installation: %v\n%s", err, out)
+	}
+	for _, want := range []string{"✓ App installation", "secrets                  8 required secrets in the environment poc", "✓ workflow pin", "✓ IAM permissions", "✓ state store"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("doctor's checklist lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, laptop["SCW_SECRET_KEY"]) || strings.Contains(out, laptop["POC_STATE_KEY"]) {
+		t.Errorf("doctor printed a secret:\n%s", out)
+	}
+
+	t.Run("missing secret", func(t *testing.T) {
+		w.GitHub.DeleteSecret(repo, "poc", "SCW_SECRET_KEY")
+		defer func() {
+			if _, err := initAgain(ctx, laptop, repo); err != nil {
+				t.Fatal(err)
+			}
+		}()
+		out, err := doctorRun(ctx, laptop, "--repo", repo)
+		if err == nil || !regexp.MustCompile(`✗ secrets +missing in the environment poc: SCW_SECRET_KEY`).MatchString(out) || !strings.Contains(out, "bot init --repo acme/shop") {
+			t.Fatalf("doctor with SCW_SECRET_KEY deleted: %v\n%s", err, out)
+		}
+	})
+
+	t.Run("key without a needed permission", func(t *testing.T) {
+		w.Scaleway.AddAPIKey("SCWLIMITEDKEY0000000", "limited-secret", "pocbot-limited", world.ProjectID, "InstancesFullAccess", "BlockStorageFullAccess", "SSHKeysFullAccess", "DomainsDNSFullAccess", "ObjectStorageFullAccess")
+		out, err := doctorRun(ctx, laptop, "--repo", repo, "--key", "SCWLIMITEDKEY0000000")
+		if err == nil || !regexp.MustCompile(`✗ IAM permissions .*lacks on project \S+: ElasticMetalFullAccess`).MatchString(out) {
+			t.Fatalf("doctor on a key without ElasticMetalFullAccess: %v\n%s", err, out)
+		}
+	})
+
+	t.Run("bucket without conditional writes", func(t *testing.T) {
+		s3, err := objstore.StartVersity(ctx, t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s3.Close()
+		if err := s3.CreateBucket(ctx, "state"); err != nil {
+			t.Fatal(err)
+		}
+		// An S3 clone that ignores conditions, as its client sees it: a write refused for its
+		// precondition is answered as done (the headers themselves are signed, so they stay).
+		target, _ := url.Parse(s3.Endpoint)
+		proxy := httputil.NewSingleHostReverseProxy(target)
+		proxy.ModifyResponse = func(resp *http.Response) error {
+			if resp.StatusCode == http.StatusPreconditionFailed && resp.Request.Method != http.MethodGet {
+				resp.StatusCode, resp.Status = http.StatusOK, "200 OK"
+				resp.Header.Set("ETag", `"00000000000000000000000000000001"`)
+				resp.Body = io.NopCloser(strings.NewReader(""))
+				resp.ContentLength = 0
+				resp.Header.Del("Content-Length")
+			}
+			return nil
+		}
+		strip := httptest.NewServer(proxy)
+		defer strip.Close()
+		env := map[string]string{}
+		for k, v := range laptop {
+			env[k] = v
+		}
+		env["POC_STATE_URL"] = "s3://state?endpoint=" + url.QueryEscape(strip.URL) + "&region=fr-par&use_path_style=true"
+		env["AWS_ACCESS_KEY_ID"], env["AWS_SECRET_ACCESS_KEY"] = s3.AccessKey, s3.SecretKey
+		// The same bucket straight: passes (the check sees the server, not the proxy's absence).
+		direct := map[string]string{}
+		for k, v := range env {
+			direct[k] = v
+		}
+		direct["POC_STATE_URL"] = s3.BucketURL("state")
+		if out, err := doctorRun(ctx, direct, "--repo", repo); err != nil {
+			t.Fatalf("doctor on versitygw directly: %v\n%s", err, out)
+		}
+		out, err := doctorRun(ctx, env, "--repo", repo)
+		if err == nil || !strings.Contains(out, "✗ state store") || !strings.Contains(out, "does not honour conditional writes") {
+			t.Fatalf("doctor on a bucket without conditional writes: %v\n%s", err, out)
+		}
+	})
+}
+
+func initAgain(ctx context.Context, env map[string]string, repo string) (string, error) {
+	var so bytes.Buffer
+	a := newApp(&so, &so, func(k string) string { return env[k] })
+	err := a.dispatch(ctx, []string{"init", "--repo", repo, "--action", "pocbot/pocbot@0123456789abcdef0123456789abcdef01234567 # v1.2.3"})
+	return so.String(), err
 }

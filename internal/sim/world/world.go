@@ -53,6 +53,7 @@ import (
 	"gocloud.dev/blob/fileblob"
 	"golang.org/x/crypto/ssh"
 
+	provscw "github.com/pocbot/pocbot/internal/provision/scaleway"
 	"github.com/pocbot/pocbot/internal/sim/catalog"
 	ghsim "github.com/pocbot/pocbot/internal/sim/github"
 	"github.com/pocbot/pocbot/internal/sim/imagefactory"
@@ -243,6 +244,9 @@ func Start(ctx context.Context, opts Options) (w *World, err error) {
 			Deleted:         func(kind, id string) { w.hostGone(id) },
 		},
 	})
+	// The bot's key is an IAM API key of an application whose policy grants what the driver needs
+	// (as deploy/iam makes it), so that `bot doctor` can read its permissions.
+	w.Scaleway.AddAPIKey(w.AccessKey, w.SecretKey, "pocbot", ProjectID, provscw.PermissionSetNames()...)
 	u, stop, err := w.Scaleway.Start(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("world: scaleway emulator: %w", err)

@@ -1,0 +1,95 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"strings"
+
+	"github.com/pocbot/pocbot/internal/doctor"
+	"github.com/pocbot/pocbot/internal/github"
+	"github.com/pocbot/pocbot/internal/repoinit"
+	"github.com/pocbot/pocbot/internal/statestore"
+)
+
+func init() {
+	var repo, env, apiURL, key string
+	register(&command{
+		name: "doctor",
+		summary: "check a live installation and print a checklist with what to fix for each item: App, secrets, workflow pin, " +
+			"Scaleway credentials and IAM permissions, the state bucket's conditional writes; exits non-zero on a failure",
+		setFlags: func(fs *flag.FlagSet, e *envFlags) {
+			e.String(&repo, "repo", "GITHUB_REPOSITORY", "", "OWNER/REPO of the installation (its App, secrets and workflow; empty: only the Scaleway and state checks)")
+			e.String(&env, "env", "", "poc", "GitHub environment that holds the secrets")
+			e.String(&apiURL, "api-url", "GITHUB_API_URL", "https://api.github.com", "GitHub's API URL")
+			e.String(&key, "key", "", "", "the bot's Scaleway access key whose IAM permissions to check (default: SCW_ACCESS_KEY)")
+		},
+		env: append(append([]string{"POC_APP_ID", "POC_APP_PRIVATE_KEY", "POC_APP_PRIVATE_KEY_FILE"}, envStore...), envSCW...),
+		run: func(ctx context.Context, a *app, _ *flag.FlagSet) error {
+			checks := a.doctorChecks(ctx, repo, env, apiURL, key)
+			list := doctor.Run(ctx, checks...)
+			list.Render(a.stdout)
+			if f := list.Failed(); len(f) > 0 {
+				return fmt.Errorf("doctor: %d checks failed (%s): see the → lines above", len(f), strings.Join(f, ", "))
+			}
+			return nil
+		},
+	})
+}
+
+// doctorChecks composes the checklist from the environment.
+func (a *app) doctorChecks(ctx context.Context, repo, env, apiURL, key string) []doctor.Check {
+	var checks []doctor.Check
+	if repo != "" {
+		g := doctor.GitHub{Repo: repo, Env: env, APIURL: apiURL}
+		if tok, _, err := repoinit.GitHubToken(ctx, a.getenv, nil); err == nil {
+			g.Token = tok
+		}
+		if auth, err := github.AuthFromEnv(func(k string) string {
+			if k == "GITHUB_TOKEN" || k == "GITHUB_REPOSITORY" {
+				return ""
+			}
+			return a.getenv(k)
+		}); err == nil {
+			g.AppID, g.AppKey = auth.AppID, auth.PrivateKeyPEM
+		}
+		checks = append(checks, g.Checks()...)
+	}
+	if key == "" {
+		key = strings.TrimSpace(a.getenv("SCW_ACCESS_KEY"))
+	}
+	client, err := scwClient(a.getenv)
+	if err != nil {
+		client = nil
+	}
+	checks = append(checks, doctor.IAM(client, key, strings.TrimSpace(a.getenv("SCW_DEFAULT_PROJECT_ID"))))
+	checks = append(checks, func(ctx context.Context) []doctor.Item {
+		if strings.TrimSpace(a.getenv(statestore.EnvStateURL)) == "" {
+			return []doctor.Item{{Name: "state store", Status: doctor.Skip, Detail: "POC_STATE_URL is not set", Fix: "set POC_STATE_URL and POC_STATE_KEY as the workflow has them"}}
+		}
+		var closers []func()
+		defer func() {
+			for i := len(closers) - 1; i >= 0; i-- {
+				closers[i]()
+			}
+		}()
+		store, err := openStore(ctx, a.getenv, a, &closers)
+		if err != nil {
+			return []doctor.Item{{Name: "state store", Status: doctor.Fail, Detail: err.Error(), Fix: "check POC_STATE_URL (s3://BUCKET?endpoint=…&region=…), POC_STATE_KEY and the bucket's credentials"}}
+		}
+		closers = append(closers, func() { _ = store.Close() })
+		if err := store.CheckBackend(ctx); err != nil {
+			fix := "check the bucket's credentials and endpoint"
+			if errors.Is(err, statestore.ErrUnsafeBackend) {
+				fix = "this bucket does not honour conditional writes (If-None-Match, If-Match): two runs could overwrite each other's state; use Scaleway Object Storage (or another S3 with conditional writes) for POC_STATE_URL"
+			}
+			return []doctor.Item{{Name: "state store", Status: doctor.Fail, Detail: err.Error(), Fix: fix}}
+		}
+		return []doctor.Item{{Name: "state store", Status: doctor.OK, Detail: store.Location() + ": reachable, conditional writes honoured", Fix: ""},
+			{Name: "versioning, lifecycle", Status: doctor.Skip, Detail: "not checked by this version", Fix: "check in the console that versioning is on and a lifecycle rule expires noncurrent versions"},
+			{Name: "presigned link", Status: doctor.Skip, Detail: "not checked by this version", Fix: "`/poc kubeconfig` on a running cluster shows one"},
+			{Name: "quota and stock", Status: doctor.Skip, Detail: "not checked by this version", Fix: "`/poc up --dry-run` prices and checks a cluster"}}
+	})
+	return checks
+}
