@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/pocbot/pocbot/internal/doctor"
 	"github.com/pocbot/pocbot/internal/github"
@@ -86,10 +87,33 @@ func (a *app) doctorChecks(ctx context.Context, repo, env, apiURL, key string) [
 			}
 			return []doctor.Item{{Name: "state store", Status: doctor.Fail, Detail: err.Error(), Fix: fix}}
 		}
-		return []doctor.Item{{Name: "state store", Status: doctor.OK, Detail: store.Location() + ": reachable, conditional writes honoured", Fix: ""},
-			{Name: "versioning, lifecycle", Status: doctor.Skip, Detail: "not checked by this version", Fix: "check in the console that versioning is on and a lifecycle rule expires noncurrent versions"},
-			{Name: "presigned link", Status: doctor.Skip, Detail: "not checked by this version", Fix: "`/poc kubeconfig` on a running cluster shows one"},
-			{Name: "quota and stock", Status: doctor.Skip, Detail: "not checked by this version", Fix: "`/poc up --dry-run` prices and checks a cluster"}}
+		items := []doctor.Item{{Name: "state store", Status: doctor.OK, Detail: store.Location() + ": reachable, conditional writes honoured"}}
+		switch err := store.CheckVersionRetention(ctx); {
+		case err == nil:
+			items = append(items, doctor.Item{Name: "versioning, lifecycle", Status: doctor.OK, Detail: "old versions do not pile up (versioning off, or a rule expires noncurrent versions)"})
+		case errors.Is(err, statestore.ErrNoVersionExpiry):
+			items = append(items, doctor.Item{Name: "versioning, lifecycle", Status: doctor.Fail, Detail: err.Error(),
+				Fix: "add a lifecycle rule expiring noncurrent versions: aws s3api put-bucket-lifecycle-configuration --bucket BUCKET --endpoint-url https://s3.fr-par.scw.cloud --lifecycle-configuration '" + statestore.LifecycleRuleExample + "'"})
+		default:
+			items = append(items, doctor.Item{Name: "versioning, lifecycle", Status: doctor.Warn, Detail: err.Error(), Fix: "give the key s3:GetBucketVersioning and s3:GetLifecycleConfiguration, or check in the console"})
+		}
+		if strings.HasPrefix(a.getenv(statestore.EnvStateURL), "s3://") {
+			key := "doctor/probe-" + fmt.Sprint(a.clock().UnixNano())
+			if err := store.PutPublic(ctx, key, []byte("pocbot doctor\n")); err != nil {
+				items = append(items, doctor.Item{Name: "presigned link", Status: doctor.Fail, Detail: err.Error(), Fix: "the bot's key must write public/ in the state bucket"})
+			} else {
+				_, err := store.SignedURL(ctx, key, time.Minute)
+				_ = store.DeletePublic(context.WithoutCancel(ctx), "doctor/")
+				if err != nil {
+					items = append(items, doctor.Item{Name: "presigned link", Status: doctor.Fail, Detail: err.Error(), Fix: "the presigning key (POC_PRESIGN_*) needs read on the bucket and a bucket policy allowing public/ (docs/install.md)"})
+				} else {
+					items = append(items, doctor.Item{Name: "presigned link", Status: doctor.OK, Detail: "a signed link to public/ answers"})
+				}
+			}
+		} else {
+			items = append(items, doctor.Item{Name: "presigned link", Status: doctor.Skip, Detail: "file:// state has no signed links", Fix: "use an s3:// POC_STATE_URL"})
+		}
+		return append(items, doctor.Item{Name: "quota and stock", Status: doctor.Skip, Detail: "not checked by this version", Fix: "`/poc up --dry-run` prices a cluster; the Scaleway console shows the project's quotas"})
 	})
 	return checks
 }

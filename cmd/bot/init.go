@@ -6,9 +6,11 @@ import (
 	"flag"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/pocbot/pocbot/internal/github"
 	"github.com/pocbot/pocbot/internal/repoinit"
+	"github.com/pocbot/pocbot/internal/schedule"
 	"github.com/pocbot/pocbot/internal/version"
 )
 
@@ -20,6 +22,7 @@ func init() {
 	var (
 		repo, env, action, apiURL, webURL string
 		dryRun                            bool
+		interval                          time.Duration
 	)
 	register(&command{
 		name: "init",
@@ -33,6 +36,7 @@ func init() {
 			e.String(&apiURL, "api-url", "GITHUB_API_URL", "https://api.github.com", "GitHub's API URL")
 			e.String(&webURL, "github-url", "", "https://github.com", "GitHub's web URL, for the links printed")
 			e.Bool(&dryRun, "dry-run", "", false, "print the plan; change nothing")
+			e.Setting(&interval, "schedule_interval")
 		},
 		env: append([]string{"POC_APP_ID", "POC_APP_PRIVATE_KEY", "POC_APP_PRIVATE_KEY_FILE"}, initValueEnv...),
 		run: func(ctx context.Context, a *app, _ *flag.FlagSet) error {
@@ -58,6 +62,10 @@ func init() {
 					return err
 				}
 			}
+			cron, err := schedule.Cron(interval, 7)
+			if err != nil {
+				return fmt.Errorf("init: --schedule-interval: %w", err)
+			}
 			values := map[string]string{}
 			for _, k := range initValueEnv {
 				if v := strings.TrimSpace(a.getenv(k)); v != "" {
@@ -66,7 +74,7 @@ func init() {
 			}
 			fmt.Fprintf(a.stderr, "init: GitHub token from %s\n", src)
 			rep, err := repoinit.Run(ctx, repoinit.Config{Repo: repo, Env: env, APIURL: apiURL, WebURL: webURL, Token: token,
-				AppID: auth.AppID, AppKey: auth.PrivateKeyPEM, ActionRef: action, Values: values, DryRun: dryRun, Out: a.stdout})
+				AppID: auth.AppID, AppKey: auth.PrivateKeyPEM, ActionRef: action, Cron: cron, Values: values, DryRun: dryRun, Out: a.stdout})
 			if err != nil {
 				return err
 			}

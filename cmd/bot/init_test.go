@@ -309,7 +309,7 @@ func TestDoctor(t *testing.T) {
 			direct[k] = v
 		}
 		direct["POC_STATE_URL"] = s3.BucketURL("state")
-		if out, err := doctorRun(ctx, direct, "--repo", repo); err != nil {
+		if out, err := doctorRun(ctx, direct, "--repo", repo); err != nil || !strings.Contains(out, "✓ presigned link") || !strings.Contains(out, "✓ versioning, lifecycle") {
 			t.Fatalf("doctor on versitygw directly: %v\n%s", err, out)
 		}
 		out, err := doctorRun(ctx, env, "--repo", repo)
