@@ -198,6 +198,24 @@ func TestInitThenFirstUp(t *testing.T) {
 	if !strings.Contains(status, "Kubernetes API") {
 		t.Fatalf("no endpoint in the bot's comments:\n%s\nlog:\n%s", status, se.String())
 	}
+
+	// A set-up fault: the reply says what is wrong (the fast part of bot doctor).
+	env["POC_STATE_KEY"] = ""
+	id = w.GitHub.AddComment(repo, number, "alice", "/poc status")
+	if err := os.WriteFile(event, ghsim.CommentPayload(repo, number, id, "alice", w.GitHub.UserID("alice"), "/poc status", w.GitHub.InstallationID(repo)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	a = newApp(&so, &se, func(k string) string { return env[k] })
+	_ = a.dispatch(ctx, []string{"handle"})
+	var reply string
+	for _, c := range w.GitHub.Comments(repo, number) {
+		if c.Author != "alice" && strings.Contains(c.Body, "Failed") {
+			reply = c.Body
+		}
+	}
+	if !strings.Contains(reply, "set-up checks") || !strings.Contains(reply, "POC_STATE_KEY is empty in this run") || !strings.Contains(reply, "bot init --repo acme/shop") {
+		t.Fatalf("the failure reply does not say what is wrong:\n%s", reply)
+	}
 }
 
 // doctorRun runs `bot doctor` in-process with env and extra arguments.
