@@ -72,7 +72,13 @@ func (a *app) handle(ctx context.Context, getenv func(string) string, started ti
 	}
 	h := &chatops.Handler{
 		GitHub: gh, Env: env, Actions: actions, AppSlug: slug, Log: a.log, Started: started, Now: a.now,
-		Open: func(ctx context.Context) (*chatops.Backend, error) { return openBackend(ctx, getenv, a) },
+		Open: func(ctx context.Context) (*chatops.Backend, error) {
+			b, err := openBackend(ctx, getenv, a)
+			if err != nil {
+				return nil, a.setupDiagnosis(ctx, getenv, err)
+			}
+			return b, nil
+		},
 	}
 	h.Reap = func(ctx context.Context, ev github.Event) (string, error) {
 		return a.reapOnce(ctx, getenv, env, gh, false, ev)

@@ -72,7 +72,10 @@ type Config struct {
 	// generated. POC_APP_ID and POC_APP_PRIVATE_KEY come from AppID and AppKey.
 	Values map[string]string
 	DryRun bool
-	Out    io.Writer
+	// IAM, when set, makes the Scaleway identities whose keys are missing from the secrets
+	// (instead of taking SCW_ACCESS_KEY and SCW_SECRET_KEY from Values).
+	IAM *IAM
+	Out io.Writer
 	// Transport is the HTTP transport (nil: http.DefaultTransport).
 	Transport http.RoundTripper
 }
@@ -337,6 +340,9 @@ func (r *runner) secrets(ctx context.Context) error {
 	}
 	values["POC_APP_ID"] = fmt.Sprint(r.cfg.AppID)
 	values["POC_APP_PRIVATE_KEY"] = string(r.cfg.AppKey)
+	if err := r.iamValues(ctx, have, values); err != nil {
+		return err
+	}
 	var missing []string
 	var todo []string
 	for _, n := range requiredSecrets {
