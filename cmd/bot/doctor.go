@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/pocbot/pocbot/internal/doctor"
 	"github.com/pocbot/pocbot/internal/github"
@@ -63,33 +64,99 @@ func (a *app) doctorChecks(ctx context.Context, repo, env, apiURL, key string) [
 	if err != nil {
 		client = nil
 	}
+	if client != nil {
+		checks = append(checks, doctor.Credentials(client, strings.TrimSpace(a.getenv("SCW_DEFAULT_PROJECT_ID"))))
+	}
 	checks = append(checks, doctor.IAM(client, key, strings.TrimSpace(a.getenv("SCW_DEFAULT_PROJECT_ID"))))
-	checks = append(checks, func(ctx context.Context) []doctor.Item {
-		if strings.TrimSpace(a.getenv(statestore.EnvStateURL)) == "" {
-			return []doctor.Item{{Name: "state store", Status: doctor.Skip, Detail: "POC_STATE_URL is not set", Fix: "set POC_STATE_URL and POC_STATE_KEY as the workflow has them"}}
-		}
-		var closers []func()
-		defer func() {
-			for i := len(closers) - 1; i >= 0; i-- {
-				closers[i]()
-			}
-		}()
-		store, err := openStore(ctx, a.getenv, a, &closers)
-		if err != nil {
-			return []doctor.Item{{Name: "state store", Status: doctor.Fail, Detail: err.Error(), Fix: "check POC_STATE_URL (s3://BUCKET?endpoint=…&region=…), POC_STATE_KEY and the bucket's credentials"}}
-		}
-		closers = append(closers, func() { _ = store.Close() })
-		if err := store.CheckBackend(ctx); err != nil {
-			fix := "check the bucket's credentials and endpoint"
-			if errors.Is(err, statestore.ErrUnsafeBackend) {
-				fix = "this bucket does not honour conditional writes (If-None-Match, If-Match): two runs could overwrite each other's state; use Scaleway Object Storage (or another S3 with conditional writes) for POC_STATE_URL"
-			}
-			return []doctor.Item{{Name: "state store", Status: doctor.Fail, Detail: err.Error(), Fix: fix}}
-		}
-		return []doctor.Item{{Name: "state store", Status: doctor.OK, Detail: store.Location() + ": reachable, conditional writes honoured", Fix: ""},
-			{Name: "versioning, lifecycle", Status: doctor.Skip, Detail: "not checked by this version", Fix: "check in the console that versioning is on and a lifecycle rule expires noncurrent versions"},
-			{Name: "presigned link", Status: doctor.Skip, Detail: "not checked by this version", Fix: "`/poc kubeconfig` on a running cluster shows one"},
-			{Name: "quota and stock", Status: doctor.Skip, Detail: "not checked by this version", Fix: "`/poc up --dry-run` prices and checks a cluster"}}
-	})
+	checks = append(checks, func(ctx context.Context) []doctor.Item { return a.stateCheck(ctx, true) })
 	return checks
+}
+
+// stateCheck checks the state bucket: reachable and conditional writes (CheckBackend); with full,
+// also the retention of old versions and a presigned link.
+func (a *app) stateCheck(ctx context.Context, full bool) []doctor.Item {
+	if strings.TrimSpace(a.getenv(statestore.EnvStateURL)) == "" {
+		return []doctor.Item{{Name: "state store", Status: doctor.Skip, Detail: "POC_STATE_URL is not set", Fix: "set POC_STATE_URL and POC_STATE_KEY as the workflow has them"}}
+	}
+	var closers []func()
+	defer func() {
+		for i := len(closers) - 1; i >= 0; i-- {
+			closers[i]()
+		}
+	}()
+	store, err := openStore(ctx, a.getenv, a, &closers)
+	if err != nil {
+		return []doctor.Item{{Name: "state store", Status: doctor.Fail, Detail: err.Error(), Fix: "check POC_STATE_URL (s3://BUCKET?endpoint=…&region=…), POC_STATE_KEY and the bucket's credentials"}}
+	}
+	closers = append(closers, func() { _ = store.Close() })
+	if err := store.CheckBackend(ctx); err != nil {
+		fix := "check the bucket's credentials and endpoint"
+		if errors.Is(err, statestore.ErrUnsafeBackend) {
+			fix = "this bucket does not honour conditional writes (If-None-Match, If-Match): two runs could overwrite each other's state; use Scaleway Object Storage (or another S3 with conditional writes) for POC_STATE_URL"
+		}
+		return []doctor.Item{{Name: "state store", Status: doctor.Fail, Detail: err.Error(), Fix: fix}}
+	}
+	items := []doctor.Item{{Name: "state store", Status: doctor.OK, Detail: store.Location() + ": reachable, conditional writes honoured"}}
+	if !full {
+		return items
+	}
+	switch err := store.CheckVersionRetention(ctx); {
+	case err == nil:
+		items = append(items, doctor.Item{Name: "versioning, lifecycle", Status: doctor.OK, Detail: "old versions do not pile up (versioning off, or a rule expires noncurrent versions)"})
+	case errors.Is(err, statestore.ErrNoVersionExpiry):
+		items = append(items, doctor.Item{Name: "versioning, lifecycle", Status: doctor.Fail, Detail: err.Error(),
+			Fix: "add a lifecycle rule expiring noncurrent versions: aws s3api put-bucket-lifecycle-configuration --bucket BUCKET --endpoint-url https://s3.fr-par.scw.cloud --lifecycle-configuration '" + statestore.LifecycleRuleExample + "'"})
+	default:
+		items = append(items, doctor.Item{Name: "versioning, lifecycle", Status: doctor.Warn, Detail: err.Error(), Fix: "give the key s3:GetBucketVersioning and s3:GetLifecycleConfiguration, or check in the console"})
+	}
+	if strings.HasPrefix(a.getenv(statestore.EnvStateURL), "s3://") {
+		key := "doctor/probe-" + fmt.Sprint(a.clock().UnixNano())
+		if err := store.PutPublic(ctx, key, []byte("pocbot doctor\n")); err != nil {
+			items = append(items, doctor.Item{Name: "presigned link", Status: doctor.Fail, Detail: err.Error(), Fix: "the bot's key must write public/ in the state bucket"})
+		} else {
+			_, err := store.SignedURL(ctx, key, time.Minute)
+			_ = store.DeletePublic(context.WithoutCancel(ctx), "doctor/")
+			if err != nil {
+				items = append(items, doctor.Item{Name: "presigned link", Status: doctor.Fail, Detail: err.Error(), Fix: "the presigning key (POC_PRESIGN_*) needs read on the bucket and a bucket policy allowing public/ (docs/install.md)"})
+			} else {
+				items = append(items, doctor.Item{Name: "presigned link", Status: doctor.OK, Detail: "a signed link to public/ answers"})
+			}
+		}
+	} else {
+		items = append(items, doctor.Item{Name: "presigned link", Status: doctor.Skip, Detail: "file:// state has no signed links", Fix: "use an s3:// POC_STATE_URL"})
+	}
+	return append(items, doctor.Item{Name: "quota and stock", Status: doctor.Skip, Detail: "not checked by this version", Fix: "`/poc up --dry-run` prices a cluster; the Scaleway console shows the project's quotas"})
+}
+
+// setupDiagnosis is the fast part of `bot doctor`, run when a command could not open its backend:
+// the settings the workflow gives, the Scaleway key, the state bucket. Its failed items, each with
+// what to fix, are added to the error, which the reply shows.
+func (a *app) setupDiagnosis(ctx context.Context, getenv func(string) string, cause error) error {
+	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	var items []doctor.Item
+	for _, k := range []string{"POC_STATE_URL", "POC_STATE_KEY", "POC_IMAGE_BUCKET", "SCW_ACCESS_KEY", "SCW_SECRET_KEY", "SCW_DEFAULT_PROJECT_ID"} {
+		if strings.TrimSpace(getenv(k)) == "" {
+			items = append(items, doctor.Item{Name: "secrets", Status: doctor.Fail, Detail: k + " is empty in this run",
+				Fix: "the workflow passes it from a secret: rerun `bot init --repo " + getenv("GITHUB_REPOSITORY") + "` (it writes what is missing), or set the secret"})
+		}
+	}
+	if len(items) == 0 {
+		if client, err := scwClient(getenv); err == nil {
+			items = append(items, doctor.Credentials(client, strings.TrimSpace(getenv("SCW_DEFAULT_PROJECT_ID")))(ctx)...)
+		}
+		b := *a
+		b.getenv = getenv
+		items = append(items, b.stateCheck(ctx, false)...)
+	}
+	var failed strings.Builder
+	for _, it := range items {
+		if it.Status == doctor.Fail {
+			fmt.Fprintf(&failed, "✗ %s: %s\n    → %s\n", it.Name, it.Detail, it.Fix)
+		}
+	}
+	if failed.Len() == 0 {
+		return cause
+	}
+	return fmt.Errorf("%w\n\nset-up checks (the fast part of bot doctor):\n%s", cause, failed.String())
 }

@@ -101,8 +101,9 @@ func workflowEnv(t *testing.T, gh *ghsim.Server, repo string) map[string]string 
 	return env
 }
 
-// The issue's "done when": in the emulated world, `bot init` then merging its pull request, and
-// the first `/poc up` works with no other step; a second `bot init` changes nothing.
+// The issue's "done when": in the emulated world, `bot init --iam` (which makes the bot's Scaleway
+// identity) then merging its pull request, and the first `/poc up` works with no other step; a
+// second `bot init` changes nothing.
 func TestInitThenFirstUp(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 4*time.Minute)
 	defer cancel()
@@ -124,7 +125,7 @@ func TestInitThenFirstUp(t *testing.T) {
 	initCmd := func() (string, error) {
 		var so, se bytes.Buffer
 		a := newApp(&so, &se, func(k string) string { return laptop[k] })
-		err := a.dispatch(ctx, []string{"init", "--repo", repo, "--action", "pocbot/pocbot@0123456789abcdef0123456789abcdef01234567 # v1.2.3"})
+		err := a.dispatch(ctx, []string{"init", "--repo", repo, "--iam", "--action", "pocbot/pocbot@0123456789abcdef0123456789abcdef01234567 # v1.2.3"})
 		return so.String() + se.String(), err
 	}
 
@@ -159,8 +160,11 @@ func TestInitThenFirstUp(t *testing.T) {
 		}
 	}
 
-	// 3. /poc up, run as the merged workflow runs it.
+	// 3. /poc up, run as the merged workflow runs it: with the key init made (--iam), not the laptop's.
 	env := workflowEnv(t, w.GitHub, repo)
+	if env["SCW_ACCESS_KEY"] == laptop["SCW_ACCESS_KEY"] || env["SCW_SECRET_KEY"] == laptop["SCW_SECRET_KEY"] {
+		t.Fatal("init --iam wrote the administrator's key as the bot's")
+	}
 	for _, k := range []string{"POC_STATE_KEY", "SCW_SECRET_KEY", "POC_APP_PRIVATE_KEY", "POC_STATE_URL"} {
 		if env[k] == "" {
 			t.Fatalf("the workflow gives the bot no %s", k)
@@ -193,6 +197,24 @@ func TestInitThenFirstUp(t *testing.T) {
 	t.Logf("status comment:\n%s", status)
 	if !strings.Contains(status, "Kubernetes API") {
 		t.Fatalf("no endpoint in the bot's comments:\n%s\nlog:\n%s", status, se.String())
+	}
+
+	// A set-up fault: the reply says what is wrong (the fast part of bot doctor).
+	env["POC_STATE_KEY"] = ""
+	id = w.GitHub.AddComment(repo, number, "alice", "/poc status")
+	if err := os.WriteFile(event, ghsim.CommentPayload(repo, number, id, "alice", w.GitHub.UserID("alice"), "/poc status", w.GitHub.InstallationID(repo)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	a = newApp(&so, &se, func(k string) string { return env[k] })
+	_ = a.dispatch(ctx, []string{"handle"})
+	var reply string
+	for _, c := range w.GitHub.Comments(repo, number) {
+		if c.Author != "alice" && strings.Contains(c.Body, "Failed") {
+			reply = c.Body
+		}
+	}
+	if !strings.Contains(reply, "set-up checks") || !strings.Contains(reply, "POC_STATE_KEY is empty in this run") || !strings.Contains(reply, "bot init --repo acme/shop") {
+		t.Fatalf("the failure reply does not say what is wrong:\n%s", reply)
 	}
 }
 
@@ -309,7 +331,7 @@ func TestDoctor(t *testing.T) {
 			direct[k] = v
 		}
 		direct["POC_STATE_URL"] = s3.BucketURL("state")
-		if out, err := doctorRun(ctx, direct, "--repo", repo); err != nil {
+		if out, err := doctorRun(ctx, direct, "--repo", repo); err != nil || !strings.Contains(out, "✓ presigned link") || !strings.Contains(out, "✓ versioning, lifecycle") {
 			t.Fatalf("doctor on versitygw directly: %v\n%s", err, out)
 		}
 		out, err := doctorRun(ctx, env, "--repo", repo)

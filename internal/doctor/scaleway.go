@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	iam "github.com/scaleway/scaleway-sdk-go/api/iam/v1alpha1"
+	"github.com/scaleway/scaleway-sdk-go/api/instance/v1"
 	"github.com/scaleway/scaleway-sdk-go/scw"
 
 	provscw "github.com/pocbot/pocbot/internal/provision/scaleway"
@@ -64,5 +65,21 @@ func IAM(client *scw.Client, accessKey, project string) Check {
 				"add them to its policy: scw iam policy create application-id="+*key.ApplicationID+" rules.0.project-ids.0="+project+" rules.0.permission-set-names.0=<name> … (deploy/iam/scw.sh lists them)")...)
 		}
 		return append(items, one("IAM permissions", OK, fmt.Sprintf("all %d permission sets on project %s", len(provscw.PermissionSets), project), "")...)
+	}
+}
+
+// Credentials checks that the key authenticates with a call every bot key may make (a one-item
+// list of the project's Instance servers in the default zone).
+func Credentials(client *scw.Client, project string) Check {
+	return func(ctx context.Context) []Item {
+		req := &instance.ListServersRequest{PerPage: scw.Uint32Ptr(1)}
+		if project != "" {
+			req.Project = &project
+		}
+		if _, err := instance.NewAPI(client).ListServers(req, scw.WithContext(ctx)); err != nil {
+			return one("Scaleway credentials", Fail, fmt.Sprintf("the bot's key cannot list the project's servers: %v", err),
+				"check the SCW_ACCESS_KEY and SCW_SECRET_KEY secrets (a key of the pocbot IAM application; `bot init --iam` makes one) and its InstancesFullAccess permission")
+		}
+		return one("Scaleway credentials", OK, "the bot's key lists the project's servers", "")
 	}
 }
