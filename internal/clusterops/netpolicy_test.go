@@ -161,7 +161,7 @@ func TestNativeRoutingAcrossSubnetsFailsTheUp(t *testing.T) {
 	native := func(s *provision.Spec) { s.CiliumRouting = "native" }
 	spec := p.Spec
 	native(&spec)
-	_, err = p.Ops.Up(ctx, clusterops.Request{Cluster: "native-1", Spec: spec, TTL: time.Hour, Command: "up", Override: native})
+	_, err = p.Ops.Up(ctx, clusterops.Intent{Cluster: "native-1", Spec: spec, TTL: time.Hour, Command: "up", Override: native})
 	if err == nil {
 		t.Fatal("up with native routing across subnets answered ready")
 	}
