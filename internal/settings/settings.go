@@ -78,6 +78,8 @@ const (
 	DefaultPRLabel               = "poc"
 	DefaultKeepLabel             = "poc/keep"
 	DefaultImageFactoryURL       = "https://factory.talos.dev"
+	// DefaultRunnerEchoURL answers a GET with the caller's address (runner detection).
+	DefaultRunnerEchoURL = "https://checkip.amazonaws.com"
 )
 
 // ServiceAccountKey is the type of the key that signs a new cluster's Kubernetes service-account
@@ -240,6 +242,8 @@ var Table = []Setting{
 		Rule: "positive", Help: "lease of the cluster lock, renewed at a third of it; a killed run's lock is taken over once it lapses"},
 	{Name: "lock-wait", CLI: "lock-wait", CLICommand: "up|down", Env: "POC_LOCK_WAIT", Kind: Duration, Default: "10m0s",
 		Rule: "positive", Help: "how long to wait for a cluster lock another run holds"},
+	{Name: "schedule_interval", CLI: "schedule-interval", CLICommand: "init", Kind: Duration, Default: "1h", Rule: "at least 5m, dividing an hour or a day",
+		Help: "how often the workflow's schedule runs the reaper (bot init writes the cron); each scheduled job is billed at least a minute on a private repository"},
 	{Name: "reap-dry-run", CLI: "dry-run", CLICommand: "reap", Env: "POC_REAP_DRY_RUN", Kind: Bool, Default: "false",
 		Help: "report what would happen; destroy, write and post nothing"},
 	{Name: "reap-grace", CLI: "grace", CLICommand: "reap", Env: "POC_REAP_GRACE", Kind: Duration, Default: "1h0m0s",
@@ -264,7 +268,8 @@ var Table = []Setting{
 	{Name: "image-factory-url", Env: "POC_IMAGE_FACTORY_URL", Kind: String, Default: DefaultImageFactoryURL, Help: "Talos Image Factory base URL"},
 	{Name: "rescue-ssh-port", Env: "POC_RESCUE_SSH_PORT", Kind: Int, Default: "22", Help: "SSH port of the worker's rescue system"},
 	{Name: "poll-interval", Env: "POC_POLL_INTERVAL", Kind: Duration, Help: "interval between polls of a resource's state (default: the engine's)"},
-	{Name: "runner-cidr", Env: "POC_RUNNER_CIDR", Kind: String, Help: "the runner's address as a CIDR, let through to the APIs during the run (default: detected)"},
+	{Name: "runner-cidr", Env: "POC_RUNNER_CIDR", Kind: String, Help: "the runner's address as a CIDR, let through to the APIs during the run (default: detected from runner-echo-url)"},
+	{Name: "runner-echo-url", Env: "POC_RUNNER_ECHO_URL", Kind: String, Default: DefaultRunnerEchoURL, Help: "HTTPS endpoint that answers with the caller's address, to detect the runner's when runner-cidr is unset"},
 	{Name: "sticky-interval", Env: "POC_STICKY_INTERVAL", Kind: Duration, Help: "least time between two edits of the live status comment"},
 	{Name: "reap-on-events", Env: "POC_REAP_ON_EVENTS", Kind: Bool, Default: "true", Help: "also run the reaper after each event's command (false: only on the schedule)"},
 	{Name: "debug", Env: "POC_DEBUG", Kind: String, Help: "any value: debug logs"},

@@ -19,6 +19,25 @@ type LockInfo struct {
 	Expires time.Time `json:"expires"`
 }
 
+// tombstone is what a free lock object holds once it has been held: a release (or a forced
+// unlock) is a conditional write of a tombstone over the holder's version, and the next taker
+// replaces the tombstone with If-Match on its version. Lock objects are never deleted: Scaleway
+// documents no conditional DeleteObject, and an unconditional delete could remove a lock taken
+// in between.
+type tombstone struct {
+	Released   bool      `json:"released"`
+	ReleasedID string    `json:"released_id,omitempty"` // the id of the lock it ended
+	By         string    `json:"by,omitempty"`          // "release" or "force-unlock"
+	At         time.Time `json:"at"`
+}
+
+// lockObject is a lock object as read: a holder, or a tombstone (free).
+type lockObject struct {
+	holder  *LockInfo  // nil when free
+	tomb    *tombstone // non-nil when free
+	version string
+}
+
 // Lock is a held cluster lock. Renew it before the lease ends; Release it when done.
 type Lock struct {
 	s     *Store
@@ -69,32 +88,39 @@ func (s *Store) lock(ctx context.Context, lk LockKey, info LockInfo, lease time.
 		if !errors.Is(err, errPrecondition) {
 			return nil, fmt.Errorf("lock %s: %w", lk, err)
 		}
-		holder, hv, err := s.readLock(ctx, lk)
+		cur, err := s.readLock(ctx, lk)
 		if errors.Is(err, errNotExist) {
-			continue // released meanwhile
+			continue // removed meanwhile (by hand): create again
 		}
 		if err != nil {
 			return nil, fmt.Errorf("lock %s: read the current lock: %w", lk, err)
 		}
-		if holder.ID == info.ID {
-			// Our own create took effect and its answer was lost (a 500 after the fact, then the
+		holder := cur.holder
+		switch {
+		case holder != nil && holder.ID == info.ID:
+			// Our own write took effect and its answer was lost (a 500 after the fact, then the
 			// client's retry failed on the object the first attempt wrote): the lock is ours.
 			// Refusing it would leave it held, by nobody, for its whole lease.
-			return &Lock{s: s, key: lk, lease: lease, info: *holder, version: hv}, nil
-		}
-		if now.Before(holder.Expires) {
+			return &Lock{s: s, key: lk, lease: lease, info: *holder, version: cur.version}, nil
+		case holder != nil && now.Before(holder.Expires):
 			return nil, &LockedError{Cluster: lk.Name, Kind: lk.Kind, Holder: *holder, Now: now}
 		}
-		v, err = s.be.replace(ctx, key, data, hv)
+		// Free (a tombstone) or expired: one conditional write over the version read decides.
+		v, err = s.be.replace(ctx, key, data, cur.version)
 		if errors.Is(err, errPrecondition) || errors.Is(err, errNotExist) {
-			continue // someone else took it over (or released it) first
+			if mine, _ := s.readLock(ctx, lk); mine.holder != nil && mine.holder.ID == info.ID {
+				return &Lock{s: s, key: lk, lease: lease, info: *mine.holder, version: mine.version}, nil
+			}
+			continue // someone else took it first
 		}
 		if err != nil {
-			return nil, fmt.Errorf("lock %s: take over the expired lock: %w", lk, err)
+			return nil, fmt.Errorf("lock %s: take over the free or expired lock: %w", lk, err)
 		}
-		s.log.Warn("took over an expired lock", "lock", lk.String(), "previous_id", holder.ID,
-			"previous_actor", holder.Actor, "previous_run", holder.RunID, "previous_command", holder.Command,
-			"expired", holder.Expires)
+		if holder != nil {
+			s.log.Warn("took over an expired lock", "lock", lk.String(), "previous_id", holder.ID,
+				"previous_actor", holder.Actor, "previous_run", holder.RunID, "previous_command", holder.Command,
+				"expired", holder.Expires)
+		}
 		return &Lock{s: s, key: lk, lease: lease, info: info, version: v}, nil
 	}
 	return nil, fmt.Errorf("lock %s: %w: the lock kept changing hands; try again", lk, ErrConflict)
@@ -125,57 +151,79 @@ func (s *Store) waitLock(ctx context.Context, lk LockKey, info LockInfo, lease, 
 	}
 }
 
-func (s *Store) readLock(ctx context.Context, lk LockKey) (*LockInfo, string, error) {
+// readLock reads a lock object: its holder, or its tombstone. errNotExist when there is none.
+func (s *Store) readLock(ctx context.Context, lk LockKey) (lockObject, error) {
 	data, v, err := s.be.get(ctx, lk.object())
 	if err != nil {
-		return nil, "", err
+		return lockObject{}, err
+	}
+	var t tombstone
+	if json.Unmarshal(data, &t) == nil && t.Released {
+		return lockObject{tomb: &t, version: v}, nil
 	}
 	var li LockInfo
 	if err := json.Unmarshal(data, &li); err != nil || li.ID == "" {
-		// Treat it as held with no expiry known: a human must look (ForceUnlock with id "").
-		return nil, "", fmt.Errorf("lock object %s is not a pocbot lock (%v); inspect it, then remove it", lk.object(), err)
+		// Treat it as held with no expiry known: a human must look.
+		return lockObject{}, fmt.Errorf("lock object %s is not a pocbot lock (%v); inspect it, then remove it", lk.object(), err)
 	}
-	return &li, v, nil
+	return lockObject{holder: &li, version: v}, nil
 }
 
 // ReadLock returns the current lock of cluster, or nil, nil when it is free.
 func (s *Store) ReadLock(ctx context.Context, cluster string) (*LockInfo, error) {
-	if err := checkCluster(cluster); err != nil {
+	return s.ReadLockKey(ctx, ClusterLock(cluster))
+}
+
+// ReadLockKey returns the current holder of the lock key, or nil, nil when it is free.
+func (s *Store) ReadLockKey(ctx context.Context, key LockKey) (*LockInfo, error) {
+	if err := key.check(); err != nil {
 		return nil, err
 	}
-	li, _, err := s.readLock(ctx, ClusterLock(cluster))
+	cur, err := s.readLock(ctx, key)
 	if errors.Is(err, errNotExist) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("read lock of cluster %q: %w", cluster, err)
+		return nil, fmt.Errorf("read the lock of %s: %w", key, err)
 	}
-	return li, nil
+	return cur.holder, nil
 }
 
-// ForceUnlock removes the lock of cluster if its id is lockID (like tofu force-unlock).
+func (s *Store) tombstoneFor(id, by string) []byte {
+	data, _ := json.Marshal(tombstone{Released: true, ReleasedID: id, By: by, At: s.now().UTC()})
+	return data
+}
+
+// ForceUnlock frees the lock of cluster if its id is lockID (like tofu force-unlock): a tombstone
+// written over the version read, so a lock that changed hands meanwhile is left alone.
 func (s *Store) ForceUnlock(ctx context.Context, cluster, lockID string) error {
-	if err := checkCluster(cluster); err != nil {
+	return s.ForceUnlockKey(ctx, ClusterLock(cluster), lockID)
+}
+
+// ForceUnlockKey is ForceUnlock for a lock of any kind.
+func (s *Store) ForceUnlockKey(ctx context.Context, lk LockKey, lockID string) error {
+	if err := lk.check(); err != nil {
 		return err
 	}
-	li, v, err := s.readLock(ctx, ClusterLock(cluster))
-	if errors.Is(err, errNotExist) {
-		return fmt.Errorf("unlock cluster %q: it is not locked (%w)", cluster, ErrNotFound)
+	cur, err := s.readLock(ctx, lk)
+	if errors.Is(err, errNotExist) || (err == nil && cur.holder == nil) {
+		return fmt.Errorf("unlock %s: it is not locked (%w)", lk, ErrNotFound)
 	}
 	if err != nil {
-		return fmt.Errorf("unlock cluster %q: %w", cluster, err)
+		return fmt.Errorf("unlock %s: %w", lk, err)
 	}
+	li := cur.holder
 	if li.ID != lockID {
-		return fmt.Errorf("unlock cluster %q: lock id %q does not match: the lock is %s held by %s (run %s, command %q) since %s",
-			cluster, lockID, li.ID, orUnknown(li.Actor), orUnknown(li.RunID), li.Command, li.Since.UTC().Format(time.RFC3339))
+		return fmt.Errorf("unlock %s: lock id %q does not match: the lock is %s held by %s (run %s, command %q) since %s",
+			lk, lockID, li.ID, orUnknown(li.Actor), orUnknown(li.RunID), li.Command, li.Since.UTC().Format(time.RFC3339))
 	}
-	if err := s.be.remove(ctx, ClusterLock(cluster).object(), v); err != nil {
+	if _, err := s.be.replace(ctx, lk.object(), s.tombstoneFor(li.ID, "force-unlock"), cur.version); err != nil {
 		if errors.Is(err, errPrecondition) || errors.Is(err, errNotExist) {
-			return fmt.Errorf("unlock cluster %q: %w: the lock changed while unlocking; read it again", cluster, ErrConflict)
+			return fmt.Errorf("unlock %s: %w: the lock changed while unlocking; read it again", lk, ErrConflict)
 		}
-		return fmt.Errorf("unlock cluster %q: %w", cluster, err)
+		return fmt.Errorf("unlock %s: %w", lk, err)
 	}
-	s.log.Warn("lock forcibly removed", "cluster", cluster, "id", li.ID, "actor", li.Actor, "run", li.RunID, "command", li.Command)
+	s.log.Warn("lock forcibly released", "lock", lk.String(), "id", li.ID, "actor", li.Actor, "run", li.RunID, "command", li.Command)
 	return nil
 }
 
@@ -186,10 +234,13 @@ func (l *Lock) Info() LockInfo {
 	return l.info
 }
 
-// Renew pushes the lease to now+lease. ErrLockLost if the lock was taken over or removed.
+// Renew pushes the lease to now+lease. ErrLockLost if the lock was taken over or released.
 func (l *Lock) Renew(ctx context.Context) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if l.version == "" {
+		return fmt.Errorf("renew the lock of %s: %w: it was already released or lost", l.key, ErrLockLost)
+	}
 	info := l.info
 	info.Expires = l.s.now().UTC().Add(l.lease)
 	data, err := json.Marshal(info)
@@ -212,17 +263,21 @@ func (l *Lock) Renew(ctx context.Context) error {
 	return nil
 }
 
-// Release removes the lock if it is still ours. ErrLockLost if it was not.
+// Release frees the lock if it is still ours: a tombstone written with If-Match on our version.
+// ErrLockLost if it was not ours any more.
 func (l *Lock) Release(ctx context.Context) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.version == "" {
 		return nil // already released
 	}
-	err := l.s.be.remove(ctx, l.key.object(), l.version)
+	tomb := l.s.tombstoneFor(l.info.ID, "release")
+	_, err := l.s.be.replace(ctx, l.key.object(), tomb, l.version)
 	if errors.Is(err, errPrecondition) {
 		if cv, ok := l.stillOurs(ctx); ok {
-			err = l.s.be.remove(ctx, l.key.object(), cv)
+			_, err = l.s.be.replace(ctx, l.key.object(), tomb, cv)
+		} else if cur, rerr := l.s.readLock(ctx, l.key); rerr == nil && cur.tomb != nil && cur.tomb.ReleasedID == l.info.ID && cur.tomb.By == "release" {
+			err = nil // our release took effect and its answer was lost
 		}
 	}
 	if errors.Is(err, errPrecondition) || errors.Is(err, errNotExist) {
@@ -241,21 +296,22 @@ func (l *Lock) Release(ctx context.Context) error {
 // else writes our id (a takeover writes the taker's), so that object is still our lock. l.mu is
 // held.
 func (l *Lock) stillOurs(ctx context.Context) (string, bool) {
-	cur, v, err := l.s.readLock(ctx, l.key)
-	if err != nil || cur.ID != l.info.ID {
+	cur, err := l.s.readLock(ctx, l.key)
+	if err != nil || cur.holder == nil || cur.holder.ID != l.info.ID {
 		return "", false
 	}
-	return v, true
+	return cur.version, true
 }
 
 func (l *Lock) lost(ctx context.Context, op string) error {
 	l.version = ""
-	cur, _, err := l.s.readLock(ctx, l.key)
-	if err != nil || cur == nil {
-		return fmt.Errorf("%s the lock of %s: %w: it was removed (forced unlock?)", op, l.key, ErrLockLost)
+	cur, err := l.s.readLock(ctx, l.key)
+	if err != nil || cur.holder == nil {
+		return fmt.Errorf("%s the lock of %s: %w: it was released by someone else or removed (forced unlock?)", op, l.key, ErrLockLost)
 	}
+	h := cur.holder
 	return fmt.Errorf("%s the lock of %s: %w: now held by %s (run %s, command %q) since %s",
-		op, l.key, ErrLockLost, orUnknown(cur.Actor), orUnknown(cur.RunID), cur.Command, cur.Since.UTC().Format(time.RFC3339))
+		op, l.key, ErrLockLost, orUnknown(h.Actor), orUnknown(h.RunID), h.Command, h.Since.UTC().Format(time.RFC3339))
 }
 
 // released says whether this lock was given back or found lost (nothing left to release).
