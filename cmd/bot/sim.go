@@ -9,6 +9,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/pocbot/pocbot/internal/sim/objstore"
 	scwsim "github.com/pocbot/pocbot/internal/sim/scaleway"
 	"github.com/pocbot/pocbot/internal/sim/world"
 )
@@ -21,6 +22,7 @@ func init() {
 		faultSeed      int
 		quotaInstances int
 		rescuePort     int
+		s3Deletes      string
 	)
 	register(&command{
 		name:    "sim",
@@ -33,6 +35,7 @@ func init() {
 			fs.IntVar(&quotaInstances, "quota-instances", 0, "Instance quota of the project (0: unlimited)")
 			fs.IntVar(&rescuePort, "rescue-port", 2222, "SSH port of the worker's rescue system")
 			fs.StringVar(&s3, "s3", "auto", "bucket backend: auto (versitygw when installed), versitygw, file")
+			fs.StringVar(&s3Deletes, "s3-delete-conditions", "ignored", "what the S3 stand-in does with a conditional DeleteObject: ignored (Scaleway, the stricter reading), rejected (501), honoured (generic S3)")
 		},
 		run: func(ctx context.Context, a *app, fs *flag.FlagSet) error {
 			if dir == "" {
@@ -43,8 +46,13 @@ func init() {
 				defer os.RemoveAll(d)
 				dir = d
 			}
+			dc, err := objstore.ParseDeleteConditions(s3Deletes)
+			if err != nil {
+				return fmt.Errorf("--s3-delete-conditions: %w", err)
+			}
 			opts := world.Options{Dir: dir, TimeFactor: timeFactor, S3: s3, RescuePort: rescuePort, Log: a.log,
-				Faults: scwsim.Faults{Seed: int64(faultSeed), Rate5xx: faultRate / 2, Rate429: faultRate / 2}}
+				S3Dialect: objstore.Options{DeleteConditions: dc},
+				Faults:    scwsim.Faults{Seed: int64(faultSeed), Rate5xx: faultRate / 2, Rate429: faultRate / 2}}
 			if quotaInstances > 0 {
 				opts.Quotas = map[string]int{"instances": quotaInstances}
 			}
