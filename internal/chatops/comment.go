@@ -59,6 +59,10 @@ func (r *run) comment(ctx context.Context) error {
 			return err
 		}
 	}
+	if r.wakeInWindow(cmd.Verb) {
+		// A command on a cluster the schedule paused, inside its window: somebody works late.
+		return r.resume(ctx)
+	}
 	switch cmd.Verb {
 	case commands.VerbUp:
 		return r.up(ctx, cmd.Up)

@@ -67,6 +67,9 @@ type Intent struct {
 	// ParkFor > 0 makes a Down park the Elastic Metal worker in the bucket's pool for that long
 	// instead of deleting it (park_for, --park-for); the Ops' graph must have a pool.
 	ParkFor time.Duration
+	// MaxPaused > 0 makes a Pause set the paused cluster's expiry to that long from the pause
+	// (max_paused), keeping the running lifetime it had left for its resume.
+	MaxPaused time.Duration
 	// NoCancel makes a Down that finds the lock held give up at once instead of asking the holder
 	// to stop (the reaper: a busy cluster is for its next run).
 	NoCancel bool

@@ -65,6 +65,10 @@ type Ops struct {
 	// workers, billed and so counted by the budget.
 	Quoter *cost.Quoter
 	Pool   Parked
+
+	// saveFault, set by tests (export_test.go), runs before every state save of an operation:
+	// an error is a crash from that save on.
+	saveFault func() error
 }
 
 func (o *Ops) now() time.Time {
@@ -156,9 +160,15 @@ type docSaver struct {
 	cluster string // immutable copy: CancelRequested runs beside Save
 	mu      sync.Mutex
 	doc     *statestore.Document
+	fault   func() error // a test's crash: every save from some point on fails (nil: none)
 }
 
 func (s *docSaver) Save(ctx context.Context, st *provision.State) error {
+	if s.fault != nil {
+		if err := s.fault(); err != nil {
+			return err
+		}
+	}
 	body, err := json.Marshal(st)
 	if err != nil {
 		return err
@@ -174,6 +184,11 @@ func (s *docSaver) Save(ctx context.Context, st *provision.State) error {
 func (s *docSaver) setPhase(ctx context.Context, phase Phase, st *provision.State, edit func(*Meta)) error {
 	var body []byte
 	if st != nil {
+		if s.fault != nil { // a save of the body, as Save
+			if err := s.fault(); err != nil {
+				return err
+			}
+		}
 		var err error
 		if body, err = json.Marshal(st); err != nil {
 			return err
@@ -236,7 +251,7 @@ func (o *Ops) Up(ctx context.Context, in Intent) (_ *Outcome, err error) {
 	if err != nil || out.Refusal != nil {
 		return out, err
 	}
-	saver := &docSaver{store: o.Store, cluster: in.Cluster, doc: doc}
+	saver := &docSaver{store: o.Store, cluster: in.Cluster, doc: doc, fault: o.saveFault}
 	// An up of a paused cluster is its resume: the machines come back, etcd from the snapshot.
 	resuming := out.Exists && Paused(doc.Header)
 	phase := lifecycle.PhaseProvisioning
@@ -314,6 +329,11 @@ func (o *Ops) Up(ctx context.Context, in Intent) (_ *Outcome, err error) {
 		}
 		if resuming && !out.Quote.Daily.IsZero() {
 			m.DailyCostNanos = out.Quote.Daily.Nanos // running again: the running cost
+		}
+		if resuming && m.PausedTTLLeft > 0 {
+			// The running lifetime left at the pause, from now: the pause stopped its clock.
+			saver.doc.Header.Expires = o.now().Add(m.PausedTTLLeft)
+			m.PausedTTLLeft = 0
 		}
 	}); err != nil {
 		return failed(out, err)
@@ -611,7 +631,7 @@ func (o *Ops) Down(ctx context.Context, in Intent) (*Outcome, error) {
 	var saver provision.Saver = provision.NewMemorySaver()
 	var ds *docSaver
 	if doc != nil {
-		ds = &docSaver{store: o.Store, cluster: in.Cluster, doc: doc}
+		ds = &docSaver{store: o.Store, cluster: in.Cluster, doc: doc, fault: o.saveFault}
 		if err := ds.setPhase(ctx, lifecycle.PhaseDestroying, nil, func(m *Meta) {
 			if sticky != 0 {
 				m.StickyID = sticky

@@ -106,7 +106,7 @@ func (o *Ops) Pause(ctx context.Context, in Intent) (*Outcome, error) {
 	if in.Started != nil {
 		sticky = in.Started(ctx, out)
 	}
-	ds := &docSaver{store: o.Store, cluster: in.Cluster, doc: doc}
+	ds := &docSaver{store: o.Store, cluster: in.Cluster, doc: doc, fault: o.saveFault}
 	if err := ds.setPhase(ctx, lifecycle.PhasePausing, nil, func(m *Meta) {
 		if sticky != 0 {
 			m.StickyID = sticky
@@ -134,6 +134,14 @@ func (o *Ops) Pause(ctx context.Context, in Intent) (*Outcome, error) {
 	if err := ds.setPhase(wctx, lifecycle.PhasePaused, nil, func(m *Meta) {
 		if !out.Quote.Daily.IsZero() {
 			m.DailyCostNanos = out.Quote.Daily.Nanos
+		}
+		// A paused cluster expires max_paused after its pause; the lifetime it had left running
+		// is given back by the resume.
+		if h := &ds.doc.Header; in.MaxPaused > 0 && !h.Expires.IsZero() {
+			if m.PausedTTLLeft == 0 {
+				m.PausedTTLLeft = max(h.Expires.Sub(o.now()), time.Hour).Truncate(time.Second)
+			}
+			h.Expires = o.now().Add(in.MaxPaused)
 		}
 	}); err != nil {
 		return out, err
