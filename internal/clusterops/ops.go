@@ -46,13 +46,17 @@ var ErrPrecondition = errors.New("precondition no longer holds")
 // Builder adds a spec's nodes to a graph (cluster.Build with its outside parties bound).
 type Builder func(g *provision.Graph, spec provision.Spec) error
 
+// PauseBuilder adds a spec's pause graph (cluster.BuildPause with its outside parties bound);
+// releaseIPs makes it delete the reserved IPs too.
+type PauseBuilder func(g *provision.Graph, spec provision.Spec, releaseIPs bool) error
+
 // Ops runs operations. Store and Build are required.
 type Ops struct {
 	Store *statestore.Store
 	Build Builder
 	// BuildPause adds a cluster's pause graph (cluster.BuildPause with the same parties as
 	// Build); nil: Pause refuses.
-	BuildPause Builder
+	BuildPause PauseBuilder
 	Engine     provision.Options // Progress is set per request
 	Now        func() time.Time
 	Log        *slog.Logger
@@ -116,6 +120,9 @@ type Request struct {
 	// MaxPaused > 0 makes a Pause set the paused cluster's expiry to that long from the pause
 	// (max_paused), keeping the running lifetime it had left for its resume.
 	MaxPaused time.Duration
+	// ReleaseIPs makes a Pause delete the reserved IPs too (`--release-ips`): a lower floor, new
+	// endpoints at the resume.
+	ReleaseIPs bool
 	// NoCancel makes a Down that finds the lock held give up at once instead of asking the holder
 	// to stop (the reaper: a busy cluster is for its next run).
 	NoCancel bool
