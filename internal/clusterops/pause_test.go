@@ -187,7 +187,8 @@ func TestPauseThenResumeKeepsTheCluster(t *testing.T) {
 	}
 }
 
-// A pause with --release-ips deletes the reserved IPs too; the resume gets new ones, new
+// A pause with --release-ips (and park_for) deletes the reserved IPs too and parks the worker;
+// the resume adopts the worker back and gets new IPs, new
 // certificates from the same CA (the kubeconfig issued before still authenticates, at the new
 // address) and a new kubeconfig naming the new endpoint; every object is there.
 func TestPauseReleasingIPs(t *testing.T) {
@@ -205,7 +206,9 @@ func TestPauseReleasingIPs(t *testing.T) {
 		t.Fatalf("create Secret: %d %v %v", code, obj, err)
 	}
 	ipsBefore := e.inventoryOf("instance_ip", name)
-	if _, err := e.ops.Pause(ctx, clusterops.Request{Cluster: name, RequestedBy: "alice", Command: "pause", ReleaseIPs: true}); err != nil {
+	ordersBefore, _ := e.bmCalls()
+	// With park_for: the worker is parked, and the resume adopts it back.
+	if _, err := e.ops.Pause(ctx, clusterops.Request{Cluster: name, RequestedBy: "alice", Command: "pause", ReleaseIPs: true, ParkFor: time.Hour}); err != nil {
 		t.Fatalf("pause --release-ips: %v", err)
 	}
 	if left := e.inventoryOf("instance_ip", name); len(left) != 0 {
@@ -216,6 +219,9 @@ func TestPauseReleasingIPs(t *testing.T) {
 	}
 	if _, err := e.ops.Up(ctx, clusterops.Request{Cluster: name, Spec: e.spec, RequestedBy: "alice", Command: "resume"}); err != nil {
 		t.Fatalf("resume: %v", err)
+	}
+	if orders, _ := e.bmCalls(); orders != ordersBefore {
+		t.Errorf("the resume ordered %d Elastic Metal server(s): the parked worker was not adopted", orders-ordersBefore)
 	}
 	ipsAfter := e.inventoryOf("instance_ip", name)
 	if len(ipsAfter) != 3 || slices.Equal(ipsAfter, ipsBefore) {

@@ -81,6 +81,25 @@ func BuildPause(g *provision.Graph, spec provision.Spec, cfg Config, releaseIPs 
 		}
 		n.Needs = slices.DeleteFunc(n.Needs, func(need string) bool { return !slices.Contains(keep, need) })
 		n.Preflight = nil // checks for creating, not deleting
+		if name == scaleway.NodeWorker {
+			// The worker goes (deleted, or parked under another configuration): what its
+			// triggers say was written and applied no longer runs on it, and the resume must
+			// write or apply it again — or adopt it — rather than wait for a config it lost.
+			destroy := n.Destroy
+			n.Destroy = func(ctx context.Context, r *provision.Run) error {
+				if destroy != nil {
+					if err := destroy(ctx, r); err != nil {
+						return err
+					}
+				}
+				for _, t := range []string{NodeWorkerConfig, NodeWorkerImage} {
+					if err := r.SetTrigger(ctx, t, ""); err != nil {
+						return err
+					}
+				}
+				return nil
+			}
+		}
 		if err := g.Add(n); err != nil {
 			return err
 		}
