@@ -78,6 +78,8 @@ const (
 	DefaultPRLabel               = "poc"
 	DefaultKeepLabel             = "poc/keep"
 	DefaultImageFactoryURL       = "https://factory.talos.dev"
+	// DefaultRunnerEchoURL answers a GET with the caller's address (runner detection).
+	DefaultRunnerEchoURL = "https://checkip.amazonaws.com"
 )
 
 // ServiceAccountKey is the type of the key that signs a new cluster's Kubernetes service-account
@@ -223,6 +225,10 @@ var Table = []Setting{
 		Help: "the Scaleway DNS zones /poc up --dns-zone may use (none: --dns-zone is refused)", Check: CheckDNSZone},
 	{Name: "park_for", RepoKey: "park_for", CLI: "park-for", CLICommand: "down|reap", Env: "POC_PARK_FOR", Kind: Duration, Default: "0s",
 		Rule: "0 (off) up to 7d", Help: "keep a torn-down cluster's Elastic Metal worker, reset, this long so that the next /poc up adopts it; billed while parked"},
+	{Name: "max_paused", RepoKey: "max_paused", Kind: Duration, Default: "168h0m0s", Rule: "1h up to 30d",
+		Help: "how long a paused cluster is kept (its reserved IPs, state and etcd snapshot) before the reaper destroys it; its running lifetime left is given back on resume"},
+	{Name: "pause_schedule", RepoKey: "pause_schedule", Kind: String, Rule: "`weekdays|daily|DAY[-DAY][,…] HH:MM-HH:MM TIMEZONE`, e.g. `weekdays 19:00-08:00 Europe/Paris`",
+		Help: "when the reaper pauses this repository's clusters (weekends included for weekdays); a /poc command in the window resumes one", Check: CheckPauseSchedule},
 	{Name: "service_account_key", RepoKey: "service_account_key", Kind: String, Default: string(DefaultServiceAccountKey), Rule: "rsa or ecdsa",
 		Help:  "key type that signs a new cluster's service-account tokens: rsa (Talos's default; what AWS IAM roles for service accounts accept) or ecdsa (generated in a millisecond instead of up to seconds)",
 		Check: CheckServiceAccountKey},
@@ -262,7 +268,8 @@ var Table = []Setting{
 	{Name: "image-factory-url", Env: "POC_IMAGE_FACTORY_URL", Kind: String, Default: DefaultImageFactoryURL, Help: "Talos Image Factory base URL"},
 	{Name: "rescue-ssh-port", Env: "POC_RESCUE_SSH_PORT", Kind: Int, Default: "22", Help: "SSH port of the worker's rescue system"},
 	{Name: "poll-interval", Env: "POC_POLL_INTERVAL", Kind: Duration, Help: "interval between polls of a resource's state (default: the engine's)"},
-	{Name: "runner-cidr", Env: "POC_RUNNER_CIDR", Kind: String, Help: "the runner's address as a CIDR, let through to the APIs during the run (default: detected)"},
+	{Name: "runner-cidr", Env: "POC_RUNNER_CIDR", Kind: String, Help: "the runner's address as a CIDR, let through to the APIs during the run (default: detected from runner-echo-url)"},
+	{Name: "runner-echo-url", Env: "POC_RUNNER_ECHO_URL", Kind: String, Default: DefaultRunnerEchoURL, Help: "HTTPS endpoint that answers with the caller's address, to detect the runner's when runner-cidr is unset"},
 	{Name: "sticky-interval", Env: "POC_STICKY_INTERVAL", Kind: Duration, Help: "least time between two edits of the live status comment"},
 	{Name: "reap-on-events", Env: "POC_REAP_ON_EVENTS", Kind: Bool, Default: "true", Help: "also run the reaper after each event's command (false: only on the schedule)"},
 	{Name: "debug", Env: "POC_DEBUG", Kind: String, Help: "any value: debug logs"},

@@ -21,7 +21,10 @@ type Waits struct {
 	// KubeReady: bootstrap -> /readyz. It runs from the bootstrap, not from the kubeconfig
 	// node's start, so it is counted on the bootstrap node: every path through bootstrap ends
 	// at admin-access-close, which needs /readyz, so the bound stays a lower bound.
-	KubeReady   time.Duration
+	KubeReady time.Duration
+	// CNIReady: the kubeconfig fetched (API up, worker joined) -> the network checks pass
+	// (cluster-ready: the Cilium agents, CoreDNS, host → remote pod).
+	CNIReady    time.Duration
 	ResetReboot time.Duration // down with parking: the worker's Talos reset (wipe, reboot)
 
 	// Parked: the worker is adopted from the pool (no delivery, no rescue, no image write:
@@ -55,6 +58,8 @@ func (w Waits) Of(node string) time.Duration {
 		return w.TalosBoot + w.ApplyReboot
 	case NodeBootstrap:
 		return w.TalosBoot + w.TalosReady + w.KubeReady
+	case NodeClusterReady:
+		return w.CNIReady
 	}
 	return w.Scaleway.Of(node)
 }

@@ -40,6 +40,8 @@ type Options struct {
 	// RescuePasswordWait bounds the wait for a rescue password the API has not shown
 	// (cluster.Config.RescuePasswordWait; default the cluster's own).
 	RescuePasswordWait time.Duration
+	// ReadyTimeout bounds the wait for the network checks (cluster.Config.ReadyTimeout).
+	ReadyTimeout time.Duration
 }
 
 // Parts are what the bot would have opened.
@@ -93,7 +95,7 @@ func New(t testing.TB, w *world.World, o Options) *Parts {
 	}
 	p.ImageBucket = Bucket(t, w, world.ImageBucket)
 	ccfg := cluster.Config{Driver: p.Driver, FactoryURL: w.Factory.URL(), ImageBucket: p.ImageBucket, RescuePort: 2222,
-		RunnerCIDR: o.RunnerCIDR, RescuePasswordWait: o.RescuePasswordWait, Log: o.Log,
+		RunnerCIDR: o.RunnerCIDR, RescuePasswordWait: o.RescuePasswordWait, ReadyTimeout: o.ReadyTimeout, Log: o.Log,
 		Pool: &poolstore.Pool{Store: p.Store}, Snapshots: clusterops.Snapshots{Store: p.Store}}
 	p.Ops = &clusterops.Ops{
 		Store:      p.Store,
@@ -145,7 +147,7 @@ func Waits(scw scwsim.Latency, h world.Hosts) cluster.Waits {
 		Scaleway: scaleway.Waits{SnapshotImport: scw.SnapshotImport, BMDelivery: scw.BMDelivery, SGRules: scw.SGRules,
 			VolumeCreate: scw.VolumeCreate, Poweron: scw.Poweron, Terminate: scw.Terminate, BMDelete: scw.BMDelete},
 		RescueReboot: scw.BMRescueReboot, RescueBoot: h.RescueBoot, ImageWrite: h.ImageWrite, NormalReboot: scw.BMNormalReboot,
-		TalosBoot: world.TalosBoot, TalosReady: max(world.TalosCRI, world.TalosTimeSync), ApplyReboot: h.Talos.ApplyReboot, KubeReady: h.Talos.KubeReady,
+		TalosBoot: world.TalosBoot, TalosReady: max(world.TalosCRI, world.TalosTimeSync), ApplyReboot: h.Talos.ApplyReboot, KubeReady: h.Talos.KubeReady, CNIReady: h.Talos.CNIReady,
 		ResetReboot: h.Talos.ResetWipe + h.Talos.ResetReboot, // the reset's sequence, then its reboot
 	}
 }
