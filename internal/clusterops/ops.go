@@ -17,6 +17,7 @@ import (
 
 	"github.com/pocbot/pocbot/internal/provision"
 	"github.com/pocbot/pocbot/internal/provision/cluster"
+	"github.com/pocbot/pocbot/internal/provision/scaleway"
 	"github.com/pocbot/pocbot/internal/statestore"
 )
 
@@ -372,6 +373,10 @@ func (o *Ops) Up(ctx context.Context, req Request) (*Result, error) {
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 	defer cancel()
 	if upErr != nil {
+		if f := o.closeAdminAfterFailure(wctx, g, engine, final, saver, req.Cluster); f != nil {
+			final = f
+			res.State = final
+		}
 		failed := PhaseFailed
 		if resuming {
 			failed = PhaseResuming // still the resume of a paused cluster: an up or resume continues it
@@ -409,6 +414,33 @@ func (o *Ops) Up(ctx context.Context, req Request) (*Result, error) {
 	}
 	res.Header = saver.doc.Header
 	return res, nil
+}
+
+// closeAdminAfterFailure removes the runner's temporary admin rule that a failed up left in the
+// security group (admin-access-close never ran: nothing starts after a failure): the rule is for
+// the run only, failures included. It returns the state saved after, or nil when nothing ran.
+func (o *Ops) closeAdminAfterFailure(ctx context.Context, g *provision.Graph, engine *provision.Engine, st *provision.State, saver *docSaver, name string) *provision.State {
+	if st == nil || st.Outputs[scaleway.OutAdminTemporary] == "" {
+		return nil
+	}
+	n, ok := g.Node(cluster.NodeAdminClose)
+	if !ok {
+		return nil
+	}
+	n.Needs = nil
+	g2 := provision.NewGraph()
+	if err := g2.Add(n); err != nil {
+		o.log().Error("close the runner's temporary admin rule after a failed up", "cluster", name, "err", err)
+		return nil
+	}
+	if err := engine.Up(ctx, g2, st, saver); err != nil {
+		o.log().Error("close the runner's temporary admin rule after a failed up: it stays until the next run or the down", "cluster", name, "err", err)
+	}
+	final, err := decodeState(saver.doc)
+	if err != nil {
+		return nil
+	}
+	return final
 }
 
 // admit writes a cluster's first document. For a new cluster with an Admit check, the check and
