@@ -70,6 +70,9 @@ type Intent struct {
 	// MaxPaused > 0 makes a Pause set the paused cluster's expiry to that long from the pause
 	// (max_paused), keeping the running lifetime it had left for its resume.
 	MaxPaused time.Duration
+	// ReleaseIPs makes a Pause delete the reserved IPs too (`--release-ips`): a lower floor, new
+	// endpoints at the resume.
+	ReleaseIPs bool
 	// NoCancel makes a Down that finds the lock held give up at once instead of asking the holder
 	// to stop (the reaper: a busy cluster is for its next run).
 	NoCancel bool

@@ -19,6 +19,7 @@ import (
 	"github.com/pocbot/pocbot/internal/lifecycle"
 	"github.com/pocbot/pocbot/internal/provision"
 	"github.com/pocbot/pocbot/internal/provision/cluster"
+	"github.com/pocbot/pocbot/internal/provision/scaleway"
 	"github.com/pocbot/pocbot/internal/statestore"
 )
 
@@ -40,13 +41,17 @@ var ErrPrecondition = errors.New("precondition no longer holds")
 // Builder adds a spec's nodes to a graph (cluster.Build with its outside parties bound).
 type Builder func(g *provision.Graph, spec provision.Spec) error
 
+// PauseBuilder adds a spec's pause graph (cluster.BuildPause with its outside parties bound);
+// releaseIPs makes it delete the reserved IPs too.
+type PauseBuilder func(g *provision.Graph, spec provision.Spec, releaseIPs bool) error
+
 // Ops runs operations. Store and Build are required.
 type Ops struct {
 	Store *statestore.Store
 	Build Builder
 	// BuildPause adds a cluster's pause graph (cluster.BuildPause with the same parties as
 	// Build); nil: Pause refuses.
-	BuildPause Builder
+	BuildPause PauseBuilder
 	Engine     provision.Options // Progress is set per request
 	Now        func() time.Time
 	Log        *slog.Logger
@@ -300,6 +305,10 @@ func (o *Ops) Up(ctx context.Context, in Intent) (_ *Outcome, err error) {
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 	defer cancel()
 	if upErr != nil {
+		if f := o.closeAdminAfterFailure(wctx, g, engine, final, saver, in.Cluster); f != nil {
+			final = f
+			out.State = final
+		}
 		failedPhase := lifecycle.PhaseFailed
 		if resuming {
 			failedPhase = lifecycle.PhaseResuming // still the resume of a paused cluster: an up or resume continues it
@@ -473,6 +482,33 @@ func (o *Ops) lockRefusal(out *Outcome, in Intent, err error, waited time.Durati
 		return refused(out, &Refusal{Kind: lifecycle.RefuseLocked, Cluster: in.Cluster, Holder: le.Holder, Waited: waited, Err: err})
 	}
 	return failed(out, err)
+}
+
+// closeAdminAfterFailure removes the runner's temporary admin rule that a failed up left in the
+// security group (admin-access-close never ran: nothing starts after a failure): the rule is for
+// the run only, failures included. It returns the state saved after, or nil when nothing ran.
+func (o *Ops) closeAdminAfterFailure(ctx context.Context, g *provision.Graph, engine *provision.Engine, st *provision.State, saver *docSaver, name string) *provision.State {
+	if st == nil || st.Outputs[scaleway.OutAdminTemporary] == "" {
+		return nil
+	}
+	n, ok := g.Node(cluster.NodeAdminClose)
+	if !ok {
+		return nil
+	}
+	n.Needs = nil
+	g2 := provision.NewGraph()
+	if err := g2.Add(n); err != nil {
+		o.log().Error("close the runner's temporary admin rule after a failed up", "cluster", name, "err", err)
+		return nil
+	}
+	if err := engine.Up(ctx, g2, st, saver); err != nil {
+		o.log().Error("close the runner's temporary admin rule after a failed up: it stays until the next run or the down", "cluster", name, "err", err)
+	}
+	final, err := decodeState(saver.doc)
+	if err != nil {
+		return nil
+	}
+	return final
 }
 
 // admit writes a new cluster's first document through write. With bounds, the budget check and

@@ -11,6 +11,7 @@ import (
 	"github.com/pocbot/pocbot/internal/lifecycle"
 	"github.com/pocbot/pocbot/internal/provision"
 	"github.com/pocbot/pocbot/internal/provision/cluster"
+	"github.com/pocbot/pocbot/internal/provision/scaleway"
 	"github.com/pocbot/pocbot/internal/provision/talos"
 	"github.com/pocbot/pocbot/internal/statestore"
 )
@@ -115,7 +116,7 @@ func (o *Ops) Pause(ctx context.Context, in Intent) (*Outcome, error) {
 		return failed(out, err)
 	}
 	g := provision.NewGraph()
-	if err := o.BuildPause(g, st.Spec); err != nil {
+	if err := o.BuildPause(g, st.Spec, in.ReleaseIPs); err != nil {
 		return failed(out, err)
 	}
 	eopts := o.Engine
@@ -156,7 +157,8 @@ func (o *Ops) pausedQuote(ctx context.Context, st *provision.State) cost.Quote {
 		return cost.Quote{}
 	}
 	snap, _ := cluster.ParseSnapshot(st.Outputs[cluster.OutEtcdSnapshot])
-	q, err := QuotePaused(ctx, o.Quoter, st.Spec, snap.Size, 0)
+	_, kept := st.Resources[scaleway.NodeIP(0)] // a pause with --release-ips left none
+	q, err := QuotePaused(ctx, o.Quoter, st.Spec, snap.Size, !kept, 0)
 	if err != nil {
 		return cost.Quote{}
 	}
