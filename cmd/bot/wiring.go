@@ -349,7 +349,14 @@ func openBackendParts(ctx context.Context, getenv func(string) string, a *app) (
 		RunnerCIDR: runnerCIDR,
 	}
 	ccfg.ImageLocker = ops // the Build closure sees it: clusters making one image take turns
-	return &chatops.Backend{Ops: ops, Quoter: cost.NewQuoter(cost.APISources(client)...), Spec: spec, Close: closeAll,
+	quoter := cost.NewQuoter(cost.APISources(client)...)
+	// Before anything is created, an up is weighed against the organization's quotas and the
+	// stock of its worker offers, each candidate priced (worker_offers).
+	ops.Preflight = cluster.Preflight(ccfg, func(ctx context.Context, s provision.Spec) (int64, error) {
+		q, err := clusterops.Quote(ctx, quoter, s, 24*time.Hour, false)
+		return q.Daily.Nanos, err
+	})
+	return &chatops.Backend{Ops: ops, Quoter: quoter, Spec: spec, Close: closeAll,
 		Pool: &poolstore.Pool{Store: store, Now: a.now}}, driver, nil
 }
 

@@ -81,7 +81,10 @@ type Options struct {
 	// Faults, Quotas and Stock go to the Scaleway emulator.
 	Faults scwsim.Faults
 	Quotas map[string]int
-	Stock  map[string]int
+	// OrgQuotas are the organization's quotas by name (scwsim.DocumentedQuotas: Scaleway's
+	// defaults); nil sets none.
+	OrgQuotas map[string]int
+	Stock     map[string]int
 	// S3 chooses the bucket backend: "auto" (versitygw when installed), "versitygw", "file".
 	S3 string
 	// RescuePort is the worker's rescue SSH port (port 22 is not assumed; default 2222).
@@ -227,6 +230,7 @@ func Start(ctx context.Context, opts Options) (w *World, err error) {
 		SecretKey:  w.SecretKey,
 		TimeFactor: opts.TimeFactor,
 		Quotas:     opts.Quotas,
+		OrgQuotas:  opts.OrgQuotas,
 		Stock:      opts.Stock,
 		Faults:     opts.Faults,
 		Objects:    bucketObjects{w: w},

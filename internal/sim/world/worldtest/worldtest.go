@@ -104,6 +104,7 @@ func New(t testing.TB, w *world.World, o Options) *Parts {
 		LockWait:   o.LockWait,
 		RunnerCIDR: o.RunnerCIDR,
 	}
+	p.Ops.Preflight = cluster.Preflight(ccfg, nil)
 	ccfg.ImageLocker = p.Ops
 	return p
 }
