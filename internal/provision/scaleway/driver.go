@@ -61,7 +61,7 @@ func New(cfg Config) (*Driver, error) {
 	}
 	org, _ := cfg.Client.GetDefaultOrganizationID() // "": the pre-flight reads no quota (SCW_DEFAULT_ORGANIZATION_ID)
 	return &Driver{
-		org: org,
+		org:  org,
 		inst: instance.NewAPI(cfg.Client), blk: block.NewAPI(cfg.Client), bm: baremetal.NewAPI(cfg.Client),
 		iam: iam.NewAPI(cfg.Client), dom: domain.NewAPI(cfg.Client), project: p, bucket: cfg.Bucket,
 	}, nil
