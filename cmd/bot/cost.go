@@ -106,6 +106,11 @@ func (a *app) printPlan(ctx context.Context, w *opsWorld, req clusterops.Request
 	if err != nil {
 		return err
 	}
+	pf, err := w.ops.Check(ctx, req, spec)
+	if err != nil {
+		return fmt.Errorf("pre-flight (nothing was created): %w", err)
+	}
+	printPreflight(a, pf)
 	a.printf("\n")
 	if err := quote.WriteText(a.stdout, cost.Times{Now: time.Now(), Expires: time.Now().Add(req.TTL)}); err != nil {
 		return err

@@ -67,12 +67,16 @@ type harness struct {
 	summary bytes.Buffer
 }
 
-func newHarness(t *testing.T) *harness {
+func newHarness(t *testing.T) *harness { return newHarnessIn(t, world.Options{}) }
+
+// newHarnessIn is newHarness in a world with o's quotas, stock and faults.
+func newHarnessIn(t *testing.T, o world.Options) *harness {
 	t.Helper()
 	ctx := context.Background()
 	logs := &lockedBuffer{}
 	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	w, err := world.Start(ctx, world.Options{Dir: t.TempDir(), TimeFactor: 0.005, S3: "versitygw"})
+	o.Dir, o.TimeFactor, o.S3 = t.TempDir(), 0.005, "versitygw"
+	w, err := world.Start(ctx, o)
 	if err != nil {
 		t.Fatalf("start the world: %v", err)
 	}

@@ -95,6 +95,16 @@ func goldenCases() map[string]string {
 		Cost: defaultCost(),
 	}
 	plan.Cost.Accrued, plan.Cost.UntilExpiry = "", ""
+	pf := PreflightView{
+		Quotas: []QuotaRow{{Quota: "instance_servers_play2_nano", What: "PLAY2-NANO Instances", Limit: "5", Used: 3, Need: 3, Headroom: "-1"},
+			{Quota: "instance_ips", What: "Instance flexible IPs", Limit: "20", Used: 3, Need: 3, Headroom: "14", OK: true},
+			{Quota: "block_volumes", What: "Block Storage volumes", Limit: "not listed", Used: 3, Need: 3, Headroom: "not listed", OK: true}},
+		Offers: []OfferRow{{Offer: "EM-A116X-SSD", Stock: "empty", PerDay: "4.30 €", Outcome: "skipped: out of stock"},
+			{Offer: "EM-A115X-SSD", Stock: "low", PerDay: "4.63 €", Outcome: "taken"}},
+		ETA: 11*time.Minute + 2*time.Second, ETAFrom: "the latency profile", Path: "cold, shared image",
+	}
+	planPF := plan
+	planPF.Preflight = &pf
 	return map[string]string{
 		"help":         HelpText(ParseConfig{}, ""),
 		"help_up":      HelpText(ParseConfig{}, VerbUp),
@@ -138,7 +148,10 @@ func goldenCases() map[string]string {
 		"budget_count":   RenderBudgetRefusal(BudgetRefusalView{Limit: LimitMaxClusters, Current: "3 clusters", Max: "3"}),
 		"budget_unknown": RenderBudgetRefusal(BudgetRefusalView{Limit: LimitUnknownPrice, Detail: "No price for Elastic Metal EM-X999 in fr-par-1 (end of sale)."}),
 		"plan":           RenderPlan(plan),
-		"kubeconfig":     RenderKubeconfig("acme-shop-42", kcURL, now),
+		"plan_preflight": RenderPlan(planPF),
+		"quota_refusal": RenderQuotaRefusal("acme-shop-42", "Scaleway quota instance_servers_play2_nano (PLAY2-NANO Instances) would be exceeded: limit 5, in use 3, this cluster needs 3",
+			PreflightView{Quotas: pf.Quotas}),
+		"kubeconfig": RenderKubeconfig("acme-shop-42", kcURL, now),
 		"up_changes": renderChanges([]Change{{Field: "ttl", From: "8h", To: "1d", InPlace: true},
 			{Field: "control planes", From: "3", To: "5", Reason: "the etcd membership is fixed at creation: `/poc down` then `/poc up --cp-count 5`"}}),
 	}
