@@ -27,11 +27,14 @@ import (
 	"github.com/pocbot/pocbot/internal/chatops"
 	"github.com/pocbot/pocbot/internal/clusterops"
 	"github.com/pocbot/pocbot/internal/cost"
+	"github.com/pocbot/pocbot/internal/eta"
 	"github.com/pocbot/pocbot/internal/pool/poolstore"
 	"github.com/pocbot/pocbot/internal/provision"
 	"github.com/pocbot/pocbot/internal/provision/cluster"
 	"github.com/pocbot/pocbot/internal/provision/images"
 	"github.com/pocbot/pocbot/internal/provision/scaleway"
+	scwsim "github.com/pocbot/pocbot/internal/sim/scaleway"
+	"github.com/pocbot/pocbot/internal/sim/world"
 	"github.com/pocbot/pocbot/internal/statestore"
 	"github.com/pocbot/pocbot/internal/version"
 	"github.com/scaleway/scaleway-sdk-go/scw"
@@ -137,6 +140,7 @@ type opsWorld struct {
 	store      *statestore.Store
 	driver     *scaleway.Driver
 	quoter     *cost.Quoter
+	eta        *eta.Book
 	bucketName string
 	close      func()
 }
@@ -148,7 +152,7 @@ func (a *app) openWorld(ctx context.Context) (*opsWorld, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &opsWorld{ops: b.Ops, store: b.Ops.Store, driver: drv, quoter: b.Quoter, bucketName: b.Spec.ImageBucket, close: b.Close}, nil
+	return &opsWorld{ops: b.Ops, store: b.Ops.Store, driver: drv, quoter: b.Quoter, eta: b.ETA, bucketName: b.Spec.ImageBucket, close: b.Close}, nil
 }
 
 // openStore opens the state store alone (commands that touch no cloud API).
@@ -356,7 +360,11 @@ func openBackendParts(ctx context.Context, getenv func(string) string, a *app) (
 		q, err := clusterops.Quote(ctx, quoter, s, 24*time.Hour, false)
 		return q.Daily.Nanos, err
 	})
-	return &chatops.Backend{Ops: ops, Quoter: quoter, Spec: spec, Close: closeAll,
+	// The ETA: this project's past ups (the state bucket), else the latency profile — the
+	// recorded Scaleway latencies and the hosts' figures the emulated world also plays.
+	book := &eta.Book{Store: store, Build: ops.Build, Profile: world.Profile(scwsim.DefaultLatency(), world.DefaultHosts()),
+		SharedImage: driver.SharedSnapshot}
+	return &chatops.Backend{Ops: ops, Quoter: quoter, Spec: spec, Close: closeAll, ETA: book,
 		Pool: &poolstore.Pool{Store: store, Now: a.now}}, driver, nil
 }
 

@@ -20,10 +20,12 @@ import (
 
 	"github.com/pocbot/pocbot/internal/chatops"
 	"github.com/pocbot/pocbot/internal/cost"
+	"github.com/pocbot/pocbot/internal/eta"
 	"github.com/pocbot/pocbot/internal/github"
 	"github.com/pocbot/pocbot/internal/pool/poolstore"
 	"github.com/pocbot/pocbot/internal/provision"
 	ghsim "github.com/pocbot/pocbot/internal/sim/github"
+	scwsim "github.com/pocbot/pocbot/internal/sim/scaleway"
 	"github.com/pocbot/pocbot/internal/sim/world"
 	"github.com/pocbot/pocbot/internal/sim/world/worldtest"
 )
@@ -84,7 +86,8 @@ func newHarnessIn(t *testing.T, o world.Options) *harness {
 	p := worldtest.New(t, w, worldtest.Options{Log: log})
 	h := &harness{t: t, w: w, logs: logs, log: log, clients: map[string]*github.Client{}}
 	h.backend = &chatops.Backend{Ops: p.Ops, Quoter: cost.NewQuoter(cost.APISources(p.Client)...), Spec: p.Spec,
-		Pool: &poolstore.Pool{Store: p.Store}}
+		Pool: &poolstore.Pool{Store: p.Store},
+		ETA:  &eta.Book{Store: p.Store, Build: p.Ops.Build, Profile: world.Profile(scwsim.DefaultLatency(), world.DefaultHosts()), SharedImage: p.Driver.SharedSnapshot}}
 	return h
 }
 

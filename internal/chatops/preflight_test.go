@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/pocbot/pocbot/internal/commands"
+	"github.com/pocbot/pocbot/internal/eta"
 	ghsim "github.com/pocbot/pocbot/internal/sim/github"
 	scwsim "github.com/pocbot/pocbot/internal/sim/scaleway"
 	"github.com/pocbot/pocbot/internal/sim/world"
@@ -34,7 +35,8 @@ func TestQuotasStockAndFallbackOnGitHub(t *testing.T) {
 		t.Fatalf("dry run: outcome %+v, err %v", out, err)
 	}
 	plan := lastBody(h, repo, 1)
-	for _, want := range []string{"Scaleway quotas", "instance_servers_play2_nano", "| 5 | 0 | 3 | 2 |", "EM-A116X-SSD", "skipped: out of stock", "EM-A115X-SSD", "taken"} {
+	for _, want := range []string{"Scaleway quotas", "instance_servers_play2_nano", "| 5 | 0 | 3 | 2 |", "EM-A116X-SSD", "skipped: out of stock", "EM-A115X-SSD", "taken",
+		"**ETA:** about 11 min (cold, first image, from the latency profile)"} {
 		if !strings.Contains(plan, want) {
 			t.Errorf("the dry run does not show %q:\n%s", want, plan)
 		}
@@ -52,6 +54,11 @@ func TestQuotasStockAndFallbackOnGitHub(t *testing.T) {
 	}
 	if !strings.Contains(sticky, "EM-A115X-SSD") || !strings.Contains(sticky, "EM-A116X-SSD skipped: out of stock") {
 		t.Errorf("the status comment does not say which offer was taken and why:\n%s", sticky)
+	}
+
+	// The up's duration is this project's history now: the ETA of its path reads it.
+	if sh, err := h.backend.Ops.Store.GetShared(ctx, eta.DocName); err != nil || !strings.Contains(string(sh.Body), "cold, first image") {
+		t.Errorf("the up's duration was not recorded: %v", err)
 	}
 
 	inv := len(h.w.Scaleway.Inventory())

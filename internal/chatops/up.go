@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/pocbot/pocbot/internal/preflight"
 	"net/netip"
 	"sort"
 	"strings"
@@ -13,7 +12,9 @@ import (
 	"github.com/pocbot/pocbot/internal/clusterops"
 	"github.com/pocbot/pocbot/internal/commands"
 	"github.com/pocbot/pocbot/internal/cost"
+	"github.com/pocbot/pocbot/internal/eta"
 	"github.com/pocbot/pocbot/internal/github"
+	"github.com/pocbot/pocbot/internal/preflight"
 	"github.com/pocbot/pocbot/internal/provision"
 	"github.com/pocbot/pocbot/internal/provision/cluster"
 	"github.com/pocbot/pocbot/internal/repoconfig"
@@ -115,9 +116,10 @@ func (r *run) up(ctx context.Context, o commands.UpOptions) error {
 		donePlan()
 		return r.fail(ctx, fmt.Errorf("pre-flight of cluster %q (nothing was created): %w", r.cluster, err))
 	}
+	est := r.estimate(ctx, spec, exists, pf)
 	if o.DryRun {
 		donePlan()
-		return r.plan(ctx, spec, exists, inPlace, refused, ttl, quote, pf)
+		return r.plan(ctx, spec, exists, inPlace, refused, ttl, quote, pf, est)
 	}
 	if pf != nil && pf.Refusal != nil {
 		donePlan()
@@ -155,6 +157,9 @@ func (r *run) up(ctx context.Context, o commands.UpOptions) error {
 		req.MinSerial = w
 	}
 
+	if est != nil {
+		r.eta = commands.PreflightView{ETA: est.D, ETAFrom: est.From, Path: est.Path.String()}.ETAText()
+	}
 	r.react(ctx, github.ReactionRocket)
 	doneUp := r.group("up " + r.cluster)
 	started := r.h.now()
@@ -190,6 +195,9 @@ func (r *run) up(ctx context.Context, o commands.UpOptions) error {
 	defer doneReply()
 	view := &tr.view
 	ok := upErr == nil
+	if ok {
+		r.recordDuration(ctx, est, r.h.now().Sub(started))
+	}
 	var summary string
 	if ok {
 		uv, err := r.upView(ctx, res, spec, quote, inPlace)
@@ -249,6 +257,7 @@ func (r *run) track(ctx context.Context, verb commands.Verb, phase string, start
 	if r.header != nil {
 		t.view.StateSerial = r.header.Serial
 	}
+	t.view.ETA = r.eta // an up's ETA, from the first status comment on
 	if err := t.sticky.Update(ctx, t.render(nil)); err != nil {
 		r.h.log().Warn("could not write the status comment", "err", err)
 	}
@@ -454,7 +463,7 @@ func (r *run) runningCosts(ctx context.Context) ([]cost.ClusterCost, error) {
 }
 
 // plan answers `/poc up --dry-run`: what would be created or changed and what it costs.
-func (r *run) plan(ctx context.Context, spec provision.Spec, exists bool, inPlace, refused []provision.Change, ttl time.Duration, q cost.Quote, pf *preflight.Result) error {
+func (r *run) plan(ctx context.Context, spec provision.Spec, exists bool, inPlace, refused []provision.Change, ttl time.Duration, q cost.Quote, pf *preflight.Result, est *eta.Estimate) error {
 	g := provision.NewGraph()
 	if err := r.backend.Ops.Build(g, spec); err != nil {
 		return r.fail(ctx, fmt.Errorf("build the plan of %q: %w", r.cluster, err))
@@ -474,7 +483,7 @@ func (r *run) plan(ctx context.Context, spec provision.Spec, exists bool, inPlac
 		}
 	}
 	v := commands.PlanView{Cluster: r.cluster, Changes: changes(inPlace, refused), TTL: ttl, Talos: spec.TalosVersion,
-		AdminCIDRs: spec.AdminCIDRs, Cost: costView(r.cluster, q, time.Time{}, r.h.now(), time.Time{}), Preflight: preflightView(pf)}
+		AdminCIDRs: spec.AdminCIDRs, Cost: costView(r.cluster, q, time.Time{}, r.h.now(), time.Time{}), Preflight: withETA(preflightView(pf), est)}
 	if exists {
 		v.TTL = 0 // an existing cluster keeps its expiry
 	}

@@ -65,7 +65,10 @@ type StickyView struct {
 	Plan        *PlanView // set for `up --dry-run`
 	Down        *DownView // set when `down` has finished
 	Error       string    // what failed and what to do; redacted and fenced when rendered
-	Log         string    // long log, folded; truncated first when the body is too long
+	// ETA is the up's expected length while it runs ("about 11 min (cold, …)"); shown until
+	// the run ends.
+	ETA string
+	Log string // long log, folded; truncated first when the body is too long
 }
 
 var (
@@ -163,6 +166,9 @@ func renderSticky(v StickyView, log string) string {
 	}
 	if !v.Started.IsZero() && !v.Now.IsZero() {
 		meta = append(meta, "running for "+preciseDuration(v.Now.Sub(v.Started)))
+	}
+	if v.ETA != "" && v.Up == nil && v.Down == nil && v.Error == "" {
+		meta = append(meta, "ETA "+escapeText(v.ETA))
 	}
 	if v.RunURL != "" {
 		meta = append(meta, "[run log]("+v.RunURL+")")

@@ -53,6 +53,8 @@ import (
 	"gocloud.dev/blob/fileblob"
 	"golang.org/x/crypto/ssh"
 
+	"github.com/pocbot/pocbot/internal/provision/cluster"
+	"github.com/pocbot/pocbot/internal/provision/scaleway"
 	"github.com/pocbot/pocbot/internal/sim/catalog"
 	ghsim "github.com/pocbot/pocbot/internal/sim/github"
 	"github.com/pocbot/pocbot/internal/sim/imagefactory"
@@ -640,5 +642,19 @@ func WaitTCP(ctx context.Context, addr string, within time.Duration) error {
 			return fmt.Errorf("%s did not answer within %s: %w", addr, within, err)
 		case <-time.After(50 * time.Millisecond):
 		}
+	}
+}
+
+// Profile is the whole cluster's latency profile of a world at real time (factor 1): the
+// emulator's figures for the Scaleway transitions (each names its recording), the hosts' for
+// Talos and the rescue system. It is the ETA's fallback (internal/eta) and the bound of the
+// benchmarks.
+func Profile(scw scwsim.Latency, h Hosts) cluster.Waits {
+	return cluster.Waits{
+		Scaleway: scaleway.Waits{SnapshotImport: scw.SnapshotImport, BMDelivery: scw.BMDelivery, SGRules: scw.SGRules,
+			VolumeCreate: scw.VolumeCreate, Poweron: scw.Poweron, Terminate: scw.Terminate, BMDelete: scw.BMDelete},
+		RescueReboot: scw.BMRescueReboot, RescueBoot: h.RescueBoot, ImageWrite: h.ImageWrite, NormalReboot: scw.BMNormalReboot,
+		TalosBoot: TalosBoot, TalosReady: max(TalosCRI, TalosTimeSync), ApplyReboot: h.Talos.ApplyReboot, KubeReady: h.Talos.KubeReady,
+		ResetReboot: h.Talos.ResetWipe + h.Talos.ResetReboot, // the reset's sequence, then its reboot
 	}
 }
