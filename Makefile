@@ -24,14 +24,19 @@ goreleaser:
 generate:
 	$(GO) generate ./internal/settings
 
+# The stand-ins' commands (sim, demo, soak) are built only with this tag: the production binary
+# (`make build`, the release, the Action) links none of internal/sim (cmd/bot/lean_test.go).
+SIMTAGS  := -tags sim
+
 # -race everywhere; the tests start the real servers they need (versitygw, sshd) on loopback.
 test:
-	$(GO) test -race -timeout 14m ./...
+	$(GO) test $(SIMTAGS) -race -timeout 14m ./...
 
 lint: goreleaser
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); \
 	  if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet ./...
+	$(GO) vet $(SIMTAGS) ./cmd/bot
 	@# The repository's tests need nothing outside it (a clone from GitHub has no ../shared).
 	@if git grep -nE '\.\./shared|/work/shared' -- ':!*.md' ':!.gitattributes' ':!Makefile'; then \
 	  echo "the files above read outside the repository: carry what they need into testdata"; exit 1; fi
@@ -42,7 +47,7 @@ lint: goreleaser
 	goreleaser check
 
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem -benchtime 3x ./...
+	$(GO) test $(SIMTAGS) -run '^$$' -bench . -benchmem -benchtime 3x ./...
 
 # Short fuzz runs of every parser (their seed corpora, and the crashers found, also run in `make test`).
 fuzz:
@@ -55,7 +60,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzParseDecimal$$' -fuzztime 10s ./internal/cost
 
 demo:
-	$(GO) run ./cmd/bot demo
+	$(GO) run $(SIMTAGS) ./cmd/bot demo
 
 # Seeded random histories against the emulated world, invariants checked after every step
 # (internal/sim/soak). DURATION= how long to draw new histories (default 2m); SEED= replays one
@@ -66,8 +71,8 @@ SEED     ?=
 KEEP     ?=
 PARALLEL ?=
 soak:
-	$(GO) build -o bin/bot ./cmd/bot
-	./bin/bot soak --duration $(DURATION) $(if $(PARALLEL),--parallel $(PARALLEL)) $(if $(SEED),--seed $(SEED)) $(if $(KEEP),--keep $(KEEP))
+	$(GO) build $(SIMTAGS) -o bin/bot-sim ./cmd/bot
+	./bin/bot-sim soak --duration $(DURATION) $(if $(PARALLEL),--parallel $(PARALLEL)) $(if $(SEED),--seed $(SEED)) $(if $(KEEP),--keep $(KEEP))
 
 clean:
 	rm -rf bin dist

@@ -187,3 +187,41 @@ func TestWorkflowsUseAnEnvironment(t *testing.T) {
 		}
 	}
 }
+
+// The pinned commit pins the binary (issue 22): the release comes from the Action's own
+// action/version, every archive is verified against action/checksums.txt of the same commit, the
+// cache holds only the archive (never a checksums file), and the release workflow commits the sums
+// into the Action before tagging. The script's behaviour is tested in cmd/bot/action_test.go.
+func TestActionPinsItsBinary(t *testing.T) {
+	a := mustRead(t, "../action.yml")
+	for _, want := range []string{
+		`"$GITHUB_ACTION_PATH/action/version"`,
+		"POCBOT_CHECKSUMS: ${{ github.action_path }}/action/checksums.txt",
+		"POCBOT_VERSION: ${{ steps.pin.outputs.version }}",
+		"path: ${{ runner.temp }}/pocbot-${{ steps.pin.outputs.version }}/*.tar.gz",
+	} {
+		if !strings.Contains(a, want) {
+			t.Errorf("action.yml lacks %q", want)
+		}
+	}
+	if regexp.MustCompile(`(?m)^  version:\n(?:    .*\n)*?    required: true`).MatchString(a) {
+		t.Error("action.yml requires a version input: the pinned commit decides the release")
+	}
+	if strings.Contains(mustRead(t, "fetch-bot.sh"), "/checksums.txt\" checksums.txt") {
+		t.Error("fetch-bot.sh downloads checksums.txt: only the Action's pinned sums may count")
+	}
+	rel := mustRead(t, "../.github/workflows/release.yml")
+	for _, want := range []string{"cp dist/checksums.txt action/checksums.txt", ">action/version", "attest-build-provenance", "subject-checksums: dist/checksums.txt"} {
+		if !strings.Contains(rel, want) {
+			t.Errorf("release.yml lacks %q", want)
+		}
+	}
+	for _, f := range []string{"version", "checksums.txt"} {
+		if _, err := os.Stat(f); err != nil {
+			t.Errorf("action/%s: %v (the release workflow fills it; it must exist)", f, err)
+		}
+	}
+	if wf := mustRead(t, "../deploy/workflow/poc.yml"); regexp.MustCompile(`(?m)^\s+version:\s*v`).MatchString(wf) {
+		t.Error("deploy/workflow/poc.yml gives version: a Dependabot bump of the SHA would leave it behind")
+	}
+}

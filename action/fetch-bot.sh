@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
 # fetch-bot.sh: download the pocbot release archive for this machine's OS and architecture, verify
-# it against the release's checksums.txt, and unpack `bot`. A missing or mismatching checksum stops
-# here with an error: nothing unverified is ever run.
+# it against the sha256 that the Action's own commit holds (action/checksums.txt, committed by the
+# release workflow), and unpack `bot`. Nothing downloaded or cached is trusted: no checksums.txt is
+# ever fetched or read from the cache, so pinning the Action's commit SHA pins the binary's bytes. A
+# missing or mismatching checksum stops here with an error: nothing unverified is ever run.
 #
 # Environment:
-#   POCBOT_VERSION      release tag, e.g. v0.2.0 (required)
+#   POCBOT_VERSION      release tag, e.g. v0.2.0 (required; the Action reads it from action/version)
+#   POCBOT_CHECKSUMS    the pinned checksums file (required; the Action's action/checksums.txt)
 #   POCBOT_RELEASE_URL  base of the release downloads (default
-#                       https://github.com/pocbot/pocbot/releases/download); the files are
-#                       $POCBOT_RELEASE_URL/$POCBOT_VERSION/{checksums.txt,pocbot_<ver>_<os>_<arch>.tar.gz}
+#                       https://github.com/pocbot/pocbot/releases/download); the archive is
+#                       $POCBOT_RELEASE_URL/$POCBOT_VERSION/pocbot_<ver>_<os>_<arch>.tar.gz
 #   POCBOT_DIR          where to keep the archive and the binary (default $RUNNER_TEMP/pocbot or a temp dir);
 #                       an archive already there (from the Action's cache) is verified again, not trusted
 #   RUNNER_OS, RUNNER_ARCH  as GitHub sets them (Linux/macOS, X64/ARM64); uname otherwise
@@ -26,6 +29,8 @@ case "$version" in
   v[0-9]*) ;;
   *) die "POCBOT_VERSION=$version is not a release tag like v0.2.0" ;;
 esac
+sums="${POCBOT_CHECKSUMS:-}"
+[ -s "${sums:-/nonexistent}" ] || die "POCBOT_CHECKSUMS=${sums:-<unset>} is not a checksums file: this commit of the Action pins no release (pin the commit SHA of a release tag, or use version: source)"
 base="${POCBOT_RELEASE_URL:-https://github.com/pocbot/pocbot/releases/download}"
 dir="${POCBOT_DIR:-${RUNNER_TEMP:-$(mktemp -d)}/pocbot}"
 
@@ -33,7 +38,7 @@ os="${RUNNER_OS:-$(uname -s)}"
 case "$os" in
   Linux | linux) os=linux ;;
   macOS | Darwin | darwin) os=darwin ;;
-  *) die "no pocbot release for OS $os: releases exist for Linux (amd64, arm64) and macOS (arm64)" ;;
+  *) die "no pocbot release for OS $os: releases exist for Linux and macOS" ;;
 esac
 arch="${RUNNER_ARCH:-$(uname -m)}"
 case "$arch" in
@@ -41,9 +46,6 @@ case "$arch" in
   ARM64 | aarch64 | arm64) arch=arm64 ;;
   *) die "no pocbot release for architecture $arch: releases exist for amd64 and arm64" ;;
 esac
-if [ "$os/$arch" = darwin/amd64 ]; then
-  die "no pocbot release for macOS on Intel (darwin/amd64): use an arm64 or a Linux runner"
-fi
 
 archive="pocbot_${version#v}_${os}_${arch}.tar.gz"
 mkdir -p "$dir"
@@ -55,23 +57,30 @@ fetch() { # URL FILE
   mv "$2.part" "$2"
 }
 
-if [ ! -s checksums.txt ]; then
-  fetch "$base/$version/checksums.txt" checksums.txt
-fi
-if [ ! -s "$archive" ]; then
-  fetch "$base/$version/$archive" "$archive"
-fi
+# Whatever a cache restored besides the archive is not ours to read: a checksums.txt or a bot next
+# to it could have been planted together with the archive.
+rm -f checksums.txt bot
 
-want="$(awk -v f="$archive" '$2 == f || $2 == "*" f { print $1 }' checksums.txt)"
-[ -n "$want" ] || { rm -f "$archive" checksums.txt; die "$archive is not listed in checksums.txt of $version: refusing to run an unverified binary"; }
-if command -v sha256sum >/dev/null 2>&1; then
-  got="$(sha256sum "$archive" | awk '{ print $1 }')"
+want="$(awk -v f="$archive" '$2 == f || $2 == "*" f { print $1 }' "$sums")"
+[ -n "$want" ] || { rm -f "$archive"; die "$archive is not listed in the Action's pinned checksums ($sums) of $version: refusing to run an unverified binary"; }
+
+sha256() {
+  if command -v sha256sum >/dev/null 2>&1; then sha256sum "$1" | awk '{ print $1 }'; else shasum -a 256 "$1" | awk '{ print $1 }'; fi
+}
+
+if [ -s "$archive" ]; then
+  got="$(sha256 "$archive")"
+  if [ "$got" != "$want" ]; then
+    rm -f "$archive"
+    die "checksum mismatch for the cached $archive of $version: the Action's commit pins $want, the cache holds $got. The cache entry is poisoned or stale: nothing was run; delete it (gh cache delete --repo \$GITHUB_REPOSITORY pocbot-$version-…) and rerun"
+  fi
 else
-  got="$(shasum -a 256 "$archive" | awk '{ print $1 }')"
-fi
-if [ "$got" != "$want" ]; then
-  rm -f "$archive" checksums.txt bot
-  die "checksum mismatch for $archive of $version: checksums.txt says $want, the download is $got. The archive was removed and nothing was run; retry, and report it if it persists"
+  fetch "$base/$version/$archive" "$archive"
+  got="$(sha256 "$archive")"
+  if [ "$got" != "$want" ]; then
+    rm -f "$archive"
+    die "checksum mismatch for $archive of $version: the Action's commit pins $want, the download is $got. The archive was removed and nothing was run; retry, and report it if it persists"
+  fi
 fi
 
 rm -f bot

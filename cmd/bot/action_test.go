@@ -25,7 +25,8 @@ import (
 const testRelease = "v0.0.0-test"
 
 // release lays out a GitHub-release-like tree under root: root/<tag>/checksums.txt and the
-// goreleaser archive (pocbot_<ver>_<os>_<arch>.tar.gz, holding `bot`) for this machine.
+// goreleaser archive (pocbot_<ver>_<os>_<arch>.tar.gz, holding `bot`) for this machine; the same
+// sums go to pinnedSums(root), the Action's action/checksums.txt that the release commits.
 func release(t testing.TB, root, bin string) (archivePath string) {
 	t.Helper()
 	dir := filepath.Join(root, testRelease)
@@ -63,6 +64,9 @@ func release(t testing.TB, root, bin string) (archivePath string) {
 	if err := os.WriteFile(filepath.Join(dir, "checksums.txt"), []byte(checksums), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	if err := os.WriteFile(pinnedSums(root), []byte(checksums), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	archivePath = filepath.Join(dir, name)
 	if err := os.WriteFile(archivePath, buf.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
@@ -70,18 +74,21 @@ func release(t testing.TB, root, bin string) (archivePath string) {
 	return archivePath
 }
 
+// pinnedSums is where release puts the Action's own copy of the sums (outside the served tree).
+func pinnedSums(root string) string { return filepath.Join(root, "action-checksums.txt") }
+
 func runnerOSArch() (string, string) {
 	os, arch := map[string]string{"linux": "Linux", "darwin": "macOS"}[runtime.GOOS], map[string]string{"amd64": "X64", "arm64": "ARM64"}[runtime.GOARCH]
 	return os, arch
 }
 
-// fetchBot runs action/fetch-bot.sh as the Action does.
-func fetchBot(ctx context.Context, t testing.TB, releaseURL, dir string, extra ...string) (stdout, stderr string, code int) {
+// fetchBot runs action/fetch-bot.sh as the Action does, with the pinned sums at sums.
+func fetchBot(ctx context.Context, t testing.TB, releaseURL, sums, dir string, extra ...string) (stdout, stderr string, code int) {
 	t.Helper()
 	ros, rarch := runnerOSArch()
 	cmd := exec.CommandContext(ctx, "bash", "../../action/fetch-bot.sh")
 	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "POCBOT_VERSION=" + testRelease, "POCBOT_RELEASE_URL=" + releaseURL,
-		"POCBOT_DIR=" + dir, "RUNNER_OS=" + ros, "RUNNER_ARCH=" + rarch}, extra...)
+		"POCBOT_CHECKSUMS=" + sums, "POCBOT_DIR=" + dir, "RUNNER_OS=" + ros, "RUNNER_ARCH=" + rarch}, extra...)
 	var so, se bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &so, &se
 	err := cmd.Run()
@@ -94,7 +101,10 @@ func fetchBot(ctx context.Context, t testing.TB, releaseURL, dir string, extra .
 }
 
 // The Action's download path: a good archive runs; a tampered, unlisted or poisoned-cache archive is
-// refused with a clear error and leaves no binary behind.
+// refused with a clear error and leaves no binary behind. Only the sums the Action's commit holds
+// count: a release or a cache that brings its own matching checksums.txt is refused all the same
+// (the "poisoned cache" and "replaced release" cases ran the planted archive with the script that
+// read checksums.txt from the download or the cache).
 func TestActionFetchVerifiesTheRelease(t *testing.T) {
 	if _, err := exec.LookPath("curl"); err != nil {
 		if os.Getenv("CI") != "" {
@@ -118,6 +128,11 @@ func TestActionFetchVerifiesTheRelease(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	pinned := pinnedSums(root)
+	// other is a well-formed archive that the release never had: a bot that announces itself and
+	// writes a marker, so that the test sees whether it ran.
+	marker := filepath.Join(t.TempDir(), "planted-ran")
+	other, otherSums := plantedArchive(t, filepath.Base(archive), marker)
 	srv := httptest.NewServer(http.StripPrefix("/download", http.FileServer(http.Dir(root))))
 	defer srv.Close()
 	url := srv.URL + "/download"
@@ -136,28 +151,47 @@ func TestActionFetchVerifiesTheRelease(t *testing.T) {
 				t.Fatal(err)
 			}
 		}},
-		{name: "poisoned cache refused", want: "checksum mismatch", prepare: func(t *testing.T, dir string) {
-			// The Action's cache restored an archive the release never had: verified again, refused.
+		{name: "poisoned cache refused", want: "checksum mismatch for the cached", prepare: func(t *testing.T, dir string) {
+			// The Action's cache restored another archive together with a checksums.txt (and a
+			// bot) that match it: only the pinned sums count, so it is refused and nothing runs.
 			if err := os.MkdirAll(dir, 0o755); err != nil {
 				t.Fatal(err)
 			}
-			bad := bytes.Clone(good)
-			bad[100] ^= 1
-			if err := os.WriteFile(filepath.Join(dir, filepath.Base(archive)), bad, 0o644); err != nil {
+			for name, data := range map[string][]byte{filepath.Base(archive): other, "checksums.txt": otherSums, "bot": []byte("#!/bin/sh\ntouch " + marker + "\n")} {
+				if err := os.WriteFile(filepath.Join(dir, name), data, 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}},
+		{name: "replaced release refused", want: "checksum mismatch", prepare: func(t *testing.T, _ string) {
+			// The release's files were replaced, archive and checksums.txt together.
+			if err := os.WriteFile(archive, other, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(sumsPath, otherSums, 0o644); err != nil {
 				t.Fatal(err)
 			}
 		}},
-		{name: "archive not listed in checksums.txt", want: "is not listed in checksums.txt", prepare: func(t *testing.T, _ string) {
-			p := filepath.Join(filepath.Dir(archive), "checksums.txt")
-			if err := os.WriteFile(p, []byte(strings.Repeat("1", 64)+"  pocbot_other.tar.gz\n"), 0o644); err != nil {
+		{name: "archive not listed in the pinned sums", want: "is not listed in the Action's pinned checksums", prepare: func(t *testing.T, _ string) {
+			if err := os.WriteFile(pinned, []byte(strings.Repeat("1", 64)+"  pocbot_other.tar.gz\n"), 0o644); err != nil {
 				t.Fatal(err)
 			}
 		}},
-		{name: "missing release", want: "download", env: []string{"POCBOT_VERSION=v9.9.9"}},
+		{name: "a commit that pins no release", want: "pins no release", prepare: func(t *testing.T, _ string) {
+			if err := os.WriteFile(pinned, nil, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{name: "missing release", want: "download", prepare: func(t *testing.T, _ string) {
+			if err := os.Remove(archive); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{name: "a version the pin does not hold", want: "is not listed in the Action's pinned checksums", env: []string{"POCBOT_VERSION=v9.9.9"}},
 		{name: "not a tag", want: "is not a release tag", env: []string{"POCBOT_VERSION=latest"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			for p, data := range map[string][]byte{archive: good, sumsPath: sums} { // the good files on the server
+			for p, data := range map[string][]byte{archive: good, sumsPath: sums, pinned: sums} { // the good files on the server, the Action's pin
 				if err := os.WriteFile(p, data, 0o644); err != nil {
 					t.Fatal(err)
 				}
@@ -166,7 +200,8 @@ func TestActionFetchVerifiesTheRelease(t *testing.T) {
 			if tc.prepare != nil {
 				tc.prepare(t, dir)
 			}
-			out, stderr, code := fetchBot(ctx, t, url, dir, tc.env...)
+			os.Remove(marker)
+			out, stderr, code := fetchBot(ctx, t, url, pinned, dir, tc.env...)
 			bin := filepath.Join(dir, "bot")
 			if tc.want != "" {
 				if code == 0 || !strings.Contains(stderr, tc.want) {
@@ -174,6 +209,9 @@ func TestActionFetchVerifiesTheRelease(t *testing.T) {
 				}
 				if _, err := os.Stat(bin); err == nil {
 					t.Error("a binary was left behind after a refused download")
+				}
+				if _, err := os.Stat(marker); err == nil {
+					t.Error("the planted bot ran")
 				}
 				return
 			}
@@ -187,11 +225,35 @@ func TestActionFetchVerifiesTheRelease(t *testing.T) {
 			// A second run (the Action's cache hit) verifies the kept archive again and succeeds offline.
 			srv.Config.Handler = http.NotFoundHandler()
 			defer func() { srv.Config.Handler = http.StripPrefix("/download", http.FileServer(http.Dir(root))) }()
-			if _, stderr, code := fetchBot(ctx, t, url, dir); code != 0 {
+			if _, stderr, code := fetchBot(ctx, t, url, pinned, dir); code != 0 {
 				t.Fatalf("cached run: exit %d, %s", code, stderr)
 			}
 		})
 	}
+}
+
+// plantedArchive is an archive named like the release's holding a `bot` script that touches
+// marker, and a checksums.txt that matches it.
+func plantedArchive(t *testing.T, name, marker string) (archive, sums []byte) {
+	t.Helper()
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	tw := tar.NewWriter(zw)
+	script := []byte("#!/bin/sh\necho planted\ntouch " + marker + "\n")
+	if err := tw.WriteHeader(&tar.Header{Name: "bot", Mode: 0o755, Size: int64(len(script)), ModTime: time.Unix(0, 0)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tw.Write(script); err != nil {
+		t.Fatal(err)
+	}
+	if err := tw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(buf.Bytes())
+	return buf.Bytes(), []byte(hex.EncodeToString(sum[:]) + "  " + name + "\n")
 }
 
 // BenchmarkArchiveToEyes measures what a comment waits for once the runner is up, with a release
@@ -220,11 +282,11 @@ func BenchmarkArchiveToEyes(b *testing.B) {
 		dir := filepath.Join(b.TempDir(), "pocbot")
 		id := w.GitHub.AddComment(repo, 42, "bob", "/poc up")
 		event := filepath.Join(b.TempDir(), "event.json")
-		if err := os.WriteFile(event, commentPayload(repo, 42, id, "bob", w.GitHub.UserID("bob"), "/poc up", w.GitHub.InstallationID(repo)), 0o600); err != nil {
+		if err := os.WriteFile(event, ghsim.CommentPayload(repo, 42, id, "bob", w.GitHub.UserID("bob"), "/poc up", w.GitHub.InstallationID(repo)), 0o600); err != nil {
 			b.Fatal(err)
 		}
 		start := time.Now()
-		out, stderr, code := fetchBot(ctx, b, srv.URL+"/download", dir)
+		out, stderr, code := fetchBot(ctx, b, srv.URL+"/download", pinnedSums(root), dir)
 		if code != 0 {
 			b.Fatalf("fetch: %s", stderr)
 		}
@@ -261,3 +323,51 @@ func BenchmarkArchiveToEyes(b *testing.B) {
 // machine (2026-11-30: 119.96 s user + 23.53 s system, 0.90 GB peak RSS, 10 min 42 s wall on a
 // shared, loaded machine). Issue 12 measured ≈ 373 CPU-s including the module downloads.
 const sourceBuildCPUSeconds = 143.5
+
+// BenchmarkReleaseBinary reports what issue 22 sets goals for: the size of the release binary (built
+// as .goreleaser.yaml builds it: no sim tag, CGO off, -trimpath, -s -w; goal ≤ 30 MB) and the time
+// from "archive URL known" to the fetched binary having started and answered `bot version` (download
+// from loopback, verify against the pinned sums, unpack, exec; goal ≤ 250 ms).
+func BenchmarkReleaseBinary(b *testing.B) {
+	ctx, cancel := context.WithTimeout(b.Context(), 10*time.Minute)
+	defer cancel()
+	bin := filepath.Join(b.TempDir(), "bot")
+	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-ldflags", "-s -w", "-o", bin, ".")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		b.Fatalf("go build: %v\n%s", err, out)
+	}
+	fi, err := os.Stat(bin)
+	if err != nil {
+		b.Fatal(err)
+	}
+	root := b.TempDir()
+	archive := release(b, root, bin)
+	ai, err := os.Stat(archive)
+	if err != nil {
+		b.Fatal(err)
+	}
+	srv := httptest.NewServer(http.StripPrefix("/download", http.FileServer(http.Dir(root))))
+	defer srv.Close()
+	var total time.Duration
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		dir := filepath.Join(b.TempDir(), "pocbot")
+		start := time.Now()
+		out, stderr, code := fetchBot(ctx, b, srv.URL+"/download", pinnedSums(root), dir)
+		if code != 0 {
+			b.Fatalf("fetch: %s", stderr)
+		}
+		if v, err := exec.CommandContext(ctx, strings.TrimSpace(out), "version").CombinedOutput(); err != nil {
+			b.Fatalf("bot version: %v\n%s", err, v)
+		}
+		total += time.Since(start)
+	}
+	mb := float64(fi.Size()) / 1e6
+	ms := float64((total / time.Duration(b.N)).Microseconds()) / 1000
+	b.ReportMetric(mb, "MB-binary")
+	b.ReportMetric(float64(ai.Size())/1e6, "MB-archive")
+	b.ReportMetric(mb/30, "ratio-size-to-30MB-goal")
+	b.ReportMetric(ms, "ms-download-verify-start")
+	b.ReportMetric(ms/250, "ratio-start-to-250ms-goal")
+}

@@ -71,7 +71,7 @@ func TestBudgetRaceProcesses(t *testing.T) {
 				if err := syscall.Mkfifo(ev, 0o600); err != nil {
 					t.Fatal(err)
 				}
-				payloads[ev] = commentPayload(tc.repo, n, id, "alice", w.GitHub.UserID("alice"), "/poc up", w.GitHub.InstallationID(tc.repo))
+				payloads[ev] = ghsim.CommentPayload(tc.repo, n, id, "alice", w.GitHub.UserID("alice"), "/poc up", w.GitHub.InstallationID(tc.repo))
 				env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"),
 					"GITHUB_EVENT_NAME=issue_comment", "GITHUB_EVENT_PATH=" + ev, "GITHUB_REPOSITORY=" + tc.repo,
 					"GITHUB_RUN_ID=" + strconv.Itoa(100*ci+n), "GITHUB_ACTIONS=true",

@@ -1,3 +1,5 @@
+//go:build sim
+
 package main
 
 import (
@@ -5,7 +7,6 @@ import (
 	"context"
 	"crypto/ed25519"
 	"crypto/rand"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -245,7 +246,7 @@ func (d *demoRun) comment(ctx context.Context, login, body string) (chatops.Outc
 	d.a.printf("━━━ %s comments on %s#%d: %s\n\n", login, d.repo, d.number, body)
 	id := d.w.GitHub.AddComment(d.repo, d.number, login, body)
 	path := filepath.Join(d.dir, fmt.Sprintf("event-%d.json", d.runs))
-	if err := os.WriteFile(path, commentPayload(d.repo, d.number, id, login, d.w.GitHub.UserID(login), body, d.w.GitHub.InstallationID(d.repo)), 0o600); err != nil {
+	if err := os.WriteFile(path, ghsim.CommentPayload(d.repo, d.number, id, login, d.w.GitHub.UserID(login), body, d.w.GitHub.InstallationID(d.repo)), 0o600); err != nil {
 		return chatops.Outcome{}, err
 	}
 	env := map[string]string{"GITHUB_EVENT_PATH": path, "GITHUB_RUN_ID": strconv.Itoa(9000 + d.runs)}
@@ -419,23 +420,6 @@ func demoKey() (string, age.Identity, error) {
 		return "", nil, err
 	}
 	return strings.TrimSpace(string(ssh.MarshalAuthorizedKey(spub))) + " alice@laptop", id, nil
-}
-
-// commentPayload is an issue_comment "created" event of GitHub's shape.
-func commentPayload(repo string, number int, commentID int64, login string, userID int64, body string, installation int64) []byte {
-	owner, name, _ := strings.Cut(repo, "/")
-	user := map[string]any{"login": login, "id": userID, "type": "User"}
-	p := map[string]any{
-		"action": "created",
-		"issue": map[string]any{"number": number, "state": "open", "labels": []any{}, "user": map[string]any{"login": "alice", "type": "User"},
-			"html_url": "https://github.com/" + repo + "/issues/" + strconv.Itoa(number)},
-		"comment":      map[string]any{"id": commentID, "body": body, "user": user},
-		"repository":   map[string]any{"name": name, "full_name": repo, "owner": map[string]any{"login": owner}, "default_branch": "main"},
-		"sender":       user,
-		"installation": map[string]any{"id": installation},
-	}
-	b, _ := json.Marshal(p) // maps of strings and numbers always marshal
-	return b
 }
 
 func reactionEmoji(c string) string {

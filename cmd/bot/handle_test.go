@@ -67,7 +67,7 @@ func TestHandleProcess(t *testing.T) {
 
 	t.Run("edited comment: no API call at all", func(t *testing.T) {
 		before := len(w.GitHub.Requests())
-		p := commentPayload(repo, 42, 1, "bob", w.GitHub.UserID("bob"), "/poc up", w.GitHub.InstallationID(repo))
+		p := ghsim.CommentPayload(repo, 42, 1, "bob", w.GitHub.UserID("bob"), "/poc up", w.GitHub.InstallationID(repo))
 		p = bytes.Replace(p, []byte(`"action":"created"`), []byte(`"action":"edited"`), 1)
 		_, stderr, code, _ := run(t, "edited", p)
 		if code != 0 || !strings.Contains(stderr, "event ignored") {
@@ -100,7 +100,7 @@ func TestHandleProcess(t *testing.T) {
 				minted[tk.Value] = true
 			}
 			id := w.GitHub.AddComment(repo, 42, "bob", "/poc up")
-			stdout, stderr, code, started := run(t, "refused", commentPayload(repo, 42, id, "bob", w.GitHub.UserID("bob"), "/poc up", w.GitHub.InstallationID(repo)))
+			stdout, stderr, code, started := run(t, "refused", ghsim.CommentPayload(repo, 42, id, "bob", w.GitHub.UserID("bob"), "/poc up", w.GitHub.InstallationID(repo)))
 			if code != 0 {
 				t.Fatalf("exit %d\nstderr:\n%s", code, stderr)
 			}

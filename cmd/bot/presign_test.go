@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pocbot/pocbot/internal/sim/objstore"
 	"github.com/pocbot/pocbot/internal/sim/objstore/objstoretest"
 )
 
@@ -33,6 +34,9 @@ func TestPresignCredential(t *testing.T) {
 	if err := srv.PutBucketPolicy(ctx, bucket, policy); err != nil {
 		t.Fatal(err)
 	}
+	// docs/install.md: the presign key's application also gets ObjectStorageObjectsRead by IAM
+	// (Scaleway grants what IAM and the bucket policy both allow).
+	srv.GrantIAM(presignAK, objstore.AccessObjectsRead)
 	env := map[string]string{
 		"POC_STATE_URL": srv.BucketURL(bucket), "POC_STATE_KEY": "base64key://" + strings.Repeat("A", 43) + "=",
 		"AWS_ACCESS_KEY_ID": srv.AccessKey, "AWS_SECRET_ACCESS_KEY": srv.SecretKey,

@@ -1,3 +1,5 @@
+//go:build sim
+
 package main
 
 import (
@@ -62,6 +64,11 @@ func init() {
 			for _, kv := range w.Env() {
 				fmt.Fprintf(a.stdout, "export %s=%s\n", kv[0], shellQuote(kv[1]))
 			}
+			// A repository and its admin's token, so that `bot init --repo acme/shop` and
+			// `bot doctor --repo acme/shop` can be tried by hand against the stand-in.
+			w.GitHub.AddRepo(simRepo, "main")
+			w.GitHub.SetPermission(simRepo, simAdmin, "admin")
+			fmt.Fprintf(a.stdout, "# %s's token: an admin of %s\nexport GH_TOKEN=%s\n", simAdmin, simRepo, shellQuote(w.GitHub.AddUserToken(simAdmin)))
 			fmt.Fprintln(a.stdout, "# ready")
 			<-ctx.Done()
 			return nil
@@ -98,6 +105,12 @@ func simQuotas(set, overrides string) (map[string]int, error) {
 	}
 	return q, nil
 }
+
+// The repository `bot sim` seeds, and its admin.
+const (
+	simRepo  = "acme/shop"
+	simAdmin = "ada"
+)
 
 // shellQuote quotes for POSIX shells; values are single-line (keys go to files).
 func shellQuote(s string) string {

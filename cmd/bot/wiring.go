@@ -33,8 +33,7 @@ import (
 	"github.com/pocbot/pocbot/internal/provision/cluster"
 	"github.com/pocbot/pocbot/internal/provision/images"
 	"github.com/pocbot/pocbot/internal/provision/scaleway"
-	scwsim "github.com/pocbot/pocbot/internal/sim/scaleway"
-	"github.com/pocbot/pocbot/internal/sim/world"
+	"github.com/pocbot/pocbot/internal/s3opts"
 	"github.com/pocbot/pocbot/internal/statestore"
 	"github.com/pocbot/pocbot/internal/version"
 	"github.com/scaleway/scaleway-sdk-go/scw"
@@ -338,17 +337,20 @@ func openBackendParts(ctx context.Context, getenv func(string) string, a *app) (
 	ccfg := cluster.Config{Driver: driver, FactoryURL: factory, ImageBucket: ib, RescuePort: rescuePort,
 		RunnerCIDR: runnerCIDR, Log: a.log,
 		// Only the clusters of this state bucket share its pool of parked workers.
-		Pool: &poolstore.Pool{Store: store, Now: a.now}, Now: a.now}
+		Pool: &poolstore.Pool{Store: store, Now: a.now}, Now: a.now,
+		// A paused cluster's etcd snapshot: an encrypted streamed artifact of the state bucket.
+		Snapshots: clusterops.Snapshots{Store: store}}
 	spec := provision.DefaultSpec()
 	spec.ImageBucket = bucketName
 	ops := &clusterops.Ops{
-		Store:     store,
-		Build:     func(g *provision.Graph, s provision.Spec) error { return cluster.Build(g, s, ccfg) },
-		Engine:    provision.Options{PollInterval: poll, Logger: a.log},
-		Log:       a.log,
-		Now:       a.now,
-		LockLease: lease,
-		LockWait:  lockWait,
+		Store:      store,
+		Build:      func(g *provision.Graph, s provision.Spec) error { return cluster.Build(g, s, ccfg) },
+		BuildPause: func(g *provision.Graph, s provision.Spec) error { return cluster.BuildPause(g, s, ccfg) },
+		Engine:     provision.Options{PollInterval: poll, Logger: a.log},
+		Log:        a.log,
+		Now:        a.now,
+		LockLease:  lease,
+		LockWait:   lockWait,
 		// A status from outside admin_cidrs says that the security group is why it cannot connect.
 		RunnerCIDR: runnerCIDR,
 	}
@@ -362,7 +364,7 @@ func openBackendParts(ctx context.Context, getenv func(string) string, a *app) (
 	})
 	// The ETA: this project's past ups (the state bucket), else the latency profile — the
 	// recorded Scaleway latencies and the hosts' figures the emulated world also plays.
-	book := &eta.Book{Store: store, Build: ops.Build, Profile: world.Profile(scwsim.DefaultLatency(), world.DefaultHosts()),
+	book := &eta.Book{Store: store, Build: ops.Build, Profile: cluster.DefaultWaits(),
 		SharedImage: driver.SharedSnapshot}
 	return &chatops.Backend{Ops: ops, Quoter: quoter, Spec: spec, Close: closeAll, ETA: book,
 		Pool: &poolstore.Pool{Store: store, Now: a.now}}, driver, nil
@@ -460,15 +462,13 @@ func openS3Within(ctx context.Context, raw string, getenv func(string) string, h
 		HTTPClient: awshttp.NewBuildableClient().WithTransportOptions(func(t *http.Transport) {
 			t.ResponseHeaderTimeout = headerTimeout
 		}),
-		// S3-compatible servers other than AWS expect no flexible-checksum trailers.
-		RequestChecksumCalculation: aws.RequestChecksumCalculationWhenRequired,
-		ResponseChecksumValidation: aws.ResponseChecksumValidationWhenRequired,
 	}
+	s3opts.Client(&o) // the checksum choice, and below the same for the upload manager
 	if ep := q.Get("endpoint"); ep != "" {
 		o.BaseEndpoint = aws.String(ep)
 	}
 	o.EndpointResolverV2 = newCachedEndpoints(s3.NewDefaultEndpointResolverV2())
 	// The SDK writes its own User-Agent; pocbot/<version> is added to it as a product token.
 	o.APIOptions = append(o.APIOptions, awsmiddleware.AddUserAgentKeyValue(version.Product, version.String()))
-	return s3blob.OpenBucket(ctx, s3.New(o), u.Host, nil)
+	return s3blob.OpenBucket(ctx, s3.New(o), u.Host, s3opts.Blob())
 }

@@ -70,6 +70,10 @@ func (r *run) comment(ctx context.Context) error {
 		return r.extend(ctx, cmd.Extend)
 	case commands.VerbKubeconfig:
 		return r.kubeconfigVerb(ctx)
+	case commands.VerbPause:
+		return r.pause(ctx)
+	case commands.VerbResume:
+		return r.resume(ctx)
 	}
 	return r.refuse(ctx, "unknown verb", commands.ErrorReply(fmt.Errorf("%w: no runner for %q", commands.ErrSyntax, cmd.Verb), "", r.pcfg))
 }

@@ -24,8 +24,8 @@ import (
 	"github.com/pocbot/pocbot/internal/github"
 	"github.com/pocbot/pocbot/internal/pool/poolstore"
 	"github.com/pocbot/pocbot/internal/provision"
+	"github.com/pocbot/pocbot/internal/provision/cluster"
 	ghsim "github.com/pocbot/pocbot/internal/sim/github"
-	scwsim "github.com/pocbot/pocbot/internal/sim/scaleway"
 	"github.com/pocbot/pocbot/internal/sim/world"
 	"github.com/pocbot/pocbot/internal/sim/world/worldtest"
 )
@@ -87,7 +87,7 @@ func newHarnessIn(t *testing.T, o world.Options) *harness {
 	h := &harness{t: t, w: w, logs: logs, log: log, clients: map[string]*github.Client{}}
 	h.backend = &chatops.Backend{Ops: p.Ops, Quoter: cost.NewQuoter(cost.APISources(p.Client)...), Spec: p.Spec,
 		Pool: &poolstore.Pool{Store: p.Store},
-		ETA:  &eta.Book{Store: p.Store, Build: p.Ops.Build, Profile: world.Profile(scwsim.DefaultLatency(), world.DefaultHosts()), SharedImage: p.Driver.SharedSnapshot}}
+		ETA:  &eta.Book{Store: p.Store, Build: p.Ops.Build, Profile: cluster.DefaultWaits(), SharedImage: p.Driver.SharedSnapshot}}
 	return h
 }
 

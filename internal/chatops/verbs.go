@@ -141,24 +141,36 @@ func (r *run) cost(ctx context.Context) error {
 	now := r.h.now()
 	spec := b.Spec
 	var created, expires time.Time
+	var paused *provision.State
 	if r.header != nil {
 		_, st, err := b.Ops.Load(ctx, r.cluster)
 		if err != nil {
 			return r.lockedOrFail(ctx, err)
 		}
 		spec, created, expires = st.Spec, r.header.Created, r.header.Expires
+		if clusterops.Paused(*r.header) {
+			paused = st
+		}
 	}
 	life := r.cfg.DefaultTTL
 	if !expires.IsZero() {
 		life = expires.Sub(now)
 	}
 	q, err := clusterops.Quote(ctx, b.Quoter, spec, life, true)
+	if paused != nil {
+		// No machine runs: the IPs, the shared image and the snapshot are what it costs now.
+		snap, _ := cluster.ParseSnapshot(paused.Outputs[cluster.OutEtcdSnapshot])
+		q, err = clusterops.QuotePaused(ctx, b.Quoter, spec, snap.Size, life)
+	}
 	if err != nil {
 		return r.fail(ctx, fmt.Errorf("price cluster %q: %w", r.cluster, err))
 	}
 	v := costView(r.cluster, q, created, now, expires)
 	if r.header == nil {
 		v.Notes = append(v.Notes, "No cluster exists for this issue yet: these are the prices of `/poc up` with the defaults.")
+	}
+	if paused != nil {
+		v.Notes = append(v.Notes, "The cluster is paused ("+r.header.Phase+"): these are its prices until `/poc resume`; the accrued figure counts them over its whole life.")
 	}
 	v.Notes = append(v.Notes, r.parkingNotes(ctx, spec)...)
 	if _, err := r.reply(ctx, commands.RenderCost(v)); err != nil {
@@ -179,7 +191,7 @@ func (r *run) status(ctx context.Context) error {
 		r.out.OK = true
 		return nil
 	}
-	s, err := b.Ops.Status(ctx, r.cluster, true)
+	s, err := b.Ops.Status(ctx, r.cluster, !clusterops.Paused(*r.header)) // a paused cluster has no node to check
 	if err != nil {
 		return r.lockedOrFail(ctx, err)
 	}
@@ -226,7 +238,12 @@ func (r *run) status(ctx context.Context) error {
 			v.APIEndpoints = append(v.APIEndpoints, ip+":6443")
 		}
 	}
-	if q, err := clusterops.Quote(ctx, b.Quoter, s.State.Spec, 0, true); err == nil {
+	q, qerr := clusterops.Quote(ctx, b.Quoter, s.State.Spec, 0, true)
+	if clusterops.Paused(s.Header) {
+		snap, _ := cluster.ParseSnapshot(s.State.Outputs[cluster.OutEtcdSnapshot])
+		q, qerr = clusterops.QuotePaused(ctx, b.Quoter, s.State.Spec, snap.Size, 0)
+	}
+	if qerr == nil {
 		v.DailyCost, v.Accrued = q.Daily.Format(2), q.Accrued(s.Header.Created, now).Format(2)
 	}
 	if id := meta.StickyID; id > 0 {

@@ -28,3 +28,26 @@ func Shape(spec provision.Spec) cost.ClusterShape {
 func Quote(ctx context.Context, q *cost.Quoter, spec provision.Spec, lifetime time.Duration, allowUnknown bool) (cost.Quote, error) {
 	return q.Quote(ctx, Shape(spec).Items(), cost.QuoteOptions{AllowUnknown: allowUnknown, Lifetime: lifetime})
 }
+
+// PausedItems is what a paused cluster bills: its reserved IPv4s (kept so that its endpoints,
+// certificates and kubeconfig stay valid), the shared image it comes back from (counted with it,
+// as Shape does), and its etcd snapshot in the state bucket (snapshotBytes; 0 leaves it out).
+// No machine, no volume.
+func PausedItems(spec provision.Spec, snapshotBytes int64) []cost.Item {
+	var items []cost.Item
+	for _, it := range Shape(spec).Items() {
+		switch it.Kind {
+		case cost.KindIP, cost.KindSnapshot, cost.KindObjectStorage:
+			items = append(items, it)
+		}
+	}
+	if snapshotBytes > 0 {
+		items = append(items, cost.Item{Name: "etcd snapshot (state bucket)", Kind: cost.KindObjectStorage, Zone: scw.Zone(spec.Zone), Quantity: snapshotBytes, Count: 1})
+	}
+	return items
+}
+
+// QuotePaused prices a paused cluster (PausedItems).
+func QuotePaused(ctx context.Context, q *cost.Quoter, spec provision.Spec, snapshotBytes int64, lifetime time.Duration) (cost.Quote, error) {
+	return q.Quote(ctx, PausedItems(spec, snapshotBytes), cost.QuoteOptions{AllowUnknown: true, Lifetime: lifetime})
+}

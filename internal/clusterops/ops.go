@@ -7,8 +7,6 @@ package clusterops
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -51,11 +49,14 @@ type Builder func(g *provision.Graph, spec provision.Spec) error
 
 // Ops runs operations. Store and Build are required.
 type Ops struct {
-	Store  *statestore.Store
-	Build  Builder
-	Engine provision.Options // Progress is set per request
-	Now    func() time.Time
-	Log    *slog.Logger
+	Store *statestore.Store
+	Build Builder
+	// BuildPause adds a cluster's pause graph (cluster.BuildPause with the same parties as
+	// Build); nil: Pause refuses.
+	BuildPause Builder
+	Engine     provision.Options // Progress is set per request
+	Now        func() time.Time
+	Log        *slog.Logger
 	// LockLease is the lease of a cluster's lock, renewed at a third of it (default 2 min).
 	LockLease time.Duration
 	// LockWait bounds the wait for a busy lock before giving up naming its holder (default 10 min).
@@ -196,62 +197,16 @@ func (o *Ops) lockWait() time.Duration {
 	return 10 * time.Minute
 }
 
-// held is a lock kept alive by a renewing goroutine until release. Its ctx ends when the lock is
-// lost (taken over after a lapsed lease, or renewals failing for longer than the lease): the work
-// done under it must stop rather than go on without the lock.
-type held struct {
-	lock *statestore.Lock
-	ctx  context.Context
-	stop chan struct{}
-	done sync.WaitGroup
-}
-
-func (o *Ops) acquire(ctx context.Context, req Request, wait time.Duration) (*held, error) {
+// acquire holds the lock key for req (statestore.Hold: its context ends when the lock is lost;
+// the work done under it must use it), waiting up to wait while it is busy.
+func (o *Ops) acquire(ctx context.Context, key statestore.LockKey, req Request, wait time.Duration) (*statestore.Held, error) {
 	info := statestore.LockInfo{RunID: req.RunID, Actor: req.RequestedBy, Command: req.Command}
-	l, err := o.Store.WaitLock(ctx, req.Cluster, info, o.lease(), wait)
-	if err != nil {
-		return nil, err
-	}
-	hctx, lost := context.WithCancelCause(ctx)
-	h := &held{lock: l, ctx: hctx, stop: make(chan struct{})}
-	h.done.Add(1)
-	go func() {
-		defer h.done.Done()
-		defer lost(nil)
-		t := time.NewTicker(o.lease() / 3)
-		defer t.Stop()
-		renewed := time.Now()
-		for {
-			select {
-			case <-h.stop:
-				return
-			case <-t.C:
-				rctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-				err := l.Renew(rctx)
-				cancel()
-				switch {
-				case err == nil:
-					renewed = time.Now()
-				case errors.Is(err, statestore.ErrLockLost) || time.Since(renewed) > o.lease()*2/3:
-					o.log().Error("lost the cluster lock: stopping", "cluster", req.Cluster, "err", err)
-					lost(fmt.Errorf("lock of cluster %q lost: %w", req.Cluster, err))
-					return
-				default:
-					o.log().Warn("renew the cluster lock (retried)", "cluster", req.Cluster, "err", err)
-				}
-			}
-		}
-	}()
-	return h, nil
+	return o.Store.Hold(ctx, key, info, o.lease(), statestore.WaitUpTo(wait))
 }
 
-func (o *Ops) release(h *held) {
-	close(h.stop)
-	h.done.Wait()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := h.lock.Release(ctx); err != nil {
-		o.log().Error("release the cluster lock", "err", err)
+func (o *Ops) release(ctx context.Context, h *statestore.Held) {
+	if err := h.Release(ctx); err != nil {
+		o.log().Error("release a lock", "err", err)
 	}
 }
 
@@ -329,12 +284,12 @@ func (o *Ops) Up(ctx context.Context, req Request) (*Result, error) {
 	if err := o.want(req, req.Spec).Validate(); err != nil {
 		return nil, err
 	}
-	h, err := o.acquire(ctx, req, o.lockWait())
+	h, err := o.acquire(ctx, statestore.ClusterLock(req.Cluster), req, o.lockWait())
 	if err != nil {
 		return nil, err
 	}
-	defer o.release(h)
-	ctx = h.ctx
+	defer o.release(ctx, h)
+	ctx = h.Context()
 	// A cancel left by a down that found nothing running is stale; one that cannot be removed
 	// would stop this up at its first step.
 	if err := o.Store.DeleteArtifact(ctx, req.Cluster, artifactCancel); err != nil {
@@ -400,7 +355,13 @@ func (o *Ops) Up(ctx context.Context, req Request) (*Result, error) {
 	if err := o.admit(ctx, req, res.Created, func() error { return saver.Save(ctx, st) }); err != nil {
 		return nil, err // the document exists before anything is created
 	}
-	if err := saver.setPhase(ctx, PhaseProvisioning, func(m *Meta) { m.DownFailed = time.Time{} }); err != nil {
+	// An up of a paused cluster is its resume: the machines come back, etcd from the snapshot.
+	resuming := !res.Created && Paused(doc.Header)
+	phase := PhaseProvisioning
+	if resuming {
+		phase = PhaseResuming
+	}
+	if err := saver.setPhase(ctx, phase, func(m *Meta) { m.DownFailed = time.Time{} }); err != nil {
 		return nil, err
 	}
 	g, engine, err := o.prepare(st, req)
@@ -418,11 +379,18 @@ func (o *Ops) Up(ctx context.Context, req Request) (*Result, error) {
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 	defer cancel()
 	if upErr != nil {
-		if err := saver.setPhase(wctx, PhaseFailed, nil); err != nil {
+		failed := PhaseFailed
+		if resuming {
+			failed = PhaseResuming // still the resume of a paused cluster: an up or resume continues it
+		}
+		if err := saver.setPhase(wctx, failed, nil); err != nil {
 			o.log().Error("record the failed phase", "cluster", req.Cluster, "err", err)
 		}
 		res.Header = saver.doc.Header
 		return res, upErr
+	}
+	if err := o.finishResume(wctx, saver, final); err != nil {
+		return res, err
 	}
 	if kc, ok := final.Secrets[cluster.SecretKubeconfig]; ok {
 		loc, err := o.Store.PutArtifact(wctx, req.Cluster, artifactKubeconfig, kc)
@@ -434,6 +402,9 @@ func (o *Ops) Up(ctx context.Context, req Request) (*Result, error) {
 	if err := saver.setPhase(wctx, PhaseReady, func(m *Meta) {
 		if res.KubeconfigLocation != "" {
 			m.Kubeconfig = res.KubeconfigLocation
+		}
+		if resuming && req.DailyCostNanos > 0 {
+			m.DailyCostNanos = req.DailyCostNanos // running again: the running cost
 		}
 	}); err != nil {
 		return res, err
@@ -448,24 +419,22 @@ func (o *Ops) admit(ctx context.Context, req Request, created bool, write func()
 	if !created || req.Admit == nil {
 		return write()
 	}
-	h, err := o.acquire(ctx, Request{Cluster: admissionLock(req.Repository), RunID: req.RunID, RequestedBy: req.RequestedBy,
+	h, err := o.acquire(ctx, admissionLock(req.Repository), Request{RunID: req.RunID, RequestedBy: req.RequestedBy,
 		Command: "admit " + req.Cluster}, o.lockWait())
 	if err != nil {
 		return fmt.Errorf("admit cluster %q: take the admission lock of %s: %w", req.Cluster, req.Repository, err)
 	}
-	defer o.release(h)
-	if err := req.Admit(h.ctx); err != nil {
+	defer o.release(ctx, h)
+	if err := req.Admit(h.Context()); err != nil {
 		return fmt.Errorf("admit cluster %q: %w", req.Cluster, err)
 	}
 	return write()
 }
 
-// admissionLock names the lock object that serialises the admission of new clusters of one
-// repository: a digest of the repository's name (GitHub names are case-insensitive), like
-// LockImage's, so that any repository name makes a valid lock name.
-func admissionLock(repository string) string {
-	sum := sha256.Sum256([]byte(strings.ToLower(repository)))
-	return "admit-" + hex.EncodeToString(sum[:8])
+// admissionLock is the lock that serialises the admission of new clusters of one repository,
+// named by the repository (GitHub names are case-insensitive).
+func admissionLock(repository string) statestore.LockKey {
+	return statestore.DigestLock(statestore.LockAdmission, strings.ToLower(repository))
 }
 
 // workerOffers are the offers an up may order its worker from, in order: the request's
@@ -534,7 +503,7 @@ func (o *Ops) Plan(ctx context.Context, req Request) (spec provision.Spec, exist
 // Down destroys a cluster. When an up holds the lock, Down records a cancel request that the up
 // honours at its next step, then waits for the lock.
 func (o *Ops) Down(ctx context.Context, req Request) (*Result, error) {
-	h, err := o.acquire(ctx, req, 0)
+	h, err := o.acquire(ctx, statestore.ClusterLock(req.Cluster), req, 0)
 	var locked *statestore.LockedError
 	if errors.As(err, &locked) && !req.NoCancel {
 		if _, perr := o.Store.PutArtifact(ctx, req.Cluster, artifactCancel, []byte(req.RequestedBy)); perr != nil {
@@ -543,7 +512,7 @@ func (o *Ops) Down(ctx context.Context, req Request) (*Result, error) {
 		o.log().Info("asked the run holding the lock to stop", "cluster", req.Cluster, "holder", locked.Holder.Command, "run", locked.Holder.RunID)
 		// The holder stops at its next step, and one step (an Elastic Metal delivery, the rescue
 		// write) can last longer than the usual wait: having stopped it, this down must take over.
-		h, err = o.acquire(ctx, req, max(o.lockWait(), o.cancelWait()))
+		h, err = o.acquire(ctx, statestore.ClusterLock(req.Cluster), req, max(o.lockWait(), o.cancelWait()))
 		if err != nil {
 			// Nobody takes over: take the request back, or the up would stop for nothing.
 			dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
@@ -558,8 +527,8 @@ func (o *Ops) Down(ctx context.Context, req Request) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer o.release(h)
-	ctx = cluster.WithParkFor(h.ctx, req.ParkFor)
+	defer o.release(ctx, h)
+	ctx = cluster.WithParkFor(h.Context(), req.ParkFor)
 
 	res := &Result{}
 	doc, err := o.Store.Get(ctx, req.Cluster)
@@ -647,11 +616,12 @@ type noCancel struct{ provision.Saver }
 
 // Update changes a cluster's public header under its lock (extend, warned flags, sticky id).
 func (o *Ops) Update(ctx context.Context, req Request, change func(h *statestore.Header) error) (statestore.Header, error) {
-	h, err := o.acquire(ctx, req, o.lockWait())
+	h, err := o.acquire(ctx, statestore.ClusterLock(req.Cluster), req, o.lockWait())
 	if err != nil {
 		return statestore.Header{}, err
 	}
-	defer o.release(h)
+	defer o.release(ctx, h)
+	ctx = h.Context()
 	doc, err := o.Store.Get(ctx, req.Cluster)
 	if errors.Is(err, statestore.ErrNotFound) {
 		return statestore.Header{}, fmt.Errorf("cluster %q: %w", req.Cluster, ErrNoCluster)
@@ -671,15 +641,15 @@ func (o *Ops) Update(ctx context.Context, req Request, change func(h *statestore
 	return doc.Header, nil
 }
 
-// LockImage takes the lock of a shared image (cluster.ImageLocker): a lock object named after the
-// image key's digest, with the same lease and renewal as a cluster's.
-func (o *Ops) LockImage(ctx context.Context, key string) (func(), error) {
-	sum := sha256.Sum256([]byte(key))
-	h, err := o.acquire(ctx, Request{Cluster: "image-" + hex.EncodeToString(sum[:8]), Command: "image " + key}, o.lockWait())
+// LockImage holds the lock of a shared image (cluster.ImageLocker), with the same lease and
+// renewal as a cluster's; the image is made under the context it returns, which ends when the
+// lock is lost.
+func (o *Ops) LockImage(ctx context.Context, key string) (context.Context, func(), error) {
+	h, err := o.acquire(ctx, statestore.DigestLock(statestore.LockImage, key), Request{Command: "image " + key}, o.lockWait())
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return func() { o.release(h) }, nil
+	return h.Context(), func() { o.release(ctx, h) }, nil
 }
 
 // Kubeconfig returns the cluster's admin kubeconfig (from its own encrypted object).

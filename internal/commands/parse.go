@@ -23,10 +23,12 @@ const (
 	VerbExtend     Verb = "extend"
 	VerbKubeconfig Verb = "kubeconfig"
 	VerbHelp       Verb = "help"
+	VerbPause      Verb = "pause"
+	VerbResume     Verb = "resume"
 )
 
 // Verbs lists every verb in the order the help text shows them.
-var Verbs = []Verb{VerbUp, VerbDown, VerbExtend, VerbKubeconfig, VerbStatus, VerbCost, VerbHelp}
+var Verbs = []Verb{VerbUp, VerbDown, VerbPause, VerbResume, VerbExtend, VerbKubeconfig, VerbStatus, VerbCost, VerbHelp}
 
 // Defaults of ParseConfig: the settings table's (internal/settings), the same as
 // repoconfig.Default() and deploy/poc.example.yml.

@@ -42,7 +42,7 @@ func rank(p Permission) int {
 // added to the grammar without a policy line fails closed.
 func Required(v Verb) Permission {
 	switch v {
-	case VerbUp, VerbDown, VerbExtend, VerbKubeconfig:
+	case VerbUp, VerbDown, VerbPause, VerbResume, VerbExtend, VerbKubeconfig:
 		return PermWrite
 	case VerbCost, VerbStatus, VerbHelp:
 		return PermRead

@@ -61,14 +61,15 @@ type StickyView struct {
 	Started     time.Time
 	RunURL      string
 	Steps       []Step
-	Up          *UpView   // set when `up` has finished successfully
-	Plan        *PlanView // set for `up --dry-run`
-	Down        *DownView // set when `down` has finished
-	Error       string    // what failed and what to do; redacted and fenced when rendered
+	Up          *UpView     // set when `up` has finished successfully
+	Plan        *PlanView   // set for `up --dry-run`
+	Down        *DownView   // set when `down` has finished
+	Paused      *PausedView // set when `pause` has finished
+	Error       string      // what failed and what to do; redacted and fenced when rendered
+	Log         string      // long log, folded; truncated first when the body is too long
 	// ETA is the up's expected length while it runs ("about 11 min (cold, …)"); shown until
 	// the run ends.
 	ETA string
-	Log string // long log, folded; truncated first when the body is too long
 }
 
 var (
@@ -167,7 +168,7 @@ func renderSticky(v StickyView, log string) string {
 	if !v.Started.IsZero() && !v.Now.IsZero() {
 		meta = append(meta, "running for "+preciseDuration(v.Now.Sub(v.Started)))
 	}
-	if v.ETA != "" && v.Up == nil && v.Down == nil && v.Error == "" {
+	if v.ETA != "" && v.Up == nil && v.Down == nil && v.Paused == nil && v.Error == "" {
 		meta = append(meta, "ETA "+escapeText(v.ETA))
 	}
 	if v.RunURL != "" {
@@ -191,10 +192,14 @@ func renderSticky(v StickyView, log string) string {
 		b.WriteString(renderDownBody(*v.Down))
 		b.WriteString("\n")
 	}
+	if v.Paused != nil {
+		b.WriteString(renderPaused(*v.Paused, v.Now))
+		b.WriteString("\n")
+	}
 	if len(v.Steps) > 0 {
 		steps := renderSteps(v.Steps)
 		// Once finished, the table is history: fold it so the result stays on top.
-		if v.Up != nil || v.Down != nil || v.Plan != nil {
+		if v.Up != nil || v.Down != nil || v.Plan != nil || v.Paused != nil {
 			fmt.Fprintf(&b, "<details><summary>Steps (%d)</summary>\n\n%s\n</details>\n\n", len(v.Steps), steps)
 		} else {
 			b.WriteString(steps + "\n")
@@ -245,6 +250,8 @@ func phaseEmoji(phase string) string {
 		return "❌"
 	case "cancelled":
 		return "⏭️"
+	case "paused":
+		return "⏸️"
 	}
 	return "⏳"
 }

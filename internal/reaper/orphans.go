@@ -1,12 +1,9 @@
 package reaper
 
 import (
-	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/pocbot/pocbot/internal/commands"
@@ -122,21 +119,20 @@ func (r *run) sweep(g scaleway.TaggedCluster) (*provision.Report, error) {
 	store := r.ops.Store
 	// The lease of every lock of the bot: a sweep that dies leaves a lock that lapses when the
 	// operator's lock-lease setting says.
-	lease := r.ops.Lease()
-	l, err := store.Lock(r.work, g.ClusterID, statestore.LockInfo{Actor: r.cfg.Actor, RunID: r.cfg.RunID, Command: reapCommand + " orphan"}, lease)
+	// The sweep holds the cluster's own lock (it must exclude an up of that cluster), and stops
+	// when it loses it: everything below runs under the held context.
+	h, err := store.Hold(r.work, statestore.ClusterLock(g.ClusterID),
+		statestore.LockInfo{Actor: r.cfg.Actor, RunID: r.cfg.RunID, Command: reapCommand + " orphan"}, r.ops.Lease())
 	if err != nil {
 		return nil, err
 	}
-	stop := renew(l, lease/3, r.log)
 	defer func() {
-		stop()
-		rctx, cancel := context.WithTimeout(context.WithoutCancel(r.work), 30*time.Second)
-		defer cancel()
-		if err := l.Release(rctx); err != nil {
+		if err := h.Release(r.work); err != nil {
 			r.log.Error("release the orphan's lock", "cluster", g.ClusterID, "err", err)
 		}
 	}()
-	if _, err := store.Get(r.work, g.ClusterID); err == nil {
+	ctx := h.Context()
+	if _, err := store.Get(ctx, g.ClusterID); err == nil {
 		return nil, errHasState
 	} else if !errors.Is(err, statestore.ErrNotFound) {
 		return nil, fmt.Errorf("check that %s has no state document: %w", g.ClusterID, err)
@@ -155,38 +151,16 @@ func (r *run) sweep(g scaleway.TaggedCluster) (*provision.Report, error) {
 	if eopts.Logger == nil {
 		eopts.Logger = r.log
 	}
-	rep, err := provision.New(eopts).Down(r.work, gr, st, provision.NewMemorySaver())
+	rep, err := provision.New(eopts).Down(ctx, gr, st, provision.NewMemorySaver())
+	if lost := h.Lost(); lost != nil {
+		return rep, fmt.Errorf("sweep orphan %s stopped: %w", g.ClusterID, lost)
+	}
 	if err != nil {
 		return rep, err
 	}
 	// The first-seen mark and any stale cancel request go with the resources.
-	if err := store.DeleteArtifacts(r.work, g.ClusterID); err != nil {
+	if err := store.DeleteArtifacts(ctx, g.ClusterID); err != nil {
 		return rep, fmt.Errorf("orphan %s swept, but its artifacts remain: %w", g.ClusterID, err)
 	}
 	return rep, nil
-}
-
-// renew keeps a lock's lease alive until stop is called.
-func renew(l *statestore.Lock, every time.Duration, log *slog.Logger) (stop func()) {
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		t := time.NewTicker(every)
-		defer t.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-t.C:
-				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-				if err := l.Renew(ctx); err != nil {
-					log.Error("renew the orphan's lock", "err", err)
-				}
-				cancel()
-			}
-		}
-	}()
-	return func() { close(done); wg.Wait() }
 }

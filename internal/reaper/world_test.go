@@ -325,3 +325,46 @@ func TestOrphanLockFollowsLease(t *testing.T) {
 		t.Fatalf("the sweep's lock leases: %v, want [%s] (the Ops' LockLease)", leases, ops.LockLease)
 	}
 }
+
+// TestOrphanSweepStopsWhenItsLockIsLost: a sweep whose lock is removed under it (bot state unlock,
+// or taken over after a lapsed lease) stops instead of deleting on without the lock. The old
+// renewal loop logged the refused renewal and swept on (the decision was "swept", the group gone).
+func TestOrphanSweepStopsWhenItsLockIsLost(t *testing.T) {
+	e := newEnv(t, "file")
+	ctx := ctxFor(t, time.Minute)
+	api := instance.NewAPI(e.client)
+	project := world.ProjectID
+	const orphan = "orphan-lost"
+	sg, err := api.CreateSecurityGroup(&instance.CreateSecurityGroupRequest{Zone: scw.ZoneFrPar1, Project: &project, Name: "poc-" + orphan + "-cp",
+		Tags: []string{provision.TagBot, provision.ClusterTag(orphan), provision.ResTag(scaleway.NodeSecGroup)}}, scw.WithContext(ctx))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ops := *e.ops
+	ops.LockLease = 900 * time.Millisecond
+	build := ops.Build
+	ops.Build = func(g *provision.Graph, spec provision.Spec) error {
+		// Under the orphan's lock: an operator removes it, and the sweep's next renewal is refused.
+		li, err := e.store.ReadLock(ctx, orphan)
+		if err != nil || li == nil {
+			t.Errorf("the sweep builds its graph without the orphan's lock: %+v %v", li, err)
+		} else if err := e.store.ForceUnlock(ctx, orphan, li.ID); err != nil {
+			t.Error(err)
+		}
+		time.Sleep(ops.LockLease)
+		return build(g, spec)
+	}
+	cfg := e.config(time.Now().Add(2 * time.Hour))
+	cfg.Ops = &ops
+	rep, err := reaper.Run(ctx, cfg)
+	if err != nil && !errors.Is(err, statestore.ErrLockLost) {
+		t.Fatal(err)
+	}
+	d, _ := decisionOf(rep, orphan)
+	if d.Action != reaper.ActionFailed || !errors.Is(d.Err, statestore.ErrLockLost) {
+		t.Fatalf("orphan whose lock was lost: %s %q %v, want failed with ErrLockLost", d.Action, d.Detail, d.Err)
+	}
+	if _, err := api.GetSecurityGroup(&instance.GetSecurityGroupRequest{Zone: scw.ZoneFrPar1, SecurityGroupID: sg.SecurityGroup.ID}, scw.WithContext(ctx)); err != nil {
+		t.Fatalf("the sweep deleted the orphan's security group after losing its lock: %v", err)
+	}
+}

@@ -164,7 +164,7 @@ func TestLockWriteTookEffectThenFailed(t *testing.T) {
 				}
 			}
 			if tc.method != "" {
-				p.arm(tc.method, lockKey(cluster))
+				p.arm(tc.method, ClusterLock(cluster).object())
 			}
 			if err := tc.step(ctx, cluster, &l); err != nil {
 				t.Fatalf("%s: %v", tc.name, err)

@@ -7,8 +7,11 @@ import (
 )
 
 // backend is the small set of object operations the store needs; both implementations give
-// the same guarantees: create fails if the key exists, replace and delete fail unless the object
-// is still the version that was read.
+// the same guarantees: create fails if the key exists, replace fails unless the object is still
+// the version that was read. remove is unconditional: Scaleway documents conditional headers for
+// PutObject, CopyObject and CompleteMultipartUpload only, so no correctness property of the store
+// rests on a delete (a released lock or a deleted state is a tombstone written with If-Match, and
+// remove is used only on keys nobody else writes: probes, artifacts, public objects).
 type backend interface {
 	// get returns the object and an opaque version token for replace/remove.
 	get(ctx context.Context, key string) (data []byte, version string, err error)
@@ -20,8 +23,8 @@ type backend interface {
 	replace(ctx context.Context, key string, data []byte, ifVersion string) (version string, err error)
 	// write writes key unconditionally (artifacts, public objects).
 	write(ctx context.Context, key string, data []byte) error
-	// remove deletes key; with ifVersion != "" only if it is still that version.
-	remove(ctx context.Context, key, ifVersion string) error
+	// remove deletes key, unconditionally.
+	remove(ctx context.Context, key string) error
 	// list returns the keys under prefix.
 	list(ctx context.Context, prefix string) ([]string, error)
 	// signedURL returns a GET URL of key valid for ttl, signed locally (no request) with the
@@ -35,4 +38,7 @@ type backend interface {
 var (
 	errNotExist     = errors.New("object does not exist")
 	errPrecondition = errors.New("precondition failed")
+	// errBusy: the server answered 409 to a conditional write (another conditional write of the
+	// same key in flight); the write did not take effect and is retried.
+	errBusy = errors.New("conflicting conditional write in flight (409)")
 )

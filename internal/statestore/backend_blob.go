@@ -69,10 +69,40 @@ func (b *blobBackend) head(ctx context.Context, key string, n int) ([]byte, erro
 }
 
 func (b *blobBackend) create(ctx context.Context, key string, data []byte) (string, error) {
-	if err := b.b.WriteAll(ctx, key, data, &blob.WriterOptions{IfNotExist: true, ContentType: "application/octet-stream"}); err != nil {
-		return "", b.mapErr(err, key)
+	err := retryBusy(ctx, func() error {
+		if err := b.b.WriteAll(ctx, key, data, &blob.WriterOptions{IfNotExist: true, ContentType: "application/octet-stream"}); err != nil {
+			return b.mapErr(err, key)
+		}
+		return nil
+	})
+	if err != nil {
+		return "", err
 	}
 	return b.versionAfterWrite(ctx, key, data)
+}
+
+// retryBusy runs a conditional write again while the server answers 409 (a concurrent
+// conditional write of the same key was in flight: this one did not take effect), a few times
+// with a growing pause; a key that stays busy counts as a failed precondition.
+func retryBusy(ctx context.Context, write func() error) error {
+	delay := 20 * time.Millisecond
+	for attempt := 0; ; attempt++ {
+		err := write()
+		if !errors.Is(err, errBusy) {
+			return err
+		}
+		if attempt == 4 {
+			return errPrecondition
+		}
+		t := time.NewTimer(delay)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		case <-t.C:
+		}
+		delay *= 2
+	}
 }
 
 func (b *blobBackend) replace(ctx context.Context, key string, data []byte, ifVersion string) (string, error) {
@@ -87,8 +117,14 @@ func (b *blobBackend) replace(ctx context.Context, key string, data []byte, ifVe
 		in.IfMatch = aws.String(ifVersion)
 		return nil
 	}}
-	if err := b.b.WriteAll(ctx, key, data, opts); err != nil {
-		return "", b.mapErr(err, key)
+	err := retryBusy(ctx, func() error {
+		if err := b.b.WriteAll(ctx, key, data, opts); err != nil {
+			return b.mapErr(err, key)
+		}
+		return nil
+	})
+	if err != nil {
+		return "", err
 	}
 	return b.versionAfterWrite(ctx, key, data)
 }
@@ -126,19 +162,8 @@ func (b *blobBackend) write(ctx context.Context, key string, data []byte) error 
 	return nil
 }
 
-func (b *blobBackend) remove(ctx context.Context, key, ifVersion string) error {
-	var opts *blob.DeleteOptions
-	if ifVersion != "" {
-		opts = &blob.DeleteOptions{BeforeDelete: func(as func(any) bool) error {
-			var in *s3.DeleteObjectInput
-			if !as(&in) {
-				return errors.New("s3blob no longer exposes its delete request: cannot set If-Match")
-			}
-			in.IfMatch = aws.String(ifVersion)
-			return nil
-		}}
-	}
-	if err := b.b.DeleteWithOptions(ctx, key, opts); err != nil {
+func (b *blobBackend) remove(ctx context.Context, key string) error {
+	if err := b.b.Delete(ctx, key); err != nil {
 		return b.mapErr(err, key)
 	}
 	return nil
@@ -198,20 +223,26 @@ func (b *blobBackend) close() error {
 }
 
 // mapErr turns driver errors into the store's: a missing bucket and a missing key are both
-// NotFound to gocloud, so the S3 error code decides.
+// NotFound to gocloud, so the S3 error code decides. A failed conditional write is recognised
+// by its HTTP status (412), whatever its error code: Scaleway documents that the write "fails"
+// (using-conditional-writes.mdx), not the code it answers with. A 409 is a conditional write
+// that collided with another in flight (AWS's ConditionalRequestConflict): errBusy, retried.
 func (b *blobBackend) mapErr(err error, key string) error {
 	var ae smithy.APIError
-	if b.b.ErrorAs(err, &ae) || errors.As(err, &ae) {
-		switch ae.ErrorCode() {
-		case "NoSuchBucket":
-			return fmt.Errorf("%w: %s (from %s): create it, or fix the bucket name", ErrBucketMissing, b.describe(), EnvStateURL)
-		case "ConditionalRequestConflict":
+	if (b.b.ErrorAs(err, &ae) || errors.As(err, &ae)) && ae.ErrorCode() == "NoSuchBucket" {
+		return fmt.Errorf("%w: %s (from %s): create it, or fix the bucket name", ErrBucketMissing, b.describe(), EnvStateURL)
+	}
+	var re *smithyhttp.ResponseError
+	if errors.As(err, &re) {
+		switch re.HTTPStatusCode() {
+		case 412:
 			return errPrecondition
+		case 409:
+			return errBusy
 		}
 	}
 	// A bad signature or key (SignatureDoesNotMatch, InvalidAccessKeyId) is a 403 whose code
 	// gocloud does not map.
-	var re *smithyhttp.ResponseError
 	if errors.As(err, &re) && re.HTTPStatusCode() == 403 && gcerrors.Code(err) != gcerrors.FailedPrecondition {
 		return fmt.Errorf("%w on %s/%s: check the S3 access key and its IAM policy (ObjectStorageFullAccess on the project): %v", ErrPermission, b.describe(), key, err)
 	}

@@ -183,21 +183,12 @@ func (b *fileBackend) write(ctx context.Context, key string, data []byte) error 
 	return nil
 }
 
-func (b *fileBackend) remove(ctx context.Context, key, ifVersion string) error {
+func (b *fileBackend) remove(ctx context.Context, key string) error {
 	unlock, err := b.flock(ctx, key)
 	if err != nil {
 		return err
 	}
 	defer unlock()
-	if ifVersion != "" {
-		cur, err := os.ReadFile(b.path(key))
-		if err != nil {
-			return mapFileErr(err, key)
-		}
-		if fileVersion(cur) != ifVersion {
-			return errPrecondition
-		}
-	}
 	if err := os.Remove(b.path(key)); err != nil {
 		return mapFileErr(err, key)
 	}

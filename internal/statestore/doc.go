@@ -15,7 +15,8 @@
 // Key layout in the bucket:
 //
 //	clusters/<cluster>.state     the document (format below)
-//	locks/<cluster>.lock         JSON LockInfo, plaintext (who holds it is not secret)
+//	locks/<cluster>.lock         a cluster's lock: JSON LockInfo, plaintext (who holds it is not secret)
+//	locks/<kind>/<name>.lock     the other kinds of lock (admission, image): see LockKey, Hold
 //	artifacts/<cluster>/<name>   encrypted like a document
 //	public/<key>                 plaintext objects meant to be handed out by signed URL
 //	probe/<random>               short-lived objects written by CheckBackend

@@ -33,13 +33,20 @@ var (
 
 // LockedError says who holds a cluster's lock.
 type LockedError struct {
-	Cluster string
+	Cluster string   // the lock's name: the cluster's for a LockCluster
+	Kind    LockKind // LockCluster unless another kind of lock is busy
 	Holder  LockInfo
 	Now     time.Time
 }
 
 func (e *LockedError) Error() string {
 	h := e.Holder
+	if e.Kind != "" && e.Kind != LockCluster {
+		return fmt.Sprintf("%s is held by %s (run %s, command %q) since %s, lease until %s (lock id %s); "+
+			"wait for it to finish: a dead run's lock lapses with its lease",
+			LockKey{Kind: e.Kind, Name: e.Cluster}, orUnknown(h.Actor), orUnknown(h.RunID), h.Command,
+			h.Since.UTC().Format(time.RFC3339), h.Expires.UTC().Format(time.RFC3339), h.ID)
+	}
 	return fmt.Sprintf("cluster %q is locked by %s (run %s, command %q) since %s, lease until %s (lock id %s); "+
 		"wait for it to finish, or if that run is dead: bot state unlock --cluster %s --lock-id %s",
 		e.Cluster, orUnknown(h.Actor), orUnknown(h.RunID), h.Command,

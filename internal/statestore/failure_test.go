@@ -19,6 +19,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"gocloud.dev/blob/s3blob"
 
+	"github.com/pocbot/pocbot/internal/s3opts"
 	"github.com/pocbot/pocbot/internal/sim/objstore"
 )
 
@@ -116,9 +117,12 @@ func TestS3WriterFailsMidWrite(t *testing.T) {
 		RequestChecksumCalculation: aws.RequestChecksumCalculationWhenRequired,
 		ResponseChecksumValidation: aws.ResponseChecksumValidationWhenRequired,
 		RetryMaxAttempts:           2,
+		// A fresh connection per request: one kept alive from before the proxy was armed would
+		// carry the upload uncut (the stand-in's dialect proxy keeps connections alive).
+		HTTPClient: &http.Client{Transport: &http.Transport{DisableKeepAlives: true}},
 	})
 	bucketName := strings.TrimPrefix(strings.SplitN(w.cfg("").StateURL, "?", 2)[0], "s3://")
-	b, err := s3blob.OpenBucket(ctx, client, bucketName, nil)
+	b, err := s3blob.OpenBucket(ctx, client, bucketName, s3opts.Blob())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -100,8 +100,11 @@ func (d fileRaw) write(t testing.TB, key string, data []byte) {
 	}
 }
 
-func s3World(t testing.TB) *world {
-	srv := objstoretest.Versity(t)
+func s3World(t testing.TB) *world { return s3WorldWith(t, objstore.Options{}) }
+
+// s3WorldWith is an S3 world whose stand-in speaks the dialect given.
+func s3WorldWith(t testing.TB, dialect objstore.Options) *world {
+	srv := objstoretest.VersityWith(t, dialect)
 	name := "state-" + randomID()[:12]
 	objstoretest.Bucket(t, srv, name)
 	b, err := srv.OpenBucket(testCtx(t), name)

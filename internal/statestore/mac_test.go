@@ -101,10 +101,10 @@ func TestHeaderMAC(t *testing.T) {
 			})
 
 			t.Run("MAC key deleted: a new one, old headers still listed", func(t *testing.T) {
-				if err := s.be.remove(ctx, stateKey("legacy"), ""); err != nil && !errors.Is(err, errNotExist) {
+				if err := s.be.remove(ctx, stateKey("legacy")); err != nil && !errors.Is(err, errNotExist) {
 					t.Fatal(err)
 				}
-				if err := s.be.remove(ctx, keyMAC, ""); err != nil {
+				if err := s.be.remove(ctx, keyMAC); err != nil {
 					t.Fatal(err)
 				}
 				fresh := w.open(t, key)

@@ -160,44 +160,40 @@ func (s *Store) Close() error {
 // Location is where the state lives, for messages ("s3://bucket" or "file:///dir").
 func (s *Store) Location() string { return s.be.describe() }
 
-// CheckBackend verifies that the bucket is reachable and honours conditional writes: a second
-// If-None-Match create and an If-Match with a stale version must both fail.
+// CheckBackend verifies that the bucket is reachable and does what the store relies on, and no
+// more: a conditional PutObject with If-None-Match: * fails on an existing key, one with a stale
+// If-Match fails, and one with the current ETag succeeds; a failure is recognised by its status
+// (412). Deletes are never relied on (Scaleway documents no conditional DeleteObject). A refusal
+// wraps ErrUnsafeBackend and names the missing feature.
 func (s *Store) CheckBackend(ctx context.Context) error {
 	key := prefixProbe + randomID()
 	v, err := s.ownWrite(ctx, key, []byte("probe "+key), func(data []byte) (string, error) { return s.be.create(ctx, key, data) })
 	if err != nil {
-		return fmt.Errorf("check state backend %s: write a probe object: %w", s.be.describe(), err)
+		return fmt.Errorf("check state backend %s: write a probe object with If-None-Match: %w", s.be.describe(), err)
 	}
 	defer func() {
-		if err := s.be.remove(context.WithoutCancel(ctx), key, ""); err != nil && !errors.Is(err, errNotExist) {
+		// The probe's key is random and this call's alone: removing it cannot race.
+		if err := s.be.remove(context.WithoutCancel(ctx), key); err != nil && !errors.Is(err, errNotExist) {
 			s.log.Warn("remove state backend probe", "key", key, "err", err)
 		}
 	}()
 	if _, err := s.be.create(ctx, key, []byte("second "+key)); !errors.Is(err, errPrecondition) {
 		if err == nil {
-			return fmt.Errorf("%w: %s accepted a second create of %s despite If-None-Match; two runs could overwrite each other's state, so pocbot refuses this bucket", ErrUnsafeBackend, s.be.describe(), key)
+			return fmt.Errorf("%w: %s accepted a second PutObject of %s despite If-None-Match: * (missing feature: conditional create); two runs could overwrite each other's state, so pocbot refuses this bucket", ErrUnsafeBackend, s.be.describe(), key)
 		}
-		return fmt.Errorf("check state backend %s: second conditional create: %w", s.be.describe(), err)
+		return fmt.Errorf("check state backend %s: second PutObject with If-None-Match: * (want 412 Precondition Failed): %w", s.be.describe(), err)
 	}
 	if _, err := s.be.replace(ctx, key, []byte("stale "+key), "\"00000000000000000000000000000000\""); !errors.Is(err, errPrecondition) && !errors.Is(err, errNotExist) {
 		if err == nil {
-			return fmt.Errorf("%w: %s accepted an update of %s with a stale If-Match; pocbot refuses this bucket", ErrUnsafeBackend, s.be.describe(), key)
+			return fmt.Errorf("%w: %s accepted a PutObject of %s with a stale If-Match (missing feature: conditional update); pocbot refuses this bucket", ErrUnsafeBackend, s.be.describe(), key)
 		}
-		return fmt.Errorf("check state backend %s: stale conditional update: %w", s.be.describe(), err)
+		return fmt.Errorf("check state backend %s: PutObject with a stale If-Match (want 412 Precondition Failed): %w", s.be.describe(), err)
 	}
 	if _, err := s.ownWrite(ctx, key, []byte("third "+key), func(data []byte) (string, error) { return s.be.replace(ctx, key, data, v) }); err != nil {
-		return fmt.Errorf("check state backend %s: conditional update with the current version: %w", s.be.describe(), err)
-	}
-	// Releasing a lock and deleting a state are conditional deletes: a bucket that deletes on a
-	// stale If-Match would let a run whose lease lapsed remove its successor's lock.
-	err = s.be.remove(ctx, key, "\"00000000000000000000000000000000\"")
-	if err != nil && !errors.Is(err, errPrecondition) {
-		return fmt.Errorf("check state backend %s: stale conditional delete: %w", s.be.describe(), err)
-	}
-	if _, _, gerr := s.be.get(ctx, key); errors.Is(gerr, errNotExist) {
-		return fmt.Errorf("%w: %s deleted %s despite a stale If-Match; pocbot refuses this bucket", ErrUnsafeBackend, s.be.describe(), key)
-	} else if gerr != nil {
-		return fmt.Errorf("check state backend %s: read the probe back: %w", s.be.describe(), gerr)
+		if errors.Is(err, errPrecondition) {
+			return fmt.Errorf("%w: %s refused a PutObject of %s with the current ETag in If-Match (missing feature: conditional update on the ETag it returned)", ErrUnsafeBackend, s.be.describe(), key)
+		}
+		return fmt.Errorf("check state backend %s: PutObject with the current ETag in If-Match: %w", s.be.describe(), err)
 	}
 	return nil
 }
@@ -241,6 +237,9 @@ func (s *Store) Get(ctx context.Context, cluster string) (*Document, error) {
 			return nil, fmt.Errorf("state of cluster %q: %w in %s", cluster, ErrNotFound, s.be.describe())
 		}
 		return nil, fmt.Errorf("read state of cluster %q: %w", cluster, err)
+	}
+	if isStateTombstone(data) {
+		return nil, fmt.Errorf("state of cluster %q: %w in %s (deleted)", cluster, ErrNotFound, s.be.describe())
 	}
 	h, body, err := s.open(ctx, data, objectState, cluster, "")
 	if err != nil {
@@ -321,7 +320,7 @@ func (s *Store) Put(ctx context.Context, doc *Document) error {
 	// its answer, and whose retry then failed its precondition, is recognised as ours.
 	version, err := s.ownWrite(ctx, stateKey(cluster), data, func(data []byte) (string, error) {
 		if doc.version == "" {
-			return s.be.create(ctx, stateKey(cluster), data)
+			return s.createOverTombstone(ctx, stateKey(cluster), data)
 		}
 		return s.be.replace(ctx, stateKey(cluster), data, doc.version)
 	})
@@ -342,7 +341,10 @@ func (s *Store) Put(ctx context.Context, doc *Document) error {
 	return nil
 }
 
-// Delete removes doc's object, only if unchanged since doc was read or written.
+// Delete removes doc's document, only if unchanged since doc was read or written: a tombstone
+// written with If-Match on doc's version (Scaleway documents no conditional DeleteObject). Get
+// and List then find no document; the next Put of a new document replaces the tombstone, again
+// conditionally.
 func (s *Store) Delete(ctx context.Context, doc *Document) error {
 	cluster := doc.Header.Cluster
 	if err := checkCluster(cluster); err != nil {
@@ -351,7 +353,7 @@ func (s *Store) Delete(ctx context.Context, doc *Document) error {
 	if doc.version == "" {
 		return fmt.Errorf("delete state of cluster %q: the document was never read or written by this store; Get it first", cluster)
 	}
-	err := s.be.remove(ctx, stateKey(cluster), doc.version)
+	_, err := s.be.replace(ctx, stateKey(cluster), stateTombstone(doc.Header.Serial, s.now()), doc.version)
 	switch {
 	case errors.Is(err, errNotExist):
 		return fmt.Errorf("delete state of cluster %q: %w", cluster, ErrNotFound)
@@ -474,6 +476,9 @@ func (s *Store) readHeader(ctx context.Context, key string) (rawHeader, error) {
 	if err != nil {
 		return rawHeader{}, err
 	}
+	if isStateTombstone(data) {
+		return rawHeader{}, fmt.Errorf("%s: deleted: %w", key, errNotExist)
+	}
 	rh, err := decodeHeader(data)
 	if errors.Is(err, errShortHeader) {
 		if data, err = s.be.head(ctx, key, rh.end); err == nil {
@@ -545,7 +550,7 @@ func (s *Store) DeleteArtifact(ctx context.Context, cluster, name string) error 
 		return fmt.Errorf("artifact name %q: use letters, digits, '.', '_', '-'", name)
 	}
 	k := prefixArtifacts + cluster + "/" + name
-	if err := s.be.remove(ctx, k, ""); err != nil && !errors.Is(err, errNotExist) {
+	if err := s.be.remove(ctx, k); err != nil && !errors.Is(err, errNotExist) {
 		return fmt.Errorf("delete artifact %s: %w", k, err)
 	}
 	return nil
@@ -561,7 +566,7 @@ func (s *Store) DeleteArtifacts(ctx context.Context, cluster string) error {
 		return fmt.Errorf("list artifacts of cluster %q: %w", cluster, err)
 	}
 	for _, k := range keys {
-		if err := s.be.remove(ctx, k, ""); err != nil && !errors.Is(err, errNotExist) {
+		if err := s.be.remove(ctx, k); err != nil && !errors.Is(err, errNotExist) {
 			return fmt.Errorf("delete artifact %s of cluster %q: %w", k, cluster, err)
 		}
 	}
@@ -605,7 +610,7 @@ func (s *Store) DeletePublic(ctx context.Context, prefix string) error {
 		return fmt.Errorf("list public objects under %s: %w", k, err)
 	}
 	for _, key := range keys {
-		if err := s.be.remove(ctx, key, ""); err != nil && !errors.Is(err, errNotExist) {
+		if err := s.be.remove(ctx, key); err != nil && !errors.Is(err, errNotExist) {
 			return fmt.Errorf("delete public object %s: %w", key, err)
 		}
 	}
@@ -634,4 +639,29 @@ func randomID() string {
 	b := make([]byte, 12)
 	_, _ = rand.Read(b)
 	return hex.EncodeToString(b)
+}
+
+// A deleted document is this tombstone (plaintext: that a cluster's state was deleted, and at
+// which serial, is no secret). Its magic differs from a document's, so nothing reads it as one.
+const tombstoneMagic = "PBGONE\x00\x00"
+
+func stateTombstone(serial int64, at time.Time) []byte {
+	return []byte(fmt.Sprintf("%sdeleted at serial %d, %s\n", tombstoneMagic, serial, at.UTC().Format(time.RFC3339)))
+}
+
+func isStateTombstone(data []byte) bool { return bytes.HasPrefix(data, []byte(tombstoneMagic)) }
+
+// createOverTombstone writes a new object at key: a conditional create, or, when the key holds
+// a tombstone, a conditional replace of that tombstone's version. Anything else there is
+// errPrecondition, as for a plain create.
+func (s *Store) createOverTombstone(ctx context.Context, key string, data []byte) (string, error) {
+	v, err := s.be.create(ctx, key, data)
+	if !errors.Is(err, errPrecondition) {
+		return v, err
+	}
+	cur, cv, gerr := s.be.get(ctx, key)
+	if gerr != nil || !isStateTombstone(cur) {
+		return "", err
+	}
+	return s.be.replace(ctx, key, data, cv)
 }

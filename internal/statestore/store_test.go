@@ -448,22 +448,28 @@ func (b ignoringBackend) replace(ctx testContext, key string, data []byte, v str
 	return b.fileBackend.replace(ctx, key, data, v)
 }
 
-// deleteIgnoringBackend honours conditional writes but deletes whatever the If-Match says.
-type deleteIgnoringBackend struct{ *fileBackend }
-
-func (b deleteIgnoringBackend) remove(ctx testContext, key, _ string) error {
-	return b.fileBackend.remove(ctx, key, "")
+func TestCheckBackendRefusesUnconditional(t *testing.T) {
+	for _, tc := range []struct {
+		name, names string
+		be          func(*fileBackend) backend
+	}{
+		{"ignores If-None-Match", "If-None-Match", func(fb *fileBackend) backend { return ignoringBackend{fileBackend: fb} }},
+		{"ignores If-Match", "stale If-Match", func(fb *fileBackend) backend { return matchIgnoringBackend{fb} }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := fileWorld(t).open(t, newKey(t))
+			s.be = tc.be(s.be.(*fileBackend))
+			err := s.CheckBackend(t.Context())
+			if !errors.Is(err, ErrUnsafeBackend) || !strings.Contains(err.Error(), tc.names) || !strings.Contains(err.Error(), "missing feature") {
+				t.Fatalf("CheckBackend on a bucket that %s: %v, want ErrUnsafeBackend naming %q and the missing feature", tc.name, err, tc.names)
+			}
+		})
+	}
 }
 
-func TestCheckBackendRefusesUnconditional(t *testing.T) {
-	s := fileWorld(t).open(t, newKey(t))
-	fb := s.be.(*fileBackend)
-	s.be = ignoringBackend{fileBackend: fb}
-	if err := s.CheckBackend(testCtx(t)); !errors.Is(err, ErrUnsafeBackend) || !strings.Contains(err.Error(), "If-None-Match") {
-		t.Fatalf("CheckBackend on a bucket ignoring If-None-Match: %v", err)
-	}
-	s.be = deleteIgnoringBackend{fileBackend: fb}
-	if err := s.CheckBackend(testCtx(t)); !errors.Is(err, ErrUnsafeBackend) || !strings.Contains(err.Error(), "delete") {
-		t.Fatalf("CheckBackend on a bucket ignoring If-Match on delete: %v", err)
-	}
+// matchIgnoringBackend honours If-None-Match but writes whatever If-Match says.
+type matchIgnoringBackend struct{ *fileBackend }
+
+func (b matchIgnoringBackend) replace(ctx testContext, key string, data []byte, _ string) (string, error) {
+	return "v", b.fileBackend.write(ctx, key, data)
 }

@@ -88,13 +88,17 @@ type Config struct {
 	// and schematic, and a down run under WithParkFor park the worker there instead of
 	// deleting it.
 	Pool Pool
-	Now  func() time.Time
-	Log  *slog.Logger
+	// Snapshots keeps the etcd snapshot of a paused cluster (BuildPause; a resume's bootstrap
+	// recovers from it). Optional for Build; a cluster with a recorded snapshot needs it.
+	Snapshots Snapshots
+	Now       func() time.Time
+	Log       *slog.Logger
 }
 
-// ImageLocker takes a lock named by an image key, across processes; release gives it back.
+// ImageLocker takes a lock named by an image key, across processes; release gives it back. The
+// context it returns ends when the lock is lost: the image is made under it.
 type ImageLocker interface {
-	LockImage(ctx context.Context, key string) (release func(), err error)
+	LockImage(ctx context.Context, key string) (held context.Context, release func(), err error)
 }
 
 // SchematicID is the Image Factory schematic of a spec's extensions.
@@ -208,12 +212,18 @@ type builder struct {
 func (b *builder) underImageLock(apply func(ctx context.Context, r *provision.Run) error) func(ctx context.Context, r *provision.Run) error {
 	return func(ctx context.Context, r *provision.Run) error {
 		spec := r.Spec()
-		release, err := b.cfg.ImageLocker.LockImage(ctx, spec.ImageBucket+"/"+spec.ImageKey)
+		held, release, err := b.cfg.ImageLocker.LockImage(ctx, spec.ImageBucket+"/"+spec.ImageKey)
 		if err != nil {
 			return fmt.Errorf("lock the shared image %s: %w", spec.ImageKey, err)
 		}
 		defer release()
-		return apply(ctx, r)
+		if err := apply(held, r); err != nil {
+			if cause := context.Cause(held); held.Err() != nil && ctx.Err() == nil {
+				return fmt.Errorf("make the shared image %s: %w (%w)", spec.ImageKey, err, cause)
+			}
+			return err
+		}
+		return nil
 	}
 }
 
@@ -423,6 +433,9 @@ func (b *builder) firstCP(r *provision.Run) (string, []byte, error) {
 
 func (b *builder) bootstrap(ctx context.Context, r *provision.Run) error {
 	ctx = talos.WithRetryInterval(ctx, r.PollInterval())
+	if snap, _ := r.Output(OutEtcdSnapshot); snap != "" {
+		return b.recoverEtcd(ctx, r, snap) // a resume: etcd from the pause's snapshot
+	}
 	ip, tc, err := b.firstCP(r)
 	if err != nil {
 		return err

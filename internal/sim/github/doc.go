@@ -101,6 +101,48 @@
 //	  words; other qualifiers 422); no pin (GraphQL only)         what the token can read); unknown qualifiers refused:
 //	                                                             stricter reading chosen; details in issues.go
 //
+// Repository administration (admin.go; what `bot init` and `bot doctor` call with a user's token):
+//
+//	behaviour                                                  source
+//	---------------------------------------------------------  ------------------------------------------------------------
+//	Personal tokens (AddUserToken, ghp_…) act with the user's  docs /rest/actions/secrets ("Authenticated users must have
+//	  repository role; secrets and environments need admin       collaborator access to a repository to create, update, or
+//	  (403 "Must have admin rights to Repository."), branches,   read secrets"); the role each needs: source silent, stricter
+//	  files and pull requests write; installation tokens: 403    reading (admin); the App's grant has no secrets permission
+//	GET …/actions/secrets/public-key and …/environments/{e}/   OpenAPI actions/get-repo-public-key, actions/get-environment-
+//	  secrets/public-key: key_id and a base64 Curve25519 key     public-key (key_id, key)
+//	PUT …/secrets/{name}: encrypted_value = base64 libsodium   OpenAPI actions/create-or-update-repo-secret, actions/create-
+//	  sealed box to that key, key_id naming it; 201 created,     or-update-environment-secret (201 "Response when creating a
+//	  204 updated; a value that does not open, or another        secret", 204 "Response when updating a secret"; "Encrypt
+//	  key_id: 422 (source silent, stricter reading); names       using LibSodium"); names: docs /actions/security-guides/
+//	  [A-Za-z0-9_], not GITHUB_, not a leading digit; at most    using-secrets-in-github-actions (naming rules, 48 KB)
+//	  48 KB
+//	GET …/secrets: total_count and secrets (name, created_at,  OpenAPI actions/list-repo-secrets, actions/list-environment-
+//	  updated_at), never a value; per_page/page                  secrets; the paging of this stand-in: one page of up to 100
+//	PUT /repos/{o}/{r}/environments/{e}: creates or updates;   OpenAPI repos/create-or-update-environment (deployment_branch_
+//	  deployment_branch_policy null = every branch, else         policy: "If protected_branches is true, custom_branch_
+//	  exactly one of protected_branches, custom_branch_          policies must be false" and conversely); GET: repos/get-
+//	  policies true (422 otherwise); GET: 404 when missing       environment
+//	A private repository whose owner is on GitHub Free has no  github/docs data/reusables/gated-features/environments.md
+//	  environments: PUT answers 422                              ("For access to environments, environment secrets, and
+//	                                                             deployment branches in private or internal repositories,
+//	                                                             you must use GitHub Pro, Team, or Enterprise"); the status:
+//	                                                             source silent, a refusal chosen
+//	…/environments/{e}/deployment-branch-policies: GET lists   OpenAPI repos/list-deployment-branch-policies, repos/create-
+//	  (total_count, branch_policies), POST {name, type} adds     deployment-branch-policy (200; 404 "Not Found or
+//	  one; 404 unless the policy is custom; a duplicate 409      deployment_branch_policy.custom_branch_policies property for
+//	  (source silent, stricter reading)                          the environment is set to false")
+//	GET /repos/{o}/{r}/git/ref/heads/{b}; POST …/git/refs      OpenAPI git/get-ref, git/create-ref (422 "Reference already
+//	  {ref, sha}: 201; an existing ref or unknown sha 422        exists", an unknown object)
+//	PUT /repos/{o}/{r}/contents/{path}: message and base64     OpenAPI repos/create-or-update-file-contents (message,
+//	  content required; sha of the blob required to replace a    content, branch, sha "Required if you are updating a file";
+//	  file (422 without, 409 when stale); 201 new, 200           201, 200, 404, 409, 422); blob sha = git's sha1 of
+//	  replaced; the contents API answers the blob sha            "blob <len>\0<data>"
+//	GET /repos/{o}/{r}/pulls?state&head=owner:branch; POST     OpenAPI pulls/list (head "user:ref-name"), pulls/create (422
+//	  /pulls {title, head, base, body}: 201; 422 for a second    validation failed; "A pull request already exists" and "No
+//	  open PR of the same head or no difference                  commits between" are GitHub's messages, not re-checked)
+//	MergePR: the head's files become the default branch's      test device standing for the maintainer's merge
+//
 // Not emulated: primary rate limits (5,000 requests an hour and the x-ratelimit-* headers), the
 // secondary limits on concurrency, points and CPU time, conditional requests.
 package github

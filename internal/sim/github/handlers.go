@@ -300,6 +300,9 @@ func (s *Server) repoRoute(c *call) {
 		}
 		return
 	}
+	if s.adminRoute(c, r) {
+		return
+	}
 	switch {
 	case n == 3 && m == http.MethodGet:
 		if s.requireToken(c, r, "metadata", "read") {
@@ -640,7 +643,7 @@ func (s *Server) contents(c *call, r *repo, path string) {
 	wrapped.WriteString(enc + "\n")
 	c.json(http.StatusOK, &gh.RepositoryContent{
 		Type: gh.String("file"), Encoding: gh.String("base64"), Content: gh.String(wrapped.String()),
-		Name: gh.String(name), Path: gh.String(path), Size: gh.Int(len(data)), SHA: gh.String(randomHex(20)),
+		Name: gh.String(name), Path: gh.String(path), Size: gh.Int(len(data)), SHA: gh.String(blobSHA(data)),
 	})
 }
 

@@ -71,6 +71,8 @@ type repo struct {
 	owner, name   string
 	defaultBranch string
 	private       bool
+	freePlan      bool                         // owner on GitHub Free: no environments for a private repository
+	admin         *repoAdmin                   // secrets, environments, branches (admin.go)
 	files         map[string]map[string][]byte // branch → path → content
 	perms         map[string]string            // login (lower) → role
 	issues        map[int]*issue
@@ -116,6 +118,7 @@ type comment struct {
 type token struct {
 	value          string
 	installationID int64 // 0 for static tokens
+	user           bool  // a user's personal token (AddUserToken): acts with the user's role
 	login, typ     string
 	repos          map[string]bool // full names (lower); empty = every repo of the installation
 	perms          map[string]string

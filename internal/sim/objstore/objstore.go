@@ -1,26 +1,17 @@
-// Package objstore runs a real S3 server (versitygw, posix backend) on a loopback port so that
-// tests and `bot sim` talk to Object Storage through the same client libraries as production
-// (aws-sdk-go-v2 via gocloud.dev/blob/s3blob), including conditional writes (If-None-Match,
-// If-Match), which the state store depends on.
-//
-// The server runs versitygw's internal IAM (--iam-dir, beside the posix root, never inside it), so
-// that a test can add a second, unprivileged account (AddUser) and restrict it with a bucket policy
-// (PutBucketPolicy), as an operator does on Scaleway for the presigning credential. Sources:
-// versitygw cmd/versitygw/main.go (--iam-dir, the admin API on the S3 port when no --admin-port),
-// cmd/internal/gwcli/admin.go (`admin create-user`, roles admin/user/userplus),
-// auth/bucket_policy_principals.go (a principal is {"AWS": [access key ids]} or "*"); Scaleway's
-// own principal syntax ({"SCW": "application_id:<id>"}) differs only there, see docs/install.md.
 package objstore
 
 import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net"
+	"net/http"
 	"net/url"
 	"os"
 	"os/exec"
@@ -34,6 +25,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"gocloud.dev/blob"
 	"gocloud.dev/blob/s3blob"
+
+	"github.com/pocbot/pocbot/internal/s3opts"
 )
 
 // Region is the region every bucket of the stand-in claims to be in (Scaleway's fr-par).
@@ -48,12 +41,18 @@ var ErrNoVersity = errors.New("versitygw not found on PATH; install it with: " +
 // startTimeout bounds how long StartVersity waits for the server to answer.
 const startTimeout = 20 * time.Second
 
-// Server is one running versitygw process serving a posix directory over S3.
+// Server is one running versitygw process serving a posix directory over S3, behind the dialect
+// proxy that makes it answer as Scaleway does (see the contract table in doc.go).
 type Server struct {
-	Endpoint  string // http://127.0.0.1:PORT
+	Endpoint  string // http(s)://127.0.0.1:PORT, the dialect proxy
 	AccessKey string
 	SecretKey string
 	Dir       string // the posix root; each bucket is a sub-directory
+
+	versity string // http://127.0.0.1:PORT of versitygw itself
+	dialect *dialect
+	proxy   *http.Server
+	pool    *x509.CertPool // trusts the proxy's certificate (TLS only)
 
 	cmd    *exec.Cmd
 	done   chan struct{}
@@ -89,8 +88,14 @@ func (b lockedBuffer) Write(p []byte) (int, error) {
 }
 
 // StartVersity starts versitygw on a free 127.0.0.1 port serving dir, with random credentials,
-// and returns once it answers S3 requests. The caller must Close it.
+// behind the Scaleway dialect (StartVersityWith's zero Options), and returns once it answers S3
+// requests. The caller must Close it.
 func StartVersity(ctx context.Context, dir string) (*Server, error) {
+	return StartVersityWith(ctx, dir, Options{})
+}
+
+// StartVersityWith is StartVersity in the dialect opts chooses.
+func StartVersityWith(ctx context.Context, dir string, opts Options) (*Server, error) {
 	bin, err := LookVersity()
 	if err != nil {
 		return nil, err
@@ -108,7 +113,10 @@ func StartVersity(ctx context.Context, dir string) (*Server, error) {
 	for attempt := 0; attempt < 3; attempt++ {
 		s, err := startOnce(ctx, bin, abs)
 		if err == nil {
-			return s, nil
+			if err = s.startDialect(opts); err == nil {
+				return s, nil
+			}
+			_ = s.Close()
 		}
 		lastErr = err
 		if ctx.Err() != nil {
@@ -124,7 +132,7 @@ func startOnce(ctx context.Context, bin, dir string) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{
-		Endpoint:  "http://127.0.0.1:" + strconv.Itoa(port),
+		versity:   "http://127.0.0.1:" + strconv.Itoa(port),
 		AccessKey: "AK" + randHex(9),
 		SecretKey: randHex(20),
 		Dir:       dir,
@@ -151,7 +159,7 @@ func startOnce(ctx context.Context, bin, dir string) (*Server, error) {
 		s.err = s.cmd.Wait()
 		close(s.done)
 	}()
-	s.client = newClient(s.Endpoint, s.AccessKey, s.SecretKey)
+	s.client = newClient(s.versity, s.AccessKey, s.SecretKey, nil)
 
 	wctx, cancel := context.WithTimeout(ctx, startTimeout)
 	defer cancel()
@@ -162,18 +170,72 @@ func startOnce(ctx context.Context, bin, dir string) (*Server, error) {
 		_, err := s.client.ListBuckets(rctx, &s3.ListBucketsInput{})
 		rcancel()
 		if err == nil {
-			slog.Debug("versitygw ready", "endpoint", s.Endpoint, "dir", dir)
+			slog.Debug("versitygw ready", "endpoint", s.versity, "dir", dir)
 			return s, nil
 		}
 		select {
 		case <-s.done:
-			return nil, fmt.Errorf("versitygw on %s exited before answering (%v): %s", s.Endpoint, s.err, s.Output())
+			return nil, fmt.Errorf("versitygw on %s exited before answering (%v): %s", s.versity, s.err, s.Output())
 		case <-wctx.Done():
 			_ = s.Close()
-			return nil, fmt.Errorf("versitygw on %s did not answer within %s (last error: %v): %s", s.Endpoint, startTimeout, err, s.Output())
+			return nil, fmt.Errorf("versitygw on %s did not answer within %s (last error: %v): %s", s.versity, startTimeout, err, s.Output())
 		case <-tick.C:
 		}
 	}
+}
+
+// startDialect puts the dialect proxy in front of versitygw and points Endpoint and the Server's
+// client at it.
+func (s *Server) startDialect(opts Options) error {
+	u, err := url.Parse(s.versity)
+	if err != nil {
+		return err
+	}
+	s.dialect = &dialect{opts: opts, backend: u, root: s.AccessKey, admin: s.client, iam: map[string]Access{}}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return fmt.Errorf("start the S3 dialect proxy: listen on loopback: %w", err)
+	}
+	scheme := "http"
+	s.proxy = &http.Server{Handler: s.dialect, ReadHeaderTimeout: 10 * time.Second}
+	if opts.TLS {
+		cert, pool, err := selfSigned()
+		if err != nil {
+			l.Close()
+			return fmt.Errorf("start the S3 dialect proxy: make a certificate: %w", err)
+		}
+		s.pool, scheme = pool, "https"
+		l = tls.NewListener(l, &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12})
+	}
+	go func() { _ = s.proxy.Serve(l) }()
+	s.Endpoint = scheme + "://" + l.Addr().String()
+	s.client = newClient(s.Endpoint, s.AccessKey, s.SecretKey, s.pool)
+	return nil
+}
+
+// GrantIAM sets what the IAM policy of an access key allows on Object Storage (Scaleway grants
+// a request only what IAM and the bucket policy both allow). Keys added by AddUser start with
+// AccessNone; the root key has everything.
+func (s *Server) GrantIAM(access string, a Access) {
+	s.dialect.mu.Lock()
+	defer s.dialect.mu.Unlock()
+	s.dialect.iam[access] = a
+}
+
+// Observe calls f with the method, path and headers of every request the endpoint receives,
+// before it is answered (nil stops it).
+func (s *Server) Observe(f func(method, path string, h http.Header)) {
+	s.dialect.mu.Lock()
+	defer s.dialect.mu.Unlock()
+	s.dialect.observe = f
+}
+
+// HTTPClient is an HTTP client that trusts the endpoint (its self-signed certificate under TLS).
+func (s *Server) HTTPClient() *http.Client {
+	if s.pool == nil {
+		return &http.Client{Timeout: 30 * time.Second}
+	}
+	return &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: s.pool, MinVersion: tls.VersionTLS12}}}
 }
 
 // Output returns what the server printed so far (for failure messages).
@@ -208,7 +270,7 @@ func (s *Server) BucketURL(name string) string {
 
 // OpenBucket opens a bucket of this server with an explicit client and static credentials.
 func (s *Server) OpenBucket(ctx context.Context, name string) (*blob.Bucket, error) {
-	b, err := s3blob.OpenBucket(ctx, s.client, name, nil)
+	b, err := s3blob.OpenBucket(ctx, s.client, name, s3opts.Blob())
 	if err != nil {
 		return nil, fmt.Errorf("open bucket %q on %s: %w", name, s.Endpoint, err)
 	}
@@ -223,7 +285,7 @@ func (s *Server) AddUser(ctx context.Context, access, secret string) error {
 		return err
 	}
 	cmd := exec.CommandContext(ctx, bin, "admin", "--access", s.AccessKey, "--secret", s.SecretKey, "--region", Region,
-		"--endpoint-url", s.Endpoint, "create-user", "--access", access, "--secret", secret, "--role", "user")
+		"--endpoint-url", s.versity, "create-user", "--access", access, "--secret", secret, "--role", "user")
 	cmd.Env = append(os.Environ(), "AWS_ACCESS_KEY_ID=", "AWS_SECRET_ACCESS_KEY=")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("versitygw admin create-user %s on %s: %w: %s", access, s.Endpoint, err, out)
@@ -241,7 +303,7 @@ func (s *Server) PutBucketPolicy(ctx context.Context, bucket, policy string) err
 
 // OpenBucketAs opens a bucket of this server with another account's static credentials.
 func (s *Server) OpenBucketAs(ctx context.Context, name, access, secret string) (*blob.Bucket, error) {
-	b, err := s3blob.OpenBucket(ctx, newClient(s.Endpoint, access, secret), name, nil)
+	b, err := s3blob.OpenBucket(ctx, newClient(s.Endpoint, access, secret, s.pool), name, s3opts.Blob())
 	if err != nil {
 		return nil, fmt.Errorf("open bucket %q on %s as %s: %w", name, s.Endpoint, access, err)
 	}
@@ -252,6 +314,9 @@ func (s *Server) OpenBucketAs(ctx context.Context, name, access, secret string) 
 func (s *Server) Close() error {
 	var err error
 	s.closed.Do(func() {
+		if s.proxy != nil {
+			_ = s.proxy.Close()
+		}
 		select {
 		case <-s.done:
 			return
@@ -272,16 +337,18 @@ func (s *Server) Close() error {
 	return err
 }
 
-func newClient(endpoint, ak, sk string) *s3.Client {
-	return s3.New(s3.Options{
+func newClient(endpoint, ak, sk string, pool *x509.CertPool) *s3.Client {
+	o := s3.Options{
 		Region:       Region,
 		BaseEndpoint: aws.String(endpoint),
 		UsePathStyle: true,
 		Credentials:  credentials.NewStaticCredentialsProvider(ak, sk, ""),
-		// S3-compatible servers other than AWS expect no flexible-checksum trailers.
-		RequestChecksumCalculation: aws.RequestChecksumCalculationWhenRequired,
-		ResponseChecksumValidation: aws.ResponseChecksumValidationWhenRequired,
-	})
+	}
+	s3opts.Client(&o)
+	if pool != nil {
+		o.HTTPClient = &http.Client{Timeout: time.Minute, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}}}
+	}
+	return s3.New(o)
 }
 
 func freePort() (int, error) {

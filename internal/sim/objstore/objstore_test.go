@@ -6,12 +6,14 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/s3/transfermanager"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+	smithyhttp "github.com/aws/smithy-go/transport/http"
 	"gocloud.dev/blob"
 	"gocloud.dev/gcerrors"
 
@@ -70,25 +72,108 @@ func TestVersityConditionalWrites(t *testing.T) {
 	if err != nil || string(got) != "four" {
 		t.Fatalf("read back: %q, %v", got, err)
 	}
-	// Conditional delete with the stale ETag must be refused.
-	delIf := func(etag string) error {
-		return b.DeleteWithOptions(ctx, "k", &blob.DeleteOptions{BeforeDelete: func(as func(any) bool) error {
-			var in *s3.DeleteObjectInput
-			if !as(&in) {
-				t.Fatal("s3blob does not expose DeleteObjectInput")
+}
+
+// TestDeleteConditionsByDialect: a DeleteObject with a stale If-Match deletes anyway in Scaleway's
+// dialect (the default: the header is ignored), is refused with 501 where it is rejected, and
+// fails with 412 on a generic S3 server. A failed conditional PutObject is a bare 412.
+func TestDeleteConditionsByDialect(t *testing.T) {
+	for _, tc := range []struct {
+		mode       objstore.DeleteConditions
+		wantStatus int  // of the stale conditional delete; 0 = success
+		gone       bool // the object is gone afterwards
+	}{
+		{objstore.DeleteConditionsIgnored, 0, true},
+		{objstore.DeleteConditionsRejected, http.StatusNotImplemented, false},
+		{objstore.DeleteConditionsHonoured, http.StatusPreconditionFailed, false},
+	} {
+		t.Run(tc.mode.String(), func(t *testing.T) {
+			s := objstoretest.VersityWith(t, objstore.Options{DeleteConditions: tc.mode})
+			ctx := t.Context()
+			objstoretest.Bucket(t, s, "state")
+			c := s.Client()
+			put, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String("state"), Key: aws.String("k"), Body: strings.NewReader("one")})
+			if err != nil {
+				t.Fatal(err)
 			}
-			in.IfMatch = aws.String(etag)
-			return nil
-		}})
+			_, err = c.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String("state"), Key: aws.String("k"), Body: strings.NewReader("two"), IfNoneMatch: aws.String("*")})
+			var re *smithyhttp.ResponseError
+			if !errors.As(err, &re) || re.HTTPStatusCode() != http.StatusPreconditionFailed {
+				t.Fatalf("second create with If-None-Match: %v, want a 412", err)
+			}
+			_, err = c.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String("state"), Key: aws.String("k"), IfMatch: aws.String(`"0123456789abcdef0123456789abcdef"`)})
+			switch {
+			case tc.wantStatus == 0 && err != nil:
+				t.Fatalf("stale conditional delete: %v, want it done", err)
+			case tc.wantStatus != 0 && (!errors.As(err, &re) || re.HTTPStatusCode() != tc.wantStatus):
+				t.Fatalf("stale conditional delete: %v, want status %d", err, tc.wantStatus)
+			}
+			_, err = c.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String("state"), Key: aws.String("k")})
+			if gone := err != nil; gone != tc.gone {
+				t.Fatalf("after the stale conditional delete: gone=%v (%v), want %v", gone, err, tc.gone)
+			}
+			if !tc.gone {
+				if _, err := c.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String("state"), Key: aws.String("k"), IfMatch: put.ETag}); err != nil && tc.mode == objstore.DeleteConditionsHonoured {
+					t.Fatalf("delete with the current ETag: %v", err)
+				}
+			}
+		})
 	}
-	if err := delIf(e1); gcerrors.Code(err) != gcerrors.FailedPrecondition {
-		t.Fatalf("delete with stale ETag: got %v, want FailedPrecondition", err)
+}
+
+// TestPresignNeedsIAMAndBucketPolicy: Scaleway grants a request what IAM and the bucket policy
+// both allow. A presigned GET signed by a key whose IAM grants nothing is a 403 although the
+// bucket policy allows it; with ObjectStorageObjectsRead it downloads, and still only public/.
+func TestPresignNeedsIAMAndBucketPolicy(t *testing.T) {
+	s := objstoretest.Versity(t)
+	ctx := t.Context()
+	const bucket, ak, sk = "links", "PRESIGNONLY000000001", "presign-secret-0000000000000000000000001"
+	objstoretest.Bucket(t, s, bucket)
+	if err := s.AddUser(ctx, ak, sk); err != nil {
+		t.Fatal(err)
 	}
-	if err := delIf(etagOf()); err != nil {
-		t.Fatalf("delete with current ETag: %v", err)
+	policy := `{"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Principal": {"AWS": ["` + ak + `"]},
+		"Action": ["s3:GetObject"], "Resource": ["arn:aws:s3:::` + bucket + `/public/*"]}]}`
+	if err := s.PutBucketPolicy(ctx, bucket, policy); err != nil {
+		t.Fatal(err)
 	}
-	if _, err := b.ReadAll(ctx, "k"); gcerrors.Code(err) != gcerrors.NotFound {
-		t.Fatalf("after delete: got %v, want NotFound", err)
+	root, err := s.OpenBucket(ctx, bucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	for _, k := range []string{"public/x", "clusters/secret"} {
+		if err := root.WriteAll(ctx, k, []byte("data of "+k), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	signer, err := s.OpenBucketAs(ctx, bucket, ak, sk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer signer.Close()
+	get := func(key string) int {
+		u, err := signer.SignedURL(ctx, key, &blob.SignedURLOptions{Expiry: time.Minute})
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := s.HTTPClient().Get(u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if got := get("public/x"); got != http.StatusForbidden {
+		t.Fatalf("presigned GET by a key without IAM: %d, want 403 (IAM grants nothing)", got)
+	}
+	s.GrantIAM(ak, objstore.AccessObjectsRead)
+	if got := get("public/x"); got != http.StatusOK {
+		t.Fatalf("presigned GET of public/ by a key with IAM read and the bucket policy: %d, want 200", got)
+	}
+	if got := get("clusters/secret"); got != http.StatusForbidden {
+		t.Fatalf("presigned GET outside public/: %d, want 403 (the bucket policy)", got)
 	}
 }
 

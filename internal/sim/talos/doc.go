@@ -65,6 +65,29 @@
 //	worker certificate signed by a control plane (trustd), machine token checked | internal/app/trustd/internal/reg/reg.go and internal/app/trustd/main.go (token credentials) @v1.14.0-rc.1
 //	admin kubeconfig: system:masters client cert from the Kubernetes CA | internal/app/machined/internal/server/v1alpha1/v1alpha1_server.go (Kubeconfig) @v1.14.0-rc.1
 //
+// # Contract: etcd and the Kubernetes objects (etcd.go, etcdapi.go, k8sapi.go)
+//
+// Etcd (go.etcd.io/etcd at the versions Talos's go.mod pins: v3.6.12 for v1.13.9, v3.7.1 for
+// v1.14.0-rc.1) is modelled as a keyspace per cluster; the Kubernetes objects live in it under the
+// apiserver's keys, so they survive exactly what etcd survives.
+//
+//	| behaviour | source |
+//	|---|---|
+//	| the keyspace exists from Bootstrap (empty, or restored) until the last control plane goes (deleted, reset, reconfigured): etcd's data is on their EPHEMERAL | pkg/machinery/constants/constants.go (EtcdDataPath /var/lib/etcd; EphemeralPartitionLabel) @v1.14.0-rc.1 |
+//	| EtcdSnapshot: os:admin (operator, etcd:backup not modelled); worker → Unimplemented "etcd snapshot is only available on control plane nodes"; no etcd → "failed reading etcd snapshot: …" (code Unknown) | internal/app/machined/pkg/system/services/machined.go (rules) and v1alpha1_server.go (EtcdSnapshot) @v1.13.9 l.1956, @v1.14.0-rc.1 l.1965; internal/app/internal/machinehelper/machinehelper.go (CheckControlplane) |
+//	| the snapshot stream is the database followed by its SHA-256 (etcd sends the hash as the last message); the database is a multiple of 4096 bytes, so size mod 512 = 32 marks the hash | server/etcdserver/api/v3rpc/maintenance.go (Snapshot) and etcdutl/snapshot/v3_snapshot.go (hasChecksum) @etcd v3.6.12; bbolt page size. The body inside is the stand-in's own (JSON), not bbolt |
+//	| EtcdRecover: os:admin, control planes only; the upload replaces /var/lib/etcd.snapshot (O_TRUNC), an upload cut short leaves none | v1alpha1_server.go (EtcdRecover) @v1.13.9 l.1995, @v1.14.0-rc.1 l.2004; machined.go rules. Its "etcd service is not ready for recovery yet" (no /var/lib) is not modelled: /var is mounted once configured |
+//	| Bootstrap{recover_etcd} answers as soon as etcd is started in bootstrap mode; the restore runs in the etcd service, so its failure is the service's (ServiceList: etcd Failed, the error as message), never Bootstrap's error | internal/app/machined/pkg/system/services/etcd.go (BootstrapEtcd l.701, argsForControlPlane → recoverFromSnapshot l.589) @v1.14.0-rc.1 |
+//	| restore: Status first (a file that is not a database → "error verifying snapshot", nothing written); then the hash: missing → "snapshot missing hash but --skip-hash-check=false", different → "expected sha256 …", unless recover_skip_hash_check | etcd.go (recoverFromSnapshot: manager.Status, then Restore with SkipHashCheck) @v1.14.0-rc.1; etcdutl snapshot/v3_snapshot.go (copyAndVerifyDB) @etcd v3.6.12 |
+//	| a hash failure leaves the data directory not empty (etcdutl copied the database before comparing), so the next Bootstrap → AlreadyExists; a Status failure leaves it empty | etcdutl copyAndVerifyDB (writes member/snap/db, then checks) @v3.6.12; v1alpha1_server.go (Bootstrap: "etcd data directory is not empty") |
+//	| the snapshot is removed once etcd was restored from it | etcd.go (recoverFromSnapshot: os.Remove(EtcdRecoverySnapshotPath)) @v1.14.0-rc.1 |
+//	| ServiceList lists the etcd service only (Waiting / Running / Failed) | machine.proto ServiceList (machinery v1.14.1); the other services are not modelled |
+//	| Kubernetes REST: /api, /apis, /api/v1 discovery; namespaces get/list/create; configmaps and secrets get/list/create/update/delete under /api/v1/namespaces/{ns}/…; JSON objects; errors as metav1.Status with reason and code (404 NotFound, 409 AlreadyExists/Conflict, 422 Invalid, 400 BadRequest) | https://kubernetes.io/docs/reference/kubernetes-api/config-and-storage-resources/config-map-v1/ and …/secret-v1/; https://kubernetes.io/docs/reference/using-api/api-concepts/ |
+//	| names: RFC 1123 subdomains; the namespace must exist (built-ins default, kube-system, kube-public, kube-node-lease); body namespace or name different from the URL's → 400; update with a stale resourceVersion → 409; update of a missing object → 404 (no create on update) | k8s.io/apimachinery validation (IsDNS1123Subdomain); NamespaceLifecycle admission; apiserver generic registry (AllowCreateOnUpdate false for configmaps, secrets) |
+//	| Secret data must be base64; stringData is folded into data and never returned; type defaults to Opaque | https://kubernetes.io/docs/reference/kubernetes-api/config-and-storage-resources/secret-v1/ |
+//	| every path needs the kubeconfig's client certificate (as /readyz) | the apiserver's x509 authentication; the stand-in has no anonymous access: source silent on a POC's flags, the stricter reading |
+//	| objects are stored as JSON (the apiserver stores protobuf) | simplification: only the stand-in reads its keyspace |
+//
 // # Contract: network policy (firewall.go, trustd.go)
 //
 //	| behaviour | source |

@@ -80,6 +80,8 @@ func (n *Node) startKube() error {
 		_, _ = w.Write([]byte(`{"major":"1","minor":"36","gitVersion":"v1.36.3"}`))
 	})
 
+	n.registerKubeAPI(mux, n.cluster)
+
 	srv := &http.Server{
 		Handler:           mux,
 		ReadHeaderTimeout: 5 * time.Second,

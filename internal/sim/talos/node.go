@@ -121,6 +121,7 @@ type Node struct {
 	// The raw listeners, closed by Close itself: a server closes its listener only once its
 	// Serve goroutine ran, and a node started again on the same address must find it free.
 	trustdLis, kubeletLis net.Listener
+	recoverySnap          []byte // /var/lib/etcd.snapshot, uploaded by EtcdRecover; nil when none
 	joinErr               error
 	joinDone              chan struct{} // closed when a worker's join loop ends; nil when none runs
 	stop                  chan struct{}
@@ -554,7 +555,7 @@ func (s *machineServer) Version(context.Context, *emptypb.Empty) (*machineapi.Ve
 	}}}, nil
 }
 
-func (s *machineServer) Bootstrap(ctx context.Context, _ *machineapi.BootstrapRequest) (*machineapi.BootstrapResponse, error) {
+func (s *machineServer) Bootstrap(ctx context.Context, req *machineapi.BootstrapRequest) (*machineapi.BootstrapResponse, error) {
 	cfg, cl, err := s.n.configured()
 	if err != nil {
 		return nil, err
@@ -581,7 +582,26 @@ func (s *machineServer) Bootstrap(ctx context.Context, _ *machineapi.BootstrapRe
 		return nil, status.Error(codes.AlreadyExists, "etcd data directory is not empty")
 	}
 
-	s.n.log.Info("cluster bootstrapped")
+	// etcd starts in bootstrap mode: empty, or restored from the snapshot EtcdRecover uploaded.
+	// The call has answered by then on a real node too: a failed recovery is the etcd
+	// service's failure (ServiceList), never Bootstrap's error.
+	data := newEtcdData()
+	seedNamespaces(data, s.n.opts.now())
+
+	if req.GetRecoverEtcd() {
+		restored, err := restoreSnapshot(s.n.takeRecoverySnapshot(), req.GetRecoverSkipHashCheck())
+		if err != nil {
+			s.n.log.Warn("etcd recovery failed", "err", err)
+			cl.failEtcd(err, errors.Is(err, errSnapshotStatus))
+
+			return &machineapi.BootstrapResponse{Messages: []*machineapi.Bootstrap{{}}}, nil
+		}
+
+		data = restored
+	}
+
+	cl.startEtcd(data)
+	s.n.log.Info("cluster bootstrapped", "recovered", req.GetRecoverEtcd())
 
 	// etcd and the static pods take their time before /readyz answers.
 	time.AfterFunc(s.n.opts.Latency.KubeReady, func() {

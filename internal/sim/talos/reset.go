@@ -153,7 +153,7 @@ func (n *Node) deconfigure() {
 	n.mu.Lock()
 	cl, trustd, kubelet := n.cluster, n.trustd, n.kubelet
 	lis := []net.Listener{n.trustdLis, n.kubeletLis}
-	n.cfg, n.cfgBytes, n.cluster, n.apidCert = nil, nil, nil, nil
+	n.cfg, n.cfgBytes, n.cluster, n.apidCert, n.recoverySnap = nil, nil, nil, nil, nil
 	n.trustd, n.kubelet, n.trustdLis, n.kubeletLis = nil, nil, nil, nil
 	n.mu.Unlock()
 

@@ -11,10 +11,16 @@ import (
 	"github.com/pocbot/pocbot/internal/sim/objstore"
 )
 
-// Versity starts a versitygw server serving a fresh temp dir and registers its cleanup.
-// When the binary is missing it fails the test in CI (CI env set) and skips it elsewhere,
-// naming the install command.
+// Versity starts a versitygw server serving a fresh temp dir, in Scaleway's dialect, and
+// registers its cleanup. When the binary is missing it fails the test in CI (CI env set) and
+// skips it elsewhere, naming the install command.
 func Versity(t testing.TB) *objstore.Server {
+	t.Helper()
+	return VersityWith(t, objstore.Options{})
+}
+
+// VersityWith is Versity in the dialect opts chooses.
+func VersityWith(t testing.TB, opts objstore.Options) *objstore.Server {
 	t.Helper()
 	if _, err := objstore.LookVersity(); err != nil {
 		if os.Getenv("CI") != "" {
@@ -24,7 +30,7 @@ func Versity(t testing.TB) *objstore.Server {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	s, err := objstore.StartVersity(ctx, t.TempDir())
+	s, err := objstore.StartVersityWith(ctx, t.TempDir(), opts)
 	if err != nil {
 		if errors.Is(err, objstore.ErrNoVersity) && os.Getenv("CI") == "" {
 			t.Skipf("versitygw vanished between the look-up and the start: %v", err)

@@ -94,10 +94,11 @@ func New(t testing.TB, w *world.World, o Options) *Parts {
 	p.ImageBucket = Bucket(t, w, world.ImageBucket)
 	ccfg := cluster.Config{Driver: p.Driver, FactoryURL: w.Factory.URL(), ImageBucket: p.ImageBucket, RescuePort: 2222,
 		RunnerCIDR: o.RunnerCIDR, RescuePasswordWait: o.RescuePasswordWait, Log: o.Log,
-		Pool: &poolstore.Pool{Store: p.Store}}
+		Pool: &poolstore.Pool{Store: p.Store}, Snapshots: clusterops.Snapshots{Store: p.Store}}
 	p.Ops = &clusterops.Ops{
 		Store:      p.Store,
 		Build:      func(g *provision.Graph, spec provision.Spec) error { return cluster.Build(g, spec, ccfg) },
+		BuildPause: func(g *provision.Graph, spec provision.Spec) error { return cluster.BuildPause(g, spec, ccfg) },
 		Engine:     provision.Options{PollInterval: o.PollInterval, StepTimeout: o.StepTimeout, Logger: o.Log},
 		Log:        o.Log,
 		LockLease:  o.LockLease,
@@ -141,4 +142,3 @@ func Bucket(t testing.TB, w *world.World, name string) *blob.Bucket {
 // Waits is the whole cluster's latency profile of a world: the emulator's figures for the
 // Scaleway transitions, the hosts' for Talos and the rescue system (unscaled, factor 1).
 func Waits(scw scwsim.Latency, h world.Hosts) cluster.Waits { return world.Profile(scw, h) }
-

@@ -1,0 +1,90 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"strings"
+
+	"github.com/pocbot/pocbot/internal/github"
+	"github.com/pocbot/pocbot/internal/repoinit"
+	"github.com/pocbot/pocbot/internal/version"
+)
+
+// initValueEnv are the variables whose values `bot init` writes as secrets when they are missing.
+var initValueEnv = []string{"POC_STATE_URL", "POC_STATE_KEY", "POC_IMAGE_BUCKET", "SCW_ACCESS_KEY", "SCW_SECRET_KEY",
+	"SCW_DEFAULT_PROJECT_ID", "POC_PRESIGN_ACCESS_KEY", "POC_PRESIGN_SECRET_KEY"}
+
+func init() {
+	var (
+		repo, env, action, apiURL, webURL string
+		dryRun                            bool
+	)
+	register(&command{
+		name: "init",
+		summary: "set a repository up: the App's installation, the secrets (sealed, in the poc environment or the repository's), " +
+			"a pull request adding the pinned workflow and .github/poc.yml; converges, --dry-run prints the plan; " +
+			"the GitHub token is read as gh does (GH_TOKEN, GITHUB_TOKEN, then `gh auth token`)",
+		setFlags: func(fs *flag.FlagSet, e *envFlags) {
+			e.String(&repo, "repo", "", "", "OWNER/REPO to set up (required)")
+			e.String(&env, "env", "", "poc", "GitHub environment that holds the secrets (where the repository can have environments)")
+			e.String(&action, "action", "", "", "the Action the workflow pins: OWNER/REPO@<commit SHA> # vX.Y.Z (default: this release's tag on pocbot/pocbot)")
+			e.String(&apiURL, "api-url", "GITHUB_API_URL", "https://api.github.com", "GitHub's API URL")
+			e.String(&webURL, "github-url", "", "https://github.com", "GitHub's web URL, for the links printed")
+			e.Bool(&dryRun, "dry-run", "", false, "print the plan; change nothing")
+		},
+		env: append([]string{"POC_APP_ID", "POC_APP_PRIVATE_KEY", "POC_APP_PRIVATE_KEY_FILE"}, initValueEnv...),
+		run: func(ctx context.Context, a *app, _ *flag.FlagSet) error {
+			if repo == "" {
+				return errors.New("init: --repo OWNER/REPO is required")
+			}
+			token, src, err := repoinit.GitHubToken(ctx, a.getenv, nil)
+			if err != nil {
+				return fmt.Errorf("init: %w", err)
+			}
+			auth, err := github.AuthFromEnv(func(k string) string {
+				if k == "GITHUB_TOKEN" || k == "GITHUB_REPOSITORY" {
+					return "" // the user's token is not the App's credentials
+				}
+				return a.getenv(k)
+			})
+			if err != nil && !strings.Contains(err.Error(), "no GitHub credentials") {
+				return fmt.Errorf("init: %w", err)
+			}
+			if action == "" {
+				action, err = defaultActionRef()
+				if err != nil {
+					return err
+				}
+			}
+			values := map[string]string{}
+			for _, k := range initValueEnv {
+				if v := strings.TrimSpace(a.getenv(k)); v != "" {
+					values[k] = v
+				}
+			}
+			fmt.Fprintf(a.stderr, "init: GitHub token from %s\n", src)
+			rep, err := repoinit.Run(ctx, repoinit.Config{Repo: repo, Env: env, APIURL: apiURL, WebURL: webURL, Token: token,
+				AppID: auth.AppID, AppKey: auth.PrivateKeyPEM, ActionRef: action, Values: values, DryRun: dryRun, Out: a.stdout})
+			if err != nil {
+				return err
+			}
+			switch {
+			case dryRun:
+			case rep.UpToDate && rep.Changes == 0:
+				a.printf("\n%s is set up; nothing changed. `bot doctor --repo %s` checks it.\n", repo, repo)
+			case rep.PR != 0:
+				a.printf("\nNext: merge pull request #%d (%s), then comment /poc up on an issue.\n", rep.PR, rep.PRURL)
+			}
+			return nil
+		},
+	})
+}
+
+// defaultActionRef is the Action's reference for this build: only a release knows its tag; the
+// tag's commit (which holds the release's sums) is looked up by the user, as docs/install.md says.
+func defaultActionRef() (string, error) {
+	v := version.String()
+	return "", fmt.Errorf("init: give --action 'pocbot/pocbot@<commit SHA> # %s': the SHA of the release tag's commit (git ls-remote https://github.com/pocbot/pocbot 'refs/tags/%s*', the ^{} line for an annotated tag)", v, v)
+}

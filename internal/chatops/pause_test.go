@@ -1,0 +1,90 @@
+package chatops_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pocbot/pocbot/internal/clusterops"
+	"github.com/pocbot/pocbot/internal/commands"
+	ghsim "github.com/pocbot/pocbot/internal/sim/github"
+)
+
+// `/poc pause` answers with what was kept, what the paused cluster costs per day and how to
+// resume; `/poc cost` and `/poc status` price it paused; `/poc resume` brings it back ready;
+// a read-only user may do neither, and a resume of a running cluster is refused.
+func TestPauseAndResumeVerbs(t *testing.T) {
+	h := newHarness(t)
+	ctx, cancel := context.WithTimeout(t.Context(), 4*time.Minute)
+	defer cancel()
+	gh := h.w.GitHub
+	repo := "acme/freeze"
+	h.repo(repo)
+	gh.SetPermission(repo, "alice", "admin")
+	gh.SetPermission(repo, "bob", "read")
+	gh.AddIssue(repo, ghsim.Issue{Number: 7, Author: "alice"})
+	name := commands.ClusterName("acme", "freeze", 7)
+
+	if out, err := h.handle(ctx, h.comment(repo, 7, false, "alice", "/poc up")); err != nil || !out.OK {
+		t.Fatalf("up: %+v %v", out, err)
+	}
+	if out, err := h.handle(ctx, h.comment(repo, 7, false, "alice", "/poc resume")); err != nil || out.OK || !strings.Contains(lastBody(h, repo, 7), "is not paused") {
+		t.Fatalf("resume of a running cluster: %+v %v\n%s", out, err, lastBody(h, repo, 7))
+	}
+	if out, _ := h.handle(ctx, h.comment(repo, 7, false, "bob", "/poc pause")); out.OK {
+		t.Fatal("a read-only user paused the cluster")
+	}
+	out, err := h.handle(ctx, h.comment(repo, 7, false, "alice", "/poc pause"))
+	if err != nil || !out.OK {
+		t.Fatalf("pause: %+v %v", out, err)
+	}
+	doc, err := h.backend.Ops.Store.Get(ctx, name)
+	if err != nil || doc.Header.Phase != clusterops.PhasePaused {
+		t.Fatalf("header after pause: %+v %v", doc, err)
+	}
+	var sticky string
+	for _, c := range h.botComments(repo, 7) {
+		if strings.Contains(c.Body, "`/poc pause`") && strings.Contains(c.Body, "Paused.") {
+			sticky = c.Body
+		}
+	}
+	for _, want := range []string{"3 reserved IPv4", "per day** while paused", "running)", "`/poc resume`", "verified"} {
+		if !strings.Contains(sticky, want) {
+			t.Errorf("the status comment after the pause lacks %q:\n%s", want, sticky)
+		}
+	}
+	if left := h.live(name); len(left) == 0 {
+		t.Error("the pause removed everything: the IPs and the security group must stay")
+	}
+	for _, l := range h.live(name) {
+		if strings.HasPrefix(l, "instance_server") || strings.HasPrefix(l, "baremetal_server") {
+			t.Errorf("billed machine left while paused: %s", l)
+		}
+	}
+
+	if _, err := h.handle(ctx, h.comment(repo, 7, false, "alice", "/poc cost")); err != nil {
+		t.Fatal(err)
+	}
+	if c := lastBody(h, repo, 7); !strings.Contains(c, "is paused") || strings.Contains(c, "PLAY2-NANO") {
+		t.Errorf("cost of the paused cluster:\n%s", c)
+	}
+	if _, err := h.handle(ctx, h.comment(repo, 7, false, "alice", "/poc status")); err != nil {
+		t.Fatal(err)
+	}
+	if c := lastBody(h, repo, 7); !strings.Contains(c, "paused") {
+		t.Errorf("status of the paused cluster:\n%s", c)
+	}
+
+	if out, err := h.handle(ctx, h.comment(repo, 7, false, "alice", "/poc resume")); err != nil || !out.OK {
+		t.Fatalf("resume: %+v %v", out, err)
+	}
+	doc, err = h.backend.Ops.Store.Get(ctx, name)
+	if err != nil || doc.Header.Phase != clusterops.PhaseReady {
+		t.Fatalf("header after resume: %+v %v", doc, err)
+	}
+	if m, _ := clusterops.MetaOf(doc.Header); m.DailyCostNanos < 4_000_000_000 {
+		t.Errorf("daily cost after the resume = %d nano-euros, want the running cost", m.DailyCostNanos)
+	}
+	scanSecrets(t, h)
+}

@@ -1,0 +1,188 @@
+package clusterops_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"testing"
+	"time"
+
+	"go.yaml.in/yaml/v4"
+
+	"github.com/pocbot/pocbot/internal/clusterops"
+	"github.com/pocbot/pocbot/internal/provision"
+	"github.com/pocbot/pocbot/internal/provision/cluster"
+	"github.com/pocbot/pocbot/internal/provision/scaleway"
+	"github.com/pocbot/pocbot/internal/sim/world"
+)
+
+// kube is the Kubernetes API as kubectl reaches it with a kubeconfig.
+type kube struct {
+	server string
+	c      *http.Client
+}
+
+func newKube(t *testing.T, kc []byte) *kube {
+	t.Helper()
+	var doc struct {
+		Clusters []struct {
+			Cluster struct {
+				Server string `yaml:"server"`
+				CA     string `yaml:"certificate-authority-data"`
+			} `yaml:"cluster"`
+		} `yaml:"clusters"`
+		Users []struct {
+			User struct {
+				Cert string `yaml:"client-certificate-data"`
+				Key  string `yaml:"client-key-data"`
+			} `yaml:"user"`
+		} `yaml:"users"`
+	}
+	if err := yaml.Unmarshal(kc, &doc); err != nil || len(doc.Clusters) == 0 || len(doc.Users) == 0 {
+		t.Fatalf("kubeconfig: %v", err)
+	}
+	dec := func(s string) []byte { b, _ := base64.StdEncoding.DecodeString(s); return b }
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(dec(doc.Clusters[0].Cluster.CA))
+	pair, err := tls.X509KeyPair(dec(doc.Users[0].User.Cert), dec(doc.Users[0].User.Key))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, Certificates: []tls.Certificate{pair}, MinVersion: tls.VersionTLS12}, DisableKeepAlives: true}
+	return &kube{server: doc.Clusters[0].Cluster.Server, c: &http.Client{Transport: tr, Timeout: 5 * time.Second}}
+}
+
+func (k *kube) do(ctx context.Context, method, path string, body any) (int, map[string]any, error) {
+	var rd io.Reader
+	if body != nil {
+		b, _ := json.Marshal(body)
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, k.server+path, rd)
+	if err != nil {
+		return 0, nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := k.c.Do(req)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer resp.Body.Close()
+	var out map[string]any
+	_ = json.NewDecoder(resp.Body).Decode(&out)
+	return resp.StatusCode, out, nil
+}
+
+// billedCompute lists the cluster's machines still in the inventory: instance servers and
+// Elastic Metal servers carrying its tag.
+func (e *env) billedCompute(clusterID string) []string {
+	var out []string
+	for _, r := range e.w.Scaleway.Inventory() {
+		if (r.Kind == "instance_server" || r.Kind == "baremetal_server" || r.Kind == "block_volume") && slices.Contains(r.Tags, provision.ClusterTag(clusterID)) {
+			out = append(out, r.Kind+" "+r.Name)
+		}
+	}
+	return out
+}
+
+func (e *env) inventoryOf(kind, clusterID string) []string {
+	var out []string
+	for _, r := range e.w.Scaleway.Inventory() {
+		if r.Kind == kind && slices.Contains(r.Tags, provision.ClusterTag(clusterID)) {
+			out = append(out, r.ID+" "+r.Name)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// A pause snapshots etcd into the bucket and deletes every machine, keeping the reserved IPs,
+// the security group and the state; the resume (an up of the paused cluster) brings the machines
+// back on the same IPs, recovers etcd, and the kubeconfig issued before the pause reads every
+// object written before it.
+func TestPauseThenResumeKeepsTheCluster(t *testing.T) {
+	e := newEnv(t, world.Options{TimeFactor: 0.005})
+	ctx, cancel := context.WithTimeout(t.Context(), 4*time.Minute)
+	defer cancel()
+	const name = "acme-freeze-1"
+
+	first := e.up(ctx, t, name)
+	kc, err := e.ops.Kubeconfig(ctx, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := newKube(t, kc)
+	for i := range 3 {
+		code, obj, err := k.do(ctx, http.MethodPost, "/api/v1/namespaces/default/configmaps",
+			map[string]any{"metadata": map[string]any{"name": fmt.Sprintf("app-%d", i)}, "data": map[string]any{"v": fmt.Sprint(i)}})
+		if err != nil || code != http.StatusCreated {
+			t.Fatalf("create ConfigMap %d: %d %v %v", i, code, obj, err)
+		}
+	}
+	ipsBefore := e.inventoryOf("instance_ip", name)
+	sgBefore := e.inventoryOf("instance_security_group", name)
+
+	res, err := e.ops.Pause(ctx, clusterops.Request{Cluster: name, RequestedBy: "alice", Command: "pause", DailyCostNanos: 290_000_000})
+	if err != nil {
+		t.Fatalf("pause: %v", err)
+	}
+	if res.Header.Phase != clusterops.PhasePaused {
+		t.Fatalf("phase after pause = %q", res.Header.Phase)
+	}
+	if left := e.billedCompute(name); len(left) > 0 {
+		t.Fatalf("a paused cluster still has billed machines: %v", left)
+	}
+	if got := e.inventoryOf("instance_ip", name); !slices.Equal(got, ipsBefore) || len(got) != 3 {
+		t.Fatalf("reserved IPs after the pause = %v, before %v", got, ipsBefore)
+	}
+	if got := e.inventoryOf("instance_security_group", name); !slices.Equal(got, sgBefore) {
+		t.Fatalf("security group after the pause = %v, before %v", got, sgBefore)
+	}
+	if _, _, err := k.do(ctx, http.MethodGet, "/api/v1/namespaces/default/configmaps/app-0", nil); err == nil {
+		t.Fatal("the paused cluster's Kubernetes API still answers")
+	}
+	if m, _ := clusterops.MetaOf(res.Header); m.DailyCostNanos != 290_000_000 {
+		t.Fatalf("paused daily cost in the header = %d", m.DailyCostNanos)
+	}
+	if res.State.Outputs[cluster.OutEtcdSnapshot] == "" {
+		t.Fatal("no snapshot recorded in the paused state")
+	}
+
+	// Pausing a paused cluster does nothing.
+	if again, err := e.ops.Pause(ctx, clusterops.Request{Cluster: name, RequestedBy: "alice", Command: "pause"}); err != nil || again.Header.Phase != clusterops.PhasePaused {
+		t.Fatalf("pause of a paused cluster: %v %v", again, err)
+	}
+
+	resumed, err := e.ops.Up(ctx, clusterops.Request{Cluster: name, Spec: e.spec, RequestedBy: "alice", Command: "resume", DailyCostNanos: 4_299_840_000})
+	if err != nil {
+		t.Fatalf("resume: %v", err)
+	}
+	if resumed.Header.Phase != clusterops.PhaseReady || resumed.State.Outputs[cluster.OutEtcdSnapshot] != "" {
+		t.Fatalf("after the resume: phase %q, snapshot output %q", resumed.Header.Phase, resumed.State.Outputs[cluster.OutEtcdSnapshot])
+	}
+	if got := e.inventoryOf("instance_ip", name); !slices.Equal(got, ipsBefore) {
+		t.Fatalf("IPs after the resume = %v, before %v", got, ipsBefore)
+	}
+	for i := range 3 {
+		if first.State.Resources[scaleway.NodeServer(i)].ID == resumed.State.Resources[scaleway.NodeServer(i)].ID {
+			t.Fatalf("control plane %d is the same server: the pause did not delete it", i)
+		}
+	}
+	// The kubeconfig issued before the pause, and every object written before it.
+	for i := range 3 {
+		code, obj, err := k.do(ctx, http.MethodGet, fmt.Sprintf("/api/v1/namespaces/default/configmaps/app-%d", i), nil)
+		if data, _ := obj["data"].(map[string]any); err != nil || code != http.StatusOK || data["v"] != fmt.Sprint(i) {
+			t.Fatalf("ConfigMap app-%d after the resume: %d %v %v", i, code, obj, err)
+		}
+	}
+	if _, err := e.store.OpenArtifactStream(ctx, name, clusterops.ArtifactEtcdSnapshot); err == nil {
+		t.Fatal("the snapshot stays in the bucket after the resume")
+	}
+}

@@ -1,0 +1,36 @@
+// Package objstore runs a real S3 server (versitygw, posix backend) on a loopback port, behind a
+// small reverse proxy that makes it answer as Scaleway Object Storage does, so that tests,
+// `bot sim`, the demo and the soak talk to Object Storage through the same client libraries as
+// production (aws-sdk-go-v2 via gocloud.dev/blob/s3blob).
+//
+// The server runs versitygw's internal IAM (--iam-dir, beside the posix root, never inside it), so
+// that a test can add a second, unprivileged account (AddUser) and restrict it with a bucket policy
+// (PutBucketPolicy), as an operator does on Scaleway for the presigning credential. Sources:
+// versitygw cmd/versitygw/main.go (--iam-dir, the admin API on the S3 port when no --admin-port),
+// cmd/internal/gwcli/admin.go (`admin create-user`, roles admin/user/userplus),
+// auth/bucket_policy_principals.go (a principal is {"AWS": [access key ids]} or "*"); Scaleway's
+// own principal syntax ({"SCW": "application_id:<id>"}) differs only there, see docs/install.md.
+//
+// # Contract: what the dialect proxy enforces
+//
+// The proxy (dialect.go) sits between the clients and versitygw; versitygw still authenticates
+// every request (SigV4, the Host header is kept) and applies the bucket policy. Sources are
+// scaleway/docs-content pages (pages/object-storage/api-cli/…):
+//
+//	| behaviour | source |
+//	|---|---|
+//	| If-None-Match: * and If-Match: <etag> are honoured on PutObject (CopyObject, CompleteMultipartUpload: versitygw's own) | using-conditional-writes.mdx |
+//	| a failed conditional PutObject is a 412 with no error body: clients must go by the status | using-conditional-writes.mdx says only that the write "fails" (no code): source silent, the stricter reading |
+//	| DeleteObject with a conditional header (If-Match, If-None-Match, If-(Un)Modified-Since, x-amz-if-match-*): ignored, the object is deleted (default, DeleteConditionsIgnored) | object-operations.mdx, DeleteObject: no conditional header listed; using-conditional-writes.mdx: conditional writes for PutObject, CopyObject, CompleteMultipartUpload only. What Scaleway does with one is undocumented: source silent, the stricter reading |
+//	| the same, refused with 501 NotImplemented (DeleteConditionsRejected) | the other reading; 501 is what using-conditional-writes.mdx documents for conditional headers it does not implement (CopyObject under an enforcing bucket policy) |
+//	| the same, honoured with 412 (DeleteConditionsHonoured): a generic S3 server, for comparison only | AWS S3 DeleteObject (versitygw's behaviour) |
+//	| a request signed by a key other than the root one is granted only what its IAM policy allows (GrantIAM; none by default) and, then, what the bucket policy allows (versitygw): a presigned GET by a key with no IAM policy is a 403 even where the bucket policy allows it | combining-iam-and-object-storage.mdx ("must first be granted access via an IAM policy, and optionally via a bucket policy"); bucket-policy.mdx |
+//	| AccessObjectsRead grants GET and HEAD only; AccessFull everything | IAM permission sets ObjectStorageObjectsRead, ObjectStorageFullAccess (combining-iam-and-object-storage.mdx) |
+//	| optional TLS on loopback with a self-signed certificate (Options.TLS): the wire production uses | Scaleway endpoints are https://s3.<region>.scw.cloud (object-storage-aws-cli.mdx) |
+//
+// What stays undocumented, and how a user finds out on their real bucket: whether a conditional
+// DeleteObject is ignored, rejected or honoured (`bot doctor`, or
+// `aws s3api delete-object --bucket B --key probe --if-match '"0"' --endpoint-url https://s3.fr-par.scw.cloud`
+// against a throw-away key: a 204 that removed it means ignored); pocbot relies on none of the
+// three.
+package objstore
