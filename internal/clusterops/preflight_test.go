@@ -9,6 +9,7 @@ import (
 
 	"github.com/pocbot/pocbot/internal/clusterops"
 	"github.com/pocbot/pocbot/internal/preflight"
+	"github.com/pocbot/pocbot/internal/provision"
 	"github.com/pocbot/pocbot/internal/provision/scaleway"
 	scwsim "github.com/pocbot/pocbot/internal/sim/scaleway"
 	"github.com/pocbot/pocbot/internal/sim/world"
@@ -76,4 +77,31 @@ func TestOutOfStockOfferFallsBack(t *testing.T) {
 		}
 	}
 	t.Error("the worker is not in the inventory")
+}
+
+// A parked worker holds its offer's quota: with Scaleway's default of one server per offer, an
+// up that cannot adopt it (another Talos version) is refused before anything is created, naming
+// the offer's quota; one that can adopt it fits.
+func TestParkedWorkerCountsAgainstTheOfferQuota(t *testing.T) {
+	e := newEnv(t, world.Options{TimeFactor: 0.005, OrgQuotas: scwsim.DocumentedQuotas()})
+	ctx, cancel := context.WithTimeout(t.Context(), 4*time.Minute)
+	defer cancel()
+	e.up(ctx, t, "acme-p-1")
+	if _, err := e.ops.Down(ctx, clusterops.Request{Cluster: "acme-p-1", RequestedBy: "alice", Command: "down", ParkFor: 2 * time.Hour}); err != nil {
+		t.Fatal(err)
+	}
+	before := len(e.w.Scaleway.Inventory())
+	_, err := e.ops.Up(ctx, clusterops.Request{Cluster: "acme-p-2", Spec: e.spec, TTL: time.Hour, RequestedBy: "alice", Command: "up",
+		Override: func(s *provision.Spec) { s.TalosVersion = "v1.14.1" }})
+	var ref *preflight.Refusal
+	if !errors.As(err, &ref) || ref.Check.Quota != "EM_A116X_SSD" || ref.Check.Used != 1 {
+		t.Fatalf("an up that cannot adopt the parked worker: %v, want refused on EM_A116X_SSD with 1 in use", err)
+	}
+	if after := len(e.w.Scaleway.Inventory()); after != before {
+		t.Errorf("the refused up changed the inventory: %d resources, %d before", after, before)
+	}
+	res := e.up(ctx, t, "acme-p-3")
+	if pf := res.Preflight; pf == nil || len(pf.Candidates) != 1 || !pf.Candidates[0].Offer.Adopt || !pf.Candidates[0].Taken {
+		t.Fatalf("the up that adopts: pre-flight %+v, want the parked worker taken", pf)
+	}
 }
