@@ -225,3 +225,14 @@ func TestActionPinsItsBinary(t *testing.T) {
 		t.Error("deploy/workflow/poc.yml gives version: a Dependabot bump of the SHA would leave it behind")
 	}
 }
+
+// The README's inputs and outputs tables name every input and output of action.yml.
+func TestReadmeListsInputsAndOutputs(t *testing.T) {
+	a := load(t)
+	readme := mustRead(t, "../README.md")
+	for _, kv := range append(append(yaml.MapSlice{}, a.Inputs...), a.Outputs...) {
+		if !strings.Contains(readme, "`"+kv.Key.(string)+"`") {
+			t.Errorf("README.md does not list the Action's %s", kv.Key)
+		}
+	}
+}

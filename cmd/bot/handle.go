@@ -72,16 +72,22 @@ func (a *app) handle(ctx context.Context, getenv func(string) string, started ti
 	}
 	h := &chatops.Handler{
 		GitHub: gh, Env: env, Actions: actions, AppSlug: slug, Log: a.log, Started: started, Now: a.now,
-		Open: func(ctx context.Context) (*chatops.Backend, error) { return openBackend(ctx, getenv, a) },
+		Open: func(ctx context.Context) (*chatops.Backend, error) {
+			b, err := openBackend(ctx, getenv, a)
+			if err != nil {
+				return nil, a.setupDiagnosis(ctx, getenv, err)
+			}
+			return b, nil
+		},
 	}
 	h.Reap = func(ctx context.Context, ev github.Event) (string, error) {
-		return a.reapOnce(ctx, getenv, env, gh, false)
+		return a.reapOnce(ctx, getenv, env, gh, false, ev)
 	}
 	if getenv("POC_REAP_ON_EVENTS") != "false" {
 		// GitHub disables the schedules of repositories idle for 60 days: every event run reaps
 		// too, bounded (reaper.Opportunistic), once its own command is answered.
 		h.Opportunistic = func(ctx context.Context, ev github.Event) (string, error) {
-			return a.reapOnce(ctx, getenv, env, gh, true)
+			return a.reapOnce(ctx, getenv, env, gh, true, ev)
 		}
 	}
 	if v := getenv("POC_STICKY_INTERVAL"); v != "" {
@@ -99,7 +105,7 @@ func (a *app) handle(ctx context.Context, getenv func(string) string, started ti
 
 // reapOnce runs the reaper for the repository: the whole pass for schedule and workflow_dispatch
 // events, a bounded one without the orphan pass after other events.
-func (a *app) reapOnce(ctx context.Context, getenv func(string) string, env github.ActionsEnv, gh *github.Client, opportunistic bool) (string, error) {
+func (a *app) reapOnce(ctx context.Context, getenv func(string) string, env github.ActionsEnv, gh *github.Client, opportunistic bool, ev github.Event) (string, error) {
 	b, driver, err := openBackendParts(ctx, getenv, a)
 	if err != nil {
 		return "", err
@@ -127,6 +133,12 @@ func (a *app) reapOnce(ctx context.Context, getenv func(string) string, env gith
 			a.log.Info("POC clusters issue updated", "issue", n)
 		}
 	}
+	notice := ""
+	if ev.Kind == github.KindSchedule && err == nil {
+		a.scheduleBeat(ctx, b.Ops.Store, ev.Schedule, env.RunID)
+	} else if opportunistic {
+		notice = a.scheduleCheck(ctx, b.Ops.Store, gh, env.Repository, ev.Number)
+	}
 	var table strings.Builder
 	if werr := rep.WriteTable(&table); werr != nil && err == nil {
 		err = werr
@@ -134,6 +146,9 @@ func (a *app) reapOnce(ctx context.Context, getenv func(string) string, env gith
 	msg := fmt.Sprintf("%d clusters listed: %d destroyed, %d warned, %d kept, %d busy, %d failed, %d swept in %s\n\n%s",
 		rep.Listed, rep.Count(reaper.ActionDestroyed), rep.Count(reaper.ActionWarned), rep.Count(reaper.ActionKept),
 		rep.Count(reaper.ActionBusy), rep.Failed(), rep.Count(reaper.ActionSwept), rep.Elapsed.Round(time.Millisecond), table.String())
+	if notice != "" {
+		msg += "\n\n" + notice
+	}
 	if err == nil && rep.Failed() > 0 {
 		err = fmt.Errorf("%d teardowns or sweeps failed; the next run retries them", rep.Failed())
 	}

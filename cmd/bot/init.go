@@ -6,9 +6,11 @@ import (
 	"flag"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/pocbot/pocbot/internal/github"
 	"github.com/pocbot/pocbot/internal/repoinit"
+	"github.com/pocbot/pocbot/internal/schedule"
 	"github.com/pocbot/pocbot/internal/version"
 )
 
@@ -19,7 +21,8 @@ var initValueEnv = []string{"POC_STATE_URL", "POC_STATE_KEY", "POC_IMAGE_BUCKET"
 func init() {
 	var (
 		repo, env, action, apiURL, webURL string
-		dryRun                            bool
+		dryRun, makeIAM                   bool
+		interval                          time.Duration
 	)
 	register(&command{
 		name: "init",
@@ -33,6 +36,8 @@ func init() {
 			e.String(&apiURL, "api-url", "GITHUB_API_URL", "https://api.github.com", "GitHub's API URL")
 			e.String(&webURL, "github-url", "", "https://github.com", "GitHub's web URL, for the links printed")
 			e.Bool(&dryRun, "dry-run", "", false, "print the plan; change nothing")
+			e.Setting(&interval, "schedule_interval")
+			e.Bool(&makeIAM, "iam", "", false, "make the bot's Scaleway IAM application, policy and API key (and the read-only presigning ones) with this shell's SCW_* credentials, an administrator's (IAMManager), instead of writing SCW_ACCESS_KEY/SCW_SECRET_KEY as the bot's key")
 		},
 		env: append([]string{"POC_APP_ID", "POC_APP_PRIVATE_KEY", "POC_APP_PRIVATE_KEY_FILE"}, initValueEnv...),
 		run: func(ctx context.Context, a *app, _ *flag.FlagSet) error {
@@ -58,15 +63,31 @@ func init() {
 					return err
 				}
 			}
+			cron, err := schedule.Cron(interval, 7)
+			if err != nil {
+				return fmt.Errorf("init: --schedule-interval: %w", err)
+			}
 			values := map[string]string{}
 			for _, k := range initValueEnv {
 				if v := strings.TrimSpace(a.getenv(k)); v != "" {
 					values[k] = v
 				}
 			}
+			var ids *repoinit.IAM
+			if makeIAM {
+				client, err := scwClient(a.getenv)
+				if err != nil {
+					return fmt.Errorf("init --iam: %w", err)
+				}
+				ids = &repoinit.IAM{Client: client, ProjectID: strings.TrimSpace(a.getenv("SCW_DEFAULT_PROJECT_ID")), OrganizationID: strings.TrimSpace(a.getenv("SCW_DEFAULT_ORGANIZATION_ID"))}
+				// These are the administrator's: never the bot's secrets.
+				for _, k := range []string{"SCW_ACCESS_KEY", "SCW_SECRET_KEY", "POC_PRESIGN_ACCESS_KEY", "POC_PRESIGN_SECRET_KEY"} {
+					delete(values, k)
+				}
+			}
 			fmt.Fprintf(a.stderr, "init: GitHub token from %s\n", src)
 			rep, err := repoinit.Run(ctx, repoinit.Config{Repo: repo, Env: env, APIURL: apiURL, WebURL: webURL, Token: token,
-				AppID: auth.AppID, AppKey: auth.PrivateKeyPEM, ActionRef: action, Values: values, DryRun: dryRun, Out: a.stdout})
+				AppID: auth.AppID, AppKey: auth.PrivateKeyPEM, ActionRef: action, Cron: cron, Values: values, IAM: ids, DryRun: dryRun, Out: a.stdout})
 			if err != nil {
 				return err
 			}

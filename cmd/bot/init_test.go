@@ -3,6 +3,11 @@ package main
 import (
 	"bytes"
 	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -14,6 +19,7 @@ import (
 
 	"github.com/pocbot/pocbot/internal/repoinit"
 	ghsim "github.com/pocbot/pocbot/internal/sim/github"
+	"github.com/pocbot/pocbot/internal/sim/objstore"
 	"github.com/pocbot/pocbot/internal/sim/world"
 )
 
@@ -95,8 +101,9 @@ func workflowEnv(t *testing.T, gh *ghsim.Server, repo string) map[string]string 
 	return env
 }
 
-// The issue's "done when": in the emulated world, `bot init` then merging its pull request, and
-// the first `/poc up` works with no other step; a second `bot init` changes nothing.
+// The issue's "done when": in the emulated world, `bot init --iam` (which makes the bot's Scaleway
+// identity) then merging its pull request, and the first `/poc up` works with no other step; a
+// second `bot init` changes nothing.
 func TestInitThenFirstUp(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 4*time.Minute)
 	defer cancel()
@@ -118,7 +125,7 @@ func TestInitThenFirstUp(t *testing.T) {
 	initCmd := func() (string, error) {
 		var so, se bytes.Buffer
 		a := newApp(&so, &se, func(k string) string { return laptop[k] })
-		err := a.dispatch(ctx, []string{"init", "--repo", repo, "--action", "pocbot/pocbot@0123456789abcdef0123456789abcdef01234567 # v1.2.3"})
+		err := a.dispatch(ctx, []string{"init", "--repo", repo, "--iam", "--action", "pocbot/pocbot@0123456789abcdef0123456789abcdef01234567 # v1.2.3"})
 		return so.String() + se.String(), err
 	}
 
@@ -153,8 +160,11 @@ func TestInitThenFirstUp(t *testing.T) {
 		}
 	}
 
-	// 3. /poc up, run as the merged workflow runs it.
+	// 3. /poc up, run as the merged workflow runs it: with the key init made (--iam), not the laptop's.
 	env := workflowEnv(t, w.GitHub, repo)
+	if env["SCW_ACCESS_KEY"] == laptop["SCW_ACCESS_KEY"] || env["SCW_SECRET_KEY"] == laptop["SCW_SECRET_KEY"] {
+		t.Fatal("init --iam wrote the administrator's key as the bot's")
+	}
 	for _, k := range []string{"POC_STATE_KEY", "SCW_SECRET_KEY", "POC_APP_PRIVATE_KEY", "POC_STATE_URL"} {
 		if env[k] == "" {
 			t.Fatalf("the workflow gives the bot no %s", k)
@@ -188,4 +198,152 @@ func TestInitThenFirstUp(t *testing.T) {
 	if !strings.Contains(status, "Kubernetes API") {
 		t.Fatalf("no endpoint in the bot's comments:\n%s\nlog:\n%s", status, se.String())
 	}
+
+	// A set-up fault: the reply says what is wrong (the fast part of bot doctor).
+	env["POC_STATE_KEY"] = ""
+	id = w.GitHub.AddComment(repo, number, "alice", "/poc status")
+	if err := os.WriteFile(event, ghsim.CommentPayload(repo, number, id, "alice", w.GitHub.UserID("alice"), "/poc status", w.GitHub.InstallationID(repo)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	a = newApp(&so, &se, func(k string) string { return env[k] })
+	_ = a.dispatch(ctx, []string{"handle"})
+	var reply string
+	for _, c := range w.GitHub.Comments(repo, number) {
+		if c.Author != "alice" && strings.Contains(c.Body, "Failed") {
+			reply = c.Body
+		}
+	}
+	if !strings.Contains(reply, "set-up checks") || !strings.Contains(reply, "POC_STATE_KEY is empty in this run") || !strings.Contains(reply, "bot init --repo acme/shop") {
+		t.Fatalf("the failure reply does not say what is wrong:\n%s", reply)
+	}
+}
+
+// doctorRun runs `bot doctor` in-process with env and extra arguments.
+func doctorRun(ctx context.Context, env map[string]string, args ...string) (string, error) {
+	var so, se bytes.Buffer
+	a := newApp(&so, &se, func(k string) string { return env[k] })
+	err := a.dispatch(ctx, append([]string{"doctor"}, args...))
+	return so.String() + se.String(), err
+}
+
+// `bot doctor` passes on what `bot init` set up, and fails naming the cause on a missing secret, a
+// key without a permission set the bot needs, and a bucket without conditional writes.
+func TestDoctor(t *testing.T) {
+	if _, err := objstore.LookVersity(); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal(err)
+		}
+		t.Skip(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 4*time.Minute)
+	defer cancel()
+	w, err := world.Start(ctx, world.Options{Dir: t.TempDir(), TimeFactor: 0.005, S3: "file"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	const repo = "acme/shop"
+	w.GitHub.AddRepo(repo, "main")
+	w.GitHub.SetPermission(repo, "ada", "admin")
+	laptop := map[string]string{"GH_TOKEN": w.GitHub.AddUserToken("ada")}
+	for _, kv := range w.Env() {
+		laptop[kv[0]] = kv[1]
+	}
+	var so bytes.Buffer
+	a := newApp(&so, &so, func(k string) string { return laptop[k] })
+	if err := a.dispatch(ctx, []string{"init", "--repo", repo, "--action", "pocbot/pocbot@0123456789abcdef0123456789abcdef01234567 # v1.2.3"}); err != nil {
+		t.Fatalf("init: %v\n%s", err, so.String())
+	}
+	for n := range w.GitHub.PullRequests(repo) {
+		if err := w.GitHub.MergePR(repo, n); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	out, err := doctorRun(ctx, laptop, "--repo", repo)
+	if err != nil {
+		t.Fatalf("doctor on a fresh installation: %v\n%s", err, out)
+	}
+	for _, want := range []string{"✓ App installation", "secrets                  8 required secrets in the environment poc", "✓ workflow pin", "✓ IAM permissions", "✓ state store"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("doctor's checklist lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, laptop["SCW_SECRET_KEY"]) || strings.Contains(out, laptop["POC_STATE_KEY"]) {
+		t.Errorf("doctor printed a secret:\n%s", out)
+	}
+
+	t.Run("missing secret", func(t *testing.T) {
+		w.GitHub.DeleteSecret(repo, "poc", "SCW_SECRET_KEY")
+		defer func() {
+			if _, err := initAgain(ctx, laptop, repo); err != nil {
+				t.Fatal(err)
+			}
+		}()
+		out, err := doctorRun(ctx, laptop, "--repo", repo)
+		if err == nil || !regexp.MustCompile(`✗ secrets +missing in the environment poc: SCW_SECRET_KEY`).MatchString(out) || !strings.Contains(out, "bot init --repo acme/shop") {
+			t.Fatalf("doctor with SCW_SECRET_KEY deleted: %v\n%s", err, out)
+		}
+	})
+
+	t.Run("key without a needed permission", func(t *testing.T) {
+		w.Scaleway.AddAPIKey("SCWLIMITEDKEY0000000", "limited-secret", "pocbot-limited", world.ProjectID, "InstancesFullAccess", "BlockStorageFullAccess", "SSHKeysFullAccess", "DomainsDNSFullAccess", "ObjectStorageFullAccess")
+		out, err := doctorRun(ctx, laptop, "--repo", repo, "--key", "SCWLIMITEDKEY0000000")
+		if err == nil || !regexp.MustCompile(`✗ IAM permissions .*lacks on project \S+: ElasticMetalFullAccess`).MatchString(out) {
+			t.Fatalf("doctor on a key without ElasticMetalFullAccess: %v\n%s", err, out)
+		}
+	})
+
+	t.Run("bucket without conditional writes", func(t *testing.T) {
+		s3, err := objstore.StartVersity(ctx, t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s3.Close()
+		if err := s3.CreateBucket(ctx, "state"); err != nil {
+			t.Fatal(err)
+		}
+		// An S3 clone that ignores conditions, as its client sees it: a write refused for its
+		// precondition is answered as done (the headers themselves are signed, so they stay).
+		target, _ := url.Parse(s3.Endpoint)
+		proxy := httputil.NewSingleHostReverseProxy(target)
+		proxy.ModifyResponse = func(resp *http.Response) error {
+			if resp.StatusCode == http.StatusPreconditionFailed && resp.Request.Method != http.MethodGet {
+				resp.StatusCode, resp.Status = http.StatusOK, "200 OK"
+				resp.Header.Set("ETag", `"00000000000000000000000000000001"`)
+				resp.Body = io.NopCloser(strings.NewReader(""))
+				resp.ContentLength = 0
+				resp.Header.Del("Content-Length")
+			}
+			return nil
+		}
+		strip := httptest.NewServer(proxy)
+		defer strip.Close()
+		env := map[string]string{}
+		for k, v := range laptop {
+			env[k] = v
+		}
+		env["POC_STATE_URL"] = "s3://state?endpoint=" + url.QueryEscape(strip.URL) + "&region=fr-par&use_path_style=true"
+		env["AWS_ACCESS_KEY_ID"], env["AWS_SECRET_ACCESS_KEY"] = s3.AccessKey, s3.SecretKey
+		// The same bucket straight: passes (the check sees the server, not the proxy's absence).
+		direct := map[string]string{}
+		for k, v := range env {
+			direct[k] = v
+		}
+		direct["POC_STATE_URL"] = s3.BucketURL("state")
+		if out, err := doctorRun(ctx, direct, "--repo", repo); err != nil || !strings.Contains(out, "✓ presigned link") || !strings.Contains(out, "✓ versioning, lifecycle") {
+			t.Fatalf("doctor on versitygw directly: %v\n%s", err, out)
+		}
+		out, err := doctorRun(ctx, env, "--repo", repo)
+		if err == nil || !strings.Contains(out, "✗ state store") || !strings.Contains(out, "does not honour conditional writes") {
+			t.Fatalf("doctor on a bucket without conditional writes: %v\n%s", err, out)
+		}
+	})
+}
+
+func initAgain(ctx context.Context, env map[string]string, repo string) (string, error) {
+	var so bytes.Buffer
+	a := newApp(&so, &so, func(k string) string { return env[k] })
+	err := a.dispatch(ctx, []string{"init", "--repo", repo, "--action", "pocbot/pocbot@0123456789abcdef0123456789abcdef01234567 # v1.2.3"})
+	return so.String(), err
 }

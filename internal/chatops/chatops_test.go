@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"filippo.io/age"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/pocbot/pocbot/internal/chatops"
 	"github.com/pocbot/pocbot/internal/clusterops"
@@ -256,6 +258,57 @@ func TestCommentsEndToEnd(t *testing.T) {
 		last := lastBody(h, repo, 42)
 		if !strings.Contains(last, "no public SSH key") || !strings.Contains(last, "https://github.com/settings/ssh/new") {
 			t.Errorf("reply does not explain how to add a key:\n%s", last)
+		}
+	})
+	t.Run("kubeconfig through a dead link", func(t *testing.T) {
+		// The presigning key has the bucket policy's grant on public/ but no IAM policy: on
+		// Scaleway every link it signs answers 403. The bot tries the link first and never posts it.
+		if h.w.S3 == nil {
+			t.Fatal("this harness runs versitygw; the dead-link check needs S3")
+		}
+		const ak, sk = "PRESIGNNOIAM00000001", "presign-no-iam-secret-00000000000000001"
+		if err := h.w.S3.AddUser(ctx, ak, sk); err != nil {
+			t.Fatal(err)
+		}
+		if err := h.w.S3.PutBucketPolicy(ctx, world.StateBucket, `{"Version": "2012-10-17", "Statement": [{"Effect": "Allow",
+			"Principal": {"AWS": ["`+ak+`"]}, "Action": ["s3:GetObject"], "Resource": ["arn:aws:s3:::`+world.StateBucket+`/public/*"]}]}`); err != nil {
+			t.Fatal(err)
+		}
+		signer, err := h.w.S3.OpenBucketAs(ctx, world.StateBucket, ak, sk)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer signer.Close()
+		main, err := h.w.S3.OpenBucket(ctx, world.StateBucket)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer main.Close()
+		store, err := statestore.Open(ctx, statestore.Config{StateURL: h.w.StateURL, KeyURL: h.w.StateKey},
+			statestore.WithBucket(main), statestore.WithPresignBucket(signer))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer store.Close()
+		saved := h.backend
+		alt, ops := *saved, *saved.Ops
+		ops.Store, alt.Ops = store, &ops
+		h.backend = &alt
+		defer func() { h.backend = saved }()
+		out, err := h.handle(ctx, h.comment(repo, 42, false, "alice", "/poc kubeconfig"))
+		if err != nil || out.OK || out.Refused != "dead link" {
+			t.Fatalf("outcome %+v, err %v; want a refusal for a dead link", out, err)
+		}
+		last := lastBody(h, repo, 42)
+		if strings.Contains(last, "X-Amz-") || strings.Contains(last, "curl") || !strings.Contains(last, "403") ||
+			!strings.Contains(last, "ObjectStorageObjectsRead") {
+			t.Errorf("the reply posts the dead link or does not say what to fix:\n%s", last)
+		}
+		if strings.Contains(h.output.String(), "kubeconfig_url") {
+			t.Errorf("the dead link went to the step outputs: %q", h.output.String())
+		}
+		if _, err := h.w.S3.Client().DeleteBucketPolicy(ctx, &s3.DeleteBucketPolicyInput{Bucket: aws.String(world.StateBucket)}); err != nil {
+			t.Errorf("remove the test's bucket policy: %v", err)
 		}
 	})
 	t.Run("down", func(t *testing.T) {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -13,6 +14,7 @@ import (
 
 	"github.com/pocbot/pocbot/internal/clusterops"
 	"github.com/pocbot/pocbot/internal/commands"
+	"github.com/pocbot/pocbot/internal/statestore"
 )
 
 // recipients turns a user's public SSH keys (as GitHub lists them) into age recipients. Key types
@@ -102,6 +104,17 @@ func (r *run) issueKubeconfig(ctx context.Context) (commands.KubeconfigAccess, e
 	}
 	ttl := r.h.linkTTL()
 	u, err := b.Ops.Store.SignedURL(ctx, key, ttl)
+	var dead *statestore.DeadLinkError
+	if errors.As(err, &dead) {
+		// Never posted as if it worked: the reply says what it answered and what to fix.
+		r.h.log().Error("the fresh kubeconfig link does not work: not posted", "cluster", r.cluster, "err", err)
+		answer := dead.Status
+		if answer == "" {
+			answer = "nothing (the bucket's endpoint could not be reached)"
+		}
+		acc.DeadLink = &commands.DeadLink{Answer: answer, Fix: dead.Fix}
+		return acc, nil
+	}
 	if err != nil {
 		return acc, fmt.Errorf("presign the kubeconfig link: %w", err)
 	}
@@ -125,6 +138,9 @@ func (r *run) kubeconfigVerb(ctx context.Context) error {
 	}
 	if acc.Renamed != nil {
 		return r.refuse(ctx, "requester account changed", commands.RenderKubeconfig(r.cluster, acc, r.h.now()))
+	}
+	if acc.DeadLink != nil {
+		return r.refuse(ctx, "dead link", commands.RenderKubeconfig(r.cluster, acc, r.h.now()))
 	}
 	if _, err := r.reply(ctx, commands.RenderKubeconfig(r.cluster, acc, r.h.now())); err != nil {
 		return err

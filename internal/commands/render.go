@@ -21,6 +21,15 @@ type KubeconfigAccess struct {
 	// login re-registered by someone else): nothing was encrypted.
 	Renamed     *IdentityMismatch
 	OperatorCmd string // e.g. "bot kubeconfig --cluster acme-shop-42" for the state-key holder
+	// DeadLink is set when the fresh link failed its check (a ranged GET through it): it is not
+	// posted, and the reply says why and what to fix.
+	DeadLink *DeadLink
+}
+
+// DeadLink is a presigned link that did not work when the bot tried it.
+type DeadLink struct {
+	Answer string // what the link answered: "403 Forbidden", or "no answer (…)"
+	Fix    string // what the operator should change
 }
 
 // UpView is the final body of a successful `up`.
@@ -337,6 +346,9 @@ func renderKubeconfig(cluster string, k KubeconfigAccess, now time.Time) string 
 		// The URL is ours (presigned); single quotes keep the shell from reading & and ?.
 		fmt.Fprintf(&b, "```sh\ncurl -fsS '%s' | age -d -i ~/.ssh/id_ed25519 > kubeconfig\n```\n\n", strings.ReplaceAll(k.URL, "'", "%27"))
 		b.WriteString("The link expired? `/poc kubeconfig` issues a new one.\n")
+	case k.DeadLink != nil:
+		fmt.Fprintf(&b, "not posted: the bot tried a fresh link to your encrypted kubeconfig and it answered %s, so it would not have worked for you either. "+
+			"To fix (an operator of this bot): %s. Then comment:\n\n```\n/poc kubeconfig\n```\n", escapeText(k.DeadLink.Answer), escapeText(k.DeadLink.Fix))
 	case k.Renamed != nil:
 		b.WriteString(k.Renamed.note(k.Login))
 	case k.NoKeys:

@@ -158,6 +158,8 @@ func goldenCases() map[string]string {
 		"quota_refusal": RenderQuotaRefusal("acme-shop-42", "Scaleway quota instance_servers_play2_nano (PLAY2-NANO Instances) would be exceeded: limit 5, in use 3, this cluster needs 3",
 			PreflightView{Quotas: pf.Quotas}),
 		"kubeconfig": RenderKubeconfig("acme-shop-42", kcURL, now),
+		"kubeconfig_dead_link": RenderKubeconfig("acme-shop-42", KubeconfigAccess{Login: "alice", OperatorCmd: "bot kubeconfig --cluster acme-shop-42",
+			DeadLink: &DeadLink{Answer: "403 Forbidden", Fix: "the key that signs links may not read public/ objects: on Scaleway it needs an IAM policy granting ObjectStorageObjectsRead on the project AND, when the bucket has a policy, a statement allowing it s3:GetObject on STATE-BUCKET/public/* (docs/install.md, \"Presigning key\")"}}, now),
 		"up_changes": renderChanges([]Change{{Field: "ttl", From: "8h", To: "1d", InPlace: true},
 			{Field: "control planes", From: "3", To: "5", Reason: "the etcd membership is fixed at creation: `/poc down` then `/poc up --cp-count 5`"}}),
 	}

@@ -21,6 +21,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"regexp"
 	"sort"
 	"strings"
 
@@ -31,6 +32,9 @@ import (
 	"github.com/pocbot/pocbot/deploy"
 	"github.com/pocbot/pocbot/internal/version"
 )
+
+// cronRE is the schedule line of the workflow template.
+var cronRE = regexp.MustCompile(`(?m)^(\s+- cron: )"[^"]*"`)
 
 // Branch is the branch of init's pull request.
 const Branch = "pocbot-init"
@@ -63,11 +67,15 @@ type Config struct {
 	AppID     int64  // the App to install (POC_APP_ID)
 	AppKey    []byte // its private key, PEM (POC_APP_PRIVATE_KEY)
 	ActionRef string // what the workflow's uses: pins, "OWNER/REPO@<40-hex sha> # vX.Y.Z"
+	Cron      string // the workflow's schedule ("" keeps the template's)
 	// Values are the secrets' values by name, for those to write; a missing POC_STATE_KEY is
 	// generated. POC_APP_ID and POC_APP_PRIVATE_KEY come from AppID and AppKey.
 	Values map[string]string
 	DryRun bool
-	Out    io.Writer
+	// IAM, when set, makes the Scaleway identities whose keys are missing from the secrets
+	// (instead of taking SCW_ACCESS_KEY and SCW_SECRET_KEY from Values).
+	IAM *IAM
+	Out io.Writer
 	// Transport is the HTTP transport (nil: http.DefaultTransport).
 	Transport http.RoundTripper
 }
@@ -332,6 +340,9 @@ func (r *runner) secrets(ctx context.Context) error {
 	}
 	values["POC_APP_ID"] = fmt.Sprint(r.cfg.AppID)
 	values["POC_APP_PRIVATE_KEY"] = string(r.cfg.AppKey)
+	if err := r.iamValues(ctx, have, values); err != nil {
+		return err
+	}
 	var missing []string
 	var todo []string
 	for _, n := range requiredSecrets {
@@ -417,8 +428,11 @@ func NewStateKey() (string, error) {
 // WorkflowFile is the workflow init proposes: deploy/workflow/poc.yml pinned to actionRef, reading
 // every value from secrets (init writes them all as secrets), and without the environment when
 // the secrets are the repository's.
-func WorkflowFile(actionRef string, environment bool) []byte {
+func WorkflowFile(actionRef string, environment bool, cron string) []byte {
 	w := strings.Replace(deploy.Workflow, deploy.PlaceholderRef, actionRef, 1)
+	if cron != "" {
+		w = cronRE.ReplaceAllString(w, "${1}\""+cron+"\"")
+	}
 	w = strings.ReplaceAll(w, "${{ vars.", "${{ secrets.")
 	if !environment {
 		w = strings.Replace(w, "    environment: poc\n", "", 1)
@@ -429,7 +443,7 @@ func WorkflowFile(actionRef string, environment bool) []byte {
 // pullRequest proposes the workflow and the configuration unless the default branch has them.
 func (r *runner) pullRequest(ctx context.Context, base string) error {
 	want := map[string][]byte{
-		WorkflowPath: WorkflowFile(r.cfg.ActionRef, r.rep.Target != "repository secrets"),
+		WorkflowPath: WorkflowFile(r.cfg.ActionRef, r.rep.Target != "repository secrets", r.cfg.Cron),
 		ConfigPath:   []byte(deploy.RepoConfig),
 	}
 	paths := []string{WorkflowPath, ConfigPath}

@@ -171,15 +171,20 @@ func (s *Store) readLock(ctx context.Context, lk LockKey) (lockObject, error) {
 
 // ReadLock returns the current lock of cluster, or nil, nil when it is free.
 func (s *Store) ReadLock(ctx context.Context, cluster string) (*LockInfo, error) {
-	if err := checkCluster(cluster); err != nil {
+	return s.ReadLockKey(ctx, ClusterLock(cluster))
+}
+
+// ReadLockKey returns the current holder of the lock key, or nil, nil when it is free.
+func (s *Store) ReadLockKey(ctx context.Context, key LockKey) (*LockInfo, error) {
+	if err := key.check(); err != nil {
 		return nil, err
 	}
-	cur, err := s.readLock(ctx, ClusterLock(cluster))
+	cur, err := s.readLock(ctx, key)
 	if errors.Is(err, errNotExist) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("read lock of cluster %q: %w", cluster, err)
+		return nil, fmt.Errorf("read the lock of %s: %w", key, err)
 	}
 	return cur.holder, nil
 }
@@ -192,29 +197,33 @@ func (s *Store) tombstoneFor(id, by string) []byte {
 // ForceUnlock frees the lock of cluster if its id is lockID (like tofu force-unlock): a tombstone
 // written over the version read, so a lock that changed hands meanwhile is left alone.
 func (s *Store) ForceUnlock(ctx context.Context, cluster, lockID string) error {
-	if err := checkCluster(cluster); err != nil {
+	return s.ForceUnlockKey(ctx, ClusterLock(cluster), lockID)
+}
+
+// ForceUnlockKey is ForceUnlock for a lock of any kind.
+func (s *Store) ForceUnlockKey(ctx context.Context, lk LockKey, lockID string) error {
+	if err := lk.check(); err != nil {
 		return err
 	}
-	lk := ClusterLock(cluster)
 	cur, err := s.readLock(ctx, lk)
 	if errors.Is(err, errNotExist) || (err == nil && cur.holder == nil) {
-		return fmt.Errorf("unlock cluster %q: it is not locked (%w)", cluster, ErrNotFound)
+		return fmt.Errorf("unlock %s: it is not locked (%w)", lk, ErrNotFound)
 	}
 	if err != nil {
-		return fmt.Errorf("unlock cluster %q: %w", cluster, err)
+		return fmt.Errorf("unlock %s: %w", lk, err)
 	}
 	li := cur.holder
 	if li.ID != lockID {
-		return fmt.Errorf("unlock cluster %q: lock id %q does not match: the lock is %s held by %s (run %s, command %q) since %s",
-			cluster, lockID, li.ID, orUnknown(li.Actor), orUnknown(li.RunID), li.Command, li.Since.UTC().Format(time.RFC3339))
+		return fmt.Errorf("unlock %s: lock id %q does not match: the lock is %s held by %s (run %s, command %q) since %s",
+			lk, lockID, li.ID, orUnknown(li.Actor), orUnknown(li.RunID), li.Command, li.Since.UTC().Format(time.RFC3339))
 	}
 	if _, err := s.be.replace(ctx, lk.object(), s.tombstoneFor(li.ID, "force-unlock"), cur.version); err != nil {
 		if errors.Is(err, errPrecondition) || errors.Is(err, errNotExist) {
-			return fmt.Errorf("unlock cluster %q: %w: the lock changed while unlocking; read it again", cluster, ErrConflict)
+			return fmt.Errorf("unlock %s: %w: the lock changed while unlocking; read it again", lk, ErrConflict)
 		}
-		return fmt.Errorf("unlock cluster %q: %w", cluster, err)
+		return fmt.Errorf("unlock %s: %w", lk, err)
 	}
-	s.log.Warn("lock forcibly released", "cluster", cluster, "id", li.ID, "actor", li.Actor, "run", li.RunID, "command", li.Command)
+	s.log.Warn("lock forcibly released", "lock", lk.String(), "id", li.ID, "actor", li.Actor, "run", li.RunID, "command", li.Command)
 	return nil
 }
 

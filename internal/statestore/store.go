@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"net/http"
 	"net/url"
 	"regexp"
 	"sort"
@@ -46,6 +47,8 @@ type Store struct {
 
 	macMu  sync.Mutex
 	macKey []byte // header MAC key, unwrapped once (see mac.go)
+
+	linkClient *http.Client // fetches the first byte of every fresh signed link (link.go)
 }
 
 // Document is one cluster's state: a public header and an opaque, encrypted body.
@@ -66,6 +69,7 @@ type options struct {
 	keeper     *secrets.Keeper
 	now        func() time.Time
 	log        *slog.Logger
+	linkClient *http.Client
 }
 
 // WithBucket uses an already opened S3 bucket (e.g. with explicit credentials) instead of
@@ -84,6 +88,10 @@ func WithKeeper(k *secrets.Keeper) Option { return func(o *options) { o.keeper =
 // WithClock sets the clock used for lock leases and creation times.
 func WithClock(now func() time.Time) Option { return func(o *options) { o.now = now } }
 
+// WithLinkClient sets the HTTP client that checks each fresh signed link (default: a plain
+// client, bounded by a 15 s timeout per check).
+func WithLinkClient(c *http.Client) Option { return func(o *options) { o.linkClient = c } }
+
 // WithLogger sets the logger (default slog.Default()).
 func WithLogger(l *slog.Logger) Option { return func(o *options) { o.log = l } }
 
@@ -93,7 +101,10 @@ func Open(ctx context.Context, cfg Config, opts ...Option) (*Store, error) {
 	for _, opt := range opts {
 		opt(&o)
 	}
-	s := &Store{now: o.now, log: o.log, seen: map[string]int64{}}
+	s := &Store{now: o.now, log: o.log, seen: map[string]int64{}, linkClient: o.linkClient}
+	if s.linkClient == nil {
+		s.linkClient = &http.Client{Timeout: linkCheckTimeout}
+	}
 	var err error
 	switch {
 	case o.bucket != nil:
@@ -619,7 +630,10 @@ func (s *Store) DeletePublic(ctx context.Context, prefix string) error {
 
 // SignedURL returns a URL that lets anyone GET public/<key> (the key given to PutPublic) for
 // ttl. With file:// there is no signing: it returns the file:// URL of the object, readable only
-// on this machine.
+// on this machine. A signed URL is checked before it is returned — its first byte fetched through
+// the link itself — since signing is local and a link the bucket refuses (a signing key without
+// the IAM or bucket-policy grant) would otherwise be handed out as if it worked: such a link is a
+// *DeadLinkError (ErrDeadLink) saying what to fix, and no URL.
 func (s *Store) SignedURL(ctx context.Context, key string, ttl time.Duration) (string, error) {
 	k, err := publicKey(key)
 	if err != nil {
@@ -632,7 +646,15 @@ func (s *Store) SignedURL(ctx context.Context, key string, ttl time.Duration) (s
 	if errors.Is(err, errNotExist) {
 		return "", fmt.Errorf("signed URL for %s: %w", k, ErrNotFound)
 	}
-	return u, err
+	if err != nil {
+		return "", err
+	}
+	if isHTTPURL(u) {
+		if err := s.checkLink(ctx, k, u); err != nil {
+			return "", err
+		}
+	}
+	return u, nil
 }
 
 func randomID() string {

@@ -91,6 +91,16 @@
 //	| Elastic Metal DELETE: 200 deleting, then 404                               | fixtures §1                                                          |
 //	| IAM SSH key create: 200, comment stripped, MD5 fingerprint                 | fixtures §10                                                         |
 //	| the same public key registers twice in a project                           | TF iam list-iamssh-keys-basic (two live keys, one fingerprint)      |
+//	| IAM applications, policies, rules, API keys (iam_apps.go): create 200 with  | SDK iam/v1alpha1 Application, Policy, Rule, APIKey and their Create  |
+//	|   the SDK's shapes; lists with total_count; GET/DELETE by id, 404 otherwise |   / List requests (application_ids filter, policy_id for rules)      |
+//	| an API key's secret_key is in the create answer only; its secret is then    | SDK APIKey.SecretKey ("only returned on creation"); docs iam how-to  |
+//	|   accepted in X-Auth-Token like the emulator's own key                      |   create-api-keys (the secret key is shown once)                    |
+//	| a policy's principal must be an existing application (users, groups, no     | SDK CreatePolicyRequest (one-of principal); only applications are   |
+//	|   principal: not modelled); each rule names permission sets and exactly one |   modelled; RuleSpecs one-of project_ids / organization_id; unknown |
+//	|   of project_ids and organization_id; an unknown permission set: 400       |   set names: source silent, the stricter reading (docs iam reference |
+//	|                                                                            |   permission-sets lists the names)                                  |
+//	| IAM permissions are not enforced on the other APIs: a key's rights are      | not modelled (doctor reads the policies instead)                    |
+//	|   what its policies' rules say, read through the IAM API                    |                                                                      |
 //	| DNS: PATCH records with add / set / delete changes; TXT data quoted        | fixtures §10                                                         |
 //	| DNS record comment kept and listed                                         | SDK domain Record.Comment; the recordings list the key (null only): |
 //	|                                                                            |   a set comment is not recorded                                      |

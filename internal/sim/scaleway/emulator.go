@@ -181,6 +181,7 @@ type Emulator struct {
 	snaps    table[*snapshot]
 	bms      table[*bmServer]
 	keys     map[string]*sshKey
+	iamApps  *iamState            // applications, policies, API keys (iam_apps.go)
 	records  map[string][]*record // dns zone -> records
 	stockUse map[string]int
 }
@@ -524,7 +525,7 @@ func (e *Emulator) serve(w http.ResponseWriter, r *http.Request) {
 			break
 		}
 	}
-	if extra == nil && r.Header.Get("X-Auth-Token") != e.opts.SecretKey {
+	if extra == nil && r.Header.Get("X-Auth-Token") != e.opts.SecretKey && !e.acceptsSecret(r.Header.Get("X-Auth-Token")) {
 		writeJSON(w, http.StatusUnauthorized, map[string]any{
 			"message": "authentication is denied", "method": "api_key",
 			"reason": "invalid_argument", "type": "denied_authentication",

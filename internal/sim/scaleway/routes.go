@@ -94,6 +94,16 @@ func (e *Emulator) routes() *http.ServeMux {
 	m.HandleFunc("POST /iam/v1alpha1/ssh-keys", e.createSSHKey)
 	m.HandleFunc("GET /iam/v1alpha1/ssh-keys", e.listSSHKeys)
 	each(one, "/iam/v1alpha1/ssh-keys/{id}", e.oneSSHKey)
+	m.HandleFunc("POST /iam/v1alpha1/applications", e.createApplication)
+	m.HandleFunc("GET /iam/v1alpha1/applications", e.listApplications)
+	each(one, "/iam/v1alpha1/applications/{id}", e.oneApplication)
+	m.HandleFunc("POST /iam/v1alpha1/policies", e.createPolicy)
+	m.HandleFunc("GET /iam/v1alpha1/policies", e.listPolicies)
+	each(one, "/iam/v1alpha1/policies/{id}", e.onePolicy)
+	m.HandleFunc("GET /iam/v1alpha1/rules", e.listRules)
+	m.HandleFunc("POST /iam/v1alpha1/api-keys", e.createAPIKey)
+	m.HandleFunc("GET /iam/v1alpha1/api-keys", e.listAPIKeys)
+	each(one, "/iam/v1alpha1/api-keys/{id}", e.oneAPIKey)
 
 	// Domain.
 	m.HandleFunc("GET /domain/v2beta1/dns-zones", e.listDNSZones)

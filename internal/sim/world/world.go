@@ -54,7 +54,7 @@ import (
 	"golang.org/x/crypto/ssh"
 
 	"github.com/pocbot/pocbot/internal/provision/cluster"
-	"github.com/pocbot/pocbot/internal/provision/scaleway"
+	provscw "github.com/pocbot/pocbot/internal/provision/scaleway"
 	"github.com/pocbot/pocbot/internal/sim/catalog"
 	ghsim "github.com/pocbot/pocbot/internal/sim/github"
 	"github.com/pocbot/pocbot/internal/sim/imagefactory"
@@ -249,6 +249,9 @@ func Start(ctx context.Context, opts Options) (w *World, err error) {
 			Deleted:         func(kind, id string) { w.hostGone(id) },
 		},
 	})
+	// The bot's key is an IAM API key of an application whose policy grants what the driver needs
+	// (as deploy/iam makes it), so that `bot doctor` can read its permissions.
+	w.Scaleway.AddAPIKey(w.AccessKey, w.SecretKey, "pocbot", ProjectID, provscw.PermissionSetNames()...)
 	u, stop, err := w.Scaleway.Start(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("world: scaleway emulator: %w", err)
@@ -651,7 +654,7 @@ func WaitTCP(ctx context.Context, addr string, within time.Duration) error {
 // benchmarks.
 func Profile(scw scwsim.Latency, h Hosts) cluster.Waits {
 	return cluster.Waits{
-		Scaleway: scaleway.Waits{SnapshotImport: scw.SnapshotImport, BMDelivery: scw.BMDelivery, SGRules: scw.SGRules,
+		Scaleway: provscw.Waits{SnapshotImport: scw.SnapshotImport, BMDelivery: scw.BMDelivery, SGRules: scw.SGRules,
 			VolumeCreate: scw.VolumeCreate, Poweron: scw.Poweron, Terminate: scw.Terminate, BMDelete: scw.BMDelete},
 		RescueReboot: scw.BMRescueReboot, RescueBoot: h.RescueBoot, ImageWrite: h.ImageWrite, NormalReboot: scw.BMNormalReboot,
 		TalosBoot: TalosBoot, TalosReady: max(TalosCRI, TalosTimeSync), ApplyReboot: h.Talos.ApplyReboot, KubeReady: h.Talos.KubeReady,

@@ -1,0 +1,162 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/pocbot/pocbot/internal/doctor"
+	"github.com/pocbot/pocbot/internal/github"
+	"github.com/pocbot/pocbot/internal/repoinit"
+	"github.com/pocbot/pocbot/internal/statestore"
+)
+
+func init() {
+	var repo, env, apiURL, key string
+	register(&command{
+		name: "doctor",
+		summary: "check a live installation and print a checklist with what to fix for each item: App, secrets, workflow pin, " +
+			"Scaleway credentials and IAM permissions, the state bucket's conditional writes; exits non-zero on a failure",
+		setFlags: func(fs *flag.FlagSet, e *envFlags) {
+			e.String(&repo, "repo", "GITHUB_REPOSITORY", "", "OWNER/REPO of the installation (its App, secrets and workflow; empty: only the Scaleway and state checks)")
+			e.String(&env, "env", "", "poc", "GitHub environment that holds the secrets")
+			e.String(&apiURL, "api-url", "GITHUB_API_URL", "https://api.github.com", "GitHub's API URL")
+			e.String(&key, "key", "", "", "the bot's Scaleway access key whose IAM permissions to check (default: SCW_ACCESS_KEY)")
+		},
+		env: append(append([]string{"POC_APP_ID", "POC_APP_PRIVATE_KEY", "POC_APP_PRIVATE_KEY_FILE"}, envStore...), envSCW...),
+		run: func(ctx context.Context, a *app, _ *flag.FlagSet) error {
+			checks := a.doctorChecks(ctx, repo, env, apiURL, key)
+			list := doctor.Run(ctx, checks...)
+			list.Render(a.stdout)
+			if f := list.Failed(); len(f) > 0 {
+				return fmt.Errorf("doctor: %d checks failed (%s): see the → lines above", len(f), strings.Join(f, ", "))
+			}
+			return nil
+		},
+	})
+}
+
+// doctorChecks composes the checklist from the environment.
+func (a *app) doctorChecks(ctx context.Context, repo, env, apiURL, key string) []doctor.Check {
+	var checks []doctor.Check
+	if repo != "" {
+		g := doctor.GitHub{Repo: repo, Env: env, APIURL: apiURL}
+		if tok, _, err := repoinit.GitHubToken(ctx, a.getenv, nil); err == nil {
+			g.Token = tok
+		}
+		if auth, err := github.AuthFromEnv(func(k string) string {
+			if k == "GITHUB_TOKEN" || k == "GITHUB_REPOSITORY" {
+				return ""
+			}
+			return a.getenv(k)
+		}); err == nil {
+			g.AppID, g.AppKey = auth.AppID, auth.PrivateKeyPEM
+		}
+		checks = append(checks, g.Checks()...)
+	}
+	if key == "" {
+		key = strings.TrimSpace(a.getenv("SCW_ACCESS_KEY"))
+	}
+	client, err := scwClient(a.getenv)
+	if err != nil {
+		client = nil
+	}
+	if client != nil {
+		checks = append(checks, doctor.Credentials(client, strings.TrimSpace(a.getenv("SCW_DEFAULT_PROJECT_ID"))))
+	}
+	checks = append(checks, doctor.IAM(client, key, strings.TrimSpace(a.getenv("SCW_DEFAULT_PROJECT_ID"))))
+	checks = append(checks, func(ctx context.Context) []doctor.Item { return a.stateCheck(ctx, true) })
+	return checks
+}
+
+// stateCheck checks the state bucket: reachable and conditional writes (CheckBackend); with full,
+// also the retention of old versions and a presigned link.
+func (a *app) stateCheck(ctx context.Context, full bool) []doctor.Item {
+	if strings.TrimSpace(a.getenv(statestore.EnvStateURL)) == "" {
+		return []doctor.Item{{Name: "state store", Status: doctor.Skip, Detail: "POC_STATE_URL is not set", Fix: "set POC_STATE_URL and POC_STATE_KEY as the workflow has them"}}
+	}
+	var closers []func()
+	defer func() {
+		for i := len(closers) - 1; i >= 0; i-- {
+			closers[i]()
+		}
+	}()
+	store, err := openStore(ctx, a.getenv, a, &closers)
+	if err != nil {
+		return []doctor.Item{{Name: "state store", Status: doctor.Fail, Detail: err.Error(), Fix: "check POC_STATE_URL (s3://BUCKET?endpoint=…&region=…), POC_STATE_KEY and the bucket's credentials"}}
+	}
+	closers = append(closers, func() { _ = store.Close() })
+	if err := store.CheckBackend(ctx); err != nil {
+		fix := "check the bucket's credentials and endpoint"
+		if errors.Is(err, statestore.ErrUnsafeBackend) {
+			fix = "this bucket does not honour conditional writes (If-None-Match, If-Match): two runs could overwrite each other's state; use Scaleway Object Storage (or another S3 with conditional writes) for POC_STATE_URL"
+		}
+		return []doctor.Item{{Name: "state store", Status: doctor.Fail, Detail: err.Error(), Fix: fix}}
+	}
+	items := []doctor.Item{{Name: "state store", Status: doctor.OK, Detail: store.Location() + ": reachable, conditional writes honoured"}}
+	if !full {
+		return items
+	}
+	switch err := store.CheckVersionRetention(ctx); {
+	case err == nil:
+		items = append(items, doctor.Item{Name: "versioning, lifecycle", Status: doctor.OK, Detail: "old versions do not pile up (versioning off, or a rule expires noncurrent versions)"})
+	case errors.Is(err, statestore.ErrNoVersionExpiry):
+		items = append(items, doctor.Item{Name: "versioning, lifecycle", Status: doctor.Fail, Detail: err.Error(),
+			Fix: "add a lifecycle rule expiring noncurrent versions: aws s3api put-bucket-lifecycle-configuration --bucket BUCKET --endpoint-url https://s3.fr-par.scw.cloud --lifecycle-configuration '" + statestore.LifecycleRuleExample + "'"})
+	default:
+		items = append(items, doctor.Item{Name: "versioning, lifecycle", Status: doctor.Warn, Detail: err.Error(), Fix: "give the key s3:GetBucketVersioning and s3:GetLifecycleConfiguration, or check in the console"})
+	}
+	if strings.HasPrefix(a.getenv(statestore.EnvStateURL), "s3://") {
+		key := "doctor/probe-" + fmt.Sprint(a.clock().UnixNano())
+		if err := store.PutPublic(ctx, key, []byte("pocbot doctor\n")); err != nil {
+			items = append(items, doctor.Item{Name: "presigned link", Status: doctor.Fail, Detail: err.Error(), Fix: "the bot's key must write public/ in the state bucket"})
+		} else {
+			_, err := store.SignedURL(ctx, key, time.Minute)
+			_ = store.DeletePublic(context.WithoutCancel(ctx), "doctor/")
+			if err != nil {
+				items = append(items, doctor.Item{Name: "presigned link", Status: doctor.Fail, Detail: err.Error(), Fix: "the presigning key (POC_PRESIGN_*) needs read on the bucket and a bucket policy allowing public/ (docs/install.md)"})
+			} else {
+				items = append(items, doctor.Item{Name: "presigned link", Status: doctor.OK, Detail: "a signed link to public/ answers"})
+			}
+		}
+	} else {
+		items = append(items, doctor.Item{Name: "presigned link", Status: doctor.Skip, Detail: "file:// state has no signed links", Fix: "use an s3:// POC_STATE_URL"})
+	}
+	return append(items, doctor.Item{Name: "quota and stock", Status: doctor.Skip, Detail: "not checked by this version", Fix: "`/poc up --dry-run` prices a cluster; the Scaleway console shows the project's quotas"})
+}
+
+// setupDiagnosis is the fast part of `bot doctor`, run when a command could not open its backend:
+// the settings the workflow gives, the Scaleway key, the state bucket. Its failed items, each with
+// what to fix, are added to the error, which the reply shows.
+func (a *app) setupDiagnosis(ctx context.Context, getenv func(string) string, cause error) error {
+	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	var items []doctor.Item
+	for _, k := range []string{"POC_STATE_URL", "POC_STATE_KEY", "POC_IMAGE_BUCKET", "SCW_ACCESS_KEY", "SCW_SECRET_KEY", "SCW_DEFAULT_PROJECT_ID"} {
+		if strings.TrimSpace(getenv(k)) == "" {
+			items = append(items, doctor.Item{Name: "secrets", Status: doctor.Fail, Detail: k + " is empty in this run",
+				Fix: "the workflow passes it from a secret: rerun `bot init --repo " + getenv("GITHUB_REPOSITORY") + "` (it writes what is missing), or set the secret"})
+		}
+	}
+	if len(items) == 0 {
+		if client, err := scwClient(getenv); err == nil {
+			items = append(items, doctor.Credentials(client, strings.TrimSpace(getenv("SCW_DEFAULT_PROJECT_ID")))(ctx)...)
+		}
+		b := *a
+		b.getenv = getenv
+		items = append(items, b.stateCheck(ctx, false)...)
+	}
+	var failed strings.Builder
+	for _, it := range items {
+		if it.Status == doctor.Fail {
+			fmt.Fprintf(&failed, "✗ %s: %s\n    → %s\n", it.Name, it.Detail, it.Fix)
+		}
+	}
+	if failed.Len() == 0 {
+		return cause
+	}
+	return fmt.Errorf("%w\n\nset-up checks (the fast part of bot doctor):\n%s", cause, failed.String())
+}

@@ -1,0 +1,58 @@
+package statestore
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3/types"
+)
+
+func TestRetentionVerdict(t *testing.T) {
+	expire := func(days int32, status types.ExpirationStatus, f *types.LifecycleRuleFilter) types.LifecycleRule {
+		return types.LifecycleRule{Status: status, Filter: f,
+			NoncurrentVersionExpiration: &types.NoncurrentVersionExpiration{NoncurrentDays: aws.Int32(days)}}
+	}
+	whole := &types.LifecycleRuleFilter{Prefix: aws.String("")}
+	for _, tc := range []struct {
+		name       string
+		versioning types.BucketVersioningStatus
+		rules      []types.LifecycleRule
+		missing    bool
+	}{
+		{"unversioned", "", nil, false},
+		{"suspended", types.BucketVersioningStatusSuspended, nil, false},
+		{"versioned, no rules", types.BucketVersioningStatusEnabled, nil, true},
+		{"versioned, whole-bucket rule", types.BucketVersioningStatusEnabled, []types.LifecycleRule{expire(30, types.ExpirationStatusEnabled, whole)}, false},
+		{"versioned, rule without filter", types.BucketVersioningStatusEnabled, []types.LifecycleRule{expire(7, types.ExpirationStatusEnabled, nil)}, false},
+		{"versioned, disabled rule", types.BucketVersioningStatusEnabled, []types.LifecycleRule{expire(30, types.ExpirationStatusDisabled, whole)}, true},
+		{"versioned, rule on one prefix", types.BucketVersioningStatusEnabled,
+			[]types.LifecycleRule{expire(30, types.ExpirationStatusEnabled, &types.LifecycleRuleFilter{Prefix: aws.String("images/")})}, true},
+		{"versioned, rule on a tag", types.BucketVersioningStatusEnabled,
+			[]types.LifecycleRule{expire(30, types.ExpirationStatusEnabled, &types.LifecycleRuleFilter{Tag: &types.Tag{Key: aws.String("k"), Value: aws.String("v")}})}, true},
+		{"versioned, only current-version expiry", types.BucketVersioningStatusEnabled,
+			[]types.LifecycleRule{{Status: types.ExpirationStatusEnabled, Filter: whole, Expiration: &types.LifecycleExpiration{Days: aws.Int32(30)}}}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := retentionVerdict("s3://b", tc.versioning, tc.rules)
+			if got := errors.Is(err, ErrNoVersionExpiry); got != tc.missing {
+				t.Fatalf("verdict %v, want missing=%v", err, tc.missing)
+			}
+			if tc.missing && (!strings.Contains(err.Error(), "put-bucket-lifecycle-configuration") || !strings.Contains(err.Error(), "NoncurrentVersionExpiration")) {
+				t.Fatalf("the refusal does not say how to fix it: %v", err)
+			}
+		})
+	}
+}
+
+func TestCheckVersionRetentionOnTheStandIn(t *testing.T) {
+	for _, w := range worlds(t) {
+		t.Run(w.name, func(t *testing.T) {
+			// The stand-in's buckets are unversioned (versitygw without --versioning-dir): nothing grows.
+			if err := w.open(t, newKey(t)).CheckVersionRetention(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
