@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pocbot/pocbot/internal/appsetup"
 	"github.com/pocbot/pocbot/internal/github"
 	"github.com/pocbot/pocbot/internal/repoinit"
 	"github.com/pocbot/pocbot/internal/schedule"
@@ -21,6 +22,7 @@ var initValueEnv = []string{"POC_STATE_URL", "POC_STATE_KEY", "POC_IMAGE_BUCKET"
 func init() {
 	var (
 		repo, env, action, apiURL, webURL string
+		appName, appOwner, appKeyFile     string
 		dryRun, makeIAM                   bool
 		interval                          time.Duration
 	)
@@ -37,6 +39,9 @@ func init() {
 			e.String(&webURL, "github-url", "", "https://github.com", "GitHub's web URL, for the links printed")
 			e.Bool(&dryRun, "dry-run", "", false, "print the plan; change nothing")
 			e.Setting(&interval, "schedule_interval")
+			e.String(&appName, "app-name", "", "pocbot", "without POC_APP_ID: the name of the GitHub App to register (unique on all of GitHub, at most 34 characters)")
+			e.String(&appOwner, "app-owner", "", "", "without POC_APP_ID: the organization that will own the App (you must be its owner or an App manager); empty: your account")
+			e.String(&appKeyFile, "app-key-file", "", "pocbot-app.private-key.pem", "without POC_APP_ID: where the new App's private key is written (mode 0600, never overwritten)")
 			e.Bool(&makeIAM, "iam", "", false, "make the bot's Scaleway IAM application, policy and API key (and the read-only presigning ones) with this shell's SCW_* credentials, an administrator's (IAMManager), instead of writing SCW_ACCESS_KEY/SCW_SECRET_KEY as the bot's key")
 		},
 		env: append([]string{"POC_APP_ID", "POC_APP_PRIVATE_KEY", "POC_APP_PRIVATE_KEY_FILE"}, initValueEnv...),
@@ -56,6 +61,25 @@ func init() {
 			})
 			if err != nil && !strings.Contains(err.Error(), "no GitHub credentials") {
 				return fmt.Errorf("init: %w", err)
+			}
+			if auth.AppID == 0 {
+				// No App yet: register one (GitHub's one browser confirmation), then the user installs
+				// it on the repository and runs init again with its id and key.
+				if dryRun {
+					a.printf("+ would register the GitHub App %q through the manifest flow (one confirmation in the browser), then stop: install it and run init again\n", appName)
+					return nil
+				}
+				res, err := appsetup.Run(ctx, appsetup.Config{Owner: appOwner, Name: appName, WebURL: webURL, APIURL: apiURL, KeyFile: appKeyFile, Repository: repo,
+					Ready: func(u string) {
+						fmt.Fprintf(a.stderr, "No POC_APP_ID: registering a GitHub App. Open %s in your browser: it posts the App's manifest to GitHub, which asks you to confirm.\n", u)
+					}})
+				if err != nil {
+					return fmt.Errorf("init: %w", err)
+				}
+				a.printf("+ GitHub App %s registered (id %d); its private key is in %s (mode 0600, never printed)\n\n", res.Slug, res.AppID, res.KeyFile)
+				a.printf("Next: install it on %s (GitHub asks for this click): %s/apps/%s/installations/new\nthen run init again with the App:\n\n  POC_APP_ID=%d POC_APP_PRIVATE_KEY_FILE=%s bot init --repo %s …\n\nA second repository needs no new App: give the same POC_APP_ID and key.\n",
+					repo, strings.TrimRight(webURL, "/"), res.Slug, res.AppID, res.KeyFile, repo)
+				return nil
 			}
 			if action == "" {
 				action, err = defaultActionRef()

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/pocbot/pocbot/internal/sim/objstore"
 	scwsim "github.com/pocbot/pocbot/internal/sim/scaleway"
 	"github.com/pocbot/pocbot/internal/sim/world"
 )
@@ -23,6 +24,7 @@ func init() {
 		quotaInstances int
 		rescuePort     int
 		quotas, quota  string
+		s3Deletes      string
 	)
 	register(&command{
 		name:    "sim",
@@ -37,6 +39,7 @@ func init() {
 			fs.StringVar(&quota, "quota", "", "quotas to set over -quotas, as NAME=N,NAME=N (e.g. instance_servers_play2_nano=10,EM_A116X_SSD=3)")
 			fs.IntVar(&rescuePort, "rescue-port", 2222, "SSH port of the worker's rescue system")
 			fs.StringVar(&s3, "s3", "auto", "bucket backend: auto (versitygw when installed), versitygw, file")
+			fs.StringVar(&s3Deletes, "s3-delete-conditions", "ignored", "what the S3 stand-in does with a conditional DeleteObject: ignored (Scaleway, the stricter reading), rejected (501), honoured (generic S3)")
 		},
 		run: func(ctx context.Context, a *app, fs *flag.FlagSet) error {
 			if dir == "" {
@@ -47,8 +50,13 @@ func init() {
 				defer os.RemoveAll(d)
 				dir = d
 			}
+			dc, err := objstore.ParseDeleteConditions(s3Deletes)
+			if err != nil {
+				return fmt.Errorf("--s3-delete-conditions: %w", err)
+			}
 			opts := world.Options{Dir: dir, TimeFactor: timeFactor, S3: s3, RescuePort: rescuePort, Log: a.log,
-				Faults: scwsim.Faults{Seed: int64(faultSeed), Rate5xx: faultRate / 2, Rate429: faultRate / 2}}
+				S3Dialect: objstore.Options{DeleteConditions: dc},
+				Faults:    scwsim.Faults{Seed: int64(faultSeed), Rate5xx: faultRate / 2, Rate429: faultRate / 2}}
 			if quotaInstances > 0 {
 				opts.Quotas = map[string]int{"instances": quotaInstances}
 			}

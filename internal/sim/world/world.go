@@ -89,6 +89,9 @@ type Options struct {
 	Stock     map[string]int
 	// S3 chooses the bucket backend: "auto" (versitygw when installed), "versitygw", "file".
 	S3 string
+	// S3Dialect is how the versitygw stand-in answers (zero: Scaleway's, conditional deletes
+	// ignored; objstore.Options.DeleteConditions chooses another reading).
+	S3Dialect objstore.Options
 	// RescuePort is the worker's rescue SSH port (port 22 is not assumed; default 2222).
 	RescuePort int
 	// RescueSudoNoPassword gives the rescue user a passwordless sudo; otherwise sudo wants the
@@ -294,7 +297,7 @@ func (w *World) startBuckets(ctx context.Context) error {
 		if err := os.MkdirAll(dir, 0o700); err != nil {
 			return err
 		}
-		s, err := objstore.StartVersity(ctx, dir)
+		s, err := objstore.StartVersityWith(ctx, dir, w.opts.S3Dialect)
 		if err != nil {
 			return fmt.Errorf("world: start versitygw: %w", err)
 		}

@@ -1,0 +1,110 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"html"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	ghsim "github.com/pocbot/pocbot/internal/sim/github"
+)
+
+// browserWriter is init's stderr: when init prints the page to open, it does what the user's
+// browser does — load the page, post its form to GitHub, follow the redirect back.
+type browserWriter struct {
+	mu   sync.Mutex
+	buf  bytes.Buffer
+	done chan error
+}
+
+var (
+	pageRE     = regexp.MustCompile(`Open (http://\S+) in your browser`)
+	formRE     = regexp.MustCompile(`action="([^"]+)"`)
+	manifestRE = regexp.MustCompile(`name="manifest" value="([^"]+)"`)
+)
+
+func (b *browserWriter) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.buf.Write(p)
+	if m := pageRE.FindSubmatch(p); m != nil {
+		go func(page string) { b.done <- visit(page) }(string(m[1]))
+	}
+	return len(p), nil
+}
+
+func visit(page string) error {
+	resp, err := http.Get(page)
+	if err != nil {
+		return err
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	a, m := formRE.FindSubmatch(body), manifestRE.FindSubmatch(body)
+	if a == nil || m == nil {
+		return io.ErrUnexpectedEOF
+	}
+	resp, err = http.PostForm(html.UnescapeString(string(a[1])), url.Values{"manifest": {html.UnescapeString(string(m[1]))}})
+	if err != nil {
+		return err
+	}
+	resp.Body.Close()
+	return nil
+}
+
+// Without an App, init registers one through the manifest flow (the browser's one confirmation),
+// writes its key to a 0600 file, never prints it, and says what comes next: install, run again.
+func TestInitRegistersTheApp(t *testing.T) {
+	s, err := ghsim.New(ghsim.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(s)
+	defer srv.Close()
+	s.AddRepo("acme/shop", "main")
+	s.SetPermission("acme/shop", "ada", "admin")
+	keyFile := filepath.Join(t.TempDir(), "app.pem")
+	env := map[string]string{"GH_TOKEN": s.AddUserToken("ada")}
+	var so bytes.Buffer
+	se := &browserWriter{done: make(chan error, 1)}
+	a := newApp(&so, se, func(k string) string { return env[k] })
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	if err := a.dispatch(ctx, []string{"init", "--repo", "acme/shop", "--api-url", srv.URL, "--github-url", srv.URL, "--app-key-file", keyFile,
+		"--action", "pocbot/pocbot@0123456789abcdef0123456789abcdef01234567 # v1.2.3"}); err != nil {
+		t.Fatalf("init: %v\n%s%s", err, so.String(), se.buf.String())
+	}
+	if err := <-se.done; err != nil {
+		t.Fatalf("the browser: %v", err)
+	}
+	apps := s.ManifestApps()
+	if len(apps) != 1 {
+		t.Fatalf("%d Apps registered, want 1", len(apps))
+	}
+	fi, err := os.Stat(keyFile)
+	if err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("key file: %v, %v", fi, err)
+	}
+	out := so.String() + se.buf.String()
+	if strings.Contains(out, strings.TrimSpace(apps[0].KeyPEM)[40:90]) {
+		t.Error("init printed the App's private key")
+	}
+	for _, want := range []string{"/apps/pocbot/installations/new", "POC_APP_PRIVATE_KEY_FILE=" + keyFile, "run init again"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("init's output lacks %q:\n%s", want, out)
+		}
+	}
+	if len(s.PullRequests("acme/shop")) != 0 {
+		t.Error("init went on without an installed App")
+	}
+}
