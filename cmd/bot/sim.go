@@ -60,7 +60,6 @@ func init() {
 			if quotaInstances > 0 {
 				opts.Quotas = map[string]int{"instances": quotaInstances}
 			}
-			var err error
 			if opts.OrgQuotas, err = simQuotas(quotas, quota); err != nil {
 				return err
 			}
