@@ -32,7 +32,7 @@ func TestVersionCommand(t *testing.T) {
 	if err := a.dispatch(context.Background(), []string{"version"}); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"pocbot dev", "go          go1.", "talos       v1.13.11", "kubernetes  1.36.3 (for talos v1.13)", "(for talos v1.14)"} {
+	for _, want := range []string{"pocbot dev", "go          go1.", "talos       v1.13.11", "kubernetes  1.33.6 (for talos v1.13)", "(for talos v1.14)", "cilium      1.18.1 (quay.io/cilium/cilium:v1.18.1@sha256:"} {
 		if !strings.Contains(so.String(), want) {
 			t.Errorf("bot version lacks %q:\n%s", want, so.String())
 		}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"regexp"
 	"strings"
 	"time"
 
@@ -82,7 +83,7 @@ func init() {
 				return nil
 			}
 			if action == "" {
-				action, err = defaultActionRef()
+				action, err = defaultActionRef(ctx, apiURL, token)
 				if err != nil {
 					return err
 				}
@@ -127,9 +128,13 @@ func init() {
 	})
 }
 
-// defaultActionRef is the Action's reference for this build: only a release knows its tag; the
-// tag's commit (which holds the release's sums) is looked up by the user, as docs/install.md says.
-func defaultActionRef() (string, error) {
+// defaultActionRef is the Action's reference for this build: a release resolves its own tag on
+// pocbot/pocbot to the tag's commit (which holds the release's sums); a development build has no
+// tag and asks for --action.
+func defaultActionRef(ctx context.Context, apiURL, token string) (string, error) {
 	v := version.String()
-	return "", fmt.Errorf("init: give --action 'pocbot/pocbot@<commit SHA> # %s': the SHA of the release tag's commit (git ls-remote https://github.com/pocbot/pocbot 'refs/tags/%s*', the ^{} line for an annotated tag)", v, v)
+	if !regexp.MustCompile(`^v\d+\.\d+\.\d+$`).MatchString(v) {
+		return "", fmt.Errorf("init: this bot (%s) is not a release: give --action 'pocbot/pocbot@<commit SHA> # vX.Y.Z', the commit of a release tag (git ls-remote https://github.com/pocbot/pocbot 'refs/tags/vX.Y.Z*', the ^{} line for an annotated tag)", v)
+	}
+	return repoinit.ResolveAction(ctx, apiURL, token, "pocbot/pocbot", v, nil)
 }

@@ -26,6 +26,7 @@ func init() {
 					a.printf("kubernetes  %s (for talos %s)\n", k, tv[:len(settings.MaxTalosMinor)])
 				}
 			}
+			a.printf("cilium      %s (%s)\n", talos.DefaultCiliumVersion, talos.CiliumAgentImage)
 			return nil
 		},
 	})

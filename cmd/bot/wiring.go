@@ -33,7 +33,9 @@ import (
 	"github.com/pocbot/pocbot/internal/provision/cluster"
 	"github.com/pocbot/pocbot/internal/provision/images"
 	"github.com/pocbot/pocbot/internal/provision/scaleway"
+	"github.com/pocbot/pocbot/internal/runnerip"
 	"github.com/pocbot/pocbot/internal/s3opts"
+	"github.com/pocbot/pocbot/internal/settings"
 	"github.com/pocbot/pocbot/internal/statestore"
 	"github.com/pocbot/pocbot/internal/version"
 	"github.com/scaleway/scaleway-sdk-go/scw"
@@ -333,7 +335,7 @@ func openBackendParts(ctx context.Context, getenv func(string) string, a *app) (
 		return nil, nil, err
 	}
 	factory := images.FactoryBaseURL(getenv)
-	runnerCIDR := strings.TrimSpace(getenv("POC_RUNNER_CIDR"))
+	runnerCIDR := detectRunner(ctx, getenv, a)
 	ccfg := cluster.Config{Driver: driver, FactoryURL: factory, ImageBucket: ib, RescuePort: rescuePort,
 		RunnerCIDR: runnerCIDR, Log: a.log,
 		// Only the clusters of this state bucket share its pool of parked workers.
@@ -368,6 +370,23 @@ func openBackendParts(ctx context.Context, getenv func(string) string, a *app) (
 		SharedImage: driver.SharedSnapshot}
 	return &chatops.Backend{Ops: ops, Quoter: quoter, Spec: spec, Close: closeAll, ETA: book,
 		Pool: &poolstore.Pool{Store: store, Now: a.now}}, driver, nil
+}
+
+// detectRunner is POC_RUNNER_CIDR, or else the address the echo endpoint (POC_RUNNER_ECHO_URL)
+// sees this process come from. A detection that fails is logged with what to set, and the run goes
+// on without a runner address, as before detection existed: admin_cidrs that cover the runner
+// (the default 0.0.0.0/0) need none.
+func detectRunner(ctx context.Context, getenv func(string) string, a *app) string {
+	if v := strings.TrimSpace(getenv("POC_RUNNER_CIDR")); v != "" {
+		return v
+	}
+	cidr, err := runnerip.Detect(ctx, nil, cmpOr(getenv("POC_RUNNER_ECHO_URL"), settings.DefaultRunnerEchoURL))
+	if err != nil {
+		a.log.Warn("runner address unknown: admin_cidrs that leave it out will lock this run out", "err", err)
+		return ""
+	}
+	a.log.Info("runner address detected", "cidr", cidr)
+	return cidr
 }
 
 func cmpOr(v, def string) string {

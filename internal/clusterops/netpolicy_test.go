@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"net"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -140,5 +141,37 @@ func TestNetworkPolicyRunnerOutsideAdminCIDRs(t *testing.T) {
 				t.Errorf("%s → %s open, want refused", tt.src, tt.dst)
 			}
 		})
+	}
+}
+
+// TestNativeRoutingAcrossSubnetsFailsTheUp: forced native routing (auto direct node routes) on the
+// world's topology — every node on its own segment behind a gateway, as on Scaleway — leaves the
+// API server unable to reach the worker's pods, and the up fails naming the routing check, with
+// the Cilium agents' refusal of the direct route as its explanation. Before the readiness checks
+// this up answered ready (/readyz was enough).
+func TestNativeRoutingAcrossSubnetsFailsTheUp(t *testing.T) {
+	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
+	defer cancel()
+	w, err := world.Start(ctx, world.Options{Dir: t.TempDir(), TimeFactor: 0.005, S3: "file"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	p := worldtest.New(t, w, worldtest.Options{ReadyTimeout: 5 * time.Second})
+	native := func(s *provision.Spec) { s.CiliumRouting = "native" }
+	spec := p.Spec
+	native(&spec)
+	_, err = p.Ops.Up(ctx, clusterops.Request{Cluster: "native-1", Spec: spec, TTL: time.Hour, Command: "up", Override: native})
+	if err == nil {
+		t.Fatal("up with native routing across subnets answered ready")
+	}
+	for _, want := range []string{"routing: API server cannot reach coredns-0", "must be directly reachable", "tunnel mode needs UDP 8472"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("up's error lacks %q:\n%v", want, err)
+		}
+	}
+	t.Logf("up failed as it should: %v", err)
+	if strings.Contains(err.Error(), "nodes: ") && !strings.Contains(err.Error(), "routing: ") {
+		t.Errorf("the failing check is not the routing one: %v", err)
 	}
 }

@@ -151,6 +151,7 @@ func checkHealthOf(ctx context.Context, st *provision.State) []Health {
 	}
 
 	out := make([]Health, len(targets))
+	var network []Health
 	var wg sync.WaitGroup
 	for i, t := range targets {
 		wg.Add(1)
@@ -159,9 +160,36 @@ func checkHealthOf(ctx context.Context, st *provision.State) []Health {
 			out[i] = runCheck(ctx, t, kubeDial)
 		}()
 	}
+	if len(kc) > 0 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			network = networkHealth(ctx, kc, kubeDial, endpoint, st.Spec.CPCount+1)
+		}()
+	}
 	wg.Wait()
 	if kubeMissing != nil {
 		out = append(out, *kubeMissing)
+	}
+	return append(out, network...)
+}
+
+// networkHealth is the cluster's readiness checks (talos.CheckReady: nodes, cilium, cluster-dns,
+// routing), the same that up waits for, each a Health entry with what explains a failure and
+// what to try.
+func networkHealth(ctx context.Context, kc []byte, kubeDial, endpoint string, nodes int) []Health {
+	cctx, cancel := context.WithTimeout(ctx, healthCheckBudget)
+	defer cancel()
+	var out []Health
+	for _, c := range talos.CheckReady(cctx, talos.ReadyInput{Kubeconfig: kc, DialAddr: kubeDial, Nodes: nodes}) {
+		d := c.Detail
+		if len(c.Explain) > 0 {
+			d += " (" + strings.Join(c.Explain, "; ") + ")"
+		}
+		if c.Try != "" && !c.OK {
+			d += "; try: " + c.Try
+		}
+		out = append(out, Health{Name: c.Name, Target: endpoint, OK: c.OK, Detail: d, guarded: true})
 	}
 	return out
 }

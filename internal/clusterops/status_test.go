@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/siderolabs/talos/pkg/machinery/config/configloader"
 	"slices"
 	"strings"
 	"testing"
@@ -16,6 +17,7 @@ import (
 	"github.com/pocbot/pocbot/internal/provision"
 	"github.com/pocbot/pocbot/internal/provision/cluster"
 	"github.com/pocbot/pocbot/internal/provision/scaleway"
+	"github.com/pocbot/pocbot/internal/provision/talos"
 	"github.com/pocbot/pocbot/internal/sim/world"
 	"github.com/pocbot/pocbot/internal/statestore"
 )
@@ -67,7 +69,8 @@ func TestStatus(t *testing.T) {
 		}
 		t.Logf("health of a ready cluster took %s", time.Since(t0).Round(time.Millisecond))
 		got := healthByName(s.Health)
-		want := []string{"talos-api cp-0", "talos-api cp-1", "talos-api cp-2", "talos-api worker", "kubernetes-api"}
+		want := []string{"talos-api cp-0", "talos-api cp-1", "talos-api cp-2", "talos-api worker", "kubernetes-api",
+			talos.CheckNodes, talos.CheckCilium, talos.CheckDNS, talos.CheckRouting}
 		if len(s.Health) != len(want) {
 			t.Errorf("health has %d entries, want %d: %+v", len(s.Health), len(want), s.Health)
 		}
@@ -82,6 +85,37 @@ func TestStatus(t *testing.T) {
 		}
 		if !strings.HasPrefix(got["kubernetes-api"].Target, "https://") {
 			t.Errorf("kubernetes-api target = %q, want the API URL", got["kubernetes-api"].Target)
+		}
+	})
+
+	t.Run("machine configs: what every node runs, secrets redacted unless asked", func(t *testing.T) {
+		for _, withSecrets := range []bool{false, true} {
+			cfgs, err := e.ops.MachineConfigs(ctx, name, withSecrets)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(cfgs) != 4 || cfgs[3].Node != "worker" {
+				t.Fatalf("machine configs of %d nodes (%+v), want cp-0..cp-2 and the worker", len(cfgs), cfgs)
+			}
+			for _, c := range cfgs {
+				if c.Err != nil {
+					t.Fatalf("%s: %v", c.Node, c.Err)
+				}
+				cfg, err := configloader.NewFromBytes(c.Config)
+				if err != nil {
+					t.Fatalf("%s: the config does not load: %v", c.Node, err)
+				}
+				if want := c.Node != "worker"; cfg.Machine().Type().IsControlPlane() != want {
+					t.Errorf("%s: control plane = %v", c.Node, !want)
+				}
+				if len(cfg.NetworkRules().Rules()) == 0 {
+					t.Errorf("%s: no firewall rule in the config it runs", c.Node)
+				}
+				token := cfg.Machine().Security().Token()
+				if redacted := token == talos.Redacted; redacted == withSecrets || token == "" {
+					t.Errorf("%s with secrets %v: machine token %q", c.Node, withSecrets, token)
+				}
+			}
 		}
 	})
 

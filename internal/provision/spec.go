@@ -47,8 +47,11 @@ type Spec struct {
 
 	AdminCIDRs               []string `json:"admin_cidrs"`
 	ExposeEdgeOnControlPlane bool     `json:"expose_edge_on_control_plane"`
-	// CiliumTunnelMode opens UDP 8472 (VXLAN) between nodes; off by default (native routing).
-	CiliumTunnelMode bool `json:"cilium_tunnel_mode"`
+	// CiliumRouting is Cilium's routing mode: "" is tunnel mode (VXLAN) with WireGuard, the one
+	// that crosses Scaleway's L3 subnets (provision/talos doc, "Routing"); "native" forces native
+	// routing with auto direct node routes, which cannot work there: kept so that tests (and an
+	// operator on a flat L2 network) can show it fail.
+	CiliumRouting string `json:"cilium_routing,omitempty"`
 
 	// ServiceAccountKey is the type of the key generated, once, to sign the cluster's
 	// service-account tokens; "" (a state written before the setting) is rsa.

@@ -555,3 +555,33 @@ func (r *runner) do(ctx context.Context, method, path string, body, out any) (*g
 	}
 	return r.c.Do(ctx, req, out)
 }
+
+// ResolveAction is the Action reference of a release: "OWNER/REPO@<commit sha> # TAG", the commit
+// the tag points at (through an annotated tag's object when it is one), read with the user's token.
+func ResolveAction(ctx context.Context, apiURL, token, actionRepo, tag string, rt http.RoundTripper) (string, error) {
+	if rt == nil {
+		rt = http.DefaultTransport
+	}
+	c, err := client(&http.Client{Transport: &bearer{next: rt, token: token}}, apiURL)
+	if err != nil {
+		return "", err
+	}
+	owner, name, _ := strings.Cut(actionRepo, "/")
+	ref, _, err := c.Git.GetRef(ctx, owner, name, "tags/"+tag)
+	if err != nil {
+		return "", fmt.Errorf("init: find the tag %s of %s: %w (give --action OWNER/REPO@<commit SHA> # %s)", tag, actionRepo, err, tag)
+	}
+	sha := ref.GetObject().GetSHA()
+	if ref.GetObject().GetType() == "tag" {
+		t, _, err := c.Git.GetTag(ctx, owner, name, sha)
+		if err != nil {
+			return "", fmt.Errorf("init: read the annotated tag %s of %s: %w", tag, actionRepo, err)
+		}
+		sha = t.GetObject().GetSHA()
+	}
+	out := actionRepo + "@" + sha + " # " + tag
+	if !validActionRef(out) {
+		return "", fmt.Errorf("init: the tag %s of %s points at %q, not a commit SHA", tag, actionRepo, sha)
+	}
+	return out, nil
+}

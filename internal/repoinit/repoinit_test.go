@@ -240,3 +240,17 @@ func TestGitHubTokenReadsAsGhDoes(t *testing.T) {
 		}
 	}
 }
+
+func TestResolveAction(t *testing.T) {
+	f := newFixture(t, "acme/shop")
+	f.gh.AddRepo("pocbot/pocbot", "main")
+	const sha = "89abcdef0123456789abcdef0123456789abcdef"
+	f.gh.SetTag("pocbot/pocbot", "v1.2.3", sha)
+	got, err := ResolveAction(t.Context(), f.url, f.token, "pocbot/pocbot", "v1.2.3", nil)
+	if err != nil || got != "pocbot/pocbot@"+sha+" # v1.2.3" {
+		t.Fatalf("ResolveAction = %q, %v", got, err)
+	}
+	if _, err := ResolveAction(t.Context(), f.url, f.token, "pocbot/pocbot", "v9.9.9", nil); err == nil || !strings.Contains(err.Error(), "--action") {
+		t.Fatalf("an unknown tag: %v", err)
+	}
+}

@@ -78,6 +78,8 @@ const (
 	DefaultPRLabel               = "poc"
 	DefaultKeepLabel             = "poc/keep"
 	DefaultImageFactoryURL       = "https://factory.talos.dev"
+	// DefaultRunnerEchoURL answers a GET with the caller's address (runner detection).
+	DefaultRunnerEchoURL = "https://checkip.amazonaws.com"
 )
 
 // ServiceAccountKey is the type of the key that signs a new cluster's Kubernetes service-account
@@ -264,7 +266,8 @@ var Table = []Setting{
 	{Name: "image-factory-url", Env: "POC_IMAGE_FACTORY_URL", Kind: String, Default: DefaultImageFactoryURL, Help: "Talos Image Factory base URL"},
 	{Name: "rescue-ssh-port", Env: "POC_RESCUE_SSH_PORT", Kind: Int, Default: "22", Help: "SSH port of the worker's rescue system"},
 	{Name: "poll-interval", Env: "POC_POLL_INTERVAL", Kind: Duration, Help: "interval between polls of a resource's state (default: the engine's)"},
-	{Name: "runner-cidr", Env: "POC_RUNNER_CIDR", Kind: String, Help: "the runner's address as a CIDR, let through to the APIs during the run (default: detected)"},
+	{Name: "runner-cidr", Env: "POC_RUNNER_CIDR", Kind: String, Help: "the runner's address as a CIDR, let through to the APIs during the run (default: detected from runner-echo-url)"},
+	{Name: "runner-echo-url", Env: "POC_RUNNER_ECHO_URL", Kind: String, Default: DefaultRunnerEchoURL, Help: "HTTPS endpoint that answers with the caller's address, to detect the runner's when runner-cidr is unset"},
 	{Name: "sticky-interval", Env: "POC_STICKY_INTERVAL", Kind: Duration, Help: "least time between two edits of the live status comment"},
 	{Name: "reap-on-events", Env: "POC_REAP_ON_EVENTS", Kind: Bool, Default: "true", Help: "also run the reaper after each event's command (false: only on the schedule)"},
 	{Name: "debug", Env: "POC_DEBUG", Kind: String, Help: "any value: debug logs"},

@@ -10,6 +10,7 @@
 package cluster
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -41,6 +42,7 @@ const (
 	NodeBootstrap    = "bootstrap"
 	NodeCPTrusted    = "control-planes-trusted" // every control plane answers over mutual TLS
 	NodeKubeconfig   = "kubeconfig"
+	NodeClusterReady = "cluster-ready" // every node Ready, Cilium up, DNS, host → remote pod (talos.CheckReady)
 	NodeClearUD      = "clear-user-data"
 	NodeAdminOpen    = "admin-access-open"  // temporary rule for the runner, when admin CIDRs miss it
 	NodeAdminClose   = "admin-access-close" // removes it once the APIs are no longer needed
@@ -73,6 +75,9 @@ type Config struct {
 	// RescuePasswordWait bounds the wait for rescue_server.password when the rescue system's
 	// sudo wants it and the API has not shown it yet (default 5 min).
 	RescuePasswordWait time.Duration
+	// ReadyTimeout bounds the wait for the cluster's network checks (cluster-ready; default
+	// 10 min): a check still failing then fails the up, naming it.
+	ReadyTimeout time.Duration
 	// TalosPort is the Talos API port (50000).
 	TalosPort int
 	// KubePort is the Kubernetes API port (6443).
@@ -161,7 +166,8 @@ func Build(g *provision.Graph, spec provision.Spec, cfg Config) error {
 		{Name: NodeClearUD, Kind: "instance.user_data", Needs: []string{NodeCPTrusted}, Apply: b.clearUserData},
 		{Name: NodeKubeconfig, Kind: "talos.kubeconfig", Needs: []string{NodeBootstrap, NodeWorkerConfig}, Apply: b.kubeconfig, Timeout: 15 * time.Minute},
 		{Name: NodeAdminOpen, Kind: "instance.security_group_rule", Apply: b.adminOpen},
-		{Name: NodeAdminClose, Kind: "instance.security_group_rule", Needs: []string{NodeKubeconfig, NodeClearUD, scaleway.NodeSecRules}, Apply: b.adminClose},
+		{Name: NodeClusterReady, Kind: "kubernetes.ready", Needs: []string{NodeKubeconfig}, Apply: b.clusterReady, Timeout: 15 * time.Minute},
+		{Name: NodeAdminClose, Kind: "instance.security_group_rule", Needs: []string{NodeClusterReady, NodeClearUD, scaleway.NodeSecRules}, Apply: b.adminClose},
 	}
 	for _, n := range nodes {
 		if apply, log := n.Apply, b.cfg.Log; apply != nil && log != nil {
@@ -296,7 +302,7 @@ func (b *builder) generate(ctx context.Context, r *provision.Run) (*talos.Config
 	cfgs, err := talos.Generate(ctx, talos.Input{
 		ClusterName: r.ClusterID(), Endpoint: Endpoint(spec, r.ClusterID(), ips, b.cfg.KubePort), TalosVersion: spec.TalosVersion,
 		Secrets: bundle, SchematicID: SchematicID(spec), FactoryURL: b.cfg.FactoryURL, ControlPlaneIPs: ips, CertSANs: sans,
-		WorkerHostname: spec.BaremetalHostname, WorkerInstallDisk: disk, Firewall: fw,
+		WorkerHostname: spec.BaremetalHostname, WorkerInstallDisk: disk, Firewall: fw, CiliumRouting: spec.CiliumRouting,
 	})
 	if err != nil {
 		return nil, nil, err
@@ -531,6 +537,27 @@ func (b *builder) adminOpen(ctx context.Context, r *provision.Run) error {
 	}
 	r.Note(NodeAdminOpen, "admin CIDRs do not cover the runner: temporary rule for "+b.cfg.RunnerCIDR)
 	return r.SetOutput(ctx, scaleway.OutAdminTemporary, b.cfg.RunnerCIDR)
+}
+
+// clusterReady waits until the cluster's network works (talos.WaitReady): /readyz answers long
+// before any network plugin runs. A check still failing at the deadline fails the step with its
+// name, what explains it, and what to try.
+func (b *builder) clusterReady(ctx context.Context, r *provision.Run) error {
+	ctx = talos.WithRetryInterval(ctx, r.PollInterval())
+	ctx, cancel := context.WithTimeout(ctx, cmp.Or(b.cfg.ReadyTimeout, talos.DefaultWaitTimeout))
+	defer cancel()
+	ip, _, err := b.firstCP(r)
+	if err != nil {
+		return err
+	}
+	kc, ok := r.Secret(SecretKubeconfig)
+	if !ok {
+		return errors.New("no kubeconfig in state")
+	}
+	if _, err := talos.WaitReady(ctx, talos.ReadyInput{Kubeconfig: kc, DialAddr: net.JoinHostPort(ip, strconv.Itoa(b.cfg.KubePort)), Nodes: r.Spec().CPCount + 1}); err != nil {
+		return fmt.Errorf("cluster %s: %w", r.ClusterID(), err)
+	}
+	return nil
 }
 
 func (b *builder) adminClose(ctx context.Context, r *provision.Run) error {

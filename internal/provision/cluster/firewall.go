@@ -31,6 +31,5 @@ func firewall(r *provision.Run, cpIPs []string) (*talos.Firewall, error) {
 		NodeIPs:            append(slices.Clone(cpIPs), w.Attrs["ipv4"]),
 		ControlPlaneIPs:    cpIPs,
 		EdgeOnControlPlane: spec.ExposeEdgeOnControlPlane,
-		CiliumTunnel:       spec.CiliumTunnelMode,
 	}, nil
 }

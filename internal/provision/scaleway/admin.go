@@ -44,8 +44,10 @@ func (d *Driver) RefreshRules(ctx context.Context, r *provision.Run) error {
 	if err != nil {
 		return err
 	}
-	if w, err := ipAddrs(r, []string{NodeWorker}); err == nil {
-		ips = append(ips, w...)
+	w, _ := ipAddrs(r, []string{NodeWorker})
+	rules, err := Rules(EffectiveSpec(r), ips, w)
+	if err != nil {
+		return err
 	}
-	return d.putRules(ctx, r, NodeSecRules, sg.ID, Rules(EffectiveSpec(r), ips))
+	return d.putRules(ctx, r, NodeSecRules, sg.ID, rules)
 }

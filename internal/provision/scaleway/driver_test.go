@@ -198,13 +198,16 @@ func TestFullInventoryAndRules(t *testing.T) {
 	}
 	nodes := []string{st.Resources[NodeIP(0)].Attrs["address"], st.Resources[NodeIP(1)].Attrs["address"],
 		st.Resources[NodeIP(2)].Attrs["address"], st.Resources[NodeWorker].Attrs["ipv4"]}
-	for _, ip := range nodes {
+	for i, ip := range nodes {
 		if ip == "" {
 			t.Fatalf("node IP missing from state: %v", nodes)
 		}
 		c := ip + "/32"
-		wantRules = append(wantRules, "TCP/2379/"+c, "TCP/2380/"+c, "TCP/10250/"+c, "UDP/51871/"+c, "ICMP/0/"+c,
+		wantRules = append(wantRules, "TCP/10250/"+c, "UDP/51871/"+c, "UDP/8472/"+c, "ICMP/0/"+c,
 			"TCP/50000/"+c, "TCP/50001/"+c, "TCP/6443/"+c, "TCP/4240/"+c)
+		if i < 3 { // etcd: the control planes only
+			wantRules = append(wantRules, "TCP/2379/"+c, "TCP/2380/"+c)
+		}
 	}
 	slices.Sort(have)
 	slices.Sort(wantRules)
@@ -241,35 +244,46 @@ func TestFullInventoryAndRules(t *testing.T) {
 	}
 }
 
+// TestRulesTable: the security group rendered from the network-policy table, per port and source:
+// 5 admin-or-node rules each for apid, the Kubernetes API and ICMP, 4 node rules each for trustd,
+// kubelet, Cilium health, VXLAN and WireGuard, etcd (2 ports) from the 3 control planes only.
 func TestRulesTable(t *testing.T) {
+	const base = 3*5 + 5*4 + 2*3
 	tests := []struct {
 		name string
 		mod  func(*provision.Spec)
 		want int
 		has  string
+		not  string
 	}{
-		{"default", func(*provision.Spec) {}, 3 + 4*9, "UDP/51871/10.0.0.4/32"},
-		{"trustd from the worker", func(*provision.Spec) {}, 3 + 4*9, "TCP/50001/10.0.0.4/32"},
-		{"kubelet to the API from the worker", func(*provision.Spec) {}, 3 + 4*9, "TCP/6443/10.0.0.4/32"},
-		{"apid between nodes", func(*provision.Spec) {}, 3 + 4*9, "TCP/50000/10.0.0.2/32"},
-		{"edge", func(s *provision.Spec) { s.ExposeEdgeOnControlPlane = true }, 3 + 4*9 + 2, "TCP/443/0.0.0.0/0"},
-		{"tunnel", func(s *provision.Spec) { s.CiliumTunnelMode = true }, 3 + 4*10, "UDP/8472/10.0.0.1/32"},
-		{"two admins", func(s *provision.Spec) { s.AdminCIDRs = []string{"1.2.3.0/24", "5.6.7.8/32"} }, 6 + 4*9, "TCP/50000/5.6.7.8/32"},
+		{"default", func(*provision.Spec) {}, base, "UDP/51871/10.0.0.4/32", "TCP/2379/10.0.0.4/32"},
+		{"trustd from the worker", func(*provision.Spec) {}, base, "TCP/50001/10.0.0.4/32", "TCP/4244/10.0.0.4/32"},
+		{"kubelet to the API from the worker", func(*provision.Spec) {}, base, "TCP/6443/10.0.0.4/32", "TCP/10250/10.244.0.0/16"},
+		{"apid between nodes", func(*provision.Spec) {}, base, "TCP/50000/10.0.0.2/32", "TCP/443/0.0.0.0/0"},
+		{"vxlan between nodes", func(*provision.Spec) {}, base, "UDP/8472/10.0.0.1/32", "UDP/443/0.0.0.0/0"},
+		{"etcd between control planes", func(*provision.Spec) {}, base, "TCP/2380/10.0.0.3/32", "TCP/2380/10.0.0.4/32"},
+		{"edge", func(s *provision.Spec) { s.ExposeEdgeOnControlPlane = true }, base + 3, "UDP/443/0.0.0.0/0", ""},
+		{"two admins", func(s *provision.Spec) { s.AdminCIDRs = []string{"1.2.3.0/24", "5.6.7.8/32"} }, base + 3, "TCP/50000/5.6.7.8/32", "TCP/50001/5.6.7.8/32"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s := provision.DefaultSpec()
 			tt.mod(&s)
-			rs := Rules(s, []string{"10.0.0.1", "10.0.0.2", "10.0.0.3", "10.0.0.4"})
-			var found bool
+			rs, err := Rules(s, []string{"10.0.0.1", "10.0.0.2", "10.0.0.3"}, []string{"10.0.0.4"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var found, unwanted bool
 			for _, r := range rs {
-				found = found || fmt.Sprintf("%s/%d/%s", r.Protocol, r.Port, r.From) == tt.has
+				k := fmt.Sprintf("%s/%d/%s", r.Protocol, r.Port, r.From)
+				found = found || k == tt.has
+				unwanted = unwanted || k == tt.not
 				if r.Port == 80 && !s.ExposeEdgeOnControlPlane {
 					t.Error("port 80 open without expose_edge_on_control_plane")
 				}
 			}
-			if len(rs) != tt.want || !found {
-				t.Errorf("%d rules (want %d), has %s: %v", len(rs), tt.want, tt.has, found)
+			if len(rs) != tt.want || !found || unwanted {
+				t.Errorf("%d rules (want %d), has %s: %v, has %s: %v", len(rs), tt.want, tt.has, found, tt.not, unwanted)
 			}
 		})
 	}

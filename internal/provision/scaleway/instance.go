@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/pocbot/pocbot/internal/provision"
+	"github.com/pocbot/pocbot/internal/provision/netpolicy"
 	instance "github.com/scaleway/scaleway-sdk-go/api/instance/v1"
 	"github.com/scaleway/scaleway-sdk-go/scw"
 )
@@ -109,34 +110,35 @@ type Rule struct {
 	From     string // CIDR
 }
 
-// Rules computes SPEC §2's rules from the admin CIDRs and every cluster node IP (the control
-// planes' and the worker's): what the security group must hold, in order.
-//
-// Beyond the seed, every node IP also reaches TCP 50000 (apid: a control plane forwards a request
-// for another node through that node's apid), 50001 (trustd: a worker gets its Talos API
-// certificate there) and 6443 (the worker's kubelet, and the worker's discovery of trustd through
-// the Kubernetes API), as Talos's network-connectivity page lists them
-// (https://docs.siderolabs.com/talos/v1.13/learn-more/talos-network-connectivity), and 4240
-// (Cilium's health checks between nodes, https://docs.cilium.io/en/stable/operations/system_requirements/).
-// Without them a worker never becomes trusted once admin_cidrs are restricted.
-func Rules(spec provision.Spec, nodeIPs []string) []Rule {
-	var out []Rule
-	for _, c := range spec.AdminCIDRs {
-		out = append(out, Rule{"TCP", 6443, c}, Rule{"TCP", 50000, c}, Rule{"ICMP", 0, c})
+// Rules renders the control planes' security group from the cluster's network-policy table
+// (provision/netpolicy.SecurityGroup): the admin CIDRs (with the run's temporary one, see
+// EffectiveSpec), every node's address (cpIPs and otherIPs, the worker's once it is known) and the
+// control planes' own for etcd. The Talos firewall of every node is rendered from the same table
+// (provision/talos.Firewall), and a test holds the two equal. One Rule per port: a range of the
+// table becomes one rule per port, in order.
+func Rules(spec provision.Spec, cpIPs, otherIPs []string) ([]Rule, error) {
+	rs, err := netpolicy.SecurityGroup(netpolicy.Addresses{
+		Admin: spec.AdminCIDRs, Nodes: append(slices.Clone(cpIPs), otherIPs...), ControlPlanes: cpIPs,
+		EdgeOnControlPlane: spec.ExposeEdgeOnControlPlane,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("security group rules: %w", err)
 	}
-	for _, ip := range nodeIPs {
-		c := ip + "/32"
-		out = append(out, Rule{"TCP", 2379, c}, Rule{"TCP", 2380, c}, Rule{"TCP", 10250, c},
-			Rule{"UDP", 51871, c}, Rule{"ICMP", 0, c},
-			Rule{"TCP", 50000, c}, Rule{"TCP", 50001, c}, Rule{"TCP", 6443, c}, Rule{"TCP", 4240, c})
-		if spec.CiliumTunnelMode {
-			out = append(out, Rule{"UDP", 8472, c})
+	var out []Rule
+	for _, r := range rs {
+		for _, from := range r.From {
+			if r.Proto == netpolicy.ICMP {
+				out = append(out, Rule{string(r.Proto), 0, from.String()})
+				continue
+			}
+			for _, pr := range r.Ports {
+				for p := uint32(pr[0]); p <= uint32(pr[1]); p++ {
+					out = append(out, Rule{string(r.Proto), p, from.String()})
+				}
+			}
 		}
 	}
-	if spec.ExposeEdgeOnControlPlane {
-		out = append(out, Rule{"TCP", 80, "0.0.0.0/0"}, Rule{"TCP", 443, "0.0.0.0/0"})
-	}
-	return out
+	return out, nil
 }
 
 func rulesHash(rules []Rule) string {
@@ -239,10 +241,12 @@ func (d *Driver) secGroupNode(ipNodes []string) provision.Node {
 			if err != nil {
 				return err
 			}
-			if w, err := ipAddrs(r, []string{NodeWorker}); err == nil {
-				ips = append(ips, w...)
+			w, _ := ipAddrs(r, []string{NodeWorker})
+			rules, err := Rules(EffectiveSpec(r), ips, w)
+			if err != nil {
+				return err
 			}
-			return d.putRules(ctx, r, NodeSecGroup, f.id, Rules(EffectiveSpec(r), ips))
+			return d.putRules(ctx, r, NodeSecGroup, f.id, rules)
 		},
 		Destroy: func(ctx context.Context, r *provision.Run) error {
 			rec, ok := r.Resource(NodeSecGroup)
@@ -313,11 +317,19 @@ func (d *Driver) secRulesNode(ipNodes []string) provision.Node {
 			if err != nil {
 				return err
 			}
-			ips, err := ipAddrs(r, append(slices.Clone(ipNodes), NodeWorker))
+			ips, err := ipAddrs(r, ipNodes)
 			if err != nil {
 				return err
 			}
-			return d.putRules(ctx, r, NodeSecRules, sg.ID, Rules(EffectiveSpec(r), ips))
+			w, err := ipAddrs(r, []string{NodeWorker})
+			if err != nil {
+				return err
+			}
+			rules, err := Rules(EffectiveSpec(r), ips, w)
+			if err != nil {
+				return err
+			}
+			return d.putRules(ctx, r, NodeSecRules, sg.ID, rules)
 		},
 	}
 }

@@ -40,11 +40,11 @@
 //   - 1.12 and 1.13: the v1alpha1 form (machine and cluster sections plus a HostnameConfig
 //     document). machinery v1.14.1 emits it byte for byte as v1.13.9 did, which a test of this
 //     upgrade checked. The Kubernetes version is explicit, never machinery's default (1.37.0,
-//     which Talos 1.13 refuses): 1.36.3 for 1.13 (v1.13.9's default) and 1.35.0 for 1.12.
+//     which Talos 1.13 refuses): PinnedKubernetesVersion (see "Cilium").
 //   - 1.14: the multi-document form, whatever machinery's generate emits for the 1.14 contract:
 //     Kubernetes settings in Kube* documents (KubeAPIServerConfig, KubeProxyConfig,
 //     KubeNodeConfig, KubeletConfig, …) and the install target in an UnattendedInstallConfig
-//     document instead of .machine.install. Kubernetes 1.37.0 (machinery's default) unless
+//     document instead of .machine.install. PinnedKubernetesVersion unless
 //     Input.KubernetesVersion says otherwise.
 //   - later minors fail with ErrUnsupportedTalosVersion, as do minors before 1.12.
 //
@@ -83,13 +83,61 @@
 //     worker, so it lives in this patch only;
 //   - cluster.inlineManifests "cilium-install": a ServiceAccount bound to cluster-admin and a Job
 //     (host network, tolerating the control-plane taint, KubePrism on localhost:7445) running the
-//     cilium CLI, the "job" method of the Talos Cilium guide, with these Helm values:
-//     ipam.mode=kubernetes, kubeProxyReplacement=true, k8sServiceHost=localhost,
-//     k8sServicePort=7445, routingMode=native, ipv4NativeRoutingCIDR=<pod CIDR>,
-//     autoDirectNodeRoutes=true, encryption.enabled=true, encryption.type=wireguard (Cilium's
-//     WireGuard listens on UDP 51871), hostFirewall.enabled=true, nodePort.range=80\,443,
-//     securityContext.capabilities without SYS_MODULE (Talos forbids module loading from pods),
-//     cgroup.autoMount.enabled=false, cgroup.hostRoot=/sys/fs/cgroup.
+//     cilium CLI pinned by version (cilium.go), with the values of CiliumHelmValues: ipam.mode=
+//     kubernetes, kubeProxyReplacement=true, k8sServiceHost=localhost, k8sServicePort=7445,
+//     routingMode=tunnel, tunnelProtocol=vxlan (see "Routing"), encryption.enabled=true,
+//     encryption.type=wireguard (UDP 51871), hostFirewall.enabled=false, hubble.enabled=false,
+//     nodePort.range=80\,443, securityContext.capabilities without SYS_MODULE (Talos forbids
+//     module loading from pods), cgroup.autoMount.enabled=false, cgroup.hostRoot=/sys/fs/cgroup,
+//     and the agent, operator and envoy images by digest.
+//
+// # Routing
+//
+// Cilium runs in tunnel mode (VXLAN) with WireGuard, because native routing cannot cross
+// Scaleway's L3 subnets. What Cilium's sources say (as issue 21 read them on the v1.18 line; the
+// paths are where to re-read them at the pinned tag):
+//   - Documentation/network/concepts/routing.rst: encapsulation only needs the nodes to reach each
+//     other over IP (UDP 8472 for VXLAN); native routing hands pod traffic to the host's routing
+//     table, and autoDirectNodeRoutes only works when every node shares one L2 segment.
+//   - pkg/datapath/linux/node.go, createDirectRouteSpec: a direct route to a node reached through
+//     a gateway is refused ("must be directly reachable"). The control planes' public addresses
+//     are routed /32s and the Elastic Metal worker sits in its own subnet, each behind a Scaleway
+//     gateway: no route to another node's pod CIDR would exist.
+//   - bpf/lib/wireguard.h: traffic from a source of identity HOST is not encrypted, so a host's
+//     traffic to a remote pod (the API server to a webhook, Cilium's health probes) is not carried
+//     by WireGuard; in tunnel mode it travels as VXLAN between the node addresses, in native mode
+//     it would leave for the gateway with a pod-CIDR destination and be lost.
+//
+// So pod-to-pod traffic between nodes leaves as WireGuard (UDP 51871) and a host's traffic to a
+// remote pod as VXLAN (UDP 8472), both between node addresses: the network-policy table
+// (provision/netpolicy) opens exactly these between nodes, in the security group and in every
+// node's Talos firewall. Input.CiliumRouting = RoutingNative (provision.Spec.CiliumRouting
+// "native") brings native routing back, for a flat L2 network; on Scaleway its up fails the
+// routing readiness check (ready.go).
+//
+// # Cilium
+//
+// Cilium 1.18.1, whose documented Kubernetes compatibility is 1.30–1.33 (Documentation/network/
+// kubernetes/compatibility.rst @v1.18.14); every contract therefore pins Kubernetes 1.33.6
+// (PinnedKubernetesVersion), which Talos 1.12, 1.13 and 1.14 all run (machinery's compatibility
+// table). The images by digest come from the v1.18.1 release's manifests list. The install stays
+// the cilium CLI (Talos's own CI installs with the CLI it pins, v0.19.2 at v1.13.9's Makefile, and
+// waits on `cilium status --wait`, hack/test/e2e.sh); the CLI image is pinned by version
+// (v0.18.6) but not by digest, which could not be read from where this was built. Rendering the
+// chart into the inline manifest with Helm (the Talos guide's other method) would remove that
+// image altogether.
+//
+// The host firewall is off: Cilium's host firewall without host policies enforces nothing, and
+// Talos warns that a CNI host firewall can take precedence over its own; Talos's ingress firewall
+// (firewall.go) is the node's gate. Hubble is off, so its port (4244) is not in the table.
+//
+// # Ready
+//
+// /readyz answers 200 before any network plugin runs. CheckReady (ready.go) asks the Kubernetes
+// API what `cilium status --wait` waits on and more: every node Ready, the Cilium DaemonSet and
+// operator ready, CoreDNS ready, and the API server's host reaching every CoreDNS pod through the
+// pods proxy (host → remote pod). The up waits for them (cluster-ready) and /poc status and bot
+// status report them.
 //
 // Where 1.14 moved a setting to its own document, the 1.14 config sets it there instead:
 //   - CNI none: the generated KubeFlannelCNIConfig document is deleted ($patch: delete); there is

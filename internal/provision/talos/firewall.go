@@ -5,6 +5,8 @@ import (
 	"net/netip"
 	"slices"
 
+	"github.com/pocbot/pocbot/internal/provision/netpolicy"
+
 	"github.com/siderolabs/talos/pkg/machinery/config/config"
 	"github.com/siderolabs/talos/pkg/machinery/config/container"
 	"github.com/siderolabs/talos/pkg/machinery/config/encoder"
@@ -14,19 +16,13 @@ import (
 )
 
 // Firewall is who may open a connection to which port of a node: Talos's ingress firewall, one
-// NetworkDefaultActionConfig (ingress: block) and one NetworkRuleConfig per service, on every
-// node (https://docs.siderolabs.com/talos/v1.13/networking/ingress-firewall). The control planes
-// also sit behind the Scaleway security group; the Elastic Metal worker has nothing else.
-//
-// The ports are the ones Talos's network-connectivity page lists
-// (https://docs.siderolabs.com/talos/v1.13/learn-more/talos-network-connectivity: apid 50000 from
-// talosctl and the control planes, trustd 50001 on the control planes from the workers), the
-// Kubernetes ones (6443 on the control planes, 10250 kubelet, 2379-2380 etcd between the control
-// planes, as talosctl's own firewall patch does: cmd/talosctl/cmd/mgmt/cluster/internal/
-// firewallpatch/firewallpatch.go, v1.13.9) and Cilium's between nodes
-// (https://docs.cilium.io/en/stable/operations/system_requirements/#firewall-rules: 4240/tcp
-// health checks, 51871/udp WireGuard, 8472/udp VXLAN in tunnel mode). In block mode Talos itself
-// still lets ICMP in (rate-limited) and traffic between the pod and service subnets.
+// NetworkDefaultActionConfig (ingress: block) and one NetworkRuleConfig per flow of the cluster's
+// network-policy table (provision/netpolicy), on every node
+// (https://docs.siderolabs.com/talos/v1.13/networking/ingress-firewall). The control planes also
+// sit behind the Scaleway security group, rendered from the same table; the Elastic Metal worker
+// has nothing else. In block mode Talos itself still lets ICMP in (rate-limited) and traffic from
+// the pod and service subnets to the pod and service subnets — not a pod talking to its node's
+// own address, which the table's pod-CIDR peers admit.
 type Firewall struct {
 	// AdminCIDRs reach the Talos API (50000) of every node and the Kubernetes API (6443) of the
 	// control planes; during a run they hold the runner's temporary CIDR when the spec's do not
@@ -37,24 +33,34 @@ type Firewall struct {
 	NodeIPs []string
 	// ControlPlaneIPs reach etcd (2379-2380).
 	ControlPlaneIPs []string
+	// PodCIDRs are the cluster's pod subnets (machinery's default when empty): pods reach their
+	// node's kubelet and Cilium health port.
+	PodCIDRs []string
 	// EdgeOnControlPlane opens 80/443 to everyone on the control planes too (the worker always).
 	EdgeOnControlPlane bool
-	// CiliumTunnel opens VXLAN (8472/udp) between nodes.
-	CiliumTunnel bool
 }
 
-// Well-known ports of the rules (machinery's constants where it has them).
+// Well-known ports of the rules: the network-policy table's (one definition).
 const (
-	PortApid          = constants.ApidPort
-	PortTrustd        = constants.TrustdPort
-	PortKubeAPI       = constants.DefaultControlPlanePort
-	PortKubelet       = constants.KubeletPort
-	PortEtcdClient    = constants.EtcdClientPort
-	PortEtcdPeer      = constants.EtcdPeerPort
-	PortCiliumHealth  = 4240
-	PortCiliumVXLAN   = 8472
-	PortHTTP, PortTLS = 80, 443
+	PortApid          = netpolicy.PortApid
+	PortTrustd        = netpolicy.PortTrustd
+	PortKubeAPI       = netpolicy.PortKubeAPI
+	PortKubelet       = netpolicy.PortKubelet
+	PortEtcdClient    = netpolicy.PortEtcdClient
+	PortEtcdPeer      = netpolicy.PortEtcdPeer
+	PortCiliumHealth  = netpolicy.PortCiliumHealth
+	PortCiliumVXLAN   = netpolicy.PortCiliumVXLAN
+	PortHTTP, PortTLS = netpolicy.PortHTTP, netpolicy.PortHTTPS
 )
+
+// Addresses are the firewall's sources in the network-policy table's terms.
+func (f Firewall) Addresses() netpolicy.Addresses {
+	pods := f.PodCIDRs
+	if len(pods) == 0 {
+		pods = []string{constants.DefaultIPv4PodCIDR}
+	}
+	return netpolicy.Addresses{Admin: f.AdminCIDRs, Nodes: f.NodeIPs, ControlPlanes: f.ControlPlaneIPs, Pods: pods, EdgeOnControlPlane: f.EdgeOnControlPlane}
+}
 
 type fwRule struct {
 	name  string
@@ -63,54 +69,25 @@ type fwRule struct {
 	from  []netip.Prefix
 }
 
-// rules lists the ingress rules of a control plane (true) or of the worker.
+// rules lists the ingress rules of a control plane (true) or of the worker: the table's Talos
+// rendering.
 func (f Firewall) rules(controlPlane bool) ([]fwRule, error) {
-	admin, err := prefixes(f.AdminCIDRs)
-	if err != nil {
-		return nil, fmt.Errorf("admin CIDRs: %w", err)
-	}
-
-	nodes, err := prefixes(f.NodeIPs)
-	if err != nil {
-		return nil, fmt.Errorf("node IPs: %w", err)
-	}
-
-	cps, err := prefixes(f.ControlPlaneIPs)
-	if err != nil {
-		return nil, fmt.Errorf("control-plane IPs: %w", err)
-	}
-
-	if len(nodes) == 0 {
-		return nil, fmt.Errorf("the firewall needs the nodes' addresses")
-	}
-
-	one := func(p int) [][2]uint16 { return [][2]uint16{{uint16(p), uint16(p)}} }
-	anywhere := []netip.Prefix{netip.MustParsePrefix("0.0.0.0/0")}
-	adminOrNode := union(admin, nodes)
-
-	out := []fwRule{
-		{"apid-ingress", nethelpers.ProtocolTCP, one(PortApid), adminOrNode},
-		{"kubelet-ingress", nethelpers.ProtocolTCP, one(PortKubelet), nodes},
-		{"cilium-health-ingress", nethelpers.ProtocolTCP, one(PortCiliumHealth), nodes},
-		{"cilium-wireguard-ingress", nethelpers.ProtocolUDP, one(CiliumWireGuardPort), nodes},
-	}
-
-	if f.CiliumTunnel {
-		out = append(out, fwRule{"cilium-vxlan-ingress", nethelpers.ProtocolUDP, one(PortCiliumVXLAN), nodes})
-	}
-
+	role := netpolicy.Worker
 	if controlPlane {
-		out = append(out,
-			fwRule{"trustd-ingress", nethelpers.ProtocolTCP, one(PortTrustd), nodes},
-			fwRule{"kubernetes-api-ingress", nethelpers.ProtocolTCP, one(PortKubeAPI), adminOrNode},
-			fwRule{"etcd-ingress", nethelpers.ProtocolTCP, [][2]uint16{{uint16(PortEtcdClient), uint16(PortEtcdPeer)}}, cps},
-		)
+		role = netpolicy.ControlPlane
 	}
-
-	if !controlPlane || f.EdgeOnControlPlane {
-		out = append(out, fwRule{"edge-ingress", nethelpers.ProtocolTCP, [][2]uint16{{PortHTTP, PortHTTP}, {PortTLS, PortTLS}}, anywhere})
+	rs, err := netpolicy.Talos(role, f.Addresses())
+	if err != nil {
+		return nil, err
 	}
-
+	out := make([]fwRule, 0, len(rs))
+	for _, r := range rs {
+		proto := nethelpers.ProtocolTCP
+		if r.Proto == netpolicy.UDP {
+			proto = nethelpers.ProtocolUDP
+		}
+		out = append(out, fwRule{r.Name, proto, r.Ports, r.From})
+	}
 	return out, nil
 }
 
@@ -145,6 +122,16 @@ func (f Firewall) documents(controlPlane bool) ([]config.Document, error) {
 	return docs, nil
 }
 
+// Documents renders the firewall of a control plane (true) or of the worker as the YAML
+// documents the machine config carries.
+func (f Firewall) Documents(controlPlane bool) ([]byte, error) {
+	b, err := withFirewall(nil, f, controlPlane)
+	if err != nil {
+		return nil, err
+	}
+	return b[len("---\n"):], nil
+}
+
 // withFirewall appends the node's firewall documents to a rendered machine config. The documents
 // are the same in the 1.13 and 1.14 contracts (machinery registers them for both); the caller
 // validates the result as a whole.
@@ -170,39 +157,4 @@ func withFirewall(cfg []byte, f Firewall, controlPlane bool) ([]byte, error) {
 	}
 
 	return append(append(out, "---\n"...), b...), nil
-}
-
-// prefixes parses CIDRs or bare addresses (a bare address is its /32).
-func prefixes(in []string) ([]netip.Prefix, error) {
-	out := make([]netip.Prefix, 0, len(in))
-
-	for _, s := range in {
-		if p, err := netip.ParsePrefix(s); err == nil {
-			out = append(out, p.Masked())
-
-			continue
-		}
-
-		a, err := netip.ParseAddr(s)
-		if err != nil {
-			return nil, fmt.Errorf("%q is neither an address nor a CIDR", s)
-		}
-
-		out = append(out, netip.PrefixFrom(a, a.BitLen()))
-	}
-
-	return out, nil
-}
-
-// union is a then b without repeats, in order.
-func union(a, b []netip.Prefix) []netip.Prefix {
-	out := slices.Clone(a)
-
-	for _, p := range b {
-		if !slices.Contains(out, p) {
-			out = append(out, p)
-		}
-	}
-
-	return out
 }

@@ -20,6 +20,7 @@ import (
 	"go.yaml.in/yaml/v4"
 
 	"github.com/pocbot/pocbot/internal/provision/images"
+	"github.com/pocbot/pocbot/internal/provision/netpolicy"
 )
 
 // DefaultWorkerHostname is the seed's baremetal_hostname.
@@ -59,6 +60,8 @@ type Input struct {
 	// CiliumVersion and CiliumCLIImage override the pinned Cilium install (see doc.go).
 	CiliumVersion  string
 	CiliumCLIImage string
+	// CiliumRouting is RoutingTunnel (default, "") or RoutingNative.
+	CiliumRouting string
 	// Firewall, when set, adds the ingress firewall documents to every node's config (firewall.go).
 	Firewall *Firewall
 }
@@ -78,12 +81,10 @@ type Configs struct {
 	Warnings []string
 }
 
-// Pinned Cilium install; see doc.go for the values.
+// Values of the generated configs; the Cilium install is in cilium.go.
 const (
-	DefaultCiliumVersion  = "1.18.0"
-	DefaultCiliumCLIImage = "quay.io/cilium/cilium-cli:latest"
-	// CiliumWireGuardPort is the UDP port Cilium's WireGuard tunnel listens on (SPEC §2 rules).
-	CiliumWireGuardPort = 51871
+	// CiliumWireGuardPort is the UDP port Cilium's WireGuard tunnel listens on.
+	CiliumWireGuardPort = netpolicy.PortCiliumWireGuard
 	// NodePortRange is the Kubernetes NodePort range: the edge gateway listens on 80 and 443.
 	NodePortRange = "80-443"
 	// KubePrismPort is Talos's local API server load balancer, which Cilium uses.
@@ -128,7 +129,6 @@ func Generate(ctx context.Context, in Input) (*Configs, error) {
 			generate.WithVersionContract(contract),
 			generate.WithSecretsBundle(bundle),
 			generate.WithEndpointList(in.ControlPlaneIPs),
-			generate.WithAdditionalSubjectAltNames(sans),
 			generate.WithAllowSchedulingOnControlPlanes(false),
 		}, opts...)...)
 		if err != nil {
@@ -143,7 +143,7 @@ func Generate(ctx context.Context, in Input) (*Configs, error) {
 	var genIn *generate.Input
 
 	if multiDoc(contract) {
-		genIn, err = generateMultiDoc(in, out, newInput)
+		genIn, err = generateMultiDoc(in, sans, out, newInput)
 	} else {
 		genIn, err = generateV1Alpha1(in, sans, out, newInput)
 	}
@@ -203,7 +203,14 @@ type inputMaker func(opts ...generate.Option) (*generate.Input, error)
 // generateV1Alpha1 renders the 1.12/1.13 form: one v1alpha1 document (machine, cluster) plus the
 // HostnameConfig document, patched as described in doc.go.
 func generateV1Alpha1(in Input, sans []string, out *Configs, newInput inputMaker) (*generate.Input, error) {
-	genIn, err := newInput()
+	// The extra SANs name the control planes: only their input carries them (machinery copies
+	// them into machine.certSANs of every machine generated from an input).
+	genIn, err := newInput(generate.WithAdditionalSubjectAltNames(sans))
+	if err != nil {
+		return nil, err
+	}
+
+	wIn, err := newInput()
 	if err != nil {
 		return nil, err
 	}
@@ -222,7 +229,7 @@ func generateV1Alpha1(in Input, sans []string, out *Configs, newInput inputMaker
 		return nil, err
 	}
 
-	if out.Worker, err = render(genIn, machine.TypeWorker, workerPatches); err != nil {
+	if out.Worker, err = render(wIn, machine.TypeWorker, workerPatches); err != nil {
 		return nil, err
 	}
 
@@ -236,8 +243,9 @@ func generateV1Alpha1(in Input, sans []string, out *Configs, newInput inputMaker
 // "UnattendedInstallConfig config is incompatible with v1alpha1 config". The Kubernetes settings
 // live in Kube* documents, which are patched; nothing is added to the v1alpha1 cluster section
 // but cluster.etcd on the control planes.
-func generateMultiDoc(in Input, out *Configs, newInput inputMaker) (*generate.Input, error) {
-	cpIn, err := newInput(generate.WithInstallDisk(in.ControlPlaneInstallDisk), generate.WithInstallImage(in.ControlPlaneInstaller))
+func generateMultiDoc(in Input, sans []string, out *Configs, newInput inputMaker) (*generate.Input, error) {
+	cpIn, err := newInput(generate.WithInstallDisk(in.ControlPlaneInstallDisk), generate.WithInstallImage(in.ControlPlaneInstaller),
+		generate.WithAdditionalSubjectAltNames(sans))
 	if err != nil {
 		return nil, err
 	}
@@ -453,8 +461,9 @@ func controlPlanePatches(in Input, sans []string) ([]configpatcher.Patch, error)
 
 	cluster := commonCluster()
 	cluster["allowSchedulingOnControlPlanes"] = false
+	// The certSANs come from the generate input (WithAdditionalSubjectAltNames): patching them
+	// again would list each twice.
 	cluster["apiServer"] = doc{
-		"certSANs":  sans,
 		"extraArgs": doc{"service-node-port-range": NodePortRange},
 	}
 	cluster["etcd"] = doc{"advertisedSubnets": subnets}
@@ -465,8 +474,7 @@ func controlPlanePatches(in Input, sans []string) ([]configpatcher.Patch, error)
 
 	return loadPatches(doc{
 		"machine": doc{
-			"certSANs": sans,
-			"install":  doc{"disk": in.ControlPlaneInstallDisk, "image": in.ControlPlaneInstaller},
+			"install": doc{"disk": in.ControlPlaneInstallDisk, "image": in.ControlPlaneInstaller},
 		},
 		"cluster": cluster,
 	})
@@ -517,33 +525,12 @@ func controlPlanePatchesMultiDoc(in Input) ([]configpatcher.Patch, error) {
 	)
 }
 
-// CiliumHelmValues are the --set values of the cilium install Job, in order.
-func CiliumHelmValues(podCIDR string) []string {
-	return []string{
-		"ipam.mode=kubernetes",
-		"kubeProxyReplacement=true",
-		"k8sServiceHost=localhost",
-		fmt.Sprintf("k8sServicePort=%d", KubePrismPort),
-		"routingMode=native",
-		"ipv4NativeRoutingCIDR=" + podCIDR,
-		"autoDirectNodeRoutes=true",
-		"encryption.enabled=true",
-		"encryption.type=wireguard",
-		"hostFirewall.enabled=true",
-		`nodePort.range=80\,443`,
-		"securityContext.capabilities.ciliumAgent={CHOWN,KILL,NET_ADMIN,NET_RAW,IPC_LOCK,SYS_ADMIN,SYS_RESOURCE,DAC_OVERRIDE,FOWNER,SETGID,SETUID}",
-		"securityContext.capabilities.cleanCiliumState={NET_ADMIN,SYS_ADMIN,SYS_RESOURCE}",
-		"cgroup.autoMount.enabled=false",
-		"cgroup.hostRoot=/sys/fs/cgroup",
-	}
-}
-
 // ciliumInstallManifest is the inline manifest that installs Cilium once the API server is up:
 // the Job runs on a control plane with host networking (there is no CNI yet) and reaches the API
 // server on the node's own address.
 func ciliumInstallManifest(in Input) string {
 	args := []string{"install", "--version=" + strings.TrimPrefix(in.CiliumVersion, "v")}
-	for _, v := range CiliumHelmValues(constants.DefaultIPv4PodCIDR) {
+	for _, v := range CiliumHelmValues(constants.DefaultIPv4PodCIDR, in.CiliumRouting) {
 		args = append(args, "--set", v)
 	}
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"github.com/pocbot/pocbot/internal/settings"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -117,14 +118,14 @@ func TestGenerateProducesValidConfigs(t *testing.T) {
 			name:     "talos 1.12",
 			modify:   func(in *Input) { in.TalosVersion = "v1.12.6" },
 			wantDisk: "/dev/nvme0n1", wantSANs: []string{"k8s-poc.example.com", "51.15.0.1"},
-			wantContract: "v1.12", wantVersion: "v1.12.6", wantKubernetes: "1.35.0",
+			wantContract: "v1.12", wantVersion: "v1.12.6", wantKubernetes: PinnedKubernetesVersion,
 		},
 		// Talos 1.14: the multi-document form.
 		{
 			name:     "talos 1.14",
 			modify:   func(in *Input) { in.TalosVersion = "v1.14.1" },
 			wantDisk: "/dev/nvme0n1", wantSANs: []string{"k8s-poc.example.com", "51.15.0.1", "51.15.0.2", "51.15.0.3"},
-			wantContract: "v1.14", wantVersion: "v1.14.1", wantKubernetes: "1.37.0",
+			wantContract: "v1.14", wantVersion: "v1.14.1", wantKubernetes: PinnedKubernetesVersion,
 		},
 		{
 			name: "talos 1.14, ip endpoint, extra SAN, one control plane, sda worker",
@@ -136,7 +137,7 @@ func TestGenerateProducesValidConfigs(t *testing.T) {
 				in.WorkerInstallDisk = "/dev/sda"
 			},
 			wantDisk: "/dev/sda", wantSANs: []string{"51.15.0.1", "api.internal"},
-			wantContract: "v1.14", wantVersion: "v1.14.1", wantKubernetes: "1.37.0",
+			wantContract: "v1.14", wantVersion: "v1.14.1", wantKubernetes: PinnedKubernetesVersion,
 		},
 		{
 			name: "talos 1.14, secrets made for 1.14, explicit Kubernetes",
@@ -160,7 +161,7 @@ func TestGenerateProducesValidConfigs(t *testing.T) {
 			}
 
 			if tt.wantContract == "" {
-				tt.wantContract, tt.wantVersion, tt.wantKubernetes = "v1.13", "v1.13.11", "1.36.3"
+				tt.wantContract, tt.wantVersion, tt.wantKubernetes = "v1.13", "v1.13.11", PinnedKubernetesVersion
 			}
 
 			multiDoc := tt.wantContract == "v1.14"
@@ -244,6 +245,21 @@ func TestGenerateProducesValidConfigs(t *testing.T) {
 				}
 			}
 
+			// The control planes' names are theirs only, and each once (issue 21: the worker
+			// carried them, and the 1.13 output listed them twice).
+			for _, list := range [][]string{cp.Machine().Security().CertSANs(), cp.K8sAPIServerConfig().CertSANs()} {
+				for i, san := range list {
+					if slices.Contains(list[i+1:], san) {
+						t.Errorf("certSANs %v list %q twice", list, san)
+					}
+				}
+			}
+			for _, ip := range in.ControlPlaneIPs {
+				if contains(w.Machine().Security().CertSANs(), ip) {
+					t.Errorf("worker machine certSANs %v carry control-plane IP %s", w.Machine().Security().CertSANs(), ip)
+				}
+			}
+
 			if got := cp.K8sAPIServerConfig().ExtraArgs()["service-node-port-range"]; len(got) != 1 || got[0] != "80-443" {
 				t.Errorf("service-node-port-range = %v, want [80-443]", got)
 			}
@@ -261,7 +277,7 @@ func TestGenerateProducesValidConfigs(t *testing.T) {
 				t.Fatalf("cp inline manifests = %d, want the cilium-install one", len(manifests))
 			}
 
-			for _, want := range []string{"kind: Job", "encryption.type=wireguard", "routingMode=native", "hostFirewall.enabled=true", "kubeProxyReplacement=true", `nodePort.range=80\,443`, "cluster-admin", "ipv4NativeRoutingCIDR=10.244.0.0/16"} {
+			for _, want := range []string{"kind: Job", "encryption.type=wireguard", "routingMode=tunnel", "tunnelProtocol=vxlan", "hostFirewall.enabled=false", "kubeProxyReplacement=true", `nodePort.range=80\,443`, "cluster-admin", "image.useDigest=true", "--version=1.18.1"} {
 				if !strings.Contains(manifests[0].Contents(), want) {
 					t.Errorf("cilium manifest lacks %q", want)
 				}

@@ -2,10 +2,12 @@ package talos
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"fmt"
 	"net/netip"
 
+	"github.com/pocbot/pocbot/internal/provision/images"
 	"github.com/pocbot/pocbot/internal/settings"
 	machineapi "github.com/siderolabs/talos/pkg/machinery/api/machine"
 	"github.com/siderolabs/talos/pkg/machinery/client"
@@ -19,6 +21,8 @@ import (
 // ParkInput describes a worker about to be parked.
 type ParkInput struct {
 	IP, Disk, TalosVersion, SchematicID string
+	// FactoryURL is the Image Factory of the installer (empty: images.DefaultFactoryURL).
+	FactoryURL string
 	// AdminCIDRs may reach the Talos API of the parked worker; everything else is blocked.
 	AdminCIDRs []string
 }
@@ -45,7 +49,10 @@ func ParkConfig(ctx context.Context, in ParkInput) (*Park, error) {
 	cfgs, err := Generate(ctx, Input{
 		ClusterName: "pocbot-parked", Endpoint: "https://" + in.IP + ":6443", TalosVersion: in.TalosVersion,
 		Secrets: secrets, SchematicID: in.SchematicID, ControlPlaneIPs: []string{in.IP},
-		ControlPlaneInstallDisk: in.Disk, WorkerInstallDisk: in.Disk,
+		ControlPlaneInstallDisk: in.Disk, WorkerInstallDisk: in.Disk, FactoryURL: in.FactoryURL,
+		// The parked node is the Elastic Metal worker: a control-plane-type config, but the metal
+		// installer (an upgrade there must keep the metal image, not the Scaleway one).
+		ControlPlaneInstaller: images.InstallerImage(cmp.Or(in.FactoryURL, images.DefaultFactoryURL), "metal", in.SchematicID, in.TalosVersion),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("park %s: generate the park configuration: %w", in.IP, err)

@@ -3,6 +3,7 @@ package talos
 import (
 	"context"
 	"crypto/tls"
+	"github.com/siderolabs/talos/pkg/machinery/config/configloader"
 	"net"
 	"strings"
 	"testing"
@@ -131,5 +132,22 @@ func TestResetRefusals(t *testing.T) {
 	}
 	if !node.Configured() {
 		t.Fatal("a failed reset wiped the node")
+	}
+}
+
+// TestParkConfigNamesTheMetalInstaller: the parked worker is Elastic Metal; its configuration's
+// installer is the metal one of its schematic (issue 21: it named the Scaleway installer).
+func TestParkConfigNamesTheMetalInstaller(t *testing.T) {
+	t.Parallel()
+	park, err := ParkConfig(t.Context(), ParkInput{IP: "51.15.0.9", Disk: "/dev/sda", SchematicID: testSchematic, AdminCIDRs: []string{"203.0.113.0/24"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := configloader.NewFromBytes(park.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if img := cfg.Machine().Install().Image(); !strings.Contains(img, "/metal-installer/"+testSchematic+":") {
+		t.Errorf("park install image = %q, want the metal installer of %s", img, testSchematic)
 	}
 }

@@ -7,7 +7,6 @@ import (
 	"github.com/siderolabs/talos/pkg/machinery/api/machine"
 	"github.com/siderolabs/talos/pkg/machinery/compatibility"
 	"github.com/siderolabs/talos/pkg/machinery/config"
-	"github.com/siderolabs/talos/pkg/machinery/constants"
 
 	"github.com/pocbot/pocbot/internal/settings"
 )
@@ -27,14 +26,14 @@ var (
 
 // defaultKubernetes is the Kubernetes version generated for each supported Talos minor when
 // Input.KubernetesVersion is empty. The machinery library's own default (constants.
-// DefaultKubernetesVersion) follows the library, not the node: machinery v1.14.1 says 1.37.0,
-// which a Talos 1.13 node refuses (its range is 1.31–1.36). So each minor gets an explicit
-// version its nodes support: 1.13 keeps 1.36.3 (the default of machinery v1.13.9, which this
-// build used before, so 1.13 clusters keep the same Kubernetes), 1.14 takes the library's default.
+// DefaultKubernetesVersion, 1.37.0 in v1.14.1) follows the library, not the node, and is outside
+// the pinned Cilium's tested range (1.30–1.33, cilium.go). Every minor gets PinnedKubernetesVersion,
+// which each runs (Talos 1.12: 1.30–1.35, 1.13: 1.31–1.36, 1.14: 1.32–1.37, machinery's
+// compatibility table); a test keeps each entry inside both ranges.
 var defaultKubernetes = map[string]string{
-	"v1.12": "1.35.0",
-	"v1.13": "1.36.3",
-	"v1.14": constants.DefaultKubernetesVersion,
+	"v1.12": PinnedKubernetesVersion,
+	"v1.13": PinnedKubernetesVersion,
+	"v1.14": PinnedKubernetesVersion,
 }
 
 // Contract returns the machinery version contract for a Talos version such as "v1.13.11".

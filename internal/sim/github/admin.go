@@ -27,6 +27,7 @@ type repoAdmin struct {
 	secrets      map[string]*storedSecret // repository secrets
 	environments map[string]*environment  // by name (lower)
 	branchSHA    map[string]string        // branch → head commit sha
+	tags         map[string]string        // lightweight tag → commit sha
 }
 
 type storedSecret struct {
@@ -41,6 +42,13 @@ type environment struct {
 	custom   bool     // deployment_branch_policy.custom_branch_policies
 	branches []string // custom branch policies (names)
 	secrets  map[string]*storedSecret
+}
+
+// SetTag points the lightweight tag at a commit sha (a release's tag).
+func (s *Server) SetTag(fullName, tag, sha string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.adminOf(s.mustRepo(fullName)).tags[tag] = sha
 }
 
 // AddUserToken registers a personal access token of login (a classic one, ghp_…) and returns it:
@@ -165,7 +173,7 @@ func (s *Server) adminOf(r *repo) *repoAdmin {
 			panic(err)
 		}
 		r.admin = &repoAdmin{pub: pub, priv: priv, keyID: fmt.Sprint(s.id()) + randomHex(4), secrets: map[string]*storedSecret{},
-			environments: map[string]*environment{}, branchSHA: map[string]string{}}
+			environments: map[string]*environment{}, branchSHA: map[string]string{}, tags: map[string]string{}}
 	}
 	return r.admin
 }
@@ -442,6 +450,13 @@ func (s *Server) gitRef(c *call, r *repo, rest []string) {
 	a := s.adminOf(r)
 	m := c.r.Method
 	switch {
+	case m == http.MethodGet && rest[0] == "ref" && len(rest) == 3 && rest[1] == "tags":
+		sha, ok := a.tags[rest[2]]
+		if !ok {
+			c.fail(http.StatusNotFound, "Not Found")
+			return
+		}
+		c.json(http.StatusOK, &gh.Reference{Ref: gh.String("refs/tags/" + rest[2]), Object: &gh.GitObject{Type: gh.String("commit"), SHA: gh.String(sha)}})
 	case m == http.MethodGet && rest[0] == "ref" && len(rest) == 3 && rest[1] == "heads":
 		files, ok := r.files[rest[2]]
 		if !ok && rest[2] != r.defaultBranch {

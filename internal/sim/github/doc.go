@@ -132,8 +132,9 @@
 //	  (total_count, branch_policies), POST {name, type} adds     deployment-branch-policy (200; 404 "Not Found or
 //	  one; 404 unless the policy is custom; a duplicate 409      deployment_branch_policy.custom_branch_policies property for
 //	  (source silent, stricter reading)                          the environment is set to false")
-//	GET /repos/{o}/{r}/git/ref/heads/{b}; POST …/git/refs      OpenAPI git/get-ref, git/create-ref (422 "Reference already
-//	  {ref, sha}: 201; an existing ref or unknown sha 422        exists", an unknown object)
+//	GET /repos/{o}/{r}/git/ref/heads/{b} and ref/tags/{t}      OpenAPI git/get-ref, git/create-ref (422 "Reference already
+//	  (lightweight tags: object type commit); POST …/git/refs    exists", an unknown object); annotated tags (object type
+//	  {ref, sha}: 201; an existing ref or unknown sha 422        tag): not modelled
 //	PUT /repos/{o}/{r}/contents/{path}: message and base64     OpenAPI repos/create-or-update-file-contents (message,
 //	  content required; sha of the blob required to replace a    content, branch, sha "Required if you are updating a file";
 //	  file (422 without, 409 when stale); 201 new, 200           201, 200, 404, 409, 422); blob sha = git's sha1 of

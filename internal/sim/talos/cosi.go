@@ -12,7 +12,9 @@ import (
 	"github.com/cosi-project/runtime/pkg/state/impl/inmem"
 	"github.com/cosi-project/runtime/pkg/state/impl/namespaced"
 	"github.com/cosi-project/runtime/pkg/state/protobuf/server"
+	"github.com/siderolabs/talos/pkg/machinery/config"
 	"github.com/siderolabs/talos/pkg/machinery/resources/block"
+	configres "github.com/siderolabs/talos/pkg/machinery/resources/config"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -20,7 +22,11 @@ import (
 
 // servedTypes are the COSI resource types the stand-in holds; any other type is refused the way
 // Talos refuses a type without a resource definition.
-var servedTypes = []resource.Type{block.DiskType, block.SystemDiskType}
+// servedTypes are the resource types the stand-in serves, each with its namespace.
+var servedTypes = map[resource.Type]resource.Namespace{
+	block.DiskType: block.NamespaceName, block.SystemDiskType: block.NamespaceName,
+	configres.MachineConfigType: configres.NamespaceName,
+}
 
 // registerResources serves the COSI resource API (cosi.resource.State) over the node's gRPC server,
 // holding a block.Disk per disk and the block.SystemDisk singleton when the node booted from one
@@ -59,6 +65,10 @@ func (n *Node) registerResources(ctx context.Context, s *grpc.Server) error {
 		}
 	}
 
+	n.mu.Lock()
+	n.cosi = st
+	n.mu.Unlock()
+
 	filtered := state.WrapCore(state.Filter(st, n.resourceAccess))
 	cosiv1alpha1.RegisterStateServer(s, server.NewState(filtered))
 
@@ -74,15 +84,18 @@ func (n *Node) resourceAccess(ctx context.Context, access state.Access) error {
 		return status.Error(codes.PermissionDenied, "write access is not allowed")
 	}
 
-	if !slices.Contains(servedTypes, access.ResourceType) {
+	ns, ok := servedTypes[access.ResourceType]
+	if !ok {
 		return status.Error(codes.PermissionDenied, fmt.Sprintf("resource type %q is not supported", access.ResourceType))
 	}
 
-	if access.ResourceNamespace != block.NamespaceName {
+	if access.ResourceNamespace != ns {
 		return status.Error(codes.PermissionDenied, fmt.Sprintf("namespace %q is not supported", access.ResourceNamespace))
 	}
 
-	if n.Configured() {
+	// The machine configuration is Sensitive: os:admin only (internal/app/resources/access.go
+	// @v1.13.9); a maintenance node has none to show.
+	if n.Configured() || access.ResourceType == configres.MachineConfigType {
 		return requireAdmin(ctx)
 	}
 
@@ -91,6 +104,25 @@ func (n *Node) resourceAccess(ctx context.Context, access state.Access) error {
 
 // countCalls records every call by its full gRPC method name, for tests that check which API a
 // client used.
+// holdMachineConfig keeps the active MachineConfig resource (config namespace, id v1alpha1) in
+// step with the applied config; nil removes it (reset to maintenance).
+func (n *Node) holdMachineConfig(cfg config.Provider) {
+	n.mu.Lock()
+	st := n.cosi
+	n.mu.Unlock()
+	if st == nil {
+		return
+	}
+	ctx := context.Background()
+	md := resource.NewMetadata(configres.NamespaceName, configres.MachineConfigType, configres.ActiveID, resource.VersionUndefined)
+	_ = st.Destroy(ctx, md) //nolint:errcheck // absent is fine
+	if cfg != nil {
+		if err := st.Create(ctx, configres.NewMachineConfig(cfg)); err != nil {
+			n.log.Error("hold the machine config as a COSI resource", "err", err)
+		}
+	}
+}
+
 func (n *Node) countCalls(method string) {
 	n.mu.Lock()
 	defer n.mu.Unlock()

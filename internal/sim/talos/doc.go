@@ -94,10 +94,22 @@
 //	|---|---|
 //	| every listener (50000, 50001, 6443, 10250) admits a new connection only if NodeOptions.Network (the world's security group) and then the node's ingress firewall accept it; refused → reset at accept | https://docs.siderolabs.com/talos/v1.13/networking/ingress-firewall; reset instead of a silent drop: simplification for fast tests |
 //	| no config, or default accept without rules → no filtering | internal/app/machined/pkg/controllers/network/nftables_chain_config.go (Run: no chain) @v1.13.9 |
-//	| block: accept when a rule matches protocol, destination port range and a source subnet not in its except; accept pod/service subnets; drop the rest | nftables_chain_config.go (buildIngressChain) @v1.13.9 |
+//	| block: accept when a rule matches protocol, destination port range and a source subnet not in its except; accept traffic from the pod/service subnets to the pod/service subnets (both ends matched: a pod to its node's own address needs a rule); drop the rest | nftables_chain_config.go (buildIngressChain, "allow Kubernetes pod/service traffic") @v1.13.9 |
 //	| accept: drop a connection to a rule's ports from a source outside the rule's subnets | nftables_chain_config.go (buildIngressChain, inverted source match) @v1.13.9 |
 //	| lo, siderolink, kubespan always accepted | not modelled: loopback stands for the public network here |
 //	| worker trusted only after its kubelet reached the Kubernetes API (endpoints of the control planes read from Kubernetes) | internal/app/machined/pkg/controllers/k8s/endpoint.go (watchEndpointsOnWorker waits for the kubelet kubeconfig) and controllers/secrets/api.go (worker waits for endpoints) @v1.13.9 |
 //	| trustd: gRPC+TLS on 50001 with the OS-CA certificate; "token" metadata must be the machine token; the CSR is signed for server auth only, Organization removed | internal/app/trustd/main.go, internal/app/trustd/internal/reg/reg.go, pkg/grpc/gen/remote.go @v1.13.9 |
 //	| kubelet serves TLS on 10250 (self-signed serving certificate) | machinery constants.KubeletPort; kubelet's default without serverTLSBootstrap |
+//
+// # Contract: cluster network (network.go)
+//
+//	| behaviour | source |
+//	|---|---|
+//	| a control plane's Kubernetes API serves nodes, the cilium DaemonSet, the cilium-operator and coredns Deployments, kube-system pods by label, pod logs and the pods proxy | Kubernetes API (core/v1 nodes, pods, pods/log, pods/proxy; apps/v1) |
+//	| Cilium is installed only when the config carries the "cilium-install" inline manifest; its routing mode and auto direct routes are read from its values | the bot's own install (provision/talos cilium.go) |
+//	| without the CNI every node is NotReady "cni plugin not initialized"; with it, a node is Ready NodeOptions.Latency.CNIReady after it registered (control plane: its API up; worker: trusted) | kubelet's NetworkPluginNotReady condition; the delay: source silent, estimate |
+//	| native routing with auto direct node routes: every agent logs a refused route to each node not on its segment ("contains gateway …, must be directly reachable") | cilium pkg/datapath/linux/node.go (createDirectRouteSpec), v1.18 line |
+//	| host → remote pod: tunnel mode = VXLAN UDP 8472 from the source node's address, judged by the destination's network and firewall; native = only on one segment with auto direct routes | cilium Documentation/network/concepts/routing.rst; bpf/lib/wireguard.h (HOST sources not encrypted), v1.18 line |
+//	| CoreDNS's replicas run on the worker; the pods proxy to one answers only when its node is Ready and the path from the serving control plane works, else 503 "error trying to reach service" | where the scheduler puts them: source silent, the stricter reading (the only untainted node); the 503 text: kube-apiserver's proxy error |
+//	| node segments: NodeOptions.Subnet and Gateway; zero = the address's own /32 | the world sets them (sim/world contract) |
 package talos

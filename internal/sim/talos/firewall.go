@@ -26,7 +26,7 @@ func (n *Node) admits(src netip.Addr, port int) bool {
 	cfg := n.cfg
 	n.mu.Unlock()
 
-	return firewallAdmits(cfg, src, nethelpers.ProtocolTCP, port)
+	return firewallAdmits(cfg, src, n.address(), nethelpers.ProtocolTCP, port)
 }
 
 // firewallAdmits is Talos's ingress chain for a new connection, as the NfTablesChainConfig
@@ -36,7 +36,7 @@ func (n *Node) admits(src netip.Addr, port int) bool {
 // Kubernetes pod/service subnets, drop the rest; "accept" → drop a connection to a rule's ports
 // from a source outside the rule's subnets. The chain's first rule (accept on lo) is not modelled:
 // every emulated node listens on loopback, which stands for a public interface here.
-func firewallAdmits(cfg config.Provider, src netip.Addr, proto nethelpers.Protocol, port int) bool {
+func firewallAdmits(cfg config.Provider, src, dst netip.Addr, proto nethelpers.Protocol, port int) bool {
 	if cfg == nil {
 		return true // maintenance mode: no machine config, no chain
 	}
@@ -49,7 +49,7 @@ func firewallAdmits(cfg config.Provider, src netip.Addr, proto nethelpers.Protoc
 		return true
 	}
 
-	if block && fromPodOrService(cfg, src) {
+	if block && podOrService(cfg, src) && podOrService(cfg, dst) {
 		return true
 	}
 
@@ -77,9 +77,11 @@ func inPorts(ranges [][2]uint16, port int) bool {
 	return slices.ContainsFunc(ranges, func(r [2]uint16) bool { return port >= int(r[0]) && port <= int(r[1]) })
 }
 
-// fromPodOrService: in block mode Talos accepts traffic between the cluster's pod and service
-// subnets (for native-routing CNIs); no emulated source is ever in them, but the rule is the real one.
-func fromPodOrService(cfg config.Provider, src netip.Addr) bool {
+// podOrService: in block mode Talos accepts traffic from the cluster's pod and service subnets to
+// the pod and service subnets (source and destination both matched: nftables_chain_config.go
+// @v1.13.9, "allow Kubernetes pod/service traffic"), not a pod's connection to its node's own
+// address, which needs a rule (the network-policy table's pod-CIDR peers).
+func podOrService(cfg config.Provider, src netip.Addr) bool {
 	nw := cfg.K8sNetworkConfig()
 	if nw == nil {
 		return false
@@ -122,6 +124,12 @@ func (l *guardedListener) Accept() (net.Conn, error) {
 
 		_ = c.Close()
 	}
+}
+
+// address is the node's own address.
+func (n *Node) address() netip.Addr {
+	a, _ := netip.ParseAddr(n.opts.Addr)
+	return a
 }
 
 func remoteAddr(c net.Conn) netip.Addr {

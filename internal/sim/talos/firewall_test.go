@@ -5,6 +5,7 @@ import (
 	"net"
 	"net/netip"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -70,7 +71,9 @@ func TestFirewallAdmits(t *testing.T) {
 		{"block: other source", fwBlock, "127.0.0.5", nethelpers.ProtocolTCP, 10250, false},
 		{"block: unlisted port", fwBlock, "127.0.0.1", nethelpers.ProtocolTCP, 2379, false},
 		{"block: other protocol", fwBlock, "127.0.0.1", nethelpers.ProtocolUDP, 10250, false},
-		{"block: pod subnet", fwBlock, "10.244.1.7", nethelpers.ProtocolTCP, 2379, true},
+		{"block: pod to pod", fwBlock, "10.244.1.7", nethelpers.ProtocolTCP, 2379, true},
+		{"block: pod to its node's address", fwBlock, "10.244.1.7>127.0.0.2", nethelpers.ProtocolTCP, 10250, false},
+		{"block: service to pod", fwBlock, "10.96.0.10>10.244.0.3", nethelpers.ProtocolUDP, 53, true},
 		{"accept: listed source", fwAccept, "127.0.0.1", nethelpers.ProtocolTCP, 10250, true},
 		{"accept: other source on a ruled port", fwAccept, "127.0.0.5", nethelpers.ProtocolTCP, 10250, false},
 		{"accept: unruled port", fwAccept, "127.0.0.5", nethelpers.ProtocolTCP, 50000, true},
@@ -82,7 +85,16 @@ func TestFirewallAdmits(t *testing.T) {
 				t.Fatal(err)
 			}
 
-			if got := firewallAdmits(cfg, netip.MustParseAddr(tt.src), tt.proto, tt.port); got != tt.want {
+			// src, or src>dst; the destination is the node's address unless the source is a pod,
+			// whose peer here is another pod.
+			src, dst, ok := strings.Cut(tt.src, ">")
+			if !ok {
+				dst = "127.0.0.2"
+				if strings.HasPrefix(src, "10.244.") {
+					dst = "10.244.9.9"
+				}
+			}
+			if got := firewallAdmits(cfg, netip.MustParseAddr(src), netip.MustParseAddr(dst), tt.proto, tt.port); got != tt.want {
 				t.Errorf("admits = %v, want %v", got, tt.want)
 			}
 		})

@@ -76,9 +76,9 @@ func (n *Node) startKube() error {
 	mux.HandleFunc("GET /readyz", ok)
 	mux.HandleFunc("GET /livez", ok)
 	mux.HandleFunc("GET /version", func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		_, _ = w.Write([]byte(`{"major":"1","minor":"36","gitVersion":"v1.36.3"}`))
+		netJSON(w, map[string]string{"gitVersion": kubeletVersion(cfg)})
 	})
+	n.serveNetwork(mux)
 
 	n.registerKubeAPI(mux, n.cluster)
 
@@ -102,7 +102,7 @@ func (n *Node) startKube() error {
 		}
 	}()
 
-	n.kube, n.kubeLis = srv, lis
+	n.kube, n.kubeLis, n.kubeSince = srv, lis, time.Now()
 	n.log.Info("kube-apiserver stand-in serving", "addr", hostPort)
 
 	return nil

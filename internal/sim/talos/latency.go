@@ -27,17 +27,21 @@ type Latency struct {
 	// machine's reboot and Talos's boot (the world sets the Elastic Metal reboot plus its Talos
 	// boot; 3 min here, the old SPEC §9 estimate, when used alone).
 	ResetReboot time.Duration
+	// CNIReady: a node's kubelet registered (a control plane's API up, the worker trusted) ->
+	// its Cilium agent ready and its pods' network up (the install Job, image pulls, the agent's
+	// start). Source silent: estimate 60 s.
+	CNIReady time.Duration
 }
 
 // DefaultLatency is the estimate profile at factor 1.
 func DefaultLatency() Latency {
-	return Latency{ApplyReboot: time.Minute, KubeReady: 90 * time.Second, ResetWipe: 15 * time.Second, ResetReboot: 3 * time.Minute}
+	return Latency{ApplyReboot: time.Minute, KubeReady: 90 * time.Second, ResetWipe: 15 * time.Second, ResetReboot: 3 * time.Minute, CNIReady: time.Minute}
 }
 
 // Scale multiplies every figure by f.
 func (l Latency) Scale(f float64) Latency {
 	s := func(d time.Duration) time.Duration { return time.Duration(float64(d) * f) }
-	return Latency{ApplyReboot: s(l.ApplyReboot), KubeReady: s(l.KubeReady), ResetWipe: s(l.ResetWipe), ResetReboot: s(l.ResetReboot)}
+	return Latency{ApplyReboot: s(l.ApplyReboot), KubeReady: s(l.KubeReady), ResetWipe: s(l.ResetWipe), ResetReboot: s(l.ResetReboot), CNIReady: s(l.CNIReady)}
 }
 
 // reboot tracks a node that is down for a while: its TLS handshakes fail until then, as a

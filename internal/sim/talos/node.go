@@ -19,6 +19,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/cosi-project/runtime/pkg/state"
 	"github.com/siderolabs/crypto/x509"
 	"github.com/siderolabs/talos/pkg/machinery/api/common"
 	machineapi "github.com/siderolabs/talos/pkg/machinery/api/machine"
@@ -83,6 +84,11 @@ type NodeOptions struct {
 	// Network is what lies between a client and the node (the world's security group); nil lets
 	// everything through. The node's own ingress firewall, from its config, is judged after it.
 	Network Network
+	// Subnet and Gateway are the node's L3 segment and its default gateway, as the platform
+	// gives them (network.go models routing between nodes from them). A zero Subnet is the
+	// address's own /32, behind Gateway: no other node is on its segment.
+	Subnet  netip.Prefix
+	Gateway netip.Addr
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
 
@@ -128,6 +134,11 @@ type Node struct {
 	closed                bool
 	bg                    sync.WaitGroup // the reset sequences started by Reset, waited by Close
 	failReset             bool
+	// kubeSince: a control plane's kube-apiserver started; joinedAt: a worker got trusted. The
+	// modeled network counts its readiness from them (network.go).
+	kubeSince, joinedAt time.Time
+	// cosi holds the node's COSI resources (cosi.go); nil without the resource API.
+	cosi state.State
 }
 
 type runtimeMode string
@@ -481,6 +492,8 @@ func (n *Node) configure(data []byte) error {
 	n.mu.Lock()
 	n.cfg, n.cfgBytes, n.cluster, n.configuredAt = cfg, slices.Clone(data), cl, n.opts.now()
 	n.mu.Unlock()
+
+	n.holdMachineConfig(cfg)
 
 	n.log.Info("config applied, leaving maintenance mode", "type", cfg.Machine().Type().String(), "warnings", len(warnings))
 

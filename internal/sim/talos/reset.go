@@ -149,6 +149,7 @@ func (s *machineServer) reapply(ctx context.Context, req *machineapi.ApplyConfig
 // loop is not stopped (it ends once the worker is trusted, which a park or an adoption waits for).
 func (n *Node) deconfigure() {
 	n.stopKube()
+	n.holdMachineConfig(nil)
 
 	n.mu.Lock()
 	cl, trustd, kubelet := n.cluster, n.trustd, n.kubelet

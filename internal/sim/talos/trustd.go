@@ -189,7 +189,7 @@ func (n *Node) tryJoin(cfg config.Provider, cl *clusterState) error {
 		}
 
 		n.mu.Lock()
-		n.apidCert, n.joinErr = cert, nil
+		n.apidCert, n.joinErr, n.joinedAt = cert, nil, time.Now()
 		n.mu.Unlock()
 
 		return nil

@@ -28,6 +28,7 @@
 //	| a node's ingress firewall judges after the group | https://docs.siderolabs.com/talos/v1.13/networking/ingress-firewall; sim/talos firewall contract |
 //	| the worker joins over the network from its own address: 6443 (endpoints via Kubernetes) then trustd 50001 on a control plane | siderolabs/talos internal/app/machined/pkg/controllers/secrets/api.go, internal/app/machined/pkg/controllers/k8s/endpoint.go @v1.13.9 |
 //	| refused = reset at once, not a dropped SYN (tests fail fast instead of waiting for a timeout) | simplification: a real group or firewall drops silently |
+//	| every node is on its own L3 segment behind a gateway: an Instance's public address is its /32, the Elastic Metal worker's is in its /24; no two nodes share an L2 segment, so Cilium's native routing with auto direct node routes cannot reach another node's pods | https://www.scaleway.com/en/docs/instances/concepts/#routed-ip (an Instance's routed IP, reached through Scaleway's gateway); Elastic Metal: source silent on sharing a segment with Instances, the stricter reading (never) |
 package world
 
 import (
@@ -55,6 +56,7 @@ import (
 
 	"github.com/pocbot/pocbot/internal/provision/cluster"
 	provscw "github.com/pocbot/pocbot/internal/provision/scaleway"
+	"github.com/pocbot/pocbot/internal/runnerip"
 	"github.com/pocbot/pocbot/internal/sim/catalog"
 	ghsim "github.com/pocbot/pocbot/internal/sim/github"
 	"github.com/pocbot/pocbot/internal/sim/imagefactory"
@@ -239,9 +241,10 @@ func Start(ctx context.Context, opts Options) (w *World, err error) {
 		Stock:      opts.Stock,
 		Faults:     opts.Faults,
 		Objects:    bucketObjects{w: w},
-		Extra:      map[string]http.Handler{"/product-catalog/": catalog.Handler()},
-		IPBase:     ipBase,
-		Logger:     opts.Log,
+		// The runner's echo endpoint (POC_RUNNER_ECHO_URL) rides on the emulator's listener.
+		Extra:  map[string]http.Handler{"/product-catalog/": catalog.Handler(), RunnerEchoPath: runnerip.Handler()},
+		IPBase: ipBase,
+		Logger: opts.Log,
 
 		RescueServerDelay: opts.RescueServerDelay,
 		HideRescueServer:  opts.HideRescueServer,
@@ -352,6 +355,7 @@ func (w *World) Env() [][2]string {
 		{"POC_POLL_INTERVAL", "100ms"},
 		{"POC_RESCUE_SSH_PORT", strconv.Itoa(w.opts.RescuePort)},
 		{"POC_RUNNER_CIDR", RunnerCIDR},
+		{"POC_RUNNER_ECHO_URL", w.ScalewayURL + RunnerEchoPath},
 		{"GITHUB_API_URL", w.GitHubURL},
 		{"POC_APP_ID", strconv.FormatInt(w.GitHub.AppID(), 10)},
 		{"POC_APP_PRIVATE_KEY_FILE", w.AppKeyFile},
@@ -416,6 +420,7 @@ func (w *World) instanceRunning(ev scwsim.InstanceEvent) {
 			Latency: w.talosLatency(),
 			Network: w.securityGroup(ip),
 			Faults:  w.opts.TalosFaults,
+			Subnet:  instanceSegment(ip), Gateway: gatewayOf(ip),
 		})
 	})
 }
@@ -475,6 +480,7 @@ func (w *World) baremetalBooted(ev scwsim.BaremetalEvent) {
 				Addr: ev.IP, Mode: "metal", Disks: []string{"/dev/sda"}, SystemDisk: "/dev/sda", Logger: w.log, Latency: w.talosLatency(),
 				BootDelay: w.scale(TalosBoot), CRIDelay: w.scale(TalosCRI), TimeSyncDelay: w.scale(TalosTimeSync),
 				Network: w.securityGroup(ev.IP), Faults: w.opts.TalosFaults,
+				Subnet: metalSegment(ev.IP), Gateway: gatewayOf(ev.IP),
 			})
 		})
 	}
@@ -660,7 +666,7 @@ func Profile(scw scwsim.Latency, h Hosts) cluster.Waits {
 		Scaleway: provscw.Waits{SnapshotImport: scw.SnapshotImport, BMDelivery: scw.BMDelivery, SGRules: scw.SGRules,
 			VolumeCreate: scw.VolumeCreate, Poweron: scw.Poweron, Terminate: scw.Terminate, BMDelete: scw.BMDelete},
 		RescueReboot: scw.BMRescueReboot, RescueBoot: h.RescueBoot, ImageWrite: h.ImageWrite, NormalReboot: scw.BMNormalReboot,
-		TalosBoot: TalosBoot, TalosReady: max(TalosCRI, TalosTimeSync), ApplyReboot: h.Talos.ApplyReboot, KubeReady: h.Talos.KubeReady,
+		TalosBoot: TalosBoot, TalosReady: max(TalosCRI, TalosTimeSync), ApplyReboot: h.Talos.ApplyReboot, KubeReady: h.Talos.KubeReady, CNIReady: h.Talos.CNIReady,
 		ResetReboot: h.Talos.ResetWipe + h.Talos.ResetReboot, // the reset's sequence, then its reboot
 	}
 }

@@ -40,6 +40,8 @@ type Options struct {
 	// RescuePasswordWait bounds the wait for a rescue password the API has not shown
 	// (cluster.Config.RescuePasswordWait; default the cluster's own).
 	RescuePasswordWait time.Duration
+	// ReadyTimeout bounds the wait for the network checks (cluster.Config.ReadyTimeout).
+	ReadyTimeout time.Duration
 }
 
 // Parts are what the bot would have opened.
@@ -93,7 +95,7 @@ func New(t testing.TB, w *world.World, o Options) *Parts {
 	}
 	p.ImageBucket = Bucket(t, w, world.ImageBucket)
 	ccfg := cluster.Config{Driver: p.Driver, FactoryURL: w.Factory.URL(), ImageBucket: p.ImageBucket, RescuePort: 2222,
-		RunnerCIDR: o.RunnerCIDR, RescuePasswordWait: o.RescuePasswordWait, Log: o.Log,
+		RunnerCIDR: o.RunnerCIDR, RescuePasswordWait: o.RescuePasswordWait, ReadyTimeout: o.ReadyTimeout, Log: o.Log,
 		Pool: &poolstore.Pool{Store: p.Store}, Snapshots: clusterops.Snapshots{Store: p.Store}}
 	p.Ops = &clusterops.Ops{
 		Store:      p.Store,

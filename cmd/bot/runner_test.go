@@ -1,0 +1,43 @@
+package main
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/pocbot/pocbot/internal/sim/world"
+)
+
+// TestUpDetectsARunnerOutsideTheAdminCIDR: POC_RUNNER_CIDR unset, as the shipped workflow leaves
+// it, and admin_cidrs restricted to a range the runner is not in. The bot asks the world's echo
+// endpoint (POC_RUNNER_ECHO_URL) for its address, admits it for the run, and the up succeeds;
+// before detection this up retried for minutes and failed (issue 21). With no echo endpoint it
+// says what to set.
+func TestUpDetectsARunnerOutsideTheAdminCIDR(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the bot and runs a whole cluster: not in -short")
+	}
+	bin := buildBot(t)
+	w, err := world.Start(context.Background(), world.Options{Dir: t.TempDir(), TimeFactor: 0.005, S3: "file"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { w.Close() })
+	b := &botProc{bin: bin, env: map[string]string{"POC_LOCK_LEASE": "3s", "POC_LOCK_WAIT": "1m", "USER": "tester"}}
+	for _, kv := range w.Env() {
+		b.env[kv[0]] = kv[1]
+	}
+	delete(b.env, "POC_RUNNER_CIDR")
+
+	up := b.mustRun(t, nil, "up", "--cluster", "r1", "--admin-cidr", "203.0.113.0/24")
+	if !strings.Contains(up.stdout, "cluster r1 is ready") || !strings.Contains(up.stderr, "runner address detected") ||
+		!strings.Contains(up.stderr, world.RunnerCIDR) {
+		t.Errorf("up from an undeclared runner outside admin_cidrs:\nstdout:\n%s\nstderr:\n%s", up.stdout, up.stderr)
+	}
+
+	// A down needs no API of the cluster: a failed detection is a warning that says what to set.
+	down := b.mustRun(t, map[string]string{"POC_RUNNER_ECHO_URL": "http://127.0.0.1:1/none"}, "down", "--cluster", "r1")
+	if !strings.Contains(down.stderr, "set POC_RUNNER_CIDR") {
+		t.Errorf("a failed detection does not say what to set:\n%s", down.stderr)
+	}
+}

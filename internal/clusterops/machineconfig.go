@@ -1,0 +1,50 @@
+package clusterops
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"strconv"
+
+	"github.com/pocbot/pocbot/internal/provision/cluster"
+	"github.com/pocbot/pocbot/internal/provision/talos"
+)
+
+// NodeConfig is the machine configuration one node runs.
+type NodeConfig struct {
+	Node   string // cp-0, cp-1, …, worker
+	Addr   string // its Talos API, host:port
+	Config []byte
+	Err    error // why it could not be read (the others are still returned)
+}
+
+// MachineConfigs reads, from every node of the cluster, the machine configuration it runs (the
+// active MachineConfig resource, as `talosctl get machineconfig` shows it), secrets redacted
+// unless withSecrets. A node that cannot be read has its Err set; the error is for what stops
+// the whole (no such cluster, no talosconfig yet).
+func (o *Ops) MachineConfigs(ctx context.Context, clusterName string, withSecrets bool) ([]NodeConfig, error) {
+	_, st, err := o.Load(ctx, clusterName)
+	if err != nil {
+		return nil, err
+	}
+	tc, ok := st.Secrets[cluster.SecretTalosconfig]
+	if !ok || len(tc) == 0 {
+		return nil, fmt.Errorf("cluster %q has no talosconfig yet: run up until its configs are generated", clusterName)
+	}
+	var out []NodeConfig
+	for i, ip := range controlPlaneIPs(st) {
+		out = append(out, NodeConfig{Node: fmt.Sprintf("cp-%d", i), Addr: net.JoinHostPort(ip, strconv.Itoa(talosPort))})
+	}
+	if ip := st.Outputs[cluster.OutWorkerIP]; ip != "" {
+		out = append(out, NodeConfig{Node: "worker", Addr: net.JoinHostPort(ip, strconv.Itoa(talosPort))})
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("cluster %q has no node address in its state yet: run up", clusterName)
+	}
+	for i := range out {
+		cctx, cancel := context.WithTimeout(ctx, healthCheckBudget)
+		out[i].Config, out[i].Err = talos.MachineConfig(cctx, out[i].Addr, tc, withSecrets)
+		cancel()
+	}
+	return out, nil
+}

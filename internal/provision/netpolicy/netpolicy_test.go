@@ -1,0 +1,82 @@
+package netpolicy
+
+import (
+	"net/netip"
+	"slices"
+	"testing"
+)
+
+// TestEveryFlowSaysWhyAndWhere: each row names its reason and its source, once.
+func TestEveryFlowSaysWhyAndWhere(t *testing.T) {
+	t.Parallel()
+	seen := map[string]bool{}
+	for _, f := range Flows() {
+		if f.Why == "" || f.Source == "" || len(f.From) == 0 || len(f.To) == 0 {
+			t.Errorf("flow %q lacks its reason, source, peers or roles", f.Name)
+		}
+		if seen[f.Name] {
+			t.Errorf("flow %q twice", f.Name)
+		}
+		seen[f.Name] = true
+		if (f.Proto == ICMP) != (f.Ports == nil) {
+			t.Errorf("flow %q: ports %v for %s", f.Name, f.Ports, f.Proto)
+		}
+	}
+}
+
+// TestRenderings: the pod CIDR reaches the kubelet and Cilium health in the Talos rendering and
+// never in the group's; ICMP is in the group's only; the edge reaches a control plane only when
+// asked; a bad address is an error naming the flow.
+func TestRenderings(t *testing.T) {
+	t.Parallel()
+	a := Addresses{Admin: []string{"203.0.113.0/24"}, Nodes: []string{"51.15.0.1", "51.15.0.9"}, ControlPlanes: []string{"51.15.0.1"}, Pods: []string{"10.244.0.0/16"}}
+	byName := func(rs []Rule) map[string]Rule {
+		m := map[string]Rule{}
+		for _, r := range rs {
+			m[r.Name] = r
+		}
+		return m
+	}
+	cp, err := Talos(ControlPlane, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := Talos(Worker, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sg, err := SecurityGroup(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"kubelet-ingress", "cilium-health-ingress"} {
+		for _, rs := range [][]Rule{cp, w} {
+			if !slices.ContainsFunc(byName(rs)[name].From, func(p netip.Prefix) bool { return p.String() == "10.244.0.0/16" }) {
+				t.Errorf("%s: the pod CIDR is not admitted", name)
+			}
+		}
+		if slices.ContainsFunc(byName(sg)[name].From, func(p netip.Prefix) bool { return p.String() == "10.244.0.0/16" }) {
+			t.Errorf("%s: the security group names the pod CIDR", name)
+		}
+	}
+	if _, ok := byName(sg)["icmp"]; !ok {
+		t.Error("no ICMP in the security group")
+	}
+	if _, ok := byName(cp)["icmp"]; ok {
+		t.Error("ICMP in the Talos rendering")
+	}
+	if _, ok := byName(cp)["edge-ingress"]; ok {
+		t.Error("edge on a control plane without expose_edge_on_control_plane")
+	}
+	if _, ok := byName(w)["edge-quic-ingress"]; !ok {
+		t.Error("no UDP 443 on the worker")
+	}
+	a.EdgeOnControlPlane = true
+	if cp, _ = Talos(ControlPlane, a); byName(cp)["edge-quic-ingress"].Name == "" {
+		t.Error("no edge on a control plane with expose_edge_on_control_plane")
+	}
+	a.Admin = []string{"not-a-cidr"}
+	if _, err := SecurityGroup(a); err == nil {
+		t.Error("a bad admin CIDR rendered")
+	}
+}

@@ -1,0 +1,358 @@
+package talos
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Names of the readiness checks, as replies and `bot status` show them.
+const (
+	CheckNodes   = "nodes"       // every node registered and Ready
+	CheckCilium  = "cilium"      // the Cilium agents (DaemonSet) and operator ready
+	CheckDNS     = "cluster-dns" // CoreDNS's replicas ready (each reached the API from its pod)
+	CheckRouting = "routing"     // the API server's host reaches every CoreDNS pod on another node
+)
+
+// ReadyInput is what CheckReady needs of a cluster.
+type ReadyInput struct {
+	// Kubeconfig is the admin kubeconfig (client certificate and CA).
+	Kubeconfig []byte
+	// DialAddr is host:port to dial instead of the kubeconfig's server (a DNS name not yet
+	// resolvable); empty: the server's own address.
+	DialAddr string
+	// Nodes is how many nodes the cluster has (control planes and worker).
+	Nodes int
+}
+
+// CheckResult is one readiness check: what it says, the events or log lines that explain a
+// failure, and what to try.
+type CheckResult struct {
+	Name    string
+	OK      bool
+	Detail  string
+	Explain []string
+	Try     string
+}
+
+func (c CheckResult) String() string {
+	s := c.Name + ": " + c.Detail
+	if len(c.Explain) > 0 {
+		s += " [" + strings.Join(c.Explain, "; ") + "]"
+	}
+	if c.Try != "" {
+		s += "; try: " + c.Try
+	}
+	return s
+}
+
+// CheckReady asks the Kubernetes API, once, whether the cluster's network works: the checks
+// Talos's own end-to-end tests wait on (`cilium status --wait`, talos hack/test/e2e.sh @v1.13.9)
+// plus DNS and a host-to-remote-pod path, in this order: nodes, cilium, cluster-dns, routing.
+// Every check is always reported; a check that cannot run says why. ctx bounds the whole.
+func CheckReady(ctx context.Context, in ReadyInput) []CheckResult {
+	k, err := newKubeClient(in.Kubeconfig, in.DialAddr)
+	if err != nil {
+		out := []CheckResult{}
+		for _, n := range []string{CheckNodes, CheckCilium, CheckDNS, CheckRouting} {
+			out = append(out, CheckResult{Name: n, Detail: err.Error(), Try: "run up again to fetch a new kubeconfig"})
+		}
+		return out
+	}
+	defer k.close()
+	return []CheckResult{k.nodes(ctx, in.Nodes), k.cilium(ctx, in.Nodes), k.dns(ctx), k.routing(ctx)}
+}
+
+// WaitReady polls CheckReady until every check passes or ctx ends; the error names the checks
+// that still fail, with what explains them and what to try.
+func WaitReady(ctx context.Context, in ReadyInput) ([]CheckResult, error) {
+	ctx, cancel := withDefaultDeadline(ctx, DefaultWaitTimeout)
+	defer cancel()
+	var last []CheckResult // the last round that ran whole: one cut by the deadline says nothing
+	for {
+		res := CheckReady(ctx, in)
+		if ctx.Err() == nil || last == nil {
+			last = res
+		}
+		if !slices.ContainsFunc(res, func(c CheckResult) bool { return !c.OK }) {
+			return res, nil
+		}
+		select {
+		case <-ctx.Done():
+			var parts []string
+			for _, c := range last {
+				if !c.OK {
+					parts = append(parts, c.String())
+				}
+			}
+			return last, fmt.Errorf("cluster not ready (%w): %s", ctx.Err(), strings.Join(parts, " | "))
+		case <-time.After(retryEvery(ctx)):
+		}
+	}
+}
+
+type kubeClient struct {
+	server string
+	httpc  *http.Client
+	tr     *http.Transport
+}
+
+func newKubeClient(kubeconfig []byte, dialAddr string) (*kubeClient, error) {
+	kc, err := parseKubeconfig(kubeconfig)
+	if err != nil {
+		return nil, err
+	}
+	dialer := &net.Dialer{Timeout: attemptTimeout}
+	tr := &http.Transport{
+		TLSClientConfig: kc.tls, TLSHandshakeTimeout: attemptTimeout,
+		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			if dialAddr != "" {
+				addr = dialAddr
+			}
+			return dialer.DialContext(ctx, network, addr)
+		},
+	}
+	return &kubeClient{server: strings.TrimRight(kc.server, "/"), httpc: &http.Client{Transport: tr, Timeout: attemptTimeout}, tr: tr}, nil
+}
+
+func (k *kubeClient) close() { k.tr.CloseIdleConnections() }
+
+// get reads path; a non-2xx answer is an error carrying the API's message.
+func (k *kubeClient) get(ctx context.Context, path string) ([]byte, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, k.server+path, nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := k.httpc.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("GET %s: %w", path, err)
+	}
+	defer resp.Body.Close() //nolint:errcheck
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if err != nil {
+		return nil, fmt.Errorf("GET %s: %w", path, err)
+	}
+	if resp.StatusCode/100 != 2 {
+		var st struct {
+			Message string `json:"message"`
+		}
+		msg := strings.TrimSpace(string(body))
+		if json.Unmarshal(body, &st) == nil && st.Message != "" {
+			msg = st.Message
+		}
+		return nil, &apiError{code: resp.StatusCode, msg: msg}
+	}
+	return body, nil
+}
+
+type apiError struct {
+	code int
+	msg  string
+}
+
+func (e *apiError) Error() string { return fmt.Sprintf("%d: %s", e.code, e.msg) }
+
+func isNotFound(err error) bool {
+	var ae *apiError
+	return errors.As(err, &ae) && ae.code == http.StatusNotFound
+}
+
+func (k *kubeClient) getJSON(ctx context.Context, path string, v any) error {
+	b, err := k.get(ctx, path)
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		return fmt.Errorf("GET %s: %w", path, err)
+	}
+	return nil
+}
+
+type condition struct {
+	Type, Status, Reason, Message string
+}
+
+func (k *kubeClient) nodes(ctx context.Context, want int) CheckResult {
+	c := CheckResult{Name: CheckNodes}
+	var list struct {
+		Items []struct {
+			Metadata struct{ Name string } `json:"metadata"`
+			Status   struct {
+				Conditions []condition `json:"conditions"`
+			} `json:"status"`
+		} `json:"items"`
+	}
+	if err := k.getJSON(ctx, "/api/v1/nodes", &list); err != nil {
+		c.Detail, c.Try = "cannot list nodes: "+err.Error(), "check the Kubernetes API check above"
+		return c
+	}
+	ready := 0
+	for _, n := range list.Items {
+		i := slices.IndexFunc(n.Status.Conditions, func(c condition) bool { return c.Type == "Ready" })
+		if i >= 0 && n.Status.Conditions[i].Status == "True" {
+			ready++
+			continue
+		}
+		why := "no Ready condition yet"
+		if i >= 0 {
+			why = n.Status.Conditions[i].Reason + ": " + n.Status.Conditions[i].Message
+		}
+		c.Explain = append(c.Explain, n.Metadata.Name+" NotReady: "+why)
+	}
+	c.OK = ready == len(list.Items) && len(list.Items) >= want
+	c.Detail = fmt.Sprintf("%d of %d nodes Ready (%d registered)", ready, want, len(list.Items))
+	switch {
+	case c.OK:
+	case len(list.Items) < want:
+		c.Try = "a node has not registered: its kubelet cannot reach the API (6443 from the node IPs); `bot status` shows which Talos API is down"
+	default:
+		c.Try = "a node without a network plugin stays NotReady: see the cilium check; `kubectl describe node NAME`"
+	}
+	return c
+}
+
+func (k *kubeClient) cilium(ctx context.Context, nodes int) CheckResult {
+	c := CheckResult{Name: CheckCilium}
+	var ds struct {
+		Status struct {
+			Desired int `json:"desiredNumberScheduled"`
+			Ready   int `json:"numberReady"`
+		} `json:"status"`
+	}
+	if err := k.getJSON(ctx, "/apis/apps/v1/namespaces/kube-system/daemonsets/cilium", &ds); err != nil {
+		c.Detail = "Cilium agents: " + err.Error()
+		if isNotFound(err) {
+			c.Detail = "no Cilium DaemonSet: the install Job has not run (or failed)"
+		}
+		c.Try = "kubectl -n kube-system logs job/cilium-install"
+		return c
+	}
+	op, opErr := k.deployment(ctx, "cilium-operator")
+	agents := ds.Status.Ready == ds.Status.Desired && ds.Status.Desired >= nodes
+	c.OK = agents && opErr == nil && op.ok()
+	c.Detail = fmt.Sprintf("agents %d/%d ready", ds.Status.Ready, max(ds.Status.Desired, nodes))
+	if opErr != nil {
+		c.Detail += "; operator: " + opErr.Error()
+	} else {
+		c.Detail += fmt.Sprintf("; operator %d/%d ready", op.Status.Ready, op.Spec.Replicas)
+	}
+	if !c.OK {
+		c.Explain = k.ciliumLogs(ctx)
+		c.Try = "kubectl -n kube-system get pods -l k8s-app=cilium -o wide; kubectl -n kube-system logs ds/cilium"
+	}
+	return c
+}
+
+type deployment struct {
+	Spec struct {
+		Replicas int `json:"replicas"`
+	} `json:"spec"`
+	Status struct {
+		Ready int `json:"readyReplicas"`
+	} `json:"status"`
+}
+
+func (d deployment) ok() bool { return d.Spec.Replicas > 0 && d.Status.Ready >= d.Spec.Replicas }
+
+func (k *kubeClient) deployment(ctx context.Context, name string) (deployment, error) {
+	var d deployment
+	err := k.getJSON(ctx, "/apis/apps/v1/namespaces/kube-system/deployments/"+name, &d)
+	return d, err
+}
+
+func (k *kubeClient) dns(ctx context.Context) CheckResult {
+	c := CheckResult{Name: CheckDNS}
+	d, err := k.deployment(ctx, "coredns")
+	if err != nil {
+		c.Detail, c.Try = "CoreDNS: "+err.Error(), "kubectl -n kube-system get deploy coredns"
+		return c
+	}
+	c.OK = d.ok()
+	c.Detail = fmt.Sprintf("CoreDNS %d/%d ready", d.Status.Ready, d.Spec.Replicas)
+	if !c.OK {
+		c.Try = "CoreDNS needs the pod network of its node (see the nodes and cilium checks); kubectl -n kube-system logs deploy/coredns"
+	}
+	return c
+}
+
+type pod struct {
+	Metadata struct{ Name string } `json:"metadata"`
+	Spec     struct {
+		NodeName string `json:"nodeName"`
+	} `json:"spec"`
+	Status struct {
+		PodIP  string `json:"podIP"`
+		HostIP string `json:"hostIP"`
+	} `json:"status"`
+}
+
+func (k *kubeClient) pods(ctx context.Context, selector string) ([]pod, error) {
+	var list struct {
+		Items []pod `json:"items"`
+	}
+	err := k.getJSON(ctx, "/api/v1/namespaces/kube-system/pods?labelSelector="+url.QueryEscape(selector), &list)
+	return list.Items, err
+}
+
+// routing: the API server (on the control plane the kubeconfig reaches) proxies a request to each
+// CoreDNS pod's readiness endpoint: from its host to a pod on another node, the path that native
+// routing across Scaleway's gateways breaks (cilium pkg/datapath/linux/node.go) and that tunnel
+// mode carries as VXLAN.
+func (k *kubeClient) routing(ctx context.Context) CheckResult {
+	c := CheckResult{Name: CheckRouting}
+	pods, err := k.pods(ctx, "k8s-app=kube-dns")
+	if err != nil || len(pods) == 0 {
+		c.Detail = "no CoreDNS pod to probe"
+		if err != nil {
+			c.Detail += ": " + err.Error()
+		}
+		c.Try = "kubectl -n kube-system get pods -l k8s-app=kube-dns -o wide"
+		return c
+	}
+	var failed []string
+	for _, p := range pods {
+		if _, err := k.get(ctx, "/api/v1/namespaces/kube-system/pods/"+p.Metadata.Name+":8181/proxy/ready"); err != nil {
+			failed = append(failed, fmt.Sprintf("%s (%s on %s): %v", p.Metadata.Name, p.Status.PodIP, p.Spec.NodeName, err))
+		}
+	}
+	c.OK = len(failed) == 0
+	if c.OK {
+		c.Detail = fmt.Sprintf("API server reaches %d CoreDNS pods", len(pods))
+		return c
+	}
+	c.Detail = "API server cannot reach " + strings.Join(failed, ", ")
+	c.Explain = k.ciliumLogs(ctx)
+	c.Try = "tunnel mode needs UDP 8472 admitted between node addresses (security group and every node's Talos firewall: bot machineconfig); native routing needs every node on one L2 segment, which Scaleway's public addresses are not"
+	return c
+}
+
+// ciliumLogs are the warning and error lines of the Cilium agents' recent logs.
+func (k *kubeClient) ciliumLogs(ctx context.Context) []string {
+	agents, err := k.pods(ctx, "k8s-app=cilium")
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, a := range agents {
+		b, err := k.get(ctx, "/api/v1/namespaces/kube-system/pods/"+a.Metadata.Name+"/log?tailLines=50")
+		if err != nil {
+			continue
+		}
+		for _, l := range strings.Split(string(b), "\n") {
+			if strings.Contains(l, "level=warning") || strings.Contains(l, "level=error") {
+				if l = a.Metadata.Name + ": " + l; !slices.Contains(out, l) && len(out) < 6 {
+					out = append(out, l)
+				}
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,354 @@
+package talos
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/netip"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/siderolabs/talos/pkg/machinery/config"
+	"github.com/siderolabs/talos/pkg/machinery/nethelpers"
+)
+
+// The modeled cluster network: what a control plane's Kubernetes API reports about the nodes,
+// the Cilium agents and operator, CoreDNS, and what its API server reaches through the pods
+// proxy, all derived from the nodes' configs (the Cilium install's values, the ingress firewall),
+// the network in front of each node (NodeOptions.Network) and each node's segment
+// (NodeOptions.Subnet, Gateway). Contract rows in doc.go, "Contract: cluster network".
+
+// Ports of the model (Cilium's, CoreDNS's).
+const (
+	vxlanPort      = 8472
+	coreDNSReady   = 8181
+	coreDNSReplica = 2
+)
+
+// cniValues are the Cilium install's values as the inline manifest "cilium-install" carries them.
+type cniValues struct {
+	installed  bool
+	native     bool // routingMode=native
+	autoDirect bool // autoDirectNodeRoutes=true
+}
+
+func cniOf(cfg config.Provider) cniValues {
+	for _, m := range cfg.K8sInlineManifestConfigs() {
+		if m.Name() != "cilium-install" {
+			continue
+		}
+		c := m.Contents()
+		return cniValues{installed: true, native: strings.Contains(c, "routingMode=native"), autoDirect: strings.Contains(c, "autoDirectNodeRoutes=true")}
+	}
+	return cniValues{}
+}
+
+// netNode is one node of the cluster as the model sees it.
+type netNode struct {
+	n       *Node
+	cfg     config.Provider
+	name    string
+	addr    netip.Addr
+	subnet  netip.Prefix
+	gateway netip.Addr
+	cp      bool
+	podCIDR netip.Prefix
+	since   time.Time // registered (control plane: API up; worker: trusted); zero: not yet
+}
+
+// netNodes lists the cluster's configured nodes, control planes first, each with its pod CIDR
+// (10.244.<i>.0/24, as the controller manager hands out /24s of the cluster's pod CIDR).
+func (cl *clusterState) netNodes() []netNode {
+	cl.mu.Lock()
+	nodes := slices.Clone(cl.nodes)
+	cl.mu.Unlock()
+	var out []netNode
+	for _, n := range nodes {
+		n.mu.Lock()
+		cfg, since := n.cfg, n.kubeSince
+		if cfg != nil && !cfg.Machine().Type().IsControlPlane() {
+			since = n.joinedAt
+		}
+		n.mu.Unlock()
+		if cfg == nil {
+			continue
+		}
+		a := n.address()
+		nn := netNode{n: n, cfg: cfg, addr: a, subnet: n.opts.Subnet, gateway: n.opts.Gateway, cp: cfg.Machine().Type().IsControlPlane(), since: since}
+		if !nn.subnet.IsValid() {
+			nn.subnet = netip.PrefixFrom(a, a.BitLen())
+		}
+		nn.name = "talos-" + strings.ReplaceAll(a.String(), ".", "-")
+		if h := cfg.NetworkHostnameConfig(); h != nil && h.Hostname() != "" {
+			nn.name = h.Hostname()
+		}
+		out = append(out, nn)
+	}
+	slices.SortStableFunc(out, func(a, b netNode) int {
+		if a.cp != b.cp {
+			if a.cp {
+				return -1
+			}
+			return 1
+		}
+		return a.addr.Compare(b.addr)
+	})
+	for i := range out {
+		out[i].podCIDR = netip.MustParsePrefix(fmt.Sprintf("10.244.%d.0/24", i))
+	}
+	return out
+}
+
+// admits: the network in front of to, then to's firewall, let a new flow from's address in.
+func (to netNode) admits(from netip.Addr, proto nethelpers.Protocol, port int) bool {
+	name := "TCP"
+	if proto == nethelpers.ProtocolUDP {
+		name = "UDP"
+	}
+	if to.n.opts.Network != nil && !to.n.opts.Network(from, name, port) {
+		return false
+	}
+	return firewallAdmits(to.cfg, from, to.addr, proto, port)
+}
+
+// netState is the Kubernetes view of the network at one moment, from the API server on self.
+type netState struct {
+	nodes   []netNode
+	cni     cniValues
+	ready   map[string]bool     // node name → its Cilium agent is ready (and so the node)
+	logs    map[string][]string // node name → its Cilium agent's log lines
+	coredns []corePod
+}
+
+type corePod struct {
+	name string
+	ip   netip.Addr
+	node netNode
+}
+
+func (n *Node) netState() netState {
+	n.mu.Lock()
+	cl, cfg := n.cluster, n.cfg
+	n.mu.Unlock()
+	st := netState{ready: map[string]bool{}, logs: map[string][]string{}}
+	if cl == nil || cfg == nil {
+		return st
+	}
+	st.nodes, st.cni = cl.netNodes(), cniOf(cfg)
+	now := time.Now()
+	for _, nn := range st.nodes {
+		st.ready[nn.name] = st.cni.installed && !nn.since.IsZero() && now.Sub(nn.since) >= n.opts.Latency.CNIReady
+		st.logs[nn.name] = append(st.logs[nn.name], `level=info msg="Cilium agent starting"`)
+	}
+	// Direct node routes: every agent tries one to every other node (cilium pkg/datapath/linux/
+	// node.go, createDirectRouteSpec), refused when the node is reached through a gateway.
+	if st.cni.native && st.cni.autoDirect {
+		for _, a := range st.nodes {
+			for _, b := range st.nodes {
+				if a.name != b.name && !sameSegment(a, b) {
+					st.logs[a.name] = append(st.logs[a.name], fmt.Sprintf(
+						`level=warning msg="Unable to install direct node route" subsys=linux-datapath error="route to destination %s contains gateway %s, must be directly reachable"`,
+						b.addr, gatewayOf(a)))
+				}
+			}
+		}
+	}
+	// CoreDNS: its replicas run on the worker (the control planes are tainted NoSchedule, the
+	// stricter reading of where the scheduler puts them), on a control plane without a worker.
+	host := st.nodes[len(st.nodes)-1]
+	for i := range coreDNSReplica {
+		b := host.podCIDR.Addr().As4()
+		b[3] = byte(10 + i)
+		st.coredns = append(st.coredns, corePod{name: fmt.Sprintf("coredns-%d", i), ip: netip.AddrFrom4(b), node: host})
+	}
+	return st
+}
+
+func gatewayOf(n netNode) netip.Addr {
+	if n.gateway.IsValid() {
+		return n.gateway
+	}
+	return n.subnet.Masked().Addr().Next()
+}
+
+// sameSegment: each node's address is inside the other's segment (one L2 network, no gateway).
+func sameSegment(a, b netNode) bool {
+	return a.subnet.Bits() < 32 && a.subnet.Contains(b.addr) && b.subnet.Contains(a.addr)
+}
+
+// hostToPod is the path from a node's host (the API server there) to a pod on another node, or
+// why it fails: tunnel mode carries it as VXLAN between the node addresses (the destination must
+// admit UDP 8472 from the source: its security group, then its Talos firewall); native routing
+// needs a route to the pod's node (auto direct node routes, one segment) and nothing else. A
+// source of identity HOST is not WireGuard-encrypted (cilium bpf/lib/wireguard.h), so 51871 is
+// not this path.
+func (st netState) hostToPod(from, to netNode) error {
+	if from.name == to.name {
+		return nil
+	}
+	if !st.cni.native {
+		if !to.admits(from.addr, nethelpers.ProtocolUDP, vxlanPort) {
+			return fmt.Errorf("VXLAN from %s dropped by %s's network policy", from.addr, to.name)
+		}
+		return nil
+	}
+	if !st.cni.autoDirect || !sameSegment(from, to) {
+		return fmt.Errorf("no route from %s to %s's pod CIDR %s (native routing across a gateway)", from.name, to.name, to.podCIDR)
+	}
+	return nil
+}
+
+// serveNetwork adds the Kubernetes API reads of the model to a control plane's API mux.
+func (n *Node) serveNetwork(mux *http.ServeMux) {
+	mux.HandleFunc("GET /api/v1/nodes", func(w http.ResponseWriter, _ *http.Request) {
+		st := n.netState()
+		var items []any
+		for _, nn := range st.nodes {
+			cond := map[string]string{"type": "Ready", "status": "True", "reason": "KubeletReady", "message": "kubelet is posting ready status"}
+			if !st.ready[nn.name] {
+				cond = map[string]string{"type": "Ready", "status": "False", "reason": "KubeletNotReady",
+					"message": "container runtime network not ready: NetworkReady=false reason:NetworkPluginNotReady message:Network plugin returns error: cni plugin not initialized"}
+			}
+			items = append(items, map[string]any{
+				"metadata": map[string]any{"name": nn.name},
+				"spec":     map[string]any{"podCIDR": nn.podCIDR.String()},
+				"status": map[string]any{"conditions": []any{cond},
+					"addresses": []any{map[string]string{"type": "InternalIP", "address": nn.addr.String()}}},
+			})
+		}
+		netJSON(w, map[string]any{"kind": "NodeList", "apiVersion": "v1", "items": items})
+	})
+	mux.HandleFunc("GET /apis/apps/v1/namespaces/kube-system/daemonsets/cilium", func(w http.ResponseWriter, _ *http.Request) {
+		st := n.netState()
+		if !st.cni.installed {
+			netNotFound(w, "daemonsets.apps", "cilium")
+			return
+		}
+		ready := 0
+		for _, nn := range st.nodes {
+			if st.ready[nn.name] {
+				ready++
+			}
+		}
+		netJSON(w, map[string]any{"kind": "DaemonSet", "metadata": map[string]any{"name": "cilium", "namespace": "kube-system"},
+			"status": map[string]any{"desiredNumberScheduled": len(st.nodes), "numberReady": ready, "numberAvailable": ready}})
+	})
+	mux.HandleFunc("GET /apis/apps/v1/namespaces/kube-system/deployments/{name}", func(w http.ResponseWriter, r *http.Request) {
+		st := n.netState()
+		name := r.PathValue("name")
+		replicas, ready := 0, 0
+		switch name {
+		case "cilium-operator":
+			if !st.cni.installed {
+				netNotFound(w, "deployments.apps", name)
+				return
+			}
+			replicas = 1
+			if slices.ContainsFunc(st.nodes, func(nn netNode) bool { return nn.cp && st.ready[nn.name] }) {
+				ready = 1
+			}
+		case "coredns":
+			replicas = len(st.coredns)
+			for _, p := range st.coredns {
+				if st.ready[p.node.name] {
+					ready++
+				}
+			}
+		default:
+			netNotFound(w, "deployments.apps", name)
+			return
+		}
+		netJSON(w, map[string]any{"kind": "Deployment", "metadata": map[string]any{"name": name, "namespace": "kube-system"},
+			"spec": map[string]any{"replicas": replicas}, "status": map[string]any{"replicas": replicas, "readyReplicas": ready}})
+	})
+	mux.HandleFunc("GET /api/v1/namespaces/kube-system/pods", func(w http.ResponseWriter, r *http.Request) {
+		st := n.netState()
+		var items []any
+		pod := func(name, node, ip, hostIP string, ready bool) {
+			s := "False"
+			if ready {
+				s = "True"
+			}
+			items = append(items, map[string]any{"metadata": map[string]any{"name": name, "namespace": "kube-system"},
+				"spec":   map[string]any{"nodeName": node},
+				"status": map[string]any{"podIP": ip, "hostIP": hostIP, "conditions": []any{map[string]string{"type": "Ready", "status": s}}}})
+		}
+		switch r.URL.Query().Get("labelSelector") {
+		case "k8s-app=kube-dns":
+			for _, p := range st.coredns {
+				pod(p.name, p.node.name, p.ip.String(), p.node.addr.String(), st.ready[p.node.name])
+			}
+		case "k8s-app=cilium":
+			if st.cni.installed {
+				for _, nn := range st.nodes {
+					pod("cilium-"+nn.name, nn.name, nn.addr.String(), nn.addr.String(), st.ready[nn.name])
+				}
+			}
+		}
+		netJSON(w, map[string]any{"kind": "PodList", "items": items})
+	})
+	mux.HandleFunc("GET /api/v1/namespaces/kube-system/pods/{pod}/log", func(w http.ResponseWriter, r *http.Request) {
+		st := n.netState()
+		name := strings.TrimPrefix(r.PathValue("pod"), "cilium-")
+		lines, ok := st.logs[name]
+		if !ok || !st.cni.installed {
+			netNotFound(w, "pods", r.PathValue("pod"))
+			return
+		}
+		if tail, err := strconv.Atoi(r.URL.Query().Get("tailLines")); err == nil && tail < len(lines) {
+			lines = lines[len(lines)-tail:]
+		}
+		w.Header().Set("Content-Type", "text/plain")
+		_, _ = w.Write([]byte(strings.Join(lines, "\n") + "\n"))
+	})
+	// The API server's proxy to a pod: it dials the pod from its own host.
+	mux.HandleFunc("GET /api/v1/namespaces/kube-system/pods/{pod}/proxy/{path...}", func(w http.ResponseWriter, r *http.Request) {
+		st := n.netState()
+		name, port, _ := strings.Cut(r.PathValue("pod"), ":")
+		i := slices.IndexFunc(st.coredns, func(p corePod) bool { return p.name == name })
+		if i < 0 {
+			netNotFound(w, "pods", name)
+			return
+		}
+		p := st.coredns[i]
+		self := slices.IndexFunc(st.nodes, func(nn netNode) bool { return nn.addr == n.address() })
+		if port != strconv.Itoa(coreDNSReady) || r.PathValue("path") != "ready" || self < 0 {
+			http.Error(w, "not modeled", http.StatusNotFound)
+			return
+		}
+		if !st.ready[p.node.name] {
+			http.Error(w, fmt.Sprintf("error trying to reach service: dial tcp %s:%s: connect: connection refused", p.ip, port), http.StatusServiceUnavailable)
+			return
+		}
+		if err := st.hostToPod(st.nodes[self], p.node); err != nil {
+			n.log.Debug("modeled host-to-pod path fails", "err", err)
+			http.Error(w, fmt.Sprintf("error trying to reach service: dial tcp %s:%s: i/o timeout", p.ip, port), http.StatusServiceUnavailable)
+			return
+		}
+		_, _ = w.Write([]byte("OK"))
+	})
+}
+
+func netJSON(w http.ResponseWriter, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+func netNotFound(w http.ResponseWriter, kind, name string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusNotFound)
+	_ = json.NewEncoder(w).Encode(map[string]any{"kind": "Status", "status": "Failure", "reason": "NotFound", "code": 404,
+		"message": fmt.Sprintf("%s %q not found", kind, name)})
+}
+
+// kubeletVersion is the Kubernetes version of a config, from its kubelet image's tag.
+func kubeletVersion(cfg config.Provider) string {
+	if k := cfg.K8sKubeletConfig(); k != nil {
+		if i := strings.LastIndex(k.Image(), ":"); i >= 0 {
+			return strings.TrimSuffix(k.Image()[i+1:], "-fat")
+		}
+	}
+	return ""
+}
