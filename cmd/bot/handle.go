@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/pocbot/pocbot/internal/chatops"
+	"github.com/pocbot/pocbot/internal/clusterops"
 	"github.com/pocbot/pocbot/internal/github"
 	"github.com/pocbot/pocbot/internal/pool/poolstore"
 	"github.com/pocbot/pocbot/internal/reaper"
@@ -118,6 +119,13 @@ func (a *app) reapOnce(ctx context.Context, getenv func(string) string, env gith
 	cfg := reaper.Config{Ops: b.Ops, Repository: env.Repository, Issues: gh, Inventory: driver, Spec: b.Spec,
 		KeepLabel: rc.KeepLabel, WarnBefore: rc.WarnBefore, Log: a.log, RunID: env.RunID, Now: a.now,
 		ParkFor: rc.ParkFor, Pool: &poolstore.Pool{Store: b.Ops.Store, Now: a.now}, Parked: driver}
+	if !opportunistic && rc.PauseSchedule != nil {
+		// The schedule's pass pauses the ready clusters in a pause window.
+		cfg.PauseSchedule, cfg.MaxPaused = rc.PauseSchedule, rc.MaxPaused
+		if q, err := clusterops.QuotePaused(ctx, b.Quoter, b.Spec, 0, 0); err == nil {
+			cfg.PausedDailyNanos = q.Daily.Nanos
+		}
+	}
 	if opportunistic {
 		cfg = reaper.Opportunistic(cfg)
 		cfg.Inventory = nil             // the orphan pass lists every zone: the schedule's job

@@ -17,11 +17,13 @@ import (
 	"github.com/pocbot/pocbot/internal/clusterops"
 	"github.com/pocbot/pocbot/internal/provision"
 	"github.com/pocbot/pocbot/internal/provision/images"
+	"github.com/pocbot/pocbot/internal/provision/scaleway"
+	"github.com/pocbot/pocbot/internal/statestore"
 )
 
-// snapshotImageTag is the tag the scaleway driver puts on a shared snapshot to name the image
-// object it was imported from ("pocbot-image=<bucket>/<key>", block.go's imageTag). It is
-// repeated here because the driver keeps it private; images_test.go checks it against a real up.
+// snapshotImageTag is the prefix of the tag the scaleway driver puts on a shared snapshot to name
+// the image object it was imported from ("pocbot-image=" and a digest of bucket/key:
+// scaleway.ImageTag, which the inventory matches against the keys it knows).
 const snapshotImageTag = "pocbot-image="
 
 // imagePrefix is where the image chain stores its objects (images.ObjectKey).
@@ -94,6 +96,7 @@ type imageEntry struct {
 }
 
 type imageInventory struct {
+	store      *statestore.Store // holds the image locks prune takes
 	bucket     *blob.Bucket
 	bucketName string
 	blk        *block.API // nil when Scaleway cannot be reached (ls only)
@@ -136,6 +139,7 @@ func (a *app) imageInventory(ctx context.Context, zones []string) (*imageInvento
 		return nil, err
 	}
 	inv.closers = append(inv.closers, func() { _ = s.Close() })
+	inv.store = s
 	b, name, err := openImageBucket(ctx, a.getenv, provision.DefaultSpec().Region)
 	if err != nil {
 		return nil, err
@@ -211,20 +215,27 @@ func (a *app) imageInventory(ctx context.Context, zones []string) (*imageInvento
 				inv.volumesFrom[*v.ParentSnapshotID] = append(inv.volumesFrom[*v.ParentSnapshotID], v.ID)
 			}
 		}
+		// The tag is a digest of bucket/key (scaleway.ImageTag): matched against every key known
+		// from the bucket's objects and the states; a snapshot of an object gone from both is
+		// listed under its own name.
+		byTag := map[string]string{}
+		for key := range inv.entries {
+			byTag[scaleway.ImageTag(inv.bucketName, key)] = key
+		}
 		for _, sn := range snaps.Snapshots {
 			if !provision.HasTag(sn.Tags, provision.TagShared) {
 				continue
 			}
 			for _, t := range sn.Tags {
-				rest, found := strings.CutPrefix(t, snapshotImageTag)
-				if !found {
+				if !strings.HasPrefix(t, snapshotImageTag) {
 					continue
 				}
-				bucket, key, _ := strings.Cut(rest, "/")
-				if bucket == inv.bucketName && key != "" {
-					e := inv.entry(key)
-					e.snapshots = append(e.snapshots, sn)
+				key, known := byTag[t]
+				if !known {
+					key = "snapshot " + sn.Name + " (its object is gone)"
 				}
+				e := inv.entry(key)
+				e.snapshots = append(e.snapshots, sn)
 			}
 		}
 	}
@@ -306,13 +317,33 @@ func (a *app) prune(ctx context.Context, inv *imageInventory, dryRun bool, minAg
 			continue
 		}
 		var done, kept []string
+		// Not while a run makes this image: it holds the image's lock (clusterops.LockImage,
+		// the key the making takes), and the removal runs under it, stopping if it is lost.
+		ictx, release := ctx, func() {}
+		if !dryRun {
+			held, rel, err := (&clusterops.Ops{Store: inv.store, LockWait: time.Nanosecond}).LockImage(ctx, inv.bucketName+"/"+e.key)
+			var busy *statestore.LockedError
+			if errors.As(err, &busy) {
+				e.action = fmt.Sprintf("kept: being made by %s (%s, run %s); prune again later",
+					cmpOr(busy.Holder.Actor, "a run"), busy.Holder.Command, cmpOr(busy.Holder.RunID, "unknown"))
+				left++
+				continue
+			}
+			if err != nil {
+				errs = append(errs, fmt.Errorf("take the lock of image %s: %w", e.key, err))
+				e.action = "kept: " + err.Error()
+				left++
+				continue
+			}
+			ictx, release = held, rel
+		}
 		for _, s := range e.snapshots {
 			if vols := inv.volumesFrom[s.ID]; len(vols) > 0 {
 				kept = append(kept, fmt.Sprintf("snapshot %s left: volumes %s were made from it", s.ID, strings.Join(vols, ", ")))
 				continue
 			}
 			if !dryRun {
-				err := inv.blk.DeleteSnapshot(&block.DeleteSnapshotRequest{Zone: s.Zone, SnapshotID: s.ID}, scw.WithContext(ctx))
+				err := inv.blk.DeleteSnapshot(&block.DeleteSnapshotRequest{Zone: s.Zone, SnapshotID: s.ID}, scw.WithContext(ictx))
 				if err != nil {
 					kept = append(kept, fmt.Sprintf("snapshot %s left: %v", s.ID, err))
 					errs = append(errs, fmt.Errorf("delete snapshot %s of image %s in %s: %w", s.ID, e.key, s.Zone, err))
@@ -323,7 +354,7 @@ func (a *app) prune(ctx context.Context, inv *imageInventory, dryRun bool, minAg
 		}
 		if e.object != nil && len(kept) == 0 {
 			if !dryRun {
-				if err := images.Delete(ctx, inv.bucket, e.key); err != nil {
+				if err := images.Delete(ictx, inv.bucket, e.key); err != nil {
 					errs = append(errs, err)
 					kept = append(kept, "object left: "+err.Error())
 				} else {
@@ -335,6 +366,7 @@ func (a *app) prune(ctx context.Context, inv *imageInventory, dryRun bool, minAg
 		} else if e.object != nil {
 			kept = append(kept, "object left while a snapshot of it remains")
 		}
+		release()
 		if len(done) > 0 {
 			removed++
 		}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/pocbot/pocbot/internal/provision"
 	"github.com/pocbot/pocbot/internal/sim/world"
+	"github.com/pocbot/pocbot/internal/statestore"
 )
 
 // botProc runs the real bot binary against an in-process world, with an environment made from
@@ -359,6 +360,28 @@ func TestProcessCrashResumeAndCommands(t *testing.T) {
 	if !strings.Contains(young.stdout, "kept: stored") || snapshots() != 1 {
 		t.Errorf("default --min-age 1h must keep the image stored seconds ago:\n%s", young.stdout)
 	}
+	// A run making the image holds its lock: prune keeps it, naming the run.
+	imageKey := regexp.MustCompile(`(?m)^(talos/\S+)`).FindStringSubmatch(b.mustRun(t, nil, "images", "ls").stdout)
+	if imageKey == nil {
+		t.Fatal("images ls lists no talos/ image after down")
+	}
+	lockStore, err := statestore.Open(ctx, statestore.Config{StateURL: w.StateURL, KeyURL: w.StateKey})
+	if err != nil {
+		t.Fatal(err)
+	}
+	maker, err := lockStore.Hold(ctx, statestore.DigestLock(statestore.LockImage, world.ImageBucket+"/"+imageKey[1]),
+		statestore.LockInfo{Actor: "mallory-maker", RunID: "4711", Command: "image " + imageKey[1]}, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	busy := b.mustRun(t, nil, "images", "prune", "--min-age", "0s")
+	if !strings.Contains(busy.stdout, "kept: being made by mallory-maker") || snapshots() != 1 {
+		t.Errorf("prune while the image's lock is held: want it kept, naming the holder (snapshots %d):\n%s", snapshots(), busy.stdout)
+	}
+	if err := maker.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	lockStore.Close()
 	pr := b.mustRun(t, nil, "images", "prune", "--min-age", "0s")
 	if snapshots() != 0 || !strings.Contains(pr.stdout, "removed 1 image(s)") {
 		t.Errorf("prune after down: %d shared snapshots left:\n%s", snapshots(), pr.stdout)

@@ -77,6 +77,7 @@ func init() {
 					return err
 				}
 				cfg.WarnBefore, cfg.KeepLabel, cfg.ParkFor = rc.WarnBefore, rc.KeepLabel, rc.ParkFor
+				cfg.PauseSchedule, cfg.MaxPaused = rc.PauseSchedule, rc.MaxPaused
 			} else {
 				a.log.Info("no GitHub settings: expired clusters only, no issue checks, no comments")
 			}

@@ -176,6 +176,8 @@ type run struct {
 	backend *Backend
 	cluster string
 	header  *statestore.Header // the cluster's public header when it exists (read by collision)
+	// note is a paragraph the status comment of this run's up adds (the next scheduled pause).
+	note string
 }
 
 // Handle answers one event. A refused or malformed command is answered and is not an error; an

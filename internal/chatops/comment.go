@@ -57,6 +57,10 @@ func (r *run) comment(ctx context.Context) error {
 	if refused, err := r.collision(ctx); err != nil || refused {
 		return err
 	}
+	if r.wakeInWindow(cmd.Verb) {
+		// A command on a cluster the schedule paused, inside its window: somebody works late.
+		return r.resume(ctx)
+	}
 	switch cmd.Verb {
 	case commands.VerbUp:
 		return r.up(ctx, cmd.Up)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/pocbot/pocbot/internal/clusterops"
 	"github.com/pocbot/pocbot/internal/commands"
@@ -29,6 +30,7 @@ func (r *run) pause(ctx context.Context) error {
 	paused, perr := clusterops.QuotePaused(ctx, b.Quoter, st.Spec, 0, 0)
 	req := r.request(commands.VerbPause)
 	req.ParkFor = r.cfg.ParkFor
+	req.MaxPaused = r.cfg.MaxPaused
 	if perr == nil {
 		req.DailyCostNanos = paused.Daily.Nanos
 	}
@@ -82,7 +84,9 @@ func (r *run) pause(ctx context.Context) error {
 }
 
 // resume runs `/poc resume`: an up of the paused cluster (its spec unchanged), which creates the
-// machines again on the kept IPs and recovers etcd from the snapshot.
+// machines again on the kept IPs and recovers etcd from the snapshot. With a pause_schedule, the
+// status comment says when the next scheduled pause is; a resume inside a pause window keeps the
+// cluster awake until the window ends.
 func (r *run) resume(ctx context.Context) error {
 	if r.header == nil {
 		return r.noCluster(ctx)
@@ -91,7 +95,34 @@ func (r *run) resume(ctx context.Context) error {
 		return r.refuse(ctx, "not paused", fmt.Sprintf("😕 **Not run:** cluster `%s` is not paused (it is %s): nothing to resume. "+
 			"`/poc pause` pauses it, `/poc up` converges it.\n", r.cluster, commands.Escape(r.header.Phase)))
 	}
+	s, now := r.cfg.PauseSchedule, r.h.now()
+	if s != nil {
+		next := s.NextPause(now)
+		if s.Paused(now) {
+			awake := s.NextResume(now)
+			next = s.NextPause(awake)
+			r.note = fmt.Sprintf("⏰ Resumed inside a pause window of `pause_schedule` (%s): it stays up until the window ends, %s; the next scheduled pause is %s.",
+				commands.Escape(s.String()), awake.UTC().Format("2006-01-02 15:04 UTC"), next.UTC().Format("Mon 2006-01-02 15:04 UTC"))
+			if _, err := r.backend.Ops.Update(ctx, r.request(commands.VerbResume), func(h *statestore.Header) error {
+				return clusterops.EditMeta(h, func(m *clusterops.Meta) error { m.AwakeUntil = awake; return nil })
+			}); err != nil {
+				return r.lockedOrFail(ctx, err)
+			}
+		} else {
+			r.note = fmt.Sprintf("⏰ The next scheduled pause (`pause_schedule` %s) is %s.", commands.Escape(s.String()), next.UTC().Format("Mon 2006-01-02 15:04 UTC"))
+		}
+	}
 	return r.up(ctx, commands.UpOptions{})
+}
+
+// wakeInWindow tells whether verb, on this cluster, is a command that resumes it first: any but
+// down, pause, resume and help, on a cluster paused inside its repository's pause window.
+func (r *run) wakeInWindow(verb commands.Verb) bool {
+	switch verb {
+	case commands.VerbDown, commands.VerbPause, commands.VerbResume, commands.VerbHelp:
+		return false
+	}
+	return r.header != nil && r.header.Phase == clusterops.PhasePaused && r.cfg.PauseSchedule != nil && r.cfg.PauseSchedule.Paused(r.h.now())
 }
 
 // keptByPause lists what a pause keeps, for the status comment.
@@ -114,4 +145,28 @@ func byteSize(n int64) string {
 		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
 	}
 	return fmt.Sprintf("%d bytes", n)
+}
+
+// scheduleNote is what the repository's pause_schedule saves on spec's cluster: the share of a
+// week it is paused, and the week's cost with and without the schedule (for `/poc cost`).
+func (r *run) scheduleNote(ctx context.Context, spec provision.Spec) string {
+	s := r.cfg.PauseSchedule
+	if s == nil {
+		return ""
+	}
+	running, err1 := clusterops.Quote(ctx, r.backend.Quoter, spec, 0, true)
+	paused, err2 := clusterops.QuotePaused(ctx, r.backend.Quoter, spec, 0, 0)
+	if err1 != nil || err2 != nil {
+		return ""
+	}
+	now := r.h.now().In(s.Loc)
+	monday := time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, s.Loc).AddDate(0, 0, -((int(now.Weekday()) + 6) % 7))
+	f := s.WeeklyPausedFraction(monday)
+	const perMille = 1000
+	pm := int64(f*perMille + 0.5)
+	week := running.Daily.Mul(7)
+	withSchedule := running.Daily.Mul(7).MulRat(perMille-pm, perMille).Add(paused.Daily.Mul(7).MulRat(pm, perMille))
+	saving := week.Sub(withSchedule)
+	return fmt.Sprintf("pause_schedule `%s` pauses the cluster %.0f %% of the week: %s a week instead of %s, saving %s (%.1f %%). A /poc command inside a pause window resumes it.",
+		commands.Escape(s.String()), 100*f, withSchedule.Format(2), week.Format(2), saving.Format(2), 100*float64(saving.Nanos)/float64(week.Nanos))
 }

@@ -2,6 +2,7 @@ package chatops_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -85,6 +86,55 @@ func TestPauseAndResumeVerbs(t *testing.T) {
 	}
 	if m, _ := clusterops.MetaOf(doc.Header); m.DailyCostNanos < 4_000_000_000 {
 		t.Errorf("daily cost after the resume = %d nano-euros, want the running cost", m.DailyCostNanos)
+	}
+	scanSecrets(t, h)
+}
+
+// With a pause_schedule, `/poc cost` shows what it saves a week; a command other than down on a
+// cluster paused inside a pause window resumes it, keeps it awake until the window ends, and the
+// status comment says when the next scheduled pause is.
+func TestCommandInsidePauseWindowResumes(t *testing.T) {
+	h := newHarness(t)
+	ctx, cancel := context.WithTimeout(t.Context(), 4*time.Minute)
+	defer cancel()
+	gh := h.w.GitHub
+	repo := "acme/night"
+	h.repo(repo)
+	gh.SetPermission(repo, "alice", "admin")
+	gh.AddIssue(repo, ghsim.Issue{Number: 3, Author: "alice"})
+	name := commands.ClusterName("acme", "night", 3)
+	now := time.Now().UTC()
+	window := fmt.Sprintf("daily %s-%s UTC", now.Add(-time.Hour).Format("15:04"), now.Add(2*time.Hour).Format("15:04"))
+	gh.SetFile(repo, "", ".github/poc.yml", []byte("pause_schedule: "+window+"\n"))
+
+	if out, err := h.handle(ctx, h.comment(repo, 3, false, "alice", "/poc up")); err != nil || !out.OK {
+		t.Fatalf("up: %+v %v", out, err)
+	}
+	if _, err := h.handle(ctx, h.comment(repo, 3, false, "alice", "/poc cost")); err != nil {
+		t.Fatal(err)
+	}
+	if c := lastBody(h, repo, 3); !strings.Contains(c, "pauses the cluster") || !strings.Contains(c, "saving") {
+		t.Errorf("cost does not show the schedule's saving:\n%s", c)
+	}
+	if out, err := h.handle(ctx, h.comment(repo, 3, false, "alice", "/poc pause")); err != nil || !out.OK {
+		t.Fatalf("pause: %+v %v", out, err)
+	}
+	if out, err := h.handle(ctx, h.comment(repo, 3, false, "alice", "/poc status")); err != nil || !out.OK {
+		t.Fatalf("status inside the window: %+v %v", out, err)
+	}
+	doc, err := h.backend.Ops.Store.Get(ctx, name)
+	if err != nil || doc.Header.Phase != clusterops.PhaseReady {
+		t.Fatalf("a command inside the window did not resume the cluster: %+v %v", doc, err)
+	}
+	if m, _ := clusterops.MetaOf(doc.Header); !m.AwakeUntil.After(now.Add(time.Hour)) {
+		t.Errorf("awake until %s, want the window's end", m.AwakeUntil)
+	}
+	found := false
+	for _, c := range h.botComments(repo, 3) {
+		found = found || strings.Contains(c.Body, "Resumed inside a pause window") && strings.Contains(c.Body, "the next scheduled pause is")
+	}
+	if !found {
+		t.Error("no status comment says the cluster was resumed inside the window and when the next pause is")
 	}
 	scanSecrets(t, h)
 }

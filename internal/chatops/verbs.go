@@ -173,6 +173,9 @@ func (r *run) cost(ctx context.Context) error {
 		v.Notes = append(v.Notes, "The cluster is paused ("+r.header.Phase+"): these are its prices until `/poc resume`; the accrued figure counts them over its whole life.")
 	}
 	v.Notes = append(v.Notes, r.parkingNotes(ctx, spec)...)
+	if n := r.scheduleNote(ctx, spec); n != "" {
+		v.Notes = append(v.Notes, n)
+	}
 	if _, err := r.reply(ctx, commands.RenderCost(v)); err != nil {
 		return err
 	}

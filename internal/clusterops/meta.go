@@ -19,6 +19,12 @@ type Meta struct {
 	Keep           bool      // the keep label was seen on the issue (as last seen by the reaper)
 	DownFailed     time.Time // when the last teardown failed; zero: it did not
 	RequesterID    int64     // the immutable account id of the user who created the cluster; 0: unknown
+	// PausedTTLLeft is the running lifetime a paused cluster had left when it was paused: its
+	// expiry while paused is max_paused from the pause, and a resume gives this back.
+	PausedTTLLeft time.Duration
+	// AwakeUntil: a command resumed the cluster inside a pause window; the schedule leaves it
+	// running until then (the window's end).
+	AwakeUntil time.Time
 }
 
 // The header labels Meta owns; their spelling is the wire format.
@@ -30,6 +36,8 @@ const (
 	labelKeep       = "keep"
 	labelDownFailed = "down_failed"
 	labelRequester  = "requested_by_id"
+	labelTTLLeft    = "paused_ttl_left_s"
+	labelAwake      = "awake_until"
 )
 
 // MetaOf decodes a header's labels. A label that is present but malformed is an error naming it
@@ -51,7 +59,7 @@ func MetaOf(h statestore.Header) (Meta, error) {
 	for _, f := range []struct {
 		label string
 		into  *time.Time
-	}{{labelWarned, &m.WarnedFor}, {labelDownFailed, &m.DownFailed}} {
+	}{{labelWarned, &m.WarnedFor}, {labelDownFailed, &m.DownFailed}, {labelAwake, &m.AwakeUntil}} {
 		if v, ok := h.Labels[f.label]; ok {
 			t, err := time.Parse(time.RFC3339, v)
 			if err != nil {
@@ -73,6 +81,13 @@ func MetaOf(h statestore.Header) (Meta, error) {
 			return bad(labelRequester, fmt.Errorf("not an account id (%v)", err))
 		}
 		m.RequesterID = n
+	}
+	if v, ok := h.Labels[labelTTLLeft]; ok {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n <= 0 {
+			return bad(labelTTLLeft, fmt.Errorf("not a number of seconds (%v)", err))
+		}
+		m.PausedTTLLeft = time.Duration(n) * time.Second
 	}
 	if v, ok := h.Labels[labelKeep]; ok {
 		k, err := strconv.ParseBool(v)
@@ -115,6 +130,8 @@ func (m Meta) Into(h *statestore.Header) {
 	set(labelStickyID, num(m.StickyID))
 	set(labelDownFailed, stamp(m.DownFailed))
 	set(labelRequester, num(m.RequesterID))
+	set(labelTTLLeft, num(int64(m.PausedTTLLeft/time.Second)))
+	set(labelAwake, stamp(m.AwakeUntil))
 	if m.Keep {
 		set(labelKeep, "true")
 	} else {

@@ -72,6 +72,10 @@ type Ops struct {
 	// worker offers before anything is written or created (see Up); cmd/bot binds it to
 	// cluster.Preflight.
 	Preflight Preflighter
+
+	// saveFault, set by tests (export_test.go), runs before every state save of an operation:
+	// an error is a crash from that save on.
+	saveFault func() error
 }
 
 // Preflighter decides whether spec fits, given what st already has, and which of offers (in
@@ -118,6 +122,9 @@ type Request struct {
 	// DailyCostNanos is the daily cost (nano-euros) recorded in the header of a cluster this
 	// request creates, so that budgets read it at once without the key.
 	DailyCostNanos int64
+	// MaxPaused > 0 makes a Pause set the paused cluster's expiry to that long from the pause
+	// (max_paused), keeping the running lifetime it had left for its resume.
+	MaxPaused time.Duration
 	// NoCancel makes a Down that finds the lock held give up at once instead of asking the holder
 	// to stop (the reaper: a busy cluster is for its next run).
 	NoCancel bool
@@ -246,9 +253,15 @@ type docSaver struct {
 	cluster string // immutable copy: CancelRequested runs beside Save
 	mu      sync.Mutex
 	doc     *statestore.Document
+	fault   func() error // a test's crash: every save from some point on fails (nil: none)
 }
 
 func (s *docSaver) Save(ctx context.Context, st *provision.State) error {
+	if s.fault != nil {
+		if err := s.fault(); err != nil {
+			return err
+		}
+	}
 	body, err := json.Marshal(st)
 	if err != nil {
 		return err
@@ -351,7 +364,7 @@ func (o *Ops) Up(ctx context.Context, req Request) (*Result, error) {
 		}
 		res.Preflight = &pf
 	}
-	saver := &docSaver{store: o.Store, cluster: req.Cluster, doc: doc}
+	saver := &docSaver{store: o.Store, cluster: req.Cluster, doc: doc, fault: o.saveFault}
 	if err := o.admit(ctx, req, res.Created, func() error { return saver.Save(ctx, st) }); err != nil {
 		return nil, err // the document exists before anything is created
 	}
@@ -405,6 +418,11 @@ func (o *Ops) Up(ctx context.Context, req Request) (*Result, error) {
 		}
 		if resuming && req.DailyCostNanos > 0 {
 			m.DailyCostNanos = req.DailyCostNanos // running again: the running cost
+		}
+		if resuming && m.PausedTTLLeft > 0 {
+			// The running lifetime left at the pause, from now: the pause stopped its clock.
+			saver.doc.Header.Expires = o.now().Add(m.PausedTTLLeft)
+			m.PausedTTLLeft = 0
 		}
 	}); err != nil {
 		return res, err
@@ -557,7 +575,7 @@ func (o *Ops) Down(ctx context.Context, req Request) (*Result, error) {
 	var saver provision.Saver = provision.NewMemorySaver()
 	var ds *docSaver
 	if doc != nil {
-		ds = &docSaver{store: o.Store, cluster: req.Cluster, doc: doc}
+		ds = &docSaver{store: o.Store, cluster: req.Cluster, doc: doc, fault: o.saveFault}
 		if err := ds.setPhase(ctx, PhaseDestroying, nil); err != nil {
 			return nil, err
 		}

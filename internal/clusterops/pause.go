@@ -96,7 +96,7 @@ func (o *Ops) Pause(ctx context.Context, req Request) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	ds := &docSaver{store: o.Store, cluster: req.Cluster, doc: doc}
+	ds := &docSaver{store: o.Store, cluster: req.Cluster, doc: doc, fault: o.saveFault}
 	if err := ds.setPhase(ctx, PhasePausing, nil); err != nil {
 		return nil, err
 	}
@@ -119,6 +119,14 @@ func (o *Ops) Pause(ctx context.Context, req Request) (*Result, error) {
 	if err := ds.setPhase(wctx, PhasePaused, func(m *Meta) {
 		if req.DailyCostNanos > 0 {
 			m.DailyCostNanos = req.DailyCostNanos
+		}
+		// A paused cluster expires max_paused after its pause; the lifetime it had left running
+		// is given back by the resume.
+		if h := &ds.doc.Header; req.MaxPaused > 0 && !h.Expires.IsZero() {
+			if m.PausedTTLLeft == 0 {
+				m.PausedTTLLeft = max(h.Expires.Sub(o.now()), time.Hour).Truncate(time.Second)
+			}
+			h.Expires = o.now().Add(req.MaxPaused)
 		}
 	}); err != nil {
 		return res, err

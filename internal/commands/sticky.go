@@ -65,6 +65,7 @@ type StickyView struct {
 	Plan        *PlanView   // set for `up --dry-run`
 	Down        *DownView   // set when `down` has finished
 	Paused      *PausedView // set when `pause` has finished
+	Note        string      // one more paragraph under the result (trusted text: the bot's own)
 	Error       string      // what failed and what to do; redacted and fenced when rendered
 	Log         string      // long log, folded; truncated first when the body is too long
 	// ETA is the up's expected length while it runs ("about 11 min (cold, …)"); shown until
@@ -195,6 +196,9 @@ func renderSticky(v StickyView, log string) string {
 	if v.Paused != nil {
 		b.WriteString(renderPaused(*v.Paused, v.Now))
 		b.WriteString("\n")
+	}
+	if v.Note != "" {
+		b.WriteString(v.Note + "\n\n")
 	}
 	if len(v.Steps) > 0 {
 		steps := renderSteps(v.Steps)

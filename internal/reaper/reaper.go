@@ -33,6 +33,7 @@ import (
 	"github.com/pocbot/pocbot/internal/github"
 	"github.com/pocbot/pocbot/internal/provision"
 	"github.com/pocbot/pocbot/internal/provision/scaleway"
+	"github.com/pocbot/pocbot/internal/settings"
 	"github.com/pocbot/pocbot/internal/statestore"
 )
 
@@ -83,6 +84,13 @@ type Config struct {
 	Parked ParkedServers
 	// ParkFor > 0 parks the worker of each cluster torn down (--park-for, POC_PARK_FOR).
 	ParkFor time.Duration
+	// PauseSchedule, when set, pauses the ready clusters in its windows (pause_schedule of the
+	// repository: set Repository with it); Pauser does it (default: the Ops copy), with
+	// PausedDailyNanos as the paused cost and MaxPaused as the paused expiry bound.
+	PauseSchedule    *settings.PauseSchedule
+	Pauser           Pauser
+	PausedDailyNanos int64
+	MaxPaused        time.Duration
 	// Spec is the base spec of a teardown without a document (the sweep by exact tag): its
 	// image bucket and DNS zone matter. Default provision.DefaultSpec().
 	Spec provision.Spec
@@ -283,15 +291,18 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 		}
 	}
 	issues := r.lookUpIssues(mine)
-	var due []Decision
+	var due, spared []Decision
+	byName := map[string]statestore.Header{}
 	for _, h := range mine {
+		byName[h.Cluster] = h
 		d, teardown := r.decide(h, issues[h.Cluster])
 		if teardown {
 			due = append(due, d)
 			continue
 		}
-		rep.Decisions = append(rep.Decisions, d)
+		spared = append(spared, d)
 	}
+	rep.Decisions = append(rep.Decisions, r.schedulePauses(spared, byName)...)
 	// Closed before expired, then the longest overdue first: what a bound leaves for the next
 	// run is what matters least.
 	sort.SliceStable(due, func(i, j int) bool {

@@ -81,6 +81,10 @@ type RepoConfig struct {
 	// pool for that long so that the next `up` adopts it (park_for; default 0: deleted). A
 	// parked worker is billed.
 	ParkFor time.Duration
+	// MaxPaused bounds how long a paused cluster is kept (max_paused; default 7d).
+	MaxPaused time.Duration
+	// PauseSchedule is when the reaper pauses the repository's clusters (pause_schedule; nil: never).
+	PauseSchedule *settings.PauseSchedule
 	// ServiceAccountKey is the key type of new clusters' service-account signing key
 	// (service_account_key; default rsa). An existing cluster keeps the key it was created with.
 	ServiceAccountKey settings.ServiceAccountKey
@@ -99,6 +103,7 @@ func Default() RepoConfig {
 		PullRequests:    PRMode(settings.DefaultPullRequests),
 		PRLabel:         settings.DefaultPRLabel,
 		KeepLabel:       settings.DefaultKeepLabel,
+		MaxPaused:       settings.DefaultMaxPaused,
 
 		ServiceAccountKey: settings.DefaultServiceAccountKey,
 	}
@@ -120,6 +125,8 @@ type file struct {
 	DNSZones           []string `yaml:"dns_zones"`
 	WorkerOffers       []string `yaml:"worker_offers"`
 	ParkFor            *raw     `yaml:"park_for"`
+	MaxPaused          *raw     `yaml:"max_paused"`
+	PauseSchedule      *string  `yaml:"pause_schedule"`
 	ServiceAccountKey  *string  `yaml:"service_account_key"`
 }
 
@@ -220,7 +227,7 @@ func (f file) apply(c *RepoConfig) error {
 		key string
 		v   *raw
 		dst *time.Duration
-	}{{"max_ttl", f.MaxTTL, &c.MaxTTL}, {"default_ttl", f.DefaultTTL, &c.DefaultTTL}, {"min_ttl", f.MinTTL, &c.MinTTL}, {"warn_before", f.WarnBefore, &c.WarnBefore}, {"park_for", f.ParkFor, &c.ParkFor}} {
+	}{{"max_ttl", f.MaxTTL, &c.MaxTTL}, {"default_ttl", f.DefaultTTL, &c.DefaultTTL}, {"min_ttl", f.MinTTL, &c.MinTTL}, {"warn_before", f.WarnBefore, &c.WarnBefore}, {"park_for", f.ParkFor, &c.ParkFor}, {"max_paused", f.MaxPaused, &c.MaxPaused}} {
 		if d.v == nil {
 			continue
 		}
@@ -238,6 +245,13 @@ func (f file) apply(c *RepoConfig) error {
 	}
 	if f.Drafts != nil {
 		c.Drafts = *f.Drafts
+	}
+	if f.PauseSchedule != nil && strings.TrimSpace(*f.PauseSchedule) != "" {
+		ps, err := settings.ParsePauseSchedule(*f.PauseSchedule)
+		if err != nil {
+			return err
+		}
+		c.PauseSchedule = ps
 	}
 	if f.KeepLabel != nil {
 		c.KeepLabel = *f.KeepLabel
@@ -286,6 +300,9 @@ func (c RepoConfig) Validate() error {
 	}
 	if c.MaxDailyNanoEUR <= 0 || c.MaxDailyNanoEUR > 100_000*1_000_000_000 {
 		errs = append(errs, fmt.Errorf("max_daily_eur: %s, want more than 0 and at most 100000", FormatEUR(c.MaxDailyNanoEUR)))
+	}
+	if c.MaxPaused < time.Hour || c.MaxPaused > 30*24*time.Hour {
+		errs = append(errs, fmt.Errorf("max_paused: %s, want 1h up to 30d", FormatDuration(c.MaxPaused)))
 	}
 	if c.ParkFor < 0 || c.ParkFor > 7*24*time.Hour {
 		errs = append(errs, fmt.Errorf("park_for: %s, want 0 (off) up to 7d", FormatDuration(c.ParkFor)))

@@ -114,9 +114,11 @@ func ParseSnapshot(s string) (talos.SnapshotInfo, error) {
 }
 
 // snapshotEtcd takes the snapshot from the first control plane into the bucket, reads it back,
-// and records it. A rerun whose control planes are all still there takes a fresh one (the
-// cluster may have changed since); one that finds a control plane already deleted keeps the
-// recorded snapshot, which was verified before that deletion began.
+// and records it. On a rerun the records cannot say which machines the crashed run deleted (a
+// deletion that happened but whose record was not saved): with a verified snapshot recorded, a
+// fresh one is tried for a short while only (the cluster may have changed since), and the
+// recorded one is kept when the control plane does not answer; without one, a control plane
+// known gone means there is nothing to resume from.
 func (b *builder) snapshotEtcd(ctx context.Context, r *provision.Run) error {
 	ctx = talos.WithRetryInterval(ctx, r.PollInterval())
 	recorded, _ := r.Output(OutEtcdSnapshot)
@@ -126,21 +128,36 @@ func (b *builder) snapshotEtcd(ctx context.Context, r *provision.Run) error {
 			allThere = false
 		}
 	}
-	if recorded != "" && !allThere {
-		info, err := ParseSnapshot(recorded)
-		if err != nil {
-			return err
-		}
-		// Still in the bucket, still whole: the machines go only if it is.
-		if err := b.cfg.Snapshots.Verify(ctx, r.ClusterID(), info); err != nil {
-			return fmt.Errorf("the recorded etcd snapshot no longer verifies, and a control plane is already gone: %w", err)
-		}
-		r.Note(NodeEtcdSnapshot, "kept the snapshot verified before the first deletion: "+info.String())
-		return nil
-	}
-	if !allThere {
+	if !allThere && recorded == "" {
 		return errors.New("a control plane is gone and no etcd snapshot was recorded: nothing to resume from; run down, or up to recreate the cluster empty")
 	}
+	var fresh error
+	if allThere {
+		sctx, cancel := ctx, context.CancelFunc(func() {})
+		if recorded != "" {
+			sctx, cancel = context.WithTimeout(ctx, max(20*r.PollInterval(), 10*time.Second))
+		}
+		fresh = b.takeSnapshot(sctx, r)
+		cancel()
+		if fresh == nil || recorded == "" {
+			return fresh
+		}
+	}
+	info, err := ParseSnapshot(recorded)
+	if err != nil {
+		return err
+	}
+	// Still in the bucket, still whole: the machines go only if it is.
+	if err := b.cfg.Snapshots.Verify(ctx, r.ClusterID(), info); err != nil {
+		return fmt.Errorf("the recorded etcd snapshot no longer verifies (%w), and no fresh one could be taken: %v", err, fresh)
+	}
+	r.Note(NodeEtcdSnapshot, "kept the snapshot verified before the first deletion: "+info.String())
+	return nil
+}
+
+// takeSnapshot streams the first control plane's snapshot into the bucket, verifies it there and
+// records it.
+func (b *builder) takeSnapshot(ctx context.Context, r *provision.Run) error {
 	ip, tc, err := b.firstCP(r)
 	if err != nil {
 		return err

@@ -14,12 +14,12 @@ import (
 
 // ---- the shared snapshot ----
 
-// imageTag names the image object a shared snapshot was imported from: a snapshot is reused by
+// ImageTag names the image object a shared snapshot was imported from: a snapshot is reused by
 // every cluster with the same object key, and only ever matched by this exact tag. The bucket
 // and key are hashed (SHA-256, 128 bits in hex): "bucket/key" is ≈ 116 characters for a typical
 // bucket name, longer than a tag may be (provision.MaxTagLen); the snapshot's name and the
 // import request still say which object it came from.
-func imageTag(bucket, key string) string {
+func ImageTag(bucket, key string) string {
 	sum := sha256.Sum256([]byte(bucket + "/" + key))
 	return imageTagPrefix + hex.EncodeToString(sum[:16])
 }
@@ -39,7 +39,7 @@ func (d *Driver) snapshotNode() provision.Node {
 		},
 		Apply: func(ctx context.Context, r *provision.Run) error {
 			zone, spec := zoneOf(r), r.Spec()
-			tag := imageTag(spec.ImageBucket, spec.ImageKey)
+			tag := ImageTag(spec.ImageBucket, spec.ImageKey)
 			what := fmt.Sprintf("snapshot of image %s/%s", spec.ImageBucket, spec.ImageKey)
 			f, err := ensure(ctx, r, NodeSnapshot, KindSnapshot,
 				func(ctx context.Context, id string) (*found, error) {
@@ -255,7 +255,7 @@ func (d *Driver) deleteVolume(ctx context.Context, r *provision.Run, zone scw.Zo
 // SharedSnapshot tells whether spec's image snapshot exists already, usable (an up then imports
 // nothing: the ETA's shared-image path).
 func (d *Driver) SharedSnapshot(ctx context.Context, spec provision.Spec) (bool, error) {
-	tag := imageTag(spec.ImageBucket, spec.ImageKey)
+	tag := ImageTag(spec.ImageBucket, spec.ImageKey)
 	res, err := d.blk.ListSnapshots(&block.ListSnapshotsRequest{Zone: scw.Zone(spec.Zone), ProjectID: &d.project,
 		Tags: []string{provision.TagShared}}, ctxOpt(ctx), scw.WithAllPages())
 	if err != nil {

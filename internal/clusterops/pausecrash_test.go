@@ -1,0 +1,187 @@
+package clusterops_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/pocbot/pocbot/internal/clusterops"
+	"github.com/pocbot/pocbot/internal/provision/cluster"
+	simtalos "github.com/pocbot/pocbot/internal/sim/talos"
+	"github.com/pocbot/pocbot/internal/sim/world"
+)
+
+// crashAt makes the ops' state saves fail from the n-th on (n < 0: never) and counts them.
+type crashAt struct {
+	n     atomic.Int64
+	count atomic.Int64
+}
+
+func (c *crashAt) fault() error {
+	if k := c.count.Add(1) - 1; c.n.Load() >= 0 && k >= c.n.Load() {
+		return errors.New("injected crash")
+	}
+	return nil
+}
+
+func (c *crashAt) arm(n int64) { c.count.Store(0); c.n.Store(n) }
+
+// snapshotHolds reads the paused cluster's snapshot from the bucket as a resume would and
+// checks it verifies against what the state recorded and holds every key.
+func (e *env) snapshotHolds(ctx context.Context, name string, keys []string) error {
+	_, st, err := e.ops.Load(ctx, name)
+	if err != nil {
+		return err
+	}
+	rec := st.Outputs[cluster.OutEtcdSnapshot]
+	if rec == "" {
+		return errors.New("no snapshot recorded in the state")
+	}
+	info, err := cluster.ParseSnapshot(rec)
+	if err != nil {
+		return err
+	}
+	if err := (clusterops.Snapshots{Store: e.store}).Verify(ctx, name, info); err != nil {
+		return err
+	}
+	rc, err := e.store.OpenArtifactStream(ctx, name, clusterops.ArtifactEtcdSnapshot)
+	if err != nil {
+		return err
+	}
+	defer rc.Close()
+	b, err := io.ReadAll(rc)
+	if err != nil {
+		return err
+	}
+	have, err := simtalos.SnapshotKeys(b)
+	if err != nil {
+		return err
+	}
+	for _, k := range keys {
+		if !slices.Contains(have, k) {
+			return fmt.Errorf("snapshot lacks %s", k)
+		}
+	}
+	return nil
+}
+
+// A pause crashed at its state saves (the snapshot's first ones, then spread), then run again, ends paused with nothing lost,
+// and no control plane is ever deleted while the bucket lacks a verified snapshot holding every
+// object; a resume crashed at its saves (every one around the etcd recovery, spread over the
+// rest), then run again, ends ready with every object there.
+func TestPauseAndResumeCrashAtEveryStep(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("-short: dozens of pause/resume cycles of a whole cluster")
+	}
+	e := newEnv(t, world.Options{TimeFactor: 0.002})
+	ctx, cancel := context.WithTimeout(t.Context(), 15*time.Minute)
+	defer cancel()
+	const name = "acme-crash-1"
+	var crash crashAt
+	crash.arm(-1)
+	clusterops.SetSaveFault(e.ops, crash.fault)
+
+	e.up(ctx, t, name)
+	kc, err := e.ops.Kubeconfig(ctx, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := newKube(t, kc)
+	var keys []string
+	write := func(i int) {
+		t.Helper()
+		n := fmt.Sprintf("obj-%d", i)
+		code, obj, err := k.do(ctx, http.MethodPost, "/api/v1/namespaces/default/configmaps", map[string]any{"metadata": map[string]any{"name": n}, "data": map[string]any{"i": fmt.Sprint(i)}})
+		if err != nil || code != http.StatusCreated {
+			t.Fatalf("write %s: %d %v %v", n, code, obj, err)
+		}
+		keys = append(keys, "/registry/configmaps/default/"+n)
+	}
+	readAll := func(when string) {
+		t.Helper()
+		for i := range keys {
+			code, obj, err := k.do(ctx, http.MethodGet, fmt.Sprintf("/api/v1/namespaces/default/configmaps/obj-%d", i), nil)
+			if d, _ := obj["data"].(map[string]any); err != nil || code != http.StatusOK || d["i"] != fmt.Sprint(i) {
+				t.Fatalf("%s: obj-%d = %d %v %v", when, i, code, obj, err)
+			}
+		}
+	}
+	cps := func() int { return len(e.inventoryOf("instance_server", name)) }
+	pause := func() (*clusterops.Result, error) {
+		return e.ops.Pause(ctx, clusterops.Request{Cluster: name, RequestedBy: "alice", Command: "pause"})
+	}
+	resume := func() (*clusterops.Result, error) {
+		return e.ops.Up(ctx, clusterops.Request{Cluster: name, Spec: e.spec, RequestedBy: "alice", Command: "resume"})
+	}
+
+	// A clean cycle counts the saves.
+	write(0)
+	crash.arm(-1)
+	if _, err := pause(); err != nil {
+		t.Fatal(err)
+	}
+	pauseSaves := crash.count.Load()
+	crash.arm(-1)
+	if _, err := resume(); err != nil {
+		t.Fatal(err)
+	}
+	resumeSaves := crash.count.Load()
+	readAll("after a clean cycle")
+	t.Logf("a pause saves the state %d times, a resume %d", pauseSaves, resumeSaves)
+
+	// Every save would be dozens of whole-cluster cycles (minutes each under -race on a shared
+	// machine): the first saves of a pause (the snapshot's), then points spread over the rest,
+	// and resume points spread over its saves, the first and the last included.
+	pausePoints := []int64{0, 1, 2, pauseSaves / 3, 2 * pauseSaves / 3, pauseSaves - 1}
+	resumePoints := []int64{0, resumeSaves / 5, 2 * resumeSaves / 5, 3 * resumeSaves / 5, 4 * resumeSaves / 5, resumeSaves - 1}
+	for i, p := range pausePoints {
+		write(i + 1)
+		t.Logf("cycle %d: pause crashes at save %d", i, p)
+		crash.arm(p)
+		_, perr := pause()
+		if cps() < 3 {
+			if err := e.snapshotHolds(ctx, name, keys); err != nil {
+				t.Fatalf("pause crashed at save %d: a control plane is deleted but the bucket holds no verified snapshot of everything: %v", i, err)
+			}
+		}
+		crash.arm(-1)
+		if perr != nil {
+			if _, err := pause(); err != nil {
+				t.Fatalf("pause again after a crash at save %d: %v", i, err)
+			}
+		}
+		if n := cps(); n != 0 {
+			t.Fatalf("after the pause (crash at %d): %d control planes left", i, n)
+		}
+		if err := e.snapshotHolds(ctx, name, keys); err != nil {
+			t.Fatalf("paused after a crash at save %d: %v", i, err)
+		}
+		// The resume, crashed at one of its saves: each one in turn, spread over the cycles.
+		j := resumePoints[i]
+		t.Logf("cycle %d: paused (pause error: %v); resume crashes at save %d", i, perr, j)
+		crash.arm(j)
+		_, rerr := resume()
+		crash.arm(-1)
+		if rerr != nil {
+			if _, err := resume(); err != nil {
+				t.Fatalf("resume again after a crash at save %d: %v", j, err)
+			}
+		}
+		doc, _, err := e.ops.Load(ctx, name)
+		if err != nil || doc.Header.Phase != clusterops.PhaseReady {
+			t.Fatalf("after the resume (crash at %d): %v %v", j, doc, err)
+		}
+		readAll(fmt.Sprintf("pause crashed at %d, resume crashed at %d", i, j))
+		if strings.Contains(fmt.Sprint(rerr), "recover") {
+			t.Logf("resume crash at %d hit the recovery: %v", j, rerr)
+		}
+	}
+}

@@ -1,0 +1,76 @@
+package reaper
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/pocbot/pocbot/internal/clusterops"
+	"github.com/pocbot/pocbot/internal/statestore"
+)
+
+// ActionPaused is a cluster the schedule paused (pause_schedule).
+const ActionPaused Action = "paused"
+
+// Pauser pauses one cluster (clusterops.Ops.Pause).
+type Pauser interface {
+	Pause(ctx context.Context, req clusterops.Request) (*clusterops.Result, error)
+}
+
+// schedulePauses pauses the ready clusters of the run's repository that are in a window of
+// Config.PauseSchedule: under the cluster's lock (a busy one is left for the next run), with the
+// paused cost from Config.PausedDailyNanos and the expiry bound Config.MaxPaused.
+func (r *run) schedulePauses(decided []Decision, headers map[string]statestore.Header) []Decision {
+	s := r.cfg.PauseSchedule
+	if s == nil || !s.Paused(r.now) {
+		return decided
+	}
+	p := r.cfg.Pauser
+	if p == nil {
+		p = &r.ops
+	}
+	for i, d := range decided {
+		h, ok := headers[d.Cluster]
+		if !ok || d.Action != ActionNone || h.Phase != clusterops.PhaseReady {
+			continue
+		}
+		if m, err := clusterops.MetaOf(h); err == nil && m.AwakeUntil.After(r.now) {
+			d.Detail = "awake until " + m.AwakeUntil.Format(time.RFC3339) + " (resumed by a command inside the pause window); " + d.Detail
+			decided[i] = d
+			continue
+		}
+		d.Action, d.Detail = ActionPaused, "pause_schedule "+s.String()+"; "+d.Detail
+		if r.cfg.DryRun {
+			decided[i] = d
+			continue
+		}
+		if r.ctx.Err() != nil {
+			d.Action, d.Detail = ActionDeferred, "the run's bound was reached before the scheduled pause"
+			decided[i] = d
+			continue
+		}
+		req := clusterops.Request{Cluster: d.Cluster, RequestedBy: r.cfg.Actor, RunID: r.cfg.RunID, Command: "pause (schedule)",
+			ParkFor: r.cfg.ParkFor, MaxPaused: r.cfg.MaxPaused, DailyCostNanos: r.cfg.PausedDailyNanos,
+			// The schedule's reason must still hold under the lock: a command may have resumed
+			// or changed the cluster since the listing.
+			Precondition: func(cur statestore.Header) error {
+				if cur.Phase != clusterops.PhaseReady {
+					return fmt.Errorf("phase is now %s", cur.Phase)
+				}
+				return nil
+			}}
+		_, err := p.Pause(r.work, req)
+		var le *statestore.LockedError
+		switch {
+		case errors.As(err, &le):
+			d.Action, d.Detail = ActionBusy, "scheduled pause: "+err.Error()
+		case errors.Is(err, clusterops.ErrPrecondition):
+			d.Action, d.Detail = ActionNone, "scheduled pause skipped: "+err.Error()
+		case err != nil:
+			d.Action, d.Err = ActionFailed, fmt.Errorf("scheduled pause of %s: %w", d.Cluster, err)
+		}
+		decided[i] = d
+	}
+	return decided
+}

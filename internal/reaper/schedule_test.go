@@ -1,0 +1,95 @@
+package reaper_test
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/pocbot/pocbot/internal/clusterops"
+	"github.com/pocbot/pocbot/internal/reaper"
+	"github.com/pocbot/pocbot/internal/settings"
+	ghsim "github.com/pocbot/pocbot/internal/sim/github"
+	"github.com/pocbot/pocbot/internal/statestore"
+)
+
+type fakePauser struct {
+	mu   sync.Mutex
+	reqs []clusterops.Request
+}
+
+func (f *fakePauser) Pause(_ context.Context, req clusterops.Request) (*clusterops.Result, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.reqs = append(f.reqs, req)
+	return &clusterops.Result{}, nil
+}
+
+func (f *fakePauser) paused() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []string
+	for _, r := range f.reqs {
+		out = append(out, r.Cluster)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// TestSchedulePausesReadyClustersInItsWindow: in a window of pause_schedule the reaper pauses the
+// repository's ready clusters — not one provisioning, already paused, kept past its expiry or due
+// for teardown — with the paused cost and max_paused; outside the window it pauses nothing.
+func TestSchedulePausesReadyClustersInItsWindow(t *testing.T) {
+	e := newEnv(t, "file")
+	ctx := ctxFor(t, time.Minute)
+	sched, err := settings.ParsePauseSchedule("weekdays 19:00-08:00 UTC")
+	if err != nil {
+		t.Fatal(err)
+	}
+	night := time.Date(2026, 12, 1, 22, 0, 0, 0, time.UTC) // a Tuesday
+	day := time.Date(2026, 12, 1, 11, 0, 0, 0, time.UTC)
+	for _, c := range []struct {
+		name, phase string
+		expires     time.Time
+	}{
+		{"acme-shop-ready", clusterops.PhaseReady, night.Add(48 * time.Hour)},
+		{"acme-shop-prov", clusterops.PhaseProvisioning, night.Add(48 * time.Hour)},
+		{"acme-shop-paused", clusterops.PhasePaused, night.Add(48 * time.Hour)},
+		{"acme-shop-expired", clusterops.PhaseReady, night.Add(-time.Hour)},
+	} {
+		n := e.w.GitHub.AddIssue(repo, ghsim.Issue{Title: "poc"})
+		e.putDoc(t, statestore.Header{Cluster: c.name, Repository: repo, Number: n, Kind: "issue", Phase: c.phase, Created: night.Add(-time.Hour), Expires: c.expires})
+	}
+	for _, tc := range []struct {
+		at   time.Time
+		want []string
+	}{{day, nil}, {night, []string{"acme-shop-ready"}}} {
+		p := &fakePauser{}
+		cfg := e.config(tc.at)
+		cfg.Inventory = nil
+		cfg.PauseSchedule, cfg.Pauser, cfg.PausedDailyNanos, cfg.MaxPaused = sched, p, 299_000_000, 72*time.Hour
+		cfg.Teardown = noTeardown{}
+		rep, err := reaper.Run(ctx, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := p.paused(); !slices.Equal(got, tc.want) {
+			t.Errorf("at %s the schedule paused %v, want %v\n%s", tc.at, got, tc.want, table(t, rep))
+		}
+		for _, r := range p.reqs {
+			if r.DailyCostNanos != 299_000_000 || r.MaxPaused != 72*time.Hour || r.Precondition == nil {
+				t.Errorf("pause request %+v: want the paused cost, max_paused and a precondition", r)
+			}
+		}
+		if d, ok := decisionOf(rep, "acme-shop-ready"); len(tc.want) > 0 && (!ok || d.Action != reaper.ActionPaused) {
+			t.Errorf("decision of the paused cluster = %+v", d)
+		}
+	}
+}
+
+type noTeardown struct{}
+
+func (noTeardown) Down(context.Context, clusterops.Request) (*clusterops.Result, error) {
+	return &clusterops.Result{}, nil
+}

@@ -1,0 +1,101 @@
+package worldtest_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/pocbot/pocbot/internal/provision"
+	"github.com/pocbot/pocbot/internal/provision/cluster"
+	"github.com/pocbot/pocbot/internal/provision/scaleway"
+	scwsim "github.com/pocbot/pocbot/internal/sim/scaleway"
+	"github.com/pocbot/pocbot/internal/sim/world"
+	"github.com/pocbot/pocbot/internal/sim/world/worldtest"
+)
+
+// resumeWaits is a resume's profile: what a pause kept (IPs, security group and rules, SSH keys,
+// the shared image, DNS, the secrets) is there already and waits for nothing.
+func resumeWaits(w cluster.Waits, spec provision.Spec) func(string) time.Duration {
+	kept := []string{scaleway.NodeSSHKey, scaleway.NodePersonKey, scaleway.NodeSecGroup, scaleway.NodeSecRules, scaleway.NodeSnapshot,
+		scaleway.NodeDNS, cluster.NodeImageObject, cluster.NodeTalosSecrets}
+	for i := range spec.CPCount {
+		kept = append(kept, scaleway.NodeIP(i))
+	}
+	return func(n string) time.Duration {
+		if slices.Contains(kept, n) {
+			return 0
+		}
+		return w.Of(n)
+	}
+}
+
+// BenchmarkPauseResume measures a pause (snapshot into the bucket, machines deleted; the worker
+// parked or deleted) and the resume that follows (machines again, etcd recovered; the parked
+// worker adopted, or a new one ordered) on the emulated world at factor POC_BENCH_FACTOR, each
+// against the critical-path bound of the same profile (goal: ratio <= 1.05), and prints the
+// resume modeled at factor 1 (goals: <= 8 min cold, <= 4 min with a parked worker).
+func BenchmarkPauseResume(b *testing.B) {
+	factor := benchFactor(b)
+	hosts := world.DefaultHosts()
+	waits := worldtest.Waits(scwsim.DefaultLatency(), hosts)
+	waits.SharedImage = true
+	scale := func(d time.Duration) time.Duration { return time.Duration(float64(d) * factor) }
+	for i := 0; i < b.N; i++ {
+		w, err := world.Start(context.Background(), world.Options{Dir: b.TempDir(), TimeFactor: factor, S3: "file", Hosts: hosts})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { w.Close() })
+		poll := max(scale(time.Second)/4, time.Millisecond)
+		p := worldtest.New(b, w, worldtest.Options{PollInterval: poll})
+		eng := provision.New(provision.Options{PollInterval: poll})
+		g, pg := provision.NewGraph(), provision.NewGraph()
+		if err := p.Ops.Build(g, p.Spec); err != nil {
+			b.Fatal(err)
+		}
+		if err := p.Ops.BuildPause(pg, p.Spec); err != nil {
+			b.Fatal(err)
+		}
+		ctx := context.Background()
+		st, err := provision.NewState(fmt.Sprintf("bench-pause-%d", i), p.Spec)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := eng.Up(ctx, g, st, provision.NewMemorySaver()); err != nil {
+			b.Fatal(err)
+		}
+		parked := waits
+		parked.Parked = true
+		for _, park := range []bool{false, true} {
+			pctx, name, rw := ctx, "cold", waits
+			if park {
+				pctx, name, rw = cluster.WithParkFor(ctx, time.Hour), "parked", parked
+			}
+			t0 := time.Now()
+			if _, err := eng.Down(pctx, pg, st, provision.NewMemorySaver()); err != nil {
+				b.Fatalf("pause (%s): %v", name, err)
+			}
+			wall, lb := time.Since(t0), scale(waits.Down(park))
+			b.ReportMetric(float64(wall)/float64(lb), "pause-"+name+"/bound")
+			b.Logf("factor %.3g: pause (%s) %v (bound %v, ratio %.3f)", factor, name, wall.Round(time.Millisecond), lb, float64(wall)/float64(lb))
+			if st.Outputs[cluster.OutEtcdSnapshot] == "" {
+				b.Fatal("no snapshot recorded by the pause")
+			}
+			t0 = time.Now()
+			if err := eng.Up(ctx, g, st, provision.NewMemorySaver()); err != nil {
+				b.Fatalf("resume (%s): %v", name, err)
+			}
+			delete(st.Outputs, cluster.OutEtcdSnapshot) // what clusterops does once ready
+			wall, lb = time.Since(t0), scale(g.CriticalPath(resumeWaits(rw, p.Spec)))
+			b.ReportMetric(float64(wall)/float64(lb), "resume-"+name+"/bound")
+			b.Logf("factor %.3g: resume (%s) %v (bound %v, ratio %.3f)", factor, name, wall.Round(time.Millisecond), lb, float64(wall)/float64(lb))
+			if i == 0 {
+				m := g.CriticalPath(resumeWaits(rw, p.Spec))
+				b.ReportMetric(m.Minutes(), "resume-"+name+"-modeled-min")
+				fmt.Printf("%-32s %6.1f min (modeled, factor 1)\n", "resume, "+name+" worker", m.Minutes())
+			}
+		}
+	}
+}
