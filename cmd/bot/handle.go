@@ -122,7 +122,7 @@ func (a *app) reapOnce(ctx context.Context, getenv func(string) string, env gith
 	if !opportunistic && rc.PauseSchedule != nil {
 		// The schedule's pass pauses the ready clusters in a pause window.
 		cfg.PauseSchedule, cfg.MaxPaused = rc.PauseSchedule, rc.MaxPaused
-		if q, err := clusterops.QuotePaused(ctx, b.Quoter, b.Spec, 0, 0); err == nil {
+		if q, err := clusterops.QuotePaused(ctx, b.Quoter, b.Spec, 0, false, 0); err == nil {
 			cfg.PausedDailyNanos = q.Daily.Nanos
 		}
 	}

@@ -345,14 +345,16 @@ func openBackendParts(ctx context.Context, getenv func(string) string, a *app) (
 	spec := provision.DefaultSpec()
 	spec.ImageBucket = bucketName
 	ops := &clusterops.Ops{
-		Store:      store,
-		Build:      func(g *provision.Graph, s provision.Spec) error { return cluster.Build(g, s, ccfg) },
-		BuildPause: func(g *provision.Graph, s provision.Spec) error { return cluster.BuildPause(g, s, ccfg) },
-		Engine:     provision.Options{PollInterval: poll, Logger: a.log},
-		Log:        a.log,
-		Now:        a.now,
-		LockLease:  lease,
-		LockWait:   lockWait,
+		Store: store,
+		Build: func(g *provision.Graph, s provision.Spec) error { return cluster.Build(g, s, ccfg) },
+		BuildPause: func(g *provision.Graph, s provision.Spec, release bool) error {
+			return cluster.BuildPause(g, s, ccfg, release)
+		},
+		Engine:    provision.Options{PollInterval: poll, Logger: a.log},
+		Log:       a.log,
+		Now:       a.now,
+		LockLease: lease,
+		LockWait:  lockWait,
 		// A status from outside admin_cidrs says that the security group is why it cannot connect.
 		RunnerCIDR: runnerCIDR,
 	}

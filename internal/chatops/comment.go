@@ -75,7 +75,7 @@ func (r *run) comment(ctx context.Context) error {
 	case commands.VerbKubeconfig:
 		return r.kubeconfigVerb(ctx)
 	case commands.VerbPause:
-		return r.pause(ctx)
+		return r.pause(ctx, cmd.ReleaseIPs)
 	case commands.VerbResume:
 		return r.resume(ctx)
 	}

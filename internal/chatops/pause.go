@@ -11,13 +11,14 @@ import (
 	"github.com/pocbot/pocbot/internal/github"
 	"github.com/pocbot/pocbot/internal/provision"
 	"github.com/pocbot/pocbot/internal/provision/cluster"
+	"github.com/pocbot/pocbot/internal/provision/scaleway"
 	"github.com/pocbot/pocbot/internal/statestore"
 )
 
 // pause runs `/poc pause`: the etcd snapshot into the state bucket, verified, then the machines
 // deleted (the worker parked when park_for allows); the status comment says what was kept, what
 // the cluster costs per day now, and how to resume.
-func (r *run) pause(ctx context.Context) error {
+func (r *run) pause(ctx context.Context, releaseIPs bool) error {
 	b := r.backend
 	if r.header == nil {
 		return r.noCluster(ctx)
@@ -27,8 +28,9 @@ func (r *run) pause(ctx context.Context) error {
 		return r.lockedOrFail(ctx, err)
 	}
 	running, rerr := clusterops.Quote(ctx, b.Quoter, st.Spec, 0, true)
-	paused, perr := clusterops.QuotePaused(ctx, b.Quoter, st.Spec, 0, 0)
+	paused, perr := clusterops.QuotePaused(ctx, b.Quoter, st.Spec, 0, releaseIPs, 0)
 	req := r.request(commands.VerbPause)
+	req.ReleaseIPs = releaseIPs
 	req.ParkFor = r.cfg.ParkFor
 	req.MaxPaused = r.cfg.MaxPaused
 	if perr == nil {
@@ -63,10 +65,11 @@ func (r *run) pause(ctx context.Context) error {
 		r.react(ctx, github.ReactionConfused)
 		return fmt.Errorf("%w: pause %s: %w", ErrCommandFailed, r.cluster, pauseErr)
 	}
-	pv := commands.PausedView{Cluster: r.cluster, Kept: keptByPause(st.Spec), Expires: res.Header.Expires, Parked: r.cfg.ParkFor > 0}
+	pv := commands.PausedView{Cluster: r.cluster, Kept: keptByPause(st.Spec, releaseIPs), Expires: res.Header.Expires, Parked: r.cfg.ParkFor > 0,
+		ReleasedIPs: releaseIPs}
 	if snap, err := cluster.ParseSnapshot(res.State.Outputs[cluster.OutEtcdSnapshot]); err == nil {
 		pv.Snapshot = fmt.Sprintf("%s, verified", byteSize(snap.Size))
-		if q, err := clusterops.QuotePaused(ctx, b.Quoter, st.Spec, snap.Size, 0); err == nil {
+		if q, err := clusterops.QuotePaused(ctx, b.Quoter, st.Spec, snap.Size, releaseIPs, 0); err == nil {
 			paused, perr = q, nil
 		}
 	}
@@ -126,9 +129,12 @@ func (r *run) wakeInWindow(verb commands.Verb) bool {
 }
 
 // keptByPause lists what a pause keeps, for the status comment.
-func keptByPause(spec provision.Spec) []string {
-	kept := []string{fmt.Sprintf("%d reserved IPv4 (the endpoints, the certificates' names and the kubeconfig stay valid)", spec.CPCount),
-		"the security group and its rules", "the secrets bundle and CA (in the encrypted state)", "the shared Talos image"}
+func keptByPause(spec provision.Spec, releasedIPs bool) []string {
+	var kept []string
+	if !releasedIPs {
+		kept = append(kept, fmt.Sprintf("%d reserved IPv4 (the endpoints, the certificates' names and the kubeconfig stay valid)", spec.CPCount))
+	}
+	kept = append(kept, "the security group and its rules", "the secrets bundle and CA (in the encrypted state)", "the shared Talos image")
 	if spec.DNSZone != "" {
 		kept = append(kept, "the DNS records in "+spec.DNSZone)
 	}
@@ -155,7 +161,7 @@ func (r *run) scheduleNote(ctx context.Context, spec provision.Spec) string {
 		return ""
 	}
 	running, err1 := clusterops.Quote(ctx, r.backend.Quoter, spec, 0, true)
-	paused, err2 := clusterops.QuotePaused(ctx, r.backend.Quoter, spec, 0, 0)
+	paused, err2 := clusterops.QuotePaused(ctx, r.backend.Quoter, spec, 0, false, 0)
 	if err1 != nil || err2 != nil {
 		return ""
 	}
@@ -169,4 +175,10 @@ func (r *run) scheduleNote(ctx context.Context, spec provision.Spec) string {
 	saving := week.Sub(withSchedule)
 	return fmt.Sprintf("pause_schedule `%s` pauses the cluster %.0f %% of the week: %s a week instead of %s, saving %s (%.1f %%). A /poc command inside a pause window resumes it.",
 		commands.Escape(s.String()), 100*f, withSchedule.Format(2), week.Format(2), saving.Format(2), 100*float64(saving.Nanos)/float64(week.Nanos))
+}
+
+// releasedIPs tells whether a paused cluster's state has no reserved IP left (`--release-ips`).
+func releasedIPs(st *provision.State) bool {
+	_, ok := st.Resources[scaleway.NodeIP(0)]
+	return !ok
 }

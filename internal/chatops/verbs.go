@@ -160,7 +160,7 @@ func (r *run) cost(ctx context.Context) error {
 	if paused != nil {
 		// No machine runs: the IPs, the shared image and the snapshot are what it costs now.
 		snap, _ := cluster.ParseSnapshot(paused.Outputs[cluster.OutEtcdSnapshot])
-		q, err = clusterops.QuotePaused(ctx, b.Quoter, spec, snap.Size, life)
+		q, err = clusterops.QuotePaused(ctx, b.Quoter, spec, snap.Size, releasedIPs(paused), life)
 	}
 	if err != nil {
 		return r.fail(ctx, fmt.Errorf("price cluster %q: %w", r.cluster, err))
@@ -244,7 +244,7 @@ func (r *run) status(ctx context.Context) error {
 	q, qerr := clusterops.Quote(ctx, b.Quoter, s.State.Spec, 0, true)
 	if clusterops.Paused(s.Header) {
 		snap, _ := cluster.ParseSnapshot(s.State.Outputs[cluster.OutEtcdSnapshot])
-		q, qerr = clusterops.QuotePaused(ctx, b.Quoter, s.State.Spec, snap.Size, 0)
+		q, qerr = clusterops.QuotePaused(ctx, b.Quoter, s.State.Spec, snap.Size, releasedIPs(s.State), 0)
 	}
 	if qerr == nil {
 		v.DailyCost, v.Accrued = q.Daily.Format(2), q.Accrued(s.Header.Created, now).Format(2)

@@ -33,11 +33,11 @@ func Quote(ctx context.Context, q *cost.Quoter, spec provision.Spec, lifetime ti
 // certificates and kubeconfig stay valid), the shared image it comes back from (counted with it,
 // as Shape does), and its etcd snapshot in the state bucket (snapshotBytes; 0 leaves it out).
 // No machine, no volume.
-func PausedItems(spec provision.Spec, snapshotBytes int64) []cost.Item {
+func PausedItems(spec provision.Spec, snapshotBytes int64, releasedIPs bool) []cost.Item {
 	var items []cost.Item
 	for _, it := range Shape(spec).Items() {
-		switch it.Kind {
-		case cost.KindIP, cost.KindSnapshot, cost.KindObjectStorage:
+		switch {
+		case it.Kind == cost.KindIP && !releasedIPs, it.Kind == cost.KindSnapshot, it.Kind == cost.KindObjectStorage:
 			items = append(items, it)
 		}
 	}
@@ -48,6 +48,6 @@ func PausedItems(spec provision.Spec, snapshotBytes int64) []cost.Item {
 }
 
 // QuotePaused prices a paused cluster (PausedItems).
-func QuotePaused(ctx context.Context, q *cost.Quoter, spec provision.Spec, snapshotBytes int64, lifetime time.Duration) (cost.Quote, error) {
-	return q.Quote(ctx, PausedItems(spec, snapshotBytes), cost.QuoteOptions{AllowUnknown: true, Lifetime: lifetime})
+func QuotePaused(ctx context.Context, q *cost.Quoter, spec provision.Spec, snapshotBytes int64, releasedIPs bool, lifetime time.Duration) (cost.Quote, error) {
+	return q.Quote(ctx, PausedItems(spec, snapshotBytes, releasedIPs), cost.QuoteOptions{AllowUnknown: true, Lifetime: lifetime})
 }

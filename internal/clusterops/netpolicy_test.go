@@ -3,6 +3,8 @@ package clusterops_test
 import (
 	"context"
 	"crypto/tls"
+	instance "github.com/scaleway/scaleway-sdk-go/api/instance/v1"
+	"github.com/scaleway/scaleway-sdk-go/scw"
 	"net"
 	"strconv"
 	"strings"
@@ -157,13 +159,32 @@ func TestNativeRoutingAcrossSubnetsFailsTheUp(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer w.Close()
-	p := worldtest.New(t, w, worldtest.Options{ReadyTimeout: 5 * time.Second})
-	native := func(s *provision.Spec) { s.CiliumRouting = "native" }
+	p := worldtest.New(t, w, worldtest.Options{ReadyTimeout: 5 * time.Second, RunnerCIDR: runnerAddr + "/32"})
+	// admin_cidrs leave the runner out: the run opens a temporary rule for it, which the failure
+	// must not leave behind.
+	native := func(s *provision.Spec) { s.CiliumRouting = "native"; s.AdminCIDRs = []string{"198.51.100.0/24"} }
 	spec := p.Spec
 	native(&spec)
-	_, err = p.Ops.Up(ctx, clusterops.Request{Cluster: "native-1", Spec: spec, TTL: time.Hour, Command: "up", Override: native})
+	res, err := p.Ops.Up(ctx, clusterops.Request{Cluster: "native-1", Spec: spec, TTL: time.Hour, Command: "up", Override: native})
 	if err == nil {
 		t.Fatal("up with native routing across subnets answered ready")
+	}
+	if res == nil || res.State == nil {
+		t.Fatalf("no state after the failed up: %v", err)
+	}
+	if v := res.State.Outputs[scaleway.OutAdminTemporary]; v != "" {
+		t.Errorf("the failed up left the runner's temporary admin CIDR %s in its state", v)
+	}
+	sg := res.State.Resources[scaleway.NodeSecGroup]
+	rules, lerr := instance.NewAPI(p.Client).ListSecurityGroupRules(&instance.ListSecurityGroupRulesRequest{
+		Zone: scw.Zone(sg.Zone), SecurityGroupID: sg.ID}, scw.WithAllPages())
+	if lerr != nil {
+		t.Fatal(lerr)
+	}
+	for _, r := range rules.Rules {
+		if r.IPRange.String() == runnerAddr+"/32" {
+			t.Errorf("the failed up left a security-group rule for the runner: %s %v", r.Protocol, r.DestPortFrom)
+		}
 	}
 	for _, want := range []string{"routing: API server cannot reach coredns-0", "must be directly reachable", "tunnel mode needs UDP 8472"} {
 		if !strings.Contains(err.Error(), want) {

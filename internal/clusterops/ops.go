@@ -18,6 +18,7 @@ import (
 	"github.com/pocbot/pocbot/internal/preflight"
 	"github.com/pocbot/pocbot/internal/provision"
 	"github.com/pocbot/pocbot/internal/provision/cluster"
+	"github.com/pocbot/pocbot/internal/provision/scaleway"
 	"github.com/pocbot/pocbot/internal/statestore"
 )
 
@@ -47,13 +48,17 @@ var ErrPrecondition = errors.New("precondition no longer holds")
 // Builder adds a spec's nodes to a graph (cluster.Build with its outside parties bound).
 type Builder func(g *provision.Graph, spec provision.Spec) error
 
+// PauseBuilder adds a spec's pause graph (cluster.BuildPause with its outside parties bound);
+// releaseIPs makes it delete the reserved IPs too.
+type PauseBuilder func(g *provision.Graph, spec provision.Spec, releaseIPs bool) error
+
 // Ops runs operations. Store and Build are required.
 type Ops struct {
 	Store *statestore.Store
 	Build Builder
 	// BuildPause adds a cluster's pause graph (cluster.BuildPause with the same parties as
 	// Build); nil: Pause refuses.
-	BuildPause Builder
+	BuildPause PauseBuilder
 	Engine     provision.Options // Progress is set per request
 	Now        func() time.Time
 	Log        *slog.Logger
@@ -125,6 +130,9 @@ type Request struct {
 	// MaxPaused > 0 makes a Pause set the paused cluster's expiry to that long from the pause
 	// (max_paused), keeping the running lifetime it had left for its resume.
 	MaxPaused time.Duration
+	// ReleaseIPs makes a Pause delete the reserved IPs too (`--release-ips`): a lower floor, new
+	// endpoints at the resume.
+	ReleaseIPs bool
 	// NoCancel makes a Down that finds the lock held give up at once instead of asking the holder
 	// to stop (the reaper: a busy cluster is for its next run).
 	NoCancel bool
@@ -392,6 +400,10 @@ func (o *Ops) Up(ctx context.Context, req Request) (*Result, error) {
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 	defer cancel()
 	if upErr != nil {
+		if f := o.closeAdminAfterFailure(wctx, g, engine, final, saver, req.Cluster); f != nil {
+			final = f
+			res.State = final
+		}
 		failed := PhaseFailed
 		if resuming {
 			failed = PhaseResuming // still the resume of a paused cluster: an up or resume continues it
@@ -429,6 +441,33 @@ func (o *Ops) Up(ctx context.Context, req Request) (*Result, error) {
 	}
 	res.Header = saver.doc.Header
 	return res, nil
+}
+
+// closeAdminAfterFailure removes the runner's temporary admin rule that a failed up left in the
+// security group (admin-access-close never ran: nothing starts after a failure): the rule is for
+// the run only, failures included. It returns the state saved after, or nil when nothing ran.
+func (o *Ops) closeAdminAfterFailure(ctx context.Context, g *provision.Graph, engine *provision.Engine, st *provision.State, saver *docSaver, name string) *provision.State {
+	if st == nil || st.Outputs[scaleway.OutAdminTemporary] == "" {
+		return nil
+	}
+	n, ok := g.Node(cluster.NodeAdminClose)
+	if !ok {
+		return nil
+	}
+	n.Needs = nil
+	g2 := provision.NewGraph()
+	if err := g2.Add(n); err != nil {
+		o.log().Error("close the runner's temporary admin rule after a failed up", "cluster", name, "err", err)
+		return nil
+	}
+	if err := engine.Up(ctx, g2, st, saver); err != nil {
+		o.log().Error("close the runner's temporary admin rule after a failed up: it stays until the next run or the down", "cluster", name, "err", err)
+	}
+	final, err := decodeState(saver.doc)
+	if err != nil {
+		return nil
+	}
+	return final
 }
 
 // admit writes a cluster's first document. For a new cluster with an Admit check, the check and

@@ -101,7 +101,7 @@ func (o *Ops) Pause(ctx context.Context, req Request) (*Result, error) {
 		return nil, err
 	}
 	g := provision.NewGraph()
-	if err := o.BuildPause(g, st.Spec); err != nil {
+	if err := o.BuildPause(g, st.Spec, req.ReleaseIPs); err != nil {
 		return nil, err
 	}
 	eopts := o.Engine

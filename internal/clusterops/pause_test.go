@@ -186,3 +186,57 @@ func TestPauseThenResumeKeepsTheCluster(t *testing.T) {
 		t.Fatal("the snapshot stays in the bucket after the resume")
 	}
 }
+
+// A pause with --release-ips (and park_for) deletes the reserved IPs too and parks the worker;
+// the resume adopts the worker back and gets new IPs, new
+// certificates from the same CA (the kubeconfig issued before still authenticates, at the new
+// address) and a new kubeconfig naming the new endpoint; every object is there.
+func TestPauseReleasingIPs(t *testing.T) {
+	e := newEnv(t, world.Options{TimeFactor: 0.005})
+	ctx, cancel := context.WithTimeout(t.Context(), 4*time.Minute)
+	defer cancel()
+	const name = "acme-freeze-2"
+	e.up(ctx, t, name)
+	kc, err := e.ops.Kubeconfig(ctx, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code, obj, err := newKube(t, kc).do(ctx, http.MethodPost, "/api/v1/namespaces/default/secrets",
+		map[string]any{"metadata": map[string]any{"name": "db"}, "stringData": map[string]any{"password": "hunter2"}}); err != nil || code != http.StatusCreated {
+		t.Fatalf("create Secret: %d %v %v", code, obj, err)
+	}
+	ipsBefore := e.inventoryOf("instance_ip", name)
+	ordersBefore, _ := e.bmCalls()
+	// With park_for: the worker is parked, and the resume adopts it back.
+	if _, err := e.ops.Pause(ctx, clusterops.Request{Cluster: name, RequestedBy: "alice", Command: "pause", ReleaseIPs: true, ParkFor: time.Hour}); err != nil {
+		t.Fatalf("pause --release-ips: %v", err)
+	}
+	if left := e.inventoryOf("instance_ip", name); len(left) != 0 {
+		t.Fatalf("reserved IPs left after --release-ips: %v", left)
+	}
+	if got := e.inventoryOf("instance_security_group", name); len(got) != 1 {
+		t.Fatalf("security group after the pause: %v", got)
+	}
+	if _, err := e.ops.Up(ctx, clusterops.Request{Cluster: name, Spec: e.spec, RequestedBy: "alice", Command: "resume"}); err != nil {
+		t.Fatalf("resume: %v", err)
+	}
+	if orders, _ := e.bmCalls(); orders != ordersBefore {
+		t.Errorf("the resume ordered %d Elastic Metal server(s): the parked worker was not adopted", orders-ordersBefore)
+	}
+	ipsAfter := e.inventoryOf("instance_ip", name)
+	if len(ipsAfter) != 3 || slices.Equal(ipsAfter, ipsBefore) {
+		t.Fatalf("IPs after the resume %v, before %v: want three new ones", ipsAfter, ipsBefore)
+	}
+	kc2, err := e.ops.Kubeconfig(ctx, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k2 := newKube(t, kc2)
+	if k2.server == newKube(t, kc).server {
+		t.Fatalf("the new kubeconfig names the old endpoint %s", k2.server)
+	}
+	code, obj, err := k2.do(ctx, http.MethodGet, "/api/v1/namespaces/default/secrets/db", nil)
+	if d, _ := obj["data"].(map[string]any); err != nil || code != http.StatusOK || d["password"] == nil {
+		t.Fatalf("Secret after the resume on new IPs: %d %v %v", code, obj, err)
+	}
+}

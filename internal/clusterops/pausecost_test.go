@@ -19,12 +19,12 @@ func pausedRatio(tb testing.TB) (running, paused, released cost.Money) {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	p, err := clusterops.QuotePaused(tb.Context(), q, spec, 16<<20, 0)
+	p, err := clusterops.QuotePaused(tb.Context(), q, spec, 16<<20, false, 0)
 	if err != nil {
 		tb.Fatal(err)
 	}
 	var noIPs []cost.Item
-	for _, it := range clusterops.PausedItems(spec, 16<<20) {
+	for _, it := range clusterops.PausedItems(spec, 16<<20, true) {
 		if it.Kind != cost.KindIP {
 			noIPs = append(noIPs, it)
 		}
@@ -40,7 +40,7 @@ func pausedRatio(tb testing.TB) (running, paused, released cost.Money) {
 // snapshot, nothing that runs; the goals (≤ 7 % of the running cost keeping the IPs, ≤ 1 %
 // without) hold on the dated table.
 func TestPausedCostHasNoCompute(t *testing.T) {
-	for _, it := range clusterops.PausedItems(provision.DefaultSpec(), 1) {
+	for _, it := range clusterops.PausedItems(provision.DefaultSpec(), 1, false) {
 		if it.Kind == cost.KindInstance || it.Kind == cost.KindBaremetal || it.Kind == cost.KindBlockVolume {
 			t.Errorf("paused cluster bills %s (%s)", it.Name, it.Kind)
 		}

@@ -16,7 +16,7 @@ type verbDoc struct {
 var verbDocs = map[Verb]verbDoc{
 	VerbUp:         {"/poc up [flags]", "create this issue's cluster, or converge it to the flags given"},
 	VerbDown:       {"/poc down", "destroy the cluster and everything it owns, in dependency order"},
-	VerbPause:      {"/poc pause", "snapshot etcd into the state bucket, then give the machines back: the reserved IPs, the certificates and the kubeconfig stay valid, and it costs almost nothing until `/poc resume`"},
+	VerbPause:      {"/poc pause [--release-ips]", "snapshot etcd into the state bucket, then give the machines back: the reserved IPs, the certificates and the kubeconfig stay valid, and it costs almost nothing until `/poc resume`"},
 	VerbResume:     {"/poc resume", "bring a paused cluster back on the same IPs, with everything that was in it"},
 	VerbExtend:     {"/poc extend DURATION", "push the expiry back, e.g. `/poc extend 4h` or `/poc extend 1d`"},
 	VerbKubeconfig: {"/poc kubeconfig", "a fresh short-lived link to the kubeconfig, encrypted to your GitHub SSH keys"},

@@ -94,6 +94,8 @@ type Command struct {
 	Up UpOptions
 	// Extend is the duration of `/poc extend DURATION`.
 	Extend time.Duration
+	// ReleaseIPs is `/poc pause --release-ips`.
+	ReleaseIPs bool
 }
 
 // UpOptions are the SPEC §2 overrides a comment may set. Exposed: TTL, dry-run, Talos version,
@@ -180,6 +182,14 @@ func parseLine(line string, cfg ParseConfig) (Command, error) {
 		err = parseUp(&cmd, args, cfg)
 	case VerbExtend:
 		err = parseExtend(&cmd, args, cfg)
+	case VerbPause:
+		for _, a := range args {
+			if asciiLower(a) != "--release-ips" {
+				err = fmt.Errorf("%w: `pause` takes only --release-ips, got %s", ErrSyntax, Quote(a))
+				break
+			}
+			cmd.ReleaseIPs = true
+		}
 	case VerbHelp:
 		if len(args) > 1 {
 			err = fmt.Errorf("%w: `help` takes at most one word, the command to explain", ErrSyntax)

@@ -17,6 +17,8 @@ type PausedView struct {
 	DailyCost, RunningDailyCost string
 	// Parked is set when the worker was parked rather than deleted (a resume adopts it).
 	Parked bool
+	// ReleasedIPs: the reserved IPs went too (`--release-ips`).
+	ReleasedIPs bool
 	// Expires is when the paused cluster is destroyed, snapshot included (zero: never).
 	Expires time.Time
 	// NextPause is when a schedule pauses it again (zero: no schedule) — on a resume reply.
@@ -43,7 +45,11 @@ func renderPaused(v PausedView, now time.Time) string {
 	if v.Parked {
 		b.WriteString("The worker is parked: a resume adopts it without ordering a new one.\n\n")
 	}
-	b.WriteString("Comment `/poc resume` (or `/poc up`) to bring it back on the same IPs: the kubeconfig you have keeps working, and everything that was in the cluster is there again.")
+	if v.ReleasedIPs {
+		b.WriteString("The reserved IPs were released too (`--release-ips`): `/poc resume` (or `/poc up`) brings it back on new IPs, with new certificates from the same CA and a new kubeconfig link; everything that was in the cluster is there again.")
+	} else {
+		b.WriteString("Comment `/poc resume` (or `/poc up`) to bring it back on the same IPs: the kubeconfig you have keeps working, and everything that was in the cluster is there again.")
+	}
 	if !v.Expires.IsZero() {
 		fmt.Fprintf(&b, " A paused cluster still expires: it is destroyed, snapshot included, at %s", v.Expires.UTC().Format("2006-01-02 15:04 UTC"))
 		if !now.IsZero() && v.Expires.After(now) {

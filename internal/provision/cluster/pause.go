@@ -49,11 +49,15 @@ type Snapshots interface {
 	Open(ctx context.Context, cluster string) (io.ReadCloser, error)
 }
 
-// PausedNodes are the nodes of spec's graph a pause deletes.
-func PausedNodes(spec provision.Spec) []string {
+// PausedNodes are the nodes of spec's graph a pause deletes; releaseIPs adds the reserved IPs
+// (`--release-ips`: the resume gets new ones, new certificates from the same CA, a new kubeconfig).
+func PausedNodes(spec provision.Spec, releaseIPs bool) []string {
 	names := []string{scaleway.NodeWorker}
 	for i := range spec.CPCount {
 		names = append(names, scaleway.NodePoweron(i), scaleway.NodeServer(i), scaleway.NodeVolume(i))
+		if releaseIPs {
+			names = append(names, scaleway.NodeIP(i))
+		}
 	}
 	return names
 }
@@ -61,7 +65,7 @@ func PausedNodes(spec provision.Spec) []string {
 // BuildPause adds to g the pause of spec's cluster: the nodes PausedNodes names, as Build makes
 // them (the worker parks under WithParkFor), their needs among themselves, and the snapshot node
 // that needs them all. g gets no sweeper: a pause removes only what its nodes record.
-func BuildPause(g *provision.Graph, spec provision.Spec, cfg Config) error {
+func BuildPause(g *provision.Graph, spec provision.Spec, cfg Config, releaseIPs bool) error {
 	if cfg.Snapshots == nil {
 		return errors.New("cluster: a pause needs Config.Snapshots (where the etcd snapshot is kept)")
 	}
@@ -69,7 +73,7 @@ func BuildPause(g *provision.Graph, spec provision.Spec, cfg Config) error {
 	if err := Build(full, spec, cfg); err != nil {
 		return err
 	}
-	keep := PausedNodes(spec)
+	keep := PausedNodes(spec, releaseIPs)
 	for _, name := range keep {
 		n, ok := full.Node(name)
 		if !ok {
@@ -77,6 +81,25 @@ func BuildPause(g *provision.Graph, spec provision.Spec, cfg Config) error {
 		}
 		n.Needs = slices.DeleteFunc(n.Needs, func(need string) bool { return !slices.Contains(keep, need) })
 		n.Preflight = nil // checks for creating, not deleting
+		if name == scaleway.NodeWorker {
+			// The worker goes (deleted, or parked under another configuration): what its
+			// triggers say was written and applied no longer runs on it, and the resume must
+			// write or apply it again — or adopt it — rather than wait for a config it lost.
+			destroy := n.Destroy
+			n.Destroy = func(ctx context.Context, r *provision.Run) error {
+				if destroy != nil {
+					if err := destroy(ctx, r); err != nil {
+						return err
+					}
+				}
+				for _, t := range []string{NodeWorkerConfig, NodeWorkerImage} {
+					if err := r.SetTrigger(ctx, t, ""); err != nil {
+						return err
+					}
+				}
+				return nil
+			}
+		}
 		if err := g.Add(n); err != nil {
 			return err
 		}

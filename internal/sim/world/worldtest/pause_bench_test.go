@@ -55,7 +55,7 @@ func BenchmarkPauseResume(b *testing.B) {
 		if err := p.Ops.Build(g, p.Spec); err != nil {
 			b.Fatal(err)
 		}
-		if err := p.Ops.BuildPause(pg, p.Spec); err != nil {
+		if err := p.Ops.BuildPause(pg, p.Spec, false); err != nil {
 			b.Fatal(err)
 		}
 		ctx := context.Background()

@@ -98,9 +98,11 @@ func New(t testing.TB, w *world.World, o Options) *Parts {
 		RunnerCIDR: o.RunnerCIDR, RescuePasswordWait: o.RescuePasswordWait, ReadyTimeout: o.ReadyTimeout, Log: o.Log,
 		Pool: &poolstore.Pool{Store: p.Store}, Snapshots: clusterops.Snapshots{Store: p.Store}}
 	p.Ops = &clusterops.Ops{
-		Store:      p.Store,
-		Build:      func(g *provision.Graph, spec provision.Spec) error { return cluster.Build(g, spec, ccfg) },
-		BuildPause: func(g *provision.Graph, spec provision.Spec) error { return cluster.BuildPause(g, spec, ccfg) },
+		Store: p.Store,
+		Build: func(g *provision.Graph, spec provision.Spec) error { return cluster.Build(g, spec, ccfg) },
+		BuildPause: func(g *provision.Graph, spec provision.Spec, release bool) error {
+			return cluster.BuildPause(g, spec, ccfg, release)
+		},
 		Engine:     provision.Options{PollInterval: o.PollInterval, StepTimeout: o.StepTimeout, Logger: o.Log},
 		Log:        o.Log,
 		LockLease:  o.LockLease,
