@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/pocbot/pocbot/internal/clusterops"
+	"github.com/pocbot/pocbot/internal/commands"
 	"github.com/pocbot/pocbot/internal/cost"
 	"github.com/pocbot/pocbot/internal/provision"
 )
@@ -99,6 +100,17 @@ func (a *app) printPlan(ctx context.Context, w *opsWorld, req clusterops.Intent)
 	}
 	for _, k := range kinds {
 		a.printf("  %-24s %d  %v\n", k, len(byKind[k]), byKind[k])
+	}
+	printPreflight(a, res.Preflight)
+	if w.eta != nil && !exists {
+		adopt := false
+		if res.Preflight != nil {
+			for _, c := range res.Preflight.Candidates {
+				adopt = adopt || (c.Taken && c.Offer.Adopt)
+			}
+		}
+		e := w.eta.Estimate(ctx, spec, adopt)
+		a.printf("ETA: %s\n", commands.PreflightView{ETA: e.D, ETAFrom: e.From, Path: e.Path.String()}.ETAText())
 	}
 	a.printf("\n")
 	if err := res.Quote.WriteText(a.stdout, cost.Times{Now: time.Now(), Expires: time.Now().Add(req.TTL)}); err != nil {

@@ -22,6 +22,7 @@ import (
 
 	"github.com/pocbot/pocbot/internal/clusterops"
 	"github.com/pocbot/pocbot/internal/commands"
+	"github.com/pocbot/pocbot/internal/eta"
 	"github.com/pocbot/pocbot/internal/github"
 	"github.com/pocbot/pocbot/internal/provision"
 	"github.com/pocbot/pocbot/internal/repoconfig"
@@ -53,7 +54,9 @@ type Backend struct {
 	Ops *clusterops.Ops
 	// Spec is the spec of a new cluster before the comment's flags: the seed's defaults with the
 	// image bucket.
-	Spec  provision.Spec
+	Spec provision.Spec
+	// ETA, when set, estimates an up (dry run, status comment) and records how long each took.
+	ETA   *eta.Book
 	Close func()
 }
 
@@ -161,6 +164,7 @@ func Triage(ev github.Event, appSlug string) string {
 
 // run is the state of one event being handled.
 type run struct {
+	eta     string // an up's ETA, shown from its first status comment on
 	h       *Handler
 	ev      github.Event
 	out     *Outcome

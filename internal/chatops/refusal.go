@@ -55,6 +55,8 @@ func (r *run) refusal(ctx context.Context, out *clusterops.Outcome) error {
 	case lifecycle.RefuseMaxTTL:
 		body = commands.RenderBudgetRefusal(commands.BudgetRefusalView{Limit: commands.LimitMaxTTL,
 			Requested: commands.FormatDuration(ref.Requested), Max: commands.FormatDuration(ref.Max)})
+	case lifecycle.RefuseQuota:
+		body = r.quotaRefusal(ref.Err, out.Preflight)
 	case lifecycle.RefuseNoCluster:
 		body = commands.RenderStatus(commands.StatusView{Cluster: r.cluster})
 	default:

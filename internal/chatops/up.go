@@ -11,6 +11,7 @@ import (
 
 	"github.com/pocbot/pocbot/internal/clusterops"
 	"github.com/pocbot/pocbot/internal/commands"
+	"github.com/pocbot/pocbot/internal/eta"
 	"github.com/pocbot/pocbot/internal/github"
 	"github.com/pocbot/pocbot/internal/lifecycle"
 	"github.com/pocbot/pocbot/internal/provision"
@@ -66,6 +67,10 @@ func (r *run) up(ctx context.Context, o commands.UpOptions) error {
 	in := r.intent(commands.VerbUp)
 	in.TTL, in.Override, in.DryRun = o.TTL, override(o), o.DryRun
 	in.Closed = r.ev.Kind == github.KindComment && r.ev.IssueState == "closed"
+	if o.WorkerOffer == "" {
+		in.WorkerOffers = r.cfg.WorkerOffers // the comment's --worker-offer wins
+	}
+	var est *eta.Estimate
 	sp := newSteps()
 	in.Progress = sp
 	var tr *tracked
@@ -74,6 +79,9 @@ func (r *run) up(ctx context.Context, o commands.UpOptions) error {
 	// The status comment lives as long as the run (ctx), not as the lock the operation hands in.
 	in.Started = func(_ context.Context, out *clusterops.Outcome) int64 {
 		donePlan()
+		if est = r.estimate(ctx, out.Spec, out.Exists, out.Preflight); est != nil {
+			r.eta = commands.PreflightView{ETA: est.D, ETAFrom: est.From, Path: est.Path.String()}.ETAText()
+		}
 		r.react(ctx, github.ReactionRocket)
 		doneUp = r.group("up " + r.cluster)
 		tr = r.track(ctx, commands.VerbUp, out, sp)
@@ -88,11 +96,14 @@ func (r *run) up(ctx context.Context, o commands.UpOptions) error {
 		case upErr != nil:
 			return r.fail(ctx, upErr)
 		}
-		return r.plan(ctx, res, in.TTL) // a dry run
+		return r.plan(ctx, res, in.TTL, r.estimate(ctx, res.Spec, res.Exists, res.Preflight)) // a dry run
 	}
 	tr.stop()
 	doneUp()
 	tr.view.StateSerial = res.Header.Serial
+	if upErr == nil {
+		r.recordDuration(ctx, est, tr.view.Now.Sub(tr.view.Started))
+	}
 
 	doneReply := r.group("reply")
 	defer doneReply()
@@ -153,7 +164,8 @@ func (r *run) track(ctx context.Context, verb commands.Verb, out *clusterops.Out
 	t := &tracked{r: r, steps: sp}
 	t.sticky, t.startID = r.newSticky(ctx, out.Header)
 	t.view = commands.StickyView{Cluster: r.cluster, Serial: r.h.serial(), Verb: verb, Requester: r.ev.Sender,
-		Phase: out.Phase, Started: r.h.now(), RunURL: r.h.Env.RunURL(), StateSerial: out.Header.Serial}
+		Phase: out.Phase, Started: r.h.now(), RunURL: r.h.Env.RunURL(), StateSerial: out.Header.Serial,
+		ETA: r.eta} // an up's ETA, from the first status comment on
 	if err := t.sticky.Update(ctx, t.render(nil)); err != nil {
 		r.h.log().Warn("could not write the status comment", "err", err)
 	}
@@ -224,7 +236,7 @@ func (r *run) finishSticky(ctx context.Context, st *github.Sticky, body string) 
 }
 
 // plan answers `/poc up --dry-run`: what would be created or changed and what it costs.
-func (r *run) plan(ctx context.Context, res *clusterops.Outcome, ttl time.Duration) error {
+func (r *run) plan(ctx context.Context, res *clusterops.Outcome, ttl time.Duration, est *eta.Estimate) error {
 	groups := map[string]*commands.PlanGroup{}
 	var order []string
 	for _, n := range res.Plan {
@@ -238,7 +250,8 @@ func (r *run) plan(ctx context.Context, res *clusterops.Outcome, ttl time.Durati
 	}
 	spec := res.Spec
 	v := commands.PlanView{Cluster: r.cluster, Changes: changes(res.InPlace, res.Refused), TTL: ttl, Talos: spec.TalosVersion,
-		AdminCIDRs: spec.AdminCIDRs, Cost: costView(r.cluster, res.Quote, time.Time{}, r.h.now(), time.Time{})}
+		AdminCIDRs: spec.AdminCIDRs, Cost: costView(r.cluster, res.Quote, time.Time{}, r.h.now(), time.Time{}),
+		Preflight: withETA(preflightView(res.Preflight), est)}
 	if res.Exists {
 		v.TTL = 0 // an existing cluster keeps its expiry
 	}
@@ -273,7 +286,7 @@ func (r *run) upView(ctx context.Context, res *clusterops.Outcome) (commands.UpV
 	keep, keepIgnored := r.keepState(ctx)
 	uv := commands.UpView{Cluster: r.cluster, Expires: res.Header.Expires, KeepLabel: r.cfg.KeepLabel,
 		Keep: keep, KeepIgnored: keepIgnored, AdminCIDRs: spec.AdminCIDRs, Changes: changes(inPlace, nil),
-		DailyCost: q.Daily.Format(2), AccruedCost: q.Accrued(res.Header.Created, now).Format(2)}
+		DailyCost: q.Daily.Format(2), AccruedCost: q.Accrued(res.Header.Created, now).Format(2), WorkerOffer: offerChoice(res.Preflight)}
 	if spec.DNSZone != "" {
 		uv.APIEndpoints = []string{hostPort(st.Outputs[cluster.OutAPIEndpoint])}
 	} else {

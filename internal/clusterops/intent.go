@@ -9,6 +9,7 @@ import (
 
 	"github.com/pocbot/pocbot/internal/cost"
 	"github.com/pocbot/pocbot/internal/lifecycle"
+	"github.com/pocbot/pocbot/internal/preflight"
 	"github.com/pocbot/pocbot/internal/provision"
 	"github.com/pocbot/pocbot/internal/repoconfig"
 	"github.com/pocbot/pocbot/internal/statestore"
@@ -73,6 +74,9 @@ type Intent struct {
 	// ReleaseIPs makes a Pause delete the reserved IPs too (`--release-ips`): a lower floor, new
 	// endpoints at the resume.
 	ReleaseIPs bool
+	// WorkerOffers are the Elastic Metal offers the worker may take, in order (worker_offers);
+	// empty: the spec's baremetal offer alone.
+	WorkerOffers []string
 	// NoCancel makes a Down that finds the lock held give up at once instead of asking the holder
 	// to stop (the reaper: a busy cluster is for its next run).
 	NoCancel bool
@@ -102,6 +106,9 @@ type Outcome struct {
 	KubeconfigLocation string
 	// Report is what down deleted.
 	Report *provision.Report
+	// Preflight is the up's pre-flight (quotas, stock, the offer taken), when Ops has one; a
+	// RefuseQuota refusal carries the *preflight.Refusal as its Err.
+	Preflight *preflight.Result
 }
 
 // PlanNode is one resource a dry up would create.
@@ -165,6 +172,8 @@ func (r *Refusal) Error() string {
 		return fmt.Sprintf("the new expiry of cluster %q would be %s from now, over max_ttl %s", r.Cluster, r.Requested, r.Max)
 	case lifecycle.RefuseClosed:
 		return fmt.Sprintf("cluster %q: the issue or pull request is closed", r.Cluster)
+	case lifecycle.RefuseQuota:
+		return fmt.Sprintf("up %s refused by the pre-flight, nothing was created: %v", r.Cluster, r.Err)
 	}
 	if r.Err != nil {
 		return fmt.Sprintf("cluster %q refused (%s): %v", r.Cluster, r.Kind, r.Err)
@@ -206,11 +215,11 @@ func RolledBack(h statestore.Header, witness int64) *Refusal {
 	return &Refusal{Kind: lifecycle.RefuseRollback, Cluster: h.Cluster, Serial: h.Serial, Witness: witness}
 }
 
-// preflight decides what needs no state: a closed issue; a DNS zone asked for explicitly by a
+// preflightIntent decides what needs no state: a closed issue; a DNS zone asked for explicitly by a
 // repository's user (an intent with a number) outside the repository's dns_zones — any write
 // user could otherwise add records to every zone the bot's API key reaches; an operator's intent
 // may use any zone its key reaches.
-func preflight(in Intent) *Refusal {
+func preflightIntent(in Intent) *Refusal {
 	if in.Closed {
 		return &Refusal{Kind: lifecycle.RefuseClosed, Cluster: in.Cluster, IsPR: in.Kind == "pull"}
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/pocbot/pocbot/internal/cost"
 	"github.com/pocbot/pocbot/internal/lifecycle"
+	"github.com/pocbot/pocbot/internal/preflight"
 	"github.com/pocbot/pocbot/internal/provision"
 	"github.com/pocbot/pocbot/internal/provision/cluster"
 	"github.com/pocbot/pocbot/internal/provision/scaleway"
@@ -40,6 +41,10 @@ var ErrPrecondition = errors.New("precondition no longer holds")
 
 // Builder adds a spec's nodes to a graph (cluster.Build with its outside parties bound).
 type Builder func(g *provision.Graph, spec provision.Spec) error
+
+// Preflighter decides whether spec fits, given what st already has, and which of offers (in
+// order) the worker takes.
+type Preflighter func(ctx context.Context, spec provision.Spec, st *provision.State, offers []string) (preflight.Result, error)
 
 // PauseBuilder adds a spec's pause graph (cluster.BuildPause with its outside parties bound);
 // releaseIPs makes it delete the reserved IPs too.
@@ -70,6 +75,11 @@ type Ops struct {
 	// workers, billed and so counted by the budget.
 	Quoter *cost.Quoter
 	Pool   Parked
+
+	// Preflight, when set, weighs an up against the organization's quotas and the stock of the
+	// worker offers before anything is written or created (see Up); cmd/bot binds it to
+	// cluster.Preflight.
+	Preflight Preflighter
 
 	// saveFault, set by tests (export_test.go), runs before every state save of an operation:
 	// an error is a crash from that save on.
@@ -231,7 +241,7 @@ func (s *docSaver) CancelRequested(ctx context.Context) (bool, error) {
 // engine and records the final phase. A dry intent stops after the decisions, without the lock.
 func (o *Ops) Up(ctx context.Context, in Intent) (_ *Outcome, err error) {
 	out := &Outcome{Phase: lifecycle.PhaseProvisioning}
-	if r := preflight(in); r != nil {
+	if r := preflightIntent(in); r != nil {
 		return refused(out, r)
 	}
 	if in.TTL == 0 && in.Bounds != nil {
@@ -437,6 +447,22 @@ func (o *Ops) decide(ctx context.Context, in Intent, out *Outcome) (*statestore.
 		out.InPlace = inPlace
 		st.Spec = want
 	}
+	if o.Preflight != nil {
+		// Quotas and stock, before anything is written or created.
+		pf, err := o.Preflight(ctx, st.Spec, st, workerOffers(in, st.Spec))
+		if err != nil {
+			_, err = failed(out, fmt.Errorf("pre-flight of %q (nothing was created): %w", in.Cluster, err))
+			return nil, nil, err
+		}
+		out.Preflight = &pf
+		if pf.Refusal != nil {
+			_, rerr := refused(out, &Refusal{Kind: lifecycle.RefuseQuota, Cluster: in.Cluster, Err: pf.Refusal})
+			return nil, nil, rerr
+		}
+		if pf.Offer != "" {
+			st.Spec.BaremetalOffer = pf.Offer // the worker is not ordered yet: the first offer that fits
+		}
+	}
 	out.Header, out.Spec = doc.Header, st.Spec
 	if o.Quoter != nil {
 		life := in.TTL
@@ -538,6 +564,15 @@ func admissionLock(repository string) statestore.LockKey {
 	return statestore.DigestLock(statestore.LockAdmission, strings.ToLower(repository))
 }
 
+// workerOffers are the offers an up may order its worker from, in order: the intent's
+// worker_offers, else the spec's offer.
+func workerOffers(in Intent, spec provision.Spec) []string {
+	if len(in.WorkerOffers) > 0 {
+		return in.WorkerOffers
+	}
+	return []string{spec.BaremetalOffer}
+}
+
 // want is base with the intent's overrides, its image key following its Talos version and
 // extensions (the shared image is keyed by schematic and version).
 func (o *Ops) want(in Intent, base provision.Spec) provision.Spec {
@@ -587,6 +622,17 @@ func (o *Ops) plan(ctx context.Context, in Intent, out *Outcome) (*Outcome, erro
 		if err := out.Spec.Validate(); err != nil {
 			return failed(out, err)
 		}
+	}
+	if o.Preflight != nil { // the dry run's headroom, stock and offer: shown, not refused
+		var st *provision.State
+		if doc != nil {
+			st, _ = decodeState(doc)
+		}
+		pf, err := o.Preflight(ctx, out.Spec, st, workerOffers(in, out.Spec))
+		if err != nil {
+			return failed(out, fmt.Errorf("pre-flight (nothing was created): %w", err))
+		}
+		out.Preflight = &pf
 	}
 	if o.Quoter == nil {
 		return out, nil
