@@ -447,22 +447,6 @@ func (o *Ops) decide(ctx context.Context, in Intent, out *Outcome) (*statestore.
 		out.InPlace = inPlace
 		st.Spec = want
 	}
-	if o.Preflight != nil {
-		// Quotas and stock, before anything is written or created.
-		pf, err := o.Preflight(ctx, st.Spec, st, workerOffers(in, st.Spec))
-		if err != nil {
-			_, err = failed(out, fmt.Errorf("pre-flight of %q (nothing was created): %w", in.Cluster, err))
-			return nil, nil, err
-		}
-		out.Preflight = &pf
-		if pf.Refusal != nil {
-			_, rerr := refused(out, &Refusal{Kind: lifecycle.RefuseQuota, Cluster: in.Cluster, Err: pf.Refusal})
-			return nil, nil, rerr
-		}
-		if pf.Offer != "" {
-			st.Spec.BaremetalOffer = pf.Offer // the worker is not ordered yet: the first offer that fits
-		}
-	}
 	out.Header, out.Spec = doc.Header, st.Spec
 	if o.Quoter != nil {
 		life := in.TTL
@@ -476,6 +460,25 @@ func (o *Ops) decide(ctx context.Context, in Intent, out *Outcome) (*statestore.
 	} else if in.Bounds != nil {
 		_, err = failed(out, fmt.Errorf("cluster %q: the budget needs prices and these operations have no quoter", in.Cluster))
 		return nil, nil, err
+	}
+	if o.Preflight != nil {
+		// Quotas and stock, before anything is written or created.
+		pf, err := o.Preflight(ctx, st.Spec, st, workerOffers(in, st.Spec))
+		if err != nil {
+			_, err = failed(out, fmt.Errorf("pre-flight of %q (nothing was created): %w", in.Cluster, err))
+			return nil, nil, err
+		}
+		out.Preflight = &pf
+		if pf.Refusal != nil {
+			_, rerr := refused(out, &Refusal{Kind: lifecycle.RefuseQuota, Cluster: in.Cluster, Err: pf.Refusal})
+			return nil, nil, rerr
+		}
+		if pf.Offer != "" {
+			// The worker is not ordered yet: the first offer that fits. The budget weighs the
+			// offer asked for (the pre-flight prices each candidate itself).
+			st.Spec.BaremetalOffer = pf.Offer
+			out.Spec = st.Spec
+		}
 	}
 	return doc, st, nil
 }
