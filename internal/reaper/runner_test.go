@@ -12,6 +12,7 @@ import (
 	"github.com/scaleway/scaleway-sdk-go/scw"
 
 	"github.com/pocbot/pocbot/internal/clusterops"
+	"github.com/pocbot/pocbot/internal/lifecycle"
 	"github.com/pocbot/pocbot/internal/provision"
 	"github.com/pocbot/pocbot/internal/provision/scaleway"
 	"github.com/pocbot/pocbot/internal/reaper"
@@ -110,7 +111,7 @@ func TestReaperClosesTheRunnerAccessOfAKilledRun(t *testing.T) {
 	if _, st, err = e.ops.Load(ctx, name); err != nil || st.Outputs[scaleway.OutAdminTemporary] != "" {
 		t.Errorf("after the reaper the state still records the runner's CIDR %q (err %v)", st.Outputs[scaleway.OutAdminTemporary], err)
 	}
-	if h, ok := e.header(t, name); !ok || h.Phase != clusterops.PhaseReady {
+	if h, ok := e.header(t, name); !ok || h.Phase != string(lifecycle.PhaseReady) {
 		t.Errorf("the reaper changed the spared cluster: %+v", h)
 	}
 }
