@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/pocbot/pocbot/internal/clusterops"
+	"github.com/pocbot/pocbot/internal/commands"
 	"github.com/pocbot/pocbot/internal/cost"
 	"github.com/pocbot/pocbot/internal/provision"
 )
@@ -105,6 +106,21 @@ func (a *app) printPlan(ctx context.Context, w *opsWorld, req clusterops.Request
 	quote, err := clusterops.Quote(ctx, q, spec, req.TTL, true)
 	if err != nil {
 		return err
+	}
+	pf, err := w.ops.Check(ctx, req, spec)
+	if err != nil {
+		return fmt.Errorf("pre-flight (nothing was created): %w", err)
+	}
+	printPreflight(a, pf)
+	if w.eta != nil && !exists {
+		adopt := false
+		if pf != nil {
+			for _, c := range pf.Candidates {
+				adopt = adopt || (c.Taken && c.Offer.Adopt)
+			}
+		}
+		e := w.eta.Estimate(ctx, spec, adopt)
+		a.printf("ETA: %s\n", commands.PreflightView{ETA: e.D, ETAFrom: e.From, Path: e.Path.String()}.ETAText())
 	}
 	a.printf("\n")
 	if err := quote.WriteText(a.stdout, cost.Times{Now: time.Now(), Expires: time.Now().Add(req.TTL)}); err != nil {

@@ -30,6 +30,7 @@ import (
 	"github.com/pocbot/pocbot/internal/commands"
 	"github.com/pocbot/pocbot/internal/provision"
 	ghsim "github.com/pocbot/pocbot/internal/sim/github"
+	scwsim "github.com/pocbot/pocbot/internal/sim/scaleway"
 	"github.com/pocbot/pocbot/internal/sim/world"
 )
 
@@ -70,7 +71,9 @@ func (a *app) demo(ctx context.Context, factor float64, s3 string, keep bool) er
 	} else {
 		defer os.RemoveAll(dir)
 	}
-	w, err := world.Start(ctx, world.Options{Dir: dir, TimeFactor: factor, S3: s3})
+	// The organization's quotas as an identity-validated organization has them: Scaleway's
+	// defaults (payment method only) fit one seed cluster, and the demo makes two.
+	w, err := world.Start(ctx, world.Options{Dir: dir, TimeFactor: factor, S3: s3, OrgQuotas: scwsim.IdentityValidatedQuotas()})
 	if err != nil {
 		return fmt.Errorf("demo: start the emulated world: %w", err)
 	}

@@ -69,8 +69,37 @@ func (a *app) doctorChecks(ctx context.Context, repo, env, apiURL, key string) [
 	}
 	checks = append(checks, doctor.IAM(client, key, strings.TrimSpace(a.getenv("SCW_DEFAULT_PROJECT_ID"))))
 	checks = append(checks, func(ctx context.Context) []doctor.Item { return a.stateCheck(ctx, true) })
+	if client != nil {
+		checks = append(checks, a.headroomCheck)
+	}
 	return checks
 }
+
+// headroomCheck runs the pre-flight of one default cluster (what `/poc up` with no options
+// orders: the organization's quotas, the project's usage, the worker offers' stock); nothing is
+// created.
+func (a *app) headroomCheck(ctx context.Context) []doctor.Item {
+	w, err := a.openWorld(ctx)
+	if err != nil {
+		return []doctor.Item{{Name: doctor.HeadroomName, Status: doctor.Skip, Detail: "cannot open the bot's world: " + err.Error(),
+			Fix: "fix the items above (credentials, state store, POC_IMAGE_BUCKET), then rerun"}}
+	}
+	defer w.Close()
+	req := a.request(doctorProbeCluster, "up", w, nil)
+	spec, _, _, _, err := w.ops.Plan(ctx, req)
+	if err != nil {
+		return []doctor.Item{{Name: doctor.HeadroomName, Status: doctor.Fail, Detail: "plan one default cluster: " + err.Error(), Fix: "check .github/poc.yml's defaults"}}
+	}
+	pf, err := w.ops.Check(ctx, req, spec)
+	if err != nil {
+		return []doctor.Item{{Name: doctor.HeadroomName, Status: doctor.Fail, Detail: "read the quotas, usage and stock: " + err.Error(),
+			Fix: "the key needs read access to IAM quotas and the Instance and Elastic Metal APIs (its permission sets above)"}}
+	}
+	return doctor.Headroom(pf)
+}
+
+// doctorProbeCluster is the name the headroom check plans under (never created).
+const doctorProbeCluster = "doctor-probe"
 
 // stateCheck checks the state bucket: reachable and conditional writes (CheckBackend); with full,
 // also the retention of old versions and a presigned link.

@@ -5,12 +5,16 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"net/url"
 	"regexp"
 	"strings"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+
 	"github.com/pocbot/pocbot/internal/appsetup"
 	"github.com/pocbot/pocbot/internal/github"
+	"github.com/pocbot/pocbot/internal/provision"
 	"github.com/pocbot/pocbot/internal/repoinit"
 	"github.com/pocbot/pocbot/internal/schedule"
 	"github.com/pocbot/pocbot/internal/version"
@@ -110,9 +114,13 @@ func init() {
 					delete(values, k)
 				}
 			}
+			buckets, err := initBuckets(ctx, a.getenv, values)
+			if err != nil {
+				return err
+			}
 			fmt.Fprintf(a.stderr, "init: GitHub token from %s\n", src)
 			rep, err := repoinit.Run(ctx, repoinit.Config{Repo: repo, Env: env, APIURL: apiURL, WebURL: webURL, Token: token,
-				AppID: auth.AppID, AppKey: auth.PrivateKeyPEM, ActionRef: action, Cron: cron, Values: values, IAM: ids, DryRun: dryRun, Out: a.stdout})
+				AppID: auth.AppID, AppKey: auth.PrivateKeyPEM, ActionRef: action, Cron: cron, Values: values, IAM: ids, Buckets: buckets, DryRun: dryRun, Out: a.stdout})
 			if err != nil {
 				return err
 			}
@@ -137,4 +145,38 @@ func defaultActionRef(ctx context.Context, apiURL, token string) (string, error)
 		return "", fmt.Errorf("init: this bot (%s) is not a release: give --action 'pocbot/pocbot@<commit SHA> # vX.Y.Z', the commit of a release tag (git ls-remote https://github.com/pocbot/pocbot 'refs/tags/vX.Y.Z*', the ^{} line for an annotated tag)", v)
 	}
 	return repoinit.ResolveAction(ctx, apiURL, token, "pocbot/pocbot", v, nil)
+}
+
+// initBuckets are the s3:// buckets of POC_STATE_URL and POC_IMAGE_BUCKET (a bare image bucket name
+// is in the region's Object Storage), with clients signed by this shell's key (AWS_ACCESS_KEY_ID,
+// else SCW_ACCESS_KEY: the administrator's); file:// ones have nothing to make.
+func initBuckets(ctx context.Context, getenv func(string) string, values map[string]string) ([]repoinit.Bucket, error) {
+	var out []repoinit.Bucket
+	region := cmpOr(strings.TrimSpace(getenv("SCW_DEFAULT_REGION")), provision.DefaultSpec().Region)
+	urls := [][2]string{{"state", values["POC_STATE_URL"]}}
+	if v := values["POC_IMAGE_BUCKET"]; v != "" {
+		u, _, err := imageBucketURL(v, region)
+		if err != nil {
+			return nil, fmt.Errorf("init: %w", err)
+		}
+		urls = append(urls, [2]string{"image", u})
+	}
+	for _, ru := range urls {
+		if !strings.HasPrefix(ru[1], "s3://") {
+			continue
+		}
+		b, err := openS3(ctx, ru[1], getenv)
+		if err != nil {
+			return nil, fmt.Errorf("init: the %s bucket: %w", ru[0], err)
+		}
+		var c *s3.Client
+		if !b.As(&c) {
+			_ = b.Close()
+			return nil, fmt.Errorf("init: the %s bucket %s: no S3 client", ru[0], ru[1])
+		}
+		u, _ := url.Parse(ru[1])
+		out = append(out, repoinit.Bucket{Role: ru[0], Name: u.Host, Client: c})
+		_ = b.Close() // the client outlives the bucket handle
+	}
+	return out, nil
 }

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -237,11 +238,22 @@ func TestDoctor(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(t.Context(), 4*time.Minute)
 	defer cancel()
-	w, err := world.Start(ctx, world.Options{Dir: t.TempDir(), TimeFactor: 0.005, S3: "file"})
+	// Object Storage is the versitygw stand-in: init turns the buckets' versioning on and adds the
+	// lifecycle rule, which doctor checks.
+	w, err := world.Start(ctx, world.Options{Dir: t.TempDir(), TimeFactor: 0.005, S3: "versitygw"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer w.Close()
+	var s3mu sync.Mutex
+	var s3writes []string
+	w.S3.Observe(func(method, path string, _ http.Header) {
+		if method != http.MethodGet && method != http.MethodHead {
+			s3mu.Lock()
+			s3writes = append(s3writes, method+" "+path)
+			s3mu.Unlock()
+		}
+	})
 	const repo = "acme/shop"
 	w.GitHub.AddRepo(repo, "main")
 	w.GitHub.SetPermission(repo, "ada", "admin")
@@ -260,11 +272,26 @@ func TestDoctor(t *testing.T) {
 		}
 	}
 
+	s3mu.Lock()
+	if len(s3writes) != 4 { // each bucket existed: versioning and lifecycle, twice
+		t.Errorf("init's writes to Object Storage: %v, want versioning and lifecycle of both buckets\n%s", s3writes, so.String())
+	}
+	s3writes = nil
+	s3mu.Unlock()
+	if out, err := initAgain(ctx, laptop, repo); err != nil || !strings.Contains(out, "nothing changed") {
+		t.Fatalf("second init: %v\n%s", err, out)
+	}
+	s3mu.Lock()
+	if len(s3writes) != 0 {
+		t.Errorf("the second init wrote to Object Storage: %v", s3writes)
+	}
+	s3mu.Unlock()
+
 	out, err := doctorRun(ctx, laptop, "--repo", repo)
 	if err != nil {
 		t.Fatalf("doctor on a fresh installation: %v\n%s", err, out)
 	}
-	for _, want := range []string{"✓ App installation", "secrets                  8 required secrets in the environment poc", "✓ workflow pin", "✓ IAM permissions", "✓ state store"} {
+	for _, want := range []string{"✓ App installation", "secrets                  8 required secrets in the environment poc", "✓ workflow pin", "✓ IAM permissions", "✓ state store", "✓ versioning, lifecycle", "✓ quota, stock headroom    one default cluster fits"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("doctor's checklist lacks %q:\n%s", want, out)
 		}

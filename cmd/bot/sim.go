@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 
 	"github.com/pocbot/pocbot/internal/sim/objstore"
@@ -22,6 +23,7 @@ func init() {
 		faultSeed      int
 		quotaInstances int
 		rescuePort     int
+		quotas, quota  string
 		s3Deletes      string
 	)
 	register(&command{
@@ -33,6 +35,8 @@ func init() {
 			fs.Float64Var(&faultRate, "fault-rate", 0, "share of Scaleway API requests answered 5xx or 429 before taking effect")
 			fs.IntVar(&faultSeed, "fault-seed", 1, "seed of the injected faults")
 			fs.IntVar(&quotaInstances, "quota-instances", 0, "Instance quota of the project (0: unlimited)")
+			fs.StringVar(&quotas, "quotas", "documented", "the organization's quotas: documented (Scaleway's defaults, payment method validated), identity (identity validated too), or none")
+			fs.StringVar(&quota, "quota", "", "quotas to set over -quotas, as NAME=N,NAME=N (e.g. instance_servers_play2_nano=10,EM_A116X_SSD=3)")
 			fs.IntVar(&rescuePort, "rescue-port", 2222, "SSH port of the worker's rescue system")
 			fs.StringVar(&s3, "s3", "auto", "bucket backend: auto (versitygw when installed), versitygw, file")
 			fs.StringVar(&s3Deletes, "s3-delete-conditions", "ignored", "what the S3 stand-in does with a conditional DeleteObject: ignored (Scaleway, the stricter reading), rejected (501), honoured (generic S3)")
@@ -56,6 +60,9 @@ func init() {
 			if quotaInstances > 0 {
 				opts.Quotas = map[string]int{"instances": quotaInstances}
 			}
+			if opts.OrgQuotas, err = simQuotas(quotas, quota); err != nil {
+				return err
+			}
 			w, err := world.Start(ctx, opts)
 			if err != nil {
 				return err
@@ -74,6 +81,36 @@ func init() {
 			return nil
 		},
 	})
+}
+
+// simQuotas is the organization's quotas of `bot sim`: a documented set, then NAME=N overrides.
+func simQuotas(set, overrides string) (map[string]int, error) {
+	var q map[string]int
+	switch set {
+	case "documented":
+		q = scwsim.DocumentedQuotas()
+	case "identity":
+		q = scwsim.IdentityValidatedQuotas()
+	case "none":
+		q = map[string]int{}
+	default:
+		return nil, fmt.Errorf("-quotas %q: want documented, identity or none", set)
+	}
+	for _, kv := range strings.Split(overrides, ",") {
+		if strings.TrimSpace(kv) == "" {
+			continue
+		}
+		name, v, ok := strings.Cut(kv, "=")
+		n, err := strconv.Atoi(strings.TrimSpace(v))
+		if !ok || err != nil || n < 0 || strings.TrimSpace(name) == "" {
+			return nil, fmt.Errorf("-quota %q: want NAME=N with N a count, like instance_servers_play2_nano=10", kv)
+		}
+		q[strings.TrimSpace(name)] = n
+	}
+	if set == "none" && len(q) == 0 {
+		return nil, nil
+	}
+	return q, nil
 }
 
 // The repository `bot sim` seeds, and its admin.

@@ -27,6 +27,7 @@ import (
 	"github.com/pocbot/pocbot/internal/chatops"
 	"github.com/pocbot/pocbot/internal/clusterops"
 	"github.com/pocbot/pocbot/internal/cost"
+	"github.com/pocbot/pocbot/internal/eta"
 	"github.com/pocbot/pocbot/internal/pool/poolstore"
 	"github.com/pocbot/pocbot/internal/provision"
 	"github.com/pocbot/pocbot/internal/provision/cluster"
@@ -140,6 +141,7 @@ type opsWorld struct {
 	store      *statestore.Store
 	driver     *scaleway.Driver
 	quoter     *cost.Quoter
+	eta        *eta.Book
 	bucketName string
 	close      func()
 }
@@ -151,7 +153,7 @@ func (a *app) openWorld(ctx context.Context) (*opsWorld, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &opsWorld{ops: b.Ops, store: b.Ops.Store, driver: drv, quoter: b.Quoter, bucketName: b.Spec.ImageBucket, close: b.Close}, nil
+	return &opsWorld{ops: b.Ops, store: b.Ops.Store, driver: drv, quoter: b.Quoter, eta: b.ETA, bucketName: b.Spec.ImageBucket, close: b.Close}, nil
 }
 
 // openStore opens the state store alone (commands that touch no cloud API).
@@ -357,7 +359,18 @@ func openBackendParts(ctx context.Context, getenv func(string) string, a *app) (
 		RunnerCIDR: runnerCIDR,
 	}
 	ccfg.ImageLocker = ops // the Build closure sees it: clusters making one image take turns
-	return &chatops.Backend{Ops: ops, Quoter: cost.NewQuoter(cost.APISources(client)...), Spec: spec, Close: closeAll,
+	quoter := cost.NewQuoter(cost.APISources(client)...)
+	// Before anything is created, an up is weighed against the organization's quotas and the
+	// stock of its worker offers, each candidate priced (worker_offers).
+	ops.Preflight = cluster.Preflight(ccfg, func(ctx context.Context, s provision.Spec) (int64, error) {
+		q, err := clusterops.Quote(ctx, quoter, s, 24*time.Hour, false)
+		return q.Daily.Nanos, err
+	})
+	// The ETA: this project's past ups (the state bucket), else the latency profile — the
+	// recorded Scaleway latencies and the hosts' figures the emulated world also plays.
+	book := &eta.Book{Store: store, Build: ops.Build, Profile: cluster.DefaultWaits(),
+		SharedImage: driver.SharedSnapshot}
+	return &chatops.Backend{Ops: ops, Quoter: quoter, Spec: spec, Close: closeAll, ETA: book,
 		Pool: &poolstore.Pool{Store: store, Now: a.now}}, driver, nil
 }
 

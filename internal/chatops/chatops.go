@@ -23,6 +23,7 @@ import (
 	"github.com/pocbot/pocbot/internal/clusterops"
 	"github.com/pocbot/pocbot/internal/commands"
 	"github.com/pocbot/pocbot/internal/cost"
+	"github.com/pocbot/pocbot/internal/eta"
 	"github.com/pocbot/pocbot/internal/github"
 	"github.com/pocbot/pocbot/internal/provision"
 	"github.com/pocbot/pocbot/internal/repoconfig"
@@ -56,7 +57,9 @@ type Backend struct {
 	Spec provision.Spec
 	// Pool, when set, is the state bucket's parked workers: counted (billed) by the budget,
 	// /poc cost and /poc status.
-	Pool  Parked
+	Pool Parked
+	// ETA, when set, estimates an up (dry run, status comment) and records how long each took.
+	ETA   *eta.Book
 	Close func()
 }
 
@@ -164,6 +167,7 @@ func Triage(ev github.Event, appSlug string) string {
 
 // run is the state of one event being handled.
 type run struct {
+	eta     string // an up's ETA, shown from its first status comment on
 	h       *Handler
 	ev      github.Event
 	out     *Outcome

@@ -20,9 +20,11 @@ import (
 
 	"github.com/pocbot/pocbot/internal/chatops"
 	"github.com/pocbot/pocbot/internal/cost"
+	"github.com/pocbot/pocbot/internal/eta"
 	"github.com/pocbot/pocbot/internal/github"
 	"github.com/pocbot/pocbot/internal/pool/poolstore"
 	"github.com/pocbot/pocbot/internal/provision"
+	"github.com/pocbot/pocbot/internal/provision/cluster"
 	ghsim "github.com/pocbot/pocbot/internal/sim/github"
 	"github.com/pocbot/pocbot/internal/sim/world"
 	"github.com/pocbot/pocbot/internal/sim/world/worldtest"
@@ -67,12 +69,16 @@ type harness struct {
 	summary bytes.Buffer
 }
 
-func newHarness(t *testing.T) *harness {
+func newHarness(t *testing.T) *harness { return newHarnessIn(t, world.Options{}) }
+
+// newHarnessIn is newHarness in a world with o's quotas, stock and faults.
+func newHarnessIn(t *testing.T, o world.Options) *harness {
 	t.Helper()
 	ctx := context.Background()
 	logs := &lockedBuffer{}
 	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	w, err := world.Start(ctx, world.Options{Dir: t.TempDir(), TimeFactor: 0.005, S3: "versitygw"})
+	o.Dir, o.TimeFactor, o.S3 = t.TempDir(), 0.005, "versitygw"
+	w, err := world.Start(ctx, o)
 	if err != nil {
 		t.Fatalf("start the world: %v", err)
 	}
@@ -80,7 +86,8 @@ func newHarness(t *testing.T) *harness {
 	p := worldtest.New(t, w, worldtest.Options{Log: log})
 	h := &harness{t: t, w: w, logs: logs, log: log, clients: map[string]*github.Client{}}
 	h.backend = &chatops.Backend{Ops: p.Ops, Quoter: cost.NewQuoter(cost.APISources(p.Client)...), Spec: p.Spec,
-		Pool: &poolstore.Pool{Store: p.Store}}
+		Pool: &poolstore.Pool{Store: p.Store},
+		ETA:  &eta.Book{Store: p.Store, Build: p.Ops.Build, Profile: cluster.DefaultWaits(), SharedImage: p.Driver.SharedSnapshot}}
 	return h
 }
 

@@ -12,7 +12,9 @@ import (
 	"github.com/pocbot/pocbot/internal/clusterops"
 	"github.com/pocbot/pocbot/internal/commands"
 	"github.com/pocbot/pocbot/internal/cost"
+	"github.com/pocbot/pocbot/internal/eta"
 	"github.com/pocbot/pocbot/internal/github"
+	"github.com/pocbot/pocbot/internal/preflight"
 	"github.com/pocbot/pocbot/internal/provision"
 	"github.com/pocbot/pocbot/internal/provision/cluster"
 	"github.com/pocbot/pocbot/internal/repoconfig"
@@ -69,6 +71,9 @@ func (r *run) up(ctx context.Context, o commands.UpOptions) error {
 	req := r.request(commands.VerbUp)
 	req.TTL = ttl
 	req.Override = override(o)
+	if o.WorkerOffer == "" {
+		req.WorkerOffers = r.cfg.WorkerOffers // the comment's --worker-offer wins
+	}
 
 	if r.ev.Kind == github.KindComment && r.ev.IssueState == "closed" {
 		// The schedule tears down the clusters of closed issues and pull requests: a cluster made
@@ -104,9 +109,21 @@ func (r *run) up(ctx context.Context, o commands.UpOptions) error {
 		donePlan()
 		return r.fail(ctx, fmt.Errorf("price cluster %q: %w", r.cluster, err))
 	}
+	// Quotas and stock, read before anything is created: a refusal here costs no status comment;
+	// the up's own pre-flight (clusterops) is the one that counts.
+	pf, err := r.preflight(ctx, req, spec)
+	if err != nil {
+		donePlan()
+		return r.fail(ctx, fmt.Errorf("pre-flight of cluster %q (nothing was created): %w", r.cluster, err))
+	}
+	est := r.estimate(ctx, spec, exists, pf)
 	if o.DryRun {
 		donePlan()
-		return r.plan(ctx, spec, exists, inPlace, refused, ttl, quote)
+		return r.plan(ctx, spec, exists, inPlace, refused, ttl, quote, pf, est)
+	}
+	if pf != nil && pf.Refusal != nil {
+		donePlan()
+		return r.refuse(ctx, "quota", r.quotaRefusal(pf.Refusal, pf))
 	}
 	if len(refused) > 0 {
 		donePlan()
@@ -142,6 +159,9 @@ func (r *run) up(ctx context.Context, o commands.UpOptions) error {
 		req.MinSerial = w
 	}
 
+	if est != nil {
+		r.eta = commands.PreflightView{ETA: est.D, ETAFrom: est.From, Path: est.Path.String()}.ETAText()
+	}
 	r.react(ctx, github.ReactionRocket)
 	doneUp := r.group("up " + r.cluster)
 	started := r.h.now()
@@ -162,6 +182,11 @@ func (r *run) up(ctx context.Context, o commands.UpOptions) error {
 	if errors.As(upErr, &br) {
 		return tr.refused(ctx, "budget", br.body) // another up of the repository took the room meanwhile
 	}
+	if res != nil {
+		if body := r.quotaRefusal(upErr, res.Preflight); body != "" {
+			return tr.refused(ctx, "quota", body) // another up of the project took the room meanwhile
+		}
+	}
 	if hdr, ok := r.recordLabels(ctx, tr.sticky.ID(), quote); ok {
 		tr.view.StateSerial = hdr.Serial
 	} else if res != nil && res.Header.Serial > 0 {
@@ -172,6 +197,9 @@ func (r *run) up(ctx context.Context, o commands.UpOptions) error {
 	defer doneReply()
 	view := &tr.view
 	ok := upErr == nil
+	if ok {
+		r.recordDuration(ctx, est, r.h.now().Sub(started))
+	}
 	var summary string
 	if ok {
 		uv, err := r.upView(ctx, res, spec, quote, inPlace)
@@ -231,6 +259,7 @@ func (r *run) track(ctx context.Context, verb commands.Verb, phase string, start
 	if r.header != nil {
 		t.view.StateSerial = r.header.Serial
 	}
+	t.view.ETA = r.eta // an up's ETA, from the first status comment on
 	if err := t.sticky.Update(ctx, t.render(nil)); err != nil {
 		r.h.log().Warn("could not write the status comment", "err", err)
 	}
@@ -436,7 +465,7 @@ func (r *run) runningCosts(ctx context.Context) ([]cost.ClusterCost, error) {
 }
 
 // plan answers `/poc up --dry-run`: what would be created or changed and what it costs.
-func (r *run) plan(ctx context.Context, spec provision.Spec, exists bool, inPlace, refused []provision.Change, ttl time.Duration, q cost.Quote) error {
+func (r *run) plan(ctx context.Context, spec provision.Spec, exists bool, inPlace, refused []provision.Change, ttl time.Duration, q cost.Quote, pf *preflight.Result, est *eta.Estimate) error {
 	g := provision.NewGraph()
 	if err := r.backend.Ops.Build(g, spec); err != nil {
 		return r.fail(ctx, fmt.Errorf("build the plan of %q: %w", r.cluster, err))
@@ -456,7 +485,7 @@ func (r *run) plan(ctx context.Context, spec provision.Spec, exists bool, inPlac
 		}
 	}
 	v := commands.PlanView{Cluster: r.cluster, Changes: changes(inPlace, refused), TTL: ttl, Talos: spec.TalosVersion,
-		AdminCIDRs: spec.AdminCIDRs, Cost: costView(r.cluster, q, time.Time{}, r.h.now(), time.Time{})}
+		AdminCIDRs: spec.AdminCIDRs, Cost: costView(r.cluster, q, time.Time{}, r.h.now(), time.Time{}), Preflight: withETA(preflightView(pf), est)}
 	if exists {
 		v.TTL = 0 // an existing cluster keeps its expiry
 	}
@@ -491,7 +520,7 @@ func (r *run) upView(ctx context.Context, res *clusterops.Result, spec provision
 	keep, keepIgnored := r.keepState(ctx)
 	uv := commands.UpView{Cluster: r.cluster, Expires: res.Header.Expires, KeepLabel: r.cfg.KeepLabel,
 		Keep: keep, KeepIgnored: keepIgnored, AdminCIDRs: spec.AdminCIDRs, Changes: changes(inPlace, nil),
-		DailyCost: q.Daily.Format(2), AccruedCost: q.Accrued(res.Header.Created, now).Format(2)}
+		DailyCost: q.Daily.Format(2), AccruedCost: q.Accrued(res.Header.Created, now).Format(2), WorkerOffer: offerChoice(res.Preflight)}
 	if spec.DNSZone != "" {
 		uv.APIEndpoints = []string{hostPort(st.Outputs[cluster.OutAPIEndpoint])}
 	} else {

@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/pocbot/pocbot/internal/preflight"
 	"github.com/pocbot/pocbot/internal/provision"
 	"github.com/pocbot/pocbot/internal/provision/cluster"
 	"github.com/pocbot/pocbot/internal/provision/scaleway"
@@ -72,11 +73,19 @@ type Ops struct {
 	// checked from outside a cluster's admin CIDRs says that the security group is why its
 	// checks fail.
 	RunnerCIDR string
+	// Preflight, when set, weighs an up against the organization's quotas and the stock of the
+	// worker offers before anything is written or created (see Up); cmd/bot binds it to
+	// cluster.Preflight.
+	Preflight Preflighter
 
 	// saveFault, set by tests (export_test.go), runs before every state save of an operation:
 	// an error is a crash from that save on.
 	saveFault func() error
 }
+
+// Preflighter decides whether spec fits, given what st already has, and which of offers (in
+// order) the worker takes.
+type Preflighter func(ctx context.Context, spec provision.Spec, st *provision.State, offers []string) (preflight.Result, error)
 
 // Request is who asks what of which cluster.
 type Request struct {
@@ -127,6 +136,9 @@ type Request struct {
 	// NoCancel makes a Down that finds the lock held give up at once instead of asking the holder
 	// to stop (the reaper: a busy cluster is for its next run).
 	NoCancel bool
+	// WorkerOffers are the Elastic Metal offers the worker may take, in order (worker_offers);
+	// empty: the spec's baremetal offer alone.
+	WorkerOffers []string
 }
 
 // Result is what an operation leaves.
@@ -141,6 +153,8 @@ type Result struct {
 	KubeconfigLocation string
 	// Report is what down deleted.
 	Report *provision.Report
+	// Preflight is the up's pre-flight (quotas, stock, the offer taken), when Ops has one.
+	Preflight *preflight.Result
 }
 
 // RefusedError lists spec changes an existing cluster cannot take.
@@ -345,6 +359,19 @@ func (o *Ops) Up(ctx context.Context, req Request) (*Result, error) {
 		res.InPlace = inPlace
 		st.Spec = want
 	}
+	if o.Preflight != nil {
+		pf, err := o.Preflight(ctx, st.Spec, st, workerOffers(req, st.Spec))
+		if err != nil {
+			return nil, fmt.Errorf("pre-flight of %q (nothing was created): %w", req.Cluster, err)
+		}
+		if pf.Refusal != nil {
+			return &Result{Preflight: &pf}, fmt.Errorf("up %s refused by the pre-flight, nothing was created: %w", req.Cluster, pf.Refusal)
+		}
+		if pf.Offer != "" {
+			st.Spec.BaremetalOffer = pf.Offer // the worker is not ordered yet: the first offer that fits
+		}
+		res.Preflight = &pf
+	}
 	saver := &docSaver{store: o.Store, cluster: req.Cluster, doc: doc, fault: o.saveFault}
 	if err := o.admit(ctx, req, res.Created, func() error { return saver.Save(ctx, st) }); err != nil {
 		return nil, err // the document exists before anything is created
@@ -465,6 +492,36 @@ func (o *Ops) admit(ctx context.Context, req Request, created bool, write func()
 // named by the repository (GitHub names are case-insensitive).
 func admissionLock(repository string) statestore.LockKey {
 	return statestore.DigestLock(statestore.LockAdmission, strings.ToLower(repository))
+}
+
+// workerOffers are the offers an up may order its worker from, in order: the request's
+// worker_offers, else the spec's offer.
+func workerOffers(req Request, spec provision.Spec) []string {
+	if len(req.WorkerOffers) > 0 {
+		return req.WorkerOffers
+	}
+	return []string{spec.BaremetalOffer}
+}
+
+// Check is the pre-flight of an up of req without taking the lock or creating anything (the
+// dry run's headroom, stock and offer): zero when Ops has no Preflight.
+func (o *Ops) Check(ctx context.Context, req Request, spec provision.Spec) (*preflight.Result, error) {
+	if o.Preflight == nil {
+		return nil, nil
+	}
+	var st *provision.State
+	if doc, err := o.Store.Get(ctx, req.Cluster); err == nil {
+		if st, err = decodeState(doc); err != nil {
+			return nil, err
+		}
+	} else if !errors.Is(err, statestore.ErrNotFound) {
+		return nil, err
+	}
+	pf, err := o.Preflight(ctx, spec, st, workerOffers(req, spec))
+	if err != nil {
+		return nil, err
+	}
+	return &pf, nil
 }
 
 // want is base with the request's overrides, its image key following its Talos version and

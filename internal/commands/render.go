@@ -47,6 +47,9 @@ type UpView struct {
 	KeepIgnored    *KeepRefusal // the keep label is on the issue but does not count
 	AdminCIDRs     []string
 	Changes        []Change // what this `up` changed on an existing cluster, if anything
+	// WorkerOffer says which worker offer the pre-flight took and why ("" when there was no
+	// choice to tell).
+	WorkerOffer string
 }
 
 // DeletedResource is one line of a teardown report.
@@ -221,6 +224,8 @@ type PlanView struct {
 	Talos      string
 	AdminCIDRs []string
 	Cost       CostView
+	// Preflight is the quota headroom, the offers' stock and prices and the ETA (nil: not read).
+	Preflight *PreflightView
 }
 
 func fmtTime(t time.Time) string {
@@ -273,6 +278,9 @@ func renderUpResult(u UpView, now time.Time) string {
 			cost += " · " + cell(u.AccruedCost) + " so far"
 		}
 		fmt.Fprintf(&b, "| Cost | %s |\n", cost)
+	}
+	if u.WorkerOffer != "" {
+		fmt.Fprintf(&b, "| Worker offer | %s |\n", cell(u.WorkerOffer))
 	}
 	fmt.Fprintf(&b, "| Expires | %s |\n", expiryCell(u.Expires, now, u.Keep, u.KeepLabel))
 	fmt.Fprintf(&b, "| Admin access from | %s |\n", codeList(orDefault(u.AdminCIDRs)))
@@ -643,6 +651,9 @@ func RenderPlan(v PlanView) string {
 	b.WriteString(strings.Join(meta, " · ") + "\n\n")
 	if w := worldWarningFor(v.AdminCIDRs); w != "" {
 		b.WriteString(w + "\n")
+	}
+	if v.Preflight != nil {
+		b.WriteString(renderPreflight(*v.Preflight))
 	}
 	if len(v.Cost.Lines) > 0 {
 		b.WriteString(renderCostBody(v.Cost))

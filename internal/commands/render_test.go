@@ -95,6 +95,16 @@ func goldenCases() map[string]string {
 		Cost: defaultCost(),
 	}
 	plan.Cost.Accrued, plan.Cost.UntilExpiry = "", ""
+	pf := PreflightView{
+		Quotas: []QuotaRow{{Quota: "instance_servers_play2_nano", What: "PLAY2-NANO Instances", Limit: "5", Used: 3, Need: 3, Headroom: "-1"},
+			{Quota: "instance_ips", What: "Instance flexible IPs", Limit: "20", Used: 3, Need: 3, Headroom: "14", OK: true},
+			{Quota: "block_volumes", What: "Block Storage volumes", Limit: "not listed", Used: 3, Need: 3, Headroom: "not listed", OK: true}},
+		Offers: []OfferRow{{Offer: "EM-A116X-SSD", Stock: "empty", PerDay: "4.30 €", Outcome: "skipped: out of stock"},
+			{Offer: "EM-A115X-SSD", Stock: "low", PerDay: "4.63 €", Outcome: "taken"}},
+		ETA: 11*time.Minute + 2*time.Second, ETAFrom: "the latency profile", Path: "cold, shared image",
+	}
+	planPF := plan
+	planPF.Preflight = &pf
 	return map[string]string{
 		"help":         HelpText(ParseConfig{}, ""),
 		"help_up":      HelpText(ParseConfig{}, VerbUp),
@@ -103,6 +113,9 @@ func goldenCases() map[string]string {
 		"refusal":      RefusalReply("bob", VerbUp, "read"),
 		"sticky_progress": RenderSticky(StickyView{Cluster: "acme-shop-42", Serial: 900100, Verb: VerbUp, Requester: "alice",
 			Phase: "provisioning", Now: now, Started: t0, RunURL: "https://github.com/acme/shop/actions/runs/9001", Steps: steps(false)}),
+		"sticky_progress_eta": RenderSticky(StickyView{Cluster: "acme-shop-42", Serial: 900100, Verb: VerbUp, Requester: "alice",
+			Phase: "provisioning", Now: now, Started: t0, RunURL: "https://github.com/acme/shop/actions/runs/9001", Steps: steps(false),
+			ETA: pf.ETAText()}),
 		"sticky_up_ready": RenderSticky(StickyView{Cluster: "acme-shop-42", Serial: 900100, Verb: VerbUp, Requester: "alice",
 			Phase: "ready", Now: now, Started: t0, RunURL: "https://github.com/acme/shop/actions/runs/9001", Steps: steps(true),
 			Up: ptr(upView(kcURL, []string{"203.0.113.0/24"}))}),
@@ -141,7 +154,10 @@ func goldenCases() map[string]string {
 		"budget_count":   RenderBudgetRefusal(BudgetRefusalView{Limit: LimitMaxClusters, Current: "3 clusters", Max: "3"}),
 		"budget_unknown": RenderBudgetRefusal(BudgetRefusalView{Limit: LimitUnknownPrice, Detail: "No price for Elastic Metal EM-X999 in fr-par-1 (end of sale)."}),
 		"plan":           RenderPlan(plan),
-		"kubeconfig":     RenderKubeconfig("acme-shop-42", kcURL, now),
+		"plan_preflight": RenderPlan(planPF),
+		"quota_refusal": RenderQuotaRefusal("acme-shop-42", "Scaleway quota instance_servers_play2_nano (PLAY2-NANO Instances) would be exceeded: limit 5, in use 3, this cluster needs 3",
+			PreflightView{Quotas: pf.Quotas}),
+		"kubeconfig": RenderKubeconfig("acme-shop-42", kcURL, now),
 		"kubeconfig_dead_link": RenderKubeconfig("acme-shop-42", KubeconfigAccess{Login: "alice", OperatorCmd: "bot kubeconfig --cluster acme-shop-42",
 			DeadLink: &DeadLink{Answer: "403 Forbidden", Fix: "the key that signs links may not read public/ objects: on Scaleway it needs an IAM policy granting ObjectStorageObjectsRead on the project AND, when the bucket has a policy, a statement allowing it s3:GetObject on STATE-BUCKET/public/* (docs/install.md, \"Presigning key\")"}}, now),
 		"up_changes": renderChanges([]Change{{Field: "ttl", From: "8h", To: "1d", InPlace: true},

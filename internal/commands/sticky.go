@@ -68,6 +68,9 @@ type StickyView struct {
 	Note        string      // one more paragraph under the result (trusted text: the bot's own)
 	Error       string      // what failed and what to do; redacted and fenced when rendered
 	Log         string      // long log, folded; truncated first when the body is too long
+	// ETA is the up's expected length while it runs ("about 11 min (cold, …)"); shown until
+	// the run ends.
+	ETA string
 }
 
 var (
@@ -165,6 +168,9 @@ func renderSticky(v StickyView, log string) string {
 	}
 	if !v.Started.IsZero() && !v.Now.IsZero() {
 		meta = append(meta, "running for "+preciseDuration(v.Now.Sub(v.Started)))
+	}
+	if v.ETA != "" && v.Up == nil && v.Down == nil && v.Paused == nil && v.Error == "" {
+		meta = append(meta, "ETA "+escapeText(v.ETA))
 	}
 	if v.RunURL != "" {
 		meta = append(meta, "[run log]("+v.RunURL+")")

@@ -73,6 +73,10 @@ type RepoConfig struct {
 	// the repository must not be able to add records to any zone the bot's
 	// API key can reach. Lowercase, without a trailing dot.
 	DNSZones []string
+	// WorkerOffers are the Elastic Metal offers the worker may take, in order (worker_offers;
+	// default none: the spec's offer alone). The up's pre-flight takes the first one in stock and
+	// within its quota.
+	WorkerOffers []string
 	// ParkFor keeps a torn-down cluster's Elastic Metal worker, reset, in the state bucket's
 	// pool for that long so that the next `up` adopts it (park_for; default 0: deleted). A
 	// parked worker is billed.
@@ -119,6 +123,7 @@ type file struct {
 	KeepLabel          *string  `yaml:"keep_label"`
 	AllowUnknownPrices *bool    `yaml:"allow_unknown_prices"`
 	DNSZones           []string `yaml:"dns_zones"`
+	WorkerOffers       []string `yaml:"worker_offers"`
 	ParkFor            *raw     `yaml:"park_for"`
 	MaxPaused          *raw     `yaml:"max_paused"`
 	PauseSchedule      *string  `yaml:"pause_schedule"`
@@ -183,6 +188,11 @@ func Parse(data []byte) (RepoConfig, error) {
 	if len(unknown) > 0 {
 		slices.Sort(unknown)
 		return cfg, fmt.Errorf("%s: unknown key %s (known keys: %s)", Path, strings.Join(unknown, ", "), strings.Join(known, ", "))
+	}
+	if z, ok := m["worker_offers"]; ok && z != nil {
+		if _, isList := z.([]any); !isList {
+			return cfg, fmt.Errorf("%s: worker_offers: give a list of offers, like [EM-A116X-SSD, EM-A115X-SSD], got %q", Path, fmt.Sprint(z))
+		}
 	}
 	if z, ok := m["dns_zones"]; ok && z != nil {
 		if _, isList := z.([]any); !isList {
@@ -252,6 +262,9 @@ func (f file) apply(c *RepoConfig) error {
 	for _, z := range f.DNSZones {
 		c.DNSZones = append(c.DNSZones, normalizeZone(z))
 	}
+	for _, o := range f.WorkerOffers {
+		c.WorkerOffers = append(c.WorkerOffers, strings.TrimSpace(o))
+	}
 	if f.ServiceAccountKey != nil {
 		c.ServiceAccountKey = settings.ServiceAccountKey(strings.ToLower(strings.TrimSpace(*f.ServiceAccountKey)))
 	}
@@ -307,6 +320,14 @@ func (c RepoConfig) Validate() error {
 	}
 	if c.WarnBefore < 0 {
 		errs = append(errs, fmt.Errorf("warn_before: %s, want 0 or more", c.WarnBefore))
+	}
+	if len(c.WorkerOffers) > 5 {
+		errs = append(errs, fmt.Errorf("worker_offers: %d offers, want at most 5", len(c.WorkerOffers)))
+	}
+	for _, o := range c.WorkerOffers {
+		if err := settings.CheckOffer(o); err != nil {
+			errs = append(errs, fmt.Errorf("worker_offers: %w", err))
+		}
 	}
 	if err := settings.CheckServiceAccountKey(string(c.ServiceAccountKey)); err != nil {
 		errs = append(errs, fmt.Errorf("service_account_key: %w", err))

@@ -224,3 +224,30 @@ func TestDNSZones(t *testing.T) {
 		}
 	}
 }
+
+func TestWorkerOffers(t *testing.T) {
+	for _, tc := range []struct {
+		name, in string
+		offers   []string
+		wantErr  string
+	}{
+		{"default: none", "", nil, ""},
+		{"in order", "worker_offers: [EM-A116X-SSD, EM-A115X-SSD]", []string{"EM-A116X-SSD", "EM-A115X-SSD"}, ""},
+		{"not an offer name", "worker_offers: [\"EM A116X; rm\"]", nil, "worker_offers"},
+		{"not a list", "worker_offers: EM-A116X-SSD", nil, "worker_offers"},
+		{"too many", "worker_offers: [A-1, A-2, A-3, A-4, A-5, A-6]", nil, "at most 5"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := repoconfig.Parse([]byte(tc.in))
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("err = %v, want %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil || !reflect.DeepEqual(c.WorkerOffers, tc.offers) {
+				t.Fatalf("offers %v, err %v; want %v", c.WorkerOffers, err, tc.offers)
+			}
+		})
+	}
+}

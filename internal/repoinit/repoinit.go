@@ -75,7 +75,10 @@ type Config struct {
 	// IAM, when set, makes the Scaleway identities whose keys are missing from the secrets
 	// (instead of taking SCW_ACCESS_KEY and SCW_SECRET_KEY from Values).
 	IAM *IAM
-	Out io.Writer
+	// Buckets are the Object Storage buckets to make (with versioning and the lifecycle rule that
+	// expires noncurrent versions); none for file:// state.
+	Buckets []Bucket
+	Out     io.Writer
 	// Transport is the HTTP transport (nil: http.DefaultTransport).
 	Transport http.RoundTripper
 }
@@ -140,6 +143,9 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		return r.rep, err
 	}
 	if err := r.target(ctx, repo); err != nil {
+		return r.rep, err
+	}
+	if err := r.buckets(ctx); err != nil {
 		return r.rep, err
 	}
 	if err := r.secrets(ctx); err != nil {

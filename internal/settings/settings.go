@@ -223,6 +223,8 @@ var Table = []Setting{
 	{Name: "drafts", RepoKey: "drafts", Kind: Bool, Default: "false", Help: "let draft pull requests get an automatic cluster"},
 	{Name: "dns_zones", RepoKey: "dns_zones", Kind: List, Rule: "domains of at least two labels; at most 50",
 		Help: "the Scaleway DNS zones /poc up --dns-zone may use (none: --dns-zone is refused)", Check: CheckDNSZone},
+	{Name: "worker_offers", RepoKey: "worker_offers", Kind: List, Rule: "Elastic Metal offer names billed hourly, in order; at most 5",
+		Help: "the worker's offers in order of preference: /poc up takes the first in stock and within the organization's quota (none: worker-offer alone); --worker-offer on the comment wins", Check: CheckOffer},
 	{Name: "park_for", RepoKey: "park_for", CLI: "park-for", CLICommand: "down|reap", Env: "POC_PARK_FOR", Kind: Duration, Default: "0s",
 		Rule: "0 (off) up to 7d", Help: "keep a torn-down cluster's Elastic Metal worker, reset, this long so that the next /poc up adopts it; billed while parked"},
 	{Name: "max_paused", RepoKey: "max_paused", Kind: Duration, Default: "168h0m0s", Rule: "1h up to 30d",

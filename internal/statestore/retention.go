@@ -21,6 +21,25 @@ var ErrNoVersionExpiry = errors.New("versioned bucket without an expiry of noncu
 const LifecycleRuleExample = `{"Rules":[{"ID":"pocbot-noncurrent","Status":"Enabled","Filter":{"Prefix":""},` +
 	`"NoncurrentVersionExpiration":{"NoncurrentDays":30},"AbortIncompleteMultipartUpload":{"DaysAfterInitiation":1}}]}`
 
+// Lifecycle is the lifecycle configuration `bot init` puts on its buckets: LifecycleRuleExample as
+// the SDK's type, the rule CheckVersionRetention accepts (TestLifecycleIsWhatIsChecked).
+func Lifecycle() *types.BucketLifecycleConfiguration {
+	return &types.BucketLifecycleConfiguration{Rules: []types.LifecycleRule{{
+		ID:                             aws.String("pocbot-noncurrent"),
+		Status:                         types.ExpirationStatusEnabled,
+		Filter:                         &types.LifecycleRuleFilter{Prefix: aws.String("")},
+		NoncurrentVersionExpiration:    &types.NoncurrentVersionExpiration{NoncurrentDays: aws.Int32(30)},
+		AbortIncompleteMultipartUpload: &types.AbortIncompleteMultipartUpload{DaysAfterInitiation: aws.Int32(1)},
+	}}}
+}
+
+// RetentionVerdict is CheckVersionRetention's judgement on a bucket's versioning status and
+// lifecycle rules, for a caller that read them itself (`bot init`, deciding whether to put
+// Lifecycle). bucket names it in the error.
+func RetentionVerdict(bucket string, versioning types.BucketVersioningStatus, rules []types.LifecycleRule) error {
+	return retentionVerdict(bucket, versioning, rules)
+}
+
 // CheckVersionRetention reports (ErrNoVersionExpiry) a state bucket whose versioning is on but
 // whose lifecycle configuration expires no noncurrent version of the objects pocbot writes; nil
 // when versioning is off or suspended, for file:// state, or when such a rule exists. It reads the

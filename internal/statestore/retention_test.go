@@ -1,6 +1,7 @@
 package statestore
 
 import (
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -54,5 +55,28 @@ func TestCheckVersionRetentionOnTheStandIn(t *testing.T) {
 				t.Fatal(err)
 			}
 		})
+	}
+}
+
+// What `bot init` puts is what the check accepts, and what the docs show.
+func TestLifecycleIsWhatIsChecked(t *testing.T) {
+	lc := Lifecycle()
+	if err := RetentionVerdict("b", types.BucketVersioningStatusEnabled, lc.Rules); err != nil {
+		t.Fatalf("the rule init puts fails the check: %v", err)
+	}
+	var doc struct {
+		Rules []struct {
+			ID                          string
+			Status                      string
+			NoncurrentVersionExpiration struct{ NoncurrentDays int32 }
+		}
+	}
+	if err := json.Unmarshal([]byte(LifecycleRuleExample), &doc); err != nil || len(doc.Rules) != 1 {
+		t.Fatalf("LifecycleRuleExample: %v", err)
+	}
+	r := lc.Rules[0]
+	if doc.Rules[0].ID != aws.ToString(r.ID) || doc.Rules[0].Status != string(r.Status) ||
+		doc.Rules[0].NoncurrentVersionExpiration.NoncurrentDays != aws.ToInt32(r.NoncurrentVersionExpiration.NoncurrentDays) {
+		t.Fatalf("LifecycleRuleExample %s differs from Lifecycle() %+v", LifecycleRuleExample, r)
 	}
 }

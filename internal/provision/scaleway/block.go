@@ -251,3 +251,20 @@ func (d *Driver) deleteVolume(ctx context.Context, r *provision.Run, zone scw.Zo
 	r.Deleted(KindVolume, id, name)
 	return nil
 }
+
+// SharedSnapshot tells whether spec's image snapshot exists already, usable (an up then imports
+// nothing: the ETA's shared-image path).
+func (d *Driver) SharedSnapshot(ctx context.Context, spec provision.Spec) (bool, error) {
+	tag := ImageTag(spec.ImageBucket, spec.ImageKey)
+	res, err := d.blk.ListSnapshots(&block.ListSnapshotsRequest{Zone: scw.Zone(spec.Zone), ProjectID: &d.project,
+		Tags: []string{provision.TagShared}}, ctxOpt(ctx), scw.WithAllPages())
+	if err != nil {
+		return false, classify("list the shared snapshots", spec.Zone, err)
+	}
+	for _, s := range res.Snapshots {
+		if provision.HasTag(s.Tags, tag) && !unusable(string(s.Status)) {
+			return true, nil
+		}
+	}
+	return false, nil
+}

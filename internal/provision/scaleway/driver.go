@@ -43,6 +43,7 @@ type Driver struct {
 	iam     *iam.API
 	dom     *domain.API
 	project string
+	org     string // the organization whose quotas the pre-flight reads
 	bucket  BucketChecker
 }
 
@@ -58,7 +59,9 @@ func New(cfg Config) (*Driver, error) {
 	if p == "" {
 		return nil, errors.New("scaleway driver: no project id: set SCW_DEFAULT_PROJECT_ID")
 	}
+	org, _ := cfg.Client.GetDefaultOrganizationID() // "": the pre-flight reads no quota (SCW_DEFAULT_ORGANIZATION_ID)
 	return &Driver{
+		org:  org,
 		inst: instance.NewAPI(cfg.Client), blk: block.NewAPI(cfg.Client), bm: baremetal.NewAPI(cfg.Client),
 		iam: iam.NewAPI(cfg.Client), dom: domain.NewAPI(cfg.Client), project: p, bucket: cfg.Bucket,
 	}, nil

@@ -9,6 +9,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"encoding/xml"
 	"fmt"
 	"io"
 	"math/big"
@@ -94,6 +95,9 @@ type dialect struct {
 	mu      sync.Mutex
 	iam     map[string]Access
 	observe func(method, path string, h http.Header)
+	// lifecycle holds each bucket's lifecycle configuration (the XML a client put), which
+	// versitygw's posix backend does not implement.
+	lifecycle map[string][]byte
 }
 
 var conditionalHeaders = []string{"If-Match", "If-None-Match", "If-Modified-Since", "If-Unmodified-Since",
@@ -115,6 +119,10 @@ func (d *dialect) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			writeS3Error(w, http.StatusForbidden, "AccessDenied", "Access Denied: the IAM policy of this key does not allow it (IAM and the bucket policy must both allow a request)")
 			return
 		}
+	}
+	if bucket, key := splitPath(r.URL.Path); bucket != "" && key == "" && r.URL.Query().Has("lifecycle") {
+		d.serveLifecycle(w, r, bucket)
+		return
 	}
 	if d.isDeleteObject(r) && hasConditional(r.Header) {
 		switch d.opts.DeleteConditions {
@@ -140,6 +148,12 @@ func (d *dialect) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (d *dialect) modify(resp *http.Response) error {
 	r := resp.Request
 	switch {
+	case r.Method == http.MethodDelete && resp.StatusCode == http.StatusNoContent && len(r.URL.Query()) == 0:
+		if bucket, key := splitPath(r.URL.Path); key == "" { // DeleteBucket: its configuration goes with it
+			d.mu.Lock()
+			delete(d.lifecycle, bucket)
+			d.mu.Unlock()
+		}
 	case d.opts.DeleteConditions == DeleteConditionsIgnored && d.isDeleteObject(r) && hasConditional(r.Header) &&
 		resp.StatusCode == http.StatusPreconditionFailed:
 		// versitygw authenticated the request (it checks the signature and the bucket policy
@@ -163,6 +177,76 @@ func (d *dialect) modify(resp *http.Response) error {
 		resp.Header.Del("Content-Length")
 	}
 	return nil
+}
+
+// lifecycleConfiguration is what the stand-in reads of a PutBucketLifecycleConfiguration body: the
+// elements Scaleway documents (lifecycle-rules-api.mdx: ID, Status, Filter/Prefix, Expiration,
+// NoncurrentVersionExpiration, Transition, AbortIncompleteMultipartUpload).
+type lifecycleConfiguration struct {
+	XMLName xml.Name `xml:"LifecycleConfiguration"`
+	Rules   []struct {
+		ID     string `xml:"ID"`
+		Status string `xml:"Status"`
+	} `xml:"Rule"`
+}
+
+// serveLifecycle answers GetBucketLifecycleConfiguration, PutBucketLifecycleConfiguration and
+// DeleteBucketLifecycle itself. The signature is not verified here (versitygw verifies every other
+// request); only the root key and keys whose IAM policy grants full access are let through.
+func (d *dialect) serveLifecycle(w http.ResponseWriter, r *http.Request, bucket string) {
+	ak := accessKeyOf(r)
+	d.mu.Lock()
+	granted := ak == d.root || d.iam[ak] == AccessFull
+	d.mu.Unlock()
+	if ak == "" || !granted {
+		writeS3Error(w, http.StatusForbidden, "AccessDenied", "Access Denied: the lifecycle configuration needs ObjectStorageFullAccess (or the bucket owner's key)")
+		return
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), 10*time.Second)
+	defer cancel()
+	if _, err := d.admin.HeadBucket(ctx, &s3.HeadBucketInput{Bucket: aws.String(bucket)}); err != nil {
+		writeS3Error(w, http.StatusNotFound, "NoSuchBucket", "The specified bucket does not exist")
+		return
+	}
+	switch r.Method {
+	case http.MethodGet:
+		d.mu.Lock()
+		body, ok := d.lifecycle[bucket]
+		d.mu.Unlock()
+		if !ok {
+			writeS3Error(w, http.StatusNotFound, "NoSuchLifecycleConfiguration", "The lifecycle configuration does not exist")
+			return
+		}
+		w.Header().Set("Content-Type", "application/xml")
+		_, _ = w.Write(body)
+	case http.MethodPut:
+		body, err := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+		var lc lifecycleConfiguration
+		if err == nil {
+			err = xml.Unmarshal(body, &lc)
+		}
+		if err != nil || len(lc.Rules) == 0 {
+			writeS3Error(w, http.StatusBadRequest, "MalformedXML", "The XML you provided was not well-formed or did not validate against our published schema")
+			return
+		}
+		for _, rule := range lc.Rules {
+			if rule.Status != "Enabled" && rule.Status != "Disabled" {
+				writeS3Error(w, http.StatusBadRequest, "MalformedXML", "a rule's Status must be Enabled or Disabled")
+				return
+			}
+		}
+		d.mu.Lock()
+		d.lifecycle[bucket] = body
+		d.mu.Unlock()
+		w.WriteHeader(http.StatusOK)
+	case http.MethodDelete:
+		d.mu.Lock()
+		delete(d.lifecycle, bucket)
+		d.mu.Unlock()
+		w.WriteHeader(http.StatusNoContent)
+	default:
+		writeS3Error(w, http.StatusMethodNotAllowed, "MethodNotAllowed", "The specified method is not allowed against this resource")
+	}
 }
 
 // isDeleteObject: DELETE /bucket/key (path style), not AbortMultipartUpload (?uploadId) nor

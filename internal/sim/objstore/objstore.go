@@ -143,7 +143,7 @@ func startOnce(ctx context.Context, bin, dir string) (*Server, error) {
 	// Not exec.CommandContext: the server must outlive the start context; Close ends it.
 	// --region must match the region clients sign with, or every request is a 400.
 	s.cmd = exec.Command(bin, "--port", "127.0.0.1:"+strconv.Itoa(port), "--region", Region, "--quiet",
-		"--access", s.AccessKey, "--secret", s.SecretKey, "--iam-dir", dir+".iam", "posix", dir)
+		"--access", s.AccessKey, "--secret", s.SecretKey, "--iam-dir", dir+".iam", "posix", "--versioning-dir", dir+".versions", dir)
 	// Credentials go on the command line as the brief's tool usage shows; keep them out of the
 	// environment the child would otherwise inherit from a developer's shell.
 	s.cmd.Env = append(os.Environ(), "AWS_ACCESS_KEY_ID=", "AWS_SECRET_ACCESS_KEY=")
@@ -151,6 +151,9 @@ func startOnce(ctx context.Context, bin, dir string) (*Server, error) {
 	s.cmd.Stdout, s.cmd.Stderr = lb, lb
 	if err := os.MkdirAll(dir+".iam", 0o700); err != nil {
 		return nil, fmt.Errorf("start versitygw: create its IAM dir: %w", err)
+	}
+	if err := os.MkdirAll(dir+".versions", 0o700); err != nil {
+		return nil, fmt.Errorf("start versitygw: create its versioning dir: %w", err)
 	}
 	if err := s.cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start versitygw %s: %w", bin, err)
@@ -191,7 +194,7 @@ func (s *Server) startDialect(opts Options) error {
 	if err != nil {
 		return err
 	}
-	s.dialect = &dialect{opts: opts, backend: u, root: s.AccessKey, admin: s.client, iam: map[string]Access{}}
+	s.dialect = &dialect{opts: opts, backend: u, root: s.AccessKey, admin: s.client, iam: map[string]Access{}, lifecycle: map[string][]byte{}}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return fmt.Errorf("start the S3 dialect proxy: listen on loopback: %w", err)

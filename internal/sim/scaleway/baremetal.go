@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"strings"
 	"time"
 
 	baremetal "github.com/scaleway/scaleway-sdk-go/api/baremetal/v1"
@@ -75,7 +74,7 @@ func (e *Emulator) offerJSON(o offerInfo, z scw.Zone) map[string]any {
 		Enable:       true,
 		CPUs:         []*baremetal.CPU{{Name: o.cpu, CoreCount: o.cores, ThreadCount: o.threads, Frequency: o.freq}},
 		Memories:     []*baremetal.Memory{{Capacity: scw.Size(o.ramBytes), Type: "DDR4", Frequency: 3200, IsEcc: true}},
-		QuotaName:    "EM_" + strings.ReplaceAll(o.name[3:], "-", "_"), PersistentMemories: []*baremetal.PersistentMemory{}, RaidControllers: []*baremetal.RaidController{},
+		QuotaName:    OfferQuota(o.name), PersistentMemories: []*baremetal.PersistentMemory{}, RaidControllers: []*baremetal.RaidController{},
 		IncompatibleOsIDs: []string{}, SubscriptionPeriod: baremetal.OfferSubscriptionPeriodHourly,
 		Fee: &scw.Money{CurrencyCode: "EUR"}, Options: []*baremetal.OfferOptionOffer{}, PrivateBandwidth: o.bw,
 		SharedBandwidth: true, Tags: []string{}, Gpus: []*baremetal.GPU{}, MonthlyOfferID: monthly, Zone: z,
@@ -162,6 +161,15 @@ func (e *Emulator) createBM(w http.ResponseWriter, r *http.Request, z scw.Zone) 
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if !e.quota(w, "baremetal_servers", len(e.bms)) {
+		return
+	}
+	sameOffer := 0
+	for _, b := range e.bms {
+		if b.Offer.name == off.name {
+			sameOffer++
+		}
+	}
+	if !e.orgQuota(w, OfferQuota(off.name), sameOffer) {
 		return
 	}
 	if e.stockLeft(*off) <= 0 {

@@ -165,7 +165,7 @@ func (e *Emulator) createVolume(w http.ResponseWriter, r *http.Request, z scw.Zo
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if !e.quota(w, "volumes", len(e.vols)) {
+	if !e.quota(w, "volumes", len(e.vols)) || !e.orgQuota(w, QuotaVolumes, len(e.vols)) {
 		return
 	}
 	var size scw.Size
@@ -316,7 +316,7 @@ func (e *Emulator) createSnapshot(w http.ResponseWriter, r *http.Request, z scw.
 		transient(w, "volume", v.ID, v.Status)
 		return
 	}
-	if !e.quota(w, "snapshots", len(e.snaps)) {
+	if !e.quota(w, "snapshots", len(e.snaps)) || !e.orgQuota(w, QuotaSnapshots, len(e.snaps)) {
 		return
 	}
 	s := e.newSnapshot(z, req.Name, req.ProjectID, v.Size, req.Tags)
@@ -383,7 +383,7 @@ func (e *Emulator) importSnapshot(w http.ResponseWriter, r *http.Request, z scw.
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if !e.quota(w, "snapshots", len(e.snaps)) {
+	if !e.quota(w, "snapshots", len(e.snaps)) || !e.orgQuota(w, QuotaSnapshots, len(e.snaps)) {
 		return
 	}
 	s := e.newSnapshot(z, req.Name, req.ProjectID, size, req.Tags)

@@ -112,6 +112,16 @@
 //	|                                                                            |   application); other products: source silent, the stricter reading|
 //	| latencies                                                                  | each Latency field names its recording                              |
 //	| quotas: 403 quotas_exceeded                                                | SDK QuotasExceededError; limits are test options                     |
+//	| organization quotas (OrgQuotas; DocumentedQuotas): PLAY2-NANO 5, Instance  | docs-content pages/organizations-and-projects/additional-content/   |
+//	|   IPs 20, volumes 200, snapshots and security groups 99 999, SSH keys 50,   |   organization-quotas.mdx, "payment method validated" column        |
+//	|   Elastic Metal offers 1 (A115X, B112X), I215E 0 (identity needed); every  |   (IdentityValidatedQuotas: the second column)                      |
+//	|   create past one: 403 quotas_exceeded naming the quota                    |                                                                      |
+//	| EM-A116X-SSD's quota: 1                                                    | not on the page: source silent, the stricter reading                 |
+//	| a live Elastic Metal server counts against its offer's quota, parked or not| the page counts servers per offer; source silent on states: stricter |
+//	| quota names: the offer's quota_name for Elastic Metal; the others are the  | SDK api/baremetal/v1 Offer.QuotaName; other names: source silent     |
+//	|   emulator's (instance_servers_play2_nano, instance_ips, block_volumes, …)  |   (undocumented: a bot must tolerate a quota it cannot find)         |
+//	| GET /iam/v1alpha1/quota (organization_id required, quotum_names filter),   | SDK api/iam/v1alpha1 ListQuota, GetQuotum (Quotum.limits per         |
+//	|   GET /iam/v1alpha1/quota/{name} (404 when not set); limits global         |   locality); organization_id required: source silent, stricter      |
 //
 // Not confirmed by any recording (kept, labelled): a snapshot import of
 // "≈ 1.5 min" (the recordings show 5 s and 212 s), an Instance reboot (30 s

@@ -106,6 +106,10 @@ type Options struct {
 	// "security_groups", "volumes", "snapshots", "baremetal_servers",
 	// "ssh_keys". Absent means unlimited.
 	Quotas map[string]int
+	// OrgQuotas are the organization's quotas by quota name (orgquota.go): what
+	// GET /iam/v1alpha1/quota lists, and what every create of those products is held to.
+	// DocumentedQuotas are Scaleway's defaults; nil sets none (unlimited), as Quotas.
+	OrgQuotas map[string]int
 	// Stock is the number of Elastic Metal servers available per offer name
 	// (e.g. "EM-A116X-SSD"); absent offers default to 10. Zero means out of
 	// stock.

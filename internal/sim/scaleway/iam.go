@@ -54,7 +54,7 @@ func (e *Emulator) createSSHKey(w http.ResponseWriter, r *http.Request) {
 	// The real API registers the same public key twice in a project
 	// (terraform-provider-scaleway, list-iamssh-keys-basic cassette).
 	norm := strings.TrimSpace(string(ssh.MarshalAuthorizedKey(pk)))
-	if !e.quota(w, "ssh_keys", len(e.keys)) {
+	if !e.quota(w, "ssh_keys", len(e.keys)) || !e.orgQuota(w, QuotaSSHKeys, len(e.keys)) {
 		return
 	}
 	now := e.clock().UTC()

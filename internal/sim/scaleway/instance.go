@@ -139,7 +139,7 @@ func (e *Emulator) createIP(w http.ResponseWriter, r *http.Request, z scw.Zone) 
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if !e.quota(w, "ips", len(e.ips)) {
+	if !e.quota(w, "ips", len(e.ips)) || !e.orgQuota(w, QuotaIPs, len(e.ips)) {
 		return
 	}
 	proj := deref(req.Project, deref(req.Organization, ""))
@@ -324,7 +324,7 @@ func (e *Emulator) createSG(w http.ResponseWriter, r *http.Request, z scw.Zone) 
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if !e.quota(w, "security_groups", len(e.sgs)) {
+	if !e.quota(w, "security_groups", len(e.sgs)) || !e.orgQuota(w, QuotaSecurityGroups, len(e.sgs)) {
 		return
 	}
 	if req.Name == "" {

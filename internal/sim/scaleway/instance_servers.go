@@ -100,6 +100,15 @@ func (e *Emulator) createServer(w http.ResponseWriter, r *http.Request, z scw.Zo
 	if !e.quota(w, "instances", len(e.srv)) {
 		return
 	}
+	sameType := 0
+	for _, s := range e.srv {
+		if s.CommercialType == req.CommercialType {
+			sameType++
+		}
+	}
+	if !e.orgQuota(w, InstanceTypeQuota(req.CommercialType), sameType) {
+		return
+	}
 	now := e.clock().UTC()
 	s := &server{
 		ID: e.newID(), Name: req.Name, Project: deref(req.Project, deref(req.Organization, "")), CommercialType: req.CommercialType,
@@ -169,7 +178,7 @@ func (e *Emulator) createServer(w http.ResponseWriter, r *http.Request, z scw.Zo
 		if v := req.Volumes["0"]; v != nil && v.Size != nil {
 			size = *v.Size
 		}
-		if !e.quota(w, "volumes", len(e.vols)) {
+		if !e.quota(w, "volumes", len(e.vols)) || !e.orgQuota(w, QuotaVolumes, len(e.vols)) {
 			return
 		}
 		vol := e.newVolume(z, *req.Image+"_sbs_volume_0", s.Project, size, 5000, nil, nil)

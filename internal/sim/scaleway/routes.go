@@ -89,6 +89,8 @@ func (e *Emulator) routes() *http.ServeMux {
 	}))
 
 	// IAM.
+	m.HandleFunc("GET /iam/v1alpha1/quota", e.listQuota)
+	m.HandleFunc("GET /iam/v1alpha1/quota/{name}", e.getQuotum)
 	m.HandleFunc("POST /iam/v1alpha1/ssh-keys", e.createSSHKey)
 	m.HandleFunc("GET /iam/v1alpha1/ssh-keys", e.listSSHKeys)
 	each(one, "/iam/v1alpha1/ssh-keys/{id}", e.oneSSHKey)

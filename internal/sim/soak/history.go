@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"strings"
 	"time"
+
+	scwsim "github.com/pocbot/pocbot/internal/sim/scaleway"
 )
 
 // Kind is what an event does.
@@ -131,6 +133,21 @@ type WorldConfig struct {
 	// Quotas limit the emulated project's live resources (nil: none), so that an up runs into
 	// Scaleway's quota error half-way.
 	Quotas map[string]int
+	// OrgQuotas are the organization's quotas (what the up's pre-flight reads and every create
+	// is held to). Scaleway's defaults (scwsim.DocumentedQuotas) fit one seed cluster, so most
+	// histories raise them explicitly (RaisedQuotas); some keep the defaults, where the second
+	// cluster is refused by the pre-flight with nothing created.
+	OrgQuotas map[string]int
+}
+
+// RaisedQuotas are the identity-validated quotas times ten: room for every cluster a history's
+// repositories may hold at once (their max_clusters), parked workers included.
+func RaisedQuotas() map[string]int {
+	q := scwsim.IdentityValidatedQuotas()
+	for k, v := range q {
+		q[k] = 10 * max(v, 1)
+	}
+	return q
 }
 
 // WorldOf returns the world of seed's history: a pure function of seed.
@@ -138,11 +155,15 @@ func WorldOf(seed uint64) WorldConfig {
 	r := rand.New(rand.NewPCG(seed^0x5eed, seed))
 	switch r.IntN(6) {
 	case 0:
-		return WorldConfig{Quotas: map[string]int{"instances": 4}} // one seed cluster, then the 2nd's 2nd server fails
+		// one seed cluster, then the 2nd's 2nd server fails: a quota the pre-flight cannot see
+		// (another project's use), refused during the run
+		return WorldConfig{Quotas: map[string]int{"instances": 4}, OrgQuotas: RaisedQuotas()}
 	case 1:
-		return WorldConfig{Quotas: map[string]int{"ips": 4}}
+		return WorldConfig{Quotas: map[string]int{"ips": 4}, OrgQuotas: RaisedQuotas()}
+	case 2:
+		return WorldConfig{OrgQuotas: scwsim.DocumentedQuotas()} // the pre-flight refuses the second cluster
 	}
-	return WorldConfig{}
+	return WorldConfig{OrgQuotas: RaisedQuotas()}
 }
 
 // BotUser stands for the App's own login in a history: its comments must never be commands.

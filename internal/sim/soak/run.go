@@ -103,7 +103,7 @@ func Run(ctx context.Context, o Options, seed uint64, events []Event) (Result, e
 	talosFaults := talossim.NewFaults(seed)
 	// Images of 1 MiB: every history builds the image chain once, and its size tests nothing
 	// between processes (the image tests stream 256 MiB).
-	w, err := world.Start(ctx, world.Options{Dir: dir, TimeFactor: o.TimeFactor, S3: "versitygw", Quotas: WorldOf(seed).Quotas,
+	w, err := world.Start(ctx, world.Options{Dir: dir, TimeFactor: o.TimeFactor, S3: "versitygw", Quotas: WorldOf(seed).Quotas, OrgQuotas: WorldOf(seed).OrgQuotas,
 		QCOW2Size: 1 << 20, RawSize: 1 << 20, TalosFaults: talosFaults})
 	if err != nil {
 		return Result{}, fmt.Errorf("soak: start the world: %w", err)

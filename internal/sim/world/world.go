@@ -54,6 +54,7 @@ import (
 	"gocloud.dev/blob/fileblob"
 	"golang.org/x/crypto/ssh"
 
+	"github.com/pocbot/pocbot/internal/provision/cluster"
 	provscw "github.com/pocbot/pocbot/internal/provision/scaleway"
 	"github.com/pocbot/pocbot/internal/runnerip"
 	"github.com/pocbot/pocbot/internal/sim/catalog"
@@ -84,7 +85,10 @@ type Options struct {
 	// Faults, Quotas and Stock go to the Scaleway emulator.
 	Faults scwsim.Faults
 	Quotas map[string]int
-	Stock  map[string]int
+	// OrgQuotas are the organization's quotas by name (scwsim.DocumentedQuotas: Scaleway's
+	// defaults); nil sets none.
+	OrgQuotas map[string]int
+	Stock     map[string]int
 	// S3 chooses the bucket backend: "auto" (versitygw when installed), "versitygw", "file".
 	S3 string
 	// S3Dialect is how the versitygw stand-in answers (zero: Scaleway's, conditional deletes
@@ -233,6 +237,7 @@ func Start(ctx context.Context, opts Options) (w *World, err error) {
 		SecretKey:  w.SecretKey,
 		TimeFactor: opts.TimeFactor,
 		Quotas:     opts.Quotas,
+		OrgQuotas:  opts.OrgQuotas,
 		Stock:      opts.Stock,
 		Faults:     opts.Faults,
 		Objects:    bucketObjects{w: w},
@@ -649,5 +654,19 @@ func WaitTCP(ctx context.Context, addr string, within time.Duration) error {
 			return fmt.Errorf("%s did not answer within %s: %w", addr, within, err)
 		case <-time.After(50 * time.Millisecond):
 		}
+	}
+}
+
+// Profile is the whole cluster's latency profile of a world at real time (factor 1): the
+// emulator's figures for the Scaleway transitions (each names its recording), the hosts' for
+// Talos and the rescue system. It is the ETA's fallback (internal/eta) and the bound of the
+// benchmarks.
+func Profile(scw scwsim.Latency, h Hosts) cluster.Waits {
+	return cluster.Waits{
+		Scaleway: provscw.Waits{SnapshotImport: scw.SnapshotImport, BMDelivery: scw.BMDelivery, SGRules: scw.SGRules,
+			VolumeCreate: scw.VolumeCreate, Poweron: scw.Poweron, Terminate: scw.Terminate, BMDelete: scw.BMDelete},
+		RescueReboot: scw.BMRescueReboot, RescueBoot: h.RescueBoot, ImageWrite: h.ImageWrite, NormalReboot: scw.BMNormalReboot,
+		TalosBoot: TalosBoot, TalosReady: max(TalosCRI, TalosTimeSync), ApplyReboot: h.Talos.ApplyReboot, KubeReady: h.Talos.KubeReady, CNIReady: h.Talos.CNIReady,
+		ResetReboot: h.Talos.ResetWipe + h.Talos.ResetReboot, // the reset's sequence, then its reboot
 	}
 }

@@ -109,6 +109,7 @@ func New(t testing.TB, w *world.World, o Options) *Parts {
 		LockWait:   o.LockWait,
 		RunnerCIDR: o.RunnerCIDR,
 	}
+	p.Ops.Preflight = cluster.Preflight(ccfg, nil)
 	ccfg.ImageLocker = p.Ops
 	return p
 }
@@ -144,12 +145,4 @@ func Bucket(t testing.TB, w *world.World, name string) *blob.Bucket {
 
 // Waits is the whole cluster's latency profile of a world: the emulator's figures for the
 // Scaleway transitions, the hosts' for Talos and the rescue system (unscaled, factor 1).
-func Waits(scw scwsim.Latency, h world.Hosts) cluster.Waits {
-	return cluster.Waits{
-		Scaleway: scaleway.Waits{SnapshotImport: scw.SnapshotImport, BMDelivery: scw.BMDelivery, SGRules: scw.SGRules,
-			VolumeCreate: scw.VolumeCreate, Poweron: scw.Poweron, Terminate: scw.Terminate, BMDelete: scw.BMDelete},
-		RescueReboot: scw.BMRescueReboot, RescueBoot: h.RescueBoot, ImageWrite: h.ImageWrite, NormalReboot: scw.BMNormalReboot,
-		TalosBoot: world.TalosBoot, TalosReady: max(world.TalosCRI, world.TalosTimeSync), ApplyReboot: h.Talos.ApplyReboot, KubeReady: h.Talos.KubeReady, CNIReady: h.Talos.CNIReady,
-		ResetReboot: h.Talos.ResetWipe + h.Talos.ResetReboot, // the reset's sequence, then its reboot
-	}
-}
+func Waits(scw scwsim.Latency, h world.Hosts) cluster.Waits { return world.Profile(scw, h) }

@@ -1,0 +1,142 @@
+package chatops
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/pocbot/pocbot/internal/clusterops"
+	"github.com/pocbot/pocbot/internal/commands"
+	"github.com/pocbot/pocbot/internal/cost"
+	"github.com/pocbot/pocbot/internal/eta"
+	"github.com/pocbot/pocbot/internal/preflight"
+	"github.com/pocbot/pocbot/internal/provision"
+)
+
+// preflightView shows a pre-flight: every quota weighed, every candidate offer with its stock,
+// price and outcome.
+func preflightView(pf *preflight.Result) *commands.PreflightView {
+	if pf == nil {
+		return nil
+	}
+	v := &commands.PreflightView{}
+	for _, c := range pf.Checks {
+		v.Quotas = append(v.Quotas, quotaRow(c))
+	}
+	for _, c := range pf.Candidates {
+		row := commands.OfferRow{Offer: c.Offer.Name, Stock: c.Offer.Stock}
+		if c.Offer.Priced && c.Offer.DailyNanos > 0 {
+			row.PerDay = cost.EUR(0, c.Offer.DailyNanos).Format(2)
+		}
+		switch {
+		case c.Taken && c.Offer.Adopt:
+			row.Outcome = "taken: adopts a parked worker"
+		case c.Taken:
+			row.Outcome = "taken: in stock, within its quota"
+		case c.Skipped != "":
+			row.Outcome = "skipped: " + c.Skipped
+		default:
+			row.Outcome = "not needed"
+		}
+		v.Offers = append(v.Offers, row)
+	}
+	return v
+}
+
+func quotaRow(c preflight.Check) commands.QuotaRow {
+	limit := fmt.Sprint(c.Limit)
+	switch {
+	case !c.Listed:
+		limit = "not listed"
+	case c.Unlimited:
+		limit = "unlimited"
+	}
+	return commands.QuotaRow{Quota: c.Quota, What: c.What, Limit: limit, Used: c.Used, Need: c.Need, Headroom: c.Headroom(), OK: c.Fits()}
+}
+
+// offerChoice says which offer was taken and why the ones before it were not ("" when the first
+// and only candidate was taken: nothing to tell).
+func offerChoice(pf *preflight.Result) string {
+	if pf == nil || pf.Offer == "" || (len(pf.Candidates) == 1 && !pf.Candidates[0].Offer.Adopt) {
+		return ""
+	}
+	s := pf.Offer
+	for _, c := range pf.Candidates {
+		switch {
+		case c.Taken && c.Offer.Adopt:
+			s += " (a parked worker adopted)"
+		case c.Taken:
+			s += " (in stock, within its quota)"
+		case c.Skipped != "":
+			s += "; " + c.Offer.Name + " skipped: " + c.Skipped
+		}
+	}
+	return s
+}
+
+// refusalReason is the refusal in one clause, without the link (the reply adds it).
+func refusalReason(ref *preflight.Refusal) string {
+	if c := ref.Check; c.Quota != "" {
+		return fmt.Sprintf("Scaleway quota %s (%s) would be exceeded: limit %d, in use %d, this cluster needs %d", c.Quota, c.What, c.Limit, c.Used, c.Need)
+	}
+	return ref.Error()
+}
+
+// quotaRefusal is the reply to an up the pre-flight refused, or "" when err is no such refusal.
+func (r *run) quotaRefusal(err error, pf *preflight.Result) string {
+	var ref *preflight.Refusal
+	if !errors.As(err, &ref) {
+		return ""
+	}
+	v := preflightView(pf)
+	if v == nil {
+		v = &commands.PreflightView{}
+	}
+	return commands.RenderQuotaRefusal(r.cluster, refusalReason(ref), *v)
+}
+
+// preflight runs the up's pre-flight without creating anything (the dry run, and the early
+// refusal that costs no status comment): nil when the bot has none.
+func (r *run) preflight(ctx context.Context, req clusterops.Request, spec provision.Spec) (*preflight.Result, error) {
+	return r.backend.Ops.Check(ctx, req, spec)
+}
+
+// estimate is the up's ETA (nil without an ETA book, or for an existing cluster: a converging up
+// has no path to estimate). A parked worker the pre-flight would adopt makes the parked path.
+func (r *run) estimate(ctx context.Context, spec provision.Spec, exists bool, pf *preflight.Result) *eta.Estimate {
+	if r.backend.ETA == nil || exists {
+		return nil
+	}
+	parked := false
+	if pf != nil {
+		for _, c := range pf.Candidates {
+			parked = parked || (c.Taken && c.Offer.Adopt)
+		}
+	}
+	e := r.backend.ETA.Estimate(ctx, spec, parked)
+	return &e
+}
+
+// recordDuration adds a finished up's duration to the project's history (what the next ETA of
+// its path reads); a failure to write it is only logged.
+func (r *run) recordDuration(ctx context.Context, est *eta.Estimate, took time.Duration) {
+	if est == nil || r.backend.ETA == nil {
+		return
+	}
+	if err := r.backend.ETA.Record(ctx, est.Path, took); err != nil {
+		r.h.log().Warn("could not record the up's duration", "err", err)
+	}
+}
+
+// withETA adds the ETA to a pre-flight view (a view of its own when there is no pre-flight).
+func withETA(v *commands.PreflightView, est *eta.Estimate) *commands.PreflightView {
+	if est == nil {
+		return v
+	}
+	if v == nil {
+		v = &commands.PreflightView{}
+	}
+	v.ETA, v.ETAFrom, v.Path = est.D, est.From, est.Path.String()
+	return v
+}

@@ -1,0 +1,107 @@
+package clusterops_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pocbot/pocbot/internal/clusterops"
+	"github.com/pocbot/pocbot/internal/preflight"
+	"github.com/pocbot/pocbot/internal/provision"
+	"github.com/pocbot/pocbot/internal/provision/scaleway"
+	scwsim "github.com/pocbot/pocbot/internal/sim/scaleway"
+	"github.com/pocbot/pocbot/internal/sim/world"
+)
+
+// Under Scaleway's default quotas (PLAY2-NANO 5, one Elastic Metal server of the offer) the
+// second seed cluster does not fit. It is refused before anything is created — no resource, no
+// state document — with a message naming the quota, its use, the need and how to raise it.
+// Without the pre-flight the second up created its IPs, group and volumes, then failed on its
+// third Instance.
+func TestSecondClusterRefusedUnderDefaultQuotas(t *testing.T) {
+	e := newEnv(t, world.Options{TimeFactor: 0.005, OrgQuotas: scwsim.DocumentedQuotas()})
+	ctx, cancel := context.WithTimeout(t.Context(), 4*time.Minute)
+	defer cancel()
+	e.up(ctx, t, "acme-q-1")
+	before := len(e.w.Scaleway.Inventory())
+	calls := len(e.w.Scaleway.Calls())
+	res, err := e.ops.Up(ctx, clusterops.Request{Cluster: "acme-q-2", Spec: e.spec, TTL: time.Hour, RequestedBy: "alice", Command: "up"})
+	var ref *preflight.Refusal
+	if !errors.As(err, &ref) {
+		t.Fatalf("second up: %v, want a pre-flight refusal", err)
+	}
+	msg := err.Error()
+	for _, want := range []string{scaleway.InstanceTypeQuota("PLAY2-NANO"), "limit 5", "in use 3", "needs 3", preflight.QuotasPage, "nothing was created"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("refusal %q does not say %q", msg, want)
+		}
+	}
+	if res == nil || res.Preflight == nil || res.Preflight.Refusal == nil {
+		t.Errorf("result %+v carries no pre-flight", res)
+	}
+	if after := len(e.w.Scaleway.Inventory()); after != before {
+		t.Errorf("the refused up changed the inventory: %d resources, %d before", after, before)
+	}
+	for _, c := range e.w.Scaleway.Calls()[calls:] {
+		if c.Method != "GET" {
+			t.Errorf("the refused up sent %s %s", c.Method, c.Path)
+		}
+	}
+	if _, _, err := e.ops.Load(ctx, "acme-q-2"); !errors.Is(err, clusterops.ErrNoCluster) {
+		t.Errorf("the refused up left a state document: %v", err)
+	}
+}
+
+// worker_offers: the first offer is out of stock, the up takes the next one listed and says why.
+func TestOutOfStockOfferFallsBack(t *testing.T) {
+	e := newEnv(t, world.Options{TimeFactor: 0.005, OrgQuotas: scwsim.DocumentedQuotas(), Stock: map[string]int{"EM-A116X-SSD": 0}})
+	ctx, cancel := context.WithTimeout(t.Context(), 4*time.Minute)
+	defer cancel()
+	res, err := e.ops.Up(ctx, clusterops.Request{Cluster: "acme-s-1", Spec: e.spec, TTL: time.Hour, RequestedBy: "alice", Command: "up",
+		WorkerOffers: []string{"EM-A116X-SSD", "EM-A115X-SSD"}})
+	if err != nil {
+		t.Fatalf("up with a fallback offer: %v", err)
+	}
+	if got := res.State.Spec.BaremetalOffer; got != "EM-A115X-SSD" {
+		t.Errorf("worker offer %s, want the fallback EM-A115X-SSD", got)
+	}
+	pf := res.Preflight
+	if pf == nil || len(pf.Candidates) != 2 || pf.Candidates[0].Skipped != "out of stock" || !pf.Candidates[1].Taken {
+		t.Fatalf("pre-flight %+v, want the first offer skipped for its stock and the second taken", pf)
+	}
+	for _, r := range e.w.Scaleway.Inventory() {
+		if r.Kind == "baremetal_server" && r.ID == res.State.Resources[scaleway.NodeWorker].ID {
+			return
+		}
+	}
+	t.Error("the worker is not in the inventory")
+}
+
+// A parked worker holds its offer's quota: with Scaleway's default of one server per offer, an
+// up that cannot adopt it (another Talos version) is refused before anything is created, naming
+// the offer's quota; one that can adopt it fits.
+func TestParkedWorkerCountsAgainstTheOfferQuota(t *testing.T) {
+	e := newEnv(t, world.Options{TimeFactor: 0.005, OrgQuotas: scwsim.DocumentedQuotas()})
+	ctx, cancel := context.WithTimeout(t.Context(), 4*time.Minute)
+	defer cancel()
+	e.up(ctx, t, "acme-p-1")
+	if _, err := e.ops.Down(ctx, clusterops.Request{Cluster: "acme-p-1", RequestedBy: "alice", Command: "down", ParkFor: 2 * time.Hour}); err != nil {
+		t.Fatal(err)
+	}
+	before := len(e.w.Scaleway.Inventory())
+	_, err := e.ops.Up(ctx, clusterops.Request{Cluster: "acme-p-2", Spec: e.spec, TTL: time.Hour, RequestedBy: "alice", Command: "up",
+		Override: func(s *provision.Spec) { s.TalosVersion = "v1.14.1" }})
+	var ref *preflight.Refusal
+	if !errors.As(err, &ref) || ref.Check.Quota != "EM_A116X_SSD" || ref.Check.Used != 1 {
+		t.Fatalf("an up that cannot adopt the parked worker: %v, want refused on EM_A116X_SSD with 1 in use", err)
+	}
+	if after := len(e.w.Scaleway.Inventory()); after != before {
+		t.Errorf("the refused up changed the inventory: %d resources, %d before", after, before)
+	}
+	res := e.up(ctx, t, "acme-p-3")
+	if pf := res.Preflight; pf == nil || len(pf.Candidates) != 1 || !pf.Candidates[0].Offer.Adopt || !pf.Candidates[0].Taken {
+		t.Fatalf("the up that adopts: pre-flight %+v, want the parked worker taken", pf)
+	}
+}

@@ -1,0 +1,101 @@
+package commands
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// QuotasPage is where Scaleway lists the default quotas and how to raise them.
+const QuotasPage = "https://www.scaleway.com/en/docs/organizations-and-projects/additional-content/organization-quotas/"
+
+// QuotaRow is one organization quota weighed against what the cluster needs.
+type QuotaRow struct {
+	Quota, What string
+	Limit       string // "5", "unlimited", or "not listed" (not checked)
+	Used, Need  int
+	Headroom    string // what is left after the cluster
+	OK          bool
+}
+
+// OfferRow is one candidate worker offer and what the pre-flight made of it.
+type OfferRow struct {
+	Offer   string
+	Stock   string
+	PerDay  string // the cluster's price per day with this offer
+	Outcome string // "taken", "adopts a parked worker", "skipped: out of stock", …
+}
+
+// PreflightView is the pre-flight as shown by a dry run, a refusal and the up's status comment.
+type PreflightView struct {
+	Quotas []QuotaRow
+	Offers []OfferRow
+	// ETA is the time the up would take on the path shown (0: unknown); ETAFrom says where the
+	// figure comes from ("this project's last 5 ups", "the latency profile").
+	ETA     time.Duration
+	ETAFrom string
+	Path    string // "cold", "parked worker", "shared image", …
+}
+
+// ETAText is "about 11 min (cold, from …)", or "" when the ETA is unknown.
+func (v PreflightView) ETAText() string {
+	if v.ETA <= 0 {
+		return ""
+	}
+	min := int((v.ETA + 30*time.Second) / time.Minute)
+	var what []string
+	if v.Path != "" {
+		what = append(what, v.Path)
+	}
+	if v.ETAFrom != "" {
+		what = append(what, "from "+v.ETAFrom)
+	}
+	s := fmt.Sprintf("about %d min", max(min, 1))
+	if len(what) > 0 {
+		s += " (" + strings.Join(what, ", ") + ")"
+	}
+	return s
+}
+
+func renderPreflight(v PreflightView) string {
+	var b strings.Builder
+	if len(v.Quotas) > 0 {
+		b.WriteString("**Scaleway quotas** (the organization's; usage counted in this project)\n\n| quota | counts | limit | in use | this cluster | left |\n|---|---|---:|---:|---:|---:|\n")
+		for _, q := range v.Quotas {
+			mark := ""
+			if !q.OK {
+				mark = " ❌"
+			}
+			fmt.Fprintf(&b, "| %s | %s | %s | %d | %d | %s%s |\n", inlineCode(q.Quota), escapeText(q.What), escapeText(q.Limit), q.Used, q.Need, escapeText(q.Headroom), mark)
+		}
+		b.WriteString("\n")
+	}
+	if len(v.Offers) > 0 {
+		b.WriteString("**Worker offers** (in the order of `worker_offers`)\n\n| offer | stock | per day | |\n|---|---|---:|---|\n")
+		for _, o := range v.Offers {
+			fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", inlineCode(o.Offer), escapeText(o.Stock), escapeText(orDash(o.PerDay)), escapeText(o.Outcome))
+		}
+		b.WriteString("\n")
+	}
+	if eta := v.ETAText(); eta != "" {
+		fmt.Fprintf(&b, "**ETA:** %s\n\n", escapeText(eta))
+	}
+	return b.String()
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "—"
+	}
+	return s
+}
+
+// RenderQuotaRefusal answers an up that the pre-flight refused: nothing was created.
+func RenderQuotaRefusal(cluster, reason string, v PreflightView) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "😕 **Not created:** cluster `%s` does not fit: %s.\n\n", cluster, escapeText(reason))
+	b.WriteString(renderPreflight(v))
+	fmt.Fprintf(&b, "Nothing was created. Free room with `/poc down` on a cluster you no longer need, list another offer under `worker_offers` in `.github/poc.yml`, "+
+		"or ask Scaleway to raise the quota (validating the organization's identity raises most of them): %s\n", QuotasPage)
+	return b.String()
+}
