@@ -450,24 +450,69 @@ func (o *Ops) closeAdminAfterFailure(ctx context.Context, g *provision.Graph, en
 	if st == nil || st.Outputs[scaleway.OutAdminTemporary] == "" {
 		return nil
 	}
-	n, ok := g.Node(cluster.NodeAdminClose)
-	if !ok {
-		return nil
-	}
-	n.Needs = nil
-	g2 := provision.NewGraph()
-	if err := g2.Add(n); err != nil {
-		o.log().Error("close the runner's temporary admin rule after a failed up", "cluster", name, "err", err)
-		return nil
-	}
-	if err := engine.Up(ctx, g2, st, saver); err != nil {
-		o.log().Error("close the runner's temporary admin rule after a failed up: it stays until the next run or the down", "cluster", name, "err", err)
+	if err := runAdminClose(ctx, g, engine, st, saver); err != nil {
+		o.log().Error("close the runner's temporary admin rule after a failed up: it stays until the next run, the reaper or the down", "cluster", name, "err", err)
 	}
 	final, err := decodeState(saver.doc)
 	if err != nil {
 		return nil
 	}
 	return final
+}
+
+// runAdminClose runs the graph's admin-access-close alone on st.
+func runAdminClose(ctx context.Context, g *provision.Graph, engine *provision.Engine, st *provision.State, saver provision.Saver) error {
+	n, ok := g.Node(cluster.NodeAdminClose)
+	if !ok {
+		return fmt.Errorf("the graph has no %s step", cluster.NodeAdminClose)
+	}
+	n.Needs = nil
+	g2 := provision.NewGraph()
+	if err := g2.Add(n); err != nil {
+		return err
+	}
+	return engine.Up(ctx, g2, st, saver)
+}
+
+// CloseRunnerAccess removes the runner's temporary admin rule that a killed run left behind (a
+// process killed mid-run runs neither admin-access-close nor the close after a failure): the
+// reaper calls it for every cluster it spares. It reads the state without the lock first, and
+// takes the lock (one try: a live run holds it and closes its own rule) only when the state
+// records a temporary CIDR. It returns the CIDR closed ("" when there was none).
+func (o *Ops) CloseRunnerAccess(ctx context.Context, req Request) (string, error) {
+	_, st, err := o.Load(ctx, req.Cluster)
+	if err != nil {
+		return "", err
+	}
+	if st.Outputs[scaleway.OutAdminTemporary] == "" {
+		return "", nil
+	}
+	h, err := o.acquire(ctx, statestore.ClusterLock(req.Cluster), req, o.lockWait())
+	if err != nil {
+		return "", fmt.Errorf("close the runner access %s left on cluster %q: %w", st.Outputs[scaleway.OutAdminTemporary], req.Cluster, err)
+	}
+	defer o.release(ctx, h)
+	ctx = h.Context()
+	doc, err := o.Store.Get(ctx, req.Cluster)
+	if err != nil {
+		return "", err
+	}
+	if st, err = decodeState(doc); err != nil {
+		return "", err
+	}
+	cidr := st.Outputs[scaleway.OutAdminTemporary]
+	if cidr == "" {
+		return "", nil // closed by a run between the read and the lock
+	}
+	g, engine, err := o.prepare(st, req)
+	if err != nil {
+		return "", err
+	}
+	saver := &docSaver{store: o.Store, cluster: req.Cluster, doc: doc, fault: o.saveFault}
+	if err := runAdminClose(ctx, g, engine, st, noCancel{saver}); err != nil {
+		return "", fmt.Errorf("close the runner access %s left on cluster %q (retried by the next reaper run or up): %w", cidr, req.Cluster, err)
+	}
+	return cidr, nil
 }
 
 // admit writes a cluster's first document. For a new cluster with an Admit check, the check and

@@ -302,6 +302,7 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 		}
 		spared = append(spared, d)
 	}
+	spared = r.closeRunners(spared)
 	rep.Decisions = append(rep.Decisions, r.schedulePauses(spared, byName)...)
 	// Closed before expired, then the longest overdue first: what a bound leaves for the next
 	// run is what matters least.
@@ -673,6 +674,35 @@ func (r *run) tearDown(d Decision) Decision {
 		}
 	}
 	return d
+}
+
+// closeRunners removes, from every cluster spared, the runner's temporary admin rule that a killed
+// run left in its security group (clusterops.Ops.CloseRunnerAccess): the rule is for one run
+// only. A cluster whose lock is held is left to the run holding it; a dry run only reads.
+func (r *run) closeRunners(spared []Decision) []Decision {
+	for i, d := range spared {
+		if d.Action == ActionTampered || r.ctx.Err() != nil {
+			continue
+		}
+		if li, err := r.lockBusy(d.Cluster); err != nil || li != nil {
+			continue
+		}
+		if r.cfg.DryRun {
+			_, st, err := r.ops.Load(r.ctx, d.Cluster)
+			if err == nil && st.Outputs[scaleway.OutAdminTemporary] != "" {
+				spared[i].Detail += "; would close the runner access " + st.Outputs[scaleway.OutAdminTemporary] + " left by a killed run"
+			}
+			continue
+		}
+		cidr, err := r.ops.CloseRunnerAccess(r.work, clusterops.Request{Cluster: d.Cluster, RequestedBy: r.cfg.Actor, RunID: r.cfg.RunID, Command: "close runner access"})
+		switch {
+		case err != nil:
+			spared[i].Err = errors.Join(d.Err, err)
+		case cidr != "":
+			spared[i].Detail += "; closed the runner access " + cidr + " left by a killed run"
+		}
+	}
+	return spared
 }
 
 // accrued prices a cluster's life so far from the daily cost recorded in its header, if any, by
