@@ -132,7 +132,9 @@ func (r *run) up(ctx context.Context, o commands.UpOptions) error {
 			commands.RenderPlan(commands.PlanView{Cluster: r.cluster, Changes: changes(inPlace, refused), Talos: spec.TalosVersion, AdminCIDRs: spec.AdminCIDRs})
 		return r.refuse(ctx, "changes that cannot apply in place", body)
 	}
-	if !exists {
+	// A resume brings a paused cluster's daily cost back from its floor to the running one: it
+	// passes the budget as a new cluster does (the cluster itself is left out of the count).
+	if !exists || (r.header != nil && clusterops.Paused(*r.header)) {
 		if refusal := r.budget(ctx, quote); refusal != "" {
 			donePlan()
 			return r.refuse(ctx, "budget", refusal)
