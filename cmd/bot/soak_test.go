@@ -157,6 +157,24 @@ func TestSoak(t *testing.T) {
 		t.Errorf("park on down, adopt on the next up: %v %v", err, res.Violations)
 	}
 
+	// A history every soak runs: a pause (no machine billed while paused, the paused price in
+	// the budget and the accrued figures), a resume, a pause releasing the IPs, the scheduled
+	// pass inside acme/b's pause window, a command there resuming the cluster, then its down.
+	pauseResume := []soak.Event{
+		{Kind: soak.KindComment, Repo: "acme/b", Number: 2, User: "ada", Body: "/poc up"},
+		{Kind: soak.KindComment, Repo: "acme/b", Number: 2, User: "ada", Body: "/poc pause"},
+		{Kind: soak.KindComment, Repo: "acme/b", Number: 2, User: "ada", Body: "/poc cost"},
+		{Kind: soak.KindComment, Repo: "acme/b", Number: 2, User: "ada", Body: "/poc resume"},
+		{Kind: soak.KindComment, Repo: "acme/b", Number: 2, User: "wes", Body: "/poc pause --release-ips"},
+		{Kind: soak.KindComment, Repo: "acme/b", Number: 2, User: "wes", Body: "/poc resume"},
+		{Kind: soak.KindSchedule, Repo: "acme/b"},
+		{Kind: soak.KindComment, Repo: "acme/b", Number: 2, User: "ada", Body: "/poc status"},
+		{Kind: soak.KindComment, Repo: "acme/b", Number: 2, User: "ada", Body: "/poc down"},
+	}
+	if res, err := soak.Run(ctx, base, 1, pauseResume); err != nil || len(res.Violations) > 0 {
+		t.Errorf("pause, resume, scheduled pause: %v %v", err, res.Violations)
+	}
+
 	// Whole histories: a fixed set, then new seeds for the rest of the bound.
 	sum, err := soak.Soak(ctx, soak.Config{Options: base, Seeds: []uint64{1, 2, 3}, Duration: 45 * time.Second,
 		Events: 40, Parallel: 3, ShrinkRuns: 8, Out: &out})

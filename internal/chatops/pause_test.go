@@ -139,3 +139,35 @@ func TestCommandInsidePauseWindowResumes(t *testing.T) {
 	}
 	scanSecrets(t, h)
 }
+
+// A resume passes the budget: a paused cluster costs its floor, and bringing it back while other
+// clusters took the room is refused, the cluster staying paused.
+func TestResumeIsBudgeted(t *testing.T) {
+	h := newHarness(t)
+	ctx, cancel := context.WithTimeout(t.Context(), 4*time.Minute)
+	defer cancel()
+	gh := h.w.GitHub
+	repo := "acme/budget"
+	h.repo(repo)
+	gh.SetPermission(repo, "alice", "admin")
+	gh.AddIssue(repo, ghsim.Issue{Number: 1, Author: "alice"})
+	gh.AddIssue(repo, ghsim.Issue{Number: 2, Author: "alice"})
+	// One seed cluster costs ≈ 4.30 € a day: one running and one paused fit in 5 €, two running do not.
+	gh.SetFile(repo, "", ".github/poc.yml", []byte("max_daily_eur: 5\n"))
+	for _, step := range []struct {
+		n    int
+		body string
+	}{{1, "/poc up"}, {1, "/poc pause"}, {2, "/poc up"}} {
+		if out, err := h.handle(ctx, h.comment(repo, step.n, false, "alice", step.body)); err != nil || !out.OK {
+			t.Fatalf("#%d %s: %+v %v\n%s", step.n, step.body, out, err, lastBody(h, repo, step.n))
+		}
+	}
+	out, err := h.handle(ctx, h.comment(repo, 1, false, "alice", "/poc resume"))
+	if err != nil || out.OK || !strings.Contains(lastBody(h, repo, 1), "max_daily_eur") {
+		t.Fatalf("resume over the budget: %+v %v\n%s", out, err, lastBody(h, repo, 1))
+	}
+	doc, err := h.backend.Ops.Store.Get(ctx, commands.ClusterName("acme", "budget", 1))
+	if err != nil || doc.Header.Phase != string(lifecycle.PhasePaused) {
+		t.Fatalf("after a refused resume: %+v %v", doc, err)
+	}
+}

@@ -291,9 +291,17 @@ func (o *Ops) Up(ctx context.Context, in Intent) (_ *Outcome, err error) {
 			}
 		})
 	}
-	if out.Created {
+	switch {
+	case out.Created:
 		err = o.admit(ctx, in, out, start) // the document exists before anything is created
-	} else {
+	case resuming && in.Bounds != nil:
+		// A resume brings a paused cluster's daily cost back from its floor to the running one:
+		// it passes the budget as a new cluster does (the cluster itself is left out of the count).
+		if r := o.budget(ctx, in, out.Quote); r != nil {
+			return refused(out, r)
+		}
+		err = start(ctx)
+	default:
 		err = start(ctx)
 	}
 	if err != nil || out.Refusal != nil {

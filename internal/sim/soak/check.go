@@ -13,9 +13,11 @@ import (
 	"github.com/pocbot/pocbot/internal/clusterops"
 	"github.com/pocbot/pocbot/internal/commands"
 	"github.com/pocbot/pocbot/internal/cost"
+	"github.com/pocbot/pocbot/internal/lifecycle"
 	"github.com/pocbot/pocbot/internal/pool"
 	"github.com/pocbot/pocbot/internal/pool/poolstore"
 	"github.com/pocbot/pocbot/internal/provision"
+	"github.com/pocbot/pocbot/internal/provision/cluster"
 	"github.com/pocbot/pocbot/internal/provision/scaleway"
 	scwsim "github.com/pocbot/pocbot/internal/sim/scaleway"
 	"github.com/pocbot/pocbot/internal/sim/world"
@@ -270,6 +272,12 @@ func (c *checker) dailyOf(ctx context.Context, hd statestore.Header) (int64, err
 		return 0, nil
 	}
 	q, err := clusterops.Quote(ctx, c.quoter, st.Spec, time.Hour, true)
+	if hd.Phase == string(lifecycle.PhasePaused) {
+		// No machine: the reserved IPs (unless released), the shared image, the snapshot.
+		_, kept := st.Resources[scaleway.NodeIP(0)]
+		snap, _ := cluster.ParseSnapshot(st.Outputs[cluster.OutEtcdSnapshot])
+		q, err = clusterops.QuotePaused(ctx, c.quoter, st.Spec, snap.Size, !kept, time.Hour)
+	}
 	if err != nil {
 		return 0, err
 	}
@@ -300,6 +308,24 @@ func (c *checker) atRest(ctx context.Context, now time.Time) []Violation {
 		owner, name, _ := strings.Cut(r.Name, "/")
 		for _, n := range append(append([]int{}, r.Issues...), prNumbers(r)...) {
 			names[commands.ClusterName(owner, name, n)] = true
+		}
+	}
+	// A paused cluster bills no machine: no server, volume or (unparked) Elastic Metal server of
+	// its own is left once its pause ended.
+	paused := map[string]bool{}
+	for _, hd := range headers {
+		if hd.Phase == string(lifecycle.PhasePaused) {
+			paused[hd.Cluster] = true
+		}
+	}
+	for _, res := range c.w.Scaleway.Inventory() {
+		if res.Kind != "instance_server" && res.Kind != "block_volume" && res.Kind != "baremetal_server" {
+			continue
+		}
+		for cl := range paused {
+			if provision.OwnedBy(res.Tags, cl) {
+				out = append(out, Violation{Step: -1, Invariant: "a paused cluster has no billed compute", Detail: cl + ": " + res.Kind + " " + res.Name})
+			}
 		}
 	}
 	for cl := range names {

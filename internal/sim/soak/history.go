@@ -121,7 +121,9 @@ func Repos() []Repo {
 			Issues: []int{1, 2, 3}, PRs: []PR{{Number: 10}, {Number: 11, Draft: true}, {Number: 12, Fork: true}}},
 		// acme/b parks its workers: its downs and the reaper's teardowns keep them in the pool,
 		// its ups (and acme/a's: one state bucket, one pool) adopt them.
-		{Name: "acme/b", Config: "max_clusters: 5\nmax_daily_eur: 10\npark_for: 2h\nservice_account_key: ecdsa\n", MaxClusters: 5, MaxDailyNanoEUR: 10e9,
+		// Its schedule pauses its ready clusters every night (the reaper's scheduled pass); a
+		// command in the window resumes one.
+		{Name: "acme/b", Config: "max_clusters: 5\nmax_daily_eur: 10\npark_for: 2h\nservice_account_key: ecdsa\npause_schedule: daily 20:00-08:00 UTC\n", MaxClusters: 5, MaxDailyNanoEUR: 10e9,
 			Issues: []int{1, 2}, PRs: []PR{{Number: 10}}},
 	}
 }
@@ -252,8 +254,10 @@ func commandBody(r *rand.Rand) string {
 		return "/poc cost"
 	case x < 72:
 		return "/poc status"
-	case x < 78:
+	case x < 75:
 		return "/poc kubeconfig"
+	case x < 78:
+		return pick("/poc pause", "/poc resume", "/poc pause --release-ips", "/poc resume")
 	case x < 82:
 		return "/poc help"
 	case x < 88:

@@ -1,0 +1,161 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+
+	"github.com/pocbot/pocbot/internal/repoinit"
+	"github.com/pocbot/pocbot/internal/sim/objstore"
+	"github.com/pocbot/pocbot/internal/sim/world"
+	"github.com/pocbot/pocbot/internal/statestore"
+)
+
+// `bot uninstall` removes what `bot init --iam` made (secrets, identities, buckets), refuses while a
+// cluster's state exists, prints a plan with --dry-run, and a rerun after it has nothing to do.
+func TestUninstall(t *testing.T) {
+	if _, err := objstore.LookVersity(); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal(err)
+		}
+		t.Skip(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
+	defer cancel()
+	w, err := world.Start(ctx, world.Options{Dir: t.TempDir(), TimeFactor: 0.005, S3: "versitygw"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	var mu sync.Mutex
+	var s3writes []string
+	w.S3.Observe(func(method, path string, _ http.Header) {
+		if method != http.MethodGet && method != http.MethodHead {
+			mu.Lock()
+			s3writes = append(s3writes, method+" "+path)
+			mu.Unlock()
+		}
+	})
+	s3count := func() int { mu.Lock(); defer mu.Unlock(); n := len(s3writes); s3writes = nil; return n }
+	const repo = "acme/shop"
+	w.GitHub.AddRepo(repo, "main")
+	w.GitHub.SetPermission(repo, "ada", "admin")
+	laptop := map[string]string{"GH_TOKEN": w.GitHub.AddUserToken("ada")}
+	for _, kv := range w.Env() {
+		laptop[kv[0]] = kv[1]
+	}
+	run := func(args ...string) (string, error) {
+		var so bytes.Buffer
+		a := newApp(&so, &so, func(k string) string { return laptop[k] })
+		err := a.dispatch(ctx, args)
+		return so.String(), err
+	}
+	if out, err := run("init", "--repo", repo, "--iam", "--action", "pocbot/pocbot@0123456789abcdef0123456789abcdef01234567 # v1.2.3"); err != nil {
+		t.Fatalf("init: %v\n%s", err, out)
+	}
+	if _, ok := w.GitHub.Secret(repo, "poc", "POC_STATE_KEY"); !ok {
+		t.Fatal("init wrote no POC_STATE_KEY")
+	}
+	laptop["POC_STATE_KEY"], _ = w.GitHub.Secret(repo, "poc", "POC_STATE_KEY")
+
+	// A cluster is up: refused, nothing removed.
+	var discard bytes.Buffer
+	st, err := newApp(&discard, &discard, func(k string) string { return laptop[k] }).openStore(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := &statestore.Document{Header: statestore.Header{Cluster: "acme-shop-7", Repository: repo}, Body: []byte("{}")}
+	if err := st.Put(ctx, doc); err != nil {
+		t.Fatal(err)
+	}
+	ghBefore, _ := len(w.GitHub.Requests()), s3count()
+	out, err := run("uninstall", "--repo", repo, "--iam", "--buckets")
+	if !errors.Is(err, repoinit.ErrClustersLeft) || !strings.Contains(err.Error(), "acme-shop-7") || !strings.Contains(err.Error(), "/poc down") {
+		t.Fatalf("uninstall with a cluster up: %v\n%s", err, out)
+	}
+	for _, r := range w.GitHub.Requests()[ghBefore:] {
+		if r.Method != http.MethodGet {
+			t.Errorf("the refused uninstall made %s %s", r.Method, r.Path)
+		}
+	}
+	if n := s3count(); n != 0 {
+		t.Errorf("the refused uninstall made %d writes to Object Storage", n)
+	}
+	if err := st.Delete(ctx, doc); err != nil {
+		t.Fatal(err)
+	}
+	_ = st.Close()
+	s3count()
+
+	// --dry-run: a plan, no write.
+	ghBefore = len(w.GitHub.Requests())
+	out, err = run("uninstall", "--repo", repo, "--iam", "--buckets", "--dry-run")
+	if err != nil || !strings.Contains(out, "- would delete the secret POC_STATE_KEY of the environment poc") ||
+		!strings.Contains(out, "- would delete the IAM application pocbot-presign") || !strings.Contains(out, "- would empty (every version) and delete the state bucket") {
+		t.Fatalf("uninstall --dry-run: %v\n%s", err, out)
+	}
+	for _, r := range w.GitHub.Requests()[ghBefore:] {
+		if r.Method != http.MethodGet {
+			t.Errorf("the dry run made %s %s", r.Method, r.Path)
+		}
+	}
+	if n := s3count(); n != 0 {
+		t.Errorf("the dry run made %d writes to Object Storage", n)
+	}
+
+	out, err = run("uninstall", "--repo", repo, "--iam", "--buckets")
+	if err != nil {
+		t.Fatalf("uninstall: %v\n%s", err, out)
+	}
+	for _, want := range []string{"- IAM application pocbot (", "- IAM application pocbot-presign (", "- image bucket pocbot-images", "- state bucket pocbot-state"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("uninstall's output lacks %q:\n%s", want, out)
+		}
+	}
+	required, optional := repoinit.Secrets()
+	for _, n := range append(required, optional...) {
+		if _, ok := w.GitHub.Secret(repo, "poc", n); ok {
+			t.Errorf("secret %s left in the environment", n)
+		}
+		if _, ok := w.GitHub.Secret(repo, "", n); ok {
+			t.Errorf("repository secret %s left", n)
+		}
+	}
+	for _, b := range []string{world.StateBucket, world.ImageBucket} {
+		if _, err := w.S3.Client().HeadBucket(ctx, &s3.HeadBucketInput{Bucket: aws.String(b)}); err == nil {
+			t.Errorf("bucket %s left", b)
+		}
+	}
+	if strings.Contains(out, laptop["POC_STATE_KEY"]) || strings.Contains(out, laptop["SCW_SECRET_KEY"]) {
+		t.Errorf("uninstall printed a secret:\n%s", out)
+	}
+	if n := s3count(); n < 2 {
+		t.Errorf("uninstall made %d writes to Object Storage: the two buckets at least", n)
+	}
+	// A rerun has nothing left to do.
+	ghBefore = len(w.GitHub.Requests())
+	out, err = run("uninstall", "--repo", repo, "--iam", "--buckets")
+	if err != nil || !strings.Contains(out, "Nothing left to remove") || !strings.Contains(out, "state bucket acme") && !strings.Contains(out, ": gone") {
+		t.Fatalf("second uninstall: %v\n%s", err, out)
+	}
+	if strings.Contains(out, "IAM application") {
+		t.Errorf("the second uninstall found an IAM application:\n%s", out)
+	}
+	for _, r := range w.GitHub.Requests()[ghBefore:] {
+		if r.Method != http.MethodGet {
+			t.Errorf("the second uninstall made %s %s", r.Method, r.Path)
+		}
+	}
+	if n := s3count(); n != 0 {
+		t.Errorf("the second uninstall made %d writes to Object Storage", n)
+	}
+}

@@ -1,0 +1,249 @@
+package repoinit
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"sort"
+	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/s3/types"
+	iam "github.com/scaleway/scaleway-sdk-go/api/iam/v1alpha1"
+	"github.com/scaleway/scaleway-sdk-go/scw"
+)
+
+// ErrClustersLeft refuses an uninstall while the state bucket holds a cluster's state.
+var ErrClustersLeft = errors.New("clusters are still up")
+
+// UninstallConfig is one run of uninstall (`bot uninstall`).
+type UninstallConfig struct {
+	Repo   string // OWNER/REPO
+	Env    string // the environment that holds the secrets (default poc)
+	APIURL string
+	Token  string // a repository admin's token (never printed)
+	// Clusters lists the clusters whose state the bucket holds; uninstall refuses while there is one.
+	Clusters func(ctx context.Context) ([]string, error)
+	// IAM, when set, deletes the identities init --iam made (shared by every repository of the
+	// project: give it for the last one).
+	IAM *IAM
+	// Buckets, when given, are emptied (every version) and deleted (shared too).
+	Buckets   []Bucket
+	DryRun    bool
+	Out       io.Writer
+	Transport http.RoundTripper
+}
+
+// Uninstall removes what init made, in an order that a rerun can always finish: it refuses first
+// while a cluster's state exists (its resources would be left without a state to delete them by),
+// then deletes the secrets init manages, the IAM identities, the buckets. What is gone already is
+// skipped. It returns the number of deleting requests made. The App's installation and the
+// workflow files stay (the output says how to remove them).
+func Uninstall(ctx context.Context, cfg UninstallConfig) (int, error) {
+	owner, name, ok := strings.Cut(cfg.Repo, "/")
+	if !ok || owner == "" || name == "" || strings.Contains(name, "/") {
+		return 0, fmt.Errorf("uninstall: --repo %q is not OWNER/REPO", cfg.Repo)
+	}
+	if cfg.Env == "" {
+		cfg.Env = "poc"
+	}
+	if cfg.Out == nil {
+		cfg.Out = io.Discard
+	}
+	if cfg.Transport == nil {
+		cfg.Transport = http.DefaultTransport
+	}
+	out, changes := cfg.Out, 0
+	if cfg.DryRun {
+		fmt.Fprintf(out, "Plan for removing pocbot from %s (dry run: nothing is changed):\n", cfg.Repo)
+	}
+	// The state bucket goes last, so that an interrupted run is finished by a rerun, which finds it
+	// gone only when everything else is.
+	sort.SliceStable(cfg.Buckets, func(i, j int) bool { return cfg.Buckets[i].Role != "state" && cfg.Buckets[j].Role == "state" })
+	for _, b := range cfg.Buckets {
+		if b.Role == "state" && bucketGone(ctx, b) {
+			fmt.Fprintf(out, "✓ state bucket %s: gone (no cluster state left)\n", b.Name)
+			cfg.Clusters = nil
+		}
+	}
+	if cfg.Clusters != nil {
+		names, err := cfg.Clusters(ctx)
+		if err != nil {
+			return 0, fmt.Errorf("uninstall: list the clusters of the state bucket: %w (nothing was removed; fix the state store's settings and rerun)", err)
+		}
+		if len(names) > 0 {
+			sort.Strings(names)
+			return 0, fmt.Errorf("uninstall: %w: %s. Comment `/poc down` on their issues (or run `bot down --cluster NAME`) first: their resources would be left without the state that deletes them. Nothing was removed", ErrClustersLeft, strings.Join(names, ", "))
+		}
+		fmt.Fprintln(out, "✓ no cluster state in the state bucket")
+	}
+	if cfg.Token == "" {
+		return 0, errors.New("uninstall: no GitHub token (GH_TOKEN, GITHUB_TOKEN or `gh auth token`)")
+	}
+	c, err := client(&http.Client{Transport: &bearer{next: cfg.Transport, token: cfg.Token}}, cfg.APIURL)
+	if err != nil {
+		return 0, err
+	}
+	if _, _, err := c.Repositories.Get(ctx, owner, name); err != nil {
+		return 0, fmt.Errorf("uninstall: read %s with your token: %w (is the token a repository admin's?)", cfg.Repo, err)
+	}
+	managed := map[string]bool{}
+	for _, n := range append(append([]string(nil), requiredSecrets...), optionalSecrets...) {
+		managed[n] = true
+	}
+	// Secrets: the environment's, then the repository's (init writes one or the other).
+	for _, where := range []struct{ path, what string }{
+		{fmt.Sprintf("repos/%s/%s/environments/%s/secrets", owner, name, url.PathEscape(cfg.Env)), "of the environment " + cfg.Env},
+		{fmt.Sprintf("repos/%s/%s/actions/secrets", owner, name), "of the repository"},
+	} {
+		var list struct {
+			Secrets []struct {
+				Name string `json:"name"`
+			} `json:"secrets"`
+		}
+		req, err := c.NewRequest(http.MethodGet, where.path+"?per_page=100", nil)
+		if err != nil {
+			return changes, err
+		}
+		resp, err := c.Do(ctx, req, &list)
+		switch {
+		case resp != nil && resp.StatusCode == http.StatusNotFound:
+			continue // no such environment
+		case err != nil:
+			return changes, fmt.Errorf("uninstall: list the secrets %s: %w", where.what, err)
+		}
+		for _, s := range list.Secrets {
+			if !managed[strings.ToUpper(s.Name)] {
+				continue
+			}
+			if cfg.DryRun {
+				fmt.Fprintf(out, "- would delete the secret %s %s\n", s.Name, where.what)
+				continue
+			}
+			req, err := c.NewRequest(http.MethodDelete, where.path+"/"+url.PathEscape(s.Name), nil)
+			if err != nil {
+				return changes, err
+			}
+			if _, err := c.Do(ctx, req, nil); err != nil {
+				return changes, fmt.Errorf("uninstall: delete the secret %s %s: %w (rerun)", s.Name, where.what, err)
+			}
+			changes++
+			fmt.Fprintf(out, "- secret %s %s\n", s.Name, where.what)
+		}
+	}
+	if !cfg.DryRun {
+		fmt.Fprintln(out, "✓ no secret of pocbot's left in", cfg.Repo)
+	}
+
+	if cfg.IAM != nil {
+		n, err := uninstallIAM(ctx, cfg.IAM, cfg.DryRun, out)
+		changes += n
+		if err != nil {
+			return changes, err
+		}
+	}
+	for _, b := range cfg.Buckets {
+		n, err := deleteBucket(ctx, b, cfg.DryRun, out)
+		changes += n
+		if err != nil {
+			return changes, err
+		}
+	}
+	fmt.Fprintf(out, "\nLeft for you: remove %s and %s in a pull request, and uninstall the App from %s (Settings → GitHub Apps → Configure → Uninstall, or remove the repository from its installation).\n",
+		WorkflowPath, ConfigPath, cfg.Repo)
+	return changes, nil
+}
+
+// uninstallIAM deletes init's applications: their policies, then the application (Scaleway
+// deletes its API keys with it).
+func uninstallIAM(ctx context.Context, x *IAM, dryRun bool, out io.Writer) (int, error) {
+	api, changes := iam.NewAPI(x.Client), 0
+	for _, id := range identities {
+		list, err := api.ListApplications(&iam.ListApplicationsRequest{Name: &id.name, OrganizationID: x.OrganizationID}, scw.WithAllPages(), scw.WithContext(ctx))
+		if err != nil {
+			return changes, fmt.Errorf("uninstall: list the IAM applications: %w (the Scaleway credentials need IAMManager)", err)
+		}
+		for _, a := range list.Applications {
+			if a.Name != id.name {
+				continue
+			}
+			if dryRun {
+				fmt.Fprintf(out, "- would delete the IAM application %s (%s), its policy and its API keys\n", a.Name, a.ID)
+				continue
+			}
+			pols, err := api.ListPolicies(&iam.ListPoliciesRequest{ApplicationIDs: []string{a.ID}}, scw.WithAllPages(), scw.WithContext(ctx))
+			if err != nil {
+				return changes, fmt.Errorf("uninstall: list the policies of %s: %w", a.Name, err)
+			}
+			for _, p := range pols.Policies {
+				if p.Name != id.name {
+					continue
+				}
+				if err := api.DeletePolicy(&iam.DeletePolicyRequest{PolicyID: p.ID}, scw.WithContext(ctx)); err != nil {
+					return changes, fmt.Errorf("uninstall: delete the IAM policy %s: %w (rerun)", p.Name, err)
+				}
+				changes++
+			}
+			if err := api.DeleteApplication(&iam.DeleteApplicationRequest{ApplicationID: a.ID}, scw.WithContext(ctx)); err != nil {
+				return changes, fmt.Errorf("uninstall: delete the IAM application %s: %w (rerun)", a.Name, err)
+			}
+			changes++
+			fmt.Fprintf(out, "- IAM application %s (%s), its policy and its API keys\n", a.Name, a.ID)
+		}
+	}
+	return changes, nil
+}
+
+// deleteBucket deletes every version and delete marker of a bucket, then the bucket.
+func deleteBucket(ctx context.Context, b Bucket, dryRun bool, out io.Writer) (int, error) {
+	c, name, changes := b.Client, aws.String(b.Name), 0
+	if _, err := c.HeadBucket(ctx, &s3.HeadBucketInput{Bucket: name}); err != nil {
+		var nf *types.NotFound
+		if errors.As(err, &nf) || apiCode(err) == "NotFound" || apiCode(err) == "NoSuchBucket" {
+			fmt.Fprintf(out, "✓ %s bucket %s: gone\n", b.Role, b.Name)
+			return 0, nil
+		}
+		return 0, fmt.Errorf("uninstall: read the %s bucket %s: %w", b.Role, b.Name, err)
+	}
+	if dryRun {
+		fmt.Fprintf(out, "- would empty (every version) and delete the %s bucket %s\n", b.Role, b.Name)
+		return 0, nil
+	}
+	p := s3.NewListObjectVersionsPaginator(c, &s3.ListObjectVersionsInput{Bucket: name})
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return changes, fmt.Errorf("uninstall: list the objects of the %s bucket %s: %w (rerun)", b.Role, b.Name, err)
+		}
+		var ids []types.ObjectIdentifier
+		for _, v := range page.Versions {
+			ids = append(ids, types.ObjectIdentifier{Key: v.Key, VersionId: v.VersionId})
+		}
+		for _, m := range page.DeleteMarkers {
+			ids = append(ids, types.ObjectIdentifier{Key: m.Key, VersionId: m.VersionId})
+		}
+		for _, id := range ids {
+			if _, err := c.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: name, Key: id.Key, VersionId: id.VersionId}); err != nil {
+				return changes, fmt.Errorf("uninstall: delete %s of the %s bucket %s: %w (rerun)", aws.ToString(id.Key), b.Role, b.Name, err)
+			}
+			changes++
+		}
+	}
+	if _, err := c.DeleteBucket(ctx, &s3.DeleteBucketInput{Bucket: name}); err != nil {
+		return changes, fmt.Errorf("uninstall: delete the %s bucket %s: %w (rerun)", b.Role, b.Name, err)
+	}
+	changes++
+	fmt.Fprintf(out, "- %s bucket %s and its objects\n", b.Role, b.Name)
+	return changes, nil
+}
+
+// bucketGone tells whether a bucket is known not to exist (any other answer: it may).
+func bucketGone(ctx context.Context, b Bucket) bool {
+	_, err := b.Client.HeadBucket(ctx, &s3.HeadBucketInput{Bucket: aws.String(b.Name)})
+	var nf *types.NotFound
+	return err != nil && (errors.As(err, &nf) || apiCode(err) == "NotFound" || apiCode(err) == "NoSuchBucket")
+}
