@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"os"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -61,6 +62,8 @@ func TestUninstall(t *testing.T) {
 	}
 	if out, err := run("init", "--repo", repo, "--iam", "--action", "pocbot/pocbot@0123456789abcdef0123456789abcdef01234567 # v1.2.3"); err != nil {
 		t.Fatalf("init: %v\n%s", err, out)
+	} else if !regexp.MustCompile(`aws s3api put-bucket-policy --bucket pocbot-state .*"SCW":\["application_id:[0-9a-f-]{36}","(user|application)_id:[0-9a-f-]{36}"\]`).MatchString(out) {
+		t.Errorf("init --iam does not print the state bucket's policy with the ids filled in:\n%s", out)
 	}
 	if _, ok := w.GitHub.Secret(repo, "poc", "POC_STATE_KEY"); !ok {
 		t.Fatal("init wrote no POC_STATE_KEY")

@@ -154,6 +154,9 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if err := r.pullRequest(ctx, repo.GetDefaultBranch()); err != nil {
 		return r.rep, err
 	}
+	if err := r.policyHint(ctx); err != nil {
+		return r.rep, err
+	}
 	return r.rep, nil
 }
 
