@@ -201,8 +201,9 @@ func (a *app) printUp(res *clusterops.Outcome) {
 	st := res.State
 	a.printf("cluster %s is %s\n", res.Header.Cluster, res.Header.Phase)
 	a.printf("  Kubernetes API: %s\n", st.Outputs[cluster.OutAPIEndpoint])
-	for _, ip := range strings.Split(st.Outputs[cluster.OutTalosNodes], ",") {
-		a.printf("  Talos API:      %s:50000\n", ip)
+	_, talosAPI := clusterops.Endpoints(st)
+	for _, ep := range talosAPI {
+		a.printf("  Talos API:      %s\n", ep)
 	}
 	a.printf("  edge (worker):  %s\n", st.Outputs[cluster.OutWorkerIP])
 	if res.KubeconfigLocation != "" {

@@ -282,21 +282,11 @@ func changes(inPlace, refused []provision.Change) []commands.Change {
 func (r *run) upView(ctx context.Context, res *clusterops.Outcome) (commands.UpView, error) {
 	st, spec, q, inPlace := res.State, res.Spec, res.Quote, res.InPlace
 	now := r.h.now()
-	nodes := splitList(st.Outputs[cluster.OutTalosNodes])
 	keep, keepIgnored := r.keepState(ctx)
 	uv := commands.UpView{Cluster: r.cluster, Expires: res.Header.Expires, KeepLabel: r.cfg.KeepLabel,
 		Keep: keep, KeepIgnored: keepIgnored, AdminCIDRs: spec.AdminCIDRs, Changes: changes(inPlace, nil),
 		DailyCost: q.Daily.Format(2), AccruedCost: q.Accrued(res.Header.Created, now).Format(2), WorkerOffer: offerChoice(res.Preflight)}
-	if spec.DNSZone != "" {
-		uv.APIEndpoints = []string{hostPort(st.Outputs[cluster.OutAPIEndpoint])}
-	} else {
-		for _, ip := range nodes {
-			uv.APIEndpoints = append(uv.APIEndpoints, ip+":6443")
-		}
-	}
-	for _, ip := range nodes {
-		uv.TalosEndpoints = append(uv.TalosEndpoints, ip+":50000")
-	}
+	uv.APIEndpoints, uv.TalosEndpoints = clusterops.Endpoints(st)
 	uv.EdgeAddress = st.Outputs[cluster.OutWorkerIP]
 	if spec.DNSZone != "" && uv.EdgeAddress != "" {
 		uv.EdgeAddress = spec.FQDN(spec.DNSNames(r.cluster).Edge) + " (" + uv.EdgeAddress + ")"
@@ -304,20 +294,6 @@ func (r *run) upView(ctx context.Context, res *clusterops.Outcome) (commands.UpV
 	acc, err := r.issueKubeconfig(ctx)
 	uv.Kubeconfig = acc
 	return uv, err
-}
-
-func hostPort(endpoint string) string {
-	return strings.TrimSuffix(strings.TrimPrefix(endpoint, "https://"), "/")
-}
-
-func splitList(s string) []string {
-	var out []string
-	for _, p := range strings.Split(s, ",") {
-		if p = strings.TrimSpace(p); p != "" {
-			out = append(out, p)
-		}
-	}
-	return out
 }
 
 // upSummary is the job summary of an up: endpoints, resources, cost.

@@ -221,14 +221,7 @@ func (r *run) status(ctx context.Context) error {
 		rec := s.State.Resources[n]
 		v.Resources = append(v.Resources, commands.ResourceLine{Kind: rec.Kind, Name: n, ID: rec.ID, Address: rec.Attrs["address"], State: rec.Status})
 	}
-	nodes := splitList(s.State.Outputs[cluster.OutTalosNodes])
-	if s.State.Spec.DNSZone != "" {
-		v.APIEndpoints = []string{hostPort(s.State.Outputs[cluster.OutAPIEndpoint])}
-	} else {
-		for _, ip := range nodes {
-			v.APIEndpoints = append(v.APIEndpoints, ip+":6443")
-		}
-	}
+	v.APIEndpoints, _ = clusterops.Endpoints(s.State)
 	q, qerr := clusterops.Quote(ctx, b.Ops.Quoter, s.State.Spec, 0, true)
 	if clusterops.Paused(s.Header) {
 		snap, _ := cluster.ParseSnapshot(s.State.Outputs[cluster.OutEtcdSnapshot])

@@ -50,8 +50,8 @@ const (
 
 // Ports checked; the seed's cluster uses the standard ones (cluster.Config defaults).
 const (
-	talosPort = talos.APIPort
-	kubePort  = 6443
+	talosPort = talos.PortApid
+	kubePort  = talos.PortKubeAPI
 )
 
 // Status loads a cluster's document and lock holder and, when checkHealth is set, checks in

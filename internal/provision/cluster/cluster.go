@@ -136,10 +136,10 @@ func Build(g *provision.Graph, spec provision.Spec, cfg Config) error {
 		cfg.RescuePasswordWait = 5 * time.Minute
 	}
 	if cfg.TalosPort == 0 {
-		cfg.TalosPort = 50000
+		cfg.TalosPort = talos.PortApid
 	}
 	if cfg.KubePort == 0 {
-		cfg.KubePort = 6443
+		cfg.KubePort = talos.PortKubeAPI
 	}
 	if cfg.Log == nil {
 		cfg.Log = slog.Default()

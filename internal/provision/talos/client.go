@@ -33,8 +33,8 @@ const (
 	retryInterval      = 500 * time.Millisecond
 )
 
-// APIPort is the Talos API port; an address without a port gets it.
-const APIPort = 50000
+// APIPort is the Talos API port (apid, PortApid); an address without a port gets it.
+const APIPort = PortApid
 
 type loggerKey struct{}
 

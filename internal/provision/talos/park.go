@@ -5,7 +5,9 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"net"
 	"net/netip"
+	"strconv"
 
 	"github.com/pocbot/pocbot/internal/provision/images"
 	"github.com/pocbot/pocbot/internal/settings"
@@ -47,7 +49,7 @@ func ParkConfig(ctx context.Context, in ParkInput) (*Park, error) {
 		return nil, fmt.Errorf("park %s: %w", in.IP, err)
 	}
 	cfgs, err := Generate(ctx, Input{
-		ClusterName: "pocbot-parked", Endpoint: "https://" + in.IP + ":6443", TalosVersion: in.TalosVersion,
+		ClusterName: "pocbot-parked", Endpoint: "https://" + net.JoinHostPort(in.IP, strconv.Itoa(PortKubeAPI)), TalosVersion: in.TalosVersion,
 		Secrets: secrets, SchematicID: in.SchematicID, ControlPlaneIPs: []string{in.IP},
 		ControlPlaneInstallDisk: in.Disk, WorkerInstallDisk: in.Disk, FactoryURL: in.FactoryURL,
 		// The parked node is the Elastic Metal worker: a control-plane-type config, but the metal
