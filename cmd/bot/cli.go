@@ -207,7 +207,7 @@ func (e *envFlags) String(p *string, name, env, def, usage string) {
 
 func (e *envFlags) Bool(p *bool, name, env string, def bool, usage string) {
 	if v := e.lookup(env); v != "" {
-		b, err := strconv.ParseBool(v)
+		b, err := settings.ParseBool(v)
 		if err != nil {
 			e.fail(fmt.Errorf("environment variable %s=%q is not a boolean: use true or false", env, v))
 		} else {
@@ -217,16 +217,43 @@ func (e *envFlags) Bool(p *bool, name, env string, def bool, usage string) {
 	e.fs.BoolVar(p, name, def, e.note(env, usage))
 }
 
+// Duration reads flag and variable with the one duration grammar of every setting
+// (settings.ParseDuration: Go durations plus days, "2d", "1.5d").
 func (e *envFlags) Duration(p *time.Duration, name, env string, def time.Duration, usage string) {
 	if v := e.lookup(env); v != "" {
-		d, err := time.ParseDuration(v)
+		d, err := settings.ParseDuration(v)
 		if err != nil {
-			e.fail(fmt.Errorf("environment variable %s=%q is not a duration: use a form like 90s, 5m or 8h", env, v))
+			e.fail(fmt.Errorf("environment variable %s=%q is not a duration: use a form like 90s, 8h or 2d", env, v))
 		} else {
 			def = d
 		}
 	}
-	e.fs.DurationVar(p, name, def, e.note(env, usage))
+	*p = def
+	e.fs.Var((*durationValue)(p), name, e.note(env, usage))
+}
+
+// durationValue is a flag holding a duration of the settings' grammar.
+type durationValue time.Duration
+
+func (d *durationValue) String() string {
+	if d == nil {
+		return "0s"
+	}
+	return settings.FormatDuration(time.Duration(*d))
+}
+
+// Set reads s; a negative value (-1h) is read too, for the command to refuse with its own rule.
+func (d *durationValue) Set(s string) error {
+	neg := strings.HasPrefix(s, "-")
+	v, err := settings.ParseDuration(strings.TrimPrefix(s, "-"))
+	if err != nil {
+		return err
+	}
+	if neg {
+		v = -v
+	}
+	*d = durationValue(v)
+	return nil
 }
 
 func (e *envFlags) Int(p *int, name, env string, def int, usage string) {
@@ -282,7 +309,7 @@ func (e *envFlags) Setting(p any, name string) {
 		n, _ := strconv.Atoi(s.Default)
 		e.Int(p, s.CLI, s.Env, n, help)
 	case *time.Duration:
-		d, _ := time.ParseDuration(s.Default)
+		d, _ := settings.ParseDuration(s.Default)
 		e.Duration(p, s.CLI, s.Env, d, help)
 	case *[]string:
 		if s.Default != "" {

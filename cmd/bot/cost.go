@@ -43,7 +43,7 @@ func init() {
 			if err != nil {
 				return err
 			}
-			if err := inScope(a.repoScope(), name, doc.Header); err != nil {
+			if err := inScope(a.repoScope(), doc.Header); err != nil {
 				return err
 			}
 			q, err := a.quoter()
@@ -66,11 +66,13 @@ func init() {
 }
 
 // printPlan is `up --dry-run`: what would be created or changed, and its price; nothing is created.
-func (a *app) printPlan(ctx context.Context, w *opsWorld, req clusterops.Request) error {
-	spec, exists, inPlace, refused, err := w.ops.Plan(ctx, req)
+func (a *app) printPlan(ctx context.Context, w *opsWorld, req clusterops.Intent) error {
+	req.DryRun = true
+	res, err := w.ops.Up(ctx, req)
 	if err != nil {
 		return err
 	}
+	spec, exists, inPlace, refused := res.Spec, res.Exists, res.InPlace, res.Refused
 	g := provision.NewGraph()
 	if err := w.ops.Build(g, spec); err != nil {
 		return err
@@ -99,23 +101,11 @@ func (a *app) printPlan(ctx context.Context, w *opsWorld, req clusterops.Request
 	for _, k := range kinds {
 		a.printf("  %-24s %d  %v\n", k, len(byKind[k]), byKind[k])
 	}
-	q, err := a.quoter()
-	if err != nil {
-		return err
-	}
-	quote, err := clusterops.Quote(ctx, q, spec, req.TTL, true)
-	if err != nil {
-		return err
-	}
-	pf, err := w.ops.Check(ctx, req, spec)
-	if err != nil {
-		return fmt.Errorf("pre-flight (nothing was created): %w", err)
-	}
-	printPreflight(a, pf)
+	printPreflight(a, res.Preflight)
 	if w.eta != nil && !exists {
 		adopt := false
-		if pf != nil {
-			for _, c := range pf.Candidates {
+		if res.Preflight != nil {
+			for _, c := range res.Preflight.Candidates {
 				adopt = adopt || (c.Taken && c.Offer.Adopt)
 			}
 		}
@@ -123,7 +113,7 @@ func (a *app) printPlan(ctx context.Context, w *opsWorld, req clusterops.Request
 		a.printf("ETA: %s\n", commands.PreflightView{ETA: e.D, ETAFrom: e.From, Path: e.Path.String()}.ETAText())
 	}
 	a.printf("\n")
-	if err := quote.WriteText(a.stdout, cost.Times{Now: time.Now(), Expires: time.Now().Add(req.TTL)}); err != nil {
+	if err := res.Quote.WriteText(a.stdout, cost.Times{Now: time.Now(), Expires: time.Now().Add(req.TTL)}); err != nil {
 		return err
 	}
 	fmt.Fprintln(a.stderr, "dry run: nothing was created")

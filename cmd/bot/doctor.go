@@ -85,17 +85,15 @@ func (a *app) headroomCheck(ctx context.Context) []doctor.Item {
 			Fix: "fix the items above (credentials, state store, POC_IMAGE_BUCKET), then rerun"}}
 	}
 	defer w.Close()
-	req := a.request(doctorProbeCluster, "up", w, nil)
-	spec, _, _, _, err := w.ops.Plan(ctx, req)
-	if err != nil {
-		return []doctor.Item{{Name: doctor.HeadroomName, Status: doctor.Fail, Detail: "plan one default cluster: " + err.Error(), Fix: "check .github/poc.yml's defaults"}}
+	req := a.intent(doctorProbeCluster, "up", w, nil)
+	req.DryRun = true // the dry up's decisions and pre-flight: nothing is locked, written or created
+	res, err := w.ops.Up(ctx, req)
+	switch {
+	case err != nil && res.Preflight == nil:
+		return []doctor.Item{{Name: doctor.HeadroomName, Status: doctor.Fail, Detail: "plan one default cluster, read the quotas, usage and stock: " + err.Error(),
+			Fix: "check .github/poc.yml's defaults; the key needs read access to IAM quotas and the Instance and Elastic Metal APIs (its permission sets above)"}}
 	}
-	pf, err := w.ops.Check(ctx, req, spec)
-	if err != nil {
-		return []doctor.Item{{Name: doctor.HeadroomName, Status: doctor.Fail, Detail: "read the quotas, usage and stock: " + err.Error(),
-			Fix: "the key needs read access to IAM quotas and the Instance and Elastic Metal APIs (its permission sets above)"}}
-	}
-	return doctor.Headroom(pf)
+	return doctor.Headroom(res.Preflight)
 }
 
 // doctorProbeCluster is the name the headroom check plans under (never created).

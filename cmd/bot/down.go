@@ -33,7 +33,7 @@ func init() {
 			}
 			defer w.Close()
 			lk.apply(w.ops)
-			req := a.request(name, "down", w, nil)
+			req := a.intent(name, "down", w, nil)
 			req.Progress = newProgressPrinter(a.stderr)
 			if parkFor < 0 {
 				return errors.New("down: --park-for must be ≥ 0")

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/pocbot/pocbot/internal/chatops"
-	"github.com/pocbot/pocbot/internal/clusterops"
 	"github.com/pocbot/pocbot/internal/github"
 	"github.com/pocbot/pocbot/internal/pool/poolstore"
 	"github.com/pocbot/pocbot/internal/reaper"
@@ -121,10 +120,7 @@ func (a *app) reapOnce(ctx context.Context, getenv func(string) string, env gith
 		ParkFor: rc.ParkFor, Pool: &poolstore.Pool{Store: b.Ops.Store, Now: a.now}, Parked: driver}
 	if !opportunistic && rc.PauseSchedule != nil {
 		// The schedule's pass pauses the ready clusters in a pause window.
-		cfg.PauseSchedule, cfg.MaxPaused = rc.PauseSchedule, rc.MaxPaused
-		if q, err := clusterops.QuotePaused(ctx, b.Quoter, b.Spec, 0, false, 0); err == nil {
-			cfg.PausedDailyNanos = q.Daily.Nanos
-		}
+		cfg.PauseSchedule, cfg.MaxPaused = rc.PauseSchedule, rc.MaxPaused // clusterops.Pause prices the paused cluster
 	}
 	if opportunistic {
 		cfg = reaper.Opportunistic(cfg)

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pocbot/pocbot/internal/clusterops"
+	"github.com/pocbot/pocbot/internal/lifecycle"
 	"github.com/pocbot/pocbot/internal/provision"
 	ghsim "github.com/pocbot/pocbot/internal/sim/github"
 	"github.com/pocbot/pocbot/internal/sim/world"
@@ -46,7 +46,7 @@ func TestReapCommand(t *testing.T) {
 			t.Fatal(err)
 		}
 		body, _ := json.Marshal(st)
-		h.Phase = clusterops.PhaseReady
+		h.Phase = string(lifecycle.PhaseReady)
 		if err := store.Put(ctx, &statestore.Document{Header: h, Body: body}); err != nil {
 			t.Fatal(err)
 		}

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pocbot/pocbot/internal/clusterops"
 	"github.com/pocbot/pocbot/internal/statestore"
 )
 
@@ -13,24 +14,25 @@ import (
 func TestOperatorRequestStaysInItsRepository(t *testing.T) {
 	env := map[string]string{"GITHUB_REPOSITORY": "acme/web", "GITHUB_ACTOR": "alice"}
 	a := newApp(nil, io.Discard, func(k string) string { return env[k] })
-	req := a.request("acme-shop-42", "down", &opsWorld{bucketName: "images"}, nil)
-	if req.RequestedBy != "alice" || req.Repository != "acme/web" {
-		t.Errorf("request = %+v, want alice from acme/web", req)
+	in := a.intent("acme-shop-42", "down", &opsWorld{bucketName: "images"}, nil)
+	if in.RequestedBy != "alice" || in.Repository != "acme/web" || in.Scope != "acme/web" {
+		t.Errorf("intent = %+v, want alice from acme/web, confined to it", in)
 	}
 	for _, tc := range []struct {
 		owner string
 		ok    bool
 	}{{"acme/shop", false}, {"ACME/Web", true}, {"", true}} {
-		err := req.Precondition(statestore.Header{Cluster: "acme-shop-42", Repository: tc.owner})
-		if (err == nil) != tc.ok {
-			t.Errorf("cluster of %q: %v, want ok=%v", tc.owner, err, tc.ok)
+		r := clusterops.Owned(statestore.Header{Cluster: "acme-shop-42", Repository: tc.owner}, in)
+		if (r == nil) != tc.ok {
+			t.Errorf("cluster of %q: %v, want ok=%v", tc.owner, r, tc.ok)
 		}
-		if err != nil && !strings.Contains(err.Error(), "acme/shop") {
-			t.Errorf("refusal does not name the owner: %v", err)
+		if r != nil && !strings.Contains(r.Error(), "acme/shop") {
+			t.Errorf("refusal does not name the owner: %v", r)
 		}
 	}
 	delete(env, "GITHUB_REPOSITORY")
-	if req := a.request("acme-shop-42", "down", &opsWorld{}, nil); req.Precondition != nil {
-		t.Error("by hand (no GITHUB_REPOSITORY), no repository check is expected")
+	in = a.intent("acme-shop-42", "down", &opsWorld{}, nil)
+	if r := clusterops.Owned(statestore.Header{Cluster: "acme-shop-42", Repository: "acme/shop"}, in); r != nil {
+		t.Errorf("by hand (no GITHUB_REPOSITORY), no repository check is expected: %v", r)
 	}
 }

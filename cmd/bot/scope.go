@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"strings"
 
 	"github.com/pocbot/pocbot/internal/clusterops"
@@ -16,12 +15,13 @@ import (
 func (a *app) repoScope() string { return strings.TrimSpace(a.getenv("GITHUB_REPOSITORY")) }
 
 // inScope refuses the cluster of header h when it belongs to another repository than the
-// workflow's. Clusters without a repository (an operator's) and runs by hand pass.
-func inScope(repo, name string, h statestore.Header) error {
-	if repo == "" || h.Repository == "" || strings.EqualFold(h.Repository, repo) {
-		return nil
+// workflow's (clusterops.Owned, the one rule). Clusters without a repository (an operator's) and
+// runs by hand pass.
+func inScope(repo string, h statestore.Header) error {
+	if r := clusterops.Owned(h, clusterops.Intent{Cluster: h.Cluster, Scope: repo}); r != nil {
+		return r
 	}
-	return fmt.Errorf("cluster %q belongs to %s, not to %s (GITHUB_REPOSITORY): run it from that repository", name, h.Repository, repo)
+	return nil
 }
 
 // checkScope reads the cluster's header and applies inScope, before anything of the cluster is
@@ -35,5 +35,5 @@ func (a *app) checkScope(ctx context.Context, ops *clusterops.Ops, name string) 
 	if err != nil {
 		return err
 	}
-	return inScope(repo, name, doc.Header)
+	return inScope(repo, doc.Header)
 }

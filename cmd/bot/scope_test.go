@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pocbot/pocbot/internal/clusterops"
+	"github.com/pocbot/pocbot/internal/lifecycle"
 	"github.com/pocbot/pocbot/internal/provision"
 	"github.com/pocbot/pocbot/internal/sim/world"
 	"github.com/pocbot/pocbot/internal/statestore"
@@ -39,7 +39,7 @@ func TestReadCommandsStayInTheirRepository(t *testing.T) {
 		t.Fatal(err)
 	}
 	body, _ := json.Marshal(st)
-	h := statestore.Header{Cluster: "acme-shop-1", Repository: "acme/shop", Number: 1, Phase: clusterops.PhaseReady,
+	h := statestore.Header{Cluster: "acme-shop-1", Repository: "acme/shop", Number: 1, Phase: string(lifecycle.PhaseReady),
 		Created: time.Now().UTC(), Expires: time.Now().UTC().Add(time.Hour)}
 	if err := store.Put(ctx, &statestore.Document{Header: h, Body: body}); err != nil {
 		t.Fatal(err)

@@ -13,8 +13,8 @@ import (
 	"github.com/pocbot/pocbot/internal/commands"
 	"github.com/pocbot/pocbot/internal/provision"
 	"github.com/pocbot/pocbot/internal/provision/cluster"
+	"github.com/pocbot/pocbot/internal/repoconfig"
 	"github.com/pocbot/pocbot/internal/settings"
-	"github.com/pocbot/pocbot/internal/statestore"
 )
 
 // specFlags are the SPEC §2 overrides an operator may pass to up; only flags given explicitly
@@ -95,6 +95,36 @@ func (s *specFlags) override(fs *flag.FlagSet, getenv func(string) string) (func
 	}, nil
 }
 
+// budgetFlags are the bounds of an up run by the CLI: the settings a repository writes in
+// `.github/poc.yml`, here from flags and environment (POC_MAX_CLUSTERS, POC_MAX_DAILY_EUR,
+// POC_ALLOW_UNKNOWN_PRICES), so that `bot up` is budgeted as `/poc up` is.
+type budgetFlags struct {
+	maxClusters  int
+	maxDailyEUR  string
+	allowUnknown bool
+}
+
+func (b *budgetFlags) define(e *envFlags) {
+	e.Setting(&b.maxClusters, "max_clusters")
+	e.Setting(&b.maxDailyEUR, "max_daily_eur")
+	e.Setting(&b.allowUnknown, "allow_unknown_prices")
+}
+
+// bounds are the defaults of `.github/poc.yml` with the budget of the flags.
+func (b *budgetFlags) bounds() (*repoconfig.RepoConfig, error) {
+	cfg := repoconfig.Default()
+	cfg.MaxClusters, cfg.AllowUnknownPrices = b.maxClusters, b.allowUnknown
+	n, err := repoconfig.ParseEUR(b.maxDailyEUR)
+	if err != nil {
+		return nil, fmt.Errorf("--max-daily-eur: %w", err)
+	}
+	cfg.MaxDailyNanoEUR = n
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("the budget of bot up: %w", err)
+	}
+	return &cfg, nil
+}
+
 func init() {
 	var (
 		name   string
@@ -102,6 +132,7 @@ func init() {
 		dryRun bool
 		sf     specFlags
 		lk     lockFlags
+		budget budgetFlags
 	)
 	register(&command{
 		name:    "up",
@@ -113,6 +144,7 @@ func init() {
 			e.Setting(&dryRun, "dry-run")
 			sf.define(fs, e)
 			lk.define(e)
+			budget.define(e)
 		},
 		run: func(ctx context.Context, a *app, fs *flag.FlagSet) error {
 			if err := commands.ValidClusterName(name); err != nil || name == "" {
@@ -125,14 +157,18 @@ func init() {
 			if err != nil {
 				return err
 			}
+			bounds, err := budget.bounds()
+			if err != nil {
+				return err
+			}
 			w, err := a.openWorld(ctx)
 			if err != nil {
 				return err
 			}
 			defer w.Close()
 			lk.apply(w.ops)
-			req := a.request(name, "up", w, override)
-			req.TTL = ttl
+			req := a.intent(name, "up", w, override)
+			req.TTL, req.Bounds = ttl, bounds
 			if dryRun {
 				return a.printPlan(ctx, w, req)
 			}
@@ -147,24 +183,21 @@ func init() {
 	})
 }
 
-// request is an operator's request on a cluster: the seed's defaults with the image bucket.
-func (a *app) request(name, verb string, w *opsWorld, override func(*provision.Spec)) clusterops.Request {
+// intent is an operator's intent on a cluster: the seed's defaults with the image bucket. Run by
+// a repository's workflow (workflow_dispatch, GITHUB_REPOSITORY), it is confined to that
+// repository's clusters (Intent.Scope), since one state bucket serves every repository of the
+// Scaleway project; a cluster it creates belongs to that repository.
+func (a *app) intent(name, verb string, w *opsWorld, override func(*provision.Spec)) clusterops.Intent {
 	spec := provision.DefaultSpec()
 	spec.ImageBucket = w.bucketName
 	actor := cmpOr(a.getenv("GITHUB_ACTOR"), a.getenv("USER"))
 	actor = cmpOr(actor, "operator")
-	req := clusterops.Request{Cluster: name, Spec: spec, Override: override, RequestedBy: actor,
-		RunID: a.getenv("GITHUB_RUN_ID"), Command: verb}
-	// Run by a repository's workflow (workflow_dispatch): only that repository's clusters, since
-	// one state bucket serves every repository of the Scaleway project.
-	if repo := a.repoScope(); repo != "" {
-		req.Repository = repo
-		req.Precondition = func(h statestore.Header) error { return inScope(repo, name, h) }
-	}
-	return req
+	repo := a.repoScope()
+	return clusterops.Intent{Cluster: name, Spec: spec, Override: override, RequestedBy: actor,
+		RunID: a.getenv("GITHUB_RUN_ID"), Command: verb, Repository: repo, Scope: repo}
 }
 
-func (a *app) printUp(res *clusterops.Result) {
+func (a *app) printUp(res *clusterops.Outcome) {
 	st := res.State
 	a.printf("cluster %s is %s\n", res.Header.Cluster, res.Header.Phase)
 	a.printf("  Kubernetes API: %s\n", st.Outputs[cluster.OutAPIEndpoint])

@@ -153,7 +153,7 @@ func (a *app) openWorld(ctx context.Context) (*opsWorld, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &opsWorld{ops: b.Ops, store: b.Ops.Store, driver: drv, quoter: b.Quoter, eta: b.ETA, bucketName: b.Spec.ImageBucket, close: b.Close}, nil
+	return &opsWorld{ops: b.Ops, store: b.Ops.Store, driver: drv, quoter: b.Ops.Quoter, eta: b.ETA, bucketName: b.Spec.ImageBucket, close: b.Close}, nil
 }
 
 // openStore opens the state store alone (commands that touch no cloud API).
@@ -357,21 +357,21 @@ func openBackendParts(ctx context.Context, getenv func(string) string, a *app) (
 		LockWait:  lockWait,
 		// A status from outside admin_cidrs says that the security group is why it cannot connect.
 		RunnerCIDR: runnerCIDR,
+		Quoter:     cost.NewQuoter(cost.APISources(client)...),
+		Pool:       &poolstore.Pool{Store: store, Now: a.now},
 	}
 	ccfg.ImageLocker = ops // the Build closure sees it: clusters making one image take turns
-	quoter := cost.NewQuoter(cost.APISources(client)...)
 	// Before anything is created, an up is weighed against the organization's quotas and the
 	// stock of its worker offers, each candidate priced (worker_offers).
 	ops.Preflight = cluster.Preflight(ccfg, func(ctx context.Context, s provision.Spec) (int64, error) {
-		q, err := clusterops.Quote(ctx, quoter, s, 24*time.Hour, false)
+		q, err := clusterops.Quote(ctx, ops.Quoter, s, 24*time.Hour, false)
 		return q.Daily.Nanos, err
 	})
 	// The ETA: this project's past ups (the state bucket), else the latency profile — the
 	// recorded Scaleway latencies and the hosts' figures the emulated world also plays.
 	book := &eta.Book{Store: store, Build: ops.Build, Profile: cluster.DefaultWaits(),
 		SharedImage: driver.SharedSnapshot}
-	return &chatops.Backend{Ops: ops, Quoter: quoter, Spec: spec, Close: closeAll, ETA: book,
-		Pool: &poolstore.Pool{Store: store, Now: a.now}}, driver, nil
+	return &chatops.Backend{Ops: ops, Spec: spec, Close: closeAll, ETA: book}, driver, nil
 }
 
 // detectRunner is POC_RUNNER_CIDR, or else the address the echo endpoint (POC_RUNNER_ECHO_URL)

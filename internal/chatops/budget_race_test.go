@@ -29,7 +29,7 @@ func TestBudgetRace(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	gh := h.w.GitHub
-	q, err := clusterops.Quote(ctx, h.backend.Quoter, h.backend.Spec, 0, true)
+	q, err := clusterops.Quote(ctx, h.backend.Ops.Quoter, h.backend.Spec, 0, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +129,7 @@ func TestEditedHeaderDoesNotDefeatBudget(t *testing.T) {
 	h.repo(repo)
 	gh.SetPermission(repo, "alice", "admin")
 	gh.AddIssue(repo, ghsim.Issue{Number: 2, Author: "alice"})
-	q, err := clusterops.Quote(ctx, h.backend.Quoter, h.backend.Spec, 0, true)
+	q, err := clusterops.Quote(ctx, h.backend.Ops.Quoter, h.backend.Spec, 0, true)
 	if err != nil {
 		t.Fatal(err)
 	}

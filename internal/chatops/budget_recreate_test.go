@@ -49,11 +49,13 @@ func TestUpRecreatingAfterADownIsBudgeted(t *testing.T) {
 		out, err := hd.Handle(ctx, waiting)
 		done <- result{out, err}
 	}()
-	// Wait until the waiting up has planned: its 🚀 is on its comment once the plan is done.
+	// Wait until the waiting up has started (👀). It decides only under the cluster's lock
+	// (issue 23), so whether it reached the lock before the deletion below or not, it must find no
+	// state once the lock is free, and pass the budget as a new cluster.
 	deadline := time.Now().Add(time.Minute)
-	for !slices.Contains(h.reactions(repo, 1, waiting.CommentID), "rocket") {
+	for !slices.Contains(h.reactions(repo, 1, waiting.CommentID), "eyes") {
 		if time.Now().After(deadline) {
-			t.Fatal("the second up of #1 never got past its plan")
+			t.Fatal("the second up of #1 never started")
 		}
 		time.Sleep(20 * time.Millisecond)
 	}

@@ -22,7 +22,6 @@ import (
 
 	"github.com/pocbot/pocbot/internal/clusterops"
 	"github.com/pocbot/pocbot/internal/commands"
-	"github.com/pocbot/pocbot/internal/cost"
 	"github.com/pocbot/pocbot/internal/eta"
 	"github.com/pocbot/pocbot/internal/github"
 	"github.com/pocbot/pocbot/internal/provision"
@@ -50,14 +49,12 @@ type API interface {
 // Backend is what runs operations: opened only once the command is parsed and authorized, so
 // that a refused or malformed command costs no store access and no Scaleway call.
 type Backend struct {
-	Ops    *clusterops.Ops
-	Quoter *cost.Quoter
+	// Ops decides and runs the operations; its Quoter prices them, its Pool (the state bucket's
+	// parked workers) is counted by the budget, /poc cost and /poc status.
+	Ops *clusterops.Ops
 	// Spec is the spec of a new cluster before the comment's flags: the seed's defaults with the
 	// image bucket.
 	Spec provision.Spec
-	// Pool, when set, is the state bucket's parked workers: counted (billed) by the budget,
-	// /poc cost and /poc status.
-	Pool Parked
 	// ETA, when set, estimates an up (dry run, status comment) and records how long each took.
 	ETA   *eta.Book
 	Close func()
@@ -367,13 +364,15 @@ func (r *run) hasLabel(name string) bool {
 	return false
 }
 
-// request is the clusterops request of this event for verb.
-func (r *run) request(verb commands.Verb) clusterops.Request {
+// intent is what this event asks of its cluster for verb, within the repository's bounds.
+func (r *run) intent(verb commands.Verb) clusterops.Intent {
 	// The spec of a new cluster; an existing cluster keeps the spec in its state.
 	spec := r.backend.Spec
 	spec.ServiceAccountKey = r.cfg.ServiceAccountKey
-	return clusterops.Request{Cluster: r.cluster, Spec: spec, Repository: r.ev.FullName(), Number: r.ev.Number,
-		Kind: r.kind(), RequestedBy: r.ev.Sender, RunID: r.h.Env.RunID, Command: "/poc " + string(verb)}
+	bounds := r.cfg
+	return clusterops.Intent{Cluster: r.cluster, Spec: spec, Repository: r.ev.FullName(), Number: r.ev.Number,
+		Kind: r.kind(), RequestedBy: r.ev.Sender, RequesterID: r.ev.SenderID, RunID: r.h.Env.RunID,
+		Command: "/poc " + string(verb), Bounds: &bounds, Witness: r.witness}
 }
 
 // schedule hands schedule and workflow_dispatch events to the reaper.

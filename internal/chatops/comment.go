@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/pocbot/pocbot/internal/clusterops"
@@ -54,8 +53,11 @@ func (r *run) comment(ctx context.Context) error {
 	if _, err := r.open(ctx); err != nil {
 		return r.fail(ctx, err)
 	}
-	if refused, err := r.collision(ctx); err != nil || refused {
-		return err
+	// up and down decide ownership and rollback in clusterops, under the cluster's lock.
+	if cmd.Verb != commands.VerbUp && cmd.Verb != commands.VerbDown {
+		if refused, err := r.collision(ctx); err != nil || refused {
+			return err
+		}
 	}
 	if r.wakeInWindow(cmd.Verb) {
 		// A command on a cluster the schedule paused, inside its window: somebody works late.
@@ -82,9 +84,10 @@ func (r *run) comment(ctx context.Context) error {
 	return r.refuse(ctx, "unknown verb", commands.ErrorReply(fmt.Errorf("%w: no runner for %q", commands.ErrSyntax, cmd.Verb), "", r.pcfg))
 }
 
-// collision refuses when the cluster name is already used by another repository or number (the
-// documented owner/repo boundary ambiguity of ClusterName): acting would touch someone else's
-// cluster.
+// collision reads the cluster's header for the verbs that act on it outside clusterops' own
+// operations (status, cost, extend, kubeconfig, a pull request's close) and applies the rules
+// of an existing cluster there: it is this issue's (clusterops.Owned, the documented owner/repo
+// boundary ambiguity of ClusterName) and its state is not rolled back (clusterops.RolledBack).
 func (r *run) collision(ctx context.Context) (bool, error) {
 	doc, err := r.backend.Ops.Store.Get(ctx, r.cluster)
 	if errors.Is(err, statestore.ErrNotFound) {
@@ -95,25 +98,15 @@ func (r *run) collision(ctx context.Context) (bool, error) {
 	}
 	h := doc.Header
 	r.header = &h
-	if (h.Repository == "" || strings.EqualFold(h.Repository, r.ev.FullName())) && (h.Number == 0 || h.Number == r.ev.Number) {
-		return r.rollback(ctx)
+	out := &clusterops.Outcome{Exists: true, Header: h}
+	if out.Refusal = clusterops.Owned(h, r.intent("")); out.Refusal != nil {
+		return true, r.refusal(ctx, out)
 	}
-	body := fmt.Sprintf("😕 **Not run:** the cluster name `%s` is already used by %s#%d (two repositories whose names differ only "+
-		"by where the owner ends map to the same name). Nothing was changed. An operator can act on it with `bot … --cluster %s`.\n",
-		r.cluster, commands.Escape(h.Repository), h.Number, r.cluster)
-	return true, r.refuse(ctx, "name collision with "+h.Repository, body)
-}
-
-// rollback refuses to work from a state older than the one the cluster's status comment recorded:
-// the bucket was rolled back (an older object put back by someone who can write to it, or a
-// restore). A process that has read nothing yet cannot tell from the bucket alone; the status
-// comment is the App's, on GitHub, out of a bucket writer's reach.
-func (r *run) rollback(ctx context.Context) (bool, error) {
 	witness, err := r.witness(ctx)
 	if err != nil {
 		return true, r.fail(ctx, err)
 	}
-	if witness <= r.header.Serial {
+	if clusterops.RolledBack(h, witness) == nil {
 		return false, nil
 	}
 	// Another run may have moved the state and its comment on between our read and now: read
@@ -123,14 +116,9 @@ func (r *run) rollback(ctx context.Context) (bool, error) {
 		r.header = &h
 		return false, nil
 	}
-	key := "clusters/" + r.cluster + ".state"
 	r.h.log().Error("rolled-back state refused", "cluster", r.cluster, "serial", r.header.Serial, "witness", witness)
-	body := fmt.Sprintf("😕 **Not run:** the state of cluster `%s` in the bucket is serial %d, older than serial %d that its status comment recorded: "+
-		"`%s` was rolled back (an older version put back by someone who can write to the bucket, or a restore). Nothing was done. "+
-		"Restore the newest version of `%s` from the bucket's versioning and try again; if the older state is the one you want, "+
-		"delete the status comment of this cluster first (only people with write access to the repository can).\n",
-		r.cluster, r.header.Serial, witness, key, key)
-	return true, r.refuse(ctx, "rollback", body)
+	out.Refusal = clusterops.RolledBack(h, witness)
+	return true, r.refusal(ctx, out)
 }
 
 // witness is the state serial recorded in the cluster's status comment (0 when there is none).
@@ -162,8 +150,7 @@ func (r *run) fail(ctx context.Context, err error) error {
 }
 
 // lockReply explains a lock that stayed busy past the wait bound.
-func lockReply(cluster string, le *statestore.LockedError, waited time.Duration) string {
-	h := le.Holder
+func lockReply(cluster string, h statestore.LockInfo, waited time.Duration) string {
 	who := h.Command
 	if who == "" {
 		who = "another run"
@@ -198,7 +185,7 @@ func (r *run) help(ctx context.Context, cmd *commands.Command) error {
 func (r *run) lockedOrFail(ctx context.Context, err error) error {
 	var le *statestore.LockedError
 	if errors.As(err, &le) {
-		return r.refuse(ctx, "locked", lockReply(r.cluster, le, r.lockWait()))
+		return r.refuse(ctx, "locked", lockReply(r.cluster, le.Holder, r.lockWait()))
 	}
 	if errors.Is(err, clusterops.ErrNoCluster) {
 		return r.refuse(ctx, "no cluster", commands.RenderStatus(commands.StatusView{Cluster: r.cluster}))

@@ -2,13 +2,13 @@ package chatops
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
 	"github.com/pocbot/pocbot/internal/clusterops"
 	"github.com/pocbot/pocbot/internal/commands"
 	"github.com/pocbot/pocbot/internal/github"
+	"github.com/pocbot/pocbot/internal/lifecycle"
 	"github.com/pocbot/pocbot/internal/provision"
 	"github.com/pocbot/pocbot/internal/provision/cluster"
 	"github.com/pocbot/pocbot/internal/provision/scaleway"
@@ -19,67 +19,50 @@ import (
 // deleted (the worker parked when park_for allows); the status comment says what was kept, what
 // the cluster costs per day now, and how to resume.
 func (r *run) pause(ctx context.Context, releaseIPs bool) error {
-	b := r.backend
 	if r.header == nil {
 		return r.noCluster(ctx)
 	}
-	_, st, err := b.Ops.Load(ctx, r.cluster)
-	if err != nil {
-		return r.lockedOrFail(ctx, err)
-	}
-	running, rerr := clusterops.Quote(ctx, b.Quoter, st.Spec, 0, true)
-	paused, perr := clusterops.QuotePaused(ctx, b.Quoter, st.Spec, 0, releaseIPs, 0)
-	req := r.request(commands.VerbPause)
-	req.ReleaseIPs = releaseIPs
-	req.ParkFor = r.cfg.ParkFor
-	req.MaxPaused = r.cfg.MaxPaused
-	if perr == nil {
-		req.DailyCostNanos = paused.Daily.Nanos
+	in := r.intent(commands.VerbPause)
+	in.ParkFor, in.MaxPaused, in.ReleaseIPs = r.cfg.ParkFor, r.cfg.MaxPaused, releaseIPs
+	sp := newSteps()
+	in.Progress = sp
+	var tr *tracked
+	in.Started = func(_ context.Context, out *clusterops.Outcome) int64 {
+		tr = r.track(ctx, commands.VerbPause, out, sp)
+		return tr.sticky.ID()
 	}
 	done := r.group("pause " + r.cluster)
-	started := r.h.now()
-	var res *clusterops.Result
-	tr, pauseErr := r.track(ctx, commands.VerbPause, clusterops.PhasePausing, started, func(p provision.Progress) error {
-		req.Progress = p
-		var err error
-		res, err = b.Ops.Pause(ctx, req)
-		return err
-	})
+	res, pauseErr := r.backend.Ops.Pause(ctx, in)
 	done()
-	var le *statestore.LockedError
-	if errors.As(pauseErr, &le) {
-		return tr.locked(ctx, le)
+	switch {
+	case res.Refusal != nil:
+		return r.refusal(ctx, res)
+	case tr == nil:
+		return r.fail(ctx, pauseErr) // not pausable (provisioning, failed…), or nothing could be read
 	}
-	if res != nil && res.Header.Serial > 0 {
-		tr.view.StateSerial = res.Header.Serial
-	}
+	tr.stop()
+	tr.view.StateSerial = res.Header.Serial
 	view := &tr.view
+	view.Phase = res.Phase
 	if pauseErr != nil {
-		view.Phase = clusterops.PhasePausing
-		if errors.Is(pauseErr, clusterops.ErrNotPausable) {
-			view.Phase = r.header.Phase
-		}
 		view.Error = pauseErr.Error() + "\n\nNothing is lost: the machines are deleted only once the snapshot is verified in the bucket. " +
 			"`/poc pause` again finishes the pause; `/poc resume` brings the cluster back from wherever it stopped."
 		tr.finish(ctx, false, "see the status comment for what failed")
 		r.react(ctx, github.ReactionConfused)
 		return fmt.Errorf("%w: pause %s: %w", ErrCommandFailed, r.cluster, pauseErr)
 	}
-	pv := commands.PausedView{Cluster: r.cluster, Kept: keptByPause(st.Spec, releaseIPs), Expires: res.Header.Expires, Parked: r.cfg.ParkFor > 0,
+	pv := commands.PausedView{Cluster: r.cluster, Kept: keptByPause(res.Spec, releaseIPs), Expires: res.Header.Expires, Parked: r.cfg.ParkFor > 0,
 		ReleasedIPs: releaseIPs}
 	if snap, err := cluster.ParseSnapshot(res.State.Outputs[cluster.OutEtcdSnapshot]); err == nil {
 		pv.Snapshot = fmt.Sprintf("%s, verified", byteSize(snap.Size))
-		if q, err := clusterops.QuotePaused(ctx, b.Quoter, st.Spec, snap.Size, releaseIPs, 0); err == nil {
-			paused, perr = q, nil
-		}
 	}
-	if perr == nil {
-		pv.DailyCost = paused.Daily.Format(2)
+	if !res.Quote.Daily.IsZero() {
+		pv.DailyCost = res.Quote.Daily.Format(2)
 	}
-	if rerr == nil {
+	if running, err := clusterops.Quote(ctx, r.backend.Ops.Quoter, res.Spec, 0, true); err == nil {
 		pv.RunningDailyCost = running.Daily.Format(2)
 	}
-	view.Phase, view.Paused = clusterops.PhasePaused, &pv
+	view.Paused = &pv
 	tr.finish(ctx, true, fmt.Sprintf("paused, %s per day until `/poc resume`", pv.DailyCost))
 	r.out.OK = true
 	r.react(ctx, github.ReactionHooray)
@@ -95,7 +78,7 @@ func (r *run) resume(ctx context.Context) error {
 		return r.noCluster(ctx)
 	}
 	if !clusterops.Paused(*r.header) {
-		return r.refuse(ctx, "not paused", fmt.Sprintf("😕 **Not run:** cluster `%s` is not paused (it is %s): nothing to resume. "+
+		return r.refuse(ctx, string(lifecycle.RefuseNotPaused), fmt.Sprintf("😕 **Not run:** cluster `%s` is not paused (it is %s): nothing to resume. "+
 			"`/poc pause` pauses it, `/poc up` converges it.\n", r.cluster, commands.Escape(r.header.Phase)))
 	}
 	s, now := r.cfg.PauseSchedule, r.h.now()
@@ -106,7 +89,7 @@ func (r *run) resume(ctx context.Context) error {
 			next = s.NextPause(awake)
 			r.note = fmt.Sprintf("⏰ Resumed inside a pause window of `pause_schedule` (%s): it stays up until the window ends, %s; the next scheduled pause is %s.",
 				commands.Escape(s.String()), awake.UTC().Format("2006-01-02 15:04 UTC"), next.UTC().Format("Mon 2006-01-02 15:04 UTC"))
-			if _, err := r.backend.Ops.Update(ctx, r.request(commands.VerbResume), func(h *statestore.Header) error {
+			if _, err := r.backend.Ops.Update(ctx, r.intent(commands.VerbResume), func(h *statestore.Header) error {
 				return clusterops.EditMeta(h, func(m *clusterops.Meta) error { m.AwakeUntil = awake; return nil })
 			}); err != nil {
 				return r.lockedOrFail(ctx, err)
@@ -125,7 +108,7 @@ func (r *run) wakeInWindow(verb commands.Verb) bool {
 	case commands.VerbDown, commands.VerbPause, commands.VerbResume, commands.VerbHelp:
 		return false
 	}
-	return r.header != nil && r.header.Phase == clusterops.PhasePaused && r.cfg.PauseSchedule != nil && r.cfg.PauseSchedule.Paused(r.h.now())
+	return r.header != nil && lifecycle.Phase(r.header.Phase) == lifecycle.PhasePaused && r.cfg.PauseSchedule != nil && r.cfg.PauseSchedule.Paused(r.h.now())
 }
 
 // keptByPause lists what a pause keeps, for the status comment.
@@ -160,8 +143,8 @@ func (r *run) scheduleNote(ctx context.Context, spec provision.Spec) string {
 	if s == nil {
 		return ""
 	}
-	running, err1 := clusterops.Quote(ctx, r.backend.Quoter, spec, 0, true)
-	paused, err2 := clusterops.QuotePaused(ctx, r.backend.Quoter, spec, 0, false, 0)
+	running, err1 := clusterops.Quote(ctx, r.backend.Ops.Quoter, spec, 0, true)
+	paused, err2 := clusterops.QuotePaused(ctx, r.backend.Ops.Quoter, spec, 0, false, 0)
 	if err1 != nil || err2 != nil {
 		return ""
 	}

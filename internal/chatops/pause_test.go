@@ -9,6 +9,7 @@ import (
 
 	"github.com/pocbot/pocbot/internal/clusterops"
 	"github.com/pocbot/pocbot/internal/commands"
+	"github.com/pocbot/pocbot/internal/lifecycle"
 	ghsim "github.com/pocbot/pocbot/internal/sim/github"
 )
 
@@ -41,7 +42,7 @@ func TestPauseAndResumeVerbs(t *testing.T) {
 		t.Fatalf("pause: %+v %v", out, err)
 	}
 	doc, err := h.backend.Ops.Store.Get(ctx, name)
-	if err != nil || doc.Header.Phase != clusterops.PhasePaused {
+	if err != nil || doc.Header.Phase != string(lifecycle.PhasePaused) {
 		t.Fatalf("header after pause: %+v %v", doc, err)
 	}
 	var sticky string
@@ -81,7 +82,7 @@ func TestPauseAndResumeVerbs(t *testing.T) {
 		t.Fatalf("resume: %+v %v", out, err)
 	}
 	doc, err = h.backend.Ops.Store.Get(ctx, name)
-	if err != nil || doc.Header.Phase != clusterops.PhaseReady {
+	if err != nil || doc.Header.Phase != string(lifecycle.PhaseReady) {
 		t.Fatalf("header after resume: %+v %v", doc, err)
 	}
 	if m, _ := clusterops.MetaOf(doc.Header); m.DailyCostNanos < 4_000_000_000 {
@@ -123,7 +124,7 @@ func TestCommandInsidePauseWindowResumes(t *testing.T) {
 		t.Fatalf("status inside the window: %+v %v", out, err)
 	}
 	doc, err := h.backend.Ops.Store.Get(ctx, name)
-	if err != nil || doc.Header.Phase != clusterops.PhaseReady {
+	if err != nil || doc.Header.Phase != string(lifecycle.PhaseReady) {
 		t.Fatalf("a command inside the window did not resume the cluster: %+v %v", doc, err)
 	}
 	if m, _ := clusterops.MetaOf(doc.Header); !m.AwakeUntil.After(now.Add(time.Hour)) {
@@ -166,7 +167,7 @@ func TestResumeIsBudgeted(t *testing.T) {
 		t.Fatalf("resume over the budget: %+v %v\n%s", out, err, lastBody(h, repo, 1))
 	}
 	doc, err := h.backend.Ops.Store.Get(ctx, commands.ClusterName("acme", "budget", 1))
-	if err != nil || doc.Header.Phase != clusterops.PhasePaused {
+	if err != nil || doc.Header.Phase != string(lifecycle.PhasePaused) {
 		t.Fatalf("after a refused resume: %+v %v", doc, err)
 	}
 }

@@ -63,9 +63,6 @@ func (r *run) pullRequest(ctx context.Context) error {
 	if _, err := r.open(ctx); err != nil {
 		return r.fail(ctx, err)
 	}
-	if refused, err := r.collision(ctx); err != nil || refused {
-		return err
-	}
 	// Runs are not serialized by GitHub: a close may have been handled while this run started,
 	// finding no cluster to remove. Ask again right before creating anything.
 	if open, _, _, _, err := r.h.GitHub.IssueState(ctx, r.ev.Number); err != nil {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/pocbot/pocbot/internal/clusterops"
 	"github.com/pocbot/pocbot/internal/commands"
 	"github.com/pocbot/pocbot/internal/cost"
 	"github.com/pocbot/pocbot/internal/eta"
@@ -94,12 +93,6 @@ func (r *run) quotaRefusal(err error, pf *preflight.Result) string {
 		v = &commands.PreflightView{}
 	}
 	return commands.RenderQuotaRefusal(r.cluster, refusalReason(ref), *v)
-}
-
-// preflight runs the up's pre-flight without creating anything (the dry run, and the early
-// refusal that costs no status comment): nil when the bot has none.
-func (r *run) preflight(ctx context.Context, req clusterops.Request, spec provision.Spec) (*preflight.Result, error) {
-	return r.backend.Ops.Check(ctx, req, spec)
 }
 
 // estimate is the up's ETA (nil without an ETA book, or for an existing cluster: a converging up

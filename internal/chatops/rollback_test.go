@@ -8,7 +8,6 @@ import (
 
 	"github.com/pocbot/pocbot/internal/chatops"
 	"github.com/pocbot/pocbot/internal/commands"
-	"github.com/pocbot/pocbot/internal/cost"
 	ghsim "github.com/pocbot/pocbot/internal/sim/github"
 	"github.com/pocbot/pocbot/internal/sim/world"
 	"github.com/pocbot/pocbot/internal/sim/world/worldtest"
@@ -48,7 +47,7 @@ func TestRollbackRefused(t *testing.T) {
 
 	// A new process: a store that has seen no serial.
 	p := worldtest.New(t, h.w, worldtest.Options{Log: h.log})
-	h.backend = &chatops.Backend{Ops: p.Ops, Quoter: cost.NewQuoter(cost.APISources(p.Client)...), Spec: p.Spec}
+	h.backend = &chatops.Backend{Ops: p.Ops, Spec: p.Spec}
 	calls := h.w.Scaleway.CallCount()
 	for _, verb := range []string{"/poc up", "/poc down"} {
 		out, err := h.handle(ctx, h.comment(repo, 1, false, "alice", verb))

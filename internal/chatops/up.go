@@ -11,10 +11,9 @@ import (
 
 	"github.com/pocbot/pocbot/internal/clusterops"
 	"github.com/pocbot/pocbot/internal/commands"
-	"github.com/pocbot/pocbot/internal/cost"
 	"github.com/pocbot/pocbot/internal/eta"
 	"github.com/pocbot/pocbot/internal/github"
-	"github.com/pocbot/pocbot/internal/preflight"
+	"github.com/pocbot/pocbot/internal/lifecycle"
 	"github.com/pocbot/pocbot/internal/provision"
 	"github.com/pocbot/pocbot/internal/provision/cluster"
 	"github.com/pocbot/pocbot/internal/repoconfig"
@@ -60,183 +59,91 @@ func prefixes(ps []netip.Prefix) []string {
 	return out
 }
 
-// up runs `/poc up` (and the pull-request trigger): plan, budget guard, then the engine with a
-// live sticky comment, the kubeconfig for the requester, the notification.
+// up runs `/poc up` (and the pull-request trigger): the event becomes an intent, clusterops
+// decides and runs it, and the outcome becomes the replies: a refusal's reply, the plan of a dry
+// run, or the live status comment (opened once the up is admitted), the kubeconfig for the
+// requester and the notification.
 func (r *run) up(ctx context.Context, o commands.UpOptions) error {
-	b := r.backend
-	ttl := o.TTL
-	if ttl == 0 {
-		ttl = r.cfg.DefaultTTL
-	}
-	req := r.request(commands.VerbUp)
-	req.TTL = ttl
-	req.Override = override(o)
+	in := r.intent(commands.VerbUp)
+	in.TTL, in.Override, in.DryRun = o.TTL, override(o), o.DryRun
+	in.Closed = r.ev.Kind == github.KindComment && r.ev.IssueState == "closed"
 	if o.WorkerOffer == "" {
-		req.WorkerOffers = r.cfg.WorkerOffers // the comment's --worker-offer wins
+		in.WorkerOffers = r.cfg.WorkerOffers // the comment's --worker-offer wins
 	}
-
-	if r.ev.Kind == github.KindComment && r.ev.IssueState == "closed" {
-		// The schedule tears down the clusters of closed issues and pull requests: a cluster made
-		// now would be billed until the next run destroys it (found by the soak).
-		what := "issue"
-		if r.ev.IsPR {
-			what = "pull request"
-		}
-		return r.refuse(ctx, "closed", fmt.Sprintf("😕 **Not run:** this %s is closed, and the schedule tears down the clusters of closed issues and pull requests. "+
-			"Reopen it, then comment `/poc up` again.\n\nNothing was created or changed.\n", what))
-	}
-	if o.DNSZone != "" {
-		if r.cfg.CheckDNSZone(o.DNSZone) != nil {
-			return r.refuse(ctx, "dns zone not allowed", commands.ErrorReply(dnsZoneRefusal(o.DNSZone, r.cfg.DNSZones), commands.VerbUp, r.pcfg))
-		}
-	}
+	var est *eta.Estimate
+	sp := newSteps()
+	in.Progress = sp
+	var tr *tracked
+	doneUp := func() {}
 	donePlan := r.group("plan and budget")
-	spec, exists, inPlace, refused, err := b.Ops.Plan(ctx, req)
-	if err != nil {
+	// The status comment lives as long as the run (ctx), not as the lock the operation hands in.
+	in.Started = func(_ context.Context, out *clusterops.Outcome) int64 {
 		donePlan()
-		if exists || spec.Zone == "" {
-			return r.fail(ctx, err)
+		if est = r.estimate(ctx, out.Spec, out.Exists, out.Preflight); est != nil {
+			r.eta = commands.PreflightView{ETA: est.D, ETAFrom: est.From, Path: est.Path.String()}.ETAText()
 		}
-		// The comment's flags make an invalid spec (e.g. an offer the bot cannot use).
-		return r.refuse(ctx, "invalid settings", commands.ErrorReply(fmt.Errorf("%w: %s", commands.ErrSyntax, commands.Escape(err.Error())), commands.VerbUp, r.pcfg))
+		r.react(ctx, github.ReactionRocket)
+		doneUp = r.group("up " + r.cluster)
+		tr = r.track(ctx, commands.VerbUp, out, sp)
+		return tr.sticky.ID()
 	}
-	life := ttl
-	if exists && r.header != nil && !r.header.Expires.IsZero() {
-		life = r.header.Expires.Sub(r.h.now())
-	}
-	quote, err := clusterops.Quote(ctx, b.Quoter, spec, life, true)
-	if err != nil {
+	res, upErr := r.backend.Ops.Up(ctx, in)
+	if tr == nil {
 		donePlan()
-		return r.fail(ctx, fmt.Errorf("price cluster %q: %w", r.cluster, err))
-	}
-	// Quotas and stock, read before anything is created: a refusal here costs no status comment;
-	// the up's own pre-flight (clusterops) is the one that counts.
-	pf, err := r.preflight(ctx, req, spec)
-	if err != nil {
-		donePlan()
-		return r.fail(ctx, fmt.Errorf("pre-flight of cluster %q (nothing was created): %w", r.cluster, err))
-	}
-	est := r.estimate(ctx, spec, exists, pf)
-	if o.DryRun {
-		donePlan()
-		return r.plan(ctx, spec, exists, inPlace, refused, ttl, quote, pf, est)
-	}
-	if pf != nil && pf.Refusal != nil {
-		donePlan()
-		return r.refuse(ctx, "quota", r.quotaRefusal(pf.Refusal, pf))
-	}
-	if len(refused) > 0 {
-		donePlan()
-		rerr := &clusterops.RefusedError{Cluster: r.cluster, Changes: refused}
-		body := fmt.Sprintf("😕 **Not changed:** %s.\n\n", commands.Escape(rerr.Error())) +
-			commands.RenderPlan(commands.PlanView{Cluster: r.cluster, Changes: changes(inPlace, refused), Talos: spec.TalosVersion, AdminCIDRs: spec.AdminCIDRs})
-		return r.refuse(ctx, "changes that cannot apply in place", body)
-	}
-	// A resume brings a paused cluster's daily cost back from its floor to the running one: it
-	// passes the budget as a new cluster does (the cluster itself is left out of the count).
-	if !exists || (r.header != nil && clusterops.Paused(*r.header)) {
-		if refusal := r.budget(ctx, quote); refusal != "" {
-			donePlan()
-			return r.refuse(ctx, "budget", refusal)
+		switch {
+		case res.Refusal != nil:
+			return r.refusal(ctx, res)
+		case upErr != nil:
+			return r.fail(ctx, upErr)
 		}
+		return r.plan(ctx, res, in.TTL, r.estimate(ctx, res.Spec, res.Exists, res.Preflight)) // a dry run
 	}
-	donePlan()
-	// The check above answers at once without a status comment; this one is the one that
-	// counts: it runs again under the repository's admission lock, right before the first
-	// document is written, so that concurrent ups cannot all pass it. It is set even when the
-	// plan saw the cluster: a down may delete it while this up waits for the lock, and the up
-	// then creates it anew (Ops.Up calls Admit only for a new document).
-	req.Admit = func(ctx context.Context) error {
-		if refusal := r.budget(ctx, quote); refusal != "" {
-			return &budgetRefusal{body: refusal}
-		}
-		return nil
-	}
-	req.DailyCostNanos = quote.Daily.Nanos
-	// A status comment left by an earlier life of the cluster may record a higher serial (its
-	// down could not edit it): a new document continues above it.
-	if w, err := r.witness(ctx); err == nil {
-		req.MinSerial = w
-	}
-
-	if est != nil {
-		r.eta = commands.PreflightView{ETA: est.D, ETAFrom: est.From, Path: est.Path.String()}.ETAText()
-	}
-	r.react(ctx, github.ReactionRocket)
-	doneUp := r.group("up " + r.cluster)
-	started := r.h.now()
-	var res *clusterops.Result
-	tr, upErr := r.track(ctx, commands.VerbUp, clusterops.PhaseProvisioning, started, func(p provision.Progress) error {
-		req.Progress = p
-		var err error
-		res, err = b.Ops.Up(ctx, req)
-		return err
-	})
+	tr.stop()
 	doneUp()
-
-	var le *statestore.LockedError
-	if errors.As(upErr, &le) {
-		return tr.locked(ctx, le) // nothing ran: say who holds the cluster, no notification
-	}
-	var br *budgetRefusal
-	if errors.As(upErr, &br) {
-		return tr.refused(ctx, "budget", br.body) // another up of the repository took the room meanwhile
-	}
-	if res != nil {
-		if body := r.quotaRefusal(upErr, res.Preflight); body != "" {
-			return tr.refused(ctx, "quota", body) // another up of the project took the room meanwhile
-		}
-	}
-	if hdr, ok := r.recordLabels(ctx, tr.sticky.ID(), quote); ok {
-		tr.view.StateSerial = hdr.Serial
-	} else if res != nil && res.Header.Serial > 0 {
-		tr.view.StateSerial = res.Header.Serial
+	tr.view.StateSerial = res.Header.Serial
+	if upErr == nil {
+		r.recordDuration(ctx, est, tr.view.Now.Sub(tr.view.Started))
 	}
 
 	doneReply := r.group("reply")
 	defer doneReply()
 	view := &tr.view
-	ok := upErr == nil
-	if ok {
-		r.recordDuration(ctx, est, r.h.now().Sub(started))
-	}
+	view.Phase = res.Phase
 	var summary string
-	if ok {
-		uv, err := r.upView(ctx, res, spec, quote, inPlace)
+	switch {
+	case upErr == nil:
+		uv, err := r.upView(ctx, res)
 		if err != nil {
 			// The cluster is up; only the kubeconfig link failed: say so, keep the endpoints.
 			r.h.log().Error("kubeconfig link", "cluster", r.cluster, "err", commands.Redact(err.Error()))
 			view.Error = "The cluster is ready, but the kubeconfig link could not be made: " + err.Error() + "\nRun `/poc kubeconfig` to try again."
 		}
-		view.Phase, view.Up, view.Note = clusterops.PhaseReady, &uv, r.note
+		view.Up, view.Note = &uv, r.note
 		summary = fmt.Sprintf("API at %s, %s per day, expires %s", strings.Join(uv.APIEndpoints, ", "), uv.DailyCost,
 			uv.Expires.UTC().Format("2006-01-02 15:04 UTC"))
 		r.setOutput("cluster", r.cluster)
 		r.setOutput("api_endpoint", res.State.Outputs[cluster.OutAPIEndpoint])
 		r.setOutput("kubeconfig_url", uv.Kubeconfig.URL)
 		r.summary(upSummary(r.cluster, uv, res.State))
-	} else {
-		view.Phase = clusterops.PhaseFailed
-		if errors.Is(upErr, provision.ErrCancelled) {
-			view.Phase = "cancelled"
-			view.Error = "Stopped at the request of a `/poc down`; the teardown takes over."
-			summary = "stopped by a /poc down"
-		} else {
-			view.Error = upErr.Error() + "\n\nWhat exists is kept in the state: `/poc up` again resumes, `/poc down` removes it."
-			summary = "see the status comment for what failed"
-		}
+	case res.Phase == lifecycle.PhaseCancelled:
+		view.Error = "Stopped at the request of a `/poc down`; the teardown takes over."
+		summary = "stopped by a /poc down"
+	default:
+		view.Error = upErr.Error() + "\n\nWhat exists is kept in the state: `/poc up` again resumes, `/poc down` removes it."
+		summary = "see the status comment for what failed"
 	}
-	tr.finish(ctx, ok, summary)
-	if ok {
+	tr.finish(ctx, upErr == nil, summary)
+	switch {
+	case upErr == nil:
 		r.out.OK = true
 		r.react(ctx, github.ReactionHooray)
 		return nil
-	}
-	r.react(ctx, github.ReactionConfused)
-	if errors.Is(upErr, provision.ErrCancelled) {
+	case res.Phase == lifecycle.PhaseCancelled:
+		r.react(ctx, github.ReactionConfused)
 		r.out.Refused = "cancelled by a down"
 		return nil
 	}
+	r.react(ctx, github.ReactionConfused)
 	return fmt.Errorf("%w: up %s: %w", ErrCommandFailed, r.cluster, upErr)
 }
 
@@ -247,30 +154,31 @@ type tracked struct {
 	view    commands.StickyView
 	sticky  *github.Sticky
 	startID int64
+	steps   *steps
+	live    *liveSticky
 }
 
-// track opens the status comment for verb, runs op with its progress events feeding the comment
-// (edited in place, throttled), and returns with the view holding the steps as they ended.
-func (r *run) track(ctx context.Context, verb commands.Verb, phase string, started time.Time, op func(provision.Progress) error) (*tracked, error) {
-	t := &tracked{r: r}
-	t.sticky, t.startID = r.newSticky(ctx)
+// track opens the status comment of an admitted operation (out: what clusterops decided) and
+// keeps it in step with the engine's progress events (edited in place, throttled) until stop.
+func (r *run) track(ctx context.Context, verb commands.Verb, out *clusterops.Outcome, sp *steps) *tracked {
+	t := &tracked{r: r, steps: sp}
+	t.sticky, t.startID = r.newSticky(ctx, out.Header)
 	t.view = commands.StickyView{Cluster: r.cluster, Serial: r.h.serial(), Verb: verb, Requester: r.ev.Sender,
-		Phase: phase, Started: started, RunURL: r.h.Env.RunURL()}
-	if r.header != nil {
-		t.view.StateSerial = r.header.Serial
-	}
-	t.view.ETA = r.eta // an up's ETA, from the first status comment on
+		Phase: out.Phase, Started: r.h.now(), RunURL: r.h.Env.RunURL(), StateSerial: out.Header.Serial,
+		ETA: r.eta} // an up's ETA, from the first status comment on
 	if err := t.sticky.Update(ctx, t.render(nil)); err != nil {
 		r.h.log().Warn("could not write the status comment", "err", err)
 	}
-	sp := newSteps()
-	live := startLive(ctx, t.sticky, sp, r.h.stickyInterval(), t.render)
-	err := op(sp)
-	if lerr := live.finish(); lerr != nil && !errors.Is(lerr, github.ErrSuperseded) {
-		r.h.log().Warn("status comment edit failed", "err", lerr)
+	t.live = startLive(ctx, t.sticky, sp, r.h.stickyInterval(), t.render)
+	return t
+}
+
+// stop ends the live edits; the view then holds the steps as they ended.
+func (t *tracked) stop() {
+	if lerr := t.live.finish(); lerr != nil && !errors.Is(lerr, github.ErrSuperseded) {
+		t.r.h.log().Warn("status comment edit failed", "err", lerr)
 	}
-	t.view.Steps, t.view.Now = sp.snapshot(), r.h.now()
-	return t, err
+	t.view.Steps, t.view.Now = t.steps.snapshot(), t.r.h.now()
 }
 
 func (t *tracked) render(s []commands.Step) string {
@@ -278,38 +186,6 @@ func (t *tracked) render(s []commands.Step) string {
 	v.Steps, v.Now = s, t.r.h.now()
 	return commands.RenderSticky(v)
 }
-
-// locked ends an operation that never started because another run holds the cluster's lock.
-// The status comment says so; when it is not this run's to write (a newer run of the cluster
-// owns it, or the edit failed), a reply does: the command must get its answer somewhere, and the
-// newer run's status must not be overwritten by this one's.
-func (t *tracked) locked(ctx context.Context, le *statestore.LockedError) error {
-	body := lockReply(t.r.cluster, le, t.r.lockWait())
-	t.view.Phase, t.view.Error = clusterops.PhaseFailed, body
-	written := t.r.finishSticky(ctx, t.sticky, commands.RenderSticky(t.view))
-	t.r.countSticky(t.sticky, t.startID)
-	if !written {
-		return t.r.refuse(ctx, "locked", body)
-	}
-	t.r.out.Refused = "locked"
-	t.r.react(ctx, github.ReactionConfused)
-	return nil
-}
-
-// refused ends an operation that was refused before it created anything (a budget used up by a
-// concurrent up): the status comment says so, the reply says why.
-func (t *tracked) refused(ctx context.Context, why, body string) error {
-	t.view.Phase = "refused"
-	t.view.Error = "Nothing was created: another `/poc up` of this repository took the budget meanwhile; see the reply below."
-	t.r.finishSticky(ctx, t.sticky, commands.RenderSticky(t.view))
-	t.r.countSticky(t.sticky, t.startID)
-	return t.r.refuse(ctx, why, body)
-}
-
-// budgetRefusal is the budget check's answer when it runs as clusterops' admission check.
-type budgetRefusal struct{ body string }
-
-func (e *budgetRefusal) Error() string { return "refused by the budget of " + repoconfig.Path }
 
 // finish writes the final body and posts the one notification that @-mentions the requester
 // (editing a comment notifies nobody).
@@ -324,18 +200,16 @@ func (t *tracked) finish(ctx context.Context, ok bool, summary string) {
 
 // newSticky opens the editor of the cluster's status comment, starting from the id kept in the
 // state header when there is one (skips the search), guarded by the run's serial.
-func (r *run) newSticky(ctx context.Context) (*github.Sticky, int64) {
+func (r *run) newSticky(ctx context.Context, h statestore.Header) (*github.Sticky, int64) {
 	serial := r.h.serial()
 	st := github.NewSticky(r.h.GitHub, r.ev.Number, commands.StickyMarker(r.cluster), r.h.stickyInterval()).
 		WithOverwriteCheck(func(existing string) bool { return commands.ShouldOverwrite(existing, serial) }).
 		WithOwner(r.ownComment(ctx)).
 		WithLogger(r.h.log())
 	var id int64
-	if r.header != nil {
-		if m, err := clusterops.MetaOf(*r.header); err == nil && m.StickyID > 0 {
-			id = m.StickyID
-			st.WithCommentID(id)
-		}
+	if m, err := clusterops.MetaOf(h); err == nil && m.StickyID > 0 {
+		id = m.StickyID
+		st.WithCommentID(id)
 	}
 	return st, id
 }
@@ -361,132 +235,24 @@ func (r *run) finishSticky(ctx context.Context, st *github.Sticky, body string) 
 	return err == nil
 }
 
-// recordLabels keeps the sticky comment's id and the daily cost in the public header: the next
-// run edits the same comment, and the budget guard and the reaper read costs without the key.
-func (r *run) recordLabels(ctx context.Context, stickyID int64, q cost.Quote) (statestore.Header, bool) {
-	req := r.request(commands.VerbUp)
-	req.Command = "record labels"
-	hdr, err := r.backend.Ops.Update(ctx, req, func(h *statestore.Header) error {
-		return clusterops.EditMeta(h, func(m *clusterops.Meta) error {
-			if stickyID != 0 {
-				m.StickyID = stickyID
-			}
-			if !q.Daily.IsZero() {
-				m.DailyCostNanos = q.Daily.Nanos
-			}
-			recordRequesterID(m, *h, r.ev.Sender, r.ev.SenderID)
-			return nil
-		})
-	})
-	if err != nil && !errors.Is(err, clusterops.ErrNoCluster) {
-		r.h.log().Warn("could not record the status comment id in the state header", "err", err)
-	}
-	return hdr, err == nil
-}
-
-// budget checks the repository's limits against the clusters already running; it returns the
-// refusal to post, or "".
-func (r *run) budget(ctx context.Context, candidate cost.Quote) string {
-	running, err := r.runningCosts(ctx)
-	if err != nil && running == nil {
-		// Fail closed: a budget checked against no cluster at all would let anything through.
-		r.h.log().Error("budget: could not list the running clusters", "err", err)
-		return fmt.Sprintf("😕 **Not created:** the budget of `.github/poc.yml` cannot be checked: listing the running clusters failed (%s). Nothing was created; try again in a minute.",
-			commands.Escape(err.Error()))
-	}
-	if err != nil {
-		r.h.log().Warn("budget: some cluster states are unreadable; each counts as one cluster of unknown cost", "err", err)
-	}
-	err = cost.CheckBudget(r.cfg, running, candidate)
-	var be *cost.BudgetError
-	if !errors.As(err, &be) {
-		return ""
-	}
-	v := commands.BudgetRefusalView{Limit: commands.BudgetLimit(be.Limit), Max: be.Max}
-	for _, c := range running {
-		v.Running = append(v.Running, c.Name)
-	}
-	switch v.Limit {
-	case commands.LimitMaxClusters:
-		v.Current, v.Requested = fmt.Sprintf("%d clusters", be.Running), "1 cluster"
-	case commands.LimitMaxDailyEUR:
-		v.Current, v.Requested = be.Current.Format(2)+" per day", be.Candidate.Format(2)+" per day"
-	case commands.LimitUnknownPrice:
-		v.Detail = be.Detail
-	}
-	return commands.RenderBudgetRefusal(v)
-}
-
-// runningCosts lists the repository's other clusters and their daily cost: from the header label
-// when recorded, else priced from their decrypted spec.
-func (r *run) runningCosts(ctx context.Context) ([]cost.ClusterCost, error) {
-	b := r.backend
-	// List returns the readable headers along with an error naming the unreadable objects: those
-	// still count, as clusters of unknown cost, rather than not at all.
-	headers, err := b.Ops.Store.List(ctx)
-	if err != nil && len(headers) == 0 {
-		return nil, err
-	}
-	out := []cost.ClusterCost{}
-	if err != nil {
-		// A state object that cannot be read or authenticated counts at worst case, against every
-		// repository (the one it names is not to be believed): one cluster costing the whole
-		// daily limit, so no new cluster passes until a person has looked at it.
-		var le *statestore.ListError
-		bad := []string{"(unreadable state)"}
-		if errors.As(err, &le) {
-			bad = bad[:0]
-			for _, b := range le.Bad {
-				bad = append(bad, "(unverifiable: "+b.Key+")")
-			}
-		}
-		for _, name := range bad {
-			out = append(out, cost.ClusterCost{Name: name, Daily: cost.Money{Currency: cost.CurrencyEUR, Nanos: r.cfg.MaxDailyNanoEUR}, Unknown: true})
-		}
-	}
-	for _, h := range headers {
-		if h.Cluster == r.cluster || (h.Repository != "" && !strings.EqualFold(h.Repository, r.ev.FullName())) {
-			continue
-		}
-		c := cost.ClusterCost{Name: h.Cluster}
-		if m, err := clusterops.MetaOf(h); err == nil && m.DailyCostNanos > 0 {
-			c.Daily = cost.Money{Currency: cost.CurrencyEUR, Nanos: m.DailyCostNanos}
-		} else if _, st, err := b.Ops.Load(ctx, h.Cluster); err == nil {
-			q, qerr := clusterops.Quote(ctx, b.Quoter, st.Spec, 0, true)
-			c.Daily, c.Unknown = q.Daily, qerr != nil || q.HasUnknown()
-		} else {
-			c.Daily, c.Unknown = cost.EUR(0, 0), true
-		}
-		out = append(out, c)
-	}
-	out = append(out, r.parkedCosts(ctx)...)
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out, err
-}
-
 // plan answers `/poc up --dry-run`: what would be created or changed and what it costs.
-func (r *run) plan(ctx context.Context, spec provision.Spec, exists bool, inPlace, refused []provision.Change, ttl time.Duration, q cost.Quote, pf *preflight.Result, est *eta.Estimate) error {
-	g := provision.NewGraph()
-	if err := r.backend.Ops.Build(g, spec); err != nil {
-		return r.fail(ctx, fmt.Errorf("build the plan of %q: %w", r.cluster, err))
-	}
+func (r *run) plan(ctx context.Context, res *clusterops.Outcome, ttl time.Duration, est *eta.Estimate) error {
 	groups := map[string]*commands.PlanGroup{}
 	var order []string
-	if !exists {
-		for _, name := range g.Names() {
-			n, _ := g.Node(name)
-			grp, ok := groups[n.Kind]
-			if !ok {
-				grp = &commands.PlanGroup{Name: n.Kind}
-				groups[n.Kind] = grp
-				order = append(order, n.Kind)
-			}
-			grp.Items = append(grp.Items, commands.PlanItem{Kind: n.Kind, Name: name})
+	for _, n := range res.Plan {
+		grp, ok := groups[n.Kind]
+		if !ok {
+			grp = &commands.PlanGroup{Name: n.Kind}
+			groups[n.Kind] = grp
+			order = append(order, n.Kind)
 		}
+		grp.Items = append(grp.Items, commands.PlanItem{Kind: n.Kind, Name: n.Name})
 	}
-	v := commands.PlanView{Cluster: r.cluster, Changes: changes(inPlace, refused), TTL: ttl, Talos: spec.TalosVersion,
-		AdminCIDRs: spec.AdminCIDRs, Cost: costView(r.cluster, q, time.Time{}, r.h.now(), time.Time{}), Preflight: withETA(preflightView(pf), est)}
-	if exists {
+	spec := res.Spec
+	v := commands.PlanView{Cluster: r.cluster, Changes: changes(res.InPlace, res.Refused), TTL: ttl, Talos: spec.TalosVersion,
+		AdminCIDRs: spec.AdminCIDRs, Cost: costView(r.cluster, res.Quote, time.Time{}, r.h.now(), time.Time{}),
+		Preflight: withETA(preflightView(res.Preflight), est)}
+	if res.Exists {
 		v.TTL = 0 // an existing cluster keeps its expiry
 	}
 	for _, k := range order {
@@ -513,8 +279,8 @@ func changes(inPlace, refused []provision.Change) []commands.Change {
 
 // upView is the final body's content: endpoints, kubeconfig access, cost, expiry. The error is
 // the kubeconfig link's; the view is complete otherwise.
-func (r *run) upView(ctx context.Context, res *clusterops.Result, spec provision.Spec, q cost.Quote, inPlace []provision.Change) (commands.UpView, error) {
-	st := res.State
+func (r *run) upView(ctx context.Context, res *clusterops.Outcome) (commands.UpView, error) {
+	st, spec, q, inPlace := res.State, res.Spec, res.Quote, res.InPlace
 	now := r.h.now()
 	nodes := splitList(st.Outputs[cluster.OutTalosNodes])
 	keep, keepIgnored := r.keepState(ctx)

@@ -2,7 +2,6 @@ package chatops
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sort"
 	"time"
@@ -11,9 +10,9 @@ import (
 	"github.com/pocbot/pocbot/internal/commands"
 	"github.com/pocbot/pocbot/internal/cost"
 	"github.com/pocbot/pocbot/internal/github"
+	"github.com/pocbot/pocbot/internal/lifecycle"
 	"github.com/pocbot/pocbot/internal/provision"
 	"github.com/pocbot/pocbot/internal/provision/cluster"
-	"github.com/pocbot/pocbot/internal/statestore"
 )
 
 // noCluster answers a verb that needs an existing cluster.
@@ -22,26 +21,31 @@ func (r *run) noCluster(ctx context.Context) error {
 }
 
 // down runs `/poc down` (and the pull-request close): the engine tears down in dependency
-// order; a down while an up holds the lock asks the up to stop and takes over.
+// order; a down while an up holds the lock asks the up to stop and takes over. A cluster with a
+// document gets its status comment; one without (what carries its tag is still swept) one reply.
 func (r *run) down(ctx context.Context) error {
-	b := r.backend
-	req := r.request(commands.VerbDown)
-	req.ParkFor = r.cfg.ParkFor
-	var spec *provision.Spec
-	if r.header != nil {
-		if _, st, err := b.Ops.Load(ctx, r.cluster); err == nil {
-			spec = &st.Spec
+	in := r.intent(commands.VerbDown)
+	in.ParkFor = r.cfg.ParkFor
+	sp := newSteps()
+	in.Progress = sp
+	var tr *tracked
+	in.Started = func(_ context.Context, out *clusterops.Outcome) int64 {
+		if !out.Exists {
+			return 0
 		}
+		tr = r.track(ctx, commands.VerbDown, out, sp)
+		return tr.sticky.ID()
 	}
 	done := r.group("down " + r.cluster)
 	started := r.h.now()
-	if r.header == nil {
-		// No state: still sweep what carries the cluster's exact tag (a crash before the first
-		// save), answered with one comment instead of a status comment.
-		res, err := b.Ops.Down(ctx, req)
-		done()
-		if err != nil {
-			return r.lockedOrFail(ctx, err)
+	res, downErr := r.backend.Ops.Down(ctx, in)
+	done()
+	if res.Refusal != nil {
+		return r.refusal(ctx, res)
+	}
+	if tr == nil {
+		if downErr != nil {
+			return r.fail(ctx, downErr)
 		}
 		dv := downView(r.cluster, res, r.h.now().Sub(started), "")
 		if _, err := r.reply(ctx, commands.RenderDown(dv)); err != nil {
@@ -51,37 +55,21 @@ func (r *run) down(ctx context.Context) error {
 		r.react(ctx, github.ReactionHooray)
 		return nil
 	}
-	var res *clusterops.Result
-	tr, downErr := r.track(ctx, commands.VerbDown, clusterops.PhaseDestroying, started, func(p provision.Progress) error {
-		req.Progress = p
-		var err error
-		res, err = b.Ops.Down(ctx, req)
-		return err
-	})
-	done()
-	var le *statestore.LockedError
-	if errors.As(downErr, &le) {
-		return tr.locked(ctx, le)
-	}
+	tr.stop()
 	accrued := ""
-	if spec != nil && r.header != nil {
-		if q, err := clusterops.Quote(ctx, b.Quoter, *spec, 0, true); err == nil {
-			accrued = q.Accrued(r.header.Created, r.h.now()).Format(2)
-		}
+	if q, err := clusterops.Quote(ctx, r.backend.Ops.Quoter, res.Spec, 0, true); err == nil {
+		accrued = q.Accrued(res.Header.Created, r.h.now()).Format(2)
 	}
 	dv := downView(r.cluster, res, r.h.now().Sub(started), accrued)
 	view := &tr.view
-	view.Down, view.Phase = &dv, "destroyed"
+	view.Down, view.Phase = &dv, res.Phase
 	view.StateSerial = 0 // the state is deleted: nothing left to witness
 	summary := fmt.Sprintf("%d resources deleted", len(dv.Deleted))
 	if accrued != "" {
 		summary += ", " + accrued + " over its life"
 	}
 	if downErr != nil {
-		view.Phase = clusterops.PhaseFailed
-		if res != nil && res.Header.Serial > 0 {
-			view.StateSerial = res.Header.Serial
-		}
+		view.StateSerial = res.Header.Serial
 		view.Error = downErr.Error() + "\n\n`/poc down` again retries; the reaper retries on its next run."
 		summary = "some resources remain, see the status comment"
 	}
@@ -96,7 +84,7 @@ func (r *run) down(ctx context.Context) error {
 	return nil
 }
 
-func downView(name string, res *clusterops.Result, took time.Duration, accrued string) commands.DownView {
+func downView(name string, res *clusterops.Outcome, took time.Duration, accrued string) commands.DownView {
 	dv := commands.DownView{Cluster: name, Duration: took, Accrued: accrued}
 	if res != nil && res.Report != nil {
 		dv.Duration = res.Report.Elapsed
@@ -156,11 +144,11 @@ func (r *run) cost(ctx context.Context) error {
 	if !expires.IsZero() {
 		life = expires.Sub(now)
 	}
-	q, err := clusterops.Quote(ctx, b.Quoter, spec, life, true)
+	q, err := clusterops.Quote(ctx, b.Ops.Quoter, spec, life, true)
 	if paused != nil {
 		// No machine runs: the IPs, the shared image and the snapshot are what it costs now.
 		snap, _ := cluster.ParseSnapshot(paused.Outputs[cluster.OutEtcdSnapshot])
-		q, err = clusterops.QuotePaused(ctx, b.Quoter, spec, snap.Size, releasedIPs(paused), life)
+		q, err = clusterops.QuotePaused(ctx, b.Ops.Quoter, spec, snap.Size, releasedIPs(paused), life)
 	}
 	if err != nil {
 		return r.fail(ctx, fmt.Errorf("price cluster %q: %w", r.cluster, err))
@@ -209,7 +197,7 @@ func (r *run) status(ctx context.Context) error {
 	if !r.hasLabel(r.cfg.KeepLabel) && meta.Keep {
 		keep = true
 	}
-	v := commands.StatusView{Cluster: r.cluster, Exists: true, Phase: s.Header.Phase, Created: s.Header.Created,
+	v := commands.StatusView{Cluster: r.cluster, Exists: true, Phase: lifecycle.Phase(s.Header.Phase), Created: s.Header.Created,
 		Expires: s.Header.Expires, Now: now, KeepLabel: r.cfg.KeepLabel, Keep: keep, KeepIgnored: keepIgnored}
 	v.Parked = r.parkedSummary(ctx)
 	if s.Lock != nil {
@@ -241,10 +229,10 @@ func (r *run) status(ctx context.Context) error {
 			v.APIEndpoints = append(v.APIEndpoints, ip+":6443")
 		}
 	}
-	q, qerr := clusterops.Quote(ctx, b.Quoter, s.State.Spec, 0, true)
+	q, qerr := clusterops.Quote(ctx, b.Ops.Quoter, s.State.Spec, 0, true)
 	if clusterops.Paused(s.Header) {
 		snap, _ := cluster.ParseSnapshot(s.State.Outputs[cluster.OutEtcdSnapshot])
-		q, qerr = clusterops.QuotePaused(ctx, b.Quoter, s.State.Spec, snap.Size, releasedIPs(s.State), 0)
+		q, qerr = clusterops.QuotePaused(ctx, b.Ops.Quoter, s.State.Spec, snap.Size, releasedIPs(s.State), 0)
 	}
 	if qerr == nil {
 		v.DailyCost, v.Accrued = q.Daily.Format(2), q.Accrued(s.Header.Created, now).Format(2)
@@ -268,42 +256,20 @@ func orDash(s string) string {
 	return s
 }
 
-// errBeyondMax is returned by the extend change when the new expiry would pass max_ttl.
-type errBeyondMax struct{ requested, max time.Duration }
-
-func (e *errBeyondMax) Error() string {
-	return fmt.Sprintf("the new expiry would be %s from now, over max_ttl %s", commands.FormatDuration(e.requested), commands.FormatDuration(e.max))
-}
-
-// extend answers `/poc extend DURATION`: the expiry moves later by DURATION (from now when it has
-// passed), never beyond now + max_ttl; the expiry warning may be posted again for the new time.
+// extend answers `/poc extend DURATION` (clusterops.Extend decides the new expiry and max_ttl).
 func (r *run) extend(ctx context.Context, d time.Duration) error {
 	if r.header == nil {
 		return r.noCluster(ctx)
 	}
 	now := r.h.now()
-	req := r.request(commands.VerbExtend)
-	h, err := r.backend.Ops.Update(ctx, req, func(h *statestore.Header) error {
-		base := h.Expires
-		if base.Before(now) {
-			base = now
-		}
-		next := base.Add(d)
-		if life := next.Sub(now); life > r.cfg.MaxTTL {
-			return &errBeyondMax{requested: life, max: r.cfg.MaxTTL}
-		}
-		h.Expires = next
-		// A new expiry re-arms the one warning.
-		return clusterops.EditMeta(h, func(m *clusterops.Meta) error { m.WarnedFor = time.Time{}; return nil })
-	})
-	var bm *errBeyondMax
-	if errors.As(err, &bm) {
-		return r.refuse(ctx, "max_ttl", commands.RenderBudgetRefusal(commands.BudgetRefusalView{Limit: commands.LimitMaxTTL,
-			Requested: commands.FormatDuration(bm.requested), Max: commands.FormatDuration(bm.max)}))
+	res, err := r.backend.Ops.Extend(ctx, r.intent(commands.VerbExtend), d)
+	if res.Refusal != nil {
+		return r.refusal(ctx, res)
 	}
 	if err != nil {
-		return r.lockedOrFail(ctx, err)
+		return r.fail(ctx, err)
 	}
+	h := res.Header
 	body := fmt.Sprintf("⏰ Cluster `%s` now expires at **%s** (in %s). The `%s` label pauses expiry altogether.\n",
 		r.cluster, h.Expires.UTC().Format("2006-01-02 15:04 UTC"), commands.FormatDuration(h.Expires.Sub(now)), r.cfg.KeepLabel)
 	if _, err := r.reply(ctx, body); err != nil {

@@ -44,7 +44,7 @@ func TestDownStopsAnUpWhoseWorkerWaitsForTheBootstrap(t *testing.T) {
 	})
 	upErr := make(chan error, 1)
 	go func() {
-		_, err := e.ops.Up(ctx, clusterops.Request{Cluster: "cut-1", Spec: e.spec, TTL: time.Hour, Command: "up", Progress: progress})
+		_, err := e.ops.Up(ctx, clusterops.Intent{Cluster: "cut-1", Spec: e.spec, TTL: time.Hour, Command: "up", Progress: progress})
 		upErr <- err
 	}()
 	select {
@@ -60,7 +60,7 @@ func TestDownStopsAnUpWhoseWorkerWaitsForTheBootstrap(t *testing.T) {
 
 	downErr := make(chan error, 1)
 	go func() {
-		_, err := e.ops.Down(ctx, clusterops.Request{Cluster: "cut-1", Spec: e.spec, Command: "down"})
+		_, err := e.ops.Down(ctx, clusterops.Intent{Cluster: "cut-1", Spec: e.spec, Command: "down"})
 		downErr <- err
 	}()
 	select {

@@ -26,7 +26,7 @@ func TestUpDownOnScalewayBuckets(t *testing.T) {
 				t.Fatalf("CheckBackend: %v", err)
 			}
 			const name = "acme-shop-7"
-			req := clusterops.Request{Cluster: name, Spec: e.spec, TTL: time.Hour, Repository: "acme/shop", Number: 7, Kind: "issue", RequestedBy: "alice", Command: "up"}
+			req := clusterops.Intent{Cluster: name, Spec: e.spec, TTL: time.Hour, Repository: "acme/shop", Number: 7, Kind: "issue", RequestedBy: "alice", Command: "up"}
 			if _, err := e.ops.Up(ctx, req); err != nil {
 				t.Fatalf("up: %v", err)
 			}

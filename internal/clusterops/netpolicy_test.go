@@ -56,7 +56,7 @@ func TestNetworkPolicyWithRestrictedAdminCIDRs(t *testing.T) {
 	admin := func(s *provision.Spec) { s.AdminCIDRs = []string{runnerAddr + "/32"} }
 	spec := p.Spec
 	admin(&spec)
-	res, err := p.Ops.Up(ctx, clusterops.Request{Cluster: "fw-1", Spec: spec, TTL: time.Hour, Command: "up", Override: admin})
+	res, err := p.Ops.Up(ctx, clusterops.Intent{Cluster: "fw-1", Spec: spec, TTL: time.Hour, Command: "up", Override: admin})
 	if err != nil {
 		t.Fatalf("up with admin_cidrs = [%s/32]: %v", runnerAddr, err)
 	}
@@ -114,7 +114,7 @@ func TestNetworkPolicyRunnerOutsideAdminCIDRs(t *testing.T) {
 	admin := func(s *provision.Spec) { s.AdminCIDRs = []string{"198.51.100.0/24"} }
 	spec := p.Spec
 	admin(&spec)
-	res, err := p.Ops.Up(ctx, clusterops.Request{Cluster: "fw-2", Spec: spec, TTL: time.Hour, Command: "up", Override: admin})
+	res, err := p.Ops.Up(ctx, clusterops.Intent{Cluster: "fw-2", Spec: spec, TTL: time.Hour, Command: "up", Override: admin})
 	if err != nil {
 		t.Fatalf("up with a runner outside admin_cidrs: %v", err)
 	}
@@ -165,7 +165,7 @@ func TestNativeRoutingAcrossSubnetsFailsTheUp(t *testing.T) {
 	native := func(s *provision.Spec) { s.CiliumRouting = "native"; s.AdminCIDRs = []string{"198.51.100.0/24"} }
 	spec := p.Spec
 	native(&spec)
-	res, err := p.Ops.Up(ctx, clusterops.Request{Cluster: "native-1", Spec: spec, TTL: time.Hour, Command: "up", Override: native})
+	res, err := p.Ops.Up(ctx, clusterops.Intent{Cluster: "native-1", Spec: spec, TTL: time.Hour, Command: "up", Override: native})
 	if err == nil {
 		t.Fatal("up with native routing across subnets answered ready")
 	}

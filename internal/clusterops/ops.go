@@ -15,19 +15,13 @@ import (
 	"sync"
 	"time"
 
+	"github.com/pocbot/pocbot/internal/cost"
+	"github.com/pocbot/pocbot/internal/lifecycle"
 	"github.com/pocbot/pocbot/internal/preflight"
 	"github.com/pocbot/pocbot/internal/provision"
 	"github.com/pocbot/pocbot/internal/provision/cluster"
 	"github.com/pocbot/pocbot/internal/provision/scaleway"
 	"github.com/pocbot/pocbot/internal/statestore"
-)
-
-// Phases recorded in the public header.
-const (
-	PhaseProvisioning = "provisioning"
-	PhaseReady        = "ready"
-	PhaseFailed       = "failed"
-	PhaseDestroying   = "destroying"
 )
 
 // PublicKubeconfigDir is where the kubeconfig ciphertexts handed to a cluster's users live
@@ -47,6 +41,10 @@ var ErrPrecondition = errors.New("precondition no longer holds")
 
 // Builder adds a spec's nodes to a graph (cluster.Build with its outside parties bound).
 type Builder func(g *provision.Graph, spec provision.Spec) error
+
+// Preflighter decides whether spec fits, given what st already has, and which of offers (in
+// order) the worker takes.
+type Preflighter func(ctx context.Context, spec provision.Spec, st *provision.State, offers []string) (preflight.Result, error)
 
 // PauseBuilder adds a spec's pause graph (cluster.BuildPause with its outside parties bound);
 // releaseIPs makes it delete the reserved IPs too.
@@ -73,6 +71,11 @@ type Ops struct {
 	// checked from outside a cluster's admin CIDRs says that the security group is why its
 	// checks fail.
 	RunnerCIDR string
+	// Quoter prices specs (the budget, an up's quote); Pool, when set, is the bucket's parked
+	// workers, billed and so counted by the budget.
+	Quoter *cost.Quoter
+	Pool   Parked
+
 	// Preflight, when set, weighs an up against the organization's quotas and the stock of the
 	// worker offers before anything is written or created (see Up); cmd/bot binds it to
 	// cluster.Preflight.
@@ -81,95 +84,6 @@ type Ops struct {
 	// saveFault, set by tests (export_test.go), runs before every state save of an operation:
 	// an error is a crash from that save on.
 	saveFault func() error
-}
-
-// Preflighter decides whether spec fits, given what st already has, and which of offers (in
-// order) the worker takes.
-type Preflighter func(ctx context.Context, spec provision.Spec, st *provision.State, offers []string) (preflight.Result, error)
-
-// Request is who asks what of which cluster.
-type Request struct {
-	Cluster string
-	// Spec is the spec of a cluster this request creates (the seed's defaults plus the bucket).
-	Spec provision.Spec
-	// Override applies what the requester asked for explicitly, to the new spec or to the
-	// existing cluster's spec (so that a bare `up` converges an existing cluster unchanged).
-	Override func(*provision.Spec)
-	// TTL sets the expiry of a cluster this request creates (an existing cluster keeps its expiry:
-	// extending is its own operation).
-	TTL         time.Duration
-	Repository  string
-	Number      int
-	Kind        string // "issue", "pull" or ""
-	RequestedBy string
-	RunID       string
-	Command     string
-	Progress    provision.Progress
-	// Precondition, when set, is checked on an existing cluster's header read under the lock: a
-	// reaper's reason to destroy (expired, say) must still hold once the lock is its own, since an
-	// extend may have landed between its listing and the lock; an operator run from one
-	// repository's workflow must not touch another repository's cluster.
-	Precondition func(statestore.Header) error
-	// ParkFor > 0 makes a Down park the Elastic Metal worker in the bucket's pool for that long
-	// instead of deleting it (park_for, --park-for); the Ops' graph must have a pool.
-	ParkFor time.Duration
-	// Admit, when set, decides whether a cluster this request creates may exist (the budget). It
-	// runs under the repository's admission lock, taken after the cluster's own lock, and the lock
-	// is held until the cluster's first document is written: the next up of the repository lists
-	// the clusters only once this one is among them, so a check-then-create race cannot let two
-	// ups through a budget that has room for one. An error from Admit is returned as is (wrapped),
-	// with nothing written or created. An existing cluster is never re-admitted.
-	Admit func(ctx context.Context) error
-	// MinSerial is where the serials of a document this request creates continue from: the state
-	// serial a witness outside the bucket recorded for an earlier life of the cluster (see
-	// chatops), so that a new life is never mistaken for a rolled-back state.
-	MinSerial int64
-	// DailyCostNanos is the daily cost (nano-euros) recorded in the header of a cluster this
-	// request creates, so that budgets read it at once without the key.
-	DailyCostNanos int64
-	// MaxPaused > 0 makes a Pause set the paused cluster's expiry to that long from the pause
-	// (max_paused), keeping the running lifetime it had left for its resume.
-	MaxPaused time.Duration
-	// ReleaseIPs makes a Pause delete the reserved IPs too (`--release-ips`): a lower floor, new
-	// endpoints at the resume.
-	ReleaseIPs bool
-	// NoCancel makes a Down that finds the lock held give up at once instead of asking the holder
-	// to stop (the reaper: a busy cluster is for its next run).
-	NoCancel bool
-	// WorkerOffers are the Elastic Metal offers the worker may take, in order (worker_offers);
-	// empty: the spec's baremetal offer alone.
-	WorkerOffers []string
-}
-
-// Result is what an operation leaves.
-type Result struct {
-	Header  statestore.Header
-	State   *provision.State
-	Created bool
-	// InPlace lists the spec changes applied by this up; an up whose spec differs in a way that
-	// cannot change in place fails with a *RefusedError instead.
-	InPlace []provision.Change
-	// KubeconfigLocation is where the encrypted kubeconfig object is.
-	KubeconfigLocation string
-	// Report is what down deleted.
-	Report *provision.Report
-	// Preflight is the up's pre-flight (quotas, stock, the offer taken), when Ops has one.
-	Preflight *preflight.Result
-}
-
-// RefusedError lists spec changes an existing cluster cannot take.
-type RefusedError struct {
-	Cluster string
-	Changes []provision.Change
-}
-
-func (e *RefusedError) Error() string {
-	var parts []string
-	for _, c := range e.Changes {
-		parts = append(parts, fmt.Sprintf("%s %v → %v (%s)", c.Field, c.Old, c.New, c.Why))
-	}
-	return fmt.Sprintf("cluster %q exists with other settings that cannot change in place: %s; run down first, then up with the new settings",
-		e.Cluster, strings.Join(parts, "; "))
 }
 
 func (o *Ops) now() time.Time {
@@ -212,10 +126,10 @@ func (o *Ops) lockWait() time.Duration {
 	return 10 * time.Minute
 }
 
-// acquire holds the lock key for req (statestore.Hold: its context ends when the lock is lost;
+// acquire holds the lock key for in (statestore.Hold: its context ends when the lock is lost;
 // the work done under it must use it), waiting up to wait while it is busy.
-func (o *Ops) acquire(ctx context.Context, key statestore.LockKey, req Request, wait time.Duration) (*statestore.Held, error) {
-	info := statestore.LockInfo{RunID: req.RunID, Actor: req.RequestedBy, Command: req.Command}
+func (o *Ops) acquire(ctx context.Context, key statestore.LockKey, in Intent, wait time.Duration) (*statestore.Held, error) {
+	info := statestore.LockInfo{RunID: in.RunID, Actor: in.RequestedBy, Command: in.Command}
 	return o.Store.Hold(ctx, key, info, o.lease(), statestore.WaitUpTo(wait))
 }
 
@@ -280,10 +194,27 @@ func (s *docSaver) Save(ctx context.Context, st *provision.State) error {
 	return s.store.Put(ctx, s.doc)
 }
 
-func (s *docSaver) setPhase(ctx context.Context, phase string, edit func(*Meta)) error {
+// setPhase writes the header's phase and metadata in one write, with st as the body when given
+// (an up's first write of a document carries both).
+func (s *docSaver) setPhase(ctx context.Context, phase Phase, st *provision.State, edit func(*Meta)) error {
+	var body []byte
+	if st != nil {
+		if s.fault != nil { // a save of the body, as Save
+			if err := s.fault(); err != nil {
+				return err
+			}
+		}
+		var err error
+		if body, err = json.Marshal(st); err != nil {
+			return err
+		}
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.doc.Header.Phase = phase
+	if body != nil {
+		s.doc.Body = body
+	}
+	s.doc.Header.Phase = string(phase)
 	if edit != nil {
 		if err := EditMeta(&s.doc.Header, func(m *Meta) error { edit(m); return nil }); err != nil {
 			return err
@@ -300,136 +231,131 @@ func (s *docSaver) CancelRequested(ctx context.Context) (bool, error) {
 	return err == nil, err
 }
 
-// Up creates or converges a cluster.
-func (o *Ops) Up(ctx context.Context, req Request) (*Result, error) {
-	if err := o.want(req, req.Spec).Validate(); err != nil {
-		return nil, err
+// Up creates or converges a cluster. It decides, in this order, and refuses with the first that
+// fails: the issue is open and the DNS zone allowed (no state needed); then, under the cluster's
+// one lock and from one read of its document: the cluster is the intent's (Owned), its state
+// not rolled back (RolledBack), the spec valid and its changes possible in place; a new
+// cluster fits the budget, checked again under the repository's admission lock right before its
+// first document is written, so that concurrent ups cannot all pass it. Once admitted it calls
+// Started, writes the header once (phase, status comment id, daily cost, requester id), runs the
+// engine and records the final phase. A dry intent stops after the decisions, without the lock.
+func (o *Ops) Up(ctx context.Context, in Intent) (_ *Outcome, err error) {
+	out := &Outcome{Phase: lifecycle.PhaseProvisioning}
+	if r := preflightIntent(in); r != nil {
+		return refused(out, r)
 	}
-	h, err := o.acquire(ctx, statestore.ClusterLock(req.Cluster), req, o.lockWait())
+	if in.TTL == 0 && in.Bounds != nil {
+		in.TTL = in.Bounds.DefaultTTL
+	}
+	if in.DryRun {
+		return o.plan(ctx, in, out)
+	}
+	h, err := o.acquire(ctx, statestore.ClusterLock(in.Cluster), in, o.lockWait())
 	if err != nil {
-		return nil, err
+		return o.lockRefusal(out, in, err, o.lockWait())
 	}
 	defer o.release(ctx, h)
 	ctx = h.Context()
+	defer func() { err = lockLost(ctx, err) }()
 	// A cancel left by a down that found nothing running is stale; one that cannot be removed
 	// would stop this up at its first step.
-	if err := o.Store.DeleteArtifact(ctx, req.Cluster, artifactCancel); err != nil {
-		return nil, fmt.Errorf("clear a stale cancel request of %q: %w", req.Cluster, err)
+	if err := o.Store.DeleteArtifact(ctx, in.Cluster, artifactCancel); err != nil {
+		return failed(out, fmt.Errorf("clear a stale cancel request of %q: %w", in.Cluster, err))
 	}
-
-	res := &Result{}
-	doc, err := o.Store.Get(ctx, req.Cluster)
-	var st *provision.State
-	switch {
-	case errors.Is(err, statestore.ErrNotFound):
-		st, err = provision.NewState(req.Cluster, o.want(req, req.Spec))
-		if err != nil {
-			return nil, err
-		}
-		now := o.now()
-		doc = &statestore.Document{Header: statestore.Header{
-			Cluster: req.Cluster, Repository: req.Repository, Number: req.Number, Kind: req.Kind,
-			RequestedBy: req.RequestedBy, Created: now, Phase: PhaseProvisioning, Serial: req.MinSerial,
-		}}
-		if req.TTL > 0 {
-			doc.Header.Expires = now.Add(req.TTL)
-		}
-		Meta{DailyCostNanos: req.DailyCostNanos}.Into(&doc.Header)
-		res.Created = true
-	case err != nil:
-		return nil, err
-	default:
-		if req.Precondition != nil {
-			if perr := req.Precondition(doc.Header); perr != nil {
-				return nil, fmt.Errorf("up %s: %w: %w", req.Cluster, ErrPrecondition, perr)
-			}
-		}
-		st, err = decodeState(doc)
-		if err != nil {
-			return nil, err
-		}
-		want := o.want(req, st.Spec)
-		if err := want.Validate(); err != nil {
-			return nil, err
-		}
-		inPlace, refused := provision.Diff(st.Spec, want)
-		if len(refused) > 0 {
-			return nil, &RefusedError{Cluster: req.Cluster, Changes: refused}
-		}
-		res.InPlace = inPlace
-		st.Spec = want
+	doc, st, err := o.decide(ctx, in, out)
+	if err != nil || out.Refusal != nil {
+		return out, err
 	}
-	if o.Preflight != nil {
-		pf, err := o.Preflight(ctx, st.Spec, st, workerOffers(req, st.Spec))
-		if err != nil {
-			return nil, fmt.Errorf("pre-flight of %q (nothing was created): %w", req.Cluster, err)
-		}
-		if pf.Refusal != nil {
-			return &Result{Preflight: &pf}, fmt.Errorf("up %s refused by the pre-flight, nothing was created: %w", req.Cluster, pf.Refusal)
-		}
-		if pf.Offer != "" {
-			st.Spec.BaremetalOffer = pf.Offer // the worker is not ordered yet: the first offer that fits
-		}
-		res.Preflight = &pf
-	}
-	saver := &docSaver{store: o.Store, cluster: req.Cluster, doc: doc, fault: o.saveFault}
-	if err := o.admit(ctx, req, res.Created, func() error { return saver.Save(ctx, st) }); err != nil {
-		return nil, err // the document exists before anything is created
-	}
+	saver := &docSaver{store: o.Store, cluster: in.Cluster, doc: doc, fault: o.saveFault}
 	// An up of a paused cluster is its resume: the machines come back, etcd from the snapshot.
-	resuming := !res.Created && Paused(doc.Header)
-	phase := PhaseProvisioning
+	resuming := out.Exists && Paused(doc.Header)
+	phase := lifecycle.PhaseProvisioning
 	if resuming {
-		phase = PhaseResuming
+		phase = lifecycle.PhaseResuming
 	}
-	if err := saver.setPhase(ctx, phase, func(m *Meta) { m.DownFailed = time.Time{} }); err != nil {
-		return nil, err
+	start := func(ctx context.Context) error {
+		var sticky int64
+		if in.Started != nil {
+			sticky = in.Started(ctx, out)
+		}
+		return saver.setPhase(ctx, phase, st, func(m *Meta) {
+			m.DownFailed = time.Time{}
+			if sticky != 0 {
+				m.StickyID = sticky
+			}
+			if !out.Quote.Daily.IsZero() && !resuming { // a resume keeps the paused cost until it runs
+				m.DailyCostNanos = out.Quote.Daily.Nanos
+			}
+			if in.RequesterID != 0 && m.RequesterID == 0 && strings.EqualFold(saver.doc.Header.RequestedBy, in.RequestedBy) {
+				m.RequesterID = in.RequesterID
+			}
+		})
 	}
-	g, engine, err := o.prepare(st, req)
+	switch {
+	case out.Created:
+		err = o.admit(ctx, in, out, start) // the document exists before anything is created
+	case resuming && in.Bounds != nil:
+		// A resume brings a paused cluster's daily cost back from its floor to the running one:
+		// it passes the budget as a new cluster does (the cluster itself is left out of the count).
+		if r := o.budget(ctx, in, out.Quote); r != nil {
+			return refused(out, r)
+		}
+		err = start(ctx)
+	default:
+		err = start(ctx)
+	}
+	if err != nil || out.Refusal != nil {
+		return out, err
+	}
+	out.Header = saver.doc.Header
+	g, engine, err := o.prepare(st, in)
 	if err != nil {
-		return nil, err
+		return failed(out, err)
 	}
 	upErr := engine.Up(ctx, g, st, saver)
 	// The engine saved every step through saver; read back what it saved.
 	final, derr := decodeState(saver.doc)
 	if derr != nil {
-		return nil, derr
+		return failed(out, derr)
 	}
-	res.State = final
+	out.State = final
 	// Write the outcome even when ctx is done (a cancelled up still records its phase).
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 	defer cancel()
 	if upErr != nil {
-		if f := o.closeAdminAfterFailure(wctx, g, engine, final, saver, req.Cluster); f != nil {
+		if f := o.closeAdminAfterFailure(wctx, g, engine, final, saver, in.Cluster); f != nil {
 			final = f
-			res.State = final
+			out.State = final
 		}
-		failed := PhaseFailed
+		failedPhase := lifecycle.PhaseFailed
 		if resuming {
-			failed = PhaseResuming // still the resume of a paused cluster: an up or resume continues it
+			failedPhase = lifecycle.PhaseResuming // still the resume of a paused cluster: an up or resume continues it
 		}
-		if err := saver.setPhase(wctx, failed, nil); err != nil {
-			o.log().Error("record the failed phase", "cluster", req.Cluster, "err", err)
+		if err := saver.setPhase(wctx, failedPhase, nil, nil); err != nil {
+			o.log().Error("record the failed phase", "cluster", in.Cluster, "err", err)
 		}
-		res.Header = saver.doc.Header
-		return res, upErr
+		out.Header, out.Phase = saver.doc.Header, lifecycle.PhaseFailed
+		if errors.Is(upErr, provision.ErrCancelled) {
+			out.Phase = lifecycle.PhaseCancelled
+		}
+		return out, upErr
 	}
 	if err := o.finishResume(wctx, saver, final); err != nil {
-		return res, err
+		return failed(out, err)
 	}
 	if kc, ok := final.Secrets[cluster.SecretKubeconfig]; ok {
-		loc, err := o.Store.PutArtifact(wctx, req.Cluster, artifactKubeconfig, kc)
+		loc, err := o.Store.PutArtifact(wctx, in.Cluster, artifactKubeconfig, kc)
 		if err != nil {
-			return res, fmt.Errorf("store the kubeconfig of %q: %w", req.Cluster, err)
+			return failed(out, fmt.Errorf("store the kubeconfig of %q: %w", in.Cluster, err))
 		}
-		res.KubeconfigLocation = loc
+		out.KubeconfigLocation = loc
 	}
-	if err := saver.setPhase(wctx, PhaseReady, func(m *Meta) {
-		if res.KubeconfigLocation != "" {
-			m.Kubeconfig = res.KubeconfigLocation
+	if err := saver.setPhase(wctx, lifecycle.PhaseReady, nil, func(m *Meta) {
+		if out.KubeconfigLocation != "" {
+			m.Kubeconfig = out.KubeconfigLocation
 		}
-		if resuming && req.DailyCostNanos > 0 {
-			m.DailyCostNanos = req.DailyCostNanos // running again: the running cost
+		if resuming && !out.Quote.Daily.IsZero() {
+			m.DailyCostNanos = out.Quote.Daily.Nanos // running again: the running cost
 		}
 		if resuming && m.PausedTTLLeft > 0 {
 			// The running lifetime left at the pause, from now: the pause stopped its clock.
@@ -437,10 +363,162 @@ func (o *Ops) Up(ctx context.Context, req Request) (*Result, error) {
 			m.PausedTTLLeft = 0
 		}
 	}); err != nil {
-		return res, err
+		return failed(out, err)
 	}
-	res.Header = saver.doc.Header
-	return res, nil
+	out.Header, out.Phase = saver.doc.Header, lifecycle.PhaseReady
+	return out, nil
+}
+
+// lockLost names the lost lock in the error of work cut short by its loss (the work's own error
+// says only "context canceled").
+func lockLost(ctx context.Context, err error) error {
+	if err == nil || ctx.Err() == nil {
+		return err
+	}
+	if cause := context.Cause(ctx); cause != nil && !errors.Is(err, cause) {
+		return fmt.Errorf("%w (%w)", err, cause)
+	}
+	return err
+}
+
+// failed ends an operation that failed.
+func failed(out *Outcome, err error) (*Outcome, error) {
+	out.Phase = lifecycle.PhaseFailed
+	return out, err
+}
+
+// decide reads the cluster's document once and makes the up's decisions on it (see Up): it
+// returns the document to write (a new one for a new cluster) and the state to converge, or
+// leaves a refusal in out.
+func (o *Ops) decide(ctx context.Context, in Intent, out *Outcome) (*statestore.Document, *provision.State, error) {
+	doc, err := o.Store.Get(ctx, in.Cluster)
+	var st *provision.State
+	switch {
+	case errors.Is(err, statestore.ErrNotFound):
+		want := o.want(in, in.Spec)
+		if err := want.Validate(); err != nil {
+			_, rerr := refused(out, &Refusal{Kind: lifecycle.RefuseInvalid, Cluster: in.Cluster, Err: err})
+			return nil, nil, rerr
+		}
+		if st, err = provision.NewState(in.Cluster, want); err != nil {
+			_, err = failed(out, err)
+			return nil, nil, err
+		}
+		// A status comment left by an earlier life of the cluster may record a higher serial (its
+		// down could not edit it): a new document continues above it, so that the new life is
+		// never mistaken for a rolled-back state.
+		var serial int64
+		if in.Witness != nil {
+			if w, werr := in.Witness(ctx); werr == nil {
+				serial = w
+			}
+		}
+		now := o.now()
+		doc = &statestore.Document{Header: statestore.Header{
+			Cluster: in.Cluster, Repository: in.Repository, Number: in.Number, Kind: in.Kind,
+			RequestedBy: in.RequestedBy, Created: now, Phase: string(lifecycle.PhaseProvisioning), Serial: serial,
+		}}
+		if in.TTL > 0 {
+			doc.Header.Expires = now.Add(in.TTL)
+		}
+		out.Created = true
+	case err != nil:
+		_, err = failed(out, err)
+		return nil, nil, err
+	default:
+		out.Exists = true
+		if r := o.admissible(ctx, in, doc.Header); r != nil {
+			_, rerr := refused(out, r)
+			return nil, nil, rerr
+		}
+		if in.Precondition != nil {
+			if perr := in.Precondition(doc.Header); perr != nil {
+				_, err = failed(out, fmt.Errorf("up %s: %w: %w", in.Cluster, ErrPrecondition, perr))
+				return nil, nil, err
+			}
+		}
+		if st, err = decodeState(doc); err != nil {
+			_, err = failed(out, err)
+			return nil, nil, err
+		}
+		want := o.want(in, st.Spec)
+		if err := want.Validate(); err != nil {
+			_, err = failed(out, err)
+			return nil, nil, err
+		}
+		inPlace, cannot := provision.Diff(st.Spec, want)
+		if len(cannot) > 0 {
+			out.Spec = want
+			_, rerr := refused(out, &Refusal{Kind: lifecycle.RefuseChanges, Cluster: in.Cluster, Changes: cannot, InPlace: inPlace})
+			return nil, nil, rerr
+		}
+		out.InPlace = inPlace
+		st.Spec = want
+	}
+	out.Header, out.Spec = doc.Header, st.Spec
+	if o.Quoter != nil {
+		life := in.TTL
+		if out.Exists && !doc.Header.Expires.IsZero() {
+			life = doc.Header.Expires.Sub(o.now())
+		}
+		if out.Quote, err = Quote(ctx, o.Quoter, st.Spec, life, true); err != nil {
+			_, err = failed(out, fmt.Errorf("price cluster %q: %w", in.Cluster, err))
+			return nil, nil, err
+		}
+	} else if in.Bounds != nil {
+		_, err = failed(out, fmt.Errorf("cluster %q: the budget needs prices and these operations have no quoter", in.Cluster))
+		return nil, nil, err
+	}
+	if o.Preflight != nil {
+		// Quotas and stock, before anything is written or created.
+		pf, err := o.Preflight(ctx, st.Spec, st, workerOffers(in, st.Spec))
+		if err != nil {
+			_, err = failed(out, fmt.Errorf("pre-flight of %q (nothing was created): %w", in.Cluster, err))
+			return nil, nil, err
+		}
+		out.Preflight = &pf
+		if pf.Refusal != nil {
+			_, rerr := refused(out, &Refusal{Kind: lifecycle.RefuseQuota, Cluster: in.Cluster, Err: pf.Refusal})
+			return nil, nil, rerr
+		}
+		if pf.Offer != "" {
+			// The worker is not ordered yet: the first offer that fits. The budget weighs the
+			// offer asked for (the pre-flight prices each candidate itself).
+			st.Spec.BaremetalOffer = pf.Offer
+			out.Spec = st.Spec
+		}
+	}
+	return doc, st, nil
+}
+
+// admissible applies the rules every operation on an existing cluster obeys: it is the intent's
+// (Owned), and its state is not older than its witness (RolledBack). A witness that cannot be
+// read fails closed.
+func (o *Ops) admissible(ctx context.Context, in Intent, h statestore.Header) *Refusal {
+	if r := Owned(h, in); r != nil {
+		return r
+	}
+	if in.Witness == nil {
+		return nil
+	}
+	w, err := in.Witness(ctx)
+	if err != nil {
+		return &Refusal{Kind: lifecycle.RefuseRollback, Cluster: in.Cluster, Serial: h.Serial, Err: err}
+	}
+	if r := RolledBack(h, w); r != nil {
+		o.log().Error("rolled-back state refused", "cluster", in.Cluster, "serial", h.Serial, "witness", w)
+		return r
+	}
+	return nil
+}
+
+// lockRefusal turns a busy lock into a refusal; any other error is a failure.
+func (o *Ops) lockRefusal(out *Outcome, in Intent, err error, waited time.Duration) (*Outcome, error) {
+	var le *statestore.LockedError
+	if errors.As(err, &le) {
+		return refused(out, &Refusal{Kind: lifecycle.RefuseLocked, Cluster: in.Cluster, Holder: le.Holder, Waited: waited, Err: err})
+	}
+	return failed(out, err)
 }
 
 // closeAdminAfterFailure removes the runner's temporary admin rule that a failed up left in the
@@ -479,7 +557,7 @@ func runAdminClose(ctx context.Context, g *provision.Graph, engine *provision.En
 // reaper calls it for every cluster it spares. It reads the state without the lock first, and
 // takes the lock (one try: a live run holds it and closes its own rule) only when the state
 // records a temporary CIDR. It returns the CIDR closed ("" when there was none).
-func (o *Ops) CloseRunnerAccess(ctx context.Context, req Request) (string, error) {
+func (o *Ops) CloseRunnerAccess(ctx context.Context, req Intent) (string, error) {
 	_, st, err := o.Load(ctx, req.Cluster)
 	if err != nil {
 		return "", err
@@ -515,22 +593,25 @@ func (o *Ops) CloseRunnerAccess(ctx context.Context, req Request) (string, error
 	return cidr, nil
 }
 
-// admit writes a cluster's first document. For a new cluster with an Admit check, the check and
-// the write happen under the repository's admission lock (see Request.Admit).
-func (o *Ops) admit(ctx context.Context, req Request, created bool, write func() error) error {
-	if !created || req.Admit == nil {
-		return write()
+// admit writes a new cluster's first document through write. With bounds, the budget check and
+// the write happen under the repository's admission lock: the next up of the repository lists the
+// clusters only once this one is among them, so a check-then-create race cannot let two ups
+// through a budget that has room for one. A refusal is left in out, with nothing written.
+func (o *Ops) admit(ctx context.Context, in Intent, out *Outcome, write func(context.Context) error) error {
+	if in.Bounds == nil {
+		return write(ctx)
 	}
-	h, err := o.acquire(ctx, admissionLock(req.Repository), Request{RunID: req.RunID, RequestedBy: req.RequestedBy,
-		Command: "admit " + req.Cluster}, o.lockWait())
+	h, err := o.acquire(ctx, admissionLock(in.Repository), Intent{RunID: in.RunID, RequestedBy: in.RequestedBy,
+		Command: "admit " + in.Cluster}, o.lockWait())
 	if err != nil {
-		return fmt.Errorf("admit cluster %q: take the admission lock of %s: %w", req.Cluster, req.Repository, err)
+		return fmt.Errorf("admit cluster %q: take the admission lock of %s: %w", in.Cluster, in.Repository, err)
 	}
 	defer o.release(ctx, h)
-	if err := req.Admit(h.Context()); err != nil {
-		return fmt.Errorf("admit cluster %q: %w", req.Cluster, err)
+	if r := o.budget(h.Context(), in, out.Quote); r != nil {
+		_, err := refused(out, r)
+		return err
 	}
-	return write()
+	return write(ctx) // the operation's context: what Started begins outlives the admission lock
 }
 
 // admissionLock is the lock that serialises the admission of new clusters of one repository,
@@ -539,168 +620,202 @@ func admissionLock(repository string) statestore.LockKey {
 	return statestore.DigestLock(statestore.LockAdmission, strings.ToLower(repository))
 }
 
-// workerOffers are the offers an up may order its worker from, in order: the request's
+// workerOffers are the offers an up may order its worker from, in order: the intent's
 // worker_offers, else the spec's offer.
-func workerOffers(req Request, spec provision.Spec) []string {
-	if len(req.WorkerOffers) > 0 {
-		return req.WorkerOffers
+func workerOffers(in Intent, spec provision.Spec) []string {
+	if len(in.WorkerOffers) > 0 {
+		return in.WorkerOffers
 	}
 	return []string{spec.BaremetalOffer}
 }
 
-// Check is the pre-flight of an up of req without taking the lock or creating anything (the
-// dry run's headroom, stock and offer): zero when Ops has no Preflight.
-func (o *Ops) Check(ctx context.Context, req Request, spec provision.Spec) (*preflight.Result, error) {
-	if o.Preflight == nil {
-		return nil, nil
-	}
-	var st *provision.State
-	if doc, err := o.Store.Get(ctx, req.Cluster); err == nil {
-		if st, err = decodeState(doc); err != nil {
-			return nil, err
-		}
-	} else if !errors.Is(err, statestore.ErrNotFound) {
-		return nil, err
-	}
-	pf, err := o.Preflight(ctx, spec, st, workerOffers(req, spec))
-	if err != nil {
-		return nil, err
-	}
-	return &pf, nil
-}
-
-// want is base with the request's overrides, its image key following its Talos version and
+// want is base with the intent's overrides, its image key following its Talos version and
 // extensions (the shared image is keyed by schematic and version).
-func (o *Ops) want(req Request, base provision.Spec) provision.Spec {
+func (o *Ops) want(in Intent, base provision.Spec) provision.Spec {
 	s := base
 	s.AdminCIDRs = append([]string(nil), base.AdminCIDRs...)
 	s.TalosExtensions = append([]string{}, base.TalosExtensions...)
-	if req.Override != nil {
-		req.Override(&s)
+	if in.Override != nil {
+		in.Override(&s)
 	}
 	s.ImageKey = provision.ImageKeyFor(cluster.SchematicID(s), s.TalosVersion)
 	return s
 }
 
-// Plan is what an up would do, without taking the lock or creating anything: the spec it would
-// apply, whether the cluster exists, the in-place changes, and the changes it would refuse.
-func (o *Ops) Plan(ctx context.Context, req Request) (spec provision.Spec, exists bool, inPlace, refused []provision.Change, err error) {
-	doc, err := o.Store.Get(ctx, req.Cluster)
-	if errors.Is(err, statestore.ErrNotFound) {
-		spec = o.want(req, req.Spec)
-		return spec, false, nil, nil, spec.Validate()
+// plan is a dry up: the same decisions from one read, without the lock, nothing written: the
+// spec it would apply, whether the cluster exists, the changes (refused ones included), the
+// price, the budget's verdict for a new cluster, and what it would create.
+func (o *Ops) plan(ctx context.Context, in Intent, out *Outcome) (*Outcome, error) {
+	out.Phase = lifecycle.PhasePlanned
+	doc, err := o.Store.Get(ctx, in.Cluster)
+	switch {
+	case errors.Is(err, statestore.ErrNotFound):
+		out.Spec = o.want(in, in.Spec)
+		if err := out.Spec.Validate(); err != nil {
+			return refused(out, &Refusal{Kind: lifecycle.RefuseInvalid, Cluster: in.Cluster, Err: err})
+		}
+		g := provision.NewGraph()
+		if err := o.Build(g, out.Spec); err != nil {
+			return failed(out, fmt.Errorf("build the plan of %q: %w", in.Cluster, err))
+		}
+		for _, name := range g.Names() {
+			n, _ := g.Node(name)
+			out.Plan = append(out.Plan, PlanNode{Kind: n.Kind, Name: name})
+		}
+	case err != nil:
+		return failed(out, err)
+	default:
+		out.Exists, out.Header = true, doc.Header
+		if r := o.admissible(ctx, in, doc.Header); r != nil {
+			return refused(out, r)
+		}
+		st, err := decodeState(doc)
+		if err != nil {
+			return failed(out, err)
+		}
+		out.Spec = o.want(in, st.Spec)
+		out.InPlace, out.Refused = provision.Diff(st.Spec, out.Spec)
+		if err := out.Spec.Validate(); err != nil {
+			return failed(out, err)
+		}
 	}
-	if err != nil {
-		return spec, false, nil, nil, err
+	if o.Preflight != nil { // the dry run's headroom, stock and offer: shown, not refused
+		var st *provision.State
+		if doc != nil {
+			st, _ = decodeState(doc)
+		}
+		pf, err := o.Preflight(ctx, out.Spec, st, workerOffers(in, out.Spec))
+		if err != nil {
+			return failed(out, fmt.Errorf("pre-flight (nothing was created): %w", err))
+		}
+		out.Preflight = &pf
 	}
-	st, err := decodeState(doc)
-	if err != nil {
-		return spec, true, nil, nil, err
+	if o.Quoter == nil {
+		return out, nil
 	}
-	spec = o.want(req, st.Spec)
-	inPlace, refused = provision.Diff(st.Spec, spec)
-	return spec, true, inPlace, refused, spec.Validate()
+	life := in.TTL
+	if out.Exists && !out.Header.Expires.IsZero() {
+		life = out.Header.Expires.Sub(o.now())
+	}
+	if out.Quote, err = Quote(ctx, o.Quoter, out.Spec, life, true); err != nil {
+		return failed(out, fmt.Errorf("price cluster %q: %w", in.Cluster, err))
+	}
+	return out, nil
 }
 
 // Down destroys a cluster. When an up holds the lock, Down records a cancel request that the up
-// honours at its next step, then waits for the lock.
-func (o *Ops) Down(ctx context.Context, req Request) (*Result, error) {
-	h, err := o.acquire(ctx, statestore.ClusterLock(req.Cluster), req, 0)
+// honours at its next step, then waits for the lock. Under the lock it reads the document once,
+// applies the rules of an existing cluster (Owned, RolledBack, the intent's precondition), calls
+// Started, writes the destroying phase once, and runs the engine's teardown; a cluster without a
+// document still has what carries its exact tag swept.
+func (o *Ops) Down(ctx context.Context, in Intent) (*Outcome, error) {
+	out := &Outcome{Phase: lifecycle.PhaseDestroying}
+	h, err := o.acquire(ctx, statestore.ClusterLock(in.Cluster), in, 0)
 	var locked *statestore.LockedError
-	if errors.As(err, &locked) && !req.NoCancel {
-		if _, perr := o.Store.PutArtifact(ctx, req.Cluster, artifactCancel, []byte(req.RequestedBy)); perr != nil {
-			return nil, fmt.Errorf("ask the running %s to stop: %w", locked.Holder.Command, perr)
+	if errors.As(err, &locked) && !in.NoCancel {
+		if _, perr := o.Store.PutArtifact(ctx, in.Cluster, artifactCancel, []byte(in.RequestedBy)); perr != nil {
+			return failed(out, fmt.Errorf("ask the running %s to stop: %w", locked.Holder.Command, perr))
 		}
-		o.log().Info("asked the run holding the lock to stop", "cluster", req.Cluster, "holder", locked.Holder.Command, "run", locked.Holder.RunID)
+		o.log().Info("asked the run holding the lock to stop", "cluster", in.Cluster, "holder", locked.Holder.Command, "run", locked.Holder.RunID)
 		// The holder stops at its next step, and one step (an Elastic Metal delivery, the rescue
 		// write) can last longer than the usual wait: having stopped it, this down must take over.
-		h, err = o.acquire(ctx, statestore.ClusterLock(req.Cluster), req, max(o.lockWait(), o.cancelWait()))
+		wait := max(o.lockWait(), o.cancelWait())
+		h, err = o.acquire(ctx, statestore.ClusterLock(in.Cluster), in, wait)
 		if err != nil {
 			// Nobody takes over: take the request back, or the up would stop for nothing.
 			dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-			if derr := o.Store.DeleteArtifact(dctx, req.Cluster, artifactCancel); derr != nil {
-				o.log().Error("take back the cancel request", "cluster", req.Cluster, "err", derr)
+			if derr := o.Store.DeleteArtifact(dctx, in.Cluster, artifactCancel); derr != nil {
+				o.log().Error("take back the cancel request", "cluster", in.Cluster, "err", derr)
 			}
 			cancel()
+			return o.lockRefusal(out, in, err, wait)
 		}
-	} else if errors.As(err, &locked) {
-		return nil, err
-	}
-	if err != nil {
-		return nil, err
+	} else if err != nil {
+		return o.lockRefusal(out, in, err, 0)
 	}
 	defer o.release(ctx, h)
-	ctx = cluster.WithParkFor(h.Context(), req.ParkFor)
+	ctx = cluster.WithParkFor(h.Context(), in.ParkFor)
 
-	res := &Result{}
-	doc, err := o.Store.Get(ctx, req.Cluster)
+	doc, err := o.Store.Get(ctx, in.Cluster)
 	var st *provision.State
 	switch {
 	case errors.Is(err, statestore.ErrNotFound):
 		// No state: still sweep whatever carries the cluster's exact tag (a crash before the first save).
-		st, err = provision.NewState(req.Cluster, req.Spec)
-		if err != nil {
-			return nil, err
+		if st, err = provision.NewState(in.Cluster, in.Spec); err != nil {
+			return failed(out, err)
 		}
 		doc = nil
 	case err != nil:
-		return nil, err
+		return failed(out, err)
 	default:
-		if req.Precondition != nil {
-			if perr := req.Precondition(doc.Header); perr != nil {
-				return &Result{Header: doc.Header}, fmt.Errorf("down %s: %w: %w", req.Cluster, ErrPrecondition, perr)
+		out.Exists, out.Header = true, doc.Header
+		if r := o.admissible(ctx, in, doc.Header); r != nil {
+			return refused(out, r)
+		}
+		if in.Precondition != nil {
+			if perr := in.Precondition(doc.Header); perr != nil {
+				return failed(out, fmt.Errorf("down %s: %w: %w", in.Cluster, ErrPrecondition, perr))
 			}
 		}
-		st, err = decodeState(doc)
-		if err != nil {
-			return nil, err
+		if st, err = decodeState(doc); err != nil {
+			return failed(out, err)
 		}
+	}
+	out.Spec = st.Spec
+	var sticky int64
+	if in.Started != nil {
+		sticky = in.Started(ctx, out)
 	}
 	var saver provision.Saver = provision.NewMemorySaver()
 	var ds *docSaver
 	if doc != nil {
-		ds = &docSaver{store: o.Store, cluster: req.Cluster, doc: doc, fault: o.saveFault}
-		if err := ds.setPhase(ctx, PhaseDestroying, nil); err != nil {
-			return nil, err
+		ds = &docSaver{store: o.Store, cluster: in.Cluster, doc: doc, fault: o.saveFault}
+		if err := ds.setPhase(ctx, lifecycle.PhaseDestroying, nil, func(m *Meta) {
+			if sticky != 0 {
+				m.StickyID = sticky
+			}
+		}); err != nil {
+			return failed(out, err)
 		}
 		saver = ds
-		res.Header = doc.Header
+		out.Header = doc.Header
 	}
-	g, engine, err := o.prepare(st, req)
+	g, engine, err := o.prepare(st, in)
 	if err != nil {
-		return nil, err
+		return failed(out, err)
 	}
 	// The request was for the up this down replaced: clear it before the engine's checks.
-	if err := o.Store.DeleteArtifact(ctx, req.Cluster, artifactCancel); err != nil {
-		return nil, fmt.Errorf("clear the cancel request of %q: %w", req.Cluster, err)
+	if err := o.Store.DeleteArtifact(ctx, in.Cluster, artifactCancel); err != nil {
+		return failed(out, fmt.Errorf("clear the cancel request of %q: %w", in.Cluster, err))
 	}
 	rep, downErr := engine.Down(ctx, g, st, noCancel{saver})
-	res.Report = rep
+	out.Report = rep
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 	defer cancel()
 	if downErr != nil {
 		if ds != nil {
-			_ = ds.setPhase(wctx, PhaseFailed, func(m *Meta) { m.DownFailed = o.now() })
-			res.Header = ds.doc.Header
+			_ = ds.setPhase(wctx, lifecycle.PhaseFailed, nil, func(m *Meta) { m.DownFailed = o.now() })
+			out.Header = ds.doc.Header
 		}
-		return res, downErr
+		return failed(out, downErr)
 	}
-	if err := o.Store.DeleteArtifacts(wctx, req.Cluster); err != nil {
-		return res, fmt.Errorf("cluster %q destroyed, but its artifacts remain: %w", req.Cluster, err)
+	if err := o.Store.DeleteArtifacts(wctx, in.Cluster); err != nil {
+		return failed(out, fmt.Errorf("cluster %q destroyed, but its artifacts remain: %w", in.Cluster, err))
 	}
-	if err := o.Store.DeletePublic(wctx, PublicKubeconfigDir(req.Cluster)); err != nil {
-		return res, fmt.Errorf("cluster %q destroyed, but its users' kubeconfig objects remain: %w", req.Cluster, err)
+	if err := o.Store.DeletePublic(wctx, PublicKubeconfigDir(in.Cluster)); err != nil {
+		return failed(out, fmt.Errorf("cluster %q destroyed, but its users' kubeconfig objects remain: %w", in.Cluster, err))
 	}
 	if ds != nil {
 		if err := o.Store.Delete(wctx, ds.doc); err != nil {
-			return res, fmt.Errorf("cluster %q destroyed, but its state document remains: %w", req.Cluster, err)
+			return failed(out, fmt.Errorf("cluster %q destroyed, but its state document remains: %w", in.Cluster, err))
 		}
 	}
-	return res, nil
+	out.Phase = lifecycle.PhaseDestroyed
+	return out, nil
 }
 
 // prepare builds the cluster's graph and an engine reporting to the request's progress.
-func (o *Ops) prepare(st *provision.State, req Request) (*provision.Graph, *provision.Engine, error) {
+func (o *Ops) prepare(st *provision.State, req Intent) (*provision.Graph, *provision.Engine, error) {
 	g := provision.NewGraph()
 	if err := o.Build(g, st.Spec); err != nil {
 		return nil, nil, err
@@ -717,7 +832,7 @@ func (o *Ops) prepare(st *provision.State, req Request) (*provision.Graph, *prov
 type noCancel struct{ provision.Saver }
 
 // Update changes a cluster's public header under its lock (extend, warned flags, sticky id).
-func (o *Ops) Update(ctx context.Context, req Request, change func(h *statestore.Header) error) (statestore.Header, error) {
+func (o *Ops) Update(ctx context.Context, req Intent, change func(h *statestore.Header) error) (statestore.Header, error) {
 	h, err := o.acquire(ctx, statestore.ClusterLock(req.Cluster), req, o.lockWait())
 	if err != nil {
 		return statestore.Header{}, err
@@ -747,7 +862,7 @@ func (o *Ops) Update(ctx context.Context, req Request, change func(h *statestore
 // renewal as a cluster's; the image is made under the context it returns, which ends when the
 // lock is lost.
 func (o *Ops) LockImage(ctx context.Context, key string) (context.Context, func(), error) {
-	h, err := o.acquire(ctx, statestore.DigestLock(statestore.LockImage, key), Request{Command: "image " + key}, o.lockWait())
+	h, err := o.acquire(ctx, statestore.DigestLock(statestore.LockImage, key), Intent{Command: "image " + key}, o.lockWait())
 	if err != nil {
 		return nil, nil, err
 	}

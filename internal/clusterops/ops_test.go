@@ -14,6 +14,7 @@ import (
 	_ "gocloud.dev/blob/s3blob"
 
 	"github.com/pocbot/pocbot/internal/clusterops"
+	"github.com/pocbot/pocbot/internal/lifecycle"
 	"github.com/pocbot/pocbot/internal/provision"
 	"github.com/pocbot/pocbot/internal/provision/cluster"
 	"github.com/pocbot/pocbot/internal/provision/scaleway"
@@ -78,13 +79,13 @@ func TestUpGivesAWorkingKubeconfigAndDownLeavesOnlyTheSharedImage(t *testing.T) 
 	defer cancel()
 
 	t0 := time.Now()
-	res, err := e.ops.Up(ctx, clusterops.Request{Cluster: "acme-shop-42", Spec: e.spec, TTL: 8 * time.Hour,
+	res, err := e.ops.Up(ctx, clusterops.Intent{Cluster: "acme-shop-42", Spec: e.spec, TTL: 8 * time.Hour,
 		Repository: "acme/shop", Number: 42, Kind: "issue", RequestedBy: "alice", Command: "up"})
 	if err != nil {
 		t.Fatalf("up: %v", err)
 	}
 	t.Logf("up took %s", time.Since(t0).Round(time.Millisecond))
-	if res.Header.Phase != clusterops.PhaseReady || !res.Created {
+	if res.Header.Phase != string(lifecycle.PhaseReady) || !res.Created {
 		t.Fatalf("header after up = %+v, created=%v", res.Header, res.Created)
 	}
 	if got := res.Header.Expires.Sub(res.Header.Created); got != 8*time.Hour {
@@ -115,7 +116,7 @@ func TestUpGivesAWorkingKubeconfigAndDownLeavesOnlyTheSharedImage(t *testing.T) 
 	// Up twice: no change, no new resource, and no new factory download.
 	before := len(e.w.Scaleway.Inventory())
 	served := e.w.Factory.BytesServed()
-	if _, err := e.ops.Up(ctx, clusterops.Request{Cluster: "acme-shop-42", Spec: e.spec, RequestedBy: "alice", Command: "up"}); err != nil {
+	if _, err := e.ops.Up(ctx, clusterops.Intent{Cluster: "acme-shop-42", Spec: e.spec, RequestedBy: "alice", Command: "up"}); err != nil {
 		t.Fatalf("second up: %v", err)
 	}
 	if after := len(e.w.Scaleway.Inventory()); after != before {
@@ -130,7 +131,7 @@ func TestUpGivesAWorkingKubeconfigAndDownLeavesOnlyTheSharedImage(t *testing.T) 
 	if err := e.store.PutPublic(ctx, userKey, []byte("age-encryption.org/v1 ...")); err != nil {
 		t.Fatal(err)
 	}
-	rep, err := e.ops.Down(ctx, clusterops.Request{Cluster: "acme-shop-42", Spec: e.spec, RequestedBy: "alice", Command: "down"})
+	rep, err := e.ops.Down(ctx, clusterops.Intent{Cluster: "acme-shop-42", Spec: e.spec, RequestedBy: "alice", Command: "down"})
 	if err != nil {
 		t.Fatalf("down: %v", err)
 	}
@@ -179,7 +180,7 @@ func TestFirstUpsOfOneImageShareIt(t *testing.T) {
 	errs := make(chan error, 2)
 	for _, name := range []string{"img-a-1", "img-b-2"} {
 		go func() {
-			_, err := e.ops.Up(ctx, clusterops.Request{Cluster: name, Spec: e.spec, TTL: time.Hour, Command: "up"})
+			_, err := e.ops.Up(ctx, clusterops.Intent{Cluster: name, Spec: e.spec, TTL: time.Hour, Command: "up"})
 			errs <- err
 		}()
 	}
@@ -216,7 +217,7 @@ func TestDownThatCannotTakeOverTakesBackItsCancel(t *testing.T) {
 	}
 	defer l.Release(ctx)
 	for _, noCancel := range []bool{false, true} {
-		_, err := e.ops.Down(ctx, clusterops.Request{Cluster: "held-1", Spec: e.spec, Command: "down", NoCancel: noCancel})
+		_, err := e.ops.Down(ctx, clusterops.Intent{Cluster: "held-1", Spec: e.spec, Command: "down", NoCancel: noCancel})
 		if !errors.Is(err, statestore.ErrLocked) {
 			t.Fatalf("down (NoCancel=%v) on a held lock: %v, want ErrLocked", noCancel, err)
 		}
@@ -235,7 +236,7 @@ func TestUpStopsWhenItsLockIsTakenOver(t *testing.T) {
 	e.ops.LockLease = 900 * time.Millisecond
 	errs := make(chan error, 1)
 	go func() {
-		_, err := e.ops.Up(ctx, clusterops.Request{Cluster: "stolen-1", Spec: e.spec, TTL: time.Hour, Command: "up"})
+		_, err := e.ops.Up(ctx, clusterops.Intent{Cluster: "stolen-1", Spec: e.spec, TTL: time.Hour, Command: "up"})
 		errs <- err
 	}()
 	// Wait until the up holds the lock, then take it as a dead run's successor would.
@@ -283,7 +284,7 @@ func TestTemporaryAdminRuleIsGoneAfterUp(t *testing.T) {
 	p := worldtest.New(t, w, worldtest.Options{RunnerCIDR: runner})
 	spec := p.Spec
 	spec.AdminCIDRs = []string{"198.51.100.0/24"}
-	res, err := p.Ops.Up(ctx, clusterops.Request{Cluster: "admin-1", Spec: spec, TTL: time.Hour, Command: "up",
+	res, err := p.Ops.Up(ctx, clusterops.Intent{Cluster: "admin-1", Spec: spec, TTL: time.Hour, Command: "up",
 		Override: func(s *provision.Spec) { s.AdminCIDRs = []string{"198.51.100.0/24"} }})
 	if err != nil {
 		t.Fatalf("up: %v", err)
@@ -330,7 +331,7 @@ func TestUpWithTalos114(t *testing.T) {
 	e := newEnv(t, world.Options{TimeFactor: 0.005})
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	res, err := e.ops.Up(ctx, clusterops.Request{Cluster: "t114-1", Spec: e.spec, TTL: time.Hour, Command: "up",
+	res, err := e.ops.Up(ctx, clusterops.Intent{Cluster: "t114-1", Spec: e.spec, TTL: time.Hour, Command: "up",
 		Override: func(s *provision.Spec) { s.TalosVersion = "v1.14.1" }})
 	if err != nil {
 		t.Fatalf("up with Talos v1.14.1: %v", err)
@@ -360,7 +361,7 @@ func TestEveryControlPlaneBootsWithItsConfig(t *testing.T) {
 	}})
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	res, err := e.ops.Up(ctx, clusterops.Request{Cluster: "slow-cp-1", Spec: e.spec, TTL: time.Hour, Command: "up"})
+	res, err := e.ops.Up(ctx, clusterops.Intent{Cluster: "slow-cp-1", Spec: e.spec, TTL: time.Hour, Command: "up"})
 	if err != nil {
 		t.Fatalf("up: %v", err)
 	}
@@ -396,7 +397,7 @@ func TestRerunAfterTheWorkerWasConfigured(t *testing.T) {
 	e := newEnv(t, world.Options{TimeFactor: 0.005})
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	res, err := e.ops.Up(ctx, clusterops.Request{Cluster: "rerun-w-1", Spec: e.spec, TTL: time.Hour, Command: "up"})
+	res, err := e.ops.Up(ctx, clusterops.Intent{Cluster: "rerun-w-1", Spec: e.spec, TTL: time.Hour, Command: "up"})
 	if err != nil {
 		t.Fatalf("up: %v", err)
 	}
@@ -422,7 +423,7 @@ func TestRerunAfterTheWorkerWasConfigured(t *testing.T) {
 	}
 	rctx, rcancel := context.WithTimeout(ctx, time.Minute)
 	defer rcancel()
-	if _, err := e.ops.Up(rctx, clusterops.Request{Cluster: "rerun-w-1", Spec: e.spec, Command: "up"}); err != nil {
+	if _, err := e.ops.Up(rctx, clusterops.Intent{Cluster: "rerun-w-1", Spec: e.spec, Command: "up"}); err != nil {
 		t.Fatalf("rerun of up after the worker was configured: %v", err)
 	}
 	if n := worker.Calls("/machine.MachineService/ApplyConfiguration"); n != 1 {

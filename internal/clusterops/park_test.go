@@ -62,9 +62,9 @@ func (e *env) pool(t *testing.T) pool.Doc {
 	return d
 }
 
-func (e *env) up(ctx context.Context, t *testing.T, name string) *clusterops.Result {
+func (e *env) up(ctx context.Context, t *testing.T, name string) *clusterops.Outcome {
 	t.Helper()
-	res, err := e.ops.Up(ctx, clusterops.Request{Cluster: name, Spec: e.spec, TTL: 8 * time.Hour, RequestedBy: "alice", Command: "up"})
+	res, err := e.ops.Up(ctx, clusterops.Intent{Cluster: name, Spec: e.spec, TTL: 8 * time.Hour, RequestedBy: "alice", Command: "up"})
 	if err != nil {
 		t.Fatalf("up %s: %v", name, err)
 	}
@@ -83,7 +83,7 @@ func TestParkOnDownThenAdopt(t *testing.T) {
 	w := first.State.Resources[scaleway.NodeWorker]
 	ip := first.State.Outputs[cluster.OutWorkerIP]
 	before := time.Now()
-	down, err := e.ops.Down(ctx, clusterops.Request{Cluster: "acme-shop-1", RequestedBy: "alice", Command: "down", ParkFor: 2 * time.Hour})
+	down, err := e.ops.Down(ctx, clusterops.Intent{Cluster: "acme-shop-1", RequestedBy: "alice", Command: "down", ParkFor: 2 * time.Hour})
 	if err != nil {
 		t.Fatalf("down with park_for: %v", err)
 	}
@@ -113,9 +113,9 @@ func TestParkOnDownThenAdopt(t *testing.T) {
 
 	// Two ups race for the one parked worker: one adopts it, the other orders its own.
 	orders, reboots := e.bmCalls()
-	var second, other *clusterops.Result
+	var second, other *clusterops.Outcome
 	var wg sync.WaitGroup
-	res := map[string]*clusterops.Result{}
+	res := map[string]*clusterops.Outcome{}
 	var mu sync.Mutex
 	for _, name := range []string{"acme-shop-2", "acme-shop-9"} {
 		wg.Go(func() {
@@ -170,7 +170,7 @@ func TestParkOnDownThenAdopt(t *testing.T) {
 	}
 
 	for _, c := range []string{second.Header.Cluster, other.Header.Cluster} {
-		if _, err := e.ops.Down(ctx, clusterops.Request{Cluster: c, RequestedBy: "alice", Command: "down"}); err != nil {
+		if _, err := e.ops.Down(ctx, clusterops.Intent{Cluster: c, RequestedBy: "alice", Command: "down"}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -191,7 +191,7 @@ func TestFailedResetDeletesTheWorker(t *testing.T) {
 	res := e.up(ctx, t, "acme-shop-3")
 	w := res.State.Resources[scaleway.NodeWorker]
 	e.w.Node(res.State.Outputs[cluster.OutWorkerIP]).FailReset(true)
-	if _, err := e.ops.Down(ctx, clusterops.Request{Cluster: "acme-shop-3", RequestedBy: "alice", Command: "down", ParkFor: time.Hour}); err != nil {
+	if _, err := e.ops.Down(ctx, clusterops.Intent{Cluster: "acme-shop-3", RequestedBy: "alice", Command: "down", ParkFor: time.Hour}); err != nil {
 		t.Fatalf("down: %v", err)
 	}
 	if tags, ok := e.bm(w.ID); ok {
@@ -210,7 +210,7 @@ func TestAdoptWhenTheOfferIsOutOfStock(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	first := e.up(ctx, t, "acme-shop-4")
-	if _, err := e.ops.Down(ctx, clusterops.Request{Cluster: "acme-shop-4", RequestedBy: "alice", Command: "down", ParkFor: time.Hour}); err != nil {
+	if _, err := e.ops.Down(ctx, clusterops.Intent{Cluster: "acme-shop-4", RequestedBy: "alice", Command: "down", ParkFor: time.Hour}); err != nil {
 		t.Fatal(err)
 	}
 	second := e.up(ctx, t, "acme-shop-5") // the one server of the offer is the parked one

@@ -7,17 +7,13 @@ import (
 	"io"
 	"time"
 
+	"github.com/pocbot/pocbot/internal/cost"
+	"github.com/pocbot/pocbot/internal/lifecycle"
 	"github.com/pocbot/pocbot/internal/provision"
 	"github.com/pocbot/pocbot/internal/provision/cluster"
+	"github.com/pocbot/pocbot/internal/provision/scaleway"
 	"github.com/pocbot/pocbot/internal/provision/talos"
 	"github.com/pocbot/pocbot/internal/statestore"
-)
-
-// Phases of a pause and a resume.
-const (
-	PhasePausing  = "pausing"  // snapshot taken or being taken; machines being deleted
-	PhasePaused   = "paused"   // no machine: reserved IPs, security group, DNS, state and snapshot kept
-	PhaseResuming = "resuming" // machines being created again, etcd recovered from the snapshot
 )
 
 // ArtifactEtcdSnapshot is the encrypted artifact holding a paused cluster's etcd snapshot.
@@ -29,8 +25,8 @@ var ErrNotPausable = errors.New("cluster cannot be paused now")
 // Paused tells whether a header's phase is one of a pause's (the cluster has, or is losing, its
 // machines): an up of such a cluster is a resume.
 func Paused(h statestore.Header) bool {
-	switch h.Phase {
-	case PhasePausing, PhasePaused, PhaseResuming:
+	switch Phase(h.Phase) {
+	case lifecycle.PhasePausing, lifecycle.PhasePaused, lifecycle.PhaseResuming:
 		return true
 	}
 	return false
@@ -57,82 +53,116 @@ func (s Snapshots) Open(ctx context.Context, clusterName string) (io.ReadCloser,
 }
 
 // Pause takes a ready cluster's etcd snapshot into the bucket, verifies it there, then deletes
-// its machines (cluster.BuildPause), parking the worker when req.ParkFor allows. The phase is
-// pausing until the last machine is gone, then paused, with req.DailyCostNanos (the paused
-// cost) in the header. A pause that fails stays pausing: a rerun continues it, and an up
-// resumes the cluster from wherever it stopped. A paused cluster's pause does nothing.
-func (o *Ops) Pause(ctx context.Context, req Request) (*Result, error) {
+// its machines (cluster.BuildPause), parking the worker when in.ParkFor allows. The phase is
+// pausing until the last machine is gone, then paused, with the paused cost (Outcome.Quote,
+// priced with the snapshot's size) in the header. A pause that fails stays pausing: a rerun
+// continues it, and an up resumes the cluster from wherever it stopped. A paused cluster's pause
+// does nothing.
+func (o *Ops) Pause(ctx context.Context, in Intent) (*Outcome, error) {
+	out := &Outcome{Phase: lifecycle.PhasePausing}
 	if o.BuildPause == nil {
-		return nil, errors.New("pause: this bot has no pause graph configured (Ops.BuildPause)")
+		return failed(out, errors.New("pause: this bot has no pause graph configured (Ops.BuildPause)"))
 	}
-	h, err := o.acquire(ctx, statestore.ClusterLock(req.Cluster), req, o.lockWait())
+	h, err := o.acquire(ctx, statestore.ClusterLock(in.Cluster), in, o.lockWait())
 	if err != nil {
-		return nil, err
+		return o.lockRefusal(out, in, err, o.lockWait())
 	}
 	defer o.release(ctx, h)
-	ctx = cluster.WithParkFor(h.Context(), req.ParkFor)
-	doc, err := o.Store.Get(ctx, req.Cluster)
+	ctx = cluster.WithParkFor(h.Context(), in.ParkFor)
+	doc, err := o.Store.Get(ctx, in.Cluster)
 	if errors.Is(err, statestore.ErrNotFound) {
-		return nil, fmt.Errorf("pause %q: %w", req.Cluster, ErrNoCluster)
+		return refused(out, &Refusal{Kind: lifecycle.RefuseNoCluster, Cluster: in.Cluster, Err: fmt.Errorf("pause %q: %w", in.Cluster, ErrNoCluster)})
 	}
 	if err != nil {
-		return nil, err
+		return failed(out, err)
 	}
-	if req.Precondition != nil {
-		if perr := req.Precondition(doc.Header); perr != nil {
-			return &Result{Header: doc.Header}, fmt.Errorf("pause %s: %w: %w", req.Cluster, ErrPrecondition, perr)
+	out.Exists, out.Header = true, doc.Header
+	if r := o.admissible(ctx, in, doc.Header); r != nil {
+		return refused(out, r)
+	}
+	if in.Precondition != nil {
+		if perr := in.Precondition(doc.Header); perr != nil {
+			return failed(out, fmt.Errorf("pause %s: %w: %w", in.Cluster, ErrPrecondition, perr))
 		}
-	}
-	switch doc.Header.Phase {
-	case PhaseReady, PhasePausing:
-	case PhasePaused:
-		st, err := decodeState(doc)
-		return &Result{Header: doc.Header, State: st}, err
-	default:
-		return &Result{Header: doc.Header}, fmt.Errorf("pause %q: %w: it is %s; a cluster is paused once ready (run up first, or down)",
-			req.Cluster, ErrNotPausable, doc.Header.Phase)
 	}
 	st, err := decodeState(doc)
 	if err != nil {
-		return nil, err
+		return failed(out, err)
 	}
-	ds := &docSaver{store: o.Store, cluster: req.Cluster, doc: doc, fault: o.saveFault}
-	if err := ds.setPhase(ctx, PhasePausing, nil); err != nil {
-		return nil, err
+	out.State, out.Spec = st, st.Spec
+	switch Phase(doc.Header.Phase) {
+	case lifecycle.PhaseReady, lifecycle.PhasePausing:
+	case lifecycle.PhasePaused: // nothing to do; its status says so
+		if in.Started != nil {
+			in.Started(ctx, out)
+		}
+		out.Phase, out.Quote = lifecycle.PhasePaused, o.pausedQuote(ctx, st)
+		return out, nil
+	default:
+		out.Phase = Phase(doc.Header.Phase)
+		return out, fmt.Errorf("pause %q: %w: it is %s; a cluster is paused once ready (run up first, or down)",
+			in.Cluster, ErrNotPausable, doc.Header.Phase)
+	}
+	var sticky int64
+	if in.Started != nil {
+		sticky = in.Started(ctx, out)
+	}
+	ds := &docSaver{store: o.Store, cluster: in.Cluster, doc: doc, fault: o.saveFault}
+	if err := ds.setPhase(ctx, lifecycle.PhasePausing, nil, func(m *Meta) {
+		if sticky != 0 {
+			m.StickyID = sticky
+		}
+	}); err != nil {
+		return failed(out, err)
 	}
 	g := provision.NewGraph()
-	if err := o.BuildPause(g, st.Spec, req.ReleaseIPs); err != nil {
-		return nil, err
+	if err := o.BuildPause(g, st.Spec, in.ReleaseIPs); err != nil {
+		return failed(out, err)
 	}
 	eopts := o.Engine
-	eopts.Progress = req.Progress
+	eopts.Progress = in.Progress
 	if eopts.Logger == nil {
 		eopts.Logger = o.log()
 	}
 	rep, downErr := provision.New(eopts).Down(ctx, g, st, noCancel{ds})
-	res := &Result{Report: rep, State: st, Header: ds.doc.Header}
+	out.Report, out.State, out.Header = rep, st, ds.doc.Header
 	if downErr != nil {
-		return res, fmt.Errorf("pause %q incomplete (run pause again to finish it, or up to resume): %w", req.Cluster, downErr)
+		return out, fmt.Errorf("pause %q incomplete (run pause again to finish it, or up to resume): %w", in.Cluster, downErr)
 	}
+	out.Quote = o.pausedQuote(ctx, st)
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 	defer cancel()
-	if err := ds.setPhase(wctx, PhasePaused, func(m *Meta) {
-		if req.DailyCostNanos > 0 {
-			m.DailyCostNanos = req.DailyCostNanos
+	if err := ds.setPhase(wctx, lifecycle.PhasePaused, nil, func(m *Meta) {
+		if !out.Quote.Daily.IsZero() {
+			m.DailyCostNanos = out.Quote.Daily.Nanos
 		}
 		// A paused cluster expires max_paused after its pause; the lifetime it had left running
 		// is given back by the resume.
-		if h := &ds.doc.Header; req.MaxPaused > 0 && !h.Expires.IsZero() {
+		if h := &ds.doc.Header; in.MaxPaused > 0 && !h.Expires.IsZero() {
 			if m.PausedTTLLeft == 0 {
 				m.PausedTTLLeft = max(h.Expires.Sub(o.now()), time.Hour).Truncate(time.Second)
 			}
-			h.Expires = o.now().Add(req.MaxPaused)
+			h.Expires = o.now().Add(in.MaxPaused)
 		}
 	}); err != nil {
-		return res, err
+		return out, err
 	}
-	res.Header = ds.doc.Header
-	return res, nil
+	out.Header, out.Phase = ds.doc.Header, lifecycle.PhasePaused
+	return out, nil
+}
+
+// pausedQuote prices a paused cluster (its snapshot's size as recorded); zero when it cannot.
+func (o *Ops) pausedQuote(ctx context.Context, st *provision.State) cost.Quote {
+	if o.Quoter == nil {
+		return cost.Quote{}
+	}
+	snap, _ := cluster.ParseSnapshot(st.Outputs[cluster.OutEtcdSnapshot])
+	_, kept := st.Resources[scaleway.NodeIP(0)] // a pause with --release-ips left none
+	q, err := QuotePaused(ctx, o.Quoter, st.Spec, snap.Size, !kept, 0)
+	if err != nil {
+		return cost.Quote{}
+	}
+	return q
 }
 
 // finishResume clears the snapshot a resumed cluster recovered from: the output in its state

@@ -17,6 +17,7 @@ import (
 	"go.yaml.in/yaml/v4"
 
 	"github.com/pocbot/pocbot/internal/clusterops"
+	"github.com/pocbot/pocbot/internal/lifecycle"
 	"github.com/pocbot/pocbot/internal/provision"
 	"github.com/pocbot/pocbot/internal/provision/cluster"
 	"github.com/pocbot/pocbot/internal/provision/scaleway"
@@ -129,11 +130,11 @@ func TestPauseThenResumeKeepsTheCluster(t *testing.T) {
 	ipsBefore := e.inventoryOf("instance_ip", name)
 	sgBefore := e.inventoryOf("instance_security_group", name)
 
-	res, err := e.ops.Pause(ctx, clusterops.Request{Cluster: name, RequestedBy: "alice", Command: "pause", DailyCostNanos: 290_000_000})
+	res, err := e.ops.Pause(ctx, clusterops.Intent{Cluster: name, RequestedBy: "alice", Command: "pause"})
 	if err != nil {
 		t.Fatalf("pause: %v", err)
 	}
-	if res.Header.Phase != clusterops.PhasePaused {
+	if res.Header.Phase != string(lifecycle.PhasePaused) {
 		t.Fatalf("phase after pause = %q", res.Header.Phase)
 	}
 	if left := e.billedCompute(name); len(left) > 0 {
@@ -148,23 +149,24 @@ func TestPauseThenResumeKeepsTheCluster(t *testing.T) {
 	if _, _, err := k.do(ctx, http.MethodGet, "/api/v1/namespaces/default/configmaps/app-0", nil); err == nil {
 		t.Fatal("the paused cluster's Kubernetes API still answers")
 	}
-	if m, _ := clusterops.MetaOf(res.Header); m.DailyCostNanos != 290_000_000 {
-		t.Fatalf("paused daily cost in the header = %d", m.DailyCostNanos)
+	// The paused cost is clusterops' to price (its quoter, the snapshot's size), not the caller's.
+	if m, _ := clusterops.MetaOf(res.Header); m.DailyCostNanos == 0 || m.DailyCostNanos != res.Quote.Daily.Nanos || m.DailyCostNanos > 1_000_000_000 {
+		t.Fatalf("paused daily cost in the header = %d, outcome's quote %d", m.DailyCostNanos, res.Quote.Daily.Nanos)
 	}
 	if res.State.Outputs[cluster.OutEtcdSnapshot] == "" {
 		t.Fatal("no snapshot recorded in the paused state")
 	}
 
 	// Pausing a paused cluster does nothing.
-	if again, err := e.ops.Pause(ctx, clusterops.Request{Cluster: name, RequestedBy: "alice", Command: "pause"}); err != nil || again.Header.Phase != clusterops.PhasePaused {
+	if again, err := e.ops.Pause(ctx, clusterops.Intent{Cluster: name, RequestedBy: "alice", Command: "pause"}); err != nil || again.Header.Phase != string(lifecycle.PhasePaused) {
 		t.Fatalf("pause of a paused cluster: %v %v", again, err)
 	}
 
-	resumed, err := e.ops.Up(ctx, clusterops.Request{Cluster: name, Spec: e.spec, RequestedBy: "alice", Command: "resume", DailyCostNanos: 4_299_840_000})
+	resumed, err := e.ops.Up(ctx, clusterops.Intent{Cluster: name, Spec: e.spec, RequestedBy: "alice", Command: "resume"})
 	if err != nil {
 		t.Fatalf("resume: %v", err)
 	}
-	if resumed.Header.Phase != clusterops.PhaseReady || resumed.State.Outputs[cluster.OutEtcdSnapshot] != "" {
+	if resumed.Header.Phase != string(lifecycle.PhaseReady) || resumed.State.Outputs[cluster.OutEtcdSnapshot] != "" {
 		t.Fatalf("after the resume: phase %q, snapshot output %q", resumed.Header.Phase, resumed.State.Outputs[cluster.OutEtcdSnapshot])
 	}
 	if got := e.inventoryOf("instance_ip", name); !slices.Equal(got, ipsBefore) {
@@ -208,7 +210,7 @@ func TestPauseReleasingIPs(t *testing.T) {
 	ipsBefore := e.inventoryOf("instance_ip", name)
 	ordersBefore, _ := e.bmCalls()
 	// With park_for: the worker is parked, and the resume adopts it back.
-	if _, err := e.ops.Pause(ctx, clusterops.Request{Cluster: name, RequestedBy: "alice", Command: "pause", ReleaseIPs: true, ParkFor: time.Hour}); err != nil {
+	if _, err := e.ops.Pause(ctx, clusterops.Intent{Cluster: name, RequestedBy: "alice", Command: "pause", ReleaseIPs: true, ParkFor: time.Hour}); err != nil {
 		t.Fatalf("pause --release-ips: %v", err)
 	}
 	if left := e.inventoryOf("instance_ip", name); len(left) != 0 {
@@ -217,7 +219,7 @@ func TestPauseReleasingIPs(t *testing.T) {
 	if got := e.inventoryOf("instance_security_group", name); len(got) != 1 {
 		t.Fatalf("security group after the pause: %v", got)
 	}
-	if _, err := e.ops.Up(ctx, clusterops.Request{Cluster: name, Spec: e.spec, RequestedBy: "alice", Command: "resume"}); err != nil {
+	if _, err := e.ops.Up(ctx, clusterops.Intent{Cluster: name, Spec: e.spec, RequestedBy: "alice", Command: "resume"}); err != nil {
 		t.Fatalf("resume: %v", err)
 	}
 	if orders, _ := e.bmCalls(); orders != ordersBefore {

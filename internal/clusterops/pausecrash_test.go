@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/pocbot/pocbot/internal/clusterops"
+	"github.com/pocbot/pocbot/internal/lifecycle"
 	"github.com/pocbot/pocbot/internal/provision/cluster"
 	simtalos "github.com/pocbot/pocbot/internal/sim/talos"
 	"github.com/pocbot/pocbot/internal/sim/world"
@@ -115,11 +116,11 @@ func TestPauseAndResumeCrashAtEveryStep(t *testing.T) {
 		}
 	}
 	cps := func() int { return len(e.inventoryOf("instance_server", name)) }
-	pause := func() (*clusterops.Result, error) {
-		return e.ops.Pause(ctx, clusterops.Request{Cluster: name, RequestedBy: "alice", Command: "pause"})
+	pause := func() (*clusterops.Outcome, error) {
+		return e.ops.Pause(ctx, clusterops.Intent{Cluster: name, RequestedBy: "alice", Command: "pause"})
 	}
-	resume := func() (*clusterops.Result, error) {
-		return e.ops.Up(ctx, clusterops.Request{Cluster: name, Spec: e.spec, RequestedBy: "alice", Command: "resume"})
+	resume := func() (*clusterops.Outcome, error) {
+		return e.ops.Up(ctx, clusterops.Intent{Cluster: name, Spec: e.spec, RequestedBy: "alice", Command: "resume"})
 	}
 
 	// A clean cycle counts the saves.
@@ -176,7 +177,7 @@ func TestPauseAndResumeCrashAtEveryStep(t *testing.T) {
 			}
 		}
 		doc, _, err := e.ops.Load(ctx, name)
-		if err != nil || doc.Header.Phase != clusterops.PhaseReady {
+		if err != nil || doc.Header.Phase != string(lifecycle.PhaseReady) {
 			t.Fatalf("after the resume (crash at %d): %v %v", j, doc, err)
 		}
 		readAll(fmt.Sprintf("pause crashed at %d, resume crashed at %d", i, j))

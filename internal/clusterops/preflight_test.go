@@ -27,7 +27,7 @@ func TestSecondClusterRefusedUnderDefaultQuotas(t *testing.T) {
 	e.up(ctx, t, "acme-q-1")
 	before := len(e.w.Scaleway.Inventory())
 	calls := len(e.w.Scaleway.Calls())
-	res, err := e.ops.Up(ctx, clusterops.Request{Cluster: "acme-q-2", Spec: e.spec, TTL: time.Hour, RequestedBy: "alice", Command: "up"})
+	res, err := e.ops.Up(ctx, clusterops.Intent{Cluster: "acme-q-2", Spec: e.spec, TTL: time.Hour, RequestedBy: "alice", Command: "up"})
 	var ref *preflight.Refusal
 	if !errors.As(err, &ref) {
 		t.Fatalf("second up: %v, want a pre-flight refusal", err)
@@ -59,7 +59,7 @@ func TestOutOfStockOfferFallsBack(t *testing.T) {
 	e := newEnv(t, world.Options{TimeFactor: 0.005, OrgQuotas: scwsim.DocumentedQuotas(), Stock: map[string]int{"EM-A116X-SSD": 0}})
 	ctx, cancel := context.WithTimeout(t.Context(), 4*time.Minute)
 	defer cancel()
-	res, err := e.ops.Up(ctx, clusterops.Request{Cluster: "acme-s-1", Spec: e.spec, TTL: time.Hour, RequestedBy: "alice", Command: "up",
+	res, err := e.ops.Up(ctx, clusterops.Intent{Cluster: "acme-s-1", Spec: e.spec, TTL: time.Hour, RequestedBy: "alice", Command: "up",
 		WorkerOffers: []string{"EM-A116X-SSD", "EM-A115X-SSD"}})
 	if err != nil {
 		t.Fatalf("up with a fallback offer: %v", err)
@@ -87,11 +87,11 @@ func TestParkedWorkerCountsAgainstTheOfferQuota(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 4*time.Minute)
 	defer cancel()
 	e.up(ctx, t, "acme-p-1")
-	if _, err := e.ops.Down(ctx, clusterops.Request{Cluster: "acme-p-1", RequestedBy: "alice", Command: "down", ParkFor: 2 * time.Hour}); err != nil {
+	if _, err := e.ops.Down(ctx, clusterops.Intent{Cluster: "acme-p-1", RequestedBy: "alice", Command: "down", ParkFor: 2 * time.Hour}); err != nil {
 		t.Fatal(err)
 	}
 	before := len(e.w.Scaleway.Inventory())
-	_, err := e.ops.Up(ctx, clusterops.Request{Cluster: "acme-p-2", Spec: e.spec, TTL: time.Hour, RequestedBy: "alice", Command: "up",
+	_, err := e.ops.Up(ctx, clusterops.Intent{Cluster: "acme-p-2", Spec: e.spec, TTL: time.Hour, RequestedBy: "alice", Command: "up",
 		Override: func(s *provision.Spec) { s.TalosVersion = "v1.14.1" }})
 	var ref *preflight.Refusal
 	if !errors.As(err, &ref) || ref.Check.Quota != "EM_A116X_SSD" || ref.Check.Used != 1 {

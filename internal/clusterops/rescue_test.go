@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/pocbot/pocbot/internal/clusterops"
+	"github.com/pocbot/pocbot/internal/lifecycle"
 	"github.com/pocbot/pocbot/internal/provision/cluster"
 	"github.com/pocbot/pocbot/internal/sim/world"
 	"github.com/pocbot/pocbot/internal/sim/world/worldtest"
@@ -31,12 +32,12 @@ func TestUpWhateverRescueServerHolds(t *testing.T) {
 			e := newEnv(t, opts)
 			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 			defer cancel()
-			res, err := e.ops.Up(ctx, clusterops.Request{Cluster: "rescue-1", Spec: e.spec, TTL: time.Hour,
+			res, err := e.ops.Up(ctx, clusterops.Intent{Cluster: "rescue-1", Spec: e.spec, TTL: time.Hour,
 				Repository: "acme/shop", Number: 1, Kind: "issue", RequestedBy: "alice", Command: "up"})
 			if err != nil {
 				t.Fatalf("up: %v", err)
 			}
-			if res.Header.Phase != clusterops.PhaseReady || res.State.Outputs[cluster.OutWorkerDisk] != "/dev/sda" {
+			if res.Header.Phase != string(lifecycle.PhaseReady) || res.State.Outputs[cluster.OutWorkerDisk] != "/dev/sda" {
 				t.Fatalf("after up: phase %s, outputs %v", res.Header.Phase, res.State.Outputs)
 			}
 		})
@@ -52,7 +53,7 @@ func TestUpWhateverRescueServerHolds(t *testing.T) {
 		p := worldtest.New(t, w, worldtest.Options{Log: slog.New(slog.NewTextHandler(testWriter{t}, nil)), RescuePasswordWait: 300 * time.Millisecond})
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 		defer cancel()
-		_, err = p.Ops.Up(ctx, clusterops.Request{Cluster: "rescue-2", Spec: p.Spec, TTL: time.Hour,
+		_, err = p.Ops.Up(ctx, clusterops.Intent{Cluster: "rescue-2", Spec: p.Spec, TTL: time.Hour,
 			Repository: "acme/shop", Number: 2, Kind: "issue", RequestedBy: "alice", Command: "up"})
 		if err == nil || !strings.Contains(err.Error(), "sudo wants the rescue password") || !strings.Contains(err.Error(), "rescue_server.password still empty after 300ms") {
 			t.Fatalf("up: %v, want the missing rescue password named", err)

@@ -14,6 +14,7 @@ import (
 	"github.com/scaleway/scaleway-sdk-go/scw"
 
 	"github.com/pocbot/pocbot/internal/clusterops"
+	"github.com/pocbot/pocbot/internal/lifecycle"
 	"github.com/pocbot/pocbot/internal/provision"
 	"github.com/pocbot/pocbot/internal/provision/cluster"
 	"github.com/pocbot/pocbot/internal/provision/scaleway"
@@ -37,7 +38,7 @@ func TestStatus(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	const name = "acme-shop-7"
-	if _, err := e.ops.Up(ctx, clusterops.Request{Cluster: name, Spec: e.spec, TTL: 8 * time.Hour,
+	if _, err := e.ops.Up(ctx, clusterops.Intent{Cluster: name, Spec: e.spec, TTL: 8 * time.Hour,
 		Repository: "acme/shop", Number: 7, Kind: "issue", RequestedBy: "alice", Command: "up"}); err != nil {
 		t.Fatalf("up: %v", err)
 	}
@@ -47,7 +48,7 @@ func TestStatus(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if s.Header.Phase != clusterops.PhaseReady || s.Header.Repository != "acme/shop" || s.Header.Number != 7 {
+		if s.Header.Phase != string(lifecycle.PhaseReady) || s.Header.Repository != "acme/shop" || s.Header.Number != 7 {
 			t.Errorf("header = %+v", s.Header)
 		}
 		if s.State == nil || s.State.Resources[scaleway.NodeServer(0)] == nil || s.State.Outputs[cluster.OutAPIEndpoint] == "" {
@@ -186,7 +187,7 @@ func TestStatus(t *testing.T) {
 			t.Fatal(err)
 		}
 		if err := e.store.Put(ctx, &statestore.Document{Header: statestore.Header{Cluster: "early-1", Created: time.Now(),
-			Phase: clusterops.PhaseFailed}, Body: body}); err != nil {
+			Phase: string(lifecycle.PhaseFailed)}, Body: body}); err != nil {
 			t.Fatal(err)
 		}
 		s, err := e.ops.Status(ctx, "early-1", true)
@@ -216,7 +217,7 @@ func TestStatusFromOutsideTheAdminCIDRs(t *testing.T) {
 	const name = "acme-shop-8"
 	spec := e.spec
 	spec.AdminCIDRs = []string{"198.51.100.0/24"}
-	if _, err := e.ops.Up(ctx, clusterops.Request{Cluster: name, Spec: spec, TTL: 8 * time.Hour,
+	if _, err := e.ops.Up(ctx, clusterops.Intent{Cluster: name, Spec: spec, TTL: 8 * time.Hour,
 		Repository: "acme/shop", Number: 8, Kind: "issue", RequestedBy: "alice", Command: "up"}); err != nil {
 		t.Fatalf("up: %v", err)
 	}

@@ -4,7 +4,8 @@
 // comment, notifications, help, refusals, cost, status, plan, teardown results) and a secret
 // scanner (Redact / ContainsSecret) used on every body and log line.
 //
-// It is pure logic on purpose: it imports no SDK and no other pocbot package, so it can be fuzzed
-// and golden-tested, and the handlers in cmd/bot feed it plain view structs (UpView, StatusView,
-// CostView, …) whose money figures are already formatted strings.
+// It is pure logic on purpose: it imports no SDK and, of pocbot, only the settings table (flags,
+// rules, durations) and the lifecycle vocabulary (phases), so it can be fuzzed and golden-tested;
+// internal/chatops feeds it plain view structs (UpView, StatusView, CostView, …) whose money
+// figures are already formatted strings.
 package commands

@@ -323,7 +323,7 @@ func parseUp(cmd *Command, args []string, cfg ParseConfig) error {
 			b := true
 			if hasValue {
 				var err error
-				if b, err = strconv.ParseBool(value); err != nil {
+				if b, err = settings.ParseBool(value); err != nil {
 					return fmt.Errorf("%w: --%s is a switch: give it alone or as --%s=false, not %s", ErrSyntax, name, name, Quote(value))
 				}
 			}
@@ -478,45 +478,13 @@ func majorMinor(v string) (int, int, bool) {
 	return a, b, err1 == nil && err2 == nil
 }
 
-// ParseDuration accepts Go durations ("90m", "1h30m") plus days ("2d", "1d12h", "1.5d"). The
-// result must be positive. Units are case-sensitive as in Go ("8H" is refused, "M" would be
-// ambiguous with months).
+// ParseDuration reads a comment's duration with the one grammar of every setting
+// (settings.ParseDuration: Go durations plus days, "2d", "1d12h", "1.5d"); here it must be
+// positive.
 func ParseDuration(s string) (time.Duration, error) {
-	bad := fmt.Errorf("%w: %s is not a duration like 8h, 90m or 2d", ErrSyntax, Quote(s))
-	if s == "" || len(s) > 32 {
-		return 0, bad
-	}
-	var total time.Duration
-	rest := s
-	for rest != "" {
-		i := 0
-		for i < len(rest) && (rest[i] >= '0' && rest[i] <= '9' || rest[i] == '.') {
-			i++
-		}
-		j := i
-		for j < len(rest) && !(rest[j] >= '0' && rest[j] <= '9' || rest[j] == '.') {
-			j++
-		}
-		num, unit := rest[:i], rest[i:j]
-		rest = rest[j:]
-		if num == "" || unit == "" {
-			return 0, bad
-		}
-		var d time.Duration
-		var err error
-		if unit == "d" {
-			d, err = time.ParseDuration(num + "h")
-			if err == nil && d > time.Duration(1<<63-1)/24 {
-				err = errors.New("overflow")
-			}
-			d *= 24
-		} else {
-			d, err = time.ParseDuration(num + unit)
-		}
-		if err != nil || d < 0 || total > time.Duration(1<<63-1)-d {
-			return 0, bad
-		}
-		total += d
+	total, err := settings.ParseDuration(s)
+	if err != nil {
+		return 0, fmt.Errorf("%w: %s is not a duration like 8h, 90m or 2d", ErrSyntax, Quote(s))
 	}
 	if total <= 0 {
 		return 0, fmt.Errorf("%w: the duration %s must be positive", ErrSyntax, Quote(s))

@@ -1,6 +1,8 @@
 package commands
 
 import (
+	"github.com/pocbot/pocbot/internal/lifecycle"
+
 	"fmt"
 	"strings"
 	"time"
@@ -120,7 +122,7 @@ type ResourceLine struct {
 type StatusView struct {
 	Cluster     string
 	Exists      bool // false: no cluster for this issue
-	Phase       string
+	Phase       lifecycle.Phase
 	Created     time.Time
 	Expires     time.Time
 	Now         time.Time
@@ -478,7 +480,7 @@ func RenderStatus(v StatusView) string {
 		fmt.Fprintf(&b, "### Cluster `%s`\n\nNo cluster exists for this issue. Create one with:\n\n```\n/poc up\n```\n", v.Cluster)
 		return b.String()
 	}
-	fmt.Fprintf(&b, "### %s Cluster `%s`: %s\n\n", phaseEmoji(v.Phase), v.Cluster, escapeText(v.Phase))
+	fmt.Fprintf(&b, "### %s Cluster `%s`: %s\n\n", v.Phase.Emoji(), v.Cluster, escapeText(string(v.Phase)))
 	b.WriteString("| | |\n|---|---|\n")
 	fmt.Fprintf(&b, "| Kubernetes API | %s |\n", codeList(v.APIEndpoints))
 	created := fmtTime(v.Created)

@@ -1,6 +1,8 @@
 package commands
 
 import (
+	"github.com/pocbot/pocbot/internal/lifecycle"
+
 	"flag"
 	"os"
 	"path/filepath"
@@ -126,6 +128,10 @@ func goldenCases() map[string]string {
 			Phase: "failed", Now: now, Steps: steps(false),
 			Error: "worker: rescue SSH on 163.172.0.9:22 not reachable after 10m: dial tcp: i/o timeout. Run `/poc up` again to resume.",
 			Log:   "step 1 ok\nAuthorization: Bearer ghs_abcdef\n```\nnested fence\n```\nstep 2 failed"}),
+		// A refusal after the status comment opened is not shown as still running (⏳) over a failure
+		// (❌): the phase is typed, and a refused one says so (issue 23).
+		"sticky_refused": RenderSticky(StickyView{Cluster: "acme-shop-42", Serial: 900250, Verb: VerbUp, Requester: "alice",
+			Phase: lifecycle.PhaseRefused, Now: now, Error: "Nothing was created: another `/poc up` of this repository took the budget meanwhile."}),
 		"sticky_paused": RenderSticky(StickyView{Cluster: "acme-shop-42", Serial: 900400, Verb: VerbPause, Requester: "alice", Phase: "paused", Now: now,
 			Paused: &PausedView{Cluster: "acme-shop-42", Kept: []string{"3 reserved IPv4", "security group", "secrets bundle and CA (state)"}, Snapshot: "2.1 MiB, verified",
 				DailyCost: "€ 0.30", RunningDailyCost: "€ 4.30", Parked: true, Expires: now.Add(72 * time.Hour)}}),

@@ -1,6 +1,8 @@
 package commands
 
 import (
+	"github.com/pocbot/pocbot/internal/lifecycle"
+
 	"fmt"
 	"regexp"
 	"strconv"
@@ -56,7 +58,7 @@ type StickyView struct {
 	StateSerial int64
 	Verb        Verb   // the command being run
 	Requester   string // GitHub login
-	Phase       string // "provisioning", "ready", "failed", "destroying", "destroyed", …
+	Phase       lifecycle.Phase
 	Now         time.Time
 	Started     time.Time
 	RunURL      string
@@ -158,10 +160,10 @@ func renderSticky(v StickyView, log string) string {
 		b.WriteString("<!-- pocbot:state-serial=" + strconv.FormatInt(v.StateSerial, 10) + " -->\n")
 	}
 	title := "`/poc " + string(v.Verb) + "`"
-	fmt.Fprintf(&b, "### %s %s on cluster `%s`\n\n", phaseEmoji(v.Phase), title, v.Cluster)
+	fmt.Fprintf(&b, "### %s %s on cluster `%s`\n\n", v.Phase.Emoji(), title, v.Cluster)
 	var meta []string
 	if v.Phase != "" {
-		meta = append(meta, "**"+escapeText(v.Phase)+"**")
+		meta = append(meta, "**"+escapeText(string(v.Phase))+"**")
 	}
 	if v.Requester != "" {
 		meta = append(meta, "asked by "+Escape(v.Requester))
@@ -179,7 +181,11 @@ func renderSticky(v StickyView, log string) string {
 		b.WriteString(strings.Join(meta, " · ") + "\n\n")
 	}
 	if v.Error != "" {
-		b.WriteString("❌ **Failed:**\n\n" + fence(Redact(v.Error)) + "\n")
+		head := "❌ **Failed:**"
+		if v.Phase == lifecycle.PhaseRefused {
+			head = "😕 **Refused:**"
+		}
+		b.WriteString(head + "\n\n" + fence(Redact(v.Error)) + "\n")
 	}
 	if v.Up != nil {
 		b.WriteString(renderUpResult(*v.Up, v.Now))
@@ -244,20 +250,6 @@ func preciseDuration(d time.Duration) string {
 		return FormatDuration(d)
 	}
 	return fmt.Sprintf("%dm %ds", d/time.Minute, (d%time.Minute)/time.Second)
-}
-
-func phaseEmoji(phase string) string {
-	switch phase {
-	case "ready", "destroyed", "planned", "done":
-		return "✅"
-	case "failed":
-		return "❌"
-	case "cancelled":
-		return "⏭️"
-	case "paused":
-		return "⏸️"
-	}
-	return "⏳"
 }
 
 // fence puts text in a fenced code block whose fence is longer than any backtick run inside,

@@ -19,6 +19,7 @@ import (
 
 	"github.com/pocbot/pocbot/internal/clusterops"
 	"github.com/pocbot/pocbot/internal/github"
+	"github.com/pocbot/pocbot/internal/lifecycle"
 	"github.com/pocbot/pocbot/internal/provision"
 	"github.com/pocbot/pocbot/internal/provision/scaleway"
 	"github.com/pocbot/pocbot/internal/reaper"
@@ -151,7 +152,7 @@ func (e *env) putDoc(t testing.TB, h statestore.Header) {
 		t.Fatal(err)
 	}
 	if h.Phase == "" {
-		h.Phase = clusterops.PhaseReady
+		h.Phase = string(lifecycle.PhaseReady)
 	}
 	if err := e.store.Put(context.Background(), &statestore.Document{Header: h, Body: body}); err != nil {
 		t.Fatal(err)

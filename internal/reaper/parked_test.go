@@ -29,14 +29,14 @@ func TestReapParksThenExpires(t *testing.T) {
 	e := newEnv(t, "file")
 	ctx := ctxFor(t, 3*time.Minute)
 	n := e.w.GitHub.AddIssue(repo, ghsim.Issue{Title: "poc"})
-	res, err := e.ops.Up(ctx, clusterops.Request{Cluster: "acme-shop-park", Spec: e.spec, TTL: time.Hour,
+	res, err := e.ops.Up(ctx, clusterops.Intent{Cluster: "acme-shop-park", Spec: e.spec, TTL: time.Hour,
 		Repository: repo, Number: n, Kind: "issue", RequestedBy: "alice", Command: "up"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	worker := res.State.Resources[scaleway.NodeWorker].ID
 	n2 := e.w.GitHub.AddIssue(repo, ghsim.Issue{Title: "poc"})
-	res2, err := e.ops.Up(ctx, clusterops.Request{Cluster: "acme-shop-park2", Spec: e.spec, TTL: time.Hour,
+	res2, err := e.ops.Up(ctx, clusterops.Intent{Cluster: "acme-shop-park2", Spec: e.spec, TTL: time.Hour,
 		Repository: repo, Number: n2, Kind: "issue", RequestedBy: "alice", Command: "up"})
 	if err != nil {
 		t.Fatal(err)

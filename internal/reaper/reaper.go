@@ -31,6 +31,7 @@ import (
 	"github.com/pocbot/pocbot/internal/commands"
 	"github.com/pocbot/pocbot/internal/cost"
 	"github.com/pocbot/pocbot/internal/github"
+	"github.com/pocbot/pocbot/internal/lifecycle"
 	"github.com/pocbot/pocbot/internal/provision"
 	"github.com/pocbot/pocbot/internal/provision/scaleway"
 	"github.com/pocbot/pocbot/internal/settings"
@@ -53,7 +54,7 @@ type Labelers interface {
 
 // Teardown destroys one cluster (clusterops.Ops.Down).
 type Teardown interface {
-	Down(ctx context.Context, req clusterops.Request) (*clusterops.Result, error)
+	Down(ctx context.Context, req clusterops.Intent) (*clusterops.Outcome, error)
 }
 
 // Inventory lists the bot-tagged resources per cluster (scaleway.Driver.ListTagged).
@@ -85,12 +86,11 @@ type Config struct {
 	// ParkFor > 0 parks the worker of each cluster torn down (--park-for, POC_PARK_FOR).
 	ParkFor time.Duration
 	// PauseSchedule, when set, pauses the ready clusters in its windows (pause_schedule of the
-	// repository: set Repository with it); Pauser does it (default: the Ops copy), with
-	// PausedDailyNanos as the paused cost and MaxPaused as the paused expiry bound.
-	PauseSchedule    *settings.PauseSchedule
-	Pauser           Pauser
-	PausedDailyNanos int64
-	MaxPaused        time.Duration
+	// repository: set Repository with it); Pauser does it (default: the Ops copy, which prices
+	// the paused cluster), with MaxPaused as the paused expiry bound.
+	PauseSchedule *settings.PauseSchedule
+	Pauser        Pauser
+	MaxPaused     time.Duration
 	// Spec is the base spec of a teardown without a document (the sweep by exact tag): its
 	// image bucket and DNS zone matter. Default provision.DefaultSpec().
 	Spec provision.Spec
@@ -427,7 +427,7 @@ func (r *run) decide(h statestore.Header, in *issueInfo) (Decision, bool) {
 	default:
 		d.Detail = "expires in " + commands.FormatDuration(h.Expires.Sub(r.now))
 	}
-	if !meta.DownFailed.IsZero() && (h.Phase == clusterops.PhaseFailed || h.Phase == clusterops.PhaseDestroying) {
+	if !meta.DownFailed.IsZero() && (lifecycle.Phase(h.Phase) == lifecycle.PhaseFailed || lifecycle.Phase(h.Phase) == lifecycle.PhaseDestroying) {
 		// A user's down that failed: reported every run, destroyed by the reaper at its expiry.
 		d.Action = ActionDownFailed
 		d.Detail = "a teardown failed at " + meta.DownFailed.Format(time.RFC3339) + "; `/poc down` retries, the reaper does at expiry; " + d.Detail
@@ -462,9 +462,9 @@ var (
 	errMoved         = errors.New("expiry changed since the listing")
 )
 
-func (r *run) request(cluster string) clusterops.Request {
+func (r *run) request(cluster string) clusterops.Intent {
 	// NoCancel: a cluster someone works on is busy, left for the next run; never stopped by the reaper.
-	return clusterops.Request{Cluster: cluster, Spec: r.cfg.Spec, RequestedBy: r.cfg.Actor, RunID: r.cfg.RunID,
+	return clusterops.Intent{Cluster: cluster, Spec: r.cfg.Spec, RequestedBy: r.cfg.Actor, RunID: r.cfg.RunID,
 		Command: reapCommand, NoCancel: true, ParkFor: r.cfg.ParkFor}
 }
 
@@ -694,7 +694,7 @@ func (r *run) closeRunners(spared []Decision) []Decision {
 			}
 			continue
 		}
-		cidr, err := r.ops.CloseRunnerAccess(r.work, clusterops.Request{Cluster: d.Cluster, RequestedBy: r.cfg.Actor, RunID: r.cfg.RunID, Command: "close runner access"})
+		cidr, err := r.ops.CloseRunnerAccess(r.work, clusterops.Intent{Cluster: d.Cluster, RequestedBy: r.cfg.Actor, RunID: r.cfg.RunID, Command: "close runner access"})
 		switch {
 		case err != nil:
 			spared[i].Err = errors.Join(d.Err, err)

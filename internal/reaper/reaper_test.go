@@ -10,6 +10,7 @@ import (
 
 	"github.com/pocbot/pocbot/internal/clusterops"
 	"github.com/pocbot/pocbot/internal/commands"
+	"github.com/pocbot/pocbot/internal/lifecycle"
 	"github.com/pocbot/pocbot/internal/reaper"
 	ghsim "github.com/pocbot/pocbot/internal/sim/github"
 	"github.com/pocbot/pocbot/internal/statestore"
@@ -77,7 +78,7 @@ func TestDecisions(t *testing.T) {
 			h.Expires = now.Add(c.expiresIn)
 		}
 		if c.name == "down-failed" {
-			h.Phase = clusterops.PhaseFailed
+			h.Phase = string(lifecycle.PhaseFailed)
 		}
 		numbers[c.name] = h.Number
 		e.putDoc(t, h)
@@ -158,7 +159,7 @@ func TestWarningOnceThenReArmedByExtendAndKeepReleased(t *testing.T) {
 		t.Fatalf("%d warnings after two runs in the window, want 1", len(c))
 	}
 	// Two reapers at once in the window of a new expiry: still one warning.
-	if _, err := e.ops.Update(ctx, clusterops.Request{Cluster: "acme-shop-1", RequestedBy: "alice", Command: "extend"}, func(h *statestore.Header) error {
+	if _, err := e.ops.Update(ctx, clusterops.Intent{Cluster: "acme-shop-1", RequestedBy: "alice", Command: "extend"}, func(h *statestore.Header) error {
 		h.Expires = h.Expires.Add(4 * time.Hour)
 		return nil
 	}); err != nil {
@@ -338,8 +339,8 @@ type extendFirst struct {
 	to  time.Time
 }
 
-func (x extendFirst) Down(ctx context.Context, req clusterops.Request) (*clusterops.Result, error) {
-	if _, err := x.ops.Update(ctx, clusterops.Request{Cluster: req.Cluster, Command: "extend"}, func(h *statestore.Header) error {
+func (x extendFirst) Down(ctx context.Context, req clusterops.Intent) (*clusterops.Outcome, error) {
+	if _, err := x.ops.Update(ctx, clusterops.Intent{Cluster: req.Cluster, Command: "extend"}, func(h *statestore.Header) error {
 		h.Expires = x.to
 		return nil
 	}); err != nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/scaleway/scaleway-sdk-go/scw"
 
 	"github.com/pocbot/pocbot/internal/clusterops"
+	"github.com/pocbot/pocbot/internal/lifecycle"
 	"github.com/pocbot/pocbot/internal/provision"
 	"github.com/pocbot/pocbot/internal/provision/scaleway"
 	"github.com/pocbot/pocbot/internal/reaper"
@@ -31,7 +32,7 @@ func TestReaperClosesTheRunnerAccessOfAKilledRun(t *testing.T) {
 	spec := e.spec
 	outside(&spec)
 	const name = "acme-shop-killed"
-	res, err := e.ops.Up(ctx, clusterops.Request{Cluster: name, Spec: spec, TTL: 24 * time.Hour, Repository: repo,
+	res, err := e.ops.Up(ctx, clusterops.Intent{Cluster: name, Spec: spec, TTL: 24 * time.Hour, Repository: repo,
 		RequestedBy: "alice", Command: "up", Override: outside})
 	if err != nil {
 		t.Fatalf("up with a runner outside admin_cidrs: %v", err)
@@ -110,7 +111,7 @@ func TestReaperClosesTheRunnerAccessOfAKilledRun(t *testing.T) {
 	if _, st, err = e.ops.Load(ctx, name); err != nil || st.Outputs[scaleway.OutAdminTemporary] != "" {
 		t.Errorf("after the reaper the state still records the runner's CIDR %q (err %v)", st.Outputs[scaleway.OutAdminTemporary], err)
 	}
-	if h, ok := e.header(t, name); !ok || h.Phase != clusterops.PhaseReady {
+	if h, ok := e.header(t, name); !ok || h.Phase != string(lifecycle.PhaseReady) {
 		t.Errorf("the reaper changed the spared cluster: %+v", h)
 	}
 }

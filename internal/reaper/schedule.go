@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/pocbot/pocbot/internal/clusterops"
+	"github.com/pocbot/pocbot/internal/lifecycle"
 	"github.com/pocbot/pocbot/internal/statestore"
 )
 
@@ -15,12 +16,12 @@ const ActionPaused Action = "paused"
 
 // Pauser pauses one cluster (clusterops.Ops.Pause).
 type Pauser interface {
-	Pause(ctx context.Context, req clusterops.Request) (*clusterops.Result, error)
+	Pause(ctx context.Context, req clusterops.Intent) (*clusterops.Outcome, error)
 }
 
 // schedulePauses pauses the ready clusters of the run's repository that are in a window of
 // Config.PauseSchedule: under the cluster's lock (a busy one is left for the next run), with the
-// paused cost from Config.PausedDailyNanos and the expiry bound Config.MaxPaused.
+// expiry bound Config.MaxPaused (clusterops.Pause prices the paused cluster).
 func (r *run) schedulePauses(decided []Decision, headers map[string]statestore.Header) []Decision {
 	s := r.cfg.PauseSchedule
 	if s == nil || !s.Paused(r.now) {
@@ -32,7 +33,7 @@ func (r *run) schedulePauses(decided []Decision, headers map[string]statestore.H
 	}
 	for i, d := range decided {
 		h, ok := headers[d.Cluster]
-		if !ok || d.Action != ActionNone || h.Phase != clusterops.PhaseReady {
+		if !ok || d.Action != ActionNone || lifecycle.Phase(h.Phase) != lifecycle.PhaseReady {
 			continue
 		}
 		if m, err := clusterops.MetaOf(h); err == nil && m.AwakeUntil.After(r.now) {
@@ -50,12 +51,12 @@ func (r *run) schedulePauses(decided []Decision, headers map[string]statestore.H
 			decided[i] = d
 			continue
 		}
-		req := clusterops.Request{Cluster: d.Cluster, RequestedBy: r.cfg.Actor, RunID: r.cfg.RunID, Command: "pause (schedule)",
-			ParkFor: r.cfg.ParkFor, MaxPaused: r.cfg.MaxPaused, DailyCostNanos: r.cfg.PausedDailyNanos,
+		req := clusterops.Intent{Cluster: d.Cluster, RequestedBy: r.cfg.Actor, RunID: r.cfg.RunID, Command: "pause (schedule)",
+			ParkFor: r.cfg.ParkFor, MaxPaused: r.cfg.MaxPaused,
 			// The schedule's reason must still hold under the lock: a command may have resumed
 			// or changed the cluster since the listing.
 			Precondition: func(cur statestore.Header) error {
-				if cur.Phase != clusterops.PhaseReady {
+				if lifecycle.Phase(cur.Phase) != lifecycle.PhaseReady {
 					return fmt.Errorf("phase is now %s", cur.Phase)
 				}
 				return nil

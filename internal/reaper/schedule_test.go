@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/pocbot/pocbot/internal/clusterops"
+	"github.com/pocbot/pocbot/internal/lifecycle"
 	"github.com/pocbot/pocbot/internal/reaper"
 	"github.com/pocbot/pocbot/internal/settings"
 	ghsim "github.com/pocbot/pocbot/internal/sim/github"
@@ -16,14 +17,14 @@ import (
 
 type fakePauser struct {
 	mu   sync.Mutex
-	reqs []clusterops.Request
+	reqs []clusterops.Intent
 }
 
-func (f *fakePauser) Pause(_ context.Context, req clusterops.Request) (*clusterops.Result, error) {
+func (f *fakePauser) Pause(_ context.Context, req clusterops.Intent) (*clusterops.Outcome, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.reqs = append(f.reqs, req)
-	return &clusterops.Result{}, nil
+	return &clusterops.Outcome{}, nil
 }
 
 func (f *fakePauser) paused() []string {
@@ -53,10 +54,10 @@ func TestSchedulePausesReadyClustersInItsWindow(t *testing.T) {
 		name, phase string
 		expires     time.Time
 	}{
-		{"acme-shop-ready", clusterops.PhaseReady, night.Add(48 * time.Hour)},
-		{"acme-shop-prov", clusterops.PhaseProvisioning, night.Add(48 * time.Hour)},
-		{"acme-shop-paused", clusterops.PhasePaused, night.Add(48 * time.Hour)},
-		{"acme-shop-expired", clusterops.PhaseReady, night.Add(-time.Hour)},
+		{"acme-shop-ready", string(lifecycle.PhaseReady), night.Add(48 * time.Hour)},
+		{"acme-shop-prov", string(lifecycle.PhaseProvisioning), night.Add(48 * time.Hour)},
+		{"acme-shop-paused", string(lifecycle.PhasePaused), night.Add(48 * time.Hour)},
+		{"acme-shop-expired", string(lifecycle.PhaseReady), night.Add(-time.Hour)},
 	} {
 		n := e.w.GitHub.AddIssue(repo, ghsim.Issue{Title: "poc"})
 		e.putDoc(t, statestore.Header{Cluster: c.name, Repository: repo, Number: n, Kind: "issue", Phase: c.phase, Created: night.Add(-time.Hour), Expires: c.expires})
@@ -68,7 +69,7 @@ func TestSchedulePausesReadyClustersInItsWindow(t *testing.T) {
 		p := &fakePauser{}
 		cfg := e.config(tc.at)
 		cfg.Inventory = nil
-		cfg.PauseSchedule, cfg.Pauser, cfg.PausedDailyNanos, cfg.MaxPaused = sched, p, 299_000_000, 72*time.Hour
+		cfg.PauseSchedule, cfg.Pauser, cfg.MaxPaused = sched, p, 72*time.Hour
 		cfg.Teardown = noTeardown{}
 		rep, err := reaper.Run(ctx, cfg)
 		if err != nil {
@@ -78,7 +79,7 @@ func TestSchedulePausesReadyClustersInItsWindow(t *testing.T) {
 			t.Errorf("at %s the schedule paused %v, want %v\n%s", tc.at, got, tc.want, table(t, rep))
 		}
 		for _, r := range p.reqs {
-			if r.DailyCostNanos != 299_000_000 || r.MaxPaused != 72*time.Hour || r.Precondition == nil {
+			if r.MaxPaused != 72*time.Hour || r.Precondition == nil {
 				t.Errorf("pause request %+v: want the paused cost, max_paused and a precondition", r)
 			}
 		}
@@ -90,6 +91,6 @@ func TestSchedulePausesReadyClustersInItsWindow(t *testing.T) {
 
 type noTeardown struct{}
 
-func (noTeardown) Down(context.Context, clusterops.Request) (*clusterops.Result, error) {
-	return &clusterops.Result{}, nil
+func (noTeardown) Down(context.Context, clusterops.Intent) (*clusterops.Outcome, error) {
+	return &clusterops.Outcome{}, nil
 }

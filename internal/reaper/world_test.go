@@ -14,6 +14,7 @@ import (
 
 	"github.com/pocbot/pocbot/internal/clusterops"
 	"github.com/pocbot/pocbot/internal/commands"
+	"github.com/pocbot/pocbot/internal/lifecycle"
 	"github.com/pocbot/pocbot/internal/provision"
 	"github.com/pocbot/pocbot/internal/provision/scaleway"
 	"github.com/pocbot/pocbot/internal/reaper"
@@ -45,7 +46,7 @@ func TestRealClusters(t *testing.T) {
 		{name: "acme-shop-refused", ttl: time.Hour, issue: ghsim.Issue{Title: "poc"}},
 		{name: "acme-shop-alive", ttl: 24 * time.Hour, issue: ghsim.Issue{Title: "poc"}},
 	}
-	results := make([]*clusterops.Result, len(clusters))
+	results := make([]*clusterops.Outcome, len(clusters))
 	var wg sync.WaitGroup
 	errs := make([]error, len(clusters))
 	for i, c := range clusters {
@@ -56,7 +57,7 @@ func TestRealClusters(t *testing.T) {
 			c.n = e.w.GitHub.AddIssue(repo, c.issue)
 		}
 		up := func() {
-			results[i], errs[i] = e.ops.Up(ctx, clusterops.Request{Cluster: c.name, Spec: e.spec, TTL: c.ttl,
+			results[i], errs[i] = e.ops.Up(ctx, clusterops.Intent{Cluster: c.name, Spec: e.spec, TTL: c.ttl,
 				Repository: repo, Number: c.n, Kind: kind, RequestedBy: "alice", Command: "up"})
 		}
 		// The first up alone: parallel first ups of one image race in the image chain (an
@@ -148,7 +149,7 @@ func TestRealClusters(t *testing.T) {
 			t.Errorf("the refused teardown was not reported failed (%d) or the fault never hit (%d)", failed, e.faults.injected())
 		}
 		h, ok := e.header(t, "acme-shop-refused")
-		if !ok || metaOf(t, h).DownFailed.IsZero() || h.Phase != clusterops.PhaseFailed {
+		if !ok || metaOf(t, h).DownFailed.IsZero() || h.Phase != string(lifecycle.PhaseFailed) {
 			t.Errorf("failed teardown not recorded in the header: %+v", h)
 		}
 		if len(live(e, "acme-shop-alive")) == 0 {

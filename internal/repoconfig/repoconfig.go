@@ -14,7 +14,6 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -217,7 +216,7 @@ func (f file) apply(c *RepoConfig) error {
 		c.MaxClusters = *f.MaxClusters
 	}
 	if f.MaxDailyEUR != nil {
-		n, err := parseEUR(string(*f.MaxDailyEUR))
+		n, err := ParseEUR(string(*f.MaxDailyEUR))
 		if err != nil {
 			return fmt.Errorf("max_daily_eur: %w", err)
 		}
@@ -384,43 +383,19 @@ func (c RepoConfig) CheckTTL(requested time.Duration) (time.Duration, error) {
 	return requested, nil
 }
 
-var daysRe = regexp.MustCompile(`^(\d+)d(.*)$`)
-
-// ParseDuration accepts Go durations ("90m", "1h30m") and days ("3d",
-// "1d12h"). Negative values are refused.
+// ParseDuration reads a duration key with the one grammar of every setting
+// (settings.ParseDuration: Go durations plus days, "3d", "1d12h", "1.5d").
 func ParseDuration(s string) (time.Duration, error) {
-	s = strings.TrimSpace(s)
-	var d time.Duration
-	if m := daysRe.FindStringSubmatch(s); m != nil {
-		n, err := strconv.Atoi(m[1])
-		if err != nil || n > 10_000 {
-			return 0, fmt.Errorf("%q: too many days", s)
-		}
-		d = time.Duration(n) * 24 * time.Hour
-		s = m[2]
-		if s == "" {
-			return d, nil
-		}
-	}
-	v, err := time.ParseDuration(s)
-	if err != nil {
-		return 0, fmt.Errorf("%q is not a duration like 8h, 90m or 3d", s)
-	}
-	if v < 0 {
-		return 0, fmt.Errorf("%q is negative", s)
-	}
-	if d+v < d {
-		return 0, fmt.Errorf("%q is too long", s)
-	}
-	return d + v, nil
+	return settings.ParseDuration(strings.TrimSpace(s))
 }
 
 // FormatDuration prints a duration the way ParseDuration reads it, with days:
 // "7d", "1d12h", "8h", "1h30m", "90ms".
 func FormatDuration(d time.Duration) string { return settings.FormatDuration(d) }
 
-// parseEUR reads a decimal euro amount exactly into nano-euros.
-func parseEUR(s string) (int64, error) {
+// ParseEUR reads a decimal euro amount exactly into nano-euros (max_daily_eur, wherever it is
+// written).
+func ParseEUR(s string) (int64, error) {
 	s = strings.TrimSpace(s)
 	if s == "" || strings.ContainsAny(s, "eE/_") {
 		return 0, fmt.Errorf("%q is not a decimal amount in euros like 15 or 12.50", s)

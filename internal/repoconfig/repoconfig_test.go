@@ -122,6 +122,9 @@ func TestDurations(t *testing.T) {
 		{"90m", 90 * time.Minute, "1h30m"},
 		{"90s", 90 * time.Second, "1m30s"},
 		{"1500ms", 1500 * time.Millisecond, "1.5s"},
+		// The comment's grammar is the file's (issue 23): refused here before.
+		{"1.5d", 36 * time.Hour, "1d12h"},
+		{"0", 0, "0s"},
 	}
 	for _, tc := range tests {
 		got, err := repoconfig.ParseDuration(tc.in)
@@ -132,10 +135,14 @@ func TestDurations(t *testing.T) {
 			t.Errorf("FormatDuration(%s) = %q, want %q", got, s, tc.out)
 		}
 	}
-	for _, bad := range []string{"", "d", "3", "1d-2h", "99999d", "-5m", "1w"} {
+	for _, bad := range []string{"", "d", "3", "1d-2h", "-5m", "1w", "99999999999999d"} {
 		if _, err := repoconfig.ParseDuration(bad); err == nil {
 			t.Errorf("ParseDuration(%q) accepted", bad)
 		}
+	}
+	// A duration the grammar reads can still be out of a key's bounds.
+	if _, err := repoconfig.Parse([]byte("max_ttl: 99999d\n")); err == nil {
+		t.Error("max_ttl: 99999d accepted")
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/pocbot/pocbot/internal/clusterops"
 	"github.com/pocbot/pocbot/internal/commands"
 	"github.com/pocbot/pocbot/internal/cost"
+	"github.com/pocbot/pocbot/internal/lifecycle"
 	"github.com/pocbot/pocbot/internal/pool"
 	"github.com/pocbot/pocbot/internal/pool/poolstore"
 	"github.com/pocbot/pocbot/internal/provision"
@@ -271,7 +272,7 @@ func (c *checker) dailyOf(ctx context.Context, hd statestore.Header) (int64, err
 		return 0, nil
 	}
 	q, err := clusterops.Quote(ctx, c.quoter, st.Spec, time.Hour, true)
-	if hd.Phase == clusterops.PhasePaused {
+	if hd.Phase == string(lifecycle.PhasePaused) {
 		// No machine: the reserved IPs (unless released), the shared image, the snapshot.
 		_, kept := st.Resources[scaleway.NodeIP(0)]
 		snap, _ := cluster.ParseSnapshot(st.Outputs[cluster.OutEtcdSnapshot])
@@ -313,7 +314,7 @@ func (c *checker) atRest(ctx context.Context, now time.Time) []Violation {
 	// its own is left once its pause ended.
 	paused := map[string]bool{}
 	for _, hd := range headers {
-		if hd.Phase == clusterops.PhasePaused {
+		if hd.Phase == string(lifecycle.PhasePaused) {
 			paused[hd.Cluster] = true
 		}
 	}

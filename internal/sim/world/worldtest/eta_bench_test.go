@@ -37,11 +37,14 @@ func BenchmarkETA(b *testing.B) {
 		within := 0
 		for k := range ups {
 			name := fmt.Sprintf("eta-%d-%d", i, k)
-			req := clusterops.Request{Cluster: name, Spec: spec, TTL: time.Hour, RequestedBy: "bench", Command: "up"}
-			pf, err := p.Ops.Check(ctx, req, spec)
+			req := clusterops.Intent{Cluster: name, Spec: spec, TTL: time.Hour, RequestedBy: "bench", Command: "up"}
+			req.DryRun = true // the pre-flight of the up, nothing created
+			dry, err := p.Ops.Up(ctx, req)
 			if err != nil {
 				b.Fatal(err)
 			}
+			req.DryRun = false
+			pf := dry.Preflight
 			adopt := false
 			for _, c := range pf.Candidates {
 				adopt = adopt || (c.Taken && c.Offer.Adopt)
@@ -66,7 +69,7 @@ func BenchmarkETA(b *testing.B) {
 			}
 			fmt.Printf("up %2d %-28s ETA %8v (%s) took %8v ratio %.2f %v\n", k, est.Path, want.Round(time.Millisecond), est.From,
 				took.Round(time.Millisecond), ratio, ok)
-			down := clusterops.Request{Cluster: name, RequestedBy: "bench", Command: "down"}
+			down := clusterops.Intent{Cluster: name, RequestedBy: "bench", Command: "down"}
 			if k%2 == 0 {
 				down.ParkFor = time.Hour // the next up adopts the worker
 			}

@@ -15,6 +15,7 @@ import (
 	"gocloud.dev/blob/fileblob"
 
 	"github.com/pocbot/pocbot/internal/clusterops"
+	"github.com/pocbot/pocbot/internal/cost"
 	"github.com/pocbot/pocbot/internal/pool/poolstore"
 	"github.com/pocbot/pocbot/internal/provision"
 	"github.com/pocbot/pocbot/internal/provision/cluster"
@@ -108,6 +109,8 @@ func New(t testing.TB, w *world.World, o Options) *Parts {
 		LockLease:  o.LockLease,
 		LockWait:   o.LockWait,
 		RunnerCIDR: o.RunnerCIDR,
+		Quoter:     cost.NewQuoter(cost.APISources(p.Client)...),
+		Pool:       &poolstore.Pool{Store: p.Store},
 	}
 	p.Ops.Preflight = cluster.Preflight(ccfg, nil)
 	ccfg.ImageLocker = p.Ops
