@@ -3,10 +3,12 @@ package statestore
 import (
 	"encoding/json"
 	"errors"
+	"net/url"
 	"strings"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 )
 
@@ -50,9 +52,30 @@ func TestRetentionVerdict(t *testing.T) {
 func TestCheckVersionRetentionOnTheStandIn(t *testing.T) {
 	for _, w := range worlds(t) {
 		t.Run(w.name, func(t *testing.T) {
-			// The stand-in's buckets are unversioned (versitygw without --versioning-dir): nothing grows.
-			if err := w.open(t, newKey(t)).CheckVersionRetention(t.Context()); err != nil {
+			// An unversioned bucket: nothing grows.
+			st := w.open(t, newKey(t))
+			if err := st.CheckVersionRetention(t.Context()); err != nil {
 				t.Fatal(err)
+			}
+			if w.srv == nil {
+				return
+			}
+			// Versioning on (the stand-in runs versitygw with --versioning-dir), no rule: reported;
+			// with the rule `bot init` puts: not.
+			u, _ := url.Parse(w.cfg("").StateURL)
+			c := w.srv.Client()
+			if _, err := c.PutBucketVersioning(t.Context(), &s3.PutBucketVersioningInput{Bucket: aws.String(u.Host),
+				VersioningConfiguration: &types.VersioningConfiguration{Status: types.BucketVersioningStatusEnabled}}); err != nil {
+				t.Fatal(err)
+			}
+			if err := st.CheckVersionRetention(t.Context()); !errors.Is(err, ErrNoVersionExpiry) {
+				t.Fatalf("versioned bucket without a rule: %v", err)
+			}
+			if _, err := c.PutBucketLifecycleConfiguration(t.Context(), &s3.PutBucketLifecycleConfigurationInput{Bucket: aws.String(u.Host), LifecycleConfiguration: Lifecycle()}); err != nil {
+				t.Fatal(err)
+			}
+			if err := st.CheckVersionRetention(t.Context()); err != nil {
+				t.Fatalf("versioned bucket with init's rule: %v", err)
 			}
 		})
 	}
