@@ -19,7 +19,6 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -31,7 +30,6 @@ import (
 	"github.com/pocbot/pocbot/internal/commands"
 	"github.com/pocbot/pocbot/internal/cost"
 	"github.com/pocbot/pocbot/internal/github"
-	"github.com/pocbot/pocbot/internal/lifecycle"
 	"github.com/pocbot/pocbot/internal/provision"
 	"github.com/pocbot/pocbot/internal/provision/scaleway"
 	"github.com/pocbot/pocbot/internal/settings"
@@ -194,13 +192,6 @@ const (
 // ReasonOrphan is the reason of an orphan sweep.
 const ReasonOrphan commands.ReapReason = "orphan"
 
-type issueInfo struct {
-	open, isPR, merged bool
-	labels             []string
-	err                error
-	keepRefused        *commands.KeepRefusal // the keep label is on the issue but does not count
-}
-
 type run struct {
 	cfg      Config
 	ops      clusterops.Ops
@@ -290,31 +281,36 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 			mine = append(mine, h)
 		}
 	}
-	issues := r.lookUpIssues(mine)
-	var due, spared []Decision
+	// Plan decides from the headers and the issues alone; a dry run reports the plan, a run
+	// executes it: the spared clusters first (keep label recorded, warnings, the runner access a
+	// killed run left, the schedule's pauses), then the teardowns in the plan's order.
+	steps := Plan(mine, r.lookUpIssues(mine), r.now, Policy{KeepLabel: cfg.KeepLabel, WarnBefore: cfg.WarnBefore,
+		Repository: cfg.Repository, Comment: cfg.Issues != nil})
 	byName := map[string]statestore.Header{}
 	for _, h := range mine {
 		byName[h.Cluster] = h
-		d, teardown := r.decide(h, issues[h.Cluster])
-		if teardown {
-			due = append(due, d)
+	}
+	var spared []Decision
+	for _, st := range steps {
+		d := func() Decision {
+			if cfg.DryRun {
+				return r.dry(st)
+			}
+			return r.execute(st)
+		}
+		if !st.Teardown {
+			spared = append(spared, d())
 			continue
 		}
-		spared = append(spared, d)
-	}
-	spared = r.closeRunners(spared)
-	rep.Decisions = append(rep.Decisions, r.schedulePauses(spared, byName)...)
-	// Closed before expired, then the longest overdue first: what a bound leaves for the next
-	// run is what matters least.
-	sort.SliceStable(due, func(i, j int) bool {
-		ci, cj := due[i].Reason != commands.ReapExpired, due[j].Reason != commands.ReapExpired
-		if ci != cj {
-			return ci
+		if spared != nil {
+			// closeRunners and schedulePauses say what they would do in a dry run.
+			rep.Decisions = append(rep.Decisions, r.schedulePauses(r.closeRunners(spared), byName)...)
+			spared = nil
 		}
-		return due[i].Expires.Before(due[j].Expires)
-	})
-	for _, d := range due {
-		rep.Decisions = append(rep.Decisions, r.tearDown(d))
+		rep.Decisions = append(rep.Decisions, d())
+	}
+	if spared != nil {
+		rep.Decisions = append(rep.Decisions, r.schedulePauses(r.closeRunners(spared), byName)...)
 	}
 	if cfg.Inventory != nil {
 		rep.Decisions = append(rep.Decisions, r.orphans(known)...)
@@ -346,8 +342,8 @@ func hostile(err error) []Decision {
 }
 
 // lookUpIssues asks GitHub about the issue or PR of each header that has one, a few at a time.
-func (r *run) lookUpIssues(hs []statestore.Header) map[string]*issueInfo {
-	out := map[string]*issueInfo{}
+func (r *run) lookUpIssues(hs []statestore.Header) map[string]*IssueState {
+	out := map[string]*IssueState{}
 	if r.cfg.Issues == nil {
 		return out
 	}
@@ -359,12 +355,12 @@ func (r *run) lookUpIssues(hs []statestore.Header) map[string]*issueInfo {
 			continue
 		}
 		g.Go(func() error {
-			in := &issueInfo{}
-			in.open, in.isPR, in.merged, in.labels, in.err = r.cfg.Issues.IssueState(r.ctx, h.Number)
-			if in.err != nil {
-				in.err = fmt.Errorf("look up %s#%d: %w", h.Repository, h.Number, in.err)
-			} else if in.open && slices.Contains(in.labels, r.cfg.KeepLabel) {
-				in.keepRefused = r.vouch(r.ctx, h.Number)
+			in := &IssueState{}
+			in.Open, in.IsPR, in.Merged, in.Labels, in.Err = r.cfg.Issues.IssueState(r.ctx, h.Number)
+			if in.Err != nil {
+				in.Err = fmt.Errorf("look up %s#%d: %w", h.Repository, h.Number, in.Err)
+			} else if in.Open && slices.Contains(in.Labels, r.cfg.KeepLabel) {
+				in.KeepRefused = r.vouch(r.ctx, h.Number)
 			}
 			mu.Lock()
 			out[h.Cluster] = in
@@ -376,85 +372,38 @@ func (r *run) lookUpIssues(hs []statestore.Header) map[string]*issueInfo {
 	return out
 }
 
-// decide is the whole policy for one cluster; teardown is true when it is due for destruction.
-func (r *run) decide(h statestore.Header, in *issueInfo) (Decision, bool) {
-	d := Decision{Cluster: h.Cluster, Repository: h.Repository, Number: h.Number, Kind: h.Kind, Phase: h.Phase, Expires: h.Expires}
-	meta, err := clusterops.MetaOf(h)
-	if err != nil {
-		// Decided as if nothing were recorded: a keep that cannot be read spares nothing.
-		d.Err = err
+// execute carries out a planned step: the keep label recorded, the one warning posted, the
+// teardown (bounded by the run's time and count, skipped when its lock is busy).
+func (r *run) execute(st Step) Decision {
+	d := st.Decision
+	if st.SyncKeep != nil {
+		r.syncKeep(&d, *st.SyncKeep)
 	}
-	recordedKeep := meta.Keep
-	kept := recordedKeep
-	if in != nil && in.err != nil {
-		// Without the issue's state, expiry still applies; the recorded keep label stands in.
-		d.Err = in.err
+	if st.Warn {
+		r.warn(&d, st.Header, st.Issue)
 	}
-	if in != nil && in.err == nil {
-		switch {
-		case !in.open && in.merged:
-			d.Reason = commands.ReapMerged
-			return d, true
-		case !in.open:
-			d.Reason = commands.ReapClosed
-			return d, true
-		}
-		kept = slices.Contains(in.labels, r.cfg.KeepLabel) && in.keepRefused == nil
-		if kept != recordedKeep {
-			r.syncKeep(&d, kept)
-		}
+	if st.Teardown {
+		return r.tearDown(d)
 	}
-	expired := !h.Expires.IsZero() && !r.now.Before(h.Expires)
-	switch {
-	case kept:
-		d.Action = ActionKept
-		d.Detail = "label " + r.cfg.KeepLabel
-		if in == nil || in.err != nil {
-			d.Detail = "label " + r.cfg.KeepLabel + " (as last seen)"
-		}
-		if expired {
-			d.Detail += "; expired " + commands.FormatDuration(r.now.Sub(h.Expires)) + " ago"
-		}
-		return d, false
-	case expired:
-		d.Reason = commands.ReapExpired
-		return d, true
-	}
-	d.Action = ActionNone
-	switch {
-	case h.Expires.IsZero():
-		d.Detail = "no expiry"
-	default:
-		d.Detail = "expires in " + commands.FormatDuration(h.Expires.Sub(r.now))
-	}
-	if !meta.DownFailed.IsZero() && (lifecycle.Phase(h.Phase) == lifecycle.PhaseFailed || lifecycle.Phase(h.Phase) == lifecycle.PhaseDestroying) {
-		// A user's down that failed: reported every run, destroyed by the reaper at its expiry.
-		d.Action = ActionDownFailed
-		d.Detail = "a teardown failed at " + meta.DownFailed.Format(time.RFC3339) + "; `/poc down` retries, the reaper does at expiry; " + d.Detail
-	}
-	if in != nil && in.keepRefused != nil {
-		d.Detail += "; label " + r.cfg.KeepLabel + " ignored: " + in.keepRefused.String()
-	}
-	if r.shouldWarn(h, in) {
-		r.warn(&d, h, in)
-	}
-	return d, false
+	return d
 }
 
-func (r *run) canComment(h statestore.Header, in *issueInfo) bool {
-	return r.cfg.Issues != nil && h.Number > 0 && in != nil && in.err == nil && h.Repository == r.cfg.Repository
+// dry is a planned step's report line in a dry run: nothing is executed.
+func (r *run) dry(st Step) Decision {
+	d := st.Decision
+	if st.Warn {
+		d.Action, d.Detail = ActionWarned, d.Detail+"; would warn"
+	}
+	if st.Teardown {
+		d.Action, d.Detail = ActionDestroyed, teardownDetail(d, r.now)
+	}
+	return d
 }
 
 // warnedFor says whether the one warning was posted for expiry exp (the header keeps the expiry
 // it warned for to the second, so an extend re-arms it).
 func warnedFor(m clusterops.Meta, exp time.Time) bool {
 	return !m.WarnedFor.IsZero() && m.WarnedFor.Equal(exp.UTC().Truncate(time.Second))
-}
-
-func (r *run) shouldWarn(h statestore.Header, in *issueInfo) bool {
-	m, err := clusterops.MetaOf(h)
-	return err == nil && r.cfg.WarnBefore > 0 && !h.Expires.IsZero() && r.canComment(h, in) &&
-		h.Expires.Sub(r.now) <= r.cfg.WarnBefore && !warnedFor(m, h.Expires)
 }
 
 var (
@@ -471,17 +420,13 @@ func (r *run) request(cluster string) clusterops.Intent {
 // warn posts the one warning of this expiry. The label is set under the lock BEFORE the comment
 // so that two reapers never both post; if the comment then fails, the label is taken back so
 // that the next run tries again.
-func (r *run) warn(d *Decision, h statestore.Header, in *issueInfo) {
+func (r *run) warn(d *Decision, h statestore.Header, in *IssueState) {
 	v := commands.ExpiryWarningView{Cluster: h.Cluster, Requester: h.RequestedBy,
 		At: h.Expires, Now: r.now, KeepLabel: r.cfg.KeepLabel, Accrued: accrued(h, r.now)}
 	if in != nil {
-		v.KeepIgnored = in.keepRefused
+		v.KeepIgnored = in.KeepRefused
 	}
 	body := commands.RenderExpiryWarning(v)
-	if r.cfg.DryRun {
-		d.Action, d.Detail = ActionWarned, d.Detail+"; would warn"
-		return
-	}
 	_, err := r.ops.Update(r.ctx, r.request(h.Cluster), func(cur *statestore.Header) error {
 		if !cur.Expires.Equal(h.Expires) {
 			return errMoved
@@ -525,9 +470,6 @@ func (r *run) warn(d *Decision, h statestore.Header, in *issueInfo) {
 
 // syncKeep records in the header whether the keep label is on the issue, for status to show.
 func (r *run) syncKeep(d *Decision, kept bool) {
-	if r.cfg.DryRun {
-		return
-	}
 	_, err := r.ops.Update(r.ctx, r.request(d.Cluster), func(h *statestore.Header) error {
 		return clusterops.EditMeta(h, func(m *clusterops.Meta) error { m.Keep = kept; return nil })
 	})
@@ -603,15 +545,21 @@ func (r *run) mayStart(d *Decision, cluster string, dryAction Action) bool {
 	return true
 }
 
-func (r *run) tearDown(d Decision) Decision {
+// teardownDetail is a due teardown's reason in words, at now (the clock that decided it).
+func teardownDetail(d Decision, now time.Time) string {
 	switch d.Reason {
 	case commands.ReapExpired:
-		d.Detail = "expired " + commands.FormatDuration(r.now.Sub(d.Expires)) + " ago"
+		return "expired " + commands.FormatDuration(now.Sub(d.Expires)) + " ago"
 	case commands.ReapMerged:
-		d.Detail = "pull request merged"
+		return "pull request merged"
 	case commands.ReapClosed:
-		d.Detail = "issue or pull request closed"
+		return "issue or pull request closed"
 	}
+	return d.Detail
+}
+
+func (r *run) tearDown(d Decision) Decision {
+	d.Detail = teardownDetail(d, r.now)
 	if !r.mayStart(&d, d.Cluster, ActionDestroyed) {
 		return d
 	}
