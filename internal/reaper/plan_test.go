@@ -93,7 +93,7 @@ func TestPlanOrder(t *testing.T) {
 	h := func(name string, expires time.Time) statestore.Header {
 		return statestore.Header{Cluster: name, Repository: "acme/shop", Number: 1, Expires: expires}
 	}
-	headers := []statestore.Header{h("late-1h", now.Add(-time.Hour)), h("fresh", now.Add(time.Hour)), h("late-3h", now.Add(-3 * time.Hour)), h("closed", now.Add(time.Hour))}
+	headers := []statestore.Header{h("late-1h", now.Add(-time.Hour)), h("fresh", now.Add(time.Hour)), h("late-3h", now.Add(-3*time.Hour)), h("closed", now.Add(time.Hour))}
 	issues := map[string]*reaper.IssueState{"closed": {}}
 	var got []string
 	for _, s := range reaper.Plan(headers, issues, now, reaper.Policy{KeepLabel: "poc/keep"}) {
