@@ -37,6 +37,12 @@ lint: goreleaser
 	  if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet ./...
 	$(GO) vet $(SIMTAGS) ./cmd/bot
+	@# go.mod and go.sum say what the code imports, no more, no less (fails with the diff).
+	$(GO) mod tidy -diff
+	@# No function that nothing reaches, tests and the sim build included
+	@# (golang.org/x/tools/cmd/deadcode, pinned in .ci/run).
+	@dead=$$(deadcode -test $(SIMTAGS) ./...) || exit 1; \
+	  if [ -n "$$dead" ]; then echo "dead code (remove it, or use it):"; echo "$$dead"; exit 1; fi
 	@# The repository's tests need nothing outside it (a clone from GitHub has no ../shared).
 	@if git grep -nE '\.\./shared|/work/shared' -- ':!*.md' ':!.gitattributes' ':!Makefile'; then \
 	  echo "the files above read outside the repository: carry what they need into testdata"; exit 1; fi

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
 	"sort"
 	"strconv"
 	"strings"
@@ -364,10 +363,4 @@ func requireCluster(name string) error {
 		return errors.New("--cluster is required: name the cluster, e.g. --cluster acme-shop-42 (see `bot state ls`)")
 	}
 	return nil
-}
-
-// stderrIsTerminal tells whether progress can redraw lines.
-func stderrIsTerminal() bool {
-	fi, err := os.Stderr.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }

@@ -9,10 +9,8 @@ import (
 
 	"go.yaml.in/yaml/v4"
 
-	"github.com/pocbot/pocbot/internal/clusterops"
 	"github.com/pocbot/pocbot/internal/commands"
 	"github.com/pocbot/pocbot/internal/github"
-	"github.com/pocbot/pocbot/internal/statestore"
 )
 
 // ownComment says whether a comment is the bot's own (its bot login, from the client): a status
@@ -58,16 +56,6 @@ func (r *run) checkRequester(ctx context.Context, phase string) (*commands.Ident
 		return &commands.IdentityMismatch{ID: id, Now: now}, nil
 	}
 	return nil, nil
-}
-
-// recordRequesterID keeps the creator's account id in the header's metadata, once: next to
-// requested_by (their login at the time), since logins can be renamed and re-registered by
-// someone else, ids cannot.
-func recordRequesterID(m *clusterops.Meta, h statestore.Header, login string, id int64) {
-	if id == 0 || m.RequesterID != 0 || !strings.EqualFold(h.RequestedBy, login) {
-		return
-	}
-	m.RequesterID = id
 }
 
 // keepState says whether the keep label on the issue pauses expiry: only when the user who

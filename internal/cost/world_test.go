@@ -56,12 +56,6 @@ func (w *world) set(f func(*world)) {
 	f(w)
 }
 
-func (w *world) count(k string) int {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.calls[k]
-}
-
 func writeJSON(rw http.ResponseWriter, code int, v any) {
 	rw.Header().Set("Content-Type", "application/json")
 	rw.WriteHeader(code)

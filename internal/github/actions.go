@@ -88,11 +88,6 @@ func (a *Actions) Mask(value string) {
 	}
 }
 
-// Notice, Warning and Error annotate the run.
-func (a *Actions) Notice(msg string)  { a.printf("::notice::%s\n", escapeData(msg)) }
-func (a *Actions) Warning(msg string) { a.printf("::warning::%s\n", escapeData(msg)) }
-func (a *Actions) Error(msg string)   { a.printf("::error::%s\n", escapeData(msg)) }
-
 // SetOutput appends a step output. Every value uses the heredoc form with a random delimiter,
 // so multi-line values work and a value cannot inject another output.
 func (a *Actions) SetOutput(key, value string) error {

@@ -69,12 +69,3 @@ func ParseBool(s string) (bool, error) {
 	}
 	return b, nil
 }
-
-// ParseInt reads a decimal integer setting.
-func ParseInt(s string) (int, error) {
-	n, err := strconv.Atoi(strings.TrimSpace(s))
-	if err != nil {
-		return 0, fmt.Errorf("%q is not an integer", s)
-	}
-	return n, nil
-}

@@ -12,8 +12,6 @@ package cluster
 import (
 	"cmp"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -570,10 +568,4 @@ func (b *builder) adminClose(ctx context.Context, r *provision.Run) error {
 	// Always: a retry after a failed PUT finds the output already cleared, and the group must
 	// still lose the rule. Nothing is sent when the group already holds the spec's rules.
 	return b.cfg.Driver.RefreshRules(ctx, r)
-}
-
-// Digest is a short, stable fingerprint of a secret for logs and replies (never the secret).
-func Digest(b []byte) string {
-	s := sha256.Sum256(b)
-	return hex.EncodeToString(s[:6])
 }

@@ -177,11 +177,6 @@ func notFound(err error) bool {
 	return errors.As(err, &nf) || (errors.As(err, &resp) && resp.StatusCode == http.StatusNotFound)
 }
 
-// transientState makes "the resource is still getting ready" a retryable error for Poll.
-func transientState(what, state string) error {
-	return provision.Transient(fmt.Errorf("%s is %s", what, state), 0)
-}
-
 // exact keeps the items whose tags carry this cluster's and this node's tags exactly.
 func exactNode(tags []string, r *provision.Run, node string) bool {
 	return provision.OwnedBy(tags, r.ClusterID()) && provision.HasTag(tags, provision.ResTag(node))

@@ -755,11 +755,6 @@ func (e *Emulator) quota(w http.ResponseWriter, name string, current int) bool {
 	return false
 }
 
-func (e *Emulator) now() *time.Time {
-	t := e.clock().UTC()
-	return &t
-}
-
 // tagFilter parses tags query values (comma-joined by the Instance SDK,
 // repeated by the others) into a list that must all be present, exactly.
 func tagFilter(r *http.Request) []string {

@@ -118,16 +118,6 @@ func (e *Emulator) ipJSON(i *flexIP) map[string]any {
 	return reshape(ip, nil, map[string]any{"prefix": nil})
 }
 
-func (e *Emulator) countIn(zone scw.Zone, n int, f func(i int) scw.Zone) int {
-	c := 0
-	for i := 0; i < n; i++ {
-		if f(i) == zone {
-			c++
-		}
-	}
-	return c
-}
-
 func (e *Emulator) createIP(w http.ResponseWriter, r *http.Request, z scw.Zone) {
 	var req instance.CreateIPRequest
 	if !decode(w, r, &req) {

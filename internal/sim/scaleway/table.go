@@ -29,28 +29,6 @@ func (b *bmServer) meta() meta { return meta{b.ID, b.Name, b.Project, b.Zone, b.
 // table holds the live resources of one kind, by id.
 type table[T resource] map[string]T
 
-// get returns the resource id when it lives in zone z: a resource of
-// another zone is as absent as a missing one, like the real API.
-func (t table[T]) get(z scw.Zone, id string) (T, bool) {
-	v, ok := t[id]
-	if !ok || v.meta().Zone != z {
-		var zero T
-		return zero, false
-	}
-	return v, true
-}
-
-// countIn counts the resources of zone z (for per-zone quotas).
-func (t table[T]) countIn(z scw.Zone) int {
-	n := 0
-	for _, v := range t {
-		if v.meta().Zone == z {
-			n++
-		}
-	}
-	return n
-}
-
 // paging is how an API tells the size of a list.
 type paging int
 

@@ -42,7 +42,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -612,18 +611,6 @@ func (o bucketObjects) Open(ctx context.Context, region, bucket, key string) (io
 	return r, attrs.Size, nil
 }
 
-// BucketName is the Scaleway bucket name of a gocloud bucket URL (its host, or a file path's base).
-func BucketName(u string) string {
-	p, err := url.Parse(u)
-	if err != nil {
-		return u
-	}
-	if p.Scheme == "file" {
-		return filepath.Base(p.Path)
-	}
-	return p.Host
-}
-
 func randomToken(n int) string {
 	b := make([]byte, n)
 	_, _ = rand.Read(b)
@@ -636,25 +623,6 @@ func uuidLike() string {
 	b[6] = b[6]&0x0f | 0x40
 	b[8] = b[8]&0x3f | 0x80
 	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
-}
-
-// WaitTCP waits until addr accepts connections or the deadline passes (used by callers that
-// start a world in another process).
-func WaitTCP(ctx context.Context, addr string, within time.Duration) error {
-	ctx, cancel := context.WithTimeout(ctx, within)
-	defer cancel()
-	var d net.Dialer
-	for {
-		c, err := d.DialContext(ctx, "tcp", addr)
-		if err == nil {
-			return c.Close()
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("%s did not answer within %s: %w", addr, within, err)
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
 }
 
 // Profile is the whole cluster's latency profile of a world at real time (factor 1): the
