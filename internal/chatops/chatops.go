@@ -1,9 +1,10 @@
 // Package chatops turns one GitHub event into the right replies: it decides whether the event is
 // for the bot at all, acknowledges it at once (👀), parses the `/poc` command with the
 // repository's bounds (`.github/poc.yml` from the default branch), authorizes the commenter
-// through the collaborator-permission API, and runs one runner per verb (Atlantis-style) against
-// the cluster of that issue or pull request through internal/clusterops. Replies are rendered by
-// internal/commands; GitHub is reached through internal/github.
+// through the collaborator-permission API, and runs one runner per verb (Atlantis-style): each
+// translates the event into a clusterops.Intent and the clusterops.Outcome into replies. Every
+// rule of a cluster's life (budget, ownership, rollback, quota, phases) is clusterops'; replies
+// are rendered by internal/commands; GitHub is reached through internal/github.
 //
 // Ordering is the contract: nothing slow (opening the state store, the Scaleway client, pricing)
 // happens before the 👀 reaction, and nothing that can spend money (any Scaleway call) happens

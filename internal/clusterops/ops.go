@@ -1,8 +1,13 @@
-// Package clusterops runs one operation on one cluster against its stored state: it takes the
-// cluster's lock (renewing its lease while it works), reads and decrypts the state document, builds
-// the cluster's graph, runs the provisioning engine with a saver that writes the whole document
-// after every step, and keeps the kubeconfig as its own encrypted object. It knows nothing of
-// GitHub: callers say who asked, and render what comes back.
+// Package clusterops owns every decision about a cluster's life and runs the operations on it.
+// Up, Down, Extend and Pause take an Intent (who asks, for which repository and number, with
+// which overrides, within which bounds) and return an Outcome with a typed Phase and, when
+// nothing was done, a typed Refusal (lifecycle.Kind): closed issue, DNS zone, ownership (Owned),
+// rollback (RolledBack), invalid spec, changes, budget and admission, quota (the pre-flight),
+// lock, max_ttl. An operation takes the cluster's one lock (statestore.Hold), reads the state
+// document once, writes its header once when admitted, builds the graph, runs the provisioning
+// engine with a saver that writes the whole document after every step, and keeps the kubeconfig
+// as its own encrypted object. It knows nothing of GitHub: callers translate events into intents
+// and render outcomes.
 package clusterops
 
 import (
