@@ -328,23 +328,36 @@ func (o *Ops) Up(ctx context.Context, in Intent) (_ *Outcome, err error) {
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 	defer cancel()
 	if upErr != nil {
-		if f := o.closeAdminAfterFailure(wctx, g, engine, final, saver, in.Cluster); f != nil {
-			final = f
-			out.State = final
-		}
-		failedPhase := lifecycle.PhaseFailed
-		if resuming {
-			failedPhase = lifecycle.PhaseResuming // still the resume of a paused cluster: an up or resume continues it
-		}
-		if err := saver.setPhase(wctx, failedPhase, nil, nil); err != nil {
-			o.log().Error("record the failed phase", "cluster", in.Cluster, "err", err)
-		}
-		out.Header, out.Phase = saver.doc.Header, lifecycle.PhaseFailed
-		if errors.Is(upErr, provision.ErrCancelled) {
-			out.Phase = lifecycle.PhaseCancelled
-		}
-		return out, upErr
+		return o.upFailed(wctx, in, out, upErr, g, engine, saver, resuming)
 	}
+	return o.upReady(wctx, in, out, saver, resuming)
+}
+
+// upFailed records a failed (or cancelled) up: the runner's temporary admin rule closed, the
+// phase failed (resuming for a resume, which an up or resume continues).
+func (o *Ops) upFailed(wctx context.Context, in Intent, out *Outcome, upErr error, g *provision.Graph, engine *provision.Engine,
+	saver *docSaver, resuming bool) (*Outcome, error) {
+	if f := o.closeAdminAfterFailure(wctx, g, engine, out.State, saver, in.Cluster); f != nil {
+		out.State = f
+	}
+	failedPhase := lifecycle.PhaseFailed
+	if resuming {
+		failedPhase = lifecycle.PhaseResuming
+	}
+	if err := saver.setPhase(wctx, failedPhase, nil, nil); err != nil {
+		o.log().Error("record the failed phase", "cluster", in.Cluster, "err", err)
+	}
+	out.Header, out.Phase = saver.doc.Header, lifecycle.PhaseFailed
+	if errors.Is(upErr, provision.ErrCancelled) {
+		out.Phase = lifecycle.PhaseCancelled
+	}
+	return out, upErr
+}
+
+// upReady records a finished up: the resume's snapshot cleared, the kubeconfig artifact, the
+// header's ready phase (and, for a resume, the running cost and the lifetime it had left).
+func (o *Ops) upReady(wctx context.Context, in Intent, out *Outcome, saver *docSaver, resuming bool) (*Outcome, error) {
+	final := out.State
 	if err := o.finishResume(wctx, saver, final); err != nil {
 		return failed(out, err)
 	}

@@ -88,10 +88,6 @@ func WithKeeper(k *secrets.Keeper) Option { return func(o *options) { o.keeper =
 // WithClock sets the clock used for lock leases and creation times.
 func WithClock(now func() time.Time) Option { return func(o *options) { o.now = now } }
 
-// WithLinkClient sets the HTTP client that checks each fresh signed link (default: a plain
-// client, bounded by a 15 s timeout per check).
-func WithLinkClient(c *http.Client) Option { return func(o *options) { o.linkClient = c } }
-
 // WithLogger sets the logger (default slog.Default()).
 func WithLogger(l *slog.Logger) Option { return func(o *options) { o.log = l } }
 
