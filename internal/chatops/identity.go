@@ -9,6 +9,7 @@ import (
 
 	"go.yaml.in/yaml/v4"
 
+	"github.com/pocbot/pocbot/internal/clusterops"
 	"github.com/pocbot/pocbot/internal/commands"
 	"github.com/pocbot/pocbot/internal/github"
 )
@@ -68,27 +69,10 @@ func (r *run) keepState(ctx context.Context) (bool, *commands.KeepRefusal) {
 	return KeepAllowed(ctx, r.h.GitHub, r.ev.Number, r.cfg.KeepLabel)
 }
 
-// Labelers is what deciding on a keep label needs: who added it (the issue's events) and their
-// permission; *github.Client implements it.
-type Labelers interface {
-	LabelActor(ctx context.Context, number int, label string) (string, bool, error)
-	Permission(ctx context.Context, login string) (string, error)
-}
-
-// KeepAllowed decides on a keep label that is on issue number (commands.KeepVouched is the
-// policy). Fails closed: an API error means the label does not count, with the reason.
-func KeepAllowed(ctx context.Context, gh Labelers, number int, label string) (bool, *commands.KeepRefusal) {
-	actor, _, err := gh.LabelActor(ctx, number, label)
-	if err != nil {
-		return false, &commands.KeepRefusal{Unknown: commands.Redact(err.Error())}
-	}
-	perm := ""
-	if actor != "" {
-		if perm, err = gh.Permission(ctx, actor); err != nil {
-			return false, &commands.KeepRefusal{Actor: actor, Unknown: commands.Redact(err.Error())}
-		}
-	}
-	refusal := commands.KeepVouched(actor, perm)
+// KeepAllowed decides on a keep label that is on issue number (clusterops.KeepVouched, the one
+// keep rule).
+func KeepAllowed(ctx context.Context, gh clusterops.Labelers, number int, label string) (bool, *commands.KeepRefusal) {
+	refusal := clusterops.KeepVouched(ctx, gh, number, label)
 	return refusal == nil, refusal
 }
 

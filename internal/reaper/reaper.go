@@ -42,13 +42,9 @@ type Issues interface {
 	CreateComment(ctx context.Context, number int, body string) (github.Comment, error)
 }
 
-// Labelers says who last added a label to an issue and what a user may do: the keep label
-// counts only when its adder has write permission (anyone with triage can label).
-// internal/github.Client implements it.
-type Labelers interface {
-	LabelActor(ctx context.Context, number int, label string) (string, bool, error)
-	Permission(ctx context.Context, login string) (string, error)
-}
+// Labelers says who last added a label to an issue and what a user may do (the keep rule's
+// needs, clusterops.Labelers); internal/github.Client implements it.
+type Labelers = clusterops.Labelers
 
 // Teardown destroys one cluster (clusterops.Ops.Down).
 type Teardown interface {
@@ -678,8 +674,8 @@ func Opportunistic(cfg Config) Config {
 	return cfg
 }
 
-// vouch checks the keep label on issue number: nil when it counts (added by a user with write
-// permission), else why not. Fails closed: no Labelers or an API error means it does not count.
+// vouch checks the keep label on issue number (clusterops.KeepVouched, the one keep rule): nil
+// when it counts. Without Labelers (or Issues implementing it) it does not count.
 func (r *run) vouch(ctx context.Context, number int) *commands.KeepRefusal {
 	lb := r.cfg.Labelers
 	if lb == nil {
@@ -688,15 +684,5 @@ func (r *run) vouch(ctx context.Context, number int) *commands.KeepRefusal {
 	if lb == nil {
 		return &commands.KeepRefusal{Unknown: "the reaper was given no way to ask GitHub who added it"}
 	}
-	actor, _, err := lb.LabelActor(ctx, number, r.cfg.KeepLabel)
-	if err != nil {
-		return &commands.KeepRefusal{Unknown: commands.Redact(err.Error())}
-	}
-	perm := ""
-	if actor != "" {
-		if perm, err = lb.Permission(ctx, actor); err != nil {
-			return &commands.KeepRefusal{Actor: actor, Unknown: commands.Redact(err.Error())}
-		}
-	}
-	return commands.KeepVouched(actor, perm)
+	return clusterops.KeepVouched(ctx, lb, number, r.cfg.KeepLabel)
 }
