@@ -721,6 +721,33 @@ func (o *Ops) plan(ctx context.Context, in Intent, out *Outcome) (*Outcome, erro
 	return out, nil
 }
 
+// lockForDown takes the cluster's lock for a down. When an up holds it, it records a cancel
+// request that the up honours at its next step and waits for the lock (taking the request back
+// when nobody takes over); with NoCancel (the reaper) a busy lock is given up at once.
+func (o *Ops) lockForDown(ctx context.Context, in Intent) (*statestore.Held, error) {
+	h, err := o.acquire(ctx, statestore.ClusterLock(in.Cluster), in, 0)
+	var locked *statestore.LockedError
+	if !errors.As(err, &locked) || in.NoCancel {
+		return h, err
+	}
+	if _, perr := o.Store.PutArtifact(ctx, in.Cluster, artifactCancel, []byte(in.RequestedBy)); perr != nil {
+		return nil, fmt.Errorf("ask the running %s to stop: %w", locked.Holder.Command, perr)
+	}
+	o.log().Info("asked the run holding the lock to stop", "cluster", in.Cluster, "holder", locked.Holder.Command, "run", locked.Holder.RunID)
+	// The holder stops at its next step, and one step (an Elastic Metal delivery, the rescue
+	// write) can last longer than the usual wait: having stopped it, this down must take over.
+	h, err = o.acquire(ctx, statestore.ClusterLock(in.Cluster), in, max(o.lockWait(), o.cancelWait()))
+	if err != nil {
+		// Nobody takes over: take the request back, or the up would stop for nothing.
+		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+		if derr := o.Store.DeleteArtifact(dctx, in.Cluster, artifactCancel); derr != nil {
+			o.log().Error("take back the cancel request", "cluster", in.Cluster, "err", derr)
+		}
+		cancel()
+	}
+	return h, err
+}
+
 // Down destroys a cluster. When an up holds the lock, Down records a cancel request that the up
 // honours at its next step, then waits for the lock. Under the lock it reads the document once,
 // applies the rules of an existing cluster (Owned, RolledBack, the intent's precondition), calls
@@ -728,28 +755,9 @@ func (o *Ops) plan(ctx context.Context, in Intent, out *Outcome) (*Outcome, erro
 // document still has what carries its exact tag swept.
 func (o *Ops) Down(ctx context.Context, in Intent) (*Outcome, error) {
 	out := &Outcome{Phase: lifecycle.PhaseDestroying}
-	h, err := o.acquire(ctx, statestore.ClusterLock(in.Cluster), in, 0)
-	var locked *statestore.LockedError
-	if errors.As(err, &locked) && !in.NoCancel {
-		if _, perr := o.Store.PutArtifact(ctx, in.Cluster, artifactCancel, []byte(in.RequestedBy)); perr != nil {
-			return failed(out, fmt.Errorf("ask the running %s to stop: %w", locked.Holder.Command, perr))
-		}
-		o.log().Info("asked the run holding the lock to stop", "cluster", in.Cluster, "holder", locked.Holder.Command, "run", locked.Holder.RunID)
-		// The holder stops at its next step, and one step (an Elastic Metal delivery, the rescue
-		// write) can last longer than the usual wait: having stopped it, this down must take over.
-		wait := max(o.lockWait(), o.cancelWait())
-		h, err = o.acquire(ctx, statestore.ClusterLock(in.Cluster), in, wait)
-		if err != nil {
-			// Nobody takes over: take the request back, or the up would stop for nothing.
-			dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-			if derr := o.Store.DeleteArtifact(dctx, in.Cluster, artifactCancel); derr != nil {
-				o.log().Error("take back the cancel request", "cluster", in.Cluster, "err", derr)
-			}
-			cancel()
-			return o.lockRefusal(out, in, err, wait)
-		}
-	} else if err != nil {
-		return o.lockRefusal(out, in, err, 0)
+	h, err := o.lockForDown(ctx, in)
+	if err != nil {
+		return o.lockRefusal(out, in, err, max(o.lockWait(), o.cancelWait()))
 	}
 	defer o.release(ctx, h)
 	ctx = cluster.WithParkFor(h.Context(), in.ParkFor)
