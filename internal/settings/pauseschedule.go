@@ -6,6 +6,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	// pause_schedule names an IANA zone; the bot must parse it on a runner or container without
+	// a system tz database, so the database is linked in (about 450 KB).
+	_ "time/tzdata"
 )
 
 // DefaultMaxPaused is how long a paused cluster is kept by default (max_paused).

@@ -115,11 +115,7 @@ func (e *Emulator) listApplications(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	sort.Slice(list, func(i, j int) bool { return list[i].ID < list[j].ID })
-	pg, ok := pageOf(w, r, list)
-	if !ok {
-		return
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"applications": pg, "total_count": len(list)})
+	writePage(w, r, "applications", pagingBody, list, asJSON)
 }
 
 func (e *Emulator) oneApplication(w http.ResponseWriter, r *http.Request) {
@@ -203,11 +199,7 @@ func (e *Emulator) listPolicies(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	sort.Slice(list, func(i, j int) bool { return list[i].ID < list[j].ID })
-	pg, ok := pageOf(w, r, list)
-	if !ok {
-		return
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"policies": pg, "total_count": len(list)})
+	writePage(w, r, "policies", pagingBody, list, asJSON)
 }
 
 func (e *Emulator) onePolicy(w http.ResponseWriter, r *http.Request) {
@@ -242,11 +234,7 @@ func (e *Emulator) listRules(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	list := s.rules[id]
-	pg, ok := pageOf(w, r, list)
-	if !ok {
-		return
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"rules": pg, "total_count": len(list)})
+	writePage(w, r, "rules", pagingBody, list, asJSON)
 }
 
 func (e *Emulator) createAPIKey(w http.ResponseWriter, r *http.Request) {
@@ -288,11 +276,7 @@ func (e *Emulator) listAPIKeys(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	sort.Slice(list, func(i, j int) bool { return list[i].AccessKey < list[j].AccessKey })
-	pg, ok := pageOf(w, r, list)
-	if !ok {
-		return
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"api_keys": pg, "total_count": len(list)})
+	writePage(w, r, "api_keys", pagingBody, list, asJSON)
 }
 
 func (e *Emulator) oneAPIKey(w http.ResponseWriter, r *http.Request) {

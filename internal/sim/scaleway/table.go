@@ -78,6 +78,9 @@ func serveList[T resource](w http.ResponseWriter, r *http.Request, t table[T], z
 	writePage(w, r, l.key, l.paging, list, l.json)
 }
 
+// asJSON is writePage's toJSON for values whose SDK type is already the answer's shape.
+func asJSON[T any](v T) any { return v }
+
 // writePage answers one page of list, paged as the API pages.
 func writePage[T any](w http.ResponseWriter, r *http.Request, key string, pg paging, list []T, toJSON func(T) any) {
 	var page []T
