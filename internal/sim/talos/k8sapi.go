@@ -154,6 +154,30 @@ func (h *kubeHandler) store(w http.ResponseWriter) *etcdData {
 }
 
 // object decodes a stored object and sets its resourceVersion from etcd's revision.
+// writeStoredKV answers the object a write stored (err is the write's), or the write's failure as
+// a Kubernetes Status.
+func writeStoredKV(w http.ResponseWriter, status int, kv etcdKV, err error) {
+	if err != nil {
+		writeStored(w, err)
+
+		return
+	}
+
+	out, err := object(kv)
+	if err != nil {
+		writeStored(w, err)
+
+		return
+	}
+
+	writeJSON(w, status, out)
+}
+
+// errNotFound is the Status of a missing object of resource r.
+func errNotFound(r kubeResource, name string) *storedError {
+	return &storedError{code: http.StatusNotFound, reason: "NotFound", msg: fmt.Sprintf("%s %q not found", r.plural, name), name: name, plural: r.plural}
+}
+
 func object(kv etcdKV) (map[string]any, error) {
 	var obj map[string]any
 	if err := json.Unmarshal(kv.Value, &obj); err != nil {
@@ -407,20 +431,7 @@ func (h *kubeHandler) create(r kubeResource) http.HandlerFunc {
 
 			return nil
 		}, func(int64) ([]byte, error) { return json.Marshal(obj) })
-		if err != nil {
-			writeStored(w, err)
-
-			return
-		}
-
-		out, err := object(kv)
-		if err != nil {
-			writeStored(w, err)
-
-			return
-		}
-
-		writeJSON(w, http.StatusCreated, out)
+		writeStoredKV(w, http.StatusCreated, kv, err)
 	}
 }
 
@@ -443,7 +454,7 @@ func (h *kubeHandler) update(r kubeResource) http.HandlerFunc {
 
 		kv, err := d.txn(registryKey(r, ns, name), func(cur etcdKV, exists bool) error {
 			if !exists {
-				return &storedError{code: http.StatusNotFound, reason: "NotFound", msg: fmt.Sprintf("%s %q not found", r.plural, name), name: name, plural: r.plural}
+				return errNotFound(r, name)
 			}
 
 			if want != "" && want != strconv.FormatInt(cur.Mod, 10) {
@@ -461,20 +472,7 @@ func (h *kubeHandler) update(r kubeResource) http.HandlerFunc {
 
 			return nil
 		}, func(int64) ([]byte, error) { return json.Marshal(obj) })
-		if err != nil {
-			writeStored(w, err)
-
-			return
-		}
-
-		out, err := object(kv)
-		if err != nil {
-			writeStored(w, err)
-
-			return
-		}
-
-		writeJSON(w, http.StatusOK, out)
+		writeStoredKV(w, http.StatusOK, kv, err)
 	}
 }
 
@@ -489,7 +487,7 @@ func (h *kubeHandler) remove(r kubeResource) http.HandlerFunc {
 
 		kv, err := d.txn(registryKey(r, ns, name), func(_ etcdKV, exists bool) error {
 			if !exists {
-				return &storedError{code: http.StatusNotFound, reason: "NotFound", msg: fmt.Sprintf("%s %q not found", r.plural, name), name: name, plural: r.plural}
+				return errNotFound(r, name)
 			}
 
 			return nil
