@@ -24,6 +24,9 @@ const (
 	KindClock Kind = "clock"
 	// KindWait: the harness lets the running processes progress.
 	KindWait Kind = "wait"
+	// KindKube: a user writes an object (Action: "configmaps" or "secrets") into the cluster of
+	// Repo#Number with the kubeconfig the bot issued them (kube.go).
+	KindKube Kind = "kube"
 )
 
 // Faults is what a process's wire does to its requests, each a probability per request.
@@ -76,6 +79,8 @@ func (e Event) String() string {
 		fmt.Fprintf(&b, "clock +%s", e.Jump)
 	case KindWait:
 		fmt.Fprintf(&b, "wait %s", e.Jump)
+	case KindKube:
+		fmt.Fprintf(&b, "%s writes %s with the kubeconfig the bot issued on %s#%d", e.User, e.Action, e.Repo, e.Number)
 	}
 	if e.Async {
 		b.WriteString(" [async]")
@@ -193,6 +198,12 @@ func generate(seed uint64, n int) []Event {
 		}
 		var e Event
 		switch x := r.IntN(100); {
+		case x < 5:
+			num := repo.Issues[r.IntN(len(repo.Issues))]
+			if r.IntN(3) == 0 {
+				num = repo.PRs[r.IntN(len(repo.PRs))].Number
+			}
+			e = Event{Kind: KindKube, Repo: repo.Name, Number: num, User: pick([]string{"ada", "wes"}), Action: pick([]string{"configmaps", "secrets"})}
 		case x < 62:
 			num := repo.Issues[r.IntN(len(repo.Issues))]
 			if r.IntN(3) == 0 {
