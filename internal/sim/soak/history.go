@@ -198,12 +198,13 @@ func generate(seed uint64, n int) []Event {
 		}
 		var e Event
 		switch x := r.IntN(100); {
-		case x < 5:
-			num := repo.Issues[r.IntN(len(repo.Issues))]
-			if r.IntN(3) == 0 {
-				num = repo.PRs[r.IntN(len(repo.PRs))].Number
+		case x < 8:
+			// Mostly into the cluster of the last up, by its requester (the link is theirs).
+			e = Event{Kind: KindKube, Repo: repo.Name, Number: repo.Issues[r.IntN(len(repo.Issues))], User: pick([]string{"ada", "wes"}),
+				Action: pick([]string{"configmaps", "secrets"})}
+			if last, ok := lastUp(out); ok && r.IntN(4) != 0 {
+				e.Repo, e.Number, e.User = last.Repo, last.Number, last.User
 			}
-			e = Event{Kind: KindKube, Repo: repo.Name, Number: num, User: pick([]string{"ada", "wes"}), Action: pick([]string{"configmaps", "secrets"})}
 		case x < 62:
 			num := repo.Issues[r.IntN(len(repo.Issues))]
 			if r.IntN(3) == 0 {
@@ -242,6 +243,17 @@ func generate(seed uint64, n int) []Event {
 		out = append(out, e)
 	}
 	return out
+}
+
+// lastUp is the last `/poc up` of ada or wes (who have SSH keys to open its kubeconfig link).
+func lastUp(events []Event) (Event, bool) {
+	for i := len(events) - 1; i >= 0; i-- {
+		e := events[i]
+		if e.Kind == KindComment && strings.HasPrefix(e.Body, "/poc up") && (e.User == "ada" || e.User == "wes") {
+			return e, true
+		}
+	}
+	return Event{}, false
 }
 
 // commandBody is a comment a user might write: mostly commands, valid and not, with the flags
