@@ -33,18 +33,22 @@ const (
 	probeWait = 20 * time.Second
 )
 
-// probeScript tries every "address:port" argument and prints a line per target, "ok TARGET" or
-// "fail TARGET WHY"; it exits 1 when a target failed.
-const probeScript = `rc=0
-for t in "$@"; do
-  if out=$(timeout 5 bash -c 'exec 3<>"/dev/tcp/${0%:*}/${0##*:}" && printf "GET /hello HTTP/1.0\r\n\r\n" >&3 && IFS= read -r l <&3 && printf %s "$l"' "$t" 2>&1) && [[ $out == HTTP/*" 200"* ]]; then
-    echo "ok $t"
+// probeScript tries every "address:port" argument at once (5 s each) and prints a line per
+// target, "ok TARGET" or "fail TARGET WHY"; it exits 1 when a target failed.
+const probeScript = `probe() {
+  local out
+  if out=$(timeout 5 bash -c 'exec 3<>"/dev/tcp/${0%:*}/${0##*:}" && printf "GET /hello HTTP/1.0\r\n\r\n" >&3 && IFS= read -r l <&3 && printf %s "$l"' "$1" 2>&1) && [[ $out == HTTP/*" 200"* ]]; then
+    echo "ok $1"
   else
     out=${out//$'\n'/; }
-    echo "fail $t ${out:-timeout}"
-    rc=1
+    echo "fail $1 ${out:-timeout}"
+    return 1
   fi
-done
+}
+pids=()
+for t in "$@"; do probe "$t" & pids+=($!); done
+rc=0
+for p in "${pids[@]}"; do wait "$p" || rc=1; done
 exit $rc`
 
 type probe struct {
