@@ -41,7 +41,7 @@ func TestGenerateIsAFunctionOfTheSeed(t *testing.T) {
 			bot++
 		}
 	}
-	for _, k := range []Kind{KindComment, KindPR, KindSchedule, KindClock, KindWait} {
+	for _, k := range []Kind{KindComment, KindPR, KindSchedule, KindClock, KindWait, KindKube} {
 		if kinds[k] == 0 {
 			t.Errorf("5000 events hold no %s", k)
 		}
