@@ -7,7 +7,9 @@
 // (TalosBoot, scaled) before its API answers, reads the control plane's user data only then, and
 // refuses Bootstrap until its container runtime and time sync are up (TalosCRI, TalosTimeSync).
 //
-// The world owns wiring only; each stand-in lives in its own package under internal/sim.
+// The world only starts the stand-ins and connects them to each other; each stand-in lives in its
+// own package under internal/sim. The bot's side is opened from the world's environment (Env) by
+// production's constructor, internal/wiring (worldtest does it for tests).
 //
 // # Network policy
 //
