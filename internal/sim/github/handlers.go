@@ -46,6 +46,16 @@ func (c *call) json(status int, v any) {
 	}
 }
 
+// decode reads the JSON body, at most limit bytes, into v; it answers 400 and returns false when
+// the body is no JSON of v's shape.
+func (c *call) decode(limit int64, v any) bool {
+	if err := json.NewDecoder(http.MaxBytesReader(c.w, c.r.Body, limit)).Decode(v); err != nil {
+		c.fail(http.StatusBadRequest, "Problems parsing JSON")
+		return false
+	}
+	return true
+}
+
 func (c *call) fail(status int, msg string) {
 	c.json(status, map[string]string{"message": msg, "documentation_url": docURL, "status": strconv.Itoa(status)})
 }
@@ -670,12 +680,8 @@ func (s *Server) contents(c *call, r *repo, path string) {
 }
 
 func (s *Server) userKeys(c *call, login string) {
-	if !s.requireToken(c, nil, "", "") {
-		return
-	}
-	u, ok := s.users[lower(login)]
+	u, ok := s.tokenUser(c, login)
 	if !ok {
-		c.fail(http.StatusNotFound, "Not Found")
 		return
 	}
 	out := []*gh.Key{}
