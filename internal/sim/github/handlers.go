@@ -270,6 +270,18 @@ func (s *Server) route(c *call) {
 		s.userByID(c, seg[1])
 	case n >= 3 && seg[0] == "repos":
 		s.repoRoute(c)
+	case n >= 5 && seg[0] == "repositories" && seg[2] == "environments" && seg[4] == "secrets":
+		// The id-based paths of the environment secrets (go-github v66 calls these): the same
+		// secrets as under /repos/{o}/{r}/environments/{e}/secrets.
+		r := s.repoByID(seg[1])
+		if r == nil {
+			if s.requireToken(c, nil, "", "") {
+				c.fail(http.StatusNotFound, "Not Found")
+			}
+			return
+		}
+		c.seg = append([]string{"repos", r.owner, r.name}, seg[2:]...)
+		s.repoRoute(c)
 	case n == 2 && seg[0] == "search" && seg[1] == "issues" && m == http.MethodGet:
 		if s.requireToken(c, nil, "", "") {
 			s.searchIssues(c)
@@ -286,6 +298,16 @@ func (s *Server) route(c *call) {
 	default:
 		c.fail(http.StatusNotFound, "Not Found")
 	}
+}
+
+// repoByID is the repository whose id is the decimal id (nil when there is none).
+func (s *Server) repoByID(id string) *repo {
+	for _, r := range s.repos {
+		if strconv.FormatInt(r.id, 10) == id {
+			return r
+		}
+	}
+	return nil
 }
 
 func (s *Server) repoRoute(c *call) {
