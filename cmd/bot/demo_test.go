@@ -13,7 +13,7 @@ import (
 
 // TestDemo runs `bot demo` in-process, as `make demo` does, and checks the story it tells.
 func TestDemo(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
 	defer cancel()
 	var stdout, stderr bytes.Buffer
 	a := newApp(&stdout, &stderr, func(k string) string {

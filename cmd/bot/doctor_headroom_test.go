@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"strings"
 	"testing"
 	"time"
@@ -23,20 +22,10 @@ func TestDoctorHeadroom(t *testing.T) {
 		{"no flexible IP left", 0, true, "✗ quota, stock headroom    one default cluster would be refused: Scaleway quota " + scwsim.QuotaIPs},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
-			defer cancel()
 			q := scwsim.DocumentedQuotas()
 			q[scwsim.QuotaIPs] = tc.ips
-			w, err := world.Start(ctx, world.Options{Dir: t.TempDir(), TimeFactor: 0.005, S3: "file", OrgQuotas: q})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer w.Close()
-			env := map[string]string{}
-			for _, kv := range w.Env() {
-				env[kv[0]] = kv[1]
-			}
-			out, err := doctorRun(ctx, env)
+			ctx, w := startWorld(t, 2*time.Minute, world.Options{OrgQuotas: q})
+			out, err := doctorRun(ctx, envMap(w))
 			if (err != nil) != tc.fail || !strings.Contains(out, tc.want) {
 				t.Fatalf("doctor: %v, want failure %v and %q:\n%s", err, tc.fail, tc.want, out)
 			}

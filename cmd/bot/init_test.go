@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"io"
 	"net/http"
@@ -9,10 +8,8 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -21,6 +18,7 @@ import (
 	"github.com/pocbot/pocbot/internal/repoinit"
 	ghsim "github.com/pocbot/pocbot/internal/sim/github"
 	"github.com/pocbot/pocbot/internal/sim/objstore"
+	"github.com/pocbot/pocbot/internal/sim/objstore/objstoretest"
 	"github.com/pocbot/pocbot/internal/sim/world"
 )
 
@@ -106,28 +104,13 @@ func workflowEnv(t *testing.T, gh *ghsim.Server, repo string) map[string]string 
 // identity) then merging its pull request, and the first `/poc up` works with no other step; a
 // second `bot init` changes nothing.
 func TestInitThenFirstUp(t *testing.T) {
-	ctx, cancel := context.WithTimeout(t.Context(), 4*time.Minute)
-	defer cancel()
-	w, err := world.Start(ctx, world.Options{Dir: t.TempDir(), TimeFactor: 0.005, S3: "file"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
+	ctx, w := startWorld(t, 4*time.Minute, world.Options{})
 	const repo = "acme/shop"
-	w.GitHub.AddRepo(repo, "main")
-	w.GitHub.SetPermission(repo, "ada", "admin")
+	laptop := laptop(w, repo)
 	w.GitHub.SetPermission(repo, "alice", "maintain")
-	token := w.GitHub.AddUserToken("ada")
-	laptop := map[string]string{"GH_TOKEN": token}
-	for _, kv := range w.Env() {
-		laptop[kv[0]] = kv[1]
-	}
 	delete(laptop, "POC_STATE_KEY") // init generates it
 	initCmd := func() (string, error) {
-		var so, se bytes.Buffer
-		a := newApp(&so, &se, func(k string) string { return laptop[k] })
-		err := a.dispatch(ctx, []string{"init", "--repo", repo, "--iam", "--action", "pocbot/pocbot@0123456789abcdef0123456789abcdef01234567 # v1.2.3"})
-		return so.String() + se.String(), err
+		return runBotOut(ctx, laptop, "init", "--repo", repo, "--iam", "--action", testActionRef)
 	}
 
 	// 1. bot init
@@ -155,11 +138,7 @@ func TestInitThenFirstUp(t *testing.T) {
 	if out, err := initCmd(); err != nil || !strings.Contains(out, "nothing changed") {
 		t.Fatalf("second init: %v\n%s", err, out)
 	}
-	for _, r := range w.GitHub.Requests()[before:] {
-		if r.Method != "GET" {
-			t.Errorf("the second init made %s %s", r.Method, r.Path)
-		}
-	}
+	githubReadOnly(t, w, before, "the second init")
 
 	// 3. /poc up, run as the merged workflow runs it: with the key init made (--iam), not the laptop's.
 	env := workflowEnv(t, w.GitHub, repo)
@@ -178,16 +157,12 @@ func TestInitThenFirstUp(t *testing.T) {
 	number := w.GitHub.AddIssue(repo, ghsim.Issue{Number: 7, Title: "try it", Author: "alice"})
 	id := w.GitHub.AddComment(repo, number, "alice", "/poc up")
 	dir := t.TempDir()
-	event := filepath.Join(dir, "event.json")
-	if err := os.WriteFile(event, ghsim.CommentPayload(repo, number, id, "alice", w.GitHub.UserID("alice"), "/poc up", w.GitHub.InstallationID(repo)), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	event := writeEvent(t, dir, "event", ghsim.CommentPayload(repo, number, id, "alice", w.GitHub.UserID("alice"), "/poc up", w.GitHub.InstallationID(repo)))
 	env["GITHUB_EVENT_NAME"], env["GITHUB_EVENT_PATH"], env["GITHUB_REPOSITORY"], env["GITHUB_RUN_ID"] = "issue_comment", event, repo, "1"
 	env["POC_STICKY_INTERVAL"], env["POC_REAP_ON_EVENTS"] = "1s", "false"
-	var so, se bytes.Buffer
-	a := newApp(&so, &se, func(k string) string { return env[k] })
-	if err := a.dispatch(ctx, []string{"handle"}); err != nil {
-		t.Fatalf("bot handle /poc up: %v\n%s", err, se.String())
+	_, log, err := runBot(ctx, only(env), "handle")
+	if err != nil {
+		t.Fatalf("bot handle /poc up: %v\n%s", err, log)
 	}
 	var status string
 	for _, c := range w.GitHub.Comments(repo, number) {
@@ -197,17 +172,14 @@ func TestInitThenFirstUp(t *testing.T) {
 	}
 	t.Logf("status comment:\n%s", status)
 	if !strings.Contains(status, "Kubernetes API") {
-		t.Fatalf("no endpoint in the bot's comments:\n%s\nlog:\n%s", status, se.String())
+		t.Fatalf("no endpoint in the bot's comments:\n%s\nlog:\n%s", status, log)
 	}
 
 	// A set-up fault: the reply says what is wrong (the fast part of bot doctor).
 	env["POC_STATE_KEY"] = ""
 	id = w.GitHub.AddComment(repo, number, "alice", "/poc status")
-	if err := os.WriteFile(event, ghsim.CommentPayload(repo, number, id, "alice", w.GitHub.UserID("alice"), "/poc status", w.GitHub.InstallationID(repo)), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	a = newApp(&so, &se, func(k string) string { return env[k] })
-	_ = a.dispatch(ctx, []string{"handle"})
+	writeEvent(t, dir, "event", ghsim.CommentPayload(repo, number, id, "alice", w.GitHub.UserID("alice"), "/poc status", w.GitHub.InstallationID(repo)))
+	_, _, _ = runBot(ctx, only(env), "handle")
 	var reply string
 	for _, c := range w.GitHub.Comments(repo, number) {
 		if c.Author != "alice" && strings.Contains(c.Body, "Failed") {
@@ -221,50 +193,22 @@ func TestInitThenFirstUp(t *testing.T) {
 
 // doctorRun runs `bot doctor` in-process with env and extra arguments.
 func doctorRun(ctx context.Context, env map[string]string, args ...string) (string, error) {
-	var so, se bytes.Buffer
-	a := newApp(&so, &se, func(k string) string { return env[k] })
-	err := a.dispatch(ctx, append([]string{"doctor"}, args...))
-	return so.String() + se.String(), err
+	return runBotOut(ctx, env, append([]string{"doctor"}, args...)...)
 }
 
 // `bot doctor` passes on what `bot init` set up, and fails naming the cause on a missing secret, a
 // key without a permission set the bot needs, and a bucket without conditional writes.
 func TestDoctor(t *testing.T) {
-	if _, err := objstore.LookVersity(); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal(err)
-		}
-		t.Skip(err)
-	}
-	ctx, cancel := context.WithTimeout(t.Context(), 4*time.Minute)
-	defer cancel()
+	objstoretest.Require(t)
 	// Object Storage is the versitygw stand-in: init turns the buckets' versioning on and adds the
 	// lifecycle rule, which doctor checks.
-	w, err := world.Start(ctx, world.Options{Dir: t.TempDir(), TimeFactor: 0.005, S3: "versitygw"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
-	var s3mu sync.Mutex
-	var s3writes []string
-	w.S3.Observe(func(method, path string, _ http.Header) {
-		if method != http.MethodGet && method != http.MethodHead {
-			s3mu.Lock()
-			s3writes = append(s3writes, method+" "+path)
-			s3mu.Unlock()
-		}
-	})
+	ctx, w := startWorld(t, 4*time.Minute, world.Options{S3: "versitygw"})
+	s3writes := objstoretest.Writes(w.S3)
 	const repo = "acme/shop"
-	w.GitHub.AddRepo(repo, "main")
-	w.GitHub.SetPermission(repo, "ada", "admin")
-	laptop := map[string]string{"GH_TOKEN": w.GitHub.AddUserToken("ada")}
-	for _, kv := range w.Env() {
-		laptop[kv[0]] = kv[1]
-	}
-	var so bytes.Buffer
-	a := newApp(&so, &so, func(k string) string { return laptop[k] })
-	if err := a.dispatch(ctx, []string{"init", "--repo", repo, "--action", "pocbot/pocbot@0123456789abcdef0123456789abcdef01234567 # v1.2.3"}); err != nil {
-		t.Fatalf("init: %v\n%s", err, so.String())
+	laptop := laptop(w, repo)
+	initOut, err := initRepo(ctx, laptop, repo)
+	if err != nil {
+		t.Fatalf("init: %v\n%s", err, initOut)
 	}
 	for n := range w.GitHub.PullRequests(repo) {
 		if err := w.GitHub.MergePR(repo, n); err != nil {
@@ -272,20 +216,15 @@ func TestDoctor(t *testing.T) {
 		}
 	}
 
-	s3mu.Lock()
-	if len(s3writes) != 4 { // each bucket existed: versioning and lifecycle, twice
-		t.Errorf("init's writes to Object Storage: %v, want versioning and lifecycle of both buckets\n%s", s3writes, so.String())
+	if ws := s3writes(); len(ws) != 4 { // each bucket existed: versioning and lifecycle, twice
+		t.Errorf("init's writes to Object Storage: %v, want versioning and lifecycle of both buckets\n%s", ws, initOut)
 	}
-	s3writes = nil
-	s3mu.Unlock()
-	if out, err := initAgain(ctx, laptop, repo); err != nil || !strings.Contains(out, "nothing changed") {
+	if out, err := initRepo(ctx, laptop, repo); err != nil || !strings.Contains(out, "nothing changed") {
 		t.Fatalf("second init: %v\n%s", err, out)
 	}
-	s3mu.Lock()
-	if len(s3writes) != 0 {
-		t.Errorf("the second init wrote to Object Storage: %v", s3writes)
+	if ws := s3writes(); len(ws) != 0 {
+		t.Errorf("the second init wrote to Object Storage: %v", ws)
 	}
-	s3mu.Unlock()
 
 	out, err := doctorRun(ctx, laptop, "--repo", repo)
 	if err != nil {
@@ -303,7 +242,7 @@ func TestDoctor(t *testing.T) {
 	t.Run("missing secret", func(t *testing.T) {
 		w.GitHub.DeleteSecret(repo, "poc", "SCW_SECRET_KEY")
 		defer func() {
-			if _, err := initAgain(ctx, laptop, repo); err != nil {
+			if _, err := initRepo(ctx, laptop, repo); err != nil {
 				t.Fatal(err)
 			}
 		}()
@@ -368,9 +307,7 @@ func TestDoctor(t *testing.T) {
 	})
 }
 
-func initAgain(ctx context.Context, env map[string]string, repo string) (string, error) {
-	var so bytes.Buffer
-	a := newApp(&so, &so, func(k string) string { return env[k] })
-	err := a.dispatch(ctx, []string{"init", "--repo", repo, "--action", "pocbot/pocbot@0123456789abcdef0123456789abcdef01234567 # v1.2.3"})
-	return so.String(), err
+// initRepo runs `bot init` (without --iam) on repo in-process with env.
+func initRepo(ctx context.Context, env map[string]string, repo string) (string, error) {
+	return runBotOut(ctx, env, "init", "--repo", repo, "--action", testActionRef)
 }

@@ -27,7 +27,7 @@ func TestSoak(t *testing.T) {
 	var out strings.Builder
 	a := newApp(io.Discard, io.Discard, func(string) string { return "" })
 	base := soak.Options{Bot: soakBot{a: a}}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Minute)
 	defer cancel()
 
 	// Regressions: each one a bug the soak found, as its shrunk history (written out, so that a

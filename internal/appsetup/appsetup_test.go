@@ -72,7 +72,7 @@ func TestManifestFlow(t *testing.T) {
 	dir := t.TempDir()
 	keyFile := filepath.Join(dir, "pocbot.pem")
 	var out bytes.Buffer
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
 	res, err := appsetup.Run(ctx, appsetup.Config{Owner: "acme", WebURL: base, APIURL: base, KeyFile: keyFile, Repository: "acme/shop", Out: &out,
 		Ready: func(u string) {
@@ -129,7 +129,7 @@ func TestManifestFlowRefusals(t *testing.T) {
 	_, base := standIn(t)
 	dir := t.TempDir()
 	keyFile := filepath.Join(dir, "k.pem")
-	ctx := context.Background()
+	ctx := t.Context()
 	_, err := appsetup.Run(ctx, appsetup.Config{WebURL: base, APIURL: base, KeyFile: keyFile, Timeout: 3 * time.Second,
 		Ready: func(u string) {
 			go func() {
