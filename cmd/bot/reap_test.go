@@ -7,7 +7,6 @@ import (
 	"time"
 
 	ghsim "github.com/pocbot/pocbot/internal/sim/github"
-	"github.com/pocbot/pocbot/internal/sim/world"
 	"github.com/pocbot/pocbot/internal/statestore"
 )
 
@@ -16,10 +15,8 @@ import (
 // the repository's keep label from .github/poc.yml and comments on a closed issue, and partial
 // GitHub settings refused.
 func TestReapCommand(t *testing.T) {
-	ctx, w := startWorld(t, 2*time.Minute, world.Options{})
 	// openWorld's Scaleway client reads the process environment.
-	setenvWorld(t, w)
-	store := worldStore(ctx, t, w)
+	ctx, w, store := cliWorld(t, 2*time.Minute)
 	now := time.Now().UTC()
 	put := func(h statestore.Header) {
 		t.Helper()

@@ -30,14 +30,11 @@ func init() {
 			e.Bool(&health, "health", "", true, "check the Talos APIs (:50000) and Kubernetes /readyz (:6443), a few seconds at most")
 		},
 		run: func(ctx context.Context, a *app, fs *flag.FlagSet) error {
-			ops, closeOps, err := a.clusterOps(ctx, name)
+			ops, closeOps, err := a.scopedOps(ctx, name)
 			if err != nil {
 				return err
 			}
 			defer closeOps()
-			if err := a.checkScope(ctx, ops, name); err != nil {
-				return err
-			}
 			// The Talos client logs every answer at info; next to the table that is noise (POC_DEBUG keeps it).
 			if a.getenv("POC_DEBUG") == "" {
 				ctx = talos.WithLogger(ctx, slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))

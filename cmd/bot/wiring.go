@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
@@ -107,6 +105,17 @@ func (l *lockFlags) apply(o *clusterops.Ops) {
 	}
 }
 
+// open opens the world of a command on one cluster (up, down) with these lock settings, and the
+// operator's intent of verb on the cluster.
+func (l *lockFlags) open(ctx context.Context, a *app, name, verb string, override func(*provision.Spec)) (*opsWorld, clusterops.Intent, error) {
+	w, err := a.openWorld(ctx)
+	if err != nil {
+		return nil, clusterops.Intent{}, err
+	}
+	l.apply(w.ops)
+	return w, a.intent(name, verb, w, override), nil
+}
+
 // progressPrinter prints the engine's step events as a live list.
 type progressPrinter struct {
 	mu sync.Mutex
@@ -180,13 +189,13 @@ func (a *app) openStoreNoKey(ctx context.Context) (*statestore.Store, error) {
 	if strings.TrimSpace(a.getenv(statestore.EnvStateKey)) != "" {
 		return a.openStore(ctx)
 	}
-	var k [32]byte
-	if _, err := rand.Read(k[:]); err != nil {
+	key, err := statestore.NewKeyURL()
+	if err != nil {
 		return nil, err
 	}
 	getenv := func(name string) string {
 		if name == statestore.EnvStateKey {
-			return "base64key://" + base64.URLEncoding.EncodeToString(k[:])
+			return key
 		}
 		return a.getenv(name)
 	}

@@ -56,13 +56,20 @@ func envMap(w *world.World) map[string]string {
 	return m
 }
 
-// setenvWorld puts the world's settings in the test's process environment (for what reads it
-// directly, as openWorld's Scaleway client does).
-func setenvWorld(t *testing.T, w *world.World) {
+// cliWorld is startWorld for the in-process CLI: the world's settings are in the process
+// environment, as an operator's shell holds them, and its state store is open.
+func cliWorld(t *testing.T, limit time.Duration) (context.Context, *world.World, *statestore.Store) {
 	t.Helper()
+	ctx, w := startWorld(t, limit, world.Options{})
 	for _, kv := range w.Env() {
 		t.Setenv(kv[0], kv[1])
 	}
+	store, err := statestore.Open(ctx, statestore.Config{StateURL: w.StateURL, KeyURL: w.StateKey})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = store.Close() })
+	return ctx, w, store
 }
 
 // only reads the environment from env alone.
@@ -93,17 +100,6 @@ func runBotOut(ctx context.Context, env map[string]string, args ...string) (stri
 	var out bytes.Buffer
 	err := newApp(&out, &out, only(env)).dispatch(ctx, args)
 	return out.String(), err
-}
-
-// worldStore opens the world's state store; it is closed when t ends.
-func worldStore(ctx context.Context, t *testing.T, w *world.World) *statestore.Store {
-	t.Helper()
-	store, err := statestore.Open(ctx, statestore.Config{StateURL: w.StateURL, KeyURL: w.StateKey})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = store.Close() })
-	return store
 }
 
 // putReady writes the state document of a ready cluster under h (its phase set to ready), with the

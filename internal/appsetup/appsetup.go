@@ -27,10 +27,7 @@ import (
 	"strings"
 	"time"
 
-	gh "github.com/google/go-github/v66/github"
-
 	"github.com/pocbot/pocbot/internal/github"
-	"github.com/pocbot/pocbot/internal/version"
 )
 
 // Manifest is the App manifest (the keys GitHub documents for the manifest flow).
@@ -199,14 +196,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 }
 
 func convert(ctx context.Context, cfg Config, code string) (*Result, error) {
-	c := gh.NewClient(nil)
-	c.UserAgent = version.UserAgent()
-	if cfg.APIURL != "" {
-		u, err := url.Parse(strings.TrimRight(cfg.APIURL, "/") + "/")
-		if err != nil {
-			return nil, fmt.Errorf("app create: API URL %q: %w", cfg.APIURL, err)
-		}
-		c.BaseURL = u
+	c, _, err := github.NewREST(http.DefaultTransport, cfg.APIURL)
+	if err != nil {
+		return nil, fmt.Errorf("app create: %w", err)
 	}
 	ac, _, err := c.Apps.CompleteAppManifest(ctx, code)
 	if err != nil {

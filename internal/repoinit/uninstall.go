@@ -84,7 +84,7 @@ func Uninstall(ctx context.Context, cfg UninstallConfig) (int, error) {
 	if cfg.Token == "" {
 		return 0, errors.New("uninstall: no GitHub token (GH_TOKEN, GITHUB_TOKEN or `gh auth token`)")
 	}
-	c, err := client(&http.Client{Transport: &bearer{next: cfg.Transport, token: cfg.Token}}, cfg.APIURL)
+	c, err := client(cfg.Transport, cfg.Token, cfg.APIURL)
 	if err != nil {
 		return 0, err
 	}
