@@ -66,7 +66,7 @@ func (d *Driver) workerNode() provision.Node {
 					if err != nil {
 						return nil, err
 					}
-					// No install: the worker's disk is written from rescue (SPEC §5).
+					// No install: the worker's disk is written from rescue (docs/seed.md, Work outside the state).
 					s, err := d.bm.CreateServer(&baremetal.CreateServerRequest{
 						Zone: zone, OfferID: o.ID, ProjectID: &d.project, Name: sname,
 						Description: "pocbot worker of cluster " + r.ClusterID(), Tags: r.Tags(NodeWorker), OptionIDs: []string{},

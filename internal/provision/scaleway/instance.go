@@ -103,7 +103,7 @@ func (d *Driver) deleteIP(ctx context.Context, r *provision.Run, zone scw.Zone, 
 
 // ---- security group ----
 
-// Rule is one inbound accept rule of the control planes' group (SPEC §2).
+// Rule is one inbound accept rule of the control planes' group (docs/seed.md, The control planes' security group).
 type Rule struct {
 	Protocol string // TCP, UDP, ICMP
 	Port     uint32 // 0 for ICMP
