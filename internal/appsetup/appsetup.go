@@ -139,13 +139,13 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 // withDefaults fills the defaults of cfg and refuses a run that could overwrite a key.
 func (cfg Config) withDefaults() (Config, error) {
 	if cfg.WebURL == "" {
-		cfg.WebURL = "https://github.com"
+		cfg.WebURL = github.DefaultWebURL
 	}
 	if cfg.Listen == "" {
 		cfg.Listen = "127.0.0.1:0"
 	}
 	if cfg.Env == "" {
-		cfg.Env = "poc"
+		cfg.Env = github.DefaultEnvironment
 	}
 	if cfg.Timeout == 0 {
 		cfg.Timeout = time.Hour // GitHub's code lives one hour

@@ -38,7 +38,7 @@ func (g GitHub) Checks() []Check {
 	}
 	owner, name, _ := strings.Cut(g.Repo, "/")
 	if g.Env == "" {
-		g.Env = "poc"
+		g.Env = github.DefaultEnvironment
 	}
 	return []Check{
 		func(ctx context.Context) []Item { // App

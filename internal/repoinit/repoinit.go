@@ -105,21 +105,13 @@ type runner struct {
 // Run converges the repository. On error, what was done stays done and the error says what to do;
 // a rerun continues from there.
 func Run(ctx context.Context, cfg Config) (*Report, error) {
-	owner, name, ok := strings.Cut(cfg.Repo, "/")
-	if !ok || owner == "" || name == "" || strings.Contains(name, "/") {
-		return nil, fmt.Errorf("init: --repo %q is not OWNER/REPO", cfg.Repo)
+	owner, name, err := splitRepo("init", cfg.Repo)
+	if err != nil {
+		return nil, err
 	}
-	if cfg.Env == "" {
-		cfg.Env = "poc"
-	}
+	defaults(&cfg.Env, &cfg.Out, &cfg.Transport)
 	if cfg.WebURL == "" {
-		cfg.WebURL = "https://github.com"
-	}
-	if cfg.Out == nil {
-		cfg.Out = io.Discard
-	}
-	if cfg.Transport == nil {
-		cfg.Transport = http.DefaultTransport
+		cfg.WebURL = github.DefaultWebURL
 	}
 	if cfg.Token == "" {
 		return nil, errors.New("init: no GitHub token (GH_TOKEN, GITHUB_TOKEN or `gh auth token`)")
@@ -158,6 +150,29 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		return r.rep, err
 	}
 	return r.rep, nil
+}
+
+// splitRepo reads repo as OWNER/REPO; verb names the command in the error.
+func splitRepo(verb, repo string) (owner, name string, err error) {
+	owner, name, ok := strings.Cut(repo, "/")
+	if !ok || owner == "" || name == "" || strings.Contains(name, "/") {
+		return "", "", fmt.Errorf("%s: --repo %q is not OWNER/REPO", verb, repo)
+	}
+	return owner, name, nil
+}
+
+// defaults fills what init and uninstall default alike: the secrets' environment, the output and
+// the HTTP transport.
+func defaults(env *string, out *io.Writer, rt *http.RoundTripper) {
+	if *env == "" {
+		*env = github.DefaultEnvironment
+	}
+	if *out == nil {
+		*out = io.Discard
+	}
+	if *rt == nil {
+		*rt = http.DefaultTransport
+	}
 }
 
 // client is the installer's GitHub client: requests on rt carrying token, for the API at apiURL.
