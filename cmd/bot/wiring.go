@@ -4,12 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"gocloud.dev/blob"
@@ -114,33 +112,6 @@ func (l *lockFlags) open(ctx context.Context, a *app, name, verb string, overrid
 	}
 	l.apply(w.ops)
 	return w, a.intent(name, verb, w, override), nil
-}
-
-// progressPrinter prints the engine's step events as a live list.
-type progressPrinter struct {
-	mu sync.Mutex
-	w  io.Writer
-	t0 time.Time
-}
-
-func newProgressPrinter(w io.Writer) *progressPrinter { return &progressPrinter{w: w, t0: time.Now()} }
-
-func (p *progressPrinter) Event(e provision.Event) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	mark := map[provision.Phase]string{provision.PhaseStarted: "…", provision.PhaseDone: "✓", provision.PhaseFailed: "✗",
-		provision.PhaseSkipped: "-", provision.PhaseProgress: " "}[e.Phase]
-	line := fmt.Sprintf("%6.1fs %s %-22s", time.Since(p.t0).Seconds(), mark, e.Step)
-	if e.Phase == provision.PhaseDone || e.Phase == provision.PhaseFailed {
-		line += fmt.Sprintf(" %6.1fs", e.Elapsed.Seconds())
-	}
-	if e.Detail != "" {
-		line += "  " + e.Detail
-	}
-	if e.Err != nil {
-		line += "  " + e.Err.Error()
-	}
-	fmt.Fprintln(p.w, line)
 }
 
 // opsWorld is what the operator commands need, opened once per process from the app's
