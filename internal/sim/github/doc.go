@@ -119,6 +119,12 @@
 //	  48 KB
 //	GET …/secrets: total_count and secrets (name, created_at,  OpenAPI actions/list-repo-secrets, actions/list-environment-
 //	  updated_at), never a value; per_page/page                  secrets; the paging of this stand-in: one page of up to 100
+//	The environment secrets are also served under             go-github v66.0.0 openapi_operations.yaml (openapi_commit
+//	  /repositories/{repository_id}/environments/{e}/secrets      b65cdcaa8a14): the id-based operations come from
+//	  (the same secrets, same rules; an unknown id 404): the     descriptions/ghes-3.7/ghes-3.7.json, the name-based ones
+//	  paths go-github v66's ListEnvSecrets, GetEnvPublicKey,     from descriptions/api.github.com; whether api.github.com
+//	  CreateOrUpdateEnvSecret and DeleteEnvSecret call           still answers the id-based ones: source silent, served
+//	                                                             (the reading under which go-github's calls work)
 //	PUT /repos/{o}/{r}/environments/{e}: creates or updates;   OpenAPI repos/create-or-update-environment (deployment_branch_
 //	  deployment_branch_policy null = every branch, else         policy: "If protected_branches is true, custom_branch_
 //	  exactly one of protected_branches, custom_branch_          policies must be false" and conversely); GET: repos/get-

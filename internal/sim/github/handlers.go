@@ -46,6 +46,16 @@ func (c *call) json(status int, v any) {
 	}
 }
 
+// decode reads the JSON body, at most limit bytes, into v; it answers 400 and returns false when
+// the body is no JSON of v's shape.
+func (c *call) decode(limit int64, v any) bool {
+	if err := json.NewDecoder(http.MaxBytesReader(c.w, c.r.Body, limit)).Decode(v); err != nil {
+		c.fail(http.StatusBadRequest, "Problems parsing JSON")
+		return false
+	}
+	return true
+}
+
 func (c *call) fail(status int, msg string) {
 	c.json(status, map[string]string{"message": msg, "documentation_url": docURL, "status": strconv.Itoa(status)})
 }
@@ -260,6 +270,18 @@ func (s *Server) route(c *call) {
 		s.userByID(c, seg[1])
 	case n >= 3 && seg[0] == "repos":
 		s.repoRoute(c)
+	case n >= 5 && seg[0] == "repositories" && seg[2] == "environments" && seg[4] == "secrets":
+		// The id-based paths of the environment secrets (go-github v66 calls these): the same
+		// secrets as under /repos/{o}/{r}/environments/{e}/secrets.
+		r := s.repoByID(seg[1])
+		if r == nil {
+			if s.requireToken(c, nil, "", "") {
+				c.fail(http.StatusNotFound, "Not Found")
+			}
+			return
+		}
+		c.seg = append([]string{"repos", r.owner, r.name}, seg[2:]...)
+		s.repoRoute(c)
 	case n == 2 && seg[0] == "search" && seg[1] == "issues" && m == http.MethodGet:
 		if s.requireToken(c, nil, "", "") {
 			s.searchIssues(c)
@@ -276,6 +298,16 @@ func (s *Server) route(c *call) {
 	default:
 		c.fail(http.StatusNotFound, "Not Found")
 	}
+}
+
+// repoByID is the repository whose id is the decimal id (nil when there is none).
+func (s *Server) repoByID(id string) *repo {
+	for _, r := range s.repos {
+		if strconv.FormatInt(r.id, 10) == id {
+			return r
+		}
+	}
+	return nil
 }
 
 func (s *Server) repoRoute(c *call) {
@@ -648,12 +680,8 @@ func (s *Server) contents(c *call, r *repo, path string) {
 }
 
 func (s *Server) userKeys(c *call, login string) {
-	if !s.requireToken(c, nil, "", "") {
-		return
-	}
-	u, ok := s.users[lower(login)]
+	u, ok := s.tokenUser(c, login)
 	if !ok {
-		c.fail(http.StatusNotFound, "Not Found")
 		return
 	}
 	out := []*gh.Key{}

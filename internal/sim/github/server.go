@@ -320,6 +320,17 @@ func (s *Server) InstallationID(fullName string) int64 {
 	return s.installations[lower(owner)]
 }
 
+// mustIssue is issue number of fullName and its repository; it panics on an unknown one (a test's
+// mistake). Caller holds s.mu.
+func (s *Server) mustIssue(fullName string, number int) (*repo, *issue) {
+	r := s.mustRepo(fullName)
+	is := r.issues[number]
+	if is == nil {
+		panic(fmt.Sprintf("sim/github: unknown issue %s#%d", fullName, number))
+	}
+	return r, is
+}
+
 func (s *Server) mustRepo(fullName string) *repo {
 	r, ok := s.repos[lower(fullName)]
 	if !ok {
@@ -461,10 +472,7 @@ func (s *Server) AddPR(fullName string, in PR) int {
 func (s *Server) SetIssueState(fullName string, number int, open, merged bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	is := s.mustRepo(fullName).issues[number]
-	if is == nil {
-		panic(fmt.Sprintf("sim/github: unknown issue %s#%d", fullName, number))
-	}
+	_, is := s.mustIssue(fullName, number)
 	is.state = "closed"
 	if open && !merged {
 		is.state = "open"
@@ -480,11 +488,7 @@ func (s *Server) SetIssueState(fullName string, number int, open, merged bool) {
 func (s *Server) SetLabels(fullName string, number int, labels ...string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	r := s.mustRepo(fullName)
-	is := r.issues[number]
-	if is == nil {
-		panic(fmt.Sprintf("sim/github: unknown issue %s#%d", fullName, number))
-	}
+	r, is := s.mustIssue(fullName, number)
 	s.setLabelsLocked(r, is, r.owner, labels)
 }
 
@@ -502,11 +506,7 @@ func (s *Server) Labels(fullName string, number int) []string {
 func (s *Server) AddComment(fullName string, number int, author, body string) int64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	r := s.mustRepo(fullName)
-	is := r.issues[number]
-	if is == nil {
-		panic(fmt.Sprintf("sim/github: unknown issue %s#%d", fullName, number))
-	}
+	r, is := s.mustIssue(fullName, number)
 	u := s.userLocked(author)
 	return s.addCommentLocked(r, is, u.login, u.typ, body).ID
 }
