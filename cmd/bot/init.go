@@ -87,11 +87,9 @@ func (a *app) initRepo(ctx context.Context, o initOptions) error {
 	values := initValues(a.getenv, o.makeIAM)
 	var ids *repoinit.IAM
 	if o.makeIAM {
-		client, err := wiring.ScalewayClient(a.getenv)
-		if err != nil {
-			return fmt.Errorf("init --iam: %w", err)
+		if ids, err = a.iamAdmin("init"); err != nil {
+			return err
 		}
-		ids = &repoinit.IAM{Client: client, ProjectID: strings.TrimSpace(a.getenv("SCW_DEFAULT_PROJECT_ID")), OrganizationID: strings.TrimSpace(a.getenv("SCW_DEFAULT_ORGANIZATION_ID"))}
 	}
 	buckets, err := initBuckets(ctx, a.getenv, values)
 	if err != nil {

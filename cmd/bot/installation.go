@@ -2,8 +2,12 @@ package main
 
 import (
 	"errors"
+	"fmt"
+	"strings"
 
 	"github.com/pocbot/pocbot/internal/github"
+	"github.com/pocbot/pocbot/internal/repoinit"
+	"github.com/pocbot/pocbot/internal/wiring"
 )
 
 // What the commands that set an installation up, check it or remove it (init, doctor, uninstall)
@@ -27,6 +31,17 @@ func (g *githubFlags) required(verb string) error {
 		return errors.New(verb + ": --repo OWNER/REPO is required")
 	}
 	return nil
+}
+
+// iamAdmin is the Scaleway IAM access of `init --iam` and `uninstall --iam`: this shell's SCW_*
+// credentials, an administrator's; verb names the command in the error.
+func (a *app) iamAdmin(verb string) (*repoinit.IAM, error) {
+	client, err := wiring.ScalewayClient(a.getenv)
+	if err != nil {
+		return nil, fmt.Errorf("%s --iam: %w", verb, err)
+	}
+	return &repoinit.IAM{Client: client, ProjectID: strings.TrimSpace(a.getenv("SCW_DEFAULT_PROJECT_ID")),
+		OrganizationID: strings.TrimSpace(a.getenv("SCW_DEFAULT_ORGANIZATION_ID"))}, nil
 }
 
 // appAuth reads the App's credentials (POC_APP_ID and its key) from a person's shell, where

@@ -9,7 +9,6 @@ import (
 
 	"github.com/pocbot/pocbot/internal/repoinit"
 	"github.com/pocbot/pocbot/internal/statestore"
-	"github.com/pocbot/pocbot/internal/wiring"
 )
 
 func init() {
@@ -55,11 +54,9 @@ func init() {
 					return names, err
 				}}
 			if withIAM {
-				client, err := wiring.ScalewayClient(a.getenv)
-				if err != nil {
-					return fmt.Errorf("uninstall --iam: %w", err)
+				if cfg.IAM, err = a.iamAdmin("uninstall"); err != nil {
+					return err
 				}
-				cfg.IAM = &repoinit.IAM{Client: client, OrganizationID: strings.TrimSpace(a.getenv("SCW_DEFAULT_ORGANIZATION_ID"))}
 				if cfg.IAM.OrganizationID == "" {
 					return errors.New("uninstall --iam: set SCW_DEFAULT_ORGANIZATION_ID")
 				}
