@@ -1,7 +1,6 @@
 package chatops_test
 
 import (
-	"context"
 	"errors"
 	"io"
 	"net/http"
@@ -30,15 +29,9 @@ var curlRE = regexp.MustCompile(`curl -fsS '([^']+)' \| age -d`)
 // first (and costs no Scaleway call), then a maintainer's whole up → cost → status → extend →
 // kubeconfig → down, then a down while an up runs. Each step asserts what GitHub and Scaleway saw.
 func TestCommentsEndToEnd(t *testing.T) {
-	h := newHarness(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
-	defer cancel()
 	const repo = "acme/shop"
-	h.repo(repo)
+	h, ctx := scene{repo: repo, users: []string{"alice:maintain", "bob:read", "carol:write"}, timeout: 4 * time.Minute}.open(t)
 	gh := h.w.GitHub
-	gh.SetPermission(repo, "alice", "maintain")
-	gh.SetPermission(repo, "bob", "read")
-	gh.SetPermission(repo, "carol", "write")
 	alicePub, aliceID := sshUser(t)
 	gh.AddUserKey("alice", alicePub)
 	gh.AddUserKey("alice", "ecdsa-sha2-nistp256 AAAAE2VjZHNhLXNoYTItbmlzdHAyNTYAAAAIbmlzdHAyNTYAAABBBEmKSENjQEezOmxkZMy7opKgwFB9nkt5YRrYMjNuG5N87uRgg6CLrbo5wAdT/y6v0mKV9U2JsAp7pVGpcLTT3Pc=")
@@ -383,9 +376,7 @@ func TestCommentsEndToEnd(t *testing.T) {
 // TestBudgetAndConfig covers the repository configuration: a budget that refuses an up (nothing
 // created), an invalid file answered with the key, a dry run that creates nothing.
 func TestBudgetAndConfig(t *testing.T) {
-	h := newHarness(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
+	h, ctx := scene{timeout: 2 * time.Minute}.open(t)
 	gh := h.w.GitHub
 	for _, r := range []string{"acme/tight", "acme/broken"} {
 		h.repo(r)
@@ -482,14 +473,9 @@ func TestBudgetAndConfig(t *testing.T) {
 
 // TestPullRequests: labeled → up, synchronize → nothing, closed → down; a fork's label → nothing.
 func TestPullRequests(t *testing.T) {
-	h := newHarness(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
 	const repo = "acme/web"
-	h.repo(repo)
+	h, ctx := scene{repo: repo, users: []string{"alice:write", "mallory:read"}, timeout: 3 * time.Minute}.open(t)
 	gh := h.w.GitHub
-	gh.SetPermission(repo, "alice", "write")
-	gh.SetPermission(repo, "mallory", "read")
 	pr := gh.AddPR(repo, ghsim.PR{Number: 7, Author: "alice", Labels: []string{"poc"}})
 	fork := gh.AddPR(repo, ghsim.PR{Number: 8, Author: "mallory", Fork: true, Labels: []string{"poc"}})
 	draft := gh.AddPR(repo, ghsim.PR{Number: 9, Author: "alice", Draft: true, Labels: []string{"poc"}})

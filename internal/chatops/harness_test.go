@@ -2,6 +2,7 @@ package chatops_test
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/ed25519"
 	"crypto/rand"
@@ -67,12 +68,49 @@ type harness struct {
 	summary bytes.Buffer
 }
 
-func newHarness(t *testing.T) *harness { return newHarnessIn(t, world.Options{}) }
+// scene is how a scenario starts: one repository with the App installed, its users'
+// permissions, issues opened by its first user and its .github/poc.yml, in a world of its own.
+type scene struct {
+	repo    string
+	users   []string // "login:permission"; the first one opens the issues
+	issues  []int
+	config  string        // .github/poc.yml on the default branch; none when ""
+	timeout time.Duration // of the scenario's context; a minute when 0
+	world   world.Options
+}
 
-// newHarnessIn is newHarness in a world with o's quotas, stock and faults.
+// open starts the scene: its harness, and a context that ends at the scene's timeout.
+func (s scene) open(t *testing.T) (*harness, context.Context) {
+	t.Helper()
+	h := newHarnessIn(t, s.world)
+	ctx, cancel := context.WithTimeout(t.Context(), cmp.Or(s.timeout, time.Minute))
+	t.Cleanup(cancel)
+	if s.repo == "" {
+		return h, ctx
+	}
+	gh := h.w.GitHub
+	h.repo(s.repo)
+	author := ""
+	for i, u := range s.users {
+		login, perm, _ := strings.Cut(u, ":")
+		gh.SetPermission(s.repo, login, perm)
+		if i == 0 {
+			author = login
+		}
+	}
+	for _, n := range s.issues {
+		gh.AddIssue(s.repo, ghsim.Issue{Number: n, Author: author})
+	}
+	if s.config != "" {
+		gh.SetFile(s.repo, "", ".github/poc.yml", []byte(s.config))
+	}
+	return h, ctx
+}
+
+// newHarnessIn starts a world with o's quotas, stock and faults, and a backend on it.
 func newHarnessIn(t *testing.T, o world.Options) *harness {
 	t.Helper()
-	ctx := context.Background()
+	ctx := t.Context()
 	logs := &lockedBuffer{}
 	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	o.Dir, o.TimeFactor, o.S3 = t.TempDir(), 0.005, "versitygw"
@@ -98,7 +136,7 @@ func (h *harness) client(full string) *github.Client {
 		return c
 	}
 	owner, name, _ := strings.Cut(full, "/")
-	c, err := github.NewClient(context.Background(), github.Auth{AppID: h.w.GitHub.AppID(), PrivateKeyPEM: h.w.GitHub.AppPrivateKeyPEM(),
+	c, err := github.NewClient(h.t.Context(), github.Auth{AppID: h.w.GitHub.AppID(), PrivateKeyPEM: h.w.GitHub.AppPrivateKeyPEM(),
 		Owner: owner, Repo: name, BaseURL: h.w.GitHubURL, Logger: h.log})
 	if err != nil {
 		h.t.Fatalf("github client for %s: %v", full, err)

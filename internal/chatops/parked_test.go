@@ -1,7 +1,6 @@
 package chatops_test
 
 import (
-	"context"
 	"strings"
 	"testing"
 	"time"
@@ -9,22 +8,14 @@ import (
 	"github.com/pocbot/pocbot/internal/commands"
 	"github.com/pocbot/pocbot/internal/pool"
 	"github.com/pocbot/pocbot/internal/pool/poolstore"
-	ghsim "github.com/pocbot/pocbot/internal/sim/github"
 )
 
 // Parked workers are billed: /poc cost says what parking costs per hour and what is parked now,
 // and the budget counts a parked worker's price (a cluster that fits alone is refused beside it).
 func TestParkedWorkersAreBilled(t *testing.T) {
-	h := newHarness(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	gh := h.w.GitHub
-	repo := "acme/park"
-	h.repo(repo)
-	gh.SetPermission(repo, "alice", "admin")
-	gh.AddIssue(repo, ghsim.Issue{Number: 1, Author: "alice"})
+	const repo = "acme/park"
 	// One seed cluster costs ≈ 4.30 € a day: it fits 5 € alone, not beside a parked worker.
-	gh.SetFile(repo, "", ".github/poc.yml", []byte("park_for: 2h\nmax_daily_eur: 5\n"))
+	h, ctx := scene{repo: repo, users: []string{"alice:admin"}, issues: []int{1}, config: "park_for: 2h\nmax_daily_eur: 5\n", timeout: 2 * time.Minute}.open(t)
 
 	out, err := h.handle(ctx, h.comment(repo, 1, false, "alice", "/poc cost"))
 	if err != nil || !out.OK {

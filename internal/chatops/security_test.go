@@ -1,7 +1,6 @@
 package chatops_test
 
 import (
-	"context"
 	"strings"
 	"testing"
 	"time"
@@ -25,15 +24,9 @@ func ownComments(h *harness, repo string, number int) []ghsim.Comment {
 // TestSecurityHoles replays, through `bot handle`'s handler against the GitHub stand-in, the
 // attacks of issue 11 holes 3, 6, 8 and the chatops parts of 10.
 func TestSecurityHoles(t *testing.T) {
-	h := newHarness(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
-	defer cancel()
 	const repo = "acme/sec"
-	h.repo(repo)
+	h, ctx := scene{repo: repo, users: []string{"alice:maintain", "trudy:triage", "erin:write"}, timeout: 4 * time.Minute}.open(t)
 	gh := h.w.GitHub
-	gh.SetPermission(repo, "alice", "maintain")
-	gh.SetPermission(repo, "trudy", "triage")
-	gh.SetPermission(repo, "erin", "write")
 	alicePub, aliceID := sshUser(t)
 	gh.AddUserKey("alice", alicePub)
 	gh.AddUserKey("erin", "ecdsa-sha2-nistp256 AAAAE2VjZHNhLXNoYTItbmlzdHAyNTYAAAAIbmlzdHAyNTYAAABBBEmKSENjQEezOmxkZMy7opKgwFB9nkt5YRrYMjNuG5N87uRgg6CLrbo5wAdT/y6v0mKV9U2JsAp7pVGpcLTT3Pc=")
