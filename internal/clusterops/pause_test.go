@@ -109,9 +109,7 @@ func (e *env) inventoryOf(kind, clusterID string) []string {
 // back on the same IPs, recovers etcd, and the kubeconfig issued before the pause reads every
 // object written before it.
 func TestPauseThenResumeKeepsTheCluster(t *testing.T) {
-	e := newEnv(t, world.Options{TimeFactor: 0.005})
-	ctx, cancel := context.WithTimeout(t.Context(), 4*time.Minute)
-	defer cancel()
+	e, ctx := start(t, 4*time.Minute, world.Options{})
 	const name = "acme-freeze-1"
 
 	first := e.up(ctx, t, name)
@@ -194,9 +192,7 @@ func TestPauseThenResumeKeepsTheCluster(t *testing.T) {
 // certificates from the same CA (the kubeconfig issued before still authenticates, at the new
 // address) and a new kubeconfig naming the new endpoint; every object is there.
 func TestPauseReleasingIPs(t *testing.T) {
-	e := newEnv(t, world.Options{TimeFactor: 0.005})
-	ctx, cancel := context.WithTimeout(t.Context(), 4*time.Minute)
-	defer cancel()
+	e, ctx := start(t, 4*time.Minute, world.Options{})
 	const name = "acme-freeze-2"
 	e.up(ctx, t, name)
 	kc, err := e.ops.Kubeconfig(ctx, name)

@@ -82,9 +82,7 @@ func TestPauseAndResumeCrashAtEveryStep(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: dozens of pause/resume cycles of a whole cluster")
 	}
-	e := newEnv(t, world.Options{TimeFactor: 0.002})
-	ctx, cancel := context.WithTimeout(t.Context(), 15*time.Minute)
-	defer cancel()
+	e, ctx := start(t, 15*time.Minute, world.Options{TimeFactor: 0.002})
 	const name = "acme-crash-1"
 	var crash crashAt
 	crash.arm(-1)
