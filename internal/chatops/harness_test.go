@@ -22,7 +22,6 @@ import (
 	"github.com/pocbot/pocbot/internal/chatops"
 	"github.com/pocbot/pocbot/internal/eta"
 	"github.com/pocbot/pocbot/internal/github"
-	"github.com/pocbot/pocbot/internal/provision"
 	"github.com/pocbot/pocbot/internal/provision/cluster"
 	ghsim "github.com/pocbot/pocbot/internal/sim/github"
 	"github.com/pocbot/pocbot/internal/sim/world"
@@ -290,17 +289,6 @@ func (h *harness) reactions(full string, number int, commentID int64) []string {
 	return out
 }
 
-// live lists the emulator's resources owned by a cluster.
-func (h *harness) live(name string) []string {
-	var out []string
-	for _, r := range h.w.Scaleway.Inventory() {
-		if provision.OwnedBy(r.Tags, name) {
-			out = append(out, r.Kind+" "+r.Name)
-		}
-	}
-	return out
-}
-
 // sshUser makes an ed25519 key pair: the public half goes to GitHub, the identity opens age files.
 func sshUser(t *testing.T) (string, age.Identity) {
 	t.Helper()
@@ -331,3 +319,6 @@ func (h *harness) masks() []string {
 	}
 	return out
 }
+
+// live lists the emulator's resources owned by a cluster.
+func (h *harness) live(name string) []string { return worldtest.Live(h.w, name) }

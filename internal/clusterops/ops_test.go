@@ -54,6 +54,9 @@ func newEnv(t *testing.T, opts world.Options) *env {
 	return &env{w: w, ops: p.Ops, driver: p.Driver, store: p.Store, spec: p.Spec}
 }
 
+// live lists the emulator's resources owned by a cluster.
+func (e *env) live(cluster string) []string { return worldtest.Live(e.w, cluster) }
+
 // start is newEnv at the tests' time factor (0.005 unless opts sets one) with a context that
 // ends after d.
 func start(t *testing.T, d time.Duration, opts world.Options) (*env, context.Context) {
@@ -74,16 +77,6 @@ func (w testWriter) Write(p []byte) (int, error) {
 		w.t.Log(strings.TrimRight(string(p), "\n"))
 	}
 	return len(p), nil
-}
-
-func (e *env) live(cluster string) []string {
-	var out []string
-	for _, r := range e.w.Scaleway.Inventory() {
-		if provision.OwnedBy(r.Tags, cluster) {
-			out = append(out, r.Kind+" "+r.Name)
-		}
-	}
-	return out
 }
 
 func TestUpGivesAWorkingKubeconfigAndDownLeavesOnlyTheSharedImage(t *testing.T) {

@@ -17,8 +17,7 @@ import (
 // permission; otherwise the cluster expires as usual and the warning says why the label did
 // not count.
 func TestKeepLabelNeedsWrite(t *testing.T) {
-	e := newEnv(t, "file")
-	ctx := ctxFor(t, time.Minute)
+	e, ctx := start(t, time.Minute)
 	now := time.Now().UTC().Truncate(time.Second).Add(48 * time.Hour)
 	gh := e.w.GitHub
 	gh.SetPermission(repo, "trudy", "triage")
@@ -83,8 +82,7 @@ func TestKeepLabelNeedsWrite(t *testing.T) {
 // both (keep off, the one warning marked) in ONE write of the header, under one lock. It wrote
 // the header once per change (twice) before issue 23.
 func TestKeepOffAndWarningInOneHeaderWrite(t *testing.T) {
-	e := newEnv(t, "file")
-	ctx := ctxFor(t, time.Minute)
+	e, ctx := start(t, time.Minute)
 	now := time.Now().UTC().Truncate(time.Second).Add(48 * time.Hour)
 	n := e.w.GitHub.AddIssue(repo, ghsim.Issue{Title: "poc", Author: "alice"})
 	h := statestore.Header{Cluster: "k-unlabeled", Repository: repo, Number: n, Kind: "issue",
