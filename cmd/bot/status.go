@@ -27,7 +27,7 @@ func init() {
 		env: envList(envStore, envSCW),
 		setFlags: func(fs *flag.FlagSet, e *envFlags) {
 			clusterFlag(fs, e, &name)
-			e.Bool(&health, "health", "", true, "check the Talos APIs (:50000) and Kubernetes /readyz (:6443), a few seconds at most")
+			e.Bool(&health, "health", "", true, fmt.Sprintf("check the Talos APIs (:%d) and Kubernetes /readyz (:%d), a few seconds at most", talos.PortApid, talos.PortKubeAPI))
 		},
 		run: func(ctx context.Context, a *app, fs *flag.FlagSet) error {
 			ops, closeOps, err := a.clusterOps(ctx, name)

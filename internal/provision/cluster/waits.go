@@ -76,7 +76,7 @@ func (w Waits) Down(park bool) time.Duration {
 // DefaultWaits is the latency profile the ETA falls back to (internal/eta) while a project has
 // no past ups of a path: the Scaleway API's recorded latencies (snapshot import 212 s, Elastic
 // Metal delivery 4 min 47 s, … — each field of the emulator's Latency names its recording), the
-// rescue system's boot (SPEC §9's low estimate, 3 min) and image write (45 s), Talos's boot
+// rescue system's boot (the low estimate of docs/seed.md, Latencies: 3 min) and image write (45 s), Talos's boot
 // (60 s), runtime and time sync (20 s), apply and reboot (60 s), bootstrap to /readyz (90 s), the
 // network checks (60 s), a reset and its reboot (90 s, the world's hosts).
 // The emulated world plays the same figures: TestDefaultWaitsAreTheWorldsProfile

@@ -120,13 +120,13 @@ func Flows() []Flow {
 			Source: "https://docs.cilium.io/en/v1.18/operations/system_requirements/#firewall-rules"},
 		{Name: "edge-ingress", Proto: TCP, Ports: [][2]uint16{{PortHTTP, PortHTTP}, {PortHTTPS, PortHTTPS}}, From: []Peer{Anyone}, To: []Role{Worker}, EdgeOnControlPlane: true,
 			Why:    "the edge gateway's HTTP and HTTPS (NodePorts 80 and 443) on the worker; on the control planes with expose_edge_on_control_plane",
-			Source: "SPEC §2 (the seed's edge rules)"},
+			Source: "docs/seed.md, The control planes' security group (the seed's edge rules)"},
 		{Name: "edge-quic-ingress", Proto: UDP, Ports: one(PortHTTPS), From: []Peer{Anyone}, To: []Role{Worker}, EdgeOnControlPlane: true,
 			Why:    "HTTP/3 (QUIC over UDP 443) on the edge",
 			Source: "RFC 9114 §3.1 (HTTP/3 over QUIC, UDP)"},
 		{Name: "icmp", Proto: ICMP, From: []Peer{Admin, Nodes}, To: []Role{ControlPlane},
 			Why:    "ping and path-MTU discovery; Talos's block chain admits ICMP itself, so only the security group needs it",
-			Source: "SPEC §2; talos nftables_chain_config.go @v1.13.9 (ICMP accepted, rate-limited)"},
+			Source: "docs/seed.md, The control planes' security group; talos nftables_chain_config.go @v1.13.9 (ICMP accepted, rate-limited)"},
 	}
 }
 

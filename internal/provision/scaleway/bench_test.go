@@ -18,7 +18,7 @@ func waitsOf(l scwsim.Latency) Waits {
 		VolumeCreate: l.VolumeCreate, Poweron: l.Poweron, Terminate: l.Terminate, BMDelete: l.BMDelete}
 }
 
-// BenchmarkUpDown measures up and down on the emulator with SPEC §9's proportions scaled by
+// BenchmarkUpDown measures up and down on the emulator with the proportions of docs/seed.md, Latencies, scaled by
 // factor, against the critical-path lower bound of that profile (target ratio <= 1.05).
 // POC_BENCH_FACTOR sets the factor (default 0.01): at small factors down's bound is a few tens of
 // milliseconds, and the fixed cost of the HTTP calls and the sweep's look-ups dominates its ratio.

@@ -169,7 +169,7 @@ func TestFullInventoryAndRules(t *testing.T) {
 			t.Errorf("server %d: state=%s type=%s sg=%v ips=%v vols=%v", i, s.State, s.CommercialType, s.SecurityGroup, s.PublicIPs, s.Volumes)
 		}
 	}
-	// the group: inbound drop, default security off, and exactly SPEC §2's rules.
+	// the group: inbound drop, default security off, and exactly the rules of docs/seed.md.
 	gres, err := w.drv.inst.GetSecurityGroup(&instance.GetSecurityGroupRequest{Zone: scw.ZoneFrPar1, SecurityGroupID: sg.ID})
 	if err != nil {
 		t.Fatal(err)

@@ -52,7 +52,7 @@
 // Talos version (Talos 1.13: 1.31–1.36; 1.14: 1.32–1.37). The /poc up grammar accepts up to
 // commands.DefaultMaxTalosMinor (v1.14); a test keeps the two in step.
 //
-// The seed's three validation errors (SPEC §4) come from mixing the two forms, and the 1.14 path
+// The seed's three validation errors (docs/seed.md, Talos configuration) come from mixing the two forms, and the 1.14 path
 // avoids each by construction: no .machine.install next to UnattendedInstallConfig (the install
 // disk and image are generate options, so machinery writes the document itself); no v1alpha1
 // cluster.network next to a KubeFlannelCNIConfig document (that document is deleted and nothing
@@ -118,14 +118,28 @@
 // # Cilium
 //
 // Cilium 1.18.1, whose documented Kubernetes compatibility is 1.30–1.33 (Documentation/network/
-// kubernetes/compatibility.rst @v1.18.14); every contract therefore pins Kubernetes 1.33.6
-// (PinnedKubernetesVersion), which Talos 1.12, 1.13 and 1.14 all run (machinery's compatibility
-// table). The images by digest come from the v1.18.1 release's manifests list. The install stays
-// the cilium CLI (Talos's own CI installs with the CLI it pins, v0.19.2 at v1.13.9's Makefile, and
-// waits on `cilium status --wait`, hack/test/e2e.sh); the CLI image is pinned by version
-// (v0.18.6) but not by digest, which could not be read from where this was built. Rendering the
-// chart into the inline manifest with Helm (the Talos guide's other method) would remove that
-// image altogether.
+// kubernetes/compatibility.rst, read @v1.18.14: the page says a release branch keeps the
+// Kubernetes versions it tests for its whole maintenance, so 1.18.1's are the same); every
+// contract therefore pins Kubernetes 1.33.6 (PinnedKubernetesVersion), which Talos 1.12, 1.13 and
+// 1.14 all run (machinery's compatibility table). The agent, operator and envoy images by digest
+// come from the v1.18.1 release's manifests list. The install stays the cilium CLI (Talos's own
+// CI installs with the CLI it pins, v0.19.2 at v1.13.9's Makefile, and waits on `cilium status
+// --wait`, hack/test/e2e.sh), its image pinned by version and digest:
+// quay.io/cilium/cilium-cli-ci:v0.18.2@sha256:503324c1… (cilium.go). Where that comes from:
+//   - cilium-cli v0.18.2's README lists it as compatible with "Cilium 1.15 and newer";
+//   - at v0.18.2 the CLI's image workflow (.github/workflows/images.yaml @v0.18.2) published a
+//     tag's image to quay.io/cilium/cilium-cli-ci under the tag's name (from v0.18.3 on, commit
+//     3219060ed, to quay.io/cilium/cilium-cli, the former pin v0.18.6's repository, for which no
+//     public source found records a digest);
+//   - no Cilium file records the CLI image's digest (the release workflow pushes it without
+//     writing it anywhere). The digest is the one pinned by xd-ventures/tf-xd-venture-talos01
+//     (modules/talos-cluster-vm/variables.tf @8da4352, tracked by Renovate's docker datasource),
+//     whose commit 31b7df2 reports a Talos cluster on real VMs installing Cilium through an
+//     inline-manifest Job with that image: a pull by digest that succeeded. It was not checked
+//     against the registry from here (no registry access).
+//
+// Rendering the chart into the inline manifest with Helm's Go SDK (the Talos guide's other
+// method) would remove the installer image, at the cost of Helm's dependency tree in the binary.
 //
 // The host firewall is off: Cilium's host firewall without host policies enforces nothing, and
 // Talos warns that a CNI host firewall can take precedence over its own; Talos's ingress firewall

@@ -673,19 +673,25 @@ func noContent(w http.ResponseWriter) { w.WriteHeader(http.StatusNoContent) }
 
 // decode reads a JSON body into v; it answers 400 and returns false on error.
 func decode(w http.ResponseWriter, r *http.Request, v any) bool {
+	_, ok := decodeBody(w, r, v)
+	return ok
+}
+
+// decodeBody is decode, also returning the body it read.
+func decodeBody(w http.ResponseWriter, r *http.Request, v any) ([]byte, bool) {
 	b, err := io.ReadAll(io.LimitReader(r.Body, 8<<20))
 	if err != nil {
 		invalidArg(w, "body", "could not read the request body: "+err.Error())
-		return false
+		return nil, false
 	}
 	if len(strings.TrimSpace(string(b))) == 0 {
 		b = []byte("{}")
 	}
 	if err := json.Unmarshal(b, v); err != nil {
 		invalidArg(w, "body", "invalid JSON body: "+err.Error())
-		return false
+		return nil, false
 	}
-	return tagsFit(w, b)
+	return b, tagsFit(w, b)
 }
 
 // MaxTagLen is the longest tag the emulator accepts on any resource (contract table: source
@@ -743,7 +749,14 @@ func (e *Emulator) newLoopback() net.IP {
 // quota checks a per-type quota against current; it answers 403 and returns
 // false when exceeded.
 func (e *Emulator) quota(w http.ResponseWriter, name string, current int) bool {
-	q, ok := e.opts.Quotas[name]
+	return quotaLeft(w, e.opts.Quotas, name, current)
+}
+
+// quotaLeft checks quota name of quotas against current: a quota quotas does not set is
+// unlimited. It answers 403 quotas_exceeded, naming the quota, and returns false when one
+// more would exceed it.
+func quotaLeft(w http.ResponseWriter, quotas map[string]int, name string, current int) bool {
+	q, ok := quotas[name]
 	if !ok || current < q {
 		return true
 	}

@@ -7,8 +7,8 @@ import "time"
 // headers of a recording (an upper bound when the client polled: the
 // Terraform provider polls about every 5 s, the CLI and the provider's
 // Elastic Metal waiters every 15 s), or "estimate" when nothing recorded it.
-// SPEC §9's figures were estimates; the recordings replace them where they
-// exist. TF = terraform-provider-scaleway b2d45ed4
+// The first profile's figures were estimates; the recordings replace them where they
+// exist (docs/seed.md, Latencies, lists what is still estimated). TF = terraform-provider-scaleway b2d45ed4
 // internal/services/<svc>/testdata; CLI = scaleway-cli c2d470d8
 // internal/namespaces/<ns>/testdata; "fixtures" = the copies in
 // testdata/cassettes.

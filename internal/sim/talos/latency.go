@@ -7,7 +7,7 @@ import (
 
 // Latency is how long a node's transitions after its boot take (the boot itself, the container
 // runtime and the time sync are NodeOptions' BootDelay, CRIDelay and TimeSyncDelay), before a
-// world's time factor scales them. None was recorded (SPEC §9 gives 1–3 min per Talos phase):
+// world's time factor scales them. None was recorded (docs/seed.md, Latencies: 1–3 min per Talos phase):
 // every figure is an estimate, part of the whole cluster's profile (cluster.Waits).
 type Latency struct {
 	// ApplyReboot: ApplyConfiguration accepted -> the node back up with its new config (the
@@ -25,7 +25,7 @@ type Latency struct {
 	ResetWipe time.Duration
 	// ResetReboot: the reset's reboot -> back up in the mode the wipe left: a physical
 	// machine's reboot and Talos's boot (the world sets the Elastic Metal reboot plus its Talos
-	// boot; 3 min here, the old SPEC §9 estimate, when used alone).
+	// boot; 3 min here, the low estimate of docs/seed.md, Latencies, when used alone).
 	ResetReboot time.Duration
 	// CNIReady: a node's kubelet registered (a control plane's API up, the worker trusted) ->
 	// its Cilium agent ready and its pods' network up (the install Job, image pulls, the agent's
