@@ -155,11 +155,12 @@ func lockView(h statestore.LockInfo, waited time.Duration) commands.LockView {
 	return commands.LockView{Command: h.Command, Actor: h.Actor, RunID: h.RunID, Since: h.Since, Waited: waited}
 }
 
+// lockWait is how long a run waits for a cluster's lock (clusterops decides it).
 func (r *run) lockWait() time.Duration {
-	if r.backend != nil && r.backend.Ops.LockWait > 0 {
-		return r.backend.Ops.LockWait
+	if r.backend == nil {
+		return (&clusterops.Ops{}).LockWaitBound()
 	}
-	return 10 * time.Minute
+	return r.backend.Ops.LockWaitBound()
 }
 
 func (r *run) help(ctx context.Context, cmd *commands.Command) error {
