@@ -82,13 +82,7 @@ func TestCommentsEndToEnd(t *testing.T) {
 		}
 	})
 	t.Run("help", func(t *testing.T) {
-		out, err := h.handle(ctx, h.comment(repo, 42, false, "bob", "/poc"))
-		if err != nil || !out.OK {
-			t.Fatalf("outcome %+v, err %v", out, err)
-		}
-		if last := lastBody(h, repo, 42); !strings.Contains(last, "/poc extend DURATION") {
-			t.Errorf("help reply:\n%s", last)
-		}
+		holds(t, "help reply", h.answered(ctx, t, repo, 42, "bob", "/poc"), "/poc extend DURATION")
 	})
 	if d := h.w.Scaleway.CallCount() - calls0; d != 0 {
 		t.Fatalf("refused, ignored and malformed commands made %d Scaleway calls, want 0", d)
@@ -187,29 +181,12 @@ func TestCommentsEndToEnd(t *testing.T) {
 		}
 	})
 	t.Run("cost", func(t *testing.T) {
-		out, err := h.handle(ctx, h.comment(repo, 42, false, "bob", "/poc cost"))
-		if err != nil || !out.OK {
-			t.Fatalf("outcome %+v, err %v", out, err)
-		}
-		last := lastBody(h, repo, 42)
-		for _, want := range []string{"Total per day", "PLAY2-NANO", "Accrued since creation", "Until expiry"} {
-			if !strings.Contains(last, want) {
-				t.Errorf("cost reply lacks %q:\n%s", want, last)
-			}
-		}
+		holds(t, "cost reply", h.answered(ctx, t, repo, 42, "bob", "/poc cost"), "Total per day", "PLAY2-NANO", "Accrued since creation", "Until expiry")
 	})
 	t.Run("status", func(t *testing.T) {
 		gh.LabelIssue(repo, 42, "alice", "poc/keep") // a maintainer's label counts (issue 11 hole 8)
-		out, err := h.handle(ctx, h.comment(repo, 42, false, "bob", "/poc status", "poc/keep"))
-		if err != nil || !out.OK {
-			t.Fatalf("outcome %+v, err %v", out, err)
-		}
-		last := lastBody(h, repo, 42)
-		for _, want := range []string{"ready", "kubernetes-api", "talos-api cp-0", "Lock | free", "present: expiry paused", "Resources ("} {
-			if !strings.Contains(last, want) {
-				t.Errorf("status reply lacks %q:\n%s", want, last)
-			}
-		}
+		last := h.answered(ctx, t, repo, 42, "bob", "/poc status", "poc/keep")
+		holds(t, "status reply", last, "ready", "kubernetes-api", "talos-api cp-0", "Lock | free", "present: expiry paused", "Resources (")
 		if strings.Contains(last, "❌") {
 			t.Errorf("a health check failed on a ready cluster:\n%s", last)
 		}
@@ -244,14 +221,8 @@ func TestCommentsEndToEnd(t *testing.T) {
 		}
 	})
 	t.Run("kubeconfig for a user without SSH keys", func(t *testing.T) {
-		out, err := h.handle(ctx, h.comment(repo, 42, false, "carol", "/poc kubeconfig"))
-		if err != nil || !out.OK {
-			t.Fatalf("outcome %+v, err %v", out, err)
-		}
-		last := lastBody(h, repo, 42)
-		if !strings.Contains(last, "no public SSH key") || !strings.Contains(last, "https://github.com/settings/ssh/new") {
-			t.Errorf("reply does not explain how to add a key:\n%s", last)
-		}
+		holds(t, "the reply to a user without keys", h.answered(ctx, t, repo, 42, "carol", "/poc kubeconfig"),
+			"no public SSH key", "https://github.com/settings/ssh/new")
 	})
 	t.Run("kubeconfig through a dead link", func(t *testing.T) {
 		// The presigning key has the bucket policy's grant on public/ but no IAM policy: on

@@ -322,3 +322,28 @@ func (h *harness) masks() []string {
 
 // live lists the emulator's resources owned by a cluster.
 func (h *harness) live(name string) []string { return worldtest.Live(h.w, name) }
+
+// answered handles login's comment body on repo#number, which must succeed, and returns the
+// App's last comment there (its reply).
+func (h *harness) answered(ctx context.Context, t *testing.T, repo string, number int, login, body string, labels ...string) string {
+	t.Helper()
+	out, err := h.handle(ctx, h.comment(repo, number, false, login, body, labels...))
+	if err != nil || !out.OK {
+		t.Fatalf("%s by %s: outcome %+v, err %v", body, login, out, err)
+	}
+	own := ownComments(h, repo, number)
+	if len(own) == 0 {
+		t.Fatalf("%s by %s: no reply", body, login)
+	}
+	return own[len(own)-1].Body
+}
+
+// holds fails t for each of wants that body lacks.
+func holds(t *testing.T, what, body string, wants ...string) {
+	t.Helper()
+	for _, w := range wants {
+		if !strings.Contains(body, w) {
+			t.Errorf("%s lacks %q:\n%s", what, w, body)
+		}
+	}
+}

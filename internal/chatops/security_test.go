@@ -88,23 +88,11 @@ func TestSecurityHoles(t *testing.T) {
 		}
 	})
 	t.Run("status says the keep label is ignored", func(t *testing.T) {
-		out, err := h.handle(ctx, h.comment(repo, 1, false, "alice", "/poc status", "poc/keep"))
-		if err != nil || !out.OK {
-			t.Fatalf("outcome %+v, err %v", out, err)
-		}
-		last := ownComments(h, repo, 1)
-		body := last[len(last)-1].Body
-		if !strings.Contains(body, "present but ignored") || !strings.Contains(body, "`trudy`") {
-			t.Errorf("status does not say the label is ignored:\n%s", body)
-		}
+		holds(t, "status with an ignored keep label", h.answered(ctx, t, repo, 1, "alice", "/poc status", "poc/keep"),
+			"present but ignored", "`trudy`")
 	})
 	t.Run("user with only ecdsa and sk keys is told which types work", func(t *testing.T) {
-		out, err := h.handle(ctx, h.comment(repo, 1, false, "erin", "/poc kubeconfig"))
-		if err != nil || !out.OK {
-			t.Fatalf("outcome %+v, err %v", out, err)
-		}
-		last := ownComments(h, repo, 1)
-		body := last[len(last)-1].Body
+		body := h.answered(ctx, t, repo, 1, "erin", "/poc kubeconfig")
 		if strings.Contains(body, "has no public SSH key") || !strings.Contains(body, "ecdsa-sha2-nistp256") ||
 			!strings.Contains(body, "sk-ssh-ed25519@openssh.com") || !strings.Contains(body, "ssh-ed25519") {
 			t.Errorf("reply does not name the unusable and the usable key types:\n%s", body)
