@@ -27,12 +27,7 @@ import (
 // TestFileWriterDiesMidWrite: a process killed while writing leaves the previous document whole.
 func TestFileWriterDiesMidWrite(t *testing.T) {
 	w := fileWorld(t)
-	ctx := testCtx(t)
-	key := newKey(t)
-	s := w.open(t, key)
-	if err := s.Put(ctx, sampleDoc("c")); err != nil {
-		t.Fatal(err)
-	}
+	ctx, key, s := w.seeded(t)
 	out, err := helperCmd(t, w, key, "die-mid-write").CombinedOutput()
 	var ee *exec.ExitError
 	if !errors.As(err, &ee) || ee.ExitCode() != 7 {
@@ -105,12 +100,7 @@ func (p *cutProxy) serve(c net.Conn) {
 
 func TestS3WriterFailsMidWrite(t *testing.T) {
 	w := s3World(t)
-	ctx := testCtx(t)
-	key := newKey(t)
-	s := w.open(t, key)
-	if err := s.Put(ctx, sampleDoc("c")); err != nil {
-		t.Fatal(err)
-	}
+	ctx, _, s := w.seeded(t)
 	p := startCutProxy(t, strings.TrimPrefix(w.srv.Endpoint, "http://"), 64<<10)
 	client := s3.New(s3.Options{
 		Region: objstore.Region, BaseEndpoint: aws.String("http://" + p.l.Addr().String()), UsePathStyle: true,
@@ -246,4 +236,15 @@ func TestPublicAndSignedURL(t *testing.T) {
 			t.Errorf("DeletePublic(c) touched c2: %v", err)
 		}
 	})
+}
+
+// seeded opens a store with a fresh key on w, holding the sample document of cluster "c".
+func (w *world) seeded(t *testing.T) (context.Context, string, *Store) {
+	t.Helper()
+	ctx, key := testCtx(t), newKey(t)
+	s := w.open(t, key)
+	if err := s.Put(ctx, sampleDoc("c")); err != nil {
+		t.Fatal(err)
+	}
+	return ctx, key, s
 }
