@@ -19,6 +19,7 @@ import (
 	"github.com/pocbot/pocbot/internal/provision/images"
 	"github.com/pocbot/pocbot/internal/provision/scaleway"
 	"github.com/pocbot/pocbot/internal/statestore"
+	"github.com/pocbot/pocbot/internal/wiring"
 )
 
 // snapshotImageTag is the prefix of the tag the scaleway driver puts on a shared snapshot to name
@@ -140,7 +141,7 @@ func (a *app) imageInventory(ctx context.Context, zones []string) (*imageInvento
 	}
 	inv.closers = append(inv.closers, func() { _ = s.Close() })
 	inv.store = s
-	b, name, err := openImageBucket(ctx, a.getenv, provision.DefaultSpec().Region)
+	b, name, err := wiring.OpenImageBucket(ctx, a.getenv, provision.DefaultSpec().Region)
 	if err != nil {
 		return nil, err
 	}
@@ -166,7 +167,7 @@ func (a *app) imageInventory(ctx context.Context, zones []string) (*imageInvento
 		zoneSet[provision.DefaultSpec().Zone] = true
 	}
 
-	client, err := scwClient(a.getenv)
+	client, err := wiring.ScalewayClient(a.getenv)
 	if err != nil {
 		inv.blkErr = err
 		ok = true

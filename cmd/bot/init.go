@@ -18,6 +18,7 @@ import (
 	"github.com/pocbot/pocbot/internal/repoinit"
 	"github.com/pocbot/pocbot/internal/schedule"
 	"github.com/pocbot/pocbot/internal/version"
+	"github.com/pocbot/pocbot/internal/wiring"
 )
 
 // initValueEnv are the variables whose values `bot init` writes as secrets when they are missing.
@@ -93,7 +94,7 @@ func (a *app) initRepo(ctx context.Context, o initOptions) error {
 	values := initValues(a.getenv, o.makeIAM)
 	var ids *repoinit.IAM
 	if o.makeIAM {
-		client, err := scwClient(a.getenv)
+		client, err := wiring.ScalewayClient(a.getenv)
 		if err != nil {
 			return fmt.Errorf("init --iam: %w", err)
 		}
@@ -176,7 +177,7 @@ func initBuckets(ctx context.Context, getenv func(string) string, values map[str
 	region := cmpOr(strings.TrimSpace(getenv("SCW_DEFAULT_REGION")), provision.DefaultSpec().Region)
 	urls := [][2]string{{"state", values["POC_STATE_URL"]}}
 	if v := values["POC_IMAGE_BUCKET"]; v != "" {
-		u, _, err := imageBucketURL(v, region)
+		u, _, err := wiring.ImageBucketURL(v, region)
 		if err != nil {
 			return nil, fmt.Errorf("init: %w", err)
 		}
@@ -186,7 +187,7 @@ func initBuckets(ctx context.Context, getenv func(string) string, values map[str
 		if !strings.HasPrefix(ru[1], "s3://") {
 			continue
 		}
-		b, err := openS3(ctx, ru[1], getenv)
+		b, err := wiring.OpenS3(ctx, ru[1], getenv)
 		if err != nil {
 			return nil, fmt.Errorf("init: the %s bucket: %w", ru[0], err)
 		}

@@ -18,7 +18,7 @@ import (
 func TestQuotasStockAndFallbackOnGitHub(t *testing.T) {
 	const repo = "acme/quota"
 	h, ctx := scene{repo: repo, users: []string{"alice:admin"}, issues: []int{1, 2}, timeout: 4 * time.Minute,
-		config: "max_clusters: 5\nmax_daily_eur: 100\nworker_offers: [EM-A116X-SSD, EM-A115X-SSD]\n",
+		config: "max_clusters: 5\nmax_daily_eur: 100\nworker_offers: [EM-A116X-SSD, EM-B112X-SSD]\n",
 		world:  world.Options{OrgQuotas: scwsim.DocumentedQuotas(), Stock: map[string]int{"EM-A116X-SSD": 0}}}.open(t)
 
 	out, err := h.handle(ctx, h.comment(repo, 1, false, "alice", "/poc up --dry-run"))
@@ -26,7 +26,7 @@ func TestQuotasStockAndFallbackOnGitHub(t *testing.T) {
 		t.Fatalf("dry run: outcome %+v, err %v", out, err)
 	}
 	plan := lastBody(h, repo, 1)
-	for _, want := range []string{"Scaleway quotas", "instance_servers_play2_nano", "| 5 | 0 | 3 | 2 |", "EM-A116X-SSD", "skipped: out of stock", "EM-A115X-SSD", "taken",
+	for _, want := range []string{"Scaleway quotas", "instance_servers_play2_nano", "| 5 | 0 | 3 | 2 |", "EM-A116X-SSD", "skipped: out of stock", "EM-B112X-SSD", "taken",
 		"**ETA:** about ", " min (cold, first image, from the latency profile)"} {
 		if !strings.Contains(plan, want) {
 			t.Errorf("the dry run does not show %q:\n%s", want, plan)
@@ -43,7 +43,7 @@ func TestQuotasStockAndFallbackOnGitHub(t *testing.T) {
 			sticky = c.Body
 		}
 	}
-	if !strings.Contains(sticky, "EM-A115X-SSD") || !strings.Contains(sticky, "EM-A116X-SSD skipped: out of stock") {
+	if !strings.Contains(sticky, "EM-B112X-SSD") || !strings.Contains(sticky, "EM-A116X-SSD skipped: out of stock") {
 		t.Errorf("the status comment does not say which offer was taken and why:\n%s", sticky)
 	}
 

@@ -30,6 +30,7 @@ import (
 	"github.com/pocbot/pocbot/internal/commands"
 	"github.com/pocbot/pocbot/internal/cost"
 	"github.com/pocbot/pocbot/internal/github"
+	"github.com/pocbot/pocbot/internal/lifecycle"
 	"github.com/pocbot/pocbot/internal/provision"
 	"github.com/pocbot/pocbot/internal/provision/scaleway"
 	"github.com/pocbot/pocbot/internal/settings"
@@ -609,7 +610,9 @@ func (r *run) tearDown(d Decision) Decision {
 		if d.Reason != commands.ReapExpired && open {
 			return fmt.Errorf("%s#%d was reopened", d.Repository, d.Number)
 		}
-		if d.Reason == commands.ReapExpired && slices.Contains(labels, r.cfg.KeepLabel) && r.vouch(r.work, d.Number) == nil { // a closed issue goes, kept or not
+		// A closed issue goes, kept or not; so does a paused cluster past max_paused.
+		if d.Reason == commands.ReapExpired && lifecycle.Phase(h.Phase) != lifecycle.PhasePaused &&
+			slices.Contains(labels, r.cfg.KeepLabel) && r.vouch(r.work, d.Number) == nil {
 			return fmt.Errorf("the %s label was added to %s#%d", r.cfg.KeepLabel, d.Repository, d.Number)
 		}
 		return nil

@@ -40,7 +40,7 @@ const (
 	NodeBootstrap    = "bootstrap"
 	NodeCPTrusted    = "control-planes-trusted" // every control plane answers over mutual TLS
 	NodeKubeconfig   = "kubeconfig"
-	NodeClusterReady = "cluster-ready" // every node Ready, Cilium up, DNS, host → remote pod (talos.CheckReady)
+	NodeClusterReady = "cluster-ready" // every node Ready, Cilium up, DNS, host → remote pod, pod ↔ pod (talos.CheckReady)
 	NodeClearUD      = "clear-user-data"
 	NodeAdminOpen    = "admin-access-open"  // temporary rule for the runner, when admin CIDRs miss it
 	NodeAdminClose   = "admin-access-close" // removes it once the APIs are no longer needed

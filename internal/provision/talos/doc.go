@@ -94,26 +94,39 @@
 // # Routing
 //
 // Cilium runs in tunnel mode (VXLAN) with WireGuard, because native routing cannot cross
-// Scaleway's L3 subnets. What Cilium's sources say (as issue 21 read them on the v1.18 line; the
-// paths are where to re-read them at the pinned tag):
-//   - Documentation/network/concepts/routing.rst: encapsulation only needs the nodes to reach each
-//     other over IP (UDP 8472 for VXLAN); native routing hands pod traffic to the host's routing
-//     table, and autoDirectNodeRoutes only works when every node shares one L2 segment.
-//   - pkg/datapath/linux/node.go, createDirectRouteSpec: a direct route to a node reached through
-//     a gateway is refused ("must be directly reachable"). The control planes' public addresses
-//     are routed /32s and the Elastic Metal worker sits in its own subnet, each behind a Scaleway
-//     gateway: no route to another node's pod CIDR would exist.
-//   - bpf/lib/wireguard.h: traffic from a source of identity HOST is not encrypted, so a host's
-//     traffic to a remote pod (the API server to a webhook, Cilium's health probes) is not carried
-//     by WireGuard; in tunnel mode it travels as VXLAN between the node addresses, in native mode
-//     it would leave for the gateway with a pod-CIDR destination and be lost.
+// Scaleway's L3 subnets. What Cilium's sources say. The v1.18.1 tag itself could not be read here
+// (the cilium/cilium snapshot is over the fetch limit): each file was read in the one copy the
+// search index stores, whose line is said with each; a claim about 1.18.1 rests on that:
+//   - Documentation/network/concepts/routing.rst (a copy of the 1.17+ line: it documents
+//     routing-mode, underlay-protocol and direct-routing-skip-unreachable): encapsulation only
+//     needs the nodes to reach each other over IP (UDP 8472 for VXLAN); native routing hands pod
+//     traffic to the host's routing table, and auto-direct-node-routes only works "if all nodes
+//     share a single L2 network".
+//   - pkg/datapath/linux/node.go, createDirectRouteSpec (a copy older than 1.14, still on
+//     logrus; the refusal is what routing.rst's L2 requirement describes): a direct route to a
+//     node reached through a gateway is refused ("route to destination … contains gateway …,
+//     must be directly reachable"). The control planes' public addresses are routed /32s and the
+//     Elastic Metal worker sits in its own subnet, each behind a Scaleway gateway: no route to
+//     another node's pod CIDR would exist.
+//   - bpf/lib/wireguard.h (a copy of the 1.18 line: it reads its settings through CONFIG()),
+//     wg_maybe_redirect_to_encrypt: in tunnel mode every overlay packet is
+//     redirected to WireGuard before any identity check ("In tunneling mode WG needs to encrypt
+//     tunnel traffic"), so a pod's and a host's traffic to a remote pod both leave as VXLAN inside
+//     WireGuard (cilium PR #29000, "bpf: Encap with cilium_{vxlan,geneve} before passing to WG":
+//     an option in 1.14, the only behaviour since 1.15, "a side effect … host-to-remote-pod
+//     traffic is going to be encrypted"). Without tunneling, a source of identity HOST is not
+//     encrypted (the HOST_ID check): in native mode a host's traffic to a remote pod (the API
+//     server to a webhook, Cilium's health probes) would leave for the gateway with a pod-CIDR
+//     destination and be lost, while pods' traffic rides WireGuard.
 //
-// So pod-to-pod traffic between nodes leaves as WireGuard (UDP 51871) and a host's traffic to a
-// remote pod as VXLAN (UDP 8472), both between node addresses: the network-policy table
-// (provision/netpolicy) opens exactly these between nodes, in the security group and in every
-// node's Talos firewall. Input.CiliumRouting = RoutingNative (provision.Spec.CiliumRouting
-// "native") brings native routing back, for a flat L2 network; on Scaleway its up fails the
-// routing readiness check (ready.go).
+// So, in tunnel mode, traffic to a remote pod leaves as WireGuard (UDP 51871) between node
+// addresses, and once decrypted on cilium_wg0 it is VXLAN (UDP 8472) from the peer node's
+// address, which Talos's ingress chain judges again (it exempts lo, siderolink and kubespan only:
+// nftables_chain_config.go @v1.13.9). The network-policy table (provision/netpolicy) opens both
+// between nodes in every node's Talos firewall and in the security group (where 8472 is never
+// seen: the group only meets the WireGuard packet). Input.CiliumRouting = RoutingNative
+// (provision.Spec.CiliumRouting "native") brings native routing back, for a flat L2 network; on
+// Scaleway its up fails the routing readiness check (ready.go).
 //
 // # Cilium
 //
@@ -148,10 +161,13 @@
 // # Ready
 //
 // /readyz answers 200 before any network plugin runs. CheckReady (ready.go) asks the Kubernetes
-// API what `cilium status --wait` waits on and more: every node Ready, the Cilium DaemonSet and
-// operator ready, CoreDNS ready, and the API server's host reaching every CoreDNS pod through the
-// pods proxy (host → remote pod). The up waits for them (cluster-ready) and /poc status and bot
-// status report them.
+// API what `cilium status --wait` waits on and more, in the order of ReadyChecks: every node Ready
+// (nodes), the Cilium DaemonSet and operator ready (cilium), CoreDNS ready (cluster-dns), the API
+// server's host reaching every CoreDNS pod through the pods proxy (routing: host → remote pod),
+// and a probe pod on every node reaching every other node's Cilium health endpoint (pod-network:
+// pod ↔ pod across nodes, netprobe.go). The probe's pods run the Cilium agent image, pinned by
+// digest and already on every node, and are deleted once read. The up waits for all five
+// (cluster-ready); /poc status and bot status report the same five (clusterops.Status).
 //
 // Where 1.14 moved a setting to its own document, the 1.14 config sets it there instead:
 //   - CNI none: the generated KubeFlannelCNIConfig document is deleted ($patch: delete); there is

@@ -3,7 +3,6 @@ package scaleway
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -17,6 +16,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/pocbot/pocbot/internal/sim/loopback"
 )
 
 // Objects gives the emulator read access to Object Storage, for Block
@@ -237,19 +238,10 @@ func New(o Options) *Emulator {
 // clock-driven states every few milliseconds so hooks fire without polling.
 // stop shuts the server down and waits for it.
 func (e *Emulator) Start(ctx context.Context) (url string, stop func(), err error) {
-	var lc net.ListenConfig
-	ln, err := lc.Listen(ctx, "tcp", "127.0.0.1:0")
+	url, stopServe, err := loopback.ServeHTTP(ctx, e, e.log, "scaleway emulator")
 	if err != nil {
-		return "", nil, fmt.Errorf("scaleway emulator: listen on 127.0.0.1: %w", err)
+		return "", nil, err
 	}
-	hs := &http.Server{Handler: e, ReadHeaderTimeout: 10 * time.Second}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		if err := hs.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			e.log.Error("scaleway emulator: serve", "err", err)
-		}
-	}()
 	tctx, cancel := context.WithCancel(context.Background())
 	tickDone := make(chan struct{})
 	go func() {
@@ -270,15 +262,10 @@ func (e *Emulator) Start(ctx context.Context) (url string, stop func(), err erro
 		once.Do(func() {
 			cancel()
 			<-tickDone
-			sctx, c := context.WithTimeout(context.Background(), 5*time.Second)
-			defer c()
-			if err := hs.Shutdown(sctx); err != nil {
-				_ = hs.Close()
-			}
-			<-done
+			stopServe()
 		})
 	}
-	return "http://" + ln.Addr().String(), stop, nil
+	return url, stop, nil
 }
 
 // tickInterval is fine enough to keep up with a scaled profile: the shortest

@@ -1,6 +1,25 @@
 package scaleway
 
-import "time"
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"time"
+)
+
+// BenchFactor is the time factor the benchmarks scale the stand-ins' profiles by:
+// POC_BENCH_FACTOR, 0.01 when it is unset. Anything but a positive number is an error.
+func BenchFactor() (float64, error) {
+	v := os.Getenv("POC_BENCH_FACTOR")
+	if v == "" {
+		return 0.01, nil
+	}
+	f, err := strconv.ParseFloat(v, 64)
+	if err != nil || f <= 0 {
+		return 0, fmt.Errorf("POC_BENCH_FACTOR=%q is not a positive number", v)
+	}
+	return f, nil
+}
 
 // Latency is the duration of each asynchronous transition, before
 // Options.TimeFactor scales it. Each figure names its source: the Date

@@ -31,17 +31,20 @@ type Latency struct {
 	// its Cilium agent ready and its pods' network up (the install Job, image pulls, the agent's
 	// start). Source silent: estimate 60 s.
 	CNIReady time.Duration
+	// NetProbe: a network probe pod created on a Ready node -> its connections tried and its
+	// phase final (the agent image is on the node already: no pull). Source silent: estimate 5 s.
+	NetProbe time.Duration
 }
 
 // DefaultLatency is the estimate profile at factor 1.
 func DefaultLatency() Latency {
-	return Latency{ApplyReboot: time.Minute, KubeReady: 90 * time.Second, ResetWipe: 15 * time.Second, ResetReboot: 3 * time.Minute, CNIReady: time.Minute}
+	return Latency{ApplyReboot: time.Minute, KubeReady: 90 * time.Second, ResetWipe: 15 * time.Second, ResetReboot: 3 * time.Minute, CNIReady: time.Minute, NetProbe: 5 * time.Second}
 }
 
 // Scale multiplies every figure by f.
 func (l Latency) Scale(f float64) Latency {
 	s := func(d time.Duration) time.Duration { return time.Duration(float64(d) * f) }
-	return Latency{ApplyReboot: s(l.ApplyReboot), KubeReady: s(l.KubeReady), ResetWipe: s(l.ResetWipe), ResetReboot: s(l.ResetReboot), CNIReady: s(l.CNIReady)}
+	return Latency{ApplyReboot: s(l.ApplyReboot), KubeReady: s(l.KubeReady), ResetWipe: s(l.ResetWipe), ResetReboot: s(l.ResetReboot), CNIReady: s(l.CNIReady), NetProbe: s(l.NetProbe)}
 }
 
 // reboot tracks a node that is down for a while: its TLS handshakes fail until then, as a

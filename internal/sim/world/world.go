@@ -7,7 +7,9 @@
 // (TalosBoot, scaled) before its API answers, reads the control plane's user data only then, and
 // refuses Bootstrap until its container runtime and time sync are up (TalosCRI, TalosTimeSync).
 //
-// The world owns wiring only; each stand-in lives in its own package under internal/sim.
+// The world only starts the stand-ins and connects them to each other; each stand-in lives in its
+// own package under internal/sim. The bot's side is opened from the world's environment (Env) by
+// production's constructor, internal/wiring (worldtest does it for tests).
 //
 // # Network policy
 //
@@ -634,7 +636,8 @@ func Profile(scw scwsim.Latency, h Hosts) cluster.Waits {
 		Scaleway: provscw.Waits{SnapshotImport: scw.SnapshotImport, BMDelivery: scw.BMDelivery, SGRules: scw.SGRules,
 			VolumeCreate: scw.VolumeCreate, Poweron: scw.Poweron, Terminate: scw.Terminate, BMDelete: scw.BMDelete},
 		RescueReboot: scw.BMRescueReboot, RescueBoot: h.RescueBoot, ImageWrite: h.ImageWrite, NormalReboot: scw.BMNormalReboot,
-		TalosBoot: TalosBoot, TalosReady: max(TalosCRI, TalosTimeSync), ApplyReboot: h.Talos.ApplyReboot, KubeReady: h.Talos.KubeReady, CNIReady: h.Talos.CNIReady,
+		TalosBoot: TalosBoot, TalosReady: max(TalosCRI, TalosTimeSync), ApplyReboot: h.Talos.ApplyReboot, KubeReady: h.Talos.KubeReady,
+		CNIReady:    h.Talos.CNIReady + h.Talos.NetProbe,     // the agents and DNS ready, then the pod-network probe's pods run
 		ResetReboot: h.Talos.ResetWipe + h.Talos.ResetReboot, // the reset's sequence, then its reboot
 	}
 }
