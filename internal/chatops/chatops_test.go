@@ -186,7 +186,9 @@ func TestCommentsEndToEnd(t *testing.T) {
 	t.Run("status", func(t *testing.T) {
 		gh.LabelIssue(repo, 42, "alice", "poc/keep") // a maintainer's label counts (issue 11 hole 8)
 		last := h.answered(ctx, t, repo, 42, "bob", "/poc status", "poc/keep")
-		holds(t, "status reply", last, "ready", "kubernetes-api", "talos-api cp-0", "Lock | free", "present: expiry paused", "Resources (")
+		// The readiness checks up waits for (talos.ReadyChecks), as bot status shows them too.
+		holds(t, "status reply", last, "ready", "kubernetes-api", "talos-api cp-0", "nodes", "cilium", "cluster-dns", "routing", "pod-network",
+			"Lock | free", "present: expiry paused", "Resources (")
 		if strings.Contains(last, "❌") {
 			t.Errorf("a health check failed on a ready cluster:\n%s", last)
 		}
