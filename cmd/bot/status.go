@@ -24,7 +24,7 @@ func init() {
 		name: "status",
 		summary: "show a cluster: phase, resources with ids and addresses, age, expiry, keep label, lock holder, " +
 			"cost accrued, and the health of its Talos and Kubernetes APIs (exit 1 when a check fails)",
-		env: envList(envStore, envSCW),
+		env: envList(envStore, envSCW, []string{"POC_RUNNER_CIDR", "POC_RUNNER_ECHO_URL"}),
 		setFlags: func(fs *flag.FlagSet, e *envFlags) {
 			clusterFlag(fs, e, &name)
 			e.Bool(&health, "health", "", true, "check the Talos APIs (:50000) and Kubernetes /readyz (:6443), a few seconds at most")
@@ -37,6 +37,11 @@ func init() {
 			defer closeOps()
 			if err := a.checkScope(ctx, ops, name); err != nil {
 				return err
+			}
+			if health {
+				// A check from outside admin_cidrs fails at the security group: with the runner's
+				// address the status says so, naming it, instead of a bare "cannot connect".
+				ops.RunnerCIDR = detectRunner(ctx, a.getenv, a)
 			}
 			// The Talos client logs every answer at info; next to the table that is noise (POC_DEBUG keeps it).
 			if a.getenv("POC_DEBUG") == "" {

@@ -30,7 +30,7 @@ func TestConfigureSkipsANodeThatAlreadyTrustsTheCluster(t *testing.T) {
 		t.Fatalf("Bootstrap: %v", err)
 	}
 
-	if _, err := Configure(ctx, w.APIAddr(), cfgs.Worker, cfgs.Talosconfig); err != nil {
+	if _, err := Configure(ctx, w.APIAddr(), Direct(w.APIAddr()), cfgs.Worker, cfgs.Talosconfig); err != nil {
 		t.Fatalf("first Configure: %v", err)
 	}
 
@@ -39,7 +39,7 @@ func TestConfigureSkipsANodeThatAlreadyTrustsTheCluster(t *testing.T) {
 	}
 
 	t0 := time.Now()
-	if _, err := Configure(ctx, w.APIAddr(), cfgs.Worker, cfgs.Talosconfig); err != nil {
+	if _, err := Configure(ctx, w.APIAddr(), Direct(w.APIAddr()), cfgs.Worker, cfgs.Talosconfig); err != nil {
 		t.Fatalf("Configure again: %v", err)
 	}
 

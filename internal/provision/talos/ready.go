@@ -59,7 +59,7 @@ func (c CheckResult) String() string {
 // plus DNS and a host-to-remote-pod path, in this order: nodes, cilium, cluster-dns, routing.
 // Every check is always reported; a check that cannot run says why. ctx bounds the whole.
 func CheckReady(ctx context.Context, in ReadyInput) []CheckResult {
-	k, err := newKubeClient(in.Kubeconfig, in.DialAddr)
+	k, err := newKubeClient(ctx, in.Kubeconfig, in.DialAddr)
 	if err != nil {
 		out := []CheckResult{}
 		for _, n := range []string{CheckNodes, CheckCilium, CheckDNS, CheckRouting} {
@@ -105,19 +105,19 @@ type kubeClient struct {
 	tr     *http.Transport
 }
 
-func newKubeClient(kubeconfig []byte, dialAddr string) (*kubeClient, error) {
+func newKubeClient(ctx context.Context, kubeconfig []byte, dialAddr string) (*kubeClient, error) {
 	kc, err := parseKubeconfig(kubeconfig)
 	if err != nil {
 		return nil, err
 	}
-	dialer := &net.Dialer{Timeout: attemptTimeout}
+	d := dialer(ctx)
 	tr := &http.Transport{
 		TLSClientConfig: kc.tls, TLSHandshakeTimeout: attemptTimeout,
 		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
 			if dialAddr != "" {
 				addr = dialAddr
 			}
-			return dialer.DialContext(ctx, network, addr)
+			return d.DialContext(ctx, network, addr)
 		},
 	}
 	return &kubeClient{server: strings.TrimRight(kc.server, "/"), httpc: &http.Client{Transport: tr, Timeout: attemptTimeout}, tr: tr}, nil
