@@ -9,7 +9,7 @@ export PATH := $(GOBIN):$(PATH)
 GORELEASER_VERSION := v2.15.1
 
 build:
-	$(GO) build -trimpath -ldflags "-X github.com/pocbot/pocbot/internal/version.Version=$$(git describe --tags --always --dirty 2>/dev/null || echo dev)" -o bin/bot ./cmd/bot
+	$(GO) build -trimpath -tags=grpcnotrace -ldflags "-X github.com/pocbot/pocbot/internal/version.Version=$$(git describe --tags --always --dirty 2>/dev/null || echo dev)" -o bin/bot ./cmd/bot
 
 # The release archives and checksums.txt of .goreleaser.yaml, built locally into dist/ (nothing is
 # published). goreleaser is installed with `go install` when missing.

@@ -11,11 +11,12 @@ import (
 	"github.com/pocbot/pocbot/internal/commands"
 	"github.com/pocbot/pocbot/internal/cost"
 	"github.com/pocbot/pocbot/internal/provision"
+	"github.com/pocbot/pocbot/internal/wiring"
 )
 
 // quoter prices with Scaleway's APIs first (catalog, then products and offers), the dated table last.
 func (a *app) quoter() (*cost.Quoter, error) {
-	client, err := scwClient(a.getenv)
+	client, err := wiring.ScalewayClient(a.getenv)
 	if err != nil {
 		return nil, err
 	}

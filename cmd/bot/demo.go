@@ -71,20 +71,51 @@ func (a *app) demo(ctx context.Context, factor float64, s3 string, keep bool) er
 	} else {
 		defer os.RemoveAll(dir)
 	}
+	w, err := a.demoWorld(ctx, dir, factor, s3, t0)
+	if err != nil {
+		return err
+	}
+	defer w.Close()
+	d, aliceID, err := a.demoSeed(w, dir)
+	if err != nil {
+		return err
+	}
+	number := d.number
+	d.commands(ctx, aliceID)
+	d.expiry(ctx)
+
+	gh := w.GitHub
+	d.failures = append(d.failures, leakedSecrets(gh.AllComments(), d.logs.String())...)
+	a.printf("demo finished in %s; %d comments, %d reactions, %d Scaleway calls; 👀 after %s on average\n",
+		time.Since(t0).Round(100*time.Millisecond), len(gh.AllComments()), len(gh.Reactions(d.repo, number)),
+		w.Scaleway.CallCount(), d.eyesAverage().Round(time.Millisecond))
+	if len(d.failures) > 0 {
+		fmt.Fprintf(a.stderr, "demo: handler log:\n%s\n", commands.Redact(d.logs.String()))
+		return fmt.Errorf("demo failed: %s", strings.Join(d.failures, "; "))
+	}
+	return nil
+}
+
+// demoWorld starts the emulated world in dir and says what it runs.
+func (a *app) demoWorld(ctx context.Context, dir string, factor float64, s3 string, t0 time.Time) (*world.World, error) {
 	// The organization's quotas as an identity-validated organization has them: Scaleway's
 	// defaults (payment method only) fit one seed cluster, and the demo makes two.
 	w, err := world.Start(ctx, world.Options{Dir: dir, TimeFactor: factor, S3: s3, OrgQuotas: scwsim.IdentityValidatedQuotas()})
 	if err != nil {
-		return fmt.Errorf("demo: start the emulated world: %w", err)
+		return nil, fmt.Errorf("demo: start the emulated world: %w", err)
 	}
-	defer w.Close()
 	bucket := "file (kubeconfig links are local paths)"
 	if w.S3 != nil {
 		bucket = "versitygw S3 on loopback (presigned kubeconfig links)"
 	}
 	a.printf("emulated world up in %s: Scaleway, GitHub, Image Factory, Talos nodes, rescue SSH, %s\n",
 		time.Since(t0).Round(time.Millisecond), bucket)
+	return w, nil
+}
 
+// demoSeed seeds the GitHub stand-in (a repository, alice who maintains it with one SSH key, bob
+// who reads it, an issue) and prepares the handler's environment; it returns alice's private key.
+func (a *app) demoSeed(w *world.World, dir string) (*demoRun, age.Identity, error) {
 	const repo = "acme/shop"
 	gh := w.GitHub
 	gh.AddRepo(repo, "main")
@@ -92,7 +123,7 @@ func (a *app) demo(ctx context.Context, factor float64, s3 string, keep bool) er
 	gh.SetPermission(repo, "bob", "read")
 	alicePub, aliceID, err := demoKey()
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	gh.AddUserKey("alice", alicePub)
 	number := gh.AddIssue(repo, ghsim.Issue{Number: 42, Title: "Try the new ingress on a POC cluster", Author: "alice"})
@@ -107,39 +138,42 @@ func (a *app) demo(ctx context.Context, factor float64, s3 string, keep bool) er
 	env["GITHUB_EVENT_NAME"] = "issue_comment"
 	env["POC_STICKY_INTERVAL"] = "1s"
 	env["POC_LOCK_WAIT"] = "1m"
-	var logs syncBuffer
+	logs := &syncBuffer{}
 	quiet := *a
-	quiet.log = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	quiet.log = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	quiet.stdout = io.Discard // Actions workflow commands: not in Actions
+	return &demoRun{a: a, quiet: &quiet, logs: logs, w: w, repo: repo, number: number, env: env, dir: dir, printed: map[int64]string{}}, aliceID, nil
+}
 
-	d := &demoRun{a: a, quiet: &quiet, w: w, repo: repo, number: number, env: env, dir: dir, printed: map[int64]string{}}
-	var failures []string
-	step := func(who, body string, check func(chatops.Outcome) error) chatops.Outcome {
-		out, err := d.comment(ctx, who, body)
-		if err == nil && check != nil {
-			err = check(out)
-		}
-		if err != nil {
-			failures = append(failures, fmt.Sprintf("%s's %q: %v", who, body, err))
-			a.printf("✗ %v\n\n", err)
-		}
-		return out
+// step runs one comment and its check; a failure is recorded and printed, not returned.
+func (d *demoRun) step(ctx context.Context, who, body string, check func(chatops.Outcome) error) {
+	out, err := d.comment(ctx, who, body)
+	if err == nil && check != nil {
+		err = check(out)
 	}
+	if err != nil {
+		d.failures = append(d.failures, fmt.Sprintf("%s's %q: %v", who, body, err))
+		d.a.printf("✗ %v\n\n", err)
+	}
+}
 
-	step("alice", "/poc up --ttl 4h", func(o chatops.Outcome) error {
+// commands plays alice's up and cost, bob's refused up, and alice's down on the first issue.
+func (d *demoRun) commands(ctx context.Context, aliceID age.Identity) {
+	w := d.w
+	d.step(ctx, "alice", "/poc up --ttl 4h", func(o chatops.Outcome) error {
 		if !o.OK {
 			return fmt.Errorf("up did not succeed (%+v)", o)
 		}
 		return d.checkKubeconfig(ctx, aliceID)
 	})
-	step("alice", "/poc cost", func(o chatops.Outcome) error {
+	d.step(ctx, "alice", "/poc cost", func(o chatops.Outcome) error {
 		if !o.OK {
 			return fmt.Errorf("cost did not succeed (%+v)", o)
 		}
 		return nil
 	})
 	calls := w.Scaleway.CallCount()
-	step("bob", "/poc up", func(o chatops.Outcome) error {
+	d.step(ctx, "bob", "/poc up", func(o chatops.Outcome) error {
 		if o.Refused == "" {
 			return fmt.Errorf("bob's up was not refused (%+v)", o)
 		}
@@ -149,7 +183,7 @@ func (a *app) demo(ctx context.Context, factor float64, s3 string, keep bool) er
 		d.a.printf("  (Scaleway calls during bob's command: 0)\n\n")
 		return nil
 	})
-	step("alice", "/poc down", func(o chatops.Outcome) error {
+	d.step(ctx, "alice", "/poc down", func(o chatops.Outcome) error {
 		if !o.OK {
 			return fmt.Errorf("down did not succeed (%+v)", o)
 		}
@@ -160,11 +194,14 @@ func (a *app) demo(ctx context.Context, factor float64, s3 string, keep bool) er
 		}
 		return nil
 	})
+}
 
-	// Expiry: a second cluster with a short lifetime, then the workflow's schedule as it would run
-	// 1h30 and 2h05 later (the bot's clock is moved, not waited for).
-	d.number = gh.AddIssue(repo, ghsim.Issue{Number: 43, Title: "Load-test the edge gateway", Author: "alice"})
-	step("alice", "/poc up --ttl 2h", func(o chatops.Outcome) error {
+// expiry makes a second cluster with a short lifetime, then runs the workflow's schedule as it
+// would run 1h30, 1h35 and 2h05 later (the bot's clock is moved, not waited for).
+func (d *demoRun) expiry(ctx context.Context) {
+	gh := d.w.GitHub
+	d.number = gh.AddIssue(d.repo, ghsim.Issue{Number: 43, Title: "Load-test the edge gateway", Author: "alice"})
+	d.step(ctx, "alice", "/poc up --ttl 2h", func(o chatops.Outcome) error {
 		if !o.OK {
 			return fmt.Errorf("up did not succeed (%+v)", o)
 		}
@@ -173,62 +210,66 @@ func (a *app) demo(ctx context.Context, factor float64, s3 string, keep bool) er
 	base := time.Now()
 	owned := func() int {
 		n := 0
-		for _, r := range w.Scaleway.Inventory() {
+		for _, r := range d.w.Scaleway.Inventory() {
 			if provision.OwnedBy(r.Tags, "acme-shop-43") {
 				n++
 			}
 		}
 		return n
 	}
-	for _, jump := range []struct {
-		after     time.Duration
-		destroyed bool
-	}{{90 * time.Minute, false}, {95 * time.Minute, false}, {125 * time.Minute, true}} {
-		before := len(gh.Comments(repo, d.number))
-		at := base.Add(jump.after)
-		quiet.now = func() time.Time { return at }
-		err := d.schedule(ctx, jump.after)
-		newComments := len(gh.Comments(repo, d.number)) - before
-		switch {
-		case err != nil:
-		case !jump.destroyed && jump.after == 90*time.Minute && newComments != 1:
-			err = fmt.Errorf("the schedule 1h30 before expiry posted %d comments, want one warning", newComments)
-		case !jump.destroyed && jump.after != 90*time.Minute && newComments != 0:
-			err = fmt.Errorf("the warning was posted again (%d new comments)", newComments)
-		case !jump.destroyed && owned() == 0:
-			err = errors.New("the cluster was destroyed before its expiry")
-		case jump.destroyed && (owned() != 0 || newComments == 0):
-			err = fmt.Errorf("after expiry: %d resources left, %d comments posted", owned(), newComments)
+	for _, after := range []time.Duration{90 * time.Minute, 95 * time.Minute, 125 * time.Minute} {
+		before := len(gh.Comments(d.repo, d.number))
+		at := base.Add(after)
+		d.quiet.now = func() time.Time { return at }
+		err := d.schedule(ctx, after)
+		if err == nil {
+			err = checkExpiry(after, len(gh.Comments(d.repo, d.number))-before, owned())
 		}
 		if err != nil {
-			failures = append(failures, fmt.Sprintf("schedule at +%s: %v", jump.after, err))
-			a.printf("✗ %v\n\n", err)
+			d.failures = append(d.failures, fmt.Sprintf("schedule at +%s: %v", after, err))
+			d.a.printf("✗ %v\n\n", err)
 		}
 	}
-	quiet.now = nil
+	d.quiet.now = nil
+}
 
-	for _, c := range gh.AllComments() {
-		if commands.ContainsSecret(c.Body) {
-			failures = append(failures, fmt.Sprintf("comment %d contains a secret", c.ID))
-		}
-	}
-	for _, line := range strings.Split(logs.String(), "\n") {
-		if commands.ContainsSecret(line) {
-			failures = append(failures, "a log line contains a secret: "+commands.Redact(line))
-		}
-	}
-	a.printf("demo finished in %s; %d comments, %d reactions, %d Scaleway calls; 👀 after %s on average\n",
-		time.Since(t0).Round(100*time.Millisecond), len(gh.AllComments()), len(gh.Reactions(repo, number)),
-		w.Scaleway.CallCount(), d.eyesAverage().Round(time.Millisecond))
-	if len(failures) > 0 {
-		fmt.Fprintf(a.stderr, "demo: handler log:\n%s\n", commands.Redact(logs.String()))
-		return fmt.Errorf("demo failed: %s", strings.Join(failures, "; "))
+// checkExpiry judges the schedule's run `after` the 2 h cluster was made, from the comments it
+// posted and the resources left: one warning at 1h30, nothing at 1h35, the teardown at 2h05.
+func checkExpiry(after time.Duration, newComments, owned int) error {
+	const warnAt, expiry = 90 * time.Minute, 2 * time.Hour
+	switch {
+	case after < expiry && after == warnAt && newComments != 1:
+		return fmt.Errorf("the schedule 1h30 before expiry posted %d comments, want one warning", newComments)
+	case after < expiry && after != warnAt && newComments != 0:
+		return fmt.Errorf("the warning was posted again (%d new comments)", newComments)
+	case after < expiry && owned == 0:
+		return errors.New("the cluster was destroyed before its expiry")
+	case after >= expiry && (owned != 0 || newComments == 0):
+		return fmt.Errorf("after expiry: %d resources left, %d comments posted", owned, newComments)
 	}
 	return nil
 }
 
+// leakedSecrets names the comments and log lines that contain a secret.
+func leakedSecrets(comments []ghsim.Comment, logs string) []string {
+	var out []string
+	for _, c := range comments {
+		if commands.ContainsSecret(c.Body) {
+			out = append(out, fmt.Sprintf("comment %d contains a secret", c.ID))
+		}
+	}
+	for _, line := range strings.Split(logs, "\n") {
+		if commands.ContainsSecret(line) {
+			out = append(out, "a log line contains a secret: "+commands.Redact(line))
+		}
+	}
+	return out
+}
+
 type demoRun struct {
 	a, quiet *app
+	logs     *syncBuffer // the handler's log
+	failures []string
 	w        *world.World
 	repo     string
 	number   int

@@ -12,6 +12,7 @@ import (
 	"github.com/pocbot/pocbot/internal/github"
 	"github.com/pocbot/pocbot/internal/repoinit"
 	"github.com/pocbot/pocbot/internal/statestore"
+	"github.com/pocbot/pocbot/internal/wiring"
 )
 
 func init() {
@@ -60,7 +61,7 @@ func (a *app) doctorChecks(ctx context.Context, repo, env, apiURL, key string) [
 	if key == "" {
 		key = strings.TrimSpace(a.getenv("SCW_ACCESS_KEY"))
 	}
-	client, err := scwClient(a.getenv)
+	client, err := wiring.ScalewayClient(a.getenv)
 	if err != nil {
 		client = nil
 	}
@@ -169,7 +170,7 @@ func (a *app) setupDiagnosis(ctx context.Context, getenv func(string) string, ca
 		}
 	}
 	if len(items) == 0 {
-		if client, err := scwClient(getenv); err == nil {
+		if client, err := wiring.ScalewayClient(getenv); err == nil {
 			items = append(items, doctor.Credentials(client, strings.TrimSpace(getenv("SCW_DEFAULT_PROJECT_ID")))(ctx)...)
 		}
 		b := *a

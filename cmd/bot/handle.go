@@ -73,11 +73,11 @@ func (a *app) handle(ctx context.Context, getenv func(string) string, started ti
 	h := &chatops.Handler{
 		GitHub: gh, Env: env, Actions: actions, AppSlug: slug, Log: a.log, Started: started, Now: a.now,
 		Open: func(ctx context.Context) (*chatops.Backend, error) {
-			b, err := openBackend(ctx, getenv, a)
+			b, err := a.openBackend(ctx, getenv)
 			if err != nil {
 				return nil, a.setupDiagnosis(ctx, getenv, err)
 			}
-			return b, nil
+			return chatopsBackend(b), nil
 		},
 	}
 	h.Reap = func(ctx context.Context, ev github.Event) (string, error) {
@@ -106,10 +106,11 @@ func (a *app) handle(ctx context.Context, getenv func(string) string, started ti
 // reapOnce runs the reaper for the repository: the whole pass for schedule and workflow_dispatch
 // events, a bounded one without the orphan pass after other events.
 func (a *app) reapOnce(ctx context.Context, getenv func(string) string, env github.ActionsEnv, gh *github.Client, opportunistic bool, ev github.Event) (string, error) {
-	b, driver, err := openBackendParts(ctx, getenv, a)
+	b, err := a.openBackend(ctx, getenv)
 	if err != nil {
 		return "", err
 	}
+	driver := b.Driver
 	defer b.Close()
 	rc, err := repoConfig(ctx, gh)
 	if err != nil {

@@ -19,6 +19,7 @@ import (
 	"github.com/pocbot/pocbot/internal/provision/images"
 	"github.com/pocbot/pocbot/internal/provision/scaleway"
 	"github.com/pocbot/pocbot/internal/statestore"
+	"github.com/pocbot/pocbot/internal/wiring"
 )
 
 // snapshotImageTag is the prefix of the tag the scaleway driver puts on a shared snapshot to name
@@ -140,7 +141,7 @@ func (a *app) imageInventory(ctx context.Context, zones []string) (*imageInvento
 	}
 	inv.closers = append(inv.closers, func() { _ = s.Close() })
 	inv.store = s
-	b, name, err := openImageBucket(ctx, a.getenv, provision.DefaultSpec().Region)
+	b, name, err := wiring.OpenImageBucket(ctx, a.getenv, provision.DefaultSpec().Region)
 	if err != nil {
 		return nil, err
 	}
@@ -155,17 +156,42 @@ func (a *app) imageInventory(ctx context.Context, zones []string) (*imageInvento
 	for i := range objs {
 		inv.entry(objs[i].Key).object = &objs[i]
 	}
-
-	// Every state, decrypted: the image key is in the encrypted spec, not in the public header.
-	headers, err := s.List(ctx)
-	if err != nil {
-		return nil, err
-	}
-	ops := &clusterops.Ops{Store: s}
 	zoneSet := map[string]bool{}
 	for _, z := range zones {
 		zoneSet[z] = true
 	}
+	if err := inv.readStates(ctx, zoneSet); err != nil {
+		return nil, err
+	}
+	if len(zoneSet) == 0 {
+		zoneSet[provision.DefaultSpec().Zone] = true
+	}
+
+	client, err := wiring.ScalewayClient(a.getenv)
+	if err != nil {
+		inv.blkErr = err
+		ok = true
+		return inv, nil
+	}
+	inv.blk = block.NewAPI(client)
+	project, _ := client.GetDefaultProjectID()
+	for z := range zoneSet {
+		if err := inv.readZone(ctx, scw.Zone(z), project); err != nil {
+			return nil, err
+		}
+	}
+	ok = true
+	return inv, nil
+}
+
+// readStates records which clusters use which image key, and adds their zones to zoneSet. Every
+// state is decrypted: the image key is in the encrypted spec, not in the public header.
+func (inv *imageInventory) readStates(ctx context.Context, zoneSet map[string]bool) error {
+	headers, err := inv.store.List(ctx)
+	if err != nil {
+		return err
+	}
+	ops := &clusterops.Ops{Store: inv.store}
 	for _, h := range headers {
 		_, st, err := ops.Load(ctx, h.Cluster)
 		if errors.Is(err, clusterops.ErrNoCluster) {
@@ -184,63 +210,58 @@ func (a *app) imageInventory(ctx context.Context, zones []string) (*imageInvento
 			zoneSet[st.Spec.Zone] = true
 		}
 	}
-	if len(zoneSet) == 0 {
-		zoneSet[provision.DefaultSpec().Zone] = true
-	}
+	return nil
+}
 
-	client, err := scwClient(a.getenv)
-	if err != nil {
-		inv.blkErr = err
-		ok = true
-		return inv, nil
+// readZone lists one zone's shared snapshots and its volumes, and files them (addSnapshots).
+func (inv *imageInventory) readZone(ctx context.Context, z scw.Zone, project string) error {
+	req := &block.ListSnapshotsRequest{Zone: z, Tags: []string{provision.TagShared}}
+	vreq := &block.ListVolumesRequest{Zone: z}
+	if project != "" {
+		req.ProjectID, vreq.ProjectID = &project, &project
 	}
-	inv.blk = block.NewAPI(client)
-	project, _ := client.GetDefaultProjectID()
-	for z := range zoneSet {
-		req := &block.ListSnapshotsRequest{Zone: scw.Zone(z), Tags: []string{provision.TagShared}}
-		vreq := &block.ListVolumesRequest{Zone: scw.Zone(z)}
-		if project != "" {
-			req.ProjectID, vreq.ProjectID = &project, &project
+	snaps, err := inv.blk.ListSnapshots(req, scw.WithContext(ctx), scw.WithAllPages())
+	if err != nil {
+		return fmt.Errorf("list the shared snapshots in zone %s: %w", z, err)
+	}
+	vols, err := inv.blk.ListVolumes(vreq, scw.WithContext(ctx), scw.WithAllPages())
+	if err != nil {
+		return fmt.Errorf("list the volumes in zone %s (to keep snapshots volumes were made from): %w", z, err)
+	}
+	inv.addSnapshots(snaps.Snapshots, vols.Volumes)
+	return nil
+}
+
+// addSnapshots files each shared snapshot under the image key its tag names, and each volume
+// under the snapshot it was made from. The tag is a digest of bucket/key (scaleway.ImageTag):
+// matched against every key known from the bucket's objects and the states; a snapshot of an
+// object gone from both is listed under its own name.
+func (inv *imageInventory) addSnapshots(snaps []*block.Snapshot, vols []*block.Volume) {
+	for _, v := range vols {
+		if v.ParentSnapshotID != nil && *v.ParentSnapshotID != "" {
+			inv.volumesFrom[*v.ParentSnapshotID] = append(inv.volumesFrom[*v.ParentSnapshotID], v.ID)
 		}
-		snaps, err := inv.blk.ListSnapshots(req, scw.WithContext(ctx), scw.WithAllPages())
-		if err != nil {
-			return nil, fmt.Errorf("list the shared snapshots in zone %s: %w", z, err)
+	}
+	byTag := map[string]string{}
+	for key := range inv.entries {
+		byTag[scaleway.ImageTag(inv.bucketName, key)] = key
+	}
+	for _, sn := range snaps {
+		if !provision.HasTag(sn.Tags, provision.TagShared) {
+			continue
 		}
-		vols, err := inv.blk.ListVolumes(vreq, scw.WithContext(ctx), scw.WithAllPages())
-		if err != nil {
-			return nil, fmt.Errorf("list the volumes in zone %s (to keep snapshots volumes were made from): %w", z, err)
-		}
-		for _, v := range vols.Volumes {
-			if v.ParentSnapshotID != nil && *v.ParentSnapshotID != "" {
-				inv.volumesFrom[*v.ParentSnapshotID] = append(inv.volumesFrom[*v.ParentSnapshotID], v.ID)
-			}
-		}
-		// The tag is a digest of bucket/key (scaleway.ImageTag): matched against every key known
-		// from the bucket's objects and the states; a snapshot of an object gone from both is
-		// listed under its own name.
-		byTag := map[string]string{}
-		for key := range inv.entries {
-			byTag[scaleway.ImageTag(inv.bucketName, key)] = key
-		}
-		for _, sn := range snaps.Snapshots {
-			if !provision.HasTag(sn.Tags, provision.TagShared) {
+		for _, t := range sn.Tags {
+			if !strings.HasPrefix(t, snapshotImageTag) {
 				continue
 			}
-			for _, t := range sn.Tags {
-				if !strings.HasPrefix(t, snapshotImageTag) {
-					continue
-				}
-				key, known := byTag[t]
-				if !known {
-					key = "snapshot " + sn.Name + " (its object is gone)"
-				}
-				e := inv.entry(key)
-				e.snapshots = append(e.snapshots, sn)
+			key, known := byTag[t]
+			if !known {
+				key = "snapshot " + sn.Name + " (its object is gone)"
 			}
+			e := inv.entry(key)
+			e.snapshots = append(e.snapshots, sn)
 		}
 	}
-	ok = true
-	return inv, nil
 }
 
 func (inv *imageInventory) sorted() []*imageEntry {

@@ -1,7 +1,14 @@
-// Command bot is pocbot's single binary: the GitHub Actions entry point (`bot handle`), the operator
-// CLI (up, down, cost, status, reap, kubeconfig, talosconfig, images, state) and the emulated world
-// (`bot sim`, `bot demo`). It only parses flags and environment variables and wires packages together;
-// the work is done in internal/.
+// Command bot is pocbot's single binary: the GitHub Actions entry point (`bot handle`), the
+// operator CLI (up, down, cost, status, reap, kubeconfig, talosconfig, machineconfig, images,
+// state, pool), the installation commands (app, init, doctor, uninstall), and the emulated world
+// (`bot sim`, `bot demo`, `bot soak`, built with the sim tag).
+//
+// It parses flags and environment variables, opens its parts through internal/wiring (the one
+// constructor the test worlds use too), calls the operations (internal/clusterops, reaper,
+// chatops, repoinit …) and prints their results. A command run by a workflow is scoped to the
+// workflow's repository by clusterops.Owned's rule (scope.go). What it decides itself is an
+// operator's concern only: which shared images `images prune` may delete (images.go), and the
+// demo's script and checks (demo.go).
 package main
 
 import (

@@ -31,7 +31,7 @@ func init() {
 		summary: "run the emulated world on loopback and print the variables that point the bot at it",
 		setFlags: func(fs *flag.FlagSet, e *envFlags) {
 			fs.StringVar(&dir, "dir", "", "where the buckets, disks and keys live (default: a new temporary directory)")
-			fs.Float64Var(&timeFactor, "time-factor", 0.02, "scale of the real API latencies (SPEC §9); 1 = real time")
+			fs.Float64Var(&timeFactor, "time-factor", 0.02, "scale of the real API latencies (docs/seed.md, Latencies); 1 = real time")
 			fs.Float64Var(&faultRate, "fault-rate", 0, "share of Scaleway API requests answered 5xx or 429 before taking effect")
 			fs.IntVar(&faultSeed, "fault-seed", 1, "seed of the injected faults")
 			fs.IntVar(&quotaInstances, "quota-instances", 0, "Instance quota of the project (0: unlimited)")

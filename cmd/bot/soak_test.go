@@ -14,19 +14,58 @@ import (
 	"github.com/pocbot/pocbot/internal/sim/soak"
 )
 
-// The bounded soak of `make test`: the histories in which the soak found bugs (each replayed as
-// it was shrunk), a fixed set of whole histories, and a few new ones, with every invariant
-// checked. `make soak` runs it long; a failure prints its seed and the replay command.
-func TestSoak(t *testing.T) {
+// soakOptions are the soak's options with the bot of `bot handle`; the soak needs versitygw.
+func soakOptions(t *testing.T) soak.Options {
+	t.Helper()
 	if _, err := exec.LookPath("versitygw"); err != nil {
 		if os.Getenv("CI") != "" {
 			t.Fatal("versitygw is not installed: .ci/run installs it (go install github.com/versity/versitygw/cmd/versitygw@v1.8.0)")
 		}
 		t.Skip("the soak needs versitygw (go install github.com/versity/versitygw/cmd/versitygw@v1.8.0)")
 	}
+	return soak.Options{Bot: soakBot{a: newApp(io.Discard, io.Discard, func(string) string { return "" })}}
+}
+
+// A history every soak runs: a pause (no machine billed while paused, the paused price in the
+// budget and the accrued figures), a resume, a pause releasing the IPs, the scheduled pass
+// inside acme/b's pause window, a command there resuming the cluster, then its down. Objects
+// are written with the kubeconfig the bot issued before each pause, and every one is read back
+// after each resume (the second one through the new link: the IPs changed).
+func TestSoakPauseResume(t *testing.T) {
+	base := soakOptions(t)
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
+	defer cancel()
+	pauseResume := []soak.Event{
+		{Kind: soak.KindComment, Repo: "acme/b", Number: 2, User: "ada", Body: "/poc up"},
+		{Kind: soak.KindKube, Repo: "acme/b", Number: 2, User: "ada", Action: "configmaps"},
+		{Kind: soak.KindKube, Repo: "acme/b", Number: 2, User: "ada", Action: "secrets"},
+		{Kind: soak.KindComment, Repo: "acme/b", Number: 2, User: "ada", Body: "/poc pause"},
+		{Kind: soak.KindComment, Repo: "acme/b", Number: 2, User: "ada", Body: "/poc cost"},
+		{Kind: soak.KindComment, Repo: "acme/b", Number: 2, User: "ada", Body: "/poc resume"},
+		{Kind: soak.KindKube, Repo: "acme/b", Number: 2, User: "ada", Action: "configmaps"},
+		{Kind: soak.KindComment, Repo: "acme/b", Number: 2, User: "wes", Body: "/poc pause --release-ips"},
+		{Kind: soak.KindComment, Repo: "acme/b", Number: 2, User: "wes", Body: "/poc resume"},
+		{Kind: soak.KindSchedule, Repo: "acme/b"},
+		{Kind: soak.KindComment, Repo: "acme/b", Number: 2, User: "ada", Body: "/poc status"},
+		{Kind: soak.KindComment, Repo: "acme/b", Number: 2, User: "ada", Body: "/poc down"},
+	}
+	res, err := soak.Run(ctx, base, 1, pauseResume)
+	if err != nil || len(res.Violations) > 0 {
+		t.Fatalf("pause, resume, scheduled pause: %v %v", err, res.Violations)
+	}
+	// Two objects read after the first resume, three after the second: the invariant was
+	// checked, not passed for want of objects.
+	if res.ReadsAfterPause < 5 {
+		t.Fatalf("%d reads of an object written before a pause found it after the resume, want at least 5", res.ReadsAfterPause)
+	}
+}
+
+// The bounded soak of `make test`: the histories in which the soak found bugs (each replayed as
+// it was shrunk), a fixed set of whole histories, and a few new ones, with every invariant
+// checked. `make soak` runs it long; a failure prints its seed and the replay command.
+func TestSoak(t *testing.T) {
+	base := soakOptions(t)
 	var out strings.Builder
-	a := newApp(io.Discard, io.Discard, func(string) string { return "" })
-	base := soak.Options{Bot: soakBot{a: a}}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 
@@ -155,24 +194,6 @@ func TestSoak(t *testing.T) {
 	}
 	if res, err := soak.Run(ctx, base, 1, parkAdopt); err != nil || len(res.Violations) > 0 {
 		t.Errorf("park on down, adopt on the next up: %v %v", err, res.Violations)
-	}
-
-	// A history every soak runs: a pause (no machine billed while paused, the paused price in
-	// the budget and the accrued figures), a resume, a pause releasing the IPs, the scheduled
-	// pass inside acme/b's pause window, a command there resuming the cluster, then its down.
-	pauseResume := []soak.Event{
-		{Kind: soak.KindComment, Repo: "acme/b", Number: 2, User: "ada", Body: "/poc up"},
-		{Kind: soak.KindComment, Repo: "acme/b", Number: 2, User: "ada", Body: "/poc pause"},
-		{Kind: soak.KindComment, Repo: "acme/b", Number: 2, User: "ada", Body: "/poc cost"},
-		{Kind: soak.KindComment, Repo: "acme/b", Number: 2, User: "ada", Body: "/poc resume"},
-		{Kind: soak.KindComment, Repo: "acme/b", Number: 2, User: "wes", Body: "/poc pause --release-ips"},
-		{Kind: soak.KindComment, Repo: "acme/b", Number: 2, User: "wes", Body: "/poc resume"},
-		{Kind: soak.KindSchedule, Repo: "acme/b"},
-		{Kind: soak.KindComment, Repo: "acme/b", Number: 2, User: "ada", Body: "/poc status"},
-		{Kind: soak.KindComment, Repo: "acme/b", Number: 2, User: "ada", Body: "/poc down"},
-	}
-	if res, err := soak.Run(ctx, base, 1, pauseResume); err != nil || len(res.Violations) > 0 {
-		t.Errorf("pause, resume, scheduled pause: %v %v", err, res.Violations)
 	}
 
 	// Whole histories: a fixed set, then new seeds for the rest of the bound.

@@ -28,36 +28,7 @@ func init() {
 				summary:  "list the clusters' public headers without decrypting anything",
 				env:      []string{"POC_STATE_URL"},
 				setFlags: func(fs *flag.FlagSet, e *envFlags) {},
-				run: func(ctx context.Context, a *app, fs *flag.FlagSet) error {
-					s, err := a.openStoreNoKey(ctx)
-					if err != nil {
-						return err
-					}
-					defer s.Close()
-					// With the key, the headers are authenticated (a bad one is named in the
-					// error); without it they are shown as the bucket holds them, for display only.
-					list := s.List
-					if strings.TrimSpace(a.getenv(statestore.EnvStateKey)) == "" {
-						list = s.ListUnverified
-						fmt.Fprintf(a.stderr, "headers not authenticated (no %s): anyone who can write to the bucket can change them\n", statestore.EnvStateKey)
-					}
-					hs, err := list(ctx)
-					if err != nil {
-						return err
-					}
-					sort.Slice(hs, func(i, j int) bool { return hs[i].Cluster < hs[j].Cluster })
-					tw := tabwriter.NewWriter(a.stdout, 2, 4, 2, ' ', 0)
-					fmt.Fprintln(tw, "CLUSTER\tPHASE\tREPOSITORY\tNUMBER\tREQUESTED BY\tCREATED\tEXPIRES\tSERIAL")
-					for _, h := range hs {
-						num := "-" // an operator's cluster has no issue
-						if h.Number > 0 {
-							num = strconv.Itoa(h.Number)
-						}
-						fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\n", h.Cluster, h.Phase, orDash(h.Repository), num, h.RequestedBy,
-							h.Created.Format(time.RFC3339), fmtTime(h.Expires), h.Serial)
-					}
-					return tw.Flush()
-				},
+				run:      func(ctx context.Context, a *app, fs *flag.FlagSet) error { return a.stateList(ctx) },
 			},
 			{
 				name:    "show",
@@ -66,26 +37,7 @@ func init() {
 				setFlags: func(fs *flag.FlagSet, e *envFlags) {
 					clusterFlag(fs, e, &name)
 				},
-				run: func(ctx context.Context, a *app, fs *flag.FlagSet) error {
-					ops, closeOps, err := a.clusterOps(ctx, name)
-					if err != nil {
-						return err
-					}
-					defer closeOps()
-					s := ops.Store
-					doc, st, err := ops.Load(ctx, name)
-					if err != nil {
-						return err
-					}
-					lock, err := s.ReadLock(ctx, name)
-					if err != nil {
-						return err
-					}
-					out := map[string]any{"header": doc.Header, "state": redactState(st), "lock": lock}
-					enc := json.NewEncoder(a.stdout)
-					enc.SetIndent("", "  ")
-					return enc.Encode(out)
-				},
+				run: func(ctx context.Context, a *app, fs *flag.FlagSet) error { return a.stateShow(ctx, name) },
 			},
 			{
 				name:    "unlock",
@@ -95,27 +47,85 @@ func init() {
 					clusterFlag(fs, e, &name)
 					e.String(&lockID, "lock-id", "", "", "the id of the lock to release, as `bot state show` or the busy-lock error names it")
 				},
-				run: func(ctx context.Context, a *app, fs *flag.FlagSet) error {
-					if err := requireCluster(name); err != nil {
-						return err
-					}
-					if lockID == "" {
-						return fmt.Errorf("--lock-id is required: copy it from `bot state show --cluster %s`", name)
-					}
-					s, err := a.openStoreNoKey(ctx)
-					if err != nil {
-						return err
-					}
-					defer s.Close()
-					if err := s.ForceUnlock(ctx, name, lockID); err != nil {
-						return err
-					}
-					a.printf("released lock %s of cluster %s\n", lockID, name)
-					return nil
-				},
+				run: func(ctx context.Context, a *app, fs *flag.FlagSet) error { return a.stateUnlock(ctx, name, lockID) },
 			},
 		},
 	})
+}
+
+// stateList prints the clusters' public headers (`bot state ls`).
+func (a *app) stateList(ctx context.Context) error {
+	s, err := a.openStoreNoKey(ctx)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	// With the key, the headers are authenticated (a bad one is named in the
+	// error); without it they are shown as the bucket holds them, for display only.
+	list := s.List
+	if strings.TrimSpace(a.getenv(statestore.EnvStateKey)) == "" {
+		list = s.ListUnverified
+		fmt.Fprintf(a.stderr, "headers not authenticated (no %s): anyone who can write to the bucket can change them\n", statestore.EnvStateKey)
+	}
+	hs, err := list(ctx)
+	if err != nil {
+		return err
+	}
+	sort.Slice(hs, func(i, j int) bool { return hs[i].Cluster < hs[j].Cluster })
+	tw := tabwriter.NewWriter(a.stdout, 2, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "CLUSTER\tPHASE\tREPOSITORY\tNUMBER\tREQUESTED BY\tCREATED\tEXPIRES\tSERIAL")
+	for _, h := range hs {
+		num := "-" // an operator's cluster has no issue
+		if h.Number > 0 {
+			num = strconv.Itoa(h.Number)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\n", h.Cluster, h.Phase, orDash(h.Repository), num, h.RequestedBy,
+			h.Created.Format(time.RFC3339), fmtTime(h.Expires), h.Serial)
+	}
+	return tw.Flush()
+}
+
+// stateShow prints one cluster's header, its state with the secret values redacted, and its
+// lock (`bot state show`).
+func (a *app) stateShow(ctx context.Context, name string) error {
+	ops, closeOps, err := a.clusterOps(ctx, name)
+	if err != nil {
+		return err
+	}
+	defer closeOps()
+	s := ops.Store
+	doc, st, err := ops.Load(ctx, name)
+	if err != nil {
+		return err
+	}
+	lock, err := s.ReadLock(ctx, name)
+	if err != nil {
+		return err
+	}
+	out := map[string]any{"header": doc.Header, "state": redactState(st), "lock": lock}
+	enc := json.NewEncoder(a.stdout)
+	enc.SetIndent("", "  ")
+	return enc.Encode(out)
+}
+
+// stateUnlock force-releases a cluster's lock by its id (`bot state unlock`).
+func (a *app) stateUnlock(ctx context.Context, name, lockID string) error {
+	if err := requireCluster(name); err != nil {
+		return err
+	}
+	if lockID == "" {
+		return fmt.Errorf("--lock-id is required: copy it from `bot state show --cluster %s`", name)
+	}
+	s, err := a.openStoreNoKey(ctx)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	if err := s.ForceUnlock(ctx, name, lockID); err != nil {
+		return err
+	}
+	a.printf("released lock %s of cluster %s\n", lockID, name)
+	return nil
 }
 
 func fmtTime(t time.Time) string {

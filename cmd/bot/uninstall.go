@@ -9,6 +9,7 @@ import (
 
 	"github.com/pocbot/pocbot/internal/repoinit"
 	"github.com/pocbot/pocbot/internal/statestore"
+	"github.com/pocbot/pocbot/internal/wiring"
 )
 
 func init() {
@@ -56,7 +57,7 @@ func init() {
 					return names, err
 				}}
 			if withIAM {
-				client, err := scwClient(a.getenv)
+				client, err := wiring.ScalewayClient(a.getenv)
 				if err != nil {
 					return fmt.Errorf("uninstall --iam: %w", err)
 				}

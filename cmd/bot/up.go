@@ -17,7 +17,7 @@ import (
 	"github.com/pocbot/pocbot/internal/settings"
 )
 
-// specFlags are the SPEC §2 overrides an operator may pass to up; only flags given explicitly
+// specFlags are the overrides of the cluster's defaults (docs/seed.md, The cluster) an operator may pass to up; only flags given explicitly
 // change an existing cluster.
 type specFlags struct {
 	zone, talos, dnsZone, cpType, offer, sshKeyFile string

@@ -21,6 +21,7 @@ import (
 	"github.com/pocbot/pocbot/internal/sim/imagefactory"
 	simscw "github.com/pocbot/pocbot/internal/sim/scaleway"
 	"github.com/pocbot/pocbot/internal/version"
+	"github.com/pocbot/pocbot/internal/wiring"
 )
 
 // uaRecorder serves next and records the User-Agent of every request.
@@ -65,7 +66,7 @@ func TestEveryClientSendsTheUserAgent(t *testing.T) {
 		defer srv.Close()
 		env := map[string]string{"SCW_ACCESS_KEY": "SCWXXXXXXXXXXXXXXXXX", "SCW_SECRET_KEY": "11111111-2222-4333-8444-555555555555", "SCW_API_URL": srv.URL,
 			"SCW_DEFAULT_PROJECT_ID": "11111111-2222-4333-8444-555555555555"}
-		c, err := scwClient(func(k string) string { return env[k] })
+		c, err := wiring.ScalewayClient(func(k string) string { return env[k] })
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -96,7 +97,7 @@ func TestEveryClientSendsTheUserAgent(t *testing.T) {
 		srv := httptest.NewServer(rec)
 		defer srv.Close()
 		env := map[string]string{"AWS_ACCESS_KEY_ID": "k", "AWS_SECRET_ACCESS_KEY": "s"}
-		b, err := openS3(ctx, "s3://images?region=fr-par&use_path_style=true&endpoint="+srv.URL, func(k string) string { return env[k] })
+		b, err := wiring.OpenS3(ctx, "s3://images?region=fr-par&use_path_style=true&endpoint="+srv.URL, func(k string) string { return env[k] })
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -18,7 +18,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"html/template"
+	"html"
 	"io"
 	"net"
 	"net/http"
@@ -91,23 +91,9 @@ type Result struct {
 
 // Run serves the page, waits for GitHub's redirect, exchanges the code and writes the key.
 func Run(ctx context.Context, cfg Config) (*Result, error) {
-	if cfg.WebURL == "" {
-		cfg.WebURL = "https://github.com"
-	}
-	if cfg.Listen == "" {
-		cfg.Listen = "127.0.0.1:0"
-	}
-	if cfg.Env == "" {
-		cfg.Env = "poc"
-	}
-	if cfg.Timeout == 0 {
-		cfg.Timeout = time.Hour // GitHub's code lives one hour
-	}
-	if cfg.KeyFile == "" {
-		return nil, errors.New("app create: no key file given (--key-file)")
-	}
-	if _, err := os.Stat(cfg.KeyFile); err == nil {
-		return nil, fmt.Errorf("app create: %s already exists: move it away or give another --key-file (an App key is never overwritten)", cfg.KeyFile)
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
 	}
 	ctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
 	defer cancel()
@@ -128,53 +114,8 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	action := strings.TrimRight(cfg.WebURL, "/") + "/settings/apps/new"
-	if cfg.Owner != "" {
-		action = strings.TrimRight(cfg.WebURL, "/") + "/organizations/" + url.PathEscape(cfg.Owner) + "/settings/apps/new"
-	}
-	action += "?state=" + url.QueryEscape(state)
-
-	type outcome struct {
-		res *Result
-		err error
-	}
-	done := make(chan outcome, 1)
-	finish := func(o outcome) {
-		select {
-		case done <- o:
-		default:
-		}
-	}
-	mux := http.NewServeMux()
-	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		w.Header().Set("Cache-Control", "no-store")
-		_ = page.Execute(w, map[string]string{"Action": action, "Manifest": string(manifestJSON), "Owner": cmpOr(cfg.Owner, "your account")})
-	})
-	mux.HandleFunc("GET /callback", func(w http.ResponseWriter, r *http.Request) {
-		q := r.URL.Query()
-		if subtle.ConstantTimeCompare([]byte(q.Get("state")), []byte(state)) != 1 {
-			// Not our flow (a stale tab, or someone else's redirect): refuse, keep waiting.
-			http.Error(w, "state does not match this run of `bot app create`: start again from the page it printed", http.StatusBadRequest)
-			return
-		}
-		code := q.Get("code")
-		if code == "" {
-			http.Error(w, "no code in GitHub's redirect", http.StatusBadRequest)
-			finish(outcome{err: errors.New("app create: GitHub redirected without a code")})
-			return
-		}
-		res, err := convert(r.Context(), cfg, code)
-		if err != nil {
-			http.Error(w, "pocbot could not finish: "+err.Error(), http.StatusBadGateway)
-			finish(outcome{err: err})
-			return
-		}
-		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		_, _ = fmt.Fprintf(w, "<!doctype html><title>pocbot</title><p>The App <b>%s</b> is registered. Return to your terminal.</p>", template.HTMLEscapeString(res.Slug))
-		finish(outcome{res: res})
-	})
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	f := &flow{cfg: cfg, state: state, action: manifestAction(cfg.WebURL, cfg.Owner, state), manifest: manifestJSON, done: make(chan flowOutcome, 1)}
+	srv := &http.Server{Handler: f.handler(), ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = srv.Serve(ln) }()
 	defer func() {
 		sctx, scancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -187,7 +128,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	select {
 	case <-ctx.Done():
 		return nil, fmt.Errorf("app create: no redirect from GitHub within %s (the manifest code lives one hour): %w", cfg.Timeout, ctx.Err())
-	case o := <-done:
+	case o := <-f.done:
 		if o.err != nil {
 			return nil, o.err
 		}
@@ -196,6 +137,96 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		}
 		return o.res, nil
 	}
+}
+
+// withDefaults fills the defaults of cfg and refuses a run that could overwrite a key.
+func (cfg Config) withDefaults() (Config, error) {
+	if cfg.WebURL == "" {
+		cfg.WebURL = "https://github.com"
+	}
+	if cfg.Listen == "" {
+		cfg.Listen = "127.0.0.1:0"
+	}
+	if cfg.Env == "" {
+		cfg.Env = "poc"
+	}
+	if cfg.Timeout == 0 {
+		cfg.Timeout = time.Hour // GitHub's code lives one hour
+	}
+	if cfg.KeyFile == "" {
+		return cfg, errors.New("app create: no key file given (--key-file)")
+	}
+	if _, err := os.Stat(cfg.KeyFile); err == nil {
+		return cfg, fmt.Errorf("app create: %s already exists: move it away or give another --key-file (an App key is never overwritten)", cfg.KeyFile)
+	}
+	return cfg, nil
+}
+
+// manifestAction is where the page posts the manifest: the new-App form of the user's account
+// or of the organization owner, with the flow's state.
+func manifestAction(webURL, owner, state string) string {
+	action := strings.TrimRight(webURL, "/") + "/settings/apps/new"
+	if owner != "" {
+		action = strings.TrimRight(webURL, "/") + "/organizations/" + url.PathEscape(owner) + "/settings/apps/new"
+	}
+	return action + "?state=" + url.QueryEscape(state)
+}
+
+// flow is one run's local web side: the page that posts the manifest, and the callback GitHub
+// redirects to with the code.
+type flow struct {
+	cfg      Config
+	state    string
+	action   string
+	manifest []byte
+	done     chan flowOutcome // the first outcome only
+}
+
+type flowOutcome struct {
+	res *Result
+	err error
+}
+
+func (f *flow) finish(o flowOutcome) {
+	select {
+	case f.done <- o:
+	default:
+	}
+}
+
+func (f *flow) handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.Header().Set("Cache-Control", "no-store")
+		writePage(w, f.action, string(f.manifest), cmpOr(f.cfg.Owner, "your account"))
+	})
+	mux.HandleFunc("GET /callback", f.callback)
+	return mux
+}
+
+func (f *flow) callback(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	if subtle.ConstantTimeCompare([]byte(q.Get("state")), []byte(f.state)) != 1 {
+		// Not our flow (a stale tab, or someone else's redirect): refuse, keep waiting.
+		http.Error(w, "state does not match this run of `bot app create`: start again from the page it printed", http.StatusBadRequest)
+		return
+	}
+	code := q.Get("code")
+	if code == "" {
+		http.Error(w, "no code in GitHub's redirect", http.StatusBadRequest)
+		f.finish(flowOutcome{err: errors.New("app create: GitHub redirected without a code")})
+		return
+	}
+	res, err := convert(r.Context(), f.cfg, code)
+	if err != nil {
+		http.Error(w, "pocbot could not finish: "+err.Error(), http.StatusBadGateway)
+		f.finish(flowOutcome{err: err})
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	_, _ = fmt.Fprintf(w, "<!doctype html><title>pocbot</title><p>The App <b>%s</b> is registered. Return to your terminal.</p>", html.EscapeString(res.Slug))
+	f.finish(flowOutcome{res: res})
 }
 
 func convert(ctx context.Context, cfg Config, code string) (*Result, error) {
@@ -259,15 +290,22 @@ func cmpOr(v, def string) string {
 	return def
 }
 
-// page posts the manifest to GitHub at once (the button is there when scripts are off).
-var page = template.Must(template.New("page").Parse(`<!doctype html>
+// writePage writes the page that posts the manifest to GitHub at once (the button is there when
+// scripts are off). Every value is HTML-escaped (html.EscapeString escapes the five characters that
+// matter, so each value stays inside its element or double-quoted attribute). It is not a
+// html/template: text/template's by-name method calls keep every exported method of every linked
+// type in the binary (the linker's dead-method elimination gives up), about 15 MB of the release
+// binary (cmd/bot/lean_test.go).
+func writePage(w io.Writer, action, manifest, owner string) {
+	_, _ = fmt.Fprintf(w, `<!doctype html>
 <html><head><meta charset="utf-8"><title>pocbot: register the GitHub App</title></head>
 <body>
-<p>Registering the pocbot GitHub App for {{.Owner}}. GitHub will ask you to confirm.</p>
-<form id="register" method="post" action="{{.Action}}">
-<input type="hidden" name="manifest" value="{{.Manifest}}">
+<p>Registering the pocbot GitHub App for %s. GitHub will ask you to confirm.</p>
+<form id="register" method="post" action="%s">
+<input type="hidden" name="manifest" value="%s">
 <button type="submit">Register the App on GitHub</button>
 </form>
 <script>document.getElementById("register").submit();</script>
 </body></html>
-`))
+`, html.EscapeString(owner), html.EscapeString(action), html.EscapeString(manifest))
+}

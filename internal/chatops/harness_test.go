@@ -19,10 +19,8 @@ import (
 	"golang.org/x/crypto/ssh"
 
 	"github.com/pocbot/pocbot/internal/chatops"
-	"github.com/pocbot/pocbot/internal/eta"
 	"github.com/pocbot/pocbot/internal/github"
 	"github.com/pocbot/pocbot/internal/provision"
-	"github.com/pocbot/pocbot/internal/provision/cluster"
 	ghsim "github.com/pocbot/pocbot/internal/sim/github"
 	"github.com/pocbot/pocbot/internal/sim/world"
 	"github.com/pocbot/pocbot/internal/sim/world/worldtest"
@@ -83,8 +81,7 @@ func newHarnessIn(t *testing.T, o world.Options) *harness {
 	t.Cleanup(func() { w.Close() })
 	p := worldtest.New(t, w, worldtest.Options{Log: log})
 	h := &harness{t: t, w: w, logs: logs, log: log, clients: map[string]*github.Client{}}
-	h.backend = &chatops.Backend{Ops: p.Ops, Spec: p.Spec,
-		ETA: &eta.Book{Store: p.Store, Build: p.Ops.Build, Profile: cluster.DefaultWaits(), SharedImage: p.Driver.SharedSnapshot}}
+	h.backend = &chatops.Backend{Ops: p.Ops, Spec: p.Spec, ETA: p.ETA} // the parts wiring.Open made, as `bot handle` has them
 	return h
 }
 

@@ -81,21 +81,14 @@ func (r *run) resume(ctx context.Context) error {
 		return r.refuse(ctx, string(lifecycle.RefuseNotPaused), fmt.Sprintf("😕 **Not run:** cluster `%s` is not paused (it is %s): nothing to resume. "+
 			"`/poc pause` pauses it, `/poc up` converges it.\n", r.cluster, commands.Escape(r.header.Phase)))
 	}
-	s, now := r.cfg.PauseSchedule, r.h.now()
-	if s != nil {
-		next := s.NextPause(now)
-		if s.Paused(now) {
-			awake := s.NextResume(now)
-			next = s.NextPause(awake)
-			r.note = fmt.Sprintf("⏰ Resumed inside a pause window of `pause_schedule` (%s): it stays up until the window ends, %s; the next scheduled pause is %s.",
-				commands.Escape(s.String()), awake.UTC().Format("2006-01-02 15:04 UTC"), next.UTC().Format("Mon 2006-01-02 15:04 UTC"))
-			if _, err := r.backend.Ops.Update(ctx, r.intent(commands.VerbResume), func(h *statestore.Header) error {
-				return clusterops.EditMeta(h, func(m *clusterops.Meta) error { m.AwakeUntil = awake; return nil })
-			}); err != nil {
-				return r.lockedOrFail(ctx, err)
-			}
-		} else {
-			r.note = fmt.Sprintf("⏰ The next scheduled pause (`pause_schedule` %s) is %s.", commands.Escape(s.String()), next.UTC().Format("Mon 2006-01-02 15:04 UTC"))
+	if s, now := r.cfg.PauseSchedule, r.h.now(); s != nil && s.Paused(now) {
+		awake := s.NextResume(now)
+		r.note = fmt.Sprintf("⏰ Resumed inside a pause window of `pause_schedule` (%s): it stays up until the window ends, %s; the next scheduled pause is %s.",
+			commands.Escape(s.String()), awake.UTC().Format("2006-01-02 15:04 UTC"), s.NextPause(awake).UTC().Format("Mon 2006-01-02 15:04 UTC"))
+		if _, err := r.backend.Ops.Update(ctx, r.intent(commands.VerbResume), func(h *statestore.Header) error {
+			return clusterops.EditMeta(h, func(m *clusterops.Meta) error { m.AwakeUntil = awake; return nil })
+		}); err != nil {
+			return r.lockedOrFail(ctx, err)
 		}
 	}
 	return r.up(ctx, commands.UpOptions{})
@@ -134,6 +127,29 @@ func byteSize(n int64) string {
 		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
 	}
 	return fmt.Sprintf("%d bytes", n)
+}
+
+// upNote is the note of a ready up's reply: the resume's word on the pause window, if any, and
+// with a pause_schedule, when the next scheduled pause is and what the schedule saves a week (the
+// reply of the first up under a schedule is where its saving is first shown).
+func (r *run) upNote(ctx context.Context, spec provision.Spec) string {
+	s := r.cfg.PauseSchedule
+	if s == nil {
+		return r.note
+	}
+	note, now := r.note, r.h.now()
+	switch {
+	case note != "": // the resume's, inside a window
+	case s.Paused(now):
+		note = fmt.Sprintf("⏰ This is a pause window of `pause_schedule` (%s): the reaper's next scheduled run pauses the cluster (a `/poc resume` then keeps it up until the window ends, %s).",
+			commands.Escape(s.String()), s.NextResume(now).UTC().Format("2006-01-02 15:04 UTC"))
+	default:
+		note = fmt.Sprintf("⏰ The next scheduled pause (`pause_schedule` %s) is %s.", commands.Escape(s.String()), s.NextPause(now).UTC().Format("Mon 2006-01-02 15:04 UTC"))
+	}
+	if n := r.scheduleNote(ctx, spec); n != "" {
+		note += " " + n
+	}
+	return note
 }
 
 // scheduleNote is what the repository's pause_schedule saves on spec's cluster: the share of a

@@ -111,6 +111,18 @@ func TestCommandInsidePauseWindowResumes(t *testing.T) {
 	if out, err := h.handle(ctx, h.comment(repo, 3, false, "alice", "/poc up")); err != nil || !out.OK {
 		t.Fatalf("up: %+v %v", out, err)
 	}
+	// The up's reply shows the schedule: the window it is in, and what the schedule saves a week.
+	upReply := ""
+	for _, c := range h.botComments(repo, 3) {
+		if strings.Contains(c.Body, "Kubeconfig") {
+			upReply = c.Body
+		}
+	}
+	for _, want := range []string{"pause window of `pause_schedule`", "pauses the cluster", "saving"} {
+		if !strings.Contains(upReply, want) {
+			t.Errorf("the up's reply lacks %q:\n%s", want, upReply)
+		}
+	}
 	if _, err := h.handle(ctx, h.comment(repo, 3, false, "alice", "/poc cost")); err != nil {
 		t.Fatal(err)
 	}

@@ -28,14 +28,14 @@ func TestQuotasStockAndFallbackOnGitHub(t *testing.T) {
 	for n := 1; n <= 2; n++ {
 		gh.AddIssue(repo, ghsim.Issue{Number: n, Author: "alice"})
 	}
-	gh.SetFile(repo, "", ".github/poc.yml", []byte("max_clusters: 5\nmax_daily_eur: 100\nworker_offers: [EM-A116X-SSD, EM-A115X-SSD]\n"))
+	gh.SetFile(repo, "", ".github/poc.yml", []byte("max_clusters: 5\nmax_daily_eur: 100\nworker_offers: [EM-A116X-SSD, EM-B112X-SSD]\n"))
 
 	out, err := h.handle(ctx, h.comment(repo, 1, false, "alice", "/poc up --dry-run"))
 	if err != nil || !out.OK {
 		t.Fatalf("dry run: outcome %+v, err %v", out, err)
 	}
 	plan := lastBody(h, repo, 1)
-	for _, want := range []string{"Scaleway quotas", "instance_servers_play2_nano", "| 5 | 0 | 3 | 2 |", "EM-A116X-SSD", "skipped: out of stock", "EM-A115X-SSD", "taken",
+	for _, want := range []string{"Scaleway quotas", "instance_servers_play2_nano", "| 5 | 0 | 3 | 2 |", "EM-A116X-SSD", "skipped: out of stock", "EM-B112X-SSD", "taken",
 		"**ETA:** about ", " min (cold, first image, from the latency profile)"} {
 		if !strings.Contains(plan, want) {
 			t.Errorf("the dry run does not show %q:\n%s", want, plan)
@@ -52,7 +52,7 @@ func TestQuotasStockAndFallbackOnGitHub(t *testing.T) {
 			sticky = c.Body
 		}
 	}
-	if !strings.Contains(sticky, "EM-A115X-SSD") || !strings.Contains(sticky, "EM-A116X-SSD skipped: out of stock") {
+	if !strings.Contains(sticky, "EM-B112X-SSD") || !strings.Contains(sticky, "EM-A116X-SSD skipped: out of stock") {
 		t.Errorf("the status comment does not say which offer was taken and why:\n%s", sticky)
 	}
 

@@ -118,7 +118,7 @@ func (r *run) up(ctx context.Context, o commands.UpOptions) error {
 			r.h.log().Error("kubeconfig link", "cluster", r.cluster, "err", commands.Redact(err.Error()))
 			view.Error = "The cluster is ready, but the kubeconfig link could not be made: " + err.Error() + "\nRun `/poc kubeconfig` to try again."
 		}
-		view.Up, view.Note = &uv, r.note
+		view.Up, view.Note = &uv, r.upNote(ctx, res.Spec)
 		summary = fmt.Sprintf("API at %s, %s per day, expires %s", strings.Join(uv.APIEndpoints, ", "), uv.DailyCost,
 			uv.Expires.UTC().Format("2006-01-02 15:04 UTC"))
 		r.setOutput("cluster", r.cluster)

@@ -151,20 +151,26 @@ func TestNetworkPolicyRunnerOutsideAdminCIDRs(t *testing.T) {
 	}
 }
 
+// readinessWorld starts a world whose ups give the readiness checks 5 s (a modeled 1000 s at its
+// factor) before they fail, with the runner's CIDR known; ctx bounds the test.
+func readinessWorld(t *testing.T) (context.Context, *worldtest.Parts) {
+	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
+	t.Cleanup(cancel)
+	w, err := world.Start(ctx, world.Options{Dir: t.TempDir(), TimeFactor: 0.005, S3: "file"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = w.Close() })
+	return ctx, worldtest.New(t, w, worldtest.Options{ReadyTimeout: 5 * time.Second, RunnerCIDR: runnerAddr + "/32"})
+}
+
 // TestNativeRoutingAcrossSubnetsFailsTheUp: forced native routing (auto direct node routes) on the
 // world's topology — every node on its own segment behind a gateway, as on Scaleway — leaves the
 // API server unable to reach the worker's pods, and the up fails naming the routing check, with
 // the Cilium agents' refusal of the direct route as its explanation. Before the readiness checks
 // this up answered ready (/readyz was enough).
 func TestNativeRoutingAcrossSubnetsFailsTheUp(t *testing.T) {
-	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
-	defer cancel()
-	w, err := world.Start(ctx, world.Options{Dir: t.TempDir(), TimeFactor: 0.005, S3: "file"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
-	p := worldtest.New(t, w, worldtest.Options{ReadyTimeout: 5 * time.Second, RunnerCIDR: runnerAddr + "/32"})
+	ctx, p := readinessWorld(t)
 	// admin_cidrs leave the runner out: the run opens a temporary rule for it, which the failure
 	// must not leave behind.
 	native := func(s *provision.Spec) { s.CiliumRouting = "native"; s.AdminCIDRs = []string{"198.51.100.0/24"} }
@@ -191,7 +197,7 @@ func TestNativeRoutingAcrossSubnetsFailsTheUp(t *testing.T) {
 			t.Errorf("the failed up left a security-group rule for the runner: %s %v", r.Protocol, r.DestPortFrom)
 		}
 	}
-	for _, want := range []string{"routing: API server cannot reach coredns-0", "must be directly reachable", "tunnel mode needs UDP 8472"} {
+	for _, want := range []string{"routing: API server cannot reach coredns-0", "must be directly reachable", "tunnel mode with WireGuard needs UDP 51871"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("up's error lacks %q:\n%v", want, err)
 		}
@@ -200,6 +206,71 @@ func TestNativeRoutingAcrossSubnetsFailsTheUp(t *testing.T) {
 	if strings.Contains(err.Error(), "nodes: ") && !strings.Contains(err.Error(), "routing: ") {
 		t.Errorf("the failing check is not the routing one: %v", err)
 	}
+}
+
+// TestMissingWireGuardRuleFailsTheUp: the control planes' security group loses its WireGuard rule
+// (UDP 51871 from the nodes) while the up runs. The API server still reaches the worker's pods
+// (the worker has no security group, and its Talos firewall admits the control planes), but a pod
+// on the worker cannot reach a pod on a control plane: the up fails naming the pod-network check
+// and the pairs that fail. Before the pod-network probe this up answered ready.
+func TestMissingWireGuardRuleFailsTheUp(t *testing.T) {
+	ctx, p := readinessWorld(t)
+	api := instance.NewAPI(p.Client)
+	// The rule goes as soon as it exists (the group's rules set again without it, as an operator
+	// editing the group would), and again if a step puts it back.
+	dropped := make(chan struct{}, 1)
+	go func() {
+		for ctx.Err() == nil {
+			time.Sleep(5 * time.Millisecond)
+			sgs, err := api.ListSecurityGroups(&instance.ListSecurityGroupsRequest{Zone: scw.Zone(p.Spec.Zone)}, scw.WithAllPages(), scw.WithContext(ctx))
+			if err != nil {
+				continue
+			}
+			for _, sg := range sgs.SecurityGroups {
+				rules, err := api.ListSecurityGroupRules(&instance.ListSecurityGroupRulesRequest{Zone: sg.Zone, SecurityGroupID: sg.ID}, scw.WithAllPages(), scw.WithContext(ctx))
+				if err != nil {
+					continue
+				}
+				var keep []*instance.SetSecurityGroupRulesRequestRule
+				for _, r := range rules.Rules {
+					if r.Protocol == instance.SecurityGroupRuleProtocolUDP && r.DestPortFrom != nil && *r.DestPortFrom == 51871 {
+						continue
+					}
+					keep = append(keep, &instance.SetSecurityGroupRulesRequestRule{ID: &r.ID, Action: r.Action, Protocol: r.Protocol, Direction: r.Direction,
+						IPRange: r.IPRange, DestPortFrom: r.DestPortFrom, DestPortTo: r.DestPortTo, Position: r.Position, Editable: &r.Editable, Zone: &r.Zone})
+				}
+				if len(keep) == len(rules.Rules) {
+					continue
+				}
+				if _, err := api.SetSecurityGroupRules(&instance.SetSecurityGroupRulesRequest{Zone: sg.Zone, SecurityGroupID: sg.ID, Rules: keep}, scw.WithContext(ctx)); err == nil {
+					select {
+					case dropped <- struct{}{}:
+					default:
+					}
+				}
+			}
+		}
+	}()
+	_, err := p.Ops.Up(ctx, clusterops.Intent{Cluster: "nowg-1", Spec: p.Spec, TTL: time.Hour, Command: "up"})
+	select {
+	case <-dropped:
+	default:
+		t.Fatalf("the WireGuard rule was never seen in a security group: nothing was tested (up: %v)", err)
+	}
+	if err == nil {
+		t.Fatal("up without the WireGuard rule answered ready")
+	}
+	for _, want := range []string{"pod-network: pod → pod across nodes fails", "edge-01 → ", "UDP 51871"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("up's error lacks %q:\n%v", want, err)
+		}
+	}
+	for _, other := range []string{"nodes: ", "routing: "} {
+		if strings.Contains(err.Error(), other) {
+			t.Errorf("a check other than pod-network failed (%s): %v", other, err)
+		}
+	}
+	t.Logf("up failed as it should: %v", err)
 }
 
 // TestTwoRunnersLeaveNoAddress is issue 21's "the runner can always reach its cluster, and only

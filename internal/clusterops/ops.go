@@ -288,7 +288,9 @@ func (o *Ops) Up(ctx context.Context, in Intent) (_ *Outcome, err error) {
 			if sticky != 0 {
 				m.StickyID = sticky
 			}
-			if !out.Quote.Daily.IsZero() && !resuming { // a resume keeps the paused cost until it runs
+			// A resume records the running cost as it starts, under the admission lock (its
+			// machines are billed from now on): the next admission counts it running.
+			if !out.Quote.Daily.IsZero() {
 				m.DailyCostNanos = out.Quote.Daily.Nanos
 			}
 			if in.RequesterID != 0 && m.RequesterID == 0 && strings.EqualFold(saver.doc.Header.RequestedBy, in.RequestedBy) {
@@ -299,13 +301,11 @@ func (o *Ops) Up(ctx context.Context, in Intent) (_ *Outcome, err error) {
 	switch {
 	case out.Created:
 		err = o.admit(ctx, in, out, start) // the document exists before anything is created
-	case resuming && in.Bounds != nil:
+	case resuming:
 		// A resume brings a paused cluster's daily cost back from its floor to the running one:
-		// it passes the budget as a new cluster does (the cluster itself is left out of the count).
-		if r := o.budget(ctx, in, out.Quote); r != nil {
-			return refused(out, r)
-		}
-		err = start(ctx)
+		// it passes the budget as a new cluster does, under the same admission lock (the cluster
+		// itself is left out of the count).
+		err = o.admit(ctx, in, out, start)
 	default:
 		err = start(ctx)
 	}
@@ -355,7 +355,7 @@ func (o *Ops) upFailed(wctx context.Context, in Intent, out *Outcome, upErr erro
 }
 
 // upReady records a finished up: the resume's snapshot cleared, the kubeconfig artifact, the
-// header's ready phase (and, for a resume, the running cost and the lifetime it had left).
+// header's ready phase (and, for a resume, the lifetime it had left).
 func (o *Ops) upReady(wctx context.Context, in Intent, out *Outcome, saver *docSaver, resuming bool) (*Outcome, error) {
 	final := out.State
 	if err := o.finishResume(wctx, saver, final); err != nil {
@@ -371,9 +371,6 @@ func (o *Ops) upReady(wctx context.Context, in Intent, out *Outcome, saver *docS
 	if err := saver.setPhase(wctx, lifecycle.PhaseReady, nil, func(m *Meta) {
 		if out.KubeconfigLocation != "" {
 			m.Kubeconfig = out.KubeconfigLocation
-		}
-		if resuming && !out.Quote.Daily.IsZero() {
-			m.DailyCostNanos = out.Quote.Daily.Nanos // running again: the running cost
 		}
 		if resuming && m.PausedTTLLeft > 0 {
 			// The running lifetime left at the pause, from now: the pause stopped its clock.

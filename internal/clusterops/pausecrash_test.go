@@ -73,15 +73,14 @@ func (e *env) snapshotHolds(ctx context.Context, name string, keys []string) err
 	return nil
 }
 
-// A pause crashed at its state saves (the snapshot's first ones, then spread), then run again, ends paused with nothing lost,
-// and no control plane is ever deleted while the bucket lacks a verified snapshot holding every
-// object; a resume crashed at its saves (every one around the etcd recovery, spread over the
-// rest), then run again, ends ready with every object there.
+// A pause crashed at each of its state saves, then run again, ends paused with nothing lost, and
+// no machine (control plane, volume, worker) is ever gone while the bucket lacks a verified
+// snapshot holding every object; a resume crashed at each of its saves, then run again, ends
+// ready with every object there. Every save of a clean pause and of a clean resume is a crash
+// point (with -short: the snapshot's first saves and a spread of the others); a cycle crashes
+// one pause save and one resume save.
 func TestPauseAndResumeCrashAtEveryStep(t *testing.T) {
 	t.Parallel()
-	if testing.Short() {
-		t.Skip("-short: dozens of pause/resume cycles of a whole cluster")
-	}
 	e := newEnv(t, world.Options{TimeFactor: 0.002})
 	ctx, cancel := context.WithTimeout(t.Context(), 15*time.Minute)
 	defer cancel()
@@ -115,7 +114,10 @@ func TestPauseAndResumeCrashAtEveryStep(t *testing.T) {
 			}
 		}
 	}
-	cps := func() int { return len(e.inventoryOf("instance_server", name)) }
+	machines := func() int {
+		return len(e.inventoryOf("instance_server", name)) + len(e.inventoryOf("block_volume", name)) + len(e.inventoryOf("baremetal_server", name))
+	}
+	running := machines()
 	pause := func() (*clusterops.Outcome, error) {
 		return e.ops.Pause(ctx, clusterops.Intent{Cluster: name, RequestedBy: "alice", Command: "pause"})
 	}
@@ -138,35 +140,36 @@ func TestPauseAndResumeCrashAtEveryStep(t *testing.T) {
 	readAll("after a clean cycle")
 	t.Logf("a pause saves the state %d times, a resume %d", pauseSaves, resumeSaves)
 
-	// Every save would be dozens of whole-cluster cycles (minutes each under -race on a shared
-	// machine): the first saves of a pause (the snapshot's), then points spread over the rest,
-	// and resume points spread over its saves, the first and the last included.
-	pausePoints := []int64{0, 1, 2, pauseSaves / 3, 2 * pauseSaves / 3, pauseSaves - 1}
-	resumePoints := []int64{0, resumeSaves / 5, 2 * resumeSaves / 5, 3 * resumeSaves / 5, 4 * resumeSaves / 5, resumeSaves - 1}
-	for i, p := range pausePoints {
+	pausePoints, resumePoints := everySave(pauseSaves), everySave(resumeSaves)
+	if testing.Short() {
+		pausePoints = []int64{0, 1, 2, pauseSaves / 3, 2 * pauseSaves / 3, pauseSaves - 1}
+		resumePoints = []int64{0, resumeSaves / 5, 2 * resumeSaves / 5, 3 * resumeSaves / 5, 4 * resumeSaves / 5, resumeSaves - 1}
+	}
+	for i := range max(len(pausePoints), len(resumePoints)) {
+		p := pausePoints[i%len(pausePoints)]
 		write(i + 1)
 		t.Logf("cycle %d: pause crashes at save %d", i, p)
 		crash.arm(p)
 		_, perr := pause()
-		if cps() < 3 {
+		if n := machines(); n < running {
 			if err := e.snapshotHolds(ctx, name, keys); err != nil {
-				t.Fatalf("pause crashed at save %d: a control plane is deleted but the bucket holds no verified snapshot of everything: %v", i, err)
+				t.Fatalf("pause crashed at save %d: %d of %d machines are gone but the bucket holds no verified snapshot of everything: %v", p, running-n, running, err)
 			}
 		}
 		crash.arm(-1)
 		if perr != nil {
 			if _, err := pause(); err != nil {
-				t.Fatalf("pause again after a crash at save %d: %v", i, err)
+				t.Fatalf("pause again after a crash at save %d: %v", p, err)
 			}
 		}
-		if n := cps(); n != 0 {
-			t.Fatalf("after the pause (crash at %d): %d control planes left", i, n)
+		if n := machines(); n != 0 {
+			t.Fatalf("after the pause (crash at %d): %d machines left", p, n)
 		}
 		if err := e.snapshotHolds(ctx, name, keys); err != nil {
-			t.Fatalf("paused after a crash at save %d: %v", i, err)
+			t.Fatalf("paused after a crash at save %d: %v", p, err)
 		}
-		// The resume, crashed at one of its saves: each one in turn, spread over the cycles.
-		j := resumePoints[i]
+		// The resume, crashed at one of its saves.
+		j := resumePoints[i%len(resumePoints)]
 		t.Logf("cycle %d: paused (pause error: %v); resume crashes at save %d", i, perr, j)
 		crash.arm(j)
 		_, rerr := resume()
@@ -180,9 +183,21 @@ func TestPauseAndResumeCrashAtEveryStep(t *testing.T) {
 		if err != nil || doc.Header.Phase != string(lifecycle.PhaseReady) {
 			t.Fatalf("after the resume (crash at %d): %v %v", j, doc, err)
 		}
-		readAll(fmt.Sprintf("pause crashed at %d, resume crashed at %d", i, j))
+		if n := machines(); n != running {
+			t.Fatalf("after the resume (crash at %d): %d machines, want the %d of the running cluster (no duplicate, none missing)", j, n, running)
+		}
+		readAll(fmt.Sprintf("pause crashed at %d, resume crashed at %d", p, j))
 		if strings.Contains(fmt.Sprint(rerr), "recover") {
 			t.Logf("resume crash at %d hit the recovery: %v", j, rerr)
 		}
 	}
+}
+
+// everySave is 0 … n-1: a crash point at each of n saves.
+func everySave(n int64) []int64 {
+	out := make([]int64, n)
+	for i := range out {
+		out[i] = int64(i)
+	}
+	return out
 }

@@ -55,17 +55,19 @@ func TestSecondClusterRefusedUnderDefaultQuotas(t *testing.T) {
 }
 
 // worker_offers: the first offer is out of stock, the up takes the next one listed and says why.
+// The fallback is an offer on sale: production's pre-flight prices every candidate, and the
+// catalog's end-of-sale offers (EM-A115X-SSD) have no price, so they are skipped.
 func TestOutOfStockOfferFallsBack(t *testing.T) {
 	e := newEnv(t, world.Options{TimeFactor: 0.005, OrgQuotas: scwsim.DocumentedQuotas(), Stock: map[string]int{"EM-A116X-SSD": 0}})
 	ctx, cancel := context.WithTimeout(t.Context(), 4*time.Minute)
 	defer cancel()
 	res, err := e.ops.Up(ctx, clusterops.Intent{Cluster: "acme-s-1", Spec: e.spec, TTL: time.Hour, RequestedBy: "alice", Command: "up",
-		WorkerOffers: []string{"EM-A116X-SSD", "EM-A115X-SSD"}})
+		WorkerOffers: []string{"EM-A116X-SSD", "EM-B112X-SSD"}})
 	if err != nil {
 		t.Fatalf("up with a fallback offer: %v", err)
 	}
-	if got := res.State.Spec.BaremetalOffer; got != "EM-A115X-SSD" {
-		t.Errorf("worker offer %s, want the fallback EM-A115X-SSD", got)
+	if got := res.State.Spec.BaremetalOffer; got != "EM-B112X-SSD" {
+		t.Errorf("worker offer %s, want the fallback EM-B112X-SSD", got)
 	}
 	pf := res.Preflight
 	if pf == nil || len(pf.Candidates) != 2 || pf.Candidates[0].Skipped != "out of stock" || !pf.Candidates[1].Taken {

@@ -20,7 +20,7 @@ const wideExposureBits = 24
 // OpenToWorld reports whether the admin CIDRs, together, let more than a /8's worth of
 // addresses reach the Kubernetes and Talos APIs: the union of the prefixes is counted (a
 // prefix inside another adds nothing), IPv4 in addresses, IPv6 in /64 subnets. An empty list is
-// the SPEC default 0.0.0.0/0; an unreadable entry counts as the whole world (fail loud).
+// the cluster's default 0.0.0.0/0 (docs/seed.md); an unreadable entry counts as the whole world (fail loud).
 func OpenToWorld(cidrs []string) bool {
 	if len(cidrs) == 0 {
 		return true

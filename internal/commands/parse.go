@@ -90,7 +90,7 @@ type Command struct {
 	Line string
 	// Topic is set for `/poc help VERB` and `/poc VERB --help`.
 	Topic Verb
-	// Up holds the flags of `/poc up`; zero values mean "the repository's or SPEC §2 default".
+	// Up holds the flags of `/poc up`; zero values mean "the repository's or the cluster's default (docs/seed.md)".
 	Up UpOptions
 	// Extend is the duration of `/poc extend DURATION`.
 	Extend time.Duration
@@ -98,19 +98,19 @@ type Command struct {
 	ReleaseIPs bool
 }
 
-// UpOptions are the SPEC §2 overrides a comment may set. Exposed: TTL, dry-run, Talos version,
+// UpOptions are the overrides of the cluster's defaults (docs/seed.md, The cluster) a comment may set. Exposed: TTL, dry-run, Talos version,
 // admin CIDRs, extensions, DNS zone, edge on control planes, control-plane count and type, the
 // worker's offer. Not exposed (they change what the bot can promise or are the operator's):
 // zone/region, volume size and IOPS, the bucket, the Cilium mode.
 type UpOptions struct {
 	TTL          time.Duration  // 0: the repository default
 	DryRun       bool           // plan and cost only
-	TalosVersion string         // "v1.13.11" (normalized with a leading v); "": SPEC default
-	AdminCIDRs   []netip.Prefix // nil: SPEC default (0.0.0.0/0, with a warning)
+	TalosVersion string         // "v1.13.11" (normalized with a leading v); "": the cluster's default (docs/seed.md)
+	AdminCIDRs   []netip.Prefix // nil: the cluster's default (0.0.0.0/0, with a warning)
 	Extensions   []string       // Image Factory extension names, e.g. siderolabs/iscsi-tools
 	DNSZone      string         // "": no DNS records
-	ExposeEdge   *bool          // nil: SPEC default (false)
-	CPCount      int            // 0: SPEC default (3); otherwise 1, 3 or 5 (odd etcd quorum)
+	ExposeEdge   *bool          // nil: the cluster's default (false)
+	CPCount      int            // 0: the cluster's default (3); otherwise 1, 3 or 5 (odd etcd quorum)
 	CPType       string         // "": PLAY2-NANO
 	WorkerOffer  string         // "": EM-A116X-SSD
 }

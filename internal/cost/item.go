@@ -132,7 +132,7 @@ type ClusterShape struct {
 	ImageObjectBytes int64
 }
 
-// DefaultCluster is the seed's cluster (SPEC §2): 3 PLAY2-NANO with a
+// DefaultCluster is the seed's cluster (docs/seed.md, The cluster): 3 PLAY2-NANO with a
 // 20 GB 5000-IOPS root volume and a reserved IPv4 each, one EM-A116X-SSD
 // worker, in fr-par-1. The image snapshot and object are counted at 10 GB
 // and 1 GB — assumptions stated here, since their real sizes depend on the

@@ -4,7 +4,7 @@ import (
 	"context"
 )
 
-// TableDate is the date the table's figures were noted (SPEC §7).
+// TableDate is the date the table's figures were noted (docs/seed.md, Prices).
 const TableDate = "2026-10-17"
 
 // TableEntry is one row of the dated table.

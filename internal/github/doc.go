@@ -11,6 +11,6 @@
 // and files of the default branch. It also writes the Actions workflow commands and files
 // (groups, masks, step outputs, job summary).
 //
-// It knows nothing of Scaleway, clusters or the /poc grammar: internal/commands decides what to
-// do with an Event and what to say.
+// It knows nothing of Scaleway, clusters or the /poc grammar: internal/chatops decides what to
+// do with an Event, internal/commands what to say.
 package github

@@ -16,7 +16,7 @@ import (
 // extensions); the default image key is derived from it.
 const EmptySchematicID = "376567988ad370138ad8b2698212367b8edcb69b5fd68c80be1f2ec7d603b4ba"
 
-// Spec is what one cluster is made of. Field names follow the seed's variables (SPEC §2).
+// Spec is what one cluster is made of. Field names follow the seed's variables (docs/seed.md, The cluster).
 type Spec struct {
 	Zone   string `json:"zone"`
 	Region string `json:"region"`

@@ -12,7 +12,7 @@ func TestDefaultSpecIsSeed(t *testing.T) {
 		s.BaremetalHostname != "edge-01" || s.DNSZone != "" || s.APIHostname != "k8s-poc" ||
 		s.EdgeHostname != "edge" || s.TalosVersion != "v1.13.11" || len(s.TalosExtensions) != 0 ||
 		len(s.AdminCIDRs) != 1 || s.AdminCIDRs[0] != "0.0.0.0/0" || s.ExposeEdgeOnControlPlane {
-		t.Errorf("DefaultSpec differs from SPEC §2: %+v", s)
+		t.Errorf("DefaultSpec differs from the seed's cluster (docs/seed.md): %+v", s)
 	}
 	if err := s.Validate(); err == nil || !strings.Contains(err.Error(), "POC_IMAGE_BUCKET") {
 		t.Errorf("default spec without bucket: %v, want a POC_IMAGE_BUCKET hint", err)

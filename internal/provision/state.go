@@ -25,7 +25,7 @@ type State struct {
 	Resources map[string]*Record `json:"resources"`
 	// SSHKey is the key pair the bot generated for this cluster (opens the worker's rescue session).
 	SSHKey *SSHKeyPair `json:"ssh_key,omitempty"`
-	// Triggers holds the trigger hash last applied by out-of-state operations (SPEC §5), by node.
+	// Triggers holds the trigger hash last applied by out-of-state operations (docs/seed.md, Work outside the state), by node.
 	Triggers map[string]string `json:"triggers,omitempty"`
 	// Secrets and Outputs are free for other packages (Talos secrets bundle, kubeconfig, endpoints).
 	Secrets map[string][]byte `json:"secrets,omitempty"`

@@ -96,8 +96,11 @@ func plan1(h statestore.Header, in *IssueState, now time.Time, p Policy) Step {
 		}
 	}
 	expired := !h.Expires.IsZero() && !now.Before(h.Expires)
+	// A paused cluster expires at its own bound (max_paused), keep label or not: the label keeps
+	// a running cluster, not a snapshot forever.
+	pausedKept := kept && lifecycle.Phase(h.Phase) == lifecycle.PhasePaused
 	switch {
-	case kept:
+	case kept && !pausedKept:
 		d.Action, d.Detail = ActionKept, "label "+p.KeepLabel
 		if !known {
 			d.Detail += " (as last seen)"
@@ -123,6 +126,9 @@ func plan1(h statestore.Header, in *IssueState, now time.Time, p Policy) Step {
 	}
 	if in != nil && in.KeepRefused != nil {
 		d.Detail += "; label " + p.KeepLabel + " ignored: " + in.KeepRefused.String()
+	}
+	if pausedKept {
+		d.Detail += "; label " + p.KeepLabel + " does not keep a paused cluster past max_paused"
 	}
 	canComment := p.Comment && h.Number > 0 && known && h.Repository == p.Repository
 	s.Warn = err == nil && p.WarnBefore > 0 && !h.Expires.IsZero() && canComment &&

@@ -61,6 +61,11 @@ func TestPlan(t *testing.T) {
 			issue: keptByTriage, teardown: true, reason: commands.ReapExpired, syncKeep: &no},
 		{name: "kept, but closed: goes", h: hdr("l", now.Add(5*time.Hour), clusterops.Meta{Keep: true}, lifecycle.PhaseReady),
 			issue: &reaper.IssueState{Labels: []string{"poc/keep"}}, teardown: true, reason: commands.ReapClosed},
+		// A paused cluster expires at its own bound (max_paused), keep label or not.
+		{name: "kept, but paused past max_paused: goes", h: hdr("n", now.Add(-time.Minute), clusterops.Meta{}, lifecycle.PhasePaused),
+			issue: kept, teardown: true, reason: commands.ReapExpired, syncKeep: &yes},
+		{name: "kept and paused, due within the warning lead: warned", h: hdr("o", now.Add(30*time.Minute), clusterops.Meta{Keep: true}, lifecycle.PhasePaused),
+			issue: kept, action: reaper.ActionNone, warn: true},
 		{name: "a failed down is reported", h: hdr("m", now.Add(5*time.Hour), clusterops.Meta{DownFailed: now.Add(-time.Hour)}, lifecycle.PhaseFailed),
 			issue: open, action: reaper.ActionDownFailed},
 	} {

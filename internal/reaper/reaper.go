@@ -30,6 +30,7 @@ import (
 	"github.com/pocbot/pocbot/internal/commands"
 	"github.com/pocbot/pocbot/internal/cost"
 	"github.com/pocbot/pocbot/internal/github"
+	"github.com/pocbot/pocbot/internal/lifecycle"
 	"github.com/pocbot/pocbot/internal/provision"
 	"github.com/pocbot/pocbot/internal/provision/scaleway"
 	"github.com/pocbot/pocbot/internal/settings"
@@ -205,11 +206,64 @@ type run struct {
 // cannot be read, a bad Config); per-cluster failures are in the report.
 func Run(ctx context.Context, cfg Config) (Report, error) {
 	rep := Report{DryRun: cfg.DryRun}
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return rep, err
+	}
+	started := time.Now()
+	work := ctx
+	if deadline := runDeadline(started, cfg.Budget, cfg.Deadline); !deadline.IsZero() {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, deadline)
+		defer cancel()
+	}
+	r := &run{cfg: cfg, ops: *cfg.Ops, log: cfg.Log, now: cfg.Now().UTC(), ctx: ctx, work: work, started: started, report: &rep}
+	// A reaper never queues behind another run: WaitLock gives up after one try.
+	r.ops.LockWait = time.Millisecond
+	r.teardown = cfg.Teardown
+	if r.teardown == nil {
+		r.teardown = &r.ops
+	}
+
+	headers, err := cfg.Ops.Store.List(ctx)
+	if err != nil && headers == nil {
+		return rep, fmt.Errorf("reaper: list the state headers in %s: %w", cfg.Ops.Store.Location(), err)
+	}
+	if err != nil {
+		// Some documents cannot be read or authenticated: the others are still handled; the bad
+		// ones are never mistaken for orphans (the sweep checks for a document under the lock),
+		// never spared nor destroyed on what their header says, and reported in every
+		// repository's run (the repository they name is not to be believed either).
+		r.log.Error("some state headers cannot be read or authenticated", "err", err)
+		rep.Decisions = append(rep.Decisions, hostile(err)...)
+	}
+	rep.Listed = len(headers)
+	known, mine := partition(headers, cfg.Repository)
+	// Plan decides from the headers and the issues alone; a dry run reports the plan, a run
+	// executes it.
+	steps := Plan(mine, r.lookUpIssues(mine), r.now, Policy{KeepLabel: cfg.KeepLabel, WarnBefore: cfg.WarnBefore,
+		Repository: cfg.Repository, Comment: cfg.Issues != nil})
+	rep.Decisions = append(rep.Decisions, r.apply(steps, mine)...)
+	if cfg.Inventory != nil {
+		rep.Decisions = append(rep.Decisions, r.orphans(known)...)
+	}
+	if cfg.Pool != nil && cfg.Parked != nil {
+		rep.Decisions = append(rep.Decisions, r.parked()...)
+	}
+	rep.Elapsed = time.Since(started)
+	for _, d := range rep.Decisions {
+		r.log.Info("reaper", "cluster", d.Cluster, "action", string(d.Action), "reason", string(d.Reason), "detail", d.Detail, "err", d.Err, "dry_run", cfg.DryRun)
+	}
+	return rep, nil
+}
+
+// withDefaults checks cfg and fills its defaults.
+func (cfg Config) withDefaults() (Config, error) {
 	if cfg.Ops == nil || cfg.Ops.Store == nil || cfg.Ops.Build == nil {
-		return rep, errors.New("reaper: Config.Ops with a Store and a Build is required")
+		return cfg, errors.New("reaper: Config.Ops with a Store and a Build is required")
 	}
 	if cfg.Issues != nil && cfg.Repository == "" {
-		return rep, errors.New("reaper: GitHub settings without a repository: set Config.Repository (GITHUB_REPOSITORY) to the repository the GitHub client acts on")
+		return cfg, errors.New("reaper: GitHub settings without a repository: set Config.Repository (GITHUB_REPOSITORY) to the repository the GitHub client acts on")
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
@@ -237,88 +291,61 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 	if len(cfg.Zones) == 0 {
 		cfg.Zones = []scw.Zone{scw.Zone(cfg.Spec.Zone)}
 	}
-	started := time.Now()
-	work := ctx
-	deadline := cfg.Deadline
-	if cfg.Budget > 0 && (deadline.IsZero() || started.Add(cfg.Budget).Before(deadline)) {
-		deadline = started.Add(cfg.Budget)
-	}
-	if !deadline.IsZero() {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithDeadline(ctx, deadline)
-		defer cancel()
-	}
-	r := &run{cfg: cfg, ops: *cfg.Ops, log: cfg.Log, now: cfg.Now().UTC(), ctx: ctx, work: work, started: started, report: &rep}
-	// A reaper never queues behind another run: WaitLock gives up after one try.
-	r.ops.LockWait = time.Millisecond
-	r.teardown = cfg.Teardown
-	if r.teardown == nil {
-		r.teardown = &r.ops
-	}
+	return cfg, nil
+}
 
-	headers, err := cfg.Ops.Store.List(ctx)
-	if err != nil && headers == nil {
-		return rep, fmt.Errorf("reaper: list the state headers in %s: %w", cfg.Ops.Store.Location(), err)
+// runDeadline is the earlier of the deadline and started+budget (zero values: no bound).
+func runDeadline(started time.Time, budget time.Duration, deadline time.Time) time.Time {
+	if budget > 0 && (deadline.IsZero() || started.Add(budget).Before(deadline)) {
+		return started.Add(budget)
 	}
-	if err != nil {
-		// Some documents cannot be read or authenticated: the others are still handled; the bad
-		// ones are never mistaken for orphans (the sweep checks for a document under the lock),
-		// never spared nor destroyed on what their header says, and reported in every
-		// repository's run (the repository they name is not to be believed either).
-		r.log.Error("some state headers cannot be read or authenticated", "err", err)
-		rep.Decisions = append(rep.Decisions, hostile(err)...)
-	}
-	rep.Listed = len(headers)
-	known := make(map[string]bool, len(headers))
-	var mine []statestore.Header
+	return deadline
+}
+
+// partition names every cluster that has a document (known: never an orphan) and keeps the
+// headers of repository's clusters (all of them when repository is empty).
+func partition(headers []statestore.Header, repository string) (known map[string]bool, mine []statestore.Header) {
+	known = make(map[string]bool, len(headers))
 	for _, h := range headers {
 		known[h.Cluster] = true
-		if cfg.Repository == "" || h.Repository == cfg.Repository {
+		if repository == "" || h.Repository == repository {
 			mine = append(mine, h)
 		}
 	}
-	// Plan decides from the headers and the issues alone; a dry run reports the plan, a run
-	// executes it: the spared clusters first (keep label recorded, warnings, the runner access a
-	// killed run left, the schedule's pauses), then the teardowns in the plan's order.
-	steps := Plan(mine, r.lookUpIssues(mine), r.now, Policy{KeepLabel: cfg.KeepLabel, WarnBefore: cfg.WarnBefore,
-		Repository: cfg.Repository, Comment: cfg.Issues != nil})
+	return known, mine
+}
+
+// apply runs the plan's steps (or, in a dry run, reports them) in its order: the spared clusters
+// before each teardown (keep label recorded, warnings, the runner access a killed run left, the
+// schedule's pauses), then the teardown.
+func (r *run) apply(steps []Step, mine []statestore.Header) []Decision {
 	byName := map[string]statestore.Header{}
 	for _, h := range mine {
 		byName[h.Cluster] = h
 	}
-	var spared []Decision
-	for _, st := range steps {
-		d := func() Decision {
-			if cfg.DryRun {
-				return r.dry(st)
-			}
-			return r.execute(st)
+	var out, spared []Decision
+	do := func(st Step) Decision {
+		if r.cfg.DryRun {
+			return r.dry(st)
 		}
+		return r.execute(st)
+	}
+	for _, st := range steps {
 		if !st.Teardown {
-			spared = append(spared, d())
+			spared = append(spared, do(st))
 			continue
 		}
 		if spared != nil {
 			// closeRunners and schedulePauses say what they would do in a dry run.
-			rep.Decisions = append(rep.Decisions, r.schedulePauses(r.closeRunners(spared), byName)...)
+			out = append(out, r.schedulePauses(r.closeRunners(spared), byName)...)
 			spared = nil
 		}
-		rep.Decisions = append(rep.Decisions, d())
+		out = append(out, do(st))
 	}
 	if spared != nil {
-		rep.Decisions = append(rep.Decisions, r.schedulePauses(r.closeRunners(spared), byName)...)
+		out = append(out, r.schedulePauses(r.closeRunners(spared), byName)...)
 	}
-	if cfg.Inventory != nil {
-		rep.Decisions = append(rep.Decisions, r.orphans(known)...)
-	}
-	if cfg.Pool != nil && cfg.Parked != nil {
-		rep.Decisions = append(rep.Decisions, r.parked()...)
-	}
-	rep.Elapsed = time.Since(started)
-	for _, d := range rep.Decisions {
-		r.log.Info("reaper", "cluster", d.Cluster, "action", string(d.Action), "reason", string(d.Reason), "detail", d.Detail, "err", d.Err, "dry_run", cfg.DryRun)
-	}
-	return rep, nil
+	return out
 }
 
 // hostile turns List's per-object errors into report lines.
@@ -576,7 +603,9 @@ func (r *run) tearDown(d Decision) Decision {
 		if d.Reason != commands.ReapExpired && open {
 			return fmt.Errorf("%s#%d was reopened", d.Repository, d.Number)
 		}
-		if d.Reason == commands.ReapExpired && slices.Contains(labels, r.cfg.KeepLabel) && r.vouch(r.work, d.Number) == nil { // a closed issue goes, kept or not
+		// A closed issue goes, kept or not; so does a paused cluster past max_paused.
+		if d.Reason == commands.ReapExpired && lifecycle.Phase(h.Phase) != lifecycle.PhasePaused &&
+			slices.Contains(labels, r.cfg.KeepLabel) && r.vouch(r.work, d.Number) == nil {
 			return fmt.Errorf("the %s label was added to %s#%d", r.cfg.KeepLabel, d.Repository, d.Number)
 		}
 		return nil

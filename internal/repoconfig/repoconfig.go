@@ -4,8 +4,8 @@
 // a pull request cannot raise its own budget; this package only parses bytes.
 //
 // It depends on nothing but a YAML decoder and the settings table (keys,
-// defaults) so that the pure-logic packages
-// (comment grammar, replies) can use it; amounts are held as integer
+// defaults), so that cost (the budget check), clusterops (the bounds of an
+// intent) and chatops can use it without I/O; amounts are held as integer
 // nano-euros, like internal/cost's Money.
 package repoconfig
 

@@ -7,12 +7,14 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"sort"
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
+	gh "github.com/google/go-github/v66/github"
 	iam "github.com/scaleway/scaleway-sdk-go/api/iam/v1alpha1"
 	"github.com/scaleway/scaleway-sdk-go/scw"
 )
@@ -64,22 +66,8 @@ func Uninstall(ctx context.Context, cfg UninstallConfig) (int, error) {
 	// The state bucket goes last, so that an interrupted run is finished by a rerun, which finds it
 	// gone only when everything else is.
 	sort.SliceStable(cfg.Buckets, func(i, j int) bool { return cfg.Buckets[i].Role != "state" && cfg.Buckets[j].Role == "state" })
-	for _, b := range cfg.Buckets {
-		if b.Role == "state" && bucketGone(ctx, b) {
-			fmt.Fprintf(out, "✓ state bucket %s: gone (no cluster state left)\n", b.Name)
-			cfg.Clusters = nil
-		}
-	}
-	if cfg.Clusters != nil {
-		names, err := cfg.Clusters(ctx)
-		if err != nil {
-			return 0, fmt.Errorf("uninstall: list the clusters of the state bucket: %w (nothing was removed; fix the state store's settings and rerun)", err)
-		}
-		if len(names) > 0 {
-			sort.Strings(names)
-			return 0, fmt.Errorf("uninstall: %w: %s. Comment `/poc down` on their issues (or run `bot down --cluster NAME`) first: their resources would be left without the state that deletes them. Nothing was removed", ErrClustersLeft, strings.Join(names, ", "))
-		}
-		fmt.Fprintln(out, "✓ no cluster state in the state bucket")
+	if err := checkNoClusters(ctx, cfg); err != nil {
+		return 0, err
 	}
 	if cfg.Token == "" {
 		return 0, errors.New("uninstall: no GitHub token (GH_TOKEN, GITHUB_TOKEN or `gh auth token`)")
@@ -91,48 +79,15 @@ func Uninstall(ctx context.Context, cfg UninstallConfig) (int, error) {
 	if _, _, err := c.Repositories.Get(ctx, owner, name); err != nil {
 		return 0, fmt.Errorf("uninstall: read %s with your token: %w (is the token a repository admin's?)", cfg.Repo, err)
 	}
-	managed := map[string]bool{}
-	for _, n := range append(append([]string(nil), requiredSecrets...), optionalSecrets...) {
-		managed[n] = true
-	}
 	// Secrets: the environment's, then the repository's (init writes one or the other).
-	for _, where := range []struct{ path, what string }{
+	for _, where := range []secretsPlace{
 		{fmt.Sprintf("repos/%s/%s/environments/%s/secrets", owner, name, url.PathEscape(cfg.Env)), "of the environment " + cfg.Env},
 		{fmt.Sprintf("repos/%s/%s/actions/secrets", owner, name), "of the repository"},
 	} {
-		var list struct {
-			Secrets []struct {
-				Name string `json:"name"`
-			} `json:"secrets"`
-		}
-		req, err := c.NewRequest(http.MethodGet, where.path+"?per_page=100", nil)
+		n, err := deleteSecrets(ctx, c, where, cfg.DryRun, out)
+		changes += n
 		if err != nil {
 			return changes, err
-		}
-		resp, err := c.Do(ctx, req, &list)
-		switch {
-		case resp != nil && resp.StatusCode == http.StatusNotFound:
-			continue // no such environment
-		case err != nil:
-			return changes, fmt.Errorf("uninstall: list the secrets %s: %w", where.what, err)
-		}
-		for _, s := range list.Secrets {
-			if !managed[strings.ToUpper(s.Name)] {
-				continue
-			}
-			if cfg.DryRun {
-				fmt.Fprintf(out, "- would delete the secret %s %s\n", s.Name, where.what)
-				continue
-			}
-			req, err := c.NewRequest(http.MethodDelete, where.path+"/"+url.PathEscape(s.Name), nil)
-			if err != nil {
-				return changes, err
-			}
-			if _, err := c.Do(ctx, req, nil); err != nil {
-				return changes, fmt.Errorf("uninstall: delete the secret %s %s: %w (rerun)", s.Name, where.what, err)
-			}
-			changes++
-			fmt.Fprintf(out, "- secret %s %s\n", s.Name, where.what)
 		}
 	}
 	if !cfg.DryRun {
@@ -156,6 +111,81 @@ func Uninstall(ctx context.Context, cfg UninstallConfig) (int, error) {
 	fmt.Fprintf(out, "\nLeft for you: remove %s and %s in a pull request, and uninstall the App from %s (Settings → GitHub Apps → Configure → Uninstall, or remove the repository from its installation).\n",
 		WorkflowPath, ConfigPath, cfg.Repo)
 	return changes, nil
+}
+
+// checkNoClusters refuses while the state bucket holds a cluster's state; a state bucket already
+// gone holds none.
+func checkNoClusters(ctx context.Context, cfg UninstallConfig) error {
+	gone := false
+	for _, b := range cfg.Buckets {
+		if b.Role == "state" && bucketGone(ctx, b) {
+			fmt.Fprintf(cfg.Out, "✓ state bucket %s: gone (no cluster state left)\n", b.Name)
+			gone = true
+		}
+	}
+	if gone || cfg.Clusters == nil {
+		return nil
+	}
+	names, err := cfg.Clusters(ctx)
+	if err != nil {
+		return fmt.Errorf("uninstall: list the clusters of the state bucket: %w (nothing was removed; fix the state store's settings and rerun)", err)
+	}
+	if len(names) > 0 {
+		sort.Strings(names)
+		return fmt.Errorf("uninstall: %w: %s. Comment `/poc down` on their issues (or run `bot down --cluster NAME`) first: their resources would be left without the state that deletes them. Nothing was removed", ErrClustersLeft, strings.Join(names, ", "))
+	}
+	fmt.Fprintln(cfg.Out, "✓ no cluster state in the state bucket")
+	return nil
+}
+
+// secretsPlace is one list of Actions secrets: its API path and how the output names it.
+type secretsPlace struct{ path, what string }
+
+// deleteSecrets deletes the secrets init manages from one place (a dry run prints them); a missing
+// environment has none. It returns the number of deleting requests made.
+func deleteSecrets(ctx context.Context, c *gh.Client, where secretsPlace, dryRun bool, out io.Writer) (int, error) {
+	var list struct {
+		Secrets []struct {
+			Name string `json:"name"`
+		} `json:"secrets"`
+	}
+	req, err := c.NewRequest(http.MethodGet, where.path+"?per_page=100", nil)
+	if err != nil {
+		return 0, err
+	}
+	resp, err := c.Do(ctx, req, &list)
+	switch {
+	case resp != nil && resp.StatusCode == http.StatusNotFound:
+		return 0, nil // no such environment
+	case err != nil:
+		return 0, fmt.Errorf("uninstall: list the secrets %s: %w", where.what, err)
+	}
+	changes := 0
+	for _, s := range list.Secrets {
+		if !managedSecret(s.Name) {
+			continue
+		}
+		if dryRun {
+			fmt.Fprintf(out, "- would delete the secret %s %s\n", s.Name, where.what)
+			continue
+		}
+		req, err := c.NewRequest(http.MethodDelete, where.path+"/"+url.PathEscape(s.Name), nil)
+		if err != nil {
+			return changes, err
+		}
+		if _, err := c.Do(ctx, req, nil); err != nil {
+			return changes, fmt.Errorf("uninstall: delete the secret %s %s: %w (rerun)", s.Name, where.what, err)
+		}
+		changes++
+		fmt.Fprintf(out, "- secret %s %s\n", s.Name, where.what)
+	}
+	return changes, nil
+}
+
+// managedSecret says whether init writes a secret of that name (GitHub lists names upper-cased).
+func managedSecret(name string) bool {
+	n := strings.ToUpper(name)
+	return slices.Contains(requiredSecrets, n) || slices.Contains(optionalSecrets, n)
 }
 
 // uninstallIAM deletes init's applications: their policies, then the application (Scaleway

@@ -1,5 +1,6 @@
 // Package s3opts is the one definition of how pocbot's S3 clients compute request checksums,
-// shared by production (cmd/bot) and the stand-in's own clients.
+// shared by production (internal/wiring, which opens every bucket of the bot) and the
+// stand-in's own clients.
 //
 // The choice: no flexible checksums unless an operation requires one ("when required"), on
 // both the S3 client and gocloud's s3blob writer. aws-sdk-go-v2 (since early 2025) adds a CRC32

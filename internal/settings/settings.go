@@ -56,7 +56,7 @@ type Setting struct {
 // Pinned defaults that other packages reuse as typed values; the table's Default column is
 // printed from them, so each is written once.
 const (
-	// DefaultTalosVersion is the Talos release a cluster gets without --talos (SPEC §4).
+	// DefaultTalosVersion is the Talos release a cluster gets without --talos (docs/seed.md, Talos configuration).
 	DefaultTalosVersion = "v1.13.11"
 	// MaxTalosMinor is the newest Talos series the pinned machinery library (v1.14.1) can generate
 	// configs for; internal/provision/talos tests keep the two in step.

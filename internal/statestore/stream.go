@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"os"
 	"path/filepath"
@@ -73,26 +74,51 @@ func (s *Store) PutArtifactStream(ctx context.Context, cluster, name string, r i
 		return ArtifactSum{}, fmt.Errorf("write artifact %q of cluster %q: the state backend %s cannot stream", name, cluster, s.be.describe())
 	}
 
+	seal, err := s.newStreamSealer(ctx, cluster, name)
+	if err != nil {
+		return ArtifactSum{}, err
+	}
+
+	if err := sb.writeStream(ctx, artifactKey(cluster, name), func(w io.Writer) error { return seal.copy(ctx, w, r) }); err != nil {
+		return ArtifactSum{}, fmt.Errorf("write artifact %q of cluster %q: %w", name, cluster, err)
+	}
+
+	return seal.sum(), nil
+}
+
+// streamSealer writes one streamed artifact: its head (magic, header, wrapped data key, nonce
+// prefix), then the source's segments, each sealed with the head as associated data.
+type streamSealer struct {
+	head      []byte
+	ad        [sha256.Size]byte
+	aead      cipher.AEAD
+	prefix    []byte
+	plainHash hash.Hash
+	size      int64
+}
+
+// newStreamSealer makes the artifact's data key, wraps it with the keeper, and lays out the head.
+func (s *Store) newStreamSealer(ctx context.Context, cluster, name string) (*streamSealer, error) {
 	h := wireHeader{Object: objectStream, Name: name, Header: Header{Format: streamVersion, Cluster: cluster, Created: s.now().UTC()}}
 
 	hj, err := json.Marshal(h)
 	if err != nil {
-		return ArtifactSum{}, fmt.Errorf("encode header: %w", err)
+		return nil, fmt.Errorf("encode header: %w", err)
 	}
 
 	dataKey := make([]byte, 32)
 	if _, err := rand.Read(dataKey); err != nil {
-		return ArtifactSum{}, fmt.Errorf("generate data key: %w", err)
+		return nil, fmt.Errorf("generate data key: %w", err)
 	}
 
 	wrapped, err := s.keeper.Encrypt(ctx, dataKey)
 	if err != nil {
-		return ArtifactSum{}, fmt.Errorf("wrap data key with the key of %s: %w", EnvStateKey, err)
+		return nil, fmt.Errorf("wrap data key with the key of %s: %w", EnvStateKey, err)
 	}
 
 	aead, err := newGCM(dataKey)
 	if err != nil {
-		return ArtifactSum{}, err
+		return nil, err
 	}
 
 	head := make([]byte, 0, len(streamMagic)+7+len(hj)+len(wrapped)+streamPrefixLen)
@@ -105,75 +131,74 @@ func (s *Store) PutArtifactStream(ctx context.Context, cluster, name string, r i
 
 	prefix := make([]byte, streamPrefixLen)
 	if _, err := rand.Read(prefix); err != nil {
-		return ArtifactSum{}, fmt.Errorf("generate nonce prefix: %w", err)
+		return nil, fmt.Errorf("generate nonce prefix: %w", err)
 	}
 
 	head = append(head, prefix...)
-	ad := sha256.Sum256(head)
 
-	var sum ArtifactSum
+	return &streamSealer{head: head, ad: sha256.Sum256(head), aead: aead, prefix: prefix, plainHash: sha256.New()}, nil
+}
 
-	plainHash := sha256.New()
-	key := artifactKey(cluster, name)
+// copy writes the head, then r segment by segment until r ends, the last segment flagged.
+func (ss *streamSealer) copy(ctx context.Context, w io.Writer, r io.Reader) error {
+	if _, err := w.Write(ss.head); err != nil {
+		return err
+	}
 
-	err = sb.writeStream(ctx, key, func(w io.Writer) error {
-		if _, err := w.Write(head); err != nil {
+	buf := make([]byte, streamSegment)
+	out := make([]byte, 0, 4+streamSegment+ss.aead.Overhead())
+
+	// One segment ahead: a segment is the last one only when the reader has nothing after.
+	n, rerr := io.ReadFull(r, buf)
+
+	for index := uint32(0); ; index++ {
+		if rerr != nil && !errors.Is(rerr, io.EOF) && !errors.Is(rerr, io.ErrUnexpectedEOF) {
+			return fmt.Errorf("read the artifact's source: %w", rerr)
+		}
+
+		last := rerr != nil
+
+		seg := buf[:n]
+		ss.plainHash.Write(seg)
+		ss.size += int64(n)
+
+		if err := ss.writeSegment(w, out, index, last, seg); err != nil {
 			return err
 		}
 
-		buf := make([]byte, streamSegment)
-		out := make([]byte, 0, 4+streamSegment+aead.Overhead())
-
-		// One segment ahead: a segment is the last one only when the reader has nothing after.
-		n, rerr := io.ReadFull(r, buf)
-
-		for index := uint32(0); ; index++ {
-			if rerr != nil && !errors.Is(rerr, io.EOF) && !errors.Is(rerr, io.ErrUnexpectedEOF) {
-				return fmt.Errorf("read the artifact's source: %w", rerr)
-			}
-
-			last := rerr != nil
-
-			seg := buf[:n]
-			plainHash.Write(seg)
-			sum.Size += int64(n)
-
-			out = out[:4]
-			out = aead.Seal(out, segmentNonce(prefix, index, last), seg, ad[:])
-			binary.BigEndian.PutUint32(out, uint32(len(out)-4))
-
-			if _, err := w.Write(out); err != nil {
-				return err
-			}
-
-			if last {
-				return nil
-			}
-
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-
-			n, rerr = io.ReadFull(r, buf)
-			if n == 0 && errors.Is(rerr, io.EOF) {
-				// The source ended on a segment boundary: an empty last segment closes it.
-				out = out[:4]
-				out = aead.Seal(out, segmentNonce(prefix, index+1, true), nil, ad[:])
-				binary.BigEndian.PutUint32(out, uint32(len(out)-4))
-
-				_, err := w.Write(out)
-
-				return err
-			}
+		if last {
+			return nil
 		}
-	})
-	if err != nil {
-		return ArtifactSum{}, fmt.Errorf("write artifact %q of cluster %q: %w", name, cluster, err)
+
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+
+		n, rerr = io.ReadFull(r, buf)
+		if n == 0 && errors.Is(rerr, io.EOF) {
+			// The source ended on a segment boundary: an empty last segment closes it.
+			return ss.writeSegment(w, out, index+1, true, nil)
+		}
 	}
+}
 
-	copy(sum.SHA256[:], plainHash.Sum(nil))
+// writeSegment seals one segment into out's storage and writes it with its length.
+func (ss *streamSealer) writeSegment(w io.Writer, out []byte, index uint32, last bool, seg []byte) error {
+	out = out[:4]
+	out = ss.aead.Seal(out, segmentNonce(ss.prefix, index, last), seg, ss.ad[:])
+	binary.BigEndian.PutUint32(out, uint32(len(out)-4))
 
-	return sum, nil
+	_, err := w.Write(out)
+
+	return err
+}
+
+// sum is the plaintext's size and SHA-256, once copy has returned.
+func (ss *streamSealer) sum() ArtifactSum {
+	sum := ArtifactSum{Size: ss.size}
+	copy(sum.SHA256[:], ss.plainHash.Sum(nil))
+
+	return sum
 }
 
 func segmentNonce(prefix []byte, index uint32, last bool) []byte {

@@ -35,12 +35,12 @@ const (
 	NodeImageObject  = "image-object"
 	NodeTalosSecrets = "talos-secrets"
 	NodeTalosConfig  = "talos-config"
-	NodeWorkerImage  = "worker-image"  // SPEC §5 operation 2: rescue, dd, reboot
-	NodeWorkerConfig = "worker-config" // SPEC §5 operation 3: maintenance-mode apply
+	NodeWorkerImage  = "worker-image"  // docs/seed.md, Work outside the state, 2: rescue, dd, reboot
+	NodeWorkerConfig = "worker-config" // docs/seed.md, Work outside the state, 3: maintenance-mode apply
 	NodeBootstrap    = "bootstrap"
 	NodeCPTrusted    = "control-planes-trusted" // every control plane answers over mutual TLS
 	NodeKubeconfig   = "kubeconfig"
-	NodeClusterReady = "cluster-ready" // every node Ready, Cilium up, DNS, host → remote pod (talos.CheckReady)
+	NodeClusterReady = "cluster-ready" // every node Ready, Cilium up, DNS, host → remote pod, pod ↔ pod (talos.CheckReady)
 	NodeClearUD      = "clear-user-data"
 	NodeAdminOpen    = "admin-access-open"  // temporary rule for the runner, when admin CIDRs miss it
 	NodeAdminClose   = "admin-access-close" // removes it once the APIs are no longer needed

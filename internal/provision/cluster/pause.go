@@ -105,7 +105,7 @@ func BuildPause(g *provision.Graph, spec provision.Spec, cfg Config, releaseIPs 
 		}
 	}
 	if cfg.TalosPort == 0 {
-		cfg.TalosPort = 50000
+		cfg.TalosPort = talos.PortApid
 	}
 	b := &builder{cfg: cfg, spec: spec}
 	if err := g.Add(provision.Node{

@@ -23,7 +23,8 @@ type Waits struct {
 	// at admin-access-close, which needs /readyz, so the bound stays a lower bound.
 	KubeReady time.Duration
 	// CNIReady: the kubeconfig fetched (API up, worker joined) -> the network checks pass
-	// (cluster-ready: the Cilium agents, CoreDNS, host → remote pod).
+	// (cluster-ready: the Cilium agents, CoreDNS, host → remote pod, then the pod-network
+	// probe, whose pods start only once the nodes and the agents are ready).
 	CNIReady    time.Duration
 	ResetReboot time.Duration // down with parking: the worker's Talos reset (wipe, reboot)
 
@@ -76,9 +77,10 @@ func (w Waits) Down(park bool) time.Duration {
 // DefaultWaits is the latency profile the ETA falls back to (internal/eta) while a project has
 // no past ups of a path: the Scaleway API's recorded latencies (snapshot import 212 s, Elastic
 // Metal delivery 4 min 47 s, … — each field of the emulator's Latency names its recording), the
-// rescue system's boot (SPEC §9's low estimate, 3 min) and image write (45 s), Talos's boot
+// rescue system's boot (the low estimate of docs/seed.md, Latencies: 3 min) and image write (45 s), Talos's boot
 // (60 s), runtime and time sync (20 s), apply and reboot (60 s), bootstrap to /readyz (90 s), the
-// network checks (60 s), a reset and its reboot (90 s, the world's hosts).
+// network checks (60 s, then 5 s of the pod-network probe), a reset and its reboot (90 s, the
+// world's hosts).
 // The emulated world plays the same figures: TestDefaultWaitsAreTheWorldsProfile
 // (internal/sim/world/worldtest) keeps them equal to world.Profile.
 func DefaultWaits() Waits {
@@ -87,6 +89,6 @@ func DefaultWaits() Waits {
 			VolumeCreate: 5 * time.Second, Poweron: 5 * time.Second, Terminate: 16 * time.Second, BMDelete: 5 * time.Second},
 		RescueReboot: 15 * time.Second, RescueBoot: 3 * time.Minute, ImageWrite: 45 * time.Second, NormalReboot: 15 * time.Second,
 		TalosBoot: 60 * time.Second, TalosReady: 20 * time.Second, ApplyReboot: 60 * time.Second, KubeReady: 90 * time.Second,
-		CNIReady: time.Minute, ResetReboot: 90 * time.Second,
+		CNIReady: time.Minute + 5*time.Second, ResetReboot: 90 * time.Second,
 	}
 }

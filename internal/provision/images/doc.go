@@ -1,4 +1,4 @@
-// Package images owns the first links of the image chain (SPEC §3): the
+// Package images owns the first links of the image chain (docs/seed.md, The image chain): the
 // Image Factory schematic built from the Talos extensions, the factory URLs
 // of the artifacts and installer, and the shared Object Storage object that
 // the Block snapshot import reads. It knows nothing of GitHub nor of

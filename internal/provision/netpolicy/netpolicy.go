@@ -5,9 +5,10 @@
 // ingress firewall (Talos, used by provision/talos). A test holds the two renderings equal.
 //
 // The routing mode the table serves is Cilium's tunnel mode (VXLAN) with WireGuard, the one that
-// works across Scaleway's L3 subnets (see provision/talos's package doc, "Routing"): pod-to-pod
-// traffic between nodes leaves as WireGuard (UDP 51871), a host's traffic to a remote pod as
-// VXLAN (UDP 8472), both between node addresses.
+// works across Scaleway's L3 subnets (see provision/talos's package doc, "Routing"): traffic to a
+// remote pod, a pod's or a host's, leaves as VXLAN inside WireGuard (UDP 51871) between node
+// addresses, and the decrypted VXLAN (UDP 8472, from the peer node's address) meets the Talos
+// firewall again.
 //
 // Two peers never cross the security group, so its rendering leaves them out: the pod CIDR (a
 // pod talking to its own node: after decapsulation a remote pod's packet arrives from the pod
@@ -132,20 +133,20 @@ func Flows() []Flow {
 			Why:    "Cilium's health checks: agents probe every node, and each node's health endpoint (an address of the pod CIDR) probes them too",
 			Source: "https://docs.cilium.io/en/v1.18/operations/system_requirements/#firewall-rules"},
 		{Name: "cilium-vxlan-ingress", Proto: UDP, Ports: one(PortCiliumVXLAN), From: []Peer{Nodes}, To: both,
-			Why:    "tunnel mode: a host's traffic to a remote pod (WireGuard leaves sources of identity HOST out) travels as VXLAN between node addresses",
-			Source: "https://docs.cilium.io/en/v1.18/operations/system_requirements/#firewall-rules; cilium bpf/lib/wireguard.h @v1.18.1"},
+			Why:    "tunnel mode: traffic to a remote pod is VXLAN inside WireGuard; decrypted on cilium_wg0 it is VXLAN from the peer node's address, which the Talos firewall judges again (the security group only sees the WireGuard packet)",
+			Source: "https://docs.cilium.io/en/v1.18/operations/system_requirements/#firewall-rules; cilium bpf/lib/wireguard.h (1.18 line), PR #29000; talos nftables_chain_config.go @v1.13.9"},
 		{Name: "cilium-wireguard-ingress", Proto: UDP, Ports: one(PortCiliumWireGuard), From: []Peer{Nodes}, To: both,
-			Why:    "pod-to-pod traffic between nodes, encrypted by Cilium's WireGuard",
-			Source: "https://docs.cilium.io/en/v1.18/operations/system_requirements/#firewall-rules"},
+			Why:    "traffic to a remote pod, a pod's or a host's (tunnel mode encrypts the whole overlay), encrypted by Cilium's WireGuard between node addresses",
+			Source: "https://docs.cilium.io/en/v1.18/operations/system_requirements/#firewall-rules; cilium bpf/lib/wireguard.h (1.18 line), PR #29000"},
 		{Name: "edge-ingress", Proto: TCP, Ports: [][2]uint16{{PortHTTP, PortHTTP}, {PortHTTPS, PortHTTPS}}, From: []Peer{Anyone}, To: []Role{Worker}, EdgeOnControlPlane: true,
 			Why:    "the edge gateway's HTTP and HTTPS (NodePorts 80 and 443) on the worker; on the control planes with expose_edge_on_control_plane",
-			Source: "SPEC §2 (the seed's edge rules)"},
+			Source: "docs/seed.md, The control planes' security group (the seed's edge rules)"},
 		{Name: "edge-quic-ingress", Proto: UDP, Ports: one(PortHTTPS), From: []Peer{Anyone}, To: []Role{Worker}, EdgeOnControlPlane: true,
 			Why:    "HTTP/3 (QUIC over UDP 443) on the edge",
 			Source: "RFC 9114 §3.1 (HTTP/3 over QUIC, UDP)"},
 		{Name: "icmp", Proto: ICMP, From: []Peer{Admin, Nodes}, To: []Role{ControlPlane},
 			Why:    "ping and path-MTU discovery; Talos's block chain admits ICMP itself, so only the security group needs it",
-			Source: "SPEC §2; talos nftables_chain_config.go @v1.13.9 (ICMP accepted, rate-limited)"},
+			Source: "docs/seed.md, The control planes' security group; talos nftables_chain_config.go @v1.13.9 (ICMP accepted, rate-limited)"},
 	}
 }
 

@@ -1,4 +1,4 @@
-// Package rescue owns the worker's rescue session (SPEC §5, second
+// Package rescue owns the worker's rescue session (docs/seed.md, Work outside the state, second
 // operation): over SSH (x/crypto/ssh) to the Elastic Metal server booted in
 // rescue mode, it waits for SSH (and, for Target.AuthGrace, for credentials
 // that sshd refuses right after the boot), records the rescue host key (new at every

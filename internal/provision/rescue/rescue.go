@@ -137,34 +137,17 @@ func WriteImage(ctx context.Context, t Target, img Image, log *slog.Logger) (Res
 	ctx, cancel := context.WithTimeout(ctx, wt)
 	defer cancel()
 
-	out, _, err := run(ctx, client, ProbeCommand, nil, nil)
-	if err != nil && len(out) == 0 {
-		return res, fmt.Errorf("probe the rescue system %s: %w", t.Addr, err)
-	}
-	p, err := parseProbe(out)
+	pl, err := probeAndPlan(ctx, client, t, img)
 	if err != nil {
-		return res, fmt.Errorf("probe the rescue system %s: %w", t.Addr, err)
-	}
-	pl, err := plan(p, img, t.Password != "" || t.SudoPassword != nil)
-	if err != nil {
-		return res, fmt.Errorf("rescue system %s (user %s): %w", t.Addr, user(t), err)
+		return res, err
 	}
 	res.ImageURL, res.Decompressor = pl.url, pl.decompressor
-	var stdin []byte
-	if pl.priv == sudoPassword {
-		pw := t.Password
-		if pw == "" {
-			if pw, err = t.SudoPassword(ctx); err != nil {
-				return res, fmt.Errorf("rescue system %s: sudo wants the rescue password and the API gave none: %w", t.Addr, err)
-			}
-			if pw == "" {
-				return res, fmt.Errorf("rescue system %s: sudo wants the rescue password and the API gave none (rescue_server.password is empty): reboot the worker into rescue again", t.Addr)
-			}
-		}
-		stdin = []byte(pw + "\n")
+	stdin, err := sudoStdin(ctx, t, pl.priv)
+	if err != nil {
+		return res, err
 	}
 
-	out, _, err = run(ctx, client, LsblkCommand, nil, nil)
+	out, _, err := run(ctx, client, LsblkCommand, nil, nil)
 	if err != nil {
 		return res, fmt.Errorf("list disks on rescue system %s: %w", t.Addr, err)
 	}
@@ -175,44 +158,107 @@ func WriteImage(ctx context.Context, t Target, img Image, log *slog.Logger) (Res
 	res.Disk, res.DiskSize = "/dev/"+disk.Name, disk.Size
 	log.Info("writing Talos image to disk", "disk", res.Disk, "disk_bytes", disk.Size, "image", pl.url, "decompressor", pl.decompressor, "privilege", pl.priv.String())
 
-	start := time.Now()
-	var (
-		streamSum string
-		written   int64 = -1
-		lastLog   time.Time
-	)
-	out, stderr, err := run(ctx, client, pl.priv.wrap(WriteScript(pl.url, pl.decompressor, disk.Name)), stdin, func(line string) {
-		switch {
-		case ddBytes.MatchString(line):
-			n, _ := strconv.ParseInt(ddBytes.FindStringSubmatch(line)[1], 10, 64)
-			written = n
-			if time.Since(lastLog) >= 5*time.Second {
-				lastLog = time.Now()
-				log.Info("dd progress", "disk", res.Disk, "progress", line)
-			}
-		}
-	})
+	w := diskWrite{client: client, t: t, pl: pl, disk: disk.Name, stdin: stdin, log: log}
+	streamSum, written, err := w.write(ctx)
 	if err != nil {
-		return res, fmt.Errorf("write %s to %s on rescue system %s: %w; output: %s", pl.url, res.Disk, t.Addr, err, tail(stderr))
-	}
-	streamSum = StreamSum(out)
-	if streamSum == "" || written <= 0 {
-		return res, fmt.Errorf("write %s to %s on rescue system %s: the pipeline ended without reporting its sha256 and byte count (got %q, %d); output: %s", pl.url, res.Disk, t.Addr, streamSum, written, tail(stderr))
+		return res, err
 	}
 	res.BytesWritten = written
-	log.Info("image written", "disk", res.Disk, "bytes", written, "sha256", streamSum, "duration", time.Since(start).Round(time.Millisecond))
-
-	out, stderr, err = run(ctx, client, pl.priv.wrap(VerifyScript(disk.Name, written)), stdin, nil)
-	if err != nil {
-		return res, fmt.Errorf("read back %s on rescue system %s: %w; output: %s", res.Disk, t.Addr, err, tail(stderr))
-	}
-	back := strings.TrimSpace(string(out))
-	if len(back) < 64 || back[:64] != streamSum {
-		return res, fmt.Errorf("image check failed on %s (rescue system %s): the first %d bytes read back hash to %.64s, the stream written hashed to %s; the disk may be failing: write again", res.Disk, t.Addr, written, back, streamSum)
+	if err := w.verify(ctx, streamSum, written); err != nil {
+		return res, err
 	}
 	res.SHA256 = streamSum
 	log.Info("image checked on disk", "disk", res.Disk, "bytes", written, "sha256", streamSum)
 	return res, nil
+}
+
+// probeAndPlan asks the rescue system what it has and decides how to write with it (plan).
+func probeAndPlan(ctx context.Context, client *ssh.Client, t Target, img Image) (writePlan, error) {
+	out, _, err := run(ctx, client, ProbeCommand, nil, nil)
+	if err != nil && len(out) == 0 {
+		return writePlan{}, fmt.Errorf("probe the rescue system %s: %w", t.Addr, err)
+	}
+	p, err := parseProbe(out)
+	if err != nil {
+		return writePlan{}, fmt.Errorf("probe the rescue system %s: %w", t.Addr, err)
+	}
+	pl, err := plan(p, img, t.Password != "" || t.SudoPassword != nil)
+	if err != nil {
+		return writePlan{}, fmt.Errorf("rescue system %s (user %s): %w", t.Addr, user(t), err)
+	}
+	return pl, nil
+}
+
+// sudoStdin is what the privileged scripts read on stdin: the rescue password when sudo wants
+// it, nothing otherwise.
+func sudoStdin(ctx context.Context, t Target, priv privilege) ([]byte, error) {
+	if priv != sudoPassword {
+		return nil, nil
+	}
+	pw := t.Password
+	if pw == "" {
+		var err error
+		if pw, err = t.SudoPassword(ctx); err != nil {
+			return nil, fmt.Errorf("rescue system %s: sudo wants the rescue password and the API gave none: %w", t.Addr, err)
+		}
+		if pw == "" {
+			return nil, fmt.Errorf("rescue system %s: sudo wants the rescue password and the API gave none (rescue_server.password is empty): reboot the worker into rescue again", t.Addr)
+		}
+	}
+	return []byte(pw + "\n"), nil
+}
+
+// diskWrite is the writing of one image to one disk of a rescue system, as planned.
+type diskWrite struct {
+	client *ssh.Client
+	t      Target
+	pl     writePlan
+	disk   string // name under /dev
+	stdin  []byte
+	log    *slog.Logger
+}
+
+// write streams the image to the disk; it returns the stream's SHA-256 and its length as the
+// pipeline reported them.
+func (w diskWrite) write(ctx context.Context) (string, int64, error) {
+	start := time.Now()
+	dev := "/dev/" + w.disk
+	var (
+		written int64 = -1
+		lastLog time.Time
+	)
+	out, stderr, err := run(ctx, w.client, w.pl.priv.wrap(WriteScript(w.pl.url, w.pl.decompressor, w.disk)), w.stdin, func(line string) {
+		if m := ddBytes.FindStringSubmatch(line); m != nil {
+			written, _ = strconv.ParseInt(m[1], 10, 64)
+			if time.Since(lastLog) >= 5*time.Second {
+				lastLog = time.Now()
+				w.log.Info("dd progress", "disk", dev, "progress", line)
+			}
+		}
+	})
+	if err != nil {
+		return "", 0, fmt.Errorf("write %s to %s on rescue system %s: %w; output: %s", w.pl.url, dev, w.t.Addr, err, tail(stderr))
+	}
+	streamSum := StreamSum(out)
+	if streamSum == "" || written <= 0 {
+		return "", 0, fmt.Errorf("write %s to %s on rescue system %s: the pipeline ended without reporting its sha256 and byte count (got %q, %d); output: %s", w.pl.url, dev, w.t.Addr, streamSum, written, tail(stderr))
+	}
+	w.log.Info("image written", "disk", dev, "bytes", written, "sha256", streamSum, "duration", time.Since(start).Round(time.Millisecond))
+	return streamSum, written, nil
+}
+
+// verify reads the written bytes back and compares their hash with the stream's.
+func (w diskWrite) verify(ctx context.Context, streamSum string, written int64) error {
+	dev := "/dev/" + w.disk
+	out, stderr, err := run(ctx, w.client, w.pl.priv.wrap(VerifyScript(w.disk, written)), w.stdin, nil)
+	if err != nil {
+		return fmt.Errorf("read back %s on rescue system %s: %w; output: %s", dev, w.t.Addr, err, tail(stderr))
+	}
+	back := strings.TrimSpace(string(out))
+	if len(back) < 64 || back[:64] != streamSum {
+		return fmt.Errorf("image check failed on %s (rescue system %s): the first %d bytes read back hash to %.64s, the stream written hashed to %s; the disk may be failing: write again", dev, w.t.Addr, written, back, streamSum)
+	}
+	return nil
 }
 
 func user(t Target) string { return cmp.Or(t.User, DefaultUser) }

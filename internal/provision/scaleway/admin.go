@@ -40,14 +40,5 @@ func (d *Driver) RefreshRules(ctx context.Context, r *provision.Run) error {
 	for i := range r.Spec().CPCount {
 		nodes = append(nodes, NodeIP(i))
 	}
-	ips, err := ipAddrs(r, nodes)
-	if err != nil {
-		return err
-	}
-	w, _ := ipAddrs(r, []string{NodeWorker})
-	rules, err := Rules(EffectiveSpec(r), ips, w)
-	if err != nil {
-		return err
-	}
-	return d.putRules(ctx, r, NodeSecRules, sg.ID, rules)
+	return d.putNodeRules(ctx, r, NodeSecRules, sg.ID, nodes, false)
 }

@@ -48,25 +48,18 @@ func (d *Driver) workerNode() provision.Node {
 			f, err := ensure(ctx, r, NodeWorker, KindBaremetal,
 				func(ctx context.Context, id string) (*found, error) { return d.getBM(ctx, zone, id, what) },
 				func(ctx context.Context) ([]*found, error) {
-					res, err := d.bm.ListServers(&baremetal.ListServersRequest{Zone: zone, ProjectID: &d.project,
-						Tags: []string{provision.ClusterTag(r.ClusterID()), provision.ResTag(NodeWorker)}}, ctxOpt(ctx), scw.WithAllPages())
-					if err != nil {
-						return nil, classify("list "+what, string(zone), err)
-					}
-					var out []*found
-					for _, s := range res.Servers {
-						if exactNode(s.Tags, r, NodeWorker) && s.Status != baremetal.ServerStatusDeleting {
-							out = append(out, bmFound(s))
-						}
-					}
-					return out, nil
+					return listFound(ctx, d.bm.ListServers, &baremetal.ListServersRequest{Zone: zone, ProjectID: &d.project, Tags: nodeTags(r, NodeWorker)},
+						zone, what, func(res *baremetal.ListServersResponse) []*baremetal.Server { return res.Servers },
+						func(s *baremetal.Server) bool {
+							return exactNode(s.Tags, r, NodeWorker) && s.Status != baremetal.ServerStatusDeleting
+						}, bmFound)
 				},
 				func(ctx context.Context) (*found, error) {
 					o, err := d.offer(ctx, zone, spec.BaremetalOffer)
 					if err != nil {
 						return nil, err
 					}
-					// No install: the worker's disk is written from rescue (SPEC §5).
+					// No install: the worker's disk is written from rescue (docs/seed.md, Work outside the state).
 					s, err := d.bm.CreateServer(&baremetal.CreateServerRequest{
 						Zone: zone, OfferID: o.ID, ProjectID: &d.project, Name: sname,
 						Description: "pocbot worker of cluster " + r.ClusterID(), Tags: r.Tags(NodeWorker), OptionIDs: []string{},
@@ -83,50 +76,28 @@ func (d *Driver) workerNode() provision.Node {
 				return nil
 			}
 			r.Note(NodeWorker, "server "+f.id+" is "+f.status)
-			var last *found
-			err = r.Poll(ctx, what, func(ctx context.Context) (bool, error) {
-				v, err := d.getBM(ctx, zone, f.id, what)
-				if err != nil {
-					return false, err
-				}
-				if v == nil {
-					return false, fmt.Errorf("%s: server %s disappeared during delivery", what, f.id)
-				}
-				last = v
-				if v.status == string(baremetal.ServerStatusError) || v.status == string(baremetal.ServerStatusOutOfStock) {
-					return false, fmt.Errorf("%s: delivery failed (%s): run down, then up, or choose another offer", what, v.status)
-				}
-				return v.status == string(baremetal.ServerStatusReady), nil
-			})
-			if err != nil {
-				return err
-			}
-			return record(ctx, r, NodeWorker, KindBaremetal, string(zone), last)
+			get := func(ctx context.Context) (*found, error) { return d.getBM(ctx, zone, f.id, what) }
+			return awaitFound(ctx, r, NodeWorker, KindBaremetal, zone, what, "server "+f.id+" disappeared during delivery", get,
+				func(v *found) (bool, error) {
+					if v.status == string(baremetal.ServerStatusError) || v.status == string(baremetal.ServerStatusOutOfStock) {
+						return false, fmt.Errorf("%s: delivery failed (%s): run down, then up, or choose another offer", what, v.status)
+					}
+					return v.status == string(baremetal.ServerStatusReady), nil
+				})
 		},
-		Destroy: func(ctx context.Context, r *provision.Run) error {
-			rec, ok := r.Resource(NodeWorker)
-			if !ok {
-				return nil
-			}
-			return d.deleteBM(ctx, r, scw.Zone(rec.Zone), rec.ID)
-		},
+		Destroy: destroyRecorded(NodeWorker, d.deleteBM),
 		// delivery is minutes on the real API
 		Timeout: 0,
 	}
 }
 
 func (d *Driver) getBM(ctx context.Context, zone scw.Zone, id, what string) (*found, error) {
-	s, err := d.bm.GetServer(&baremetal.GetServerRequest{Zone: zone, ServerID: id}, ctxOpt(ctx))
-	if notFound(err) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, classify("get "+what, string(zone), err)
-	}
-	if s.Status == baremetal.ServerStatusDeleting {
-		return nil, nil
-	}
-	return bmFound(s), nil
+	return getFound(ctx, d.bm.GetServer, &baremetal.GetServerRequest{Zone: zone, ServerID: id}, zone, what, func(s *baremetal.Server) *found {
+		if s.Status == baremetal.ServerStatusDeleting {
+			return nil
+		}
+		return bmFound(s)
+	})
 }
 
 func bmFound(s *baremetal.Server) *found {
@@ -142,17 +113,12 @@ func bmFound(s *baremetal.Server) *found {
 // deleteBM deletes the Elastic Metal server and waits until it is gone.
 func (d *Driver) deleteBM(ctx context.Context, r *provision.Run, zone scw.Zone, id string) error {
 	what := "delete Elastic Metal server " + id
-	var name string
 	asked := false
-	err := r.Poll(ctx, what, func(ctx context.Context) (bool, error) {
-		s, err := d.bm.GetServer(&baremetal.GetServerRequest{Zone: zone, ServerID: id}, ctxOpt(ctx))
-		if notFound(err) {
-			return true, nil
-		}
-		if err != nil {
-			return false, classify(what, string(zone), err)
-		}
-		name = s.Name
+	get := func(ctx context.Context) (*baremetal.Server, error) {
+		return d.bm.GetServer(&baremetal.GetServerRequest{Zone: zone, ServerID: id}, ctxOpt(ctx))
+	}
+	name := func(s *baremetal.Server) string { return s.Name }
+	return deleteWait(ctx, r, zone, KindBaremetal, id, what, get, name, func(ctx context.Context, s *baremetal.Server) (bool, error) {
 		if s.Status != baremetal.ServerStatusDeleting || !asked {
 			if _, err := d.bm.DeleteServer(&baremetal.DeleteServerRequest{Zone: zone, ServerID: id}, ctxOpt(ctx)); err != nil && !notFound(err) {
 				return false, provision.Transient(classify(what, string(zone), err), 0)
@@ -161,9 +127,4 @@ func (d *Driver) deleteBM(ctx context.Context, r *provision.Run, zone scw.Zone, 
 		}
 		return false, nil
 	})
-	if err != nil {
-		return err
-	}
-	r.Deleted(KindBaremetal, id, name)
-	return nil
 }

@@ -1,10 +1,7 @@
 package scaleway
 
 import (
-	"context"
 	"fmt"
-	"os"
-	"strconv"
 	"testing"
 	"time"
 
@@ -18,18 +15,14 @@ func waitsOf(l scwsim.Latency) Waits {
 		VolumeCreate: l.VolumeCreate, Poweron: l.Poweron, Terminate: l.Terminate, BMDelete: l.BMDelete}
 }
 
-// BenchmarkUpDown measures up and down on the emulator with SPEC §9's proportions scaled by
+// BenchmarkUpDown measures up and down on the emulator with the proportions of docs/seed.md, Latencies, scaled by
 // factor, against the critical-path lower bound of that profile (target ratio <= 1.05).
 // POC_BENCH_FACTOR sets the factor (default 0.01): at small factors down's bound is a few tens of
 // milliseconds, and the fixed cost of the HTTP calls and the sweep's look-ups dominates its ratio.
 func BenchmarkUpDown(b *testing.B) {
-	factor := 0.01
-	if v := os.Getenv("POC_BENCH_FACTOR"); v != "" {
-		f, err := strconv.ParseFloat(v, 64)
-		if err != nil || f <= 0 {
-			b.Fatalf("POC_BENCH_FACTOR=%q is not a positive number", v)
-		}
-		factor = f
+	factor, err := scwsim.BenchFactor()
+	if err != nil {
+		b.Fatal(err)
 	}
 	lat := scwsim.DefaultLatency()
 	scale := func(d time.Duration) time.Duration { return time.Duration(float64(d) * factor) }
@@ -46,7 +39,7 @@ func BenchmarkUpDown(b *testing.B) {
 		// down: terminate (the boot volume is released with it), then the volume delete; the worker's delete
 		// runs beside it.
 		downLB := scale(waitsOf(lat).Down())
-		ctx := context.Background()
+		ctx := b.Context()
 		t0 := time.Now()
 		if err := w.eng.Up(ctx, g, st, provision.NewMemorySaver()); err != nil {
 			b.Fatal(err)

@@ -43,31 +43,20 @@ func (d *Driver) snapshotNode() provision.Node {
 			what := fmt.Sprintf("snapshot of image %s/%s", spec.ImageBucket, spec.ImageKey)
 			f, err := ensure(ctx, r, NodeSnapshot, KindSnapshot,
 				func(ctx context.Context, id string) (*found, error) {
-					s, err := d.blk.GetSnapshot(&block.GetSnapshotRequest{Zone: zone, SnapshotID: id}, ctxOpt(ctx))
-					if notFound(err) {
-						return nil, nil
-					}
-					if err != nil {
-						return nil, classify("get "+what, string(zone), err)
-					}
-					if !provision.HasTag(s.Tags, tag) || unusable(string(s.Status)) {
-						return nil, nil // another image now: find or import the right one
-					}
-					return snapFound(s), nil
+					return getFound(ctx, d.blk.GetSnapshot, &block.GetSnapshotRequest{Zone: zone, SnapshotID: id}, zone, what,
+						func(s *block.Snapshot) *found {
+							if !provision.HasTag(s.Tags, tag) || unusable(string(s.Status)) {
+								return nil // another image now: find or import the right one
+							}
+							return snapFound(s)
+						})
 				},
 				func(ctx context.Context) ([]*found, error) {
-					res, err := d.blk.ListSnapshots(&block.ListSnapshotsRequest{Zone: zone, ProjectID: &d.project,
-						Tags: []string{provision.TagShared}}, ctxOpt(ctx), scw.WithAllPages())
-					if err != nil {
-						return nil, classify("list "+what, string(zone), err)
-					}
-					var out []*found
-					for _, s := range res.Snapshots {
-						if provision.HasTag(s.Tags, provision.TagShared) && provision.HasTag(s.Tags, tag) && !unusable(string(s.Status)) {
-							out = append(out, snapFound(s))
-						}
-					}
-					return out, nil
+					return listFound(ctx, d.blk.ListSnapshots, &block.ListSnapshotsRequest{Zone: zone, ProjectID: &d.project,
+						Tags: []string{provision.TagShared}}, zone, what, func(res *block.ListSnapshotsResponse) []*block.Snapshot { return res.Snapshots },
+						func(s *block.Snapshot) bool {
+							return provision.HasTag(s.Tags, provision.TagShared) && provision.HasTag(s.Tags, tag) && !unusable(string(s.Status))
+						}, snapFound)
 				},
 				func(ctx context.Context) (*found, error) {
 					s, err := d.blk.ImportSnapshotFromObjectStorage(&block.ImportSnapshotFromObjectStorageRequest{
@@ -140,18 +129,9 @@ func (d *Driver) volumeNode(i int) provision.Node {
 			f, err := ensure(ctx, r, name, KindVolume,
 				func(ctx context.Context, id string) (*found, error) { return d.getVolume(ctx, zone, id, what) },
 				func(ctx context.Context) ([]*found, error) {
-					res, err := d.blk.ListVolumes(&block.ListVolumesRequest{Zone: zone, ProjectID: &d.project,
-						Tags: []string{provision.ClusterTag(r.ClusterID()), provision.ResTag(name)}}, ctxOpt(ctx), scw.WithAllPages())
-					if err != nil {
-						return nil, classify("list "+what, string(zone), err)
-					}
-					var out []*found
-					for _, v := range res.Volumes {
-						if exactNode(v.Tags, r, name) && !unusable(string(v.Status)) {
-							out = append(out, volFound(v))
-						}
-					}
-					return out, nil
+					return listFound(ctx, d.blk.ListVolumes, &block.ListVolumesRequest{Zone: zone, ProjectID: &d.project, Tags: nodeTags(r, name)},
+						zone, what, func(res *block.ListVolumesResponse) []*block.Volume { return res.Volumes },
+						func(v *block.Volume) bool { return exactNode(v.Tags, r, name) && !unusable(string(v.Status)) }, volFound)
 				},
 				func(ctx context.Context) (*found, error) {
 					size := scw.Size(uint64(spec.CPVolumeSizeGB) * uint64(scw.GB))
@@ -171,48 +151,26 @@ func (d *Driver) volumeNode(i int) provision.Node {
 			if f.status == string(block.VolumeStatusAvailable) || f.status == string(block.VolumeStatusInUse) {
 				return nil
 			}
-			var last *found
-			err = r.Poll(ctx, what, func(ctx context.Context) (bool, error) {
-				v, err := d.getVolume(ctx, zone, f.id, what)
-				if err != nil {
-					return false, err
-				}
-				if v == nil {
-					return false, fmt.Errorf("%s: volume %s disappeared while being created", what, f.id)
-				}
-				last = v
-				if v.status == string(block.VolumeStatusError) {
-					return false, fmt.Errorf("%s: volume %s is in error: run down, then up", what, f.id)
-				}
-				return v.status == string(block.VolumeStatusAvailable) || v.status == string(block.VolumeStatusInUse), nil
-			})
-			if err != nil {
-				return err
-			}
-			return record(ctx, r, name, KindVolume, string(zone), last)
+			get := func(ctx context.Context) (*found, error) { return d.getVolume(ctx, zone, f.id, what) }
+			return awaitFound(ctx, r, name, KindVolume, zone, what, "volume "+f.id+" disappeared while being created", get,
+				func(v *found) (bool, error) {
+					if v.status == string(block.VolumeStatusError) {
+						return false, fmt.Errorf("%s: volume %s is in error: run down, then up", what, f.id)
+					}
+					return v.status == string(block.VolumeStatusAvailable) || v.status == string(block.VolumeStatusInUse), nil
+				})
 		},
-		Destroy: func(ctx context.Context, r *provision.Run) error {
-			rec, ok := r.Resource(name)
-			if !ok {
-				return nil
-			}
-			return d.deleteVolume(ctx, r, scw.Zone(rec.Zone), rec.ID)
-		},
+		Destroy: destroyRecorded(name, d.deleteVolume),
 	}
 }
 
 func (d *Driver) getVolume(ctx context.Context, zone scw.Zone, id, what string) (*found, error) {
-	v, err := d.blk.GetVolume(&block.GetVolumeRequest{Zone: zone, VolumeID: id}, ctxOpt(ctx))
-	if notFound(err) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, classify("get "+what, string(zone), err)
-	}
-	if unusable(string(v.Status)) && v.Status != block.VolumeStatusError {
-		return nil, nil
-	}
-	return volFound(v), nil
+	return getFound(ctx, d.blk.GetVolume, &block.GetVolumeRequest{Zone: zone, VolumeID: id}, zone, what, func(v *block.Volume) *found {
+		if unusable(string(v.Status)) && v.Status != block.VolumeStatusError {
+			return nil
+		}
+		return volFound(v)
+	})
 }
 
 func volFound(v *block.Volume) *found {
@@ -223,16 +181,10 @@ func volFound(v *block.Volume) *found {
 // and waits until it is gone.
 func (d *Driver) deleteVolume(ctx context.Context, r *provision.Run, zone scw.Zone, id string) error {
 	what := "delete volume " + id
-	var name string
-	err := r.Poll(ctx, what, func(ctx context.Context) (bool, error) {
-		v, err := d.blk.GetVolume(&block.GetVolumeRequest{Zone: zone, VolumeID: id}, ctxOpt(ctx))
-		if notFound(err) {
-			return true, nil
-		}
-		if err != nil {
-			return false, classify(what, string(zone), err)
-		}
-		name = v.Name
+	get := func(ctx context.Context) (*block.Volume, error) {
+		return d.blk.GetVolume(&block.GetVolumeRequest{Zone: zone, VolumeID: id}, ctxOpt(ctx))
+	}
+	return deleteWait(ctx, r, zone, KindVolume, id, what, get, func(v *block.Volume) string { return v.Name }, func(ctx context.Context, v *block.Volume) (bool, error) {
 		switch v.Status {
 		case block.VolumeStatusDeleted:
 			return true, nil
@@ -245,11 +197,6 @@ func (d *Driver) deleteVolume(ctx context.Context, r *provision.Run, zone scw.Zo
 		}
 		return false, nil
 	})
-	if err != nil {
-		return err
-	}
-	r.Deleted(KindVolume, id, name)
-	return nil
 }
 
 // SharedSnapshot tells whether spec's image snapshot exists already, usable (an up then imports

@@ -1,7 +1,6 @@
 package scaleway
 
 import (
-	"context"
 	"slices"
 	"strings"
 	"testing"
@@ -41,7 +40,7 @@ func recordsNamed(rs []domain.Record, name string) []domain.Record {
 // with POC workers, and two clusters in one zone shared `k8s-poc`. Names are now per cluster, and
 // what the zone held before is untouched by up and by down.
 func TestDNSNamesArePerClusterAndTheZoneKeepsItsRecords(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	w := newWorld(t, scwsim.Options{DNSZones: []string{prodZone}})
 	before := seedProduction(w)
 	spec := testSpec(prodZone)
@@ -91,21 +90,18 @@ func TestDNSNamesArePerClusterAndTheZoneKeepsItsRecords(t *testing.T) {
 	if _, err := w.eng.Down(ctx, w.graph(t, spec), states["t-2"], provision.NewMemorySaver()); err != nil {
 		t.Fatal(err)
 	}
-	after := w.emu.DNSRecords(prodZone)
-	key := func(r domain.Record) string { return r.ID + " " + r.Name + " " + r.Data }
-	b, a := sliceMap(before, key), sliceMap(after, key)
-	slices.Sort(b)
-	slices.Sort(a)
-	if !slices.Equal(a, b) {
+	if a, b := recordKeys(w.emu.DNSRecords(prodZone)), recordKeys(before); !slices.Equal(a, b) {
 		t.Errorf("after both downs the zone holds\n %v\nwant what it held before\n %v", a, b)
 	}
 }
 
-func sliceMap[T, U any](in []T, f func(T) U) []U {
-	out := make([]U, len(in))
-	for i, v := range in {
-		out[i] = f(v)
+// recordKeys are recs as "id name data", sorted: what a zone is compared by.
+func recordKeys(recs []domain.Record) []string {
+	out := make([]string, 0, len(recs))
+	for _, r := range recs {
+		out = append(out, r.ID+" "+r.Name+" "+r.Data)
 	}
+	slices.Sort(out)
 	return out
 }
 
@@ -113,7 +109,7 @@ func sliceMap[T, U any](in []T, f func(T) U) []U {
 // creates anything (Preflight), names the record and what to do, and the record is left alone —
 // also by a down.
 func TestDNSRefusesANameItDoesNotOwn(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	w := newWorld(t, scwsim.Options{DNSZones: []string{prodZone}})
 	spec := testSpec(prodZone)
 	squat := spec.DNSNames("t-9").Edge
@@ -137,7 +133,7 @@ func TestDNSRefusesANameItDoesNotOwn(t *testing.T) {
 
 // A zone that exists in another project, or not at all: refused before anything is created.
 func TestDNSZoneOutsideTheProject(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	w := newWorld(t, scwsim.Options{DNSZones: []string{prodZone}, ForeignDNSZones: []string{"other.example.org"}})
 	for zone, want := range map[string]string{"other.example.org": "not reachable", "missing.example.com": "does not exist"} {
 		spec := testSpec(zone)
@@ -155,7 +151,7 @@ func TestDNSZoneOutsideTheProject(t *testing.T) {
 // A crash between the PATCH and the save of the ids: the rerun recognises its records by their
 // exact comment, does not refuse them, and records their ids.
 func TestDNSRecordsOfACrashedRunAreAdopted(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	w := newWorld(t, scwsim.Options{DNSZones: []string{prodZone}})
 	spec := testSpec(prodZone)
 	st, _ := provision.NewState("t-3", spec)
@@ -202,12 +198,7 @@ func TestDNSDownOfAStateThatRecordedTheWholeZone(t *testing.T) {
 	if _, err := w.eng.Down(ctx, w.graph(t, spec), st, provision.NewMemorySaver()); err != nil {
 		t.Fatal(err)
 	}
-	after := w.emu.DNSRecords(prodZone)
-	key := func(r domain.Record) string { return r.ID + " " + r.Name + " " + r.Data }
-	b, a := sliceMap(before, key), sliceMap(after, key)
-	slices.Sort(b)
-	slices.Sort(a)
-	if !slices.Equal(a, b) {
+	if a, b := recordKeys(w.emu.DNSRecords(prodZone)), recordKeys(before); !slices.Equal(a, b) {
 		t.Errorf("the down of a state holding the zone's ids left\n %v\nwant what the zone held before\n %v", a, b)
 	}
 }

@@ -1,5 +1,5 @@
 // Package scaleway is the Scaleway driver of the provision engine: it adds to a provision.Graph
-// the nodes of the seed's inventory (SPEC §2) — IAM SSH keys, reserved IPs, the control planes'
+// the nodes of the seed's inventory (docs/seed.md, The cluster) — IAM SSH keys, reserved IPs, the control planes'
 // security group and its rules, the shared snapshot imported from the image object, Block root
 // volumes, Instance servers, the Elastic Metal worker, DNS records — and the sweepers that remove
 // whatever still carries a cluster's exact tag. One file per product; scaleway-sdk-go clients.

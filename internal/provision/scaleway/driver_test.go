@@ -64,7 +64,7 @@ func newWorldTB(t testing.TB, o scwsim.Options) *world {
 	}
 	o.Logger = slog.New(slog.DiscardHandler)
 	emu := scwsim.New(o)
-	url, stop, err := emu.Start(context.Background())
+	url, stop, err := emu.Start(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,7 +126,7 @@ func kinds(rs []scwsim.Resource) map[string]int {
 }
 
 func TestFullInventoryAndRules(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	w := newWorld(t, scwsim.Options{})
 	spec := testSpec("example.com")
 	st, err := provision.NewState("acme-42", spec)
@@ -169,7 +169,7 @@ func TestFullInventoryAndRules(t *testing.T) {
 			t.Errorf("server %d: state=%s type=%s sg=%v ips=%v vols=%v", i, s.State, s.CommercialType, s.SecurityGroup, s.PublicIPs, s.Volumes)
 		}
 	}
-	// the group: inbound drop, default security off, and exactly SPEC §2's rules.
+	// the group: inbound drop, default security off, and exactly the rules of docs/seed.md.
 	gres, err := w.drv.inst.GetSecurityGroup(&instance.GetSecurityGroupRequest{Zone: scw.ZoneFrPar1, SecurityGroupID: sg.ID})
 	if err != nil {
 		t.Fatal(err)
@@ -290,7 +290,7 @@ func TestRulesTable(t *testing.T) {
 }
 
 func TestQuotaOnThirdServer(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	w := newWorld(t, scwsim.Options{Quotas: map[string]int{"instances": 2}})
 	spec := testSpec("")
 	st, _ := provision.NewState("quota-1", spec)
@@ -317,7 +317,7 @@ func TestOutOfStockPreflight(t *testing.T) {
 	w := newWorld(t, scwsim.Options{Stock: map[string]int{"EM-A116X-SSD": 0}})
 	spec := testSpec("")
 	st, _ := provision.NewState("stock-1", spec)
-	err := w.eng.Up(context.Background(), w.graph(t, spec), st, provision.NewMemorySaver())
+	err := w.eng.Up(t.Context(), w.graph(t, spec), st, provision.NewMemorySaver())
 	if err == nil || !strings.Contains(err.Error(), "out of stock in fr-par-1") || !strings.Contains(err.Error(), "nothing was created") {
 		t.Fatalf("err = %v", err)
 	}
@@ -327,7 +327,7 @@ func TestOutOfStockPreflight(t *testing.T) {
 }
 
 func TestPrefixClustersSideBySide(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	w := newWorld(t, scwsim.Options{})
 	spec := testSpec("example.com")
 	s4, _ := provision.NewState("t-4", spec)
@@ -372,7 +372,7 @@ func TestPrefixClustersSideBySide(t *testing.T) {
 }
 
 func TestFaultsConverge(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	w := newWorld(t, scwsim.Options{Faults: scwsim.Faults{Seed: 7, Rate5xx: 0.1, Rate429: 0.1, AfterEffectRate: 0.05}})
 	spec := testSpec("example.com")
 	st, _ := provision.NewState("flaky-1", spec)
@@ -408,7 +408,7 @@ func (c *crashSaver) Save(ctx context.Context, st *provision.State) error {
 }
 
 func TestCrashAtEveryStep(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	w := newWorld(t, scwsim.Options{TimeFactor: 0.0005})
 	spec := testSpec("")
 	// count the saves of a clean run.
@@ -462,7 +462,7 @@ func TestCrashAtEveryStep(t *testing.T) {
 // its Block volume stays in_use for a moment after the server is gone (recorded by scaleway-cli):
 // down must wait for it to become available before deleting it, and leave nothing.
 func TestDownWaitsForVolumeRelease(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	w := newWorld(t, scwsim.Options{})
 	spec := testSpec("")
 	st, _ := provision.NewState("stop-1", spec)
@@ -510,7 +510,7 @@ func TestDownWaitsForVolumeRelease(t *testing.T) {
 // tags and delete it, or those wait until the step's timeout and the cluster stays billed (found
 // by the soak: seed 6290096077893879100 left cp-1 with its volume, every IP and the group).
 func TestDownFindsAnUnrecordedServerByItsTags(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
 	w := newWorld(t, scwsim.Options{})
 	spec := testSpec("")

@@ -9,7 +9,6 @@ import (
 	"github.com/pocbot/pocbot/internal/preflight"
 	"github.com/pocbot/pocbot/internal/provision"
 	baremetal "github.com/scaleway/scaleway-sdk-go/api/baremetal/v1"
-	block "github.com/scaleway/scaleway-sdk-go/api/block/v1"
 	iam "github.com/scaleway/scaleway-sdk-go/api/iam/v1alpha1"
 	instance "github.com/scaleway/scaleway-sdk-go/api/instance/v1"
 	"github.com/scaleway/scaleway-sdk-go/scw"
@@ -189,26 +188,16 @@ func (d *Driver) readUsage(ctx context.Context, zone scw.Zone, cpType string, ou
 			out[InstanceTypeQuota(cpType)]++
 		}
 	}
-	ips, err := d.inst.ListIPs(&instance.ListIPsRequest{Zone: zone, Project: &d.project}, ctxOpt(ctx), scw.WithAllPages())
-	if err != nil {
-		return classify("list flexible IPs", string(zone), err)
+	for _, c := range []struct{ kind, quota, what string }{
+		{KindIP, QuotaIPs, "flexible IPs"}, {KindSG, QuotaSecurityGroups, "security groups"},
+		{KindVolume, QuotaVolumes, "volumes"}, {KindSnapshot, QuotaSnapshots, "snapshots"},
+	} {
+		items, err := d.listKind(ctx, zone, c.kind, nil)
+		if err != nil {
+			return classify("list "+c.what, string(zone), err)
+		}
+		out[c.quota] = len(items)
 	}
-	out[QuotaIPs] = len(ips.IPs)
-	sgs, err := d.inst.ListSecurityGroups(&instance.ListSecurityGroupsRequest{Zone: zone, Project: &d.project}, ctxOpt(ctx), scw.WithAllPages())
-	if err != nil {
-		return classify("list security groups", string(zone), err)
-	}
-	out[QuotaSecurityGroups] = len(sgs.SecurityGroups)
-	vols, err := d.blk.ListVolumes(&block.ListVolumesRequest{Zone: zone, ProjectID: &d.project}, ctxOpt(ctx), scw.WithAllPages())
-	if err != nil {
-		return classify("list volumes", string(zone), err)
-	}
-	out[QuotaVolumes] = len(vols.Volumes)
-	snaps, err := d.blk.ListSnapshots(&block.ListSnapshotsRequest{Zone: zone, ProjectID: &d.project}, ctxOpt(ctx), scw.WithAllPages())
-	if err != nil {
-		return classify("list snapshots", string(zone), err)
-	}
-	out[QuotaSnapshots] = len(snaps.Snapshots)
 	keys, err := d.iam.ListSSHKeys(&iam.ListSSHKeysRequest{ProjectID: &d.project}, ctxOpt(ctx), scw.WithAllPages())
 	if err != nil {
 		return classify("list IAM SSH keys", "", err)

@@ -26,28 +26,13 @@ func (d *Driver) ipNode(i int) provision.Node {
 			what := fmt.Sprintf("reserved IP %s of cluster %q", name, r.ClusterID())
 			_, err := ensure(ctx, r, name, KindIP,
 				func(ctx context.Context, id string) (*found, error) {
-					res, err := d.inst.GetIP(&instance.GetIPRequest{Zone: zone, IP: id}, ctxOpt(ctx))
-					if notFound(err) {
-						return nil, nil
-					}
-					if err != nil {
-						return nil, classify("get "+what, string(zone), err)
-					}
-					return ipFound(res.IP), nil
+					return getFound(ctx, d.inst.GetIP, &instance.GetIPRequest{Zone: zone, IP: id}, zone, what,
+						func(res *instance.GetIPResponse) *found { return ipFound(res.IP) })
 				},
 				func(ctx context.Context) ([]*found, error) {
-					res, err := d.inst.ListIPs(&instance.ListIPsRequest{Zone: zone, Project: &d.project,
-						Tags: []string{provision.ClusterTag(r.ClusterID()), provision.ResTag(name)}}, ctxOpt(ctx), scw.WithAllPages())
-					if err != nil {
-						return nil, classify("list "+what, string(zone), err)
-					}
-					var out []*found
-					for _, ip := range res.IPs {
-						if exactNode(ip.Tags, r, name) {
-							out = append(out, ipFound(ip))
-						}
-					}
-					return out, nil
+					return listFound(ctx, d.inst.ListIPs, &instance.ListIPsRequest{Zone: zone, Project: &d.project, Tags: nodeTags(r, name)},
+						zone, what, func(res *instance.ListIPsResponse) []*instance.IP { return res.IPs },
+						func(ip *instance.IP) bool { return exactNode(ip.Tags, r, name) }, ipFound)
 				},
 				func(ctx context.Context) (*found, error) {
 					res, err := d.inst.CreateIP(&instance.CreateIPRequest{Zone: zone, Project: &d.project,
@@ -59,13 +44,9 @@ func (d *Driver) ipNode(i int) provision.Node {
 				})
 			return err
 		},
-		Destroy: func(ctx context.Context, r *provision.Run) error {
-			rec, ok := r.Resource(name)
-			if !ok {
-				return nil
-			}
-			return d.deleteIP(ctx, r, scw.Zone(rec.Zone), rec.ID, name)
-		},
+		Destroy: destroyRecorded(name, func(ctx context.Context, r *provision.Run, zone scw.Zone, id string) error {
+			return d.deleteIP(ctx, r, zone, id, name)
+		}),
 	}
 }
 
@@ -103,7 +84,7 @@ func (d *Driver) deleteIP(ctx context.Context, r *provision.Run, zone scw.Zone, 
 
 // ---- security group ----
 
-// Rule is one inbound accept rule of the control planes' group (SPEC §2).
+// Rule is one inbound accept rule of the control planes' group (docs/seed.md, The control planes' security group).
 type Rule struct {
 	Protocol string // TCP, UDP, ICMP
 	Port     uint32 // 0 for ICMP
@@ -196,28 +177,15 @@ func (d *Driver) secGroupNode(ipNodes []string) provision.Node {
 			what := fmt.Sprintf("security group %q", name)
 			f, err := ensure(ctx, r, NodeSecGroup, KindSG,
 				func(ctx context.Context, id string) (*found, error) {
-					res, err := d.inst.GetSecurityGroup(&instance.GetSecurityGroupRequest{Zone: zone, SecurityGroupID: id}, ctxOpt(ctx))
-					if notFound(err) {
-						return nil, nil
-					}
-					if err != nil {
-						return nil, classify("get "+what, string(zone), err)
-					}
-					return sgFound(res.SecurityGroup, r), nil
+					return getFound(ctx, d.inst.GetSecurityGroup, &instance.GetSecurityGroupRequest{Zone: zone, SecurityGroupID: id}, zone, what,
+						func(res *instance.GetSecurityGroupResponse) *found { return sgFound(res.SecurityGroup, r) })
 				},
 				func(ctx context.Context) ([]*found, error) {
-					res, err := d.inst.ListSecurityGroups(&instance.ListSecurityGroupsRequest{Zone: zone, Project: &d.project,
-						Tags: []string{provision.ClusterTag(r.ClusterID())}}, ctxOpt(ctx), scw.WithAllPages())
-					if err != nil {
-						return nil, classify("list "+what, string(zone), err)
-					}
-					var out []*found
-					for _, sg := range res.SecurityGroups {
-						if exactNode(sg.Tags, r, NodeSecGroup) && sg.Name == name {
-							out = append(out, sgFound(sg, r))
-						}
-					}
-					return out, nil
+					return listFound(ctx, d.inst.ListSecurityGroups, &instance.ListSecurityGroupsRequest{Zone: zone, Project: &d.project,
+						Tags: []string{provision.ClusterTag(r.ClusterID())}}, zone, what,
+						func(res *instance.ListSecurityGroupsResponse) []*instance.SecurityGroup { return res.SecurityGroups },
+						func(sg *instance.SecurityGroup) bool { return exactNode(sg.Tags, r, NodeSecGroup) && sg.Name == name },
+						func(sg *instance.SecurityGroup) *found { return sgFound(sg, r) })
 				},
 				func(ctx context.Context) (*found, error) {
 					res, err := d.inst.CreateSecurityGroup(&instance.CreateSecurityGroupRequest{
@@ -237,24 +205,11 @@ func (d *Driver) secGroupNode(ipNodes []string) provision.Node {
 			// The control planes' own rules now; the worker's IP joins in NodeSecRules, so that
 			// the servers do not wait for the Elastic Metal delivery. On a rerun the worker is
 			// known already: the full set is PUT (or nothing, when the state says it is there).
-			ips, err := ipAddrs(r, ipNodes)
-			if err != nil {
-				return err
-			}
-			w, _ := ipAddrs(r, []string{NodeWorker})
-			rules, err := Rules(EffectiveSpec(r), ips, w)
-			if err != nil {
-				return err
-			}
-			return d.putRules(ctx, r, NodeSecGroup, f.id, rules)
+			return d.putNodeRules(ctx, r, NodeSecGroup, f.id, ipNodes, false)
 		},
-		Destroy: func(ctx context.Context, r *provision.Run) error {
-			rec, ok := r.Resource(NodeSecGroup)
-			if !ok {
-				return nil
-			}
-			return d.deleteSG(ctx, r, scw.Zone(rec.Zone), rec.ID, r.Name("cp"))
-		},
+		Destroy: destroyRecorded(NodeSecGroup, func(ctx context.Context, r *provision.Run, zone scw.Zone, id string) error {
+			return d.deleteSG(ctx, r, zone, id, r.Name("cp"))
+		}),
 	}
 }
 
@@ -317,19 +272,7 @@ func (d *Driver) secRulesNode(ipNodes []string) provision.Node {
 			if err != nil {
 				return err
 			}
-			ips, err := ipAddrs(r, ipNodes)
-			if err != nil {
-				return err
-			}
-			w, err := ipAddrs(r, []string{NodeWorker})
-			if err != nil {
-				return err
-			}
-			rules, err := Rules(EffectiveSpec(r), ips, w)
-			if err != nil {
-				return err
-			}
-			return d.putRules(ctx, r, NodeSecRules, sg.ID, rules)
+			return d.putNodeRules(ctx, r, NodeSecRules, sg.ID, ipNodes, true)
 		},
 	}
 }
@@ -418,29 +361,14 @@ func (d *Driver) serverNode(i int) provision.Node {
 }
 
 func (d *Driver) getServer(ctx context.Context, zone scw.Zone, id, what string) (*found, error) {
-	res, err := d.inst.GetServer(&instance.GetServerRequest{Zone: zone, ServerID: id}, ctxOpt(ctx))
-	if notFound(err) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, classify("get "+what, string(zone), err)
-	}
-	return serverFound(res.Server), nil
+	return getFound(ctx, d.inst.GetServer, &instance.GetServerRequest{Zone: zone, ServerID: id}, zone, what,
+		func(res *instance.GetServerResponse) *found { return serverFound(res.Server) })
 }
 
 func (d *Driver) listServers(ctx context.Context, r *provision.Run, zone scw.Zone, node, what string) ([]*found, error) {
-	res, err := d.inst.ListServers(&instance.ListServersRequest{Zone: zone, Project: &d.project,
-		Tags: []string{provision.ClusterTag(r.ClusterID()), provision.ResTag(node)}}, ctxOpt(ctx), scw.WithAllPages())
-	if err != nil {
-		return nil, classify("list "+what, string(zone), err)
-	}
-	var out []*found
-	for _, s := range res.Servers {
-		if exactNode(s.Tags, r, node) {
-			out = append(out, serverFound(s))
-		}
-	}
-	return out, nil
+	return listFound(ctx, d.inst.ListServers, &instance.ListServersRequest{Zone: zone, Project: &d.project, Tags: nodeTags(r, node)},
+		zone, what, func(res *instance.ListServersResponse) []*instance.Server { return res.Servers },
+		func(s *instance.Server) bool { return exactNode(s.Tags, r, node) }, serverFound)
 }
 
 func serverFound(s *instance.Server) *found {
@@ -510,17 +438,12 @@ func (d *Driver) poweronNode(i int) provision.Node {
 // a stopped one, and waits until it is gone.
 func (d *Driver) deleteServer(ctx context.Context, r *provision.Run, zone scw.Zone, id string) error {
 	what := "delete server " + id
-	var name string
 	acted := false
-	err := r.Poll(ctx, what, func(ctx context.Context) (bool, error) {
-		res, err := d.inst.GetServer(&instance.GetServerRequest{Zone: zone, ServerID: id}, ctxOpt(ctx))
-		if notFound(err) {
-			return true, nil
-		}
-		if err != nil {
-			return false, classify(what, string(zone), err)
-		}
-		name = res.Server.Name
+	get := func(ctx context.Context) (*instance.GetServerResponse, error) {
+		return d.inst.GetServer(&instance.GetServerRequest{Zone: zone, ServerID: id}, ctxOpt(ctx))
+	}
+	name := func(res *instance.GetServerResponse) string { return res.Server.Name }
+	return deleteWait(ctx, r, zone, KindServer, id, what, get, name, func(ctx context.Context, res *instance.GetServerResponse) (bool, error) {
 		switch res.Server.State {
 		case instance.ServerStateRunning:
 			if !acted || slices.Contains(res.Server.AllowedActions, instance.ServerActionTerminate) {
@@ -538,9 +461,4 @@ func (d *Driver) deleteServer(ctx context.Context, r *provision.Run, zone scw.Zo
 		}
 		return false, nil // starting / stopping / locked: wait
 	})
-	if err != nil {
-		return err
-	}
-	r.Deleted(KindServer, id, name)
-	return nil
 }

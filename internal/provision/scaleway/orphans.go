@@ -7,9 +7,6 @@ import (
 	"time"
 
 	"github.com/pocbot/pocbot/internal/provision"
-	baremetal "github.com/scaleway/scaleway-sdk-go/api/baremetal/v1"
-	block "github.com/scaleway/scaleway-sdk-go/api/block/v1"
-	instance "github.com/scaleway/scaleway-sdk-go/api/instance/v1"
 	"github.com/scaleway/scaleway-sdk-go/scw"
 )
 
@@ -70,40 +67,14 @@ func (d *Driver) ListTagged(ctx context.Context, zones ...scw.Zone) ([]TaggedClu
 		g.Resources = append(g.Resources, r)
 	}
 	for _, zone := range zones {
-		srv, err := d.inst.ListServers(&instance.ListServersRequest{Zone: zone, Project: &d.project, Tags: bot}, ctxOpt(ctx), scw.WithAllPages())
-		if err != nil {
-			return nil, classify("list tagged servers", string(zone), err)
-		}
-		for _, s := range srv.Servers {
-			add(zone, s.Tags, KindServer, s.ID, s.Name, s.CreationDate)
-		}
-		bms, err := d.bm.ListServers(&baremetal.ListServersRequest{Zone: zone, ProjectID: &d.project, Tags: bot}, ctxOpt(ctx), scw.WithAllPages())
-		if err != nil {
-			return nil, classify("list tagged Elastic Metal servers", string(zone), err)
-		}
-		for _, s := range bms.Servers {
-			add(zone, s.Tags, KindBaremetal, s.ID, s.Name, s.CreatedAt)
-		}
-		ips, err := d.inst.ListIPs(&instance.ListIPsRequest{Zone: zone, Project: &d.project, Tags: bot}, ctxOpt(ctx), scw.WithAllPages())
-		if err != nil {
-			return nil, classify("list tagged IPs", string(zone), err)
-		}
-		for _, ip := range ips.IPs {
-			add(zone, ip.Tags, KindIP, ip.ID, ip.Address.String(), nil)
-		}
-		vols, err := d.blk.ListVolumes(&block.ListVolumesRequest{Zone: zone, ProjectID: &d.project, Tags: bot}, ctxOpt(ctx), scw.WithAllPages())
-		if err != nil {
-			return nil, classify("list tagged volumes", string(zone), err)
-		}
-		for _, v := range vols.Volumes {
-			add(zone, v.Tags, KindVolume, v.ID, v.Name, v.CreatedAt)
-		}
-		sgs, err := d.inst.ListSecurityGroups(&instance.ListSecurityGroupsRequest{Zone: zone, Project: &d.project, Tags: bot}, ctxOpt(ctx), scw.WithAllPages())
-		if err != nil {
-			return nil, classify("list tagged security groups", string(zone), err)
-		}
-		for _, sg := range sgs.SecurityGroups {
-			add(zone, sg.Tags, KindSG, sg.ID, sg.Name, sg.CreationDate)
+		for _, kind := range sweptKinds {
+			items, err := d.listKind(ctx, zone, kind, bot)
+			if err != nil {
+				return nil, classify("list tagged "+kindNames[kind], string(zone), err)
+			}
+			for _, it := range items {
+				add(zone, it.tags, kind, it.id, it.name, it.created)
+			}
 		}
 	}
 	out := make([]TaggedCluster, 0, len(groups))

@@ -3,11 +3,9 @@ package scaleway
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"github.com/pocbot/pocbot/internal/provision"
-	baremetal "github.com/scaleway/scaleway-sdk-go/api/baremetal/v1"
-	block "github.com/scaleway/scaleway-sdk-go/api/block/v1"
-	instance "github.com/scaleway/scaleway-sdk-go/api/instance/v1"
 	"github.com/scaleway/scaleway-sdk-go/scw"
 )
 
@@ -20,49 +18,15 @@ func (d *Driver) sweep(ctx context.Context, r *provision.Run) error {
 	tag := []string{provision.ClusterTag(id)}
 	var errs []error
 
-	srv, err := d.inst.ListServers(&instance.ListServersRequest{Zone: zone, Project: &d.project, Tags: tag}, ctxOpt(ctx), scw.WithAllPages())
-	if err != nil {
-		return classify("sweep: list servers", string(zone), err)
-	}
-	for _, s := range srv.Servers {
-		if provision.OwnedBy(s.Tags, id) {
-			errs = append(errs, d.deleteServer(ctx, r, zone, s.ID))
+	for _, kind := range sweptKinds {
+		items, err := d.listKind(ctx, zone, kind, tag)
+		if err != nil {
+			return classify("sweep: list "+kindNames[kind], string(zone), err)
 		}
-	}
-	bms, err := d.bm.ListServers(&baremetal.ListServersRequest{Zone: zone, ProjectID: &d.project, Tags: tag}, ctxOpt(ctx), scw.WithAllPages())
-	if err != nil {
-		return classify("sweep: list Elastic Metal servers", string(zone), err)
-	}
-	for _, s := range bms.Servers {
-		if provision.OwnedBy(s.Tags, id) {
-			errs = append(errs, d.deleteBM(ctx, r, zone, s.ID))
-		}
-	}
-	ips, err := d.inst.ListIPs(&instance.ListIPsRequest{Zone: zone, Project: &d.project, Tags: tag}, ctxOpt(ctx), scw.WithAllPages())
-	if err != nil {
-		return classify("sweep: list IPs", string(zone), err)
-	}
-	for _, ip := range ips.IPs {
-		if provision.OwnedBy(ip.Tags, id) {
-			errs = append(errs, d.deleteIP(ctx, r, zone, ip.ID, "swept"))
-		}
-	}
-	vols, err := d.blk.ListVolumes(&block.ListVolumesRequest{Zone: zone, ProjectID: &d.project, Tags: tag}, ctxOpt(ctx), scw.WithAllPages())
-	if err != nil {
-		return classify("sweep: list volumes", string(zone), err)
-	}
-	for _, v := range vols.Volumes {
-		if provision.OwnedBy(v.Tags, id) {
-			errs = append(errs, d.deleteVolume(ctx, r, zone, v.ID))
-		}
-	}
-	sgs, err := d.inst.ListSecurityGroups(&instance.ListSecurityGroupsRequest{Zone: zone, Project: &d.project, Tags: tag}, ctxOpt(ctx), scw.WithAllPages())
-	if err != nil {
-		return classify("sweep: list security groups", string(zone), err)
-	}
-	for _, sg := range sgs.SecurityGroups {
-		if provision.OwnedBy(sg.Tags, id) {
-			errs = append(errs, d.deleteSG(ctx, r, zone, sg.ID, sg.Name))
+		for _, it := range items {
+			if provision.OwnedBy(it.tags, id) {
+				errs = append(errs, d.deleteKind(ctx, r, zone, kind, it))
+			}
 		}
 	}
 	for _, role := range []string{"bot", "person"} {
@@ -80,4 +44,21 @@ func (d *Driver) sweep(ctx context.Context, r *provision.Run) error {
 		errs = append(errs, d.deleteRecords(ctx, r, spec.DNSZone))
 	}
 	return errors.Join(errs...)
+}
+
+// deleteKind deletes one listed resource of kind, as the sweep does.
+func (d *Driver) deleteKind(ctx context.Context, r *provision.Run, zone scw.Zone, kind string, it listed) error {
+	switch kind {
+	case KindServer:
+		return d.deleteServer(ctx, r, zone, it.id)
+	case KindBaremetal:
+		return d.deleteBM(ctx, r, zone, it.id)
+	case KindIP:
+		return d.deleteIP(ctx, r, zone, it.id, "swept")
+	case KindVolume:
+		return d.deleteVolume(ctx, r, zone, it.id)
+	case KindSG:
+		return d.deleteSG(ctx, r, zone, it.id, it.name)
+	}
+	return fmt.Errorf("scaleway: the sweep does not delete %s %s", kind, it.id)
 }

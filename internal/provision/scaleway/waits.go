@@ -6,7 +6,7 @@ import (
 )
 
 // Waits are the durations of the asynchronous transitions the driver's nodes wait for (a
-// latency profile: SPEC §9's figures, or a recording's). They are the one definition of "what
+// latency profile: the first profile's (docs/seed.md, Latencies), or a recording's). They are the one definition of "what
 // each node waits for" behind every lower bound: Graph.CriticalPath(w.Of) is the least time a
 // fully parallel up can take on that profile.
 type Waits struct {

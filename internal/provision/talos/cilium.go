@@ -16,10 +16,15 @@ const (
 	CiliumAgentImage     = "quay.io/cilium/cilium:v1.18.1@sha256:65ab17c052d8758b2ad157ce766285e04173722df59bdee1ea6d5fda7149f0e9"
 	CiliumOperatorImage  = "quay.io/cilium/operator-generic:v1.18.1@sha256:97f4553afa443465bdfbc1cc4927c93f16ac5d78e4dd2706736e7395382201bc"
 	CiliumEnvoyImage     = "quay.io/cilium/cilium-envoy:v1.34.4-1754895458-68cffdfa568b6b226d70a7ef81fc65dda3b890bf@sha256:247e908700012f7ef56f75908f8c965215c26a27762f296068645eb55450bda2"
-	// DefaultCiliumCLIImage runs `cilium install` in the install Job: v0.18.6 is the CLI the
-	// v1.18.1 release moved to ("update dependency cilium/cilium-cli to v0.18.6"). Pinned by
-	// version only: its digest could not be read from here (no registry access); see doc.go.
-	DefaultCiliumCLIImage = "quay.io/cilium/cilium-cli:v0.18.6"
+	// DefaultCiliumCLIImage runs `cilium install` in the install Job, pinned by version and
+	// digest. cilium-cli v0.18.2 supports "Cilium 1.15 and newer" (its README's release table at
+	// the tag); at v0.18.2 the project's image workflow published the release image to
+	// quay.io/cilium/cilium-cli-ci only (.github/workflows/images.yaml @v0.18.2, matrix name
+	// cilium-cli-ci, tag = the git tag). No Cilium source records image digests of the CLI; this
+	// one is the pin of xd-ventures/tf-xd-venture-talos01 (modules/talos-cluster-vm/variables.tf
+	// @8da4352, Renovate datasource=docker), whose commit 31b7df2 records a Talos cluster on real
+	// VMs installing Cilium with it. See doc.go, "Cilium".
+	DefaultCiliumCLIImage = "quay.io/cilium/cilium-cli-ci:v0.18.2@sha256:503324c1fc7027e0daeb251ca2d4ad6b42d73c6be7a89cb8057cce8e59e50393"
 	// PinnedKubernetesVersion is inside Cilium 1.18's tested range and every supported Talos's.
 	PinnedKubernetesVersion = "1.33.6"
 )

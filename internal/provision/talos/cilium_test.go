@@ -35,6 +35,23 @@ func TestCiliumImagesPinnedByDigest(t *testing.T) {
 	}
 }
 
+// TestInstallManifestImagesPinnedByDigest: every image of the rendered install manifest (the
+// installer Job's included) names a version and a digest.
+func TestInstallManifestImagesPinnedByDigest(t *testing.T) {
+	t.Parallel()
+	pinned := regexp.MustCompile(`^[a-z0-9./-]+:v[0-9][^@]*@sha256:[0-9a-f]{64}$`)
+	m := ciliumInstallManifest(Input{CiliumVersion: DefaultCiliumVersion, CiliumCLIImage: DefaultCiliumCLIImage})
+	images := regexp.MustCompile(`(?m)^\s*image: *(\S+)$`).FindAllStringSubmatch(m, -1)
+	if len(images) == 0 {
+		t.Fatalf("no image in the install manifest:\n%s", m)
+	}
+	for _, img := range images {
+		if !pinned.MatchString(img[1]) {
+			t.Errorf("install manifest image %s is not pinned by version and digest", img[1])
+		}
+	}
+}
+
 // TestCiliumRoutingModes: tunnel mode by default, with no native-routing value left; native only
 // when asked, with its CIDR and auto direct routes.
 func TestCiliumRoutingModes(t *testing.T) {

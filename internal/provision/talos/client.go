@@ -27,7 +27,7 @@ import (
 )
 
 // Timeouts applied when the caller's context has no deadline of its own. The waits cover a node
-// rebooting (SPEC §9 estimates 1–3 min per Talos phase).
+// rebooting (docs/seed.md, Latencies: 1–3 min per Talos phase).
 const (
 	DefaultCallTimeout = 2 * time.Minute
 	DefaultWaitTimeout = 10 * time.Minute

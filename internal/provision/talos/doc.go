@@ -84,7 +84,7 @@
 // Talos version (Talos 1.13: 1.31–1.36; 1.14: 1.32–1.37). The /poc up grammar accepts up to
 // commands.DefaultMaxTalosMinor (v1.14); a test keeps the two in step.
 //
-// The seed's three validation errors (SPEC §4) come from mixing the two forms, and the 1.14 path
+// The seed's three validation errors (docs/seed.md, Talos configuration) come from mixing the two forms, and the 1.14 path
 // avoids each by construction: no .machine.install next to UnattendedInstallConfig (the install
 // disk and image are generate options, so machinery writes the document itself); no v1alpha1
 // cluster.network next to a KubeFlannelCNIConfig document (that document is deleted and nothing
@@ -126,38 +126,65 @@
 // # Routing
 //
 // Cilium runs in tunnel mode (VXLAN) with WireGuard, because native routing cannot cross
-// Scaleway's L3 subnets. What Cilium's sources say (as issue 21 read them on the v1.18 line; the
-// paths are where to re-read them at the pinned tag):
-//   - Documentation/network/concepts/routing.rst: encapsulation only needs the nodes to reach each
-//     other over IP (UDP 8472 for VXLAN); native routing hands pod traffic to the host's routing
-//     table, and autoDirectNodeRoutes only works when every node shares one L2 segment.
-//   - pkg/datapath/linux/node.go, createDirectRouteSpec: a direct route to a node reached through
-//     a gateway is refused ("must be directly reachable"). The control planes' public addresses
-//     are routed /32s and the Elastic Metal worker sits in its own subnet, each behind a Scaleway
-//     gateway: no route to another node's pod CIDR would exist.
-//   - bpf/lib/wireguard.h: traffic from a source of identity HOST is not encrypted, so a host's
-//     traffic to a remote pod (the API server to a webhook, Cilium's health probes) is not carried
-//     by WireGuard; in tunnel mode it travels as VXLAN between the node addresses, in native mode
-//     it would leave for the gateway with a pod-CIDR destination and be lost.
+// Scaleway's L3 subnets. What Cilium's sources say. The v1.18.1 tag itself could not be read here
+// (the cilium/cilium snapshot is over the fetch limit): each file was read in the one copy the
+// search index stores, whose line is said with each; a claim about 1.18.1 rests on that:
+//   - Documentation/network/concepts/routing.rst (a copy of the 1.17+ line: it documents
+//     routing-mode, underlay-protocol and direct-routing-skip-unreachable): encapsulation only
+//     needs the nodes to reach each other over IP (UDP 8472 for VXLAN); native routing hands pod
+//     traffic to the host's routing table, and auto-direct-node-routes only works "if all nodes
+//     share a single L2 network".
+//   - pkg/datapath/linux/node.go, createDirectRouteSpec (a copy older than 1.14, still on
+//     logrus; the refusal is what routing.rst's L2 requirement describes): a direct route to a
+//     node reached through a gateway is refused ("route to destination … contains gateway …,
+//     must be directly reachable"). The control planes' public addresses are routed /32s and the
+//     Elastic Metal worker sits in its own subnet, each behind a Scaleway gateway: no route to
+//     another node's pod CIDR would exist.
+//   - bpf/lib/wireguard.h (a copy of the 1.18 line: it reads its settings through CONFIG()),
+//     wg_maybe_redirect_to_encrypt: in tunnel mode every overlay packet is
+//     redirected to WireGuard before any identity check ("In tunneling mode WG needs to encrypt
+//     tunnel traffic"), so a pod's and a host's traffic to a remote pod both leave as VXLAN inside
+//     WireGuard (cilium PR #29000, "bpf: Encap with cilium_{vxlan,geneve} before passing to WG":
+//     an option in 1.14, the only behaviour since 1.15, "a side effect … host-to-remote-pod
+//     traffic is going to be encrypted"). Without tunneling, a source of identity HOST is not
+//     encrypted (the HOST_ID check): in native mode a host's traffic to a remote pod (the API
+//     server to a webhook, Cilium's health probes) would leave for the gateway with a pod-CIDR
+//     destination and be lost, while pods' traffic rides WireGuard.
 //
-// So pod-to-pod traffic between nodes leaves as WireGuard (UDP 51871) and a host's traffic to a
-// remote pod as VXLAN (UDP 8472), both between node addresses: the network-policy table
-// (provision/netpolicy) opens exactly these between nodes, in the security group and in every
-// node's Talos firewall. Input.CiliumRouting = RoutingNative (provision.Spec.CiliumRouting
-// "native") brings native routing back, for a flat L2 network; on Scaleway its up fails the
-// routing readiness check (ready.go).
+// So, in tunnel mode, traffic to a remote pod leaves as WireGuard (UDP 51871) between node
+// addresses, and once decrypted on cilium_wg0 it is VXLAN (UDP 8472) from the peer node's
+// address, which Talos's ingress chain judges again (it exempts lo, siderolink and kubespan only:
+// nftables_chain_config.go @v1.13.9). The network-policy table (provision/netpolicy) opens both
+// between nodes in every node's Talos firewall and in the security group (where 8472 is never
+// seen: the group only meets the WireGuard packet). Input.CiliumRouting = RoutingNative
+// (provision.Spec.CiliumRouting "native") brings native routing back, for a flat L2 network; on
+// Scaleway its up fails the routing readiness check (ready.go).
 //
 // # Cilium
 //
 // Cilium 1.18.1, whose documented Kubernetes compatibility is 1.30–1.33 (Documentation/network/
-// kubernetes/compatibility.rst @v1.18.14); every contract therefore pins Kubernetes 1.33.6
-// (PinnedKubernetesVersion), which Talos 1.12, 1.13 and 1.14 all run (machinery's compatibility
-// table). The images by digest come from the v1.18.1 release's manifests list. The install stays
-// the cilium CLI (Talos's own CI installs with the CLI it pins, v0.19.2 at v1.13.9's Makefile, and
-// waits on `cilium status --wait`, hack/test/e2e.sh); the CLI image is pinned by version
-// (v0.18.6) but not by digest, which could not be read from where this was built. Rendering the
-// chart into the inline manifest with Helm (the Talos guide's other method) would remove that
-// image altogether.
+// kubernetes/compatibility.rst, read @v1.18.14: the page says a release branch keeps the
+// Kubernetes versions it tests for its whole maintenance, so 1.18.1's are the same); every
+// contract therefore pins Kubernetes 1.33.6 (PinnedKubernetesVersion), which Talos 1.12, 1.13 and
+// 1.14 all run (machinery's compatibility table). The agent, operator and envoy images by digest
+// come from the v1.18.1 release's manifests list. The install stays the cilium CLI (Talos's own
+// CI installs with the CLI it pins, v0.19.2 at v1.13.9's Makefile, and waits on `cilium status
+// --wait`, hack/test/e2e.sh), its image pinned by version and digest:
+// quay.io/cilium/cilium-cli-ci:v0.18.2@sha256:503324c1… (cilium.go). Where that comes from:
+//   - cilium-cli v0.18.2's README lists it as compatible with "Cilium 1.15 and newer";
+//   - at v0.18.2 the CLI's image workflow (.github/workflows/images.yaml @v0.18.2) published a
+//     tag's image to quay.io/cilium/cilium-cli-ci under the tag's name (from v0.18.3 on, commit
+//     3219060ed, to quay.io/cilium/cilium-cli, the former pin v0.18.6's repository, for which no
+//     public source found records a digest);
+//   - no Cilium file records the CLI image's digest (the release workflow pushes it without
+//     writing it anywhere). The digest is the one pinned by xd-ventures/tf-xd-venture-talos01
+//     (modules/talos-cluster-vm/variables.tf @8da4352, tracked by Renovate's docker datasource),
+//     whose commit 31b7df2 reports a Talos cluster on real VMs installing Cilium through an
+//     inline-manifest Job with that image: a pull by digest that succeeded. It was not checked
+//     against the registry from here (no registry access).
+//
+// Rendering the chart into the inline manifest with Helm's Go SDK (the Talos guide's other
+// method) would remove the installer image, at the cost of Helm's dependency tree in the binary.
 //
 // The host firewall is off: Cilium's host firewall without host policies enforces nothing, and
 // Talos warns that a CNI host firewall can take precedence over its own; Talos's ingress firewall
@@ -166,10 +193,13 @@
 // # Ready
 //
 // /readyz answers 200 before any network plugin runs. CheckReady (ready.go) asks the Kubernetes
-// API what `cilium status --wait` waits on and more: every node Ready, the Cilium DaemonSet and
-// operator ready, CoreDNS ready, and the API server's host reaching every CoreDNS pod through the
-// pods proxy (host → remote pod). The up waits for them (cluster-ready) and /poc status and bot
-// status report them.
+// API what `cilium status --wait` waits on and more, in the order of ReadyChecks: every node Ready
+// (nodes), the Cilium DaemonSet and operator ready (cilium), CoreDNS ready (cluster-dns), the API
+// server's host reaching every CoreDNS pod through the pods proxy (routing: host → remote pod),
+// and a probe pod on every node reaching every other node's Cilium health endpoint (pod-network:
+// pod ↔ pod across nodes, netprobe.go). The probe's pods run the Cilium agent image, pinned by
+// digest and already on every node, and are deleted once read. The up waits for all five
+// (cluster-ready); /poc status and bot status report the same five (clusterops.Status).
 //
 // Where 1.14 moved a setting to its own document, the 1.14 config sets it there instead:
 //   - CNI none: the generated KubeFlannelCNIConfig document is deleted ($patch: delete); there is

@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/siderolabs/talos/pkg/machinery/config"
@@ -284,19 +285,38 @@ func generateMultiDoc(in Input, sans []string, out *Configs, newInput inputMaker
 
 // normalize fills defaults and rejects inputs that would otherwise end up inside YAML or URLs.
 func normalize(in Input) (Input, string, error) {
+	host, errs := checkEndpoint(in)
+	in, verrs := normalizeVersions(in)
+	errs = append(errs, verrs...)
+	in, merrs := normalizeMachines(in)
+	errs = append(errs, merrs...)
+
+	if len(errs) > 0 {
+		return in, "", fmt.Errorf("talos config input for cluster %q: %w", in.ClusterName, errors.Join(errs...))
+	}
+
+	return in, host, nil
+}
+
+// checkEndpoint checks the cluster's name, its API endpoint and its control-plane addresses; it
+// returns the endpoint's host.
+func checkEndpoint(in Input) (string, []error) {
 	var errs []error
 
 	if !clusterRe.MatchString(in.ClusterName) {
 		errs = append(errs, fmt.Errorf("cluster name %q must be a DNS label (lower-case letters, digits, '-')", in.ClusterName))
 	}
 
+	host := ""
 	u, err := url.Parse(in.Endpoint)
 
 	switch {
 	case err != nil:
 		errs = append(errs, fmt.Errorf("endpoint %q: %w", in.Endpoint, err))
 	case u.Scheme != "https" || u.Hostname() == "" || u.Path != "" && u.Path != "/":
-		errs = append(errs, fmt.Errorf("endpoint %q must look like https://<dns name or IP>:6443", in.Endpoint))
+		errs = append(errs, fmt.Errorf("endpoint %q must look like https://<dns name or IP>:%d", in.Endpoint, PortKubeAPI))
+	default:
+		host = u.Hostname()
 	}
 
 	if len(in.ControlPlaneIPs) == 0 {
@@ -309,16 +329,25 @@ func normalize(in Input) (Input, string, error) {
 		}
 	}
 
+	return host, errs
+}
+
+// normalizeVersions fills the Talos and Kubernetes versions' defaults and checks the pair.
+func normalizeVersions(in Input) (Input, []error) {
+	var errs []error
+
 	if in.TalosVersion == "" {
 		in.TalosVersion = DefaultTalosVersion
 	}
 
 	if in.KubernetesVersion == "" {
 		// The Talos version was checked by Contract before normalize runs.
-		in.KubernetesVersion, err = DefaultKubernetesVersion(in.TalosVersion)
+		v, err := DefaultKubernetesVersion(in.TalosVersion)
 		if err != nil {
 			errs = append(errs, err)
 		}
+
+		in.KubernetesVersion = v
 	}
 
 	in.KubernetesVersion = strings.TrimPrefix(in.KubernetesVersion, "v")
@@ -327,6 +356,14 @@ func normalize(in Input) (Input, string, error) {
 	} else if err := CheckKubernetesVersion(in.TalosVersion, in.KubernetesVersion); err != nil {
 		errs = append(errs, err)
 	}
+
+	return in, errs
+}
+
+// normalizeMachines fills the machines' defaults (hostname, install disk, installer images,
+// Cilium) and checks them; it runs after normalizeVersions (the installers name the Talos version).
+func normalizeMachines(in Input) (Input, []error) {
+	var errs []error
 
 	if in.WorkerHostname == "" {
 		in.WorkerHostname = DefaultWorkerHostname
@@ -379,11 +416,7 @@ func normalize(in Input) (Input, string, error) {
 		errs = append(errs, fmt.Errorf("cilium version %q must look like 1.18.0", in.CiliumVersion))
 	}
 
-	if len(errs) > 0 {
-		return in, "", fmt.Errorf("talos config input for cluster %q: %w", in.ClusterName, errors.Join(errs...))
-	}
-
-	return in, u.Hostname(), nil
+	return in, errs
 }
 
 func sansFor(endpointHost string, cpIPs, extra []string) []string {
@@ -560,7 +593,7 @@ func ciliumInstallManifest(in Input) string {
 						"args":    args,
 						"env": []doc{
 							{"name": "KUBERNETES_SERVICE_HOST", "valueFrom": doc{"fieldRef": doc{"apiVersion": "v1", "fieldPath": "status.podIP"}}},
-							{"name": "KUBERNETES_SERVICE_PORT", "value": "6443"},
+							{"name": "KUBERNETES_SERVICE_PORT", "value": strconv.Itoa(PortKubeAPI)},
 						},
 					}},
 				},

@@ -72,10 +72,10 @@ func baseInput(t *testing.T) Input {
 	}
 }
 
-// seedErrors are the validation failures of the seed's Terraform-provider configs (SPEC §4), as
+// seedErrors are the validation failures of the seed's Terraform-provider configs (docs/seed.md, Talos configuration), as
 // patterns: machinery v1.14.1 words the second one "cluster network config in v1alpha1 config
 // (.machine.cluster.network) can't be used with KubeFlannelCNIConfig document", so a plain
-// substring of the SPEC's wording would never match and the "cannot occur" checks would be
+// substring of the wording quoted from the seed would never match and the "cannot occur" checks would be
 // vacuous. TestValidatorCatchesForbiddenPatches proves each pattern matches machinery's words.
 var seedErrors = []*regexp.Regexp{
 	regexp.MustCompile(`UnattendedInstallConfig config is incompatible with v1alpha1 config`),
@@ -307,7 +307,7 @@ func TestGenerateProducesValidConfigs(t *testing.T) {
 	}
 }
 
-// assertNoSeedErrors checks a valid config against the seed's failure (SPEC §4): none of its three
+// assertNoSeedErrors checks a valid config against the seed's failure (docs/seed.md, Talos configuration): none of its three
 // validation errors in any mode where the config could be validated, no legacy stable-hostname
 // switch, and — per form — none of the mixes that produced the errors.
 func assertNoSeedErrors(t *testing.T, name string, cfg []byte, multiDoc bool) {

@@ -1,6 +1,7 @@
 package talos
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -20,7 +21,12 @@ const (
 	CheckCilium  = "cilium"      // the Cilium agents (DaemonSet) and operator ready
 	CheckDNS     = "cluster-dns" // CoreDNS's replicas ready (each reached the API from its pod)
 	CheckRouting = "routing"     // the API server's host reaches every CoreDNS pod on another node
+	// CheckPodNetwork: a pod on every node reaches every other node's Cilium health endpoint.
+	CheckPodNetwork = "pod-network"
 )
+
+// ReadyChecks are the readiness checks in the order CheckReady reports them.
+var ReadyChecks = []string{CheckNodes, CheckCilium, CheckDNS, CheckRouting, CheckPodNetwork}
 
 // ReadyInput is what CheckReady needs of a cluster.
 type ReadyInput struct {
@@ -56,19 +62,22 @@ func (c CheckResult) String() string {
 
 // CheckReady asks the Kubernetes API, once, whether the cluster's network works: the checks
 // Talos's own end-to-end tests wait on (`cilium status --wait`, talos hack/test/e2e.sh @v1.13.9)
-// plus DNS and a host-to-remote-pod path, in this order: nodes, cilium, cluster-dns, routing.
-// Every check is always reported; a check that cannot run says why. ctx bounds the whole.
+// plus DNS, a host-to-remote-pod path and a pod-to-pod probe across every pair of nodes, in the
+// order of ReadyChecks. Every check is always reported; a check that cannot run says why. ctx
+// bounds the whole.
 func CheckReady(ctx context.Context, in ReadyInput) []CheckResult {
 	k, err := newKubeClient(ctx, in.Kubeconfig, in.DialAddr)
 	if err != nil {
 		out := []CheckResult{}
-		for _, n := range []string{CheckNodes, CheckCilium, CheckDNS, CheckRouting} {
+		for _, n := range ReadyChecks {
 			out = append(out, CheckResult{Name: n, Detail: err.Error(), Try: "run up again to fetch a new kubeconfig"})
 		}
 		return out
 	}
 	defer k.close()
-	return []CheckResult{k.nodes(ctx, in.Nodes), k.cilium(ctx, in.Nodes), k.dns(ctx), k.routing(ctx)}
+	nodes, cilium := k.nodes(ctx, in.Nodes), k.cilium(ctx, in.Nodes)
+	dns, routing := k.dns(ctx), k.routing(ctx)
+	return []CheckResult{nodes, cilium, dns, routing, k.podNetwork(ctx, nodes.OK && cilium.OK)}
 }
 
 // WaitReady polls CheckReady until every check passes or ctx ends; the error names the checks
@@ -127,18 +136,31 @@ func (k *kubeClient) close() { k.tr.CloseIdleConnections() }
 
 // get reads path; a non-2xx answer is an error carrying the API's message.
 func (k *kubeClient) get(ctx context.Context, path string) ([]byte, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, k.server+path, nil)
+	return k.send(ctx, http.MethodGet, path, nil)
+}
+
+// send makes one request (body: JSON, or nil); a non-2xx answer is an error carrying the API's
+// message.
+func (k *kubeClient) send(ctx context.Context, method, path string, body []byte) ([]byte, error) {
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, k.server+path, rd)
 	if err != nil {
 		return nil, err
 	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
 	resp, err := k.httpc.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("GET %s: %w", path, err)
+		return nil, fmt.Errorf("%s %s: %w", method, path, err)
 	}
 	defer resp.Body.Close() //nolint:errcheck
-	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	body, err = io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	if err != nil {
-		return nil, fmt.Errorf("GET %s: %w", path, err)
+		return nil, fmt.Errorf("%s %s: %w", method, path, err)
 	}
 	if resp.StatusCode/100 != 2 {
 		var st struct {
@@ -305,7 +327,7 @@ func (k *kubeClient) pods(ctx context.Context, selector string) ([]pod, error) {
 // routing: the API server (on the control plane the kubeconfig reaches) proxies a request to each
 // CoreDNS pod's readiness endpoint: from its host to a pod on another node, the path that native
 // routing across Scaleway's gateways breaks (cilium pkg/datapath/linux/node.go) and that tunnel
-// mode carries as VXLAN.
+// mode carries as VXLAN inside WireGuard (doc.go, "Routing").
 func (k *kubeClient) routing(ctx context.Context) CheckResult {
 	c := CheckResult{Name: CheckRouting}
 	pods, err := k.pods(ctx, "k8s-app=kube-dns")
@@ -330,9 +352,12 @@ func (k *kubeClient) routing(ctx context.Context) CheckResult {
 	}
 	c.Detail = "API server cannot reach " + strings.Join(failed, ", ")
 	c.Explain = k.ciliumLogs(ctx)
-	c.Try = "tunnel mode needs UDP 8472 admitted between node addresses (security group and every node's Talos firewall: bot machineconfig); native routing needs every node on one L2 segment, which Scaleway's public addresses are not"
+	c.Try = tunnelNeeds + "; native routing needs every node on one L2 segment, which Scaleway's public addresses are not"
 	return c
 }
+
+// tunnelNeeds is what the default routing mode needs of the network policy (doc.go, "Routing").
+const tunnelNeeds = "tunnel mode with WireGuard needs UDP 51871 admitted between node addresses (security group and every node's Talos firewall) and UDP 8472 in every node's Talos firewall (the decrypted VXLAN): bot machineconfig shows the rules"
 
 // ciliumLogs are the warning and error lines of the Cilium agents' recent logs.
 func (k *kubeClient) ciliumLogs(ctx context.Context) []string {

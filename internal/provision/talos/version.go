@@ -11,7 +11,7 @@ import (
 	"github.com/pocbot/pocbot/internal/settings"
 )
 
-// DefaultTalosVersion is the version the seed pins (SPEC §4), defined in the settings table.
+// DefaultTalosVersion is the version the seed pins (docs/seed.md, Talos configuration), defined in the settings table.
 const DefaultTalosVersion = settings.DefaultTalosVersion
 
 // ErrUnsupportedTalosVersion is returned for a Talos version whose config form this build cannot

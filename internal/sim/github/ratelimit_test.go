@@ -1,7 +1,6 @@
 package github
 
 import (
-	"context"
 	"fmt"
 	"strconv"
 	"sync"
@@ -35,17 +34,7 @@ func TestContentLimit(t *testing.T) {
 			)
 			now := func() time.Time { mu.Lock(); defer mu.Unlock(); return clock }
 			advance := func(d time.Duration) { mu.Lock(); defer mu.Unlock(); clock = clock.Add(d) }
-			s, err := New(Options{Now: now, ContentLimit: tc.limit})
-			if err != nil {
-				t.Fatal(err)
-			}
-			ctx, cancel := context.WithCancel(context.Background())
-			url, stop, err := s.Start(ctx)
-			if err != nil {
-				cancel()
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { stop(); cancel() })
+			s, url := startWith(t, Options{Now: now, ContentLimit: tc.limit})
 			s.AddRepo("acme/web", "main")
 			s.AddRepo("zed/far", "main")
 			n := s.AddIssue("acme/web", Issue{})

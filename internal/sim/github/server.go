@@ -7,17 +7,16 @@ import (
 	"crypto/x509"
 	"encoding/hex"
 	"encoding/pem"
-	"errors"
 	"fmt"
 	"log/slog"
-	"net"
-	"net/http"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/pocbot/pocbot/internal/sim/loopback"
 )
 
 // Options configure a stand-in. The zero value is usable.
@@ -235,38 +234,20 @@ func New(opts Options) (*Server, error) {
 // Start serves the stand-in on a loopback port until stop is called or ctx ends. url has no
 // trailing slash and no /api/v3 prefix (both forms are accepted).
 func (s *Server) Start(ctx context.Context) (url string, stop func(), err error) {
-	var lc net.ListenConfig
-	ln, err := lc.Listen(ctx, "tcp", "127.0.0.1:0")
+	url, stopServe, err := loopback.ServeHTTP(ctx, s, s.log, "sim/github")
 	if err != nil {
-		return "", nil, fmt.Errorf("sim/github: listen on loopback: %w", err)
+		return "", nil, err
 	}
-	srv := &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			s.log.Error("sim/github: serve", "err", err)
-		}
-	}()
-	var once sync.Once
-	stop = func() {
-		once.Do(func() {
-			sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			defer cancel()
-			if err := srv.Shutdown(sctx); err != nil {
-				_ = srv.Close()
-			}
-			<-done
-		})
-	}
+	stopped := make(chan struct{})
 	go func() {
 		select {
 		case <-ctx.Done():
-			stop()
-		case <-done:
+			stopServe()
+		case <-stopped:
 		}
 	}()
-	return "http://" + ln.Addr().String(), stop, nil
+	var once sync.Once
+	return url, func() { once.Do(func() { stopServe(); close(stopped) }) }, nil
 }
 
 // SetNow replaces the clock (tokens and JWTs are checked against it).

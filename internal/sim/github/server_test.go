@@ -19,17 +19,21 @@ import (
 
 func start(t *testing.T) (*Server, string) {
 	t.Helper()
-	s, err := New(Options{})
+	return startWith(t, Options{})
+}
+
+// startWith serves a stand-in of opts until the test ends.
+func startWith(t *testing.T, opts Options) (*Server, string) {
+	t.Helper()
+	s, err := New(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	url, stop, err := s.Start(ctx)
+	url, stop, err := s.Start(t.Context())
 	if err != nil {
-		cancel()
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { stop(); cancel() })
+	t.Cleanup(stop)
 	return s, url
 }
 
@@ -65,7 +69,7 @@ func do(t *testing.T, method, url, auth string, body any) reply {
 		b, _ := json.Marshal(body)
 		rd = bytes.NewReader(b)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, method, url, rd)
 	if err != nil {

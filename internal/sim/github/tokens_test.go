@@ -1,7 +1,6 @@
 package github
 
 import (
-	"context"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -55,17 +54,7 @@ func TestTokenFormats(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			s, err := New(Options{TokenFormat: tc.format})
-			if err != nil {
-				t.Fatal(err)
-			}
-			ctx, cancel := context.WithCancel(context.Background())
-			url, stop, err := s.Start(ctx)
-			if err != nil {
-				cancel()
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { stop(); cancel() })
+			s, url := startWith(t, Options{TokenFormat: tc.format})
 			inst := s.AddRepo("acme/web", "main")
 			now := time.Now()
 			jwt := "Bearer " + signJWT(t, s.key, map[string]any{"iss": s.AppID(), "iat": now.Add(-time.Minute).Unix(), "exp": now.Add(5 * time.Minute).Unix()})

@@ -189,15 +189,20 @@ func (z zstdFrame) blockHeader(i int64) []byte {
 	return []byte{byte(v), byte(v >> 8), byte(v >> 16)}
 }
 
-// ReadAt fills p with the frame's bytes at off.
-func (z zstdFrame) ReadAt(p []byte, off int64) (int, error) {
-	size := z.Size()
+// readWant is how many bytes of p a ReadAt at off fills from content of size: io.EOF at or
+// past its end.
+func readWant(p []byte, off, size int64) (int, error) {
 	if off >= size {
 		return 0, io.EOF
 	}
-	want := len(p)
-	if int64(want) > size-off {
-		want = int(size - off)
+	return int(min(int64(len(p)), size-off)), nil
+}
+
+// ReadAt fills p with the frame's bytes at off.
+func (z zstdFrame) ReadAt(p []byte, off int64) (int, error) {
+	want, err := readWant(p, off, z.Size())
+	if err != nil {
+		return 0, err
 	}
 	n := 0
 	for n < want {

@@ -2,7 +2,6 @@ package imagefactory
 
 import (
 	"bytes"
-	"context"
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
@@ -16,7 +15,7 @@ import (
 
 func startFactory(t *testing.T, opts Options) *Factory {
 	t.Helper()
-	f, err := Start(context.Background(), "127.0.0.1:0", opts)
+	f, err := Start(t.Context(), "127.0.0.1:0", opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,14 +112,7 @@ func TestImages(t *testing.T) {
 	if len(want) != rsize || want[510] != 0x55 || want[511] != 0xAA || string(want[512:520]) != "EFI PART" {
 		t.Fatalf("raw image lacks its GPT signature (len %d)", len(want))
 	}
-	zstdBin, err := exec.LookPath("zstd")
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("CI is set and the zstd CLI is required (apt-get install zstd): it is the reference decoder of the frame")
-		}
-		t.Skip("zstd CLI not installed (apt-get install zstd): cannot check the frame with a reference decoder")
-	}
-	cmd := exec.Command(zstdBin, "-dc")
+	cmd := exec.Command(referenceCLI(t, "zstd", "zstd", "frame"), "-dc")
 	cmd.Stdin = bytes.NewReader(zst)
 	got, err := cmd.Output()
 	if err != nil {
@@ -232,14 +224,7 @@ func TestRawXZ(t *testing.T) {
 					t.Errorf("range: status %d, %d bytes", resp.StatusCode, len(b))
 				}
 			}
-			xzBin, err := exec.LookPath("xz")
-			if err != nil {
-				if os.Getenv("CI") != "" {
-					t.Fatal("CI is set and the xz CLI is required (apt-get install xz-utils): it is the reference decoder of the stream")
-				}
-				t.Skip("xz CLI not installed (apt-get install xz-utils): cannot check the stream with a reference decoder")
-			}
-			cmd := exec.Command(xzBin, "-dc")
+			cmd := exec.Command(referenceCLI(t, "xz", "xz-utils", "stream"), "-dc")
 			cmd.Stdin = bytes.NewReader(xz)
 			var stderr strings.Builder
 			cmd.Stderr = &stderr
@@ -252,4 +237,19 @@ func TestRawXZ(t *testing.T) {
 			}
 		})
 	}
+}
+
+// referenceCLI is the path of the decompressor name (of the Debian package pkg) that checks the
+// stand-in's what: without it a test skips, unless CI is set (then it fails).
+func referenceCLI(t *testing.T, name, pkg, what string) string {
+	t.Helper()
+	bin, err := exec.LookPath(name)
+	if err == nil {
+		return bin
+	}
+	if os.Getenv("CI") != "" {
+		t.Fatalf("CI is set and the %s CLI is required (apt-get install %s): it is the reference decoder of the %s", name, pkg, what)
+	}
+	t.Skipf("%s CLI not installed (apt-get install %s): cannot check the %s with a reference decoder", name, pkg, what)
+	return ""
 }

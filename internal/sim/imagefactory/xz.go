@@ -76,13 +76,9 @@ func xzHead() []byte {
 
 // ReadAt fills p with the stream's bytes at off.
 func (z xzStream) ReadAt(p []byte, off int64) (int, error) {
-	size := z.Size()
-	if off >= size {
-		return 0, io.EOF
-	}
-	want := len(p)
-	if int64(want) > size-off {
-		want = int(size - off)
+	want, err := readWant(p, off, z.Size())
+	if err != nil {
+		return 0, err
 	}
 	head := xzHead()
 	tailStart := xzDataStart + z.chunksLen()

@@ -12,17 +12,23 @@
 // A claim is a TCP listener on the block's base address 127.X.0.0 (never handed out to a host) at
 // one fixed port: the kernel lets one socket only bind it, across processes, and releases it when
 // the holder closes it or dies, so no lock file outlives a crashed test.
+//
+// ServeHTTP serves a stand-in's HTTP API on a free port of 127.0.0.1.
 package loopback
 
 import (
+	"context"
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math/big"
 	"net"
+	"net/http"
 	"sync"
 	"sync/atomic"
 	"syscall"
+	"time"
 )
 
 // ClaimPort is the port of the claim listener on a block's base address. It is below the
@@ -103,4 +109,36 @@ var (
 func Shared() (*Block, error) {
 	sharedOnce.Do(func() { shared, sharedErr = Claim() })
 	return shared, sharedErr
+}
+
+// ServeHTTP serves h on 127.0.0.1 (a free port) until stop is called; ctx bounds the listen
+// only. name prefixes the listen error and the log line of a failed serve. stop shuts the server
+// down (5 s of grace, then it closes it) and waits until it has stopped; it may be called more
+// than once.
+func ServeHTTP(ctx context.Context, h http.Handler, log *slog.Logger, name string) (url string, stop func(), err error) {
+	var lc net.ListenConfig
+	ln, err := lc.Listen(ctx, "tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", nil, fmt.Errorf("%s: listen on 127.0.0.1: %w", name, err)
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			log.Error(name+": serve", "err", err)
+		}
+	}()
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			if err := srv.Shutdown(sctx); err != nil {
+				_ = srv.Close()
+			}
+			<-done
+		})
+	}
+	return "http://" + ln.Addr().String(), stop, nil
 }

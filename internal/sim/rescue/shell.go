@@ -384,11 +384,7 @@ func (sh *shell) exec(ctx context.Context, st stage, in io.Reader, out io.Writer
 		if len(st.args) != 2 || st.args[1] != "-dc" {
 			return fail(1, "%s: only -dc is supported by the stand-in, got %q", st.args[0], st.args[1:])
 		}
-		dec := decompress
-		if st.args[0] == "xz" {
-			dec = decompressXZ
-		}
-		if err := dec(ctx, in, out); err != nil {
+		if err := decompressWith(ctx, st.args[0], in, out, fallbacks[st.args[0]]); err != nil {
 			return fail(1, "%s: %v", st.args[0], err)
 		}
 		return nil

@@ -2,7 +2,6 @@ package rescue
 
 import (
 	"bytes"
-	"context"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -106,7 +105,7 @@ func TestShellStatus(t *testing.T) {
 			}
 			var out, errb bytes.Buffer
 			sh := newShell(&Server{opts: opts}, strings.NewReader(tc.stdin), &errb)
-			st := sh.run(context.Background(), tc.cmd, &out)
+			st := sh.run(t.Context(), tc.cmd, &out)
 			if st != tc.status || (tc.stdout != "" && !strings.Contains(out.String(), tc.stdout)) || !strings.Contains(errb.String(), tc.stderrPart) {
 				t.Errorf("%q: status %d stdout %q stderr %q; want %d %q %q", tc.cmd, st, out.String(), errb.String(), tc.status, tc.stdout, tc.stderrPart)
 			}

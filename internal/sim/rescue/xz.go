@@ -2,20 +2,13 @@ package rescue
 
 import (
 	"bufio"
-	"context"
 	"errors"
 	"fmt"
 	"io"
 )
 
-// decompressXZ writes the xz-decompressed r to w. It runs the xz CLI when one
-// is installed; otherwise it decodes a stream whose LZMA2 chunks are all
-// uncompressed, which is what the Image Factory stand-in emits, and says so
-// on a compressed chunk.
-func decompressXZ(ctx context.Context, r io.Reader, w io.Writer) error {
-	return decompressWith(ctx, "xz", r, w, decodeXZSimple)
-}
-
+// decodeXZSimple decodes an xz stream whose LZMA2 chunks are all uncompressed, which is what the
+// Image Factory stand-in emits, and says so on a compressed chunk.
 func decodeXZSimple(r *bufio.Reader, w io.Writer) error {
 	var hdr [12]byte
 	if _, err := io.ReadFull(r, hdr[:]); err != nil {

@@ -11,13 +11,10 @@ import (
 	"os/exec"
 )
 
-// decompress writes the zstd-decompressed r to w. It runs the zstd CLI when
-// one is installed (any zstd stream works); otherwise it decodes frames made
-// of raw and RLE blocks only, which is what the Image Factory stand-in
-// emits, and says so on a compressed block.
-func decompress(ctx context.Context, r io.Reader, w io.Writer) error {
-	return decompressWith(ctx, "zstd", r, w, decodeSimple)
-}
+// fallbacks are the stand-in's own decoders, by tool, for a machine without the CLI: zstd frames
+// made of raw and RLE blocks only (decodeSimple), xz streams of uncompressed LZMA2 chunks only
+// (decodeXZSimple) — what the Image Factory stand-in emits. Each says so on anything else.
+var fallbacks = map[string]func(*bufio.Reader, io.Writer) error{"zstd": decodeSimple, "xz": decodeXZSimple}
 
 // decompressWith runs tool -dc from r to w when the tool is installed, and the stand-in's own
 // decoder of what the Image Factory stand-in emits otherwise.

@@ -82,7 +82,7 @@ func (e *Emulator) offerJSON(o offerInfo, z scw.Zone) map[string]any {
 	return reshape(of, []string{"dual_attach"}, nil)
 }
 
-func (e *Emulator) bmJSON(b *bmServer) map[string]any {
+func (e *Emulator) bmJSON(b *bmServer) any {
 	ips := []*baremetal.IP{}
 	if b.delivered {
 		ips = append(ips,
@@ -196,63 +196,49 @@ func (e *Emulator) createBM(w http.ResponseWriter, r *http.Request, z scw.Zone) 
 }
 
 func (e *Emulator) listBM(w http.ResponseWriter, r *http.Request, z scw.Zone) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	serveList(w, r, e.bms, z, listing[*bmServer]{key: "servers", projectParam: "project_id", paging: pagingBody,
-		json: func(b *bmServer) any { return e.bmJSON(b) }})
+	serveList(e, w, r, e.bms, z, listing[*bmServer]{key: "servers", projectParam: "project_id", paging: pagingBody,
+		json: e.bmJSON})
 }
 
 func (e *Emulator) oneBM(w http.ResponseWriter, r *http.Request, z scw.Zone, id string) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	b, ok := e.bms[id]
-	if !ok || b.Zone != z {
-		baremetalNotFound(w)
+	serveOne(e, w, r, id, single[*bmServer]{find: inZone(e.bms, z), notFound: func(w http.ResponseWriter, _ string) { baremetalNotFound(w) },
+		json: e.bmJSON, patch: e.patchBM, del: e.deleteBM, badMethod: methodNotAllowed})
+}
+
+// patchBM renames, describes or retags b. Caller holds e.mu.
+func (e *Emulator) patchBM(w http.ResponseWriter, r *http.Request, b *bmServer) bool {
+	var req struct {
+		nameTags
+		Description *string `json:"description"`
+	}
+	if !decode(w, r, &req) {
+		return false
+	}
+	req.apply(&b.Name, &b.Tags)
+	set(&b.Description, req.Description)
+	b.Updated = e.clock().UTC()
+	return true
+}
+
+// deleteBM starts deleting b: deleting, then gone (and its offer's stock back) after BMDelete.
+// Caller holds e.mu.
+func (e *Emulator) deleteBM(w http.ResponseWriter, b *bmServer) {
+	if b.Status == "deleting" {
+		transient(w, "server", b.ID, b.Status)
 		return
 	}
-	switch r.Method {
-	case http.MethodGet:
-		writeJSON(w, http.StatusOK, e.bmJSON(b))
-	case http.MethodPatch:
-		var req struct {
-			Name        *string   `json:"name"`
-			Description *string   `json:"description"`
-			Tags        *[]string `json:"tags"`
+	b.Status, b.Updated = "deleting", e.clock().UTC()
+	b.gen++
+	gen := b.gen
+	out := e.bmJSON(b)
+	e.after(e.lat.BMDelete, func() {
+		if b.gen == gen && e.bms[b.ID] == b {
+			delete(e.bms, b.ID)
+			e.stockUse[b.Offer.name]--
+			e.deleted("baremetal_server", b.ID)
 		}
-		if !decode(w, r, &req) {
-			return
-		}
-		if req.Name != nil {
-			b.Name = *req.Name
-		}
-		if req.Description != nil {
-			b.Description = *req.Description
-		}
-		if req.Tags != nil {
-			b.Tags = cp(*req.Tags)
-		}
-		b.Updated = e.clock().UTC()
-		writeJSON(w, http.StatusOK, e.bmJSON(b))
-	case http.MethodDelete:
-		if b.Status == "deleting" {
-			transient(w, "server", id, b.Status)
-			return
-		}
-		b.Status, b.Updated = "deleting", e.clock().UTC()
-		b.gen++
-		gen := b.gen
-		out := e.bmJSON(b)
-		e.after(e.lat.BMDelete, func() {
-			if b.gen == gen && e.bms[b.ID] == b {
-				delete(e.bms, b.ID)
-				e.stockUse[b.Offer.name]--
-				e.deleted("baremetal_server", b.ID)
-			}
-		})
-		writeJSON(w, http.StatusOK, out)
-	default:
-		invalidArg(w, "method", "method not allowed")
-	}
+	})
+	writeJSON(w, http.StatusOK, out)
 }
 
 // bmAction serves reboot / start / stop. A reboot with boot_type rescue

@@ -122,6 +122,10 @@ func blockSnap(s *block.Snapshot) map[string]any {
 	return reshape(s, []string{"srn", "kms_key_id"}, nil)
 }
 
+// volumeAnswer and snapshotAnswer are the Block API's bodies of v and s.
+func (e *Emulator) volumeAnswer(v *volume) any     { return blockVolume(e.volumeJSON(v)) }
+func (e *Emulator) snapshotAnswer(s *snapshot) any { return blockSnap(e.snapshotJSON(s)) }
+
 // volumeTypes are Scaleway's public list prices for Block Storage
 // (estimates: no recording prices them): 5K 0.086 €/GB/month, 15K 0.11,
 // snapshots 0.033, expressed per GB-hour as the API does.
@@ -213,89 +217,74 @@ func (e *Emulator) createVolume(w http.ResponseWriter, r *http.Request, z scw.Zo
 }
 
 func (e *Emulator) listVolumes(w http.ResponseWriter, r *http.Request, z scw.Zone) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	serveList(w, r, e.vols, z, listing[*volume]{key: "volumes", projectParam: "project_id", paging: pagingBody,
+	serveList(e, w, r, e.vols, z, listing[*volume]{key: "volumes", projectParam: "project_id", paging: pagingBody,
 		match: func(v *volume, q url.Values) bool {
 			return q.Get("product_resource_id") == "" || q.Get("product_resource_id") == v.ServerID
 		},
-		json: func(v *volume) any { return blockVolume(e.volumeJSON(v)) }})
+		json: e.volumeAnswer})
 }
 
 func (e *Emulator) oneVolume(w http.ResponseWriter, r *http.Request, z scw.Zone, id string) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	v, ok := e.vols[id]
-	if !ok || v.Zone != z {
-		blockNotFound(w, "volume", id)
+	serveOne(e, w, r, id, single[*volume]{find: inZone(e.vols, z), notFound: named(blockNotFound, "volume"),
+		json: e.volumeAnswer, patch: e.patchVolume, del: e.deleteVolume, badMethod: methodNotAllowed})
+}
+
+// patchVolume renames or retags v, or grows it or changes its IOPS (updating for VolumeUpdate).
+// Caller holds e.mu.
+func (e *Emulator) patchVolume(w http.ResponseWriter, r *http.Request, v *volume) bool {
+	var req struct {
+		nameTags
+		Size     *scw.Size `json:"size"`
+		PerfIops *uint32   `json:"perf_iops"`
+	}
+	if !decode(w, r, &req) {
+		return false
+	}
+	if v.Status == "creating" || v.Status == "updating" || v.Status == "deleting" {
+		transient(w, "volume", v.ID, v.Status)
+		return false
+	}
+	if req.PerfIops != nil && *req.PerfIops != 5000 && *req.PerfIops != 15000 {
+		invalidArg(w, "perf_iops", "perf_iops must be 5000 or 15000")
+		return false
+	}
+	if req.Size != nil && *req.Size < v.Size {
+		invalidArg(w, "size", "a volume cannot shrink")
+		return false
+	}
+	req.apply(&v.Name, &v.Tags)
+	if req.PerfIops != nil || req.Size != nil {
+		set(&v.Iops, req.PerfIops)
+		set(&v.Size, req.Size)
+		prev := v.Status
+		v.Status = "updating"
+		v.gen++
+		gen := v.gen
+		e.after(e.lat.VolumeUpdate, func() {
+			if v.gen == gen && e.vols[v.ID] == v {
+				v.Status = prev
+			}
+		})
+	}
+	v.Updated = e.clock().UTC()
+	return true
+}
+
+// deleteVolume deletes v, refused while a server uses it or it is in a transient state.
+// Caller holds e.mu.
+func (e *Emulator) deleteVolume(w http.ResponseWriter, v *volume) {
+	if v.ServerID != "" || v.Status == "in_use" {
+		stillInUse(w, fmt.Sprintf("volume %s is attached to instance server %s: terminate or delete the server first", v.ID, v.ServerID))
 		return
 	}
-	switch r.Method {
-	case http.MethodGet:
-		writeJSON(w, http.StatusOK, blockVolume(e.volumeJSON(v)))
-	case http.MethodPatch:
-		var req struct {
-			Name     *string   `json:"name"`
-			Size     *scw.Size `json:"size"`
-			Tags     *[]string `json:"tags"`
-			PerfIops *uint32   `json:"perf_iops"`
-		}
-		if !decode(w, r, &req) {
-			return
-		}
-		if v.Status == "creating" || v.Status == "updating" || v.Status == "deleting" {
-			transient(w, "volume", id, v.Status)
-			return
-		}
-		if req.PerfIops != nil && *req.PerfIops != 5000 && *req.PerfIops != 15000 {
-			invalidArg(w, "perf_iops", "perf_iops must be 5000 or 15000")
-			return
-		}
-		if req.Size != nil && *req.Size < v.Size {
-			invalidArg(w, "size", "a volume cannot shrink")
-			return
-		}
-		if req.Name != nil {
-			v.Name = *req.Name
-		}
-		if req.Tags != nil {
-			v.Tags = cp(*req.Tags)
-		}
-		if req.PerfIops != nil || req.Size != nil {
-			if req.PerfIops != nil {
-				v.Iops = *req.PerfIops
-			}
-			if req.Size != nil {
-				v.Size = *req.Size
-			}
-			prev := v.Status
-			v.Status = "updating"
-			v.gen++
-			gen := v.gen
-			e.after(e.lat.VolumeUpdate, func() {
-				if v.gen == gen && e.vols[v.ID] == v {
-					v.Status = prev
-				}
-			})
-		}
-		v.Updated = e.clock().UTC()
-		writeJSON(w, http.StatusOK, blockVolume(e.volumeJSON(v)))
-	case http.MethodDelete:
-		if v.ServerID != "" || v.Status == "in_use" {
-			stillInUse(w, fmt.Sprintf("volume %s is attached to instance server %s: terminate or delete the server first", id, v.ServerID))
-			return
-		}
-		if v.Status != "available" && v.Status != "error" {
-			transient(w, "volume", id, v.Status)
-			return
-		}
-		delete(e.vols, id)
-		v.gen++
-		e.deleted("block_volume", id)
-		noContent(w)
-	default:
-		invalidArg(w, "method", "method not allowed")
+	if v.Status != "available" && v.Status != "error" {
+		transient(w, "volume", v.ID, v.Status)
+		return
 	}
+	delete(e.vols, v.ID)
+	v.gen++
+	e.deleted("block_volume", v.ID)
+	noContent(w)
 }
 
 func (e *Emulator) createSnapshot(w http.ResponseWriter, r *http.Request, z scw.Zone) {
@@ -392,51 +381,36 @@ func (e *Emulator) importSnapshot(w http.ResponseWriter, r *http.Request, z scw.
 }
 
 func (e *Emulator) listSnapshots(w http.ResponseWriter, r *http.Request, z scw.Zone) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	serveList(w, r, e.snaps, z, listing[*snapshot]{key: "snapshots", projectParam: "project_id", paging: pagingBody,
+	serveList(e, w, r, e.snaps, z, listing[*snapshot]{key: "snapshots", projectParam: "project_id", paging: pagingBody,
 		match: func(s *snapshot, q url.Values) bool {
 			return q.Get("volume_id") == "" || (s.Parent != nil && s.Parent.ID == q.Get("volume_id"))
 		},
-		json: func(s *snapshot) any { return blockSnap(e.snapshotJSON(s)) }})
+		json: e.snapshotAnswer})
 }
 
 func (e *Emulator) oneSnapshot(w http.ResponseWriter, r *http.Request, z scw.Zone, id string) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	s, ok := e.snaps[id]
-	if !ok || s.Zone != z {
-		blockNotFound(w, "snapshot", id)
+	serveOne(e, w, r, id, single[*snapshot]{find: inZone(e.snaps, z), notFound: named(blockNotFound, "snapshot"),
+		json: e.snapshotAnswer, patch: e.patchSnapshot, del: e.deleteSnapshot, badMethod: methodNotAllowed})
+}
+
+// patchSnapshot renames or retags s. Caller holds e.mu.
+func (e *Emulator) patchSnapshot(w http.ResponseWriter, r *http.Request, s *snapshot) bool {
+	var req nameTags
+	if !decode(w, r, &req) {
+		return false
+	}
+	req.apply(&s.Name, &s.Tags)
+	s.Updated = e.clock().UTC()
+	return true
+}
+
+// deleteSnapshot deletes s, refused while it is still being created. Caller holds e.mu.
+func (e *Emulator) deleteSnapshot(w http.ResponseWriter, s *snapshot) {
+	if s.Status == "creating" {
+		transient(w, "snapshot", s.ID, s.Status)
 		return
 	}
-	switch r.Method {
-	case http.MethodGet:
-		writeJSON(w, http.StatusOK, blockSnap(e.snapshotJSON(s)))
-	case http.MethodPatch:
-		var req struct {
-			Name *string   `json:"name"`
-			Tags *[]string `json:"tags"`
-		}
-		if !decode(w, r, &req) {
-			return
-		}
-		if req.Name != nil {
-			s.Name = *req.Name
-		}
-		if req.Tags != nil {
-			s.Tags = cp(*req.Tags)
-		}
-		s.Updated = e.clock().UTC()
-		writeJSON(w, http.StatusOK, blockSnap(e.snapshotJSON(s)))
-	case http.MethodDelete:
-		if s.Status == "creating" {
-			transient(w, "snapshot", id, s.Status)
-			return
-		}
-		delete(e.snaps, id)
-		e.deleted("block_snapshot", id)
-		noContent(w)
-	default:
-		invalidArg(w, "method", "method not allowed")
-	}
+	delete(e.snaps, s.ID)
+	e.deleted("block_snapshot", s.ID)
+	noContent(w)
 }

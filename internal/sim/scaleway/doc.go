@@ -144,6 +144,6 @@
 //	| a new inbound connection to an Instance's public IP is judged by the Instance's security group; the world refuses what it does not accept | Instance API, security groups (https://www.scaleway.com/en/developers/api/instance/#path-security-groups); scaleway-sdk-go v1.39.0 api/instance/v1 SecurityGroup (inbound_default_policy, stateful) |
 //	| inbound rules are read in position order, the first whose protocol (ANY matches all), destination port range (none: every port) and ip_range match decides (accept or drop); none matching, inbound_default_policy decides | scaleway-sdk-go v1.39.0 SecurityGroupRule (position, protocol, dest_port_from/to, ip_range, action); first-match order: source silent, stricter reading chosen |
 //	| only new connections are judged (the group is stateful: replies and established flows pass) | SecurityGroup.Stateful in scaleway-sdk-go v1.39.0 ("Defines whether the security group is stateful") |
-//	| an Elastic Metal server (or a detached IP) has no security group: everything reaches it | Elastic Metal API has no security group (SPEC §2; https://www.scaleway.com/en/developers/api/elastic-metal/) |
+//	| an Elastic Metal server (or a detached IP) has no security group: everything reaches it | Elastic Metal API has no security group (https://www.scaleway.com/en/developers/api/elastic-metal/; docs/seed.md, The cluster) |
 //	| the rules apply from the PUT on (the syncing → available delay is not modelled for traffic) | source silent: the rules are read as stored |
 package scaleway

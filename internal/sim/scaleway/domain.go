@@ -17,7 +17,7 @@ type record struct {
 	Comment              *string // kept, as the real API keeps it (domain-record cassettes)
 }
 
-func (r *record) json() map[string]any {
+func (r *record) json() any {
 	u := r.Updated
 	return reshape(&domain.Record{ID: r.ID, Name: r.Name, Type: domain.RecordType(r.Type), Data: r.Data, TTL: r.TTL,
 		Priority: r.Priority, UpdatedAt: &u, Comment: r.Comment}, nil, nil)
@@ -80,15 +80,7 @@ func (e *Emulator) listRecords(w http.ResponseWriter, r *http.Request) {
 		list = append(list, rec)
 	}
 	sort.SliceStable(list, func(a, b int) bool { return list[a].Name < list[b].Name })
-	pg, ok := pageOf(w, r, list)
-	if !ok {
-		return
-	}
-	out := []any{}
-	for _, rec := range pg {
-		out = append(out, rec.json())
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"records": out, "total_count": len(list)})
+	writePage(w, r, "records", pagingBody, list, func(rec *record) any { return rec.json() })
 }
 
 func (e *Emulator) patchRecords(w http.ResponseWriter, r *http.Request) {
@@ -128,6 +120,21 @@ func (e *Emulator) patchRecords(w http.ResponseWriter, r *http.Request) {
 		}
 		return rec.Name == f.Name && rec.Type == string(f.Type) && (f.Data == nil || rec.Data == *f.Data)
 	}
+	// drop leaves out of recs the records a change names; an id that names none is a 404.
+	drop := func(recs []*record, id *string, f *domain.RecordIdentifier) ([]*record, bool) {
+		var keep []*record
+		for _, rec := range recs {
+			if !match(rec, id, f) {
+				keep = append(keep, rec)
+			}
+		}
+		if id != nil && len(keep) == len(recs) {
+			blockNotFound(w, "dns_record", *id)
+			return nil, false
+		}
+		return keep, true
+	}
+	var ok bool
 	for i, c := range req.Changes {
 		switch {
 		case c == nil:
@@ -142,20 +149,9 @@ func (e *Emulator) patchRecords(w http.ResponseWriter, r *http.Request) {
 				changed = append(changed, rec)
 			}
 		case c.Set != nil:
-			var keep []*record
-			found := false
-			for _, rec := range recs {
-				if match(rec, c.Set.ID, c.Set.IDFields) {
-					found = true
-					continue
-				}
-				keep = append(keep, rec)
-			}
-			if !found && c.Set.ID != nil {
-				blockNotFound(w, "dns_record", *c.Set.ID)
+			if recs, ok = drop(recs, c.Set.ID, c.Set.IDFields); !ok {
 				return
 			}
-			recs = keep
 			for j, x := range c.Set.Records {
 				rec, err := newRec(x)
 				if err != nil {
@@ -169,20 +165,9 @@ func (e *Emulator) patchRecords(w http.ResponseWriter, r *http.Request) {
 				changed = append(changed, rec)
 			}
 		case c.Delete != nil:
-			var keep []*record
-			found := false
-			for _, rec := range recs {
-				if match(rec, c.Delete.ID, c.Delete.IDFields) {
-					found = true
-					continue
-				}
-				keep = append(keep, rec)
-			}
-			if !found && c.Delete.ID != nil {
-				blockNotFound(w, "dns_record", *c.Delete.ID)
+			if recs, ok = drop(recs, c.Delete.ID, c.Delete.IDFields); !ok {
 				return
 			}
-			recs = keep
 		}
 	}
 	// Deleted hooks for records that disappeared.

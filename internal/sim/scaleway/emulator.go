@@ -3,7 +3,6 @@ package scaleway
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -17,6 +16,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/pocbot/pocbot/internal/sim/loopback"
 )
 
 // Objects gives the emulator read access to Object Storage, for Block
@@ -237,19 +238,10 @@ func New(o Options) *Emulator {
 // clock-driven states every few milliseconds so hooks fire without polling.
 // stop shuts the server down and waits for it.
 func (e *Emulator) Start(ctx context.Context) (url string, stop func(), err error) {
-	var lc net.ListenConfig
-	ln, err := lc.Listen(ctx, "tcp", "127.0.0.1:0")
+	url, stopServe, err := loopback.ServeHTTP(ctx, e, e.log, "scaleway emulator")
 	if err != nil {
-		return "", nil, fmt.Errorf("scaleway emulator: listen on 127.0.0.1: %w", err)
+		return "", nil, err
 	}
-	hs := &http.Server{Handler: e, ReadHeaderTimeout: 10 * time.Second}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		if err := hs.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			e.log.Error("scaleway emulator: serve", "err", err)
-		}
-	}()
 	tctx, cancel := context.WithCancel(context.Background())
 	tickDone := make(chan struct{})
 	go func() {
@@ -270,15 +262,10 @@ func (e *Emulator) Start(ctx context.Context) (url string, stop func(), err erro
 		once.Do(func() {
 			cancel()
 			<-tickDone
-			sctx, c := context.WithTimeout(context.Background(), 5*time.Second)
-			defer c()
-			if err := hs.Shutdown(sctx); err != nil {
-				_ = hs.Close()
-			}
-			<-done
+			stopServe()
 		})
 	}
-	return "http://" + ln.Addr().String(), stop, nil
+	return url, stop, nil
 }
 
 // tickInterval is fine enough to keep up with a scaled profile: the shortest
@@ -673,19 +660,25 @@ func noContent(w http.ResponseWriter) { w.WriteHeader(http.StatusNoContent) }
 
 // decode reads a JSON body into v; it answers 400 and returns false on error.
 func decode(w http.ResponseWriter, r *http.Request, v any) bool {
+	_, ok := decodeBody(w, r, v)
+	return ok
+}
+
+// decodeBody is decode, also returning the body it read.
+func decodeBody(w http.ResponseWriter, r *http.Request, v any) ([]byte, bool) {
 	b, err := io.ReadAll(io.LimitReader(r.Body, 8<<20))
 	if err != nil {
 		invalidArg(w, "body", "could not read the request body: "+err.Error())
-		return false
+		return nil, false
 	}
 	if len(strings.TrimSpace(string(b))) == 0 {
 		b = []byte("{}")
 	}
 	if err := json.Unmarshal(b, v); err != nil {
 		invalidArg(w, "body", "invalid JSON body: "+err.Error())
-		return false
+		return nil, false
 	}
-	return tagsFit(w, b)
+	return b, tagsFit(w, b)
 }
 
 // MaxTagLen is the longest tag the emulator accepts on any resource (contract table: source
@@ -743,7 +736,14 @@ func (e *Emulator) newLoopback() net.IP {
 // quota checks a per-type quota against current; it answers 403 and returns
 // false when exceeded.
 func (e *Emulator) quota(w http.ResponseWriter, name string, current int) bool {
-	q, ok := e.opts.Quotas[name]
+	return quotaLeft(w, e.opts.Quotas, name, current)
+}
+
+// quotaLeft checks quota name of quotas against current: a quota quotas does not set is
+// unlimited. It answers 403 quotas_exceeded, naming the quota, and returns false when one
+// more would exceed it.
+func quotaLeft(w http.ResponseWriter, quotas map[string]int, name string, current int) bool {
+	q, ok := quotas[name]
 	if !ok || current < q {
 		return true
 	}

@@ -4,7 +4,7 @@ import (
 	"crypto/md5"
 	"fmt"
 	"net/http"
-	"sort"
+	"net/url"
 	"strings"
 	"time"
 
@@ -17,7 +17,7 @@ type sshKey struct {
 	Created, Updated                          time.Time
 }
 
-func (k *sshKey) json() map[string]any {
+func (k *sshKey) json() any {
 	c, u := k.Created, k.Updated
 	return reshape(&iam.SSHKey{ID: k.ID, Name: k.Name, PublicKey: k.PublicKey, Fingerprint: k.Fingerprint, CreatedAt: &c,
 		UpdatedAt: &u, OrganizationID: k.Project, ProjectID: k.Project}, []string{"srn"}, nil)
@@ -64,56 +64,28 @@ func (e *Emulator) createSSHKey(w http.ResponseWriter, r *http.Request) {
 }
 
 func (e *Emulator) listSSHKeys(w http.ResponseWriter, r *http.Request) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	q := r.URL.Query()
-	var list []*sshKey
-	for _, k := range e.keys {
-		if nameMatch(k.Name, q.Get("name")) && (q.Get("project_id") == "" || q.Get("project_id") == k.Project) {
-			list = append(list, k)
-		}
-	}
-	sort.Slice(list, func(a, b int) bool { return list[a].ID < list[b].ID })
-	pg, ok := pageOf(w, r, list)
-	if !ok {
-		return
-	}
-	out := []any{}
-	for _, k := range pg {
-		out = append(out, k.json())
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"ssh_keys": out, "total_count": len(list)})
+	serveMap(e, w, r, "ssh_keys", func() map[string]*sshKey { return e.keys }, func(k *sshKey, q url.Values) bool {
+		return nameMatch(k.Name, q.Get("name")) && (q.Get("project_id") == "" || q.Get("project_id") == k.Project)
+	}, (*sshKey).json)
 }
 
 func (e *Emulator) oneSSHKey(w http.ResponseWriter, r *http.Request) {
-	id := r.PathValue("id")
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	k, ok := e.keys[id]
-	if !ok {
-		blockNotFound(w, "ssh_key", id)
-		return
-	}
-	switch r.Method {
-	case http.MethodGet:
-		writeJSON(w, http.StatusOK, k.json())
-	case http.MethodPatch:
-		var req struct {
-			Name *string `json:"name"`
-		}
-		if !decode(w, r, &req) {
-			return
-		}
-		if req.Name != nil {
-			k.Name = *req.Name
-		}
-		k.Updated = e.clock().UTC()
-		writeJSON(w, http.StatusOK, k.json())
-	case http.MethodDelete:
-		delete(e.keys, k.ID)
-		e.deleted("iam_ssh_key", k.ID)
-		noContent(w)
-	default:
-		invalidArg(w, "method", "method not allowed")
-	}
+	serveOne(e, w, r, r.PathValue("id"), single[*sshKey]{find: inMap(e.keys), notFound: named(blockNotFound, "ssh_key"),
+		json: (*sshKey).json, badMethod: methodNotAllowed,
+		patch: func(w http.ResponseWriter, r *http.Request, k *sshKey) bool {
+			var req struct {
+				Name *string `json:"name"`
+			}
+			if !decode(w, r, &req) {
+				return false
+			}
+			set(&k.Name, req.Name)
+			k.Updated = e.clock().UTC()
+			return true
+		},
+		del: func(w http.ResponseWriter, k *sshKey) {
+			delete(e.keys, k.ID)
+			e.deleted("iam_ssh_key", k.ID)
+			noContent(w)
+		}})
 }

@@ -4,7 +4,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"net/http"
-	"sort"
+	"net/url"
 	"strings"
 	"time"
 
@@ -105,48 +105,26 @@ func (e *Emulator) createApplication(w http.ResponseWriter, r *http.Request) {
 }
 
 func (e *Emulator) listApplications(w http.ResponseWriter, r *http.Request) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	q := r.URL.Query()
-	var list []*iam.Application
-	for _, a := range e.iamLocked().apps {
-		if nameMatch(a.Name, q.Get("name")) && (q.Get("organization_id") == "" || q.Get("organization_id") == a.OrganizationID) {
-			list = append(list, a)
-		}
-	}
-	sort.Slice(list, func(i, j int) bool { return list[i].ID < list[j].ID })
-	writePage(w, r, "applications", pagingBody, list, asJSON)
+	serveMap(e, w, r, "applications", func() map[string]*iam.Application { return e.iamLocked().apps },
+		func(a *iam.Application, q url.Values) bool {
+			return nameMatch(a.Name, q.Get("name")) && (q.Get("organization_id") == "" || q.Get("organization_id") == a.OrganizationID)
+		}, asJSON)
 }
 
 func (e *Emulator) oneApplication(w http.ResponseWriter, r *http.Request) {
-	id := r.PathValue("id")
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	s := e.iamLocked()
-	a, ok := s.apps[id]
-	if !ok {
-		blockNotFound(w, "application", id)
-		return
-	}
-	switch r.Method {
-	case http.MethodGet:
-		writeJSON(w, http.StatusOK, a)
-	case http.MethodDelete:
-		delete(s.apps, id)
-		for k, key := range s.apiKeys {
-			if key.ApplicationID != nil && *key.ApplicationID == id {
-				delete(s.apiKeys, k)
-				for sec, acc := range s.secrets {
-					if acc == k {
-						delete(s.secrets, sec)
-					}
+	serveOne(e, w, r, r.PathValue("id"), single[*iam.Application]{
+		find:     func(id string) (*iam.Application, bool) { return inMap(e.iamLocked().apps)(id) },
+		notFound: named(blockNotFound, "application"), json: asJSON[*iam.Application], badMethod: methodNotAllowed,
+		del: func(w http.ResponseWriter, a *iam.Application) {
+			s := e.iamLocked()
+			delete(s.apps, a.ID)
+			for k, key := range s.apiKeys {
+				if key.ApplicationID != nil && *key.ApplicationID == a.ID {
+					s.deleteAPIKey(k)
 				}
 			}
-		}
-		noContent(w)
-	default:
-		invalidArg(w, "method", "method not allowed")
-	}
+			noContent(w)
+		}})
 }
 
 func (e *Emulator) createPolicy(w http.ResponseWriter, r *http.Request) {
@@ -189,39 +167,23 @@ func (e *Emulator) createPolicy(w http.ResponseWriter, r *http.Request) {
 }
 
 func (e *Emulator) listPolicies(w http.ResponseWriter, r *http.Request) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	q := r.URL.Query()
-	var list []*iam.Policy
-	for _, p := range e.iamLocked().policies {
-		if nameMatch(p.Name, q.Get("policy_name")) && (q.Get("application_ids") == "" || p.ApplicationID != nil && strings.Contains(","+q.Get("application_ids")+",", ","+*p.ApplicationID+",")) {
-			list = append(list, p)
-		}
-	}
-	sort.Slice(list, func(i, j int) bool { return list[i].ID < list[j].ID })
-	writePage(w, r, "policies", pagingBody, list, asJSON)
+	serveMap(e, w, r, "policies", func() map[string]*iam.Policy { return e.iamLocked().policies },
+		func(p *iam.Policy, q url.Values) bool {
+			return nameMatch(p.Name, q.Get("policy_name")) && (q.Get("application_ids") == "" ||
+				p.ApplicationID != nil && strings.Contains(","+q.Get("application_ids")+",", ","+*p.ApplicationID+","))
+		}, asJSON)
 }
 
 func (e *Emulator) onePolicy(w http.ResponseWriter, r *http.Request) {
-	id := r.PathValue("id")
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	s := e.iamLocked()
-	p, ok := s.policies[id]
-	if !ok {
-		blockNotFound(w, "policy", id)
-		return
-	}
-	switch r.Method {
-	case http.MethodGet:
-		writeJSON(w, http.StatusOK, p)
-	case http.MethodDelete:
-		delete(s.policies, id)
-		delete(s.rules, id)
-		noContent(w)
-	default:
-		invalidArg(w, "method", "method not allowed")
-	}
+	serveOne(e, w, r, r.PathValue("id"), single[*iam.Policy]{
+		find:     func(id string) (*iam.Policy, bool) { return inMap(e.iamLocked().policies)(id) },
+		notFound: named(blockNotFound, "policy"), json: asJSON[*iam.Policy], badMethod: methodNotAllowed,
+		del: func(w http.ResponseWriter, p *iam.Policy) {
+			s := e.iamLocked()
+			delete(s.policies, p.ID)
+			delete(s.rules, p.ID)
+			noContent(w)
+		}})
 }
 
 func (e *Emulator) listRules(w http.ResponseWriter, r *http.Request) {
@@ -266,42 +228,29 @@ func (e *Emulator) createAPIKey(w http.ResponseWriter, r *http.Request) {
 }
 
 func (e *Emulator) listAPIKeys(w http.ResponseWriter, r *http.Request) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	q := r.URL.Query()
-	var list []*iam.APIKey
-	for _, k := range e.iamLocked().apiKeys {
-		if q.Get("application_id") == "" || k.ApplicationID != nil && *k.ApplicationID == q.Get("application_id") {
-			list = append(list, k)
-		}
-	}
-	sort.Slice(list, func(i, j int) bool { return list[i].AccessKey < list[j].AccessKey })
-	writePage(w, r, "api_keys", pagingBody, list, asJSON)
+	serveMap(e, w, r, "api_keys", func() map[string]*iam.APIKey { return e.iamLocked().apiKeys },
+		func(k *iam.APIKey, q url.Values) bool {
+			return q.Get("application_id") == "" || k.ApplicationID != nil && *k.ApplicationID == q.Get("application_id")
+		}, asJSON)
 }
 
 func (e *Emulator) oneAPIKey(w http.ResponseWriter, r *http.Request) {
-	id := r.PathValue("id")
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	s := e.iamLocked()
-	k, ok := s.apiKeys[id]
-	if !ok {
-		blockNotFound(w, "api_key", id)
-		return
-	}
-	switch r.Method {
-	case http.MethodGet:
-		writeJSON(w, http.StatusOK, k)
-	case http.MethodDelete:
-		delete(s.apiKeys, id)
-		for sec, acc := range s.secrets {
-			if acc == id {
-				delete(s.secrets, sec)
-			}
+	serveOne(e, w, r, r.PathValue("id"), single[*iam.APIKey]{
+		find:     func(id string) (*iam.APIKey, bool) { return inMap(e.iamLocked().apiKeys)(id) },
+		notFound: named(blockNotFound, "api_key"), json: asJSON[*iam.APIKey], badMethod: methodNotAllowed,
+		del: func(w http.ResponseWriter, k *iam.APIKey) {
+			e.iamLocked().deleteAPIKey(k.AccessKey)
+			noContent(w)
+		}})
+}
+
+// deleteAPIKey forgets the API key of access key id and its secret. Caller holds e.mu.
+func (s *iamState) deleteAPIKey(id string) {
+	delete(s.apiKeys, id)
+	for sec, acc := range s.secrets {
+		if acc == id {
+			delete(s.secrets, sec)
 		}
-		noContent(w)
-	default:
-		invalidArg(w, "method", "method not allowed")
 	}
 }
 

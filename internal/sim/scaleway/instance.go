@@ -1,12 +1,11 @@
 package scaleway
 
 import (
+	"encoding/json"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/scaleway/scaleway-sdk-go/api/instance/v1"
@@ -107,7 +106,7 @@ func (e *Emulator) listServerAvailability(w http.ResponseWriter, r *http.Request
 
 // ---- IPs --------------------------------------------------------------------
 
-func (e *Emulator) ipJSON(i *flexIP) map[string]any {
+func (e *Emulator) ipJSON(i *flexIP) any {
 	ip := &instance.IP{
 		ID: i.ID, Address: i.Address, Organization: i.Project, Project: i.Project, Tags: cp(i.Tags),
 		Type: "routed_ipv4", State: instance.IPState(i.State), IpamID: i.ID, Zone: i.Zone,
@@ -151,10 +150,8 @@ func deref(p *string, def string) string {
 }
 
 func (e *Emulator) listIPs(w http.ResponseWriter, r *http.Request, z scw.Zone) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	serveList(w, r, e.ips, z, listing[*flexIP]{key: "ips", projectParam: "project", paging: pagingHeaders,
-		json: func(i *flexIP) any { return e.ipJSON(i) }})
+	serveList(e, w, r, e.ips, z, listing[*flexIP]{key: "ips", projectParam: "project", paging: pagingHeaders,
+		json: e.ipJSON})
 }
 
 // attachIP starts attaching ip to s: pending, then attached. Caller holds e.mu.
@@ -201,58 +198,53 @@ func remove(s []string, v string) []string {
 }
 
 func (e *Emulator) oneIP(w http.ResponseWriter, r *http.Request, z scw.Zone, id string) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	ip, ok := e.ips[id]
-	if !ok || ip.Zone != z {
-		instanceNotFound(w, "instance_ip", id)
+	serveOne(e, w, r, id, single[*flexIP]{find: inZone(e.ips, z), notFound: named(instanceNotFound, "instance_ip"),
+		json: e.ipJSON, wrap: "ip", patch: e.patchIP, del: e.deleteIP, badMethod: instanceMethodNotAllowed})
+}
+
+// patchIP retags ip, or moves it: {"server": null} detaches it, a server of its zone attaches
+// it. Caller holds e.mu.
+func (e *Emulator) patchIP(w http.ResponseWriter, r *http.Request, ip *flexIP) bool {
+	var req struct {
+		Server  *string   `json:"server"`
+		Tags    *[]string `json:"tags"`
+		Reverse *string   `json:"reverse"`
+	}
+	raw := map[string]any{}
+	if !decodeBoth(w, r, &req, &raw) {
+		return false
+	}
+	setTags(&ip.Tags, req.Tags)
+	if _, has := raw["server"]; !has {
+		return true
+	}
+	if req.Server == nil || *req.Server == "" {
+		e.detachIP(ip)
+		return true
+	}
+	s, ok := e.srv[*req.Server]
+	if !ok || s.Zone != ip.Zone {
+		instanceNotFound(w, "instance_server", *req.Server)
+		return false
+	}
+	if ip.ServerID != "" && ip.ServerID != s.ID {
+		e.detachIP(ip)
+	}
+	if ip.ServerID != s.ID {
+		e.attachIP(ip, s)
+	}
+	return true
+}
+
+// deleteIP deletes ip, refused while it is attached. Caller holds e.mu.
+func (e *Emulator) deleteIP(w http.ResponseWriter, ip *flexIP) {
+	if ip.ServerID != "" {
+		instanceInvalid(w, fmt.Sprintf("ip %s is attached to server %s: detach it (PATCH server=null) or terminate the server first", ip.ID, ip.ServerID))
 		return
 	}
-	switch r.Method {
-	case http.MethodGet:
-		writeJSON(w, http.StatusOK, map[string]any{"ip": e.ipJSON(ip)})
-	case http.MethodPatch:
-		var req struct {
-			Server  *string   `json:"server"`
-			Tags    *[]string `json:"tags"`
-			Reverse *string   `json:"reverse"`
-		}
-		raw := map[string]any{}
-		if !decodeBoth(w, r, &req, &raw) {
-			return
-		}
-		if req.Tags != nil {
-			ip.Tags = cp(*req.Tags)
-		}
-		if _, has := raw["server"]; has {
-			if req.Server == nil || *req.Server == "" {
-				e.detachIP(ip)
-			} else {
-				s, ok := e.srv[*req.Server]
-				if !ok || s.Zone != z {
-					instanceNotFound(w, "instance_server", *req.Server)
-					return
-				}
-				if ip.ServerID != "" && ip.ServerID != s.ID {
-					e.detachIP(ip)
-				}
-				if ip.ServerID != s.ID {
-					e.attachIP(ip, s)
-				}
-			}
-		}
-		writeJSON(w, http.StatusOK, map[string]any{"ip": e.ipJSON(ip)})
-	case http.MethodDelete:
-		if ip.ServerID != "" {
-			instanceInvalid(w, fmt.Sprintf("ip %s is attached to server %s: detach it (PATCH server=null) or terminate the server first", id, ip.ServerID))
-			return
-		}
-		delete(e.ips, id)
-		e.deleted("instance_ip", id)
-		noContent(w)
-	default:
-		instanceInvalid(w, "method not allowed")
-	}
+	delete(e.ips, ip.ID)
+	e.deleted("instance_ip", ip.ID)
+	noContent(w)
 }
 
 // deleted queues the Deleted hook. Caller holds e.mu.
@@ -265,25 +257,16 @@ func (e *Emulator) deleted(kind, id string) {
 // decodeBoth decodes the body into a struct and a raw map (to tell a null
 // from an absent key).
 func decodeBoth(w http.ResponseWriter, r *http.Request, v any, raw *map[string]any) bool {
-	b, err := io.ReadAll(io.LimitReader(r.Body, 8<<20))
-	if err != nil {
-		invalidArg(w, "body", "could not read the request body: "+err.Error())
-		return false
+	b, ok := decodeBody(w, r, v)
+	if ok {
+		_ = json.Unmarshal(b, raw)
 	}
-	if len(strings.TrimSpace(string(b))) == 0 {
-		b = []byte("{}")
-	}
-	if err := jsonUnmarshal(b, v); err != nil {
-		invalidArg(w, "body", "invalid JSON body: "+err.Error())
-		return false
-	}
-	_ = jsonUnmarshal(b, raw)
-	return tagsFit(w, b)
+	return ok
 }
 
 // ---- security groups -------------------------------------------------------
 
-func (e *Emulator) sgJSON(g *secGroup) map[string]any {
+func (e *Emulator) sgJSON(g *secGroup) any {
 	servers := []*instance.ServerSummary{}
 	ids := make([]string, 0)
 	for _, s := range e.srv {
@@ -340,72 +323,49 @@ func (e *Emulator) createSG(w http.ResponseWriter, r *http.Request, z scw.Zone) 
 }
 
 func (e *Emulator) listSGs(w http.ResponseWriter, r *http.Request, z scw.Zone) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	serveList(w, r, e.sgs, z, listing[*secGroup]{key: "security_groups", projectParam: "project", paging: pagingHeaders,
-		json: func(g *secGroup) any { return e.sgJSON(g) }})
+	serveList(e, w, r, e.sgs, z, listing[*secGroup]{key: "security_groups", projectParam: "project", paging: pagingHeaders,
+		json: e.sgJSON})
 }
 
 func (e *Emulator) oneSG(w http.ResponseWriter, r *http.Request, z scw.Zone, id string) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	g, ok := e.sgs[id]
-	if !ok || g.Zone != z {
-		instanceNotFound(w, "instance_security_group", id)
-		return
+	serveOne(e, w, r, id, single[*secGroup]{find: inZone(e.sgs, z), notFound: named(instanceNotFound, "instance_security_group"),
+		json: e.sgJSON, wrap: "security_group", patch: e.patchSG, del: e.deleteSG, badMethod: instanceMethodNotAllowed})
+}
+
+// patchSG changes g's name, description, tags, policies or flags. Caller holds e.mu.
+func (e *Emulator) patchSG(w http.ResponseWriter, r *http.Request, g *secGroup) bool {
+	var req struct {
+		nameTags
+		Description           *string `json:"description"`
+		InboundDefaultPolicy  *string `json:"inbound_default_policy"`
+		OutboundDefaultPolicy *string `json:"outbound_default_policy"`
+		Stateful              *bool   `json:"stateful"`
+		EnableDefaultSecurity *bool   `json:"enable_default_security"`
 	}
-	switch r.Method {
-	case http.MethodGet:
-		writeJSON(w, http.StatusOK, map[string]any{"security_group": e.sgJSON(g)})
-	case http.MethodPatch:
-		var req struct {
-			Name                  *string   `json:"name"`
-			Description           *string   `json:"description"`
-			Tags                  *[]string `json:"tags"`
-			InboundDefaultPolicy  *string   `json:"inbound_default_policy"`
-			OutboundDefaultPolicy *string   `json:"outbound_default_policy"`
-			Stateful              *bool     `json:"stateful"`
-			EnableDefaultSecurity *bool     `json:"enable_default_security"`
-		}
-		if !decode(w, r, &req) {
+	if !decode(w, r, &req) {
+		return false
+	}
+	req.apply(&g.Name, &g.Tags)
+	set(&g.Description, req.Description)
+	set(&g.Inbound, req.InboundDefaultPolicy)
+	set(&g.Outbound, req.OutboundDefaultPolicy)
+	set(&g.Stateful, req.Stateful)
+	set(&g.EnableDefaultSecurity, req.EnableDefaultSecurity)
+	g.Modified = e.clock().UTC()
+	return true
+}
+
+// deleteSG deletes g, refused while a server uses it. Caller holds e.mu.
+func (e *Emulator) deleteSG(w http.ResponseWriter, g *secGroup) {
+	for _, s := range e.srv {
+		if s.SGID == g.ID {
+			instanceInvalid(w, fmt.Sprintf("group is in use: security group %s is used by server %s; delete or move the server first", g.ID, s.ID))
 			return
 		}
-		if req.Name != nil {
-			g.Name = *req.Name
-		}
-		if req.Description != nil {
-			g.Description = *req.Description
-		}
-		if req.Tags != nil {
-			g.Tags = cp(*req.Tags)
-		}
-		if req.InboundDefaultPolicy != nil {
-			g.Inbound = *req.InboundDefaultPolicy
-		}
-		if req.OutboundDefaultPolicy != nil {
-			g.Outbound = *req.OutboundDefaultPolicy
-		}
-		if req.Stateful != nil {
-			g.Stateful = *req.Stateful
-		}
-		if req.EnableDefaultSecurity != nil {
-			g.EnableDefaultSecurity = *req.EnableDefaultSecurity
-		}
-		g.Modified = e.clock().UTC()
-		writeJSON(w, http.StatusOK, map[string]any{"security_group": e.sgJSON(g)})
-	case http.MethodDelete:
-		for _, s := range e.srv {
-			if s.SGID == id {
-				instanceInvalid(w, fmt.Sprintf("group is in use: security group %s is used by server %s; delete or move the server first", id, s.ID))
-				return
-			}
-		}
-		delete(e.sgs, id)
-		e.deleted("instance_security_group", id)
-		noContent(w)
-	default:
-		instanceInvalid(w, "method not allowed")
 	}
+	delete(e.sgs, g.ID)
+	e.deleted("instance_security_group", g.ID)
+	noContent(w)
 }
 
 // smtpDropRules are the non-editable outbound rules the API adds to every

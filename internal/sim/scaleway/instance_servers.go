@@ -1,7 +1,6 @@
 package scaleway
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -15,8 +14,6 @@ import (
 	"github.com/scaleway/scaleway-sdk-go/scw"
 )
 
-func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }
-
 func allowedActions(state string) []string {
 	switch state {
 	case "running":
@@ -29,7 +26,7 @@ func allowedActions(state string) []string {
 	return []string{}
 }
 
-func (e *Emulator) serverJSON(s *server) map[string]any {
+func (e *Emulator) serverJSON(s *server) any {
 	vols := map[string]any{}
 	for i, id := range s.VolumeIDs {
 		vols[fmt.Sprint(i)] = map[string]any{"boot": false, "volume_type": "sbs_volume", "id": id, "state": "available", "zone": s.Zone}
@@ -205,9 +202,7 @@ func (e *Emulator) listServers(w http.ResponseWriter, r *http.Request, z scw.Zon
 			ids[id] = true
 		}
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	serveList(w, r, e.srv, z, listing[*server]{key: "servers", projectParam: "project", paging: pagingHeaders,
+	serveList(e, w, r, e.srv, z, listing[*server]{key: "servers", projectParam: "project", paging: pagingHeaders,
 		match: func(s *server, q url.Values) bool {
 			return (q.Get("state") == "" || q.Get("state") == s.State) &&
 				(q.Get("commercial_type") == "" || q.Get("commercial_type") == s.CommercialType) &&
@@ -220,93 +215,80 @@ func (e *Emulator) listServers(w http.ResponseWriter, r *http.Request, z scw.Zon
 			}
 			return a.ID < b.ID
 		},
-		json: func(s *server) any { return e.serverJSON(s) }})
+		json: e.serverJSON})
 }
 
 func (e *Emulator) oneServer(w http.ResponseWriter, r *http.Request, z scw.Zone, id string) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	s, ok := e.srv[id]
-	if !ok || s.Zone != z {
-		instanceNotFound(w, "instance_server", id)
-		return
-	}
-	switch r.Method {
-	case http.MethodGet:
-		writeJSON(w, http.StatusOK, map[string]any{"server": e.serverJSON(s)})
-	case http.MethodPatch:
-		var req struct {
-			Name              *string   `json:"name"`
-			Tags              *[]string `json:"tags"`
-			DynamicIPRequired *bool     `json:"dynamic_ip_required"`
-			PublicIPs         *[]string `json:"public_ips"`
-			SecurityGroup     *struct {
-				ID string `json:"id"`
-			} `json:"security_group"`
-		}
-		if !decode(w, r, &req) {
-			return
-		}
-		if req.SecurityGroup != nil && req.SecurityGroup.ID != "" {
-			g, ok := e.sgs[req.SecurityGroup.ID]
-			if !ok || g.Zone != z {
-				instanceNotFound(w, "instance_security_group", req.SecurityGroup.ID)
+	serveOne(e, w, r, id, single[*server]{find: inZone(e.srv, z), notFound: named(instanceNotFound, "instance_server"),
+		json: e.serverJSON, wrap: "server", patch: e.patchServer, badMethod: instanceMethodNotAllowed,
+		del: func(w http.ResponseWriter, s *server) {
+			if s.State != "stopped" && s.State != "stopped in place" {
+				instanceInvalid(w, fmt.Sprintf("server %s is %s: it must be stopped before it is deleted (poweroff, or use the terminate action)", id, s.State))
 				return
 			}
-		}
-		if req.PublicIPs != nil {
-			for _, ipid := range *req.PublicIPs {
-				ip, ok := e.ips[ipid]
-				if !ok || ip.Zone != z {
-					instanceNotFound(w, "instance_ip", ipid)
-					return
-				}
-				if ip.ServerID != "" && ip.ServerID != s.ID {
-					instanceInvalid(w, fmt.Sprintf("ip %s is already attached to server %s", ipid, ip.ServerID))
-					return
-				}
-			}
-		}
-		if req.Name != nil {
-			s.Name = *req.Name
-		}
-		if req.Tags != nil {
-			s.Tags = cp(*req.Tags)
-		}
-		if req.DynamicIPRequired != nil {
-			s.DynamicIPRequired = *req.DynamicIPRequired
-		}
-		if req.SecurityGroup != nil && req.SecurityGroup.ID != "" {
-			s.SGID = req.SecurityGroup.ID
-		}
-		if req.PublicIPs != nil {
-			want := map[string]bool{}
-			for _, ipid := range *req.PublicIPs {
-				want[ipid] = true
-			}
-			for _, ipid := range append([]string(nil), s.IPIDs...) {
-				if !want[ipid] {
-					e.detachIP(e.ips[ipid])
-				}
-			}
-			for _, ipid := range *req.PublicIPs {
-				if e.ips[ipid].ServerID != s.ID {
-					e.attachIP(e.ips[ipid], s)
-				}
-			}
-		}
-		s.Modified = e.clock().UTC()
-		writeJSON(w, http.StatusOK, map[string]any{"server": e.serverJSON(s)})
-	case http.MethodDelete:
-		if s.State != "stopped" && s.State != "stopped in place" {
-			instanceInvalid(w, fmt.Sprintf("server %s is %s: it must be stopped before it is deleted (poweroff, or use the terminate action)", id, s.State))
-			return
-		}
-		e.removeServer(s, false)
-		noContent(w)
-	default:
-		instanceInvalid(w, "method not allowed")
+			e.removeServer(s, false)
+			noContent(w)
+		}})
+}
+
+// patchServer applies a PATCH to s: its security group and public IPs must exist in its zone,
+// an IP be free or s's own. Caller holds e.mu.
+func (e *Emulator) patchServer(w http.ResponseWriter, r *http.Request, s *server) bool {
+	z := s.Zone
+	var req struct {
+		nameTags
+		DynamicIPRequired *bool     `json:"dynamic_ip_required"`
+		PublicIPs         *[]string `json:"public_ips"`
+		SecurityGroup     *struct {
+			ID string `json:"id"`
+		} `json:"security_group"`
 	}
+	if !decode(w, r, &req) {
+		return false
+	}
+	if req.SecurityGroup != nil && req.SecurityGroup.ID != "" {
+		g, ok := e.sgs[req.SecurityGroup.ID]
+		if !ok || g.Zone != z {
+			instanceNotFound(w, "instance_security_group", req.SecurityGroup.ID)
+			return false
+		}
+	}
+	if req.PublicIPs != nil {
+		for _, ipid := range *req.PublicIPs {
+			ip, ok := e.ips[ipid]
+			if !ok || ip.Zone != z {
+				instanceNotFound(w, "instance_ip", ipid)
+				return false
+			}
+			if ip.ServerID != "" && ip.ServerID != s.ID {
+				instanceInvalid(w, fmt.Sprintf("ip %s is already attached to server %s", ipid, ip.ServerID))
+				return false
+			}
+		}
+	}
+	req.apply(&s.Name, &s.Tags)
+	set(&s.DynamicIPRequired, req.DynamicIPRequired)
+	if req.SecurityGroup != nil && req.SecurityGroup.ID != "" {
+		s.SGID = req.SecurityGroup.ID
+	}
+	if req.PublicIPs != nil {
+		want := map[string]bool{}
+		for _, ipid := range *req.PublicIPs {
+			want[ipid] = true
+		}
+		for _, ipid := range append([]string(nil), s.IPIDs...) {
+			if !want[ipid] {
+				e.detachIP(e.ips[ipid])
+			}
+		}
+		for _, ipid := range *req.PublicIPs {
+			if e.ips[ipid].ServerID != s.ID {
+				e.attachIP(e.ips[ipid], s)
+			}
+		}
+	}
+	s.Modified = e.clock().UTC()
+	return true
 }
 
 // removeServer deletes s, detaching its IPs (which survive) and its Block
@@ -360,6 +342,24 @@ func (e *Emulator) serverAction(w http.ResponseWriter, r *http.Request, z scw.Zo
 	set := func(state, detail string) {
 		s.State, s.StateDetail, s.Modified = state, detail, e.clock().UTC()
 	}
+	// later runs done after lat unless another action or the server's removal came first.
+	later := func(lat time.Duration, done func()) {
+		e.after(lat, func() {
+			if s.gen == gen && e.srv[s.ID] == s {
+				done()
+			}
+		})
+	}
+	running := func() {
+		set("running", "booting kernel")
+		e.runningHook(s)
+	}
+	stopped := func(state, detail string) func() {
+		return func() {
+			set(state, detail)
+			e.stoppedHook(s)
+		}
+	}
 	switch req.Action {
 	case "poweron":
 		detail := "allocating node"
@@ -367,43 +367,21 @@ func (e *Emulator) serverAction(w http.ResponseWriter, r *http.Request, z scw.Zo
 			detail = "stopped in place"
 		}
 		set("starting", detail)
-		e.after(e.lat.Poweron, func() {
-			if s.gen == gen && e.srv[s.ID] == s {
-				set("running", "booting kernel")
-				e.runningHook(s)
-			}
-		})
+		later(e.lat.Poweron, running)
 	case "poweroff":
 		set("stopping", "stopping")
-		e.after(e.lat.Poweroff, func() {
-			if s.gen == gen && e.srv[s.ID] == s {
-				set("stopped", "")
-				e.stoppedHook(s)
-			}
-		})
+		later(e.lat.Poweroff, stopped("stopped", ""))
 	case "stop_in_place":
 		set("stopping", "stopping in place")
-		e.after(e.lat.StopInPlace, func() {
-			if s.gen == gen && e.srv[s.ID] == s {
-				set("stopped in place", "stopped in place")
-				e.stoppedHook(s)
-			}
-		})
+		later(e.lat.StopInPlace, stopped("stopped in place", "stopped in place"))
 	case "reboot":
 		set("running", "rebooting")
-		e.after(e.lat.Reboot, func() {
-			if s.gen == gen && e.srv[s.ID] == s {
-				set("running", "booting kernel")
-				e.runningHook(s)
-			}
-		})
+		later(e.lat.Reboot, running)
 	case "terminate":
 		set("stopping", "terminating")
-		e.after(e.lat.Terminate, func() {
-			if s.gen == gen && e.srv[s.ID] == s {
-				e.stoppedHook(s)
-				e.removeServer(s, true)
-			}
+		later(e.lat.Terminate, func() {
+			e.stoppedHook(s)
+			e.removeServer(s, true)
 		})
 	default:
 		instanceInvalid(w, fmt.Sprintf("action %q is not emulated", req.Action))

@@ -1,14 +1,33 @@
 package scaleway
 
-import "time"
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"time"
+)
+
+// BenchFactor is the time factor the benchmarks scale the stand-ins' profiles by:
+// POC_BENCH_FACTOR, 0.01 when it is unset. Anything but a positive number is an error.
+func BenchFactor() (float64, error) {
+	v := os.Getenv("POC_BENCH_FACTOR")
+	if v == "" {
+		return 0.01, nil
+	}
+	f, err := strconv.ParseFloat(v, 64)
+	if err != nil || f <= 0 {
+		return 0, fmt.Errorf("POC_BENCH_FACTOR=%q is not a positive number", v)
+	}
+	return f, nil
+}
 
 // Latency is the duration of each asynchronous transition, before
 // Options.TimeFactor scales it. Each figure names its source: the Date
 // headers of a recording (an upper bound when the client polled: the
 // Terraform provider polls about every 5 s, the CLI and the provider's
 // Elastic Metal waiters every 15 s), or "estimate" when nothing recorded it.
-// SPEC §9's figures were estimates; the recordings replace them where they
-// exist. TF = terraform-provider-scaleway b2d45ed4
+// The first profile's figures were estimates; the recordings replace them where they
+// exist (docs/seed.md, Latencies, lists what is still estimated). TF = terraform-provider-scaleway b2d45ed4
 // internal/services/<svc>/testdata; CLI = scaleway-cli c2d470d8
 // internal/namespaces/<ns>/testdata; "fixtures" = the copies in
 // testdata/cassettes.

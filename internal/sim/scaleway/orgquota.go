@@ -79,20 +79,9 @@ func IdentityValidatedQuotas() map[string]int {
 	return q
 }
 
-// orgQuota checks quota name against current (caller holds e.mu): a quota the options do not
-// set is unlimited. It answers 403 quotas_exceeded, naming the quota, and returns false when
-// one more would exceed it.
+// orgQuota checks organization quota name against current (caller holds e.mu), as quotaLeft.
 func (e *Emulator) orgQuota(w http.ResponseWriter, name string, current int) bool {
-	q, ok := e.opts.OrgQuotas[name]
-	if !ok || current < q {
-		return true
-	}
-	writeJSON(w, http.StatusForbidden, map[string]any{
-		"type":    "quotas_exceeded",
-		"message": "quota(s) exceeded for this resource",
-		"details": []map[string]any{{"resource": name, "quota": q, "current": current}},
-	})
-	return false
+	return quotaLeft(w, e.opts.OrgQuotas, name, current)
 }
 
 func (e *Emulator) quotumJSON(name string, limit int) map[string]any {

@@ -40,6 +40,11 @@ type checker struct {
 	offsetsAt func(time.Time) []time.Duration
 	// stepTimeout is the processes' bound, a job's timeout.
 	stepTimeout time.Duration
+	// written are the objects the history wrote, by cluster (kube.go); issued gives the newest
+	// kubeconfig issued on an issue (nil: none).
+	written      map[string]*incarnationObjects
+	issued       func(ctx context.Context, repo string, number int) []byte
+	readsResumed int
 }
 
 func newChecker(ctx context.Context, w *world.World) (*checker, error) {
@@ -47,7 +52,7 @@ func newChecker(ctx context.Context, w *world.World) (*checker, error) {
 		return nil, errors.New("soak: the world has no S3 server (versitygw must be installed)")
 	}
 	c := &checker{w: w, quoter: cost.NewQuoter(cost.TableSource{}), daily: map[string]int64{},
-		scanned: map[int64]string{}, checked: map[*proc]bool{}, lives: map[string][]life{}}
+		scanned: map[int64]string{}, checked: map[*proc]bool{}, lives: map[string][]life{}, written: map[string]*incarnationObjects{}}
 	return c, c.reopen(ctx)
 }
 
@@ -108,6 +113,7 @@ func (c *checker) afterStep(ctx context.Context, step int, procs []*proc) []Viol
 		daily[hd.Repository] += d
 		c.noteLife(hd, d)
 	}
+	out = append(out, c.objectsHeld(ctx, step, headers)...)
 	for _, r := range Repos() {
 		if count[r.Name] > r.MaxClusters {
 			add("budget: max_clusters", "%s has %d clusters, max_clusters is %d", r.Name, count[r.Name], r.MaxClusters)
@@ -297,6 +303,7 @@ func (c *checker) atRest(ctx context.Context, now time.Time) []Violation {
 	if err != nil {
 		return []Violation{{Step: -1, Invariant: "every state reads", Detail: err.Error()}}
 	}
+	out = append(out, c.objectsHeld(ctx, -1, headers)...)
 	names := map[string]bool{}
 	for _, hd := range headers {
 		names[hd.Cluster] = true

@@ -1,8 +1,8 @@
 // Package soak finds the bugs that live between processes: it drives the emulated world
 // (internal/sim/world) with seeded random histories — comments of users of every permission level,
-// pull-request label/close/reopen/merge events, scheduled reaper runs, clock jumps, faults on the
-// wire, and `bot handle` processes killed half-way and run again as GitHub would — and checks
-// invariants after every step and after a final settle.
+// pull-request label/close/reopen/merge events, scheduled reaper runs, clock jumps, writes into the
+// clusters' Kubernetes APIs, faults on the wire, and `bot handle` processes killed half-way and run
+// again as GitHub would — and checks invariants after every step and after a final settle.
 //
 // The package owns the decisions and the checks, not the bot: a history is a pure function of its
 // seed (Generate), the world is started and the events are delivered by Run, and each bot process
@@ -26,6 +26,9 @@
 //   - no secret in any comment, log line, job summary or step output;
 //   - every state document reads and decrypts;
 //   - after the settle no lock is held beyond its lease;
+//   - a resumed cluster holds every object written before its pause: users write ConfigMaps and
+//     Secrets with the kubeconfig the bot issued them (KindKube), and every such object of a ready
+//     cluster is read back after every step (kube.go);
 //   - every accrued cost a bot comment states is the cluster's daily cost ÷ 24 per started hour
 //     since the creation its state records, at the clock of a process running when the comment
 //     was written (accrual.go).

@@ -24,6 +24,9 @@ const (
 	KindClock Kind = "clock"
 	// KindWait: the harness lets the running processes progress.
 	KindWait Kind = "wait"
+	// KindKube: a user writes an object (Action: "configmaps" or "secrets") into the cluster of
+	// Repo#Number with the kubeconfig the bot issued them (kube.go).
+	KindKube Kind = "kube"
 )
 
 // Faults is what a process's wire does to its requests, each a probability per request.
@@ -76,6 +79,8 @@ func (e Event) String() string {
 		fmt.Fprintf(&b, "clock +%s", e.Jump)
 	case KindWait:
 		fmt.Fprintf(&b, "wait %s", e.Jump)
+	case KindKube:
+		fmt.Fprintf(&b, "%s writes %s with the kubeconfig the bot issued on %s#%d", e.User, e.Action, e.Repo, e.Number)
 	}
 	if e.Async {
 		b.WriteString(" [async]")
@@ -193,6 +198,13 @@ func generate(seed uint64, n int) []Event {
 		}
 		var e Event
 		switch x := r.IntN(100); {
+		case x < 8:
+			// Mostly into the cluster of the last up, by its requester (the link is theirs).
+			e = Event{Kind: KindKube, Repo: repo.Name, Number: repo.Issues[r.IntN(len(repo.Issues))], User: pick([]string{"ada", "wes"}),
+				Action: pick([]string{"configmaps", "secrets"})}
+			if last, ok := lastUp(out); ok && r.IntN(4) != 0 {
+				e.Repo, e.Number, e.User = last.Repo, last.Number, last.User
+			}
 		case x < 62:
 			num := repo.Issues[r.IntN(len(repo.Issues))]
 			if r.IntN(3) == 0 {
@@ -231,6 +243,17 @@ func generate(seed uint64, n int) []Event {
 		out = append(out, e)
 	}
 	return out
+}
+
+// lastUp is the last `/poc up` of ada or wes (who have SSH keys to open its kubeconfig link).
+func lastUp(events []Event) (Event, bool) {
+	for i := len(events) - 1; i >= 0; i-- {
+		e := events[i]
+		if e.Kind == KindComment && strings.HasPrefix(e.Body, "/poc up") && (e.User == "ada" || e.User == "wes") {
+			return e, true
+		}
+	}
+	return Event{}, false
 }
 
 // commandBody is a comment a user might write: mostly commands, valid and not, with the flags

@@ -18,6 +18,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"filippo.io/age"
+	"filippo.io/age/agessh"
 	"golang.org/x/crypto/ssh"
 
 	talossim "github.com/pocbot/pocbot/internal/sim/talos"
@@ -60,6 +62,9 @@ type Result struct {
 	Events     int
 	Violations []Violation
 	Duration   time.Duration
+	// ReadsAfterPause counts the reads, after every step, of an object written before a pause
+	// of its cluster that found it there (kube.go).
+	ReadsAfterPause int
 }
 
 // Violation is one broken invariant, with the step after which it was seen (-1: the settle).
@@ -118,6 +123,9 @@ func Run(ctx context.Context, o Options, seed uint64, events []Event) (Result, e
 		return Result{}, err
 	}
 	h.checker.offsetsAt = h.offsetsAt
+	h.checker.issued = func(ctx context.Context, repo string, number int) []byte {
+		return h.issuedKubeconfig(ctx, repo, number, h.ids["ada"], h.ids["wes"])
+	}
 	h.checker.stepTimeout = h.o.StepTimeout
 	defer h.checker.close()
 
@@ -134,7 +142,7 @@ func Run(ctx context.Context, o Options, seed uint64, events []Event) (Result, e
 		// Cut short (a shrink's bound): what the settle saw is not a verdict.
 		return Result{}, ctx.Err()
 	}
-	return Result{Seed: seed, Events: len(events), Violations: h.violations, Duration: time.Since(t0)}, nil
+	return Result{Seed: seed, Events: len(events), Violations: h.violations, Duration: time.Since(t0), ReadsAfterPause: h.checker.readsResumed}, nil
 }
 
 // history is one run's world and bookkeeping.
@@ -157,6 +165,10 @@ type history struct {
 	lastBy      map[string]int64 // last comment id per repo#number/user, for edits
 	issues      map[string]*issueState
 	runs        int
+	// ids are the users' SSH keys as age identities (what opens the kubeconfig the bot issued
+	// them); kubeconfigs are the links already opened.
+	ids         map[string]age.Identity
+	kubeconfigs map[string][]byte
 }
 
 // proc is one process the harness started, with what its wire saw.
@@ -230,16 +242,20 @@ func (h *history) processes() []*proc {
 func (h *history) seedWorld() error {
 	gh := h.w.GitHub
 	h.lastBy = map[string]int64{}
+	h.ids, h.kubeconfigs = map[string]age.Identity{}, map[string][]byte{}
 	for user := range Users {
 		gh.AddUser(user)
 	}
 	for _, u := range []string{"ada", "wes"} {
-		pub, _, err := ed25519.GenerateKey(rand.Reader)
+		pub, priv, err := ed25519.GenerateKey(rand.Reader)
 		if err != nil {
 			return err
 		}
 		sp, err := ssh.NewPublicKey(pub)
 		if err != nil {
+			return err
+		}
+		if h.ids[u], err = agessh.NewEd25519Identity(priv); err != nil {
 			return err
 		}
 		gh.AddUserKey(u, strings.TrimSpace(string(ssh.MarshalAuthorizedKey(sp))))
@@ -273,6 +289,9 @@ func (h *history) step(ctx context.Context, i int, e Event) {
 		case <-time.After(e.Jump):
 		case <-ctx.Done():
 		}
+		return
+	case KindKube:
+		h.kubeWrite(ctx, i, e)
 		return
 	case KindPR:
 		h.applyPR(e)

@@ -41,7 +41,7 @@ func TestGenerateIsAFunctionOfTheSeed(t *testing.T) {
 			bot++
 		}
 	}
-	for _, k := range []Kind{KindComment, KindPR, KindSchedule, KindClock, KindWait} {
+	for _, k := range []Kind{KindComment, KindPR, KindSchedule, KindClock, KindWait, KindKube} {
 		if kinds[k] == 0 {
 			t.Errorf("5000 events hold no %s", k)
 		}
@@ -63,11 +63,7 @@ func TestWireKills(t *testing.T) {
 	var kills atomic.Int64
 	w := NewWire(1, Faults{}, 3, func() { kills.Add(1) })
 	defer w.Close()
-	gl := &ghLog{}
-	front, err := w.frontLogged(GitHub, backend.URL, gl)
-	if err != nil {
-		t.Fatal(err)
-	}
+	front, gl := logged(t, w, GitHub, backend.URL)
 	c := &http.Client{Timeout: 5 * time.Second}
 	var answered []bool
 	for range 5 {
@@ -118,11 +114,7 @@ func TestWireFaults(t *testing.T) {
 			served.Store(0)
 			w := NewWire(9, tc.f, 0, nil)
 			defer w.Close()
-			gl := &ghLog{}
-			front, err := w.frontLogged(tc.svc, backend.URL, gl)
-			if err != nil {
-				t.Fatal(err)
-			}
+			front, gl := logged(t, w, tc.svc, backend.URL)
 			req, _ := http.NewRequest(tc.method, front+"/r", nil)
 			resp, err := http.DefaultClient.Do(req)
 			if err != nil {
@@ -195,11 +187,7 @@ func TestWireLogsWhatTheProcessRead(t *testing.T) {
 	defer backend.Close()
 	w := NewWire(1, Faults{}, 0, nil)
 	defer w.Close()
-	gl := &ghLog{}
-	front, err := w.frontLogged(GitHub, backend.URL, gl)
-	if err != nil {
-		t.Fatal(err)
-	}
+	front, gl := logged(t, w, GitHub, backend.URL)
 	c := &http.Client{Timeout: 5 * time.Second}
 	resp, err := c.Post(front+"/repos/acme/a/issues/3/comments", "application/json", strings.NewReader(`{"body":"help"}`))
 	if err != nil {
@@ -215,4 +203,15 @@ func TestWireLogsWhatTheProcessRead(t *testing.T) {
 	if len(rs) != 1 || rs[0].Method != "POST" || rs[0].Status != http.StatusCreated || !rs[0].tookEffect() {
 		t.Fatalf("logged %+v once the process had read the answer, want the POST with status and effect 201", rs)
 	}
+}
+
+// logged fronts backend with w for svc: the front's URL, and the log of what reached GitHub.
+func logged(t *testing.T, w *Wire, svc Service, backend string) (string, *ghLog) {
+	t.Helper()
+	gl := &ghLog{}
+	front, err := w.frontLogged(svc, backend, gl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return front, gl
 }

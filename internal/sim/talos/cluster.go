@@ -29,6 +29,8 @@ type clusterState struct {
 	bootstrapped bool
 	etcd         *etcdData
 	etcdErr      error
+	// probes are the network probe pods the bot created (netprobe.go), by name.
+	probes map[string]*probePod
 }
 
 var (

@@ -7,7 +7,7 @@ import (
 
 // Latency is how long a node's transitions after its boot take (the boot itself, the container
 // runtime and the time sync are NodeOptions' BootDelay, CRIDelay and TimeSyncDelay), before a
-// world's time factor scales them. None was recorded (SPEC §9 gives 1–3 min per Talos phase):
+// world's time factor scales them. None was recorded (docs/seed.md, Latencies: 1–3 min per Talos phase):
 // every figure is an estimate, part of the whole cluster's profile (cluster.Waits).
 type Latency struct {
 	// ApplyReboot: ApplyConfiguration accepted -> the node back up with its new config (the
@@ -25,23 +25,26 @@ type Latency struct {
 	ResetWipe time.Duration
 	// ResetReboot: the reset's reboot -> back up in the mode the wipe left: a physical
 	// machine's reboot and Talos's boot (the world sets the Elastic Metal reboot plus its Talos
-	// boot; 3 min here, the old SPEC §9 estimate, when used alone).
+	// boot; 3 min here, the low estimate of docs/seed.md, Latencies, when used alone).
 	ResetReboot time.Duration
 	// CNIReady: a node's kubelet registered (a control plane's API up, the worker trusted) ->
 	// its Cilium agent ready and its pods' network up (the install Job, image pulls, the agent's
 	// start). Source silent: estimate 60 s.
 	CNIReady time.Duration
+	// NetProbe: a network probe pod created on a Ready node -> its connections tried and its
+	// phase final (the agent image is on the node already: no pull). Source silent: estimate 5 s.
+	NetProbe time.Duration
 }
 
 // DefaultLatency is the estimate profile at factor 1.
 func DefaultLatency() Latency {
-	return Latency{ApplyReboot: time.Minute, KubeReady: 90 * time.Second, ResetWipe: 15 * time.Second, ResetReboot: 3 * time.Minute, CNIReady: time.Minute}
+	return Latency{ApplyReboot: time.Minute, KubeReady: 90 * time.Second, ResetWipe: 15 * time.Second, ResetReboot: 3 * time.Minute, CNIReady: time.Minute, NetProbe: 5 * time.Second}
 }
 
 // Scale multiplies every figure by f.
 func (l Latency) Scale(f float64) Latency {
 	s := func(d time.Duration) time.Duration { return time.Duration(float64(d) * f) }
-	return Latency{ApplyReboot: s(l.ApplyReboot), KubeReady: s(l.KubeReady), ResetWipe: s(l.ResetWipe), ResetReboot: s(l.ResetReboot), CNIReady: s(l.CNIReady)}
+	return Latency{ApplyReboot: s(l.ApplyReboot), KubeReady: s(l.KubeReady), ResetWipe: s(l.ResetWipe), ResetReboot: s(l.ResetReboot), CNIReady: s(l.CNIReady), NetProbe: s(l.NetProbe)}
 }
 
 // reboot tracks a node that is down for a while: its TLS handshakes fail until then, as a

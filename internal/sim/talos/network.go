@@ -20,9 +20,12 @@ import (
 // the network in front of each node (NodeOptions.Network) and each node's segment
 // (NodeOptions.Subnet, Gateway). Contract rows in doc.go, "Contract: cluster network".
 
-// Ports of the model (Cilium's, CoreDNS's).
+// Ports of the model (Cilium's, CoreDNS's): the stand-in's own reading of Cilium, not the bot's
+// network-policy table, so that a wrong port in the table fails here.
 const (
 	vxlanPort      = 8472
+	wireguardPort  = 51871
+	healthPort     = 4240
 	coreDNSReady   = 8181
 	coreDNSReplica = 2
 )
@@ -32,6 +35,7 @@ type cniValues struct {
 	installed  bool
 	native     bool // routingMode=native
 	autoDirect bool // autoDirectNodeRoutes=true
+	wireguard  bool // encryption.enabled=true, encryption.type=wireguard
 }
 
 func cniOf(cfg config.Provider) cniValues {
@@ -40,7 +44,8 @@ func cniOf(cfg config.Provider) cniValues {
 			continue
 		}
 		c := m.Contents()
-		return cniValues{installed: true, native: strings.Contains(c, "routingMode=native"), autoDirect: strings.Contains(c, "autoDirectNodeRoutes=true")}
+		return cniValues{installed: true, native: strings.Contains(c, "routingMode=native"), autoDirect: strings.Contains(c, "autoDirectNodeRoutes=true"),
+			wireguard: strings.Contains(c, "encryption.enabled=true") && strings.Contains(c, "encryption.type=wireguard")}
 	}
 	return cniValues{}
 }
@@ -178,26 +183,67 @@ func sameSegment(a, b netNode) bool {
 	return a.subnet.Bits() < 32 && a.subnet.Contains(b.addr) && b.subnet.Contains(a.addr)
 }
 
-// hostToPod is the path from a node's host (the API server there) to a pod on another node, or
-// why it fails: tunnel mode carries it as VXLAN between the node addresses (the destination must
-// admit UDP 8472 from the source: its security group, then its Talos firewall); native routing
-// needs a route to the pod's node (auto direct node routes, one segment) and nothing else. A
-// source of identity HOST is not WireGuard-encrypted (cilium bpf/lib/wireguard.h), so 51871 is
-// not this path.
+// crossNode is a new flow of Cilium's datapath from a node's host (pod false) or one of its pods
+// (pod true) to a pod on another node, or why it is lost:
+//   - tunnel mode with WireGuard: every overlay packet, a host's as a pod's, is VXLAN-encapsulated
+//     and then encrypted (cilium bpf/lib/wireguard.h, wg_maybe_redirect_to_encrypt: ctx_is_overlay
+//     → overlay_encrypt, before the HOST_ID check; cilium PR #29000, the default since v1.15).
+//     On the wire it is WireGuard (UDP 51871) between the node addresses, judged by the
+//     destination's security group and Talos firewall; decrypted on cilium_wg0 it is VXLAN
+//     (UDP 8472) from the source node's address, which Talos's ingress chain judges again
+//     (nftables_chain_config.go exempts lo, siderolink and kubespan only);
+//   - tunnel mode without encryption: VXLAN (UDP 8472) between the node addresses;
+//   - native routing: a pod's packet to a remote pod is redirected to WireGuard (UDP 51871, no
+//     route needed); a host's is not encrypted (the HOST_ID check) and needs a route to the
+//     pod's node: auto direct node routes on one segment (pkg/datapath/linux/node.go,
+//     createDirectRouteSpec refuses a node behind a gateway).
+//
+// Replies of an admitted flow are established traffic (Talos's chain accepts ct established; the
+// security group is stateful), so one direction is judged per flow.
+func (st netState) crossNode(from, to netNode, pod bool) error {
+	udp := nethelpers.ProtocolUDP
+	switch {
+	case !st.cni.native && st.cni.wireguard:
+		if !to.admits(from.addr, udp, wireguardPort) {
+			return fmt.Errorf("WireGuard (UDP %d) from %s dropped by %s's network policy", wireguardPort, from.addr, to.name)
+		}
+		if !firewallAdmits(to.cfg, from.addr, to.addr, udp, vxlanPort) {
+			return fmt.Errorf("the decrypted VXLAN (UDP %d) from %s dropped by %s's Talos firewall", vxlanPort, from.addr, to.name)
+		}
+	case !st.cni.native:
+		if !to.admits(from.addr, udp, vxlanPort) {
+			return fmt.Errorf("VXLAN (UDP %d) from %s dropped by %s's network policy", vxlanPort, from.addr, to.name)
+		}
+	case pod && st.cni.wireguard:
+		if !to.admits(from.addr, udp, wireguardPort) {
+			return fmt.Errorf("WireGuard (UDP %d) from %s dropped by %s's network policy", wireguardPort, from.addr, to.name)
+		}
+	case !st.cni.autoDirect || !sameSegment(from, to):
+		return fmt.Errorf("no route from %s to %s's pod CIDR %s (native routing across a gateway)", from.name, to.name, to.podCIDR)
+	}
+	return nil
+}
+
+// hostToPod is the path from a node's host (the API server there) to a pod on another node.
 func (st netState) hostToPod(from, to netNode) error {
 	if from.name == to.name {
 		return nil
 	}
-	if !st.cni.native {
-		if !to.admits(from.addr, nethelpers.ProtocolUDP, vxlanPort) {
-			return fmt.Errorf("VXLAN from %s dropped by %s's network policy", from.addr, to.name)
-		}
+	return st.crossNode(from, to, false)
+}
+
+// podToPod is the path from a pod on one node to a pod on another.
+func (st netState) podToPod(from, to netNode) error {
+	if from.name == to.name {
 		return nil
 	}
-	if !st.cni.autoDirect || !sameSegment(from, to) {
-		return fmt.Errorf("no route from %s to %s's pod CIDR %s (native routing across a gateway)", from.name, to.name, to.podCIDR)
-	}
-	return nil
+	return st.crossNode(from, to, true)
+}
+
+// healthIP is a node's Cilium health endpoint: an address of its pod CIDR (CiliumNode
+// spec.health.ipv4), serving HTTP on 4240.
+func healthIP(nn netNode) netip.Addr {
+	return nn.podCIDR.Addr().Next().Next()
 }
 
 // serveNetwork adds the Kubernetes API reads of the model to a control plane's API mux.
@@ -220,6 +266,10 @@ func (n *Node) serveNetwork(mux *http.ServeMux) {
 		}
 		netJSON(w, map[string]any{"kind": "NodeList", "apiVersion": "v1", "items": items})
 	})
+	mux.HandleFunc("GET /apis/cilium.io/v2/ciliumnodes", func(w http.ResponseWriter, _ *http.Request) {
+		netJSON(w, map[string]any{"kind": "CiliumNodeList", "apiVersion": "cilium.io/v2", "items": n.netState().ciliumNodes()})
+	})
+	n.serveProbes(mux)
 	mux.HandleFunc("GET /apis/apps/v1/namespaces/kube-system/daemonsets/cilium", func(w http.ResponseWriter, _ *http.Request) {
 		st := n.netState()
 		if !st.cni.installed {
@@ -286,11 +336,18 @@ func (n *Node) serveNetwork(mux *http.ServeMux) {
 					pod("cilium-"+nn.name, nn.name, nn.addr.String(), nn.addr.String(), st.ready[nn.name])
 				}
 			}
+		default:
+			items = append(items, n.probePods(r.URL.Query().Get("labelSelector"), st)...)
 		}
 		netJSON(w, map[string]any{"kind": "PodList", "items": items})
 	})
 	mux.HandleFunc("GET /api/v1/namespaces/kube-system/pods/{pod}/log", func(w http.ResponseWriter, r *http.Request) {
 		st := n.netState()
+		if log, ok := n.probeLog(r.PathValue("pod"), st); ok {
+			w.Header().Set("Content-Type", "text/plain")
+			_, _ = w.Write([]byte(log))
+			return
+		}
 		name := strings.TrimPrefix(r.PathValue("pod"), "cilium-")
 		lines, ok := st.logs[name]
 		if !ok || !st.cni.installed {

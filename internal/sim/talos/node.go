@@ -37,13 +37,14 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/emptypb"
 
+	"github.com/pocbot/pocbot/internal/provision/netpolicy"
 	"github.com/pocbot/pocbot/internal/settings"
 )
 
 // Default ports, as on a real node.
 const (
-	DefaultAPIPort  = 50000
-	DefaultKubePort = 6443
+	DefaultAPIPort  = netpolicy.PortApid
+	DefaultKubePort = netpolicy.PortKubeAPI
 )
 
 // NodeOptions describe one node.

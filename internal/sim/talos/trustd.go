@@ -22,12 +22,14 @@ import (
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
+
+	"github.com/pocbot/pocbot/internal/provision/netpolicy"
 )
 
 // Default ports of the node's other services, as on a real node (machinery constants).
 const (
-	DefaultTrustdPort  = 50001
-	DefaultKubeletPort = 10250
+	DefaultTrustdPort  = netpolicy.PortTrustd
+	DefaultKubeletPort = netpolicy.PortKubelet
 )
 
 // joinRetry is how often a worker tries again to reach the control planes (Talos retries with

@@ -7,7 +7,9 @@
 // (TalosBoot, scaled) before its API answers, reads the control plane's user data only then, and
 // refuses Bootstrap until its container runtime and time sync are up (TalosCRI, TalosTimeSync).
 //
-// The world owns wiring only; each stand-in lives in its own package under internal/sim.
+// The world only starts the stand-ins and connects them to each other; each stand-in lives in its
+// own package under internal/sim. The bot's side is opened from the world's environment (Env) by
+// production's constructor, internal/wiring (worldtest does it for tests).
 //
 // # Network policy
 //
@@ -24,7 +26,7 @@
 //	| behaviour | source |
 //	|---|---|
 //	| an Instance's security group judges runner → node and node → node connections | Scaleway Instance security groups (sim/scaleway InboundAllowed and its contract) |
-//	| the Elastic Metal worker has no security group | SPEC §2; Elastic Metal API (no security group) |
+//	| the Elastic Metal worker has no security group | Elastic Metal API (no security group: https://www.scaleway.com/en/developers/api/elastic-metal/); docs/seed.md, The cluster |
 //	| a node's ingress firewall judges after the group | https://docs.siderolabs.com/talos/v1.13/networking/ingress-firewall; sim/talos firewall contract |
 //	| the worker joins over the network from its own address: 6443 (endpoints via Kubernetes) then trustd 50001 on a control plane | siderolabs/talos internal/app/machined/pkg/controllers/secrets/api.go, internal/app/machined/pkg/controllers/k8s/endpoint.go @v1.13.9 |
 //	| refused = reset at once, not a dropped SYN (tests fail fast instead of waiting for a timeout) | simplification: a real group or firewall drops silently |
@@ -79,7 +81,7 @@ const (
 type Options struct {
 	// Dir holds the buckets, the disks and the keys; it must exist.
 	Dir string
-	// TimeFactor scales SPEC §9's latencies (default 0.02: a 15-minute Elastic Metal chain takes 18 s).
+	// TimeFactor scales the latencies of docs/seed.md, Latencies (default 0.02: a 15-minute Elastic Metal chain takes 18 s).
 	TimeFactor float64
 	// Faults, Quotas and Stock go to the Scaleway emulator.
 	Faults scwsim.Faults
@@ -125,8 +127,8 @@ type Options struct {
 type Hosts struct {
 	Talos talossim.Latency
 	// RescueBoot: the API reports the rescue reboot done -> the rescue system's SSH answers
-	// (the machine boots the rescue image). SPEC §9's estimate for "reboot to rescue, SSH up"
-	// is 3–5 min; the recordings time the API's status only. Default 3 min.
+	// (the machine boots the rescue image). The estimate for "reboot to rescue, SSH up"
+	// is 3–5 min (docs/seed.md, Latencies); the recordings time the API's status only. Default 3 min.
 	RescueBoot time.Duration
 	// ImageWrite: the metal image streamed and written to the worker's disk from rescue.
 	// Estimate 45 s (≈ 1.3 GB raw at ≈ 30 MB/s compressed download, decompressed on the fly).
@@ -634,7 +636,8 @@ func Profile(scw scwsim.Latency, h Hosts) cluster.Waits {
 		Scaleway: provscw.Waits{SnapshotImport: scw.SnapshotImport, BMDelivery: scw.BMDelivery, SGRules: scw.SGRules,
 			VolumeCreate: scw.VolumeCreate, Poweron: scw.Poweron, Terminate: scw.Terminate, BMDelete: scw.BMDelete},
 		RescueReboot: scw.BMRescueReboot, RescueBoot: h.RescueBoot, ImageWrite: h.ImageWrite, NormalReboot: scw.BMNormalReboot,
-		TalosBoot: TalosBoot, TalosReady: max(TalosCRI, TalosTimeSync), ApplyReboot: h.Talos.ApplyReboot, KubeReady: h.Talos.KubeReady, CNIReady: h.Talos.CNIReady,
+		TalosBoot: TalosBoot, TalosReady: max(TalosCRI, TalosTimeSync), ApplyReboot: h.Talos.ApplyReboot, KubeReady: h.Talos.KubeReady,
+		CNIReady:    h.Talos.CNIReady + h.Talos.NetProbe,     // the agents and DNS ready, then the pod-network probe's pods run
 		ResetReboot: h.Talos.ResetWipe + h.Talos.ResetReboot, // the reset's sequence, then its reboot
 	}
 }

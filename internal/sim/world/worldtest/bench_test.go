@@ -1,10 +1,8 @@
 package worldtest_test
 
 import (
-	"context"
 	"fmt"
 	"os"
-	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -17,15 +15,24 @@ import (
 )
 
 func benchFactor(b *testing.B) float64 {
-	factor := 0.01
-	if v := os.Getenv("POC_BENCH_FACTOR"); v != "" {
-		f, err := strconv.ParseFloat(v, 64)
-		if err != nil || f <= 0 {
-			b.Fatalf("POC_BENCH_FACTOR=%q is not a positive number", v)
-		}
-		factor = f
+	factor, err := scwsim.BenchFactor()
+	if err != nil {
+		b.Fatal(err)
 	}
 	return factor
+}
+
+// benchParts starts a world of hosts at factor, closed when b ends, and its parts, which poll
+// every quarter of a scaled second (poll).
+func benchParts(b *testing.B, factor float64, hosts world.Hosts) (p *worldtest.Parts, poll time.Duration) {
+	b.Helper()
+	w, err := world.Start(b.Context(), world.Options{Dir: b.TempDir(), TimeFactor: factor, S3: "file", Hosts: hosts})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { w.Close() })
+	poll = max(time.Duration(float64(time.Second)*factor)/4, time.Millisecond)
+	return worldtest.New(b, w, worldtest.Options{PollInterval: poll}), poll
 }
 
 // BenchmarkWholeUpDown measures the whole seed cluster's up (image chain, control planes,
@@ -38,13 +45,7 @@ func BenchmarkWholeUpDown(b *testing.B) {
 	waits := worldtest.Waits(scwsim.DefaultLatency(), hosts)
 	scale := func(d time.Duration) time.Duration { return time.Duration(float64(d) * factor) }
 	for i := 0; i < b.N; i++ {
-		w, err := world.Start(context.Background(), world.Options{Dir: b.TempDir(), TimeFactor: factor, S3: "file", Hosts: hosts})
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.Cleanup(func() { w.Close() })
-		poll := max(scale(time.Second)/4, time.Millisecond)
-		p := worldtest.New(b, w, worldtest.Options{PollInterval: poll})
+		p, poll := benchParts(b, factor, hosts)
 		var (
 			t0      time.Time
 			mu      sync.Mutex
@@ -65,7 +66,7 @@ func BenchmarkWholeUpDown(b *testing.B) {
 		if err := p.Ops.Build(g, p.Spec); err != nil {
 			b.Fatal(err)
 		}
-		ctx := context.Background()
+		ctx := b.Context()
 		parked := waits
 		parked.Parked, parked.SharedImage = true, true
 		cold := g.CriticalPath(waits.Of)
@@ -88,6 +89,7 @@ func BenchmarkWholeUpDown(b *testing.B) {
 		var st *provision.State
 		for k, s := range steps {
 			if k%2 == 0 {
+				var err error
 				if st, err = provision.NewState(fmt.Sprintf("bench-%d-%d", i, k), p.Spec); err != nil {
 					b.Fatal(err)
 				}

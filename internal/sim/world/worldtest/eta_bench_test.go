@@ -1,7 +1,6 @@
 package worldtest_test
 
 import (
-	"context"
 	"fmt"
 	"testing"
 	"time"
@@ -22,17 +21,11 @@ func BenchmarkETA(b *testing.B) {
 	factor := benchFactor(b)
 	hosts := world.DefaultHosts()
 	for i := 0; i < b.N; i++ {
-		w, err := world.Start(context.Background(), world.Options{Dir: b.TempDir(), TimeFactor: factor, S3: "file", Hosts: hosts})
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.Cleanup(func() { w.Close() })
-		poll := max(time.Duration(float64(time.Second)*factor)/4, time.Millisecond)
-		p := worldtest.New(b, w, worldtest.Options{PollInterval: poll})
+		p, _ := benchParts(b, factor, hosts)
 		spec := p.Spec
 		spec.ServiceAccountKey = "ecdsa" // the RSA key's seconds of CPU have no figure in the profile
 		book := &eta.Book{Store: p.Store, Build: p.Ops.Build, Profile: worldtest.Waits(scwsim.DefaultLatency(), hosts), SharedImage: p.Driver.SharedSnapshot}
-		ctx := context.Background()
+		ctx := b.Context()
 		const ups = 20
 		within := 0
 		for k := range ups {

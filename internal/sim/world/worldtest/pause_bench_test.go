@@ -1,7 +1,6 @@
 package worldtest_test
 
 import (
-	"context"
 	"fmt"
 	"slices"
 	"testing"
@@ -43,13 +42,7 @@ func BenchmarkPauseResume(b *testing.B) {
 	waits.SharedImage = true
 	scale := func(d time.Duration) time.Duration { return time.Duration(float64(d) * factor) }
 	for i := 0; i < b.N; i++ {
-		w, err := world.Start(context.Background(), world.Options{Dir: b.TempDir(), TimeFactor: factor, S3: "file", Hosts: hosts})
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.Cleanup(func() { w.Close() })
-		poll := max(scale(time.Second)/4, time.Millisecond)
-		p := worldtest.New(b, w, worldtest.Options{PollInterval: poll})
+		p, poll := benchParts(b, factor, hosts)
 		eng := provision.New(provision.Options{PollInterval: poll})
 		g, pg := provision.NewGraph(), provision.NewGraph()
 		if err := p.Ops.Build(g, p.Spec); err != nil {
@@ -58,7 +51,7 @@ func BenchmarkPauseResume(b *testing.B) {
 		if err := p.Ops.BuildPause(pg, p.Spec, false); err != nil {
 			b.Fatal(err)
 		}
-		ctx := context.Background()
+		ctx := b.Context()
 		st, err := provision.NewState(fmt.Sprintf("bench-pause-%d", i), p.Spec)
 		if err != nil {
 			b.Fatal(err)

@@ -1,7 +1,10 @@
-// Package worldtest builds, for tests, what the bot builds from its environment: the state store,
-// the Scaleway client and driver, the image bucket and a clusterops.Ops whose graph is the whole
-// seed cluster, all pointed at a running emulated world (internal/sim/world). Every test package
-// that runs whole clusters starts from here, so that they all exercise the same wiring.
+// Package worldtest opens, for tests, the bot's parts on a running emulated world
+// (internal/sim/world) through production's constructor, wiring.Open: the state store (checked
+// for locks and conditional writes), the Scaleway client with its retrying transport and the
+// driver, the image bucket, the price sources and a clusterops.Ops whose graph is the whole seed
+// cluster, all read from the world's environment (world.Env) as a bot process reads its own.
+// Every test package that runs whole clusters starts from here, so that they all exercise the
+// wiring the bot runs with; Options change only what a setting or wiring.Config would.
 package worldtest
 
 import (
@@ -15,14 +18,14 @@ import (
 	"gocloud.dev/blob/fileblob"
 
 	"github.com/pocbot/pocbot/internal/clusterops"
-	"github.com/pocbot/pocbot/internal/cost"
-	"github.com/pocbot/pocbot/internal/pool/poolstore"
+	"github.com/pocbot/pocbot/internal/eta"
 	"github.com/pocbot/pocbot/internal/provision"
 	"github.com/pocbot/pocbot/internal/provision/cluster"
 	"github.com/pocbot/pocbot/internal/provision/scaleway"
 	scwsim "github.com/pocbot/pocbot/internal/sim/scaleway"
 	"github.com/pocbot/pocbot/internal/sim/world"
 	"github.com/pocbot/pocbot/internal/statestore"
+	"github.com/pocbot/pocbot/internal/wiring"
 )
 
 // Options tune the parts; zero values are the usual test settings.
@@ -54,9 +57,11 @@ type Parts struct {
 	ImageBucket *blob.Bucket
 	// Spec is the seed's spec with the world's image bucket.
 	Spec provision.Spec
+	// ETA is the bot's ETA book on the world's state bucket.
+	ETA *eta.Book
 }
 
-// New builds the parts on w; everything it opens is closed by t's cleanup.
+// New opens the parts on w with wiring.Open; everything it opens is closed by t's cleanup.
 func New(t testing.TB, w *world.World, o Options) *Parts {
 	t.Helper()
 	if o.Log == nil {
@@ -74,47 +79,28 @@ func New(t testing.TB, w *world.World, o Options) *Parts {
 	if o.LockWait == 0 {
 		o.LockWait = time.Minute
 	}
-	p := &Parts{Spec: provision.DefaultSpec()}
-	p.Spec.ImageBucket = world.ImageBucket
-	opts := []statestore.Option{statestore.WithLogger(o.Log)}
-	if w.S3 != nil {
-		opts = append(opts, statestore.WithBucket(Bucket(t, w, world.StateBucket)))
-	} // a file:// state is opened by the store itself (its locks need the directory)
-	var err error
-	p.Store, err = statestore.Open(context.Background(), statestore.Config{StateURL: w.StateURL, KeyURL: w.StateKey}, opts...)
-	if err != nil {
-		t.Fatal(err)
+	env := map[string]string{}
+	for _, kv := range w.Env() {
+		env[kv[0]] = kv[1]
 	}
-	t.Cleanup(func() { p.Store.Close() })
-	p.Client = Client(t, w, w.ScalewayURL)
-	driverClient := p.Client
+	env["POC_POLL_INTERVAL"] = o.PollInterval.String()
+	env["POC_LOCK_LEASE"] = o.LockLease.String()
+	env["POC_LOCK_WAIT"] = o.LockWait.String()
+	env["POC_RUNNER_CIDR"] = o.RunnerCIDR
 	if o.ScalewayURL != "" {
-		driverClient = Client(t, w, o.ScalewayURL)
+		env["SCW_API_URL"] = o.ScalewayURL
 	}
-	if p.Driver, err = scaleway.New(scaleway.Config{Client: driverClient}); err != nil {
-		t.Fatal(err)
+	// The parts outlive any one call: opened with a context of their own, closed by t's cleanup.
+	b, err := wiring.Open(context.Background(), wiring.Config{
+		Getenv: func(k string) string { return env[k] }, Log: o.Log,
+		StepTimeout: o.StepTimeout, RescuePasswordWait: o.RescuePasswordWait, ReadyTimeout: o.ReadyTimeout,
+	})
+	if err != nil {
+		t.Fatalf("open the bot's parts on the world: %v", err)
 	}
-	p.ImageBucket = Bucket(t, w, world.ImageBucket)
-	ccfg := cluster.Config{Driver: p.Driver, FactoryURL: w.Factory.URL(), ImageBucket: p.ImageBucket, RescuePort: 2222,
-		RunnerCIDR: o.RunnerCIDR, RescuePasswordWait: o.RescuePasswordWait, ReadyTimeout: o.ReadyTimeout, Log: o.Log,
-		Pool: &poolstore.Pool{Store: p.Store}, Snapshots: clusterops.Snapshots{Store: p.Store}}
-	p.Ops = &clusterops.Ops{
-		Store: p.Store,
-		Build: func(g *provision.Graph, spec provision.Spec) error { return cluster.Build(g, spec, ccfg) },
-		BuildPause: func(g *provision.Graph, spec provision.Spec, release bool) error {
-			return cluster.BuildPause(g, spec, ccfg, release)
-		},
-		Engine:     provision.Options{PollInterval: o.PollInterval, StepTimeout: o.StepTimeout, Logger: o.Log},
-		Log:        o.Log,
-		LockLease:  o.LockLease,
-		LockWait:   o.LockWait,
-		RunnerCIDR: o.RunnerCIDR,
-		Quoter:     cost.NewQuoter(cost.APISources(p.Client)...),
-		Pool:       &poolstore.Pool{Store: p.Store},
-	}
-	p.Ops.Preflight = cluster.Preflight(ccfg, nil)
-	ccfg.ImageLocker = p.Ops
-	return p
+	t.Cleanup(b.Close)
+	return &Parts{Ops: b.Ops, Store: b.Store, Driver: b.Driver, Client: Client(t, w, w.ScalewayURL),
+		ImageBucket: b.ImageBucket, Spec: b.Spec, ETA: b.ETA}
 }
 
 // Client is a Scaleway SDK client with the world's credentials, on url.
