@@ -80,6 +80,9 @@ func (a *app) handle(ctx context.Context, getenv func(string) string, started ti
 			return chatopsBackend(b), nil
 		},
 	}
+	h.ScheduleNotice = func(ctx context.Context, b *chatops.Backend) string {
+		return a.scheduleCheck(ctx, b.Ops.Store, gh, env.Repository)
+	}
 	h.Reap = func(ctx context.Context, ev github.Event) (string, error) {
 		return a.reapOnce(ctx, getenv, env, gh, false, ev)
 	}
@@ -138,11 +141,8 @@ func (a *app) reapOnce(ctx context.Context, getenv func(string) string, env gith
 			a.log.Info("POC clusters issue updated", "issue", n)
 		}
 	}
-	notice := ""
 	if ev.Kind == github.KindSchedule && err == nil {
 		a.scheduleBeat(ctx, b.Ops.Store, ev.Schedule, env.RunID)
-	} else if opportunistic {
-		notice = a.scheduleCheck(ctx, b.Ops.Store, gh, env.Repository, ev.Number)
 	}
 	var table strings.Builder
 	if werr := rep.WriteTable(&table); werr != nil && err == nil {
@@ -151,9 +151,6 @@ func (a *app) reapOnce(ctx context.Context, getenv func(string) string, env gith
 	msg := fmt.Sprintf("%d clusters listed: %d destroyed, %d warned, %d kept, %d busy, %d failed, %d swept in %s\n\n%s",
 		rep.Listed, rep.Count(reaper.ActionDestroyed), rep.Count(reaper.ActionWarned), rep.Count(reaper.ActionKept),
 		rep.Count(reaper.ActionBusy), rep.Failed(), rep.Count(reaper.ActionSwept), rep.Elapsed.Round(time.Millisecond), table.String())
-	if notice != "" {
-		msg += "\n\n" + notice
-	}
 	if err == nil && rep.Failed() > 0 {
 		err = fmt.Errorf("%d teardowns or sweeps failed; the next run retries them", rep.Failed())
 	}

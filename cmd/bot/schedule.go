@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 
+	"github.com/pocbot/pocbot/internal/commands"
 	"github.com/pocbot/pocbot/internal/github"
 	"github.com/pocbot/pocbot/internal/opsboard"
 	"github.com/pocbot/pocbot/internal/schedule"
@@ -13,26 +14,23 @@ import (
 // scheduleBeat records the scheduled run in the state bucket; a failure is logged only.
 func (a *app) scheduleBeat(ctx context.Context, store *statestore.Store, cron, runID string) {
 	doc, err := store.GetShared(ctx, schedule.DocName)
-	var prev schedule.Heartbeat
 	switch {
 	case errors.Is(err, statestore.ErrNotFound):
 		doc = &statestore.Shared{Name: schedule.DocName}
 	case err != nil:
 		a.log.Warn("could not read the schedule's heartbeat", "err", err)
 		return
-	default:
-		prev, _ = schedule.Decode(doc.Body)
 	}
-	doc.Body = schedule.Heartbeat{At: a.clock().UTC(), Cron: cron, RunID: runID, Noticed: prev.Noticed}.Encode()
+	doc.Body = schedule.Heartbeat{At: a.clock().UTC(), Cron: cron, RunID: runID}.Encode()
 	if err := store.PutShared(ctx, doc); err != nil && !errors.Is(err, statestore.ErrConflict) {
 		a.log.Warn("could not write the schedule's heartbeat", "err", err)
 	}
 }
 
 // scheduleCheck tells, from the heartbeat, whether the schedule stopped. When it did, the notice is
-// returned (for the run's log), put at the top of the "POC clusters" issue, and posted once a day on
-// the issue or pull request the run answered.
-func (a *app) scheduleCheck(ctx context.Context, store *statestore.Store, gh *github.Client, repo string, number int) string {
+// returned (the command's replies end with it, chatops.Handler.ScheduleNotice) and put at the top
+// of the "POC clusters" issue.
+func (a *app) scheduleCheck(ctx context.Context, store *statestore.Store, gh *github.Client, repo string) string {
 	doc, err := store.GetShared(ctx, schedule.DocName)
 	if err != nil {
 		if !errors.Is(err, statestore.ErrNotFound) {
@@ -45,21 +43,11 @@ func (a *app) scheduleCheck(ctx context.Context, store *statestore.Store, gh *gi
 	if err != nil || !schedule.Stale(hb, now) {
 		return ""
 	}
-	notice := schedule.Notice(hb, now, repo)
+	every, _ := schedule.Interval(hb.Cron)
+	notice := commands.RenderScheduleStopped(commands.ScheduleStoppedView{LastRun: hb.At, Now: now, Every: every, Repo: repo})
 	a.log.Warn("the reaper's schedule has stopped", "last_run", hb.At, "cron", hb.Cron)
 	if _, err := opsboard.SetNotice(ctx, gh, notice); err != nil {
 		a.log.Warn("could not put the schedule notice on the POC clusters issue", "err", err)
-	}
-	if number != 0 && now.Sub(hb.Noticed) > schedule.NoticeEvery {
-		if _, err := gh.CreateComment(ctx, number, notice); err != nil {
-			a.log.Warn("could not post the schedule notice", "err", err)
-			return notice
-		}
-		hb.Noticed = now.UTC()
-		doc.Body = hb.Encode()
-		if err := store.PutShared(ctx, doc); err != nil && !errors.Is(err, statestore.ErrConflict) {
-			a.log.Warn("could not record the schedule notice", "err", err)
-		}
 	}
 	return notice
 }

@@ -14,9 +14,9 @@ import (
 	"github.com/pocbot/pocbot/internal/sim/world"
 )
 
-// A scheduled run leaves a heartbeat; a comment's run hours later, the schedule silent since, says
-// the schedule stopped — on the issue it answers (once a day) and atop the "POC clusters" issue —
-// and a comment's run while the schedule runs says nothing.
+// A scheduled run leaves a heartbeat; a command's run hours later, the schedule silent since, says
+// the schedule stopped — in its own reply (no comment of its own) and atop the "POC clusters" issue
+// — and a command's run while the schedule runs says nothing.
 func TestScheduleStoppedIsNoticed(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
 	defer cancel()
@@ -49,19 +49,20 @@ func TestScheduleStoppedIsNoticed(t *testing.T) {
 		}
 		return se.String()
 	}
-	comment := func(name string) string {
-		id := w.GitHub.AddComment(repo, number, "alice", "/poc help")
-		return run(name, "issue_comment", ghsim.CommentPayload(repo, number, id, "alice", w.GitHub.UserID("alice"), "/poc help", w.GitHub.InstallationID(repo)))
-	}
-	notices := func() int {
-		n := 0
-		for _, c := range w.GitHub.Comments(repo, number) {
-			if strings.Contains(c.Body, "schedule has not run since") {
-				n++
-			}
+	// status reads the state, so its run asks whether the schedule stopped; it returns the bodies
+	// of the comments the run posted.
+	status := func(name string) []string {
+		t.Helper()
+		before := len(w.GitHub.Comments(repo, number))
+		id := w.GitHub.AddComment(repo, number, "alice", "/poc status")
+		run(name, "issue_comment", ghsim.CommentPayload(repo, number, id, "alice", w.GitHub.UserID("alice"), "/poc status", w.GitHub.InstallationID(repo)))
+		var posted []string
+		for _, c := range w.GitHub.Comments(repo, number)[before+1:] {
+			posted = append(posted, c.Body)
 		}
-		return n
+		return posted
 	}
+	const said = "schedule has not run since"
 	board := func() string {
 		for i := 1; i < 50; i++ {
 			if title, body, ok := w.GitHub.IssueBody(repo, i); ok && title == opsboard.Title {
@@ -73,25 +74,26 @@ func TestScheduleStoppedIsNoticed(t *testing.T) {
 
 	run("schedule-1", "schedule", []byte(`{"schedule":"7 * * * *"}`))
 	clock = clock.Add(90 * time.Minute)
-	if log := comment("in-time"); notices() != 0 || strings.Contains(log, "schedule has stopped") {
-		t.Fatalf("a run 90 min after an hourly schedule's last run noticed a stop:\n%s", log)
+	if posted := status("in-time"); len(posted) != 1 || strings.Contains(posted[0], said) {
+		t.Fatalf("a run 90 min after an hourly schedule's last run: want one reply without the notice, got %q", posted)
 	}
 	clock = clock.Add(3 * time.Hour)
-	log := comment("late")
-	if notices() != 1 || !strings.Contains(log, "schedule has stopped") {
-		t.Fatalf("4h30 after the last hourly run: %d notices on the issue\n%s", notices(), log)
+	for _, name := range []string{"late", "late-again"} {
+		posted := status(name)
+		if len(posted) != 1 || !strings.Contains(posted[0], "No cluster exists") || !strings.Contains(posted[0], said) {
+			t.Fatalf("%s, 4h30 after the last hourly run: want one reply, the status with the notice in it; got %q", name, posted)
+		}
 	}
-	if b := board(); !strings.Contains(b, "schedule has not run since") || !strings.Contains(b, "gh workflow enable poc.yml --repo acme/shop") {
+	if b := board(); !strings.Contains(b, said) || !strings.Contains(b, "gh workflow enable poc.yml --repo acme/shop") {
 		t.Fatalf("the POC clusters issue does not say the schedule stopped:\n%s", b)
 	}
-	comment("late-again")
-	if notices() != 1 {
-		t.Errorf("the notice was posted %d times within a day, want once", notices())
-	}
-	// The schedule runs again: the board loses the notice.
+	// The schedule runs again: the board and the replies lose the notice.
 	run("schedule-2", "schedule", []byte(`{"schedule":"7 * * * *"}`))
-	if b := board(); strings.Contains(b, "schedule has not run since") {
+	if b := board(); strings.Contains(b, said) {
 		t.Errorf("the notice stayed on the POC clusters issue after the schedule ran:\n%s", b)
+	}
+	if posted := status("after"); len(posted) != 1 || strings.Contains(posted[0], said) {
+		t.Errorf("once the schedule ran again: want one reply without the notice, got %q", posted)
 	}
 }
 

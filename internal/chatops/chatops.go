@@ -79,6 +79,10 @@ type Handler struct {
 	// was answered (schedules of idle repositories stop); its failure is logged, never the
 	// event's.
 	Opportunistic Reaper
+	// ScheduleNotice, when set, is asked once the backend is open whether the reaper's schedule
+	// has stopped; what it returns ("" when it runs) ends every reply of the event
+	// (commands.WithNotice).
+	ScheduleNotice func(ctx context.Context, b *Backend) string
 	// AppSlug is the App's slug: its own comments (slug[bot]) are ignored even if GitHub were to
 	// report them without the Bot type.
 	AppSlug string
@@ -176,6 +180,8 @@ type run struct {
 	header  *statestore.Header // the cluster's public header when it exists (read by collision)
 	// note is a paragraph the status comment of this run's up adds (the next scheduled pause).
 	note string
+	// notice ends every reply once the backend is open: the reaper's schedule stopped.
+	notice string
 }
 
 // Handle answers one event. A refused or malformed command is answered and is not an error; an
@@ -247,9 +253,9 @@ func (r *run) react(ctx context.Context, content string) {
 	}
 }
 
-// reply posts one new comment on the issue or PR.
+// reply posts one new comment on the issue or PR, ending with the run's notice if any.
 func (r *run) reply(ctx context.Context, body string) (github.Comment, error) {
-	c, err := r.h.GitHub.CreateComment(ctx, r.ev.Number, body)
+	c, err := r.h.GitHub.CreateComment(ctx, r.ev.Number, commands.WithNotice(body, r.notice))
 	if err != nil {
 		return c, fmt.Errorf("reply on #%d: %w", r.ev.Number, err)
 	}
@@ -313,6 +319,9 @@ func (r *run) open(ctx context.Context) (*Backend, error) {
 		return nil, fmt.Errorf("open the backend (state store, Scaleway): %w", err)
 	}
 	r.backend = b
+	if r.h.ScheduleNotice != nil {
+		r.notice = r.h.ScheduleNotice(ctx, b)
+	}
 	return b, nil
 }
 

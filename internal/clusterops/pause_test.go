@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"slices"
 	"testing"
@@ -58,6 +59,28 @@ func newKube(t *testing.T, kc []byte) *kube {
 	}
 	tr := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, Certificates: []tls.Certificate{pair}, MinVersion: tls.VersionTLS12}, DisableKeepAlives: true}
 	return &kube{server: doc.Clusters[0].Cluster.Server, c: &http.Client{Transport: tr, Timeout: 5 * time.Second}}
+}
+
+// viaDNS makes the client resolve the names of zone as the emulated Scaleway DNS answers them
+// (what a resolver would, once the records propagated), not through the machine's resolver.
+func (k *kube) viaDNS(e *env, zone string) *kube {
+	if zone == "" {
+		return k
+	}
+	tr := k.c.Transport.(*http.Transport)
+	tr.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		host, port, err := net.SplitHostPort(addr)
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range e.w.Scaleway.DNSRecords(zone) {
+			if r.Name+"."+zone == host {
+				return (&net.Dialer{}).DialContext(ctx, network, net.JoinHostPort(r.Data, port))
+			}
+		}
+		return nil, fmt.Errorf("%s: no record in the emulated zone %s", host, zone)
+	}
+	return k
 }
 
 func (k *kube) do(ctx context.Context, method, path string, body any) (int, map[string]any, error) {
@@ -190,20 +213,28 @@ func TestPauseThenResumeKeepsTheCluster(t *testing.T) {
 }
 
 // A pause with --release-ips (and park_for) deletes the reserved IPs too and parks the worker;
-// the resume adopts the worker back and gets new IPs, new
-// certificates from the same CA (the kubeconfig issued before still authenticates, at the new
-// address) and a new kubeconfig naming the new endpoint; every object is there.
+// the resume adopts the worker back and gets new IPs, new certificates from the same CA (the
+// kubeconfig issued before still authenticates, at the new address) and a new kubeconfig naming
+// the new endpoint, or, with a DNS zone, the same name, whose records follow the new IPs; every
+// object is there.
 func TestPauseReleasingIPs(t *testing.T) {
+	for _, zone := range []string{"", "poc.example.com"} {
+		t.Run("dns zone "+zone, func(t *testing.T) { pauseReleasingIPs(t, zone) })
+	}
+}
+
+func pauseReleasingIPs(t *testing.T, zone string) {
 	e := newEnv(t, world.Options{TimeFactor: 0.005})
 	ctx, cancel := context.WithTimeout(t.Context(), 4*time.Minute)
 	defer cancel()
 	const name = "acme-freeze-2"
+	e.spec.DNSZone = zone
 	e.up(ctx, t, name)
 	kc, err := e.ops.Kubeconfig(ctx, name)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if code, obj, err := newKube(t, kc).do(ctx, http.MethodPost, "/api/v1/namespaces/default/secrets",
+	if code, obj, err := newKube(t, kc).viaDNS(e, zone).do(ctx, http.MethodPost, "/api/v1/namespaces/default/secrets",
 		map[string]any{"metadata": map[string]any{"name": "db"}, "stringData": map[string]any{"password": "hunter2"}}); err != nil || code != http.StatusCreated {
 		t.Fatalf("create Secret: %d %v %v", code, obj, err)
 	}
@@ -219,7 +250,8 @@ func TestPauseReleasingIPs(t *testing.T) {
 	if got := e.inventoryOf("instance_security_group", name); len(got) != 1 {
 		t.Fatalf("security group after the pause: %v", got)
 	}
-	if _, err := e.ops.Up(ctx, clusterops.Intent{Cluster: name, Spec: e.spec, RequestedBy: "alice", Command: "resume"}); err != nil {
+	resumed, err := e.ops.Up(ctx, clusterops.Intent{Cluster: name, Spec: e.spec, RequestedBy: "alice", Command: "resume"})
+	if err != nil {
 		t.Fatalf("resume: %v", err)
 	}
 	if orders, _ := e.bmCalls(); orders != ordersBefore {
@@ -229,16 +261,41 @@ func TestPauseReleasingIPs(t *testing.T) {
 	if len(ipsAfter) != 3 || slices.Equal(ipsAfter, ipsBefore) {
 		t.Fatalf("IPs after the resume %v, before %v: want three new ones", ipsAfter, ipsBefore)
 	}
+	if zone != "" {
+		e.dnsFollows(t, resumed.State, name)
+	}
 	kc2, err := e.ops.Kubeconfig(ctx, name)
 	if err != nil {
 		t.Fatal(err)
 	}
-	k2 := newKube(t, kc2)
-	if k2.server == newKube(t, kc).server {
-		t.Fatalf("the new kubeconfig names the old endpoint %s", k2.server)
+	k2 := newKube(t, kc2).viaDNS(e, zone)
+	if old := newKube(t, kc).server; zone == "" && k2.server == old {
+		t.Fatalf("the new kubeconfig names the old endpoint %s", old)
 	}
 	code, obj, err := k2.do(ctx, http.MethodGet, "/api/v1/namespaces/default/secrets/db", nil)
 	if d, _ := obj["data"].(map[string]any); err != nil || code != http.StatusOK || d["password"] == nil {
 		t.Fatalf("Secret after the resume on new IPs: %d %v %v", code, obj, err)
+	}
+}
+
+// dnsFollows checks the cluster's records: the API name resolves to the control planes' IPs, the
+// edge name to the worker's, as st records them.
+func (e *env) dnsFollows(t *testing.T, st *provision.State, name string) {
+	t.Helper()
+	names := e.spec.DNSNames(name)
+	want := map[string][]string{names.Edge: {st.Resources[scaleway.NodeWorker].Attrs["ipv4"]}}
+	for i := range e.spec.CPCount {
+		want[names.API] = append(want[names.API], st.Resources[scaleway.NodeIP(i)].Attrs["address"])
+	}
+	got := map[string][]string{}
+	for _, r := range e.w.Scaleway.DNSRecords(e.spec.DNSZone) {
+		got[r.Name] = append(got[r.Name], r.Data)
+	}
+	for n := range want {
+		slices.Sort(want[n])
+		slices.Sort(got[n])
+		if !slices.Equal(got[n], want[n]) || slices.Contains(want[n], "") {
+			t.Errorf("DNS %s after the resume on new IPs = %v, want %v", n, got[n], want[n])
+		}
 	}
 }

@@ -78,13 +78,31 @@ func (e *env) snapshotHolds(ctx context.Context, name string, keys []string) err
 // snapshot holding every object; a resume crashed at each of its saves, then run again, ends
 // ready with every object there. Every save of a clean pause and of a clean resume is a crash
 // point (with -short: the snapshot's first saves and a spread of the others); a cycle crashes
-// one pause save and one resume save.
+// one pause save and one resume save. The cycles are dealt to crashShards clusters, each in its
+// own world, side by side: a cycle mostly waits for the emulated latencies.
 func TestPauseAndResumeCrashAtEveryStep(t *testing.T) {
 	t.Parallel()
+	shards := crashShards
+	if testing.Short() {
+		shards = 1
+	}
+	for k := range shards {
+		t.Run(fmt.Sprintf("shard %d of %d", k+1, shards), func(t *testing.T) {
+			t.Parallel()
+			crashCycles(t, k, shards)
+		})
+	}
+}
+
+// crashShards is how many clusters share the crash cycles.
+const crashShards = 4
+
+// crashCycles plays the cycles i with i % shards == shard on a cluster of its own.
+func crashCycles(t *testing.T, shard, shards int) {
 	e := newEnv(t, world.Options{TimeFactor: 0.002})
 	ctx, cancel := context.WithTimeout(t.Context(), 15*time.Minute)
 	defer cancel()
-	const name = "acme-crash-1"
+	name := fmt.Sprintf("acme-crash-%d", shard+1)
 	var crash crashAt
 	crash.arm(-1)
 	clusterops.SetSaveFault(e.ops, crash.fault)
@@ -146,8 +164,11 @@ func TestPauseAndResumeCrashAtEveryStep(t *testing.T) {
 		resumePoints = []int64{0, resumeSaves / 5, 2 * resumeSaves / 5, 3 * resumeSaves / 5, 4 * resumeSaves / 5, resumeSaves - 1}
 	}
 	for i := range max(len(pausePoints), len(resumePoints)) {
+		if i%shards != shard {
+			continue
+		}
 		p := pausePoints[i%len(pausePoints)]
-		write(i + 1)
+		write(len(keys))
 		t.Logf("cycle %d: pause crashes at save %d", i, p)
 		crash.arm(p)
 		_, perr := pause()

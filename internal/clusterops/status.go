@@ -47,6 +47,10 @@ type Status struct {
 const (
 	healthDialTimeout = 2 * time.Second
 	healthCheckBudget = 6 * time.Second
+	// networkCheckBudget bounds the readiness checks together: the pod-network probe starts a
+	// pod on every node and waits for them (a few seconds when the network works, 5 s more
+	// when a target does not answer).
+	networkCheckBudget = 15 * time.Second
 )
 
 // Ports checked; the seed's cluster uses the standard ones (cluster.Config defaults).
@@ -195,7 +199,7 @@ func checkHealthOf(ctx context.Context, st *provision.State) []Health {
 // routing), the same that up waits for, each a Health entry with what explains a failure and
 // what to try.
 func networkHealth(ctx context.Context, kc []byte, kubeDial, endpoint string, nodes int) []Health {
-	cctx, cancel := context.WithTimeout(ctx, healthCheckBudget)
+	cctx, cancel := context.WithTimeout(ctx, networkCheckBudget)
 	defer cancel()
 	var out []Health
 	for _, c := range talos.CheckReady(cctx, talos.ReadyInput{Kubeconfig: kc, DialAddr: kubeDial, Nodes: nodes}) {

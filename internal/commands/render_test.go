@@ -107,6 +107,7 @@ func goldenCases() map[string]string {
 	}
 	planPF := plan
 	planPF.Preflight = &pf
+	stopped := ScheduleStoppedView{LastRun: now.Add(-3*time.Hour - 7*time.Minute), Now: now, Every: time.Hour, Repo: "acme/shop"}
 	return map[string]string{
 		"help":         HelpText(ParseConfig{}, ""),
 		"help_up":      HelpText(ParseConfig{}, VerbUp),
@@ -166,6 +167,9 @@ func goldenCases() map[string]string {
 		"kubeconfig": RenderKubeconfig("acme-shop-42", kcURL, now),
 		"kubeconfig_dead_link": RenderKubeconfig("acme-shop-42", KubeconfigAccess{Login: "alice", OperatorCmd: "bot kubeconfig --cluster acme-shop-42",
 			DeadLink: &DeadLink{Answer: "403 Forbidden", Fix: "the key that signs links may not read public/ objects: on Scaleway it needs an IAM policy granting ObjectStorageObjectsRead on the project AND, when the bucket has a policy, a statement allowing it s3:GetObject on STATE-BUCKET/public/* (docs/install.md, \"Presigning key\")"}}, now),
+		"schedule_stopped": RenderScheduleStopped(stopped),
+		// A command's reply carries the notice (issue 22: "says so in its reply").
+		"status_schedule_stopped": WithNotice(RenderStatus(StatusView{Cluster: "acme-shop-42"}), RenderScheduleStopped(stopped)),
 		"up_changes": renderChanges([]Change{{Field: "ttl", From: "8h", To: "1d", InPlace: true},
 			{Field: "control planes", From: "3", To: "5", Reason: "the etcd membership is fixed at creation: `/poc down` then `/poc up --cp-count 5`"}}),
 	}
@@ -223,6 +227,8 @@ func TestRenderedContent(t *testing.T) {
 		{"expiry_warning", []string{"tearing down at 2026-10-17 10:20 UTC", "`/poc extend 4h` or label `poc/keep`", "@alice"}, nil},
 		{"status", []string{"held by run 9002", "❌ connection refused", "age 20m", "`poc/keep` label | absent"}, nil},
 		{"status_keep", []string{"paused by the `poc/keep` label", "present: expiry paused"}, nil},
+		{"schedule_stopped", []string{"[!WARNING]", "not run since 2026-10-17 06:13 UTC (3h 7m ago; it should run every 1h)", "60 days", "`gh workflow enable poc.yml --repo acme/shop`"}, nil},
+		{"status_schedule_stopped", []string{"No cluster exists for this issue", "/poc up\n```\n\n> [!WARNING]\n> The reaper's schedule has not run since"}, nil},
 		{"budget_daily", []string{"`max_daily_eur`", "12.90 €/day", "4.30 €/day", "15 €/day"}, nil},
 	}
 	for _, tt := range tests {

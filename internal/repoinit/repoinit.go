@@ -139,7 +139,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if err != nil {
 		return nil, fmt.Errorf("init: read %s with your token: %w (is the token a repository admin's? GH_TOKEN, GITHUB_TOKEN or `gh auth login`)", cfg.Repo, err)
 	}
-	if err := r.app(ctx); err != nil {
+	if err := r.app(ctx, repo); err != nil {
 		return r.rep, err
 	}
 	if err := r.target(ctx, repo); err != nil {
@@ -198,8 +198,9 @@ func validActionRef(ref string) bool {
 	return true
 }
 
-// app checks that the App is installed on the repository (its own JWT asks).
-func (r *runner) app(ctx context.Context) error {
+// app checks that the App is installed on the repository (its own JWT asks). An App installed on
+// the owner's selected repositories only takes this one in without a browser (addToInstallation).
+func (r *runner) app(ctx context.Context, repo *gh.Repository) error {
 	if r.cfg.AppID == 0 || len(r.cfg.AppKey) == 0 {
 		return errors.New("init: no App: set POC_APP_ID and POC_APP_PRIVATE_KEY (or POC_APP_PRIVATE_KEY_FILE) of an existing App, or register one first with `bot app create`")
 	}
@@ -218,6 +219,9 @@ func (r *runner) app(ctx context.Context) error {
 	}
 	if _, resp, err := ac.Apps.FindRepositoryInstallation(ctx, r.owner, r.name); err != nil {
 		if resp != nil && resp.StatusCode == http.StatusNotFound {
+			if added, err := r.addToInstallation(ctx, ac, app, repo); added || err != nil {
+				return err
+			}
 			return fmt.Errorf("init: the App %s is not installed on %s/%s: install it (one click, GitHub requires the browser) at %s/apps/%s/installations/new, choose %s, then rerun `bot init --repo %s/%s`",
 				app.GetSlug(), r.owner, r.name, strings.TrimRight(r.cfg.WebURL, "/"), app.GetSlug(), r.name, r.owner, r.name)
 		}
@@ -225,6 +229,45 @@ func (r *runner) app(ctx context.Context) error {
 	}
 	fmt.Fprintf(r.out, "✓ App %s (id %d) is installed on %s/%s\n", app.GetSlug(), r.cfg.AppID, r.owner, r.name)
 	return nil
+}
+
+// addToInstallation adds the repository to the App's installation on its owner, when there is one
+// (an installation on selected repositories): PUT /user/installations/{id}/repositories/{repo id}
+// with the admin's token, so that a second repository takes no browser trip. It reports false,
+// nil when the owner has no installation (the browser is then the only way).
+func (r *runner) addToInstallation(ctx context.Context, ac *gh.Client, app *gh.App, repo *gh.Repository) (bool, error) {
+	var inst *gh.Installation
+	opts := &gh.ListOptions{PerPage: 100}
+	for inst == nil {
+		list, resp, err := ac.Apps.ListInstallations(ctx, opts)
+		if err != nil {
+			return false, fmt.Errorf("init: list the App %s's installations (GET /app/installations): %w", app.GetSlug(), err)
+		}
+		for _, i := range list {
+			if strings.EqualFold(i.GetAccount().GetLogin(), r.owner) {
+				inst = i
+			}
+		}
+		if resp.NextPage == 0 {
+			break
+		}
+		opts.Page = resp.NextPage
+	}
+	if inst == nil {
+		return false, nil
+	}
+	if r.cfg.DryRun {
+		fmt.Fprintf(r.out, "+ would add %s/%s to the App %s's installation on %s (id %d)\n", r.owner, r.name, app.GetSlug(), r.owner, inst.GetID())
+		return true, nil
+	}
+	if _, _, err := r.c.Apps.AddRepository(ctx, inst.GetID(), repo.GetID()); err != nil {
+		return false, fmt.Errorf("init: add %s/%s to the App %s's installation on %s (PUT /user/installations/%d/repositories/%d): %w "+
+			"(GitHub takes a classic token with the repo scope of a repository admin here; or add the repository in the browser at %s/settings/installations/%d, then rerun)",
+			r.owner, r.name, app.GetSlug(), r.owner, inst.GetID(), repo.GetID(), err, strings.TrimRight(r.cfg.WebURL, "/"), inst.GetID())
+	}
+	r.rep.Changes++
+	fmt.Fprintf(r.out, "✓ added %s/%s to the App %s's installation on %s (id %d): no browser needed\n", r.owner, r.name, app.GetSlug(), r.owner, inst.GetID())
+	return true, nil
 }
 
 // target decides where the secrets go: the environment (created or updated to deploy from the

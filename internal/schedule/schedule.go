@@ -2,7 +2,7 @@
 // interval (Cron), every scheduled run leaves a heartbeat (its time and its cron, from the event),
 // and every other run tells from the heartbeat whether the schedule stopped — GitHub disables the
 // scheduled workflows of a public repository after 60 days without activity (docs "Events that
-// trigger workflows", schedule), which silently stops the reaper — and says so (Notice).
+// trigger workflows", schedule), which silently stops the reaper (Stale; commands.RenderScheduleStopped says so).
 package schedule
 
 import (
@@ -20,16 +20,11 @@ const DocName = "schedule-heartbeat"
 // periods of high loads"): a run counts as missing only after two intervals plus this.
 const Slack = 30 * time.Minute
 
-// NoticeEvery is how often a stopped schedule is told in a reply (the "POC clusters" issue says it
-// at every run).
-const NoticeEvery = 24 * time.Hour
-
 // Heartbeat is the last scheduled run.
 type Heartbeat struct {
 	At       time.Time `json:"at"`
 	Cron     string    `json:"cron"`
 	RunID    string    `json:"run_id,omitempty"`
-	Noticed  time.Time `json:"noticed,omitempty"` // when a run last told users the schedule stopped
 	Interval string    `json:"interval,omitempty"`
 }
 
@@ -103,26 +98,4 @@ func Stale(h Heartbeat, now time.Time) bool {
 		d = time.Hour
 	}
 	return now.Sub(h.At) > 2*d+Slack
-}
-
-// Notice is the Markdown that a run adds to its reply and to the "POC clusters" issue when the
-// schedule stopped.
-func Notice(h Heartbeat, now time.Time, repo string) string {
-	d, ok := Interval(h.Cron)
-	every := "on its schedule"
-	if ok {
-		every = "every " + short(d)
-	}
-	return fmt.Sprintf("> [!WARNING]\n> The reaper's schedule has not run since %s (%s ago; it should run %s): expired clusters are torn down only when someone comments. "+
-		"GitHub disables the scheduled workflows of a public repository after 60 days without activity. Re-enable it: Actions → poc → Enable workflow, or `gh workflow enable poc.yml --repo %s`.",
-		h.At.UTC().Format("2006-01-02 15:04 UTC"), short(now.Sub(h.At).Round(time.Minute)), every, repo)
-}
-
-// short prints 3h0m0s as 3h and 1h30m0s as 1h30m.
-func short(d time.Duration) string {
-	s := strings.TrimSuffix(d.String(), "0s")
-	if strings.Contains(s, "h") {
-		s = strings.TrimSuffix(s, "0m")
-	}
-	return s
 }

@@ -27,6 +27,9 @@ type Waits struct {
 	// probe, whose pods start only once the nodes and the agents are ready).
 	CNIReady    time.Duration
 	ResetReboot time.Duration // down with parking: the worker's Talos reset (wipe, reboot)
+	// EtcdSnapshot: a pause's snapshot, before any machine goes (etcd writes it out, then it
+	// streams); EtcdRestore: a resume's restore of it, between the bootstrap and /readyz.
+	EtcdSnapshot, EtcdRestore time.Duration
 
 	// Parked: the worker is adopted from the pool (no delivery, no rescue, no image write:
 	// an authenticated apply and its reboot only).
@@ -34,6 +37,8 @@ type Waits struct {
 	// SharedImage: the image object and its snapshot exist already (every up but the first
 	// of a Talos version and schematic).
 	SharedImage bool
+	// Resume: the up of a paused cluster (the bootstrap recovers etcd, EtcdRestore).
+	Resume bool
 }
 
 // Of is the duration node waits for during an up.
@@ -58,12 +63,18 @@ func (w Waits) Of(node string) time.Duration {
 		}
 		return w.TalosBoot + w.ApplyReboot
 	case NodeBootstrap:
+		if w.Resume {
+			return w.TalosBoot + w.TalosReady + w.EtcdRestore + w.KubeReady
+		}
 		return w.TalosBoot + w.TalosReady + w.KubeReady
 	case NodeClusterReady:
 		return w.CNIReady
 	}
 	return w.Scaleway.Of(node)
 }
+
+// Pause is the lower bound of a pause: the snapshot first, then the machines' down.
+func (w Waits) Pause(park bool) time.Duration { return w.EtcdSnapshot + w.Down(park) }
 
 // Down is the lower bound of a down; parking replaces the worker's delete by its reset, its
 // reboot and the park configuration's apply.
@@ -80,7 +91,7 @@ func (w Waits) Down(park bool) time.Duration {
 // rescue system's boot (the low estimate of docs/seed.md, Latencies: 3 min) and image write (45 s), Talos's boot
 // (60 s), runtime and time sync (20 s), apply and reboot (60 s), bootstrap to /readyz (90 s), the
 // network checks (60 s, then 5 s of the pod-network probe), a reset and its reboot (90 s, the
-// world's hosts).
+// world's hosts), a pause's etcd snapshot and a resume's restore (5 s each).
 // The emulated world plays the same figures: TestDefaultWaitsAreTheWorldsProfile
 // (internal/sim/world/worldtest) keeps them equal to world.Profile.
 func DefaultWaits() Waits {
@@ -89,6 +100,6 @@ func DefaultWaits() Waits {
 			VolumeCreate: 5 * time.Second, Poweron: 5 * time.Second, Terminate: 16 * time.Second, BMDelete: 5 * time.Second},
 		RescueReboot: 15 * time.Second, RescueBoot: 3 * time.Minute, ImageWrite: 45 * time.Second, NormalReboot: 15 * time.Second,
 		TalosBoot: 60 * time.Second, TalosReady: 20 * time.Second, ApplyReboot: 60 * time.Second, KubeReady: 90 * time.Second,
-		CNIReady: time.Minute + 5*time.Second, ResetReboot: 90 * time.Second,
+		CNIReady: time.Minute + 5*time.Second, ResetReboot: 90 * time.Second, EtcdSnapshot: 5 * time.Second, EtcdRestore: 5 * time.Second,
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -33,24 +32,29 @@ const (
 	probeWait = 20 * time.Second
 )
 
-// probeScript tries every "address:port" argument and prints a line per target, "ok TARGET" or
-// "fail TARGET WHY"; it exits 1 when a target failed.
-const probeScript = `rc=0
-for t in "$@"; do
-  if out=$(timeout 5 bash -c 'exec 3<>"/dev/tcp/${0%:*}/${0##*:}" && printf "GET /hello HTTP/1.0\r\n\r\n" >&3 && IFS= read -r l <&3 && printf %s "$l"' "$t" 2>&1) && [[ $out == HTTP/*" 200"* ]]; then
-    echo "ok $t"
+// probeScript tries every "address:port" argument at once (5 s each) and prints a line per
+// target, "ok TARGET" or "fail TARGET WHY"; it exits 1 when a target failed.
+const probeScript = `probe() {
+  local out
+  if out=$(timeout 5 bash -c 'exec 3<>"/dev/tcp/${0%:*}/${0##*:}" && printf "GET /hello HTTP/1.0\r\n\r\n" >&3 && IFS= read -r l <&3 && printf %s "$l"' "$1" 2>&1) && [[ $out == HTTP/*" 200"* ]]; then
+    echo "ok $1"
   else
     out=${out//$'\n'/; }
-    echo "fail $t ${out:-timeout}"
-    rc=1
+    echo "fail $1 ${out:-timeout}"
+    return 1
   fi
-done
+}
+pids=()
+for t in "$@"; do probe "$t" & pids+=($!); done
+rc=0
+for p in "${pids[@]}"; do wait "$p" || rc=1; done
 exit $rc`
 
 type probe struct {
 	Metadata struct {
-		Name              string    `json:"name"`
-		CreationTimestamp time.Time `json:"creationTimestamp"`
+		Name              string     `json:"name"`
+		CreationTimestamp time.Time  `json:"creationTimestamp"`
+		DeletionTimestamp *time.Time `json:"deletionTimestamp"`
 	} `json:"metadata"`
 	Spec struct {
 		NodeName string `json:"nodeName"`
@@ -64,6 +68,11 @@ type probe struct {
 
 func (p probe) final() bool { return p.Status.Phase == "Succeeded" || p.Status.Phase == "Failed" }
 
+// stale: older than a probe can take (its deadline and one round's wait).
+func (p probe) stale() bool {
+	return time.Since(p.Metadata.CreationTimestamp) > probeDeadline+probeWait
+}
+
 // podNetwork runs the probe when the nodes and the agents are ready (prereq), or reads the probe
 // a previous round started.
 func (k *kubeClient) podNetwork(ctx context.Context, prereq bool) CheckResult {
@@ -74,6 +83,11 @@ func (k *kubeClient) podNetwork(ctx context.Context, prereq bool) CheckResult {
 		return c
 	}
 	health, herr := k.healthEndpoints(ctx)
+	if slices.ContainsFunc(probes, probe.stale) && !slices.ContainsFunc(probes, func(p probe) bool { return !p.final() }) {
+		// A result from an earlier check (a status an hour ago) says nothing of the network now.
+		k.deleteProbes(ctx, probes)
+		probes = nil
+	}
 	if len(probes) == 0 {
 		if !prereq {
 			c.Detail, c.Try = "not run: needs every node Ready and the Cilium agents up (see above)", ""
@@ -92,7 +106,7 @@ func (k *kubeClient) podNetwork(ctx context.Context, prereq bool) CheckResult {
 	if i := slices.IndexFunc(probes, func(p probe) bool { return !p.final() }); i >= 0 {
 		p := probes[i]
 		age := time.Since(p.Metadata.CreationTimestamp)
-		if age < probeDeadline+probeWait {
+		if !p.stale() {
 			c.Detail = fmt.Sprintf("probe running (%s on %s: %s)", p.Metadata.Name, p.Spec.NodeName, p.Status.Phase)
 			return c
 		}
@@ -114,12 +128,13 @@ func (k *kubeClient) podNetwork(ctx context.Context, prereq bool) CheckResult {
 	return c
 }
 
+// probes are the probe pods not being deleted.
 func (k *kubeClient) probes(ctx context.Context) ([]probe, error) {
 	var list struct {
 		Items []probe `json:"items"`
 	}
 	err := k.getJSON(ctx, "/api/v1/namespaces/kube-system/pods?labelSelector="+url.QueryEscape(probeLabel), &list)
-	return list.Items, err
+	return slices.DeleteFunc(list.Items, func(p probe) bool { return p.Metadata.DeletionTimestamp != nil }), err
 }
 
 // healthEndpoints are the nodes' Cilium health endpoints (node name → address).
@@ -150,8 +165,10 @@ func (k *kubeClient) healthEndpoints(ctx context.Context) (map[string]string, er
 }
 
 // startProbes creates a probe pod on every node with a health endpoint, each aimed at every other
-// node's. A pod another check created already (409) is read, not replaced.
+// node's. The names carry the round (a pod of an earlier round may still be terminating); a
+// check running at the same time (a status during an up) starts its own and reads both.
 func (k *kubeClient) startProbes(ctx context.Context, health map[string]string) ([]probe, error) {
+	round := strconv.FormatInt(time.Now().UnixMilli()%(1<<32), 36)
 	nodes := make([]string, 0, len(health))
 	for n := range health {
 		nodes = append(nodes, n)
@@ -164,24 +181,21 @@ func (k *kubeClient) startProbes(ctx context.Context, health map[string]string) 
 				targets = append(targets, net.JoinHostPort(health[other], strconv.Itoa(PortCiliumHealth)))
 			}
 		}
-		body, err := json.Marshal(probePod(node, targets))
+		body, err := json.Marshal(probePod(node, round, targets))
 		if err != nil {
 			return nil, err
 		}
 		if _, err := k.send(ctx, http.MethodPost, "/api/v1/namespaces/kube-system/pods", body); err != nil {
-			var ae *apiError
-			if !errors.As(err, &ae) || ae.code != http.StatusConflict {
-				return nil, err
-			}
+			return nil, err
 		}
 	}
 	return k.probes(ctx)
 }
 
-// probePod is the probe pod for node, aimed at targets.
-func probePod(node string, targets []string) doc {
+// probePod is the probe pod of a round for node, aimed at targets.
+func probePod(node, round string, targets []string) doc {
 	return doc{"apiVersion": "v1", "kind": "Pod",
-		"metadata": doc{"name": probePrefix + node, "namespace": "kube-system", "labels": doc{"app": strings.TrimPrefix(probeLabel, "app=")}},
+		"metadata": doc{"name": probePrefix + node + "-" + round, "namespace": "kube-system", "labels": doc{"app": strings.TrimPrefix(probeLabel, "app=")}},
 		"spec": doc{
 			"nodeName": node, "restartPolicy": "Never", "activeDeadlineSeconds": int(probeDeadline / time.Second),
 			"terminationGracePeriodSeconds": 0, "automountServiceAccountToken": false,

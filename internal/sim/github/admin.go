@@ -301,8 +301,7 @@ func (s *Server) secretsRoute(c *call, r *repo, env string, rest []string) {
 			EncryptedValue string `json:"encrypted_value"`
 			KeyID          string `json:"key_id"`
 		}
-		if err := json.NewDecoder(http.MaxBytesReader(c.w, c.r.Body, 1<<20)).Decode(&body); err != nil {
-			c.fail(http.StatusBadRequest, "Problems parsing JSON")
+		if !c.decode(1<<20, &body) {
 			return
 		}
 		name := rest[0]
@@ -385,8 +384,7 @@ func (s *Server) environmentRoute(c *call, r *repo, rest []string) {
 			} `json:"deployment_branch_policy"`
 		}
 		if c.r.ContentLength != 0 {
-			if err := json.NewDecoder(http.MaxBytesReader(c.w, c.r.Body, 1<<20)).Decode(&body); err != nil {
-				c.fail(http.StatusBadRequest, "Problems parsing JSON")
+			if !c.decode(1<<20, &body) {
 				return
 			}
 		}
@@ -474,8 +472,7 @@ func (s *Server) gitRef(c *call, r *repo, rest []string) {
 			Ref string `json:"ref"`
 			SHA string `json:"sha"`
 		}
-		if err := json.NewDecoder(http.MaxBytesReader(c.w, c.r.Body, 1<<20)).Decode(&body); err != nil {
-			c.fail(http.StatusBadRequest, "Problems parsing JSON")
+		if !c.decode(1<<20, &body) {
 			return
 		}
 		branch, ok := strings.CutPrefix(body.Ref, "refs/heads/")
@@ -515,8 +512,7 @@ func (s *Server) putContents(c *call, r *repo, path string) {
 		Branch  string `json:"branch"`
 		SHA     string `json:"sha"`
 	}
-	if err := json.NewDecoder(http.MaxBytesReader(c.w, c.r.Body, 10<<20)).Decode(&body); err != nil {
-		c.fail(http.StatusBadRequest, "Problems parsing JSON")
+	if !c.decode(10<<20, &body) {
 		return
 	}
 	if body.Message == "" {
@@ -593,8 +589,7 @@ func (s *Server) createPull(c *call, r *repo) {
 		Base  string `json:"base"`
 		Body  string `json:"body"`
 	}
-	if err := json.NewDecoder(http.MaxBytesReader(c.w, c.r.Body, 1<<20)).Decode(&body); err != nil {
-		c.fail(http.StatusBadRequest, "Problems parsing JSON")
+	if !c.decode(1<<20, &body) {
 		return
 	}
 	head := body.Head

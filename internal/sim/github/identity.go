@@ -177,14 +177,23 @@ func (s *Server) listEvents(c *call, r *repo, is *issue) {
 	c.json(http.StatusOK, all[lo:hi])
 }
 
-// userByLogin serves GET /users/{username} (users/get-by-username).
-func (s *Server) userByLogin(c *call, login string) {
+// tokenUser is the user of login, for a call with any token: false when it answered (401, or
+// 404 for an unknown login).
+func (s *Server) tokenUser(c *call, login string) (*user, bool) {
 	if !s.requireToken(c, nil, "", "") {
-		return
+		return nil, false
 	}
 	u, ok := s.users[lower(login)]
 	if !ok {
 		c.fail(http.StatusNotFound, "Not Found")
+	}
+	return u, ok
+}
+
+// userByLogin serves GET /users/{username} (users/get-by-username).
+func (s *Server) userByLogin(c *call, login string) {
+	u, ok := s.tokenUser(c, login)
+	if !ok {
 		return
 	}
 	c.json(http.StatusOK, &gh.User{Login: gh.String(u.login), ID: gh.Int64(u.id), Type: gh.String(u.typ)})

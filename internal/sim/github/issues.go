@@ -3,9 +3,9 @@ package github
 import (
 	"encoding/json"
 	"io"
+	"maps"
 	"net/http"
 	"slices"
-	"sort"
 	"strings"
 	"unicode/utf8"
 )
@@ -115,26 +115,16 @@ func (s *Server) searchIssues(c *call) {
 	}
 	_ = inTitle // words always match titles here; bodies are not searched
 	items := []any{}
-	var names []string
-	for name := range s.repos {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	for _, name := range names {
+	for _, name := range slices.Sorted(maps.Keys(s.repos)) {
 		r := s.repos[name]
 		if repoName != "" && name != repoName {
 			continue
 		}
 		t := c.tok
-		if t.installationID != 0 && (s.installations[lower(r.owner)] != t.installationID || len(t.repos) > 0 && !t.repos[name]) {
+		if t.installationID != 0 && (s.installedOn(r) != t.installationID || len(t.repos) > 0 && !t.repos[name]) {
 			continue
 		}
-		var nums []int
-		for n := range r.issues {
-			nums = append(nums, n)
-		}
-		slices.Sort(nums)
-		for _, n := range nums {
+		for _, n := range slices.Sorted(maps.Keys(r.issues)) {
 			is := r.issues[n]
 			if kind == "issue" && is.isPR || kind == "pr" && !is.isPR || state != "" && is.state != state ||
 				author != "" && lower(is.author) != author {

@@ -244,111 +244,107 @@ func (e *Emulator) deleteBM(w http.ResponseWriter, b *bmServer) {
 // bmAction serves reboot / start / stop. A reboot with boot_type rescue
 // gives the server rescue credentials once it is up again.
 func (e *Emulator) bmAction(w http.ResponseWriter, r *http.Request, z scw.Zone, id, action string) {
-	var req baremetal.RebootServerRequest
-	if !decode(w, r, &req) {
-		return
-	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	b, ok := e.bms[id]
-	if !ok || b.Zone != z {
-		baremetalNotFound(w)
-		return
-	}
-	if !b.delivered {
-		// Recorded for reboot, start and stop alike (scaleway-cli,
-		// test-{reboot,start,stop}-server-errors-*-while-not-delivered).
-		writeJSON(w, http.StatusBadRequest, map[string]any{"message": "Server is not delivered"})
-		return
-	}
-	bt := string(req.BootType)
-	if bt == "" || bt == "unknown_boot_type" {
-		bt = "normal"
-	}
-	if bt != "normal" && bt != "rescue" {
-		invalidArg(w, "boot_type", fmt.Sprintf("boot_type %q is not emulated: use normal or rescue", bt))
-		return
-	}
-	var keys []string
-	if bt == "rescue" {
-		// The rescue image gets the keys of ssh_key_ids ("additional SSH public key IDs to
-		// configure on rescue image") besides those of the server's install, which a server
-		// delivered without install has none of: no id, no key.
-		for _, id := range req.SSHKeyIDs {
-			if k, ok := e.keys[id]; !ok || k.Project != b.Project {
-				invalidArg(w, "ssh_key_ids", fmt.Sprintf("SSH key %q does not exist in the server's project", id))
+	decodeLocked(e, w, r, func(req *baremetal.RebootServerRequest) {
+		b, ok := e.bms[id]
+		if !ok || b.Zone != z {
+			baremetalNotFound(w)
+			return
+		}
+		if !b.delivered {
+			// Recorded for reboot, start and stop alike (scaleway-cli,
+			// test-{reboot,start,stop}-server-errors-*-while-not-delivered).
+			writeJSON(w, http.StatusBadRequest, map[string]any{"message": "Server is not delivered"})
+			return
+		}
+		bt := string(req.BootType)
+		if bt == "" || bt == "unknown_boot_type" {
+			bt = "normal"
+		}
+		if bt != "normal" && bt != "rescue" {
+			invalidArg(w, "boot_type", fmt.Sprintf("boot_type %q is not emulated: use normal or rescue", bt))
+			return
+		}
+		var keys []string
+		if bt == "rescue" {
+			// The rescue image gets the keys of ssh_key_ids ("additional SSH public key IDs to
+			// configure on rescue image") besides those of the server's install, which a server
+			// delivered without install has none of: no id, no key.
+			for _, id := range req.SSHKeyIDs {
+				if k, ok := e.keys[id]; !ok || k.Project != b.Project {
+					invalidArg(w, "ssh_key_ids", fmt.Sprintf("SSH key %q does not exist in the server's project", id))
+					return
+				}
+			}
+			keys = append(keys, req.SSHKeyIDs...)
+		}
+		var lat time.Duration
+		switch action {
+		case "reboot":
+			if b.Status != "ready" {
+				transient(w, "server", id, b.Status)
 				return
 			}
-		}
-		keys = append(keys, req.SSHKeyIDs...)
-	}
-	var lat time.Duration
-	switch action {
-	case "reboot":
-		if b.Status != "ready" {
-			transient(w, "server", id, b.Status)
+			lat = e.lat.BMNormalReboot
+			if bt == "rescue" {
+				lat = e.lat.BMRescueReboot
+			}
+		case "start":
+			if b.Status != "stopped" {
+				invalidArg(w, "status", fmt.Sprintf("server %s is %s: only a stopped server starts", id, b.Status))
+				return
+			}
+			lat = e.lat.BMStart
+			b.Status = "starting"
+		case "stop":
+			if b.Status != "ready" {
+				transient(w, "server", id, b.Status)
+				return
+			}
+			b.Status = "stopping"
+			b.gen++
+			gen := b.gen
+			e.after(e.lat.BMStop, func() {
+				if b.gen == gen && e.bms[b.ID] == b {
+					b.Status = "stopped"
+				}
+			})
+			writeJSON(w, http.StatusOK, e.bmJSON(b))
+			return
+		default:
+			baremetalNotFound(w)
 			return
 		}
-		lat = e.lat.BMNormalReboot
-		if bt == "rescue" {
-			lat = e.lat.BMRescueReboot
+		if action == "reboot" {
+			b.Status = "stopping"
 		}
-	case "start":
-		if b.Status != "stopped" {
-			invalidArg(w, "status", fmt.Sprintf("server %s is %s: only a stopped server starts", id, b.Status))
-			return
-		}
-		lat = e.lat.BMStart
-		b.Status = "starting"
-	case "stop":
-		if b.Status != "ready" {
-			transient(w, "server", id, b.Status)
-			return
-		}
-		b.Status = "stopping"
 		b.gen++
 		gen := b.gen
-		e.after(e.lat.BMStop, func() {
-			if b.gen == gen && e.bms[b.ID] == b {
-				b.Status = "stopped"
+		b.rescueShown, b.rescueKeys = false, keys
+		e.after(lat, func() {
+			if b.gen != gen || e.bms[b.ID] != b {
+				return
 			}
+			b.Status, b.BootType, b.Updated = "ready", bt, e.clock().UTC()
+			if bt == "rescue" {
+				b.rescueUser = "rescue"
+				b.rescuePassword = e.newID()[:18]
+				switch {
+				case e.opts.HideRescueServer:
+				case e.opts.RescueServerDelay > 0:
+					e.after(e.opts.RescueServerDelay, func() {
+						if b.gen == gen && e.bms[b.ID] == b {
+							b.rescueShown = true
+						}
+					})
+				default:
+					b.rescueShown = true
+				}
+			}
+			e.bootedHook(b)
 		})
+		b.Updated = e.clock().UTC()
 		writeJSON(w, http.StatusOK, e.bmJSON(b))
-		return
-	default:
-		baremetalNotFound(w)
-		return
-	}
-	if action == "reboot" {
-		b.Status = "stopping"
-	}
-	b.gen++
-	gen := b.gen
-	b.rescueShown, b.rescueKeys = false, keys
-	e.after(lat, func() {
-		if b.gen != gen || e.bms[b.ID] != b {
-			return
-		}
-		b.Status, b.BootType, b.Updated = "ready", bt, e.clock().UTC()
-		if bt == "rescue" {
-			b.rescueUser = "rescue"
-			b.rescuePassword = e.newID()[:18]
-			switch {
-			case e.opts.HideRescueServer:
-			case e.opts.RescueServerDelay > 0:
-				e.after(e.opts.RescueServerDelay, func() {
-					if b.gen == gen && e.bms[b.ID] == b {
-						b.rescueShown = true
-					}
-				})
-			default:
-				b.rescueShown = true
-			}
-		}
-		e.bootedHook(b)
 	})
-	b.Updated = e.clock().UTC()
-	writeJSON(w, http.StatusOK, e.bmJSON(b))
 }
 
 // bootedHook queues BaremetalBooted; a rescue boot carries the keys of its ssh_key_ids, resolved

@@ -288,30 +288,26 @@ func (e *Emulator) deleteVolume(w http.ResponseWriter, v *volume) {
 }
 
 func (e *Emulator) createSnapshot(w http.ResponseWriter, r *http.Request, z scw.Zone) {
-	var req block.CreateSnapshotRequest
-	if !decode(w, r, &req) {
-		return
-	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	v, ok := e.vols[req.VolumeID]
-	if !ok || v.Zone != z {
-		blockNotFound(w, "volume", req.VolumeID)
-		return
-	}
-	if v.Status == "deleting" {
-		// A volume still being created can be snapshotted (recorded in
-		// block__volume-from-snapshot); one being deleted cannot.
-		transient(w, "volume", v.ID, v.Status)
-		return
-	}
-	if !e.quota(w, "snapshots", len(e.snaps)) || !e.orgQuota(w, QuotaSnapshots, len(e.snaps)) {
-		return
-	}
-	s := e.newSnapshot(z, req.Name, req.ProjectID, v.Size, req.Tags)
-	s.Parent = &block.SnapshotParentVolume{ID: v.ID, Name: v.Name, Type: volType(v.Iops), Status: block.VolumeStatus(v.Status)}
-	e.after(e.lat.SnapshotOfVolume, func() { e.snapshotReady(s) })
-	writeJSON(w, http.StatusOK, blockSnap(e.snapshotJSON(s)))
+	decodeLocked(e, w, r, func(req *block.CreateSnapshotRequest) {
+		v, ok := e.vols[req.VolumeID]
+		if !ok || v.Zone != z {
+			blockNotFound(w, "volume", req.VolumeID)
+			return
+		}
+		if v.Status == "deleting" {
+			// A volume still being created can be snapshotted (recorded in
+			// block__volume-from-snapshot); one being deleted cannot.
+			transient(w, "volume", v.ID, v.Status)
+			return
+		}
+		if !e.quota(w, "snapshots", len(e.snaps)) || !e.orgQuota(w, QuotaSnapshots, len(e.snaps)) {
+			return
+		}
+		s := e.newSnapshot(z, req.Name, req.ProjectID, v.Size, req.Tags)
+		s.Parent = &block.SnapshotParentVolume{ID: v.ID, Name: v.Name, Type: volType(v.Iops), Status: block.VolumeStatus(v.Status)}
+		e.after(e.lat.SnapshotOfVolume, func() { e.snapshotReady(s) })
+		writeJSON(w, http.StatusOK, blockSnap(e.snapshotJSON(s)))
+	})
 }
 
 func (e *Emulator) newSnapshot(z scw.Zone, name, project string, size scw.Size, tags []string) *snapshot {

@@ -658,6 +658,18 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 
 func noContent(w http.ResponseWriter) { w.WriteHeader(http.StatusNoContent) }
 
+// decodeLocked decodes the body into a new Req (400 when it does not decode), then runs fn
+// with it under e.mu.
+func decodeLocked[Req any](e *Emulator, w http.ResponseWriter, r *http.Request, fn func(req *Req)) {
+	var req Req
+	if !decode(w, r, &req) {
+		return
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	fn(&req)
+}
+
 // decode reads a JSON body into v; it answers 400 and returns false on error.
 func decode(w http.ResponseWriter, r *http.Request, v any) bool {
 	_, ok := decodeBody(w, r, v)

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pocbot/pocbot/internal/sim/clock"
 	baremetal "github.com/scaleway/scaleway-sdk-go/api/baremetal/v1"
 	block "github.com/scaleway/scaleway-sdk-go/api/block/v1alpha1"
 	iam "github.com/scaleway/scaleway-sdk-go/api/iam/v1alpha1"
@@ -27,22 +28,9 @@ const (
 )
 
 // fakeClock is a manual clock; Advance moves it.
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
+type fakeClock = clock.Manual
 
-func newClock() *fakeClock { return &fakeClock{t: time.Date(2026, 10, 17, 12, 0, 0, 0, time.UTC)} }
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
+func newClock() *fakeClock { return clock.NewManual(time.Date(2026, 10, 17, 12, 0, 0, 0, time.UTC)) }
 
 // memObjects is an Objects in one region.
 type memObjects struct {

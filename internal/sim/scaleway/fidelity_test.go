@@ -127,7 +127,7 @@ func TestFidelity(t *testing.T) {
 				continue // S3 traffic: not this emulator's
 			}
 			if d, err := http.ParseTime(first(it.Response.Headers["Date"])); err == nil {
-				once.Do(func() { clk.t = d })
+				once.Do(func() { clk.Set(d) })
 				if d.After(clk.Now()) {
 					clk.Advance(d.Sub(clk.Now()))
 				}

@@ -112,58 +112,49 @@ func (e *Emulator) listApplications(w http.ResponseWriter, r *http.Request) {
 }
 
 func (e *Emulator) oneApplication(w http.ResponseWriter, r *http.Request) {
-	serveOne(e, w, r, r.PathValue("id"), single[*iam.Application]{
-		find:     func(id string) (*iam.Application, bool) { return inMap(e.iamLocked().apps)(id) },
-		notFound: named(blockNotFound, "application"), json: asJSON[*iam.Application], badMethod: methodNotAllowed,
-		del: func(w http.ResponseWriter, a *iam.Application) {
-			s := e.iamLocked()
+	serveIAM(e, w, r, "application", func(s *iamState) map[string]*iam.Application { return s.apps },
+		func(s *iamState, a *iam.Application) {
 			delete(s.apps, a.ID)
 			for k, key := range s.apiKeys {
 				if key.ApplicationID != nil && *key.ApplicationID == a.ID {
 					s.deleteAPIKey(k)
 				}
 			}
-			noContent(w)
-		}})
+		})
 }
 
 func (e *Emulator) createPolicy(w http.ResponseWriter, r *http.Request) {
-	var req iam.CreatePolicyRequest
-	if !decode(w, r, &req) {
-		return
-	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	s := e.iamLocked()
-	if req.ApplicationID == nil || s.apps[*req.ApplicationID] == nil {
+	decodeLocked(e, w, r, func(req *iam.CreatePolicyRequest) {
+		s := e.iamLocked()
 		// pocbot's policies have an application as principal; users, groups and no principal
 		// are not modelled.
-		invalidArg(w, "application_id", "application_id must name an existing application")
-		return
-	}
-	if req.Name == "" {
-		invalidArg(w, "name", "name is required")
-		return
-	}
-	for _, sp := range req.Rules {
-		if sp.PermissionSetNames == nil || len(*sp.PermissionSetNames) == 0 {
-			invalidArg(w, "rules.permission_set_names", "a rule needs at least one permission set")
+		if !s.knownApp(w, req.ApplicationID) {
 			return
 		}
-		for _, n := range *sp.PermissionSetNames {
-			if !knownPermissionSets[n] {
-				invalidArg(w, "rules.permission_set_names", "unknown permission set "+n)
+		if req.Name == "" {
+			invalidArg(w, "name", "name is required")
+			return
+		}
+		for _, sp := range req.Rules {
+			if sp.PermissionSetNames == nil || len(*sp.PermissionSetNames) == 0 {
+				invalidArg(w, "rules.permission_set_names", "a rule needs at least one permission set")
+				return
+			}
+			for _, n := range *sp.PermissionSetNames {
+				if !knownPermissionSets[n] {
+					invalidArg(w, "rules.permission_set_names", "unknown permission set "+n)
+					return
+				}
+			}
+			if (sp.ProjectIDs == nil) == (sp.OrganizationID == nil) {
+				invalidArg(w, "rules", "a rule is scoped to project_ids or to organization_id, exactly one")
 				return
 			}
 		}
-		if (sp.ProjectIDs == nil) == (sp.OrganizationID == nil) {
-			invalidArg(w, "rules", "a rule is scoped to project_ids or to organization_id, exactly one")
-			return
-		}
-	}
-	p := e.addPolicyLocked(req.Name, *req.ApplicationID, req.OrganizationID, req.Rules)
-	p.Description = req.Description
-	writeJSON(w, http.StatusOK, p)
+		p := e.addPolicyLocked(req.Name, *req.ApplicationID, req.OrganizationID, req.Rules)
+		p.Description = req.Description
+		writeJSON(w, http.StatusOK, p)
+	})
 }
 
 func (e *Emulator) listPolicies(w http.ResponseWriter, r *http.Request) {
@@ -175,15 +166,10 @@ func (e *Emulator) listPolicies(w http.ResponseWriter, r *http.Request) {
 }
 
 func (e *Emulator) onePolicy(w http.ResponseWriter, r *http.Request) {
-	serveOne(e, w, r, r.PathValue("id"), single[*iam.Policy]{
-		find:     func(id string) (*iam.Policy, bool) { return inMap(e.iamLocked().policies)(id) },
-		notFound: named(blockNotFound, "policy"), json: asJSON[*iam.Policy], badMethod: methodNotAllowed,
-		del: func(w http.ResponseWriter, p *iam.Policy) {
-			s := e.iamLocked()
-			delete(s.policies, p.ID)
-			delete(s.rules, p.ID)
-			noContent(w)
-		}})
+	serveIAM(e, w, r, "policy", func(s *iamState) map[string]*iam.Policy { return s.policies }, func(s *iamState, p *iam.Policy) {
+		delete(s.policies, p.ID)
+		delete(s.rules, p.ID)
+	})
 }
 
 func (e *Emulator) listRules(w http.ResponseWriter, r *http.Request) {
@@ -200,31 +186,26 @@ func (e *Emulator) listRules(w http.ResponseWriter, r *http.Request) {
 }
 
 func (e *Emulator) createAPIKey(w http.ResponseWriter, r *http.Request) {
-	var req iam.CreateAPIKeyRequest
-	if !decode(w, r, &req) {
-		return
-	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	s := e.iamLocked()
-	if req.ApplicationID == nil || s.apps[*req.ApplicationID] == nil {
-		invalidArg(w, "application_id", "application_id must name an existing application")
-		return
-	}
-	now := e.clock().UTC()
-	access := "SCW" + strings.ToUpper(randHex(9))[:17] // SCW + 17: the 20-character access keys
-	secret := randUUID()
-	k := &iam.APIKey{AccessKey: access, ApplicationID: req.ApplicationID, Description: req.Description, CreatedAt: &now, UpdatedAt: &now,
-		ExpiresAt: req.ExpiresAt}
-	if req.DefaultProjectID != nil {
-		k.DefaultProjectID = *req.DefaultProjectID
-	}
-	s.apiKeys[access] = k
-	s.secrets[secret] = access
-	s.apps[*req.ApplicationID].NbAPIKeys++
-	out := *k
-	out.SecretKey = &secret // shown once, in this answer only
-	writeJSON(w, http.StatusOK, &out)
+	decodeLocked(e, w, r, func(req *iam.CreateAPIKeyRequest) {
+		s := e.iamLocked()
+		if !s.knownApp(w, req.ApplicationID) {
+			return
+		}
+		now := e.clock().UTC()
+		access := "SCW" + strings.ToUpper(randHex(9))[:17] // SCW + 17: the 20-character access keys
+		secret := randUUID()
+		k := &iam.APIKey{AccessKey: access, ApplicationID: req.ApplicationID, Description: req.Description, CreatedAt: &now, UpdatedAt: &now,
+			ExpiresAt: req.ExpiresAt}
+		if req.DefaultProjectID != nil {
+			k.DefaultProjectID = *req.DefaultProjectID
+		}
+		s.apiKeys[access] = k
+		s.secrets[secret] = access
+		s.apps[*req.ApplicationID].NbAPIKeys++
+		out := *k
+		out.SecretKey = &secret // shown once, in this answer only
+		writeJSON(w, http.StatusOK, &out)
+	})
 }
 
 func (e *Emulator) listAPIKeys(w http.ResponseWriter, r *http.Request) {
@@ -235,13 +216,30 @@ func (e *Emulator) listAPIKeys(w http.ResponseWriter, r *http.Request) {
 }
 
 func (e *Emulator) oneAPIKey(w http.ResponseWriter, r *http.Request) {
-	serveOne(e, w, r, r.PathValue("id"), single[*iam.APIKey]{
-		find:     func(id string) (*iam.APIKey, bool) { return inMap(e.iamLocked().apiKeys)(id) },
-		notFound: named(blockNotFound, "api_key"), json: asJSON[*iam.APIKey], badMethod: methodNotAllowed,
-		del: func(w http.ResponseWriter, k *iam.APIKey) {
-			e.iamLocked().deleteAPIKey(k.AccessKey)
+	serveIAM(e, w, r, "api_key", func(s *iamState) map[string]*iam.APIKey { return s.apiKeys },
+		func(s *iamState, k *iam.APIKey) { s.deleteAPIKey(k.AccessKey) })
+}
+
+// serveIAM answers GET and DELETE of one IAM resource (application, policy, api_key) of the map
+// of's: its SDK value as is, or 204 once del forgot it; a 404 names the resource.
+func serveIAM[T any](e *Emulator, w http.ResponseWriter, r *http.Request, resource string, of func(*iamState) map[string]T,
+	del func(*iamState, T)) {
+	serveOne(e, w, r, r.PathValue("id"), single[T]{
+		find:     func(id string) (T, bool) { return inMap(of(e.iamLocked()))(id) },
+		notFound: named(blockNotFound, resource), json: asJSON[T], badMethod: methodNotAllowed,
+		del: func(w http.ResponseWriter, v T) {
+			del(e.iamLocked(), v)
 			noContent(w)
 		}})
+}
+
+// knownApp tells whether id names an existing application; it answers 400 when not.
+func (s *iamState) knownApp(w http.ResponseWriter, id *string) bool {
+	if id == nil || s.apps[*id] == nil {
+		invalidArg(w, "application_id", "application_id must name an existing application")
+		return false
+	}
+	return true
 }
 
 // deleteAPIKey forgets the API key of access key id and its secret. Caller holds e.mu.

@@ -66,12 +66,7 @@ type serverTypeInfo struct {
 }
 
 func (e *Emulator) listServerTypes(w http.ResponseWriter, r *http.Request, z scw.Zone) {
-	pg, ok := instancePageOf(w, r, serverTypes)
-	if !ok {
-		return
-	}
-	out := map[string]any{}
-	for _, t := range pg {
+	serveServerTypes(w, r, func(t serverTypeInfo) any {
 		month := t.month
 		gpu := t.gpu
 		bbw := t.blockBW
@@ -87,19 +82,23 @@ func (e *Emulator) listServerTypes(w http.ResponseWriter, r *http.Request, z scw
 				SumInternalBandwidth: &t.bw, SumInternetBandwidth: &t.bw, IPv6Support: true,
 			},
 		}
-		out[t.name] = reshape(st, []string{"sku"}, map[string]any{"mig_profile": nil})
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"servers": out})
+		return reshape(st, []string{"sku"}, map[string]any{"mig_profile": nil})
+	})
 }
 
 func (e *Emulator) listServerAvailability(w http.ResponseWriter, r *http.Request, _ scw.Zone) {
+	serveServerTypes(w, r, func(serverTypeInfo) any { return map[string]any{"availability": "available"} })
+}
+
+// serveServerTypes answers one page of the Instance catalogue: {"servers": {name: one(type)}}.
+func serveServerTypes(w http.ResponseWriter, r *http.Request, one func(serverTypeInfo) any) {
 	pg, ok := instancePageOf(w, r, serverTypes)
 	if !ok {
 		return
 	}
 	out := map[string]any{}
 	for _, t := range pg {
-		out[t.name] = map[string]any{"availability": "available"}
+		out[t.name] = one(t)
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"servers": out})
 }
@@ -291,35 +290,31 @@ func (e *Emulator) sgJSON(g *secGroup) any {
 }
 
 func (e *Emulator) createSG(w http.ResponseWriter, r *http.Request, z scw.Zone) {
-	var req instance.CreateSecurityGroupRequest
-	if !decode(w, r, &req) {
-		return
-	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if !e.quota(w, "security_groups", len(e.sgs)) || !e.orgQuota(w, QuotaSecurityGroups, len(e.sgs)) {
-		return
-	}
-	if req.Name == "" {
-		invalidArg(w, "name", "name is required")
-		return
-	}
-	pol := func(p instance.SecurityGroupPolicy, def string) string {
-		if p == "" || p == "unknown_policy" {
-			return def
+	decodeLocked(e, w, r, func(req *instance.CreateSecurityGroupRequest) {
+		if !e.quota(w, "security_groups", len(e.sgs)) || !e.orgQuota(w, QuotaSecurityGroups, len(e.sgs)) {
+			return
 		}
-		return string(p)
-	}
-	now := e.clock().UTC()
-	g := &secGroup{
-		ID: e.newID(), Name: req.Name, Description: req.Description, Project: deref(req.Project, deref(req.Organization, "")),
-		State: "available", Zone: z, Tags: cp(req.Tags), Inbound: pol(req.InboundDefaultPolicy, "accept"),
-		Outbound: pol(req.OutboundDefaultPolicy, "accept"), Stateful: req.Stateful,
-		EnableDefaultSecurity: req.EnableDefaultSecurity == nil || *req.EnableDefaultSecurity,
-		Created:               now, Modified: now,
-	}
-	e.sgs[g.ID] = g
-	writeJSON(w, http.StatusCreated, map[string]any{"security_group": e.sgJSON(g)})
+		if req.Name == "" {
+			invalidArg(w, "name", "name is required")
+			return
+		}
+		pol := func(p instance.SecurityGroupPolicy, def string) string {
+			if p == "" || p == "unknown_policy" {
+				return def
+			}
+			return string(p)
+		}
+		now := e.clock().UTC()
+		g := &secGroup{
+			ID: e.newID(), Name: req.Name, Description: req.Description, Project: deref(req.Project, deref(req.Organization, "")),
+			State: "available", Zone: z, Tags: cp(req.Tags), Inbound: pol(req.InboundDefaultPolicy, "accept"),
+			Outbound: pol(req.OutboundDefaultPolicy, "accept"), Stateful: req.Stateful,
+			EnableDefaultSecurity: req.EnableDefaultSecurity == nil || *req.EnableDefaultSecurity,
+			Created:               now, Modified: now,
+		}
+		e.sgs[g.ID] = g
+		writeJSON(w, http.StatusCreated, map[string]any{"security_group": e.sgJSON(g)})
+	})
 }
 
 func (e *Emulator) listSGs(w http.ResponseWriter, r *http.Request, z scw.Zone) {

@@ -317,81 +317,77 @@ func (e *Emulator) removeServer(s *server, terminated bool) {
 }
 
 func (e *Emulator) serverAction(w http.ResponseWriter, r *http.Request, z scw.Zone, id string) {
-	var req instance.ServerActionRequest
-	if !decode(w, r, &req) {
-		return
-	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	s, ok := e.srv[id]
-	if !ok || s.Zone != z {
-		instanceNotFound(w, "instance_server", id)
-		return
-	}
-	allowed := false
-	for _, a := range allowedActions(s.State) {
-		allowed = allowed || a == string(req.Action)
-	}
-	if !allowed {
-		instanceInvalid(w, fmt.Sprintf("action %q is not allowed while server %s is %q (allowed: %s)",
-			req.Action, id, s.State, strings.Join(allowedActions(s.State), ", ")))
-		return
-	}
-	s.gen++
-	gen := s.gen
-	set := func(state, detail string) {
-		s.State, s.StateDetail, s.Modified = state, detail, e.clock().UTC()
-	}
-	// later runs done after lat unless another action or the server's removal came first.
-	later := func(lat time.Duration, done func()) {
-		e.after(lat, func() {
-			if s.gen == gen && e.srv[s.ID] == s {
-				done()
+	decodeLocked(e, w, r, func(req *instance.ServerActionRequest) {
+		s, ok := e.srv[id]
+		if !ok || s.Zone != z {
+			instanceNotFound(w, "instance_server", id)
+			return
+		}
+		allowed := false
+		for _, a := range allowedActions(s.State) {
+			allowed = allowed || a == string(req.Action)
+		}
+		if !allowed {
+			instanceInvalid(w, fmt.Sprintf("action %q is not allowed while server %s is %q (allowed: %s)",
+				req.Action, id, s.State, strings.Join(allowedActions(s.State), ", ")))
+			return
+		}
+		s.gen++
+		gen := s.gen
+		set := func(state, detail string) {
+			s.State, s.StateDetail, s.Modified = state, detail, e.clock().UTC()
+		}
+		// later runs done after lat unless another action or the server's removal came first.
+		later := func(lat time.Duration, done func()) {
+			e.after(lat, func() {
+				if s.gen == gen && e.srv[s.ID] == s {
+					done()
+				}
+			})
+		}
+		running := func() {
+			set("running", "booting kernel")
+			e.runningHook(s)
+		}
+		stopped := func(state, detail string) func() {
+			return func() {
+				set(state, detail)
+				e.stoppedHook(s)
 			}
-		})
-	}
-	running := func() {
-		set("running", "booting kernel")
-		e.runningHook(s)
-	}
-	stopped := func(state, detail string) func() {
-		return func() {
-			set(state, detail)
-			e.stoppedHook(s)
 		}
-	}
-	switch req.Action {
-	case "poweron":
-		detail := "allocating node"
-		if s.State == "stopped in place" {
-			detail = "stopped in place"
+		switch req.Action {
+		case "poweron":
+			detail := "allocating node"
+			if s.State == "stopped in place" {
+				detail = "stopped in place"
+			}
+			set("starting", detail)
+			later(e.lat.Poweron, running)
+		case "poweroff":
+			set("stopping", "stopping")
+			later(e.lat.Poweroff, stopped("stopped", ""))
+		case "stop_in_place":
+			set("stopping", "stopping in place")
+			later(e.lat.StopInPlace, stopped("stopped in place", "stopped in place"))
+		case "reboot":
+			set("running", "rebooting")
+			later(e.lat.Reboot, running)
+		case "terminate":
+			set("stopping", "terminating")
+			later(e.lat.Terminate, func() {
+				e.stoppedHook(s)
+				e.removeServer(s, true)
+			})
+		default:
+			instanceInvalid(w, fmt.Sprintf("action %q is not emulated", req.Action))
+			return
 		}
-		set("starting", detail)
-		later(e.lat.Poweron, running)
-	case "poweroff":
-		set("stopping", "stopping")
-		later(e.lat.Poweroff, stopped("stopped", ""))
-	case "stop_in_place":
-		set("stopping", "stopping in place")
-		later(e.lat.StopInPlace, stopped("stopped in place", "stopped in place"))
-	case "reboot":
-		set("running", "rebooting")
-		later(e.lat.Reboot, running)
-	case "terminate":
-		set("stopping", "terminating")
-		later(e.lat.Terminate, func() {
-			e.stoppedHook(s)
-			e.removeServer(s, true)
-		})
-	default:
-		instanceInvalid(w, fmt.Sprintf("action %q is not emulated", req.Action))
-		return
-	}
-	started := e.clock().UTC()
-	writeJSON(w, http.StatusAccepted, map[string]any{"task": &instance.Task{
-		ID: "00000000-0000-0000-0000-000000000000", Description: "fake task", StartedAt: &started, Status: "pending",
-		HrefFrom: "/servers/" + id + "/action", HrefResult: "/servers/" + id, Zone: z,
-	}})
+		started := e.clock().UTC()
+		writeJSON(w, http.StatusAccepted, map[string]any{"task": &instance.Task{
+			ID: "00000000-0000-0000-0000-000000000000", Description: "fake task", StartedAt: &started, Status: "pending",
+			HrefFrom: "/servers/" + id + "/action", HrefResult: "/servers/" + id, Zone: z,
+		}})
+	})
 }
 
 // runningHook queues InstanceRunning. Caller holds e.mu.

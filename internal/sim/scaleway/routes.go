@@ -35,21 +35,28 @@ func (e *Emulator) routes() *http.ServeMux {
 		}
 	}
 	one := []string{http.MethodGet, http.MethodPatch, http.MethodDelete}
+	// collection registers a zoned collection's POST and GET, and its items' GET, PATCH and DELETE.
+	collection := func(path string, create, list func(http.ResponseWriter, *http.Request, scw.Zone),
+		item func(http.ResponseWriter, *http.Request, scw.Zone, string)) {
+		m.HandleFunc("POST "+path, zoned(create))
+		m.HandleFunc("GET "+path, zoned(list))
+		each(one, path+"/{id}", zonedID(item))
+	}
+	// global is collection for an API without zones (IAM).
+	global := func(path string, create, list, item http.HandlerFunc) {
+		m.HandleFunc("POST "+path, create)
+		m.HandleFunc("GET "+path, list)
+		each(one, path+"/{id}", item)
+	}
 
 	// Instance.
 	const in = "/instance/v1/zones/{zone}"
 	m.HandleFunc("GET "+in+"/products/servers", zoned(e.listServerTypes))
 	m.HandleFunc("GET "+in+"/products/servers/availability", zoned(e.listServerAvailability))
-	m.HandleFunc("POST "+in+"/ips", zoned(e.createIP))
-	m.HandleFunc("GET "+in+"/ips", zoned(e.listIPs))
-	each(one, in+"/ips/{id}", zonedID(e.oneIP))
-	m.HandleFunc("POST "+in+"/security_groups", zoned(e.createSG))
-	m.HandleFunc("GET "+in+"/security_groups", zoned(e.listSGs))
-	each(one, in+"/security_groups/{id}", zonedID(e.oneSG))
+	collection(in+"/ips", e.createIP, e.listIPs, e.oneIP)
+	collection(in+"/security_groups", e.createSG, e.listSGs, e.oneSG)
 	each([]string{http.MethodGet, http.MethodPut, http.MethodPatch}, in+"/security_groups/{id}/rules", zonedID(e.sgRules))
-	m.HandleFunc("POST "+in+"/servers", zoned(e.createServer))
-	m.HandleFunc("GET "+in+"/servers", zoned(e.listServers))
-	each(one, in+"/servers/{id}", zonedID(e.oneServer))
+	collection(in+"/servers", e.createServer, e.listServers, e.oneServer)
 	m.HandleFunc("POST "+in+"/servers/{id}/action", zonedID(e.serverAction))
 	m.HandleFunc("GET "+in+"/servers/{id}/user_data", zonedID(e.userData))
 	each(one, in+"/servers/{id}/user_data/{key}", zonedID(e.userData))
@@ -67,22 +74,16 @@ func (e *Emulator) routes() *http.ServeMux {
 	// Block Storage (v1, and v1alpha1 which older SDKs call).
 	for _, bl := range []string{"/block/v1/zones/{zone}", "/block/v1alpha1/zones/{zone}"} {
 		m.HandleFunc("GET "+bl+"/volume-types", zoned(e.volumeTypes))
-		m.HandleFunc("POST "+bl+"/volumes", zoned(e.createVolume))
-		m.HandleFunc("GET "+bl+"/volumes", zoned(e.listVolumes))
-		each(one, bl+"/volumes/{id}", zonedID(e.oneVolume))
-		m.HandleFunc("POST "+bl+"/snapshots", zoned(e.createSnapshot))
-		m.HandleFunc("GET "+bl+"/snapshots", zoned(e.listSnapshots))
+		collection(bl+"/volumes", e.createVolume, e.listVolumes, e.oneVolume)
+		collection(bl+"/snapshots", e.createSnapshot, e.listSnapshots, e.oneSnapshot)
 		m.HandleFunc("POST "+bl+"/snapshots/import-from-object-storage", zoned(e.importSnapshot))
-		each(one, bl+"/snapshots/{id}", zonedID(e.oneSnapshot))
 	}
 
 	// Elastic Metal.
 	const bm = "/baremetal/v1/zones/{zone}"
 	m.HandleFunc("GET "+bm+"/offers", zoned(e.listOffers))
 	m.HandleFunc("GET "+bm+"/offers/{id}", zonedID(e.getOffer))
-	m.HandleFunc("POST "+bm+"/servers", zoned(e.createBM))
-	m.HandleFunc("GET "+bm+"/servers", zoned(e.listBM))
-	each(one, bm+"/servers/{id}", zonedID(e.oneBM))
+	collection(bm+"/servers", e.createBM, e.listBM, e.oneBM)
 	m.HandleFunc("POST "+bm+"/servers/{id}/{action}", zonedID(e.bmActionRoute))
 	m.HandleFunc("GET /baremetal/v3/zones/{zone}/server-private-networks", zoned(func(w http.ResponseWriter, _ *http.Request, _ scw.Zone) {
 		writeJSON(w, http.StatusOK, map[string]any{"server_private_networks": []any{}, "total_count": 0})
@@ -91,19 +92,11 @@ func (e *Emulator) routes() *http.ServeMux {
 	// IAM.
 	m.HandleFunc("GET /iam/v1alpha1/quota", e.listQuota)
 	m.HandleFunc("GET /iam/v1alpha1/quota/{name}", e.getQuotum)
-	m.HandleFunc("POST /iam/v1alpha1/ssh-keys", e.createSSHKey)
-	m.HandleFunc("GET /iam/v1alpha1/ssh-keys", e.listSSHKeys)
-	each(one, "/iam/v1alpha1/ssh-keys/{id}", e.oneSSHKey)
-	m.HandleFunc("POST /iam/v1alpha1/applications", e.createApplication)
-	m.HandleFunc("GET /iam/v1alpha1/applications", e.listApplications)
-	each(one, "/iam/v1alpha1/applications/{id}", e.oneApplication)
-	m.HandleFunc("POST /iam/v1alpha1/policies", e.createPolicy)
-	m.HandleFunc("GET /iam/v1alpha1/policies", e.listPolicies)
-	each(one, "/iam/v1alpha1/policies/{id}", e.onePolicy)
+	global("/iam/v1alpha1/ssh-keys", e.createSSHKey, e.listSSHKeys, e.oneSSHKey)
+	global("/iam/v1alpha1/applications", e.createApplication, e.listApplications, e.oneApplication)
+	global("/iam/v1alpha1/policies", e.createPolicy, e.listPolicies, e.onePolicy)
 	m.HandleFunc("GET /iam/v1alpha1/rules", e.listRules)
-	m.HandleFunc("POST /iam/v1alpha1/api-keys", e.createAPIKey)
-	m.HandleFunc("GET /iam/v1alpha1/api-keys", e.listAPIKeys)
-	each(one, "/iam/v1alpha1/api-keys/{id}", e.oneAPIKey)
+	global("/iam/v1alpha1/api-keys", e.createAPIKey, e.listAPIKeys, e.oneAPIKey)
 
 	// Domain.
 	m.HandleFunc("GET /domain/v2beta1/dns-zones", e.listDNSZones)

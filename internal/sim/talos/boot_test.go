@@ -5,12 +5,12 @@ import (
 	"crypto/tls"
 	"fmt"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/cosi-project/runtime/pkg/safe"
+	simclock "github.com/pocbot/pocbot/internal/sim/clock"
 	machineapi "github.com/siderolabs/talos/pkg/machinery/api/machine"
 	"github.com/siderolabs/talos/pkg/machinery/client"
 	"github.com/siderolabs/talos/pkg/machinery/resources/block"
@@ -107,26 +107,6 @@ func TestUserDataIsReadOnceAtBoot(t *testing.T) {
 	}
 }
 
-// stepClock is a clock the test moves by hand.
-type stepClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *stepClock) now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-
-	return c.t
-}
-
-func (c *stepClock) step(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-
-	c.t = c.t.Add(d)
-}
-
 // Bootstrap is refused with the source's FailedPrecondition messages, in its order, until the
 // node is ready; on a worker it is Unimplemented. The node's clock is stepped across the delays.
 func TestBootstrapRefusedUntilReady(t *testing.T) {
@@ -140,8 +120,8 @@ func TestBootstrapRefusedUntilReady(t *testing.T) {
 
 	const cri, ntp = 90 * time.Second, 30 * time.Second
 
-	clock := &stepClock{t: time.Now()}
-	n := start(t, NodeOptions{Addr: cpAddr, Mode: "cloud", UserData: cp, CRIDelay: cri, TimeSyncDelay: ntp, now: clock.now})
+	clock := simclock.NewManual(time.Now())
+	n := start(t, NodeOptions{Addr: cpAddr, Mode: "cloud", UserData: cp, CRIDelay: cri, TimeSyncDelay: ntp, now: clock.Now})
 
 	tc, err := client.New(ctx, client.WithConfig(mustTalosconfig(t, tcfg)), client.WithEndpoints(n.APIAddr()))
 	if err != nil {
@@ -163,7 +143,7 @@ func TestBootstrapRefusedUntilReady(t *testing.T) {
 	var at time.Duration
 
 	for _, s := range steps {
-		clock.step(s.after - at)
+		clock.Advance(s.after - at)
 		at = s.after
 
 		err := tc.Bootstrap(ctx, &machineapi.BootstrapRequest{})

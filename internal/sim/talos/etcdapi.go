@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"slices"
+	"time"
 
 	"github.com/siderolabs/talos/pkg/machinery/api/common"
 	machineapi "github.com/siderolabs/talos/pkg/machinery/api/machine"
@@ -51,6 +52,13 @@ func (s *machineServer) EtcdSnapshot(_ *machineapi.EtcdSnapshotRequest, stream g
 	}
 
 	snap := data.snapshot()
+
+	// etcd writes the database out before the first byte goes (Latency.EtcdSnapshot).
+	select {
+	case <-time.After(s.n.opts.Latency.EtcdSnapshot):
+	case <-stream.Context().Done():
+		return stream.Context().Err()
+	}
 
 	for chunk := range slices.Chunk(snap, snapshotChunk) {
 		if err := stream.Send(&common.Data{Bytes: chunk}); err != nil {

@@ -31,6 +31,14 @@ type Latency struct {
 	// its Cilium agent ready and its pods' network up (the install Job, image pulls, the agent's
 	// start). Source silent: estimate 60 s.
 	CNIReady time.Duration
+	// EtcdSnapshot: EtcdSnapshot called -> its stream starts (etcd's maintenance Snapshot writes
+	// the database to a temporary file before apid streams it: a POC's tens of MiB on a
+	// PLAY2-NANO's block volume). Source silent: estimate 5 s.
+	EtcdSnapshot time.Duration
+	// EtcdRestore: Bootstrap with recover_etcd -> the restore done, before etcd starts (the
+	// etcd service's pre-step restores the uploaded snapshot into the data directory; the
+	// kube-apiserver's readiness, KubeReady, comes after it). Source silent: estimate 5 s.
+	EtcdRestore time.Duration
 	// NetProbe: a network probe pod created on a Ready node -> its connections tried and its
 	// phase final (the agent image is on the node already: no pull). Source silent: estimate 5 s.
 	NetProbe time.Duration
@@ -38,13 +46,15 @@ type Latency struct {
 
 // DefaultLatency is the estimate profile at factor 1.
 func DefaultLatency() Latency {
-	return Latency{ApplyReboot: time.Minute, KubeReady: 90 * time.Second, ResetWipe: 15 * time.Second, ResetReboot: 3 * time.Minute, CNIReady: time.Minute, NetProbe: 5 * time.Second}
+	return Latency{ApplyReboot: time.Minute, KubeReady: 90 * time.Second, ResetWipe: 15 * time.Second, ResetReboot: 3 * time.Minute, CNIReady: time.Minute, NetProbe: 5 * time.Second,
+		EtcdSnapshot: 5 * time.Second, EtcdRestore: 5 * time.Second}
 }
 
 // Scale multiplies every figure by f.
 func (l Latency) Scale(f float64) Latency {
 	s := func(d time.Duration) time.Duration { return time.Duration(float64(d) * f) }
-	return Latency{ApplyReboot: s(l.ApplyReboot), KubeReady: s(l.KubeReady), ResetWipe: s(l.ResetWipe), ResetReboot: s(l.ResetReboot), CNIReady: s(l.CNIReady), NetProbe: s(l.NetProbe)}
+	return Latency{ApplyReboot: s(l.ApplyReboot), KubeReady: s(l.KubeReady), ResetWipe: s(l.ResetWipe), ResetReboot: s(l.ResetReboot), CNIReady: s(l.CNIReady), NetProbe: s(l.NetProbe),
+		EtcdSnapshot: s(l.EtcdSnapshot), EtcdRestore: s(l.EtcdRestore)}
 }
 
 // reboot tracks a node that is down for a while: its TLS handshakes fail until then, as a

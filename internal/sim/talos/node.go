@@ -616,8 +616,14 @@ func (s *machineServer) Bootstrap(ctx context.Context, req *machineapi.Bootstrap
 	cl.startEtcd(data)
 	s.n.log.Info("cluster bootstrapped", "recovered", req.GetRecoverEtcd())
 
-	// etcd and the static pods take their time before /readyz answers.
-	time.AfterFunc(s.n.opts.Latency.KubeReady, func() {
+	// etcd and the static pods take their time before /readyz answers; a recovery first
+	// restores the snapshot (Latency.EtcdRestore).
+	ready := s.n.opts.Latency.KubeReady
+	if req.GetRecoverEtcd() {
+		ready += s.n.opts.Latency.EtcdRestore
+	}
+
+	time.AfterFunc(ready, func() {
 		for _, cp := range cl.controlPlanes() {
 			if err := cp.startKube(); err != nil {
 				s.n.log.Error("kube-apiserver stand-in did not start", "node", cp.opts.Addr, "err", err)

@@ -637,7 +637,8 @@ func Profile(scw scwsim.Latency, h Hosts) cluster.Waits {
 			VolumeCreate: scw.VolumeCreate, Poweron: scw.Poweron, Terminate: scw.Terminate, BMDelete: scw.BMDelete},
 		RescueReboot: scw.BMRescueReboot, RescueBoot: h.RescueBoot, ImageWrite: h.ImageWrite, NormalReboot: scw.BMNormalReboot,
 		TalosBoot: TalosBoot, TalosReady: max(TalosCRI, TalosTimeSync), ApplyReboot: h.Talos.ApplyReboot, KubeReady: h.Talos.KubeReady,
-		CNIReady:    h.Talos.CNIReady + h.Talos.NetProbe,     // the agents and DNS ready, then the pod-network probe's pods run
-		ResetReboot: h.Talos.ResetWipe + h.Talos.ResetReboot, // the reset's sequence, then its reboot
+		CNIReady:     h.Talos.CNIReady + h.Talos.NetProbe,     // the agents and DNS ready, then the pod-network probe's pods run
+		ResetReboot:  h.Talos.ResetWipe + h.Talos.ResetReboot, // the reset's sequence, then its reboot
+		EtcdSnapshot: h.Talos.EtcdSnapshot, EtcdRestore: h.Talos.EtcdRestore,
 	}
 }
