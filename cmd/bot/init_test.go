@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	iam "github.com/scaleway/scaleway-sdk-go/api/iam/v1alpha1"
+	"github.com/scaleway/scaleway-sdk-go/scw"
 	"gopkg.in/yaml.v2"
 
 	"github.com/pocbot/pocbot/internal/repoinit"
@@ -102,17 +104,86 @@ func workflowEnv(t *testing.T, gh *ghsim.Server, repo string) map[string]string 
 	return env
 }
 
+// objectStorageKeys plays Scaleway's link from IAM to Object Storage, which the stand-ins do not
+// share: every API key whose access key is a value of env (the workflow's) is made known to the S3
+// server with what its application's IAM policies grant on Object Storage, read from the Scaleway
+// stand-in through the real SDK (ObjectStorageFullAccess: everything, on every bucket of the
+// project; ObjectStorageObjectsRead: reads, where a bucket policy grants them; neither: nothing).
+func objectStorageKeys(ctx context.Context, t *testing.T, w *world.World, env map[string]string) {
+	t.Helper()
+	c, err := scw.NewClient(scw.WithAPIURL(w.ScalewayURL), scw.WithAuth(w.AccessKey, w.SecretKey), scw.WithDefaultOrganizationID(world.OrganizationID))
+	if err != nil {
+		t.Fatal(err)
+	}
+	api := iam.NewAPI(c)
+	for _, pair := range [][2]string{{"SCW_ACCESS_KEY", "SCW_SECRET_KEY"}, {"POC_PRESIGN_ACCESS_KEY", "POC_PRESIGN_SECRET_KEY"}} {
+		ak, sk := env[pair[0]], env[pair[1]]
+		if ak == "" || ak == w.AccessKey {
+			continue
+		}
+		key, err := api.GetAPIKey(&iam.GetAPIKeyRequest{AccessKey: ak}, scw.WithContext(ctx))
+		if err != nil || key.ApplicationID == nil {
+			t.Fatalf("the API key %s (%s) is not an application's in the Scaleway stand-in: %v", ak, pair[0], err)
+		}
+		access := objstore.AccessNone
+		pols, err := api.ListPolicies(&iam.ListPoliciesRequest{ApplicationIDs: []string{*key.ApplicationID}}, scw.WithContext(ctx), scw.WithAllPages())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range pols.Policies {
+			rules, err := api.ListRules(&iam.ListRulesRequest{PolicyID: p.ID}, scw.WithContext(ctx), scw.WithAllPages())
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range rules.Rules {
+				for _, set := range *r.PermissionSetNames {
+					switch {
+					case set == "ObjectStorageFullAccess":
+						access = objstore.AccessFull
+					case set == "ObjectStorageObjectsRead" && access == objstore.AccessNone:
+						access = objstore.AccessObjectsRead
+					}
+				}
+			}
+		}
+		add := w.S3.AddUser // a bucket policy must then grant it what it reads: the stricter reading
+		if access == objstore.AccessFull {
+			add = w.S3.AddProjectKey
+		}
+		if err := add(ctx, ak, sk); err != nil {
+			t.Fatal(err)
+		}
+		w.S3.GrantIAM(ak, access)
+	}
+}
+
 // The issue's "done when": in the emulated world, `bot init --iam` (which makes the bot's Scaleway
-// identity) then merging its pull request, and the first `/poc up` works with no other step; a
-// second `bot init` changes nothing.
+// identity and the buckets) then merging its pull request, and the first `/poc up` works with no
+// other step; a second `bot init` changes nothing: no write to GitHub, to Scaleway or to Object
+// Storage.
 func TestInitThenFirstUp(t *testing.T) {
+	if _, err := objstore.LookVersity(); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal(err)
+		}
+		t.Skip(err) // the buckets' versioning and lifecycle need the real S3 server
+	}
 	ctx, cancel := context.WithTimeout(t.Context(), 4*time.Minute)
 	defer cancel()
-	w, err := world.Start(ctx, world.Options{Dir: t.TempDir(), TimeFactor: 0.005, S3: "file"})
+	w, err := world.Start(ctx, world.Options{Dir: t.TempDir(), TimeFactor: 0.005, S3: "versitygw"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer w.Close()
+	var s3mu sync.Mutex
+	var s3writes []string
+	w.S3.Observe(func(method, path string, _ http.Header) {
+		if method != http.MethodGet && method != http.MethodHead {
+			s3mu.Lock()
+			s3writes = append(s3writes, method+" "+path)
+			s3mu.Unlock()
+		}
+	})
 	const repo = "acme/shop"
 	w.GitHub.AddRepo(repo, "main")
 	w.GitHub.SetPermission(repo, "ada", "admin")
@@ -150,19 +221,37 @@ func TestInitThenFirstUp(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	s3mu.Lock()
+	if len(s3writes) != 4 { // each bucket: versioning and lifecycle (the world made them)
+		t.Errorf("the first init's writes to Object Storage: %v, want versioning and lifecycle of both buckets", s3writes)
+	}
+	s3writes = nil
+	s3mu.Unlock()
 	// A second init changes nothing.
 	before := len(w.GitHub.Requests())
+	w.Scaleway.ResetCalls()
 	if out, err := initCmd(); err != nil || !strings.Contains(out, "nothing changed") {
 		t.Fatalf("second init: %v\n%s", err, out)
 	}
 	for _, r := range w.GitHub.Requests()[before:] {
 		if r.Method != "GET" {
-			t.Errorf("the second init made %s %s", r.Method, r.Path)
+			t.Errorf("the second init made %s %s on GitHub", r.Method, r.Path)
 		}
 	}
+	for _, c := range w.Scaleway.Calls() {
+		if c.Method != "GET" {
+			t.Errorf("the second init made %s %s on Scaleway", c.Method, c.Path)
+		}
+	}
+	s3mu.Lock()
+	if len(s3writes) != 0 {
+		t.Errorf("the second init wrote to Object Storage: %v", s3writes)
+	}
+	s3mu.Unlock()
 
 	// 3. /poc up, run as the merged workflow runs it: with the key init made (--iam), not the laptop's.
 	env := workflowEnv(t, w.GitHub, repo)
+	objectStorageKeys(ctx, t, w, env)
 	if env["SCW_ACCESS_KEY"] == laptop["SCW_ACCESS_KEY"] || env["SCW_SECRET_KEY"] == laptop["SCW_SECRET_KEY"] {
 		t.Fatal("init --iam wrote the administrator's key as the bot's")
 	}

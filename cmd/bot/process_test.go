@@ -277,6 +277,7 @@ func TestProcessCrashResumeAndCommands(t *testing.T) {
 		r := b.mustRun(t, nil, "status", "--cluster", name)
 		for _, want := range []string{"phase:        ready", "requested by: tester", "lock:         free", "keep label:   no",
 			"cost:         accrued", "per day", "✓ talos-api cp-0", "✓ talos-api cp-2", "✓ talos-api worker", "✓ kubernetes-api",
+			"✓ nodes", "✓ cilium", "✓ cluster-dns", "✓ routing", "✓ pod-network", // the readiness checks up waits for
 			"server-0", "instance.server", "ip-1", "worker"} {
 			if !strings.Contains(r.stdout, want) {
 				t.Errorf("status lacks %q:\n%s", want, r.stdout)

@@ -212,7 +212,9 @@ func TestCommentsEndToEnd(t *testing.T) {
 			t.Fatalf("outcome %+v, err %v", out, err)
 		}
 		last := lastBody(h, repo, 42)
-		for _, want := range []string{"ready", "kubernetes-api", "talos-api cp-0", "Lock | free", "present: expiry paused", "Resources ("} {
+		// The readiness checks up waits for (talos.ReadyChecks), as bot status shows them too.
+		for _, want := range []string{"ready", "kubernetes-api", "talos-api cp-0", "nodes", "cilium", "cluster-dns", "routing", "pod-network",
+			"Lock | free", "present: expiry paused", "Resources ("} {
 			if !strings.Contains(last, want) {
 				t.Errorf("status reply lacks %q:\n%s", want, last)
 			}

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	simclock "github.com/pocbot/pocbot/internal/sim/clock"
 	"gocloud.dev/blob"
 	"gocloud.dev/gcerrors"
 	"gocloud.dev/secrets"
@@ -148,22 +149,7 @@ func (r blobRaw) write(t testing.TB, key string, data []byte) {
 }
 
 // fakeClock is a settable clock for lease tests.
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *fakeClock) now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *fakeClock) advance(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
+type fakeClock = simclock.Manual
 
 type testContext = context.Context
 

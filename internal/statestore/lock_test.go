@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	simclock "github.com/pocbot/pocbot/internal/sim/clock"
 )
 
 func TestLockGoroutineRace(t *testing.T) {
@@ -157,23 +159,23 @@ func TestLeaseExpiryTakeover(t *testing.T) {
 		t.Run(w.name, func(t *testing.T) {
 			ctx := testCtx(t)
 			key := newKey(t)
-			clock := &fakeClock{t: time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)}
-			a, b := w.open(t, key, WithClock(clock.now)), w.open(t, key, WithClock(clock.now))
+			clock := simclock.NewManual(time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC))
+			a, b := w.open(t, key, WithClock(clock.Now)), w.open(t, key, WithClock(clock.Now))
 			la, err := a.Lock(ctx, "c", LockInfo{Actor: "alice", RunID: "101", Command: "up"}, time.Minute)
 			if err != nil {
 				t.Fatal(err)
 			}
-			clock.advance(50 * time.Second)
+			clock.Advance(50 * time.Second)
 			if err := la.Renew(ctx); err != nil { // lease now ends at 12:01:50
 				t.Fatal(err)
 			}
-			clock.advance(50 * time.Second)
+			clock.Advance(50 * time.Second)
 			_, err = b.Lock(ctx, "c", LockInfo{Actor: "bob", RunID: "202", Command: "down"}, time.Minute)
 			var le *LockedError
-			if !errors.As(err, &le) || le.Holder.Actor != "alice" || !le.Holder.Expires.Equal(clock.now().Add(10*time.Second)) {
+			if !errors.As(err, &le) || le.Holder.Actor != "alice" || !le.Holder.Expires.Equal(clock.Now().Add(10*time.Second)) {
 				t.Fatalf("Lock during a renewed lease: %v", err)
 			}
-			clock.advance(11 * time.Second) // alice's run died: no renew
+			clock.Advance(11 * time.Second) // alice's run died: no renew
 			lb, err := b.Lock(ctx, "c", LockInfo{Actor: "bob", RunID: "202", Command: "down"}, time.Minute)
 			if err != nil {
 				t.Fatalf("takeover of an expired lease: %v", err)
@@ -204,13 +206,13 @@ func TestLeaseExpiryTakeover(t *testing.T) {
 func TestReleaseAfterTakeoverKeepsNewHolder(t *testing.T) {
 	w := fileWorld(t)
 	ctx := testCtx(t)
-	clock := &fakeClock{t: time.Unix(1e9, 0)}
-	s := w.open(t, newKey(t), WithClock(clock.now))
+	clock := simclock.NewManual(time.Unix(1e9, 0))
+	s := w.open(t, newKey(t), WithClock(clock.Now))
 	la, err := s.Lock(ctx, "c", LockInfo{Actor: "alice"}, time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
-	clock.advance(2 * time.Second)
+	clock.Advance(2 * time.Second)
 	if _, err := s.Lock(ctx, "c", LockInfo{Actor: "bob"}, time.Minute); err != nil {
 		t.Fatal(err)
 	}

@@ -3,7 +3,6 @@ package talos
 import (
 	"context"
 	"crypto/tls"
-	"fmt"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -163,19 +162,7 @@ func TestBootstrapRefusedUntilReady(t *testing.T) {
 
 	// The worker joins in the background (kubelet → 6443, trustd → 50001); until it is trusted
 	// its handshakes fail.
-	waitFor(t, ctx, "the worker to get its certificate from trustd", func() error {
-		if w.Trusted() {
-			return nil
-		}
-
-		return fmt.Errorf("join: %v", w.JoinError())
-	})
-
-	wc, err := client.New(ctx, client.WithConfig(mustTalosconfig(t, tcfg)), client.WithEndpoints(w.APIAddr()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer wc.Close() //nolint:errcheck
+	wc := joinedWorker(t, ctx, tcfg, w)
 
 	if err := wc.Bootstrap(ctx, &machineapi.BootstrapRequest{}); client.StatusCode(err) != codes.Unimplemented {
 		t.Errorf("Bootstrap on a worker = %v, want Unimplemented", err)

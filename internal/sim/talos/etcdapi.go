@@ -29,19 +29,30 @@ func controlPlaneOnly(isCP bool, api string) error {
 	return nil
 }
 
+// adminOnControlPlane is the cluster of a configured control plane, for a call of api with the
+// os:admin role; the node's answer otherwise (not configured, not admin, a worker).
+func (s *machineServer) adminOnControlPlane(ctx context.Context, api string) (*clusterState, error) {
+	cfg, cl, err := s.n.configured()
+	if err != nil {
+		return nil, err
+	}
+
+	if err := requireAdmin(ctx); err != nil {
+		return nil, err
+	}
+
+	if err := controlPlaneOnly(cfg.Machine().Type().IsControlPlane(), api); err != nil {
+		return nil, err
+	}
+
+	return cl, nil
+}
+
 // EtcdSnapshot streams the cluster's etcd snapshot: the database, then its SHA-256 (etcd's
 // maintenance Snapshot), cut into Data messages.
 func (s *machineServer) EtcdSnapshot(_ *machineapi.EtcdSnapshotRequest, stream grpc.ServerStreamingServer[common.Data]) error {
-	cfg, cl, err := s.n.configured()
+	cl, err := s.adminOnControlPlane(stream.Context(), "etcd snapshot")
 	if err != nil {
-		return err
-	}
-
-	if err := requireAdmin(stream.Context()); err != nil {
-		return err
-	}
-
-	if err := controlPlaneOnly(cfg.Machine().Type().IsControlPlane(), "etcd snapshot"); err != nil {
 		return err
 	}
 
@@ -74,16 +85,7 @@ func (s *machineServer) EtcdSnapshot(_ *machineapi.EtcdSnapshotRequest, stream g
 // EtcdRecover stores the uploaded snapshot where the etcd service's recovery reads it
 // (/var/lib/etcd.snapshot), replacing any earlier upload; an upload cut short leaves none.
 func (s *machineServer) EtcdRecover(stream grpc.ClientStreamingServer[common.Data, machineapi.EtcdRecoverResponse]) error {
-	cfg, _, err := s.n.configured()
-	if err != nil {
-		return err
-	}
-
-	if err := requireAdmin(stream.Context()); err != nil {
-		return err
-	}
-
-	if err := controlPlaneOnly(cfg.Machine().Type().IsControlPlane(), "etcd recover"); err != nil {
+	if _, err := s.adminOnControlPlane(stream.Context(), "etcd recover"); err != nil {
 		return err
 	}
 

@@ -554,12 +554,17 @@ func (s *machineServer) ApplyConfiguration(ctx context.Context, req *machineapi.
 		return nil, status.Error(codes.InvalidArgument, err.Error())
 	}
 
+	return n.appliedWithReboot(), nil
+}
+
+// appliedWithReboot starts the reboot that applies a new config and is the apply's answer.
+func (n *Node) appliedWithReboot() *machineapi.ApplyConfigurationResponse {
 	n.reboot.start(n.opts.Latency.ApplyReboot)
 
 	return &machineapi.ApplyConfigurationResponse{Messages: []*machineapi.ApplyConfiguration{{
 		Mode:        machineapi.ApplyConfigurationRequest_REBOOT,
 		ModeDetails: "Applied configuration with a reboot",
-	}}}, nil
+	}}}
 }
 
 func (s *machineServer) Version(context.Context, *emptypb.Empty) (*machineapi.VersionResponse, error) {

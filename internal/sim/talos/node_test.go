@@ -203,19 +203,7 @@ func testNodeLifecycle(t *testing.T, f form) {
 	// It joins in the background (kubelet → 6443, then trustd → 50001): wait until it holds its
 	// certificate, then it must answer over mutual TLS (a fresh client: gRPC keeps a failed
 	// channel in backoff).
-	waitFor(t, ctx, "the worker to get its certificate from trustd", func() error {
-		if w.Trusted() {
-			return nil
-		}
-
-		return fmt.Errorf("join: %v", w.JoinError())
-	})
-
-	wTrusted, err := client.New(ctx, client.WithConfig(mustTalosconfig(t, tcfg)), client.WithEndpoints(w.APIAddr()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer wTrusted.Close() //nolint:errcheck
+	wTrusted := joinedWorker(t, ctx, tcfg, w)
 
 	if _, err := wTrusted.Version(ctx); err != nil {
 		t.Errorf("trusted worker over mutual TLS after the cluster was bootstrapped: %v", err)
@@ -236,4 +224,21 @@ func mustTalosconfig(t *testing.T, b []byte) *clientconfig.Config {
 	}
 
 	return c
+}
+
+// joinedWorker waits until the worker w holds its certificate from trustd (it joins in the
+// background: kubelet → 6443, then trustd → 50001), then is a client of it over mutual TLS (a
+// fresh one: gRPC keeps a failed channel in backoff), closed when the test ends.
+func joinedWorker(t *testing.T, ctx context.Context, tcfg []byte, w *Node) *client.Client {
+	t.Helper()
+
+	waitFor(t, ctx, "the worker to get its certificate from trustd", func() error {
+		if w.Trusted() {
+			return nil
+		}
+
+		return fmt.Errorf("join: %v", w.JoinError())
+	})
+
+	return trustedTalos(t, ctx, tcfg, w)
 }
