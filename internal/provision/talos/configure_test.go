@@ -18,17 +18,7 @@ import (
 func TestConfigureSkipsANodeThatAlreadyTrustsTheCluster(t *testing.T) {
 	t.Parallel()
 
-	in, cfgs := freshCluster(t, "", "/dev/sda")
-	startNode(t, simtalos.NodeOptions{Addr: in.ControlPlaneIPs[0], Mode: "cloud", UserData: cfgs.ControlPlane})
-	w := startNode(t, simtalos.NodeOptions{Addr: loopback(), Mode: "metal", Disks: []string{"/dev/sda"}})
-
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-
-	// A worker is trusted only once it reached the Kubernetes API and trustd: bootstrap first.
-	if err := Bootstrap(ctx, in.ControlPlaneIPs[0]+":50000", cfgs.Talosconfig); err != nil {
-		t.Fatalf("Bootstrap: %v", err)
-	}
+	ctx, cfgs, w := bootstrappedWithWorker(t)
 
 	if _, err := Configure(ctx, w.APIAddr(), Direct(w.APIAddr()), cfgs.Worker, cfgs.Talosconfig); err != nil {
 		t.Fatalf("first Configure: %v", err)

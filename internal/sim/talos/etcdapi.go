@@ -29,15 +29,11 @@ func controlPlaneOnly(isCP bool, api string) error {
 	return nil
 }
 
-// adminOnControlPlane is the cluster of a configured control plane, for a call of api with the
-// os:admin role; the node's answer otherwise (not configured, not admin, a worker).
+// adminOnControlPlane is admin's cluster on a control plane only (a worker answers as Talos
+// does).
 func (s *machineServer) adminOnControlPlane(ctx context.Context, api string) (*clusterState, error) {
-	cfg, cl, err := s.n.configured()
+	cfg, cl, err := s.admin(ctx)
 	if err != nil {
-		return nil, err
-	}
-
-	if err := requireAdmin(ctx); err != nil {
 		return nil, err
 	}
 
@@ -140,12 +136,8 @@ func (n *Node) takeRecoverySnapshot() []byte {
 // ServiceList lists the etcd service of a control plane: Running once a Bootstrap started it,
 // Failed with the recovery's error, Waiting before that.
 func (s *machineServer) ServiceList(ctx context.Context, _ *emptypb.Empty) (*machineapi.ServiceListResponse, error) {
-	cfg, cl, err := s.n.configured()
+	cfg, cl, err := s.admin(ctx)
 	if err != nil {
-		return nil, err
-	}
-
-	if err := requireAdmin(ctx); err != nil {
 		return nil, err
 	}
 

@@ -573,13 +573,24 @@ func (s *machineServer) Version(context.Context, *emptypb.Empty) (*machineapi.Ve
 	}}}, nil
 }
 
-func (s *machineServer) Bootstrap(ctx context.Context, req *machineapi.BootstrapRequest) (*machineapi.BootstrapResponse, error) {
+// admin is the node's config and cluster, for a call with the os:admin role; the node's answer
+// otherwise (not configured, not admin).
+func (s *machineServer) admin(ctx context.Context) (config.Provider, *clusterState, error) {
 	cfg, cl, err := s.n.configured()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 
 	if err := requireAdmin(ctx); err != nil {
+		return nil, nil, err
+	}
+
+	return cfg, cl, nil
+}
+
+func (s *machineServer) Bootstrap(ctx context.Context, req *machineapi.BootstrapRequest) (*machineapi.BootstrapResponse, error) {
+	cfg, cl, err := s.admin(ctx)
+	if err != nil {
 		return nil, err
 	}
 
@@ -640,17 +651,13 @@ func (s *machineServer) Bootstrap(ctx context.Context, req *machineapi.Bootstrap
 }
 
 func (s *machineServer) Kubeconfig(_ *emptypb.Empty, stream grpc.ServerStreamingServer[common.Data]) error {
-	cfg, _, err := s.n.configured()
+	cfg, _, err := s.admin(stream.Context())
 	if err != nil {
 		return err
 	}
 
-	if err := requireAdmin(stream.Context()); err != nil {
+	if err := controlPlaneOnly(cfg.Machine().Type().IsControlPlane(), "kubeconfig"); err != nil {
 		return err
-	}
-
-	if !cfg.Machine().Type().IsControlPlane() {
-		return status.Error(codes.Unimplemented, "kubeconfig is only available on control plane nodes")
 	}
 
 	kc, err := adminKubeconfig(cfg)
