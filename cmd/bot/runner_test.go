@@ -26,6 +26,15 @@ func TestUpDetectsARunnerOutsideTheAdminCIDR(t *testing.T) {
 		t.Errorf("up from an undeclared runner outside admin_cidrs:\nstdout:\n%s\nstderr:\n%s", up.stdout, up.stderr)
 	}
 
+	// The status from the same runner, its run over: the security group no longer admits it and
+	// the worker never did, so the checks fail, and the note says why, naming the runner it
+	// detected and the admin CIDRs (before, `bot status` had no runner address and said nothing).
+	st := b.run(t, nil, "status", "--cluster", "r1")
+	if st.code == 0 || !strings.Contains(st.stdout, "outside the cluster's admin_cidrs") || !strings.Contains(st.stdout, world.RunnerCIDR) ||
+		!strings.Contains(st.stdout, "203.0.113.0/24") {
+		t.Errorf("status from a runner outside admin_cidrs after the up (exit %d):\nstdout:\n%s\nstderr:\n%s", st.code, st.stdout, st.stderr)
+	}
+
 	// A down needs no API of the cluster: a failed detection is a warning that says what to set.
 	down := b.mustRun(t, map[string]string{"POC_RUNNER_ECHO_URL": "http://127.0.0.1:1/none"}, "down", "--cluster", "r1")
 	if !strings.Contains(down.stderr, "set POC_RUNNER_CIDR") {
