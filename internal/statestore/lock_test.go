@@ -1,6 +1,7 @@
 package statestore
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -225,49 +226,45 @@ func TestReleaseAfterTakeoverKeepsNewHolder(t *testing.T) {
 }
 
 func TestForceUnlockAndWait(t *testing.T) {
-	for _, w := range worlds(t) {
-		t.Run(w.name, func(t *testing.T) {
-			ctx := testCtx(t)
-			s := w.open(t, newKey(t))
-			l, err := s.Lock(ctx, "c", LockInfo{Actor: "alice", RunID: "77", Command: "up"}, time.Hour)
-			if err != nil {
-				t.Fatal(err)
-			}
-			id := l.Info().ID
-			if err := s.ForceUnlock(ctx, "c", "not-the-id"); err == nil || !strings.Contains(err.Error(), id) || !strings.Contains(err.Error(), "alice") {
-				t.Fatalf("ForceUnlock with a wrong id: %v, want an error naming %s and alice", err, id)
-			}
-			if err := s.ForceUnlock(ctx, "c", id); err != nil {
-				t.Fatal(err)
-			}
-			if err := s.ForceUnlock(ctx, "c", id); !errors.Is(err, ErrNotFound) {
-				t.Fatalf("second ForceUnlock: %v", err)
-			}
-			if err := l.Renew(ctx); !errors.Is(err, ErrLockLost) {
-				t.Fatalf("Renew after a forced unlock: %v", err)
-			}
+	inWorlds(t, func(t *testing.T, ctx context.Context, w *world, key string, s *Store) {
+		l, err := s.Lock(ctx, "c", LockInfo{Actor: "alice", RunID: "77", Command: "up"}, time.Hour)
+		if err != nil {
+			t.Fatal(err)
+		}
+		id := l.Info().ID
+		if err := s.ForceUnlock(ctx, "c", "not-the-id"); err == nil || !strings.Contains(err.Error(), id) || !strings.Contains(err.Error(), "alice") {
+			t.Fatalf("ForceUnlock with a wrong id: %v, want an error naming %s and alice", err, id)
+		}
+		if err := s.ForceUnlock(ctx, "c", id); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.ForceUnlock(ctx, "c", id); !errors.Is(err, ErrNotFound) {
+			t.Fatalf("second ForceUnlock: %v", err)
+		}
+		if err := l.Renew(ctx); !errors.Is(err, ErrLockLost) {
+			t.Fatalf("Renew after a forced unlock: %v", err)
+		}
 
-			// WaitLock gets the lock when the holder releases it, and gives up with the holder's
-			// name when it does not.
-			held, err := s.Lock(ctx, "c", LockInfo{Actor: "carol", Command: "down"}, time.Hour)
-			if err != nil {
-				t.Fatal(err)
-			}
-			start := time.Now()
-			if _, err := s.WaitLock(ctx, "c", LockInfo{Actor: "dave"}, time.Minute, 300*time.Millisecond); !errors.Is(err, ErrLocked) || !strings.Contains(err.Error(), "carol") {
-				t.Fatalf("WaitLock on a held lock: %v", err)
-			}
-			if el := time.Since(start); el > 5*time.Second {
-				t.Fatalf("WaitLock waited %s for a 300ms wait", el)
-			}
-			go func() {
-				time.Sleep(200 * time.Millisecond)
-				held.Release(ctx)
-			}()
-			l2, err := s.WaitLock(ctx, "c", LockInfo{Actor: "dave"}, time.Minute, 10*time.Second)
-			if err != nil || l2.Info().Actor != "dave" {
-				t.Fatalf("WaitLock after release: %v", err)
-			}
-		})
-	}
+		// WaitLock gets the lock when the holder releases it, and gives up with the holder's
+		// name when it does not.
+		held, err := s.Lock(ctx, "c", LockInfo{Actor: "carol", Command: "down"}, time.Hour)
+		if err != nil {
+			t.Fatal(err)
+		}
+		start := time.Now()
+		if _, err := s.WaitLock(ctx, "c", LockInfo{Actor: "dave"}, time.Minute, 300*time.Millisecond); !errors.Is(err, ErrLocked) || !strings.Contains(err.Error(), "carol") {
+			t.Fatalf("WaitLock on a held lock: %v", err)
+		}
+		if el := time.Since(start); el > 5*time.Second {
+			t.Fatalf("WaitLock waited %s for a 300ms wait", el)
+		}
+		go func() {
+			time.Sleep(200 * time.Millisecond)
+			held.Release(ctx)
+		}()
+		l2, err := s.WaitLock(ctx, "c", LockInfo{Actor: "dave"}, time.Minute, 10*time.Second)
+		if err != nil || l2.Info().Actor != "dave" {
+			t.Fatalf("WaitLock after release: %v", err)
+		}
+	})
 }
