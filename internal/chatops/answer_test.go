@@ -1,7 +1,6 @@
 package chatops_test
 
 import (
-	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -15,12 +14,8 @@ import (
 // sent twice (a 5xx may hide one that took effect). Each command here meets a 5xx on its reply:
 // refused before it took effect, or after; it gets exactly one reply, never none, never two.
 func TestEveryCommandIsAnsweredDespiteA5xx(t *testing.T) {
-	h := newHarness(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	repo := "acme/answers"
-	h.repo(repo)
-	h.w.GitHub.SetPermission(repo, "alice", "admin")
+	const repo = "acme/answers"
+	h, ctx := scene{repo: repo, users: []string{"alice:admin"}, timeout: 2 * time.Minute}.open(t)
 	for i, f := range []ghsim.Fault{
 		{Method: "POST", Status: 503},
 		{Method: "POST", Status: 502, AfterEffect: true},

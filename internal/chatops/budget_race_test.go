@@ -25,9 +25,7 @@ import (
 // once, with room for one cluster. Exactly one cluster may be created; the four others are refused
 // with a reply naming the limit, and create nothing. Once by max_clusters, once by max_daily_eur.
 func TestBudgetRace(t *testing.T) {
-	h := newHarness(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
+	h, ctx := scene{timeout: 3 * time.Minute}.open(t)
 	gh := h.w.GitHub
 	q, err := clusterops.Quote(ctx, h.backend.Ops.Quoter, h.backend.Spec, 0, true)
 	if err != nil {
@@ -121,14 +119,9 @@ func (h *harness) raceHandler(full string, i int) *chatops.Handler {
 // length, integrity trailer recomputed). The budget must not take the edited header at its word:
 // the object counts at worst case, and the refusal names it.
 func TestEditedHeaderDoesNotDefeatBudget(t *testing.T) {
-	h := newHarness(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	gh := h.w.GitHub
 	const repo = "edit/money"
-	h.repo(repo)
-	gh.SetPermission(repo, "alice", "admin")
-	gh.AddIssue(repo, ghsim.Issue{Number: 2, Author: "alice"})
+	h, ctx := scene{repo: repo, users: []string{"alice:admin"}, issues: []int{2}, timeout: 2 * time.Minute}.open(t)
+	gh := h.w.GitHub
 	q, err := clusterops.Quote(ctx, h.backend.Ops.Quoter, h.backend.Spec, 0, true)
 	if err != nil {
 		t.Fatal(err)
@@ -158,7 +151,7 @@ func TestEditedHeaderDoesNotDefeatBudget(t *testing.T) {
 	if err := b.WriteAll(ctx, key, edited, nil); err != nil {
 		t.Fatal(err)
 	}
-	defer b.Delete(context.Background(), key)
+	defer b.Delete(t.Context(), key)
 
 	out, err := h.handle(ctx, h.comment(repo, 2, false, "alice", "/poc up"))
 	if err != nil || out.Refused != "budget" {

@@ -1,14 +1,12 @@
 package chatops_test
 
 import (
-	"context"
 	"slices"
 	"testing"
 	"time"
 
 	"github.com/pocbot/pocbot/internal/chatops"
 	"github.com/pocbot/pocbot/internal/commands"
-	ghsim "github.com/pocbot/pocbot/internal/sim/github"
 	"github.com/pocbot/pocbot/internal/statestore"
 )
 
@@ -18,16 +16,8 @@ import (
 // creates the cluster anew — it must pass the budget under the admission lock like any new
 // cluster, not skip it because it saw the cluster exist when it planned.
 func TestUpRecreatingAfterADownIsBudgeted(t *testing.T) {
-	h := newHarness(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	gh := h.w.GitHub
-	repo := "acme/recreate"
-	h.repo(repo)
-	gh.SetPermission(repo, "alice", "admin")
-	gh.SetFile(repo, "", ".github/poc.yml", []byte("max_clusters: 1\n"))
-	gh.AddIssue(repo, ghsim.Issue{Number: 1, Author: "alice"})
-	gh.AddIssue(repo, ghsim.Issue{Number: 2, Author: "alice"})
+	const repo = "acme/recreate"
+	h, ctx := scene{repo: repo, users: []string{"alice:admin"}, issues: []int{1, 2}, config: "max_clusters: 1\n", timeout: 2 * time.Minute}.open(t)
 	one, two := commands.ClusterName("acme", "recreate", 1), commands.ClusterName("acme", "recreate", 2)
 
 	if out, err := h.handle(ctx, h.comment(repo, 1, false, "alice", "/poc up")); err != nil || !out.OK {

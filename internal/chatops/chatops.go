@@ -126,18 +126,16 @@ func (h *Handler) now() time.Time {
 	return time.Now().UTC()
 }
 
-func (h *Handler) stickyInterval() time.Duration {
-	if h.StickyInterval > 0 {
-		return h.StickyInterval
-	}
-	return 3 * time.Second
-}
+func (h *Handler) stickyInterval() time.Duration { return setOr(h.StickyInterval, 3*time.Second) }
 
-func (h *Handler) linkTTL() time.Duration {
-	if h.LinkTTL > 0 {
-		return h.LinkTTL
+func (h *Handler) linkTTL() time.Duration { return setOr(h.LinkTTL, time.Hour) }
+
+// setOr is v when it is set (positive), def otherwise.
+func setOr(v, def time.Duration) time.Duration {
+	if v > 0 {
+		return v
 	}
-	return time.Hour
+	return def
 }
 
 // serial orders the writers of the sticky comment: a later workflow run has a larger run id, so

@@ -1,7 +1,6 @@
 package chatops_test
 
 import (
-	"context"
 	"errors"
 	"io"
 	"net/http"
@@ -30,15 +29,9 @@ var curlRE = regexp.MustCompile(`curl -fsS '([^']+)' \| age -d`)
 // first (and costs no Scaleway call), then a maintainer's whole up → cost → status → extend →
 // kubeconfig → down, then a down while an up runs. Each step asserts what GitHub and Scaleway saw.
 func TestCommentsEndToEnd(t *testing.T) {
-	h := newHarness(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
-	defer cancel()
 	const repo = "acme/shop"
-	h.repo(repo)
+	h, ctx := scene{repo: repo, users: []string{"alice:maintain", "bob:read", "carol:write"}, timeout: 4 * time.Minute}.open(t)
 	gh := h.w.GitHub
-	gh.SetPermission(repo, "alice", "maintain")
-	gh.SetPermission(repo, "bob", "read")
-	gh.SetPermission(repo, "carol", "write")
 	alicePub, aliceID := sshUser(t)
 	gh.AddUserKey("alice", alicePub)
 	gh.AddUserKey("alice", "ecdsa-sha2-nistp256 AAAAE2VjZHNhLXNoYTItbmlzdHAyNTYAAAAIbmlzdHAyNTYAAABBBEmKSENjQEezOmxkZMy7opKgwFB9nkt5YRrYMjNuG5N87uRgg6CLrbo5wAdT/y6v0mKV9U2JsAp7pVGpcLTT3Pc=")
@@ -89,13 +82,7 @@ func TestCommentsEndToEnd(t *testing.T) {
 		}
 	})
 	t.Run("help", func(t *testing.T) {
-		out, err := h.handle(ctx, h.comment(repo, 42, false, "bob", "/poc"))
-		if err != nil || !out.OK {
-			t.Fatalf("outcome %+v, err %v", out, err)
-		}
-		if last := lastBody(h, repo, 42); !strings.Contains(last, "/poc extend DURATION") {
-			t.Errorf("help reply:\n%s", last)
-		}
+		holds(t, "help reply", h.answered(ctx, t, repo, 42, "bob", "/poc"), "/poc extend DURATION")
 	})
 	if d := h.w.Scaleway.CallCount() - calls0; d != 0 {
 		t.Fatalf("refused, ignored and malformed commands made %d Scaleway calls, want 0", d)
@@ -194,29 +181,14 @@ func TestCommentsEndToEnd(t *testing.T) {
 		}
 	})
 	t.Run("cost", func(t *testing.T) {
-		out, err := h.handle(ctx, h.comment(repo, 42, false, "bob", "/poc cost"))
-		if err != nil || !out.OK {
-			t.Fatalf("outcome %+v, err %v", out, err)
-		}
-		last := lastBody(h, repo, 42)
-		for _, want := range []string{"Total per day", "PLAY2-NANO", "Accrued since creation", "Until expiry"} {
-			if !strings.Contains(last, want) {
-				t.Errorf("cost reply lacks %q:\n%s", want, last)
-			}
-		}
+		holds(t, "cost reply", h.answered(ctx, t, repo, 42, "bob", "/poc cost"), "Total per day", "PLAY2-NANO", "Accrued since creation", "Until expiry")
 	})
 	t.Run("status", func(t *testing.T) {
 		gh.LabelIssue(repo, 42, "alice", "poc/keep") // a maintainer's label counts (issue 11 hole 8)
-		out, err := h.handle(ctx, h.comment(repo, 42, false, "bob", "/poc status", "poc/keep"))
-		if err != nil || !out.OK {
-			t.Fatalf("outcome %+v, err %v", out, err)
-		}
-		last := lastBody(h, repo, 42)
-		for _, want := range []string{"ready", "kubernetes-api", "talos-api cp-0", "Lock | free", "present: expiry paused", "Resources ("} {
-			if !strings.Contains(last, want) {
-				t.Errorf("status reply lacks %q:\n%s", want, last)
-			}
-		}
+		last := h.answered(ctx, t, repo, 42, "bob", "/poc status", "poc/keep")
+		// The readiness checks up waits for (talos.ReadyChecks), as bot status shows them too.
+		holds(t, "status reply", last, "ready", "kubernetes-api", "talos-api cp-0", "nodes", "cilium", "cluster-dns", "routing", "pod-network",
+			"Lock | free", "present: expiry paused", "Resources (")
 		if strings.Contains(last, "❌") {
 			t.Errorf("a health check failed on a ready cluster:\n%s", last)
 		}
@@ -251,14 +223,8 @@ func TestCommentsEndToEnd(t *testing.T) {
 		}
 	})
 	t.Run("kubeconfig for a user without SSH keys", func(t *testing.T) {
-		out, err := h.handle(ctx, h.comment(repo, 42, false, "carol", "/poc kubeconfig"))
-		if err != nil || !out.OK {
-			t.Fatalf("outcome %+v, err %v", out, err)
-		}
-		last := lastBody(h, repo, 42)
-		if !strings.Contains(last, "no public SSH key") || !strings.Contains(last, "https://github.com/settings/ssh/new") {
-			t.Errorf("reply does not explain how to add a key:\n%s", last)
-		}
+		holds(t, "the reply to a user without keys", h.answered(ctx, t, repo, 42, "carol", "/poc kubeconfig"),
+			"no public SSH key", "https://github.com/settings/ssh/new")
 	})
 	t.Run("kubeconfig through a dead link", func(t *testing.T) {
 		// The presigning key has the bucket policy's grant on public/ but no IAM policy: on
@@ -383,9 +349,7 @@ func TestCommentsEndToEnd(t *testing.T) {
 // TestBudgetAndConfig covers the repository configuration: a budget that refuses an up (nothing
 // created), an invalid file answered with the key, a dry run that creates nothing.
 func TestBudgetAndConfig(t *testing.T) {
-	h := newHarness(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
+	h, ctx := scene{timeout: 2 * time.Minute}.open(t)
 	gh := h.w.GitHub
 	for _, r := range []string{"acme/tight", "acme/broken"} {
 		h.repo(r)
@@ -482,14 +446,9 @@ func TestBudgetAndConfig(t *testing.T) {
 
 // TestPullRequests: labeled → up, synchronize → nothing, closed → down; a fork's label → nothing.
 func TestPullRequests(t *testing.T) {
-	h := newHarness(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
 	const repo = "acme/web"
-	h.repo(repo)
+	h, ctx := scene{repo: repo, users: []string{"alice:write", "mallory:read"}, timeout: 3 * time.Minute}.open(t)
 	gh := h.w.GitHub
-	gh.SetPermission(repo, "alice", "write")
-	gh.SetPermission(repo, "mallory", "read")
 	pr := gh.AddPR(repo, ghsim.PR{Number: 7, Author: "alice", Labels: []string{"poc"}})
 	fork := gh.AddPR(repo, ghsim.PR{Number: 8, Author: "mallory", Fork: true, Labels: []string{"poc"}})
 	draft := gh.AddPR(repo, ghsim.PR{Number: 9, Author: "alice", Draft: true, Labels: []string{"poc"}})

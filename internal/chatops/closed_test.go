@@ -1,10 +1,8 @@
 package chatops_test
 
 import (
-	"context"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/pocbot/pocbot/internal/commands"
 	ghsim "github.com/pocbot/pocbot/internal/sim/github"
@@ -14,12 +12,8 @@ import (
 // request built a whole new cluster, which the next schedule tore down again — billed for
 // nothing. A comment on a closed issue or pull request now gets a refusal and creates nothing.
 func TestUpOnAClosedIssueIsRefused(t *testing.T) {
-	h := newHarness(t)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	repo := "acme/closed"
-	h.repo(repo)
-	h.w.GitHub.SetPermission(repo, "alice", "admin")
+	const repo = "acme/closed"
+	h, ctx := scene{repo: repo, users: []string{"alice:admin"}}.open(t)
 	h.w.GitHub.AddIssue(repo, ghsim.Issue{Number: 3, Author: "alice", Closed: true})
 	h.w.GitHub.AddPR(repo, ghsim.PR{Number: 4, Author: "alice", Merged: true})
 	for _, c := range []struct {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/pocbot/pocbot/internal/clusterops"
 	"github.com/pocbot/pocbot/internal/commands"
+	"github.com/pocbot/pocbot/internal/lifecycle"
 	"github.com/pocbot/pocbot/internal/statestore"
 )
 
@@ -149,28 +150,17 @@ func (r *run) fail(ctx context.Context, err error) error {
 	return fmt.Errorf("%w: %w", ErrCommandFailed, err)
 }
 
-// lockReply explains a lock that stayed busy past the wait bound.
-func lockReply(cluster string, h statestore.LockInfo, waited time.Duration) string {
-	who := h.Command
-	if who == "" {
-		who = "another run"
-	}
-	if h.Actor != "" {
-		who += " by " + h.Actor
-	}
-	if h.RunID != "" {
-		who += " (run " + h.RunID + ")"
-	}
-	return fmt.Sprintf("⏳ **Not run:** cluster `%s` is busy: %s holds its lock since %s. This command waited %s and gave up; "+
-		"nothing was changed. Comment again once that run has finished.\n",
-		cluster, commands.Escape(who), h.Since.UTC().Format("2006-01-02 15:04 UTC"), commands.FormatDuration(waited))
+// lockView is the reply's view of a lock's holder.
+func lockView(h statestore.LockInfo, waited time.Duration) commands.LockView {
+	return commands.LockView{Command: h.Command, Actor: h.Actor, RunID: h.RunID, Since: h.Since, Waited: waited}
 }
 
+// lockWait is how long a run waits for a cluster's lock (clusterops decides it).
 func (r *run) lockWait() time.Duration {
-	if r.backend != nil && r.backend.Ops.LockWait > 0 {
-		return r.backend.Ops.LockWait
+	if r.backend == nil {
+		return (&clusterops.Ops{}).LockWaitBound()
 	}
-	return 10 * time.Minute
+	return r.backend.Ops.LockWaitBound()
 }
 
 func (r *run) help(ctx context.Context, cmd *commands.Command) error {
@@ -185,7 +175,7 @@ func (r *run) help(ctx context.Context, cmd *commands.Command) error {
 func (r *run) lockedOrFail(ctx context.Context, err error) error {
 	var le *statestore.LockedError
 	if errors.As(err, &le) {
-		return r.refuse(ctx, "locked", lockReply(r.cluster, le.Holder, r.lockWait()))
+		return r.refuse(ctx, "locked", commands.RenderRefused(commands.RefusedView{Kind: lifecycle.RefuseLocked, Cluster: r.cluster, Lock: lockView(le.Holder, r.lockWait())}))
 	}
 	if errors.Is(err, clusterops.ErrNoCluster) {
 		return r.refuse(ctx, "no cluster", commands.RenderStatus(commands.StatusView{Cluster: r.cluster}))

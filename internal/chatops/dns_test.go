@@ -1,7 +1,6 @@
 package chatops_test
 
 import (
-	"context"
 	"strings"
 	"testing"
 	"time"
@@ -9,7 +8,6 @@ import (
 	domain "github.com/scaleway/scaleway-sdk-go/api/domain/v2beta1"
 
 	"github.com/pocbot/pocbot/internal/commands"
-	ghsim "github.com/pocbot/pocbot/internal/sim/github"
 )
 
 // The DNS hijack, replayed through `bot handle`: a write user's `/poc up --dns-zone` for a zone the
@@ -17,13 +15,9 @@ import (
 // names of its own, and what the zone served before (production's `edge`) is untouched by up and
 // by down.
 func TestDNSZoneAllowlistAndOwnNames(t *testing.T) {
-	h := newHarness(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	gh, repo := h.w.GitHub, "acme/dns"
-	h.repo(repo)
-	gh.SetPermission(repo, "mallory", "write")
-	gh.AddIssue(repo, ghsim.Issue{Number: 1, Author: "mallory"})
+	const repo = "acme/dns"
+	h, ctx := scene{repo: repo, users: []string{"mallory:write"}, issues: []int{1}, timeout: 3 * time.Minute}.open(t)
+	gh := h.w.GitHub
 	name := commands.ClusterName("acme", "dns", 1)
 
 	t.Run("a zone the repository does not allow", func(t *testing.T) {

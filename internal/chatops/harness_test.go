@@ -2,6 +2,7 @@ package chatops_test
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/ed25519"
 	"crypto/rand"
@@ -20,7 +21,6 @@ import (
 
 	"github.com/pocbot/pocbot/internal/chatops"
 	"github.com/pocbot/pocbot/internal/github"
-	"github.com/pocbot/pocbot/internal/provision"
 	ghsim "github.com/pocbot/pocbot/internal/sim/github"
 	"github.com/pocbot/pocbot/internal/sim/world"
 	"github.com/pocbot/pocbot/internal/sim/world/worldtest"
@@ -65,12 +65,49 @@ type harness struct {
 	summary bytes.Buffer
 }
 
-func newHarness(t *testing.T) *harness { return newHarnessIn(t, world.Options{}) }
+// scene is how a scenario starts: one repository with the App installed, its users'
+// permissions, issues opened by its first user and its .github/poc.yml, in a world of its own.
+type scene struct {
+	repo    string
+	users   []string // "login:permission"; the first one opens the issues
+	issues  []int
+	config  string        // .github/poc.yml on the default branch; none when ""
+	timeout time.Duration // of the scenario's context; a minute when 0
+	world   world.Options
+}
 
-// newHarnessIn is newHarness in a world with o's quotas, stock and faults.
+// open starts the scene: its harness, and a context that ends at the scene's timeout.
+func (s scene) open(t *testing.T) (*harness, context.Context) {
+	t.Helper()
+	h := newHarnessIn(t, s.world)
+	ctx, cancel := context.WithTimeout(t.Context(), cmp.Or(s.timeout, time.Minute))
+	t.Cleanup(cancel)
+	if s.repo == "" {
+		return h, ctx
+	}
+	gh := h.w.GitHub
+	h.repo(s.repo)
+	author := ""
+	for i, u := range s.users {
+		login, perm, _ := strings.Cut(u, ":")
+		gh.SetPermission(s.repo, login, perm)
+		if i == 0 {
+			author = login
+		}
+	}
+	for _, n := range s.issues {
+		gh.AddIssue(s.repo, ghsim.Issue{Number: n, Author: author})
+	}
+	if s.config != "" {
+		gh.SetFile(s.repo, "", ".github/poc.yml", []byte(s.config))
+	}
+	return h, ctx
+}
+
+// newHarnessIn starts a world with o's quotas, stock and faults, and a backend on it.
 func newHarnessIn(t *testing.T, o world.Options) *harness {
 	t.Helper()
-	ctx := context.Background()
+	ctx := t.Context()
 	logs := &lockedBuffer{}
 	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	o.Dir, o.TimeFactor, o.S3 = t.TempDir(), 0.005, "versitygw"
@@ -95,7 +132,7 @@ func (h *harness) client(full string) *github.Client {
 		return c
 	}
 	owner, name, _ := strings.Cut(full, "/")
-	c, err := github.NewClient(context.Background(), github.Auth{AppID: h.w.GitHub.AppID(), PrivateKeyPEM: h.w.GitHub.AppPrivateKeyPEM(),
+	c, err := github.NewClient(h.t.Context(), github.Auth{AppID: h.w.GitHub.AppID(), PrivateKeyPEM: h.w.GitHub.AppPrivateKeyPEM(),
 		Owner: owner, Repo: name, BaseURL: h.w.GitHubURL, Logger: h.log})
 	if err != nil {
 		h.t.Fatalf("github client for %s: %v", full, err)
@@ -249,17 +286,6 @@ func (h *harness) reactions(full string, number int, commentID int64) []string {
 	return out
 }
 
-// live lists the emulator's resources owned by a cluster.
-func (h *harness) live(name string) []string {
-	var out []string
-	for _, r := range h.w.Scaleway.Inventory() {
-		if provision.OwnedBy(r.Tags, name) {
-			out = append(out, r.Kind+" "+r.Name)
-		}
-	}
-	return out
-}
-
 // sshUser makes an ed25519 key pair: the public half goes to GitHub, the identity opens age files.
 func sshUser(t *testing.T) (string, age.Identity) {
 	t.Helper()
@@ -289,4 +315,32 @@ func (h *harness) masks() []string {
 		}
 	}
 	return out
+}
+
+// live lists the emulator's resources owned by a cluster.
+func (h *harness) live(name string) []string { return worldtest.Live(h.w, name) }
+
+// answered handles login's comment body on repo#number, which must succeed, and returns the
+// App's last comment there (its reply).
+func (h *harness) answered(ctx context.Context, t *testing.T, repo string, number int, login, body string, labels ...string) string {
+	t.Helper()
+	out, err := h.handle(ctx, h.comment(repo, number, false, login, body, labels...))
+	if err != nil || !out.OK {
+		t.Fatalf("%s by %s: outcome %+v, err %v", body, login, out, err)
+	}
+	own := ownComments(h, repo, number)
+	if len(own) == 0 {
+		t.Fatalf("%s by %s: no reply", body, login)
+	}
+	return own[len(own)-1].Body
+}
+
+// holds fails t for each of wants that body lacks.
+func holds(t *testing.T, what, body string, wants ...string) {
+	t.Helper()
+	for _, w := range wants {
+		if !strings.Contains(body, w) {
+			t.Errorf("%s lacks %q:\n%s", what, w, body)
+		}
+	}
 }

@@ -1,7 +1,6 @@
 package chatops_test
 
 import (
-	"context"
 	"strings"
 	"testing"
 	"time"
@@ -18,12 +17,8 @@ import (
 // never started because the cluster is busy now says so in a reply when the status comment is
 // not its own to write.
 func TestLockedUpUnderANewerRunsStatusIsAnswered(t *testing.T) {
-	h := newHarness(t)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	repo := "acme/locked"
-	h.repo(repo)
-	h.w.GitHub.SetPermission(repo, "alice", "admin")
+	const repo = "acme/locked"
+	h, ctx := scene{repo: repo, users: []string{"alice:admin"}}.open(t)
 
 	for _, tc := range []struct {
 		name   string
@@ -47,7 +42,7 @@ func TestLockedUpUnderANewerRunsStatusIsAnswered(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			defer held.Release(context.Background())
+			defer held.Release(t.Context())
 			hd := h.handlerWaiting(repo, 300*time.Millisecond)
 			before := map[int64]string{}
 			for _, c := range h.botComments(repo, n) {

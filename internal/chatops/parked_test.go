@@ -1,7 +1,6 @@
 package chatops_test
 
 import (
-	"context"
 	"strings"
 	"testing"
 	"time"
@@ -9,30 +8,16 @@ import (
 	"github.com/pocbot/pocbot/internal/commands"
 	"github.com/pocbot/pocbot/internal/pool"
 	"github.com/pocbot/pocbot/internal/pool/poolstore"
-	ghsim "github.com/pocbot/pocbot/internal/sim/github"
 )
 
 // Parked workers are billed: /poc cost says what parking costs per hour and what is parked now,
 // and the budget counts a parked worker's price (a cluster that fits alone is refused beside it).
 func TestParkedWorkersAreBilled(t *testing.T) {
-	h := newHarness(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	gh := h.w.GitHub
-	repo := "acme/park"
-	h.repo(repo)
-	gh.SetPermission(repo, "alice", "admin")
-	gh.AddIssue(repo, ghsim.Issue{Number: 1, Author: "alice"})
+	const repo = "acme/park"
 	// One seed cluster costs ≈ 4.30 € a day: it fits 5 € alone, not beside a parked worker.
-	gh.SetFile(repo, "", ".github/poc.yml", []byte("park_for: 2h\nmax_daily_eur: 5\n"))
+	h, ctx := scene{repo: repo, users: []string{"alice:admin"}, issues: []int{1}, config: "park_for: 2h\nmax_daily_eur: 5\n", timeout: 2 * time.Minute}.open(t)
 
-	out, err := h.handle(ctx, h.comment(repo, 1, false, "alice", "/poc cost"))
-	if err != nil || !out.OK {
-		t.Fatalf("cost: outcome %+v, err %v", out, err)
-	}
-	if last := lastBody(h, repo, 1); !strings.Contains(last, "Parking is on (park\\_for 2h)") || !strings.Contains(last, "per hour") {
-		t.Errorf("cost reply does not say what parking costs:\n%s", last)
-	}
+	holds(t, "cost reply (what parking costs)", h.answered(ctx, t, repo, 1, "alice", "/poc cost"), "Parking is on (park\\_for 2h)", "per hour")
 
 	spec := h.backend.Spec
 	pl := &poolstore.Pool{Store: h.backend.Ops.Store}
@@ -40,13 +25,8 @@ func TestParkedWorkersAreBilled(t *testing.T) {
 		TalosVersion: "v0.0.0", Schematic: "none", ParkedUntil: time.Now().Add(time.Hour)}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := h.handle(ctx, h.comment(repo, 1, false, "alice", "/poc cost")); err != nil {
-		t.Fatal(err)
-	}
-	if last := lastBody(h, repo, 1); !strings.Contains(last, "1 parked worker(s) in this state bucket are billed now") {
-		t.Errorf("cost reply does not count the parked worker:\n%s", last)
-	}
-	out, err = h.handle(ctx, h.comment(repo, 1, false, "alice", "/poc up"))
+	holds(t, "cost reply (the parked worker)", h.answered(ctx, t, repo, 1, "alice", "/poc cost"), "1 parked worker(s) in this state bucket are billed now")
+	out, err := h.handle(ctx, h.comment(repo, 1, false, "alice", "/poc up"))
 	if err != nil || out.Refused != "budget" {
 		t.Fatalf("up beside a parked worker over max_daily_eur: outcome %+v, err %v", out, err)
 	}

@@ -1,7 +1,6 @@
 package chatops_test
 
 import (
-	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -10,22 +9,14 @@ import (
 	"github.com/pocbot/pocbot/internal/clusterops"
 	"github.com/pocbot/pocbot/internal/commands"
 	"github.com/pocbot/pocbot/internal/lifecycle"
-	ghsim "github.com/pocbot/pocbot/internal/sim/github"
 )
 
 // `/poc pause` answers with what was kept, what the paused cluster costs per day and how to
 // resume; `/poc cost` and `/poc status` price it paused; `/poc resume` brings it back ready;
 // a read-only user may do neither, and a resume of a running cluster is refused.
 func TestPauseAndResumeVerbs(t *testing.T) {
-	h := newHarness(t)
-	ctx, cancel := context.WithTimeout(t.Context(), 4*time.Minute)
-	defer cancel()
-	gh := h.w.GitHub
-	repo := "acme/freeze"
-	h.repo(repo)
-	gh.SetPermission(repo, "alice", "admin")
-	gh.SetPermission(repo, "bob", "read")
-	gh.AddIssue(repo, ghsim.Issue{Number: 7, Author: "alice"})
+	const repo = "acme/freeze"
+	h, ctx := scene{repo: repo, users: []string{"alice:admin", "bob:read"}, issues: []int{7}, timeout: 4 * time.Minute}.open(t)
 	name := commands.ClusterName("acme", "freeze", 7)
 
 	if out, err := h.handle(ctx, h.comment(repo, 7, false, "alice", "/poc up")); err != nil || !out.OK {
@@ -95,14 +86,9 @@ func TestPauseAndResumeVerbs(t *testing.T) {
 // cluster paused inside a pause window resumes it, keeps it awake until the window ends, and the
 // status comment says when the next scheduled pause is.
 func TestCommandInsidePauseWindowResumes(t *testing.T) {
-	h := newHarness(t)
-	ctx, cancel := context.WithTimeout(t.Context(), 4*time.Minute)
-	defer cancel()
+	const repo = "acme/night"
+	h, ctx := scene{repo: repo, users: []string{"alice:admin"}, issues: []int{3}, timeout: 4 * time.Minute}.open(t)
 	gh := h.w.GitHub
-	repo := "acme/night"
-	h.repo(repo)
-	gh.SetPermission(repo, "alice", "admin")
-	gh.AddIssue(repo, ghsim.Issue{Number: 3, Author: "alice"})
 	name := commands.ClusterName("acme", "night", 3)
 	now := time.Now().UTC()
 	window := fmt.Sprintf("daily %s-%s UTC", now.Add(-time.Hour).Format("15:04"), now.Add(2*time.Hour).Format("15:04"))
@@ -155,17 +141,9 @@ func TestCommandInsidePauseWindowResumes(t *testing.T) {
 // A resume passes the budget: a paused cluster costs its floor, and bringing it back while other
 // clusters took the room is refused, the cluster staying paused.
 func TestResumeIsBudgeted(t *testing.T) {
-	h := newHarness(t)
-	ctx, cancel := context.WithTimeout(t.Context(), 4*time.Minute)
-	defer cancel()
-	gh := h.w.GitHub
-	repo := "acme/budget"
-	h.repo(repo)
-	gh.SetPermission(repo, "alice", "admin")
-	gh.AddIssue(repo, ghsim.Issue{Number: 1, Author: "alice"})
-	gh.AddIssue(repo, ghsim.Issue{Number: 2, Author: "alice"})
+	const repo = "acme/budget"
 	// One seed cluster costs ≈ 4.30 € a day: one running and one paused fit in 5 €, two running do not.
-	gh.SetFile(repo, "", ".github/poc.yml", []byte("max_daily_eur: 5\n"))
+	h, ctx := scene{repo: repo, users: []string{"alice:admin"}, issues: []int{1, 2}, config: "max_daily_eur: 5\n", timeout: 4 * time.Minute}.open(t)
 	for _, step := range []struct {
 		n    int
 		body string

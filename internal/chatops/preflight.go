@@ -82,19 +82,6 @@ func refusalReason(ref *preflight.Refusal) string {
 	return ref.Error()
 }
 
-// quotaRefusal is the reply to an up the pre-flight refused, or "" when err is no such refusal.
-func (r *run) quotaRefusal(err error, pf *preflight.Result) string {
-	var ref *preflight.Refusal
-	if !errors.As(err, &ref) {
-		return ""
-	}
-	v := preflightView(pf)
-	if v == nil {
-		v = &commands.PreflightView{}
-	}
-	return commands.RenderQuotaRefusal(r.cluster, refusalReason(ref), *v)
-}
-
 // estimate is the up's ETA (nil without an ETA book, or for an existing cluster: a converging up
 // has no path to estimate). A parked worker the pre-flight would adopt makes the parked path.
 func (r *run) estimate(ctx context.Context, spec provision.Spec, exists bool, pf *preflight.Result) *eta.Estimate {
@@ -132,4 +119,17 @@ func withETA(v *commands.PreflightView, est *eta.Estimate) *commands.PreflightVi
 	}
 	v.ETA, v.ETAFrom, v.Path = est.D, est.From, est.Path.String()
 	return v
+}
+
+// quotaView is the reply's view of an up the pre-flight refused (nil when err is no such refusal).
+func quotaView(err error, pf *preflight.Result) *commands.QuotaRefusalView {
+	var ref *preflight.Refusal
+	if !errors.As(err, &ref) {
+		return nil
+	}
+	v := preflightView(pf)
+	if v == nil {
+		v = &commands.PreflightView{}
+	}
+	return &commands.QuotaRefusalView{Reason: refusalReason(ref), Preflight: *v}
 }

@@ -1,14 +1,12 @@
 package chatops_test
 
 import (
-	"context"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/pocbot/pocbot/internal/commands"
 	"github.com/pocbot/pocbot/internal/eta"
-	ghsim "github.com/pocbot/pocbot/internal/sim/github"
 	scwsim "github.com/pocbot/pocbot/internal/sim/scaleway"
 	"github.com/pocbot/pocbot/internal/sim/world"
 )
@@ -18,17 +16,10 @@ import (
 // the fallback offer and says so; the second cluster is refused before anything is created,
 // naming the quota and how to raise it.
 func TestQuotasStockAndFallbackOnGitHub(t *testing.T) {
-	h := newHarnessIn(t, world.Options{OrgQuotas: scwsim.DocumentedQuotas(), Stock: map[string]int{"EM-A116X-SSD": 0}})
-	ctx, cancel := context.WithTimeout(t.Context(), 4*time.Minute)
-	defer cancel()
 	const repo = "acme/quota"
-	gh := h.w.GitHub
-	h.repo(repo)
-	gh.SetPermission(repo, "alice", "admin")
-	for n := 1; n <= 2; n++ {
-		gh.AddIssue(repo, ghsim.Issue{Number: n, Author: "alice"})
-	}
-	gh.SetFile(repo, "", ".github/poc.yml", []byte("max_clusters: 5\nmax_daily_eur: 100\nworker_offers: [EM-A116X-SSD, EM-B112X-SSD]\n"))
+	h, ctx := scene{repo: repo, users: []string{"alice:admin"}, issues: []int{1, 2}, timeout: 4 * time.Minute,
+		config: "max_clusters: 5\nmax_daily_eur: 100\nworker_offers: [EM-A116X-SSD, EM-B112X-SSD]\n",
+		world:  world.Options{OrgQuotas: scwsim.DocumentedQuotas(), Stock: map[string]int{"EM-A116X-SSD": 0}}}.open(t)
 
 	out, err := h.handle(ctx, h.comment(repo, 1, false, "alice", "/poc up --dry-run"))
 	if err != nil || !out.OK {

@@ -9,68 +9,49 @@ import (
 	"github.com/pocbot/pocbot/internal/lifecycle"
 )
 
-// refusal answers an operation clusterops refused: the reply for its kind, then 😕. The decision
-// is clusterops'; this only renders it.
+// refusal answers an operation clusterops refused: the reply for its kind (rendered by
+// commands.RenderRefused), then 😕. The decision is clusterops'; this only translates it.
 func (r *run) refusal(ctx context.Context, out *clusterops.Outcome) error {
 	ref := out.Refusal
 	why := string(ref.Kind)
-	var body string
 	switch ref.Kind {
-	case lifecycle.RefuseClosed:
-		what := "issue"
-		if ref.IsPR {
-			what = "pull request"
-		}
-		// The schedule tears down the clusters of closed issues and pull requests: a cluster made
-		// now would be billed until the next run destroys it (found by the soak).
-		body = fmt.Sprintf("😕 **Not run:** this %s is closed, and the schedule tears down the clusters of closed issues and pull requests. "+
-			"Reopen it, then comment `/poc up` again.\n\nNothing was created or changed.\n", what)
-	case lifecycle.RefuseDNSZone:
-		body = commands.ErrorReply(dnsZoneRefusal(ref.Zone, ref.Zones), commands.VerbUp, r.pcfg)
-	case lifecycle.RefuseInvalid:
-		// The comment's flags make an invalid spec (e.g. an offer the bot cannot use).
-		body = commands.ErrorReply(fmt.Errorf("%w: %s", commands.ErrSyntax, commands.Escape(ref.Err.Error())), commands.VerbUp, r.pcfg)
-	case lifecycle.RefuseChanges:
-		body = fmt.Sprintf("😕 **Not changed:** %s.\n\n", commands.Escape(ref.Error())) +
-			commands.RenderPlan(commands.PlanView{Cluster: r.cluster, Changes: changes(ref.InPlace, ref.Changes), Talos: out.Spec.TalosVersion, AdminCIDRs: out.Spec.AdminCIDRs})
-	case lifecycle.RefuseBudget:
-		body = budgetReply(ref)
 	case lifecycle.RefuseCollision, lifecycle.RefuseScope:
 		why = "name collision with " + ref.Owner
-		body = fmt.Sprintf("😕 **Not run:** the cluster name `%s` is already used by %s#%d (two repositories whose names differ only "+
-			"by where the owner ends map to the same name). Nothing was changed. An operator can act on it with `bot … --cluster %s`.\n",
-			r.cluster, commands.Escape(ref.Owner), ref.OwnerNumber, r.cluster)
 	case lifecycle.RefuseRollback:
 		if ref.Err != nil { // the witness could not be read: not a rollback, a failure
 			return r.fail(ctx, fmt.Errorf("read the status comment of cluster %q (the witness of its state's serial): %w", r.cluster, ref.Err))
 		}
-		key := "clusters/" + r.cluster + ".state"
-		body = fmt.Sprintf("😕 **Not run:** the state of cluster `%s` in the bucket is serial %d, older than serial %d that its status comment recorded: "+
-			"`%s` was rolled back (an older version put back by someone who can write to the bucket, or a restore). Nothing was done. "+
-			"Restore the newest version of `%s` from the bucket's versioning and try again; if the older state is the one you want, "+
-			"delete the status comment of this cluster first (only people with write access to the repository can).\n",
-			r.cluster, ref.Serial, ref.Witness, key, key)
-	case lifecycle.RefuseLocked:
-		body = lockReply(r.cluster, ref.Holder, r.lockWait())
-	case lifecycle.RefuseMaxTTL:
-		body = commands.RenderBudgetRefusal(commands.BudgetRefusalView{Limit: commands.LimitMaxTTL,
-			Requested: commands.FormatDuration(ref.Requested), Max: commands.FormatDuration(ref.Max)})
-	case lifecycle.RefuseQuota:
-		body = r.quotaRefusal(ref.Err, out.Preflight)
-	case lifecycle.RefuseNoCluster:
-		body = commands.RenderStatus(commands.StatusView{Cluster: r.cluster})
-	default:
-		body = fmt.Sprintf("😕 **Not run:** %s\n", commands.Escape(ref.Error()))
 	}
-	return r.refuse(ctx, why, body)
+	return r.refuse(ctx, why, commands.RenderRefused(r.refusedView(out)))
 }
 
-// budgetReply renders a budget refusal.
-func budgetReply(ref *clusterops.Refusal) string {
+// refusedView is the reply's view of a refusal.
+func (r *run) refusedView(out *clusterops.Outcome) commands.RefusedView {
+	ref := out.Refusal
+	v := commands.RefusedView{Kind: ref.Kind, Cluster: r.cluster, Config: r.pcfg, IsPR: ref.IsPR, Zone: ref.Zone, Zones: ref.Zones,
+		Detail: ref.Error(), Owner: ref.Owner, OwnerNumber: ref.OwnerNumber, Serial: ref.Serial, Witness: ref.Witness,
+		Lock: lockView(ref.Holder, r.lockWait()), Requested: ref.Requested, Max: ref.Max}
+	switch ref.Kind {
+	case lifecycle.RefuseInvalid:
+		v.Detail = ref.Err.Error()
+	case lifecycle.RefuseChanges:
+		v.Plan = commands.PlanView{Cluster: r.cluster, Changes: changes(ref.InPlace, ref.Changes), Talos: out.Spec.TalosVersion, AdminCIDRs: out.Spec.AdminCIDRs}
+	case lifecycle.RefuseBudget:
+		v.Budget = budgetView(ref)
+		if v.Budget == nil {
+			v.Detail = ref.Err.Error()
+		}
+	case lifecycle.RefuseQuota:
+		v.Quota = quotaView(ref.Err, out.Preflight)
+	}
+	return v
+}
+
+// budgetView is the reply's view of a budget refusal (nil when the budget could not be checked).
+func budgetView(ref *clusterops.Refusal) *commands.BudgetRefusalView {
 	be := ref.Budget
 	if be == nil {
-		return fmt.Sprintf("😕 **Not created:** the budget of `.github/poc.yml` cannot be checked: listing the running clusters failed (%s). Nothing was created; try again in a minute.",
-			commands.Escape(ref.Err.Error()))
+		return nil
 	}
 	v := commands.BudgetRefusalView{Limit: commands.BudgetLimit(be.Limit), Max: be.Max, Running: ref.Running}
 	switch v.Limit {
@@ -81,5 +62,5 @@ func budgetReply(ref *clusterops.Refusal) string {
 	case commands.LimitUnknownPrice:
 		v.Detail = be.Detail
 	}
-	return commands.RenderBudgetRefusal(v)
+	return &v
 }

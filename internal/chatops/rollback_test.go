@@ -1,14 +1,12 @@
 package chatops_test
 
 import (
-	"context"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/pocbot/pocbot/internal/chatops"
 	"github.com/pocbot/pocbot/internal/commands"
-	ghsim "github.com/pocbot/pocbot/internal/sim/github"
 	"github.com/pocbot/pocbot/internal/sim/world"
 	"github.com/pocbot/pocbot/internal/sim/world/worldtest"
 )
@@ -19,14 +17,8 @@ import (
 // recorded a newer serial. The command is refused with what happened and what to do, and nothing
 // is called on Scaleway.
 func TestRollbackRefused(t *testing.T) {
-	h := newHarness(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
 	const repo = "acme/rb"
-	h.repo(repo)
-	gh := h.w.GitHub
-	gh.SetPermission(repo, "alice", "admin")
-	gh.AddIssue(repo, ghsim.Issue{Number: 1, Author: "alice"})
+	h, ctx := scene{repo: repo, users: []string{"alice:admin"}, issues: []int{1}, timeout: 3 * time.Minute}.open(t)
 	name := commands.ClusterName("acme", "rb", 1)
 	key := "clusters/" + name + ".state"
 	b := worldtest.Bucket(t, h.w, world.StateBucket)
@@ -73,14 +65,8 @@ func TestRollbackRefused(t *testing.T) {
 // of the cluster (its down could not edit it) must not make the next life look rolled back: the
 // new document's serials continue above it.
 func TestNewLifeAboveStaleWitness(t *testing.T) {
-	h := newHarness(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
 	const repo = "acme/life"
-	h.repo(repo)
-	gh := h.w.GitHub
-	gh.SetPermission(repo, "alice", "admin")
-	gh.AddIssue(repo, ghsim.Issue{Number: 1, Author: "alice"})
+	h, ctx := scene{repo: repo, users: []string{"alice:admin"}, issues: []int{1}, timeout: 3 * time.Minute}.open(t)
 	name := commands.ClusterName("acme", "life", 1)
 	for _, verb := range []string{"/poc up", "/poc down"} {
 		if out, err := h.handle(ctx, h.comment(repo, 1, false, "alice", verb)); err != nil || !out.OK {

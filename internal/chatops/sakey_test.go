@@ -1,7 +1,6 @@
 package chatops_test
 
 import (
-	"context"
 	"encoding/pem"
 	"testing"
 	"time"
@@ -10,21 +9,14 @@ import (
 	"github.com/pocbot/pocbot/internal/provision/cluster"
 	"github.com/pocbot/pocbot/internal/provision/talos"
 	"github.com/pocbot/pocbot/internal/settings"
-	ghsim "github.com/pocbot/pocbot/internal/sim/github"
 )
 
 // service_account_key in .github/poc.yml chooses the key a new cluster's tokens are signed with;
 // a cluster keeps its key when the setting changes later (a second up converges, refuses nothing).
 func TestServiceAccountKeySetting(t *testing.T) {
-	h := newHarness(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
+	const repo = "acme/sakey"
+	h, ctx := scene{repo: repo, users: []string{"alice:admin"}, issues: []int{1}, config: "service_account_key: ecdsa\n", timeout: 2 * time.Minute}.open(t)
 	gh := h.w.GitHub
-	repo := "acme/sakey"
-	h.repo(repo)
-	gh.SetPermission(repo, "alice", "admin")
-	gh.AddIssue(repo, ghsim.Issue{Number: 1, Author: "alice"})
-	gh.SetFile(repo, "", ".github/poc.yml", []byte("service_account_key: ecdsa\n"))
 	name := commands.ClusterName("acme", "sakey", 1)
 
 	keyType := func() (settings.ServiceAccountKey, string) {

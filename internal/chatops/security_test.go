@@ -1,7 +1,6 @@
 package chatops_test
 
 import (
-	"context"
 	"strings"
 	"testing"
 	"time"
@@ -25,15 +24,9 @@ func ownComments(h *harness, repo string, number int) []ghsim.Comment {
 // TestSecurityHoles replays, through `bot handle`'s handler against the GitHub stand-in, the
 // attacks of issue 11 holes 3, 6, 8 and the chatops parts of 10.
 func TestSecurityHoles(t *testing.T) {
-	h := newHarness(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
-	defer cancel()
 	const repo = "acme/sec"
-	h.repo(repo)
+	h, ctx := scene{repo: repo, users: []string{"alice:maintain", "trudy:triage", "erin:write"}, timeout: 4 * time.Minute}.open(t)
 	gh := h.w.GitHub
-	gh.SetPermission(repo, "alice", "maintain")
-	gh.SetPermission(repo, "trudy", "triage")
-	gh.SetPermission(repo, "erin", "write")
 	alicePub, aliceID := sshUser(t)
 	gh.AddUserKey("alice", alicePub)
 	gh.AddUserKey("erin", "ecdsa-sha2-nistp256 AAAAE2VjZHNhLXNoYTItbmlzdHAyNTYAAAAIbmlzdHAyNTYAAABBBEmKSENjQEezOmxkZMy7opKgwFB9nkt5YRrYMjNuG5N87uRgg6CLrbo5wAdT/y6v0mKV9U2JsAp7pVGpcLTT3Pc=")
@@ -95,23 +88,11 @@ func TestSecurityHoles(t *testing.T) {
 		}
 	})
 	t.Run("status says the keep label is ignored", func(t *testing.T) {
-		out, err := h.handle(ctx, h.comment(repo, 1, false, "alice", "/poc status", "poc/keep"))
-		if err != nil || !out.OK {
-			t.Fatalf("outcome %+v, err %v", out, err)
-		}
-		last := ownComments(h, repo, 1)
-		body := last[len(last)-1].Body
-		if !strings.Contains(body, "present but ignored") || !strings.Contains(body, "`trudy`") {
-			t.Errorf("status does not say the label is ignored:\n%s", body)
-		}
+		holds(t, "status with an ignored keep label", h.answered(ctx, t, repo, 1, "alice", "/poc status", "poc/keep"),
+			"present but ignored", "`trudy`")
 	})
 	t.Run("user with only ecdsa and sk keys is told which types work", func(t *testing.T) {
-		out, err := h.handle(ctx, h.comment(repo, 1, false, "erin", "/poc kubeconfig"))
-		if err != nil || !out.OK {
-			t.Fatalf("outcome %+v, err %v", out, err)
-		}
-		last := ownComments(h, repo, 1)
-		body := last[len(last)-1].Body
+		body := h.answered(ctx, t, repo, 1, "erin", "/poc kubeconfig")
 		if strings.Contains(body, "has no public SSH key") || !strings.Contains(body, "ecdsa-sha2-nistp256") ||
 			!strings.Contains(body, "sk-ssh-ed25519@openssh.com") || !strings.Contains(body, "ssh-ed25519") {
 			t.Errorf("reply does not name the unusable and the usable key types:\n%s", body)

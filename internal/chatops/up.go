@@ -16,7 +16,6 @@ import (
 	"github.com/pocbot/pocbot/internal/lifecycle"
 	"github.com/pocbot/pocbot/internal/provision"
 	"github.com/pocbot/pocbot/internal/provision/cluster"
-	"github.com/pocbot/pocbot/internal/repoconfig"
 	"github.com/pocbot/pocbot/internal/statestore"
 )
 
@@ -314,19 +313,4 @@ func upSummary(name string, uv commands.UpView, st *provision.State) string {
 		fmt.Fprintf(&b, "| %s | %s | `%s` |\n", n, rec.Kind, rec.ID)
 	}
 	return commands.Redact(b.String())
-}
-
-// dnsZoneRefusal says why `--dns-zone zone` is refused and which setting allows it: any write
-// user could otherwise add records to every zone the bot's API key reaches.
-func dnsZoneRefusal(zone string, allowed []string) error {
-	list := "none is listed"
-	if len(allowed) > 0 {
-		q := make([]string, len(allowed))
-		for i, z := range allowed {
-			q[i] = commands.Quote(z)
-		}
-		list = "allowed: " + strings.Join(q, ", ")
-	}
-	return fmt.Errorf("%w: --dns-zone %s is not a zone this repository allows (%s); a maintainer lists the zones clusters may use under `dns_zones` in `%s`",
-		commands.ErrSyntax, commands.Quote(zone), list, repoconfig.Path)
 }

@@ -1,7 +1,6 @@
 package clusterops_test
 
 import (
-	"context"
 	"errors"
 	"sync"
 	"testing"
@@ -21,10 +20,8 @@ import (
 // cut the worker's wait too, or that wait holds the lock for its whole timeout (15 minutes) while
 // the down waits for it. Soak seed 2413725338745003662, replayed 16 at once, hung this way.
 func TestDownStopsAnUpWhoseWorkerWaitsForTheBootstrap(t *testing.T) {
-	e := newEnv(t, world.Options{TimeFactor: 0.005, Faults: scwsim.Faults{Seed: 7,
+	e, ctx := start(t, 3*time.Minute, world.Options{Faults: scwsim.Faults{Seed: 7,
 		PerEndpoint: map[string]float64{scwsim.EndpointKey("POST", "/instance/v1/zones/fr-par-1/servers/00000000-0000-0000-0000-000000000000/action"): 0.95}}})
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
 
 	var (
 		mu           sync.Mutex

@@ -1,7 +1,6 @@
 package clusterops_test
 
 import (
-	"context"
 	"errors"
 	"testing"
 	"time"
@@ -19,9 +18,7 @@ import (
 func TestUpDownOnScalewayBuckets(t *testing.T) {
 	for _, mode := range []objstore.DeleteConditions{objstore.DeleteConditionsIgnored, objstore.DeleteConditionsRejected} {
 		t.Run("delete conditions "+mode.String(), func(t *testing.T) {
-			e := newEnv(t, world.Options{TimeFactor: 0.005, S3: "versitygw", S3Dialect: objstore.Options{DeleteConditions: mode}})
-			ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
-			defer cancel()
+			e, ctx := start(t, 3*time.Minute, world.Options{S3: "versitygw", S3Dialect: objstore.Options{DeleteConditions: mode}})
 			if err := e.store.CheckBackend(ctx); err != nil {
 				t.Fatalf("CheckBackend: %v", err)
 			}

@@ -105,30 +105,27 @@ func (o *Ops) log() *slog.Logger {
 	return slog.Default()
 }
 
-func (o *Ops) lease() time.Duration {
-	if o.LockLease > 0 {
-		return o.LockLease
-	}
-	return 2 * time.Minute
-}
+func (o *Ops) lease() time.Duration { return setOr(o.LockLease, 2*time.Minute) }
 
 // Lease is the lease of every lock these Ops take (LockLease or its default). Other packages
 // that lock a cluster themselves (the reaper's orphan sweep) use it too, so that one setting
 // says when a dead run's lock lapses.
 func (o *Ops) Lease() time.Duration { return o.lease() }
 
-func (o *Ops) cancelWait() time.Duration {
-	if o.CancelWait > 0 {
-		return o.CancelWait
-	}
-	return 50 * time.Minute
-}
+func (o *Ops) cancelWait() time.Duration { return setOr(o.CancelWait, 50*time.Minute) }
 
-func (o *Ops) lockWait() time.Duration {
-	if o.LockWait > 0 {
-		return o.LockWait
+// LockWaitBound is how long an operation waits for a cluster's lock that another run holds
+// (LockWait or its default) before it is refused.
+func (o *Ops) LockWaitBound() time.Duration { return o.lockWait() }
+
+func (o *Ops) lockWait() time.Duration { return setOr(o.LockWait, 10*time.Minute) }
+
+// setOr is v when it is set (positive), def otherwise.
+func setOr(v, def time.Duration) time.Duration {
+	if v > 0 {
+		return v
 	}
-	return 10 * time.Minute
+	return def
 }
 
 // acquire holds the lock key for in (statestore.Hold: its context ends when the lock is lost;
@@ -509,6 +506,22 @@ func (o *Ops) decide(ctx context.Context, in Intent, out *Outcome) (*statestore.
 // admissible applies the rules every operation on an existing cluster obeys: it is the intent's
 // (Owned), and its state is not older than its witness (RolledBack). A witness that cannot be
 // read fails closed.
+// admitExisting records an existing cluster's header in out and applies the rules of acting on
+// it: admissible (owner, rollback), then the intent's precondition. It returns the refused or
+// failed outcome, or nil when verb may go on.
+func (o *Ops) admitExisting(ctx context.Context, verb string, in Intent, out *Outcome, h statestore.Header) (*Outcome, error) {
+	out.Exists, out.Header = true, h
+	if r := o.admissible(ctx, in, h); r != nil {
+		return refused(out, r)
+	}
+	if in.Precondition != nil {
+		if perr := in.Precondition(h); perr != nil {
+			return failed(out, fmt.Errorf("%s %s: %w: %w", verb, in.Cluster, ErrPrecondition, perr))
+		}
+	}
+	return nil, nil
+}
+
 func (o *Ops) admissible(ctx context.Context, in Intent, h statestore.Header) *Refusal {
 	if r := Owned(h, in); r != nil {
 		return r
@@ -771,14 +784,8 @@ func (o *Ops) Down(ctx context.Context, in Intent) (*Outcome, error) {
 	case err != nil:
 		return failed(out, err)
 	default:
-		out.Exists, out.Header = true, doc.Header
-		if r := o.admissible(ctx, in, doc.Header); r != nil {
-			return refused(out, r)
-		}
-		if in.Precondition != nil {
-			if perr := in.Precondition(doc.Header); perr != nil {
-				return failed(out, fmt.Errorf("down %s: %w: %w", in.Cluster, ErrPrecondition, perr))
-			}
+		if res, err := o.admitExisting(ctx, "down", in, out, doc.Header); res != nil {
+			return res, err
 		}
 		if st, err = decodeState(doc); err != nil {
 			return failed(out, err)

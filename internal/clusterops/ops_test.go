@@ -45,13 +45,29 @@ func newEnv(t *testing.T, opts world.Options) *env {
 	if testing.Verbose() {
 		opts.Log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	}
-	w, err := world.Start(context.Background(), opts)
+	w, err := world.Start(t.Context(), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { w.Close() })
 	p := worldtest.New(t, w, worldtest.Options{Log: slog.New(slog.NewTextHandler(testWriter{t}, nil))})
 	return &env{w: w, ops: p.Ops, driver: p.Driver, store: p.Store, spec: p.Spec}
+}
+
+// live lists the emulator's resources owned by a cluster.
+func (e *env) live(cluster string) []string { return worldtest.Live(e.w, cluster) }
+
+// start is newEnv at the tests' time factor (0.005 unless opts sets one) with a context that
+// ends after d.
+func start(t *testing.T, d time.Duration, opts world.Options) (*env, context.Context) {
+	t.Helper()
+	if opts.TimeFactor == 0 {
+		opts.TimeFactor = 0.005
+	}
+	e := newEnv(t, opts)
+	ctx, cancel := context.WithTimeout(t.Context(), d)
+	t.Cleanup(cancel)
+	return e, ctx
 }
 
 type testWriter struct{ t *testing.T }
@@ -63,20 +79,8 @@ func (w testWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-func (e *env) live(cluster string) []string {
-	var out []string
-	for _, r := range e.w.Scaleway.Inventory() {
-		if provision.OwnedBy(r.Tags, cluster) {
-			out = append(out, r.Kind+" "+r.Name)
-		}
-	}
-	return out
-}
-
 func TestUpGivesAWorkingKubeconfigAndDownLeavesOnlyTheSharedImage(t *testing.T) {
-	e := newEnv(t, world.Options{TimeFactor: 0.005})
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
+	e, ctx := start(t, 3*time.Minute, world.Options{})
 
 	t0 := time.Now()
 	res, err := e.ops.Up(ctx, clusterops.Intent{Cluster: "acme-shop-42", Spec: e.spec, TTL: 8 * time.Hour,
@@ -174,9 +178,7 @@ func keys(m map[string][]byte) []string {
 // TestFirstUpsOfOneImageShareIt: two clusters asking at once for an image nobody made yet get one
 // download and one snapshot import (the image lock), and both come up.
 func TestFirstUpsOfOneImageShareIt(t *testing.T) {
-	e := newEnv(t, world.Options{TimeFactor: 0.005, S3: "auto"})
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
+	e, ctx := start(t, 3*time.Minute, world.Options{S3: "auto"})
 	errs := make(chan error, 2)
 	for _, name := range []string{"img-a-1", "img-b-2"} {
 		go func() {
@@ -207,9 +209,7 @@ func TestFirstUpsOfOneImageShareIt(t *testing.T) {
 // never got the lock leaves no cancel request behind (the up would stop for nothing), and a down
 // with NoCancel (the reaper's) asks nothing at all.
 func TestDownThatCannotTakeOverTakesBackItsCancel(t *testing.T) {
-	e := newEnv(t, world.Options{TimeFactor: 0.005})
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
+	e, ctx := start(t, time.Minute, world.Options{})
 	e.ops.LockWait, e.ops.CancelWait = 300*time.Millisecond, 300*time.Millisecond
 	l, err := e.store.Lock(ctx, "held-1", statestore.LockInfo{Actor: "alice", Command: "up"}, time.Minute)
 	if err != nil {
@@ -230,9 +230,7 @@ func TestDownThatCannotTakeOverTakesBackItsCancel(t *testing.T) {
 // TestUpStopsWhenItsLockIsTakenOver: a run whose lease lapsed and was taken over stops instead
 // of going on without the lock.
 func TestUpStopsWhenItsLockIsTakenOver(t *testing.T) {
-	e := newEnv(t, world.Options{TimeFactor: 0.005})
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
+	e, ctx := start(t, 2*time.Minute, world.Options{})
 	e.ops.LockLease = 900 * time.Millisecond
 	errs := make(chan error, 1)
 	go func() {
@@ -273,7 +271,7 @@ func TestUpStopsWhenItsLockIsTakenOver(t *testing.T) {
 // retries them, as PUTs are idempotent).
 func TestTemporaryAdminRuleIsGoneAfterUp(t *testing.T) {
 	const runner = "127.0.0.0/8"
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
 	defer cancel()
 	w, err := world.Start(ctx, world.Options{Dir: t.TempDir(), TimeFactor: 0.005, S3: "file",
 		Faults: scwsim.Faults{Seed: 7, PerEndpoint: map[string]float64{"PUT /instance/v1/zones/{zone}/security_groups/{id}/rules": 0.5}}})
@@ -328,9 +326,7 @@ func TestTemporaryAdminRuleIsGoneAfterUp(t *testing.T) {
 // TestUpWithTalos114: the 1.14 multi-document configs go the whole way on the emulated world:
 // control planes from user data, the worker applied in maintenance mode, bootstrap, /readyz.
 func TestUpWithTalos114(t *testing.T) {
-	e := newEnv(t, world.Options{TimeFactor: 0.005})
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
+	e, ctx := start(t, 3*time.Minute, world.Options{})
 	res, err := e.ops.Up(ctx, clusterops.Intent{Cluster: "t114-1", Spec: e.spec, TTL: time.Hour, Command: "up",
 		Override: func(s *provision.Spec) { s.TalosVersion = "v1.14.1" }})
 	if err != nil {
@@ -353,14 +349,12 @@ func TestUpWithTalos114(t *testing.T) {
 // after the others (a slow host): the user data must stay until it, too, answers over mutual TLS.
 // Every config also names the installer of the factory the cluster uses (POC_IMAGE_FACTORY_URL).
 func TestEveryControlPlaneBootsWithItsConfig(t *testing.T) {
-	e := newEnv(t, world.Options{TimeFactor: 0.005, TalosBootFor: func(name string) time.Duration {
+	e, ctx := start(t, 3*time.Minute, world.Options{TalosBootFor: func(name string) time.Duration {
 		if strings.HasSuffix(name, "cp-2") {
 			return 10 * time.Minute // 3 s at this time factor: long after the first bootstrap
 		}
 		return world.TalosBoot
 	}})
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
 	res, err := e.ops.Up(ctx, clusterops.Intent{Cluster: "slow-cp-1", Spec: e.spec, TTL: time.Hour, Command: "up"})
 	if err != nil {
 		t.Fatalf("up: %v", err)
@@ -394,9 +388,7 @@ func TestEveryControlPlaneBootsWithItsConfig(t *testing.T) {
 // before it was recorded (the trigger lost) reruns without an insecure call: a configured Talos
 // node takes none, and the rerun must not retry one until its deadline.
 func TestRerunAfterTheWorkerWasConfigured(t *testing.T) {
-	e := newEnv(t, world.Options{TimeFactor: 0.005})
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
+	e, ctx := start(t, 3*time.Minute, world.Options{})
 	res, err := e.ops.Up(ctx, clusterops.Intent{Cluster: "rerun-w-1", Spec: e.spec, TTL: time.Hour, Command: "up"})
 	if err != nil {
 		t.Fatalf("up: %v", err)

@@ -55,7 +55,7 @@ func (e *env) bmCalls() (orders, reboots int) {
 
 func (e *env) pool(t *testing.T) pool.Doc {
 	t.Helper()
-	d, err := (&poolstore.Pool{Store: e.store}).List(context.Background())
+	d, err := (&poolstore.Pool{Store: e.store}).List(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,9 +75,7 @@ func (e *env) up(ctx context.Context, t *testing.T, name string) *clusterops.Out
 // next up adopts it without ordering, rescuing or writing anything, and gets a working cluster;
 // a down without park_for deletes it.
 func TestParkOnDownThenAdopt(t *testing.T) {
-	e := newEnv(t, world.Options{TimeFactor: 0.005})
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
-	defer cancel()
+	e, ctx := start(t, 4*time.Minute, world.Options{})
 
 	first := e.up(ctx, t, "acme-shop-1")
 	w := first.State.Resources[scaleway.NodeWorker]
@@ -185,9 +183,7 @@ func TestParkOnDownThenAdopt(t *testing.T) {
 // A reset that fails is not a park: the worker is deleted as without park_for, and the pool
 // holds nothing.
 func TestFailedResetDeletesTheWorker(t *testing.T) {
-	e := newEnv(t, world.Options{TimeFactor: 0.005})
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
+	e, ctx := start(t, 3*time.Minute, world.Options{})
 	res := e.up(ctx, t, "acme-shop-3")
 	w := res.State.Resources[scaleway.NodeWorker]
 	e.w.Node(res.State.Outputs[cluster.OutWorkerIP]).FailReset(true)
@@ -206,9 +202,7 @@ func TestFailedResetDeletesTheWorker(t *testing.T) {
 // an order, and none is made.
 func TestAdoptWhenTheOfferIsOutOfStock(t *testing.T) {
 	spec := provision.DefaultSpec()
-	e := newEnv(t, world.Options{TimeFactor: 0.005, Stock: map[string]int{spec.BaremetalOffer: 1}})
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
+	e, ctx := start(t, 3*time.Minute, world.Options{Stock: map[string]int{spec.BaremetalOffer: 1}})
 	first := e.up(ctx, t, "acme-shop-4")
 	if _, err := e.ops.Down(ctx, clusterops.Intent{Cluster: "acme-shop-4", RequestedBy: "alice", Command: "down", ParkFor: time.Hour}); err != nil {
 		t.Fatal(err)

@@ -20,9 +20,7 @@ import (
 // had passed its check, passed too.)
 func TestConcurrentResumesPassTheBudgetOneAtATime(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, world.Options{TimeFactor: 0.002})
-	ctx, cancel := context.WithTimeout(t.Context(), 4*time.Minute)
-	defer cancel()
+	e, ctx := start(t, 4*time.Minute, world.Options{TimeFactor: 0.002})
 	bounds := repoconfig.Default()
 	bounds.MaxClusters = 5
 	bounds.MaxDailyNanoEUR = 5_000_000_000 // one seed cluster costs ≈ 4.30 € a day, a paused one ≈ 0.30 €

@@ -1,7 +1,6 @@
 package clusterops_test
 
 import (
-	"context"
 	"errors"
 	"strings"
 	"testing"
@@ -21,9 +20,7 @@ import (
 // Without the pre-flight the second up created its IPs, group and volumes, then failed on its
 // third Instance.
 func TestSecondClusterRefusedUnderDefaultQuotas(t *testing.T) {
-	e := newEnv(t, world.Options{TimeFactor: 0.005, OrgQuotas: scwsim.DocumentedQuotas()})
-	ctx, cancel := context.WithTimeout(t.Context(), 4*time.Minute)
-	defer cancel()
+	e, ctx := start(t, 4*time.Minute, world.Options{OrgQuotas: scwsim.DocumentedQuotas()})
 	e.up(ctx, t, "acme-q-1")
 	before := len(e.w.Scaleway.Inventory())
 	calls := len(e.w.Scaleway.Calls())
@@ -58,9 +55,7 @@ func TestSecondClusterRefusedUnderDefaultQuotas(t *testing.T) {
 // The fallback is an offer on sale: production's pre-flight prices every candidate, and the
 // catalog's end-of-sale offers (EM-A115X-SSD) have no price, so they are skipped.
 func TestOutOfStockOfferFallsBack(t *testing.T) {
-	e := newEnv(t, world.Options{TimeFactor: 0.005, OrgQuotas: scwsim.DocumentedQuotas(), Stock: map[string]int{"EM-A116X-SSD": 0}})
-	ctx, cancel := context.WithTimeout(t.Context(), 4*time.Minute)
-	defer cancel()
+	e, ctx := start(t, 4*time.Minute, world.Options{OrgQuotas: scwsim.DocumentedQuotas(), Stock: map[string]int{"EM-A116X-SSD": 0}})
 	res, err := e.ops.Up(ctx, clusterops.Intent{Cluster: "acme-s-1", Spec: e.spec, TTL: time.Hour, RequestedBy: "alice", Command: "up",
 		WorkerOffers: []string{"EM-A116X-SSD", "EM-B112X-SSD"}})
 	if err != nil {
@@ -85,9 +80,7 @@ func TestOutOfStockOfferFallsBack(t *testing.T) {
 // up that cannot adopt it (another Talos version) is refused before anything is created, naming
 // the offer's quota; one that can adopt it fits.
 func TestParkedWorkerCountsAgainstTheOfferQuota(t *testing.T) {
-	e := newEnv(t, world.Options{TimeFactor: 0.005, OrgQuotas: scwsim.DocumentedQuotas()})
-	ctx, cancel := context.WithTimeout(t.Context(), 4*time.Minute)
-	defer cancel()
+	e, ctx := start(t, 4*time.Minute, world.Options{OrgQuotas: scwsim.DocumentedQuotas()})
 	e.up(ctx, t, "acme-p-1")
 	if _, err := e.ops.Down(ctx, clusterops.Intent{Cluster: "acme-p-1", RequestedBy: "alice", Command: "down", ParkFor: 2 * time.Hour}); err != nil {
 		t.Fatal(err)

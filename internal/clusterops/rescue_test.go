@@ -27,11 +27,7 @@ func TestUpWhateverRescueServerHolds(t *testing.T) {
 		{name: "shown late, sudo wants the password", opts: world.Options{RescueServerDelay: 40 * time.Second}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			opts := tc.opts
-			opts.TimeFactor = 0.005
-			e := newEnv(t, opts)
-			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-			defer cancel()
+			e, ctx := start(t, 3*time.Minute, tc.opts)
 			res, err := e.ops.Up(ctx, clusterops.Intent{Cluster: "rescue-1", Spec: e.spec, TTL: time.Hour,
 				Repository: "acme/shop", Number: 1, Kind: "issue", RequestedBy: "alice", Command: "up"})
 			if err != nil {
@@ -45,13 +41,13 @@ func TestUpWhateverRescueServerHolds(t *testing.T) {
 
 	// Never shown while sudo wants it: the up stops after its bounded wait, saying what is missing.
 	t.Run("never shown, sudo wants the password", func(t *testing.T) {
-		w, err := world.Start(context.Background(), world.Options{Dir: t.TempDir(), S3: "file", TimeFactor: 0.005, HideRescueServer: true})
+		w, err := world.Start(t.Context(), world.Options{Dir: t.TempDir(), S3: "file", TimeFactor: 0.005, HideRescueServer: true})
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { w.Close() })
 		p := worldtest.New(t, w, worldtest.Options{Log: slog.New(slog.NewTextHandler(testWriter{t}, nil)), RescuePasswordWait: 300 * time.Millisecond})
-		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+		ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
 		defer cancel()
 		_, err = p.Ops.Up(ctx, clusterops.Intent{Cluster: "rescue-2", Spec: p.Spec, TTL: time.Hour,
 			Repository: "acme/shop", Number: 2, Kind: "issue", RequestedBy: "alice", Command: "up"})

@@ -5,7 +5,8 @@
 // scanner (Redact / ContainsSecret) used on every body and log line.
 //
 // It is pure logic on purpose: it imports no SDK and, of pocbot, only the settings table (flags,
-// rules, durations) and the lifecycle vocabulary (phases), so it can be fuzzed and golden-tested;
+// rules, durations), the lifecycle vocabulary (phases, refusal kinds) and the repository
+// configuration's path, so it can be fuzzed and golden-tested;
 // internal/chatops feeds it plain view structs (UpView, StatusView, CostView, …) whose money
 // figures are already formatted strings.
 package commands

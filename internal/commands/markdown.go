@@ -73,27 +73,20 @@ func visibleText(n ast.Node, src []byte, cur *bytes.Buffer, lines *[]string) {
 // (U+212A) is "k" and the long s ſ (U+017F) is "s", so `strings.ToLower`/`EqualFold` would
 // accept words a reviewer reads as something else. Other bytes are kept as they are (and then
 // fail to match any verb or flag).
-func asciiLower(s string) string {
-	var b strings.Builder
-	b.Grow(len(s))
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		b.WriteByte(c)
-	}
-	return b.String()
-}
+func asciiLower(s string) string { return asciiShift(s, 'A', 'Z', 'a') }
 
 // asciiUpper is asciiLower's mirror (offer names): "ſ" must not become "S".
-func asciiUpper(s string) string {
+func asciiUpper(s string) string { return asciiShift(s, 'a', 'z', 'A') }
+
+// asciiShift moves the bytes from..last (one case of the ASCII letters) to to.. (the other case)
+// and keeps every other byte.
+func asciiShift(s string, from, last, to byte) string {
 	var b strings.Builder
 	b.Grow(len(s))
 	for i := 0; i < len(s); i++ {
 		c := s[i]
-		if 'a' <= c && c <= 'z' {
-			c -= 'a' - 'A'
+		if from <= c && c <= last {
+			c = c - from + to
 		}
 		b.WriteByte(c)
 	}

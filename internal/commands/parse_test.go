@@ -1,6 +1,7 @@
 package commands
 
 import (
+	"errors"
 	"net/netip"
 	"reflect"
 	"strings"
@@ -68,27 +69,6 @@ func TestParseCommands(t *testing.T) {
 				t.Errorf("Parse(%q)\n got %+v\nwant %+v", tt.body, got, tt.want)
 			}
 		})
-	}
-}
-
-func TestParseIgnore(t *testing.T) {
-	for _, body := range []string{
-		"",
-		"looks good to me",
-		"/pocket money",
-		"poc up",
-		"see /poc up in the docs",
-		"> /poc up",
-		"  > > /poc down",
-		"```\n/poc up\n```",
-		"```\n/poc up", // unterminated fence: the rest of the comment is code
-		"~~~\n/poc up\n```\n/poc down\n",
-		"<!-- hidden\n/poc up\n",
-		"`/poc up`", // inline code is talking about it
-	} {
-		if r := Parse(body, ParseConfig{}); !r.Ignore || r.Command != nil || r.Reply != "" {
-			t.Errorf("Parse(%q) = %+v, want Ignore", body, r)
-		}
 	}
 }
 
@@ -211,6 +191,31 @@ func TestFormatDuration(t *testing.T) {
 	for d, want := range tests {
 		if got := FormatDuration(d); got != want {
 			t.Errorf("FormatDuration(%v) = %q, want %q", d, got, want)
+		}
+	}
+}
+
+func TestParsePause(t *testing.T) {
+	for _, tc := range []struct {
+		line    string
+		release bool
+		err     bool
+	}{
+		{"/poc pause", false, false},
+		{"/poc pause --release-ips", true, false},
+		{"/poc PAUSE --RELEASE-IPS", true, false},
+		{"/poc pause now", false, true},
+		{"/poc pause --release-ip", false, true},
+		{"/poc resume", false, false},
+		{"/poc resume --release-ips", false, true},
+	} {
+		cmd, err := parseLine(tc.line[len("/poc "):], ParseConfig{}.withDefaults())
+		if (err != nil) != tc.err || (err != nil && !errors.Is(err, ErrSyntax)) {
+			t.Errorf("%q: error %v, want error %v", tc.line, err, tc.err)
+			continue
+		}
+		if err == nil && cmd.ReleaseIPs != tc.release {
+			t.Errorf("%q: ReleaseIPs %v", tc.line, cmd.ReleaseIPs)
 		}
 	}
 }

@@ -167,6 +167,37 @@ func goldenCases() map[string]string {
 		"kubeconfig": RenderKubeconfig("acme-shop-42", kcURL, now),
 		"kubeconfig_dead_link": RenderKubeconfig("acme-shop-42", KubeconfigAccess{Login: "alice", OperatorCmd: "bot kubeconfig --cluster acme-shop-42",
 			DeadLink: &DeadLink{Answer: "403 Forbidden", Fix: "the key that signs links may not read public/ objects: on Scaleway it needs an IAM policy granting ObjectStorageObjectsRead on the project AND, when the bucket has a policy, a statement allowing it s3:GetObject on STATE-BUCKET/public/* (docs/install.md, \"Presigning key\")"}}, now),
+		// A reply per kind of refusal clusterops decides (RenderRefused).
+		"refused_closed":    RenderRefused(RefusedView{Kind: lifecycle.RefuseClosed, Cluster: "acme-shop-42"}),
+		"refused_closed_pr": RenderRefused(RefusedView{Kind: lifecycle.RefuseClosed, Cluster: "acme-shop-42", IsPR: true}),
+		"refused_dns_zone": RenderRefused(RefusedView{Kind: lifecycle.RefuseDNSZone, Cluster: "acme-shop-42",
+			Zone: "prod.example.com", Zones: []string{"poc.example.com", "lab.example.com"}}),
+		"refused_dns_zone_none": RenderRefused(RefusedView{Kind: lifecycle.RefuseDNSZone, Cluster: "acme-shop-42", Zone: "prod.example.com"}),
+		"refused_invalid": RenderRefused(RefusedView{Kind: lifecycle.RefuseInvalid, Cluster: "acme-shop-42",
+			Detail: `worker offer "EM-X999" is not one this bot can use <b>`}),
+		"refused_changes": RenderRefused(RefusedView{Kind: lifecycle.RefuseChanges, Cluster: "acme-shop-42",
+			Detail: `cluster "acme-shop-42" exists with other settings that cannot change in place: control planes 3 → 5 (the etcd membership is fixed at creation); run down first, then up with the new settings`,
+			Plan: PlanView{Cluster: "acme-shop-42", Talos: "v1.13.11", AdminCIDRs: []string{"203.0.113.0/24"}, Changes: []Change{{Field: "ttl", From: "8h", To: "1d", InPlace: true},
+				{Field: "control planes", From: "3", To: "5", Reason: "the etcd membership is fixed at creation"}}}}),
+		"refused_budget": RenderRefused(RefusedView{Kind: lifecycle.RefuseBudget, Cluster: "acme-shop-42",
+			Budget: &BudgetRefusalView{Limit: LimitMaxClusters, Current: "3 clusters", Requested: "1 cluster", Max: "3", Running: []string{"acme-shop-1", "acme-shop-7", "acme-shop-9"}}}),
+		"refused_budget_unchecked": RenderRefused(RefusedView{Kind: lifecycle.RefuseBudget, Cluster: "acme-shop-42",
+			Detail: "list clusters/: s3: 503 Slow Down <retry>"}),
+		"refused_collision": RenderRefused(RefusedView{Kind: lifecycle.RefuseCollision, Cluster: "acme-shop-42", Owner: "acme-shop/x_y", OwnerNumber: 42}),
+		"refused_scope":     RenderRefused(RefusedView{Kind: lifecycle.RefuseScope, Cluster: "acme-shop-42", Owner: "acme/shop", OwnerNumber: 42}),
+		"refused_rollback":  RenderRefused(RefusedView{Kind: lifecycle.RefuseRollback, Cluster: "acme-shop-42", Serial: 12, Witness: 15}),
+		"refused_locked": RenderRefused(RefusedView{Kind: lifecycle.RefuseLocked, Cluster: "acme-shop-42",
+			Lock: LockView{Command: "/poc up", Actor: "carol_x", RunID: "4242", Since: t0, Waited: 10 * time.Minute}}),
+		"refused_locked_unknown": RenderRefused(RefusedView{Kind: lifecycle.RefuseLocked, Cluster: "acme-shop-42", Lock: LockView{Since: t0, Waited: 300 * time.Millisecond}}),
+		"refused_max_ttl":        RenderRefused(RefusedView{Kind: lifecycle.RefuseMaxTTL, Cluster: "acme-shop-42", Requested: 9 * 24 * time.Hour, Max: 7 * 24 * time.Hour}),
+		"refused_quota": RenderRefused(RefusedView{Kind: lifecycle.RefuseQuota, Cluster: "acme-shop-42", Quota: &QuotaRefusalView{
+			Reason:    "Scaleway quota instance_servers_play2_nano (PLAY2-NANO Instances) would be exceeded: limit 5, in use 3, this cluster needs 3",
+			Preflight: PreflightView{Quotas: pf.Quotas}}}),
+		"refused_quota_unexplained": RenderRefused(RefusedView{Kind: lifecycle.RefuseQuota, Cluster: "acme-shop-42",
+			Detail: "up acme-shop-42 refused by the pre-flight, nothing was created: quotas: 500 Internal Server Error"}),
+		"refused_no_cluster": RenderRefused(RefusedView{Kind: lifecycle.RefuseNoCluster, Cluster: "acme-shop-42"}),
+		"refused_not_paused": RenderRefused(RefusedView{Kind: lifecycle.RefuseNotPaused, Cluster: "acme-shop-42",
+			Detail: "cluster `acme-shop-42` is not paused: it is *ready*"}),
 		"schedule_stopped": RenderScheduleStopped(stopped),
 		// A command's reply carries the notice (issue 22: "says so in its reply").
 		"status_schedule_stopped": WithNotice(RenderStatus(StatusView{Cluster: "acme-shop-42"}), RenderScheduleStopped(stopped)),
@@ -329,5 +360,28 @@ func TestEscape(t *testing.T) {
 	}
 	if got := mention("pocbot[bot]"); strings.HasPrefix(got, "@pocbot") {
 		t.Errorf("bots must not be mentioned: %q", got)
+	}
+}
+
+func TestStickyStateSerial(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		body string
+		want int64
+		ok   bool
+	}{
+		{"rendered", RenderSticky(StickyView{Cluster: "c", Serial: 7, StateSerial: 46, Phase: "ready"}), 46, true},
+		{"none recorded", RenderSticky(StickyView{Cluster: "c", Serial: 7, Phase: "destroyed"}), 0, false},
+		{"zero is none", "<!-- pocbot:state-serial=0 -->", 0, false},
+		{"negative is not a serial", "<!-- pocbot:state-serial=-5 -->", 0, false},
+		{"too long", "<!-- pocbot:state-serial=" + strings.Repeat("9", 20) + " -->", 0, false},
+		{"out of range", "<!-- pocbot:state-serial=9999999999999999999 -->", 0, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, ok := StickyStateSerial(tc.body)
+			if got != tc.want || ok != tc.ok {
+				t.Fatalf("StickyStateSerial = %d, %v; want %d, %v", got, ok, tc.want, tc.ok)
+			}
+		})
 	}
 }

@@ -6,11 +6,26 @@ import (
 	"time"
 )
 
-// TestParseHiddenText replays issue 11 hole 5: text a reader does not see as a top-level
-// paragraph line (an HTML comment, indented or fenced code, a quote, a list item, a heading)
-// must never run.
-func TestParseHiddenText(t *testing.T) {
-	for _, body := range []string{
+// TestParseRunsNothing: comments that must not run anything. Ignored: no line a reader sees as a
+// top-level paragraph line starting with /poc — including text a reader does not see as one (an
+// HTML comment, indented or fenced code, a quote, a list item, a heading: issue 11 hole 5).
+// Refused: a command line with a non-ASCII letter that Unicode case folding reads as ASCII (the
+// Kelvin sign U+212A folds to "k", the long s U+017F to "s": issue 11 hole 10); verbs, flags and
+// the prefix are ASCII only.
+func TestParseRunsNothing(t *testing.T) {
+	ignored := []string{
+		"",
+		"looks good to me",
+		"/pocket money",
+		"poc up",
+		"see /poc up in the docs",
+		"> /poc up",
+		"  > > /poc down",
+		"```\n/poc up\n```",
+		"```\n/poc up", // unterminated fence: the rest of the comment is code
+		"~~~\n/poc up\n```\n/poc down\n",
+		"<!-- hidden\n/poc up\n",
+		"`/poc up`", // inline code is talking about it
 		"looks good <!--\n/poc down\n-->",
 		"looks good <!-- /poc down -->",
 		"looks good\n<!--\n/poc down\n-->",
@@ -25,10 +40,27 @@ func TestParseHiddenText(t *testing.T) {
 		"> /poc down",
 		"> quoted\n/poc down", // CommonMark lazy continuation: the line is part of the quote
 		"<details>\n/poc down\n</details>",
-	} {
-		if r := Parse(body, ParseConfig{}); !r.Ignore {
-			t.Errorf("Parse(%q) = %+v, want Ignore: the command is not a visible top-level paragraph line", body, r)
+	}
+	for _, body := range ignored {
+		if r := Parse(body, ParseConfig{}); !r.Ignore || r.Command != nil || r.Reply != "" {
+			t.Errorf("Parse(%q) = %+v, want Ignore: no command is a visible top-level paragraph line", body, r)
 		}
+	}
+	refused := []string{
+		"/poc \u212Aubeconfig",
+		"/poc help \u212Aubeconfig",
+		"/poc up --\u212Aeep",
+		"/poc up --dry-run --ttl 8h --cp-type PLAY2-NANO --wor\u212Aer-offer EM-A116X-SSD",
+		"/poc up --dry-run --dns-zone \u212A8s.example.com",
+		"/poc up --dry-run --cp-type play2-nano-\u017F",
+	}
+	for _, body := range refused {
+		if r := Parse(body, ParseConfig{}); r.Command != nil || r.Reply == "" {
+			t.Errorf("Parse(%q) = %+v, want a refusal (non-ASCII letter)", body, r.Command)
+		}
+	}
+	if r := Parse("/POC KUBECONFIG", ParseConfig{}); r.Command == nil || r.Command.Verb != VerbKubeconfig {
+		t.Errorf("ASCII upper case must still fold: %+v", r)
 	}
 }
 
@@ -61,27 +93,6 @@ func TestParseVisibleText(t *testing.T) {
 	r = Parse(`/poc up --extensions "siderolabs/iscsi-tools\\" `, ParseConfig{})
 	if r.Command != nil {
 		t.Errorf("escaped quote: got command %+v, want a parse error (the extension name holds a backslash)", r.Command)
-	}
-}
-
-// TestParseASCIIOnly replays issue 11 hole 10: the Kelvin sign (U+212A) folds to "k" under
-// Unicode case folding; verbs, flags and the prefix are ASCII only.
-func TestParseASCIIOnly(t *testing.T) {
-	for _, body := range []string{
-		"/poc \u212Aubeconfig",
-		"/poc help \u212Aubeconfig",
-		"/poc up --\u212Aeep",
-		"/poc up --dry-run --ttl 8h --cp-type PLAY2-NANO --wor\u212Aer-offer EM-A116X-SSD",
-		"/poc up --dry-run --dns-zone \u212A8s.example.com",
-		"/poc up --dry-run --cp-type play2-nano-\u017F",
-	} {
-		r := Parse(body, ParseConfig{})
-		if r.Command != nil || r.Reply == "" {
-			t.Errorf("Parse(%q) = %+v, want a refusal (non-ASCII letter)", body, r.Command)
-		}
-	}
-	if r := Parse("/POC KUBECONFIG", ParseConfig{}); r.Command == nil || r.Command.Verb != VerbKubeconfig {
-		t.Errorf("ASCII upper case must still fold: %+v", r)
 	}
 }
 

@@ -16,7 +16,7 @@ import (
 var quoteTime = time.Date(2026, 10, 18, 9, 0, 0, 0, time.UTC)
 
 func ctxT(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 	t.Cleanup(cancel)
 	return ctx
 }

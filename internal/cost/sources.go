@@ -257,22 +257,16 @@ func (InstanceSource) Name() SourceName { return SourceInstance }
 // Prices implements Source.
 func (s InstanceSource) Prices(ctx context.Context, items []Item) ([]Price, error) {
 	api := instance.NewAPI(s.Client)
-	types := map[scw.Zone]map[string]*instance.ServerType{}
-	for _, z := range zonesOf(items, func(it Item) bool { return it.Kind == KindInstance }) {
+	list := func(z scw.Zone) (map[string]*instance.ServerType, error) {
 		resp, err := api.ListServersTypes(&instance.ListServersTypesRequest{Zone: z}, scw.WithContext(ctx), scw.WithAllPages())
 		if err != nil {
 			return nil, fmt.Errorf("list instance server types in %s: %w", z, err)
 		}
-		types[z] = resp.Servers
+		return resp.Servers, nil
 	}
-	date := today
-	out := make([]Price, len(items))
-	for i, it := range items {
-		if it.Kind != KindInstance {
-			continue
-		}
-		st := types[it.Zone][it.SKU]
-		p := Price{Source: SourceInstance, Date: date, Ref: "products/servers:" + it.SKU}
+	return priceEach(items, KindInstance, list, func(it Item, types map[string]*instance.ServerType) Price {
+		st := types[it.SKU]
+		p := Price{Source: SourceInstance, Date: today, Ref: "products/servers:" + it.SKU}
 		switch {
 		case st == nil:
 			p.Note = "commercial type not listed in " + string(it.Zone)
@@ -287,7 +281,26 @@ func (s InstanceSource) Prices(ctx context.Context, items []Item) ([]Price, erro
 			}
 			p.Availability, p.Amount, p.Unit = Known, m, PerHour
 		}
-		out[i] = p
+		return p
+	})
+}
+
+// priceEach lists what the items of kind need once per zone, then prices each of them from its
+// zone's list; the other items are left zero (another source prices them).
+func priceEach[L any](items []Item, kind Kind, list func(scw.Zone) (L, error), price func(Item, L) Price) ([]Price, error) {
+	lists := map[scw.Zone]L{}
+	for _, z := range zonesOf(items, func(it Item) bool { return it.Kind == kind }) {
+		l, err := list(z)
+		if err != nil {
+			return nil, err
+		}
+		lists[z] = l
+	}
+	out := make([]Price, len(items))
+	for i, it := range items {
+		if it.Kind == kind {
+			out[i] = price(it, lists[it.Zone])
+		}
 	}
 	return out, nil
 }
@@ -305,44 +318,35 @@ func (BaremetalSource) Name() SourceName { return SourceBaremetal }
 // Prices implements Source.
 func (s BaremetalSource) Prices(ctx context.Context, items []Item) ([]Price, error) {
 	api := baremetal.NewAPI(s.Client)
-	offers := map[scw.Zone][]*baremetal.Offer{}
-	for _, z := range zonesOf(items, func(it Item) bool { return it.Kind == KindBaremetal }) {
+	list := func(z scw.Zone) ([]*baremetal.Offer, error) {
 		resp, err := api.ListOffers(&baremetal.ListOffersRequest{Zone: z, SubscriptionPeriod: baremetal.OfferSubscriptionPeriodHourly}, scw.WithContext(ctx), scw.WithAllPages())
 		if err != nil {
 			return nil, fmt.Errorf("list Elastic Metal offers in %s: %w", z, err)
 		}
-		offers[z] = resp.Offers
+		return resp.Offers, nil
 	}
-	date := today
-	out := make([]Price, len(items))
-	for i, it := range items {
-		if it.Kind != KindBaremetal {
-			continue
-		}
+	return priceEach(items, KindBaremetal, list, func(it Item, offers []*baremetal.Offer) Price {
 		var o *baremetal.Offer
-		for _, c := range offers[it.Zone] {
+		for _, c := range offers {
 			if c != nil && c.Name == it.SKU && c.SubscriptionPeriod == baremetal.OfferSubscriptionPeriodHourly {
 				o = c
 				break
 			}
 		}
-		p := Price{Source: SourceBaremetal, Date: date}
+		p := Price{Source: SourceBaremetal, Date: today}
 		if o == nil {
 			p.Note = "no hourly offer named " + it.SKU + " in " + string(it.Zone)
-			out[i] = p
-			continue
+			return p
 		}
 		p.Ref = "offer:" + o.ID
 		if !o.Enable {
 			p.Availability, p.Note = Withdrawn, "offer disabled"
-			out[i] = p
-			continue
+			return p
 		}
 		m, err := FromSCW(o.PricePerHour)
 		if err != nil || m.currency() != CurrencyEUR || m.Nanos <= 0 {
 			p.Note = fmt.Sprintf("unusable price_per_hour (%v)", err)
-			out[i] = p
-			continue
+			return p
 		}
 		p.Availability, p.Amount, p.Unit = Known, m, PerHour
 		if o.Fee != nil {
@@ -351,13 +355,12 @@ func (s BaremetalSource) Prices(ctx context.Context, items []Item) ([]Price, err
 			}
 		}
 		if o.MonthlyOfferID != nil && *o.MonthlyOfferID != "" {
-			if sub := s.monthly(ctx, api, it.Zone, *o.MonthlyOfferID, date); sub != nil {
+			if sub := s.monthly(ctx, api, it.Zone, *o.MonthlyOfferID, today); sub != nil {
 				p.Subscription = sub
 			}
 		}
-		out[i] = p
-	}
-	return out, nil
+		return p
+	})
 }
 
 // monthly reads the monthly offer; its absence only drops the alternative.

@@ -147,14 +147,8 @@ func TestEnvFromActions(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			e, err := EnvFromActions(func(k string) string { return tc.env[k] })
-			if tc.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Fatalf("err = %v, want mention of %s", err, tc.wantErr)
-				}
+			if errorWanted(t, err, tc.wantErr) {
 				return
-			}
-			if err != nil {
-				t.Fatal(err)
 			}
 			if e.APIURL != tc.wantAPI || e.RunURL() != tc.wantRun || e.Owner != "acme" || e.Repo != "web" {
 				t.Fatalf("got %+v RunURL=%q", e, e.RunURL())
@@ -192,14 +186,8 @@ func TestAuthFromEnv(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.env["GITHUB_REPOSITORY"] = "acme/web"
 			a, err := AuthFromEnv(func(k string) string { return tc.env[k] })
-			if tc.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Fatalf("err = %v, want mention of %q", err, tc.wantErr)
-				}
+			if errorWanted(t, err, tc.wantErr) {
 				return
-			}
-			if err != nil {
-				t.Fatal(err)
 			}
 			if a.Mode() != tc.wantMode || !strings.Contains(string(a.PrivateKeyPEM), tc.wantKey) || a.Owner != "acme" || a.Repo != "web" {
 				t.Fatalf("got %v key=%q", a, a.PrivateKeyPEM)
@@ -209,4 +197,20 @@ func TestAuthFromEnv(t *testing.T) {
 			}
 		})
 	}
+}
+
+// errorWanted fails the test unless err mentions want, or is nil when want is "". It says whether
+// an error was wanted: the case ends there.
+func errorWanted(t *testing.T, err error, want string) bool {
+	t.Helper()
+	if want == "" {
+		if err != nil {
+			t.Fatal(err)
+		}
+		return false
+	}
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("error %v, want one mentioning %q", err, want)
+	}
+	return true
 }

@@ -44,17 +44,9 @@ func (c *fakeClock) waits() []time.Duration {
 // default policy, no test-only bound) and the last body is written.
 func TestStickySurvivesSecondaryLimit(t *testing.T) {
 	clock := &fakeClock{t: time.Now()}
-	sim, err := simgh.New(simgh.Options{Now: clock.now, ContentLimit: simgh.ContentLimit{PerMinute: 3}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	sim, url := startSim(t, simgh.Options{Now: clock.now, ContentLimit: simgh.ContentLimit{PerMinute: 3}})
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
 	defer cancel()
-	url, stop, err := sim.Start(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer stop()
 	sim.AddRepo(testRepo, "main")
 	n := sim.AddIssue(testRepo, simgh.Issue{})
 	c, err := NewClient(ctx, Auth{AppID: sim.AppID(), PrivateKeyPEM: sim.AppPrivateKeyPEM(), Owner: "acme", Repo: "web",
@@ -142,7 +134,7 @@ func TestRateLimitWaits(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			clock := &fakeClock{t: now}
 			rt := &retryTransport{next: &scripted{resps: tc.resps}, policy: RetryPolicy{Sleep: clock.sleep, Now: func() time.Time { return now }}.withDefaults()}
-			req, _ := http.NewRequestWithContext(context.Background(), "PATCH", "http://127.0.0.1/repos/acme/web/issues/comments/1", nil)
+			req, _ := http.NewRequestWithContext(t.Context(), "PATCH", "http://127.0.0.1/repos/acme/web/issues/comments/1", nil)
 			resp, err := rt.RoundTrip(req)
 			if err != nil {
 				t.Fatal(err)

@@ -15,10 +15,7 @@ import (
 const marker = "<!-- pocbot:status:acme-web-1 -->"
 
 func TestStickyThrottlesAndLastBodyWins(t *testing.T) {
-	w := startWorld(t)
-	c := w.mustApp(t, nil)
-	ctx := testCtx(t)
-	n := w.sim.AddIssue(testRepo, simgh.Issue{})
+	w, c, ctx, n := onNewIssue(t)
 	s := NewSticky(c, n, marker, 150*time.Millisecond)
 
 	start := time.Now()
@@ -61,10 +58,7 @@ func TestStickyThrottlesAndLastBodyWins(t *testing.T) {
 }
 
 func TestStickyDeferredWriteHappensWithoutFlush(t *testing.T) {
-	w := startWorld(t)
-	c := w.mustApp(t, nil)
-	ctx := testCtx(t)
-	n := w.sim.AddIssue(testRepo, simgh.Issue{})
+	w, c, ctx, n := onNewIssue(t)
 	s := NewSticky(c, n, marker, 50*time.Millisecond)
 	if err := s.Update(ctx, "one"); err != nil {
 		t.Fatal(err)
@@ -72,24 +66,14 @@ func TestStickyDeferredWriteHappensWithoutFlush(t *testing.T) {
 	if err := s.Update(ctx, "two"); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for {
+	eventually(t, "the deferred edit arrives", func() bool {
 		cs := w.sim.Comments(testRepo, n)
-		if len(cs) == 1 && strings.HasSuffix(cs[0].Body, "two") {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("deferred edit never arrived: %+v", cs)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return len(cs) == 1 && strings.HasSuffix(cs[0].Body, "two")
+	})
 }
 
 func TestStickyFindsExistingAndRespectsNewerRun(t *testing.T) {
-	w := startWorld(t)
-	c := w.mustApp(t, nil)
-	ctx := testCtx(t)
-	n := w.sim.AddIssue(testRepo, simgh.Issue{})
+	w, c, ctx, n := onNewIssue(t)
 	w.sim.AddComment(testRepo, n, "alice", "/poc up")
 
 	older := NewSticky(c, n, marker, 0).WithGeneration(100)
@@ -221,10 +205,7 @@ func TestStickyPace(t *testing.T) {
 // TestStickyLastBodySurvivesAFailedWrite: a deferred edit that fails (GitHub down past the
 // retries) keeps its body pending; Flush writes it, so the comment never stays behind.
 func TestStickyLastBodySurvivesAFailedWrite(t *testing.T) {
-	w := startWorld(t)
-	c := w.mustApp(t, nil)
-	ctx := testCtx(t)
-	n := w.sim.AddIssue(testRepo, simgh.Issue{})
+	w, c, ctx, n := onNewIssue(t)
 	s := NewSticky(c, n, marker, 30*time.Millisecond)
 	if err := s.Update(ctx, "provisioning"); err != nil {
 		t.Fatal(err)
@@ -234,23 +215,36 @@ func TestStickyLastBodySurvivesAFailedWrite(t *testing.T) {
 	if err := s.Update(ctx, "ready"); err != nil { // deferred: the interval is not over
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for failed := 0; failed < 4; {
-		if time.Now().After(deadline) {
-			t.Fatal("the deferred edit never ran")
-		}
-		failed = 0
+	eventually(t, "the deferred edit runs (and fails 4 times)", func() bool {
+		failed := 0
 		for _, r := range w.sim.Requests() {
 			if r.Method == "PATCH" && r.Status == 502 {
 				failed++
 			}
 		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		return failed >= 4
+	})
 	if err := s.Flush(ctx); err != nil {
 		t.Fatalf("flush after a failed deferred edit: %v", err)
 	}
 	if cs := w.sim.Comments(testRepo, n); len(cs) != 1 || cs[0].Body != marker+"\nready" {
 		t.Fatalf("comments %+v, want the last body written", cs)
+	}
+}
+
+// onNewIssue starts a world with an App client and opens an issue there: what a sticky writes to.
+func onNewIssue(t *testing.T) (*world, *Client, context.Context, int) {
+	t.Helper()
+	w := startWorld(t)
+	return w, w.mustApp(t, nil), testCtx(t), w.sim.AddIssue(testRepo, simgh.Issue{})
+}
+
+// eventually waits up to 5 s for cond, polling; the test fails if it never holds.
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); !cond(); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("after 5s: not yet: %s", what)
+		}
 	}
 }

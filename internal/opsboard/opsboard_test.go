@@ -96,7 +96,7 @@ func TestUpdateOnTheStandIn(t *testing.T) {
 	s.AddRepo("acme/shop", "main")
 	// A look-alike by a person, marker included: must not be edited.
 	fake := s.AddIssue("acme/shop", simgithub.Issue{Title: opsboard.Title, Author: "mallory"})
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
 	defer cancel()
 	c, err := github.NewClient(ctx, github.Auth{AppID: s.AppID(), PrivateKeyPEM: s.AppPrivateKeyPEM(), Owner: "acme", Repo: "shop", BaseURL: srv.URL,
 		Logger: slog.New(slog.DiscardHandler)})

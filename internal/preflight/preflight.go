@@ -1,7 +1,8 @@
 // Package preflight decides, before anything is created, whether an up fits the organization's
 // Scaleway quotas and which Elastic Metal offer it takes: a pure function of what the API said
 // (quotas, usage, stock) and of what the cluster needs. It knows nothing of the API or of GitHub;
-// the Scaleway driver gathers its Input (provision/scaleway.Headroom), chatops renders its Result.
+// the Scaleway driver gathers its Input (provision/scaleway.Headroom); chatops (through
+// internal/commands) and the CLI's dry run show its Result.
 package preflight
 
 import (

@@ -95,7 +95,7 @@ func (f *faultProxy) wrap(next http.Handler) http.Handler {
 
 func newEnv(t testing.TB, s3 string) *env {
 	t.Helper()
-	ctx := context.Background()
+	ctx := t.Context()
 	opts := world.Options{Dir: t.TempDir(), TimeFactor: 0.005, S3: s3}
 	w, err := world.Start(ctx, opts)
 	if err != nil {
@@ -128,9 +128,15 @@ func (w testWriter) Write(p []byte) (int, error) {
 }
 
 func ctxFor(t testing.TB, d time.Duration) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), d)
+	ctx, cancel := context.WithTimeout(t.Context(), d)
 	t.Cleanup(cancel)
 	return ctx
+}
+
+// start is a file-backed env and a context that ends after d.
+func start(t testing.TB, d time.Duration) (*env, context.Context) {
+	t.Helper()
+	return newEnv(t, "file"), ctxFor(t, d)
 }
 
 // config is a reaper run with GitHub on acme/shop at the given decision time.
@@ -154,14 +160,14 @@ func (e *env) putDoc(t testing.TB, h statestore.Header) {
 	if h.Phase == "" {
 		h.Phase = string(lifecycle.PhaseReady)
 	}
-	if err := e.store.Put(context.Background(), &statestore.Document{Header: h, Body: body}); err != nil {
+	if err := e.store.Put(t.Context(), &statestore.Document{Header: h, Body: body}); err != nil {
 		t.Fatal(err)
 	}
 }
 
 func (e *env) header(t testing.TB, cluster string) (statestore.Header, bool) {
 	t.Helper()
-	hs, err := e.store.List(context.Background())
+	hs, err := e.store.List(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pocbot/pocbot/internal/clusterops"
 	"github.com/pocbot/pocbot/internal/commands"
 	"github.com/pocbot/pocbot/internal/reaper"
 	ghsim "github.com/pocbot/pocbot/internal/sim/github"
@@ -16,8 +17,7 @@ import (
 // permission; otherwise the cluster expires as usual and the warning says why the label did
 // not count.
 func TestKeepLabelNeedsWrite(t *testing.T) {
-	e := newEnv(t, "file")
-	ctx := ctxFor(t, time.Minute)
+	e, ctx := start(t, time.Minute)
 	now := time.Now().UTC().Truncate(time.Second).Add(48 * time.Hour)
 	gh := e.w.GitHub
 	gh.SetPermission(repo, "trudy", "triage")
@@ -76,4 +76,40 @@ func TestKeepLabelNeedsWrite(t *testing.T) {
 	if d, _ := decisionOf(rep, "k-triage-label-warned"); !strings.Contains(d.Detail, "ignored") || d.Reason != "" {
 		t.Errorf("warned decision detail %q reason %q: want the ignored label named", d.Detail, d.Reason)
 	}
+}
+
+// A keep label taken off a cluster that expires within the warning window: the run records
+// both (keep off, the one warning marked) in ONE write of the header, under one lock. It wrote
+// the header once per change (twice) before issue 23.
+func TestKeepOffAndWarningInOneHeaderWrite(t *testing.T) {
+	e, ctx := start(t, time.Minute)
+	now := time.Now().UTC().Truncate(time.Second).Add(48 * time.Hour)
+	n := e.w.GitHub.AddIssue(repo, ghsim.Issue{Title: "poc", Author: "alice"})
+	h := statestore.Header{Cluster: "k-unlabeled", Repository: repo, Number: n, Kind: "issue",
+		RequestedBy: "alice", Expires: now.Add(30 * time.Minute), Labels: map[string]string{}}
+	clusterops.Meta{Keep: true}.Into(&h)
+	e.putDoc(t, h)
+	before, _ := e.header(t, h.Cluster)
+
+	rep, err := reaper.Run(ctx, e.config(now))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d, _ := decisionOf(rep, h.Cluster); d.Action != reaper.ActionWarned || d.Err != nil {
+		t.Fatalf("decision %+v, want warned", d)
+	}
+	after, _ := e.header(t, h.Cluster)
+	if writes := after.Serial - before.Serial; writes != 1 {
+		t.Errorf("the run wrote the header %d times (serial %d → %d), want once", writes, before.Serial, after.Serial)
+	}
+	if m := metaOf(t, after); m.Keep || !warnedForExpiry(m, h.Expires) {
+		t.Errorf("header after the run: %+v, want keep off and the warning recorded for %s", m, h.Expires)
+	}
+	if got := e.botComments(n); len(got) != 1 || !strings.Contains(got[0].Body, "tearing down at") {
+		t.Errorf("bot comments %v, want the one warning", got)
+	}
+}
+
+func warnedForExpiry(m clusterops.Meta, exp time.Time) bool {
+	return m.WarnedFor.Equal(exp.UTC().Truncate(time.Second))
 }

@@ -26,22 +26,19 @@ func (e *env) bmTags(id string) ([]string, bool) {
 // and empties the pool; a server tagged parked that no pool entry lists is deleted as an orphan
 // (past the grace), one still listed is not.
 func TestReapParksThenExpires(t *testing.T) {
-	e := newEnv(t, "file")
-	ctx := ctxFor(t, 3*time.Minute)
-	n := e.w.GitHub.AddIssue(repo, ghsim.Issue{Title: "poc"})
-	res, err := e.ops.Up(ctx, clusterops.Intent{Cluster: "acme-shop-park", Spec: e.spec, TTL: time.Hour,
-		Repository: repo, Number: n, Kind: "issue", RequestedBy: "alice", Command: "up"})
-	if err != nil {
-		t.Fatal(err)
+	e, ctx := start(t, 3*time.Minute)
+	// An hour-long cluster for a new issue; its worker's server id.
+	upWorker := func(name string) string {
+		t.Helper()
+		n := e.w.GitHub.AddIssue(repo, ghsim.Issue{Title: "poc"})
+		res, err := e.ops.Up(ctx, clusterops.Intent{Cluster: name, Spec: e.spec, TTL: time.Hour,
+			Repository: repo, Number: n, Kind: "issue", RequestedBy: "alice", Command: "up"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.State.Resources[scaleway.NodeWorker].ID
 	}
-	worker := res.State.Resources[scaleway.NodeWorker].ID
-	n2 := e.w.GitHub.AddIssue(repo, ghsim.Issue{Title: "poc"})
-	res2, err := e.ops.Up(ctx, clusterops.Intent{Cluster: "acme-shop-park2", Spec: e.spec, TTL: time.Hour,
-		Repository: repo, Number: n2, Kind: "issue", RequestedBy: "alice", Command: "up"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	lost := res2.State.Resources[scaleway.NodeWorker].ID
+	worker, lost := upWorker("acme-shop-park"), upWorker("acme-shop-park2")
 	pl := &poolstore.Pool{Store: e.store}
 
 	cfg := e.config(time.Now().Add(2 * time.Hour))

@@ -399,11 +399,8 @@ func (r *run) lookUpIssues(hs []statestore.Header) map[string]*IssueState {
 // teardown (bounded by the run's time and count, skipped when its lock is busy).
 func (r *run) execute(st Step) Decision {
 	d := st.Decision
-	if st.SyncKeep != nil {
-		r.syncKeep(&d, *st.SyncKeep)
-	}
-	if st.Warn {
-		r.warn(&d, st.Header, st.Issue)
+	if st.SyncKeep != nil || st.Warn {
+		r.record(&d, st)
 	}
 	if st.Teardown {
 		return r.tearDown(d)
@@ -429,10 +426,9 @@ func warnedFor(m clusterops.Meta, exp time.Time) bool {
 	return !m.WarnedFor.IsZero() && m.WarnedFor.Equal(exp.UTC().Truncate(time.Second))
 }
 
-var (
-	errAlreadyWarned = errors.New("already warned for this expiry")
-	errMoved         = errors.New("expiry changed since the listing")
-)
+// errNothingToRecord ends an update that would change nothing (the warning already marked, or
+// the expiry moved since the listing): no write.
+var errNothingToRecord = errors.New("nothing to record in the header")
 
 func (r *run) request(cluster string) clusterops.Intent {
 	// NoCancel: a cluster someone works on is busy, left for the next run; never stopped by the reaper.
@@ -440,39 +436,60 @@ func (r *run) request(cluster string) clusterops.Intent {
 		Command: reapCommand, NoCancel: true, ParkFor: r.cfg.ParkFor}
 }
 
-// warn posts the one warning of this expiry. The label is set under the lock BEFORE the comment
-// so that two reapers never both post; if the comment then fails, the label is taken back so
-// that the next run tries again.
+// record writes the step's changes to the header in one update under the cluster's lock — the
+// keep label (SyncKeep) and the mark of the one warning of this expiry (Warn) — then posts the
+// warning. The mark is set BEFORE the comment so that two reapers never both post; if the
+// comment then fails, the mark is taken back so that the next run tries again.
+func (r *run) record(d *Decision, st Step) {
+	h := st.Header
+	warn := false
+	_, err := r.ops.Update(r.ctx, r.request(h.Cluster), func(cur *statestore.Header) error {
+		// An expiry moved since the listing (an extend) is warned for by a later run.
+		warn = st.Warn && cur.Expires.Equal(h.Expires)
+		return clusterops.EditMeta(cur, func(m *clusterops.Meta) error {
+			warn = warn && !warnedFor(*m, h.Expires)
+			if !warn && st.SyncKeep == nil {
+				return errNothingToRecord
+			}
+			if st.SyncKeep != nil {
+				m.Keep = *st.SyncKeep
+			}
+			if warn {
+				m.WarnedFor = h.Expires.UTC().Truncate(time.Second)
+			}
+			return nil
+		})
+	})
+	switch {
+	case errors.Is(err, statestore.ErrLocked):
+		if st.Warn {
+			d.Detail += "; warning left for the next run (cluster busy)"
+		}
+		return
+	case errors.Is(err, errNothingToRecord):
+		return
+	case err != nil:
+		what := "keep label"
+		if st.Warn {
+			what = "expiry warning"
+		}
+		d.Err = errors.Join(d.Err, fmt.Errorf("record the %s of %s: %w", what, h.Cluster, err))
+		return
+	}
+	if warn {
+		r.warn(d, h, st.Issue)
+	}
+}
+
+// warn posts the one warning of this expiry, whose mark record set; if the comment fails, the
+// mark is taken back.
 func (r *run) warn(d *Decision, h statestore.Header, in *IssueState) {
 	v := commands.ExpiryWarningView{Cluster: h.Cluster, Requester: h.RequestedBy,
 		At: h.Expires, Now: r.now, KeepLabel: r.cfg.KeepLabel, Accrued: accrued(h, r.now)}
 	if in != nil {
 		v.KeepIgnored = in.KeepRefused
 	}
-	body := commands.RenderExpiryWarning(v)
-	_, err := r.ops.Update(r.ctx, r.request(h.Cluster), func(cur *statestore.Header) error {
-		if !cur.Expires.Equal(h.Expires) {
-			return errMoved
-		}
-		return clusterops.EditMeta(cur, func(m *clusterops.Meta) error {
-			if warnedFor(*m, h.Expires) {
-				return errAlreadyWarned
-			}
-			m.WarnedFor = h.Expires.UTC().Truncate(time.Second)
-			return nil
-		})
-	})
-	switch {
-	case errors.Is(err, statestore.ErrLocked):
-		d.Detail += "; warning left for the next run (cluster busy)"
-		return
-	case errors.Is(err, errAlreadyWarned), errors.Is(err, errMoved):
-		return
-	case err != nil:
-		d.Err = errors.Join(d.Err, fmt.Errorf("record the expiry warning of %s: %w", h.Cluster, err))
-		return
-	}
-	if _, err := r.cfg.Issues.CreateComment(r.ctx, h.Number, body); err != nil {
+	if _, err := r.cfg.Issues.CreateComment(r.ctx, h.Number, commands.RenderExpiryWarning(v)); err != nil {
 		d.Err = errors.Join(d.Err, fmt.Errorf("post the expiry warning on %s#%d: %w", h.Repository, h.Number, err))
 		_, uerr := r.ops.Update(context.WithoutCancel(r.ctx), r.request(h.Cluster), func(cur *statestore.Header) error {
 			return clusterops.EditMeta(cur, func(m *clusterops.Meta) error {
@@ -489,16 +506,6 @@ func (r *run) warn(d *Decision, h statestore.Header, in *IssueState) {
 	}
 	d.Action = ActionWarned
 	d.Detail += "; warned"
-}
-
-// syncKeep records in the header whether the keep label is on the issue, for status to show.
-func (r *run) syncKeep(d *Decision, kept bool) {
-	_, err := r.ops.Update(r.ctx, r.request(d.Cluster), func(h *statestore.Header) error {
-		return clusterops.EditMeta(h, func(m *clusterops.Meta) error { m.Keep = kept; return nil })
-	})
-	if err != nil && !errors.Is(err, statestore.ErrLocked) {
-		d.Err = errors.Join(d.Err, fmt.Errorf("record the keep label of %s: %w", d.Cluster, err))
-	}
 }
 
 // timeLeft says whether the run's time bound still lets something start.

@@ -19,8 +19,7 @@ import (
 // TestDecisions runs one reaper pass over clusters in every situation of the policy and checks
 // each decision, what is left in the store, and what was said on each issue.
 func TestDecisions(t *testing.T) {
-	e := newEnv(t, "file")
-	ctx := ctxFor(t, time.Minute)
+	e, ctx := start(t, time.Minute)
 	now := time.Now().UTC().Truncate(time.Second).Add(48 * time.Hour)
 	type tc struct {
 		name      string
@@ -136,8 +135,7 @@ func TestDecisions(t *testing.T) {
 // TestWarningOnceThenReArmedByExtend: two runs in the window post one warning; an extend moves
 // the expiry and the next window warns again; removing the keep label lets the expiry act.
 func TestWarningOnceThenReArmedByExtendAndKeepReleased(t *testing.T) {
-	e := newEnv(t, "file")
-	ctx := ctxFor(t, time.Minute)
+	e, ctx := start(t, time.Minute)
 	t0 := time.Now().UTC().Truncate(time.Second)
 	n := e.w.GitHub.AddIssue(repo, ghsim.Issue{Title: "poc"})
 	e.putDoc(t, statestore.Header{Cluster: "acme-shop-1", Repository: repo, Number: n, Kind: "issue", RequestedBy: "alice", Expires: t0.Add(8 * time.Hour)})
@@ -201,8 +199,7 @@ func TestWarningOnceThenReArmedByExtendAndKeepReleased(t *testing.T) {
 // TestWithoutGitHub: an operator's reap destroys expired clusters only, comments nowhere, and
 // honours a keep label recorded by an earlier run.
 func TestWithoutGitHub(t *testing.T) {
-	e := newEnv(t, "file")
-	ctx := ctxFor(t, time.Minute)
+	e, ctx := start(t, time.Minute)
 	now := time.Now().UTC().Add(24 * time.Hour)
 	closed := e.w.GitHub.AddIssue(repo, ghsim.Issue{Title: "poc", Closed: true})
 	e.putDoc(t, statestore.Header{Cluster: "expired", Repository: repo, Number: 1, Expires: now.Add(-time.Second)})
@@ -234,8 +231,7 @@ func TestWithoutGitHub(t *testing.T) {
 // TestDryRunBoundsAndBusy: a dry run changes nothing and reports the plan; MaxTeardowns and a
 // held lock leave clusters for the next run, reported as such.
 func TestDryRunBoundsAndBusy(t *testing.T) {
-	e := newEnv(t, "file")
-	ctx := ctxFor(t, time.Minute)
+	e, ctx := start(t, time.Minute)
 	now := time.Now().UTC().Add(24 * time.Hour)
 	for i, c := range []string{"a", "b", "c", "locked"} {
 		n := e.w.GitHub.AddIssue(repo, ghsim.Issue{Title: "poc"})
@@ -246,7 +242,7 @@ func TestDryRunBoundsAndBusy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer held.Release(context.Background())
+	defer held.Release(t.Context())
 
 	cfg := e.config(now)
 	cfg.DryRun = true
@@ -353,8 +349,7 @@ func (x extendFirst) Down(ctx context.Context, req clusterops.Intent) (*clustero
 
 // TestExtendBetweenListingAndTeardownWins: the reaper's reason is checked again under the lock.
 func TestExtendBetweenListingAndTeardownWins(t *testing.T) {
-	e := newEnv(t, "file")
-	ctx := ctxFor(t, time.Minute)
+	e, ctx := start(t, time.Minute)
 	now := time.Now().UTC().Add(24 * time.Hour)
 	e.putDoc(t, statestore.Header{Cluster: "extended", Repository: repo, Number: 1, Expires: now.Add(-time.Minute)})
 	cfg := reaper.Config{Ops: e.ops, Spec: e.spec, Now: func() time.Time { return now }, Log: e.log,

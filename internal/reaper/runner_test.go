@@ -26,8 +26,7 @@ import (
 // longer reach a control plane's Kubernetes API. Failed on the old reaper, which left the rule
 // until the next up or the down.
 func TestReaperClosesTheRunnerAccessOfAKilledRun(t *testing.T) {
-	e := newEnv(t, "file")
-	ctx := ctxFor(t, 3*time.Minute)
+	e, ctx := start(t, 3*time.Minute)
 	outside := func(s *provision.Spec) { s.AdminCIDRs = []string{"198.51.100.0/24"} }
 	spec := e.spec
 	outside(&spec)

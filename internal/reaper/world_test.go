@@ -1,7 +1,6 @@
 package reaper_test
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -20,6 +19,7 @@ import (
 	"github.com/pocbot/pocbot/internal/reaper"
 	ghsim "github.com/pocbot/pocbot/internal/sim/github"
 	"github.com/pocbot/pocbot/internal/sim/world"
+	"github.com/pocbot/pocbot/internal/sim/world/worldtest"
 	"github.com/pocbot/pocbot/internal/statestore"
 )
 
@@ -28,8 +28,7 @@ import (
 // reported and recorded, the next run retries it; orphans are swept after their grace period and
 // not before, never while locked, never with a state document; the shared snapshot stays.
 func TestRealClusters(t *testing.T) {
-	e := newEnv(t, "file")
-	ctx := ctxFor(t, 3*time.Minute)
+	e, ctx := start(t, 3*time.Minute)
 	t0 := time.Now().UTC()
 
 	type cl struct {
@@ -123,7 +122,7 @@ func TestRealClusters(t *testing.T) {
 			if got := e.botComments(c.n); len(got) != 1 || !strings.Contains(got[0].Body, "torn down by the reaper") {
 				t.Errorf("%s: %d notices on #%d, want 1", c.name, len(got), c.n)
 			}
-			if left := live(e, c.name); len(left) > 0 {
+			if left := worldtest.Live(e.w, c.name); len(left) > 0 {
 				t.Errorf("%s: left %v", c.name, left)
 			}
 		}
@@ -152,7 +151,7 @@ func TestRealClusters(t *testing.T) {
 		if !ok || metaOf(t, h).DownFailed.IsZero() || h.Phase != string(lifecycle.PhaseFailed) {
 			t.Errorf("failed teardown not recorded in the header: %+v", h)
 		}
-		if len(live(e, "acme-shop-alive")) == 0 {
+		if len(worldtest.Live(e.w, "acme-shop-alive")) == 0 {
 			t.Error("the live cluster lost its resources")
 		}
 	})
@@ -167,7 +166,7 @@ func TestRealClusters(t *testing.T) {
 		if d, _ := decisionOf(rep, "acme-shop-refused"); d.Action != reaper.ActionDestroyed || d.Reason != commands.ReapExpired {
 			t.Fatalf("retry: %s %s (%v)", d.Action, d.Reason, d.Err)
 		}
-		if left := live(e, "acme-shop-refused"); len(left) > 0 {
+		if left := worldtest.Live(e.w, "acme-shop-refused"); len(left) > 0 {
 			t.Errorf("left after the retry: %v", left)
 		}
 		if got := e.botComments(clusters[3].n); len(got) != 1 {
@@ -206,7 +205,7 @@ func TestRealClusters(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer held.Release(context.Background())
+		defer held.Release(t.Context())
 
 		run := func(at time.Duration) reaper.Report {
 			rep, err := reaper.Run(ctx, e.config(time.Now().Add(at)))
@@ -221,7 +220,7 @@ func TestRealClusters(t *testing.T) {
 			if d, _ := decisionOf(rep, c); d.Action != reaper.ActionYoung || !d.Orphan {
 				t.Errorf("%s inside the grace period: %s", c, d.Action)
 			}
-			if len(live(e, c)) == 0 {
+			if len(worldtest.Live(e.w, c)) == 0 {
 				t.Errorf("%s swept inside the grace period", c)
 			}
 		}
@@ -233,14 +232,14 @@ func TestRealClusters(t *testing.T) {
 			if d, _ := decisionOf(rep, c); d.Action != reaper.ActionSwept || len(d.Deleted) == 0 {
 				t.Errorf("%s after the grace period: %s, %d deleted (%v)", c, d.Action, len(d.Deleted), d.Err)
 			}
-			if left := live(e, c); len(left) > 0 {
+			if left := worldtest.Live(e.w, c); len(left) > 0 {
 				t.Errorf("%s: left %v", c, left)
 			}
 		}
 		if d, _ := decisionOf(rep, "orphan-locked"); d.Action != reaper.ActionBusy || !strings.Contains(d.Detail, "carol") {
 			t.Errorf("locked orphan: %s %q", d.Action, d.Detail)
 		}
-		if len(live(e, "orphan-locked")) == 0 {
+		if len(worldtest.Live(e.w, "orphan-locked")) == 0 {
 			t.Error("the locked orphan was swept")
 		}
 		found := false
@@ -271,23 +270,12 @@ func shared(e *env) []string {
 	return out
 }
 
-func live(e *env, cluster string) []string {
-	var out []string
-	for _, r := range e.w.Scaleway.Inventory() {
-		if provision.OwnedBy(r.Tags, cluster) {
-			out = append(out, r.Kind+" "+r.Name)
-		}
-	}
-	return out
-}
-
 // TestOrphanLockFollowsLease: the orphan sweep's lock has the Ops' lease (POC_LOCK_LEASE), like
 // every other lock of the bot, so that a sweep that dies leaves a lock that lapses when the
 // operator's setting says — not after a lease of its own (the soak, seed 2080318192311439616,
 // ran its settle inside that lease and found the cluster still busy).
 func TestOrphanLockFollowsLease(t *testing.T) {
-	e := newEnv(t, "file")
-	ctx := ctxFor(t, time.Minute)
+	e, ctx := start(t, time.Minute)
 	api := instance.NewAPI(e.client)
 	project := world.ProjectID
 	const orphan = "orphan-lease"
@@ -331,8 +319,7 @@ func TestOrphanLockFollowsLease(t *testing.T) {
 // or taken over after a lapsed lease) stops instead of deleting on without the lock. The old
 // renewal loop logged the refused renewal and swept on (the decision was "swept", the group gone).
 func TestOrphanSweepStopsWhenItsLockIsLost(t *testing.T) {
-	e := newEnv(t, "file")
-	ctx := ctxFor(t, time.Minute)
+	e, ctx := start(t, time.Minute)
 	api := instance.NewAPI(e.client)
 	project := world.ProjectID
 	const orphan = "orphan-lost"

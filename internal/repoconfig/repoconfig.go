@@ -190,7 +190,7 @@ func Parse(data []byte) (RepoConfig, error) {
 	}
 	if z, ok := m["worker_offers"]; ok && z != nil {
 		if _, isList := z.([]any); !isList {
-			return cfg, fmt.Errorf("%s: worker_offers: give a list of offers, like [EM-A116X-SSD, EM-A115X-SSD], got %q", Path, fmt.Sprint(z))
+			return cfg, fmt.Errorf("%s: worker_offers: give a list of offers, like [EM-A116X-SSD, EM-B112X-SSD], got %q", Path, fmt.Sprint(z))
 		}
 	}
 	if z, ok := m["dns_zones"]; ok && z != nil {

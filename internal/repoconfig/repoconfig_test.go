@@ -193,16 +193,25 @@ func FuzzParse(f *testing.F) {
 	})
 }
 
-func TestDNSZones(t *testing.T) {
+// TestListKeys: the keys that hold a list (dns_zones, worker_offers) parse and refuse alike.
+func TestListKeys(t *testing.T) {
+	zones := func(c repoconfig.RepoConfig) []string { return c.DNSZones }
+	offers := func(c repoconfig.RepoConfig) []string { return c.WorkerOffers }
 	for _, tc := range []struct {
 		name, in string
-		zones    []string
+		get      func(repoconfig.RepoConfig) []string
+		want     []string
 		wantErr  string
 	}{
-		{"default: none", "", nil, ""},
-		{"listed, normalized", "dns_zones: [POC.Example.com., dev.example.org]", []string{"poc.example.com", "dev.example.org"}, ""},
-		{"not a domain", "dns_zones: [localhost]", nil, "dns_zones"},
-		{"not a list", "dns_zones: poc.example.com", nil, "dns_zones"},
+		{"dns_zones default: none", "", zones, nil, ""},
+		{"dns_zones listed, normalized", "dns_zones: [POC.Example.com., dev.example.org]", zones, []string{"poc.example.com", "dev.example.org"}, ""},
+		{"dns_zones not a domain", "dns_zones: [localhost]", zones, nil, "dns_zones"},
+		{"dns_zones not a list", "dns_zones: poc.example.com", zones, nil, "dns_zones"},
+		{"worker_offers default: none", "", offers, nil, ""},
+		{"worker_offers in order", "worker_offers: [EM-A116X-SSD, EM-A115X-SSD]", offers, []string{"EM-A116X-SSD", "EM-A115X-SSD"}, ""},
+		{"worker_offers not an offer name", "worker_offers: [\"EM A116X; rm\"]", offers, nil, "worker_offers"},
+		{"worker_offers not a list", "worker_offers: EM-A116X-SSD", offers, nil, "worker_offers"},
+		{"worker_offers too many", "worker_offers: [A-1, A-2, A-3, A-4, A-5, A-6]", offers, nil, "at most 5"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c, err := repoconfig.Parse([]byte(tc.in))
@@ -212,13 +221,15 @@ func TestDNSZones(t *testing.T) {
 				}
 				return
 			}
-			if err != nil || !reflect.DeepEqual(c.DNSZones, tc.zones) {
-				t.Fatalf("zones %v, err %v; want %v", c.DNSZones, err, tc.zones)
+			if err != nil || !reflect.DeepEqual(tc.get(c), tc.want) {
+				t.Fatalf("got %v, err %v; want %v", tc.get(c), err, tc.want)
 			}
 		})
 	}
+}
 
-	// The allowlist: nothing by default, and exactly the listed zones otherwise.
+// TestDNSZoneAllowlist: nothing by default, and exactly the listed zones otherwise.
+func TestDNSZoneAllowlist(t *testing.T) {
 	def := repoconfig.Default()
 	if err := def.CheckDNSZone("prod.example.com"); err == nil || !strings.Contains(err.Error(), "dns_zones") || !strings.Contains(err.Error(), repoconfig.Path) {
 		t.Errorf("default config allowed a zone, or did not name the setting: %v", err)
@@ -229,32 +240,5 @@ func TestDNSZones(t *testing.T) {
 		if err := c.CheckDNSZone(zone); (err == nil) != ok {
 			t.Errorf("CheckDNSZone(%q) = %v, want allowed=%v", zone, err, ok)
 		}
-	}
-}
-
-func TestWorkerOffers(t *testing.T) {
-	for _, tc := range []struct {
-		name, in string
-		offers   []string
-		wantErr  string
-	}{
-		{"default: none", "", nil, ""},
-		{"in order", "worker_offers: [EM-A116X-SSD, EM-A115X-SSD]", []string{"EM-A116X-SSD", "EM-A115X-SSD"}, ""},
-		{"not an offer name", "worker_offers: [\"EM A116X; rm\"]", nil, "worker_offers"},
-		{"not a list", "worker_offers: EM-A116X-SSD", nil, "worker_offers"},
-		{"too many", "worker_offers: [A-1, A-2, A-3, A-4, A-5, A-6]", nil, "at most 5"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			c, err := repoconfig.Parse([]byte(tc.in))
-			if tc.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Fatalf("err = %v, want %q", err, tc.wantErr)
-				}
-				return
-			}
-			if err != nil || !reflect.DeepEqual(c.WorkerOffers, tc.offers) {
-				t.Fatalf("offers %v, err %v; want %v", c.WorkerOffers, err, tc.offers)
-			}
-		})
 	}
 }

@@ -1,7 +1,6 @@
 package statestore
 
 import (
-	"context"
 	"strings"
 	"testing"
 )
@@ -48,7 +47,7 @@ func TestConfigFromEnv(t *testing.T) {
 		})
 	}
 	// Open refuses the empty key too (WithBucket or not), before gocloud could invent one.
-	if _, err := Open(context.Background(), Config{StateURL: "file://" + t.TempDir(), KeyURL: "base64key://"}); err == nil {
+	if _, err := Open(t.Context(), Config{StateURL: "file://" + t.TempDir(), KeyURL: "base64key://"}); err == nil {
 		t.Fatal("Open accepted an empty base64key://")
 	}
 }

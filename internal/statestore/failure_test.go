@@ -2,6 +2,7 @@ package statestore
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"io"
 	"net"
@@ -26,12 +27,7 @@ import (
 // TestFileWriterDiesMidWrite: a process killed while writing leaves the previous document whole.
 func TestFileWriterDiesMidWrite(t *testing.T) {
 	w := fileWorld(t)
-	ctx := testCtx(t)
-	key := newKey(t)
-	s := w.open(t, key)
-	if err := s.Put(ctx, sampleDoc("c")); err != nil {
-		t.Fatal(err)
-	}
+	ctx, key, s := w.seeded(t)
 	out, err := helperCmd(t, w, key, "die-mid-write").CombinedOutput()
 	var ee *exec.ExitError
 	if !errors.As(err, &ee) || ee.ExitCode() != 7 {
@@ -104,12 +100,7 @@ func (p *cutProxy) serve(c net.Conn) {
 
 func TestS3WriterFailsMidWrite(t *testing.T) {
 	w := s3World(t)
-	ctx := testCtx(t)
-	key := newKey(t)
-	s := w.open(t, key)
-	if err := s.Put(ctx, sampleDoc("c")); err != nil {
-		t.Fatal(err)
-	}
+	ctx, _, s := w.seeded(t)
 	p := startCutProxy(t, strings.TrimPrefix(w.srv.Endpoint, "http://"), 64<<10)
 	client := s3.New(s3.Options{
 		Region: objstore.Region, BaseEndpoint: aws.String("http://" + p.l.Addr().String()), UsePathStyle: true,
@@ -194,59 +185,66 @@ func TestBucketMissingAndPermission(t *testing.T) {
 }
 
 func TestPublicAndSignedURL(t *testing.T) {
-	for _, w := range worlds(t) {
-		t.Run(w.name, func(t *testing.T) {
-			ctx := testCtx(t)
-			s := w.open(t, newKey(t))
-			data := []byte("age-encryption.org/v1 ...")
-			if err := s.PutPublic(ctx, "c/kubeconfig.alice.age", data); err != nil {
-				t.Fatal(err)
+	inWorlds(t, func(t *testing.T, ctx context.Context, w *world, key string, s *Store) {
+		data := []byte("age-encryption.org/v1 ...")
+		if err := s.PutPublic(ctx, "c/kubeconfig.alice.age", data); err != nil {
+			t.Fatal(err)
+		}
+		u, err := s.SignedURL(ctx, "c/kubeconfig.alice.age", 10*time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []byte
+		if w.name == "file" {
+			if !strings.HasPrefix(u, "file://") {
+				t.Fatalf("file URL %q", u)
 			}
-			u, err := s.SignedURL(ctx, "c/kubeconfig.alice.age", 10*time.Minute)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var got []byte
-			if w.name == "file" {
-				if !strings.HasPrefix(u, "file://") {
-					t.Fatalf("file URL %q", u)
-				}
-				got, err = os.ReadFile(strings.TrimPrefix(u, "file://"))
-			} else {
-				var resp *http.Response
-				resp, err = http.Get(u) // no credentials: the signature is the permission
-				if err == nil {
-					defer resp.Body.Close()
-					got, err = io.ReadAll(resp.Body)
-					if resp.StatusCode != 200 {
-						t.Fatalf("GET signed URL: %s %s", resp.Status, got)
-					}
+			got, err = os.ReadFile(strings.TrimPrefix(u, "file://"))
+		} else {
+			var resp *http.Response
+			resp, err = http.Get(u) // no credentials: the signature is the permission
+			if err == nil {
+				defer resp.Body.Close()
+				got, err = io.ReadAll(resp.Body)
+				if resp.StatusCode != 200 {
+					t.Fatalf("GET signed URL: %s %s", resp.Status, got)
 				}
 			}
-			if err != nil || !bytes.Equal(got, data) {
-				t.Fatalf("fetch %s: %q %v", u, got, err)
+		}
+		if err != nil || !bytes.Equal(got, data) {
+			t.Fatalf("fetch %s: %q %v", u, got, err)
+		}
+		if _, err := s.SignedURL(ctx, "c/missing", time.Minute); !errors.Is(err, ErrNotFound) {
+			t.Fatalf("SignedURL of a missing object: %v", err)
+		}
+		for _, bad := range []string{"", "/abs", "../up", "a//b"} {
+			if err := s.PutPublic(ctx, bad, data); err == nil {
+				t.Fatalf("PutPublic accepted key %q", bad)
 			}
-			if _, err := s.SignedURL(ctx, "c/missing", time.Minute); !errors.Is(err, ErrNotFound) {
-				t.Fatalf("SignedURL of a missing object: %v", err)
-			}
-			for _, bad := range []string{"", "/abs", "../up", "a//b"} {
-				if err := s.PutPublic(ctx, bad, data); err == nil {
-					t.Fatalf("PutPublic accepted key %q", bad)
-				}
-			}
-			// DeletePublic removes a directory of public objects, and only that one.
-			if err := s.PutPublic(ctx, "c2/kubeconfig.bob.age", data); err != nil {
-				t.Fatal(err)
-			}
-			if err := s.DeletePublic(ctx, "c"); err != nil {
-				t.Fatal(err)
-			}
-			if _, err := s.SignedURL(ctx, "c/kubeconfig.alice.age", time.Minute); !errors.Is(err, ErrNotFound) {
-				t.Errorf("after DeletePublic(c): %v", err)
-			}
-			if _, err := s.SignedURL(ctx, "c2/kubeconfig.bob.age", time.Minute); err != nil {
-				t.Errorf("DeletePublic(c) touched c2: %v", err)
-			}
-		})
+		}
+		// DeletePublic removes a directory of public objects, and only that one.
+		if err := s.PutPublic(ctx, "c2/kubeconfig.bob.age", data); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.DeletePublic(ctx, "c"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.SignedURL(ctx, "c/kubeconfig.alice.age", time.Minute); !errors.Is(err, ErrNotFound) {
+			t.Errorf("after DeletePublic(c): %v", err)
+		}
+		if _, err := s.SignedURL(ctx, "c2/kubeconfig.bob.age", time.Minute); err != nil {
+			t.Errorf("DeletePublic(c) touched c2: %v", err)
+		}
+	})
+}
+
+// seeded opens a store with a fresh key on w, holding the sample document of cluster "c".
+func (w *world) seeded(t *testing.T) (context.Context, string, *Store) {
+	t.Helper()
+	ctx, key := testCtx(t), newKey(t)
+	s := w.open(t, key)
+	if err := s.Put(ctx, sampleDoc("c")); err != nil {
+		t.Fatal(err)
 	}
+	return ctx, key, s
 }

@@ -45,7 +45,7 @@ func sealV1(ctx context.Context, keeper *secrets.Keeper, h wireHeader, body []by
 }
 
 func FuzzDecode(f *testing.F) {
-	ctx := context.Background()
+	ctx := f.Context()
 	var sk [32]byte
 	keeper := localsecrets.NewKeeper(sk)
 	mk := bytes.Repeat([]byte{7}, macKeyLen)

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	simclock "github.com/pocbot/pocbot/internal/sim/clock"
 	"gocloud.dev/blob"
 	"gocloud.dev/gcerrors"
 	"gocloud.dev/secrets"
@@ -49,9 +50,20 @@ func newKey(t testing.TB) string {
 }
 
 func testCtx(t testing.TB) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
 	t.Cleanup(cancel)
 	return ctx
+}
+
+// inWorlds runs test in each world (file://, S3), each with a fresh bucket, a context with the
+// tests' deadline, a fresh key and a store opened with it.
+func inWorlds(t *testing.T, test func(t *testing.T, ctx context.Context, w *world, key string, s *Store)) {
+	for _, w := range worlds(t) {
+		t.Run(w.name, func(t *testing.T) {
+			key := newKey(t)
+			test(t, testCtx(t), w, key, w.open(t, key))
+		})
+	}
 }
 
 // worlds returns a file:// world and an S3 (versitygw) world, each with a fresh bucket.
@@ -148,22 +160,7 @@ func (r blobRaw) write(t testing.TB, key string, data []byte) {
 }
 
 // fakeClock is a settable clock for lease tests.
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *fakeClock) now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *fakeClock) advance(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
+type fakeClock = simclock.Manual
 
 type testContext = context.Context
 
@@ -178,7 +175,7 @@ type countingKeeper struct {
 // openKeeper opens a keeper from a base64key:// URL.
 func openKeeper(t testing.TB, url string) *secrets.Keeper {
 	t.Helper()
-	k, err := secrets.OpenKeeper(context.Background(), url)
+	k, err := secrets.OpenKeeper(t.Context(), url)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	simclock "github.com/pocbot/pocbot/internal/sim/clock"
 )
 
 // flakyBackend fails every conditional replace while down is set: a bucket that cannot be
@@ -52,8 +54,8 @@ func TestHoldLosesTheLock(t *testing.T) {
 				{
 					name: "taken over after its lease lapsed",
 					lose: func(t *testing.T, ctx context.Context, a *Store, clock *fakeClock, h *Held) string {
-						b := w.open(t, key, WithClock(clock.now))
-						clock.advance(2 * lease) // alice's lease lapses on the bucket's clock
+						b := w.open(t, key, WithClock(clock.Now))
+						clock.Advance(2 * lease) // alice's lease lapses on the bucket's clock
 						if _, err := b.Lock(ctx, "held", LockInfo{Actor: "bob", Command: "down"}, time.Minute); err != nil {
 							t.Fatalf("take over: %v", err)
 						}
@@ -80,8 +82,8 @@ func TestHoldLosesTheLock(t *testing.T) {
 			} {
 				t.Run(tc.name, func(t *testing.T) {
 					ctx := t.Context()
-					clock := &fakeClock{t: time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)}
-					a := w.open(t, key, WithClock(clock.now))
+					clock := simclock.NewManual(time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC))
+					a := w.open(t, key, WithClock(clock.Now))
 					fb := &flakyBackend{backend: a.be}
 					a.be = fb
 					h, err := a.Hold(ctx, ClusterLock("held"), LockInfo{Actor: "alice", Command: "up"}, lease)

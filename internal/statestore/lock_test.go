@@ -1,6 +1,7 @@
 package statestore
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -10,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	simclock "github.com/pocbot/pocbot/internal/sim/clock"
 )
 
 func TestLockGoroutineRace(t *testing.T) {
@@ -157,23 +160,23 @@ func TestLeaseExpiryTakeover(t *testing.T) {
 		t.Run(w.name, func(t *testing.T) {
 			ctx := testCtx(t)
 			key := newKey(t)
-			clock := &fakeClock{t: time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)}
-			a, b := w.open(t, key, WithClock(clock.now)), w.open(t, key, WithClock(clock.now))
+			clock := simclock.NewManual(time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC))
+			a, b := w.open(t, key, WithClock(clock.Now)), w.open(t, key, WithClock(clock.Now))
 			la, err := a.Lock(ctx, "c", LockInfo{Actor: "alice", RunID: "101", Command: "up"}, time.Minute)
 			if err != nil {
 				t.Fatal(err)
 			}
-			clock.advance(50 * time.Second)
+			clock.Advance(50 * time.Second)
 			if err := la.Renew(ctx); err != nil { // lease now ends at 12:01:50
 				t.Fatal(err)
 			}
-			clock.advance(50 * time.Second)
+			clock.Advance(50 * time.Second)
 			_, err = b.Lock(ctx, "c", LockInfo{Actor: "bob", RunID: "202", Command: "down"}, time.Minute)
 			var le *LockedError
-			if !errors.As(err, &le) || le.Holder.Actor != "alice" || !le.Holder.Expires.Equal(clock.now().Add(10*time.Second)) {
+			if !errors.As(err, &le) || le.Holder.Actor != "alice" || !le.Holder.Expires.Equal(clock.Now().Add(10*time.Second)) {
 				t.Fatalf("Lock during a renewed lease: %v", err)
 			}
-			clock.advance(11 * time.Second) // alice's run died: no renew
+			clock.Advance(11 * time.Second) // alice's run died: no renew
 			lb, err := b.Lock(ctx, "c", LockInfo{Actor: "bob", RunID: "202", Command: "down"}, time.Minute)
 			if err != nil {
 				t.Fatalf("takeover of an expired lease: %v", err)
@@ -204,13 +207,13 @@ func TestLeaseExpiryTakeover(t *testing.T) {
 func TestReleaseAfterTakeoverKeepsNewHolder(t *testing.T) {
 	w := fileWorld(t)
 	ctx := testCtx(t)
-	clock := &fakeClock{t: time.Unix(1e9, 0)}
-	s := w.open(t, newKey(t), WithClock(clock.now))
+	clock := simclock.NewManual(time.Unix(1e9, 0))
+	s := w.open(t, newKey(t), WithClock(clock.Now))
 	la, err := s.Lock(ctx, "c", LockInfo{Actor: "alice"}, time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
-	clock.advance(2 * time.Second)
+	clock.Advance(2 * time.Second)
 	if _, err := s.Lock(ctx, "c", LockInfo{Actor: "bob"}, time.Minute); err != nil {
 		t.Fatal(err)
 	}
@@ -223,49 +226,45 @@ func TestReleaseAfterTakeoverKeepsNewHolder(t *testing.T) {
 }
 
 func TestForceUnlockAndWait(t *testing.T) {
-	for _, w := range worlds(t) {
-		t.Run(w.name, func(t *testing.T) {
-			ctx := testCtx(t)
-			s := w.open(t, newKey(t))
-			l, err := s.Lock(ctx, "c", LockInfo{Actor: "alice", RunID: "77", Command: "up"}, time.Hour)
-			if err != nil {
-				t.Fatal(err)
-			}
-			id := l.Info().ID
-			if err := s.ForceUnlock(ctx, "c", "not-the-id"); err == nil || !strings.Contains(err.Error(), id) || !strings.Contains(err.Error(), "alice") {
-				t.Fatalf("ForceUnlock with a wrong id: %v, want an error naming %s and alice", err, id)
-			}
-			if err := s.ForceUnlock(ctx, "c", id); err != nil {
-				t.Fatal(err)
-			}
-			if err := s.ForceUnlock(ctx, "c", id); !errors.Is(err, ErrNotFound) {
-				t.Fatalf("second ForceUnlock: %v", err)
-			}
-			if err := l.Renew(ctx); !errors.Is(err, ErrLockLost) {
-				t.Fatalf("Renew after a forced unlock: %v", err)
-			}
+	inWorlds(t, func(t *testing.T, ctx context.Context, w *world, key string, s *Store) {
+		l, err := s.Lock(ctx, "c", LockInfo{Actor: "alice", RunID: "77", Command: "up"}, time.Hour)
+		if err != nil {
+			t.Fatal(err)
+		}
+		id := l.Info().ID
+		if err := s.ForceUnlock(ctx, "c", "not-the-id"); err == nil || !strings.Contains(err.Error(), id) || !strings.Contains(err.Error(), "alice") {
+			t.Fatalf("ForceUnlock with a wrong id: %v, want an error naming %s and alice", err, id)
+		}
+		if err := s.ForceUnlock(ctx, "c", id); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.ForceUnlock(ctx, "c", id); !errors.Is(err, ErrNotFound) {
+			t.Fatalf("second ForceUnlock: %v", err)
+		}
+		if err := l.Renew(ctx); !errors.Is(err, ErrLockLost) {
+			t.Fatalf("Renew after a forced unlock: %v", err)
+		}
 
-			// WaitLock gets the lock when the holder releases it, and gives up with the holder's
-			// name when it does not.
-			held, err := s.Lock(ctx, "c", LockInfo{Actor: "carol", Command: "down"}, time.Hour)
-			if err != nil {
-				t.Fatal(err)
-			}
-			start := time.Now()
-			if _, err := s.WaitLock(ctx, "c", LockInfo{Actor: "dave"}, time.Minute, 300*time.Millisecond); !errors.Is(err, ErrLocked) || !strings.Contains(err.Error(), "carol") {
-				t.Fatalf("WaitLock on a held lock: %v", err)
-			}
-			if el := time.Since(start); el > 5*time.Second {
-				t.Fatalf("WaitLock waited %s for a 300ms wait", el)
-			}
-			go func() {
-				time.Sleep(200 * time.Millisecond)
-				held.Release(ctx)
-			}()
-			l2, err := s.WaitLock(ctx, "c", LockInfo{Actor: "dave"}, time.Minute, 10*time.Second)
-			if err != nil || l2.Info().Actor != "dave" {
-				t.Fatalf("WaitLock after release: %v", err)
-			}
-		})
-	}
+		// WaitLock gets the lock when the holder releases it, and gives up with the holder's
+		// name when it does not.
+		held, err := s.Lock(ctx, "c", LockInfo{Actor: "carol", Command: "down"}, time.Hour)
+		if err != nil {
+			t.Fatal(err)
+		}
+		start := time.Now()
+		if _, err := s.WaitLock(ctx, "c", LockInfo{Actor: "dave"}, time.Minute, 300*time.Millisecond); !errors.Is(err, ErrLocked) || !strings.Contains(err.Error(), "carol") {
+			t.Fatalf("WaitLock on a held lock: %v", err)
+		}
+		if el := time.Since(start); el > 5*time.Second {
+			t.Fatalf("WaitLock waited %s for a 300ms wait", el)
+		}
+		go func() {
+			time.Sleep(200 * time.Millisecond)
+			held.Release(ctx)
+		}()
+		l2, err := s.WaitLock(ctx, "c", LockInfo{Actor: "dave"}, time.Minute, 10*time.Second)
+		if err != nil || l2.Info().Actor != "dave" {
+			t.Fatalf("WaitLock after release: %v", err)
+		}
+	})
 }

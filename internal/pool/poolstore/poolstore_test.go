@@ -1,7 +1,6 @@
 package poolstore_test
 
 import (
-	"context"
 	"crypto/rand"
 	"encoding/base64"
 	"errors"
@@ -22,7 +21,7 @@ func stores(t *testing.T, n int) []*statestore.Store {
 	cfg := statestore.Config{StateURL: "file://" + t.TempDir(), KeyURL: "base64key://" + base64.URLEncoding.EncodeToString(key)}
 	var out []*statestore.Store
 	for range n {
-		s, err := statestore.Open(context.Background(), cfg)
+		s, err := statestore.Open(t.Context(), cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -42,7 +41,7 @@ func worker(id string, until time.Time) pool.Worker {
 // Two ups of two processes race for the only parked worker: exactly one gets it, the other is
 // told there is none (and would provision cold).
 func TestTwoUpsRaceForOneWorker(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	for round := range 5 {
 		ss := stores(t, 2)
 		a, b := &poolstore.Pool{Store: ss[0]}, &poolstore.Pool{Store: ss[1]}
@@ -89,7 +88,7 @@ func TestTwoUpsRaceForOneWorker(t *testing.T) {
 }
 
 func TestClaimMatchesAndExpires(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 	p := &poolstore.Pool{Store: stores(t, 1)[0], Now: func() time.Time { return now }}
 	other := worker("srv-other", now.Add(time.Hour))

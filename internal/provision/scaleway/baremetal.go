@@ -64,10 +64,7 @@ func (d *Driver) workerNode() provision.Node {
 						Zone: zone, OfferID: o.ID, ProjectID: &d.project, Name: sname,
 						Description: "pocbot worker of cluster " + r.ClusterID(), Tags: r.Tags(NodeWorker), OptionIDs: []string{},
 					}, ctxOpt(ctx))
-					if err != nil {
-						return nil, classify("order "+what, string(zone), err)
-					}
-					return bmFound(s), nil
+					return made(err, "order "+what, zone, func() *found { return bmFound(s) })
 				})
 			if err != nil {
 				return err

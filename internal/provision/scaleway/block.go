@@ -64,10 +64,7 @@ func (d *Driver) snapshotNode() provision.Node {
 						Name: "pocbot-talos-" + spec.TalosVersion + "-" + shortKey(spec.ImageKey),
 						Tags: []string{provision.TagBot, provision.TagShared, tag},
 					}, ctxOpt(ctx))
-					if err != nil {
-						return nil, classify("import "+what, string(zone), err)
-					}
-					return snapFound(s), nil
+					return made(err, "import "+what, zone, func() *found { return snapFound(s) })
 				})
 			if err != nil {
 				return err
@@ -140,10 +137,7 @@ func (d *Driver) volumeNode(i int) provision.Node {
 						PerfIops:     scw.Uint32Ptr(uint32(spec.CPVolumeIOPS)),
 						FromSnapshot: &block.CreateVolumeRequestFromSnapshot{SnapshotID: snap.ID, Size: &size},
 					}, ctxOpt(ctx))
-					if err != nil {
-						return nil, classify("create "+what, string(zone), err)
-					}
-					return volFound(v), nil
+					return made(err, "create "+what, zone, func() *found { return volFound(v) })
 				})
 			if err != nil {
 				return err

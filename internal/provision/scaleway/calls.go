@@ -31,6 +31,15 @@ func getFound[Req, Res any](ctx context.Context, get func(*Req, ...scw.RequestOp
 	return conv(res), nil
 }
 
+// made is a create's answer as ensure wants it: err classified as what, else the resource read
+// reads (called only without an error: a failed create answers no resource).
+func made(err error, what string, zone scw.Zone, read func() *found) (*found, error) {
+	if err != nil {
+		return nil, classify(what, string(zone), err)
+	}
+	return read(), nil
+}
+
 // listFound lists every page with list and returns the items keep accepts, as conv reads them;
 // an error is classified as "list "+what.
 func listFound[Req, Res, T any](ctx context.Context, list func(*Req, ...scw.RequestOption) (Res, error), req *Req,

@@ -37,10 +37,7 @@ func (d *Driver) ipNode(i int) provision.Node {
 				func(ctx context.Context) (*found, error) {
 					res, err := d.inst.CreateIP(&instance.CreateIPRequest{Zone: zone, Project: &d.project,
 						Tags: r.Tags(name), Type: instance.IPTypeRoutedIPv4}, ctxOpt(ctx))
-					if err != nil {
-						return nil, classify("create "+what, string(zone), err)
-					}
-					return ipFound(res.IP), nil
+					return made(err, "create "+what, zone, func() *found { return ipFound(res.IP) })
 				})
 			return err
 		},
@@ -194,10 +191,7 @@ func (d *Driver) secGroupNode(ipNodes []string) provision.Node {
 						InboundDefaultPolicy: instance.SecurityGroupPolicyDrop, OutboundDefaultPolicy: instance.SecurityGroupPolicyAccept,
 						EnableDefaultSecurity: scw.BoolPtr(false),
 					}, ctxOpt(ctx))
-					if err != nil {
-						return nil, classify("create "+what, string(zone), err)
-					}
-					return sgFound(res.SecurityGroup, r), nil
+					return made(err, "create "+what, zone, func() *found { return sgFound(res.SecurityGroup, r) })
 				})
 			if err != nil {
 				return err
@@ -324,10 +318,7 @@ func (d *Driver) serverNode(i int) provision.Node {
 						},
 						PublicIPs: &[]string{ip.ID}, SecurityGroup: &sg.ID,
 					}, ctxOpt(ctx))
-					if err != nil {
-						return nil, classify("create "+what, string(zone), err)
-					}
-					return serverFound(res.Server), nil
+					return made(err, "create "+what, zone, func() *found { return serverFound(res.Server) })
 				})
 			return err
 		},

@@ -18,19 +18,9 @@ import (
 func TestConfigureSkipsANodeThatAlreadyTrustsTheCluster(t *testing.T) {
 	t.Parallel()
 
-	in, cfgs := freshCluster(t, "", "/dev/sda")
-	startNode(t, simtalos.NodeOptions{Addr: in.ControlPlaneIPs[0], Mode: "cloud", UserData: cfgs.ControlPlane})
-	w := startNode(t, simtalos.NodeOptions{Addr: loopback(), Mode: "metal", Disks: []string{"/dev/sda"}})
+	ctx, cfgs, w := bootstrappedWithWorker(t)
 
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-
-	// A worker is trusted only once it reached the Kubernetes API and trustd: bootstrap first.
-	if err := Bootstrap(ctx, in.ControlPlaneIPs[0]+":50000", cfgs.Talosconfig); err != nil {
-		t.Fatalf("Bootstrap: %v", err)
-	}
-
-	if _, err := Configure(ctx, w.APIAddr(), cfgs.Worker, cfgs.Talosconfig); err != nil {
+	if _, err := Configure(ctx, w.APIAddr(), Direct(w.APIAddr()), cfgs.Worker, cfgs.Talosconfig); err != nil {
 		t.Fatalf("first Configure: %v", err)
 	}
 
@@ -39,7 +29,7 @@ func TestConfigureSkipsANodeThatAlreadyTrustsTheCluster(t *testing.T) {
 	}
 
 	t0 := time.Now()
-	if _, err := Configure(ctx, w.APIAddr(), cfgs.Worker, cfgs.Talosconfig); err != nil {
+	if _, err := Configure(ctx, w.APIAddr(), Direct(w.APIAddr()), cfgs.Worker, cfgs.Talosconfig); err != nil {
 		t.Fatalf("Configure again: %v", err)
 	}
 

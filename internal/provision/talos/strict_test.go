@@ -72,17 +72,7 @@ func TestBootstrapWaitsUntilTheNodeIsReady(t *testing.T) {
 func TestInsecureApplyOnAConfiguredNodeFailsFast(t *testing.T) {
 	t.Parallel()
 
-	in, cfgs := freshCluster(t, "", "/dev/sda")
-	startNode(t, simtalos.NodeOptions{Addr: in.ControlPlaneIPs[0], Mode: "cloud", UserData: cfgs.ControlPlane})
-	w := startNode(t, simtalos.NodeOptions{Addr: loopback(), Mode: "metal", Disks: []string{"/dev/sda"}})
-
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-
-	// A worker is trusted only once it reached the Kubernetes API and trustd: bootstrap first.
-	if err := Bootstrap(ctx, in.ControlPlaneIPs[0]+":50000", cfgs.Talosconfig); err != nil {
-		t.Fatalf("Bootstrap: %v", err)
-	}
+	ctx, cfgs, w := bootstrappedWithWorker(t)
 
 	if _, err := ApplyInsecure(ctx, w.APIAddr(), cfgs.Worker); err != nil {
 		t.Fatalf("first apply: %v", err)
@@ -131,4 +121,24 @@ func TestInstallDiskCheckedForBothContracts(t *testing.T) {
 			}
 		})
 	}
+}
+
+// bootstrappedWithWorker starts a fresh cluster's bootstrapped control plane and a worker in
+// maintenance mode (a worker is trusted only once it reached the Kubernetes API and trustd:
+// bootstrap first); ctx ends after a minute.
+func bootstrappedWithWorker(t *testing.T) (context.Context, *Configs, *simtalos.Node) {
+	t.Helper()
+
+	in, cfgs := freshCluster(t, "", "/dev/sda")
+	startNode(t, simtalos.NodeOptions{Addr: in.ControlPlaneIPs[0], Mode: "cloud", UserData: cfgs.ControlPlane})
+	w := startNode(t, simtalos.NodeOptions{Addr: loopback(), Mode: "metal", Disks: []string{"/dev/sda"}})
+
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	t.Cleanup(cancel)
+
+	if err := Bootstrap(ctx, in.ControlPlaneIPs[0]+":50000", cfgs.Talosconfig); err != nil {
+		t.Fatalf("Bootstrap: %v", err)
+	}
+
+	return ctx, cfgs, w
 }

@@ -26,6 +26,18 @@
 //	                                                             wording kept from the earlier stand-in, not re-checked
 //	GET /repos/{o}/{r}/installation: JWT only, 404 when the    OpenAPI apps/get-repo-installation
 //	  App is not installed on the owner
+//	An installation is on all of its owner's repositories, or  docs "Installing your own GitHub App" (All repositories /
+//	  on selected ones (SelectRepositories): the others are      Only select repositories); OpenAPI installation schema
+//	  not covered (installation 404, tokens do not reach them);  repository_selection enum all, selected
+//	  repository_selection says which
+//	GET /app/installations: JWT only; every installation of    OpenAPI apps/list-installations (per_page, page); this
+//	  the App with account and repository_selection              stand-in answers one page
+//	PUT /user/installations/{id}/repositories/{repository_id}: OpenAPI apps/add-repo-to-installation-for-authenticated-
+//	  a user's token (an installation's: 403), admin on the      user ("The authenticated user must have admin access to
+//	  repository (403 otherwise), the repository of the          the repository"; 204; 403, 404); another owner's
+//	  installation's owner (404 otherwise); 204, the             repository and an installation on all repositories:
+//	  repository is then covered; on all repositories: 204,      source silent, 404 chosen (stricter) and no change
+//	  nothing changes
 //	POST /app/installations/{id}/access_tokens: JWT only; 404  OpenAPI apps/create-installation-access-token (description
 //	  for an unknown installation; repositories and              and request body: repositories, repository_ids, permissions;
 //	  repository_ids narrow (422 for one the installation        "cannot be granted access to repositories that the

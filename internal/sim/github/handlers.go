@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -237,7 +239,7 @@ func (s *Server) requireToken(c *call, r *repo, perm, level string) bool {
 		return true
 	}
 	t := c.tok
-	if t.installationID != 0 && s.installations[lower(r.owner)] != t.installationID {
+	if t.installationID != 0 && s.installedOn(r) != t.installationID {
 		c.fail(http.StatusNotFound, "Not Found")
 		return false
 	}
@@ -270,6 +272,10 @@ func (s *Server) route(c *call) {
 		s.userByID(c, seg[1])
 	case n >= 3 && seg[0] == "repos":
 		s.repoRoute(c)
+	case n == 2 && seg[0] == "app" && seg[1] == "installations" && m == http.MethodGet:
+		s.listInstallations(c)
+	case n == 5 && seg[0] == "user" && seg[1] == "installations" && seg[3] == "repositories" && m == http.MethodPut:
+		s.addInstallationRepo(c, seg[2], seg[4])
 	case n >= 5 && seg[0] == "repositories" && seg[2] == "environments" && seg[4] == "secrets":
 		// The id-based paths of the environment secrets (go-github v66 calls these): the same
 		// secrets as under /repos/{o}/{r}/environments/{e}/secrets.
@@ -318,12 +324,11 @@ func (s *Server) repoRoute(c *call) {
 		if !s.requireJWT(c) {
 			return
 		}
-		inst := s.installations[lower(seg[1])]
-		if !ok || inst == 0 {
+		if !ok || s.installedOn(r) == 0 {
 			c.fail(http.StatusNotFound, "Not Found")
 			return
 		}
-		c.json(http.StatusOK, s.installationJSON(inst, r.owner))
+		c.json(http.StatusOK, s.installationJSON(s.installedOn(r), r.owner))
 		return
 	}
 	if !ok {
@@ -728,7 +733,7 @@ func (s *Server) accessToken(c *call, instID string) {
 	}
 	for _, name := range in.Repositories {
 		r, ok := s.repos[owner+"/"+lower(name)]
-		if !ok {
+		if !ok || s.installedOn(r) != id {
 			c.validation("", "repositories", "invalid",
 				"There is at least one repository that does not exist or is not accessible to the parent installation.")
 			return
@@ -738,7 +743,7 @@ func (s *Server) accessToken(c *call, instID string) {
 	for _, rid := range in.RepositoryIDs {
 		var found *repo
 		for _, r := range s.repos {
-			if r.id == rid && lower(r.owner) == owner {
+			if r.id == rid && lower(r.owner) == owner && s.installedOn(r) == id {
 				found = r
 			}
 		}
@@ -766,7 +771,7 @@ func (s *Server) accessToken(c *call, instID string) {
 	}
 	t.value = s.mintTokenValue(t)
 	s.tokens[t.value] = t
-	selection := "all"
+	selection := s.selection(id)
 	if len(t.repos) > 0 {
 		selection = "selected"
 	}
@@ -784,7 +789,63 @@ func (s *Server) installationJSON(id int64, owner string) *gh.Installation {
 	b, _ := json.Marshal(s.grant)
 	_ = json.Unmarshal(b, perms)
 	return &gh.Installation{ID: gh.Int64(id), AppID: gh.Int64(s.appID), AppSlug: gh.String(s.appSlug),
-		Account: &gh.User{Login: gh.String(owner)}, Permissions: perms, RepositorySelection: gh.String("all")}
+		Account: &gh.User{Login: gh.String(owner)}, Permissions: perms, RepositorySelection: gh.String(s.selection(id))}
+}
+
+// selection is an installation's repository_selection: "selected" or "all".
+func (s *Server) selection(inst int64) string {
+	if _, ok := s.selected[inst]; ok {
+		return "selected"
+	}
+	return "all"
+}
+
+// listInstallations answers GET /app/installations (JWT): every installation of the App, one page.
+func (s *Server) listInstallations(c *call) {
+	if !s.requireJWT(c) {
+		return
+	}
+	list := []*gh.Installation{}
+	for _, owner := range slices.Sorted(maps.Keys(s.installations)) {
+		list = append(list, s.installationJSON(s.installations[owner], s.ownerLogin(owner)))
+	}
+	c.json(http.StatusOK, list)
+}
+
+// ownerLogin is the login of an owner as its repositories spell it.
+func (s *Server) ownerLogin(lowerOwner string) string {
+	for _, r := range s.repos {
+		if lower(r.owner) == lowerOwner {
+			return r.owner
+		}
+	}
+	return lowerOwner
+}
+
+// addInstallationRepo answers PUT /user/installations/{id}/repositories/{repository_id}: a user's
+// token, admin on the repository, adds it to the installation on its owner.
+func (s *Server) addInstallationRepo(c *call, instID, repoID string) {
+	if !s.requireToken(c, nil, "", "") {
+		return
+	}
+	if !c.tok.user {
+		c.fail(http.StatusForbidden, "Resource not accessible by integration")
+		return
+	}
+	inst, _ := strconv.ParseInt(instID, 10, 64)
+	r := s.repoByID(repoID)
+	if r == nil || inst == 0 || s.installations[lower(r.owner)] != inst {
+		c.fail(http.StatusNotFound, "Not Found")
+		return
+	}
+	if !s.roleAtLeast(c, r, "admin") {
+		return
+	}
+	if sel, ok := s.selected[inst]; ok {
+		sel[lower(r.fullName())] = true
+	}
+	c.status = http.StatusNoContent
+	c.w.WriteHeader(http.StatusNoContent)
 }
 
 func (s *Server) repoJSON(r *repo) *gh.Repository {

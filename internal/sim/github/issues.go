@@ -121,7 +121,7 @@ func (s *Server) searchIssues(c *call) {
 			continue
 		}
 		t := c.tok
-		if t.installationID != 0 && (s.installations[lower(r.owner)] != t.installationID || len(t.repos) > 0 && !t.repos[name]) {
+		if t.installationID != 0 && (s.installedOn(r) != t.installationID || len(t.repos) > 0 && !t.repos[name]) {
 			continue
 		}
 		for _, n := range slices.Sorted(maps.Keys(r.issues)) {

@@ -63,6 +63,10 @@ type Server struct {
 	requests      []Request
 	faults        []*Fault
 	manifest      manifestState // the App manifest flow (manifest.go)
+
+	// selected holds, for an installation on selected repositories only, those repositories
+	// (lower full names); an installation absent here is on all of its owner's repositories.
+	selected map[int64]map[string]bool
 }
 
 type repo struct {
@@ -200,6 +204,7 @@ func New(opts Options) (*Server, error) {
 		log:           opts.Logger,
 		nextID:        1000,
 		installations: map[string]int64{},
+		selected:      map[int64]map[string]bool{},
 		repos:         map[string]*repo{},
 		users:         map[string]*user{},
 		tokens:        map[string]*token{},
@@ -312,10 +317,42 @@ func (s *Server) Uninstall(fullName string) {
 	delete(s.installations, lower(owner))
 }
 
+// SelectRepositories makes the installation on the owner of fullNames one on selected
+// repositories only, those given (GitHub's "Only select repositories"); the others of that owner
+// are no longer covered until added (PUT /user/installations/{id}/repositories/{repository_id}).
+func (s *Server) SelectRepositories(fullNames ...string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, n := range fullNames {
+		r := s.mustRepo(n)
+		inst := s.installations[lower(r.owner)]
+		if inst == 0 {
+			panic("sim/github: SelectRepositories: the App is not installed on " + r.owner)
+		}
+		if s.selected[inst] == nil {
+			s.selected[inst] = map[string]bool{}
+		}
+		s.selected[inst][lower(r.fullName())] = true
+	}
+}
+
+// installedOn is the installation covering r (0 if none): its owner's, unless that one is on
+// selected repositories that do not include r.
+func (s *Server) installedOn(r *repo) int64 {
+	inst := s.installations[lower(r.owner)]
+	if sel, ok := s.selected[inst]; ok && !sel[lower(r.fullName())] {
+		return 0
+	}
+	return inst
+}
+
 // InstallationID returns the installation covering fullName (0 if none).
 func (s *Server) InstallationID(fullName string) int64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if r, ok := s.repos[lower(fullName)]; ok {
+		return s.installedOn(r)
+	}
 	owner, _, _ := strings.Cut(fullName, "/")
 	return s.installations[lower(owner)]
 }

@@ -283,12 +283,24 @@ func (s *Server) OpenBucket(ctx context.Context, name string) (*blob.Bucket, err
 // AddUser creates an unprivileged account (role "user": it owns nothing and may do only what a
 // bucket policy grants it) with versitygw's admin CLI, signed by the root account.
 func (s *Server) AddUser(ctx context.Context, access, secret string) error {
+	return s.addUser(ctx, access, secret, "user")
+}
+
+// AddProjectKey creates an account that reaches every bucket, as on Scaleway an API key of the
+// project reaches the project's buckets by IAM, not by owning them (versitygw's "admin" role);
+// what it may do there is then what GrantIAM says. versitygw's admin role is not narrowed by a
+// bucket policy: use it for keys IAM lets do everything, on buckets without a policy.
+func (s *Server) AddProjectKey(ctx context.Context, access, secret string) error {
+	return s.addUser(ctx, access, secret, "admin")
+}
+
+func (s *Server) addUser(ctx context.Context, access, secret, role string) error {
 	bin, err := LookVersity()
 	if err != nil {
 		return err
 	}
 	cmd := exec.CommandContext(ctx, bin, "admin", "--access", s.AccessKey, "--secret", s.SecretKey, "--region", Region,
-		"--endpoint-url", s.versity, "create-user", "--access", access, "--secret", secret, "--role", "user")
+		"--endpoint-url", s.versity, "create-user", "--access", access, "--secret", secret, "--role", role)
 	cmd.Env = append(os.Environ(), "AWS_ACCESS_KEY_ID=", "AWS_SECRET_ACCESS_KEY=")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("versitygw admin create-user %s on %s: %w: %s", access, s.Endpoint, err, out)

@@ -160,16 +160,7 @@ func (e *Emulator) createBM(w http.ResponseWriter, r *http.Request, z scw.Zone) 
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if !e.quota(w, "baremetal_servers", len(e.bms)) {
-		return
-	}
-	sameOffer := 0
-	for _, b := range e.bms {
-		if b.Offer.name == off.name {
-			sameOffer++
-		}
-	}
-	if !e.orgQuota(w, OfferQuota(off.name), sameOffer) {
+	if !quotas(e, w, e.bms, "baremetal_servers", OfferQuota(off.name), func(b *bmServer) bool { return b.Offer.name == off.name }) {
 		return
 	}
 	if e.stockLeft(*off) <= 0 {
@@ -216,8 +207,7 @@ func (e *Emulator) patchBM(w http.ResponseWriter, r *http.Request, b *bmServer) 
 	}
 	req.apply(&b.Name, &b.Tags)
 	set(&b.Description, req.Description)
-	b.Updated = e.clock().UTC()
-	return true
+	return e.touched(&b.Updated)
 }
 
 // deleteBM starts deleting b: deleting, then gone (and its offer's stock back) after BMDelete.

@@ -169,7 +169,7 @@ func (e *Emulator) createVolume(w http.ResponseWriter, r *http.Request, z scw.Zo
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if !e.quota(w, "volumes", len(e.vols)) || !e.orgQuota(w, QuotaVolumes, len(e.vols)) {
+	if !quotas(e, w, e.vols, "volumes", QuotaVolumes, nil) {
 		return
 	}
 	var size scw.Size
@@ -266,8 +266,7 @@ func (e *Emulator) patchVolume(w http.ResponseWriter, r *http.Request, v *volume
 			}
 		})
 	}
-	v.Updated = e.clock().UTC()
-	return true
+	return e.touched(&v.Updated)
 }
 
 // deleteVolume deletes v, refused while a server uses it or it is in a transient state.
@@ -300,7 +299,7 @@ func (e *Emulator) createSnapshot(w http.ResponseWriter, r *http.Request, z scw.
 			transient(w, "volume", v.ID, v.Status)
 			return
 		}
-		if !e.quota(w, "snapshots", len(e.snaps)) || !e.orgQuota(w, QuotaSnapshots, len(e.snaps)) {
+		if !quotas(e, w, e.snaps, "snapshots", QuotaSnapshots, nil) {
 			return
 		}
 		s := e.newSnapshot(z, req.Name, req.ProjectID, v.Size, req.Tags)
@@ -368,7 +367,7 @@ func (e *Emulator) importSnapshot(w http.ResponseWriter, r *http.Request, z scw.
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if !e.quota(w, "snapshots", len(e.snaps)) || !e.orgQuota(w, QuotaSnapshots, len(e.snaps)) {
+	if !quotas(e, w, e.snaps, "snapshots", QuotaSnapshots, nil) {
 		return
 	}
 	s := e.newSnapshot(z, req.Name, req.ProjectID, size, req.Tags)
@@ -396,8 +395,7 @@ func (e *Emulator) patchSnapshot(w http.ResponseWriter, r *http.Request, s *snap
 		return false
 	}
 	req.apply(&s.Name, &s.Tags)
-	s.Updated = e.clock().UTC()
-	return true
+	return e.touched(&s.Updated)
 }
 
 // deleteSnapshot deletes s, refused while it is still being created. Caller holds e.mu.

@@ -751,6 +751,22 @@ func (e *Emulator) quota(w http.ResponseWriter, name string, current int) bool {
 	return quotaLeft(w, e.opts.Quotas, name, current)
 }
 
+// quotas checks one more resource of m against the emulator's quota (Options.Quotas) name, then
+// against the organization's quota org, which counts the resources of m that alike accepts (nil:
+// all of them). It answers 403 and returns false when one is exceeded. Caller holds e.mu.
+func quotas[T any](e *Emulator, w http.ResponseWriter, m map[string]T, name, org string, alike func(T) bool) bool {
+	if !e.quota(w, name, len(m)) {
+		return false
+	}
+	n := 0
+	for _, v := range m {
+		if alike == nil || alike(v) {
+			n++
+		}
+	}
+	return e.orgQuota(w, org, n)
+}
+
 // quotaLeft checks quota name of quotas against current: a quota quotas does not set is
 // unlimited. It answers 403 quotas_exceeded, naming the quota, and returns false when one
 // more would exceed it.

@@ -54,7 +54,7 @@ func (e *Emulator) createSSHKey(w http.ResponseWriter, r *http.Request) {
 	// The real API registers the same public key twice in a project
 	// (terraform-provider-scaleway, list-iamssh-keys-basic cassette).
 	norm := strings.TrimSpace(string(ssh.MarshalAuthorizedKey(pk)))
-	if !e.quota(w, "ssh_keys", len(e.keys)) || !e.orgQuota(w, QuotaSSHKeys, len(e.keys)) {
+	if !quotas(e, w, e.keys, "ssh_keys", QuotaSSHKeys, nil) {
 		return
 	}
 	now := e.clock().UTC()
@@ -80,8 +80,7 @@ func (e *Emulator) oneSSHKey(w http.ResponseWriter, r *http.Request) {
 				return false
 			}
 			set(&k.Name, req.Name)
-			k.Updated = e.clock().UTC()
-			return true
+			return e.touched(&k.Updated)
 		},
 		del: func(w http.ResponseWriter, k *sshKey) {
 			delete(e.keys, k.ID)

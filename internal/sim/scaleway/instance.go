@@ -127,7 +127,7 @@ func (e *Emulator) createIP(w http.ResponseWriter, r *http.Request, z scw.Zone) 
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if !e.quota(w, "ips", len(e.ips)) || !e.orgQuota(w, QuotaIPs, len(e.ips)) {
+	if !quotas(e, w, e.ips, "ips", QuotaIPs, nil) {
 		return
 	}
 	proj := deref(req.Project, deref(req.Organization, ""))
@@ -291,7 +291,7 @@ func (e *Emulator) sgJSON(g *secGroup) any {
 
 func (e *Emulator) createSG(w http.ResponseWriter, r *http.Request, z scw.Zone) {
 	decodeLocked(e, w, r, func(req *instance.CreateSecurityGroupRequest) {
-		if !e.quota(w, "security_groups", len(e.sgs)) || !e.orgQuota(w, QuotaSecurityGroups, len(e.sgs)) {
+		if !quotas(e, w, e.sgs, "security_groups", QuotaSecurityGroups, nil) {
 			return
 		}
 		if req.Name == "" {
@@ -346,8 +346,7 @@ func (e *Emulator) patchSG(w http.ResponseWriter, r *http.Request, g *secGroup) 
 	set(&g.Outbound, req.OutboundDefaultPolicy)
 	set(&g.Stateful, req.Stateful)
 	set(&g.EnableDefaultSecurity, req.EnableDefaultSecurity)
-	g.Modified = e.clock().UTC()
-	return true
+	return e.touched(&g.Modified)
 }
 
 // deleteSG deletes g, refused while a server uses it. Caller holds e.mu.

@@ -94,16 +94,8 @@ func (e *Emulator) createServer(w http.ResponseWriter, r *http.Request, z scw.Zo
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if !e.quota(w, "instances", len(e.srv)) {
-		return
-	}
-	sameType := 0
-	for _, s := range e.srv {
-		if s.CommercialType == req.CommercialType {
-			sameType++
-		}
-	}
-	if !e.orgQuota(w, InstanceTypeQuota(req.CommercialType), sameType) {
+	if !quotas(e, w, e.srv, "instances", InstanceTypeQuota(req.CommercialType),
+		func(s *server) bool { return s.CommercialType == req.CommercialType }) {
 		return
 	}
 	now := e.clock().UTC()
@@ -175,7 +167,7 @@ func (e *Emulator) createServer(w http.ResponseWriter, r *http.Request, z scw.Zo
 		if v := req.Volumes["0"]; v != nil && v.Size != nil {
 			size = *v.Size
 		}
-		if !e.quota(w, "volumes", len(e.vols)) || !e.orgQuota(w, QuotaVolumes, len(e.vols)) {
+		if !quotas(e, w, e.vols, "volumes", QuotaVolumes, nil) {
 			return
 		}
 		vol := e.newVolume(z, *req.Image+"_sbs_volume_0", s.Project, size, 5000, nil, nil)
@@ -287,8 +279,7 @@ func (e *Emulator) patchServer(w http.ResponseWriter, r *http.Request, s *server
 			}
 		}
 	}
-	s.Modified = e.clock().UTC()
-	return true
+	return e.touched(&s.Modified)
 }
 
 // removeServer deletes s, detaching its IPs (which survive) and its Block

@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"slices"
 	"sort"
+	"time"
 
 	"github.com/scaleway/scaleway-sdk-go/scw"
 )
@@ -189,6 +190,12 @@ func set[T any](dst *T, p *T) {
 	if p != nil {
 		*dst = *p
 	}
+}
+
+// touched stamps a PATCHed resource's update time (at): a PATCH's last word, true.
+func (e *Emulator) touched(at *time.Time) bool {
+	*at = e.clock().UTC()
+	return true
 }
 
 // nameTags is the part of a PATCH body most resources share.

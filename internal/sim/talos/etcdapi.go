@@ -29,19 +29,26 @@ func controlPlaneOnly(isCP bool, api string) error {
 	return nil
 }
 
+// adminOnControlPlane is admin's cluster on a control plane only (a worker answers as Talos
+// does).
+func (s *machineServer) adminOnControlPlane(ctx context.Context, api string) (*clusterState, error) {
+	cfg, cl, err := s.admin(ctx)
+	if err != nil {
+		return nil, err
+	}
+
+	if err := controlPlaneOnly(cfg.Machine().Type().IsControlPlane(), api); err != nil {
+		return nil, err
+	}
+
+	return cl, nil
+}
+
 // EtcdSnapshot streams the cluster's etcd snapshot: the database, then its SHA-256 (etcd's
 // maintenance Snapshot), cut into Data messages.
 func (s *machineServer) EtcdSnapshot(_ *machineapi.EtcdSnapshotRequest, stream grpc.ServerStreamingServer[common.Data]) error {
-	cfg, cl, err := s.n.configured()
+	cl, err := s.adminOnControlPlane(stream.Context(), "etcd snapshot")
 	if err != nil {
-		return err
-	}
-
-	if err := requireAdmin(stream.Context()); err != nil {
-		return err
-	}
-
-	if err := controlPlaneOnly(cfg.Machine().Type().IsControlPlane(), "etcd snapshot"); err != nil {
 		return err
 	}
 
@@ -74,16 +81,7 @@ func (s *machineServer) EtcdSnapshot(_ *machineapi.EtcdSnapshotRequest, stream g
 // EtcdRecover stores the uploaded snapshot where the etcd service's recovery reads it
 // (/var/lib/etcd.snapshot), replacing any earlier upload; an upload cut short leaves none.
 func (s *machineServer) EtcdRecover(stream grpc.ClientStreamingServer[common.Data, machineapi.EtcdRecoverResponse]) error {
-	cfg, _, err := s.n.configured()
-	if err != nil {
-		return err
-	}
-
-	if err := requireAdmin(stream.Context()); err != nil {
-		return err
-	}
-
-	if err := controlPlaneOnly(cfg.Machine().Type().IsControlPlane(), "etcd recover"); err != nil {
+	if _, err := s.adminOnControlPlane(stream.Context(), "etcd recover"); err != nil {
 		return err
 	}
 
@@ -138,12 +136,8 @@ func (n *Node) takeRecoverySnapshot() []byte {
 // ServiceList lists the etcd service of a control plane: Running once a Bootstrap started it,
 // Failed with the recovery's error, Waiting before that.
 func (s *machineServer) ServiceList(ctx context.Context, _ *emptypb.Empty) (*machineapi.ServiceListResponse, error) {
-	cfg, cl, err := s.n.configured()
+	cfg, cl, err := s.admin(ctx)
 	if err != nil {
-		return nil, err
-	}
-
-	if err := requireAdmin(ctx); err != nil {
 		return nil, err
 	}
 

@@ -141,6 +141,16 @@ type kubeHandler struct {
 	now func() time.Time
 }
 
+// withStore is a handler that runs fn with the running keyspace, answering 503 itself when there
+// is none (see store).
+func (h *kubeHandler) withStore(fn func(w http.ResponseWriter, req *http.Request, d *etcdData)) http.HandlerFunc {
+	return func(w http.ResponseWriter, req *http.Request) {
+		if d := h.store(w); d != nil {
+			fn(w, req, d)
+		}
+	}
+}
+
 // store is the running keyspace; without one the apiserver cannot answer (its etcd is gone).
 func (h *kubeHandler) store(w http.ResponseWriter) *etcdData {
 	d, err := h.cl.store()
@@ -210,12 +220,7 @@ func (h *kubeHandler) namespaceExists(w http.ResponseWriter, d *etcdData, r kube
 }
 
 func (h *kubeHandler) get(r kubeResource) http.HandlerFunc {
-	return func(w http.ResponseWriter, req *http.Request) {
-		d := h.store(w)
-		if d == nil {
-			return
-		}
-
+	return h.withStore(func(w http.ResponseWriter, req *http.Request, d *etcdData) {
 		name := req.PathValue("name")
 
 		kv, ok := d.get(registryKey(r, req.PathValue("ns"), name))
@@ -233,16 +238,11 @@ func (h *kubeHandler) get(r kubeResource) http.HandlerFunc {
 		}
 
 		writeJSON(w, http.StatusOK, obj)
-	}
+	})
 }
 
 func (h *kubeHandler) list(r kubeResource) http.HandlerFunc {
-	return func(w http.ResponseWriter, req *http.Request) {
-		d := h.store(w)
-		if d == nil {
-			return
-		}
-
+	return h.withStore(func(w http.ResponseWriter, req *http.Request, d *etcdData) {
 		prefix := "/registry/" + r.plural + "/"
 		if r.namespaced {
 			prefix += req.PathValue("ns") + "/"
@@ -264,7 +264,7 @@ func (h *kubeHandler) list(r kubeResource) http.HandlerFunc {
 
 		writeJSON(w, http.StatusOK, map[string]any{"kind": r.kind + "List", "apiVersion": "v1",
 			"metadata": map[string]any{"resourceVersion": strconv.FormatInt(rev, 10)}, "items": items})
-	}
+	})
 }
 
 // decode reads a request's object and checks what the apiserver checks before storing it:
@@ -405,12 +405,7 @@ func writeStored(w http.ResponseWriter, err error) {
 }
 
 func (h *kubeHandler) create(r kubeResource) http.HandlerFunc {
-	return func(w http.ResponseWriter, req *http.Request) {
-		d := h.store(w)
-		if d == nil {
-			return
-		}
-
+	return h.withStore(func(w http.ResponseWriter, req *http.Request, d *etcdData) {
 		ns := req.PathValue("ns")
 
 		obj, meta, ok := h.decode(w, req, r, ns, "")
@@ -432,16 +427,11 @@ func (h *kubeHandler) create(r kubeResource) http.HandlerFunc {
 			return nil
 		}, func(int64) ([]byte, error) { return json.Marshal(obj) })
 		writeStoredKV(w, http.StatusCreated, kv, err)
-	}
+	})
 }
 
 func (h *kubeHandler) update(r kubeResource) http.HandlerFunc {
-	return func(w http.ResponseWriter, req *http.Request) {
-		d := h.store(w)
-		if d == nil {
-			return
-		}
-
+	return h.withStore(func(w http.ResponseWriter, req *http.Request, d *etcdData) {
 		ns, name := req.PathValue("ns"), req.PathValue("name")
 
 		obj, meta, ok := h.decode(w, req, r, ns, name)
@@ -473,16 +463,11 @@ func (h *kubeHandler) update(r kubeResource) http.HandlerFunc {
 			return nil
 		}, func(int64) ([]byte, error) { return json.Marshal(obj) })
 		writeStoredKV(w, http.StatusOK, kv, err)
-	}
+	})
 }
 
 func (h *kubeHandler) remove(r kubeResource) http.HandlerFunc {
-	return func(w http.ResponseWriter, req *http.Request) {
-		d := h.store(w)
-		if d == nil {
-			return
-		}
-
+	return h.withStore(func(w http.ResponseWriter, req *http.Request, d *etcdData) {
 		ns, name := req.PathValue("ns"), req.PathValue("name")
 
 		kv, err := d.txn(registryKey(r, ns, name), func(_ etcdKV, exists bool) error {
@@ -509,5 +494,5 @@ func (h *kubeHandler) remove(r kubeResource) http.HandlerFunc {
 
 		writeJSON(w, http.StatusOK, map[string]any{"kind": "Status", "apiVersion": "v1", "metadata": map[string]any{}, "status": "Success",
 			"details": map[string]any{"name": name, "kind": r.plural, "uid": uid}})
-	}
+	})
 }

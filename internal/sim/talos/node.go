@@ -34,7 +34,6 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
-	"google.golang.org/grpc/peer"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/emptypb"
 
@@ -232,7 +231,7 @@ func StartNode(ctx context.Context, opts NodeOptions) (*Node, error) {
 	n.grpc = grpc.NewServer(grpc.Creds(credentials.NewTLS(&tls.Config{
 		MinVersion:         tls.VersionTLS12,
 		GetConfigForClient: n.tlsForClient,
-	})), grpc.ChainUnaryInterceptor(n.countUnary, n.faultUnary), grpc.ChainStreamInterceptor(n.countStream, n.faultStream),
+	})), grpc.ChainUnaryInterceptor(n.forwardUnary, n.countUnary, n.faultUnary), grpc.ChainStreamInterceptor(n.forwardStream, n.countStream, n.faultStream),
 		grpc.WaitForHandlers(true))
 	machineapi.RegisterMachineServiceServer(n.grpc, &machineServer{n: n})
 	storageapi.RegisterStorageServiceServer(n.grpc, &storageServer{n: n})
@@ -555,12 +554,17 @@ func (s *machineServer) ApplyConfiguration(ctx context.Context, req *machineapi.
 		return nil, status.Error(codes.InvalidArgument, err.Error())
 	}
 
+	return n.appliedWithReboot(), nil
+}
+
+// appliedWithReboot starts the reboot that applies a new config and is the apply's answer.
+func (n *Node) appliedWithReboot() *machineapi.ApplyConfigurationResponse {
 	n.reboot.start(n.opts.Latency.ApplyReboot)
 
 	return &machineapi.ApplyConfigurationResponse{Messages: []*machineapi.ApplyConfiguration{{
 		Mode:        machineapi.ApplyConfigurationRequest_REBOOT,
 		ModeDetails: "Applied configuration with a reboot",
-	}}}, nil
+	}}}
 }
 
 func (s *machineServer) Version(context.Context, *emptypb.Empty) (*machineapi.VersionResponse, error) {
@@ -569,13 +573,24 @@ func (s *machineServer) Version(context.Context, *emptypb.Empty) (*machineapi.Ve
 	}}}, nil
 }
 
-func (s *machineServer) Bootstrap(ctx context.Context, req *machineapi.BootstrapRequest) (*machineapi.BootstrapResponse, error) {
+// admin is the node's config and cluster, for a call with the os:admin role; the node's answer
+// otherwise (not configured, not admin).
+func (s *machineServer) admin(ctx context.Context) (config.Provider, *clusterState, error) {
 	cfg, cl, err := s.n.configured()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 
 	if err := requireAdmin(ctx); err != nil {
+		return nil, nil, err
+	}
+
+	return cfg, cl, nil
+}
+
+func (s *machineServer) Bootstrap(ctx context.Context, req *machineapi.BootstrapRequest) (*machineapi.BootstrapResponse, error) {
+	cfg, cl, err := s.admin(ctx)
+	if err != nil {
 		return nil, err
 	}
 
@@ -636,17 +651,13 @@ func (s *machineServer) Bootstrap(ctx context.Context, req *machineapi.Bootstrap
 }
 
 func (s *machineServer) Kubeconfig(_ *emptypb.Empty, stream grpc.ServerStreamingServer[common.Data]) error {
-	cfg, _, err := s.n.configured()
+	cfg, _, err := s.admin(stream.Context())
 	if err != nil {
 		return err
 	}
 
-	if err := requireAdmin(stream.Context()); err != nil {
+	if err := controlPlaneOnly(cfg.Machine().Type().IsControlPlane(), "kubeconfig"); err != nil {
 		return err
-	}
-
-	if !cfg.Machine().Type().IsControlPlane() {
-		return status.Error(codes.Unimplemented, "kubeconfig is only available on control plane nodes")
 	}
 
 	kc, err := adminKubeconfig(cfg)
@@ -702,19 +713,15 @@ func (s *storageServer) Disks(ctx context.Context, _ *emptypb.Empty) (*storageap
 	return &storageapi.DisksResponse{Messages: []*storageapi.Disks{{Disks: disks}}}, nil
 }
 
-// requireAdmin checks the client certificate carries the os:admin role (Talos puts roles in O=).
+// requireAdmin checks the caller has the os:admin role: in its client certificate's O= (Talos
+// puts roles there), or, for a call another apid forwarded, in the metadata (callerRoles).
 func requireAdmin(ctx context.Context) error {
-	p, ok := peer.FromContext(ctx)
-	if !ok {
-		return status.Error(codes.Unauthenticated, "no peer")
+	roles, err := callerRoles(ctx)
+	if err != nil {
+		return err
 	}
 
-	info, ok := p.AuthInfo.(credentials.TLSInfo)
-	if !ok || len(info.State.PeerCertificates) == 0 {
-		return status.Error(codes.Unauthenticated, "client certificate required")
-	}
-
-	if !slices.Contains(info.State.PeerCertificates[0].Subject.Organization, string(role.Admin)) {
+	if !slices.Contains(roles, string(role.Admin)) {
 		return status.Errorf(codes.PermissionDenied, "role %s required", role.Admin)
 	}
 

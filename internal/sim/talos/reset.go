@@ -136,12 +136,7 @@ func (s *machineServer) reapply(ctx context.Context, req *machineapi.ApplyConfig
 		return nil, status.Error(codes.InvalidArgument, err.Error())
 	}
 
-	n.reboot.start(n.opts.Latency.ApplyReboot)
-
-	return &machineapi.ApplyConfigurationResponse{Messages: []*machineapi.ApplyConfiguration{{
-		Mode:        machineapi.ApplyConfigurationRequest_REBOOT,
-		ModeDetails: "Applied configuration with a reboot",
-	}}}, nil
+	return n.appliedWithReboot(), nil
 }
 
 // deconfigure forgets the node's config and stops what the config started (the kube-apiserver,

@@ -135,3 +135,14 @@ func Bucket(t testing.TB, w *world.World, name string) *blob.Bucket {
 // Waits is the whole cluster's latency profile of a world: the emulator's figures for the
 // Scaleway transitions, the hosts' for Talos and the rescue system (unscaled, factor 1).
 func Waits(scw scwsim.Latency, h world.Hosts) cluster.Waits { return world.Profile(scw, h) }
+
+// Live lists the emulator's resources that a cluster owns (by its tags), as "kind name".
+func Live(w *world.World, cluster string) []string {
+	var out []string
+	for _, r := range w.Scaleway.Inventory() {
+		if provision.OwnedBy(r.Tags, cluster) {
+			out = append(out, r.Kind+" "+r.Name)
+		}
+	}
+	return out
+}
