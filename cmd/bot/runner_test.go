@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"strings"
 	"testing"
 
@@ -17,16 +16,8 @@ func TestUpDetectsARunnerOutsideTheAdminCIDR(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the bot and runs a whole cluster: not in -short")
 	}
-	bin := buildBot(t)
-	w, err := world.Start(context.Background(), world.Options{Dir: t.TempDir(), TimeFactor: 0.005, S3: "file"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { w.Close() })
-	b := &botProc{bin: bin, env: map[string]string{"POC_LOCK_LEASE": "3s", "POC_LOCK_WAIT": "1m", "USER": "tester"}}
-	for _, kv := range w.Env() {
-		b.env[kv[0]] = kv[1]
-	}
+	_, w := startWorld(t, procBound, world.Options{})
+	b := newBotProc(t, w)
 	delete(b.env, "POC_RUNNER_CIDR")
 
 	up := b.mustRun(t, nil, "up", "--cluster", "r1", "--admin-cidr", "203.0.113.0/24")
