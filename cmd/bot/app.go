@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/pocbot/pocbot/internal/appsetup"
+	"github.com/pocbot/pocbot/internal/github"
 )
 
 func init() {
@@ -23,10 +24,10 @@ func init() {
 				e.String(&cfg.Name, "name", "", "pocbot", "the App's name (unique on GitHub, at most 34 characters)")
 				e.String(&cfg.KeyFile, "key-file", "", "pocbot-app.private-key.pem", "where to write the App's private key (never overwritten)")
 				e.String(&cfg.Repository, "repo", "", "", "OWNER/REPO the printed gh commands target (empty: the current directory's repository)")
-				e.String(&cfg.Env, "env", "", "poc", "GitHub environment that holds pocbot's secrets")
+				e.String(&cfg.Env, "env", "", github.DefaultEnvironment, "GitHub environment that holds pocbot's secrets")
 				e.String(&cfg.Listen, "listen", "", "127.0.0.1:0", "local address of the page GitHub redirects back to")
-				e.String(&cfg.WebURL, "github-url", "", "https://github.com", "GitHub's web URL (GitHub Enterprise Server, or a stand-in)")
-				e.String(&cfg.APIURL, "api-url", "", "https://api.github.com", "GitHub's API URL")
+				e.String(&cfg.WebURL, "github-url", "", github.DefaultWebURL, "GitHub's web URL (GitHub Enterprise Server, or a stand-in)")
+				e.String(&cfg.APIURL, "api-url", "", github.DefaultAPIURL, "GitHub's API URL")
 				e.Duration(&cfg.Timeout, "timeout", "", time.Hour, "how long to wait for GitHub's redirect (its code lives one hour)")
 			},
 			run: func(ctx context.Context, a *app, _ *flag.FlagSet) error {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -31,13 +30,7 @@ func TestBudgetRaceProcesses(t *testing.T) {
 		t.Skip("builds the bot and runs a whole cluster per case: not in -short")
 	}
 	bin := buildBot(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute) // a hang, not a slow machine
-	defer cancel()
-	w, err := world.Start(ctx, world.Options{Dir: t.TempDir(), TimeFactor: 0.005, S3: "file"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { w.Close() })
+	ctx, w := startWorld(t, 8*time.Minute, world.Options{}) // a hang, not a slow machine
 	p := worldtest.New(t, w, worldtest.Options{})
 	q, err := clusterops.Quote(ctx, cost.NewQuoter(cost.APISources(p.Client)...), p.Spec, 0, true)
 	if err != nil {
@@ -72,14 +65,9 @@ func TestBudgetRaceProcesses(t *testing.T) {
 					t.Fatal(err)
 				}
 				payloads[ev] = ghsim.CommentPayload(tc.repo, n, id, "alice", w.GitHub.UserID("alice"), "/poc up", w.GitHub.InstallationID(tc.repo))
-				env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"),
-					"GITHUB_EVENT_NAME=issue_comment", "GITHUB_EVENT_PATH=" + ev, "GITHUB_REPOSITORY=" + tc.repo,
-					"GITHUB_RUN_ID=" + strconv.Itoa(100*ci+n), "GITHUB_ACTIONS=true",
-					"GITHUB_OUTPUT=" + filepath.Join(dir, fmt.Sprintf("out-%d-%d", ci, n)),
-					"GITHUB_STEP_SUMMARY=" + filepath.Join(dir, fmt.Sprintf("sum-%d-%d", ci, n))}
-				for _, kv := range w.Env() {
-					env = append(env, kv[0]+"="+kv[1])
-				}
+				env := actionsEnv(w, "issue_comment", ev, tc.repo, strconv.Itoa(100*ci+n), "GITHUB_ACTIONS=true",
+					"GITHUB_OUTPUT="+filepath.Join(dir, fmt.Sprintf("out-%d-%d", ci, n)),
+					"GITHUB_STEP_SUMMARY="+filepath.Join(dir, fmt.Sprintf("sum-%d-%d", ci, n)))
 				cmd := exec.CommandContext(ctx, bin, "handle")
 				cmd.Env = env
 				cmds = append(cmds, cmd)
@@ -150,12 +138,4 @@ func TestBudgetRaceProcesses(t *testing.T) {
 			}
 		})
 	}
-}
-
-func envMap(w *world.World) map[string]string {
-	m := map[string]string{}
-	for _, kv := range w.Env() {
-		m[kv[0]] = kv[1]
-	}
-	return m
 }

@@ -204,30 +204,30 @@ func (e *envFlags) String(p *string, name, env, def, usage string) {
 	e.fs.StringVar(p, name, def, e.note(env, usage))
 }
 
-func (e *envFlags) Bool(p *bool, name, env string, def bool, usage string) {
-	if v := e.lookup(env); v != "" {
-		b, err := settings.ParseBool(v)
-		if err != nil {
-			e.fail(fmt.Errorf("environment variable %s=%q is not a boolean: use true or false", env, v))
-		} else {
-			def = b
-		}
+// envDefault is a flag's default: variable env's value read by parse, or def when env is unset
+// or its value unreadable (then e fails, saying the value is not what).
+func envDefault[T any](e *envFlags, env string, def T, what string, parse func(string) (T, error)) T {
+	v := e.lookup(env)
+	if v == "" {
+		return def
 	}
+	x, err := parse(v)
+	if err != nil {
+		e.fail(fmt.Errorf("environment variable %s=%q is not %s", env, v, what))
+		return def
+	}
+	return x
+}
+
+func (e *envFlags) Bool(p *bool, name, env string, def bool, usage string) {
+	def = envDefault(e, env, def, "a boolean: use true or false", settings.ParseBool)
 	e.fs.BoolVar(p, name, def, e.note(env, usage))
 }
 
 // Duration reads flag and variable with the one duration grammar of every setting
 // (settings.ParseDuration: Go durations plus days, "2d", "1.5d").
 func (e *envFlags) Duration(p *time.Duration, name, env string, def time.Duration, usage string) {
-	if v := e.lookup(env); v != "" {
-		d, err := settings.ParseDuration(v)
-		if err != nil {
-			e.fail(fmt.Errorf("environment variable %s=%q is not a duration: use a form like 90s, 8h or 2d", env, v))
-		} else {
-			def = d
-		}
-	}
-	*p = def
+	*p = envDefault(e, env, def, "a duration: use a form like 90s, 8h or 2d", settings.ParseDuration)
 	e.fs.Var((*durationValue)(p), name, e.note(env, usage))
 }
 
@@ -256,26 +256,12 @@ func (d *durationValue) Set(s string) error {
 }
 
 func (e *envFlags) Int(p *int, name, env string, def int, usage string) {
-	if v := e.lookup(env); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil {
-			e.fail(fmt.Errorf("environment variable %s=%q is not an integer", env, v))
-		} else {
-			def = n
-		}
-	}
+	def = envDefault(e, env, def, "an integer", strconv.Atoi)
 	e.fs.IntVar(p, name, def, e.note(env, usage))
 }
 
 func (e *envFlags) Float(p *float64, name, env string, def float64, usage string) {
-	if v := e.lookup(env); v != "" {
-		f, err := strconv.ParseFloat(v, 64)
-		if err != nil {
-			e.fail(fmt.Errorf("environment variable %s=%q is not a number", env, v))
-		} else {
-			def = f
-		}
-	}
+	def = envDefault(e, env, def, "a number", func(v string) (float64, error) { return strconv.ParseFloat(v, 64) })
 	e.fs.Float64Var(p, name, def, e.note(env, usage))
 }
 

@@ -3,7 +3,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"os"
 	"strings"
@@ -13,21 +12,21 @@ import (
 
 // TestDemo runs `bot demo` in-process, as `make demo` does, and checks the story it tells.
 func TestDemo(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
 	defer cancel()
-	var stdout, stderr bytes.Buffer
-	a := newApp(&stdout, &stderr, func(k string) string {
+	// The demo must need none of the caller's settings.
+	getenv := func(k string) string {
 		if strings.HasPrefix(k, "POC_") || strings.HasPrefix(k, "SCW_") || strings.HasPrefix(k, "GITHUB_") || strings.HasPrefix(k, "AWS_") {
-			return "" // the demo must need none of the caller's settings
+			return ""
 		}
 		return os.Getenv(k)
-	})
+	}
 	t0 := time.Now()
-	if err := a.dispatch(ctx, []string{"demo"}); err != nil {
-		t.Fatalf("demo: %v\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
+	out, stderr, err := runBot(ctx, getenv, "demo")
+	if err != nil {
+		t.Fatalf("demo: %v\nstdout:\n%s\nstderr:\n%s", err, out, stderr)
 	}
 	took := time.Since(t0)
-	out := stdout.String()
 	for _, want := range []string{
 		"alice comments on acme/shop#42: /poc up", "(new)", "edited", "Kubernetes API", "curl -fsS",
 		"decrypt to a", "Total per day", "needs at least **write**", "Scaleway calls during bob's command: 0",

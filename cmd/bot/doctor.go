@@ -9,27 +9,27 @@ import (
 	"time"
 
 	"github.com/pocbot/pocbot/internal/doctor"
-	"github.com/pocbot/pocbot/internal/github"
 	"github.com/pocbot/pocbot/internal/repoinit"
 	"github.com/pocbot/pocbot/internal/statestore"
 	"github.com/pocbot/pocbot/internal/wiring"
 )
 
 func init() {
-	var repo, env, apiURL, key string
+	var (
+		gf  githubFlags
+		key string
+	)
 	register(&command{
 		name: "doctor",
 		summary: "check a live installation and print a checklist with what to fix for each item: App, secrets, workflow pin, " +
 			"Scaleway credentials and IAM permissions, the state bucket's conditional writes; exits non-zero on a failure",
 		setFlags: func(fs *flag.FlagSet, e *envFlags) {
-			e.String(&repo, "repo", "GITHUB_REPOSITORY", "", "OWNER/REPO of the installation (its App, secrets and workflow; empty: only the Scaleway and state checks)")
-			e.String(&env, "env", "", "poc", "GitHub environment that holds the secrets")
-			e.String(&apiURL, "api-url", "GITHUB_API_URL", "https://api.github.com", "GitHub's API URL")
+			gf.define(e, "GITHUB_REPOSITORY", "OWNER/REPO of the installation (its App, secrets and workflow; empty: only the Scaleway and state checks)")
 			e.String(&key, "key", "", "", "the bot's Scaleway access key whose IAM permissions to check (default: SCW_ACCESS_KEY)")
 		},
 		env: append(append([]string{"POC_APP_ID", "POC_APP_PRIVATE_KEY", "POC_APP_PRIVATE_KEY_FILE"}, envStore...), envSCW...),
 		run: func(ctx context.Context, a *app, _ *flag.FlagSet) error {
-			checks := a.doctorChecks(ctx, repo, env, apiURL, key)
+			checks := a.doctorChecks(ctx, gf, key)
 			list := doctor.Run(ctx, checks...)
 			list.Render(a.stdout)
 			if f := list.Failed(); len(f) > 0 {
@@ -41,19 +41,14 @@ func init() {
 }
 
 // doctorChecks composes the checklist from the environment.
-func (a *app) doctorChecks(ctx context.Context, repo, env, apiURL, key string) []doctor.Check {
+func (a *app) doctorChecks(ctx context.Context, gf githubFlags, key string) []doctor.Check {
 	var checks []doctor.Check
-	if repo != "" {
-		g := doctor.GitHub{Repo: repo, Env: env, APIURL: apiURL}
+	if gf.repo != "" {
+		g := doctor.GitHub{Repo: gf.repo, Env: gf.env, APIURL: gf.apiURL}
 		if tok, _, err := repoinit.GitHubToken(ctx, a.getenv, nil); err == nil {
 			g.Token = tok
 		}
-		if auth, err := github.AuthFromEnv(func(k string) string {
-			if k == "GITHUB_TOKEN" || k == "GITHUB_REPOSITORY" {
-				return ""
-			}
-			return a.getenv(k)
-		}); err == nil {
+		if auth, err := a.appAuth(); err == nil {
 			g.AppID, g.AppKey = auth.AppID, auth.PrivateKeyPEM
 		}
 		checks = append(checks, g.Checks()...)

@@ -27,13 +27,11 @@ func init() {
 			if err := requireCluster(name); err != nil {
 				return err
 			}
-			w, err := a.openWorld(ctx)
+			w, req, err := lk.open(ctx, a, name, "down", nil)
 			if err != nil {
 				return err
 			}
 			defer w.Close()
-			lk.apply(w.ops)
-			req := a.intent(name, "down", w, nil)
 			req.Progress = newProgressPrinter(a.stderr)
 			if parkFor < 0 {
 				return errors.New("down: --park-for must be ≥ 0")

@@ -2,8 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"sort"
@@ -20,17 +18,8 @@ import (
 // settings in the environment) against the emulated world, and measures the time from starting
 // the process to GitHub accepting the 👀 reaction.
 func TestHandleProcess(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	bin := filepath.Join(t.TempDir(), "bot")
-	if out, err := exec.CommandContext(ctx, "go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	w, err := world.Start(ctx, world.Options{Dir: t.TempDir(), TimeFactor: 0.005, S3: "file"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
+	bin := buildBot(t)
+	ctx, w := startWorld(t, 3*time.Minute, world.Options{})
 	const repo = "acme/shop"
 	w.GitHub.AddRepo(repo, "main")
 	w.GitHub.SetPermission(repo, "bob", "read")
@@ -41,16 +30,9 @@ func TestHandleProcess(t *testing.T) {
 	eventName := "issue_comment"
 	run := func(t *testing.T, name string, payload []byte) (stdout, stderr string, code int, started time.Time) {
 		t.Helper()
-		path := filepath.Join(dir, name+".json")
-		if err := os.WriteFile(path, payload, 0o600); err != nil {
-			t.Fatal(err)
-		}
-		env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"),
-			"GITHUB_EVENT_NAME=" + eventName, "GITHUB_EVENT_PATH=" + path, "GITHUB_REPOSITORY=" + repo,
-			"GITHUB_RUN_ID=77", "GITHUB_ACTIONS=true", "GITHUB_OUTPUT=" + outputFile, "GITHUB_STEP_SUMMARY=" + filepath.Join(dir, "summary")}
-		for _, kv := range w.Env() {
-			env = append(env, kv[0]+"="+kv[1])
-		}
+		path := writeEvent(t, dir, name, payload)
+		env := actionsEnv(w, eventName, path, repo, "77",
+			"GITHUB_ACTIONS=true", "GITHUB_OUTPUT="+outputFile, "GITHUB_STEP_SUMMARY="+filepath.Join(dir, "summary"))
 		cmd := exec.CommandContext(ctx, bin, "handle")
 		cmd.Env = env
 		var so, se bytes.Buffer

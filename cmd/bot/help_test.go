@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"strings"
 	"testing"
 )
@@ -13,7 +12,7 @@ func TestHelpGoesToStdoutOnly(t *testing.T) {
 		t.Run(strings.Join(args, " "), func(t *testing.T) {
 			var so, se bytes.Buffer
 			a := newApp(&so, &se, func(string) string { return "" })
-			if err := a.dispatch(context.Background(), args); err != nil {
+			if err := a.dispatch(t.Context(), args); err != nil {
 				t.Fatalf("dispatch: %v", err)
 			}
 			if se.Len() != 0 {
@@ -29,7 +28,7 @@ func TestHelpGoesToStdoutOnly(t *testing.T) {
 func TestVersionCommand(t *testing.T) {
 	var so, se bytes.Buffer
 	a := newApp(&so, &se, func(string) string { return "" })
-	if err := a.dispatch(context.Background(), []string{"version"}); err != nil {
+	if err := a.dispatch(t.Context(), []string{"version"}); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"pocbot dev", "go          go1.", "talos       v1.13.11", "kubernetes  1.33.6 (for talos v1.13)", "(for talos v1.14)", "cilium      1.18.1 (quay.io/cilium/cilium:v1.18.1@sha256:"} {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"net/url"
@@ -27,10 +26,11 @@ var initValueEnv = []string{"POC_STATE_URL", "POC_STATE_KEY", "POC_IMAGE_BUCKET"
 
 // initOptions are the flags of `bot init`.
 type initOptions struct {
-	repo, env, action, apiURL, webURL string
-	appName, appOwner, appKeyFile     string
-	dryRun, makeIAM                   bool
-	interval                          time.Duration
+	githubFlags
+	action, webURL                string
+	appName, appOwner, appKeyFile string
+	dryRun, makeIAM               bool
+	interval                      time.Duration
 }
 
 func init() {
@@ -41,11 +41,9 @@ func init() {
 			"a pull request adding the pinned workflow and .github/poc.yml; converges, --dry-run prints the plan; " +
 			"the GitHub token is read as gh does (GH_TOKEN, GITHUB_TOKEN, then `gh auth token`)",
 		setFlags: func(fs *flag.FlagSet, e *envFlags) {
-			e.String(&o.repo, "repo", "", "", "OWNER/REPO to set up (required)")
-			e.String(&o.env, "env", "", "poc", "GitHub environment that holds the secrets (where the repository can have environments)")
+			o.githubFlags.define(e, "", "OWNER/REPO to set up (required)")
 			e.String(&o.action, "action", "", "", "the Action the workflow pins: OWNER/REPO@<commit SHA> # vX.Y.Z (default: this release's tag on pocbot/pocbot)")
-			e.String(&o.apiURL, "api-url", "GITHUB_API_URL", "https://api.github.com", "GitHub's API URL")
-			e.String(&o.webURL, "github-url", "", "https://github.com", "GitHub's web URL, for the links printed")
+			e.String(&o.webURL, "github-url", "", github.DefaultWebURL, "GitHub's web URL, for the links printed")
 			e.Bool(&o.dryRun, "dry-run", "", false, "print the plan; change nothing")
 			e.Setting(&o.interval, "schedule_interval")
 			e.String(&o.appName, "app-name", "", "pocbot", "without POC_APP_ID: the name of the GitHub App to register (unique on all of GitHub, at most 34 characters)")
@@ -61,19 +59,14 @@ func init() {
 // initRepo is `bot init`: without an App, it registers one and stops; with one, it converges the
 // repository (repoinit.Run).
 func (a *app) initRepo(ctx context.Context, o initOptions) error {
-	if o.repo == "" {
-		return errors.New("init: --repo OWNER/REPO is required")
+	if err := o.required("init"); err != nil {
+		return err
 	}
 	token, src, err := repoinit.GitHubToken(ctx, a.getenv, nil)
 	if err != nil {
 		return fmt.Errorf("init: %w", err)
 	}
-	auth, err := github.AuthFromEnv(func(k string) string {
-		if k == "GITHUB_TOKEN" || k == "GITHUB_REPOSITORY" {
-			return "" // the user's token is not the App's credentials
-		}
-		return a.getenv(k)
-	})
+	auth, err := a.appAuth()
 	if err != nil && !strings.Contains(err.Error(), "no GitHub credentials") {
 		return fmt.Errorf("init: %w", err)
 	}
@@ -94,11 +87,9 @@ func (a *app) initRepo(ctx context.Context, o initOptions) error {
 	values := initValues(a.getenv, o.makeIAM)
 	var ids *repoinit.IAM
 	if o.makeIAM {
-		client, err := wiring.ScalewayClient(a.getenv)
-		if err != nil {
-			return fmt.Errorf("init --iam: %w", err)
+		if ids, err = a.iamAdmin("init"); err != nil {
+			return err
 		}
-		ids = &repoinit.IAM{Client: client, ProjectID: strings.TrimSpace(a.getenv("SCW_DEFAULT_PROJECT_ID")), OrganizationID: strings.TrimSpace(a.getenv("SCW_DEFAULT_ORGANIZATION_ID"))}
 	}
 	buckets, err := initBuckets(ctx, a.getenv, values)
 	if err != nil {

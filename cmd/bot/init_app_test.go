@@ -3,11 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"html"
-	"io"
-	"net/http"
-	"net/http/httptest"
-	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -16,7 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pocbot/pocbot/internal/appsetup/appsetuptest"
 	ghsim "github.com/pocbot/pocbot/internal/sim/github"
+	"github.com/pocbot/pocbot/internal/sim/github/githubtest"
 )
 
 // browserWriter is init's stderr: when init prints the page to open, it does what the user's
@@ -27,11 +24,7 @@ type browserWriter struct {
 	done chan error
 }
 
-var (
-	pageRE     = regexp.MustCompile(`Open (http://\S+) in your browser`)
-	formRE     = regexp.MustCompile(`action="([^"]+)"`)
-	manifestRE = regexp.MustCompile(`name="manifest" value="([^"]+)"`)
-)
+var pageRE = regexp.MustCompile(`Open (http://\S+) in your browser`)
 
 func (b *browserWriter) Write(p []byte) (int, error) {
 	b.mu.Lock()
@@ -44,33 +37,14 @@ func (b *browserWriter) Write(p []byte) (int, error) {
 }
 
 func visit(page string) error {
-	resp, err := http.Get(page)
-	if err != nil {
-		return err
-	}
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	a, m := formRE.FindSubmatch(body), manifestRE.FindSubmatch(body)
-	if a == nil || m == nil {
-		return io.ErrUnexpectedEOF
-	}
-	resp, err = http.PostForm(html.UnescapeString(string(a[1])), url.Values{"manifest": {html.UnescapeString(string(m[1]))}})
-	if err != nil {
-		return err
-	}
-	resp.Body.Close()
-	return nil
+	_, _, err := appsetuptest.Browse(page, nil)
+	return err
 }
 
 // Without an App, init registers one through the manifest flow (the browser's one confirmation),
 // writes its key to a 0600 file, never prints it, and says what comes next: install, run again.
 func TestInitRegistersTheApp(t *testing.T) {
-	s, err := ghsim.New(ghsim.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(s)
-	defer srv.Close()
+	s, url := githubtest.Serve(t, ghsim.Options{})
 	s.AddRepo("acme/shop", "main")
 	s.SetPermission("acme/shop", "ada", "admin")
 	keyFile := filepath.Join(t.TempDir(), "app.pem")
@@ -80,8 +54,8 @@ func TestInitRegistersTheApp(t *testing.T) {
 	a := newApp(&so, se, func(k string) string { return env[k] })
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
-	if err := a.dispatch(ctx, []string{"init", "--repo", "acme/shop", "--api-url", srv.URL, "--github-url", srv.URL, "--app-key-file", keyFile,
-		"--action", "pocbot/pocbot@0123456789abcdef0123456789abcdef01234567 # v1.2.3"}); err != nil {
+	if err := a.dispatch(ctx, []string{"init", "--repo", "acme/shop", "--api-url", url, "--github-url", url, "--app-key-file", keyFile,
+		"--action", testActionRef}); err != nil {
 		t.Fatalf("init: %v\n%s%s", err, so.String(), se.buf.String())
 	}
 	if err := <-se.done; err != nil {

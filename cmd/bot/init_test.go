@@ -1,18 +1,10 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"io"
-	"net/http"
-	"net/http/httptest"
-	"net/http/httputil"
-	"net/url"
 	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -23,6 +15,7 @@ import (
 	"github.com/pocbot/pocbot/internal/repoinit"
 	ghsim "github.com/pocbot/pocbot/internal/sim/github"
 	"github.com/pocbot/pocbot/internal/sim/objstore"
+	"github.com/pocbot/pocbot/internal/sim/objstore/objstoretest"
 	"github.com/pocbot/pocbot/internal/sim/world"
 )
 
@@ -162,43 +155,15 @@ func objectStorageKeys(ctx context.Context, t *testing.T, w *world.World, env ma
 // other step; a second `bot init` changes nothing: no write to GitHub, to Scaleway or to Object
 // Storage.
 func TestInitThenFirstUp(t *testing.T) {
-	if _, err := objstore.LookVersity(); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal(err)
-		}
-		t.Skip(err) // the buckets' versioning and lifecycle need the real S3 server
-	}
-	ctx, cancel := context.WithTimeout(t.Context(), 4*time.Minute)
-	defer cancel()
-	w, err := world.Start(ctx, world.Options{Dir: t.TempDir(), TimeFactor: 0.005, S3: "versitygw"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
-	var s3mu sync.Mutex
-	var s3writes []string
-	w.S3.Observe(func(method, path string, _ http.Header) {
-		if method != http.MethodGet && method != http.MethodHead {
-			s3mu.Lock()
-			s3writes = append(s3writes, method+" "+path)
-			s3mu.Unlock()
-		}
-	})
+	objstoretest.Require(t) // the buckets' versioning and lifecycle need the real S3 server
+	ctx, w := startWorld(t, 4*time.Minute, world.Options{S3: "versitygw"})
+	s3writes := objstoretest.Writes(w.S3)
 	const repo = "acme/shop"
-	w.GitHub.AddRepo(repo, "main")
-	w.GitHub.SetPermission(repo, "ada", "admin")
+	laptop := laptop(w, repo)
 	w.GitHub.SetPermission(repo, "alice", "maintain")
-	token := w.GitHub.AddUserToken("ada")
-	laptop := map[string]string{"GH_TOKEN": token}
-	for _, kv := range w.Env() {
-		laptop[kv[0]] = kv[1]
-	}
 	delete(laptop, "POC_STATE_KEY") // init generates it
 	initCmd := func() (string, error) {
-		var so, se bytes.Buffer
-		a := newApp(&so, &se, func(k string) string { return laptop[k] })
-		err := a.dispatch(ctx, []string{"init", "--repo", repo, "--iam", "--action", "pocbot/pocbot@0123456789abcdef0123456789abcdef01234567 # v1.2.3"})
-		return so.String() + se.String(), err
+		return runBotOut(ctx, laptop, "init", "--repo", repo, "--iam", "--action", testActionRef)
 	}
 
 	// 1. bot init
@@ -221,33 +186,24 @@ func TestInitThenFirstUp(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	s3mu.Lock()
-	if len(s3writes) != 4 { // each bucket: versioning and lifecycle (the world made them)
-		t.Errorf("the first init's writes to Object Storage: %v, want versioning and lifecycle of both buckets", s3writes)
+	if ws := s3writes(); len(ws) != 4 { // each bucket: versioning and lifecycle (the world made them)
+		t.Errorf("the first init's writes to Object Storage: %v, want versioning and lifecycle of both buckets", ws)
 	}
-	s3writes = nil
-	s3mu.Unlock()
 	// A second init changes nothing.
 	before := len(w.GitHub.Requests())
 	w.Scaleway.ResetCalls()
 	if out, err := initCmd(); err != nil || !strings.Contains(out, "nothing changed") {
 		t.Fatalf("second init: %v\n%s", err, out)
 	}
-	for _, r := range w.GitHub.Requests()[before:] {
-		if r.Method != "GET" {
-			t.Errorf("the second init made %s %s on GitHub", r.Method, r.Path)
-		}
-	}
+	githubReadOnly(t, w, before, "the second init")
 	for _, c := range w.Scaleway.Calls() {
 		if c.Method != "GET" {
 			t.Errorf("the second init made %s %s on Scaleway", c.Method, c.Path)
 		}
 	}
-	s3mu.Lock()
-	if len(s3writes) != 0 {
-		t.Errorf("the second init wrote to Object Storage: %v", s3writes)
+	if ws := s3writes(); len(ws) != 0 {
+		t.Errorf("the second init wrote to Object Storage: %v", ws)
 	}
-	s3mu.Unlock()
 
 	// 3. /poc up, run as the merged workflow runs it: with the key init made (--iam), not the laptop's.
 	env := workflowEnv(t, w.GitHub, repo)
@@ -267,16 +223,12 @@ func TestInitThenFirstUp(t *testing.T) {
 	number := w.GitHub.AddIssue(repo, ghsim.Issue{Number: 7, Title: "try it", Author: "alice"})
 	id := w.GitHub.AddComment(repo, number, "alice", "/poc up")
 	dir := t.TempDir()
-	event := filepath.Join(dir, "event.json")
-	if err := os.WriteFile(event, ghsim.CommentPayload(repo, number, id, "alice", w.GitHub.UserID("alice"), "/poc up", w.GitHub.InstallationID(repo)), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	event := writeEvent(t, dir, "event", ghsim.CommentPayload(repo, number, id, "alice", w.GitHub.UserID("alice"), "/poc up", w.GitHub.InstallationID(repo)))
 	env["GITHUB_EVENT_NAME"], env["GITHUB_EVENT_PATH"], env["GITHUB_REPOSITORY"], env["GITHUB_RUN_ID"] = "issue_comment", event, repo, "1"
 	env["POC_STICKY_INTERVAL"], env["POC_REAP_ON_EVENTS"] = "1s", "false"
-	var so, se bytes.Buffer
-	a := newApp(&so, &se, func(k string) string { return env[k] })
-	if err := a.dispatch(ctx, []string{"handle"}); err != nil {
-		t.Fatalf("bot handle /poc up: %v\n%s", err, se.String())
+	_, log, err := runBot(ctx, only(env), "handle")
+	if err != nil {
+		t.Fatalf("bot handle /poc up: %v\n%s", err, log)
 	}
 	var status string
 	for _, c := range w.GitHub.Comments(repo, number) {
@@ -286,17 +238,14 @@ func TestInitThenFirstUp(t *testing.T) {
 	}
 	t.Logf("status comment:\n%s", status)
 	if !strings.Contains(status, "Kubernetes API") {
-		t.Fatalf("no endpoint in the bot's comments:\n%s\nlog:\n%s", status, se.String())
+		t.Fatalf("no endpoint in the bot's comments:\n%s\nlog:\n%s", status, log)
 	}
 
 	// A set-up fault: the reply says what is wrong (the fast part of bot doctor).
 	env["POC_STATE_KEY"] = ""
 	id = w.GitHub.AddComment(repo, number, "alice", "/poc status")
-	if err := os.WriteFile(event, ghsim.CommentPayload(repo, number, id, "alice", w.GitHub.UserID("alice"), "/poc status", w.GitHub.InstallationID(repo)), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	a = newApp(&so, &se, func(k string) string { return env[k] })
-	_ = a.dispatch(ctx, []string{"handle"})
+	writeEvent(t, dir, "event", ghsim.CommentPayload(repo, number, id, "alice", w.GitHub.UserID("alice"), "/poc status", w.GitHub.InstallationID(repo)))
+	_, _, _ = runBot(ctx, only(env), "handle")
 	var reply string
 	for _, c := range w.GitHub.Comments(repo, number) {
 		if c.Author != "alice" && strings.Contains(c.Body, "Failed") {
@@ -308,158 +257,7 @@ func TestInitThenFirstUp(t *testing.T) {
 	}
 }
 
-// doctorRun runs `bot doctor` in-process with env and extra arguments.
-func doctorRun(ctx context.Context, env map[string]string, args ...string) (string, error) {
-	var so, se bytes.Buffer
-	a := newApp(&so, &se, func(k string) string { return env[k] })
-	err := a.dispatch(ctx, append([]string{"doctor"}, args...))
-	return so.String() + se.String(), err
-}
-
-// `bot doctor` passes on what `bot init` set up, and fails naming the cause on a missing secret, a
-// key without a permission set the bot needs, and a bucket without conditional writes.
-func TestDoctor(t *testing.T) {
-	if _, err := objstore.LookVersity(); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal(err)
-		}
-		t.Skip(err)
-	}
-	ctx, cancel := context.WithTimeout(t.Context(), 4*time.Minute)
-	defer cancel()
-	// Object Storage is the versitygw stand-in: init turns the buckets' versioning on and adds the
-	// lifecycle rule, which doctor checks.
-	w, err := world.Start(ctx, world.Options{Dir: t.TempDir(), TimeFactor: 0.005, S3: "versitygw"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
-	var s3mu sync.Mutex
-	var s3writes []string
-	w.S3.Observe(func(method, path string, _ http.Header) {
-		if method != http.MethodGet && method != http.MethodHead {
-			s3mu.Lock()
-			s3writes = append(s3writes, method+" "+path)
-			s3mu.Unlock()
-		}
-	})
-	const repo = "acme/shop"
-	w.GitHub.AddRepo(repo, "main")
-	w.GitHub.SetPermission(repo, "ada", "admin")
-	laptop := map[string]string{"GH_TOKEN": w.GitHub.AddUserToken("ada")}
-	for _, kv := range w.Env() {
-		laptop[kv[0]] = kv[1]
-	}
-	var so bytes.Buffer
-	a := newApp(&so, &so, func(k string) string { return laptop[k] })
-	if err := a.dispatch(ctx, []string{"init", "--repo", repo, "--action", "pocbot/pocbot@0123456789abcdef0123456789abcdef01234567 # v1.2.3"}); err != nil {
-		t.Fatalf("init: %v\n%s", err, so.String())
-	}
-	for n := range w.GitHub.PullRequests(repo) {
-		if err := w.GitHub.MergePR(repo, n); err != nil {
-			t.Fatal(err)
-		}
-	}
-
-	s3mu.Lock()
-	if len(s3writes) != 4 { // each bucket existed: versioning and lifecycle, twice
-		t.Errorf("init's writes to Object Storage: %v, want versioning and lifecycle of both buckets\n%s", s3writes, so.String())
-	}
-	s3writes = nil
-	s3mu.Unlock()
-	if out, err := initAgain(ctx, laptop, repo); err != nil || !strings.Contains(out, "nothing changed") {
-		t.Fatalf("second init: %v\n%s", err, out)
-	}
-	s3mu.Lock()
-	if len(s3writes) != 0 {
-		t.Errorf("the second init wrote to Object Storage: %v", s3writes)
-	}
-	s3mu.Unlock()
-
-	out, err := doctorRun(ctx, laptop, "--repo", repo)
-	if err != nil {
-		t.Fatalf("doctor on a fresh installation: %v\n%s", err, out)
-	}
-	for _, want := range []string{"✓ App installation", "secrets                  8 required secrets in the environment poc", "✓ workflow pin", "✓ IAM permissions", "✓ state store", "✓ versioning, lifecycle", "✓ quota, stock headroom    one default cluster fits"} {
-		if !strings.Contains(out, want) {
-			t.Errorf("doctor's checklist lacks %q:\n%s", want, out)
-		}
-	}
-	if strings.Contains(out, laptop["SCW_SECRET_KEY"]) || strings.Contains(out, laptop["POC_STATE_KEY"]) {
-		t.Errorf("doctor printed a secret:\n%s", out)
-	}
-
-	t.Run("missing secret", func(t *testing.T) {
-		w.GitHub.DeleteSecret(repo, "poc", "SCW_SECRET_KEY")
-		defer func() {
-			if _, err := initAgain(ctx, laptop, repo); err != nil {
-				t.Fatal(err)
-			}
-		}()
-		out, err := doctorRun(ctx, laptop, "--repo", repo)
-		if err == nil || !regexp.MustCompile(`✗ secrets +missing in the environment poc: SCW_SECRET_KEY`).MatchString(out) || !strings.Contains(out, "bot init --repo acme/shop") {
-			t.Fatalf("doctor with SCW_SECRET_KEY deleted: %v\n%s", err, out)
-		}
-	})
-
-	t.Run("key without a needed permission", func(t *testing.T) {
-		w.Scaleway.AddAPIKey("SCWLIMITEDKEY0000000", "limited-secret", "pocbot-limited", world.ProjectID, "InstancesFullAccess", "BlockStorageFullAccess", "SSHKeysFullAccess", "DomainsDNSFullAccess", "ObjectStorageFullAccess")
-		out, err := doctorRun(ctx, laptop, "--repo", repo, "--key", "SCWLIMITEDKEY0000000")
-		if err == nil || !regexp.MustCompile(`✗ IAM permissions .*lacks on project \S+: ElasticMetalFullAccess`).MatchString(out) {
-			t.Fatalf("doctor on a key without ElasticMetalFullAccess: %v\n%s", err, out)
-		}
-	})
-
-	t.Run("bucket without conditional writes", func(t *testing.T) {
-		s3, err := objstore.StartVersity(ctx, t.TempDir())
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer s3.Close()
-		if err := s3.CreateBucket(ctx, "state"); err != nil {
-			t.Fatal(err)
-		}
-		// An S3 clone that ignores conditions, as its client sees it: a write refused for its
-		// precondition is answered as done (the headers themselves are signed, so they stay).
-		target, _ := url.Parse(s3.Endpoint)
-		proxy := httputil.NewSingleHostReverseProxy(target)
-		proxy.ModifyResponse = func(resp *http.Response) error {
-			if resp.StatusCode == http.StatusPreconditionFailed && resp.Request.Method != http.MethodGet {
-				resp.StatusCode, resp.Status = http.StatusOK, "200 OK"
-				resp.Header.Set("ETag", `"00000000000000000000000000000001"`)
-				resp.Body = io.NopCloser(strings.NewReader(""))
-				resp.ContentLength = 0
-				resp.Header.Del("Content-Length")
-			}
-			return nil
-		}
-		strip := httptest.NewServer(proxy)
-		defer strip.Close()
-		env := map[string]string{}
-		for k, v := range laptop {
-			env[k] = v
-		}
-		env["POC_STATE_URL"] = "s3://state?endpoint=" + url.QueryEscape(strip.URL) + "&region=fr-par&use_path_style=true"
-		env["AWS_ACCESS_KEY_ID"], env["AWS_SECRET_ACCESS_KEY"] = s3.AccessKey, s3.SecretKey
-		// The same bucket straight: passes (the check sees the server, not the proxy's absence).
-		direct := map[string]string{}
-		for k, v := range env {
-			direct[k] = v
-		}
-		direct["POC_STATE_URL"] = s3.BucketURL("state")
-		if out, err := doctorRun(ctx, direct, "--repo", repo); err != nil || !strings.Contains(out, "✓ presigned link") || !strings.Contains(out, "✓ versioning, lifecycle") {
-			t.Fatalf("doctor on versitygw directly: %v\n%s", err, out)
-		}
-		out, err := doctorRun(ctx, env, "--repo", repo)
-		if err == nil || !strings.Contains(out, "✗ state store") || !strings.Contains(out, "does not honour conditional writes") {
-			t.Fatalf("doctor on a bucket without conditional writes: %v\n%s", err, out)
-		}
-	})
-}
-
-func initAgain(ctx context.Context, env map[string]string, repo string) (string, error) {
-	var so bytes.Buffer
-	a := newApp(&so, &so, func(k string) string { return env[k] })
-	err := a.dispatch(ctx, []string{"init", "--repo", repo, "--action", "pocbot/pocbot@0123456789abcdef0123456789abcdef01234567 # v1.2.3"})
-	return so.String(), err
+// initRepo runs `bot init` (without --iam) on repo in-process with env.
+func initRepo(ctx context.Context, env map[string]string, repo string) (string, error) {
+	return runBotOut(ctx, env, "init", "--repo", repo, "--action", testActionRef)
 }

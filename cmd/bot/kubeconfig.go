@@ -24,14 +24,11 @@ func init() {
 				fs.StringVar(&out, "o", "", "write to this file (mode 0600) instead of standard output")
 			},
 			run: func(ctx context.Context, a *app, fs *flag.FlagSet) error {
-				ops, closeOps, err := a.clusterOps(ctx, name)
+				ops, closeOps, err := a.scopedOps(ctx, name)
 				if err != nil {
 					return err
 				}
 				defer closeOps()
-				if err := a.checkScope(ctx, ops, name); err != nil {
-					return err
-				}
 				var data []byte
 				if k.what == "kubeconfig" {
 					data, err = ops.Kubeconfig(ctx, name)

@@ -25,14 +25,11 @@ func init() {
 			if dir == "" {
 				return errors.New("machineconfig: -o DIR is required")
 			}
-			ops, closeOps, err := a.clusterOps(ctx, name)
+			ops, closeOps, err := a.scopedOps(ctx, name)
 			if err != nil {
 				return err
 			}
 			defer closeOps()
-			if err := a.checkScope(ctx, ops, name); err != nil {
-				return err
-			}
 			cfgs, err := ops.MachineConfigs(ctx, name, withSecrets)
 			if err != nil {
 				return err

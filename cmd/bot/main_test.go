@@ -35,7 +35,7 @@ func TestMain(m *testing.M) {
 func buildBot(t testing.TB) string {
 	t.Helper()
 	testBin.once.Do(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+		ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
 		defer cancel()
 		testBin.path = filepath.Join(testBin.dir, "bot")
 		testBin.out, testBin.err = exec.CommandContext(ctx, "go", "build", "-o", testBin.path, ".").CombinedOutput()

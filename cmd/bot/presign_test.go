@@ -22,7 +22,7 @@ func TestPresignCredential(t *testing.T) {
 	srv := objstoretest.Versity(t)
 	const bucket = "poc-state"
 	objstoretest.Bucket(t, srv, bucket)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
 	const presignAK, presignSK = "PRESIGNREADER0000001", "presign-secret-presign-secret-0000000001"
 	if err := srv.AddUser(ctx, presignAK, presignSK); err != nil {

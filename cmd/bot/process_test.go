@@ -63,7 +63,7 @@ const procBound = 5 * time.Minute
 // stops a hung process: a whole up takes ~15 s here, and over 2 min on a machine loaded ~20 deep.
 func (b *botProc) run(t *testing.T, over map[string]string, args ...string) result {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), procBound)
+	ctx, cancel := context.WithTimeout(t.Context(), procBound)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, b.bin, args...)
 	cmd.Env = b.environ(over)
@@ -128,23 +128,14 @@ func TestProcessCrashResumeAndCommands(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the bot and runs a whole cluster: not in -short")
 	}
-	bin := buildBot(t)
-	ctx := context.Background()
-	w, err := world.Start(ctx, world.Options{Dir: t.TempDir(), TimeFactor: 0.005, S3: "file"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { w.Close() })
-	b := &botProc{bin: bin, env: map[string]string{"POC_LOCK_LEASE": "3s", "POC_LOCK_WAIT": "1m", "USER": "tester"}}
-	for _, kv := range w.Env() {
-		b.env[kv[0]] = kv[1]
-	}
+	ctx, w := startWorld(t, 30*time.Minute, world.Options{})
+	b := newBotProc(t, w)
 	const name = "c1"
 
 	// 1. An up killed with SIGKILL once a few resources are done.
 	killCtx, cancel := context.WithTimeout(ctx, procBound)
 	defer cancel()
-	cmd := exec.CommandContext(killCtx, bin, "up", "--cluster", name)
+	cmd := exec.CommandContext(killCtx, b.bin, "up", "--cluster", name)
 	cmd.Env = b.environ(nil)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {

@@ -1,19 +1,12 @@
 package main
 
 import (
-	"bytes"
-	"context"
-	"encoding/json"
 	"errors"
-	"os"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/pocbot/pocbot/internal/lifecycle"
-	"github.com/pocbot/pocbot/internal/provision"
 	ghsim "github.com/pocbot/pocbot/internal/sim/github"
-	"github.com/pocbot/pocbot/internal/sim/world"
 	"github.com/pocbot/pocbot/internal/statestore"
 )
 
@@ -22,34 +15,12 @@ import (
 // the repository's keep label from .github/poc.yml and comments on a closed issue, and partial
 // GitHub settings refused.
 func TestReapCommand(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	w, err := world.Start(ctx, world.Options{Dir: t.TempDir(), TimeFactor: 0.005, S3: "file"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
 	// openWorld's Scaleway client reads the process environment.
-	for _, kv := range w.Env() {
-		t.Setenv(kv[0], kv[1])
-	}
-	store, err := statestore.Open(ctx, statestore.Config{StateURL: w.StateURL, KeyURL: w.StateKey})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
+	ctx, w, store := cliWorld(t, 2*time.Minute)
 	now := time.Now().UTC()
 	put := func(h statestore.Header) {
 		t.Helper()
-		st, err := provision.NewState(h.Cluster, provision.DefaultSpec())
-		if err != nil {
-			t.Fatal(err)
-		}
-		body, _ := json.Marshal(st)
-		h.Phase = string(lifecycle.PhaseReady)
-		if err := store.Put(ctx, &statestore.Document{Header: h, Body: body}); err != nil {
-			t.Fatal(err)
-		}
+		putReady(ctx, t, store, h)
 	}
 	exists := func(c string) bool {
 		_, err := store.Get(ctx, c)
@@ -59,15 +30,7 @@ func TestReapCommand(t *testing.T) {
 		return err == nil
 	}
 	bot := func(env map[string]string, args ...string) (string, string, error) {
-		var out, errb bytes.Buffer
-		getenv := func(k string) string {
-			if v, ok := env[k]; ok {
-				return v
-			}
-			return os.Getenv(k)
-		}
-		err := newApp(&out, &errb, getenv).dispatch(ctx, append([]string{"reap"}, args...))
-		return out.String(), errb.String(), err
+		return runBot(ctx, over(env), append([]string{"reap"}, args...)...)
 	}
 	operator := map[string]string{"POC_APP_ID": "", "POC_APP_PRIVATE_KEY_FILE": "", "GITHUB_TOKEN": "", "POC_APP_PRIVATE_KEY": ""}
 

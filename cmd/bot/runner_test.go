@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"strings"
 	"testing"
 
@@ -17,22 +16,23 @@ func TestUpDetectsARunnerOutsideTheAdminCIDR(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the bot and runs a whole cluster: not in -short")
 	}
-	bin := buildBot(t)
-	w, err := world.Start(context.Background(), world.Options{Dir: t.TempDir(), TimeFactor: 0.005, S3: "file"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { w.Close() })
-	b := &botProc{bin: bin, env: map[string]string{"POC_LOCK_LEASE": "3s", "POC_LOCK_WAIT": "1m", "USER": "tester"}}
-	for _, kv := range w.Env() {
-		b.env[kv[0]] = kv[1]
-	}
+	_, w := startWorld(t, procBound, world.Options{})
+	b := newBotProc(t, w)
 	delete(b.env, "POC_RUNNER_CIDR")
 
 	up := b.mustRun(t, nil, "up", "--cluster", "r1", "--admin-cidr", "203.0.113.0/24")
 	if !strings.Contains(up.stdout, "cluster r1 is ready") || !strings.Contains(up.stderr, "runner address detected") ||
 		!strings.Contains(up.stderr, world.RunnerCIDR) {
 		t.Errorf("up from an undeclared runner outside admin_cidrs:\nstdout:\n%s\nstderr:\n%s", up.stdout, up.stderr)
+	}
+
+	// The status from the same runner, its run over: the security group no longer admits it and
+	// the worker never did, so the checks fail, and the note says why, naming the runner it
+	// detected and the admin CIDRs (before, `bot status` had no runner address and said nothing).
+	st := b.run(t, nil, "status", "--cluster", "r1")
+	if st.code == 0 || !strings.Contains(st.stdout, "outside the cluster's admin_cidrs") || !strings.Contains(st.stdout, world.RunnerCIDR) ||
+		!strings.Contains(st.stdout, "203.0.113.0/24") {
+		t.Errorf("status from a runner outside admin_cidrs after the up (exit %d):\nstdout:\n%s\nstderr:\n%s", st.code, st.stdout, st.stderr)
 	}
 
 	// A down needs no API of the cluster: a failed detection is a warning that says what to set.

@@ -2,9 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -18,13 +15,7 @@ import (
 // the schedule stopped — in its own reply (no comment of its own) and atop the "POC clusters" issue
 // — and a command's run while the schedule runs says nothing.
 func TestScheduleStoppedIsNoticed(t *testing.T) {
-	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
-	defer cancel()
-	w, err := world.Start(ctx, world.Options{Dir: t.TempDir(), TimeFactor: 0.005, S3: "file"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
+	ctx, w := startWorld(t, 3*time.Minute, world.Options{})
 	const repo = "acme/shop"
 	w.GitHub.AddRepo(repo, "main")
 	w.GitHub.SetPermission(repo, "alice", "maintain")
@@ -33,16 +24,11 @@ func TestScheduleStoppedIsNoticed(t *testing.T) {
 	clock := time.Now()
 	run := func(name, event string, payload []byte) string {
 		t.Helper()
-		path := filepath.Join(dir, name+".json")
-		if err := os.WriteFile(path, payload, 0o600); err != nil {
-			t.Fatal(err)
-		}
-		env := map[string]string{"GITHUB_EVENT_NAME": event, "GITHUB_EVENT_PATH": path, "GITHUB_REPOSITORY": repo, "GITHUB_RUN_ID": name}
-		for _, kv := range w.Env() {
-			env[kv[0]] = kv[1]
-		}
+		env := envMap(w)
+		env["GITHUB_EVENT_NAME"], env["GITHUB_EVENT_PATH"] = event, writeEvent(t, dir, name, payload)
+		env["GITHUB_REPOSITORY"], env["GITHUB_RUN_ID"] = repo, name
 		var so, se bytes.Buffer
-		a := newApp(&so, &se, func(k string) string { return env[k] })
+		a := newApp(&so, &se, only(env))
 		a.now = func() time.Time { return clock }
 		if err := a.dispatch(ctx, []string{"handle"}); err != nil {
 			t.Fatalf("%s: %v\n%s", name, err, se.String())
@@ -104,31 +90,18 @@ func TestScheduleStoppedIsNoticed(t *testing.T) {
 // (docs "About billing for GitHub Actions"), so the job's runner time, not this, sets the bill:
 // the monthly figure is for the default interval (schedule_interval 1h).
 func BenchmarkIdleScheduledRun(b *testing.B) {
-	ctx, cancel := context.WithTimeout(b.Context(), 5*time.Minute)
-	defer cancel()
-	w, err := world.Start(ctx, world.Options{Dir: b.TempDir(), TimeFactor: 0.05, S3: "file"})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer w.Close()
+	ctx, w := startWorld(b, 5*time.Minute, world.Options{TimeFactor: 0.05})
 	const repo = "acme/shop"
 	w.GitHub.AddRepo(repo, "main")
-	path := filepath.Join(b.TempDir(), "schedule.json")
-	if err := os.WriteFile(path, []byte(`{"schedule":"7 * * * *"}`), 0o600); err != nil {
-		b.Fatal(err)
-	}
-	env := map[string]string{"GITHUB_EVENT_NAME": "schedule", "GITHUB_EVENT_PATH": path, "GITHUB_REPOSITORY": repo, "GITHUB_RUN_ID": "1"}
-	for _, kv := range w.Env() {
-		env[kv[0]] = kv[1]
-	}
+	env := envMap(w)
+	env["GITHUB_EVENT_NAME"], env["GITHUB_EVENT_PATH"] = "schedule", writeEvent(b, b.TempDir(), "schedule", []byte(`{"schedule":"7 * * * *"}`))
+	env["GITHUB_REPOSITORY"], env["GITHUB_RUN_ID"] = repo, "1"
 	var total time.Duration
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		var so, se bytes.Buffer
-		a := newApp(&so, &se, func(k string) string { return env[k] })
 		t0 := time.Now()
-		if err := a.dispatch(ctx, []string{"handle"}); err != nil {
-			b.Fatalf("scheduled run: %v\n%s", err, se.String())
+		if _, stderr, err := runBot(ctx, only(env), "handle"); err != nil {
+			b.Fatalf("scheduled run: %v\n%s", err, stderr)
 		}
 		total += time.Since(t0)
 	}

@@ -24,16 +24,22 @@ func inScope(repo string, h statestore.Header) error {
 	return nil
 }
 
-// checkScope reads the cluster's header and applies inScope, before anything of the cluster is
-// printed or probed.
-func (a *app) checkScope(ctx context.Context, ops *clusterops.Ops, name string) error {
-	repo := a.repoScope()
-	if repo == "" {
-		return nil
-	}
-	doc, err := ops.Store.Get(ctx, name)
+// scopedOps is clusterOps for a command that prints or probes one cluster: it reads the
+// cluster's header and applies inScope before anything of the cluster is printed or probed.
+func (a *app) scopedOps(ctx context.Context, name string) (ops *clusterops.Ops, close func(), err error) {
+	ops, close, err = a.clusterOps(ctx, name)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
-	return inScope(repo, doc.Header)
+	if repo := a.repoScope(); repo != "" {
+		doc, err := ops.Store.Get(ctx, name)
+		if err == nil {
+			err = inScope(repo, doc.Header)
+		}
+		if err != nil {
+			close()
+			return nil, nil, err
+		}
+	}
+	return ops, close, nil
 }

@@ -66,7 +66,7 @@ func TestSoakPauseResume(t *testing.T) {
 func TestSoak(t *testing.T) {
 	base := soakOptions(t)
 	var out strings.Builder
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Minute)
 	defer cancel()
 
 	// Regressions: each one a bug the soak found, as its shrunk history (written out, so that a

@@ -13,6 +13,7 @@ import (
 	"github.com/pocbot/pocbot/internal/clusterops"
 	"github.com/pocbot/pocbot/internal/provision/cluster"
 	"github.com/pocbot/pocbot/internal/provision/talos"
+	"github.com/pocbot/pocbot/internal/wiring"
 )
 
 func init() {
@@ -24,19 +25,21 @@ func init() {
 		name: "status",
 		summary: "show a cluster: phase, resources with ids and addresses, age, expiry, keep label, lock holder, " +
 			"cost accrued, and the health of its Talos and Kubernetes APIs (exit 1 when a check fails)",
-		env: envList(envStore, envSCW),
+		env: envList(envStore, envSCW, []string{"POC_RUNNER_CIDR", "POC_RUNNER_ECHO_URL"}),
 		setFlags: func(fs *flag.FlagSet, e *envFlags) {
 			clusterFlag(fs, e, &name)
 			e.Bool(&health, "health", "", true, fmt.Sprintf("check the Talos APIs (:%d) and Kubernetes /readyz (:%d), a few seconds at most", talos.PortApid, talos.PortKubeAPI))
 		},
 		run: func(ctx context.Context, a *app, fs *flag.FlagSet) error {
-			ops, closeOps, err := a.clusterOps(ctx, name)
+			ops, closeOps, err := a.scopedOps(ctx, name)
 			if err != nil {
 				return err
 			}
 			defer closeOps()
-			if err := a.checkScope(ctx, ops, name); err != nil {
-				return err
+			if health {
+				// A check from outside admin_cidrs fails at the security group: with the runner's
+				// address the status says so, naming it, instead of a bare "cannot connect".
+				ops.RunnerCIDR = wiring.DetectRunner(ctx, a.getenv, a.log)
 			}
 			// The Talos client logs every answer at info; next to the table that is noise (POC_DEBUG keeps it).
 			if a.getenv("POC_DEBUG") == "" {

@@ -9,12 +9,11 @@ import (
 
 	"github.com/pocbot/pocbot/internal/repoinit"
 	"github.com/pocbot/pocbot/internal/statestore"
-	"github.com/pocbot/pocbot/internal/wiring"
 )
 
 func init() {
 	var (
-		repo, env, apiURL          string
+		gf                         githubFlags
 		dryRun, withIAM, withBucks bool
 	)
 	register(&command{
@@ -22,17 +21,15 @@ func init() {
 		summary: "remove what init made: the repository's secrets, with --iam the Scaleway identities, with --buckets the emptied buckets; " +
 			"refuses while a cluster's state exists (/poc down them first); --dry-run prints the plan; a rerun finishes an interrupted one",
 		setFlags: func(fs *flag.FlagSet, e *envFlags) {
-			e.String(&repo, "repo", "", "", "OWNER/REPO to remove pocbot from (required)")
-			e.String(&env, "env", "", "poc", "GitHub environment that holds the secrets")
-			e.String(&apiURL, "api-url", "GITHUB_API_URL", "https://api.github.com", "GitHub's API URL")
+			gf.define(e, "", "OWNER/REPO to remove pocbot from (required)")
 			e.Bool(&dryRun, "dry-run", "", false, "print the plan; change nothing")
 			e.Bool(&withIAM, "iam", "", false, "also delete the IAM applications pocbot and pocbot-presign, their policies and keys (shared by every repository of the project: for the last one), with this shell's SCW_* credentials (IAMManager)")
 			e.Bool(&withBucks, "buckets", "", false, "also empty (every version) and delete the state and image buckets (shared by every repository of the project: for the last one)")
 		},
 		env: append([]string{"POC_IMAGE_BUCKET", "SCW_DEFAULT_ORGANIZATION_ID"}, envStore...),
 		run: func(ctx context.Context, a *app, _ *flag.FlagSet) error {
-			if repo == "" {
-				return errors.New("uninstall: --repo OWNER/REPO is required")
+			if err := gf.required("uninstall"); err != nil {
+				return err
 			}
 			if strings.TrimSpace(a.getenv(statestore.EnvStateURL)) == "" {
 				return errors.New("uninstall: POC_STATE_URL is not set: it is needed to check that no cluster is up (give the value of the repository's POC_STATE_URL secret)")
@@ -41,7 +38,7 @@ func init() {
 			if err != nil {
 				return fmt.Errorf("uninstall: %w", err)
 			}
-			cfg := repoinit.UninstallConfig{Repo: repo, Env: env, APIURL: apiURL, Token: token, DryRun: dryRun, Out: a.stdout,
+			cfg := repoinit.UninstallConfig{Repo: gf.repo, Env: gf.env, APIURL: gf.apiURL, Token: token, DryRun: dryRun, Out: a.stdout,
 				Clusters: func(ctx context.Context) ([]string, error) {
 					s, err := a.openStore(ctx)
 					if err != nil {
@@ -57,11 +54,9 @@ func init() {
 					return names, err
 				}}
 			if withIAM {
-				client, err := wiring.ScalewayClient(a.getenv)
-				if err != nil {
-					return fmt.Errorf("uninstall --iam: %w", err)
+				if cfg.IAM, err = a.iamAdmin("uninstall"); err != nil {
+					return err
 				}
-				cfg.IAM = &repoinit.IAM{Client: client, OrganizationID: strings.TrimSpace(a.getenv("SCW_DEFAULT_ORGANIZATION_ID"))}
 				if cfg.IAM.OrganizationID == "" {
 					return errors.New("uninstall --iam: set SCW_DEFAULT_ORGANIZATION_ID")
 				}
@@ -77,7 +72,7 @@ func init() {
 				return err
 			}
 			if !dryRun && n == 0 {
-				a.printf("Nothing left to remove from %s.\n", repo)
+				a.printf("Nothing left to remove from %s.\n", gf.repo)
 			}
 			return nil
 		},

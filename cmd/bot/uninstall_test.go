@@ -2,13 +2,9 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"errors"
-	"net/http"
-	"os"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -16,7 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/pocbot/pocbot/internal/repoinit"
-	"github.com/pocbot/pocbot/internal/sim/objstore"
+	"github.com/pocbot/pocbot/internal/sim/objstore/objstoretest"
 	"github.com/pocbot/pocbot/internal/sim/world"
 	"github.com/pocbot/pocbot/internal/statestore"
 )
@@ -24,43 +20,14 @@ import (
 // `bot uninstall` removes what `bot init --iam` made (secrets, identities, buckets), refuses while a
 // cluster's state exists, prints a plan with --dry-run, and a rerun after it has nothing to do.
 func TestUninstall(t *testing.T) {
-	if _, err := objstore.LookVersity(); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal(err)
-		}
-		t.Skip(err)
-	}
-	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
-	defer cancel()
-	w, err := world.Start(ctx, world.Options{Dir: t.TempDir(), TimeFactor: 0.005, S3: "versitygw"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
-	var mu sync.Mutex
-	var s3writes []string
-	w.S3.Observe(func(method, path string, _ http.Header) {
-		if method != http.MethodGet && method != http.MethodHead {
-			mu.Lock()
-			s3writes = append(s3writes, method+" "+path)
-			mu.Unlock()
-		}
-	})
-	s3count := func() int { mu.Lock(); defer mu.Unlock(); n := len(s3writes); s3writes = nil; return n }
+	objstoretest.Require(t)
+	ctx, w := startWorld(t, 3*time.Minute, world.Options{S3: "versitygw"})
+	s3writes := objstoretest.Writes(w.S3)
+	s3count := func() int { return len(s3writes()) }
 	const repo = "acme/shop"
-	w.GitHub.AddRepo(repo, "main")
-	w.GitHub.SetPermission(repo, "ada", "admin")
-	laptop := map[string]string{"GH_TOKEN": w.GitHub.AddUserToken("ada")}
-	for _, kv := range w.Env() {
-		laptop[kv[0]] = kv[1]
-	}
-	run := func(args ...string) (string, error) {
-		var so bytes.Buffer
-		a := newApp(&so, &so, func(k string) string { return laptop[k] })
-		err := a.dispatch(ctx, args)
-		return so.String(), err
-	}
-	if out, err := run("init", "--repo", repo, "--iam", "--action", "pocbot/pocbot@0123456789abcdef0123456789abcdef01234567 # v1.2.3"); err != nil {
+	laptop := laptop(w, repo)
+	run := func(args ...string) (string, error) { return runBotOut(ctx, laptop, args...) }
+	if out, err := run("init", "--repo", repo, "--iam", "--action", testActionRef); err != nil {
 		t.Fatalf("init: %v\n%s", err, out)
 	} else if !regexp.MustCompile(`aws s3api put-bucket-policy --bucket pocbot-state .*"SCW":\["application_id:[0-9a-f-]{36}","(user|application)_id:[0-9a-f-]{36}"\]`).MatchString(out) {
 		t.Errorf("init --iam does not print the state bucket's policy with the ids filled in:\n%s", out)
@@ -85,11 +52,7 @@ func TestUninstall(t *testing.T) {
 	if !errors.Is(err, repoinit.ErrClustersLeft) || !strings.Contains(err.Error(), "acme-shop-7") || !strings.Contains(err.Error(), "/poc down") {
 		t.Fatalf("uninstall with a cluster up: %v\n%s", err, out)
 	}
-	for _, r := range w.GitHub.Requests()[ghBefore:] {
-		if r.Method != http.MethodGet {
-			t.Errorf("the refused uninstall made %s %s", r.Method, r.Path)
-		}
-	}
+	githubReadOnly(t, w, ghBefore, "the refused uninstall")
 	if n := s3count(); n != 0 {
 		t.Errorf("the refused uninstall made %d writes to Object Storage", n)
 	}
@@ -106,11 +69,7 @@ func TestUninstall(t *testing.T) {
 		!strings.Contains(out, "- would delete the IAM application pocbot-presign") || !strings.Contains(out, "- would empty (every version) and delete the state bucket") {
 		t.Fatalf("uninstall --dry-run: %v\n%s", err, out)
 	}
-	for _, r := range w.GitHub.Requests()[ghBefore:] {
-		if r.Method != http.MethodGet {
-			t.Errorf("the dry run made %s %s", r.Method, r.Path)
-		}
-	}
+	githubReadOnly(t, w, ghBefore, "the dry run")
 	if n := s3count(); n != 0 {
 		t.Errorf("the dry run made %d writes to Object Storage", n)
 	}
@@ -153,11 +112,7 @@ func TestUninstall(t *testing.T) {
 	if strings.Contains(out, "IAM application") {
 		t.Errorf("the second uninstall found an IAM application:\n%s", out)
 	}
-	for _, r := range w.GitHub.Requests()[ghBefore:] {
-		if r.Method != http.MethodGet {
-			t.Errorf("the second uninstall made %s %s", r.Method, r.Path)
-		}
-	}
+	githubReadOnly(t, w, ghBefore, "the second uninstall")
 	if n := s3count(); n != 0 {
 		t.Errorf("the second uninstall made %d writes to Object Storage", n)
 	}

@@ -58,36 +58,31 @@ func (s *specFlags) override(fs *flag.FlagSet, getenv func(string) string) (func
 		personKey = strings.TrimSpace(string(b))
 	}
 	v := *s
-	return func(sp *provision.Spec) {
-		if set["zone"] {
+	// Each field of the spec a flag (or its variable) gives, in the order they apply.
+	fields := []struct {
+		flag string
+		set  func(*provision.Spec)
+	}{
+		{"zone", func(sp *provision.Spec) {
 			sp.Zone = v.zone
 			if i := strings.LastIndex(v.zone, "-"); i > 0 {
 				sp.Region = v.zone[:i]
 			}
-		}
-		if set["talos"] {
-			sp.TalosVersion = v.talos
-		}
-		if set["admin-cidr"] {
-			sp.AdminCIDRs = v.adminCIDRs
-		}
-		if set["extension"] {
-			sp.TalosExtensions = v.extensions
-		}
-		if set["dns-zone"] {
-			sp.DNSZone = v.dnsZone
-		}
-		if set["cp-count"] {
-			sp.CPCount = v.cpCount
-		}
-		if set["cp-type"] {
-			sp.CPInstanceType = v.cpType
-		}
-		if set["worker-offer"] {
-			sp.BaremetalOffer = v.offer
-		}
-		if set["expose-edge"] {
-			sp.ExposeEdgeOnControlPlane = v.exposeEdge
+		}},
+		{"talos", func(sp *provision.Spec) { sp.TalosVersion = v.talos }},
+		{"admin-cidr", func(sp *provision.Spec) { sp.AdminCIDRs = v.adminCIDRs }},
+		{"extension", func(sp *provision.Spec) { sp.TalosExtensions = v.extensions }},
+		{"dns-zone", func(sp *provision.Spec) { sp.DNSZone = v.dnsZone }},
+		{"cp-count", func(sp *provision.Spec) { sp.CPCount = v.cpCount }},
+		{"cp-type", func(sp *provision.Spec) { sp.CPInstanceType = v.cpType }},
+		{"worker-offer", func(sp *provision.Spec) { sp.BaremetalOffer = v.offer }},
+		{"expose-edge", func(sp *provision.Spec) { sp.ExposeEdgeOnControlPlane = v.exposeEdge }},
+	}
+	return func(sp *provision.Spec) {
+		for _, f := range fields {
+			if set[f.flag] {
+				f.set(sp)
+			}
 		}
 		if personKey != "" {
 			sp.SSHPublicKey = personKey
@@ -161,13 +156,11 @@ func init() {
 			if err != nil {
 				return err
 			}
-			w, err := a.openWorld(ctx)
+			w, req, err := lk.open(ctx, a, name, "up", override)
 			if err != nil {
 				return err
 			}
 			defer w.Close()
-			lk.apply(w.ops)
-			req := a.intent(name, "up", w, override)
 			req.TTL, req.Bounds = ttl, bounds
 			if dryRun {
 				return a.printPlan(ctx, w, req)

@@ -57,7 +57,7 @@ func TestEveryClientSendsTheUserAgent(t *testing.T) {
 	old := version.Version
 	version.Version = "v0.0.0-test"
 	t.Cleanup(func() { version.Version = old })
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
 
 	t.Run("scaleway", func(t *testing.T) {

@@ -2,12 +2,7 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/base64"
-	"fmt"
-	"io"
 	"strings"
-	"sync"
 	"time"
 
 	_ "gocloud.dev/blob/fileblob" // file:// buckets (the embedded default)
@@ -40,31 +35,15 @@ func (l *lockFlags) apply(o *clusterops.Ops) {
 	}
 }
 
-// progressPrinter prints the engine's step events as a live list.
-type progressPrinter struct {
-	mu sync.Mutex
-	w  io.Writer
-	t0 time.Time
-}
-
-func newProgressPrinter(w io.Writer) *progressPrinter { return &progressPrinter{w: w, t0: time.Now()} }
-
-func (p *progressPrinter) Event(e provision.Event) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	mark := map[provision.Phase]string{provision.PhaseStarted: "…", provision.PhaseDone: "✓", provision.PhaseFailed: "✗",
-		provision.PhaseSkipped: "-", provision.PhaseProgress: " "}[e.Phase]
-	line := fmt.Sprintf("%6.1fs %s %-22s", time.Since(p.t0).Seconds(), mark, e.Step)
-	if e.Phase == provision.PhaseDone || e.Phase == provision.PhaseFailed {
-		line += fmt.Sprintf(" %6.1fs", e.Elapsed.Seconds())
+// open opens the world of a command on one cluster (up, down) with these lock settings, and the
+// operator's intent of verb on the cluster.
+func (l *lockFlags) open(ctx context.Context, a *app, name, verb string, override func(*provision.Spec)) (*opsWorld, clusterops.Intent, error) {
+	w, err := a.openWorld(ctx)
+	if err != nil {
+		return nil, clusterops.Intent{}, err
 	}
-	if e.Detail != "" {
-		line += "  " + e.Detail
-	}
-	if e.Err != nil {
-		line += "  " + e.Err.Error()
-	}
-	fmt.Fprintln(p.w, line)
+	l.apply(w.ops)
+	return w, a.intent(name, verb, w, override), nil
 }
 
 // opsWorld is what the operator commands need, opened once per process from the app's
@@ -124,13 +103,13 @@ func (a *app) openStoreNoKey(ctx context.Context) (*statestore.Store, error) {
 	if strings.TrimSpace(a.getenv(statestore.EnvStateKey)) != "" {
 		return a.openStore(ctx)
 	}
-	var k [32]byte
-	if _, err := rand.Read(k[:]); err != nil {
+	key, err := statestore.NewKeyURL()
+	if err != nil {
 		return nil, err
 	}
 	getenv := func(name string) string {
 		if name == statestore.EnvStateKey {
-			return "base64key://" + base64.URLEncoding.EncodeToString(k[:])
+			return key
 		}
 		return a.getenv(name)
 	}

@@ -27,10 +27,7 @@ import (
 	"strings"
 	"time"
 
-	gh "github.com/google/go-github/v66/github"
-
 	"github.com/pocbot/pocbot/internal/github"
-	"github.com/pocbot/pocbot/internal/version"
 )
 
 // Manifest is the App manifest (the keys GitHub documents for the manifest flow).
@@ -142,13 +139,13 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 // withDefaults fills the defaults of cfg and refuses a run that could overwrite a key.
 func (cfg Config) withDefaults() (Config, error) {
 	if cfg.WebURL == "" {
-		cfg.WebURL = "https://github.com"
+		cfg.WebURL = github.DefaultWebURL
 	}
 	if cfg.Listen == "" {
 		cfg.Listen = "127.0.0.1:0"
 	}
 	if cfg.Env == "" {
-		cfg.Env = "poc"
+		cfg.Env = github.DefaultEnvironment
 	}
 	if cfg.Timeout == 0 {
 		cfg.Timeout = time.Hour // GitHub's code lives one hour
@@ -230,14 +227,9 @@ func (f *flow) callback(w http.ResponseWriter, r *http.Request) {
 }
 
 func convert(ctx context.Context, cfg Config, code string) (*Result, error) {
-	c := gh.NewClient(nil)
-	c.UserAgent = version.UserAgent()
-	if cfg.APIURL != "" {
-		u, err := url.Parse(strings.TrimRight(cfg.APIURL, "/") + "/")
-		if err != nil {
-			return nil, fmt.Errorf("app create: API URL %q: %w", cfg.APIURL, err)
-		}
-		c.BaseURL = u
+	c, _, err := github.NewREST(http.DefaultTransport, cfg.APIURL)
+	if err != nil {
+		return nil, fmt.Errorf("app create: %w", err)
 	}
 	ac, _, err := c.Apps.CompleteAppManifest(ctx, code)
 	if err != nil {

@@ -4,10 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"html"
-	"io"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -18,53 +15,23 @@ import (
 	"time"
 
 	"github.com/pocbot/pocbot/internal/appsetup"
+	"github.com/pocbot/pocbot/internal/appsetup/appsetuptest"
 	simgithub "github.com/pocbot/pocbot/internal/sim/github"
+	"github.com/pocbot/pocbot/internal/sim/github/githubtest"
 )
 
-var (
-	actionRE   = regexp.MustCompile(`action="([^"]+)"`)
-	manifestRE = regexp.MustCompile(`name="manifest" value="([^"]+)"`)
-)
-
-// browser does what the user's browser does with the local page: load it, submit its form to
-// GitHub, follow GitHub's redirect back to the callback. tamper may change the form before posting.
+// browser is appsetuptest.Browse, its failures t's.
 func browser(t *testing.T, pageURL string, tamper func(action string, form url.Values) string) (int, string) {
 	t.Helper()
-	resp, err := http.Get(pageURL)
+	code, body, err := appsetuptest.Browse(pageURL, tamper)
 	if err != nil {
-		t.Errorf("load the page: %v", err)
-		return 0, ""
+		t.Error(err)
 	}
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	a, m := actionRE.FindSubmatch(body), manifestRE.FindSubmatch(body)
-	if a == nil || m == nil {
-		t.Errorf("the page has no form with a manifest:\n%s", body)
-		return 0, ""
-	}
-	action := html.UnescapeString(string(a[1]))
-	form := url.Values{"manifest": {html.UnescapeString(string(m[1]))}}
-	if tamper != nil {
-		action = tamper(action, form)
-	}
-	resp, err = http.PostForm(action, form)
-	if err != nil {
-		t.Errorf("post the form: %v", err)
-		return 0, ""
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b)
+	return code, body
 }
 
 func standIn(t *testing.T) (*simgithub.Server, string) {
-	s, err := simgithub.New(simgithub.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(s)
-	t.Cleanup(srv.Close)
-	return s, srv.URL
+	return githubtest.Serve(t, simgithub.Options{})
 }
 
 func TestManifestFlow(t *testing.T) {
@@ -72,7 +39,7 @@ func TestManifestFlow(t *testing.T) {
 	dir := t.TempDir()
 	keyFile := filepath.Join(dir, "pocbot.pem")
 	var out bytes.Buffer
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
 	res, err := appsetup.Run(ctx, appsetup.Config{Owner: "acme", WebURL: base, APIURL: base, KeyFile: keyFile, Repository: "acme/shop", Out: &out,
 		Ready: func(u string) {
@@ -129,7 +96,7 @@ func TestManifestFlowRefusals(t *testing.T) {
 	_, base := standIn(t)
 	dir := t.TempDir()
 	keyFile := filepath.Join(dir, "k.pem")
-	ctx := context.Background()
+	ctx := t.Context()
 	_, err := appsetup.Run(ctx, appsetup.Config{WebURL: base, APIURL: base, KeyFile: keyFile, Timeout: 3 * time.Second,
 		Ready: func(u string) {
 			go func() {

@@ -12,8 +12,11 @@ import (
 
 // NodeConfig is the machine configuration one node runs.
 type NodeConfig struct {
-	Node   string // cp-0, cp-1, …, worker
-	Addr   string // its Talos API, host:port
+	Node string // cp-0, cp-1, …, worker
+	Addr string // its Talos API, host:port
+	// Route is how it is read: the control planes directly, the worker through the first
+	// control plane's apid (its firewall admits the nodes, never a runner).
+	Route  talos.Route
 	Config []byte
 	Err    error // why it could not be read (the others are still returned)
 }
@@ -32,18 +35,20 @@ func (o *Ops) MachineConfigs(ctx context.Context, clusterName string, withSecret
 		return nil, fmt.Errorf("cluster %q has no talosconfig yet: run up until its configs are generated", clusterName)
 	}
 	var out []NodeConfig
-	for i, ip := range controlPlaneIPs(st) {
-		out = append(out, NodeConfig{Node: fmt.Sprintf("cp-%d", i), Addr: net.JoinHostPort(ip, strconv.Itoa(talosPort))})
+	cps := controlPlaneIPs(st)
+	for i, ip := range cps {
+		addr := net.JoinHostPort(ip, strconv.Itoa(talosPort))
+		out = append(out, NodeConfig{Node: fmt.Sprintf("cp-%d", i), Addr: addr, Route: talos.Direct(addr)})
 	}
-	if ip := st.Outputs[cluster.OutWorkerIP]; ip != "" {
-		out = append(out, NodeConfig{Node: "worker", Addr: net.JoinHostPort(ip, strconv.Itoa(talosPort))})
+	if ip := st.Outputs[cluster.OutWorkerIP]; ip != "" && len(cps) > 0 {
+		out = append(out, NodeConfig{Node: "worker", Addr: net.JoinHostPort(ip, strconv.Itoa(talosPort)), Route: workerRoute(cps, ip)})
 	}
 	if len(out) == 0 {
 		return nil, fmt.Errorf("cluster %q has no node address in its state yet: run up", clusterName)
 	}
 	for i := range out {
 		cctx, cancel := context.WithTimeout(ctx, healthCheckBudget)
-		out[i].Config, out[i].Err = talos.MachineConfig(cctx, out[i].Addr, tc, withSecrets)
+		out[i].Config, out[i].Err = talos.MachineConfigAt(cctx, out[i].Route, tc, withSecrets)
 		cancel()
 	}
 	return out, nil

@@ -3,18 +3,22 @@ package clusterops_test
 import (
 	"context"
 	"crypto/tls"
-	instance "github.com/scaleway/scaleway-sdk-go/api/instance/v1"
-	"github.com/scaleway/scaleway-sdk-go/scw"
 	"net"
+	"net/netip"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	instance "github.com/scaleway/scaleway-sdk-go/api/instance/v1"
+	"github.com/scaleway/scaleway-sdk-go/scw"
+	"github.com/siderolabs/talos/pkg/machinery/config/configloader"
+
 	"github.com/pocbot/pocbot/internal/clusterops"
 	"github.com/pocbot/pocbot/internal/provision"
 	"github.com/pocbot/pocbot/internal/provision/cluster"
 	"github.com/pocbot/pocbot/internal/provision/scaleway"
+	"github.com/pocbot/pocbot/internal/provision/talos"
 	"github.com/pocbot/pocbot/internal/sim/world"
 	"github.com/pocbot/pocbot/internal/sim/world/worldtest"
 )
@@ -98,10 +102,10 @@ func TestNetworkPolicyWithRestrictedAdminCIDRs(t *testing.T) {
 }
 
 // TestNetworkPolicyRunnerOutsideAdminCIDRs: admin CIDRs that do not cover the runner. The run
-// reaches every node through the temporary admin CIDR (security group and Talos firewall); at its
-// end the security group no longer lets the runner reach the control planes, while the worker's
-// Talos firewall keeps admitting the runner's CIDR on 50000 (the documented trade-off: a later run
-// must reach the worker, which has no security group to reopen) and nothing else.
+// reaches the control planes through the security group's temporary rule and the worker through
+// a control plane's apid; at its end the security group no longer lets the runner reach the
+// control planes, and the worker's Talos firewall never admitted it (before issue 21 it kept the
+// runner's CIDR on 50000 for the cluster's life).
 func TestNetworkPolicyRunnerOutsideAdminCIDRs(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
@@ -128,9 +132,10 @@ func TestNetworkPolicyRunnerOutsideAdminCIDRs(t *testing.T) {
 	}{
 		{"runner → control plane Talos API after the run", runnerAddr, at(cp0, 50000), false},
 		{"runner → control plane Kubernetes API after the run", runnerAddr, at(cp0, 6443), false},
-		{"runner → worker Talos API after the run", runnerAddr, at(worker, 50000), true},
+		{"runner → worker Talos API after the run", runnerAddr, at(worker, 50000), false},
 		{"runner → worker kubelet", runnerAddr, at(worker, 10250), false},
 		{"outsider → worker Talos API", outsider, at(worker, 50000), false},
+		{"control plane → worker Talos API (the route the bot takes)", cp0, at(worker, 50000), true},
 		{"worker → control plane trustd", worker, at(cp0, 50001), true},
 	}
 	for _, tt := range tests {
@@ -266,4 +271,77 @@ func TestMissingWireGuardRuleFailsTheUp(t *testing.T) {
 		}
 	}
 	t.Logf("up failed as it should: %v", err)
+}
+
+// TestTwoRunnersLeaveNoAddress is issue 21's "the runner can always reach its cluster, and only
+// for its run": admin_cidrs = 203.0.113.0/24, which neither runner is in; two ups of one cluster,
+// the first from 127.0.0.1, the second from another runner address (the bot's connections bound
+// to it, as a second hosted runner's would come from its own egress). Both ups succeed, and after
+// each neither runner's address is admitted anywhere: no security-group rule names it, no node's
+// Talos firewall document names it (the worker keeps no earlier runner's address), and from
+// either address no node's Talos or Kubernetes API accepts a connection.
+func TestTwoRunnersLeaveNoAddress(t *testing.T) {
+	ctx, cancel := context.WithTimeout(t.Context(), 4*time.Minute)
+	defer cancel()
+	w, err := world.Start(ctx, world.Options{Dir: t.TempDir(), TimeFactor: 0.005, S3: "file"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	const second = "127.0.0.78"
+	runners := []string{runnerAddr, second}
+	admin := func(s *provision.Spec) { s.AdminCIDRs = []string{"203.0.113.0/24"} }
+	for i, runner := range runners {
+		p := worldtest.New(t, w, worldtest.Options{RunnerCIDR: runner + "/32"})
+		spec := p.Spec
+		admin(&spec)
+		rctx := talos.WithSourceAddr(ctx, netip.MustParseAddr(runner))
+		res, err := p.Ops.Up(rctx, clusterops.Intent{Cluster: "runners-1", Spec: spec, TTL: time.Hour, Command: "up", Override: admin})
+		if err != nil {
+			t.Fatalf("up %d from runner %s, admin_cidrs 203.0.113.0/24: %v", i+1, runner, err)
+		}
+		if v := res.State.Outputs[scaleway.OutAdminTemporary]; v != "" {
+			t.Errorf("after up %d the state still records the runner's temporary CIDR %s", i+1, v)
+		}
+		sg := res.State.Resources[scaleway.NodeSecGroup]
+		rules, err := instance.NewAPI(p.Client).ListSecurityGroupRules(&instance.ListSecurityGroupRulesRequest{
+			Zone: scw.Zone(sg.Zone), SecurityGroupID: sg.ID}, scw.WithAllPages())
+		if err != nil {
+			t.Fatal(err)
+		}
+		nodes := []string{res.State.Outputs[cluster.OutWorkerIP]}
+		for j := range spec.CPCount {
+			nodes = append(nodes, res.State.Resources[scaleway.NodeIP(j)].Attrs["address"])
+		}
+		for _, r := range runners[:i+1] {
+			ra := netip.MustParseAddr(r)
+			for _, rule := range rules.Rules {
+				if rule.IPRange.Contains(ra.AsSlice()) {
+					t.Errorf("after up %d the security group admits runner %s: %s %v from %s", i+1, r, rule.Protocol, rule.DestPortFrom, rule.IPRange.String())
+				}
+			}
+			for _, ip := range nodes {
+				n := w.Node(ip)
+				if n == nil {
+					t.Fatalf("no Talos node on %s", ip)
+				}
+				cfg, err := configloader.NewFromBytes(n.Config())
+				if err != nil {
+					t.Fatalf("node %s's applied config: %v", ip, err)
+				}
+				for _, fr := range cfg.NetworkRules().Rules() {
+					for _, s := range fr.Subnets() {
+						if s.Bits() > 0 && s.Contains(ra) {
+							t.Errorf("after up %d node %s's Talos firewall names runner %s (%s in its %v rule)", i+1, ip, r, s, fr.PortRanges())
+						}
+					}
+				}
+				for _, port := range []int{50000, 6443} {
+					if err := probe(r, net.JoinHostPort(ip, strconv.Itoa(port))); err == nil {
+						t.Errorf("after up %d runner %s still reaches %s:%d", i+1, r, ip, port)
+					}
+				}
+			}
+		}
+	}
 }

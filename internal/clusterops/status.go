@@ -1,6 +1,7 @@
 package clusterops
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"fmt"
@@ -106,11 +107,21 @@ func outsideAdminCIDRs(st *provision.State, runnerCIDR string) string {
 // healthTarget is one check to run.
 type healthTarget struct {
 	name, addr string
-	check      func(ctx context.Context) error
-	// guarded: behind the security group (the control planes' Talos and Kubernetes APIs); the
-	// worker, an Elastic Metal server, has none, and its Talos firewall keeps the runner's CIDR
-	// (docs/architecture.md, "The runner").
+	// dial is where the check connects first ("" = addr): the control plane that forwards a
+	// check of the worker.
+	dial  string
+	check func(ctx context.Context) error
+	// guarded: behind the security group: the control planes' Talos and Kubernetes APIs, and
+	// the worker's Talos API, which the bot reaches through the first control plane's apid (its
+	// own firewall admits the nodes and the admin CIDRs, never a runner: docs/architecture.md,
+	// "The runner").
 	guarded bool
+}
+
+// workerRoute is how the bot reaches the configured worker's Talos API: through the first
+// control plane's apid (talos.Through), the worker's firewall admitting the nodes, not the runner.
+func workerRoute(cps []string, workerIP string) talos.Route {
+	return talos.Through(net.JoinHostPort(cps[0], strconv.Itoa(talosPort)), workerIP)
 }
 
 func checkHealthOf(ctx context.Context, st *provision.State) []Health {
@@ -121,22 +132,28 @@ func checkHealthOf(ctx context.Context, st *provision.State) []Health {
 	}
 	talosconfig := st.Secrets[cluster.SecretTalosconfig]
 	var targets []healthTarget
-	talosCheck := func(addr string) func(ctx context.Context) error {
+	talosCheck := func(addr string, route talos.Route) func(ctx context.Context) error {
 		return func(ctx context.Context) error {
 			if len(talosconfig) == 0 {
 				// Before the configs exist only the transport can be checked.
 				return tlsHandshake(ctx, addr)
 			}
-			return talos.WaitTrusted(ctx, addr, talosconfig)
+			return talos.WaitTrustedAt(ctx, route, talosconfig)
 		}
 	}
 	for i, ip := range cps {
 		addr := net.JoinHostPort(ip, strconv.Itoa(talosPort))
-		targets = append(targets, healthTarget{name: fmt.Sprintf("talos-api cp-%d", i), addr: addr, check: talosCheck(addr), guarded: true})
+		targets = append(targets, healthTarget{name: fmt.Sprintf("talos-api cp-%d", i), addr: addr, check: talosCheck(addr, talos.Direct(addr)), guarded: true})
 	}
 	if ip := st.Outputs[cluster.OutWorkerIP]; ip != "" {
 		addr := net.JoinHostPort(ip, strconv.Itoa(talosPort))
-		targets = append(targets, healthTarget{name: "talos-api worker", addr: addr, check: talosCheck(addr)})
+		t := healthTarget{name: "talos-api worker", addr: addr, check: talosCheck(addr, talos.Direct(addr))}
+		if len(talosconfig) > 0 {
+			// Configured, it admits the nodes, not the runner: asked through a control plane.
+			route := workerRoute(cps, ip)
+			t.dial, t.guarded, t.check = route.Endpoint, true, talosCheck(addr, route)
+		}
+		targets = append(targets, t)
 	}
 	kubeDial := net.JoinHostPort(cps[0], strconv.Itoa(kubePort))
 	kc := st.Secrets[cluster.SecretKubeconfig]
@@ -202,7 +219,7 @@ func networkHealth(ctx context.Context, kc []byte, kubeDial, endpoint string, no
 // protocol check within healthCheckBudget.
 func runCheck(ctx context.Context, t healthTarget, kubeDial string) Health {
 	h := Health{Name: t.name, Target: t.addr, guarded: t.guarded}
-	dial := t.addr
+	dial := cmp.Or(t.dial, t.addr)
 	if strings.HasPrefix(dial, "https://") {
 		dial = kubeDial
 	}

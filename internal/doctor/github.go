@@ -2,6 +2,7 @@ package doctor
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -9,7 +10,6 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/bradleyfalzon/ghinstallation/v2"
 	gh "github.com/google/go-github/v66/github"
 
 	"github.com/pocbot/pocbot/internal/github"
@@ -28,30 +28,6 @@ type GitHub struct {
 	Transport http.RoundTripper
 }
 
-func (g GitHub) client(rt http.RoundTripper) (*gh.Client, error) {
-	c := gh.NewClient(&http.Client{Transport: rt})
-	c.UserAgent = version.UserAgent()
-	if g.APIURL != "" {
-		u, err := url.Parse(strings.TrimRight(g.APIURL, "/") + "/")
-		if err != nil {
-			return nil, err
-		}
-		c.BaseURL = u
-	}
-	return c, nil
-}
-
-type bearer struct {
-	next  http.RoundTripper
-	token string
-}
-
-func (b *bearer) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	r.Header.Set("Authorization", "Bearer "+b.token)
-	return b.next.RoundTrip(r)
-}
-
 // usesRE is a pinned pocbot step: uses: OWNER/REPO@<40 hex> # vX.Y.Z
 var usesRE = regexp.MustCompile(`(?m)^\s*(?:-\s+)?uses:\s*([\w.-]+/[\w.-]+)@(\S+)\s*(#\s*(\S+))?`)
 
@@ -62,22 +38,20 @@ func (g GitHub) Checks() []Check {
 	}
 	owner, name, _ := strings.Cut(g.Repo, "/")
 	if g.Env == "" {
-		g.Env = "poc"
+		g.Env = github.DefaultEnvironment
 	}
 	return []Check{
 		func(ctx context.Context) []Item { // App
 			if g.AppID == 0 || len(g.AppKey) == 0 {
 				return one("App installation", Skip, "no App credentials given", "set POC_APP_ID and POC_APP_PRIVATE_KEY (or _FILE) to check the App")
 			}
-			atr, err := ghinstallation.NewAppsTransport(g.Transport, g.AppID, g.AppKey)
-			if err != nil {
+			c, err := github.AppREST(g.Transport, g.AppID, g.AppKey, g.APIURL)
+			if errors.Is(err, github.ErrAppKey) {
 				return one("App installation", Fail, fmt.Sprintf("App %d: the private key is not a PEM RSA key", g.AppID), "give the key downloaded from the App's settings page")
 			}
-			c, err := g.client(atr)
 			if err != nil {
 				return one("App installation", Fail, err.Error(), "check GITHUB_API_URL")
 			}
-			atr.BaseURL = strings.TrimRight(c.BaseURL.String(), "/")
 			in, resp, err := c.Apps.FindRepositoryInstallation(ctx, owner, name)
 			if err != nil {
 				if resp != nil && resp.StatusCode == http.StatusNotFound {
@@ -107,7 +81,7 @@ func (g GitHub) Checks() []Check {
 				return append(one("secrets", Skip, "no GitHub token", "set GH_TOKEN (a repository admin's) or log in with gh"),
 					one("workflow", Skip, "no GitHub token", "set GH_TOKEN or log in with gh")...)
 			}
-			c, err := g.client(&bearer{next: g.Transport, token: g.Token})
+			c, _, err := github.NewREST(github.Bearer(g.Transport, g.Token), g.APIURL)
 			if err != nil {
 				return one("secrets", Fail, err.Error(), "check GITHUB_API_URL")
 			}

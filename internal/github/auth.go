@@ -2,6 +2,7 @@ package github
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -172,16 +173,13 @@ func NewClient(ctx context.Context, a Auth) (*Client, error) {
 	}
 
 	// ghinstallation signs the App's JWT; go-github (one major version, v66) makes the calls.
-	atr, err := ghinstallation.NewAppsTransport(rt, a.AppID, a.PrivateKeyPEM)
-	if err != nil {
-		// The library's message may quote parse details, never the key itself.
-		return nil, fmt.Errorf("github: App %d private key is not a PEM RSA key (POC_APP_PRIVATE_KEY): %w", a.AppID, err)
+	appClient, err := AppREST(rt, a.AppID, a.PrivateKeyPEM, a.BaseURL)
+	if errors.Is(err, ErrAppKey) {
+		return nil, fmt.Errorf("github: %w (POC_APP_PRIVATE_KEY)", err)
 	}
-	appClient, apiBase, err := newGitHub(&http.Client{Transport: atr}, a.BaseURL)
 	if err != nil {
 		return nil, err
 	}
-	atr.BaseURL = apiBase
 	find := func() (int64, error) {
 		in, resp, err := appClient.Apps.FindRepositoryInstallation(ctx, a.Owner, a.Repo)
 		if err != nil {
@@ -238,4 +236,36 @@ func (t *tokenTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	r := req.Clone(req.Context())
 	r.Header.Set("Authorization", "Bearer "+t.token)
 	return t.next.RoundTrip(r)
+}
+
+// NewREST is a go-github client on rt for the API at base, read as the bot's own client reads
+// GITHUB_API_URL ("" is GitHub.com, …/api/v3 GitHub Enterprise Server), with pocbot's User-Agent;
+// root is the API's root without its trailing slash (what ghinstallation's AppsTransport takes as
+// BaseURL). For the installer and the doctor, which act with a person's token or the App's JWT.
+func NewREST(rt http.RoundTripper, base string) (c *gh.Client, root string, err error) {
+	return newGitHub(&http.Client{Transport: rt}, base)
+}
+
+// ErrAppKey is an App private key that is not a PEM RSA key.
+var ErrAppKey = errors.New("the App's private key is not a PEM RSA key")
+
+// AppREST is NewREST authenticated as the App itself (its JWT, signed with key): for GET /app and
+// the App's installations. A key that does not parse is ErrAppKey.
+func AppREST(rt http.RoundTripper, appID int64, key []byte, base string) (*gh.Client, error) {
+	atr, err := ghinstallation.NewAppsTransport(rt, appID, key)
+	if err != nil {
+		// The library's message may quote parse details, never the key itself.
+		return nil, fmt.Errorf("App %d: %w: %w", appID, ErrAppKey, err)
+	}
+	c, root, err := NewREST(atr, base)
+	if err != nil {
+		return nil, err
+	}
+	atr.BaseURL = root
+	return c, nil
+}
+
+// Bearer is next with every request carrying token as its bearer.
+func Bearer(next http.RoundTripper, token string) http.RoundTripper {
+	return &tokenTransport{next: next, token: token}
 }

@@ -6,8 +6,14 @@ import (
 	"strings"
 )
 
-// DefaultAPIURL is GitHub.com's REST API root.
-const DefaultAPIURL = "https://api.github.com"
+const (
+	// DefaultAPIURL is GitHub.com's REST API root.
+	DefaultAPIURL = "https://api.github.com"
+	// DefaultWebURL is GitHub.com's web root (GITHUB_SERVER_URL on GitHub.com).
+	DefaultWebURL = "https://github.com"
+	// DefaultEnvironment is the repository's GitHub environment that holds pocbot's secrets.
+	DefaultEnvironment = "poc"
+)
 
 // ActionsEnv is what a GitHub Actions job tells its steps about the run.
 type ActionsEnv struct {
@@ -41,7 +47,7 @@ func EnvFromActions(getenv func(string) string) (ActionsEnv, error) {
 		e.APIURL = DefaultAPIURL
 	}
 	if e.ServerURL == "" {
-		e.ServerURL = "https://github.com"
+		e.ServerURL = DefaultWebURL
 	}
 	for name, v := range map[string]string{"GITHUB_API_URL": e.APIURL, "GITHUB_SERVER_URL": e.ServerURL} {
 		u, err := url.Parse(v)

@@ -1,54 +1,23 @@
 package repoinit
 
 import (
-	"context"
-	"net/http"
-	"os"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 
 	"github.com/pocbot/pocbot/internal/sim/objstore"
+	"github.com/pocbot/pocbot/internal/sim/objstore/objstoretest"
 	"github.com/pocbot/pocbot/internal/statestore"
 )
 
 // startS3 runs the Object Storage stand-in and records the mutating requests it receives.
 func startS3(t *testing.T) (*objstore.Server, func() []string) {
 	t.Helper()
-	if _, err := objstore.LookVersity(); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal(err)
-		}
-		t.Skip(err)
-	}
-	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
-	defer cancel()
-	s, err := objstore.StartVersity(ctx, t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = s.Close() })
-	var mu sync.Mutex
-	var writes []string
-	s.Observe(func(method, path string, _ http.Header) {
-		if method != http.MethodGet && method != http.MethodHead {
-			mu.Lock()
-			writes = append(writes, method+" "+path)
-			mu.Unlock()
-		}
-	})
-	return s, func() []string {
-		mu.Lock()
-		defer mu.Unlock()
-		w := writes
-		writes = nil
-		return w
-	}
+	s := objstoretest.Versity(t)
+	return s, objstoretest.Writes(s)
 }
 
 // init makes the state and image buckets with versioning and the lifecycle rule `bot doctor`

@@ -25,12 +25,12 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/bradleyfalzon/ghinstallation/v2"
 	gh "github.com/google/go-github/v66/github"
 	"golang.org/x/crypto/nacl/box"
 
 	"github.com/pocbot/pocbot/deploy"
-	"github.com/pocbot/pocbot/internal/version"
+	"github.com/pocbot/pocbot/internal/github"
+	"github.com/pocbot/pocbot/internal/statestore"
 )
 
 // cronRE is the schedule line of the workflow template.
@@ -105,21 +105,13 @@ type runner struct {
 // Run converges the repository. On error, what was done stays done and the error says what to do;
 // a rerun continues from there.
 func Run(ctx context.Context, cfg Config) (*Report, error) {
-	owner, name, ok := strings.Cut(cfg.Repo, "/")
-	if !ok || owner == "" || name == "" || strings.Contains(name, "/") {
-		return nil, fmt.Errorf("init: --repo %q is not OWNER/REPO", cfg.Repo)
+	owner, name, err := splitRepo("init", cfg.Repo)
+	if err != nil {
+		return nil, err
 	}
-	if cfg.Env == "" {
-		cfg.Env = "poc"
-	}
+	defaults(&cfg.Env, &cfg.Out, &cfg.Transport)
 	if cfg.WebURL == "" {
-		cfg.WebURL = "https://github.com"
-	}
-	if cfg.Out == nil {
-		cfg.Out = io.Discard
-	}
-	if cfg.Transport == nil {
-		cfg.Transport = http.DefaultTransport
+		cfg.WebURL = github.DefaultWebURL
 	}
 	if cfg.Token == "" {
 		return nil, errors.New("init: no GitHub token (GH_TOKEN, GITHUB_TOKEN or `gh auth token`)")
@@ -127,7 +119,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if !validActionRef(cfg.ActionRef) {
 		return nil, fmt.Errorf("init: the Action reference %q is not OWNER/REPO@<40-hex commit SHA> # vX.Y.Z: give --action with a release tag's commit", cfg.ActionRef)
 	}
-	c, err := client(&http.Client{Transport: &bearer{next: cfg.Transport, token: cfg.Token}}, cfg.APIURL)
+	c, err := client(cfg.Transport, cfg.Token, cfg.APIURL)
 	if err != nil {
 		return nil, err
 	}
@@ -160,28 +152,36 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	return r.rep, nil
 }
 
-func client(hc *http.Client, apiURL string) (*gh.Client, error) {
-	c := gh.NewClient(hc)
-	c.UserAgent = version.UserAgent()
-	if apiURL != "" {
-		u, err := url.Parse(strings.TrimRight(apiURL, "/") + "/")
-		if err != nil {
-			return nil, fmt.Errorf("init: GitHub API URL %q: %w", apiURL, err)
-		}
-		c.BaseURL = u
+// splitRepo reads repo as OWNER/REPO; verb names the command in the error.
+func splitRepo(verb, repo string) (owner, name string, err error) {
+	owner, name, ok := strings.Cut(repo, "/")
+	if !ok || owner == "" || name == "" || strings.Contains(name, "/") {
+		return "", "", fmt.Errorf("%s: --repo %q is not OWNER/REPO", verb, repo)
+	}
+	return owner, name, nil
+}
+
+// defaults fills what init and uninstall default alike: the secrets' environment, the output and
+// the HTTP transport.
+func defaults(env *string, out *io.Writer, rt *http.RoundTripper) {
+	if *env == "" {
+		*env = github.DefaultEnvironment
+	}
+	if *out == nil {
+		*out = io.Discard
+	}
+	if *rt == nil {
+		*rt = http.DefaultTransport
+	}
+}
+
+// client is the installer's GitHub client: requests on rt carrying token, for the API at apiURL.
+func client(rt http.RoundTripper, token, apiURL string) (*gh.Client, error) {
+	c, _, err := github.NewREST(github.Bearer(rt, token), apiURL)
+	if err != nil {
+		return nil, fmt.Errorf("init: %w", err)
 	}
 	return c, nil
-}
-
-type bearer struct {
-	next  http.RoundTripper
-	token string
-}
-
-func (b *bearer) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	r.Header.Set("Authorization", "Bearer "+b.token)
-	return b.next.RoundTrip(r)
 }
 
 func validActionRef(ref string) bool {
@@ -204,15 +204,10 @@ func (r *runner) app(ctx context.Context, repo *gh.Repository) error {
 	if r.cfg.AppID == 0 || len(r.cfg.AppKey) == 0 {
 		return errors.New("init: no App: set POC_APP_ID and POC_APP_PRIVATE_KEY (or POC_APP_PRIVATE_KEY_FILE) of an existing App, or register one first with `bot app create`")
 	}
-	atr, err := ghinstallation.NewAppsTransport(r.cfg.Transport, r.cfg.AppID, r.cfg.AppKey)
+	ac, err := github.AppREST(r.cfg.Transport, r.cfg.AppID, r.cfg.AppKey, r.cfg.APIURL)
 	if err != nil {
-		return fmt.Errorf("init: App %d: the private key is not a PEM RSA key: %w", r.cfg.AppID, err)
+		return fmt.Errorf("init: %w", err)
 	}
-	ac, err := client(&http.Client{Transport: atr}, r.cfg.APIURL)
-	if err != nil {
-		return err
-	}
-	atr.BaseURL = strings.TrimRight(ac.BaseURL.String(), "/")
 	app, _, err := ac.Apps.Get(ctx, "")
 	if err != nil {
 		return fmt.Errorf("init: authenticate as App %d: %w (do POC_APP_ID and the key belong to the same App?)", r.cfg.AppID, err)
@@ -402,9 +397,9 @@ func (r *runner) secrets(ctx context.Context) error {
 			continue
 		}
 		if values[n] == "" && n == "POC_STATE_KEY" {
-			k, err := NewStateKey()
+			k, err := statestore.NewKeyURL()
 			if err != nil {
-				return err
+				return fmt.Errorf("init: %w", err)
 			}
 			values[n] = k
 		}
@@ -466,15 +461,6 @@ func (r *runner) secrets(ctx context.Context) error {
 		fmt.Fprintf(r.out, "+ secret %s written to the %s\n", n, r.rep.Target)
 	}
 	return nil
-}
-
-// NewStateKey is a fresh POC_STATE_KEY: base64key:// and 32 random bytes, URL-safe base64.
-func NewStateKey() (string, error) {
-	b := make([]byte, 32)
-	if _, err := rand.Read(b); err != nil {
-		return "", fmt.Errorf("init: random state key: %w", err)
-	}
-	return "base64key://" + base64.URLEncoding.EncodeToString(b), nil
 }
 
 // WorkflowFile is the workflow init proposes: deploy/workflow/poc.yml pinned to actionRef, reading
@@ -614,7 +600,7 @@ func ResolveAction(ctx context.Context, apiURL, token, actionRepo, tag string, r
 	if rt == nil {
 		rt = http.DefaultTransport
 	}
-	c, err := client(&http.Client{Transport: &bearer{next: rt, token: token}}, apiURL)
+	c, err := client(rt, token, apiURL)
 	if err != nil {
 		return "", err
 	}

@@ -5,11 +5,11 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 
 	ghsim "github.com/pocbot/pocbot/internal/sim/github"
+	"github.com/pocbot/pocbot/internal/sim/github/githubtest"
 )
 
 const testRef = "pocbot/pocbot@0123456789abcdef0123456789abcdef01234567 # v1.2.3"
@@ -23,17 +23,12 @@ type fixture struct {
 
 func newFixture(t *testing.T, repo string) *fixture {
 	t.Helper()
-	s, err := ghsim.New(ghsim.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(s)
-	t.Cleanup(srv.Close)
+	s, url := githubtest.Serve(t, ghsim.Options{})
 	s.AddRepo(repo, "main")
 	s.SetPermission(repo, "ada", "admin")
 	tok := s.AddUserToken("ada")
-	f := &fixture{gh: s, url: srv.URL, token: tok}
-	f.cfg = Config{Repo: repo, APIURL: srv.URL, Token: tok, AppID: s.AppID(), AppKey: s.AppPrivateKeyPEM(), ActionRef: testRef,
+	f := &fixture{gh: s, url: url, token: tok}
+	f.cfg = Config{Repo: repo, APIURL: url, Token: tok, AppID: s.AppID(), AppKey: s.AppPrivateKeyPEM(), ActionRef: testRef,
 		Values: map[string]string{
 			"POC_STATE_URL": "s3://acme-poc-state?region=fr-par", "POC_IMAGE_BUCKET": "acme-poc-images",
 			"SCW_ACCESS_KEY": "SCWAAAAAAAAAAAAAAAAA", "SCW_SECRET_KEY": "11111111-2222-3333-4444-555555555555",

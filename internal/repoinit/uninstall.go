@@ -46,19 +46,11 @@ type UninstallConfig struct {
 // skipped. It returns the number of deleting requests made. The App's installation and the
 // workflow files stay (the output says how to remove them).
 func Uninstall(ctx context.Context, cfg UninstallConfig) (int, error) {
-	owner, name, ok := strings.Cut(cfg.Repo, "/")
-	if !ok || owner == "" || name == "" || strings.Contains(name, "/") {
-		return 0, fmt.Errorf("uninstall: --repo %q is not OWNER/REPO", cfg.Repo)
+	owner, name, err := splitRepo("uninstall", cfg.Repo)
+	if err != nil {
+		return 0, err
 	}
-	if cfg.Env == "" {
-		cfg.Env = "poc"
-	}
-	if cfg.Out == nil {
-		cfg.Out = io.Discard
-	}
-	if cfg.Transport == nil {
-		cfg.Transport = http.DefaultTransport
-	}
+	defaults(&cfg.Env, &cfg.Out, &cfg.Transport)
 	out, changes := cfg.Out, 0
 	if cfg.DryRun {
 		fmt.Fprintf(out, "Plan for removing pocbot from %s (dry run: nothing is changed):\n", cfg.Repo)
@@ -72,7 +64,7 @@ func Uninstall(ctx context.Context, cfg UninstallConfig) (int, error) {
 	if cfg.Token == "" {
 		return 0, errors.New("uninstall: no GitHub token (GH_TOKEN, GITHUB_TOKEN or `gh auth token`)")
 	}
-	c, err := client(&http.Client{Transport: &bearer{next: cfg.Transport, token: cfg.Token}}, cfg.APIURL)
+	c, err := client(cfg.Transport, cfg.Token, cfg.APIURL)
 	if err != nil {
 		return 0, err
 	}

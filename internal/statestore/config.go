@@ -1,6 +1,7 @@
 package statestore
 
 import (
+	"encoding/base64"
 	"fmt"
 	"net/url"
 	"path/filepath"
@@ -20,6 +21,16 @@ const (
 	exampleStateURL = "s3://BUCKET?endpoint=https://s3.fr-par.scw.cloud&region=fr-par&use_path_style=true or file:///var/lib/pocbot/state"
 	exampleKeyURL   = "base64key://$(openssl rand 32 | base64 | tr '+/' '-_')"
 )
+
+// NewKeyURL is a fresh POC_STATE_KEY: a base64key:// URL of 32 random bytes (localsecrets' key),
+// in the URL-safe base64 its keeper reads.
+func NewKeyURL() (string, error) {
+	k, err := localsecrets.NewRandomKey()
+	if err != nil {
+		return "", fmt.Errorf("statestore: random state key: %w", err)
+	}
+	return "base64key://" + base64.URLEncoding.EncodeToString(k[:]), nil
+}
 
 // Config says where the state lives and which key protects it.
 type Config struct {

@@ -1,7 +1,6 @@
 package wiring
 
 import (
-	"context"
 	"fmt"
 	"sync"
 	"testing"
@@ -45,7 +44,7 @@ func describe(e smithyendpoints.Endpoint) string {
 // with and without an object key, the first time and every later time; and each answer is the
 // caller's own (the client rebases its auth options in place).
 func TestCachedEndpointsAnswerAsTheRules(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	rules := s3.NewDefaultEndpointResolverV2()
 	c := newCachedEndpoints(rules)
 	for _, p := range endpointParams() {
@@ -83,7 +82,7 @@ func TestCachedEndpointsConcurrent(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for range 50 {
-				e, err := c.ResolveEndpoint(context.Background(), p)
+				e, err := c.ResolveEndpoint(t.Context(), p)
 				if err != nil {
 					t.Error(err)
 					return
@@ -103,7 +102,7 @@ func TestCachedEndpointsBounded(t *testing.T) {
 	p := endpointParams()[0]
 	for i := range maxCachedEndpoints + 10 {
 		p.Key = aws.String(fmt.Sprintf("k%d", i))
-		if _, err := c.ResolveEndpoint(context.Background(), p); err != nil {
+		if _, err := c.ResolveEndpoint(t.Context(), p); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -124,7 +123,7 @@ func BenchmarkS3EndpointResolution(b *testing.B) {
 	}{{"rules", s3.NewDefaultEndpointResolverV2()}, {"cached", newCachedEndpoints(s3.NewDefaultEndpointResolverV2())}} {
 		b.Run(r.name, func(b *testing.B) {
 			for b.Loop() {
-				if _, err := r.res.ResolveEndpoint(context.Background(), p); err != nil {
+				if _, err := r.res.ResolveEndpoint(b.Context(), p); err != nil {
 					b.Fatal(err)
 				}
 			}

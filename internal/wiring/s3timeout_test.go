@@ -29,7 +29,7 @@ func TestObjectStorageStallFailsWithinTheHeaderTimeout(t *testing.T) {
 
 	env := map[string]string{"AWS_ACCESS_KEY_ID": "k", "AWS_SECRET_ACCESS_KEY": "s"}
 	const headerTimeout = 200 * time.Millisecond
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
 	b, err := openS3Within(ctx, "s3://state?region=fr-par&use_path_style=true&endpoint="+srv.URL,
 		func(k string) string { return env[k] }, headerTimeout)

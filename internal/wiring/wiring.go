@@ -117,7 +117,7 @@ func Open(ctx context.Context, cfg Config) (_ *Backend, err error) {
 	}
 	closers = append(closers, func() { _ = ib.Close() })
 	b.ImageBucket, b.Spec.ImageBucket = ib, bucketName
-	runnerCIDR := detectRunner(ctx, getenv, cfg.Log)
+	runnerCIDR := DetectRunner(ctx, getenv, cfg.Log)
 	b.Ops, b.ETA = b.ops(cfg, env, images.FactoryBaseURL(getenv), runnerCIDR)
 	return b, nil
 }
@@ -201,11 +201,11 @@ func readEnv(getenv func(string) string) (envSettings, error) {
 	return e, nil
 }
 
-// detectRunner is POC_RUNNER_CIDR, or else the address the echo endpoint (POC_RUNNER_ECHO_URL)
+// DetectRunner is POC_RUNNER_CIDR, or else the address the echo endpoint (POC_RUNNER_ECHO_URL)
 // sees this process come from. A detection that fails is logged with what to set, and the run goes
 // on without a runner address, as before detection existed: admin_cidrs that cover the runner
 // (the default 0.0.0.0/0) need none.
-func detectRunner(ctx context.Context, getenv func(string) string, log *slog.Logger) string {
+func DetectRunner(ctx context.Context, getenv func(string) string, log *slog.Logger) string {
 	if v := strings.TrimSpace(getenv("POC_RUNNER_CIDR")); v != "" {
 		return v
 	}

@@ -81,7 +81,8 @@ type Config struct {
 	// KubePort is the Kubernetes API port (6443).
 	KubePort int
 	// RunnerCIDR is the address the bot runs from (POC_RUNNER_CIDR). When the spec's admin CIDRs
-	// do not cover it, the control planes' group gets a temporary rule for it during the run.
+	// do not cover it, the control planes' group gets a temporary rule for it during the run; no
+	// node's Talos firewall ever names it (the worker is reached through a control plane).
 	// Empty: the admin CIDRs are trusted to cover the runner.
 	RunnerCIDR string
 	// ImageLocker serializes the clusters that make the same shared image (object and snapshot),
@@ -154,9 +155,9 @@ func Build(g *provision.Graph, spec provision.Spec, cfg Config) error {
 	nodes := []provision.Node{
 		{Name: NodeImageObject, Kind: "object_storage.object", Apply: b.imageObject, Timeout: 30 * time.Minute},
 		{Name: NodeTalosSecrets, Kind: "talos.secrets", Apply: b.talosSecrets},
-		// The configs carry every node's ingress firewall, which names the worker's address and
-		// the run's temporary admin CIDR: hence the worker and admin-access-open before them.
-		{Name: NodeTalosConfig, Kind: "talos.config", Needs: append([]string{NodeTalosSecrets, scaleway.NodeWorker, NodeAdminOpen}, ipNodes...), Apply: b.talosConfig},
+		// The configs carry every node's ingress firewall, which names the worker's address (never
+		// the runner's: see firewall): hence the worker before them.
+		{Name: NodeTalosConfig, Kind: "talos.config", Needs: append([]string{NodeTalosSecrets, scaleway.NodeWorker}, ipNodes...), Apply: b.talosConfig},
 		{Name: NodeWorkerImage, Kind: "rescue.write", Needs: []string{scaleway.NodeWorker, scaleway.NodeSSHKey}, Apply: b.workerImage, Timeout: 45 * time.Minute},
 		{Name: NodeWorkerConfig, Kind: "talos.apply", Needs: []string{NodeWorkerImage, NodeTalosConfig}, Apply: b.workerConfig, Timeout: 15 * time.Minute},
 		{Name: NodeBootstrap, Kind: "talos.bootstrap", Needs: append([]string{NodeTalosConfig}, poweron...), Apply: b.bootstrap, Timeout: 15 * time.Minute},
@@ -394,15 +395,21 @@ func (b *builder) workerConfig(ctx context.Context, r *provision.Run) error {
 	}
 	talosconfig, _ := r.Secret(SecretTalosconfig)
 	addr := net.JoinHostPort(ip, strconv.Itoa(b.cfg.TalosPort))
+	// Configured, the worker's firewall admits the nodes and the admin CIDRs only: the bot's
+	// trusted calls go through the first control plane's apid.
+	trusted, err := b.throughCP(r, ip)
+	if err != nil {
+		return err
+	}
 	trigger := r.Trigger(NodeWorkerImage)
 	if trigger != "" && r.Trigger(NodeWorkerConfig) == trigger {
-		return talos.WaitTrusted(ctx, addr, talosconfig)
+		return talos.WaitTrustedAt(ctx, trusted, talosconfig)
 	}
 	cfgs, _, err := b.generate(ctx, r)
 	if err != nil {
 		return err
 	}
-	if adopted, err := b.applyOverPark(ctx, r, addr, cfgs.Worker, talosconfig); adopted || err != nil {
+	if adopted, err := b.applyOverPark(ctx, r, addr, trusted, cfgs.Worker, talosconfig); adopted || err != nil {
 		if err != nil {
 			return err
 		}
@@ -411,7 +418,7 @@ func (b *builder) workerConfig(ctx context.Context, r *provision.Run) error {
 	}
 	// A trusted call first: a rerun after the apply (the trigger not recorded yet) finds the
 	// worker configured, and a configured node refuses every insecure call.
-	disks, err := talos.Configure(ctx, addr, cfgs.Worker, talosconfig)
+	disks, err := talos.Configure(ctx, addr, trusted, cfgs.Worker, talosconfig)
 	if err != nil {
 		return fmt.Errorf("configure the worker %s: %w", ip, err)
 	}
@@ -421,6 +428,17 @@ func (b *builder) workerConfig(ctx context.Context, r *provision.Run) error {
 		r.Note(NodeWorkerConfig, "applied in maintenance mode; disks seen: "+strings.Join(talos.DiskPaths(disks), ", "))
 	}
 	return r.SetTrigger(ctx, NodeWorkerConfig, trigger)
+}
+
+// throughCP is the route to the node at ip through the first control plane's apid, which
+// forwards the call from its own address (talos.Through): how the bot reaches the configured
+// worker, whose Talos firewall never admits a runner.
+func (b *builder) throughCP(r *provision.Run, ip string) (talos.Route, error) {
+	ips, err := cpIPs(r)
+	if err != nil {
+		return talos.Route{}, err
+	}
+	return talos.Through(b.talosAddr(ips[0]), ip), nil
 }
 
 func (b *builder) firstCP(r *provision.Run) (string, []byte, error) {

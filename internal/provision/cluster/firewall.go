@@ -9,19 +9,18 @@ import (
 	"github.com/pocbot/pocbot/internal/provision/talos"
 )
 
-// firewall is every node's Talos ingress firewall for this run (talos.Firewall): the Talos and
-// Kubernetes APIs from the admin CIDRs, the cluster's own ports from the nodes' addresses only.
+// firewall is every node's Talos ingress firewall (talos.Firewall): the cluster's own ports from
+// the nodes' addresses only; the worker's Talos API from the spec's admin CIDRs and the nodes; the
+// control planes' Talos and Kubernetes APIs from everyone, gated by the security group.
 //
-// The runner. When the admin CIDRs do not cover POC_RUNNER_CIDR, the run's temporary admin CIDR
-// (scaleway.EffectiveSpec) is among the firewall's admin sources, and it stays there for the
-// cluster's life: every later run (a rerun of up, a kubeconfig refresh) must reach the nodes
-// again, and a node whose firewall was closed to the runner cannot be reopened by it (the worker
-// has no security group to open from Scaleway's API). What closes the control planes to the
-// runner at the end of each run is the security group (admin-access-close); the worker's Talos
-// API stays reachable from the runner's CIDR, where it speaks mutual TLS only. See docs/architecture.md,
-// "Network policy".
+// The runner's CIDR is never among its sources, whatever the run: the security group admits the
+// runner to the control planes for its run only (admin-access-open … admin-access-close), and the
+// bot reaches the worker through a control plane's apid (talos.Through), from the control plane's
+// address. So no machine configuration keeps a runner's address, and a later run from any
+// address reaches the cluster once its own run opened the group. See provision/netpolicy's
+// package doc and docs/architecture.md, "Network policy".
 func firewall(r *provision.Run, cpIPs []string) (*talos.Firewall, error) {
-	spec := scaleway.EffectiveSpec(r)
+	spec := r.Spec()
 	w, ok := r.Resource(scaleway.NodeWorker)
 	if !ok || w.Attrs["ipv4"] == "" {
 		return nil, errors.New("no worker address recorded: the nodes' firewall needs it")

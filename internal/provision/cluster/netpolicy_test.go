@@ -10,6 +10,7 @@ import (
 	"github.com/siderolabs/talos/pkg/machinery/config/configloader"
 
 	"github.com/pocbot/pocbot/internal/provision"
+	"github.com/pocbot/pocbot/internal/provision/netpolicy"
 	"github.com/pocbot/pocbot/internal/provision/scaleway"
 	"github.com/pocbot/pocbot/internal/provision/talos"
 )
@@ -17,8 +18,10 @@ import (
 // TestSecurityGroupEqualsControlPlaneFirewall holds the two renderings of the network-policy
 // table equal: every (protocol, port, source) the control planes' security group admits, the
 // control planes' Talos firewall admits too (as machinery reads it back from the documents), and
-// the reverse — but for the two documented differences: ICMP (admitted by Talos's own chain, so
-// in the group only) and the pod CIDR (local to a node, so in the firewall only).
+// the reverse — but for the three documented differences: ICMP (admitted by Talos's own chain, so
+// in the group only), the pod CIDR (local to a node, so in the firewall only), and the flows the
+// group gates alone (netpolicy's GroupGated: the Talos and Kubernetes APIs, open to everyone in
+// the control planes' firewall so that a runner admitted by the group for its run gets through).
 func TestSecurityGroupEqualsControlPlaneFirewall(t *testing.T) {
 	t.Parallel()
 	cps, worker := []string{"51.15.0.1", "51.15.0.2", "51.15.0.3"}, []string{"163.172.0.9"}
@@ -58,6 +61,15 @@ func TestSecurityGroupEqualsControlPlaneFirewall(t *testing.T) {
 				t.Fatalf("machinery cannot read the firewall documents: %v", err)
 			}
 			pods := netip.MustParsePrefix(fw.Addresses().Pods[0])
+			gated := map[string]bool{}
+			for _, f := range netpolicy.Flows() {
+				for _, pr := range f.Ports {
+					for p := int(pr[0]); f.GroupGated && p <= int(pr[1]); p++ {
+						gated[fmt.Sprintf("%s/%d", f.Proto, p)] = true
+					}
+				}
+			}
+			portOf := func(k string) string { parts := strings.SplitN(k, "/", 3); return parts[0] + "/" + parts[1] }
 			firewall := map[string]bool{}
 			for _, r := range cfg.NetworkRules().Rules() {
 				for _, s := range r.Subnets() {
@@ -71,14 +83,30 @@ func TestSecurityGroupEqualsControlPlaneFirewall(t *testing.T) {
 					}
 				}
 			}
+			gatedInGroup := map[string]bool{}
 			for k := range group {
+				if gated[portOf(k)] {
+					gatedInGroup[portOf(k)] = true
+					continue
+				}
 				if !firewall[k] {
 					t.Errorf("the security group admits %s, the control planes' Talos firewall does not", k)
 				}
 			}
 			for k := range firewall {
+				if gated[portOf(k)] {
+					if !strings.HasSuffix(k, "/0.0.0.0/0") {
+						t.Errorf("the control planes' Talos firewall admits %s: a port the group gates is open to everyone, not to a list", k)
+					}
+					continue
+				}
 				if !group[k] {
 					t.Errorf("the control planes' Talos firewall admits %s, the security group does not", k)
+				}
+			}
+			for p := range gated {
+				if !gatedInGroup[p] || !firewall[p+"/0.0.0.0/0"] {
+					t.Errorf("%s: the group gates it (%v) and the firewall opens it to everyone (%v), want both", p, gatedInGroup[p], firewall[p+"/0.0.0.0/0"])
 				}
 			}
 			if len(group) == 0 {

@@ -143,7 +143,7 @@ func (b *builder) adopt(ctx context.Context, r *provision.Run) (bool, error) {
 
 // applyOverPark applies the worker's config over an adopted worker's park configuration, with
 // the park CA's admin certificate; false when the worker was not adopted.
-func (b *builder) applyOverPark(ctx context.Context, r *provision.Run, addr string, cfg, talosconfig []byte) (bool, error) {
+func (b *builder) applyOverPark(ctx context.Context, r *provision.Run, addr string, trusted talos.Route, cfg, talosconfig []byte) (bool, error) {
 	parkTC, ok := r.Secret(SecretParkTalosconfig)
 	if !ok || len(parkTC) == 0 {
 		return false, nil
@@ -151,7 +151,7 @@ func (b *builder) applyOverPark(ctx context.Context, r *provision.Run, addr stri
 	if err := talos.ApplyTrusted(ctx, addr, parkTC, cfg); err != nil {
 		return true, fmt.Errorf("apply the worker's config over its park configuration: %w", err)
 	}
-	if err := talos.WaitTrusted(ctx, addr, talosconfig); err != nil {
+	if err := talos.WaitTrustedAt(ctx, trusted, talosconfig); err != nil {
 		return true, fmt.Errorf("adopted worker %s does not trust the cluster CA after its config: %w", addr, err)
 	}
 	return true, r.SetSecret(ctx, SecretParkTalosconfig, nil)
@@ -192,10 +192,13 @@ func (b *builder) park(ctx context.Context, r *provision.Run) error {
 		return errors.New("the worker was never configured by this cluster")
 	}
 	addr := b.talosAddr(ip)
-	admin := append([]string(nil), spec.AdminCIDRs...)
-	if b.cfg.RunnerCIDR != "" {
-		admin = append(admin, b.cfg.RunnerCIDR)
-	}
+	// The parked node's Talos API is open to everyone: it holds nothing of a cluster (STATE and
+	// EPHEMERAL wiped) and answers mutual TLS only, under its own park CA, whose admin certificate
+	// only the pool entry holds. The next up that adopts it runs from an address no one knows
+	// now (a hosted runner's), and no control plane can forward to it (another CA): admitting
+	// the admin CIDRs only would make any up from elsewhere delete it, and admitting this run's
+	// runner would keep a runner's address.
+	admin := []string{"0.0.0.0/0"}
 	// The park configuration (a new secrets bundle: seconds of key generation) needs nothing of
 	// the reset: it is made while the node resets and reboots.
 	type made struct {

@@ -15,6 +15,20 @@
 // CIDR too, but the group only ever sees the tunnel's outer packet between node addresses). And
 // ICMP is admitted by Talos's own chain in block mode (nftables_chain_config.go), so the Talos
 // rendering leaves out the ICMP flow that the group needs.
+//
+// The runner. The bot's runner (a GitHub-hosted runner: a new address at every run) must reach
+// the control planes' Talos and Kubernetes APIs during its run and never after. Only the security
+// group can admit it for one run: a runner can open the group through Scaleway's API from
+// anywhere, but it could not reach a node whose Talos firewall does not already admit it to patch
+// that firewall. So the flows marked GroupGated (the Talos API and the Kubernetes API) are open to
+// everyone in the control planes' Talos firewall, and the group, which holds the runner's CIDR
+// (the Admin peer, while its run lasts) and is closed again at the end of every run, is their
+// only gate; both APIs authenticate every caller (mutual TLS, client certificates). The worker has
+// no security group: its Talos firewall admits its Talos API from the admin CIDRs and the nodes
+// only, never a runner, and the bot reaches it through a control plane's apid, which forwards a
+// request carrying the "node" metadata from the control plane's own address (talos
+// internal/app/apid/pkg/director/director.go, singleDirector, @v1.13.9). The runner's CIDR is thus
+// written into no machine configuration.
 package netpolicy
 
 import (
@@ -30,7 +44,7 @@ type Peer string
 
 // The peers of the table.
 const (
-	Admin         Peer = "admin CIDRs"    // spec.AdminCIDRs, plus the run's runner CIDR while it runs
+	Admin         Peer = "admin CIDRs"    // spec.AdminCIDRs; in the security group, plus the run's runner CIDR while it runs
 	Nodes         Peer = "node IPs"       // every node's address, control planes and worker
 	ControlPlanes Peer = "control planes" // the control planes' addresses
 	Pods          Peer = "pod CIDR"       // the cluster's pods (never seen by the security group)
@@ -84,6 +98,10 @@ type Flow struct {
 	// EdgeOnControlPlane: the flow reaches the control planes too when the spec says
 	// expose_edge_on_control_plane.
 	EdgeOnControlPlane bool
+	// GroupGated: on the control planes the Talos firewall admits everyone to the flow and the
+	// security group alone decides who reaches it (the runner's CIDR only during its run; see
+	// the package doc). The worker's Talos firewall keeps the flow's peers.
+	GroupGated bool
 	// Why the flow exists, and the document or source file that says so.
 	Why, Source string
 }
@@ -95,14 +113,15 @@ var both = []Role{ControlPlane, Worker}
 // Flows is the table, in the order both renderings keep.
 func Flows() []Flow {
 	return []Flow{
-		{Name: "apid-ingress", Proto: TCP, Ports: one(PortApid), From: []Peer{Admin, Nodes}, To: both,
-			Why:    "talosctl from the admins and the runner; a control plane forwards a request for another node to that node's apid",
-			Source: "https://docs.siderolabs.com/talos/v1.13/learn-more/talos-network-connectivity"},
+		{Name: "apid-ingress", Proto: TCP, Ports: one(PortApid), From: []Peer{Admin, Nodes}, To: both, GroupGated: true,
+			Why: "talosctl from the admins, and from the runner during its run (on the control planes: the security group decides); " +
+				"a control plane forwards a request for another node to that node's apid, which is how the runner reaches the worker",
+			Source: "https://docs.siderolabs.com/talos/v1.13/learn-more/talos-network-connectivity; talos internal/app/apid/pkg/director/director.go @v1.13.9"},
 		{Name: "trustd-ingress", Proto: TCP, Ports: one(PortTrustd), From: []Peer{Nodes}, To: []Role{ControlPlane},
 			Why:    "a worker gets its Talos API certificate from a control plane's trustd",
 			Source: "https://docs.siderolabs.com/talos/v1.13/learn-more/talos-network-connectivity"},
-		{Name: "kubernetes-api-ingress", Proto: TCP, Ports: one(PortKubeAPI), From: []Peer{Admin, Nodes}, To: []Role{ControlPlane},
-			Why:    "kubectl from the admins and the runner; every kubelet (and Talos's trustd discovery) on the nodes",
+		{Name: "kubernetes-api-ingress", Proto: TCP, Ports: one(PortKubeAPI), From: []Peer{Admin, Nodes}, To: []Role{ControlPlane}, GroupGated: true,
+			Why:    "kubectl from the admins and the runner during its run (the security group decides); every kubelet (and Talos's trustd discovery) on the nodes",
 			Source: "https://docs.siderolabs.com/talos/v1.13/learn-more/talos-network-connectivity"},
 		{Name: "etcd-ingress", Proto: TCP, Ports: [][2]uint16{{PortEtcdClient, PortEtcdPeer}}, From: []Peer{ControlPlanes}, To: []Role{ControlPlane},
 			Why:    "etcd peers and clients between the control planes only",
@@ -151,8 +170,9 @@ func (f Flow) reaches(role Role, a Addresses) bool {
 	return slices.Contains(f.To, role) || (role == ControlPlane && f.EdgeOnControlPlane && a.EdgeOnControlPlane)
 }
 
-// render is the table for a node of role, keeping the flows and peers keep says.
-func render(role Role, a Addresses, keepFlow func(Flow) bool, keepPeer func(Peer) bool) ([]Rule, error) {
+// render is the table for a node of role, keeping the flows and peers keep says; peersOf gives a
+// flow's peers in this rendering.
+func render(role Role, a Addresses, keepFlow func(Flow) bool, keepPeer func(Peer) bool, peersOf func(Flow) []Peer) ([]Rule, error) {
 	peers := map[Peer][]string{Admin: a.Admin, Nodes: a.Nodes, ControlPlanes: a.ControlPlanes, Pods: a.Pods, Anyone: {"0.0.0.0/0"}}
 	if len(a.Nodes) == 0 {
 		return nil, fmt.Errorf("the network policy needs the nodes' addresses")
@@ -163,7 +183,7 @@ func render(role Role, a Addresses, keepFlow func(Flow) bool, keepPeer func(Peer
 			continue
 		}
 		r := Rule{Name: f.Name, Proto: f.Proto, Ports: f.Ports}
-		for _, p := range f.From {
+		for _, p := range peersOf(f) {
 			if !keepPeer(p) {
 				continue
 			}
@@ -185,15 +205,21 @@ func render(role Role, a Addresses, keepFlow func(Flow) bool, keepPeer func(Peer
 }
 
 // Talos renders the ingress rules of a node's Talos firewall: every flow that reaches role but
-// ICMP (Talos admits it itself).
+// ICMP (Talos admits it itself); on a control plane a GroupGated flow is open to everyone.
 func Talos(role Role, a Addresses) ([]Rule, error) {
-	return render(role, a, func(f Flow) bool { return f.Proto != ICMP }, func(Peer) bool { return true })
+	return render(role, a, func(f Flow) bool { return f.Proto != ICMP }, func(Peer) bool { return true }, func(f Flow) []Peer {
+		if role == ControlPlane && f.GroupGated {
+			return []Peer{Anyone}
+		}
+		return f.From
+	})
 }
 
 // SecurityGroup renders the control planes' security group: every flow that reaches a control
-// plane, from every peer but the pod CIDR (local to a node, never seen by the group).
+// plane, from every peer but the pod CIDR (local to a node, never seen by the group). The caller
+// puts the runner's CIDR among the admin CIDRs for the length of its run.
 func SecurityGroup(a Addresses) ([]Rule, error) {
-	return render(ControlPlane, a, func(Flow) bool { return true }, func(p Peer) bool { return p != Pods })
+	return render(ControlPlane, a, func(Flow) bool { return true }, func(p Peer) bool { return p != Pods }, func(f Flow) []Peer { return f.From })
 }
 
 // Prefixes parses CIDRs or bare addresses (a bare address is its /32).

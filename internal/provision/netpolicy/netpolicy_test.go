@@ -71,6 +71,27 @@ func TestRenderings(t *testing.T) {
 	if _, ok := byName(w)["edge-quic-ingress"]; !ok {
 		t.Error("no UDP 443 on the worker")
 	}
+	// The runner's gates: on the control planes the Talos and Kubernetes APIs are open to
+	// everyone in the Talos firewall and the group alone decides; the worker's Talos API admits
+	// the admin CIDRs and the nodes only.
+	prefixes := func(r Rule) []string {
+		var out []string
+		for _, p := range r.From {
+			out = append(out, p.String())
+		}
+		return out
+	}
+	for _, name := range []string{"apid-ingress", "kubernetes-api-ingress"} {
+		if got := prefixes(byName(cp)[name]); !slices.Equal(got, []string{"0.0.0.0/0"}) {
+			t.Errorf("control plane's Talos %s from %v, want everyone (the security group gates it)", name, got)
+		}
+		if got := prefixes(byName(sg)[name]); !slices.Equal(got, []string{"203.0.113.0/24", "51.15.0.1/32", "51.15.0.9/32"}) {
+			t.Errorf("security group's %s from %v, want the admin CIDRs and the nodes", name, got)
+		}
+	}
+	if got := prefixes(byName(w)["apid-ingress"]); !slices.Equal(got, []string{"203.0.113.0/24", "51.15.0.1/32", "51.15.0.9/32"}) {
+		t.Errorf("worker's Talos API from %v, want the admin CIDRs and the nodes only", got)
+	}
 	a.EdgeOnControlPlane = true
 	if cp, _ = Talos(ControlPlane, a); byName(cp)["edge-quic-ingress"].Name == "" {
 		t.Error("no edge on a control plane with expose_edge_on_control_plane")

@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"strings"
 	"sync/atomic"
@@ -21,6 +22,7 @@ import (
 	clientconfig "github.com/siderolabs/talos/pkg/machinery/client/config"
 	"github.com/siderolabs/talos/pkg/machinery/config/configloader"
 	"go.yaml.in/yaml/v4"
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 )
 
@@ -69,6 +71,35 @@ func withDefaultDeadline(ctx context.Context, d time.Duration) (context.Context,
 	}
 
 	return context.WithTimeout(ctx, d)
+}
+
+type sourceKey struct{}
+
+// WithSourceAddr makes the connections opened under ctx to the nodes' Talos and Kubernetes APIs
+// leave from addr instead of the address the kernel picks: for a runner with several addresses,
+// and for the emulated world, where two runs play two runners on one loopback interface.
+func WithSourceAddr(ctx context.Context, addr netip.Addr) context.Context {
+	return context.WithValue(ctx, sourceKey{}, addr)
+}
+
+// dialer is the dialer of a connection to a node, from ctx's source address if it has one.
+func dialer(ctx context.Context) *net.Dialer {
+	d := &net.Dialer{Timeout: attemptTimeout}
+	if a, ok := ctx.Value(sourceKey{}).(netip.Addr); ok && a.IsValid() {
+		d.LocalAddr = &net.TCPAddr{IP: a.AsSlice()}
+	}
+	return d
+}
+
+// dialOptions are the Talos API client's options for ctx's source address (none without one).
+func dialOptions(ctx context.Context) []client.OptionFunc {
+	if _, ok := ctx.Value(sourceKey{}).(netip.Addr); !ok {
+		return nil
+	}
+	d := dialer(ctx)
+	return []client.OptionFunc{client.WithGRPCDialOptions(grpc.WithContextDialer(func(ctx context.Context, addr string) (net.Conn, error) {
+		return d.DialContext(ctx, "tcp", addr)
+	}))}
 }
 
 type retryKey struct{}
@@ -161,7 +192,7 @@ func insecureClient(ctx context.Context, addr string) (c *client.Client, asked *
 		},
 	}
 
-	c, err = client.New(ctx, client.WithEndpoints(addr), client.WithTLSConfig(tlsConfig))
+	c, err = client.New(ctx, append(dialOptions(ctx), client.WithEndpoints(addr), client.WithTLSConfig(tlsConfig))...)
 	if err != nil {
 		return nil, nil, fmt.Errorf("talos client for %s (maintenance mode): %w", addr, err)
 	}
@@ -169,15 +200,57 @@ func insecureClient(ctx context.Context, addr string) (c *client.Client, asked *
 	return c, asked, nil
 }
 
-func trustedClient(ctx context.Context, addr string, talosconfig []byte) (*client.Client, error) {
+// Route is how the bot reaches a node's Talos API: it dials Endpoint (host:port), and when Node
+// is set that apid forwards every call to the node at Node, from its own address. apid's router
+// forwards a call carrying the "node" gRPC metadata to that node's apid and serves one without it
+// itself (talos internal/app/apid/pkg/director/director.go, Director and singleDirector, @v1.13.9;
+// machinery's client.WithNode sets it); the forwarded call carries the caller's roles in metadata,
+// which the target trusts from an apid's os:impersonator certificate
+// (pkg/grpc/middleware/authz/injector.go @v1.13.9). The bot reaches the worker this way, through a
+// control plane: the worker's Talos firewall admits the nodes and the admin CIDRs, never a runner.
+type Route struct {
+	Endpoint string // host:port dialled
+	Node     string // the node's address when the endpoint forwards; "" for the endpoint itself
+}
+
+// Direct is the route to the node at addr (host:port) itself.
+func Direct(addr string) Route { return Route{Endpoint: addr} }
+
+// Through is the route to the node at nodeIP through the apid at endpoint (host:port).
+func Through(endpoint, nodeIP string) Route { return Route{Endpoint: endpoint, Node: nodeIP} }
+
+func (r Route) String() string {
+	if r.Node == "" {
+		return r.Endpoint
+	}
+	return r.Node + " (through " + r.Endpoint + ")"
+}
+
+// dialOptions are the route's: every call carries the "node" metadata when it is forwarded.
+func (r Route) dialOptions() []client.OptionFunc {
+	if r.Node == "" {
+		return nil
+	}
+	unary := func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
+		return invoker(client.WithNode(ctx, r.Node), method, req, reply, cc, opts...)
+	}
+	stream := func(ctx context.Context, desc *grpc.StreamDesc, cc *grpc.ClientConn, method string, streamer grpc.Streamer, opts ...grpc.CallOption) (grpc.ClientStream, error) {
+		return streamer(client.WithNode(ctx, r.Node), desc, cc, method, opts...)
+	}
+	return []client.OptionFunc{client.WithGRPCDialOptions(grpc.WithChainUnaryInterceptor(unary), grpc.WithChainStreamInterceptor(stream))}
+}
+
+func trustedClient(ctx context.Context, r Route, talosconfig []byte) (*client.Client, error) {
 	cfg, err := clientconfig.FromBytes(talosconfig)
 	if err != nil {
 		return nil, fmt.Errorf("parse talosconfig: %w", err)
 	}
 
-	c, err := client.New(ctx, client.WithConfig(cfg), client.WithEndpoints(addr))
+	opts := append(append(dialOptions(ctx), r.dialOptions()...), client.WithConfig(cfg), client.WithEndpoints(r.Endpoint))
+
+	c, err := client.New(ctx, opts...)
 	if err != nil {
-		return nil, fmt.Errorf("talos client for %s: %w", addr, err)
+		return nil, fmt.Errorf("talos client for %s: %w", r, err)
 	}
 
 	return c, nil
@@ -186,7 +259,12 @@ func trustedClient(ctx context.Context, addr string, talosconfig []byte) (*clien
 // withTrusted runs fn with a mutual-TLS client made for this attempt only: a gRPC channel whose
 // handshake failed stays in backoff (up to minutes), which would hide a node that just became ready.
 func withTrusted(ctx context.Context, addr string, talosconfig []byte, fn func(*client.Client) error) error {
-	c, err := trustedClient(ctx, addr, talosconfig)
+	return withTrustedAt(ctx, Direct(addr), talosconfig, fn)
+}
+
+// withTrustedAt is withTrusted on a route.
+func withTrustedAt(ctx context.Context, r Route, talosconfig []byte, fn func(*client.Client) error) error {
+	c, err := trustedClient(ctx, r, talosconfig)
 	if err != nil {
 		return err
 	}
@@ -298,9 +376,9 @@ func maintenanceRetryable(err error) bool { return transient(err) && !errors.Is(
 // has not rebooted into maintenance mode yet.
 func resettingRetryable(err error) bool { return transient(err) || errors.Is(err, ErrConfigured) }
 
-// Configured tells whether the node at addr already answers a trusted (mutual TLS) call with the
-// talosconfig's certificate: one attempt, no retry. A rerun uses it to skip the insecure apply.
-func Configured(ctx context.Context, addr string, talosconfig []byte) bool {
+// Configured tells whether the node on route r already answers a trusted (mutual TLS) call with
+// the talosconfig's certificate: one attempt, no retry. A rerun uses it to skip the insecure apply.
+func Configured(ctx context.Context, r Route, talosconfig []byte) bool {
 	if _, err := clientconfig.FromBytes(talosconfig); err != nil {
 		return false
 	}
@@ -308,7 +386,7 @@ func Configured(ctx context.Context, addr string, talosconfig []byte) bool {
 	actx, cancel := context.WithTimeout(ctx, attemptTimeout)
 	defer cancel()
 
-	err := withTrusted(actx, addr, talosconfig, func(c *client.Client) error {
+	err := withTrustedAt(actx, r, talosconfig, func(c *client.Client) error {
 		_, err := c.Version(actx)
 
 		return err
@@ -317,51 +395,104 @@ func Configured(ctx context.Context, addr string, talosconfig []byte) bool {
 	return err == nil
 }
 
-// Configure gives a node its first config and waits until it trusts the cluster: a node that
-// already answers a trusted call is left as it is (a rerun after the apply); one that asks for a
-// client certificate is waited for; otherwise the config is applied in maintenance mode.
-// It returns the disks seen in maintenance mode (none when the apply was skipped).
-func Configure(ctx context.Context, addr string, cfg, talosconfig []byte) ([]Disk, error) {
-	if Configured(ctx, addr, talosconfig) {
-		logger(ctx).Info("node already answers over mutual TLS: not applying its config again", "node", addr)
+// Configure gives the node at addr its first config and waits until it trusts the cluster: a
+// node that already answers a trusted call on route trusted is left as it is (a rerun after the
+// apply); one that asks for a client certificate is waited for; otherwise the config is applied
+// in maintenance mode, directly (no config yet, hence no firewall). The trusted calls take route
+// trusted: once configured, the worker's firewall admits only the nodes and the admin CIDRs, so
+// the bot asks a control plane to forward them (Through). It returns the disks seen in maintenance
+// mode (none when the apply was skipped).
+func Configure(ctx context.Context, addr string, trusted Route, cfg, talosconfig []byte) ([]Disk, error) {
+	if Configured(ctx, trusted, talosconfig) {
+		logger(ctx).Info("node already answers over mutual TLS: not applying its config again", "node", trusted.String())
 
 		return nil, nil
 	}
 
-	disks, err := ApplyInsecure(ctx, addr, cfg)
+	disks, err := applyUnlessTrusted(ctx, addr, trusted, cfg, talosconfig)
 	if err != nil && !errors.Is(err, ErrConfigured) {
 		return disks, err
 	}
 
-	if err := WaitTrusted(ctx, addr, talosconfig); err != nil {
+	if err := WaitTrustedAt(ctx, trusted, talosconfig); err != nil {
 		return disks, fmt.Errorf("node %s does not trust the cluster CA after its config: %w", addr, err)
 	}
 
 	return disks, nil
 }
 
+// applyUnlessTrusted is ApplyInsecure, given up as soon as the node answers on route trusted:
+// a node configured already (a rerun after an apply whose answer was lost, or a control plane
+// that was not up for the first check) whose firewall drops the runner looks like a node still
+// booting to the insecure probe, which would wait for it in vain. Nil disks: the node was found
+// configured.
+func applyUnlessTrusted(ctx context.Context, addr string, trusted Route, cfg, talosconfig []byte) ([]Disk, error) {
+	if trusted == Direct(addr) {
+		return ApplyInsecure(ctx, addr, cfg) // a configured node asks for a certificate: ErrConfigured
+	}
+
+	actx, cancel := context.WithCancel(ctx)
+	defer cancel()
+
+	type result struct {
+		disks []Disk
+		err   error
+	}
+
+	done := make(chan result, 1)
+
+	go func() {
+		d, err := ApplyInsecure(actx, addr, cfg)
+		done <- result{d, err}
+	}()
+
+	tick := time.NewTicker(retryEvery(ctx))
+	defer tick.Stop()
+
+	for {
+		select {
+		case res := <-done:
+			return res.disks, res.err
+		case <-tick.C:
+			if Configured(ctx, trusted, talosconfig) {
+				cancel()
+				<-done
+				logger(ctx).Info("node answers over mutual TLS: configured already, the insecure apply is given up", "node", trusted.String())
+
+				return nil, nil
+			}
+		}
+	}
+}
+
 // WaitTrusted waits until the node at addr answers over mutual TLS with the talosconfig's
 // certificate, i.e. it left maintenance mode and trusts the cluster's CA (and we trust its).
 func WaitTrusted(ctx context.Context, addr string, talosconfig []byte) error {
+	return WaitTrustedAt(ctx, Direct(addr), talosconfig)
+}
+
+// WaitTrustedAt is WaitTrusted on a route (a worker through a control plane: the wait also
+// covers the control plane coming up).
+func WaitTrustedAt(ctx context.Context, r Route, talosconfig []byte) error {
 	if _, err := clientconfig.FromBytes(talosconfig); err != nil {
-		return fmt.Errorf("talosconfig for %s does not parse: %w", addr, err)
+		return fmt.Errorf("talosconfig for %s does not parse: %w", r, err)
 	}
 
 	ctx, cancel := withDefaultDeadline(ctx, DefaultWaitTimeout)
 	defer cancel()
 
-	err := retry(ctx, "wait for "+addr+" to trust the cluster CA", always, func(actx context.Context) error {
-		return withTrusted(actx, addr, talosconfig, func(c *client.Client) error {
+	err := retry(ctx, "wait for "+r.String()+" to trust the cluster CA", always, func(actx context.Context) error {
+		return withTrustedAt(actx, r, talosconfig, func(c *client.Client) error {
 			_, err := c.Version(actx)
 
 			return err
 		})
 	})
 	if err != nil {
-		return fmt.Errorf("node %s never answered with the cluster's certificates: %w", addr, err)
+		return fmt.Errorf("node %s never answered with the cluster's certificates: %w", r, err)
 	}
 
-	logger(ctx).Info("node trusts the cluster CA", "node", addr)
+	logger(ctx).Info("node trusts the cluster CA", "node", r.String())
 
 	return nil
 }
@@ -444,7 +575,7 @@ func ReadyzVia(ctx context.Context, kubeconfig []byte, dialAddr string) error {
 		return err
 	}
 
-	dialer := &net.Dialer{Timeout: attemptTimeout}
+	d := dialer(ctx)
 	transport := &http.Transport{
 		TLSClientConfig:     kc.tls,
 		TLSHandshakeTimeout: attemptTimeout,
@@ -454,7 +585,7 @@ func ReadyzVia(ctx context.Context, kubeconfig []byte, dialAddr string) error {
 				addr = dialAddr
 			}
 
-			return dialer.DialContext(ctx, network, addr)
+			return d.DialContext(ctx, network, addr)
 		},
 	}
 	defer transport.CloseIdleConnections()

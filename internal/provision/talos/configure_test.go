@@ -20,7 +20,7 @@ func TestConfigureSkipsANodeThatAlreadyTrustsTheCluster(t *testing.T) {
 
 	ctx, cfgs, w := bootstrappedWithWorker(t)
 
-	if _, err := Configure(ctx, w.APIAddr(), cfgs.Worker, cfgs.Talosconfig); err != nil {
+	if _, err := Configure(ctx, w.APIAddr(), Direct(w.APIAddr()), cfgs.Worker, cfgs.Talosconfig); err != nil {
 		t.Fatalf("first Configure: %v", err)
 	}
 
@@ -29,7 +29,7 @@ func TestConfigureSkipsANodeThatAlreadyTrustsTheCluster(t *testing.T) {
 	}
 
 	t0 := time.Now()
-	if _, err := Configure(ctx, w.APIAddr(), cfgs.Worker, cfgs.Talosconfig); err != nil {
+	if _, err := Configure(ctx, w.APIAddr(), Direct(w.APIAddr()), cfgs.Worker, cfgs.Talosconfig); err != nil {
 		t.Fatalf("Configure again: %v", err)
 	}
 

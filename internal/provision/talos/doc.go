@@ -33,6 +33,38 @@
 //     outcome is the etcd service's state (ServiceList), read until Running or Failed; a node
 //     whose etcd already runs is left alone (a rerun).
 //
+// # The runner
+//
+// The bot's runner must reach the nodes during its run and never after; a GitHub-hosted runner
+// comes from a new address at every run. Read against the Talos source at v1.13.9:
+//
+//   - A live patch of the rule documents would apply without a reboot: apply-config's no-reboot
+//     check compares the v1alpha1 document alone (internal/app/machined/pkg/runtime/v1alpha1/
+//     v1alpha1_runtime.go, CanApplyImmediate: cfg.RawV1Alpha1()), and NetworkRuleConfig is a
+//     document of its own. But only a runner that already reaches the node can patch it: the
+//     next run, from another address, would meet a firewall that drops it and no API to reopen
+//     it (the worker has no security group). So no runner's address is ever written into a
+//     machine configuration.
+//   - The control planes' Talos firewall admits the Talos API (50000) and the Kubernetes API
+//     (6443) from everyone, and the Scaleway security group gates them: it holds the runner's
+//     CIDR for the length of its run only (provision/netpolicy, GroupGated). Both APIs
+//     authenticate every caller (mutual TLS with the talosconfig; client certificates or tokens).
+//   - The worker's Talos firewall admits its Talos API from the admin CIDRs and the node IPs. The
+//     bot reaches it through the first control plane (Route, Through): apid's router forwards a
+//     call whose "node" metadata names another node to that node's apid, from its own address,
+//     and serves a call without it itself (internal/app/apid/pkg/director/director.go, Director
+//     and singleDirector); the forwarded call carries the caller's roles in metadata, trusted
+//     from the forwarding apid's os:impersonator certificate (internal/app/apid/pkg/backend/
+//     apid.go GetConnection; pkg/grpc/middleware/authz/injector.go). A node in maintenance mode
+//     routes nothing (internal/app/machined/pkg/controllers/runtime/api_service_config.go:
+//     NodeRoutingDisabled until a config), so the worker's first, insecure apply stays direct:
+//     it has no config yet, hence no firewall. Configure gives that apply up as soon as the
+//     worker answers through the control plane (a rerun after an apply whose answer was lost).
+//   - A parked worker's firewall admits its Talos API from everyone (ParkFirewall): it holds
+//     nothing of a cluster, answers mutual TLS under its park CA only, and the up that adopts it
+//     runs from an address unknown when it is parked (no control plane can forward to it: it
+//     trusts another CA).
+//
 // # Version contract
 //
 // The config is generated for the contract of Input.TalosVersion (v1.13.11 by default → the 1.13

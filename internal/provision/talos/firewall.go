@@ -24,9 +24,9 @@ import (
 // the pod and service subnets to the pod and service subnets — not a pod talking to its node's
 // own address, which the table's pod-CIDR peers admit.
 type Firewall struct {
-	// AdminCIDRs reach the Talos API (50000) of every node and the Kubernetes API (6443) of the
-	// control planes; during a run they hold the runner's temporary CIDR when the spec's do not
-	// cover it (see cluster.Config.RunnerCIDR).
+	// AdminCIDRs reach the worker's Talos API (50000); the control planes' Talos and Kubernetes
+	// APIs are open to everyone here and gated by the security group (netpolicy's GroupGated).
+	// Never a runner's CIDR: see cluster's firewall.
 	AdminCIDRs []string
 	// NodeIPs are every node's address (control planes and worker): the cluster's own ports
 	// accept them only.

@@ -14,8 +14,9 @@ import (
 
 // TestFirewallDocumentsForBothContracts: the ingress firewall documents go into both configs of
 // both contracts, pass machinery's validation (Generate validates), and say exactly who may reach
-// which port: admin CIDRs only the Talos and Kubernetes APIs, node IPs the cluster's own ports,
-// everyone 80/443 on the worker only.
+// which port: on the control planes everyone the Talos and Kubernetes APIs (the security group
+// gates them), on the worker the admin CIDRs and the nodes only the Talos API (a runner outside
+// the admin CIDRs never), node IPs the cluster's own ports, everyone 80/443 on the worker only.
 func TestFirewallDocumentsForBothContracts(t *testing.T) {
 	t.Parallel()
 
@@ -53,6 +54,8 @@ func TestFirewallDocumentsForBothContracts(t *testing.T) {
 				{"cp", cfgs.ControlPlane, nethelpers.ProtocolTCP, 50000, "203.0.113.7", true},
 				{"cp", cfgs.ControlPlane, nethelpers.ProtocolTCP, 6443, "203.0.113.7", true},
 				{"cp", cfgs.ControlPlane, nethelpers.ProtocolTCP, 6443, worker, true},
+				{"cp", cfgs.ControlPlane, nethelpers.ProtocolTCP, 50000, "198.51.100.1", true},
+				{"cp", cfgs.ControlPlane, nethelpers.ProtocolTCP, 6443, "198.51.100.1", true},
 				{"cp", cfgs.ControlPlane, nethelpers.ProtocolTCP, 50001, worker, true},
 				{"cp", cfgs.ControlPlane, nethelpers.ProtocolTCP, 50001, "203.0.113.7", false},
 				{"cp", cfgs.ControlPlane, nethelpers.ProtocolTCP, 2379, cps[1], true},

@@ -14,18 +14,18 @@ import (
 // secrets (machinery's RedactSecrets: keys, tokens, CA keys).
 const Redacted = "******"
 
-// MachineConfig reads the configuration a node runs, as `talosctl get machineconfig` shows it:
+// MachineConfigAt reads the configuration a node runs, as `talosctl get machineconfig` shows it:
 // the active MachineConfig resource (config namespace, id v1alpha1), over mutual TLS with the
 // talosconfig (the resource is Sensitive: os:admin only). Without withSecrets every secret is
-// replaced by Redacted.
-func MachineConfig(ctx context.Context, addr string, talosconfig []byte, withSecrets bool) ([]byte, error) {
+// replaced by Redacted. The route is Direct for a control plane, Through one for the worker.
+func MachineConfigAt(ctx context.Context, r Route, talosconfig []byte, withSecrets bool) ([]byte, error) {
 	ctx, cancel := withDefaultDeadline(ctx, DefaultCallTimeout)
 	defer cancel()
 
 	var out []byte
 
-	err := retry(ctx, "machine config of "+addr, transient, func(actx context.Context) error {
-		return withTrusted(actx, addr, talosconfig, func(c *client.Client) error {
+	err := retry(ctx, "machine config of "+r.String(), transient, func(actx context.Context) error {
+		return withTrustedAt(actx, r, talosconfig, func(c *client.Client) error {
 			mc, err := safe.StateGetByID[*configres.MachineConfig](actx, c.COSI, configres.ActiveID)
 			if err != nil {
 				return err
@@ -42,7 +42,7 @@ func MachineConfig(ctx context.Context, addr string, talosconfig []byte, withSec
 		})
 	})
 	if err != nil {
-		return nil, fmt.Errorf("read the machine config of %s: %w", addr, err)
+		return nil, fmt.Errorf("read the machine config of %s: %w", r, err)
 	}
 
 	return out, nil

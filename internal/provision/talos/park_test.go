@@ -34,19 +34,21 @@ func applyFrom(ctx context.Context, src, addr string, cfg []byte) error {
 
 // A worker only reset sits in maintenance mode and takes a config from anyone who reaches it;
 // a parked worker (park configuration under the pool's CA) refuses the same insecure apply from
-// a non-admin address, takes a Reset and an adoption only with the park CA's admin
+// anyone without the park CA's certificate (its firewall admits everyone), takes a Reset and an adoption only with the park CA's admin
 // certificate, and after the reset is back in maintenance mode with nothing of its config.
 func TestParkedWorkerRefusesInsecureApply(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	ctx = WithRetryInterval(ctx, 20*time.Millisecond)
 	ip := loopback()
-	stranger := loopback() // not in the admin CIDRs
+	stranger := loopback() // holds no certificate of the park CA
 	node := startNode(t, simtalos.NodeOptions{Addr: ip, Mode: "metal", Disks: []string{"/dev/sda"},
 		Latency: simtalos.Latency{ApplyReboot: 50 * time.Millisecond, ResetWipe: 200 * time.Millisecond, ResetReboot: 100 * time.Millisecond}})
 	addr := net.JoinHostPort(ip, "50000")
 
-	park, err := ParkConfig(ctx, ParkInput{IP: ip, Disk: "/dev/sda", SchematicID: testSchematic, AdminCIDRs: []string{"127.0.0.1/32"}})
+	// As the bot parks a worker: its Talos API open to everyone, mutual TLS under the park CA the
+	// only gate (cluster's park; docs/architecture.md, "The runner").
+	park, err := ParkConfig(ctx, ParkInput{IP: ip, Disk: "/dev/sda", SchematicID: testSchematic, AdminCIDRs: []string{"0.0.0.0/0"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,10 +77,14 @@ func TestParkedWorkerRefusesInsecureApply(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// Parked: the same insecure apply from the stranger is refused, and the node keeps the park.
+	// Parked: the same insecure apply from the stranger, whom the firewall lets through, is
+	// refused at the TLS handshake, and the node keeps the park.
 	err = applyFrom(ctx, stranger, addr, other.Config)
 	if err == nil {
 		t.Fatal("a parked worker took an unauthenticated config from a non-admin address")
+	}
+	if strings.Contains(err.Error(), "connection reset") {
+		t.Fatalf("refused by the firewall, want the TLS handshake (the park firewall admits everyone): %v", err)
 	}
 	t.Logf("refused as expected: %v", err)
 	if !strings.Contains(string(node.Config()), "pocbot-parked") {

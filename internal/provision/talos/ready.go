@@ -66,7 +66,7 @@ func (c CheckResult) String() string {
 // order of ReadyChecks. Every check is always reported; a check that cannot run says why. ctx
 // bounds the whole.
 func CheckReady(ctx context.Context, in ReadyInput) []CheckResult {
-	k, err := newKubeClient(in.Kubeconfig, in.DialAddr)
+	k, err := newKubeClient(ctx, in.Kubeconfig, in.DialAddr)
 	if err != nil {
 		out := []CheckResult{}
 		for _, n := range ReadyChecks {
@@ -114,19 +114,19 @@ type kubeClient struct {
 	tr     *http.Transport
 }
 
-func newKubeClient(kubeconfig []byte, dialAddr string) (*kubeClient, error) {
+func newKubeClient(ctx context.Context, kubeconfig []byte, dialAddr string) (*kubeClient, error) {
 	kc, err := parseKubeconfig(kubeconfig)
 	if err != nil {
 		return nil, err
 	}
-	dialer := &net.Dialer{Timeout: attemptTimeout}
+	d := dialer(ctx)
 	tr := &http.Transport{
 		TLSClientConfig: kc.tls, TLSHandshakeTimeout: attemptTimeout,
 		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
 			if dialAddr != "" {
 				addr = dialAddr
 			}
-			return dialer.DialContext(ctx, network, addr)
+			return d.DialContext(ctx, network, addr)
 		},
 	}
 	return &kubeClient{server: strings.TrimRight(kc.server, "/"), httpc: &http.Client{Transport: tr, Timeout: attemptTimeout}, tr: tr}, nil

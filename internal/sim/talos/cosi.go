@@ -67,7 +67,13 @@ func (n *Node) registerResources(ctx context.Context, s *grpc.Server) error {
 
 	n.mu.Lock()
 	n.cosi = st
+	cfg := n.cfg
 	n.mu.Unlock()
+
+	// A node configured from static user data before the resource API existed holds its config too.
+	if cfg != nil {
+		n.holdMachineConfig(cfg)
+	}
 
 	filtered := state.WrapCore(state.Filter(st, n.resourceAccess))
 	cosiv1alpha1.RegisterStateServer(s, server.NewState(filtered))

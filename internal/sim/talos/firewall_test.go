@@ -106,8 +106,7 @@ func TestFirewallAdmits(t *testing.T) {
 func TestNodeEnforcesItsFirewallAndNetwork(t *testing.T) {
 	t.Parallel()
 
-	a := addr()
-	cp, _, _ := configs(t, forms[0], "https://"+a+":6443", "/dev/sda")
+	a, cp, _, _ := clusterAt(t, forms[0], "/dev/sda")
 
 	refusedFrom := netip.MustParseAddr("127.0.0.78") // refused by the network (security group)
 	n := start(t, NodeOptions{Addr: a, Mode: "cloud", UserData: append(cp, fwBlock...),

@@ -34,7 +34,6 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
-	"google.golang.org/grpc/peer"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/emptypb"
 
@@ -232,7 +231,7 @@ func StartNode(ctx context.Context, opts NodeOptions) (*Node, error) {
 	n.grpc = grpc.NewServer(grpc.Creds(credentials.NewTLS(&tls.Config{
 		MinVersion:         tls.VersionTLS12,
 		GetConfigForClient: n.tlsForClient,
-	})), grpc.ChainUnaryInterceptor(n.countUnary, n.faultUnary), grpc.ChainStreamInterceptor(n.countStream, n.faultStream),
+	})), grpc.ChainUnaryInterceptor(n.forwardUnary, n.countUnary, n.faultUnary), grpc.ChainStreamInterceptor(n.forwardStream, n.countStream, n.faultStream),
 		grpc.WaitForHandlers(true))
 	machineapi.RegisterMachineServiceServer(n.grpc, &machineServer{n: n})
 	storageapi.RegisterStorageServiceServer(n.grpc, &storageServer{n: n})
@@ -714,19 +713,15 @@ func (s *storageServer) Disks(ctx context.Context, _ *emptypb.Empty) (*storageap
 	return &storageapi.DisksResponse{Messages: []*storageapi.Disks{{Disks: disks}}}, nil
 }
 
-// requireAdmin checks the client certificate carries the os:admin role (Talos puts roles in O=).
+// requireAdmin checks the caller has the os:admin role: in its client certificate's O= (Talos
+// puts roles there), or, for a call another apid forwarded, in the metadata (callerRoles).
 func requireAdmin(ctx context.Context) error {
-	p, ok := peer.FromContext(ctx)
-	if !ok {
-		return status.Error(codes.Unauthenticated, "no peer")
+	roles, err := callerRoles(ctx)
+	if err != nil {
+		return err
 	}
 
-	info, ok := p.AuthInfo.(credentials.TLSInfo)
-	if !ok || len(info.State.PeerCertificates) == 0 {
-		return status.Error(codes.Unauthenticated, "client certificate required")
-	}
-
-	if !slices.Contains(info.State.PeerCertificates[0].Subject.Organization, string(role.Admin)) {
+	if !slices.Contains(roles, string(role.Admin)) {
 		return status.Errorf(codes.PermissionDenied, "role %s required", role.Admin)
 	}
 

@@ -4,7 +4,9 @@ package objstoretest
 import (
 	"context"
 	"errors"
+	"net/http"
 	"os"
+	"sync"
 	"testing"
 	"time"
 
@@ -22,12 +24,7 @@ func Versity(t testing.TB) *objstore.Server {
 // VersityWith is Versity in the dialect opts chooses.
 func VersityWith(t testing.TB, opts objstore.Options) *objstore.Server {
 	t.Helper()
-	if _, err := objstore.LookVersity(); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("CI is set and versitygw is required: %v", err)
-		}
-		t.Skipf("versitygw is not installed (%v); install it with: %s", err, objstore.InstallHint)
-	}
+	Require(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	s, err := objstore.StartVersityWith(ctx, t.TempDir(), opts)
@@ -43,6 +40,39 @@ func VersityWith(t testing.TB, opts objstore.Options) *objstore.Server {
 		}
 	})
 	return s
+}
+
+// Require fails t in CI (CI env set) and skips it elsewhere, naming the install command, when the
+// versitygw binary is missing.
+func Require(t testing.TB) {
+	t.Helper()
+	if _, err := objstore.LookVersity(); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("CI is set and versitygw is required: %v", err)
+		}
+		t.Skipf("versitygw is not installed (%v); install it with: %s", err, objstore.InstallHint)
+	}
+}
+
+// Writes records the requests s receives other than reads (GET, HEAD), as "METHOD path"; the
+// function it returns hands over those recorded since its last call.
+func Writes(s *objstore.Server) func() []string {
+	var mu sync.Mutex
+	var writes []string
+	s.Observe(func(method, path string, _ http.Header) {
+		if method != http.MethodGet && method != http.MethodHead {
+			mu.Lock()
+			writes = append(writes, method+" "+path)
+			mu.Unlock()
+		}
+	})
+	return func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		w := writes
+		writes = nil
+		return w
+	}
 }
 
 // Bucket starts (or reuses) s, creates a bucket with the given name and returns its name.
