@@ -13,7 +13,10 @@ import (
 	"github.com/siderolabs/talos/pkg/machinery/nethelpers"
 )
 
-const fwBlock = `---
+// apidOnly is a firewall that blocks by default and admits the Talos API (50000) from ingress
+// (the rule's YAML list).
+func apidOnly(ingress string) string {
+	return `---
 apiVersion: v1alpha1
 kind: NetworkDefaultActionConfig
 ingress: block
@@ -25,9 +28,12 @@ portSelector:
   ports: [50000]
   protocol: tcp
 ingress:
-  - subnet: 127.0.0.0/8
+` + ingress
+}
+
+var fwBlock = apidOnly(`  - subnet: 127.0.0.0/8
     except: 127.0.0.77/32
----
+`) + `---
 apiVersion: v1alpha1
 kind: NetworkRuleConfig
 name: kubelet-ingress
