@@ -118,7 +118,7 @@ func newTestState(t *testing.T, id string) *State {
 }
 
 func TestUpTwiceNoChangeAndDownEmpties(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	c := newFakeCloud()
 	g := c.graph(t)
 	saver := NewMemorySaver()
@@ -179,7 +179,7 @@ func (f *failingSaver) Save(ctx context.Context, st *State) error {
 }
 
 func TestCrashAtEveryStepThenResume(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	// count the saves of a clean run.
 	c0 := newFakeCloud()
 	ms := NewMemorySaver()
@@ -217,7 +217,7 @@ func TestCrashAtEveryStepThenResume(t *testing.T) {
 }
 
 func TestTransientRetriedPermanentStops(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	tests := []struct {
 		name    string
 		err     error
@@ -264,7 +264,7 @@ func TestTransientRetriedPermanentStops(t *testing.T) {
 }
 
 func TestCancelBetweenSteps(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	c := newFakeCloud()
 	g := c.graph(t)
 	ms := NewMemorySaver()
@@ -310,7 +310,7 @@ func TestParallelism(t *testing.T) {
 			}
 		}})
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
 	if err := testEngine(nil).Up(ctx, g, newTestState(t, "p"), nil); err != nil {
 		t.Fatal(err)

@@ -149,7 +149,7 @@ func TestEnsureObject(t *testing.T) {
 	cases[1].open = func(t *testing.T) *blob.Bucket {
 		s := objstoretest.Versity(t)
 		name := objstoretest.Bucket(t, s, "images")
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 		defer cancel()
 		b, err := s.OpenBucket(ctx, name)
 		if err != nil {
@@ -168,7 +168,7 @@ func TestEnsureObject(t *testing.T) {
 	}
 	for _, bc := range cases {
 		t.Run(bc.name, func(t *testing.T) {
-			ctx, cancel := context.WithTimeout(context.Background(), 45*time.Second)
+			ctx, cancel := context.WithTimeout(t.Context(), 45*time.Second)
 			defer cancel()
 			f := startFactory(t, imagefactory.Options{QCOW2Size: size})
 			bucket := bc.open(t)
@@ -275,7 +275,7 @@ func TestEnsureObjectRefusals(t *testing.T) {
 		{"factory down", "http://127.0.0.1:1", Source{SchematicYAML: doc, SchematicID: id, Version: ver}, "post schematic"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 			defer cancel()
 			bucket := fileBucket(t)
 			key := ObjectKey(tc.src.SchematicID, ver)
@@ -330,7 +330,7 @@ func peakHeap() (stop func() uint64) {
 // peak heap in use and the duration.
 func streamAndMeasure(tb testing.TB, bucket *blob.Bucket, size int64) (uint64, time.Duration) {
 	tb.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	ctx, cancel := context.WithTimeout(tb.Context(), 5*time.Minute)
 	defer cancel()
 	f := startFactory(tb, imagefactory.Options{QCOW2Size: size})
 	doc, id := Schematic(nil)

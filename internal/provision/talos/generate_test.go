@@ -20,43 +20,36 @@ import (
 
 const testSchematic = "376567988ad370138ad8b2698212367b8edcb69b5fd68c80be1f2ec7d603b4ba"
 
+// The bundles are generated once per test binary: the RSA service-account key makes a bundle
+// cost about a second under -race.
 var (
-	secretsOnce sync.Once
-	secretsYAML []byte
-	secretsErr  error
+	secretsDefault = sync.OnceValues(func() ([]byte, error) { return NewSecrets(DefaultTalosVersion, settings.ServiceAccountKeyECDSA) })
+	secrets114     = sync.OnceValues(func() ([]byte, error) { return NewSecrets("v1.14.1", settings.ServiceAccountKeyECDSA) })
 )
 
-// testSecrets generates one bundle per test binary: the RSA service-account key makes a bundle
-// cost about a second under -race.
+// testSecrets is a bundle generated for the default Talos version.
 func testSecrets(t *testing.T) []byte {
 	t.Helper()
 
-	secretsOnce.Do(func() { secretsYAML, secretsErr = NewSecrets(DefaultTalosVersion, settings.ServiceAccountKeyECDSA) })
-
-	if secretsErr != nil {
-		t.Fatalf("NewSecrets: %v", secretsErr)
-	}
-
-	return secretsYAML
+	return mustSecrets(t, secretsDefault, "NewSecrets")
 }
-
-var (
-	secrets114Once sync.Once
-	secrets114YAML []byte
-	secrets114Err  error
-)
 
 // testSecrets114 is a bundle generated for the 1.14 contract.
 func testSecrets114(t *testing.T) []byte {
 	t.Helper()
 
-	secrets114Once.Do(func() { secrets114YAML, secrets114Err = NewSecrets("v1.14.1", settings.ServiceAccountKeyECDSA) })
+	return mustSecrets(t, secrets114, "NewSecrets(v1.14.1)")
+}
 
-	if secrets114Err != nil {
-		t.Fatalf("NewSecrets(v1.14.1): %v", secrets114Err)
+func mustSecrets(t *testing.T, bundle func() ([]byte, error), what string) []byte {
+	t.Helper()
+
+	b, err := bundle()
+	if err != nil {
+		t.Fatalf("%s: %v", what, err)
 	}
 
-	return secrets114YAML
+	return b
 }
 
 func baseInput(t *testing.T) Input {

@@ -255,6 +255,30 @@ func (s *Server) Start(ctx context.Context) (url string, stop func(), err error)
 	return url, func() { once.Do(func() { stopServe(); close(stopped) }) }, nil
 }
 
+// TB is what ServeFor needs of a test (testing.TB has it).
+type TB interface {
+	Helper()
+	Fatal(args ...any)
+	Context() context.Context
+	Cleanup(func())
+}
+
+// ServeFor starts the stand-in made with opts on loopback (Start: the real client's API and web
+// URL both) until the test t ends; it returns the stand-in and its URL.
+func ServeFor(t TB, opts Options) (*Server, string) {
+	t.Helper()
+	s, err := New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	url, stop, err := s.Start(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stop)
+	return s, url
+}
+
 // SetNow replaces the clock (tokens and JWTs are checked against it).
 func (s *Server) SetNow(now func() time.Time) {
 	s.mu.Lock()

@@ -25,16 +25,7 @@ func start(t *testing.T) (*Server, string) {
 // startWith serves a stand-in of opts until the test ends.
 func startWith(t *testing.T, opts Options) (*Server, string) {
 	t.Helper()
-	s, err := New(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	url, stop, err := s.Start(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(stop)
-	return s, url
+	return ServeFor(t, opts)
 }
 
 func signJWT(t *testing.T, key *rsa.PrivateKey, claims map[string]any) string {

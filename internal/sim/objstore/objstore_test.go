@@ -25,7 +25,7 @@ import (
 // same gocloud.dev/blob driver it uses: If-None-Match on create, If-Match on replace and delete.
 func TestVersityConditionalWrites(t *testing.T) {
 	s := objstoretest.Versity(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
 	objstoretest.Bucket(t, s, "state")
 	b, err := s.OpenBucket(ctx, "state")
@@ -180,7 +180,7 @@ func TestPresignNeedsIAMAndBucketPolicy(t *testing.T) {
 func TestBucketURLAndClose(t *testing.T) {
 	s := objstoretest.Versity(t)
 	objstoretest.Bucket(t, s, "viaurl")
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
 	defer cancel()
 	t.Setenv("AWS_ACCESS_KEY_ID", s.AccessKey)
 	t.Setenv("AWS_SECRET_ACCESS_KEY", s.SecretKey)

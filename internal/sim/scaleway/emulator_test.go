@@ -64,7 +64,7 @@ func startEmu(t *testing.T, o Options) (*Emulator, *scw.Client, string) {
 		o.SecretKey = testSecret
 	}
 	e := New(o)
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
 	defer cancel()
 	url, stop, err := e.Start(ctx)
 	if err != nil {
@@ -370,13 +370,7 @@ func TestPaginationAndFilters(t *testing.T) {
 		if err != nil || r.TotalCount != 7 || len(r.IPs) != 7 {
 			t.Fatalf("all pages: %d ips, total %d, err %v; want 7", len(r.IPs), r.TotalCount, err)
 		}
-		req, _ := http.NewRequest("GET", url+"/instance/v1/zones/fr-par-1/ips?per_page=3&page=3", nil)
-		req.Header.Set("X-Auth-Token", testSecret)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
+		resp := rawGet(t, url+"/instance/v1/zones/fr-par-1/ips?per_page=3&page=3")
 		if resp.Header.Get("X-Total-Count") != "7" || !strings.Contains(resp.Header.Get("Link"), `rel="previous"`) {
 			t.Fatalf("headers %v", resp.Header)
 		}
@@ -403,16 +397,7 @@ func TestBaremetalRescue(t *testing.T) {
 	if !strings.HasPrefix(key.Fingerprint, "256 MD5:6b:cd:72:8a") || strings.Contains(key.PublicKey, "someone") {
 		t.Fatalf("key %+v: want the recorded fingerprint and no comment", key)
 	}
-	offs, err := bm.ListOffers(&baremetal.ListOffersRequest{Zone: "fr-par-2", SubscriptionPeriod: "hourly"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var offer *baremetal.Offer
-	for _, o := range offs.Offers {
-		if o.Name == "EM-A116X-SSD" {
-			offer = o
-		}
-	}
+	offer := offerNamed(t, bm, "fr-par-2", "EM-A116X-SSD")
 	if offer == nil || offer.PricePerHour.Nanos != 77000000 || offer.Stock != "available" && offer.Stock != "low" {
 		t.Fatalf("offer %+v: want EM-A116X-SSD at 0.077 €/h in stock", offer)
 	}
@@ -512,13 +497,7 @@ func TestFaultBeforeAndAfterEffect(t *testing.T) {
 
 func TestRetryAfterHeader(t *testing.T) {
 	_, _, url := startEmu(t, Options{Faults: Faults{Rate429: 1, RetryAfter: 1500 * time.Millisecond}})
-	req, _ := http.NewRequest("GET", url+"/instance/v1/zones/fr-par-1/ips", nil)
-	req.Header.Set("X-Auth-Token", testSecret)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
+	resp := rawGet(t, url+"/instance/v1/zones/fr-par-1/ips")
 	if resp.StatusCode != 429 || resp.Header.Get("Retry-After") != "2" {
 		t.Fatalf("status %d Retry-After %q, want 429 and 2", resp.StatusCode, resp.Header.Get("Retry-After"))
 	}
@@ -591,4 +570,21 @@ func TestUserDataAndHooks(t *testing.T) {
 	if len(deleted) != 1 || deleted[0] != "instance_server" {
 		t.Fatalf("Deleted hook calls %v", deleted)
 	}
+}
+
+// offerNamed is the hourly Elastic Metal offer called name in zone, as the API lists it (nil when
+// none is).
+func offerNamed(t *testing.T, bm *baremetal.API, zone scw.Zone, name string) *baremetal.Offer {
+	t.Helper()
+	offers, err := bm.ListOffers(&baremetal.ListOffersRequest{Zone: zone, SubscriptionPeriod: baremetal.OfferSubscriptionPeriodHourly})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var found *baremetal.Offer
+	for _, o := range offers.Offers {
+		if o.Name == name {
+			found = o
+		}
+	}
+	return found
 }

@@ -45,16 +45,7 @@ func TestDocumentedQuotas(t *testing.T) {
 		}
 	}
 	bm := baremetal.NewAPI(c)
-	offers, err := bm.ListOffers(&baremetal.ListOffersRequest{Zone: zone, SubscriptionPeriod: baremetal.OfferSubscriptionPeriodHourly})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var a116 *baremetal.Offer
-	for _, o := range offers.Offers {
-		if o.Name == "EM-A116X-SSD" {
-			a116 = o
-		}
-	}
+	a116 := offerNamed(t, bm, zone, "EM-A116X-SSD")
 	if a116 == nil || a116.QuotaName != "EM_A116X_SSD" {
 		t.Fatalf("offer EM-A116X-SSD: %+v", a116)
 	}

@@ -35,11 +35,9 @@ func insecureClient(t *testing.T, ctx context.Context, a string) *client.Client 
 func TestUserDataIsReadOnceAtBoot(t *testing.T) {
 	t.Parallel()
 
-	cpAddr := addr()
-	cp, _, _ := configs(t, forms[0], "https://"+cpAddr+":6443", "/dev/sda")
+	cpAddr, cp, _, _ := clusterAt(t, forms[0], "/dev/sda")
 
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
+	ctx := testCtx(t, 20*time.Second)
 
 	var reads atomic.Int32
 
@@ -111,22 +109,16 @@ func TestUserDataIsReadOnceAtBoot(t *testing.T) {
 func TestBootstrapRefusedUntilReady(t *testing.T) {
 	t.Parallel()
 
-	cpAddr := addr()
-	cp, worker, tcfg := configs(t, forms[1], "https://"+cpAddr+":6443", "/dev/sda")
+	cpAddr, cp, worker, tcfg := clusterAt(t, forms[1], "/dev/sda")
 
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
+	ctx := testCtx(t, 20*time.Second)
 
 	const cri, ntp = 90 * time.Second, 30 * time.Second
 
 	clock := simclock.NewManual(time.Now())
 	n := start(t, NodeOptions{Addr: cpAddr, Mode: "cloud", UserData: cp, CRIDelay: cri, TimeSyncDelay: ntp, now: clock.Now})
 
-	tc, err := client.New(ctx, client.WithConfig(mustTalosconfig(t, tcfg)), client.WithEndpoints(n.APIAddr()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tc.Close() //nolint:errcheck
+	tc := trustedTalos(t, ctx, tcfg, n)
 
 	steps := []struct {
 		after time.Duration // on the node's clock, since it was configured
@@ -174,8 +166,7 @@ func TestBootstrapRefusedUntilReady(t *testing.T) {
 func TestMaintenanceServesDiskResources(t *testing.T) {
 	t.Parallel()
 
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
+	ctx := testCtx(t, 20*time.Second)
 
 	n := start(t, NodeOptions{Addr: addr(), Mode: "metal", Disks: []string{"/dev/sda", "/dev/nvme0n1"}, SystemDisk: "/dev/sda"})
 	c := insecureClient(t, ctx, n.APIAddr())

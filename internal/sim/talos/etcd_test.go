@@ -177,11 +177,9 @@ func TestEtcdSnapshotRecoverKeepsKubernetesObjects(t *testing.T) {
 		t.Run(f.name, func(t *testing.T) {
 			t.Parallel()
 
-			a := addr()
-			cp, _, tcfg := configs(t, f, "https://"+a+":6443", "/dev/nvme0n1")
+			a, cp, _, tcfg := clusterAt(t, f, "/dev/nvme0n1")
 
-			ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
-			defer cancel()
+			ctx := testCtx(t, 30*time.Second)
 
 			n := start(t, NodeOptions{Addr: a, Mode: "cloud", UserData: cp})
 			c := trustedTalos(t, ctx, tcfg, n)
@@ -286,11 +284,9 @@ func TestEtcdRecoverRefusesABadSnapshot(t *testing.T) {
 	t.Parallel()
 
 	f := forms[0]
-	a := addr()
-	cp, _, tcfg := configs(t, f, "https://"+a+":6443", "/dev/nvme0n1")
+	a, cp, _, tcfg := clusterAt(t, f, "/dev/nvme0n1")
 
-	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
-	defer cancel()
+	ctx := testCtx(t, 30*time.Second)
 
 	n := start(t, NodeOptions{Addr: a, Mode: "cloud", UserData: cp})
 	c := trustedTalos(t, ctx, tcfg, n)
@@ -375,11 +371,9 @@ func TestEtcdRecoverRefusesABadSnapshot(t *testing.T) {
 func TestKubernetesAPIObjects(t *testing.T) {
 	t.Parallel()
 
-	a := addr()
-	cp, _, tcfg := configs(t, forms[0], "https://"+a+":6443", "/dev/nvme0n1")
+	a, cp, _, tcfg := clusterAt(t, forms[0], "/dev/nvme0n1")
 
-	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
-	defer cancel()
+	ctx := testCtx(t, 30*time.Second)
 
 	n := start(t, NodeOptions{Addr: a, Mode: "cloud", UserData: cp})
 	c := trustedTalos(t, ctx, tcfg, n)

@@ -1,7 +1,6 @@
 package talos
 
 import (
-	"context"
 	"testing"
 	"time"
 
@@ -11,8 +10,7 @@ import (
 
 // Pushed faults refuse calls with Unavailable while they are pushed, and only then.
 func TestFaultsRefuseCallsWhilePushed(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
+	ctx := testCtx(t, 30*time.Second)
 
 	f := NewFaults(1)
 	n := start(t, NodeOptions{Addr: addr(), Mode: "metal", Disks: []string{"/dev/sda"}, SystemDisk: "/dev/sda", Faults: f})

@@ -13,7 +13,10 @@ import (
 	"github.com/siderolabs/talos/pkg/machinery/nethelpers"
 )
 
-const fwBlock = `---
+// apidOnly is a firewall that blocks by default and admits the Talos API (50000) from ingress
+// (the rule's YAML list).
+func apidOnly(ingress string) string {
+	return `---
 apiVersion: v1alpha1
 kind: NetworkDefaultActionConfig
 ingress: block
@@ -25,9 +28,12 @@ portSelector:
   ports: [50000]
   protocol: tcp
 ingress:
-  - subnet: 127.0.0.0/8
+` + ingress
+}
+
+var fwBlock = apidOnly(`  - subnet: 127.0.0.0/8
     except: 127.0.0.77/32
----
+`) + `---
 apiVersion: v1alpha1
 kind: NetworkRuleConfig
 name: kubelet-ingress
@@ -106,8 +112,7 @@ func TestFirewallAdmits(t *testing.T) {
 func TestNodeEnforcesItsFirewallAndNetwork(t *testing.T) {
 	t.Parallel()
 
-	a := addr()
-	cp, _, _ := configs(t, forms[0], "https://"+a+":6443", "/dev/sda")
+	a, cp, _, _ := clusterAt(t, forms[0], "/dev/sda")
 
 	refusedFrom := netip.MustParseAddr("127.0.0.78") // refused by the network (security group)
 	n := start(t, NodeOptions{Addr: a, Mode: "cloud", UserData: append(cp, fwBlock...),

@@ -25,25 +25,11 @@ import (
 func TestControlPlaneForwardsByNodeMetadata(t *testing.T) {
 	t.Parallel()
 
-	cpAddr, wAddr := addr(), addr()
-	cp, worker, tcfg := configs(t, forms[0], "https://"+cpAddr+":6443", "/dev/sda")
-	fw := fmt.Sprintf(`---
-apiVersion: v1alpha1
-kind: NetworkDefaultActionConfig
-ingress: block
----
-apiVersion: v1alpha1
-kind: NetworkRuleConfig
-name: apid-ingress
-portSelector:
-  ports: [50000]
-  protocol: tcp
-ingress:
-  - subnet: %s/32
-`, cpAddr)
+	cpAddr, cp, worker, tcfg := clusterAt(t, forms[0], "/dev/sda")
+	wAddr := addr()
+	fw := apidOnly(fmt.Sprintf("  - subnet: %s/32\n", cpAddr))
 
-	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
-	defer cancel()
+	ctx := testCtx(t, time.Minute)
 
 	var refuseCP atomic.Bool
 

@@ -83,11 +83,9 @@ func portFree(host string, port int) error {
 func TestCloseWaitsForAnApplyInFlight(t *testing.T) {
 	t.Parallel()
 
-	a := addr()
-	cp, _, _ := configs(t, forms[0], "https://"+a+":6443", "/dev/sda")
+	a, cp, _, _ := clusterAt(t, forms[0], "/dev/sda")
 
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
+	ctx := testCtx(t, 30*time.Second)
 
 	gate := newGate("config applied, leaving maintenance mode")
 	n, err := StartNode(ctx, NodeOptions{Addr: a, Mode: "metal", Disks: []string{"/dev/sda"}, Logger: slog.New(gate),
@@ -166,8 +164,7 @@ func TestCloseWaitsForAnApplyInFlight(t *testing.T) {
 func TestFailedStartFreesItsPorts(t *testing.T) {
 	t.Parallel()
 
-	a := addr()
-	cp, _, _ := configs(t, forms[0], "https://"+a+":6443", "/dev/sda")
+	a, cp, _, _ := clusterAt(t, forms[0], "/dev/sda")
 
 	taken, err := net.Listen("tcp", net.JoinHostPort(a, strconv.Itoa(DefaultAPIPort)))
 	if err != nil {
@@ -243,11 +240,9 @@ func TestNodeDialsLeaveItsPortsFree(t *testing.T) {
 func TestResetAnswersAsConfiguredUntilItsReboot(t *testing.T) {
 	t.Parallel()
 
-	a := addr()
-	cp, _, tcfg := configs(t, forms[0], "https://"+a+":6443", "/dev/sda")
+	a, cp, _, tcfg := clusterAt(t, forms[0], "/dev/sda")
 
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
+	ctx := testCtx(t, 30*time.Second)
 
 	n, err := StartNode(ctx, NodeOptions{Addr: a, Mode: "cloud", UserData: cp, Logger: slog.New(slog.DiscardHandler),
 		Latency: Latency{ResetWipe: time.Hour, ResetReboot: time.Hour}})
@@ -255,16 +250,7 @@ func TestResetAnswersAsConfiguredUntilItsReboot(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	mtls := func() *client.Client {
-		c, err := client.New(ctx, client.WithConfig(mustTalosconfig(t, tcfg)), client.WithEndpoints(n.APIAddr()))
-		if err != nil {
-			t.Fatal(err)
-		}
-
-		t.Cleanup(func() { _ = c.Close() })
-
-		return c
-	}
+	mtls := func() *client.Client { return trustedTalos(t, ctx, tcfg, n) }
 
 	if err := mtls().ResetGeneric(ctx, &machineapi.ResetRequest{Reboot: true, Mode: machineapi.ResetRequest_SYSTEM_DISK}); err != nil {
 		t.Fatalf("Reset: %v", err)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"strings"
 	"testing"
 	"time"
@@ -47,6 +48,25 @@ func start(t *testing.T, o NodeOptions) *Node {
 	t.Cleanup(func() { _ = n.Close() })
 
 	return n
+}
+
+// testCtx is the test's context, ending after d at the latest.
+func testCtx(t *testing.T, d time.Duration) context.Context {
+	ctx, cancel := context.WithTimeout(t.Context(), d)
+	t.Cleanup(cancel)
+
+	return ctx
+}
+
+// clusterAt picks a control plane address and generates the configs (form f, install disk) of a
+// cluster whose Kubernetes endpoint is on it.
+func clusterAt(t *testing.T, f form, disk string) (a string, cp, worker, talosconfig []byte) {
+	t.Helper()
+
+	a = addr()
+	cp, worker, talosconfig = configs(t, f, "https://"+net.JoinHostPort(a, fmt.Sprint(DefaultKubePort)), disk)
+
+	return a, cp, worker, talosconfig
 }
 
 // configs generates plain machinery configs (no pocbot patches): the stand-in must hold up
@@ -125,8 +145,7 @@ func testNodeLifecycle(t *testing.T, f form) {
 	cp, worker, tcfg := configs(t, f, "https://"+cpAddr+":6443", "/dev/nvme0n1")
 	cpWrongDisk, _, _ := configs(t, f, "https://"+cpAddr+":6443", "/dev/sdz")
 
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
+	ctx := testCtx(t, 30*time.Second)
 
 	w := start(t, NodeOptions{Addr: wAddr, Mode: "metal", Disks: []string{"/dev/nvme0n1"}})
 
@@ -162,16 +181,7 @@ func testNodeLifecycle(t *testing.T, f form) {
 	}
 
 	// No control plane yet: the worker has no certificate (trustd) and every handshake fails.
-	tcParsed := func() *client.Client {
-		c, err := client.New(ctx, client.WithConfig(mustTalosconfig(t, tcfg)), client.WithEndpoints(w.APIAddr()))
-		if err != nil {
-			t.Fatal(err)
-		}
-
-		t.Cleanup(func() { _ = c.Close() })
-
-		return c
-	}()
+	tcParsed := trustedTalos(t, ctx, tcfg, w)
 
 	shortCtx, c := context.WithTimeout(ctx, 500*time.Millisecond)
 	if _, err := tcParsed.Version(shortCtx); err == nil {
@@ -185,11 +195,7 @@ func testNodeLifecycle(t *testing.T, f form) {
 		t.Error("configured control plane answered a client without certificate")
 	}
 
-	cpc, err := client.New(ctx, client.WithConfig(mustTalosconfig(t, tcfg)), client.WithEndpoints(cpNode.APIAddr()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cpc.Close() //nolint:errcheck
+	cpc := trustedTalos(t, ctx, tcfg, cpNode)
 
 	if err := cpc.Bootstrap(ctx, &machineapi.BootstrapRequest{}); err != nil {
 		t.Fatalf("Bootstrap: %v", err)

@@ -22,7 +22,7 @@ import (
 // TestRescueHostTakesOnlyTheKeysGiven: the rescue system the world boots lets in the user
 // "rescue" with a key passed in ssh_key_ids, and refuses another key of the same project.
 func TestRescueHostTakesOnlyTheKeysGiven(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
 	w, err := world.Start(ctx, world.Options{Dir: t.TempDir(), TimeFactor: 0.002, S3: "file", HideRescueServer: true})
 	if err != nil {

@@ -18,7 +18,7 @@ func TestStartFailureReturnsTheError(t *testing.T) {
 	if err := os.WriteFile(notADir, []byte("x"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
 	w, err := world.Start(ctx, world.Options{Dir: notADir, TimeFactor: 0.002, S3: "file"})
 	if err == nil {

@@ -11,14 +11,5 @@ import (
 // and web URL both) until the test ends; it returns the stand-in and its URL.
 func Serve(t testing.TB, opts ghsim.Options) (*ghsim.Server, string) {
 	t.Helper()
-	s, err := ghsim.New(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	url, stop, err := s.Start(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(stop)
-	return s, url
+	return ghsim.ServeFor(t, opts)
 }
