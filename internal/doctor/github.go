@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
 	"regexp"
 	"sort"
 	"strings"
@@ -98,33 +97,18 @@ func (g GitHub) Checks() []Check {
 func (g GitHub) secrets(ctx context.Context, c *gh.Client, owner, name string) []Item {
 	have := map[string]bool{}
 	where := "environment " + g.Env
-	list := func(path string) (bool, error) {
-		var out struct {
-			Secrets []struct {
-				Name string `json:"name"`
-			} `json:"secrets"`
+	list := func(env string) (bool, error) { // env "": the repository's
+		names, found, err := repoinit.SecretNames(ctx, c, repoinit.SecretsPath(owner, name, env))
+		for _, n := range names {
+			have[strings.ToUpper(n)] = true
 		}
-		req, err := c.NewRequest(http.MethodGet, path+"?per_page=100", nil)
-		if err != nil {
-			return false, err
-		}
-		resp, err := c.Do(ctx, req, &out)
-		if err != nil {
-			if resp != nil && resp.StatusCode == http.StatusNotFound {
-				return false, nil
-			}
-			return false, err
-		}
-		for _, s := range out.Secrets {
-			have[strings.ToUpper(s.Name)] = true
-		}
-		return true, nil
+		return found, err
 	}
-	envOK, err := list(fmt.Sprintf("repos/%s/%s/environments/%s/secrets", owner, name, url.PathEscape(g.Env)))
+	envOK, err := list(g.Env)
 	if err != nil {
 		return one("secrets", Fail, fmt.Sprintf("list the secrets of environment %s: %v", g.Env, err), "use a repository admin's token")
 	}
-	if _, err := list(fmt.Sprintf("repos/%s/%s/actions/secrets", owner, name)); err != nil {
+	if _, err := list(""); err != nil {
 		return one("secrets", Fail, fmt.Sprintf("list the repository's secrets: %v", err), "use a repository admin's token")
 	}
 	if !envOK {

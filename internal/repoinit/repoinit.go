@@ -344,34 +344,64 @@ func (r *runner) target(ctx context.Context, repo *gh.Repository) error {
 
 func (r *runner) secretsPath() string {
 	if r.rep.Target == "repository secrets" {
-		return fmt.Sprintf("repos/%s/%s/actions/secrets", r.owner, r.name)
+		return SecretsPath(r.owner, r.name, "")
 	}
-	return fmt.Sprintf("repos/%s/%s/environments/%s/secrets", r.owner, r.name, url.PathEscape(r.cfg.Env))
+	return SecretsPath(r.owner, r.name, r.cfg.Env)
 }
 
-// ExistingSecrets lists the names of the secrets under path (every page).
-func (r *runner) existingSecrets(ctx context.Context) (map[string]bool, error) {
-	have := map[string]bool{}
+// SecretsPath is the API path of the Actions secrets of the environment env of owner/name, or
+// with env "" of the repository.
+func SecretsPath(owner, name, env string) string {
+	if env == "" {
+		return fmt.Sprintf("repos/%s/%s/actions/secrets", owner, name)
+	}
+	return fmt.Sprintf("repos/%s/%s/environments/%s/secrets", owner, name, url.PathEscape(env))
+}
+
+// SecretNames lists the names of the Actions secrets under path (SecretsPath), every page, as
+// GitHub gives them (upper-cased). found is false, with no error, where GitHub answers 404: no
+// such environment.
+func SecretNames(ctx context.Context, c *gh.Client, path string) (names []string, found bool, err error) {
 	for page := 1; page < 100; page++ {
 		var list struct {
-			Total   int `json:"total_count"`
 			Secrets []struct {
 				Name string `json:"name"`
 			} `json:"secrets"`
 		}
-		resp, err := r.do(ctx, http.MethodGet, fmt.Sprintf("%s?per_page=100&page=%d", r.secretsPath(), page), nil, &list)
+		req, err := c.NewRequest(http.MethodGet, fmt.Sprintf("%s?per_page=100&page=%d", path, page), nil)
 		if err != nil {
-			if r.cfg.DryRun && resp != nil && resp.StatusCode == http.StatusNotFound {
-				return have, nil // the environment does not exist yet
-			}
-			return nil, fmt.Errorf("init: list the %s of %s: %w", r.rep.Target, r.cfg.Repo, err)
+			return nil, false, err
+		}
+		resp, err := c.Do(ctx, req, &list)
+		if resp != nil && resp.StatusCode == http.StatusNotFound {
+			return nil, false, nil
+		}
+		if err != nil {
+			return nil, false, err
 		}
 		for _, s := range list.Secrets {
-			have[strings.ToUpper(s.Name)] = true
+			names = append(names, s.Name)
 		}
 		if len(list.Secrets) < 100 {
 			break
 		}
+	}
+	return names, true, nil
+}
+
+// existingSecrets is the set of the secrets' names where init writes them; in a dry run, an
+// environment not made yet has none.
+func (r *runner) existingSecrets(ctx context.Context) (map[string]bool, error) {
+	names, found, err := SecretNames(ctx, r.c, r.secretsPath())
+	if err == nil && !found && !r.cfg.DryRun {
+		err = errors.New("GitHub answers 404 Not Found")
+	}
+	if err != nil {
+		return nil, fmt.Errorf("init: list the %s of %s: %w", r.rep.Target, r.cfg.Repo, err)
+	}
+	have := map[string]bool{}
+	for _, n := range names {
+		have[strings.ToUpper(n)] = true
 	}
 	return have, nil
 }

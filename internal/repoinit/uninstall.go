@@ -73,8 +73,8 @@ func Uninstall(ctx context.Context, cfg UninstallConfig) (int, error) {
 	}
 	// Secrets: the environment's, then the repository's (init writes one or the other).
 	for _, where := range []secretsPlace{
-		{fmt.Sprintf("repos/%s/%s/environments/%s/secrets", owner, name, url.PathEscape(cfg.Env)), "of the environment " + cfg.Env},
-		{fmt.Sprintf("repos/%s/%s/actions/secrets", owner, name), "of the repository"},
+		{SecretsPath(owner, name, cfg.Env), "of the environment " + cfg.Env},
+		{SecretsPath(owner, name, ""), "of the repository"},
 	} {
 		n, err := deleteSecrets(ctx, c, where, cfg.DryRun, out)
 		changes += n
@@ -136,40 +136,31 @@ type secretsPlace struct{ path, what string }
 // deleteSecrets deletes the secrets init manages from one place (a dry run prints them); a missing
 // environment has none. It returns the number of deleting requests made.
 func deleteSecrets(ctx context.Context, c *gh.Client, where secretsPlace, dryRun bool, out io.Writer) (int, error) {
-	var list struct {
-		Secrets []struct {
-			Name string `json:"name"`
-		} `json:"secrets"`
-	}
-	req, err := c.NewRequest(http.MethodGet, where.path+"?per_page=100", nil)
-	if err != nil {
-		return 0, err
-	}
-	resp, err := c.Do(ctx, req, &list)
+	names, found, err := SecretNames(ctx, c, where.path)
 	switch {
-	case resp != nil && resp.StatusCode == http.StatusNotFound:
-		return 0, nil // no such environment
 	case err != nil:
 		return 0, fmt.Errorf("uninstall: list the secrets %s: %w", where.what, err)
+	case !found:
+		return 0, nil // no such environment
 	}
 	changes := 0
-	for _, s := range list.Secrets {
-		if !managedSecret(s.Name) {
+	for _, n := range names {
+		if !managedSecret(n) {
 			continue
 		}
 		if dryRun {
-			fmt.Fprintf(out, "- would delete the secret %s %s\n", s.Name, where.what)
+			fmt.Fprintf(out, "- would delete the secret %s %s\n", n, where.what)
 			continue
 		}
-		req, err := c.NewRequest(http.MethodDelete, where.path+"/"+url.PathEscape(s.Name), nil)
+		req, err := c.NewRequest(http.MethodDelete, where.path+"/"+url.PathEscape(n), nil)
 		if err != nil {
 			return changes, err
 		}
 		if _, err := c.Do(ctx, req, nil); err != nil {
-			return changes, fmt.Errorf("uninstall: delete the secret %s %s: %w (rerun)", s.Name, where.what, err)
+			return changes, fmt.Errorf("uninstall: delete the secret %s %s: %w (rerun)", n, where.what, err)
 		}
 		changes++
-		fmt.Fprintf(out, "- secret %s %s\n", s.Name, where.what)
+		fmt.Fprintf(out, "- secret %s %s\n", n, where.what)
 	}
 	return changes, nil
 }

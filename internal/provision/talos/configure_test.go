@@ -4,6 +4,9 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"log/slog"
+	"net"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -11,6 +14,7 @@ import (
 	blockpb "github.com/siderolabs/talos/pkg/machinery/api/resource/definitions/block"
 	"github.com/siderolabs/talos/pkg/machinery/config/configloader"
 
+	"github.com/pocbot/pocbot/internal/settings"
 	simtalos "github.com/pocbot/pocbot/internal/sim/talos"
 )
 
@@ -120,5 +124,83 @@ func TestDisksFromANodeWithoutTheResourceAPI(t *testing.T) {
 
 	if w.Calls("/storage.StorageService/Disks") == 0 {
 		t.Error("the node was never asked StorageService.Disks")
+	}
+}
+
+// TestConfigureThroughAControlPlane: the worker's firewall admits the nodes and the admin CIDRs,
+// not this test's address (the runner). Configure applies in maintenance mode directly (no config
+// yet, no firewall) and then waits for the worker's trust through a control plane's apid. A rerun
+// whose control plane is not up yet for the first trusted check meets a worker that drops the
+// insecure probe; it gives the probe up once the worker answers through the control plane, instead
+// of waiting for a maintenance mode that never comes.
+func TestConfigureThroughAControlPlane(t *testing.T) {
+	t.Parallel()
+
+	secrets, err := NewSecrets(DefaultTalosVersion, settings.ServiceAccountKeyECDSA)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	wIP := loopback()
+	in := baseInput(t)
+	in.Secrets, in.WorkerInstallDisk = secrets, "/dev/sda"
+	in.ControlPlaneIPs = []string{loopback(), loopback(), loopback()}
+	in.Endpoint = "https://" + in.ControlPlaneIPs[0] + ":6443"
+	in.Firewall = &Firewall{AdminCIDRs: []string{"203.0.113.0/24"}, NodeIPs: append(slices.Clone(in.ControlPlaneIPs), wIP), ControlPlaneIPs: in.ControlPlaneIPs}
+
+	cfgs, err := Generate(t.Context(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	ctx = WithRetryInterval(ctx, 50*time.Millisecond)
+
+	cp0 := net.JoinHostPort(in.ControlPlaneIPs[0], "50000")
+	startNode(t, simtalos.NodeOptions{Addr: in.ControlPlaneIPs[0], Mode: "cloud", UserData: cfgs.ControlPlane})
+	w := startNode(t, simtalos.NodeOptions{Addr: wIP, Mode: "metal", Disks: []string{"/dev/sda"}})
+	wAddr := net.JoinHostPort(wIP, "50000")
+
+	if err := Bootstrap(ctx, cp0, cfgs.Talosconfig); err != nil {
+		t.Fatalf("Bootstrap: %v", err)
+	}
+
+	disks, err := Configure(ctx, wAddr, Through(cp0, wIP), cfgs.Worker, cfgs.Talosconfig)
+	if err != nil || len(disks) == 0 {
+		t.Fatalf("Configure through the control plane: disks %v, %v", disks, err)
+	}
+
+	short, scancel := context.WithTimeout(ctx, time.Second)
+	if Configured(short, Direct(wAddr), cfgs.Talosconfig) {
+		t.Error("the configured worker answers the runner directly: its firewall should admit the nodes only")
+	}
+	scancel()
+
+	// The rerun, through a second control plane that boots a moment later.
+	started := make(chan *simtalos.Node, 1)
+	go func() {
+		time.Sleep(time.Second)
+		n, err := simtalos.StartNode(context.Background(), simtalos.NodeOptions{Addr: in.ControlPlaneIPs[1], Mode: "cloud", UserData: cfgs.ControlPlane,
+			Logger: slog.New(slog.DiscardHandler)})
+		if err != nil {
+			t.Errorf("start the second control plane: %v", err)
+		}
+		started <- n
+	}()
+	t.Cleanup(func() {
+		if n := <-started; n != nil {
+			_ = n.Close()
+		}
+	})
+
+	t0 := time.Now()
+	disks, err = Configure(ctx, wAddr, Through(net.JoinHostPort(in.ControlPlaneIPs[1], "50000"), wIP), cfgs.Worker, cfgs.Talosconfig)
+	if err != nil || disks != nil {
+		t.Fatalf("rerun of Configure through a control plane that came up late: disks %v, %v (after %s)", disks, err, time.Since(t0))
+	}
+
+	if n := w.Calls("/machine.MachineService/ApplyConfiguration"); n != 1 {
+		t.Errorf("the worker was sent %d configs, want the first one only", n)
 	}
 }
