@@ -36,7 +36,10 @@ type env struct {
 	spec   provision.Spec
 }
 
-func newEnv(t *testing.T, opts world.Options) *env {
+func newEnv(t *testing.T, opts world.Options) *env { return newEnvWith(t, opts, worldtest.Options{}) }
+
+// newEnvWith is newEnv with the parts built with wo (its Log is the test's).
+func newEnvWith(t *testing.T, opts world.Options, wo worldtest.Options) *env {
 	t.Helper()
 	opts.Dir = t.TempDir()
 	if opts.S3 == "" {
@@ -50,7 +53,8 @@ func newEnv(t *testing.T, opts world.Options) *env {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { w.Close() })
-	p := worldtest.New(t, w, worldtest.Options{Log: slog.New(slog.NewTextHandler(testWriter{t}, nil))})
+	wo.Log = slog.New(slog.NewTextHandler(testWriter{t}, nil))
+	p := worldtest.New(t, w, wo)
 	return &env{w: w, ops: p.Ops, driver: p.Driver, store: p.Store, spec: p.Spec}
 }
 

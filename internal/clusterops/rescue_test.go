@@ -2,7 +2,6 @@ package clusterops_test
 
 import (
 	"context"
-	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -22,14 +21,31 @@ func TestUpWhateverRescueServerHolds(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		opts world.Options
+		wait time.Duration // for the rescue password; 0: the cluster's default
+		// wantErr: what the up's error names; none: the up makes a ready cluster.
+		wantErr []string
 	}{
 		{name: "never shown, passwordless sudo", opts: world.Options{HideRescueServer: true, RescueSudoNoPassword: true}},
 		{name: "shown late, sudo wants the password", opts: world.Options{RescueServerDelay: 40 * time.Second}},
+		// Never shown while sudo wants it: the up stops after its bounded wait, saying what is missing.
+		{name: "never shown, sudo wants the password", opts: world.Options{HideRescueServer: true}, wait: 300 * time.Millisecond,
+			wantErr: []string{"sudo wants the rescue password", "rescue_server.password still empty after 300ms"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			e, ctx := start(t, 3*time.Minute, tc.opts)
+			tc.opts.TimeFactor = 0.005
+			e := newEnvWith(t, tc.opts, worldtest.Options{RescuePasswordWait: tc.wait})
+			ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
+			defer cancel()
 			res, err := e.ops.Up(ctx, clusterops.Intent{Cluster: "rescue-1", Spec: e.spec, TTL: time.Hour,
 				Repository: "acme/shop", Number: 1, Kind: "issue", RequestedBy: "alice", Command: "up"})
+			if len(tc.wantErr) > 0 {
+				for _, want := range tc.wantErr {
+					if err == nil || !strings.Contains(err.Error(), want) {
+						t.Errorf("up: %v, want an error naming %q", err, want)
+					}
+				}
+				return
+			}
 			if err != nil {
 				t.Fatalf("up: %v", err)
 			}
@@ -38,21 +54,4 @@ func TestUpWhateverRescueServerHolds(t *testing.T) {
 			}
 		})
 	}
-
-	// Never shown while sudo wants it: the up stops after its bounded wait, saying what is missing.
-	t.Run("never shown, sudo wants the password", func(t *testing.T) {
-		w, err := world.Start(t.Context(), world.Options{Dir: t.TempDir(), S3: "file", TimeFactor: 0.005, HideRescueServer: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { w.Close() })
-		p := worldtest.New(t, w, worldtest.Options{Log: slog.New(slog.NewTextHandler(testWriter{t}, nil)), RescuePasswordWait: 300 * time.Millisecond})
-		ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
-		defer cancel()
-		_, err = p.Ops.Up(ctx, clusterops.Intent{Cluster: "rescue-2", Spec: p.Spec, TTL: time.Hour,
-			Repository: "acme/shop", Number: 2, Kind: "issue", RequestedBy: "alice", Command: "up"})
-		if err == nil || !strings.Contains(err.Error(), "sudo wants the rescue password") || !strings.Contains(err.Error(), "rescue_server.password still empty after 300ms") {
-			t.Fatalf("up: %v, want the missing rescue password named", err)
-		}
-	})
 }
