@@ -107,35 +107,30 @@ func TestSSHKeyRoundTrip(t *testing.T) {
 	}
 }
 
-// A comment may ask for a pre-release (`--talos v1.14.0-rc.1`); the spec must accept what the
-// comment grammar accepts, and refuse what it refuses.
-func TestSpecTalosVersionAgreesWithTheCommentGrammar(t *testing.T) {
+// Validate accepts what the comment grammar accepts and refuses what it refuses: a comment may ask
+// for a pre-release (`--talos v1.14.0-rc.1`), and the three places that read an extension name
+// (comment, spec, schematic) accept the same names.
+func TestSpecValidateAgreesWithTheCommentGrammar(t *testing.T) {
+	talos := func(s *Spec, v string) { s.TalosVersion = v }
+	extension := func(s *Spec, v string) { s.TalosExtensions = []string{v} }
 	for _, tc := range []struct {
-		v  string
-		ok bool
-	}{{"v1.13.11", true}, {"v1.14.0-rc.1", true}, {"v1.14.0-beta.0", true}, {"1.13.11", false}, {"v1.13", false}, {"v1.14.0-foo", false}} {
+		field string
+		set   func(*Spec, string)
+		v     string
+		ok    bool
+	}{
+		{"talos_version", talos, "v1.13.11", true}, {"talos_version", talos, "v1.14.0-rc.1", true},
+		{"talos_version", talos, "v1.14.0-beta.0", true}, {"talos_version", talos, "1.13.11", false},
+		{"talos_version", talos, "v1.13", false}, {"talos_version", talos, "v1.14.0-foo", false},
+		{"extension", extension, "siderolabs/iscsi-tools", true}, {"extension", extension, "gvisor", true},
+		{"extension", extension, "a/b/c", false}, {"extension", extension, "Siderolabs/x", false},
+		{"extension", extension, "-x", false}, {"extension", extension, "a//b", false},
+	} {
 		s := DefaultSpec()
 		s.ImageBucket = "talos-images"
-		s.TalosVersion = tc.v
-		err := s.Validate()
-		if (err == nil) != tc.ok {
-			t.Errorf("talos_version %q: err = %v, want ok=%v", tc.v, err, tc.ok)
-		}
-	}
-}
-
-// The three places that read an extension name (comment, spec, schematic) accept the same names.
-func TestSpecExtensionNames(t *testing.T) {
-	for _, tc := range []struct {
-		v  string
-		ok bool
-	}{{"siderolabs/iscsi-tools", true}, {"gvisor", true}, {"a/b/c", false}, {"Siderolabs/x", false}, {"-x", false}, {"a//b", false}} {
-		s := DefaultSpec()
-		s.ImageBucket = "talos-images"
-		s.TalosExtensions = []string{tc.v}
-		err := s.Validate()
-		if (err == nil) != tc.ok {
-			t.Errorf("extension %q: err = %v, want ok=%v", tc.v, err, tc.ok)
+		tc.set(&s, tc.v)
+		if err := s.Validate(); (err == nil) != tc.ok {
+			t.Errorf("%s %q: err = %v, want ok=%v", tc.field, tc.v, err, tc.ok)
 		}
 	}
 }

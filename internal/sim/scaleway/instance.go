@@ -398,9 +398,8 @@ func ruleJSON(r *instance.SecurityGroupRule) map[string]any {
 func (e *Emulator) sgRules(w http.ResponseWriter, r *http.Request, z scw.Zone, id string) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	g, ok := e.sgs[id]
-	if !ok || g.Zone != z {
-		instanceNotFound(w, "instance_security_group", id)
+	g, ok := instanceItem(w, e.sgs, z, "instance_security_group", id)
+	if !ok {
 		return
 	}
 	switch r.Method {

@@ -309,9 +309,8 @@ func (e *Emulator) removeServer(s *server, terminated bool) {
 
 func (e *Emulator) serverAction(w http.ResponseWriter, r *http.Request, z scw.Zone, id string) {
 	decodeLocked(e, w, r, func(req *instance.ServerActionRequest) {
-		s, ok := e.srv[id]
-		if !ok || s.Zone != z {
-			instanceNotFound(w, "instance_server", id)
+		s, ok := instanceItem(w, e.srv, z, "instance_server", id)
+		if !ok {
 			return
 		}
 		allowed := false
@@ -422,9 +421,8 @@ func (e *Emulator) userData(w http.ResponseWriter, r *http.Request, z scw.Zone, 
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	s, ok := e.srv[id]
-	if !ok || s.Zone != z {
-		instanceNotFound(w, "instance_server", id)
+	s, ok := instanceItem(w, e.srv, z, "instance_server", id)
+	if !ok {
 		return
 	}
 	key := r.PathValue("key")

@@ -177,6 +177,16 @@ func inZone[T resource](t table[T], z scw.Zone) func(string) (T, bool) {
 	}
 }
 
+// instanceItem finds id of t in zone z; else it answers the Instance API's 404 for resource.
+// Caller holds e.mu.
+func instanceItem[T resource](w http.ResponseWriter, t table[T], z scw.Zone, resource, id string) (T, bool) {
+	v, ok := inZone(t, z)(id)
+	if !ok {
+		instanceNotFound(w, resource, id)
+	}
+	return v, ok
+}
+
 // inMap finds an id of m.
 func inMap[T any](m map[string]T) func(string) (T, bool) {
 	return func(id string) (T, bool) {
