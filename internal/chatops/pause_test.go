@@ -9,6 +9,7 @@ import (
 	"github.com/pocbot/pocbot/internal/clusterops"
 	"github.com/pocbot/pocbot/internal/commands"
 	"github.com/pocbot/pocbot/internal/lifecycle"
+	simtalos "github.com/pocbot/pocbot/internal/sim/talos"
 )
 
 // `/poc pause` answers with what was kept, what the paused cluster costs per day and how to
@@ -19,8 +20,32 @@ func TestPauseAndResumeVerbs(t *testing.T) {
 	h, ctx := scene{repo: repo, users: []string{"alice:admin", "bob:read"}, issues: []int{7}, timeout: 4 * time.Minute}.open(t)
 	name := commands.ClusterName("acme", "freeze", 7)
 
+	alicePub, aliceID := sshUser(t)
+	h.w.GitHub.AddUserKey("alice", alicePub)
 	if out, err := h.handle(ctx, h.comment(repo, 7, false, "alice", "/poc up")); err != nil || !out.OK {
 		t.Fatalf("up: %+v %v", out, err)
+	}
+	// alice writes a ConfigMap with the kubeconfig the up's reply gave her; it is there after the
+	// resume.
+	kube := func() *simtalos.KubeClient {
+		t.Helper()
+		var link string
+		for _, c := range h.botComments(repo, 7) {
+			if m := curlRE.FindStringSubmatch(c.Body); m != nil {
+				link = m[1]
+			}
+		}
+		if link == "" {
+			t.Fatal("no kubeconfig link in the bot's comments")
+		}
+		k, err := simtalos.NewKubeClient(fetchAndDecrypt(t, link, aliceID))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return k
+	}
+	if err := kube().Create(ctx, "configmaps", "default", "before-the-pause", map[string]string{"v": "42"}); err != nil {
+		t.Fatalf("write a ConfigMap before the pause: %v", err)
 	}
 	if out, err := h.handle(ctx, h.comment(repo, 7, false, "alice", "/poc resume")); err != nil || out.OK || !strings.Contains(lastBody(h, repo, 7), "is not paused") {
 		t.Fatalf("resume of a running cluster: %+v %v\n%s", out, err, lastBody(h, repo, 7))
@@ -78,6 +103,9 @@ func TestPauseAndResumeVerbs(t *testing.T) {
 	}
 	if m, _ := clusterops.MetaOf(doc.Header); m.DailyCostNanos < 4_000_000_000 {
 		t.Errorf("daily cost after the resume = %d nano-euros, want the running cost", m.DailyCostNanos)
+	}
+	if d, err := kube().Data(ctx, "configmaps", "default", "before-the-pause"); err != nil || d["v"] != "42" {
+		t.Errorf("the ConfigMap written before the pause, after the resume: %v %v", d, err)
 	}
 	scanSecrets(t, h)
 }
