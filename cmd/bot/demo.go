@@ -19,7 +19,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"filippo.io/age"
@@ -31,6 +30,7 @@ import (
 	"github.com/pocbot/pocbot/internal/provision"
 	ghsim "github.com/pocbot/pocbot/internal/sim/github"
 	scwsim "github.com/pocbot/pocbot/internal/sim/scaleway"
+	"github.com/pocbot/pocbot/internal/sim/syncio"
 	"github.com/pocbot/pocbot/internal/sim/world"
 )
 
@@ -138,7 +138,7 @@ func (a *app) demoSeed(w *world.World, dir string) (*demoRun, age.Identity, erro
 	env["GITHUB_EVENT_NAME"] = "issue_comment"
 	env["POC_STICKY_INTERVAL"] = "1s"
 	env["POC_LOCK_WAIT"] = "1m"
-	logs := &syncBuffer{}
+	logs := &syncio.Buffer{}
 	quiet := *a
 	quiet.log = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	quiet.stdout = io.Discard // Actions workflow commands: not in Actions
@@ -268,7 +268,7 @@ func leakedSecrets(comments []ghsim.Comment, logs string) []string {
 
 type demoRun struct {
 	a, quiet *app
-	logs     *syncBuffer // the handler's log
+	logs     *syncio.Buffer // the handler's log
 	failures []string
 	w        *world.World
 	repo     string
@@ -468,22 +468,4 @@ func reactionEmoji(c string) string {
 		return e
 	}
 	return c
-}
-
-// syncBuffer is a log sink shared by the handler's goroutines.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/pocbot/pocbot/internal/sim/soak"
+	"github.com/pocbot/pocbot/internal/sim/syncio"
 )
 
 func init() {
@@ -85,7 +86,7 @@ func init() {
 type soakBot struct{ a *app }
 
 func (b soakBot) Handle(ctx context.Context, env map[string]string, now func() time.Time) soak.Process {
-	var logs, stdout syncBuffer
+	var logs, stdout syncio.Buffer
 	p := *b.a
 	p.stdout, p.stderr = &stdout, &logs
 	p.log = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo}))

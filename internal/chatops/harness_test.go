@@ -22,31 +22,10 @@ import (
 	"github.com/pocbot/pocbot/internal/chatops"
 	"github.com/pocbot/pocbot/internal/github"
 	ghsim "github.com/pocbot/pocbot/internal/sim/github"
+	"github.com/pocbot/pocbot/internal/sim/syncio"
 	"github.com/pocbot/pocbot/internal/sim/world"
 	"github.com/pocbot/pocbot/internal/sim/world/worldtest"
 )
-
-// lockedBuffer collects every log line the handler, clusterops and the engine write, for the
-// secret scan.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if testing.Verbose() {
-		os.Stderr.Write(p)
-	}
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
 
 // harness is one emulated world with a backend and GitHub clients, shared by the scenarios of a
 // test (an up takes seconds; a world per scenario would not fit the time budget).
@@ -54,7 +33,7 @@ type harness struct {
 	t       *testing.T
 	w       *world.World
 	backend *chatops.Backend
-	logs    *lockedBuffer
+	logs    *syncio.Buffer
 	log     *slog.Logger
 	opens   int
 	mu      sync.Mutex
@@ -108,7 +87,11 @@ func (s scene) open(t *testing.T) (*harness, context.Context) {
 func newHarnessIn(t *testing.T, o world.Options) *harness {
 	t.Helper()
 	ctx := t.Context()
-	logs := &lockedBuffer{}
+	// Every log line the handler, clusterops and the engine write, for the secret scan.
+	logs := &syncio.Buffer{}
+	if testing.Verbose() {
+		logs.Tee = os.Stderr
+	}
 	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	o.Dir, o.TimeFactor, o.S3 = t.TempDir(), 0.005, "versitygw"
 	w, err := world.Start(ctx, o)

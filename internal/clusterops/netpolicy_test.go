@@ -3,6 +3,7 @@ package clusterops_test
 import (
 	"context"
 	"crypto/tls"
+	"fmt"
 	"net"
 	"net/netip"
 	"strconv"
@@ -42,53 +43,59 @@ func probe(src, addr string) error {
 	return c.Close()
 }
 
-// TestNetworkPolicyWithRestrictedAdminCIDRs: with admin_cidrs restricted to the runner, the
-// emulated world enforces the control planes' security group and every node's Talos ingress
-// firewall on every connection. The cluster must still come up (the worker joins through the
-// control planes' 6443 and trustd 50001 from its own address, which needs the node rules of the
-// group), and from an outsider's address the worker's Talos API and kubelet must be closed
-// (which needs the Talos firewall: the worker has no security group).
-func TestNetworkPolicyWithRestrictedAdminCIDRs(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
+// upBehind starts a world and brings cluster up from runner (its source address on loopback)
+// with admin_cidrs set to admin; the parts are the runner's and ctx bounds the test.
+func upBehind(t *testing.T, name, runner, admin string) (context.Context, *worldtest.Parts, provision.Spec, *clusterops.Outcome) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 4*time.Minute)
+	t.Cleanup(cancel)
 	w, err := world.Start(ctx, world.Options{Dir: t.TempDir(), TimeFactor: 0.005, S3: "file"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer w.Close()
-	p := worldtest.New(t, w, worldtest.Options{RunnerCIDR: runnerAddr + "/32"})
-	admin := func(s *provision.Spec) { s.AdminCIDRs = []string{runnerAddr + "/32"} }
+	t.Cleanup(func() { w.Close() })
+	p := worldtest.New(t, w, worldtest.Options{RunnerCIDR: runner + "/32"})
+	override := func(s *provision.Spec) { s.AdminCIDRs = []string{admin} }
 	spec := p.Spec
-	admin(&spec)
-	res, err := p.Ops.Up(ctx, clusterops.Intent{Cluster: "fw-1", Spec: spec, TTL: time.Hour, Command: "up", Override: admin})
+	override(&spec)
+	ctx = talos.WithSourceAddr(ctx, netip.MustParseAddr(runner))
+	res, err := p.Ops.Up(ctx, clusterops.Intent{Cluster: name, Spec: spec, TTL: time.Hour, Command: "up", Override: override})
 	if err != nil {
-		t.Fatalf("up with admin_cidrs = [%s/32]: %v", runnerAddr, err)
+		t.Fatalf("up from runner %s with admin_cidrs [%s]: %v", runner, admin, err)
 	}
-	worker := res.State.Outputs[cluster.OutWorkerIP]
-	cp0 := res.State.Resources[scaleway.NodeIP(0)].Attrs["address"]
-	if worker == "" || cp0 == "" {
-		t.Fatalf("no worker or control-plane address in the state: %q %q", worker, cp0)
+	return ctx, p, spec, res
+}
+
+// groupAdmits lists the security group's rules that admit addr.
+func groupAdmits(t *testing.T, p *worldtest.Parts, st *provision.State, addr string) []string {
+	t.Helper()
+	sg := st.Resources[scaleway.NodeSecGroup]
+	rules, err := instance.NewAPI(p.Client).ListSecurityGroupRules(&instance.ListSecurityGroupRulesRequest{
+		Zone: scw.Zone(sg.Zone), SecurityGroupID: sg.ID}, scw.WithAllPages())
+	if err != nil {
+		t.Fatal(err)
 	}
-	at := func(ip string, port int) string { return net.JoinHostPort(ip, strconv.Itoa(port)) }
-	tests := []struct {
-		name     string
-		src, dst string
-		open     bool
-	}{
-		{"outsider → worker Talos API", outsider, at(worker, 50000), false},
-		{"outsider → worker kubelet", outsider, at(worker, 10250), false},
-		{"outsider → control plane Talos API", outsider, at(cp0, 50000), false},
-		{"outsider → control plane Kubernetes API", outsider, at(cp0, 6443), false},
-		{"outsider → control plane trustd", outsider, at(cp0, 50001), false},
-		{"runner → worker Talos API", runnerAddr, at(worker, 50000), true},
-		{"runner → control plane Kubernetes API", runnerAddr, at(cp0, 6443), true},
-		{"runner → worker kubelet", runnerAddr, at(worker, 10250), false},
-		{"control plane → worker kubelet", cp0, at(worker, 10250), true},
-		{"control plane → worker Talos API", cp0, at(worker, 50000), true},
-		{"worker → control plane trustd", worker, at(cp0, 50001), true},
-		{"worker → control plane Kubernetes API", worker, at(cp0, 6443), true},
+	var admits []string
+	for _, rule := range rules.Rules {
+		if rule.IPRange.Contains(net.ParseIP(addr)) {
+			admits = append(admits, fmt.Sprintf("%s %v from %s", rule.Protocol, rule.DestPortFrom, rule.IPRange.String()))
+		}
 	}
-	for _, tt := range tests {
+	return admits
+}
+
+// flow is one connection a test expects open or refused.
+type flow struct {
+	name     string
+	src, dst string
+	open     bool
+}
+
+func at(ip string, port int) string { return net.JoinHostPort(ip, strconv.Itoa(port)) }
+
+func checkFlows(t *testing.T, flows []flow) {
+	t.Helper()
+	for _, tt := range flows {
 		t.Run(tt.name, func(t *testing.T) {
 			err := probe(tt.src, tt.dst)
 			if tt.open && err != nil {
@@ -101,35 +108,45 @@ func TestNetworkPolicyWithRestrictedAdminCIDRs(t *testing.T) {
 	}
 }
 
+// TestNetworkPolicyWithRestrictedAdminCIDRs: with admin_cidrs restricted to the runner, the
+// emulated world enforces the control planes' security group and every node's Talos ingress
+// firewall on every connection. The cluster must still come up (the worker joins through the
+// control planes' 6443 and trustd 50001 from its own address, which needs the node rules of the
+// group), and from an outsider's address the worker's Talos API and kubelet must be closed
+// (which needs the Talos firewall: the worker has no security group).
+func TestNetworkPolicyWithRestrictedAdminCIDRs(t *testing.T) {
+	_, _, _, res := upBehind(t, "fw-1", runnerAddr, runnerAddr+"/32")
+	worker := res.State.Outputs[cluster.OutWorkerIP]
+	cp0 := res.State.Resources[scaleway.NodeIP(0)].Attrs["address"]
+	if worker == "" || cp0 == "" {
+		t.Fatalf("no worker or control-plane address in the state: %q %q", worker, cp0)
+	}
+	checkFlows(t, []flow{
+		{"outsider → worker Talos API", outsider, at(worker, 50000), false},
+		{"outsider → worker kubelet", outsider, at(worker, 10250), false},
+		{"outsider → control plane Talos API", outsider, at(cp0, 50000), false},
+		{"outsider → control plane Kubernetes API", outsider, at(cp0, 6443), false},
+		{"outsider → control plane trustd", outsider, at(cp0, 50001), false},
+		{"runner → worker Talos API", runnerAddr, at(worker, 50000), true},
+		{"runner → control plane Kubernetes API", runnerAddr, at(cp0, 6443), true},
+		{"runner → worker kubelet", runnerAddr, at(worker, 10250), false},
+		{"control plane → worker kubelet", cp0, at(worker, 10250), true},
+		{"control plane → worker Talos API", cp0, at(worker, 50000), true},
+		{"worker → control plane trustd", worker, at(cp0, 50001), true},
+		{"worker → control plane Kubernetes API", worker, at(cp0, 6443), true},
+	})
+}
+
 // TestNetworkPolicyRunnerOutsideAdminCIDRs: admin CIDRs that do not cover the runner. The run
 // reaches the control planes through the security group's temporary rule and the worker through
 // a control plane's apid; at its end the security group no longer lets the runner reach the
 // control planes, and the worker's Talos firewall never admitted it (before issue 21 it kept the
 // runner's CIDR on 50000 for the cluster's life).
 func TestNetworkPolicyRunnerOutsideAdminCIDRs(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	w, err := world.Start(ctx, world.Options{Dir: t.TempDir(), TimeFactor: 0.005, S3: "file"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
-	p := worldtest.New(t, w, worldtest.Options{RunnerCIDR: runnerAddr + "/32"})
-	admin := func(s *provision.Spec) { s.AdminCIDRs = []string{"198.51.100.0/24"} }
-	spec := p.Spec
-	admin(&spec)
-	res, err := p.Ops.Up(ctx, clusterops.Intent{Cluster: "fw-2", Spec: spec, TTL: time.Hour, Command: "up", Override: admin})
-	if err != nil {
-		t.Fatalf("up with a runner outside admin_cidrs: %v", err)
-	}
+	_, _, _, res := upBehind(t, "fw-2", runnerAddr, "198.51.100.0/24")
 	worker := res.State.Outputs[cluster.OutWorkerIP]
 	cp0 := res.State.Resources[scaleway.NodeIP(0)].Attrs["address"]
-	at := func(ip string, port int) string { return net.JoinHostPort(ip, strconv.Itoa(port)) }
-	tests := []struct {
-		name     string
-		src, dst string
-		open     bool
-	}{
+	checkFlows(t, []flow{
 		{"runner → control plane Talos API after the run", runnerAddr, at(cp0, 50000), false},
 		{"runner → control plane Kubernetes API after the run", runnerAddr, at(cp0, 6443), false},
 		{"runner → worker Talos API after the run", runnerAddr, at(worker, 50000), false},
@@ -137,18 +154,7 @@ func TestNetworkPolicyRunnerOutsideAdminCIDRs(t *testing.T) {
 		{"outsider → worker Talos API", outsider, at(worker, 50000), false},
 		{"control plane → worker Talos API (the route the bot takes)", cp0, at(worker, 50000), true},
 		{"worker → control plane trustd", worker, at(cp0, 50001), true},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			err := probe(tt.src, tt.dst)
-			if tt.open && err != nil {
-				t.Errorf("%s → %s refused, want open: %v", tt.src, tt.dst, err)
-			}
-			if !tt.open && err == nil {
-				t.Errorf("%s → %s open, want refused", tt.src, tt.dst)
-			}
-		})
-	}
+	})
 }
 
 // readinessWorld starts a world whose ups give the readiness checks 5 s (a modeled 1000 s at its
@@ -303,22 +309,14 @@ func TestTwoRunnersLeaveNoAddress(t *testing.T) {
 		if v := res.State.Outputs[scaleway.OutAdminTemporary]; v != "" {
 			t.Errorf("after up %d the state still records the runner's temporary CIDR %s", i+1, v)
 		}
-		sg := res.State.Resources[scaleway.NodeSecGroup]
-		rules, err := instance.NewAPI(p.Client).ListSecurityGroupRules(&instance.ListSecurityGroupRulesRequest{
-			Zone: scw.Zone(sg.Zone), SecurityGroupID: sg.ID}, scw.WithAllPages())
-		if err != nil {
-			t.Fatal(err)
-		}
 		nodes := []string{res.State.Outputs[cluster.OutWorkerIP]}
 		for j := range spec.CPCount {
 			nodes = append(nodes, res.State.Resources[scaleway.NodeIP(j)].Attrs["address"])
 		}
 		for _, r := range runners[:i+1] {
 			ra := netip.MustParseAddr(r)
-			for _, rule := range rules.Rules {
-				if rule.IPRange.Contains(ra.AsSlice()) {
-					t.Errorf("after up %d the security group admits runner %s: %s %v from %s", i+1, r, rule.Protocol, rule.DestPortFrom, rule.IPRange.String())
-				}
+			if admits := groupAdmits(t, p, res.State, r); len(admits) > 0 {
+				t.Errorf("after up %d the security group admits runner %s: %v", i+1, r, admits)
 			}
 			for _, ip := range nodes {
 				n := w.Node(ip)
@@ -350,41 +348,20 @@ func TestTwoRunnersLeaveNoAddress(t *testing.T) {
 // snapshot must reach a control plane through the security group's rule for that run only, and
 // the rule must be gone once the pause is over.
 func TestPauseAndResumeFromARunnerOutsideTheAdminCIDRs(t *testing.T) {
-	ctx, cancel := context.WithTimeout(t.Context(), 4*time.Minute)
-	defer cancel()
-	w, err := world.Start(ctx, world.Options{Dir: t.TempDir(), TimeFactor: 0.005, S3: "file"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
 	const runner = "127.0.0.79"
-	admin := func(s *provision.Spec) { s.AdminCIDRs = []string{"203.0.113.0/24"} }
-	p := worldtest.New(t, w, worldtest.Options{RunnerCIDR: runner + "/32"})
-	spec := p.Spec
-	admin(&spec)
-	rctx := talos.WithSourceAddr(ctx, netip.MustParseAddr(runner))
-	if _, err := p.Ops.Up(rctx, clusterops.Intent{Cluster: "pause-runner-1", Spec: spec, TTL: time.Hour, Command: "up", Override: admin}); err != nil {
-		t.Fatalf("up from runner %s, admin_cidrs 203.0.113.0/24: %v", runner, err)
-	}
-	paused, err := p.Ops.Pause(rctx, clusterops.Intent{Cluster: "pause-runner-1", Command: "pause"})
+	ctx, p, spec, _ := upBehind(t, "pause-runner-1", runner, "203.0.113.0/24")
+	paused, err := p.Ops.Pause(ctx, clusterops.Intent{Cluster: "pause-runner-1", Command: "pause"})
 	if err != nil {
 		t.Fatalf("pause from runner %s outside admin_cidrs: %v", runner, err)
 	}
 	if v := paused.State.Outputs[scaleway.OutAdminTemporary]; v != "" {
 		t.Errorf("after the pause the state still records the runner's temporary CIDR %s", v)
 	}
-	sg := paused.State.Resources[scaleway.NodeSecGroup]
-	rules, err := instance.NewAPI(p.Client).ListSecurityGroupRules(&instance.ListSecurityGroupRulesRequest{
-		Zone: scw.Zone(sg.Zone), SecurityGroupID: sg.ID}, scw.WithAllPages())
-	if err != nil {
-		t.Fatal(err)
+	if admits := groupAdmits(t, p, paused.State, runner); len(admits) > 0 {
+		t.Errorf("after the pause the security group admits runner %s: %v", runner, admits)
 	}
-	for _, rule := range rules.Rules {
-		if rule.IPRange.Contains(net.ParseIP(runner)) {
-			t.Errorf("after the pause the security group admits runner %s: %s %v", runner, rule.Protocol, rule.DestPortFrom)
-		}
-	}
-	resumed, err := p.Ops.Up(rctx, clusterops.Intent{Cluster: "pause-runner-1", Spec: spec, Command: "resume", Override: admin})
+	admin := func(s *provision.Spec) { s.AdminCIDRs = spec.AdminCIDRs }
+	resumed, err := p.Ops.Up(ctx, clusterops.Intent{Cluster: "pause-runner-1", Spec: spec, Command: "resume", Override: admin})
 	if err != nil {
 		t.Fatalf("resume from runner %s outside admin_cidrs: %v", runner, err)
 	}

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/binary"
 	"fmt"
+	"github.com/pocbot/pocbot/internal/sim/syncio"
 	"io"
 	"slices"
 	"strconv"
@@ -81,7 +82,7 @@ func Soak(ctx context.Context, c Config) (Summary, error) {
 		out = io.Discard
 	}
 	// Histories run in parallel and all report to Out.
-	out = &lockedWriter{w: out}
+	out = syncio.Writer(out)
 	c.Out = out
 	var (
 		mu       sync.Mutex
@@ -275,16 +276,4 @@ func randomSeed() uint64 {
 		return uint64(time.Now().UnixNano())
 	}
 	return binary.LittleEndian.Uint64(b[:]) >> 1 // printable as a positive int64 too
-}
-
-// lockedWriter serializes the writes of parallel histories.
-type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (l *lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
 }
