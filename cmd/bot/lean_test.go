@@ -105,7 +105,8 @@ func releaseBuild(tb testing.TB, out string, extraLdflags ...string) (args, env 
 // every type the binary holds: the release binary was 52 MB with it and 37 MB without. The two that
 // were there: appsetup's html/template page, and gRPC's golang.org/x/net/trace, whose init serves
 // /debug/requests through html/template (.goreleaser.yaml builds with -tags=grpcnotrace, gRPC's own
-// switch for that: google.golang.org/grpc@v1.84.0/trace_notrace.go).
+// switch for that: google.golang.org/grpc@v1.84.0/trace_notrace.go). It also fails when the release
+// reaches a function listed below as too heavy for what pocbot would use it for.
 func TestReleaseBinaryKeepsDeadMethodElimination(t *testing.T) {
 	args, env := releaseBuild(t, filepath.Join(t.TempDir(), "bot"), "-dumpdep")
 	cmd := exec.CommandContext(t.Context(), filepath.Join(runtime.GOROOT(), "bin", "go"), args...)
@@ -141,6 +142,18 @@ func TestReleaseBinaryKeepsDeadMethodElimination(t *testing.T) {
 	}
 	if callers["main.main"] == "" {
 		t.Fatalf("the linker printed no dependency graph reaching main.main (-dumpdep): the check cannot see anything:\n%.2000s", graph)
+	}
+	// Functions the release must not reach, each with why.
+	for f, why := range map[string]string{
+		"github.com/aws/aws-sdk-go-v2/config.LoadDefaultConfig": "gocloud's s3 URL opener (blob.OpenBucket with an s3:// or any URL) loads the AWS SDK's whole default configuration (shared files, SSO, STS, IMDS): 1.5 MB pocbot never uses; open s3:// with an explicit client (wiring.OpenS3, statestore's openS3URL) and file:// with fileblob's own opener",
+	} {
+		if _, reached := callers[f]; reached {
+			chain := []string{}
+			for x := callers[f]; x != "" && len(chain) < 40; x = callers[x] {
+				chain = append(chain, x)
+			}
+			t.Errorf("the release build reaches %s: %s; reached through:\n  %s", f, why, strings.Join(chain, "\n  "))
+		}
 	}
 	for _, f := range flagged {
 		chain := []string{f}

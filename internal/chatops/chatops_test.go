@@ -34,7 +34,7 @@ func TestCommentsEndToEnd(t *testing.T) {
 	gh := h.w.GitHub
 	alicePub, aliceID := sshUser(t)
 	gh.AddUserKey("alice", alicePub)
-	gh.AddUserKey("alice", "ecdsa-sha2-nistp256 AAAAE2VjZHNhLXNoYTItbmlzdHAyNTYAAAAIbmlzdHAyNTYAAABBBEmKSENjQEezOmxkZMy7opKgwFB9nkt5YRrYMjNuG5N87uRgg6CLrbo5wAdT/y6v0mKV9U2JsAp7pVGpcLTT3Pc=")
+	gh.AddUserKey("alice", ecdsaKey)
 	gh.AddIssue(repo, ghsim.Issue{Number: 42, Title: "Try the ingress", Author: "alice"})
 	gh.AddIssue(repo, ghsim.Issue{Number: 43, Title: "Cancel me", Author: "alice"})
 

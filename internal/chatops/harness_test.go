@@ -286,6 +286,10 @@ func (h *harness) reactions(full string, number int, commentID int64) []string {
 	return out
 }
 
+// ecdsaKey is a public key of a type age cannot encrypt to (a user who has only such keys is told
+// which types work).
+const ecdsaKey = "ecdsa-sha2-nistp256 AAAAE2VjZHNhLXNoYTItbmlzdHAyNTYAAAAIbmlzdHAyNTYAAABBBEmKSENjQEezOmxkZMy7opKgwFB9nkt5YRrYMjNuG5N87uRgg6CLrbo5wAdT/y6v0mKV9U2JsAp7pVGpcLTT3Pc="
+
 // sshUser makes an ed25519 key pair: the public half goes to GitHub, the identity opens age files.
 func sshUser(t *testing.T) (string, age.Identity) {
 	t.Helper()

@@ -29,7 +29,7 @@ func TestSecurityHoles(t *testing.T) {
 	gh := h.w.GitHub
 	alicePub, aliceID := sshUser(t)
 	gh.AddUserKey("alice", alicePub)
-	gh.AddUserKey("erin", "ecdsa-sha2-nistp256 AAAAE2VjZHNhLXNoYTItbmlzdHAyNTYAAAAIbmlzdHAyNTYAAABBBEmKSENjQEezOmxkZMy7opKgwFB9nkt5YRrYMjNuG5N87uRgg6CLrbo5wAdT/y6v0mKV9U2JsAp7pVGpcLTT3Pc=")
+	gh.AddUserKey("erin", ecdsaKey)
 	gh.AddUserKey("erin", "sk-ssh-ed25519@openssh.com AAAAGnNrLXNzaC1lZDI1NTE5QG9wZW5zc2guY29tAAAAIEX/dQ0v4127bEo8eeG1EV0ApO2lWbSnN6RCWTDnUv5OAAAABHNzaDo=")
 	gh.AddIssue(repo, ghsim.Issue{Number: 1, Title: "spoofed status", Author: "alice"})
 	gh.AddIssue(repo, ghsim.Issue{Number: 2, Title: "renamed requester", Author: "alice"})

@@ -345,3 +345,50 @@ func TestTwoRunnersLeaveNoAddress(t *testing.T) {
 		}
 	}
 }
+
+// A pause and a resume are runs like an up: from a runner outside admin_cidrs, the pause's etcd
+// snapshot must reach a control plane through the security group's rule for that run only, and
+// the rule must be gone once the pause is over.
+func TestPauseAndResumeFromARunnerOutsideTheAdminCIDRs(t *testing.T) {
+	ctx, cancel := context.WithTimeout(t.Context(), 4*time.Minute)
+	defer cancel()
+	w, err := world.Start(ctx, world.Options{Dir: t.TempDir(), TimeFactor: 0.005, S3: "file"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	const runner = "127.0.0.79"
+	admin := func(s *provision.Spec) { s.AdminCIDRs = []string{"203.0.113.0/24"} }
+	p := worldtest.New(t, w, worldtest.Options{RunnerCIDR: runner + "/32"})
+	spec := p.Spec
+	admin(&spec)
+	rctx := talos.WithSourceAddr(ctx, netip.MustParseAddr(runner))
+	if _, err := p.Ops.Up(rctx, clusterops.Intent{Cluster: "pause-runner-1", Spec: spec, TTL: time.Hour, Command: "up", Override: admin}); err != nil {
+		t.Fatalf("up from runner %s, admin_cidrs 203.0.113.0/24: %v", runner, err)
+	}
+	paused, err := p.Ops.Pause(rctx, clusterops.Intent{Cluster: "pause-runner-1", Command: "pause"})
+	if err != nil {
+		t.Fatalf("pause from runner %s outside admin_cidrs: %v", runner, err)
+	}
+	if v := paused.State.Outputs[scaleway.OutAdminTemporary]; v != "" {
+		t.Errorf("after the pause the state still records the runner's temporary CIDR %s", v)
+	}
+	sg := paused.State.Resources[scaleway.NodeSecGroup]
+	rules, err := instance.NewAPI(p.Client).ListSecurityGroupRules(&instance.ListSecurityGroupRulesRequest{
+		Zone: scw.Zone(sg.Zone), SecurityGroupID: sg.ID}, scw.WithAllPages())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, rule := range rules.Rules {
+		if rule.IPRange.Contains(net.ParseIP(runner)) {
+			t.Errorf("after the pause the security group admits runner %s: %s %v", runner, rule.Protocol, rule.DestPortFrom)
+		}
+	}
+	resumed, err := p.Ops.Up(rctx, clusterops.Intent{Cluster: "pause-runner-1", Spec: spec, Command: "resume", Override: admin})
+	if err != nil {
+		t.Fatalf("resume from runner %s outside admin_cidrs: %v", runner, err)
+	}
+	if v := resumed.State.Outputs[scaleway.OutAdminTemporary]; v != "" {
+		t.Errorf("after the resume the state still records the runner's temporary CIDR %s", v)
+	}
+}

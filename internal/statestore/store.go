@@ -18,7 +18,6 @@ import (
 	"time"
 
 	"gocloud.dev/blob"
-	_ "gocloud.dev/blob/s3blob" // s3:// state URLs
 	"gocloud.dev/secrets"
 	_ "gocloud.dev/secrets/localsecrets" // base64key:// key URLs
 	"golang.org/x/sync/errgroup"
@@ -122,7 +121,7 @@ func Open(ctx context.Context, cfg Config, opts ...Option) (*Store, error) {
 			s.be, err = newFileBackend(u)
 		case "s3":
 			var b *blob.Bucket
-			b, err = blob.OpenBucket(ctx, cfg.StateURL)
+			b, err = openS3URL(ctx, u)
 			if err != nil {
 				return nil, fmt.Errorf("open state bucket %s (%s): %w", "s3://"+u.Host, EnvStateURL, err)
 			}

@@ -15,7 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"gocloud.dev/blob"
-	_ "gocloud.dev/blob/fileblob" // file:// image buckets (the embedded default)
+	"gocloud.dev/blob/fileblob"
 	"gocloud.dev/blob/s3blob"
 
 	"github.com/pocbot/pocbot/internal/s3opts"
@@ -55,12 +55,23 @@ func OpenImageBucket(ctx context.Context, getenv func(string) string, region str
 	if strings.HasPrefix(u, "s3://") {
 		b, err = OpenS3(ctx, u, getenv)
 	} else {
-		b, err = blob.OpenBucket(ctx, u)
+		b, err = openFileBucket(ctx, u)
 	}
 	if err != nil {
 		return nil, "", fmt.Errorf("open the image bucket POC_IMAGE_BUCKET=%q: %w", u, err)
 	}
 	return b, name, nil
+}
+
+// openFileBucket opens a file:// image bucket URL (the embedded default) with fileblob's own opener,
+// its query options included. Not blob.OpenBucket: the URL mux would make gocloud's s3 opener, and
+// with it the AWS SDK's whole default configuration, part of the binary (cmd/bot/lean_test.go).
+func openFileBucket(ctx context.Context, raw string) (*blob.Bucket, error) {
+	u, err := url.Parse(raw)
+	if err != nil || u.Scheme != fileblob.Scheme {
+		return nil, fmt.Errorf("%q is neither a bucket name nor an s3:// or file:// URL", raw)
+	}
+	return (&fileblob.URLOpener{}).OpenBucketURL(ctx, u)
 }
 
 // s3ResponseHeaderTimeout bounds the wait for an Object Storage answer's headers once the request

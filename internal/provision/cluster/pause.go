@@ -160,7 +160,7 @@ func (b *builder) snapshotEtcd(ctx context.Context, r *provision.Run) error {
 		if recorded != "" {
 			sctx, cancel = context.WithTimeout(ctx, max(20*r.PollInterval(), 10*time.Second))
 		}
-		fresh = b.takeSnapshot(sctx, r)
+		fresh = b.withRunnerAdmitted(sctx, r, b.takeSnapshot)
 		cancel()
 		if fresh == nil || recorded == "" {
 			return fresh
@@ -176,6 +176,29 @@ func (b *builder) snapshotEtcd(ctx context.Context, r *provision.Run) error {
 	}
 	r.Note(NodeEtcdSnapshot, "kept the snapshot verified before the first deletion: "+info.String())
 	return nil
+}
+
+// withRunnerAdmitted runs f with the runner admitted to the control planes by the security group
+// when the admin CIDRs miss it, as an up's admin-access-open … admin-access-close do: the only
+// step of a pause that talks to a node is the snapshot, so the rule lives for that step only,
+// and goes even when f fails (a crash in between leaves it in the state for the reaper's
+// closeRunners and the next run).
+func (b *builder) withRunnerAdmitted(ctx context.Context, r *provision.Run, f func(context.Context, *provision.Run) error) error {
+	if err := b.adminOpen(ctx, r); err != nil {
+		return err
+	}
+	if v, _ := r.Output(scaleway.OutAdminTemporary); v != "" {
+		if err := b.cfg.Driver.RefreshRules(ctx, r); err != nil {
+			return fmt.Errorf("admit the runner %s to the control planes for the snapshot: %w", v, err)
+		}
+	}
+	ferr := f(ctx, r)
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+	defer cancel()
+	if err := b.adminClose(cctx, r); err != nil {
+		return errors.Join(ferr, fmt.Errorf("remove the runner's temporary rule after the snapshot: %w", err))
+	}
+	return ferr
 }
 
 // takeSnapshot streams the first control plane's snapshot into the bucket, verifies it there and

@@ -96,6 +96,22 @@ func testSpec(dns string) provision.Spec {
 	return s
 }
 
+// upCluster brings up cluster id of testSpec("") on w: its state and graph, for what the test
+// does next.
+func (w *world) upCluster(t *testing.T, ctx context.Context, id string) (*provision.State, *provision.Graph) {
+	t.Helper()
+	spec := testSpec("")
+	st, err := provision.NewState(id, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := w.graph(t, spec)
+	if err := w.eng.Up(ctx, g, st, provision.NewMemorySaver()); err != nil {
+		t.Fatal(err)
+	}
+	return st, g
+}
+
 func (w *world) graph(t *testing.T, spec provision.Spec) *provision.Graph {
 	t.Helper()
 	g := provision.NewGraph()
@@ -464,12 +480,7 @@ func TestCrashAtEveryStep(t *testing.T) {
 func TestDownWaitsForVolumeRelease(t *testing.T) {
 	ctx := t.Context()
 	w := newWorld(t, scwsim.Options{})
-	spec := testSpec("")
-	st, _ := provision.NewState("stop-1", spec)
-	g := w.graph(t, spec)
-	if err := w.eng.Up(ctx, g, st, provision.NewMemorySaver()); err != nil {
-		t.Fatal(err)
-	}
+	st, g := w.upCluster(t, ctx, "stop-1")
 	id := st.Resources[NodeServer(0)].ID
 	if _, err := w.drv.inst.ServerAction(&instance.ServerActionRequest{Zone: scw.ZoneFrPar1, ServerID: id, Action: instance.ServerActionPoweroff}); err != nil {
 		t.Fatal(err)
@@ -513,12 +524,7 @@ func TestDownFindsAnUnrecordedServerByItsTags(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
 	w := newWorld(t, scwsim.Options{})
-	spec := testSpec("")
-	st, _ := provision.NewState("lost-1", spec)
-	g := w.graph(t, spec)
-	if err := w.eng.Up(ctx, g, st, provision.NewMemorySaver()); err != nil {
-		t.Fatal(err)
-	}
+	st, g := w.upCluster(t, ctx, "lost-1")
 	delete(st.Resources, NodeServer(1))
 	if _, err := w.eng.Down(ctx, g, st, provision.NewMemorySaver()); err != nil {
 		t.Fatalf("down with an unrecorded server: %v", err)

@@ -426,6 +426,10 @@ func Configure(ctx context.Context, addr string, trusted Route, cfg, talosconfig
 // that was not up for the first check) whose firewall drops the runner looks like a node still
 // booting to the insecure probe, which would wait for it in vain. Nil disks: the node was found
 // configured.
+// applyAnswerGrace is how long applyUnlessTrusted waits for the insecure apply's answer once the
+// node answers over mutual TLS.
+const applyAnswerGrace = 5 * time.Second
+
 func applyUnlessTrusted(ctx context.Context, addr string, trusted Route, cfg, talosconfig []byte) ([]Disk, error) {
 	if trusted == Direct(addr) {
 		return ApplyInsecure(ctx, addr, cfg) // a configured node asks for a certificate: ErrConfigured
@@ -455,8 +459,18 @@ func applyUnlessTrusted(ctx context.Context, addr string, trusted Route, cfg, ta
 			return res.disks, res.err
 		case <-tick.C:
 			if Configured(ctx, trusted, talosconfig) {
-				cancel()
-				<-done
+				// The node may be trusted because this very apply took effect while its answer
+				// is still on the way: give that answer a moment, so that its disks are not
+				// lost, before giving up an apply that a configured node's firewall hangs.
+				select {
+				case res := <-done:
+					if res.err == nil {
+						return res.disks, nil
+					}
+				case <-time.After(applyAnswerGrace):
+					cancel()
+					<-done
+				}
 				logger(ctx).Info("node answers over mutual TLS: configured already, the insecure apply is given up", "node", trusted.String())
 
 				return nil, nil
