@@ -241,6 +241,10 @@ func generate(seed uint64, n int) []Event {
 			}
 		}
 		out = append(out, e)
+		if e.Kind == KindComment && !e.Async && e.KillAfter == 0 && strings.HasPrefix(e.Body, "/poc up") && (e.User == "ada" || e.User == "wes") && r.IntN(2) == 0 {
+			// The requester puts something into the cluster the up just answered ready for.
+			out = append(out, Event{Kind: KindKube, Repo: e.Repo, Number: e.Number, User: e.User, Action: pick([]string{"configmaps", "secrets"})})
+		}
 	}
 	return out
 }
