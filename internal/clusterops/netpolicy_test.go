@@ -2,7 +2,6 @@ package clusterops_test
 
 import (
 	"context"
-	"crypto/tls"
 	"fmt"
 	"net"
 	"net/netip"
@@ -31,18 +30,6 @@ const runnerAddr = "127.0.0.1"
 // outsider is a loopback address that no admin CIDR, no node and no runner holds.
 const outsider = "127.0.0.77"
 
-// probe opens a TCP connection from src to addr and completes a TLS handshake (every port the
-// Talos stand-in serves speaks TLS; the client side of TLS 1.3 finishes before the server asks
-// for a client certificate). nil means the port is open to src.
-func probe(src, addr string) error {
-	d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(src)}, Timeout: 2 * time.Second}
-	c, err := tls.DialWithDialer(d, "tcp", addr, &tls.Config{InsecureSkipVerify: true, MinVersion: tls.VersionTLS12}) //nolint:gosec // reachability only
-	if err != nil {
-		return err
-	}
-	return c.Close()
-}
-
 // upBehind starts a world and brings cluster up from runner (its source address on loopback)
 // with admin_cidrs set to admin; the parts are the runner's and ctx bounds the test.
 func upBehind(t *testing.T, name, runner, admin string) (context.Context, *worldtest.Parts, provision.Spec, *clusterops.Outcome) {
@@ -64,6 +51,16 @@ func upBehind(t *testing.T, name, runner, admin string) (context.Context, *world
 		t.Fatalf("up from runner %s with admin_cidrs [%s]: %v", runner, admin, err)
 	}
 	return ctx, p, spec, res
+}
+
+// nodeAddrs is the worker's and the first control plane's address in st.
+func nodeAddrs(t *testing.T, st *provision.State) (worker, cp0 string) {
+	t.Helper()
+	worker, cp0 = st.Outputs[cluster.OutWorkerIP], st.Resources[scaleway.NodeIP(0)].Attrs["address"]
+	if worker == "" || cp0 == "" {
+		t.Fatalf("no worker or control-plane address in the state: %q %q", worker, cp0)
+	}
+	return worker, cp0
 }
 
 // groupAdmits lists the security group's rules that admit addr.
@@ -97,7 +94,7 @@ func checkFlows(t *testing.T, flows []flow) {
 	t.Helper()
 	for _, tt := range flows {
 		t.Run(tt.name, func(t *testing.T) {
-			err := probe(tt.src, tt.dst)
+			err := worldtest.Reach(tt.src, tt.dst)
 			if tt.open && err != nil {
 				t.Errorf("%s → %s refused, want open: %v", tt.src, tt.dst, err)
 			}
@@ -116,11 +113,7 @@ func checkFlows(t *testing.T, flows []flow) {
 // (which needs the Talos firewall: the worker has no security group).
 func TestNetworkPolicyWithRestrictedAdminCIDRs(t *testing.T) {
 	_, _, _, res := upBehind(t, "fw-1", runnerAddr, runnerAddr+"/32")
-	worker := res.State.Outputs[cluster.OutWorkerIP]
-	cp0 := res.State.Resources[scaleway.NodeIP(0)].Attrs["address"]
-	if worker == "" || cp0 == "" {
-		t.Fatalf("no worker or control-plane address in the state: %q %q", worker, cp0)
-	}
+	worker, cp0 := nodeAddrs(t, res.State)
 	checkFlows(t, []flow{
 		{"outsider → worker Talos API", outsider, at(worker, 50000), false},
 		{"outsider → worker kubelet", outsider, at(worker, 10250), false},
@@ -144,8 +137,7 @@ func TestNetworkPolicyWithRestrictedAdminCIDRs(t *testing.T) {
 // runner's CIDR on 50000 for the cluster's life).
 func TestNetworkPolicyRunnerOutsideAdminCIDRs(t *testing.T) {
 	_, _, _, res := upBehind(t, "fw-2", runnerAddr, "198.51.100.0/24")
-	worker := res.State.Outputs[cluster.OutWorkerIP]
-	cp0 := res.State.Resources[scaleway.NodeIP(0)].Attrs["address"]
+	worker, cp0 := nodeAddrs(t, res.State)
 	checkFlows(t, []flow{
 		{"runner → control plane Talos API after the run", runnerAddr, at(cp0, 50000), false},
 		{"runner → control plane Kubernetes API after the run", runnerAddr, at(cp0, 6443), false},
@@ -335,7 +327,7 @@ func TestTwoRunnersLeaveNoAddress(t *testing.T) {
 					}
 				}
 				for _, port := range []int{50000, 6443} {
-					if err := probe(r, net.JoinHostPort(ip, strconv.Itoa(port))); err == nil {
+					if err := worldtest.Reach(r, net.JoinHostPort(ip, strconv.Itoa(port))); err == nil {
 						t.Errorf("after up %d runner %s still reaches %s:%d", i+1, r, ip, port)
 					}
 				}
