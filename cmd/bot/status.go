@@ -12,6 +12,7 @@ import (
 
 	"github.com/pocbot/pocbot/internal/clusterops"
 	"github.com/pocbot/pocbot/internal/provision/cluster"
+	"github.com/pocbot/pocbot/internal/provision/netpolicy"
 	"github.com/pocbot/pocbot/internal/provision/talos"
 	"github.com/pocbot/pocbot/internal/wiring"
 )
@@ -28,7 +29,7 @@ func init() {
 		env: envList(envStore, envSCW, []string{"POC_RUNNER_CIDR", "POC_RUNNER_ECHO_URL"}),
 		setFlags: func(fs *flag.FlagSet, e *envFlags) {
 			clusterFlag(fs, e, &name)
-			e.Bool(&health, "health", "", true, fmt.Sprintf("check the Talos APIs (:%d) and Kubernetes /readyz (:%d), a few seconds at most", talos.PortApid, talos.PortKubeAPI))
+			e.Bool(&health, "health", "", true, fmt.Sprintf("check the Talos APIs (:%d) and Kubernetes /readyz (:%d), a few seconds at most", netpolicy.PortApid, netpolicy.PortKubeAPI))
 		},
 		run: func(ctx context.Context, a *app, fs *flag.FlagSet) error {
 			ops, closeOps, err := a.scopedOps(ctx, name)

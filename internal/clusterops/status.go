@@ -14,6 +14,7 @@ import (
 
 	"github.com/pocbot/pocbot/internal/provision"
 	"github.com/pocbot/pocbot/internal/provision/cluster"
+	"github.com/pocbot/pocbot/internal/provision/netpolicy"
 	"github.com/pocbot/pocbot/internal/provision/scaleway"
 	"github.com/pocbot/pocbot/internal/provision/talos"
 	"github.com/pocbot/pocbot/internal/statestore"
@@ -55,8 +56,8 @@ const (
 
 // Ports checked; the seed's cluster uses the standard ones (cluster.Config defaults).
 const (
-	talosPort = talos.PortApid
-	kubePort  = talos.PortKubeAPI
+	talosPort = netpolicy.PortApid
+	kubePort  = netpolicy.PortKubeAPI
 )
 
 // Status loads a cluster's document and lock holder and, when checkHealth is set, checks in

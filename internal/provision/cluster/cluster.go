@@ -25,6 +25,7 @@ import (
 
 	"github.com/pocbot/pocbot/internal/provision"
 	"github.com/pocbot/pocbot/internal/provision/images"
+	"github.com/pocbot/pocbot/internal/provision/netpolicy"
 	"github.com/pocbot/pocbot/internal/provision/rescue"
 	"github.com/pocbot/pocbot/internal/provision/scaleway"
 	"github.com/pocbot/pocbot/internal/provision/talos"
@@ -135,10 +136,10 @@ func Build(g *provision.Graph, spec provision.Spec, cfg Config) error {
 		cfg.RescuePasswordWait = 5 * time.Minute
 	}
 	if cfg.TalosPort == 0 {
-		cfg.TalosPort = talos.PortApid
+		cfg.TalosPort = netpolicy.PortApid
 	}
 	if cfg.KubePort == 0 {
-		cfg.KubePort = talos.PortKubeAPI
+		cfg.KubePort = netpolicy.PortKubeAPI
 	}
 	if cfg.Log == nil {
 		cfg.Log = slog.Default()

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/pocbot/pocbot/internal/provision"
+	"github.com/pocbot/pocbot/internal/provision/netpolicy"
 	"github.com/pocbot/pocbot/internal/provision/scaleway"
 	"github.com/pocbot/pocbot/internal/provision/talos"
 )
@@ -105,7 +106,7 @@ func BuildPause(g *provision.Graph, spec provision.Spec, cfg Config, releaseIPs 
 		}
 	}
 	if cfg.TalosPort == 0 {
-		cfg.TalosPort = talos.PortApid
+		cfg.TalosPort = netpolicy.PortApid
 	}
 	b := &builder{cfg: cfg, spec: spec}
 	if err := g.Add(provision.Node{

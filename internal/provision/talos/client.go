@@ -17,6 +17,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/pocbot/pocbot/internal/provision/netpolicy"
 	machineapi "github.com/siderolabs/talos/pkg/machinery/api/machine"
 	"github.com/siderolabs/talos/pkg/machinery/client"
 	clientconfig "github.com/siderolabs/talos/pkg/machinery/client/config"
@@ -34,9 +35,6 @@ const (
 	attemptTimeout     = 10 * time.Second
 	retryInterval      = 500 * time.Millisecond
 )
-
-// APIPort is the Talos API port (apid, PortApid); an address without a port gets it.
-const APIPort = PortApid
 
 type loggerKey struct{}
 
@@ -335,7 +333,7 @@ func applyInsecure(ctx context.Context, addr string, cfg []byte, afterReset bool
 	case errors.Is(err, ErrConfigured):
 		return nil, fmt.Errorf("apply config to %s: %w (it left maintenance mode; use the talosconfig)", addr, ErrConfigured)
 	case err != nil:
-		return nil, fmt.Errorf("apply config to %s: maintenance-mode probe (disks) failed: %w; is the node booted into Talos maintenance mode and port %d reachable?", addr, err, APIPort)
+		return nil, fmt.Errorf("apply config to %s: maintenance-mode probe (disks) failed: %w; is the node booted into Talos maintenance mode and port %d reachable?", addr, err, netpolicy.PortApid)
 	}
 
 	logger(ctx).Info("node in maintenance mode", "node", addr, "disks", diskList(disks))

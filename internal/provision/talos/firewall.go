@@ -40,19 +40,6 @@ type Firewall struct {
 	EdgeOnControlPlane bool
 }
 
-// Well-known ports of the rules: the network-policy table's (one definition).
-const (
-	PortApid          = netpolicy.PortApid
-	PortTrustd        = netpolicy.PortTrustd
-	PortKubeAPI       = netpolicy.PortKubeAPI
-	PortKubelet       = netpolicy.PortKubelet
-	PortEtcdClient    = netpolicy.PortEtcdClient
-	PortEtcdPeer      = netpolicy.PortEtcdPeer
-	PortCiliumHealth  = netpolicy.PortCiliumHealth
-	PortCiliumVXLAN   = netpolicy.PortCiliumVXLAN
-	PortHTTP, PortTLS = netpolicy.PortHTTP, netpolicy.PortHTTPS
-)
-
 // Addresses are the firewall's sources in the network-policy table's terms.
 func (f Firewall) Addresses() netpolicy.Addresses {
 	pods := f.PodCIDRs

@@ -314,7 +314,7 @@ func checkEndpoint(in Input) (string, []error) {
 	case err != nil:
 		errs = append(errs, fmt.Errorf("endpoint %q: %w", in.Endpoint, err))
 	case u.Scheme != "https" || u.Hostname() == "" || u.Path != "" && u.Path != "/":
-		errs = append(errs, fmt.Errorf("endpoint %q must look like https://<dns name or IP>:%d", in.Endpoint, PortKubeAPI))
+		errs = append(errs, fmt.Errorf("endpoint %q must look like https://<dns name or IP>:%d", in.Endpoint, netpolicy.PortKubeAPI))
 	default:
 		host = u.Hostname()
 	}
@@ -593,7 +593,7 @@ func ciliumInstallManifest(in Input) string {
 						"args":    args,
 						"env": []doc{
 							{"name": "KUBERNETES_SERVICE_HOST", "valueFrom": doc{"fieldRef": doc{"apiVersion": "v1", "fieldPath": "status.podIP"}}},
-							{"name": "KUBERNETES_SERVICE_PORT", "value": strconv.Itoa(PortKubeAPI)},
+							{"name": "KUBERNETES_SERVICE_PORT", "value": strconv.Itoa(netpolicy.PortKubeAPI)},
 						},
 					}},
 				},

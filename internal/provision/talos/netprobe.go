@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/pocbot/pocbot/internal/provision/netpolicy"
 	"net"
 	"net/http"
 	"net/url"
@@ -178,7 +179,7 @@ func (k *kubeClient) startProbes(ctx context.Context, health map[string]string) 
 		var targets []string
 		for _, other := range nodes {
 			if other != node {
-				targets = append(targets, net.JoinHostPort(health[other], strconv.Itoa(PortCiliumHealth)))
+				targets = append(targets, net.JoinHostPort(health[other], strconv.Itoa(netpolicy.PortCiliumHealth)))
 			}
 		}
 		body, err := json.Marshal(probePod(node, round, targets))
@@ -227,7 +228,7 @@ func (k *kubeClient) awaitProbes(ctx context.Context, probes []probe) []probe {
 func (k *kubeClient) probeFailures(ctx context.Context, probes []probe, health map[string]string) []string {
 	owner := map[string]string{}
 	for n, ip := range health {
-		owner[net.JoinHostPort(ip, strconv.Itoa(PortCiliumHealth))] = n
+		owner[net.JoinHostPort(ip, strconv.Itoa(netpolicy.PortCiliumHealth))] = n
 	}
 	var out []string
 	for _, p := range probes {

@@ -10,6 +10,7 @@ import (
 	"strconv"
 
 	"github.com/pocbot/pocbot/internal/provision/images"
+	"github.com/pocbot/pocbot/internal/provision/netpolicy"
 	"github.com/pocbot/pocbot/internal/settings"
 	machineapi "github.com/siderolabs/talos/pkg/machinery/api/machine"
 	"github.com/siderolabs/talos/pkg/machinery/client"
@@ -49,7 +50,7 @@ func ParkConfig(ctx context.Context, in ParkInput) (*Park, error) {
 		return nil, fmt.Errorf("park %s: %w", in.IP, err)
 	}
 	cfgs, err := Generate(ctx, Input{
-		ClusterName: "pocbot-parked", Endpoint: "https://" + net.JoinHostPort(in.IP, strconv.Itoa(PortKubeAPI)), TalosVersion: in.TalosVersion,
+		ClusterName: "pocbot-parked", Endpoint: "https://" + net.JoinHostPort(in.IP, strconv.Itoa(netpolicy.PortKubeAPI)), TalosVersion: in.TalosVersion,
 		Secrets: secrets, SchematicID: in.SchematicID, ControlPlaneIPs: []string{in.IP},
 		ControlPlaneInstallDisk: in.Disk, WorkerInstallDisk: in.Disk, FactoryURL: in.FactoryURL,
 		// The parked node is the Elastic Metal worker: a control-plane-type config, but the metal
