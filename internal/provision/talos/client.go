@@ -260,6 +260,23 @@ func withTrusted(ctx context.Context, addr string, talosconfig []byte, fn func(*
 	return withTrustedAt(ctx, Direct(addr), talosconfig, fn)
 }
 
+// retryTrusted calls fn on a mutual-TLS client of the node on route r, attempt after attempt
+// (retryable says which failures are worth another), until timeout unless ctx ends sooner; what
+// names the call in the retry's error. The talosconfig is checked first: a bad one is no reason
+// to retry.
+func retryTrusted(ctx context.Context, r Route, talosconfig []byte, timeout time.Duration, what string, retryable func(error) bool, fn func(context.Context, *client.Client) error) error {
+	if _, err := clientconfig.FromBytes(talosconfig); err != nil {
+		return fmt.Errorf("talosconfig for %s does not parse: %w", r, err)
+	}
+
+	ctx, cancel := withDefaultDeadline(ctx, timeout)
+	defer cancel()
+
+	return retry(ctx, what, retryable, func(actx context.Context) error {
+		return withTrustedAt(actx, r, talosconfig, func(c *client.Client) error { return fn(actx, c) })
+	})
+}
+
 // withTrustedAt is withTrusted on a route.
 func withTrustedAt(ctx context.Context, r Route, talosconfig []byte, fn func(*client.Client) error) error {
 	c, err := trustedClient(ctx, r, talosconfig)
@@ -486,19 +503,10 @@ func WaitTrusted(ctx context.Context, addr string, talosconfig []byte) error {
 // WaitTrustedAt is WaitTrusted on a route (a worker through a control plane: the wait also
 // covers the control plane coming up).
 func WaitTrustedAt(ctx context.Context, r Route, talosconfig []byte) error {
-	if _, err := clientconfig.FromBytes(talosconfig); err != nil {
-		return fmt.Errorf("talosconfig for %s does not parse: %w", r, err)
-	}
+	err := retryTrusted(ctx, r, talosconfig, DefaultWaitTimeout, "wait for "+r.String()+" to trust the cluster CA", always, func(actx context.Context, c *client.Client) error {
+		_, err := c.Version(actx)
 
-	ctx, cancel := withDefaultDeadline(ctx, DefaultWaitTimeout)
-	defer cancel()
-
-	err := retry(ctx, "wait for "+r.String()+" to trust the cluster CA", always, func(actx context.Context) error {
-		return withTrustedAt(actx, r, talosconfig, func(c *client.Client) error {
-			_, err := c.Version(actx)
-
-			return err
-		})
+		return err
 	})
 	if err != nil {
 		return fmt.Errorf("node %s never answered with the cluster's certificates: %w", r, err)
@@ -512,17 +520,8 @@ func WaitTrustedAt(ctx context.Context, r Route, talosconfig []byte) error {
 // Bootstrap starts etcd on the node at addr (the first control plane). A cluster already
 // bootstrapped (AlreadyExists) counts as done, so reruns are safe.
 func Bootstrap(ctx context.Context, addr string, talosconfig []byte) error {
-	if _, err := clientconfig.FromBytes(talosconfig); err != nil {
-		return fmt.Errorf("talosconfig for %s does not parse: %w", addr, err)
-	}
-
-	ctx, cancel := withDefaultDeadline(ctx, DefaultWaitTimeout)
-	defer cancel()
-
-	err := retry(ctx, "bootstrap "+addr, bootstrapRetryable, func(actx context.Context) error {
-		return withTrusted(actx, addr, talosconfig, func(c *client.Client) error {
-			return c.Bootstrap(actx, &machineapi.BootstrapRequest{})
-		})
+	err := retryTrusted(ctx, Direct(addr), talosconfig, DefaultWaitTimeout, "bootstrap "+addr, bootstrapRetryable, func(actx context.Context, c *client.Client) error {
+		return c.Bootstrap(actx, &machineapi.BootstrapRequest{})
 	})
 
 	switch {
@@ -541,23 +540,14 @@ func Bootstrap(ctx context.Context, addr string, talosconfig []byte) error {
 
 // Kubeconfig fetches the admin kubeconfig from a control plane.
 func Kubeconfig(ctx context.Context, addr string, talosconfig []byte) ([]byte, error) {
-	if _, err := clientconfig.FromBytes(talosconfig); err != nil {
-		return nil, fmt.Errorf("talosconfig for %s does not parse: %w", addr, err)
-	}
-
-	ctx, cancel := withDefaultDeadline(ctx, DefaultCallTimeout)
-	defer cancel()
-
 	var kc []byte
 
-	err := retry(ctx, "kubeconfig from "+addr, transient, func(actx context.Context) error {
-		return withTrusted(actx, addr, talosconfig, func(c *client.Client) error {
-			var err error
+	err := retryTrusted(ctx, Direct(addr), talosconfig, DefaultCallTimeout, "kubeconfig from "+addr, transient, func(actx context.Context, c *client.Client) error {
+		var err error
 
-			kc, err = c.Kubeconfig(actx)
+		kc, err = c.Kubeconfig(actx)
 
-			return err
-		})
+		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("fetch kubeconfig from %s: %w", addr, err)

@@ -14,7 +14,6 @@ import (
 	"github.com/pocbot/pocbot/internal/settings"
 	machineapi "github.com/siderolabs/talos/pkg/machinery/api/machine"
 	"github.com/siderolabs/talos/pkg/machinery/client"
-	clientconfig "github.com/siderolabs/talos/pkg/machinery/client/config"
 	"github.com/siderolabs/talos/pkg/machinery/config/encoder"
 	"github.com/siderolabs/talos/pkg/machinery/config/types/network"
 	"github.com/siderolabs/talos/pkg/machinery/constants"
@@ -102,20 +101,13 @@ func ParkFirewall(adminCIDRs []string) ([]byte, error) {
 // node at addr and reboots it, keeping the written Talos image; the node comes back in
 // maintenance mode. The call is authenticated with the cluster's talosconfig.
 func Reset(ctx context.Context, addr string, talosconfig []byte) error {
-	if _, err := clientconfig.FromBytes(talosconfig); err != nil {
-		return fmt.Errorf("talosconfig for %s does not parse: %w", addr, err)
-	}
-	ctx, cancel := withDefaultDeadline(ctx, DefaultCallTimeout)
-	defer cancel()
-	err := retry(ctx, "reset "+addr, transient, func(actx context.Context) error {
-		return withTrusted(actx, addr, talosconfig, func(c *client.Client) error {
-			return c.ResetGeneric(actx, &machineapi.ResetRequest{
-				Graceful: false, Reboot: true, Mode: machineapi.ResetRequest_SYSTEM_DISK,
-				SystemPartitionsToWipe: []*machineapi.ResetPartitionSpec{
-					{Label: constants.StatePartitionLabel, Wipe: true},
-					{Label: constants.EphemeralPartitionLabel, Wipe: true},
-				},
-			})
+	err := retryTrusted(ctx, Direct(addr), talosconfig, DefaultCallTimeout, "reset "+addr, transient, func(actx context.Context, c *client.Client) error {
+		return c.ResetGeneric(actx, &machineapi.ResetRequest{
+			Graceful: false, Reboot: true, Mode: machineapi.ResetRequest_SYSTEM_DISK,
+			SystemPartitionsToWipe: []*machineapi.ResetPartitionSpec{
+				{Label: constants.StatePartitionLabel, Wipe: true},
+				{Label: constants.EphemeralPartitionLabel, Wipe: true},
+			},
 		})
 	})
 	if err != nil {
