@@ -16,7 +16,7 @@ import (
 // none; the store relies on none). On the old store the rejecting bucket failed every release
 // (501) and the backend check refused both.
 func TestUpDownOnScalewayBuckets(t *testing.T) {
-	for _, mode := range []objstore.DeleteConditions{objstore.DeleteConditionsIgnored, objstore.DeleteConditionsRejected} {
+	for _, mode := range objstore.ScalewayReadings {
 		t.Run("delete conditions "+mode.String(), func(t *testing.T) {
 			e, ctx := start(t, 3*time.Minute, world.Options{S3: "versitygw", S3Dialect: objstore.Options{DeleteConditions: mode}})
 			if err := e.store.CheckBackend(ctx); err != nil {

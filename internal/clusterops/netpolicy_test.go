@@ -19,6 +19,7 @@ import (
 	"github.com/pocbot/pocbot/internal/provision/cluster"
 	"github.com/pocbot/pocbot/internal/provision/scaleway"
 	"github.com/pocbot/pocbot/internal/provision/talos"
+	"github.com/pocbot/pocbot/internal/sim/loopback"
 	"github.com/pocbot/pocbot/internal/sim/world"
 	"github.com/pocbot/pocbot/internal/sim/world/worldtest"
 )
@@ -94,7 +95,7 @@ func checkFlows(t *testing.T, flows []flow) {
 	t.Helper()
 	for _, tt := range flows {
 		t.Run(tt.name, func(t *testing.T) {
-			err := worldtest.Reach(tt.src, tt.dst)
+			err := loopback.Reach(tt.src, tt.dst)
 			if tt.open && err != nil {
 				t.Errorf("%s → %s refused, want open: %v", tt.src, tt.dst, err)
 			}
@@ -327,7 +328,7 @@ func TestTwoRunnersLeaveNoAddress(t *testing.T) {
 					}
 				}
 				for _, port := range []int{50000, 6443} {
-					if err := worldtest.Reach(r, net.JoinHostPort(ip, strconv.Itoa(port))); err == nil {
+					if err := loopback.Reach(r, net.JoinHostPort(ip, strconv.Itoa(port))); err == nil {
 						t.Errorf("after up %d runner %s still reaches %s:%d", i+1, r, ip, port)
 					}
 				}

@@ -222,18 +222,28 @@ func TestPauseAndResumeCrashAtEveryStep(t *testing.T) {
 	// Every save in turn: attempt k is the rerun of attempt k-1 and crashes at its own save k (its
 	// phase's is the first), so each gets one save further into what is left; the attempts are
 	// bounded by twice the saves of a clean run.
-	write(len(keys))
-	attempts := 0
-	for crashed := true; crashed; attempts++ {
-		if attempts > int(2*pauseSaves) {
-			t.Fatalf("the pause crashed at every save did not converge in %d attempts", attempts)
+	// untilDone reruns run, attempt k crashing at its save k, until one finishes (check, when
+	// given, follows every attempt), and returns the attempts it took.
+	untilDone := func(what string, saves int64, run func() (*clusterops.Outcome, error), check func(attempt int)) int {
+		attempts := 0
+		for crashed := true; crashed; attempts++ {
+			if attempts > int(2*saves) {
+				t.Fatalf("the %s crashed at every save did not converge in %d attempts", what, attempts)
+			}
+			crash.arm(int64(1 + attempts))
+			_, err := run()
+			crashed = err != nil
+			if check != nil {
+				check(attempts)
+			}
 		}
-		crash.arm(int64(1 + attempts))
-		_, err := pause()
-		crashed = err != nil
-		checkPausing(fmt.Sprintf("pause attempt %d, crashed at its save %d", attempts, 1+attempts))
+		crash.arm(-1)
+		return attempts
 	}
-	crash.arm(-1)
+	write(len(keys))
+	attempts := untilDone("pause", pauseSaves, pause, func(attempt int) {
+		checkPausing(fmt.Sprintf("pause attempt %d, crashed at its save %d", attempt, 1+attempt))
+	})
 	if n := machines(); n != 0 {
 		t.Fatalf("after the pause crashed at every save: %d machines left", n)
 	}
@@ -241,16 +251,7 @@ func TestPauseAndResumeCrashAtEveryStep(t *testing.T) {
 		t.Fatalf("paused after a crash at every save: %v", err)
 	}
 	t.Logf("the pause crashed at every save converged in %d attempts", attempts)
-	attempts = 0
-	for crashed := true; crashed; attempts++ {
-		if attempts > int(2*resumeSaves) {
-			t.Fatalf("the resume crashed at every save did not converge in %d attempts", attempts)
-		}
-		crash.arm(int64(1 + attempts))
-		_, err := resume()
-		crashed = err != nil
-	}
-	crash.arm(-1)
+	attempts = untilDone("resume", resumeSaves, resume, nil)
 	doc, _, err := e.ops.Load(ctx, name)
 	if err != nil || doc.Header.Phase != string(lifecycle.PhaseReady) {
 		t.Fatalf("after the resume crashed at every save: %v %v", doc, err)

@@ -3,7 +3,6 @@ package clusterops_test
 import (
 	"encoding/json"
 	"errors"
-	"github.com/siderolabs/talos/pkg/machinery/config/configloader"
 	"slices"
 	"strings"
 	"testing"
@@ -11,6 +10,7 @@ import (
 
 	instance "github.com/scaleway/scaleway-sdk-go/api/instance/v1"
 	"github.com/scaleway/scaleway-sdk-go/scw"
+	"github.com/siderolabs/talos/pkg/machinery/config/configloader"
 
 	"github.com/pocbot/pocbot/internal/clusterops"
 	"github.com/pocbot/pocbot/internal/lifecycle"

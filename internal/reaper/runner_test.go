@@ -15,8 +15,8 @@ import (
 	"github.com/pocbot/pocbot/internal/provision"
 	"github.com/pocbot/pocbot/internal/provision/scaleway"
 	"github.com/pocbot/pocbot/internal/reaper"
+	"github.com/pocbot/pocbot/internal/sim/loopback"
 	"github.com/pocbot/pocbot/internal/sim/world"
-	"github.com/pocbot/pocbot/internal/sim/world/worldtest"
 )
 
 // TestReaperClosesTheRunnerAccessOfAKilledRun: a run killed between admin-access-open and
@@ -39,7 +39,7 @@ func TestReaperClosesTheRunnerAccessOfAKilledRun(t *testing.T) {
 	cp0 := res.State.Resources[scaleway.NodeIP(0)].Attrs["address"]
 	kube := net.JoinHostPort(cp0, "6443")
 	runner := strings.TrimSuffix(world.RunnerCIDR, "/32")
-	if worldtest.Reach(runner, kube) == nil {
+	if loopback.Reach(runner, kube) == nil {
 		t.Fatalf("the runner reaches %s after a completed up: the group kept its temporary rule", kube)
 	}
 
@@ -83,7 +83,7 @@ func TestReaperClosesTheRunnerAccessOfAKilledRun(t *testing.T) {
 	if _, err := api.SetSecurityGroupRules(&instance.SetSecurityGroupRulesRequest{Zone: scw.Zone(sg.Zone), SecurityGroupID: sg.ID, Rules: set}, scw.WithContext(ctx)); err != nil {
 		t.Fatal(err)
 	}
-	if err := worldtest.Reach(runner, kube); err != nil {
+	if err := loopback.Reach(runner, kube); err != nil {
 		t.Fatalf("the planted leftover does not admit the runner to %s: %v", kube, err)
 	}
 
@@ -104,7 +104,7 @@ func TestReaperClosesTheRunnerAccessOfAKilledRun(t *testing.T) {
 			t.Errorf("after the reaper the group still admits the runner: %s %v", r.Protocol, r.DestPortFrom)
 		}
 	}
-	if worldtest.Reach(runner, kube) == nil {
+	if loopback.Reach(runner, kube) == nil {
 		t.Errorf("after the reaper the runner still reaches %s", kube)
 	}
 	if _, st, err = e.ops.Load(ctx, name); err != nil || st.Outputs[scaleway.OutAdminTemporary] != "" {

@@ -16,7 +16,7 @@ import (
 // state can be created again. On the old store, release and deletion were conditional deletes:
 // rejected, every release failed; ignored, a release removed whatever lock was there.
 func TestScalewayDialects(t *testing.T) {
-	for _, mode := range []objstore.DeleteConditions{objstore.DeleteConditionsIgnored, objstore.DeleteConditionsRejected} {
+	for _, mode := range objstore.ScalewayReadings {
 		t.Run("delete conditions "+mode.String(), func(t *testing.T) {
 			w := s3WorldWith(t, objstore.Options{DeleteConditions: mode})
 			ctx := t.Context()

@@ -13,6 +13,7 @@ import (
 	"github.com/siderolabs/talos/pkg/machinery/client"
 	"google.golang.org/grpc"
 
+	simloop "github.com/pocbot/pocbot/internal/sim/loopback"
 	simtalos "github.com/pocbot/pocbot/internal/sim/talos"
 )
 
@@ -30,17 +31,6 @@ func applyFrom(ctx context.Context, src, addr string, cfg []byte) error {
 	defer c.Close() //nolint:errcheck
 	_, err = c.ApplyConfiguration(ctx, &machineapi.ApplyConfigurationRequest{Data: cfg})
 	return err
-}
-
-// tlsHandshakeFrom completes the client's side of a TLS handshake from src to addr: nil when no
-// firewall stands in between (the server asks for a client certificate only after that side).
-func tlsHandshakeFrom(src, addr string) error {
-	d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(src)}, Timeout: 2 * time.Second}
-	c, err := tls.DialWithDialer(d, "tcp", addr, &tls.Config{InsecureSkipVerify: true, MinVersion: tls.VersionTLS13}) //nolint:gosec // reachability only
-	if err != nil {
-		return err
-	}
-	return c.Close()
 }
 
 // A worker only reset sits in maintenance mode and takes a config from anyone who reaches it;
@@ -97,7 +87,7 @@ func TestParkedWorkerRefusesInsecureApply(t *testing.T) {
 	// Whether the gRPC error reads as a reset or as a TLS alert depends on who writes first once
 	// the server aborts the handshake; what tells the firewall apart is that it resets at accept,
 	// before the client's side of a TLS 1.3 handshake can finish.
-	if herr := tlsHandshakeFrom(stranger, addr); herr != nil {
+	if herr := simloop.Reach(stranger, addr); herr != nil {
 		t.Fatalf("refused by the firewall, want the TLS handshake (the park firewall admits everyone): %v (apply: %v)", herr, err)
 	}
 	t.Logf("refused as expected: %v", err)

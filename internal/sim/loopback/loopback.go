@@ -19,6 +19,7 @@ package loopback
 import (
 	"context"
 	"crypto/rand"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -141,4 +142,17 @@ func ServeHTTP(ctx context.Context, h http.Handler, log *slog.Logger, name strin
 		})
 	}
 	return "http://" + ln.Addr().String(), stop, nil
+}
+
+// Reach opens a TCP connection from src to addr on the world's loopback and completes a TLS
+// handshake (every port of a Talos node speaks TLS, and a connection a firewall or security
+// group refuses is reset at accept in the world; the client side of TLS 1.3 finishes before the
+// server asks for a certificate): nil means addr is open to src.
+func Reach(src, addr string) error {
+	d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(src)}, Timeout: 2 * time.Second}
+	c, err := tls.DialWithDialer(d, "tcp", addr, &tls.Config{InsecureSkipVerify: true, MinVersion: tls.VersionTLS12}) //nolint:gosec // reachability only
+	if err != nil {
+		return err
+	}
+	return c.Close()
 }

@@ -43,6 +43,10 @@ const (
 	DeleteConditionsHonoured
 )
 
+// ScalewayReadings are the answers to a conditional DeleteObject that Scaleway's documentation
+// leaves possible (it documents none): the bot must work under each of them.
+var ScalewayReadings = []DeleteConditions{DeleteConditionsIgnored, DeleteConditionsRejected}
+
 func (d DeleteConditions) String() string {
 	switch d {
 	case DeleteConditionsIgnored:

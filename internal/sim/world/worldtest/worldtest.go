@@ -9,9 +9,7 @@ package worldtest
 
 import (
 	"context"
-	"crypto/tls"
 	"log/slog"
-	"net"
 	"testing"
 	"time"
 
@@ -147,17 +145,4 @@ func Live(w *world.World, cluster string) []string {
 		}
 	}
 	return out
-}
-
-// Reach opens a TCP connection from src to addr on the world's loopback and completes a TLS
-// handshake (every port of a Talos node speaks TLS, and a connection a firewall or security
-// group refuses is reset at accept in the world; the client side of TLS 1.3 finishes before the
-// server asks for a certificate): nil means addr is open to src.
-func Reach(src, addr string) error {
-	d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(src)}, Timeout: 2 * time.Second}
-	c, err := tls.DialWithDialer(d, "tcp", addr, &tls.Config{InsecureSkipVerify: true, MinVersion: tls.VersionTLS12}) //nolint:gosec // reachability only
-	if err != nil {
-		return err
-	}
-	return c.Close()
 }
