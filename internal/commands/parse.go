@@ -30,15 +30,7 @@ const (
 // Verbs lists every verb in the order the help text shows them.
 var Verbs = []Verb{VerbUp, VerbDown, VerbPause, VerbResume, VerbExtend, VerbKubeconfig, VerbStatus, VerbCost, VerbHelp}
 
-// Defaults of ParseConfig: the settings table's (internal/settings), the same as
-// repoconfig.Default() and deploy/poc.example.yml.
 const (
-	DefaultTTL    = settings.DefaultTTL
-	DefaultMinTTL = settings.DefaultMinTTL
-	DefaultMaxTTL = settings.DefaultMaxTTL
-	// DefaultMaxTalosMinor is the newest Talos minor the pinned machinery library can generate
-	// configs for; internal/provision/talos tests check the two agree.
-	DefaultMaxTalosMinor = settings.MaxTalosMinor
 	// MaxEcho is the most characters of user input a reply ever repeats (escaped).
 	MaxEcho = 48
 	// maxLineLen bounds the command line we look at; longer lines are refused, never parsed.
@@ -47,7 +39,9 @@ const (
 )
 
 // ParseConfig carries the repository's bounds (from .github/poc.yml). Zero fields take the
-// Default* values.
+// settings table's defaults (internal/settings: the same as repoconfig.Default() and
+// deploy/poc.example.yml), and MaxTalosMinor the newest minor the pinned machinery library can
+// generate configs for (internal/provision/talos tests check the two agree).
 type ParseConfig struct {
 	DefaultTTL    time.Duration
 	MinTTL        time.Duration
@@ -57,19 +51,19 @@ type ParseConfig struct {
 
 func (c ParseConfig) withDefaults() ParseConfig {
 	if c.DefaultTTL <= 0 {
-		c.DefaultTTL = DefaultTTL
+		c.DefaultTTL = settings.DefaultTTL
 	}
 	if c.MinTTL <= 0 {
-		c.MinTTL = DefaultMinTTL
+		c.MinTTL = settings.DefaultMinTTL
 	}
 	if c.MaxTTL <= 0 {
-		c.MaxTTL = DefaultMaxTTL
+		c.MaxTTL = settings.DefaultMaxTTL
 	}
 	if c.MaxTTL < c.MinTTL {
 		c.MaxTTL = c.MinTTL
 	}
 	if c.MaxTalosMinor == "" {
-		c.MaxTalosMinor = DefaultMaxTalosMinor
+		c.MaxTalosMinor = settings.MaxTalosMinor
 	}
 	return c
 }

@@ -82,7 +82,7 @@
 //
 // An explicit Input.KubernetesVersion is checked against machinery's compatibility table for the
 // Talos version (Talos 1.13: 1.31–1.36; 1.14: 1.32–1.37). The /poc up grammar accepts up to
-// commands.DefaultMaxTalosMinor (v1.14); a test keeps the two in step.
+// settings.MaxTalosMinor (v1.14); a test keeps the two in step.
 //
 // The seed's three validation errors (docs/seed.md, Talos configuration) come from mixing the two forms, and the 1.14 path
 // avoids each by construction: no .machine.install next to UnattendedInstallConfig (the install

@@ -11,7 +11,6 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/pocbot/pocbot/internal/commands"
 	"github.com/siderolabs/talos/pkg/machinery/config"
 	"github.com/siderolabs/talos/pkg/machinery/config/configloader"
 	"github.com/siderolabs/talos/pkg/machinery/config/configpatcher"
@@ -579,7 +578,7 @@ func contains(list []string, s string) bool {
 func TestCommandsGrammarMatchesContract(t *testing.T) {
 	t.Parallel()
 
-	newest := commands.DefaultMaxTalosMinor + ".0"
+	newest := settings.MaxTalosMinor + ".0"
 	if _, err := Contract(newest); err != nil {
 		t.Errorf("commands accepts %s but Contract refuses it: %v", newest, err)
 	}
