@@ -56,7 +56,7 @@ func init() {
 			if !doc.Header.Expires.IsZero() {
 				life = doc.Header.Expires.Sub(now)
 			}
-			quote, err := clusterops.Quote(ctx, q, st.Spec, life, allowUnknown)
+			quote, err := clusterops.QuoteState(ctx, q, doc.Header, st, life, allowUnknown)
 			if err != nil {
 				return err
 			}

@@ -11,6 +11,7 @@ import (
 	"github.com/pocbot/pocbot/internal/github"
 	"github.com/pocbot/pocbot/internal/pool/poolstore"
 	"github.com/pocbot/pocbot/internal/reaper"
+	"github.com/pocbot/pocbot/internal/settings"
 )
 
 // processStart is when this process started: the 👀 latency is measured from it.
@@ -94,7 +95,7 @@ func (a *app) handle(ctx context.Context, getenv func(string) string, started ti
 		}
 	}
 	if v := getenv("POC_STICKY_INTERVAL"); v != "" {
-		if h.StickyInterval, err = time.ParseDuration(v); err != nil {
+		if h.StickyInterval, err = settings.ParseDuration(v); err != nil {
 			return chatops.Outcome{}, fmt.Errorf("POC_STICKY_INTERVAL=%q is not a duration like 3s", v)
 		}
 	}

@@ -11,7 +11,6 @@ import (
 	"github.com/pocbot/pocbot/internal/lifecycle"
 	"github.com/pocbot/pocbot/internal/provision"
 	"github.com/pocbot/pocbot/internal/provision/cluster"
-	"github.com/pocbot/pocbot/internal/provision/scaleway"
 	"github.com/pocbot/pocbot/internal/statestore"
 )
 
@@ -174,10 +173,4 @@ func (r *run) scheduleNote(ctx context.Context, spec provision.Spec) string {
 	saving := week.Sub(withSchedule)
 	return fmt.Sprintf("pause_schedule `%s` pauses the cluster %.0f %% of the week: %s a week instead of %s, saving %s (%.1f %%). A /poc command inside a pause window resumes it.",
 		commands.Escape(s.String()), 100*f, withSchedule.Format(2), week.Format(2), saving.Format(2), 100*float64(saving.Nanos)/float64(week.Nanos))
-}
-
-// releasedIPs tells whether a paused cluster's state has no reserved IP left (`--release-ips`).
-func releasedIPs(st *provision.State) bool {
-	_, ok := st.Resources[scaleway.NodeIP(0)]
-	return !ok
 }

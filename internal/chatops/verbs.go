@@ -12,7 +12,7 @@ import (
 	"github.com/pocbot/pocbot/internal/github"
 	"github.com/pocbot/pocbot/internal/lifecycle"
 	"github.com/pocbot/pocbot/internal/provision"
-	"github.com/pocbot/pocbot/internal/provision/cluster"
+	"github.com/pocbot/pocbot/internal/statestore"
 )
 
 // noCluster answers a verb that needs an existing cluster.
@@ -129,27 +129,22 @@ func (r *run) cost(ctx context.Context) error {
 	now := r.h.now()
 	spec := b.Spec
 	var created, expires time.Time
-	var paused *provision.State
+	st := &provision.State{Spec: spec}
+	var h statestore.Header
 	if r.header != nil {
-		_, st, err := b.Ops.Load(ctx, r.cluster)
+		_, loaded, err := b.Ops.Load(ctx, r.cluster)
 		if err != nil {
 			return r.lockedOrFail(ctx, err)
 		}
+		st, h = loaded, *r.header
 		spec, created, expires = st.Spec, r.header.Created, r.header.Expires
-		if clusterops.Paused(*r.header) {
-			paused = st
-		}
 	}
+	paused := clusterops.Paused(h)
 	life := r.cfg.DefaultTTL
 	if !expires.IsZero() {
 		life = expires.Sub(now)
 	}
-	q, err := clusterops.Quote(ctx, b.Ops.Quoter, spec, life, true)
-	if paused != nil {
-		// No machine runs: the IPs, the shared image and the snapshot are what it costs now.
-		snap, _ := cluster.ParseSnapshot(paused.Outputs[cluster.OutEtcdSnapshot])
-		q, err = clusterops.QuotePaused(ctx, b.Ops.Quoter, spec, snap.Size, releasedIPs(paused), life)
-	}
+	q, err := clusterops.QuoteState(ctx, b.Ops.Quoter, h, st, life, true)
 	if err != nil {
 		return r.fail(ctx, fmt.Errorf("price cluster %q: %w", r.cluster, err))
 	}
@@ -157,7 +152,7 @@ func (r *run) cost(ctx context.Context) error {
 	if r.header == nil {
 		v.Notes = append(v.Notes, "No cluster exists for this issue yet: these are the prices of `/poc up` with the defaults.")
 	}
-	if paused != nil {
+	if paused {
 		v.Notes = append(v.Notes, "The cluster is paused ("+r.header.Phase+"): these are its prices until `/poc resume`; the accrued figure counts them over its whole life.")
 	}
 	v.Notes = append(v.Notes, r.parkingNotes(ctx, spec)...)
@@ -222,11 +217,7 @@ func (r *run) status(ctx context.Context) error {
 		v.Resources = append(v.Resources, commands.ResourceLine{Kind: rec.Kind, Name: n, ID: rec.ID, Address: rec.Attrs["address"], State: rec.Status})
 	}
 	v.APIEndpoints, _ = clusterops.Endpoints(s.State)
-	q, qerr := clusterops.Quote(ctx, b.Ops.Quoter, s.State.Spec, 0, true)
-	if clusterops.Paused(s.Header) {
-		snap, _ := cluster.ParseSnapshot(s.State.Outputs[cluster.OutEtcdSnapshot])
-		q, qerr = clusterops.QuotePaused(ctx, b.Ops.Quoter, s.State.Spec, snap.Size, releasedIPs(s.State), 0)
-	}
+	q, qerr := clusterops.QuoteState(ctx, b.Ops.Quoter, s.Header, s.State, 0, true)
 	if qerr == nil {
 		v.DailyCost, v.Accrued = q.Daily.Format(2), q.Accrued(s.Header.Created, now).Format(2)
 	}

@@ -8,6 +8,9 @@ import (
 
 	"github.com/pocbot/pocbot/internal/cost"
 	"github.com/pocbot/pocbot/internal/provision"
+	"github.com/pocbot/pocbot/internal/provision/cluster"
+	"github.com/pocbot/pocbot/internal/provision/scaleway"
+	"github.com/pocbot/pocbot/internal/statestore"
 )
 
 // Shape is what a spec bills: the cost package's view of the cluster. The shared image (snapshot
@@ -50,4 +53,22 @@ func PausedItems(spec provision.Spec, snapshotBytes int64, releasedIPs bool) []c
 // QuotePaused prices a paused cluster (PausedItems).
 func QuotePaused(ctx context.Context, q *cost.Quoter, spec provision.Spec, snapshotBytes int64, releasedIPs bool, lifetime time.Duration) (cost.Quote, error) {
 	return q.Quote(ctx, PausedItems(spec, snapshotBytes, releasedIPs), cost.QuoteOptions{AllowUnknown: true, Lifetime: lifetime})
+}
+
+// QuoteState prices the cluster whose header and state are h and st over lifetime, as it bills
+// now: a paused cluster (Paused: pausing, paused, resuming) at its paused price (QuoteStatePaused),
+// any other at its machines' (Quote). The one place that decides which price a cluster has.
+func QuoteState(ctx context.Context, q *cost.Quoter, h statestore.Header, st *provision.State, lifetime time.Duration, allowUnknown bool) (cost.Quote, error) {
+	if Paused(h) {
+		return QuoteStatePaused(ctx, q, st, lifetime)
+	}
+	return Quote(ctx, q, st.Spec, lifetime, allowUnknown)
+}
+
+// QuoteStatePaused prices st paused: its recorded snapshot's size, and the reserved IPs unless
+// the pause released them (`--release-ips` leaves no IP in the state).
+func QuoteStatePaused(ctx context.Context, q *cost.Quoter, st *provision.State, lifetime time.Duration) (cost.Quote, error) {
+	snap, _ := cluster.ParseSnapshot(st.Outputs[cluster.OutEtcdSnapshot])
+	_, kept := st.Resources[scaleway.NodeIP(0)]
+	return QuotePaused(ctx, q, st.Spec, snap.Size, !kept, lifetime)
 }

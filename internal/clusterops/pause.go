@@ -11,7 +11,6 @@ import (
 	"github.com/pocbot/pocbot/internal/lifecycle"
 	"github.com/pocbot/pocbot/internal/provision"
 	"github.com/pocbot/pocbot/internal/provision/cluster"
-	"github.com/pocbot/pocbot/internal/provision/scaleway"
 	"github.com/pocbot/pocbot/internal/provision/talos"
 	"github.com/pocbot/pocbot/internal/statestore"
 )
@@ -156,9 +155,7 @@ func (o *Ops) pausedQuote(ctx context.Context, st *provision.State) cost.Quote {
 	if o.Quoter == nil {
 		return cost.Quote{}
 	}
-	snap, _ := cluster.ParseSnapshot(st.Outputs[cluster.OutEtcdSnapshot])
-	_, kept := st.Resources[scaleway.NodeIP(0)] // a pause with --release-ips left none
-	q, err := QuotePaused(ctx, o.Quoter, st.Spec, snap.Size, !kept, 0)
+	q, err := QuoteStatePaused(ctx, o.Quoter, st, 0)
 	if err != nil {
 		return cost.Quote{}
 	}

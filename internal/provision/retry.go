@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/pocbot/pocbot/internal/settings"
 	"math/rand/v2"
 	"os"
 	"strconv"
@@ -14,13 +15,14 @@ import (
 // own waiters poll every 5-15 s, too coarse for the emulator and for the critical-path benchmark.
 const DefaultPollInterval = 2 * time.Second
 
-// PollIntervalFromEnv reads POC_POLL_INTERVAL (a Go duration like "50ms", or milliseconds).
+// PollIntervalFromEnv reads POC_POLL_INTERVAL (a duration in the settings' one grammar, like
+// "50ms", or milliseconds).
 func PollIntervalFromEnv() (time.Duration, error) {
 	v := os.Getenv("POC_POLL_INTERVAL")
 	if v == "" {
 		return DefaultPollInterval, nil
 	}
-	if d, err := time.ParseDuration(v); err == nil && d > 0 {
+	if d, err := settings.ParseDuration(v); err == nil && d > 0 {
 		return d, nil
 	}
 	if ms, err := strconv.Atoi(v); err == nil && ms > 0 {

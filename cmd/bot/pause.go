@@ -1,0 +1,106 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"time"
+
+	"github.com/pocbot/pocbot/internal/clusterops"
+)
+
+// bot pause and bot resume are /poc pause and /poc resume for an operator or a repository's own
+// workflow: the same clusterops operations, budgeted and scoped as a comment's.
+func init() {
+	var (
+		name       string
+		lk         lockFlags
+		parkFor    time.Duration
+		releaseIPs bool
+	)
+	register(&command{
+		name: "pause",
+		summary: "take a ready cluster's etcd snapshot into the state bucket, verify it, then delete its machines (as /poc pause does); " +
+			"the reserved IPs, security group, DNS and secrets stay, so `bot resume` brings the same cluster back",
+		env: envWorld,
+		setFlags: func(fs *flag.FlagSet, e *envFlags) {
+			clusterFlag(fs, e, &name)
+			lk.define(e)
+			e.Setting(&parkFor, "park_for")
+			e.Bool(&releaseIPs, "release-ips", "", false, "also release the reserved IPs (a lower paused price; the resume gets new IPs, new certificates from the same CA and a new kubeconfig)")
+		},
+		run: func(ctx context.Context, a *app, _ *flag.FlagSet) error {
+			if err := requireCluster(name); err != nil {
+				return err
+			}
+			if parkFor < 0 {
+				return errors.New("pause: --park-for must be ≥ 0")
+			}
+			w, req, err := lk.open(ctx, a, name, "pause", nil)
+			if err != nil {
+				return err
+			}
+			defer w.Close()
+			req.Progress = newProgressPrinter(a.stderr)
+			req.ParkFor, req.ReleaseIPs = parkFor, releaseIPs
+			res, err := w.ops.Pause(ctx, req)
+			if err == nil && res.Refusal != nil {
+				err = res.Refusal
+			}
+			if err != nil {
+				return fmt.Errorf("pause %s: %w", name, err)
+			}
+			a.printf("cluster %s is %s: %s per day until `bot resume --cluster %s`\n", name, res.Header.Phase, res.Quote.Daily.Format(2), name)
+			return nil
+		},
+	})
+
+	var (
+		rname  string
+		rlk    lockFlags
+		budget budgetFlags
+	)
+	register(&command{
+		name:    "resume",
+		summary: "bring a paused cluster back (as /poc resume does): its machines again on the kept IPs, etcd recovered from the snapshot, ready when the network is",
+		env:     envWorld,
+		setFlags: func(fs *flag.FlagSet, e *envFlags) {
+			clusterFlag(fs, e, &rname)
+			rlk.define(e)
+			budget.define(e)
+		},
+		run: func(ctx context.Context, a *app, _ *flag.FlagSet) error {
+			if err := requireCluster(rname); err != nil {
+				return err
+			}
+			bounds, err := budget.bounds()
+			if err != nil {
+				return err
+			}
+			w, req, err := rlk.open(ctx, a, rname, "resume", nil)
+			if err != nil {
+				return err
+			}
+			defer w.Close()
+			doc, _, err := w.ops.Load(ctx, rname)
+			if err != nil {
+				return fmt.Errorf("resume %s: %w", rname, err)
+			}
+			if err := inScope(a.repoScope(), doc.Header); err != nil {
+				return err
+			}
+			if !clusterops.Paused(doc.Header) {
+				return fmt.Errorf("resume %s: the cluster is not paused (it is %s): nothing to resume; `bot up` converges it", rname, doc.Header.Phase)
+			}
+			req.Bounds = bounds
+			req.Progress = newProgressPrinter(a.stderr)
+			res, err := w.ops.Up(ctx, req)
+			if err != nil {
+				return fmt.Errorf("resume %s: %w", rname, err)
+			}
+			a.printUp(res)
+			return nil
+		},
+	})
+}

@@ -1,0 +1,58 @@
+package main
+
+import (
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/pocbot/pocbot/internal/sim/world"
+)
+
+var perDay = regexp.MustCompile(`Total per day: € ([0-9.]+)`)
+
+func dailyOf(t *testing.T, out string) float64 {
+	t.Helper()
+	m := perDay.FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("no daily total in:\n%s", out)
+	}
+	v, err := strconv.ParseFloat(m[1], 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// `bot pause` and `bot resume` are /poc pause and /poc resume for an operator; `bot cost` prices
+// a paused cluster as it bills paused (before, the CLI had neither verb, and `bot cost` priced a
+// paused cluster's machines, which no longer exist).
+func TestPauseAndResumeCommands(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the bot and runs a whole cluster: not in -short")
+	}
+	_, w := startWorld(t, procBound, world.Options{})
+	b := newBotProc(t, w)
+	b.mustRun(t, nil, "up", "--cluster", "p1")
+	running := dailyOf(t, b.mustRun(t, nil, "cost", "--cluster", "p1").stdout)
+
+	if r := b.run(t, nil, "resume", "--cluster", "p1"); r.code == 0 || !strings.Contains(r.stderr, "not paused") {
+		t.Errorf("resume of a ready cluster (exit %d):\n%s", r.code, r.stderr)
+	}
+	p := b.mustRun(t, nil, "pause", "--cluster", "p1")
+	if !strings.Contains(p.stdout, "cluster p1 is paused") {
+		t.Errorf("pause:\n%s\n%s", p.stdout, p.stderr)
+	}
+	paused := dailyOf(t, b.mustRun(t, nil, "cost", "--cluster", "p1").stdout)
+	if paused <= 0 || paused >= running*0.10 {
+		t.Errorf("bot cost of the paused cluster: %.2f per day, running %.2f: want the paused price (IPs, image, snapshot)", paused, running)
+	}
+	r := b.mustRun(t, nil, "resume", "--cluster", "p1")
+	if !strings.Contains(r.stdout, "cluster p1 is ready") {
+		t.Errorf("resume:\n%s\n%s", r.stdout, r.stderr)
+	}
+	if again := dailyOf(t, b.mustRun(t, nil, "cost", "--cluster", "p1").stdout); again != running {
+		t.Errorf("bot cost after the resume: %.2f per day, want the running %.2f", again, running)
+	}
+	b.mustRun(t, nil, "down", "--cluster", "p1")
+}
