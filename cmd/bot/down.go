@@ -2,41 +2,27 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"time"
+
+	"github.com/pocbot/pocbot/internal/clusterops"
 )
 
 func init() {
-	var (
-		name    string
-		lk      lockFlags
-		parkFor time.Duration
-	)
+	var tf teardownFlags
 	register(&command{
-		name:    "down",
-		summary: "destroy a cluster in dependency order, then sweep what still carries its tag",
-		env:     envWorld,
-		setFlags: func(fs *flag.FlagSet, e *envFlags) {
-			clusterFlag(fs, e, &name)
-			lk.define(e)
-			e.Setting(&parkFor, "park_for")
-		},
+		name:     "down",
+		summary:  "destroy a cluster in dependency order, then sweep what still carries its tag",
+		env:      envWorld,
+		setFlags: tf.define,
 		run: func(ctx context.Context, a *app, fs *flag.FlagSet) error {
-			if err := requireCluster(name); err != nil {
-				return err
-			}
-			w, req, err := lk.open(ctx, a, name, "down", nil)
+			w, req, err := tf.open(ctx, a, "down")
 			if err != nil {
 				return err
 			}
 			defer w.Close()
-			req.Progress = newProgressPrinter(a.stderr)
-			if parkFor < 0 {
-				return errors.New("down: --park-for must be ≥ 0")
-			}
-			req.ParkFor = parkFor
+			name := tf.name
 			res, err := w.ops.Down(ctx, req)
 			if res != nil && res.Report != nil {
 				for _, d := range res.Report.Deleted {
@@ -54,4 +40,36 @@ func init() {
 			return nil
 		},
 	})
+}
+
+// teardownFlags are the flags of the verbs that take a cluster's machines away (down, pause):
+// the cluster, its lock, and how long its worker may park instead of being deleted.
+type teardownFlags struct {
+	name    string
+	lk      lockFlags
+	parkFor time.Duration
+}
+
+func (f *teardownFlags) define(fs *flag.FlagSet, e *envFlags) {
+	clusterFlag(fs, e, &f.name)
+	f.lk.define(e)
+	e.Setting(&f.parkFor, "park_for")
+}
+
+// open checks the flags, then opens verb's world and the operator's intent, its progress printed
+// on the app's stderr.
+func (f *teardownFlags) open(ctx context.Context, a *app, verb string) (*opsWorld, clusterops.Intent, error) {
+	if err := requireCluster(f.name); err != nil {
+		return nil, clusterops.Intent{}, err
+	}
+	if f.parkFor < 0 {
+		return nil, clusterops.Intent{}, fmt.Errorf("%s: --park-for must be ≥ 0", verb)
+	}
+	w, req, err := f.lk.open(ctx, a, f.name, verb, nil)
+	if err != nil {
+		return nil, req, err
+	}
+	req.Progress = newProgressPrinter(a.stderr)
+	req.ParkFor = f.parkFor
+	return w, req, nil
 }

@@ -2,10 +2,8 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
-	"time"
 
 	"github.com/pocbot/pocbot/internal/clusterops"
 )
@@ -14,9 +12,7 @@ import (
 // workflow: the same clusterops operations, budgeted and scoped as a comment's.
 func init() {
 	var (
-		name       string
-		lk         lockFlags
-		parkFor    time.Duration
+		tf         teardownFlags
 		releaseIPs bool
 	)
 	register(&command{
@@ -25,33 +21,24 @@ func init() {
 			"the reserved IPs, security group, DNS and secrets stay, so `bot resume` brings the same cluster back",
 		env: envWorld,
 		setFlags: func(fs *flag.FlagSet, e *envFlags) {
-			clusterFlag(fs, e, &name)
-			lk.define(e)
-			e.Setting(&parkFor, "park_for")
+			tf.define(fs, e)
 			e.Bool(&releaseIPs, "release-ips", "", false, "also release the reserved IPs (a lower paused price; the resume gets new IPs, new certificates from the same CA and a new kubeconfig)")
 		},
 		run: func(ctx context.Context, a *app, _ *flag.FlagSet) error {
-			if err := requireCluster(name); err != nil {
-				return err
-			}
-			if parkFor < 0 {
-				return errors.New("pause: --park-for must be ≥ 0")
-			}
-			w, req, err := lk.open(ctx, a, name, "pause", nil)
+			w, req, err := tf.open(ctx, a, "pause")
 			if err != nil {
 				return err
 			}
 			defer w.Close()
-			req.Progress = newProgressPrinter(a.stderr)
-			req.ParkFor, req.ReleaseIPs = parkFor, releaseIPs
+			req.ReleaseIPs = releaseIPs
 			res, err := w.ops.Pause(ctx, req)
 			if err == nil && res.Refusal != nil {
 				err = res.Refusal
 			}
 			if err != nil {
-				return fmt.Errorf("pause %s: %w", name, err)
+				return fmt.Errorf("pause %s: %w", tf.name, err)
 			}
-			a.printf("cluster %s is %s: %s per day until `bot resume --cluster %s`\n", name, res.Header.Phase, res.Quote.Daily.Format(2), name)
+			a.printf("cluster %s is %s: %s per day until `bot resume --cluster %s`\n", tf.name, res.Header.Phase, res.Quote.Daily.Format(2), tf.name)
 			return nil
 		},
 	})
@@ -74,11 +61,7 @@ func init() {
 			if err := requireCluster(rname); err != nil {
 				return err
 			}
-			bounds, err := budget.bounds()
-			if err != nil {
-				return err
-			}
-			w, req, err := rlk.open(ctx, a, rname, "resume", nil)
+			w, req, err := budget.open(ctx, a, &rlk, rname, "resume", nil)
 			if err != nil {
 				return err
 			}
@@ -93,7 +76,6 @@ func init() {
 			if !clusterops.Paused(doc.Header) {
 				return fmt.Errorf("resume %s: the cluster is not paused (it is %s): nothing to resume; `bot up` converges it", rname, doc.Header.Phase)
 			}
-			req.Bounds = bounds
 			req.Progress = newProgressPrinter(a.stderr)
 			res, err := w.ops.Up(ctx, req)
 			if err != nil {

@@ -99,6 +99,21 @@ type budgetFlags struct {
 	allowUnknown bool
 }
 
+// open is lk.open for the verbs that may start machines (up, resume): the budget bounds the
+// intent, as the repository's .github/poc.yml bounds a comment's.
+func (b *budgetFlags) open(ctx context.Context, a *app, lk *lockFlags, name, verb string, override func(*provision.Spec)) (*opsWorld, clusterops.Intent, error) {
+	bounds, err := b.bounds()
+	if err != nil {
+		return nil, clusterops.Intent{}, err
+	}
+	w, req, err := lk.open(ctx, a, name, verb, override)
+	if err != nil {
+		return nil, req, err
+	}
+	req.Bounds = bounds
+	return w, req, nil
+}
+
 func (b *budgetFlags) define(e *envFlags) {
 	e.Setting(&b.maxClusters, "max_clusters")
 	e.Setting(&b.maxDailyEUR, "max_daily_eur")
@@ -152,16 +167,12 @@ func init() {
 			if err != nil {
 				return err
 			}
-			bounds, err := budget.bounds()
-			if err != nil {
-				return err
-			}
-			w, req, err := lk.open(ctx, a, name, "up", override)
+			w, req, err := budget.open(ctx, a, &lk, name, "up", override)
 			if err != nil {
 				return err
 			}
 			defer w.Close()
-			req.TTL, req.Bounds = ttl, bounds
+			req.TTL = ttl
 			if dryRun {
 				return a.printPlan(ctx, w, req)
 			}
