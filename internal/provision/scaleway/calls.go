@@ -211,7 +211,7 @@ func (d *Driver) listKind(ctx context.Context, zone scw.Zone, kind string, tags 
 			out = append(out, listed{s.ID, s.Name, s.Tags, s.CreatedAt})
 		}
 	default:
-		return nil, fmt.Errorf("scaleway: listing %s is not implemented", kind)
+		return nil, fmt.Errorf("scaleway: no list call for %s: listKind knows only the kinds the driver creates (a caller bug)", kind)
 	}
 	return out, nil
 }
