@@ -25,7 +25,7 @@ import (
 	"sort"
 	"strings"
 
-	gh "github.com/google/go-github/v66/github"
+	gh "github.com/google/go-github/v88/github"
 	"golang.org/x/crypto/nacl/box"
 
 	"github.com/pocbot/pocbot/deploy"
@@ -212,7 +212,7 @@ func (r *runner) app(ctx context.Context, repo *gh.Repository) error {
 	if err != nil {
 		return fmt.Errorf("init: authenticate as App %d: %w (do POC_APP_ID and the key belong to the same App?)", r.cfg.AppID, err)
 	}
-	if _, resp, err := ac.Apps.FindRepositoryInstallation(ctx, r.owner, r.name); err != nil {
+	if _, resp, err := ac.Apps.GetRepositoryInstallation(ctx, r.owner, r.name); err != nil {
 		if resp != nil && resp.StatusCode == http.StatusNotFound {
 			if added, err := r.addToInstallation(ctx, ac, app, repo); added || err != nil {
 				return err
@@ -368,11 +368,11 @@ func SecretNames(ctx context.Context, c *gh.Client, path string) (names []string
 				Name string `json:"name"`
 			} `json:"secrets"`
 		}
-		req, err := c.NewRequest(http.MethodGet, fmt.Sprintf("%s?per_page=100&page=%d", path, page), nil)
+		req, err := c.NewRequest(ctx, http.MethodGet, fmt.Sprintf("%s?per_page=100&page=%d", path, page), nil)
 		if err != nil {
 			return nil, false, err
 		}
-		resp, err := c.Do(ctx, req, &list)
+		resp, err := c.Do(req, &list)
 		if resp != nil && resp.StatusCode == http.StatusNotFound {
 			return nil, false, nil
 		}
@@ -574,7 +574,7 @@ func (r *runner) putFiles(ctx context.Context, base string, paths []string, want
 		if err != nil {
 			return fmt.Errorf("init: read branch %s: %w", base, err)
 		}
-		if _, _, err := r.c.Git.CreateRef(ctx, r.owner, r.name, &gh.Reference{Ref: gh.String("refs/heads/" + Branch), Object: &gh.GitObject{SHA: head.Object.SHA}}); err != nil {
+		if _, _, err := r.c.Git.CreateRef(ctx, r.owner, r.name, gh.CreateRef{Ref: "refs/heads/" + Branch, SHA: head.GetObject().GetSHA()}); err != nil {
 			return fmt.Errorf("init: create branch %s: %w", Branch, err)
 		}
 		r.rep.Changes++
@@ -617,11 +617,11 @@ func (r *runner) file(ctx context.Context, branch, path string) ([]byte, string,
 
 // do sends one JSON request on a path relative to the API root.
 func (r *runner) do(ctx context.Context, method, path string, body, out any) (*gh.Response, error) {
-	req, err := r.c.NewRequest(method, path, body)
+	req, err := r.c.NewRequest(ctx, method, path, body)
 	if err != nil {
 		return nil, err
 	}
-	return r.c.Do(ctx, req, out)
+	return r.c.Do(req, out)
 }
 
 // ResolveAction is the Action reference of a release: "OWNER/REPO@<commit sha> # TAG", the commit

@@ -11,7 +11,7 @@ import (
 	"sort"
 	"strings"
 
-	gh "github.com/google/go-github/v66/github"
+	gh "github.com/google/go-github/v88/github"
 	"golang.org/x/crypto/nacl/box"
 )
 
