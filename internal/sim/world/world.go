@@ -537,7 +537,8 @@ func (w *World) baremetalBooted(ev scwsim.BaremetalEvent) {
 			return talossim.StartNode(context.Background(), talossim.NodeOptions{
 				Addr: ev.IP, Mode: "metal", Disks: []string{"/dev/sda"}, SystemDisk: "/dev/sda", Logger: w.log, Latency: w.talosLatency(),
 				BootDelay: w.scale(TalosBoot), CRIDelay: w.scale(TalosCRI), TimeSyncDelay: w.scale(TalosTimeSync),
-				Network: w.securityGroup(ev.IP), Faults: w.opts.TalosFaults,
+				JoinRetry: min(100*time.Millisecond, w.scale(time.Second)), // below a modeled second: the profile counts no retry
+				Network:   w.securityGroup(ev.IP), Faults: w.opts.TalosFaults,
 				Subnet: metalSegment(ev.IP), Gateway: gatewayOf(ev.IP),
 			})
 		})
