@@ -178,6 +178,11 @@
 //	GET /repos/{o}/{r}/pulls?state&head=owner:branch; POST     OpenAPI pulls/list (head "user:ref-name"), pulls/create (422
 //	  /pulls {title, head, base, body}: 201; 422 for a second    validation failed; "A pull request already exists" and "No
 //	  open PR of the same head or no difference                  commits between" are GitHub's messages, not re-checked)
+//	PUT /repos/{o}/{r}/pulls/{n}/merge: a writer's token; 200  OpenAPI pulls/merge (200 sha, merged, message; 403; 404;
+//	  {sha, merged, message}, the head's files become the        405 "Method Not Allowed if merge cannot be performed";
+//	  default branch's; 405 when not open; 409 when sha is not   409 "Conflict if sha was provided and pull request head
+//	  the head; 404 for no such pull request                     did not match"); merge methods and commit messages: not
+//	                                                             modelled
 //	MergePR: the head's files become the default branch's      test device standing for the maintainer's merge
 //
 // Not emulated: primary rate limits (5,000 requests an hour and the x-ratelimit-* headers), the

@@ -16,16 +16,7 @@ func TestDeleteEnvironment(t *testing.T) {
 	s.AddRepo("acme/shop", "main")
 	s.SetPermission("acme/shop", "ada", "admin")
 	s.SetPermission("acme/shop", "wes", "write")
-	u, err := url.Parse(base + "/")
-	if err != nil {
-		t.Fatal(err)
-	}
-	client := func(login string) *gh.Client {
-		c := gh.NewClient(nil).WithAuthToken(s.AddUserToken(login))
-		c.BaseURL = u
-		return c
-	}
-	ada, wes := client("ada"), client("wes")
+	ada, wes := userClient(t, s, base, "ada"), userClient(t, s, base, "wes")
 	ctx := t.Context()
 	wait := 5
 	env, _, err := ada.Repositories.CreateUpdateEnvironment(ctx, "acme", "shop", "poc", &gh.CreateUpdateEnvironment{
@@ -71,4 +62,16 @@ func TestDeleteEnvironment(t *testing.T) {
 	if vars, _, err := ada.Actions.ListEnvVariables(ctx, "acme", "shop", "poc", nil); err != nil || vars.TotalCount != 0 {
 		t.Errorf("the new environment's variables: %+v, %v", vars, err)
 	}
+}
+
+// userClient is go-github with a personal token of login, against the stand-in at base.
+func userClient(t *testing.T, s *Server, base, login string) *gh.Client {
+	t.Helper()
+	u, err := url.Parse(base + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := gh.NewClient(nil).WithAuthToken(s.AddUserToken(login))
+	c.BaseURL = u
+	return c
 }
