@@ -3,7 +3,6 @@ package main
 import (
 	"archive/tar"
 	"bytes"
-	"compress/gzip"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -24,8 +23,58 @@ import (
 
 const testRelease = "v0.0.0-test"
 
+// archiveExt is .goreleaser.yaml's archive format, which fetch-bot.sh unpacks (action/action_test.go
+// checks that the two agree).
+const archiveExt = ".tar.zst"
+
+// archiveFile is one member of a test archive.
+type archiveFile struct {
+	name string
+	mode int64
+	data []byte
+}
+
+// tarZst is a goreleaser-like archive of files: a tar compressed by the zstd program at its default
+// level (goreleaser's tar.zst is klauspost/compress's default level, the same zstd format).
+func tarZst(t testing.TB, files ...archiveFile) []byte {
+	t.Helper()
+	var tarball bytes.Buffer
+	tw := tar.NewWriter(&tarball)
+	for _, f := range files {
+		if err := tw.WriteHeader(&tar.Header{Name: f.name, Mode: f.mode, Size: int64(len(f.data)), ModTime: time.Unix(0, 0)}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tw.Write(f.data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := tw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	zstd := exec.Command("zstd", "-q", "-c")
+	zstd.Stdin = &tarball
+	out, err := zstd.Output()
+	if err != nil {
+		t.Fatalf("zstd (fetch-bot.sh needs it too; .ci/run installs it): %v", err)
+	}
+	return out
+}
+
+// needTools skips (fails under CI) when a program the Action's script runs is missing.
+func needTools(t testing.TB, tools ...string) {
+	t.Helper()
+	for _, tool := range tools {
+		if _, err := exec.LookPath(tool); err != nil {
+			if os.Getenv("CI") != "" {
+				t.Fatalf("CI is set and %s is missing: .ci/run installs it (apt-get install %s)", tool, tool)
+			}
+			t.Skipf("%s is not installed (.ci/run installs it)", tool)
+		}
+	}
+}
+
 // release lays out a GitHub-release-like tree under root: root/<tag>/checksums.txt and the
-// goreleaser archive (pocbot_<ver>_<os>_<arch>.tar.gz, holding `bot`) for this machine; the same
+// goreleaser archive (pocbot_<ver>_<os>_<arch>.tar.zst, holding `bot`) for this machine; the same
 // sums go to pinnedSums(root), the Action's action/checksums.txt that the release commits.
 func release(t testing.TB, root, bin string) (archivePath string) {
 	t.Helper()
@@ -37,30 +86,10 @@ func release(t testing.TB, root, bin string) (archivePath string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var buf bytes.Buffer
-	zw, _ := gzip.NewWriterLevel(&buf, gzip.BestSpeed)
-	tw := tar.NewWriter(zw)
-	for _, f := range []struct {
-		name string
-		mode int64
-		data []byte
-	}{{"README.md", 0o644, []byte("pocbot\n")}, {"bot", 0o755, exe}} {
-		if err := tw.WriteHeader(&tar.Header{Name: f.name, Mode: f.mode, Size: int64(len(f.data)), ModTime: time.Unix(0, 0)}); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := tw.Write(f.data); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := tw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := zw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	name := fmt.Sprintf("pocbot_%s_%s_%s.tar.gz", strings.TrimPrefix(testRelease, "v"), runtime.GOOS, runtime.GOARCH)
-	sum := sha256.Sum256(buf.Bytes())
-	checksums := fmt.Sprintf("%s  %s\n%s  pocbot_%s_other_arch.tar.gz\n", hex.EncodeToString(sum[:]), name, strings.Repeat("0", 64), strings.TrimPrefix(testRelease, "v"))
+	data := tarZst(t, archiveFile{"README.md", 0o644, []byte("pocbot\n")}, archiveFile{"bot", 0o755, exe})
+	name := fmt.Sprintf("pocbot_%s_%s_%s%s", strings.TrimPrefix(testRelease, "v"), runtime.GOOS, runtime.GOARCH, archiveExt)
+	sum := sha256.Sum256(data)
+	checksums := fmt.Sprintf("%s  %s\n%s  pocbot_%s_other_arch%s\n", hex.EncodeToString(sum[:]), name, strings.Repeat("0", 64), strings.TrimPrefix(testRelease, "v"), archiveExt)
 	if err := os.WriteFile(filepath.Join(dir, "checksums.txt"), []byte(checksums), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +97,7 @@ func release(t testing.TB, root, bin string) (archivePath string) {
 		t.Fatal(err)
 	}
 	archivePath = filepath.Join(dir, name)
-	if err := os.WriteFile(archivePath, buf.Bytes(), 0o644); err != nil {
+	if err := os.WriteFile(archivePath, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return archivePath
@@ -106,12 +135,7 @@ func fetchBot(ctx context.Context, t testing.TB, releaseURL, sums, dir string, e
 // (the "poisoned cache" and "replaced release" cases ran the planted archive with the script that
 // read checksums.txt from the download or the cache).
 func TestActionFetchVerifiesTheRelease(t *testing.T) {
-	if _, err := exec.LookPath("curl"); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("CI is set and curl is missing: .ci/run installs it (apt-get install curl)")
-		}
-		t.Skip("curl is not installed (.ci/run installs it)")
-	}
+	needTools(t, "curl", "zstd")
 	if ros, rarch := runnerOSArch(); ros == "" || rarch == "" {
 		t.Skipf("no release is built for %s/%s", runtime.GOOS, runtime.GOARCH)
 	}
@@ -174,7 +198,7 @@ func TestActionFetchVerifiesTheRelease(t *testing.T) {
 			}
 		}},
 		{name: "archive not listed in the pinned sums", want: "is not listed in the Action's pinned checksums", prepare: func(t *testing.T, _ string) {
-			if err := os.WriteFile(pinned, []byte(strings.Repeat("1", 64)+"  pocbot_other.tar.gz\n"), 0o644); err != nil {
+			if err := os.WriteFile(pinned, []byte(strings.Repeat("1", 64)+"  pocbot_other"+archiveExt+"\n"), 0o644); err != nil {
 				t.Fatal(err)
 			}
 		}},
@@ -189,6 +213,20 @@ func TestActionFetchVerifiesTheRelease(t *testing.T) {
 			}
 		}},
 		{name: "a version the pin does not hold", want: "is not listed in the Action's pinned checksums", env: []string{"POCBOT_VERSION=v9.9.9"}},
+		{name: "pinned bytes that are not a tar.zst", want: "unpacking bot from", prepare: func(t *testing.T, _ string) {
+			// The pin holds, but the bytes do not unpack (an archive of another format, say):
+			// stop with what failed, leave no partial bot.
+			junk := []byte("not a zstd frame\n")
+			sum := sha256.Sum256(junk)
+			if err := os.WriteFile(archive, junk, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(pinned, []byte(hex.EncodeToString(sum[:])+"  "+filepath.Base(archive)+"\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		// Before any download: the runner cannot unpack without zstd, and says how to get it.
+		{name: "no zstd on the runner", want: "zstd is not installed", env: []string{"PATH=" + t.TempDir()}},
 		{name: "not a tag", want: "is not a release tag", env: []string{"POCBOT_VERSION=latest"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -237,24 +275,9 @@ func TestActionFetchVerifiesTheRelease(t *testing.T) {
 // marker, and a checksums.txt that matches it.
 func plantedArchive(t *testing.T, name, marker string) (archive, sums []byte) {
 	t.Helper()
-	var buf bytes.Buffer
-	zw := gzip.NewWriter(&buf)
-	tw := tar.NewWriter(zw)
-	script := []byte("#!/bin/sh\necho planted\ntouch " + marker + "\n")
-	if err := tw.WriteHeader(&tar.Header{Name: "bot", Mode: 0o755, Size: int64(len(script)), ModTime: time.Unix(0, 0)}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := tw.Write(script); err != nil {
-		t.Fatal(err)
-	}
-	if err := tw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := zw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	sum := sha256.Sum256(buf.Bytes())
-	return buf.Bytes(), []byte(hex.EncodeToString(sum[:]) + "  " + name + "\n")
+	archive = tarZst(t, archiveFile{"bot", 0o755, []byte("#!/bin/sh\necho planted\ntouch " + marker + "\n")})
+	sum := sha256.Sum256(archive)
+	return archive, []byte(hex.EncodeToString(sum[:]) + "  " + name + "\n")
 }
 
 // BenchmarkArchiveToEyes measures what a comment waits for once the runner is up, with a release

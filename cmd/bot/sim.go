@@ -7,9 +7,12 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 
+	"github.com/pocbot/pocbot/internal/sim/actions"
 	"github.com/pocbot/pocbot/internal/sim/objstore"
 	scwsim "github.com/pocbot/pocbot/internal/sim/scaleway"
 	"github.com/pocbot/pocbot/internal/sim/world"
@@ -76,11 +79,43 @@ func init() {
 			w.GitHub.AddRepo(simRepo, "main")
 			w.GitHub.SetPermission(simRepo, simAdmin, "admin")
 			fmt.Fprintf(a.stdout, "# %s's token: an admin of %s\nexport GH_TOKEN=%s\n", simAdmin, simRepo, shellQuote(w.GitHub.AddUserToken(simAdmin)))
+			// GitHub Actions: a /poc comment on a repository whose default branch has the workflow
+			// (once init's pull request is merged) runs `bot handle` with the secrets init wrote.
+			runner, err := simRunner(a, w, dir)
+			if err != nil {
+				return err
+			}
+			go runner.Watch(ctx)
 			fmt.Fprintln(a.stdout, "# ready")
 			<-ctx.Done()
 			return nil
 		},
 	})
+}
+
+// simRunner is the Actions stand-in of `bot sim`: its runs are this binary's `bot handle`, with
+// the workflow's values, the world's endpoints and the shell's PATH, HOME and TMPDIR; it logs to
+// stderr.
+func simRunner(a *app, w *world.World, dir string) (*actions.Runner, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("sim: find this binary for the workflow runs: %w", err)
+	}
+	events := filepath.Join(dir, "actions")
+	if err := os.MkdirAll(events, 0o700); err != nil {
+		return nil, err
+	}
+	return &actions.Runner{GitHub: w.GitHub, Base: w.Endpoints(), Dir: events, Log: a.stderr,
+		Handle: func(ctx context.Context, env []string) ([]byte, error) {
+			cmd := exec.CommandContext(ctx, exe, "handle")
+			cmd.Env = env
+			for _, k := range []string{"PATH", "HOME", "TMPDIR"} {
+				if v, ok := os.LookupEnv(k); ok {
+					cmd.Env = append(cmd.Env, k+"="+v)
+				}
+			}
+			return cmd.CombinedOutput()
+		}}, nil
 }
 
 // simQuotas is the organization's quotas of `bot sim`: a documented set, then NAME=N overrides.

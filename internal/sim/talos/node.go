@@ -78,6 +78,9 @@ type NodeOptions struct {
 	KubePort int
 	// Latency is the node's own transitions, already scaled (zero: instant).
 	Latency Latency
+	// JoinRetry is how often a worker that is not trusted yet tries again (default joinRetry).
+	// The profile counts no retry: a world at a small time factor keeps it below a modeled second.
+	JoinRetry time.Duration
 	// TrustdPort and KubeletPort default to 50001 and 10250.
 	TrustdPort  int
 	KubeletPort int
