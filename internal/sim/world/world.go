@@ -468,6 +468,7 @@ func (w *World) instanceRunning(ev scwsim.InstanceEvent) {
 	if w.opts.TalosBootFor != nil {
 		boot = w.opts.TalosBootFor(ev.Name)
 	}
+	// A host lives until the world replaces or closes it, not for any caller's context.
 	w.replaceHost(ip, ev.ID, func() (closer, error) {
 		return talossim.StartNode(context.Background(), talossim.NodeOptions{
 			Addr: ip, Mode: "cloud", Disks: []string{"/dev/sda"}, SystemDisk: "/dev/sda", Logger: w.log,
