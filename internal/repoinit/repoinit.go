@@ -274,6 +274,16 @@ func (r *runner) target(ctx context.Context, repo *gh.Repository) error {
 		Policy *struct {
 			Custom bool `json:"custom_branch_policies"`
 		} `json:"deployment_branch_policy"`
+		Rules []struct {
+			Type      string `json:"type"`
+			WaitTimer int    `json:"wait_timer"`
+			Reviewers []struct {
+				Type     string `json:"type"`
+				Reviewer struct {
+					ID int64 `json:"id"`
+				} `json:"reviewer"`
+			} `json:"reviewers"`
+		} `json:"protection_rules"`
 	}
 	resp, err := r.do(ctx, http.MethodGet, path, nil, &cur)
 	exists := err == nil
@@ -301,6 +311,20 @@ func (r *runner) target(ctx context.Context, repo *gh.Repository) error {
 			return nil
 		}
 		body := map[string]any{"deployment_branch_policy": map[string]bool{"protected_branches": false, "custom_branch_policies": true}}
+		// The PUT states the environment's whole configuration: an existing one's wait timer and
+		// required reviewers are sent back, so that init changes its deployment branches only.
+		for _, rule := range cur.Rules {
+			switch rule.Type {
+			case "wait_timer":
+				body["wait_timer"] = rule.WaitTimer
+			case "required_reviewers":
+				var list []map[string]any
+				for _, rv := range rule.Reviewers {
+					list = append(list, map[string]any{"type": rv.Type, "id": rv.Reviewer.ID})
+				}
+				body["reviewers"] = list
+			}
+		}
 		resp, err := r.do(ctx, http.MethodPut, path, body, nil)
 		if err != nil {
 			if repo.GetPrivate() && resp != nil && (resp.StatusCode == http.StatusUnprocessableEntity || resp.StatusCode == http.StatusForbidden || resp.StatusCode == http.StatusNotFound) {

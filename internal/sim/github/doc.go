@@ -141,6 +141,24 @@
 //	  deployment_branch_policy null = every branch, else         policy: "If protected_branches is true, custom_branch_
 //	  exactly one of protected_branches, custom_branch_          policies must be false" and conversely); GET: repos/get-
 //	  policies true (422 otherwise); GET: 404 when missing       environment
+//	PUT …/environments/{e} states the whole configuration:     OpenAPI repos/create-or-update-environment (wait_timer,
+//	  wait_timer (0-43200 min), reviewers (at most 6, type and   reviewers "up to six", deployment_branch_policy); GET's
+//	  id), deployment_branch_policy; what it leaves out is       protection_rules (types wait_timer, required_reviewers,
+//	  cleared; GET answers them as protection_rules, with        branch_policy), created_at, updated_at: the environment
+//	  created_at and updated_at                                  schema; clearing what a PUT omits: source silent, the
+//	                                                             stricter reading
+//	DELETE /repos/{o}/{r}/environments/{e}: 204; its secrets,  OpenAPI repos/delete-an-environment (read at the commit
+//	  variables and protection rules go with it; 404 when it     above: 204 "Default response", no other status listed;
+//	  does not exist; needs admin, like every environment        classic tokens need the repo scope); docs /actions/how-tos/
+//	  endpoint here                                              deploy/configure-and-manage-deployments/manage-environments
+//	                                                             ("Deleting an environment will delete all secrets and
+//	                                                             protection rules"; configuring one needs admin access);
+//	                                                             the 404 for an absent one: source silent, the stricter
+//	                                                             reading (a client that takes 204 for granted breaks)
+//	GET …/environments/{e}/variables: total_count and          OpenAPI actions/list-environment-variables (name, value,
+//	  variables (name, value, created_at, updated_at);           created_at, updated_at); per_page default 10, at most 30:
+//	  per_page default 10, at most 30; set by                    its variables-per-page parameter, not re-checked; creating
+//	  SetEnvironmentVariable (the API's writes: not served)      them through the API: not modelled
 //	A private repository whose owner is on GitHub Free has no  github/docs data/reusables/gated-features/environments.md
 //	  environments: PUT answers 422                              ("For access to environments, environment secrets, and
 //	                                                             deployment branches in private or internal repositories,
@@ -160,6 +178,11 @@
 //	GET /repos/{o}/{r}/pulls?state&head=owner:branch; POST     OpenAPI pulls/list (head "user:ref-name"), pulls/create (422
 //	  /pulls {title, head, base, body}: 201; 422 for a second    validation failed; "A pull request already exists" and "No
 //	  open PR of the same head or no difference                  commits between" are GitHub's messages, not re-checked)
+//	PUT /repos/{o}/{r}/pulls/{n}/merge: a writer's token; 200  OpenAPI pulls/merge (200 sha, merged, message; 403; 404;
+//	  {sha, merged, message}, the head's files become the        405 "Method Not Allowed if merge cannot be performed";
+//	  default branch's; 405 when not open; 409 when sha is not   409 "Conflict if sha was provided and pull request head
+//	  the head; 404 for no such pull request                     did not match"); merge methods and commit messages: not
+//	                                                             modelled
 //	MergePR: the head's files become the default branch's      test device standing for the maintainer's merge
 //
 // Not emulated: primary rate limits (5,000 requests an hour and the x-ratelimit-* headers), the

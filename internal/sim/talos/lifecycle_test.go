@@ -171,7 +171,7 @@ func TestFailedStartFreesItsPorts(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	_, err = StartNode(context.Background(), NodeOptions{Addr: a, Mode: "cloud", UserData: cp, Logger: slog.New(slog.DiscardHandler)})
+	_, err = StartNode(t.Context(), NodeOptions{Addr: a, Mode: "cloud", UserData: cp, Logger: slog.New(slog.DiscardHandler)})
 	_ = taken.Close()
 
 	if err == nil {
