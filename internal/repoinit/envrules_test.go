@@ -1,10 +1,9 @@
 package repoinit
 
 import (
-	"net/url"
 	"testing"
 
-	gh "github.com/google/go-github/v66/github"
+	gh "github.com/google/go-github/v88/github"
 )
 
 // An existing poc environment with a wait timer and required reviewers but no deployment branch
@@ -12,12 +11,11 @@ import (
 // configuration, so init sends them back). Failed on the old code: they were cleared.
 func TestInitKeepsTheEnvironmentsProtectionRules(t *testing.T) {
 	f := newFixture(t, "acme/shop")
-	c := gh.NewClient(nil).WithAuthToken(f.token)
-	u, err := url.Parse(f.url + "/")
+	root := f.url + "/"
+	c, err := gh.NewClient(gh.WithAuthToken(f.token), gh.WithURLs(&root, nil))
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.BaseURL = u
 	wait := 15
 	if _, _, err := c.Repositories.CreateUpdateEnvironment(t.Context(), "acme", "shop", "poc", &gh.CreateUpdateEnvironment{
 		WaitTimer: &wait, Reviewers: []*gh.EnvReviewers{{Type: gh.String("User"), ID: gh.Int64(7)}}}); err != nil {
