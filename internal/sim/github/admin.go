@@ -12,7 +12,7 @@ import (
 	"strconv"
 	"strings"
 
-	gh "github.com/google/go-github/v66/github"
+	gh "github.com/google/go-github/v88/github"
 	"golang.org/x/crypto/nacl/box"
 )
 

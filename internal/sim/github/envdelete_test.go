@@ -2,10 +2,9 @@ package github
 
 import (
 	"net/http"
-	"net/url"
 	"testing"
 
-	gh "github.com/google/go-github/v66/github"
+	gh "github.com/google/go-github/v88/github"
 )
 
 // DELETE /repos/{o}/{r}/environments/{e} (OpenAPI repos/delete-an-environment): 204, and the
@@ -67,11 +66,10 @@ func TestDeleteEnvironment(t *testing.T) {
 // userClient is go-github with a personal token of login, against the stand-in at base.
 func userClient(t *testing.T, s *Server, base, login string) *gh.Client {
 	t.Helper()
-	u, err := url.Parse(base + "/")
+	root := base + "/"
+	c, err := gh.NewClient(gh.WithAuthToken(s.AddUserToken(login)), gh.WithURLs(&root, nil))
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := gh.NewClient(nil).WithAuthToken(s.AddUserToken(login))
-	c.BaseURL = u
 	return c
 }

@@ -4,7 +4,7 @@ import (
 	"net/http"
 	"testing"
 
-	gh "github.com/google/go-github/v66/github"
+	gh "github.com/google/go-github/v88/github"
 )
 
 // PUT /repos/{o}/{r}/pulls/{n}/merge (OpenAPI pulls/merge): a writer merges an open pull request
