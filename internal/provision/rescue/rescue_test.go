@@ -118,7 +118,7 @@ func startSim(t *testing.T, opts simrescue.Options) *simrescue.Server {
 	if opts.DiskPath == "" {
 		opts.DiskPath = filepath.Join(t.TempDir(), "sda.img")
 	}
-	s, err := simrescue.Start(t.Context(), opts)
+	s, err := simrescue.Start(t.Context(), opts) // serves past t.Context() until the cleanup's Close
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -37,6 +37,8 @@ func startNode(t *testing.T, opts simtalos.NodeOptions) *simtalos.Node {
 
 	opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 
+	// The node outlives t.Context(), which ends before the cleanup below closes it: StartNode's
+	// ctx bounds the start only (sim/talos TestNodeOutlivesItsStartContext).
 	n, err := simtalos.StartNode(t.Context(), opts)
 	if err != nil {
 		t.Fatalf("StartNode %s: %v", opts.Addr, err)
