@@ -74,14 +74,15 @@ func needTools(t testing.TB, tools ...string) {
 }
 
 // toolsDir is a directory holding only the named programs (links to those on PATH), for a PATH that
-// lacks the others.
+// lacks the others. A missing one skips, or fails under CI, as needTools does.
 func toolsDir(t testing.TB, tools ...string) string {
 	t.Helper()
+	needTools(t, tools...)
 	dir := t.TempDir()
 	for _, tool := range tools {
 		p, err := exec.LookPath(tool)
 		if err != nil {
-			t.Skipf("%s is not installed", tool)
+			t.Fatal(err)
 		}
 		if err := os.Symlink(p, filepath.Join(dir, tool)); err != nil {
 			t.Fatal(err)
@@ -118,6 +119,15 @@ func release(t testing.TB, root, bin string) (archivePath string) {
 		t.Fatal(err)
 	}
 	return archivePath
+}
+
+// sha256Program is the sha256 program fetch-bot.sh falls back to here: coreutils' sha256sum, or
+// Perl's shasum where there is none (macOS).
+func sha256Program() string {
+	if _, err := exec.LookPath("sha256sum"); err != nil {
+		return "shasum"
+	}
+	return "sha256sum"
 }
 
 // pinnedSums is where release puts the Action's own copy of the sums (outside the served tree).
@@ -251,7 +261,7 @@ func TestActionFetchVerifiesTheRelease(t *testing.T) {
 		// Before any download: the runner cannot unpack without zstd, and says how to get it.
 		{name: "no zstd on the runner", want: "zstd is not installed", env: []string{"PATH=" + t.TempDir()}},
 		// openssl is only the fast way: without it, sha256sum verifies the same archive.
-		{name: "no openssl on the runner", env: []string{"PATH=" + toolsDir(t, "curl", "zstd", "tar", "mkdir", "rm", "mv", "chmod", "sha256sum")}},
+		{name: "no openssl on the runner", env: []string{"PATH=" + toolsDir(t, "curl", "zstd", "tar", "mkdir", "rm", "mv", "chmod", sha256Program())}},
 		// Without any sha256 program nothing can be verified: say so, rather than call the archive
 		// (or the cache) corrupt. The old script reported "checksum mismatch … the download is ".
 		{name: "no sha256 program on the runner", want: "no sha256 program", env: []string{"PATH=" + toolsDir(t, "curl", "zstd", "tar", "mkdir", "rm", "mv", "chmod")}},
