@@ -240,7 +240,7 @@ func TestReadmeListsInputsAndOutputs(t *testing.T) {
 // The archive format is one fact, written in four places that must change together (issue 22: the
 // format decides download-verify-start): .goreleaser.yaml's archives, the name fetch-bot.sh
 // downloads and unpacks, the Action's cache path and the release workflow's upload.
-func TestArchiveFormatAgrees(t *testing.T) {
+func TestActionArchiveFormatAgrees(t *testing.T) {
 	var cfg struct {
 		Archives []struct {
 			Formats      []string `yaml:"formats"`

@@ -73,6 +73,23 @@ func needTools(t testing.TB, tools ...string) {
 	}
 }
 
+// toolsDir is a directory holding only the named programs (links to those on PATH), for a PATH that
+// lacks the others.
+func toolsDir(t testing.TB, tools ...string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for _, tool := range tools {
+		p, err := exec.LookPath(tool)
+		if err != nil {
+			t.Skipf("%s is not installed", tool)
+		}
+		if err := os.Symlink(p, filepath.Join(dir, tool)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
 // release lays out a GitHub-release-like tree under root: root/<tag>/checksums.txt and the
 // goreleaser archive (pocbot_<ver>_<os>_<arch>.tar.zst, holding `bot`) for this machine; the same
 // sums go to pinnedSums(root), the Action's action/checksums.txt that the release commits.
@@ -111,13 +128,19 @@ func runnerOSArch() (string, string) {
 	return os, arch
 }
 
-// fetchBot runs action/fetch-bot.sh as the Action does, with the pinned sums at sums.
-func fetchBot(ctx context.Context, t testing.TB, releaseURL, sums, dir string, extra ...string) (stdout, stderr string, code int) {
-	t.Helper()
+// fetchBotCmd is action/fetch-bot.sh as the Action runs it, with the pinned sums at sums.
+func fetchBotCmd(ctx context.Context, releaseURL, sums, dir string, extra ...string) *exec.Cmd {
 	ros, rarch := runnerOSArch()
 	cmd := exec.CommandContext(ctx, "bash", "../../action/fetch-bot.sh")
 	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "POCBOT_VERSION=" + testRelease, "POCBOT_RELEASE_URL=" + releaseURL,
 		"POCBOT_CHECKSUMS=" + sums, "POCBOT_DIR=" + dir, "RUNNER_OS=" + ros, "RUNNER_ARCH=" + rarch}, extra...)
+	return cmd
+}
+
+// fetchBot runs fetchBotCmd.
+func fetchBot(ctx context.Context, t testing.TB, releaseURL, sums, dir string, extra ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	cmd := fetchBotCmd(ctx, releaseURL, sums, dir, extra...)
 	var so, se bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &so, &se
 	err := cmd.Run()
@@ -227,6 +250,8 @@ func TestActionFetchVerifiesTheRelease(t *testing.T) {
 		}},
 		// Before any download: the runner cannot unpack without zstd, and says how to get it.
 		{name: "no zstd on the runner", want: "zstd is not installed", env: []string{"PATH=" + t.TempDir()}},
+		// openssl is only the fast way: without it, sha256sum verifies the same archive.
+		{name: "no openssl on the runner", env: []string{"PATH=" + toolsDir(t, "curl", "zstd", "tar", "mkdir", "rm", "mv", "chmod", "sha256sum")}},
 		{name: "not a tag", want: "is not a release tag", env: []string{"POCBOT_VERSION=latest"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -341,7 +366,9 @@ const sourceBuildCPUSeconds = 143.5
 // BenchmarkReleaseBinary reports what issue 22 sets goals for: the size of the release binary (built
 // with .goreleaser.yaml's flags, ldflags and env, see releaseBuild; goal ≤ 30 MB) and the time
 // from "archive URL known" to the fetched binary having started and answered `bot version` (download
-// from loopback, verify against the pinned sums, unpack, exec; goal ≤ 250 ms).
+// from loopback, verify against the pinned sums, unpack, exec; goal ≤ 250 ms). On the shared 2-core
+// machine the wall time follows the load: the fastest run and the CPU time (user + system of the
+// script, the programs it ran, and `bot version`) are reported next to the mean.
 func BenchmarkReleaseBinary(b *testing.B) {
 	ctx, cancel := context.WithTimeout(b.Context(), 10*time.Minute)
 	defer cancel()
@@ -364,19 +391,28 @@ func BenchmarkReleaseBinary(b *testing.B) {
 	}
 	srv := httptest.NewServer(http.StripPrefix("/download", http.FileServer(http.Dir(root))))
 	defer srv.Close()
-	var total time.Duration
+	var total, cpu time.Duration
+	best := time.Duration(1<<63 - 1)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		dir := filepath.Join(b.TempDir(), "pocbot")
 		start := time.Now()
-		out, stderr, code := fetchBot(ctx, b, srv.URL+"/download", pinnedSums(root), dir)
-		if code != 0 {
-			b.Fatalf("fetch: %s", stderr)
+		fetch := fetchBotCmd(ctx, srv.URL+"/download", pinnedSums(root), dir)
+		var se bytes.Buffer
+		fetch.Stderr = &se
+		out, err := fetch.Output()
+		if err != nil {
+			b.Fatalf("fetch: %v: %s", err, se.String())
 		}
-		if v, err := exec.CommandContext(ctx, strings.TrimSpace(out), "version").CombinedOutput(); err != nil {
+		version := exec.CommandContext(ctx, strings.TrimSpace(string(out)), "version")
+		if v, err := version.CombinedOutput(); err != nil {
 			b.Fatalf("bot version: %v\n%s", err, v)
 		}
-		total += time.Since(start)
+		took := time.Since(start)
+		total, best = total+took, min(best, took)
+		for _, st := range []*os.ProcessState{fetch.ProcessState, version.ProcessState} {
+			cpu += st.UserTime() + st.SystemTime() // the script's include the programs it waited for
+		}
 	}
 	mb := float64(fi.Size()) / 1e6
 	ms := float64((total / time.Duration(b.N)).Microseconds()) / 1000
@@ -384,5 +420,7 @@ func BenchmarkReleaseBinary(b *testing.B) {
 	b.ReportMetric(float64(ai.Size())/1e6, "MB-archive")
 	b.ReportMetric(mb/30, "ratio-size-to-30MB-goal")
 	b.ReportMetric(ms, "ms-download-verify-start")
+	b.ReportMetric(float64(best.Microseconds())/1000, "ms-download-verify-start-best")
+	b.ReportMetric(float64((cpu/time.Duration(b.N)).Microseconds())/1000, "ms-cpu-download-verify-start")
 	b.ReportMetric(ms/250, "ratio-start-to-250ms-goal")
 }

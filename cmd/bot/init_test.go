@@ -2,94 +2,23 @@ package main
 
 import (
 	"context"
-	"os"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
 
-	"gopkg.in/yaml.v2"
-
-	"github.com/pocbot/pocbot/internal/repoinit"
+	"github.com/pocbot/pocbot/internal/sim/actions"
 	ghsim "github.com/pocbot/pocbot/internal/sim/github"
 	"github.com/pocbot/pocbot/internal/sim/objstore/objstoretest"
 	"github.com/pocbot/pocbot/internal/sim/world"
 )
 
-// workflowEnv is what a run of the merged workflow gives `bot handle`: the pocbot step's with:
-// values (secrets resolved as GitHub does, from the environment the job names or the repository),
-// mapped to variables by action.yml's run step.
+// workflowEnv is what a run of the merged workflow gives `bot handle` (the Actions stand-in's
+// reading of the workflow and action.yml).
 func workflowEnv(t *testing.T, gh *ghsim.Server, repo string) map[string]string {
 	t.Helper()
-	wfText, ok := gh.File(repo, "", repoinit.WorkflowPath)
-	if !ok {
-		t.Fatalf("%s is not on the default branch", repoinit.WorkflowPath)
-	}
-	var wf struct {
-		Jobs map[string]struct {
-			Environment string `yaml:"environment"`
-			Steps       []struct {
-				Uses string            `yaml:"uses"`
-				With map[string]string `yaml:"with"`
-			} `yaml:"steps"`
-		} `yaml:"jobs"`
-	}
-	if err := yaml.Unmarshal(wfText, &wf); err != nil {
-		t.Fatal(err)
-	}
-	actionText, err := os.ReadFile("../../action.yml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var action struct {
-		Runs struct {
-			Steps []struct {
-				ID  string            `yaml:"id"`
-				Env map[string]string `yaml:"env"`
-			} `yaml:"steps"`
-		} `yaml:"runs"`
-	}
-	if err := yaml.Unmarshal(actionText, &action); err != nil {
-		t.Fatal(err)
-	}
-	ref := regexp.MustCompile(`^\$\{\{\s*(secrets|vars|inputs)\.([A-Za-z0-9_-]+)(?:\s*\|\|\s*'([^']*)')?\s*\}\}$`)
-	job := wf.Jobs["bot"]
-	inputs := map[string]string{}
-	for _, st := range job.Steps {
-		if !strings.HasPrefix(st.Uses, "pocbot/pocbot@") {
-			continue
-		}
-		for k, v := range st.With {
-			m := ref.FindStringSubmatch(v)
-			switch {
-			case m == nil:
-				inputs[k] = v
-			case m[1] == "secrets":
-				s, ok := gh.Secret(repo, job.Environment, m[2])
-				if !ok && job.Environment != "" {
-					s, ok = gh.Secret(repo, "", m[2]) // a repository secret is visible in every environment
-				}
-				if !ok {
-					s = ""
-				}
-				inputs[k] = s
-			case m[1] == "inputs":
-				inputs[k] = m[3] // not dispatched: the default
-			default:
-				t.Fatalf("the workflow reads %s.%s, which init does not write", m[1], m[2])
-			}
-		}
-	}
-	env := map[string]string{}
-	for _, st := range action.Runs.Steps {
-		if st.ID != "run" {
-			continue
-		}
-		for k, v := range st.Env {
-			if m := ref.FindStringSubmatch(v); m != nil && m[1] == "inputs" {
-				env[k] = inputs[m[2]]
-			}
-		}
+	env, ok, err := actions.WorkflowEnv(gh, repo)
+	if !ok || err != nil {
+		t.Fatalf("the workflow of %s: on the default branch %v, %v", repo, ok, err)
 	}
 	return env
 }

@@ -414,7 +414,7 @@ func TestCancelCutsStepsWaitingForUnlaunchedSteps(t *testing.T) {
 		}
 	}
 	done := make(chan error, 1)
-	go func() { done <- testEngine(nil).Up(context.Background(), g, newTestState(t, "x"), ms) }()
+	go func() { done <- testEngine(nil).Up(t.Context(), g, newTestState(t, "x"), ms) }()
 	select {
 	case err := <-done:
 		if !errors.Is(err, ErrCancelled) {

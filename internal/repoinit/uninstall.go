@@ -14,7 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
-	gh "github.com/google/go-github/v66/github"
+	gh "github.com/google/go-github/v88/github"
 	iam "github.com/scaleway/scaleway-sdk-go/api/iam/v1alpha1"
 	"github.com/scaleway/scaleway-sdk-go/scw"
 )
@@ -164,11 +164,11 @@ func deleteSecrets(ctx context.Context, c *gh.Client, where secretsPlace, dryRun
 			fmt.Fprintf(out, "- would delete the secret %s %s\n", n, where.what)
 			continue
 		}
-		req, err := c.NewRequest(http.MethodDelete, where.path+"/"+url.PathEscape(n), nil)
+		req, err := c.NewRequest(ctx, http.MethodDelete, where.path+"/"+url.PathEscape(n), nil)
 		if err != nil {
 			return changes, err
 		}
-		if _, err := c.Do(ctx, req, nil); err != nil {
+		if _, err := c.Do(req, nil); err != nil {
 			return changes, fmt.Errorf("uninstall: delete the secret %s %s: %w (rerun)", n, where.what, err)
 		}
 		changes++

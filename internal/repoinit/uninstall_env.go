@@ -8,7 +8,7 @@ import (
 	"net/url"
 	"strings"
 
-	gh "github.com/google/go-github/v66/github"
+	gh "github.com/google/go-github/v88/github"
 )
 
 // environmentRemoval decides whether uninstall deletes the environment that held the secrets.
@@ -135,9 +135,9 @@ func (x environmentRemoval) foreign(ctx context.Context, path string, protected,
 }
 
 func (x environmentRemoval) do(ctx context.Context, method, path string, out any) (*gh.Response, error) {
-	req, err := x.c.NewRequest(method, path, nil)
+	req, err := x.c.NewRequest(ctx, method, path, nil)
 	if err != nil {
 		return nil, err
 	}
-	return x.c.Do(ctx, req, out)
+	return x.c.Do(req, out)
 }

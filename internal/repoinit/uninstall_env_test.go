@@ -2,11 +2,10 @@ package repoinit
 
 import (
 	"bytes"
-	"net/url"
 	"strings"
 	"testing"
 
-	gh "github.com/google/go-github/v66/github"
+	gh "github.com/google/go-github/v88/github"
 )
 
 // Uninstall deletes the `poc` environment when it holds nothing but what init put there, and keeps
@@ -47,12 +46,11 @@ func TestUninstallRemovesTheEnvironmentOnlyWhenNothingElseIsInIt(t *testing.T) {
 			if _, out, err := f.run(t, nil); err != nil {
 				t.Fatalf("init: %v\n%s", err, out)
 			}
-			c := gh.NewClient(nil).WithAuthToken(f.token)
-			u, err := url.Parse(f.url + "/")
+			root := f.url + "/"
+			c, err := gh.NewClient(gh.WithAuthToken(f.token), gh.WithURLs(&root, nil))
 			if err != nil {
 				t.Fatal(err)
 			}
-			c.BaseURL = u
 			tc.add(t, f, c)
 			uninstall := func(dryRun bool) string {
 				t.Helper()

@@ -9,9 +9,10 @@ import (
 	"fmt"
 	"net/http"
 	"sort"
+	"strconv"
 	"strings"
 
-	gh "github.com/google/go-github/v66/github"
+	gh "github.com/google/go-github/v88/github"
 	"golang.org/x/crypto/nacl/box"
 )
 
@@ -160,6 +161,17 @@ func (s *Server) SetEnvironmentVariable(fullName, env, name, value string) bool 
 	return ok
 }
 
+// EnvironmentVariable is the value of an Actions variable of an environment ("" when either is
+// missing), as a job that names the environment reads it (vars).
+func (s *Server) EnvironmentVariable(fullName, env, name string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if e, ok := s.adminOf(s.mustRepo(fullName)).environments[lower(env)]; ok {
+		return e.variables[strings.ToUpper(name)]
+	}
+	return ""
+}
+
 // File returns a file of a branch ("" = the default branch).
 func (s *Server) File(fullName, branch, path string) ([]byte, bool) {
 	s.mu.Lock()
@@ -195,6 +207,38 @@ func (s *Server) MergePR(fullName string, number int) error {
 	if !ok || !is.isPR || is.state != "open" {
 		return fmt.Errorf("sim/github: %s#%d is not an open pull request", fullName, number)
 	}
+	s.mergeLocked(r, is)
+	return nil
+}
+
+// mergePull serves PUT /repos/{o}/{r}/pulls/{n}/merge: 200 with the default branch's new head;
+// 404 for no such pull request, 405 when it is not open, 409 when sha is given and is not its head.
+func (s *Server) mergePull(c *call, r *repo, num string) {
+	n, err := strconv.Atoi(num)
+	is, ok := r.issues[n]
+	if err != nil || !ok || !is.isPR {
+		c.fail(http.StatusNotFound, "Not Found")
+		return
+	}
+	var body struct {
+		SHA string `json:"sha"`
+	}
+	if c.r.ContentLength != 0 && !c.decode(1<<20, &body) {
+		return
+	}
+	switch {
+	case is.state != "open":
+		c.fail(http.StatusMethodNotAllowed, "Pull Request is not mergeable")
+	case body.SHA != "" && body.SHA != s.adminOf(r).branchSHA[is.headRef]:
+		c.fail(http.StatusConflict, "Head branch was modified. Review and try the merge again.")
+	default:
+		s.mergeLocked(r, is)
+		c.json(http.StatusOK, map[string]any{"sha": s.adminOf(r).branchSHA[r.defaultBranch], "merged": true, "message": "Pull Request successfully merged"})
+	}
+}
+
+// mergeLocked merges an open pull request of r. Caller holds s.mu.
+func (s *Server) mergeLocked(r *repo, is *issue) {
 	files := r.files[is.headRef]
 	if r.files[r.defaultBranch] == nil {
 		r.files[r.defaultBranch] = map[string][]byte{}
@@ -205,7 +249,6 @@ func (s *Server) MergePR(fullName string, number int) error {
 	a := s.adminOf(r)
 	a.branchSHA[r.defaultBranch] = treeSHA(r.files[r.defaultBranch])
 	is.state, is.merged, is.closedAt = "closed", true, s.now()
-	return nil
 }
 
 func (s *Server) adminOf(r *repo) *repoAdmin {
@@ -294,6 +337,10 @@ func (s *Server) adminRoute(c *call, r *repo) bool {
 	case seg[3] == "contents" && m == http.MethodPut && n >= 5:
 		if s.requireToken(c, r, "contents", "write") && s.roleAtLeast(c, r, "write") {
 			s.putContents(c, r, strings.Join(seg[4:], "/"))
+		}
+	case seg[3] == "pulls" && n == 6 && seg[5] == "merge" && m == http.MethodPut:
+		if s.requireToken(c, r, "contents", "write") && s.roleAtLeast(c, r, "write") {
+			s.mergePull(c, r, seg[4])
 		}
 	case seg[3] == "pulls" && n == 4 && (m == http.MethodPost || m == http.MethodGet):
 		level := map[bool]string{true: "read", false: "write"}[m == http.MethodGet]

@@ -15,7 +15,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	gh "github.com/google/go-github/v66/github"
+	gh "github.com/google/go-github/v88/github"
 )
 
 const docURL = "https://docs.github.com/rest"
@@ -277,7 +277,7 @@ func (s *Server) route(c *call) {
 	case n == 5 && seg[0] == "user" && seg[1] == "installations" && seg[3] == "repositories" && m == http.MethodPut:
 		s.addInstallationRepo(c, seg[2], seg[4])
 	case n >= 5 && seg[0] == "repositories" && seg[2] == "environments" && seg[4] == "secrets":
-		// The id-based paths of the environment secrets (go-github v66 calls these): the same
+		// The id-based paths of the environment secrets (go-github v88 calls these): the same
 		// secrets as under /repos/{o}/{r}/environments/{e}/secrets.
 		r := s.repoByID(seg[1])
 		if r == nil {

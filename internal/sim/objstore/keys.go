@@ -12,10 +12,13 @@ type KeyResolver func(accessKey string) (secretKey string, a Access, ok bool)
 
 // ResolveKeys makes the server accept the keys f knows, as Scaleway Object Storage accepts every
 // IAM API key of the organization, subject to its policy: at a key's first request the stand-in
-// makes its versitygw account (role admin for AccessFull, which reaches every bucket; role user
-// otherwise, which a bucket policy must grant), and at every request it asks f again, so a policy
-// changed or a key deleted in IAM takes effect at once. A key f does not know is refused with
-// InvalidAccessKeyId. Keys given by AddUser or AddProjectKey keep what GrantIAM says.
+// makes its versitygw account, and at every request it asks f again, so a policy changed or a key
+// deleted in IAM takes effect at once. A key f does not know is refused with InvalidAccessKeyId.
+// The account has versitygw's admin role: it reaches every bucket, as IAM lets a key reach its
+// project's buckets when they have no bucket policy, and the proxy narrows it to what f grants
+// (AccessObjectsRead: GET and HEAD). A bucket policy does not narrow it further (versitygw does not
+// apply one to an admin; Scaleway would): keys that a bucket policy must restrict are given with
+// AddUser. Keys given by AddUser or AddProjectKey keep what GrantIAM says.
 func (s *Server) ResolveKeys(f KeyResolver) {
 	s.dialect.mu.Lock()
 	defer s.dialect.mu.Unlock()
@@ -47,26 +50,18 @@ func (d *dialect) access(ctx context.Context, ak string) (a Access, known bool, 
 	if !ok {
 		return AccessNone, false, nil
 	}
-	role := "user"
-	if a == AccessFull {
-		role = "admin"
-	}
 	d.regMu.Lock()
 	defer d.regMu.Unlock()
 	d.mu.Lock()
-	had, exists := d.roles[ak]
+	_, exists := d.roles[ak]
 	d.mu.Unlock()
-	switch {
-	case !exists:
-		err = d.account(ctx, "create-user", "--access", ak, "--secret", secret, "--role", role)
-	case had != role:
-		err = d.account(ctx, "update-user", "--access", ak, "--role", role)
+	if !exists {
+		if err := d.account(ctx, "create-user", "--access", ak, "--secret", secret, "--role", "admin"); err != nil {
+			return AccessNone, true, fmt.Errorf("account of the IAM key %s: %w", ak, err)
+		}
+		d.mu.Lock()
+		d.roles[ak] = "admin"
+		d.mu.Unlock()
 	}
-	if err != nil {
-		return AccessNone, true, fmt.Errorf("account of the IAM key %s: %w", ak, err)
-	}
-	d.mu.Lock()
-	d.roles[ak] = role
-	d.mu.Unlock()
 	return a, true, nil
 }

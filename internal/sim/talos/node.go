@@ -246,6 +246,7 @@ func StartNode(ctx context.Context, opts NodeOptions) (*Node, error) {
 		return nil, fmt.Errorf("start Talos stand-in on %s: %w", opts.Addr, err)
 	}
 
+	// The boot outlives StartNode's ctx (which bounds the start only): Close ends it.
 	bootCtx, stopBoot := context.WithCancel(context.Background())
 	n.stopBoot = stopBoot
 

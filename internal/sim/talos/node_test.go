@@ -40,7 +40,7 @@ func start(t *testing.T, o NodeOptions) *Node {
 
 	o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 
-	n, err := StartNode(context.Background(), o)
+	n, err := StartNode(t.Context(), o)
 	if err != nil {
 		t.Fatalf("StartNode: %v", err)
 	}

@@ -3,6 +3,7 @@ package world_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -22,7 +23,8 @@ import (
 
 // An API key made in the Scaleway stand-in's IAM works against the world's Object Storage as its
 // policy says, with nothing registered by hand: full access writes, a read-only set cannot write,
-// a key without an Object Storage permission set (or preferring another project) is refused, and
+// a key without an Object Storage permission set (or preferring another project) is refused, a
+// read-only one reads (the bucket has no policy), and
 // a deleted key is unknown. Failed on the old code: every such key was refused (AccessDenied),
 // whatever its policy.
 func TestIAMKeysReachObjectStorageAsTheirPolicySays(t *testing.T) {
@@ -91,6 +93,11 @@ func TestIAMKeysReachObjectStorageAsTheirPolicySays(t *testing.T) {
 		_, cl := key(strings.ReplaceAll(tc.name, " ", "-"), tc.project, tc.sets...)
 		if err := put(cl, "denied"); code(err) != tc.want {
 			t.Errorf("%s: PutObject answered %v, want %s", tc.name, err, tc.want)
+		}
+		// Reading: only ObjectsRead (the bucket has no policy, so IAM decides).
+		_, err := cl.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(world.StateBucket), Key: aws.String("probe")})
+		if canRead := slices.Contains(tc.sets, "ObjectStorageObjectsRead"); (err == nil) != canRead {
+			t.Errorf("%s: GetObject answered %v (reading allowed: %v)", tc.name, err, canRead)
 		}
 	}
 	if err := api.DeleteAPIKey(&iam.DeleteAPIKeyRequest{AccessKey: fullKey.AccessKey}, scw.WithContext(ctx)); err != nil {

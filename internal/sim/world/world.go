@@ -41,7 +41,7 @@
 //	| behaviour | source |
 //	|---|---|
 //	| an API key reaches the buckets of its preferred project (default_project_id) only; the world's buckets are all in ProjectID, so a key preferring another project is refused | pages/iam/api-cli/using-api-key-object-storage.mdx ("This API key will always use this Project when carrying out Object Storage actions"); refused rather than answered from an empty project: the stricter reading |
-//	| it may do there what its application's policies grant on that project: ObjectStorageFullAccess or AllProductsFullAccess everything; ObjectStorageObjectsRead, ObjectStorageReadOnly or AllProductsReadOnly GET and HEAD (and a bucket policy must grant the bucket); any other set, or none, nothing | pages/iam/how-to/create-api-keys.mdx (a key inherits its bearer's permissions); pages/object-storage/api-cli/combining-iam-and-object-storage.mdx (IAM first, then the bucket policy); pages/iam/reference-content/permission-sets.mdx; the partial sets (ObjectStorageObjectsWrite, ObjectStorageBucketsRead/Write): not modelled, no access (the stricter reading) |
+//	| it may do there what its application's policies grant on that project: ObjectStorageFullAccess or AllProductsFullAccess everything; ObjectStorageObjectsRead, ObjectStorageReadOnly or AllProductsReadOnly GET and HEAD; any other set, or none, nothing. A bucket policy does not narrow these keys here (objstore.ResolveKeys), Scaleway's would | pages/iam/how-to/create-api-keys.mdx (a key inherits its bearer's permissions); pages/object-storage/api-cli/combining-iam-and-object-storage.mdx (IAM first, then the bucket policy); pages/iam/reference-content/permission-sets.mdx; the partial sets (ObjectStorageObjectsWrite, ObjectStorageBucketsRead/Write): not modelled, no access (the stricter reading) |
 //	| a policy changed or a key deleted in IAM takes effect at the next request; an unknown or deleted key is refused with InvalidAccessKeyId | IAM is consulted per request (combining-iam-and-object-storage.mdx); the error code: AWS S3's for an unknown key, Scaleway source silent |
 //
 // Rules scoped to the organization (organization_id) grant nothing on Object Storage here: its
@@ -388,32 +388,40 @@ func objectStorageAccess(project string, sets []string) objstore.Access {
 // BucketDir is the directory of a file-backed bucket (worlds without versitygw).
 func (w *World) BucketDir(name string) string { return filepath.Join(w.opts.Dir, "buckets", name) }
 
-// Env is the configuration a bot process needs to use this world, in a stable order.
+// Env is the configuration a bot process needs to use this world, in a stable order: its
+// Endpoints, then the world's own credentials and buckets (an operator's shell).
 func (w *World) Env() [][2]string {
 	env := [][2]string{
-		{"SCW_API_URL", w.ScalewayURL},
 		{"SCW_ACCESS_KEY", w.AccessKey},
 		{"SCW_SECRET_KEY", w.SecretKey},
 		{"SCW_DEFAULT_PROJECT_ID", ProjectID},
 		{"SCW_DEFAULT_ORGANIZATION_ID", OrganizationID},
-		{"SCW_DEFAULT_ZONE", "fr-par-1"},
-		{"SCW_DEFAULT_REGION", Region},
 		{"POC_STATE_URL", w.StateURL},
 		{"POC_STATE_KEY", w.StateKey},
 		{"POC_IMAGE_BUCKET", w.ImageURL},
-		{"POC_IMAGE_FACTORY_URL", w.Factory.URL()},
-		{"POC_POLL_INTERVAL", "100ms"},
-		{"POC_RESCUE_SSH_PORT", strconv.Itoa(w.opts.RescuePort)},
-		{"POC_RUNNER_CIDR", RunnerCIDR},
-		{"POC_RUNNER_ECHO_URL", w.ScalewayURL + RunnerEchoPath},
-		{"GITHUB_API_URL", w.GitHubURL},
 		{"POC_APP_ID", strconv.FormatInt(w.GitHub.AppID(), 10)},
 		{"POC_APP_PRIVATE_KEY_FILE", w.AppKeyFile},
 	}
 	if w.S3 != nil {
 		env = append(env, [2]string{"AWS_ACCESS_KEY_ID", w.S3.AccessKey}, [2]string{"AWS_SECRET_ACCESS_KEY", w.S3.SecretKey})
 	}
-	return env
+	return append(w.Endpoints(), env...)
+}
+
+// Endpoints is where the world's services are, and how fast to poll them: what a run needs beside
+// its credentials (production's defaults name the real services).
+func (w *World) Endpoints() [][2]string {
+	return [][2]string{
+		{"SCW_API_URL", w.ScalewayURL},
+		{"SCW_DEFAULT_ZONE", "fr-par-1"},
+		{"SCW_DEFAULT_REGION", Region},
+		{"POC_IMAGE_FACTORY_URL", w.Factory.URL()},
+		{"POC_POLL_INTERVAL", "100ms"},
+		{"POC_RESCUE_SSH_PORT", strconv.Itoa(w.opts.RescuePort)},
+		{"POC_RUNNER_CIDR", RunnerCIDR},
+		{"POC_RUNNER_ECHO_URL", w.ScalewayURL + RunnerEchoPath},
+		{"GITHUB_API_URL", w.GitHubURL},
+	}
 }
 
 // Close stops every service, hosts first.
@@ -460,6 +468,7 @@ func (w *World) instanceRunning(ev scwsim.InstanceEvent) {
 	if w.opts.TalosBootFor != nil {
 		boot = w.opts.TalosBootFor(ev.Name)
 	}
+	// A host lives until the world replaces or closes it, not for any caller's context.
 	w.replaceHost(ip, ev.ID, func() (closer, error) {
 		return talossim.StartNode(context.Background(), talossim.NodeOptions{
 			Addr: ip, Mode: "cloud", Disks: []string{"/dev/sda"}, SystemDisk: "/dev/sda", Logger: w.log,
