@@ -74,14 +74,15 @@ func needTools(t testing.TB, tools ...string) {
 }
 
 // toolsDir is a directory holding only the named programs (links to those on PATH), for a PATH that
-// lacks the others.
+// lacks the others. A missing one skips, or fails under CI, as needTools does.
 func toolsDir(t testing.TB, tools ...string) string {
 	t.Helper()
+	needTools(t, tools...)
 	dir := t.TempDir()
 	for _, tool := range tools {
 		p, err := exec.LookPath(tool)
 		if err != nil {
-			t.Skipf("%s is not installed", tool)
+			t.Fatal(err)
 		}
 		if err := os.Symlink(p, filepath.Join(dir, tool)); err != nil {
 			t.Fatal(err)
@@ -118,6 +119,15 @@ func release(t testing.TB, root, bin string) (archivePath string) {
 		t.Fatal(err)
 	}
 	return archivePath
+}
+
+// sha256Program is the sha256 program fetch-bot.sh falls back to here: coreutils' sha256sum, or
+// Perl's shasum where there is none (macOS).
+func sha256Program() string {
+	if _, err := exec.LookPath("sha256sum"); err != nil {
+		return "shasum"
+	}
+	return "sha256sum"
 }
 
 // pinnedSums is where release puts the Action's own copy of the sums (outside the served tree).
@@ -251,7 +261,39 @@ func TestActionFetchVerifiesTheRelease(t *testing.T) {
 		// Before any download: the runner cannot unpack without zstd, and says how to get it.
 		{name: "no zstd on the runner", want: "zstd is not installed", env: []string{"PATH=" + t.TempDir()}},
 		// openssl is only the fast way: without it, sha256sum verifies the same archive.
-		{name: "no openssl on the runner", env: []string{"PATH=" + toolsDir(t, "curl", "zstd", "tar", "mkdir", "rm", "mv", "chmod", "sha256sum")}},
+		{name: "no openssl on the runner", env: []string{"PATH=" + toolsDir(t, "curl", "zstd", "tar", "mkdir", "rm", "mv", "chmod", sha256Program())}},
+		// Without any sha256 program nothing can be verified: say so, rather than call the archive
+		// (or the cache) corrupt. The old script reported "checksum mismatch … the download is ".
+		{name: "no sha256 program on the runner", want: "no sha256 program", env: []string{"PATH=" + toolsDir(t, "curl", "zstd", "tar", "mkdir", "rm", "mv", "chmod")}},
+		// The pinned archive's bot must be a file: a symlink (a release built wrong) would run, and
+		// chmod, whatever it points to. The old script ran the link's target.
+		{name: "a bot that is a symlink", want: "is not a regular file", prepare: func(t *testing.T, _ string) {
+			target := filepath.Join(t.TempDir(), "elsewhere")
+			if err := os.WriteFile(target, []byte("#!/bin/sh\ntouch "+marker+"\n"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			var tarball bytes.Buffer
+			tw := tar.NewWriter(&tarball)
+			if err := tw.WriteHeader(&tar.Header{Name: "bot", Typeflag: tar.TypeSymlink, Linkname: target, Mode: 0o777, ModTime: time.Unix(0, 0)}); err != nil {
+				t.Fatal(err)
+			}
+			if err := tw.Close(); err != nil {
+				t.Fatal(err)
+			}
+			zstd := exec.Command("zstd", "-q", "-c")
+			zstd.Stdin = &tarball
+			data, err := zstd.Output()
+			if err != nil {
+				t.Fatal(err)
+			}
+			sum := sha256.Sum256(data)
+			if err := os.WriteFile(archive, data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(pinned, []byte(hex.EncodeToString(sum[:])+"  "+filepath.Base(archive)+"\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}},
 		{name: "not a tag", want: "is not a release tag", env: []string{"POCBOT_VERSION=latest"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

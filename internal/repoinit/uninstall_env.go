@@ -34,7 +34,8 @@ type environmentRemoval struct {
 func (x environmentRemoval) run(ctx context.Context) (changes int, kept bool, err error) {
 	path := fmt.Sprintf("repos/%s/%s/environments/%s", x.owner, x.name, url.PathEscape(x.env))
 	var cur struct {
-		Policy *struct {
+		CanAdminsBypass *bool `json:"can_admins_bypass"`
+		Policy          *struct {
 			Protected bool `json:"protected_branches"`
 			Custom    bool `json:"custom_branch_policies"`
 		} `json:"deployment_branch_policy"`
@@ -63,6 +64,9 @@ func (x environmentRemoval) run(ctx context.Context) (changes int, kept bool, er
 		default:
 			foreign = append(foreign, "the protection rule "+r.Type)
 		}
+	}
+	if cur.CanAdminsBypass != nil && !*cur.CanAdminsBypass {
+		foreign = append(foreign, "the setting that administrators may not bypass its protection rules")
 	}
 	if len(foreign) > 0 {
 		fmt.Fprintf(x.out, "! environment %s kept: it holds %s, which init does not make (deleting it would delete them too). "+

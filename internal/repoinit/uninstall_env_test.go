@@ -33,6 +33,14 @@ func TestUninstallRemovesTheEnvironmentOnlyWhenNothingElseIsInIt(t *testing.T) {
 					t.Fatal(err)
 				}
 			}},
+		{name: "admins may not bypass", keeps: []string{"administrators may not bypass its protection rules"},
+			add: func(t *testing.T, f *fixture, c *gh.Client) {
+				if _, _, err := c.Repositories.CreateUpdateEnvironment(t.Context(), "acme", "shop", "poc", &gh.CreateUpdateEnvironment{
+					CanAdminsBypass:        gh.Ptr(false),
+					DeploymentBranchPolicy: &gh.BranchPolicy{CustomBranchPolicies: gh.Bool(true), ProtectedBranches: gh.Bool(false)}}); err != nil {
+					t.Fatal(err)
+				}
+			}},
 		{name: "another deployment branch", keeps: []string{`the deployment rule "release/*"`},
 			add: func(t *testing.T, f *fixture, c *gh.Client) {
 				if _, _, err := c.Repositories.CreateDeploymentBranchPolicy(t.Context(), "acme", "shop", "poc",

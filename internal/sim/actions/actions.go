@@ -13,7 +13,7 @@
 //	| behaviour | source |
 //	|---|---|
 //	| an issue comment (issue_comment, created) runs the workflow of the default branch, not of any other | github/docs content/actions/reference/workflows-and-actions/events-that-trigger-workflows.md (issue_comment: "This event will only trigger a workflow run if the workflow file exists on the default branch") |
-//	| the job runs only when its if: holds: the workflow's own condition, a comment containing /poc by a user who is not a Bot (evaluated as written in deploy/workflow/poc.yml, not as a general expression) | deploy/workflow/poc.yml; github/docs "Evaluate expressions in workflows" (contains) |
+//	| the job runs only when its if: holds: the workflow's own condition, a comment containing /poc by a user who is not a Bot (evaluated as written in deploy/workflow/poc.yml, not as a general expression) | deploy/workflow/poc.yml; github/docs "Evaluate expressions in workflows" (contains: "This function is not case sensitive"; "GitHub ignores case when comparing strings") |
 //	| ${{ secrets.X }}: the job's environment's secret, else the repository's; missing: empty | github/docs "Using secrets in GitHub Actions" (environment secrets are available to jobs that reference the environment; a secret not set reads as an empty string) |
 //	| ${{ vars.X }}: the job's environment's variable; missing: empty | github/docs "Store information in variables" (the vars context); repository and organization variables: not modelled |
 //	| ${{ inputs.X || 'd' }}: 'd' (no workflow_dispatch here) | github/docs "Contexts" (inputs is empty for other events) |
@@ -179,8 +179,8 @@ func (r *Runner) Poll(ctx context.Context) int {
 			continue
 		}
 		r.seen[c.ID] = true
-		// The job's if: (deploy/workflow/poc.yml).
-		if c.AuthorType == "Bot" || !strings.Contains(c.Body, "/poc") {
+		// The job's if: (deploy/workflow/poc.yml); contains() and != ignore case.
+		if strings.EqualFold(c.AuthorType, "Bot") || !strings.Contains(strings.ToLower(c.Body), "/poc") {
 			continue
 		}
 		if r.run(ctx, c) {

@@ -70,4 +70,11 @@ func TestRunnerRunsTheWorkflowOnAPocComment(t *testing.T) {
 	if got := r.Poll(t.Context()); got != 0 {
 		t.Errorf("a comment ran twice")
 	}
+	// contains() in the job's if: ignores case (github/docs "Evaluate expressions in workflows"):
+	// "/POC down" starts a run as "/poc down" does; the bot, not the workflow, decides what it is.
+	// Failed on the old Runner: no run.
+	gh.AddComment(repo, n, "alice", "/POC down")
+	if got := r.Poll(t.Context()); got != 1 {
+		t.Errorf("runs for %q: %d, want 1 (GitHub's contains() ignores case)\n%s", "/POC down", got, log.String())
+	}
 }

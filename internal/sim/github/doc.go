@@ -147,6 +147,12 @@
 //	  cleared; GET answers them as protection_rules, with        branch_policy), created_at, updated_at: the environment
 //	  created_at and updated_at                                  schema; clearing what a PUT omits: source silent, the
 //	                                                             stricter reading
+//	PUT …/environments/{e} also states prevent_self_review     OpenAPI repos/create-or-update-environment
+//	  (default false; GET: in the required_reviewers rule) and   (prevent_self_review); can_admins_bypass: go-github v88.0.0
+//	  can_admins_bypass (default true; GET: top level): a PUT    repos_environments.go (Environment.CanAdminsBypass;
+//	  that omits them sets them back to their defaults           CreateUpdateEnvironment marshals a nil one as true, "the
+//	                                                             default value"); resetting an omitted one: source
+//	                                                             silent, the stricter reading
 //	DELETE /repos/{o}/{r}/environments/{e}: 204; its secrets,  OpenAPI repos/delete-an-environment (read at the commit
 //	  variables and protection rules go with it; 404 when it     above: 204 "Default response", no other status listed;
 //	  does not exist; needs admin, like every environment        classic tokens need the repo scope); docs /actions/how-tos/
