@@ -295,6 +295,9 @@ func TestActionFetchVerifiesTheRelease(t *testing.T) {
 			}
 		}},
 		{name: "not a tag", want: "is not a release tag", env: []string{"POCBOT_VERSION=latest"}},
+		// The version names files in POCBOT_DIR: no path in it. The old script took it (and looked
+		// for, then removed, pocbot_1/../../x_….tar.zst).
+		{name: "a version with a path", want: "is not a release tag", env: []string{"POCBOT_VERSION=v1/../../x"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			for p, data := range map[string][]byte{archive: good, sumsPath: sums, pinned: sums} { // the good files on the server, the Action's pin
