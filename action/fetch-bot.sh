@@ -26,7 +26,9 @@ die() {
 
 version="${POCBOT_VERSION:-}"
 [ -n "$version" ] || die "POCBOT_VERSION is not set: give a release tag such as v0.2.0 (or version: source in the Action)"
+# A tag names files here: letters, digits, '.', '-' and '+' only (no path).
 case "$version" in
+  *[!A-Za-z0-9.+-]*) die "POCBOT_VERSION=$version is not a release tag like v0.2.0" ;;
   v[0-9]*) ;;
   *) die "POCBOT_VERSION=$version is not a release tag like v0.2.0" ;;
 esac

@@ -27,11 +27,12 @@ const testRelease = "v0.0.0-test"
 // checks that the two agree).
 const archiveExt = ".tar.zst"
 
-// archiveFile is one member of a test archive.
+// archiveFile is one member of a test archive: a file, or a symlink to link.
 type archiveFile struct {
 	name string
 	mode int64
 	data []byte
+	link string
 }
 
 // tarZst is a goreleaser-like archive of files: a tar compressed by the zstd program at its default
@@ -41,7 +42,11 @@ func tarZst(t testing.TB, files ...archiveFile) []byte {
 	var tarball bytes.Buffer
 	tw := tar.NewWriter(&tarball)
 	for _, f := range files {
-		if err := tw.WriteHeader(&tar.Header{Name: f.name, Mode: f.mode, Size: int64(len(f.data)), ModTime: time.Unix(0, 0)}); err != nil {
+		h := &tar.Header{Name: f.name, Mode: f.mode, Size: int64(len(f.data)), ModTime: time.Unix(0, 0)}
+		if f.link != "" {
+			h.Typeflag, h.Linkname, h.Size = tar.TypeSymlink, f.link, 0
+		}
+		if err := tw.WriteHeader(h); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := tw.Write(f.data); err != nil {
@@ -104,7 +109,7 @@ func release(t testing.TB, root, bin string) (archivePath string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	data := tarZst(t, archiveFile{"README.md", 0o644, []byte("pocbot\n")}, archiveFile{"bot", 0o755, exe})
+	data := tarZst(t, archiveFile{name: "README.md", mode: 0o644, data: []byte("pocbot\n")}, archiveFile{name: "bot", mode: 0o755, data: exe})
 	name := fmt.Sprintf("pocbot_%s_%s_%s%s", strings.TrimPrefix(testRelease, "v"), runtime.GOOS, runtime.GOARCH, archiveExt)
 	sum := sha256.Sum256(data)
 	checksums := fmt.Sprintf("%s  %s\n%s  pocbot_%s_other_arch%s\n", hex.EncodeToString(sum[:]), name, strings.Repeat("0", 64), strings.TrimPrefix(testRelease, "v"), archiveExt)
@@ -272,20 +277,7 @@ func TestActionFetchVerifiesTheRelease(t *testing.T) {
 			if err := os.WriteFile(target, []byte("#!/bin/sh\ntouch "+marker+"\n"), 0o755); err != nil {
 				t.Fatal(err)
 			}
-			var tarball bytes.Buffer
-			tw := tar.NewWriter(&tarball)
-			if err := tw.WriteHeader(&tar.Header{Name: "bot", Typeflag: tar.TypeSymlink, Linkname: target, Mode: 0o777, ModTime: time.Unix(0, 0)}); err != nil {
-				t.Fatal(err)
-			}
-			if err := tw.Close(); err != nil {
-				t.Fatal(err)
-			}
-			zstd := exec.Command("zstd", "-q", "-c")
-			zstd.Stdin = &tarball
-			data, err := zstd.Output()
-			if err != nil {
-				t.Fatal(err)
-			}
+			data := tarZst(t, archiveFile{name: "bot", mode: 0o777, link: target})
 			sum := sha256.Sum256(data)
 			if err := os.WriteFile(archive, data, 0o644); err != nil {
 				t.Fatal(err)
@@ -295,6 +287,9 @@ func TestActionFetchVerifiesTheRelease(t *testing.T) {
 			}
 		}},
 		{name: "not a tag", want: "is not a release tag", env: []string{"POCBOT_VERSION=latest"}},
+		// The version names files in POCBOT_DIR: no path in it. The old script took it (and looked
+		// for, then removed, pocbot_1/../../x_….tar.zst).
+		{name: "a version with a path", want: "is not a release tag", env: []string{"POCBOT_VERSION=v1/../../x"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			for p, data := range map[string][]byte{archive: good, sumsPath: sums, pinned: sums} { // the good files on the server, the Action's pin
@@ -342,7 +337,7 @@ func TestActionFetchVerifiesTheRelease(t *testing.T) {
 // marker, and a checksums.txt that matches it.
 func plantedArchive(t *testing.T, name, marker string) (archive, sums []byte) {
 	t.Helper()
-	archive = tarZst(t, archiveFile{"bot", 0o755, []byte("#!/bin/sh\necho planted\ntouch " + marker + "\n")})
+	archive = tarZst(t, archiveFile{name: "bot", mode: 0o755, data: []byte("#!/bin/sh\necho planted\ntouch " + marker + "\n")})
 	sum := sha256.Sum256(archive)
 	return archive, []byte(hex.EncodeToString(sum[:]) + "  " + name + "\n")
 }

@@ -554,6 +554,15 @@ func (s *Server) environmentRoute(c *call, r *repo, rest []string) {
 			list = append(list, map[string]string{"name": k, "value": e.variables[k], "created_at": e.created, "updated_at": e.updated})
 		}
 		c.json(http.StatusOK, map[string]any{"total_count": len(names), "variables": list})
+	case len(rest) == 3 && rest[1] == "variables" && m == http.MethodDelete:
+		k := strings.ToUpper(rest[2])
+		if _, ok := e.variables[k]; !ok {
+			c.fail(http.StatusNotFound, "Not Found")
+			return
+		}
+		delete(e.variables, k)
+		c.status = http.StatusNoContent
+		c.w.WriteHeader(http.StatusNoContent)
 	case len(rest) >= 2 && rest[1] == "secrets":
 		s.secretsRoute(c, r, name, rest[2:])
 	case len(rest) == 2 && rest[1] == "deployment-branch-policies" && m == http.MethodGet:

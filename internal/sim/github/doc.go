@@ -164,7 +164,9 @@
 //	GET …/environments/{e}/variables: total_count and          OpenAPI actions/list-environment-variables (name, value,
 //	  variables (name, value, created_at, updated_at);           created_at, updated_at); per_page default 10, at most 30:
 //	  per_page default 10, at most 30; set by                    its variables-per-page parameter, not re-checked; creating
-//	  SetEnvironmentVariable (the API's writes: not served)      them through the API: not modelled
+//	  SetEnvironmentVariable (the API's other writes: not served)      them through the API: not modelled
+//	DELETE …/environments/{e}/variables/{name}: 204; 404 when  OpenAPI actions/delete-environment-variable (204); the 404
+//	  there is no such variable (names ignore case)              for an absent one: source silent, the stricter reading
 //	A private repository whose owner is on GitHub Free has no  github/docs data/reusables/gated-features/environments.md
 //	  environments: PUT answers 422                              ("For access to environments, environment secrets, and
 //	                                                             deployment branches in private or internal repositories,
