@@ -226,6 +226,28 @@ func TestActionFetchVerifiesTheRelease(t *testing.T) {
 				}
 			}
 		}},
+		// A cache entry that restored a directory named bot (or checksums.txt) beside the archive:
+		// removed like a planted file, and the verified archive runs. The old script stopped at
+		// "rm: cannot remove 'bot': Is a directory".
+		{name: "a planted bot directory in the cache", prepare: func(t *testing.T, dir string) {
+			for _, d := range []string{"bot/x", "checksums.txt"} {
+				if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}},
+		// A directory in the archive's place: refused as a poisoned cache, and removed. The old
+		// script stopped at rm's "Is a directory".
+		{name: "a directory in the cached archive's place", want: "checksum mismatch for the cached", prepare: func(t *testing.T, dir string) {
+			if err := os.MkdirAll(filepath.Join(dir, filepath.Base(archive), "x"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() {
+				if _, err := os.Stat(filepath.Join(dir, filepath.Base(archive))); err == nil {
+					t.Error("the directory in the archive's place was left")
+				}
+			})
+		}},
 		{name: "replaced release refused", want: "checksum mismatch", prepare: func(t *testing.T, _ string) {
 			// The release's files were replaced, archive and checksums.txt together.
 			if err := os.WriteFile(archive, other, 0o644); err != nil {
