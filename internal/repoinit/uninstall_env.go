@@ -14,13 +14,15 @@ import (
 // environmentRemoval decides whether uninstall deletes the environment that held the secrets.
 // GitHub records nobody's name on an environment, so the decision is made from what is in it: it is
 // deleted only when it holds nothing but what init puts there (pocbot's secrets, and deployments
-// from the default branch only); anything else — another secret, a variable, a wait timer, required
-// reviewers, another deployment branch rule, deployments limited to protected branches — is
-// someone else's, and deleting the environment would delete it too (GitHub deletes an environment's
-// secrets and protection rules with it). Such an environment is kept, and the output names what
-// keeps it; variables of pocbot's names (docs/install.md's long way sets some) are pocbot's, not
-// foreign: they go with the environment, or one by one from a kept one. An environment that existed before init but holds only what init would have put there
-// is deleted: nothing else is lost with it.
+// from the default branch only); anything else — another secret or variable, a wait timer,
+// required reviewers, an App's deployment protection rule, another deployment branch rule,
+// deployments limited to protected branches, administrators barred from bypassing its rules
+// (can_admins_bypass false) — is someone else's, and deleting the environment would delete it too
+// (GitHub deletes an environment's secrets and protection rules with it). Such an environment is
+// kept, and the output names what keeps it. Variables of pocbot's names (docs/install.md's long way
+// sets some) are pocbot's: they go with the environment, or one by one from a kept one. An
+// environment that existed before init but holds only what init would have put there is deleted:
+// nothing else is lost with it.
 type environmentRemoval struct {
 	c             *gh.Client
 	owner, name   string
@@ -110,7 +112,7 @@ func (x environmentRemoval) run(ctx context.Context) (changes int, kept bool, er
 
 // foreign lists what the environment holds that init does not put there: secrets of other names,
 // variables of other names, deployment branch rules other than the default branch, a
-// protected-branches policy. ours are the variables of pocbot's names (docs/install.md's long way
+// protected-branches policy, an App's deployment protection rule. ours are the variables of pocbot's names (docs/install.md's long way
 // sets POC_APP_ID, POC_STATE_URL, POC_IMAGE_BUCKET and SCW_DEFAULT_PROJECT_ID as variables).
 func (x environmentRemoval) foreign(ctx context.Context, path string, protected, custom bool) (found, ours []string, err error) {
 	names, _, err := SecretNames(ctx, x.c, path+"/secrets")
@@ -145,6 +147,21 @@ func (x environmentRemoval) foreign(ctx context.Context, path string, protected,
 	}
 	if protected {
 		found = append(found, "deployments limited to protected branches")
+	}
+	// An App's gate is not among the environment's protection_rules: it has its own list (a 404:
+	// none on this plan or server).
+	var gates struct {
+		Rules []struct {
+			App struct {
+				Slug string `json:"slug"`
+			} `json:"app"`
+		} `json:"custom_deployment_protection_rules"`
+	}
+	if resp, err := x.do(ctx, http.MethodGet, path+"/deployment_protection_rules", &gates); err != nil && (resp == nil || resp.StatusCode != http.StatusNotFound) {
+		return nil, nil, fmt.Errorf("uninstall: list the deployment protection rules of the environment %s: %w (rerun)", x.env, err)
+	}
+	for _, g := range gates.Rules {
+		found = append(found, "the deployment protection rule of the App "+g.App.Slug)
 	}
 	if custom {
 		var pol struct {

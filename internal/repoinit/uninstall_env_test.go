@@ -55,6 +55,15 @@ func TestUninstallRemovesTheEnvironmentOnlyWhenNothingElseIsInIt(t *testing.T) {
 					t.Fatal(err)
 				}
 			}},
+		// An App's gate (custom deployment protection rule) is not among the environment's
+		// protection_rules: uninstall asks for it. Failed on the old code: deleted with it.
+		{name: "an App's deployment protection rule", keeps: []string{"the deployment protection rule of the App"},
+			add: func(t *testing.T, f *fixture, c *gh.Client) {
+				if _, _, err := c.Repositories.CreateCustomDeploymentProtectionRule(t.Context(), "acme", "shop", "poc",
+					&gh.CustomDeploymentProtectionRuleRequest{IntegrationID: gh.Ptr(int64(4242))}); err != nil {
+					t.Fatal(err)
+				}
+			}},
 		{name: "another deployment branch", keeps: []string{`the deployment rule "release/*"`},
 			add: func(t *testing.T, f *fixture, c *gh.Client) {
 				if _, _, err := c.Repositories.CreateDeploymentBranchPolicy(t.Context(), "acme", "shop", "poc",

@@ -50,6 +50,7 @@ type environment struct {
 	// preventSelfReview is the required_reviewers rule's prevent_self_review; noAdminBypass is
 	// can_admins_bypass false (GitHub's default is true).
 	preventSelfReview, noAdminBypass bool
+	appRules                         []int64 // custom deployment protection rules: the integration ids
 	created                          string
 	updated                          string
 }
@@ -469,6 +470,13 @@ func (s *Server) environmentJSON(r *repo, e *environment) map[string]any {
 	return out
 }
 
+// appRuleJSON is the i-th custom deployment protection rule of an environment, the App's gate.
+func appRuleJSON(i int, integrationID int64) map[string]any {
+	return map[string]any{"id": i + 1, "enabled": true,
+		"app": map[string]any{"id": integrationID, "slug": fmt.Sprintf("gate-%d", integrationID),
+			"integration_url": fmt.Sprintf("https://api.github.com/apps/gate-%d", integrationID)}}
+}
+
 func (s *Server) environmentRoute(c *call, r *repo, rest []string) {
 	a := s.adminOf(r)
 	m := c.r.Method
@@ -554,6 +562,25 @@ func (s *Server) environmentRoute(c *call, r *repo, rest []string) {
 			list = append(list, map[string]string{"name": k, "value": e.variables[k], "created_at": e.created, "updated_at": e.updated})
 		}
 		c.json(http.StatusOK, map[string]any{"total_count": len(names), "variables": list})
+	case len(rest) == 2 && rest[1] == "deployment_protection_rules" && m == http.MethodGet:
+		list := []map[string]any{}
+		for i, id := range e.appRules {
+			list = append(list, appRuleJSON(i, id))
+		}
+		c.json(http.StatusOK, map[string]any{"total_count": len(list), "custom_deployment_protection_rules": list})
+	case len(rest) == 2 && rest[1] == "deployment_protection_rules" && m == http.MethodPost:
+		var body struct {
+			IntegrationID int64 `json:"integration_id"`
+		}
+		if !c.decode(1<<20, &body) {
+			return
+		}
+		if body.IntegrationID <= 0 {
+			c.fail(http.StatusUnprocessableEntity, "Validation Failed: integration_id is required")
+			return
+		}
+		e.appRules = append(e.appRules, body.IntegrationID)
+		c.json(http.StatusCreated, appRuleJSON(len(e.appRules)-1, body.IntegrationID))
 	case len(rest) == 3 && rest[1] == "variables" && m == http.MethodDelete:
 		k := strings.ToUpper(rest[2])
 		if _, ok := e.variables[k]; !ok {

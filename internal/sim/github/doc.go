@@ -167,6 +167,11 @@
 //	  SetEnvironmentVariable (the API's other writes: not served)      them through the API: not modelled
 //	DELETE …/environments/{e}/variables/{name}: 204; 404 when  OpenAPI actions/delete-environment-variable (204); the 404
 //	  there is no such variable (names ignore case)              for an absent one: source silent, the stricter reading
+//	…/environments/{e}/deployment_protection_rules: GET lists  OpenAPI repos/get-all-deployment-protection-rules,
+//	  the custom rules (total_count, custom_deployment_          repos/create-deployment-protection-rule (201); the
+//	  protection_rules: id, enabled, app), POST                  environment schema's protection_rules (wait_timer,
+//	  {integration_id} adds one (201); they are not among the    required_reviewers, branch_policy) has no custom rule:
+//	  environment's protection_rules                             a client must ask this endpoint
 //	A private repository whose owner is on GitHub Free has no  github/docs data/reusables/gated-features/environments.md
 //	  environments: PUT answers 422                              ("For access to environments, environment secrets, and
 //	                                                             deployment branches in private or internal repositories,
