@@ -134,6 +134,31 @@ func (k *KubeClient) Create(ctx context.Context, plural, ns, name string, data m
 	return err
 }
 
+// Update replaces the data of the object name of plural in namespace ns. The request carries no
+// resourceVersion: an unconditional update, which the apiserver allows for ConfigMaps and Secrets.
+func (k *KubeClient) Update(ctx context.Context, plural, ns, name string, data map[string]string) error {
+	field := "data"
+	if plural == resSecrets.plural {
+		field = "stringData"
+	}
+
+	body, err := json.Marshal(map[string]any{"apiVersion": "v1", "metadata": map[string]any{"name": name, "namespace": ns}, field: data})
+	if err != nil {
+		return err
+	}
+
+	_, err = k.do(ctx, http.MethodPut, "/api/v1/namespaces/"+ns+"/"+plural+"/"+name, body, http.StatusOK)
+
+	return err
+}
+
+// Delete deletes the object name of plural in namespace ns.
+func (k *KubeClient) Delete(ctx context.Context, plural, ns, name string) error {
+	_, err := k.do(ctx, http.MethodDelete, "/api/v1/namespaces/"+ns+"/"+plural+"/"+name, nil, http.StatusOK)
+
+	return err
+}
+
 // Data reads the object's data (a Secret's decoded from base64).
 func (k *KubeClient) Data(ctx context.Context, plural, ns, name string) (map[string]string, error) {
 	b, err := k.do(ctx, http.MethodGet, "/api/v1/namespaces/"+ns+"/"+plural+"/"+name, nil, http.StatusOK)
