@@ -198,7 +198,7 @@ func TestActionPinsItsBinary(t *testing.T) {
 		`"$GITHUB_ACTION_PATH/action/version"`,
 		"POCBOT_CHECKSUMS: ${{ github.action_path }}/action/checksums.txt",
 		"POCBOT_VERSION: ${{ steps.pin.outputs.version }}",
-		"path: ${{ runner.temp }}/pocbot-${{ steps.pin.outputs.version }}/*.tar.gz",
+		"path: ${{ runner.temp }}/pocbot-${{ steps.pin.outputs.version }}/*.tar.zst",
 	} {
 		if !strings.Contains(a, want) {
 			t.Errorf("action.yml lacks %q", want)
@@ -234,5 +234,39 @@ func TestReadmeListsInputsAndOutputs(t *testing.T) {
 		if !strings.Contains(readme, "`"+kv.Key.(string)+"`") {
 			t.Errorf("README.md does not list the Action's %s", kv.Key)
 		}
+	}
+}
+
+// The archive format is one fact, written in four places that must change together (issue 22: the
+// format decides download-verify-start): .goreleaser.yaml's archives, the name fetch-bot.sh
+// downloads and unpacks, the Action's cache path and the release workflow's upload.
+func TestActionArchiveFormatAgrees(t *testing.T) {
+	var cfg struct {
+		Archives []struct {
+			Formats      []string `yaml:"formats"`
+			NameTemplate string   `yaml:"name_template"`
+		} `yaml:"archives"`
+	}
+	if err := yaml.Unmarshal([]byte(mustRead(t, "../.goreleaser.yaml")), &cfg); err != nil {
+		t.Fatalf(".goreleaser.yaml: %v", err)
+	}
+	if len(cfg.Archives) != 1 || len(cfg.Archives[0].Formats) != 1 {
+		t.Fatalf(".goreleaser.yaml: want one archive in one format, got %+v", cfg.Archives)
+	}
+	ext := "." + cfg.Archives[0].Formats[0]
+	if got, want := cfg.Archives[0].NameTemplate, "{{ .ProjectName }}_{{ .Version }}_{{ .Os }}_{{ .Arch }}"; got != want {
+		t.Errorf(".goreleaser.yaml: archives' name_template %q, fetch-bot.sh builds %q", got, want)
+	}
+	for _, c := range []struct{ file, want string }{
+		{"fetch-bot.sh", `archive="pocbot_${version#v}_${os}_${arch}` + ext + `"`},
+		{"../action.yml", "/*" + ext + "\n"},
+		{"../.github/workflows/release.yml", " dist/*" + ext + " dist/checksums.txt"},
+	} {
+		if !strings.Contains(mustRead(t, c.file), c.want) {
+			t.Errorf("%s lacks %q: .goreleaser.yaml's archives are %s", c.file, c.want, ext)
+		}
+	}
+	if ext == ".tar.zst" && !strings.Contains(mustRead(t, "fetch-bot.sh"), `zstd -dcq "$archive" | tar -xf - bot`) {
+		t.Error("fetch-bot.sh does not unpack the tar.zst with zstd -dcq | tar")
 	}
 }

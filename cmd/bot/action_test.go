@@ -3,7 +3,6 @@ package main
 import (
 	"archive/tar"
 	"bytes"
-	"compress/gzip"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -24,8 +23,75 @@ import (
 
 const testRelease = "v0.0.0-test"
 
+// archiveExt is .goreleaser.yaml's archive format, which fetch-bot.sh unpacks (action/action_test.go
+// checks that the two agree).
+const archiveExt = ".tar.zst"
+
+// archiveFile is one member of a test archive.
+type archiveFile struct {
+	name string
+	mode int64
+	data []byte
+}
+
+// tarZst is a goreleaser-like archive of files: a tar compressed by the zstd program at its default
+// level (goreleaser's tar.zst is klauspost/compress's default level, the same zstd format).
+func tarZst(t testing.TB, files ...archiveFile) []byte {
+	t.Helper()
+	var tarball bytes.Buffer
+	tw := tar.NewWriter(&tarball)
+	for _, f := range files {
+		if err := tw.WriteHeader(&tar.Header{Name: f.name, Mode: f.mode, Size: int64(len(f.data)), ModTime: time.Unix(0, 0)}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tw.Write(f.data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := tw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	zstd := exec.Command("zstd", "-q", "-c")
+	zstd.Stdin = &tarball
+	out, err := zstd.Output()
+	if err != nil {
+		t.Fatalf("zstd (fetch-bot.sh needs it too; .ci/run installs it): %v", err)
+	}
+	return out
+}
+
+// needTools skips (fails under CI) when a program the Action's script runs is missing.
+func needTools(t testing.TB, tools ...string) {
+	t.Helper()
+	for _, tool := range tools {
+		if _, err := exec.LookPath(tool); err != nil {
+			if os.Getenv("CI") != "" {
+				t.Fatalf("CI is set and %s is missing: .ci/run installs it (apt-get install %s)", tool, tool)
+			}
+			t.Skipf("%s is not installed (.ci/run installs it)", tool)
+		}
+	}
+}
+
+// toolsDir is a directory holding only the named programs (links to those on PATH), for a PATH that
+// lacks the others.
+func toolsDir(t testing.TB, tools ...string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for _, tool := range tools {
+		p, err := exec.LookPath(tool)
+		if err != nil {
+			t.Skipf("%s is not installed", tool)
+		}
+		if err := os.Symlink(p, filepath.Join(dir, tool)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
 // release lays out a GitHub-release-like tree under root: root/<tag>/checksums.txt and the
-// goreleaser archive (pocbot_<ver>_<os>_<arch>.tar.gz, holding `bot`) for this machine; the same
+// goreleaser archive (pocbot_<ver>_<os>_<arch>.tar.zst, holding `bot`) for this machine; the same
 // sums go to pinnedSums(root), the Action's action/checksums.txt that the release commits.
 func release(t testing.TB, root, bin string) (archivePath string) {
 	t.Helper()
@@ -37,30 +103,10 @@ func release(t testing.TB, root, bin string) (archivePath string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var buf bytes.Buffer
-	zw, _ := gzip.NewWriterLevel(&buf, gzip.BestSpeed)
-	tw := tar.NewWriter(zw)
-	for _, f := range []struct {
-		name string
-		mode int64
-		data []byte
-	}{{"README.md", 0o644, []byte("pocbot\n")}, {"bot", 0o755, exe}} {
-		if err := tw.WriteHeader(&tar.Header{Name: f.name, Mode: f.mode, Size: int64(len(f.data)), ModTime: time.Unix(0, 0)}); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := tw.Write(f.data); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := tw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := zw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	name := fmt.Sprintf("pocbot_%s_%s_%s.tar.gz", strings.TrimPrefix(testRelease, "v"), runtime.GOOS, runtime.GOARCH)
-	sum := sha256.Sum256(buf.Bytes())
-	checksums := fmt.Sprintf("%s  %s\n%s  pocbot_%s_other_arch.tar.gz\n", hex.EncodeToString(sum[:]), name, strings.Repeat("0", 64), strings.TrimPrefix(testRelease, "v"))
+	data := tarZst(t, archiveFile{"README.md", 0o644, []byte("pocbot\n")}, archiveFile{"bot", 0o755, exe})
+	name := fmt.Sprintf("pocbot_%s_%s_%s%s", strings.TrimPrefix(testRelease, "v"), runtime.GOOS, runtime.GOARCH, archiveExt)
+	sum := sha256.Sum256(data)
+	checksums := fmt.Sprintf("%s  %s\n%s  pocbot_%s_other_arch%s\n", hex.EncodeToString(sum[:]), name, strings.Repeat("0", 64), strings.TrimPrefix(testRelease, "v"), archiveExt)
 	if err := os.WriteFile(filepath.Join(dir, "checksums.txt"), []byte(checksums), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +114,7 @@ func release(t testing.TB, root, bin string) (archivePath string) {
 		t.Fatal(err)
 	}
 	archivePath = filepath.Join(dir, name)
-	if err := os.WriteFile(archivePath, buf.Bytes(), 0o644); err != nil {
+	if err := os.WriteFile(archivePath, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return archivePath
@@ -82,13 +128,19 @@ func runnerOSArch() (string, string) {
 	return os, arch
 }
 
-// fetchBot runs action/fetch-bot.sh as the Action does, with the pinned sums at sums.
-func fetchBot(ctx context.Context, t testing.TB, releaseURL, sums, dir string, extra ...string) (stdout, stderr string, code int) {
-	t.Helper()
+// fetchBotCmd is action/fetch-bot.sh as the Action runs it, with the pinned sums at sums.
+func fetchBotCmd(ctx context.Context, releaseURL, sums, dir string, extra ...string) *exec.Cmd {
 	ros, rarch := runnerOSArch()
 	cmd := exec.CommandContext(ctx, "bash", "../../action/fetch-bot.sh")
 	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "POCBOT_VERSION=" + testRelease, "POCBOT_RELEASE_URL=" + releaseURL,
 		"POCBOT_CHECKSUMS=" + sums, "POCBOT_DIR=" + dir, "RUNNER_OS=" + ros, "RUNNER_ARCH=" + rarch}, extra...)
+	return cmd
+}
+
+// fetchBot runs fetchBotCmd.
+func fetchBot(ctx context.Context, t testing.TB, releaseURL, sums, dir string, extra ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	cmd := fetchBotCmd(ctx, releaseURL, sums, dir, extra...)
 	var so, se bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &so, &se
 	err := cmd.Run()
@@ -106,12 +158,7 @@ func fetchBot(ctx context.Context, t testing.TB, releaseURL, sums, dir string, e
 // (the "poisoned cache" and "replaced release" cases ran the planted archive with the script that
 // read checksums.txt from the download or the cache).
 func TestActionFetchVerifiesTheRelease(t *testing.T) {
-	if _, err := exec.LookPath("curl"); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("CI is set and curl is missing: .ci/run installs it (apt-get install curl)")
-		}
-		t.Skip("curl is not installed (.ci/run installs it)")
-	}
+	needTools(t, "curl", "zstd")
 	if ros, rarch := runnerOSArch(); ros == "" || rarch == "" {
 		t.Skipf("no release is built for %s/%s", runtime.GOOS, runtime.GOARCH)
 	}
@@ -174,7 +221,7 @@ func TestActionFetchVerifiesTheRelease(t *testing.T) {
 			}
 		}},
 		{name: "archive not listed in the pinned sums", want: "is not listed in the Action's pinned checksums", prepare: func(t *testing.T, _ string) {
-			if err := os.WriteFile(pinned, []byte(strings.Repeat("1", 64)+"  pocbot_other.tar.gz\n"), 0o644); err != nil {
+			if err := os.WriteFile(pinned, []byte(strings.Repeat("1", 64)+"  pocbot_other"+archiveExt+"\n"), 0o644); err != nil {
 				t.Fatal(err)
 			}
 		}},
@@ -189,6 +236,22 @@ func TestActionFetchVerifiesTheRelease(t *testing.T) {
 			}
 		}},
 		{name: "a version the pin does not hold", want: "is not listed in the Action's pinned checksums", env: []string{"POCBOT_VERSION=v9.9.9"}},
+		{name: "pinned bytes that are not a tar.zst", want: "unpacking bot from", prepare: func(t *testing.T, _ string) {
+			// The pin holds, but the bytes do not unpack (an archive of another format, say):
+			// stop with what failed, leave no partial bot.
+			junk := []byte("not a zstd frame\n")
+			sum := sha256.Sum256(junk)
+			if err := os.WriteFile(archive, junk, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(pinned, []byte(hex.EncodeToString(sum[:])+"  "+filepath.Base(archive)+"\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		// Before any download: the runner cannot unpack without zstd, and says how to get it.
+		{name: "no zstd on the runner", want: "zstd is not installed", env: []string{"PATH=" + t.TempDir()}},
+		// openssl is only the fast way: without it, sha256sum verifies the same archive.
+		{name: "no openssl on the runner", env: []string{"PATH=" + toolsDir(t, "curl", "zstd", "tar", "mkdir", "rm", "mv", "chmod", "sha256sum")}},
 		{name: "not a tag", want: "is not a release tag", env: []string{"POCBOT_VERSION=latest"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -237,24 +300,9 @@ func TestActionFetchVerifiesTheRelease(t *testing.T) {
 // marker, and a checksums.txt that matches it.
 func plantedArchive(t *testing.T, name, marker string) (archive, sums []byte) {
 	t.Helper()
-	var buf bytes.Buffer
-	zw := gzip.NewWriter(&buf)
-	tw := tar.NewWriter(zw)
-	script := []byte("#!/bin/sh\necho planted\ntouch " + marker + "\n")
-	if err := tw.WriteHeader(&tar.Header{Name: "bot", Mode: 0o755, Size: int64(len(script)), ModTime: time.Unix(0, 0)}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := tw.Write(script); err != nil {
-		t.Fatal(err)
-	}
-	if err := tw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := zw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	sum := sha256.Sum256(buf.Bytes())
-	return buf.Bytes(), []byte(hex.EncodeToString(sum[:]) + "  " + name + "\n")
+	archive = tarZst(t, archiveFile{"bot", 0o755, []byte("#!/bin/sh\necho planted\ntouch " + marker + "\n")})
+	sum := sha256.Sum256(archive)
+	return archive, []byte(hex.EncodeToString(sum[:]) + "  " + name + "\n")
 }
 
 // BenchmarkArchiveToEyes measures what a comment waits for once the runner is up, with a release
@@ -318,7 +366,9 @@ const sourceBuildCPUSeconds = 143.5
 // BenchmarkReleaseBinary reports what issue 22 sets goals for: the size of the release binary (built
 // with .goreleaser.yaml's flags, ldflags and env, see releaseBuild; goal ≤ 30 MB) and the time
 // from "archive URL known" to the fetched binary having started and answered `bot version` (download
-// from loopback, verify against the pinned sums, unpack, exec; goal ≤ 250 ms).
+// from loopback, verify against the pinned sums, unpack, exec; goal ≤ 250 ms). On the shared 2-core
+// machine the wall time follows the load: the fastest run and the CPU time (user + system of the
+// script, the programs it ran, and `bot version`) are reported next to the mean.
 func BenchmarkReleaseBinary(b *testing.B) {
 	ctx, cancel := context.WithTimeout(b.Context(), 10*time.Minute)
 	defer cancel()
@@ -341,19 +391,28 @@ func BenchmarkReleaseBinary(b *testing.B) {
 	}
 	srv := httptest.NewServer(http.StripPrefix("/download", http.FileServer(http.Dir(root))))
 	defer srv.Close()
-	var total time.Duration
+	var total, cpu time.Duration
+	best := time.Duration(1<<63 - 1)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		dir := filepath.Join(b.TempDir(), "pocbot")
 		start := time.Now()
-		out, stderr, code := fetchBot(ctx, b, srv.URL+"/download", pinnedSums(root), dir)
-		if code != 0 {
-			b.Fatalf("fetch: %s", stderr)
+		fetch := fetchBotCmd(ctx, srv.URL+"/download", pinnedSums(root), dir)
+		var se bytes.Buffer
+		fetch.Stderr = &se
+		out, err := fetch.Output()
+		if err != nil {
+			b.Fatalf("fetch: %v: %s", err, se.String())
 		}
-		if v, err := exec.CommandContext(ctx, strings.TrimSpace(out), "version").CombinedOutput(); err != nil {
+		version := exec.CommandContext(ctx, strings.TrimSpace(string(out)), "version")
+		if v, err := version.CombinedOutput(); err != nil {
 			b.Fatalf("bot version: %v\n%s", err, v)
 		}
-		total += time.Since(start)
+		took := time.Since(start)
+		total, best = total+took, min(best, took)
+		for _, st := range []*os.ProcessState{fetch.ProcessState, version.ProcessState} {
+			cpu += st.UserTime() + st.SystemTime() // the script's include the programs it waited for
+		}
 	}
 	mb := float64(fi.Size()) / 1e6
 	ms := float64((total / time.Duration(b.N)).Microseconds()) / 1000
@@ -361,5 +420,7 @@ func BenchmarkReleaseBinary(b *testing.B) {
 	b.ReportMetric(float64(ai.Size())/1e6, "MB-archive")
 	b.ReportMetric(mb/30, "ratio-size-to-30MB-goal")
 	b.ReportMetric(ms, "ms-download-verify-start")
+	b.ReportMetric(float64(best.Microseconds())/1000, "ms-download-verify-start-best")
+	b.ReportMetric(float64((cpu/time.Duration(b.N)).Microseconds())/1000, "ms-cpu-download-verify-start")
 	b.ReportMetric(ms/250, "ratio-start-to-250ms-goal")
 }

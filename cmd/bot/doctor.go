@@ -148,7 +148,7 @@ func (a *app) stateCheck(ctx context.Context, full bool) []doctor.Item {
 	} else {
 		items = append(items, doctor.Item{Name: "presigned link", Status: doctor.Skip, Detail: "file:// state has no signed links", Fix: "use an s3:// POC_STATE_URL"})
 	}
-	return append(items, doctor.Item{Name: "quota and stock", Status: doctor.Skip, Detail: "not checked by this version", Fix: "`/poc up --dry-run` prices a cluster; the Scaleway console shows the project's quotas"})
+	return items // quota and stock: headroomCheck
 }
 
 // setupDiagnosis is the fast part of `bot doctor`, run when a command could not open its backend:

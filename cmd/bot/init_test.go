@@ -2,152 +2,25 @@ package main
 
 import (
 	"context"
-	"os"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
 
-	iam "github.com/scaleway/scaleway-sdk-go/api/iam/v1alpha1"
-	"github.com/scaleway/scaleway-sdk-go/scw"
-	"gopkg.in/yaml.v2"
-
-	"github.com/pocbot/pocbot/internal/repoinit"
+	"github.com/pocbot/pocbot/internal/sim/actions"
 	ghsim "github.com/pocbot/pocbot/internal/sim/github"
-	"github.com/pocbot/pocbot/internal/sim/objstore"
 	"github.com/pocbot/pocbot/internal/sim/objstore/objstoretest"
 	"github.com/pocbot/pocbot/internal/sim/world"
 )
 
-// workflowEnv is what a run of the merged workflow gives `bot handle`: the pocbot step's with:
-// values (secrets resolved as GitHub does, from the environment the job names or the repository),
-// mapped to variables by action.yml's run step.
+// workflowEnv is what a run of the merged workflow gives `bot handle` (the Actions stand-in's
+// reading of the workflow and action.yml).
 func workflowEnv(t *testing.T, gh *ghsim.Server, repo string) map[string]string {
 	t.Helper()
-	wfText, ok := gh.File(repo, "", repoinit.WorkflowPath)
-	if !ok {
-		t.Fatalf("%s is not on the default branch", repoinit.WorkflowPath)
-	}
-	var wf struct {
-		Jobs map[string]struct {
-			Environment string `yaml:"environment"`
-			Steps       []struct {
-				Uses string            `yaml:"uses"`
-				With map[string]string `yaml:"with"`
-			} `yaml:"steps"`
-		} `yaml:"jobs"`
-	}
-	if err := yaml.Unmarshal(wfText, &wf); err != nil {
-		t.Fatal(err)
-	}
-	actionText, err := os.ReadFile("../../action.yml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var action struct {
-		Runs struct {
-			Steps []struct {
-				ID  string            `yaml:"id"`
-				Env map[string]string `yaml:"env"`
-			} `yaml:"steps"`
-		} `yaml:"runs"`
-	}
-	if err := yaml.Unmarshal(actionText, &action); err != nil {
-		t.Fatal(err)
-	}
-	ref := regexp.MustCompile(`^\$\{\{\s*(secrets|vars|inputs)\.([A-Za-z0-9_-]+)(?:\s*\|\|\s*'([^']*)')?\s*\}\}$`)
-	job := wf.Jobs["bot"]
-	inputs := map[string]string{}
-	for _, st := range job.Steps {
-		if !strings.HasPrefix(st.Uses, "pocbot/pocbot@") {
-			continue
-		}
-		for k, v := range st.With {
-			m := ref.FindStringSubmatch(v)
-			switch {
-			case m == nil:
-				inputs[k] = v
-			case m[1] == "secrets":
-				s, ok := gh.Secret(repo, job.Environment, m[2])
-				if !ok && job.Environment != "" {
-					s, ok = gh.Secret(repo, "", m[2]) // a repository secret is visible in every environment
-				}
-				if !ok {
-					s = ""
-				}
-				inputs[k] = s
-			case m[1] == "inputs":
-				inputs[k] = m[3] // not dispatched: the default
-			default:
-				t.Fatalf("the workflow reads %s.%s, which init does not write", m[1], m[2])
-			}
-		}
-	}
-	env := map[string]string{}
-	for _, st := range action.Runs.Steps {
-		if st.ID != "run" {
-			continue
-		}
-		for k, v := range st.Env {
-			if m := ref.FindStringSubmatch(v); m != nil && m[1] == "inputs" {
-				env[k] = inputs[m[2]]
-			}
-		}
+	env, ok, err := actions.WorkflowEnv(gh, repo)
+	if !ok || err != nil {
+		t.Fatalf("the workflow of %s: on the default branch %v, %v", repo, ok, err)
 	}
 	return env
-}
-
-// objectStorageKeys plays Scaleway's link from IAM to Object Storage, which the stand-ins do not
-// share: every API key whose access key is a value of env (the workflow's) is made known to the S3
-// server with what its application's IAM policies grant on Object Storage, read from the Scaleway
-// stand-in through the real SDK (ObjectStorageFullAccess: everything, on every bucket of the
-// project; ObjectStorageObjectsRead: reads, where a bucket policy grants them; neither: nothing).
-func objectStorageKeys(ctx context.Context, t *testing.T, w *world.World, env map[string]string) {
-	t.Helper()
-	c, err := scw.NewClient(scw.WithAPIURL(w.ScalewayURL), scw.WithAuth(w.AccessKey, w.SecretKey), scw.WithDefaultOrganizationID(world.OrganizationID))
-	if err != nil {
-		t.Fatal(err)
-	}
-	api := iam.NewAPI(c)
-	for _, pair := range [][2]string{{"SCW_ACCESS_KEY", "SCW_SECRET_KEY"}, {"POC_PRESIGN_ACCESS_KEY", "POC_PRESIGN_SECRET_KEY"}} {
-		ak, sk := env[pair[0]], env[pair[1]]
-		if ak == "" || ak == w.AccessKey {
-			continue
-		}
-		key, err := api.GetAPIKey(&iam.GetAPIKeyRequest{AccessKey: ak}, scw.WithContext(ctx))
-		if err != nil || key.ApplicationID == nil {
-			t.Fatalf("the API key %s (%s) is not an application's in the Scaleway stand-in: %v", ak, pair[0], err)
-		}
-		access := objstore.AccessNone
-		pols, err := api.ListPolicies(&iam.ListPoliciesRequest{ApplicationIDs: []string{*key.ApplicationID}}, scw.WithContext(ctx), scw.WithAllPages())
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, p := range pols.Policies {
-			rules, err := api.ListRules(&iam.ListRulesRequest{PolicyID: p.ID}, scw.WithContext(ctx), scw.WithAllPages())
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, r := range rules.Rules {
-				for _, set := range *r.PermissionSetNames {
-					switch {
-					case set == "ObjectStorageFullAccess":
-						access = objstore.AccessFull
-					case set == "ObjectStorageObjectsRead" && access == objstore.AccessNone:
-						access = objstore.AccessObjectsRead
-					}
-				}
-			}
-		}
-		add := w.S3.AddUser // a bucket policy must then grant it what it reads: the stricter reading
-		if access == objstore.AccessFull {
-			add = w.S3.AddProjectKey
-		}
-		if err := add(ctx, ak, sk); err != nil {
-			t.Fatal(err)
-		}
-		w.S3.GrantIAM(ak, access)
-	}
 }
 
 // The issue's "done when": in the emulated world, `bot init --iam` (which makes the bot's Scaleway
@@ -206,8 +79,8 @@ func TestInitThenFirstUp(t *testing.T) {
 	}
 
 	// 3. /poc up, run as the merged workflow runs it: with the key init made (--iam), not the laptop's.
+	// Its keys reach Object Storage as the world's IAM says (nothing registered by hand).
 	env := workflowEnv(t, w.GitHub, repo)
-	objectStorageKeys(ctx, t, w, env)
 	if env["SCW_ACCESS_KEY"] == laptop["SCW_ACCESS_KEY"] || env["SCW_SECRET_KEY"] == laptop["SCW_SECRET_KEY"] {
 		t.Fatal("init --iam wrote the administrator's key as the bot's")
 	}

@@ -63,6 +63,39 @@ func TestProductionBinaryLinksNoStandIn(t *testing.T) {
 	}
 }
 
+// releaseDeps lists the packages the release build links (`go list -deps` of this command with the
+// build tags .goreleaser.yaml's build passes), so that what the tests below look at is what ships.
+func releaseDeps(t *testing.T) []string {
+	t.Helper()
+	args, _ := releaseBuild(t, os.DevNull)
+	list := []string{"list", "-deps"}
+	for _, a := range args {
+		if strings.HasPrefix(a, "-tags=") {
+			list = append(list, a)
+		}
+	}
+	out, err := exec.CommandContext(t.Context(), filepath.Join(runtime.GOROOT(), "bin", "go"), append(list, ".")...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("go %s: %v\n%s", strings.Join(list, " "), err, out)
+	}
+	return strings.Split(strings.TrimSpace(string(out)), "\n")
+}
+
+// TestReleaseLinksOneGoGithub: the release links one major version of go-github, the one
+// ghinstallation (which signs the App's JWT) is built on. pocbot's own calls used v66 while
+// ghinstallation v2.19 uses v88: two copies of the client (0.14 MB of the release binary).
+func TestReleaseLinksOneGoGithub(t *testing.T) {
+	var majors []string
+	for _, p := range releaseDeps(t) {
+		if rest, ok := strings.CutPrefix(p, "github.com/google/go-github/"); ok && strings.HasSuffix(rest, "/github") {
+			majors = append(majors, strings.TrimSuffix(rest, "/github"))
+		}
+	}
+	if len(majors) != 1 {
+		t.Errorf("the release build links go-github %v: want exactly one major version, ghinstallation's (see go.mod); move pocbot's imports to it", majors)
+	}
+}
+
 // releaseBuild is the `go build` command line and environment of .goreleaser.yaml's build (its
 // flags, its ldflags without the templated -X stamps, its env), so that what this file and
 // BenchmarkReleaseBinary measure is what the release ships. extraLdflags are appended.

@@ -4,12 +4,20 @@ package main
 
 import (
 	"context"
+	"crypto/ed25519"
+	"crypto/rand"
+	"encoding/pem"
 	"flag"
 	"fmt"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 
+	"golang.org/x/crypto/ssh"
+
+	"github.com/pocbot/pocbot/internal/sim/actions"
 	"github.com/pocbot/pocbot/internal/sim/objstore"
 	scwsim "github.com/pocbot/pocbot/internal/sim/scaleway"
 	"github.com/pocbot/pocbot/internal/sim/world"
@@ -76,11 +84,70 @@ func init() {
 			w.GitHub.AddRepo(simRepo, "main")
 			w.GitHub.SetPermission(simRepo, simAdmin, "admin")
 			fmt.Fprintf(a.stdout, "# %s's token: an admin of %s\nexport GH_TOKEN=%s\n", simAdmin, simRepo, shellQuote(w.GitHub.AddUserToken(simAdmin)))
+			keyFile, err := simUserKey(w, dir, simAdmin)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(a.stdout, "# %s's SSH key on GitHub, to which the bot encrypts her kubeconfig (age -d -i %s)\n", simAdmin, keyFile)
+			// GitHub Actions: a /poc comment on a repository whose default branch has the workflow
+			// (once init's pull request is merged) runs `bot handle` with the secrets init wrote.
+			runner, err := simRunner(a, w, dir)
+			if err != nil {
+				return err
+			}
+			go runner.Watch(ctx)
 			fmt.Fprintln(a.stdout, "# ready")
 			<-ctx.Done()
 			return nil
 		},
 	})
+}
+
+// simUserKey gives login an SSH key on the GitHub stand-in and writes its private half to dir.
+func simUserKey(w *world.World, dir, login string) (string, error) {
+	pub, priv, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		return "", err
+	}
+	block, err := ssh.MarshalPrivateKey(priv, login+"@pocbot-sim")
+	if err != nil {
+		return "", err
+	}
+	path := filepath.Join(dir, login+"_ed25519")
+	if err := os.WriteFile(path, pem.EncodeToMemory(block), 0o600); err != nil {
+		return "", fmt.Errorf("sim: write %s's SSH key: %w", login, err)
+	}
+	sshPub, err := ssh.NewPublicKey(pub)
+	if err != nil {
+		return "", err
+	}
+	w.GitHub.AddUserKey(login, string(ssh.MarshalAuthorizedKey(sshPub)))
+	return path, nil
+}
+
+// simRunner is the Actions stand-in of `bot sim`: its runs are this binary's `bot handle`, with
+// the workflow's values, the world's endpoints and the shell's PATH, HOME and TMPDIR; it logs to
+// stderr.
+func simRunner(a *app, w *world.World, dir string) (*actions.Runner, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("sim: find this binary for the workflow runs: %w", err)
+	}
+	events := filepath.Join(dir, "actions")
+	if err := os.MkdirAll(events, 0o700); err != nil {
+		return nil, err
+	}
+	return &actions.Runner{GitHub: w.GitHub, Base: w.Endpoints(), Dir: events, Log: a.stderr,
+		Handle: func(ctx context.Context, env []string) ([]byte, error) {
+			cmd := exec.CommandContext(ctx, exe, "handle")
+			cmd.Env = env
+			for _, k := range []string{"PATH", "HOME", "TMPDIR"} {
+				if v, ok := os.LookupEnv(k); ok {
+					cmd.Env = append(cmd.Env, k+"="+v)
+				}
+			}
+			return cmd.CombinedOutput()
+		}}, nil
 }
 
 // simQuotas is the organization's quotas of `bot sim`: a documented set, then NAME=N overrides.

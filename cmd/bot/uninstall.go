@@ -18,7 +18,7 @@ func init() {
 	)
 	register(&command{
 		name: "uninstall",
-		summary: "remove what init made: the repository's secrets, with --iam the Scaleway identities, with --buckets the emptied buckets; " +
+		summary: "remove what init made: the repository's secrets and its environment (kept when it holds anything else), with --iam the Scaleway identities, with --buckets the emptied buckets; " +
 			"refuses while a cluster's state exists (/poc down them first); --dry-run prints the plan; a rerun finishes an interrupted one",
 		setFlags: func(fs *flag.FlagSet, e *envFlags) {
 			gf.define(e, "", "OWNER/REPO to remove pocbot from (required)")

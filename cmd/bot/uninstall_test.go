@@ -66,6 +66,7 @@ func TestUninstall(t *testing.T) {
 	ghBefore = len(w.GitHub.Requests())
 	out, err = run("uninstall", "--repo", repo, "--iam", "--buckets", "--dry-run")
 	if err != nil || !strings.Contains(out, "- would delete the secret POC_STATE_KEY of the environment poc") ||
+		!strings.Contains(out, "- would delete the environment poc") ||
 		!strings.Contains(out, "- would delete the IAM application pocbot-presign") || !strings.Contains(out, "- would empty (every version) and delete the state bucket") {
 		t.Fatalf("uninstall --dry-run: %v\n%s", err, out)
 	}
@@ -78,7 +79,10 @@ func TestUninstall(t *testing.T) {
 	if err != nil {
 		t.Fatalf("uninstall: %v\n%s", err, out)
 	}
-	for _, want := range []string{"- IAM application pocbot (", "- IAM application pocbot-presign (", "- image bucket pocbot-images", "- state bucket pocbot-state"} {
+	if exists, _ := w.GitHub.Environment(repo, "poc"); exists { // failed on the old code: no DELETE of it
+		t.Errorf("the environment poc that init made is left:\n%s", out)
+	}
+	for _, want := range []string{"- environment poc", "- IAM application pocbot (", "- IAM application pocbot-presign (", "- image bucket pocbot-images", "- state bucket pocbot-state"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("uninstall's output lacks %q:\n%s", want, out)
 		}

@@ -261,9 +261,10 @@ func printNext(w io.Writer, cfg Config, r *Result) {
 	fmt.Fprintf(w, "Registered the GitHub App %s (id %d); its private key is in %s (mode 0600).\n\n", r.Slug, r.AppID, r.KeyFile)
 	fmt.Fprintf(w, "Next, in the repository that will run pocbot (environment %q, see docs/install.md):\n\n", cfg.Env)
 	fmt.Fprintf(w, "  gh variable set POC_APP_ID --env %s%s --body %d\n", cfg.Env, repo, r.AppID)
-	fmt.Fprintf(w, "  gh variable set POC_APP_SLUG --env %s%s --body %s\n", cfg.Env, repo, r.Slug)
 	fmt.Fprintf(w, "  gh secret set POC_APP_PRIVATE_KEY --env %s%s < %s\n", cfg.Env, repo, r.KeyFile)
-	fmt.Fprintf(w, "  shred -u %s   # once the secret is set\n\n", r.KeyFile)
+	// rm, not shred: shred is not on macOS, and overwriting in place does not reach an SSD's
+	// or a copy-on-write file system's old blocks anyway.
+	fmt.Fprintf(w, "  rm %s   # once the secret is set: the key stays in GitHub only\n\n", r.KeyFile)
 	fmt.Fprintf(w, "Then install the App on that repository: %s/apps/%s/installations/new\n", strings.TrimRight(cfg.WebURL, "/"), r.Slug)
 }
 

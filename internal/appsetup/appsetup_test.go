@@ -86,6 +86,21 @@ func TestManifestFlow(t *testing.T) {
 	if strings.Contains(o, "PRIVATE KEY-----") {
 		t.Error("the private key is printed")
 	}
+	// Every variable it tells the user to set is one the workflow passes to the bot, and every
+	// command it prints exists on Linux and macOS alike (shred does not exist on macOS).
+	workflow, err := os.ReadFile(filepath.Join("..", "..", "deploy", "workflow", "poc.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(o, "\n") {
+		f := strings.Fields(line)
+		if len(f) > 3 && f[0] == "gh" && f[1] == "variable" && f[2] == "set" && !strings.Contains(string(workflow), "vars."+f[3]+" ") {
+			t.Errorf("it asks for variable %s, which deploy/workflow/poc.yml never passes to the bot", f[3])
+		}
+		if len(f) > 0 && f[0] == "shred" {
+			t.Errorf("it prints %q, which macOS lacks", strings.TrimSpace(line))
+		}
+	}
 }
 
 func jsonInt(n int64) string { b, _ := json.Marshal(n); return string(b) }

@@ -27,6 +27,7 @@ import (
 	"github.com/pocbot/pocbot/internal/github"
 	"github.com/pocbot/pocbot/internal/provision"
 	"github.com/pocbot/pocbot/internal/repoconfig"
+	"github.com/pocbot/pocbot/internal/settings"
 	"github.com/pocbot/pocbot/internal/statestore"
 )
 
@@ -126,17 +127,11 @@ func (h *Handler) now() time.Time {
 	return time.Now().UTC()
 }
 
-func (h *Handler) stickyInterval() time.Duration { return setOr(h.StickyInterval, 3*time.Second) }
-
-func (h *Handler) linkTTL() time.Duration { return setOr(h.LinkTTL, time.Hour) }
-
-// setOr is v when it is set (positive), def otherwise.
-func setOr(v, def time.Duration) time.Duration {
-	if v > 0 {
-		return v
-	}
-	return def
+func (h *Handler) stickyInterval() time.Duration {
+	return settings.DurationOr(h.StickyInterval, 3*time.Second)
 }
+
+func (h *Handler) linkTTL() time.Duration { return settings.DurationOr(h.LinkTTL, time.Hour) }
 
 // serial orders the writers of the sticky comment: a later workflow run has a larger run id, so
 // its bodies win over an older run that wakes up late. Outside Actions the start time stands in.

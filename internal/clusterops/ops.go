@@ -26,6 +26,7 @@ import (
 	"github.com/pocbot/pocbot/internal/provision"
 	"github.com/pocbot/pocbot/internal/provision/cluster"
 	"github.com/pocbot/pocbot/internal/provision/scaleway"
+	"github.com/pocbot/pocbot/internal/settings"
 	"github.com/pocbot/pocbot/internal/statestore"
 )
 
@@ -65,9 +66,9 @@ type Ops struct {
 	Engine     provision.Options // Progress is set per request
 	Now        func() time.Time
 	Log        *slog.Logger
-	// LockLease is the lease of a cluster's lock, renewed at a third of it (default 2 min).
+	// LockLease is the lease of a cluster's lock, renewed at a third of it (default settings.DefaultLockLease).
 	LockLease time.Duration
-	// LockWait bounds the wait for a busy lock before giving up naming its holder (default 10 min).
+	// LockWait bounds the wait for a busy lock before giving up naming its holder (default settings.DefaultLockWait).
 	LockWait time.Duration
 	// CancelWait bounds a down's wait for the run it asked to stop (default 50 min: the longest
 	// step of an up, the worker's rescue write, is bounded at 45).
@@ -105,27 +106,23 @@ func (o *Ops) log() *slog.Logger {
 	return slog.Default()
 }
 
-func (o *Ops) lease() time.Duration { return setOr(o.LockLease, 2*time.Minute) }
+func (o *Ops) lease() time.Duration {
+	return settings.DurationOr(o.LockLease, settings.DefaultLockLease)
+}
 
 // Lease is the lease of every lock these Ops take (LockLease or its default). Other packages
 // that lock a cluster themselves (the reaper's orphan sweep) use it too, so that one setting
 // says when a dead run's lock lapses.
 func (o *Ops) Lease() time.Duration { return o.lease() }
 
-func (o *Ops) cancelWait() time.Duration { return setOr(o.CancelWait, 50*time.Minute) }
+func (o *Ops) cancelWait() time.Duration { return settings.DurationOr(o.CancelWait, 50*time.Minute) }
 
 // LockWaitBound is how long an operation waits for a cluster's lock that another run holds
 // (LockWait or its default) before it is refused.
 func (o *Ops) LockWaitBound() time.Duration { return o.lockWait() }
 
-func (o *Ops) lockWait() time.Duration { return setOr(o.LockWait, 10*time.Minute) }
-
-// setOr is v when it is set (positive), def otherwise.
-func setOr(v, def time.Duration) time.Duration {
-	if v > 0 {
-		return v
-	}
-	return def
+func (o *Ops) lockWait() time.Duration {
+	return settings.DurationOr(o.LockWait, settings.DefaultLockWait)
 }
 
 // acquire holds the lock key for in (statestore.Hold: its context ends when the lock is lost;

@@ -363,6 +363,43 @@ func TestEscape(t *testing.T) {
 	}
 }
 
+// A refusal's reason is the bot's own text: the reply shows all of it, escaped, however long.
+// MaxEcho bounds what a user makes the bot repeat (Quote, Escape), not the bot's words; the
+// replies below cut these reasons at 48 characters before.
+func TestRefusalReasonIsWhole(t *testing.T) {
+	long := "cluster `acme-shop-42` exists with other settings that cannot change in place: control planes 3 → 5 *<b>*"
+	escaped := escapeText(long)
+	if len([]rune(long)) <= MaxEcho {
+		t.Fatalf("the reason is %d characters, not longer than MaxEcho (%d): the test proves nothing", len([]rune(long)), MaxEcho)
+	}
+	holder := LockView{Command: "/poc up --ttl 2d --cp-count 5", Actor: "a-rather-long-github-login-name", RunID: "12345678901", Since: t0, Waited: time.Minute}
+	tests := map[string]struct {
+		v    RefusedView
+		want string
+	}{
+		"invalid":          {RefusedView{Kind: lifecycle.RefuseInvalid, Cluster: "acme-shop-42", Detail: long}, escaped},
+		"changes":          {RefusedView{Kind: lifecycle.RefuseChanges, Cluster: "acme-shop-42", Detail: long}, escaped},
+		"budget unchecked": {RefusedView{Kind: lifecycle.RefuseBudget, Cluster: "acme-shop-42", Detail: long}, escaped},
+		"not paused":       {RefusedView{Kind: lifecycle.RefuseNotPaused, Cluster: "acme-shop-42", Detail: long}, escaped},
+		"locked":           {RefusedView{Kind: lifecycle.RefuseLocked, Cluster: "acme-shop-42", Lock: holder}, escapeText("/poc up --ttl 2d --cp-count 5 by a-rather-long-github-login-name (run 12345678901)")},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			got := RenderRefused(tt.v)
+			if !strings.Contains(got, tt.want) {
+				t.Errorf("reply does not hold the whole reason %q:\n%s", tt.want, got)
+			}
+			if strings.Contains(got, "<b>") {
+				t.Errorf("reply holds raw HTML:\n%s", got)
+			}
+		})
+	}
+	// What a user wrote stays bounded: Quote still cuts it.
+	if got := Quote(strings.Repeat("y", 2*MaxEcho)); strings.Count(got, "y") != MaxEcho-1 {
+		t.Errorf("Quote of user text = %q, want it cut to %d characters", got, MaxEcho-1)
+	}
+}
+
 func TestStickyStateSerial(t *testing.T) {
 	for _, tc := range []struct {
 		name string

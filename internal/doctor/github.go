@@ -9,7 +9,7 @@ import (
 	"sort"
 	"strings"
 
-	gh "github.com/google/go-github/v66/github"
+	gh "github.com/google/go-github/v88/github"
 
 	"github.com/pocbot/pocbot/internal/github"
 	"github.com/pocbot/pocbot/internal/repoinit"
@@ -51,7 +51,7 @@ func (g GitHub) Checks() []Check {
 			if err != nil {
 				return one("App installation", Fail, err.Error(), "check GITHUB_API_URL")
 			}
-			in, resp, err := c.Apps.FindRepositoryInstallation(ctx, owner, name)
+			in, resp, err := c.Apps.GetRepositoryInstallation(ctx, owner, name)
 			if err != nil {
 				if resp != nil && resp.StatusCode == http.StatusNotFound {
 					return one("App installation", Fail, fmt.Sprintf("App %d is not installed on %s", g.AppID, g.Repo), "install it on the repository (https://github.com/apps/<slug>/installations/new), then rerun")

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/bradleyfalzon/ghinstallation/v2"
-	gh "github.com/google/go-github/v66/github"
+	gh "github.com/google/go-github/v88/github"
 
 	"github.com/pocbot/pocbot/internal/version"
 )
@@ -118,26 +118,26 @@ func BotPermissions() *gh.InstallationPermissions {
 // newGitHub builds a go-github client on hc rooted at base: the default for GitHub.com, the
 // Enterprise form (WithEnterpriseURLs) for …/api/v3, and base as-is otherwise (a stand-in).
 func newGitHub(hc *http.Client, base string) (*gh.Client, string, error) {
-	c := gh.NewClient(hc)
-	c.UserAgent = version.UserAgent()
-	if base == "" || base == DefaultAPIURL {
-		return c, DefaultAPIURL, nil
-	}
-	u, err := url.Parse(base)
-	if err != nil || u.Host == "" || (u.Scheme != "https" && u.Scheme != "http") {
-		return nil, "", fmt.Errorf("github: API URL %q is not an http(s) URL", base)
-	}
-	if strings.HasSuffix(strings.TrimRight(u.Path, "/"), "/api/v3") {
-		upload := strings.TrimSuffix(strings.TrimRight(base, "/"), "/api/v3") + "/api/uploads/"
-		c, err = c.WithEnterpriseURLs(base, upload)
-		if err != nil {
-			return nil, "", fmt.Errorf("github: enterprise API URL %q: %w", base, err)
+	opts := []gh.ClientOptionsFunc{gh.WithHTTPClient(hc), gh.WithUserAgent(version.UserAgent())}
+	if base != "" && base != DefaultAPIURL {
+		u, err := url.Parse(base)
+		if err != nil || u.Host == "" || (u.Scheme != "https" && u.Scheme != "http") {
+			return nil, "", fmt.Errorf("github: API URL %q is not an http(s) URL", base)
 		}
-	} else {
-		u.Path = strings.TrimRight(u.Path, "/") + "/"
-		c.BaseURL = u
+		if strings.HasSuffix(strings.TrimRight(u.Path, "/"), "/api/v3") {
+			upload := strings.TrimSuffix(strings.TrimRight(base, "/"), "/api/v3") + "/api/uploads/"
+			opts = append(opts, gh.WithEnterpriseURLs(base, upload))
+		} else {
+			u.Path = strings.TrimRight(u.Path, "/") + "/"
+			root := u.String()
+			opts = append(opts, gh.WithURLs(&root, nil))
+		}
 	}
-	return c, strings.TrimRight(c.BaseURL.String(), "/"), nil
+	c, err := gh.NewClient(opts...)
+	if err != nil {
+		return nil, "", fmt.Errorf("github: API URL %q: %w", base, err)
+	}
+	return c, strings.TrimRight(c.BaseURL(), "/"), nil
 }
 
 // NewClient authenticates and returns a client bound to Auth.Owner/Auth.Repo. In App mode it
@@ -172,7 +172,7 @@ func NewClient(ctx context.Context, a Auth) (*Client, error) {
 		return c, nil
 	}
 
-	// ghinstallation signs the App's JWT; go-github (one major version, v66) makes the calls.
+	// ghinstallation signs the App's JWT; go-github (v88, the major version ghinstallation uses: one copy linked) makes the calls.
 	appClient, err := AppREST(rt, a.AppID, a.PrivateKeyPEM, a.BaseURL)
 	if errors.Is(err, ErrAppKey) {
 		return nil, fmt.Errorf("github: %w (POC_APP_PRIVATE_KEY)", err)
@@ -181,7 +181,7 @@ func NewClient(ctx context.Context, a Auth) (*Client, error) {
 		return nil, err
 	}
 	find := func() (int64, error) {
-		in, resp, err := appClient.Apps.FindRepositoryInstallation(ctx, a.Owner, a.Repo)
+		in, resp, err := appClient.Apps.GetRepositoryInstallation(ctx, a.Owner, a.Repo)
 		if err != nil {
 			return 0, apiError(fmt.Sprintf("find the App's installation on %s/%s (is the App installed there, and are POC_APP_ID and the key from the same App?)", a.Owner, a.Repo), resp, err)
 		}

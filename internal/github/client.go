@@ -13,7 +13,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	gh "github.com/google/go-github/v66/github"
+	gh "github.com/google/go-github/v88/github"
 )
 
 // MaxCommentChars is GitHub's limit on a comment body; longer bodies are refused here, before

@@ -1,6 +1,6 @@
 // Package github owns pocbot's conversation with GitHub, and nothing else: it reads the
 // Actions environment and the triggering event (normalized into Event), authenticates as the
-// GitHub App (ghinstallation signs the App's JWT; go-github v66's Apps.CreateInstallationToken
+// GitHub App (ghinstallation signs the App's JWT; go-github v88's Apps.CreateInstallationToken
 // mints the installation token, narrowed to one repository and the bot's permissions, and mints
 // it again before it expires; an installation id from the event that GitHub refuses falls back to
 // the repository's installation) or, in the lesser mode, with the workflow's GITHUB_TOKEN. Rate

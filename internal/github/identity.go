@@ -8,7 +8,7 @@ import (
 	"strings"
 	"sync"
 
-	gh "github.com/google/go-github/v66/github"
+	gh "github.com/google/go-github/v88/github"
 )
 
 // ActionsBotLogin is the login of comments posted with a workflow's GITHUB_TOKEN (the lesser

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"strings"
 
-	gh "github.com/google/go-github/v66/github"
+	gh "github.com/google/go-github/v88/github"
 )
 
 // FindBoardIssue returns the open issue titled title that a bot opened and whose body holds marker

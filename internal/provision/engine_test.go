@@ -365,6 +365,20 @@ func TestCriticalPath(t *testing.T) {
 	if got := g.CriticalPath(func(n string) time.Duration { return d[n] }); got != 215 {
 		t.Errorf("CriticalPath = %v, want 215", got)
 	}
+	var chain []string
+	for _, s := range g.CriticalChain(func(n string) time.Duration { return d[n] }) {
+		chain = append(chain, fmt.Sprintf("%s %v@%v", s.Node, int64(s.Wait), int64(s.Finish)))
+	}
+	if got, want := strings.Join(chain, " → "), "img 200@200 → vol 5@205 → boot 10@215"; got != want {
+		t.Errorf("CriticalChain = %s, want %s", got, want)
+	}
+	d["em"] = 300 // the worker's delivery now leads
+	if got := g.CriticalChain(func(n string) time.Duration { return d[n] }); len(got) != 2 || got[0].Node != "em" || got[1].Finish != 310 {
+		t.Errorf("CriticalChain with em 300 = %+v, want em then boot at 310", got)
+	}
+	if got := NewGraph().CriticalChain(func(string) time.Duration { return 1 }); got != nil {
+		t.Errorf("CriticalChain of an empty graph = %+v, want none", got)
+	}
 }
 
 // A cancel request stops the launches; a step already running that waits for the work of a step
@@ -400,7 +414,7 @@ func TestCancelCutsStepsWaitingForUnlaunchedSteps(t *testing.T) {
 		}
 	}
 	done := make(chan error, 1)
-	go func() { done <- testEngine(nil).Up(context.Background(), g, newTestState(t, "x"), ms) }()
+	go func() { done <- testEngine(nil).Up(t.Context(), g, newTestState(t, "x"), ms) }()
 	select {
 	case err := <-done:
 		if !errors.Is(err, ErrCancelled) {

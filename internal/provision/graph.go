@@ -195,22 +195,51 @@ func (g *Graph) Validate() error {
 // CriticalPath returns the longest chain of per-node durations through the graph: the lower
 // bound of a fully parallel run whose nodes take those durations.
 func (g *Graph) CriticalPath(d func(name string) time.Duration) time.Duration {
-	memo := map[string]time.Duration{}
-	var finish func(string) time.Duration
-	finish = func(n string) time.Duration {
-		if v, ok := memo[n]; ok {
+	chain := g.CriticalChain(d)
+	if len(chain) == 0 {
+		return 0
+	}
+	return chain[len(chain)-1].Finish
+}
+
+// Step is one node of a critical chain: what it waits for and when it is done, counted from the
+// start of the run.
+type Step struct {
+	Node   string
+	Wait   time.Duration
+	Finish time.Duration
+}
+
+// CriticalChain returns the chain CriticalPath measures, first node first: each step is the need
+// of the next that finishes last (the first added, on a tie), so the chain says which waits an
+// up can only have one after the other.
+func (g *Graph) CriticalChain(d func(name string) time.Duration) []Step {
+	finish := map[string]time.Duration{}
+	prev := map[string]string{}
+	var visit func(string) time.Duration
+	visit = func(n string) time.Duration {
+		if v, ok := finish[n]; ok {
 			return v
 		}
 		var start time.Duration
 		for _, m := range g.nodes[n].Needs {
-			start = max(start, finish(m))
+			if f := visit(m); f > start || prev[n] == "" {
+				start, prev[n] = f, m
+			}
 		}
-		memo[n] = start + d(n)
-		return memo[n]
+		finish[n] = start + d(n)
+		return finish[n]
 	}
-	var total time.Duration
+	last := ""
 	for _, n := range g.order {
-		total = max(total, finish(n))
+		if f := visit(n); last == "" || f > finish[last] {
+			last = n
+		}
 	}
-	return total
+	var chain []Step
+	for n := last; n != ""; n = prev[n] {
+		chain = append(chain, Step{Node: n, Wait: d(n), Finish: finish[n]})
+	}
+	slices.Reverse(chain)
+	return chain
 }

@@ -81,8 +81,12 @@ func (r *runner) policyHint(ctx context.Context) error {
 	if ids["pocbot"] == "" || ids["pocbot-presign"] == "" {
 		return nil
 	}
+	endpoint := "https://s3.fr-par.scw.cloud"
+	if e := state.Client.Options().BaseEndpoint; e != nil && *e != "" {
+		endpoint = *e // POC_STATE_URL's endpoint
+	}
 	fmt.Fprintf(r.out, "! init does not put the state bucket's policy yet: to limit the presigning key to public/ (docs/install.md, \"Presigning key\"), run\n"+
-		"  aws s3api put-bucket-policy --bucket %s --endpoint-url https://s3.fr-par.scw.cloud --policy '%s'\n",
-		state.Name, BucketPolicy(state.Name, ids["pocbot"], ids["pocbot-presign"], admin))
+		"  aws s3api put-bucket-policy --bucket %s --endpoint-url %s --policy '%s'\n",
+		state.Name, endpoint, BucketPolicy(state.Name, ids["pocbot"], ids["pocbot-presign"], admin))
 	return nil
 }

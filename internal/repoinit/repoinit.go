@@ -25,7 +25,7 @@ import (
 	"sort"
 	"strings"
 
-	gh "github.com/google/go-github/v66/github"
+	gh "github.com/google/go-github/v88/github"
 	"golang.org/x/crypto/nacl/box"
 
 	"github.com/pocbot/pocbot/deploy"
@@ -212,7 +212,7 @@ func (r *runner) app(ctx context.Context, repo *gh.Repository) error {
 	if err != nil {
 		return fmt.Errorf("init: authenticate as App %d: %w (do POC_APP_ID and the key belong to the same App?)", r.cfg.AppID, err)
 	}
-	if _, resp, err := ac.Apps.FindRepositoryInstallation(ctx, r.owner, r.name); err != nil {
+	if _, resp, err := ac.Apps.GetRepositoryInstallation(ctx, r.owner, r.name); err != nil {
 		if resp != nil && resp.StatusCode == http.StatusNotFound {
 			if added, err := r.addToInstallation(ctx, ac, app, repo); added || err != nil {
 				return err
@@ -274,6 +274,16 @@ func (r *runner) target(ctx context.Context, repo *gh.Repository) error {
 		Policy *struct {
 			Custom bool `json:"custom_branch_policies"`
 		} `json:"deployment_branch_policy"`
+		Rules []struct {
+			Type      string `json:"type"`
+			WaitTimer int    `json:"wait_timer"`
+			Reviewers []struct {
+				Type     string `json:"type"`
+				Reviewer struct {
+					ID int64 `json:"id"`
+				} `json:"reviewer"`
+			} `json:"reviewers"`
+		} `json:"protection_rules"`
 	}
 	resp, err := r.do(ctx, http.MethodGet, path, nil, &cur)
 	exists := err == nil
@@ -301,6 +311,20 @@ func (r *runner) target(ctx context.Context, repo *gh.Repository) error {
 			return nil
 		}
 		body := map[string]any{"deployment_branch_policy": map[string]bool{"protected_branches": false, "custom_branch_policies": true}}
+		// The PUT states the environment's whole configuration: an existing one's wait timer and
+		// required reviewers are sent back, so that init changes its deployment branches only.
+		for _, rule := range cur.Rules {
+			switch rule.Type {
+			case "wait_timer":
+				body["wait_timer"] = rule.WaitTimer
+			case "required_reviewers":
+				var list []map[string]any
+				for _, rv := range rule.Reviewers {
+					list = append(list, map[string]any{"type": rv.Type, "id": rv.Reviewer.ID})
+				}
+				body["reviewers"] = list
+			}
+		}
 		resp, err := r.do(ctx, http.MethodPut, path, body, nil)
 		if err != nil {
 			if repo.GetPrivate() && resp != nil && (resp.StatusCode == http.StatusUnprocessableEntity || resp.StatusCode == http.StatusForbidden || resp.StatusCode == http.StatusNotFound) {
@@ -368,11 +392,11 @@ func SecretNames(ctx context.Context, c *gh.Client, path string) (names []string
 				Name string `json:"name"`
 			} `json:"secrets"`
 		}
-		req, err := c.NewRequest(http.MethodGet, fmt.Sprintf("%s?per_page=100&page=%d", path, page), nil)
+		req, err := c.NewRequest(ctx, http.MethodGet, fmt.Sprintf("%s?per_page=100&page=%d", path, page), nil)
 		if err != nil {
 			return nil, false, err
 		}
-		resp, err := c.Do(ctx, req, &list)
+		resp, err := c.Do(req, &list)
 		if resp != nil && resp.StatusCode == http.StatusNotFound {
 			return nil, false, nil
 		}
@@ -574,7 +598,7 @@ func (r *runner) putFiles(ctx context.Context, base string, paths []string, want
 		if err != nil {
 			return fmt.Errorf("init: read branch %s: %w", base, err)
 		}
-		if _, _, err := r.c.Git.CreateRef(ctx, r.owner, r.name, &gh.Reference{Ref: gh.String("refs/heads/" + Branch), Object: &gh.GitObject{SHA: head.Object.SHA}}); err != nil {
+		if _, _, err := r.c.Git.CreateRef(ctx, r.owner, r.name, gh.CreateRef{Ref: "refs/heads/" + Branch, SHA: head.GetObject().GetSHA()}); err != nil {
 			return fmt.Errorf("init: create branch %s: %w", Branch, err)
 		}
 		r.rep.Changes++
@@ -617,11 +641,11 @@ func (r *runner) file(ctx context.Context, branch, path string) ([]byte, string,
 
 // do sends one JSON request on a path relative to the API root.
 func (r *runner) do(ctx context.Context, method, path string, body, out any) (*gh.Response, error) {
-	req, err := r.c.NewRequest(method, path, body)
+	req, err := r.c.NewRequest(ctx, method, path, body)
 	if err != nil {
 		return nil, err
 	}
-	return r.c.Do(ctx, req, out)
+	return r.c.Do(req, out)
 }
 
 // ResolveAction is the Action reference of a release: "OWNER/REPO@<commit sha> # TAG", the commit

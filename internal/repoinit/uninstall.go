@@ -14,7 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
-	gh "github.com/google/go-github/v66/github"
+	gh "github.com/google/go-github/v88/github"
 	iam "github.com/scaleway/scaleway-sdk-go/api/iam/v1alpha1"
 	"github.com/scaleway/scaleway-sdk-go/scw"
 )
@@ -42,9 +42,10 @@ type UninstallConfig struct {
 
 // Uninstall removes what init made, in an order that a rerun can always finish: it refuses first
 // while a cluster's state exists (its resources would be left without a state to delete them by),
-// then deletes the secrets init manages, the IAM identities, the buckets. What is gone already is
-// skipped. It returns the number of deleting requests made. The App's installation and the
-// workflow files stay (the output says how to remove them).
+// then deletes the secrets init manages, the environment that held them when nothing else is in it
+// (environmentRemoval), the IAM identities, the buckets. What is gone already is skipped. It
+// returns the number of deleting requests made. The App's installation and the workflow files
+// stay (the output says how to remove them), and so does an environment that holds anything else.
 func Uninstall(ctx context.Context, cfg UninstallConfig) (int, error) {
 	owner, name, err := splitRepo("uninstall", cfg.Repo)
 	if err != nil {
@@ -68,7 +69,8 @@ func Uninstall(ctx context.Context, cfg UninstallConfig) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	if _, _, err := c.Repositories.Get(ctx, owner, name); err != nil {
+	repo, _, err := c.Repositories.Get(ctx, owner, name)
+	if err != nil {
 		return 0, fmt.Errorf("uninstall: read %s with your token: %w (is the token a repository admin's?)", cfg.Repo, err)
 	}
 	// Secrets: the environment's, then the repository's (init writes one or the other).
@@ -85,6 +87,12 @@ func Uninstall(ctx context.Context, cfg UninstallConfig) (int, error) {
 	if !cfg.DryRun {
 		fmt.Fprintln(out, "✓ no secret of pocbot's left in", cfg.Repo)
 	}
+	n, envKept, err := environmentRemoval{c: c, owner: owner, name: name, env: cfg.Env, defaultBranch: repo.GetDefaultBranch(),
+		dryRun: cfg.DryRun, out: out}.run(ctx)
+	changes += n
+	if err != nil {
+		return changes, err
+	}
 
 	if cfg.IAM != nil {
 		n, err := uninstallIAM(ctx, cfg.IAM, cfg.DryRun, out)
@@ -100,8 +108,12 @@ func Uninstall(ctx context.Context, cfg UninstallConfig) (int, error) {
 			return changes, err
 		}
 	}
-	fmt.Fprintf(out, "\nLeft for you: remove %s and %s in a pull request, and uninstall the App from %s (Settings → GitHub Apps → Configure → Uninstall, or remove the repository from its installation).\n",
-		WorkflowPath, ConfigPath, cfg.Repo)
+	kept := ""
+	if envKept {
+		kept = fmt.Sprintf(", decide about the environment %s (kept: see above)", cfg.Env)
+	}
+	fmt.Fprintf(out, "\nLeft for you: remove %s and %s in a pull request%s, and uninstall the App from %s (Settings → GitHub Apps → Configure → Uninstall, or remove the repository from its installation).\n",
+		WorkflowPath, ConfigPath, kept, cfg.Repo)
 	return changes, nil
 }
 
@@ -152,11 +164,11 @@ func deleteSecrets(ctx context.Context, c *gh.Client, where secretsPlace, dryRun
 			fmt.Fprintf(out, "- would delete the secret %s %s\n", n, where.what)
 			continue
 		}
-		req, err := c.NewRequest(http.MethodDelete, where.path+"/"+url.PathEscape(n), nil)
+		req, err := c.NewRequest(ctx, http.MethodDelete, where.path+"/"+url.PathEscape(n), nil)
 		if err != nil {
 			return changes, err
 		}
-		if _, err := c.Do(ctx, req, nil); err != nil {
+		if _, err := c.Do(req, nil); err != nil {
 			return changes, fmt.Errorf("uninstall: delete the secret %s %s: %w (rerun)", n, where.what, err)
 		}
 		changes++

@@ -59,6 +59,15 @@ func ParseDuration(s string) (time.Duration, error) {
 	return total, nil
 }
 
+// DurationOr is v when it is set (positive), def otherwise: the one reading of a duration field
+// whose zero value means "the default" (an Ops' lock lease, a Handler's sticky interval).
+func DurationOr(v, def time.Duration) time.Duration {
+	if v > 0 {
+		return v
+	}
+	return def
+}
+
 // ParseBool is the one boolean grammar of a setting written as text (a comment's switch, a CLI
 // flag, an environment variable): Go's (true, false, 1, 0, t, f, in the cases strconv reads).
 // `.github/poc.yml` holds YAML booleans, read by the YAML decoder.

@@ -40,3 +40,22 @@ func TestParseDurationIsTheCommentsGrammar(t *testing.T) {
 		}
 	}
 }
+
+func TestDurationOr(t *testing.T) {
+	t.Parallel()
+
+	for _, tt := range []struct {
+		name         string
+		v, def, want time.Duration
+	}{
+		{"set", 90 * time.Second, time.Minute, 90 * time.Second},
+		{"set below the default", time.Nanosecond, time.Hour, time.Nanosecond},
+		{"zero takes the default", 0, 2 * time.Minute, 2 * time.Minute},
+		{"negative takes the default", -time.Second, 3 * time.Second, 3 * time.Second},
+		{"zero with no default", 0, 0, 0},
+	} {
+		if got := DurationOr(tt.v, tt.def); got != tt.want {
+			t.Errorf("%s: DurationOr(%v, %v) = %v, want %v", tt.name, tt.v, tt.def, got, tt.want)
+		}
+	}
+}

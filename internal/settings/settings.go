@@ -80,6 +80,11 @@ const (
 	DefaultImageFactoryURL       = "https://factory.talos.dev"
 	// DefaultRunnerEchoURL answers a GET with the caller's address (runner detection).
 	DefaultRunnerEchoURL = "https://checkip.amazonaws.com"
+
+	// DefaultLockLease and DefaultLockWait are lock-lease and lock-wait: the cluster lock's lease
+	// and how long a run waits for a lock another run holds.
+	DefaultLockLease = 2 * time.Minute
+	DefaultLockWait  = 10 * time.Minute
 )
 
 // ServiceAccountKey is the type of the key that signs a new cluster's Kubernetes service-account
@@ -240,9 +245,9 @@ var Table = []Setting{
 	// Operator CLI: the schedule's bounds, the cluster lock, the cluster a command acts on.
 	{Name: "cluster", CLI: "cluster", CLICommand: "status|cost|down|kubeconfig|…", Env: "POC_CLUSTER", Kind: String, Arg: "NAME",
 		Help: "cluster name, e.g. acme-shop-42 (as the bot names the cluster of issue #42 of acme/shop)"},
-	{Name: "lock-lease", CLI: "lock-lease", CLICommand: "up|down", Env: "POC_LOCK_LEASE", Kind: Duration, Default: "2m0s",
+	{Name: "lock-lease", CLI: "lock-lease", CLICommand: "up|down", Env: "POC_LOCK_LEASE", Kind: Duration, Default: DefaultLockLease.String(),
 		Rule: "positive", Help: "lease of the cluster lock, renewed at a third of it; a killed run's lock is taken over once it lapses"},
-	{Name: "lock-wait", CLI: "lock-wait", CLICommand: "up|down", Env: "POC_LOCK_WAIT", Kind: Duration, Default: "10m0s",
+	{Name: "lock-wait", CLI: "lock-wait", CLICommand: "up|down", Env: "POC_LOCK_WAIT", Kind: Duration, Default: DefaultLockWait.String(),
 		Rule: "positive", Help: "how long to wait for a cluster lock another run holds"},
 	{Name: "schedule_interval", CLI: "schedule-interval", CLICommand: "init", Kind: Duration, Default: "1h", Rule: "at least 5m, dividing an hour or a day",
 		Help: "how often the workflow's schedule runs the reaper (bot init writes the cron); each scheduled job is billed at least a minute on a private repository"},

@@ -96,7 +96,7 @@ func TestURLs(t *testing.T) {
 
 func startFactory(t testing.TB, opts imagefactory.Options) *imagefactory.Factory {
 	t.Helper()
-	f, err := imagefactory.Start(context.Background(), "127.0.0.1:0", opts)
+	f, err := imagefactory.Start(t.Context(), "127.0.0.1:0", opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,7 +160,7 @@ func TestEnsureObject(t *testing.T) {
 		return b
 	}
 	cases[1].uploads = func(t *testing.T) int {
-		out, err := s3client.ListMultipartUploads(context.Background(), &s3.ListMultipartUploadsInput{Bucket: aws.String("images")})
+		out, err := s3client.ListMultipartUploads(t.Context(), &s3.ListMultipartUploadsInput{Bucket: aws.String("images")})
 		if err != nil {
 			t.Fatalf("list multipart uploads: %v", err)
 		}
@@ -387,7 +387,7 @@ func BenchmarkStreamImage(b *testing.B) {
 		{"versitygw-s3", func(b *testing.B) *blob.Bucket {
 			s := objstoretest.Versity(b)
 			name := objstoretest.Bucket(b, s, "bench")
-			bk, err := s.OpenBucket(context.Background(), name)
+			bk, err := s.OpenBucket(b.Context(), name)
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -102,6 +102,10 @@ type Flow struct {
 	// security group alone decides who reaches it (the runner's CIDR only during its run; see
 	// the package doc). The worker's Talos firewall keeps the flow's peers.
 	GroupGated bool
+	// BehindTunnel: the packet exists only once WireGuard has decrypted it on the node, so the
+	// Talos firewall judges it and the security group never meets it (nor renders it: an open
+	// port the group never needs is surface for nothing).
+	BehindTunnel bool
 	// Why the flow exists, and the document or source file that says so.
 	Why, Source string
 }
@@ -132,7 +136,7 @@ func Flows() []Flow {
 		{Name: "cilium-health-ingress", Proto: TCP, Ports: one(PortCiliumHealth), From: []Peer{Nodes, Pods}, To: both,
 			Why:    "Cilium's health checks: agents probe every node, and each node's health endpoint (an address of the pod CIDR) probes them too",
 			Source: "https://docs.cilium.io/en/v1.18/operations/system_requirements/#firewall-rules"},
-		{Name: "cilium-vxlan-ingress", Proto: UDP, Ports: one(PortCiliumVXLAN), From: []Peer{Nodes}, To: both,
+		{Name: "cilium-vxlan-ingress", Proto: UDP, Ports: one(PortCiliumVXLAN), From: []Peer{Nodes}, To: both, BehindTunnel: true,
 			Why:    "tunnel mode: traffic to a remote pod is VXLAN inside WireGuard; decrypted on cilium_wg0 it is VXLAN from the peer node's address, which the Talos firewall judges again (the security group only sees the WireGuard packet)",
 			Source: "https://docs.cilium.io/en/v1.18/operations/system_requirements/#firewall-rules; cilium bpf/lib/wireguard.h (1.18 line), PR #29000; talos nftables_chain_config.go @v1.13.9"},
 		{Name: "cilium-wireguard-ingress", Proto: UDP, Ports: one(PortCiliumWireGuard), From: []Peer{Nodes}, To: both,
@@ -216,10 +220,11 @@ func Talos(role Role, a Addresses) ([]Rule, error) {
 }
 
 // SecurityGroup renders the control planes' security group: every flow that reaches a control
-// plane, from every peer but the pod CIDR (local to a node, never seen by the group). The caller
-// puts the runner's CIDR among the admin CIDRs for the length of its run.
+// plane but those behind the tunnel, from every peer but the pod CIDR (local to a node, never
+// seen by the group). The caller puts the runner's CIDR among the admin CIDRs for the length of
+// its run.
 func SecurityGroup(a Addresses) ([]Rule, error) {
-	return render(ControlPlane, a, func(Flow) bool { return true }, func(p Peer) bool { return p != Pods }, func(f Flow) []Peer { return f.From })
+	return render(ControlPlane, a, func(f Flow) bool { return !f.BehindTunnel }, func(p Peer) bool { return p != Pods }, func(f Flow) []Peer { return f.From })
 }
 
 // Prefixes parses CIDRs or bare addresses (a bare address is its /32).

@@ -59,6 +59,19 @@ func TestRenderings(t *testing.T) {
 			t.Errorf("%s: the security group names the pod CIDR", name)
 		}
 	}
+	// The decrypted VXLAN exists only behind WireGuard on the node: the Talos firewalls admit it
+	// from the nodes, the group (which only ever meets the WireGuard packet) does not open it.
+	for _, rs := range [][]Rule{cp, w} {
+		if _, ok := byName(rs)["cilium-vxlan-ingress"]; !ok {
+			t.Error("the Talos firewall does not admit the decrypted VXLAN")
+		}
+	}
+	if _, ok := byName(sg)["cilium-vxlan-ingress"]; ok {
+		t.Error("the security group opens VXLAN, which it never sees (only the WireGuard packet crosses it)")
+	}
+	if _, ok := byName(sg)["cilium-wireguard-ingress"]; !ok {
+		t.Error("no WireGuard in the security group")
+	}
 	if _, ok := byName(sg)["icmp"]; !ok {
 		t.Error("no ICMP in the security group")
 	}

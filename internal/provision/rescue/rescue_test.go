@@ -87,7 +87,7 @@ type world struct {
 
 func newWorld(t *testing.T, rawSize int64) world {
 	t.Helper()
-	f, err := imagefactory.Start(context.Background(), "127.0.0.1:0", imagefactory.Options{RawSize: rawSize})
+	f, err := imagefactory.Start(t.Context(), "127.0.0.1:0", imagefactory.Options{RawSize: rawSize})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,7 +118,7 @@ func startSim(t *testing.T, opts simrescue.Options) *simrescue.Server {
 	if opts.DiskPath == "" {
 		opts.DiskPath = filepath.Join(t.TempDir(), "sda.img")
 	}
-	s, err := simrescue.Start(context.Background(), opts)
+	s, err := simrescue.Start(t.Context(), opts) // serves past t.Context() until the cleanup's Close
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,7 +161,7 @@ func TestWriteImageSim(t *testing.T) {
 		tg := fast
 		tg.Addr, tg.User, tg.Password = s.Addr(), "rescue", "rescue-pw"
 		log, lb := testLog(t)
-		res, err := WriteImage(context.Background(), tg, w.img, log)
+		res, err := WriteImage(t.Context(), tg, w.img, log)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -215,7 +215,7 @@ func TestWriteImageSim(t *testing.T) {
 			tg := fast
 			tg.Addr, tg.Signer, tg.SudoPassword = s.Addr(), key, tc.sudoPW // no user, no password: rescue_server was empty
 			log, lb := testLog(t)
-			res, err := WriteImage(context.Background(), tg, w.img, log)
+			res, err := WriteImage(t.Context(), tg, w.img, log)
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("err = %v, want %q", err, tc.wantErr)
@@ -245,7 +245,7 @@ func TestWriteImageSim(t *testing.T) {
 		tg := fast
 		tg.Addr, tg.Signer = s.Addr(), key
 		tg.ExpectedHostKey = string(ssh.MarshalAuthorizedKey(s.HostKey()))
-		if _, err := WriteImage(context.Background(), tg, w.img, nil); err != nil {
+		if _, err := WriteImage(t.Context(), tg, w.img, nil); err != nil {
 			t.Fatal(err)
 		}
 	})
@@ -285,7 +285,7 @@ func TestWriteImageSim(t *testing.T) {
 			if tc.url != "" {
 				img.Zstd = tc.url
 			}
-			_, err := WriteImage(context.Background(), tg, img, nil)
+			_, err := WriteImage(t.Context(), tg, img, nil)
 			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 				t.Fatalf("err = %v, want %q", err, tc.wantErr)
 			}
@@ -317,7 +317,7 @@ func TestWriteImageSim(t *testing.T) {
 					CredentialsAfter: 500 * time.Millisecond, SudoNoPassword: true, DiskSize: 64 << 20})
 				tg := tc.tg(fast, s)
 				tg.AuthGrace = 4 * time.Second
-				res, err := WriteImage(context.Background(), tg, w.img, nil)
+				res, err := WriteImage(t.Context(), tg, w.img, nil)
 				if err != nil || res.SHA256 != w.rawSHA {
 					t.Fatalf("credentials in place 500 ms after sshd answered: %+v, %v", res, err)
 				}
@@ -337,7 +337,7 @@ func TestWriteImageSim(t *testing.T) {
 		started := make(chan *simrescue.Server, 1)
 		go func() {
 			time.Sleep(400 * time.Millisecond)
-			s, err := simrescue.Start(context.Background(), simrescue.Options{Addr: addr, User: "rescue", Password: "pw", DiskPath: filepath.Join(t.TempDir(), "d"), DiskSize: 64 << 20})
+			s, err := simrescue.Start(t.Context(), simrescue.Options{Addr: addr, User: "rescue", Password: "pw", DiskPath: filepath.Join(t.TempDir(), "d"), DiskSize: 64 << 20})
 			if err != nil {
 				t.Error(err)
 			}
@@ -345,7 +345,7 @@ func TestWriteImageSim(t *testing.T) {
 		}()
 		tg := fast
 		tg.Addr, tg.Password = addr, "pw"
-		res, err := WriteImage(context.Background(), tg, w.img, nil)
+		res, err := WriteImage(t.Context(), tg, w.img, nil)
 		if s := <-started; s != nil {
 			defer s.Close()
 		}
@@ -358,7 +358,7 @@ func TestWriteImageSim(t *testing.T) {
 		tg := fast
 		tg.Addr, tg.Password, tg.WaitTimeout = "127.0.0.1:1", "pw", 300*time.Millisecond
 		start := time.Now()
-		_, err := WriteImage(context.Background(), tg, w.img, nil)
+		_, err := WriteImage(t.Context(), tg, w.img, nil)
 		if err == nil || !strings.Contains(err.Error(), "did not answer") || time.Since(start) > 3*time.Second {
 			t.Fatalf("err = %v after %v", err, time.Since(start))
 		}
@@ -399,7 +399,7 @@ func TestWriteImageRealSSHD(t *testing.T) {
 			if tc.password {
 				tg.Password = d.Password
 			}
-			ctx, cancel := context.WithTimeout(context.Background(), 40*time.Second)
+			ctx, cancel := context.WithTimeout(t.Context(), 40*time.Second)
 			defer cancel()
 			res, err := WriteImage(ctx, tg, tc.img, slog.New(slog.NewTextHandler(tWriter{t}, nil)))
 			if tc.wantErr != "" {
@@ -446,7 +446,7 @@ func TestRunCutShortOwnsItsOutput(t *testing.T) {
 	d := simrescue.StartSSHD(t, simrescue.SSHDOptions{DiskSize: 1 << 20})
 	tg := Target{Addr: d.Addr, User: d.User, Signer: d.Signer, ExpectedHostKey: ssh.FingerprintSHA256(d.HostKey),
 		WaitTimeout: 10 * time.Second, RetryInterval: 100 * time.Millisecond}
-	dctx, dcancel := context.WithTimeout(context.Background(), 20*time.Second)
+	dctx, dcancel := context.WithTimeout(t.Context(), 20*time.Second)
 	defer dcancel()
 	c, _, err := Dial(dctx, tg, nil)
 	if err != nil {
@@ -454,7 +454,7 @@ func TestRunCutShortOwnsItsOutput(t *testing.T) {
 	}
 	defer c.Close()
 	for range 3 {
-		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+		ctx, cancel := context.WithTimeout(t.Context(), 300*time.Millisecond)
 		var returned atomic.Bool
 		lateLines := 0 // read and written only by the copier, after run returned
 		out, errOut, err := run(ctx, c, `while :; do echo 0123456789abcdef; echo fedcba9876543210 >&2; done`, nil, func(string) {

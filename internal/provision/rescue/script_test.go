@@ -53,7 +53,7 @@ func TestWriteScriptSumOnStdout(t *testing.T) {
 	if err := os.WriteFile(imgPath, img, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bash, "-c", WriteScript("http://factory/image.raw.zst", "zstd", "sda"))
 	cmd.Env = []string{"PATH=" + bin, "POC_IMAGE=" + imgPath, "POC_DISK=" + disk}

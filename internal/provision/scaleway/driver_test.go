@@ -219,7 +219,7 @@ func TestFullInventoryAndRules(t *testing.T) {
 			t.Fatalf("node IP missing from state: %v", nodes)
 		}
 		c := ip + "/32"
-		wantRules = append(wantRules, "TCP/10250/"+c, "UDP/51871/"+c, "UDP/8472/"+c, "ICMP/0/"+c,
+		wantRules = append(wantRules, "TCP/10250/"+c, "UDP/51871/"+c, "ICMP/0/"+c,
 			"TCP/50000/"+c, "TCP/50001/"+c, "TCP/6443/"+c, "TCP/4240/"+c)
 		if i < 3 { // etcd: the control planes only
 			wantRules = append(wantRules, "TCP/2379/"+c, "TCP/2380/"+c)
@@ -262,9 +262,10 @@ func TestFullInventoryAndRules(t *testing.T) {
 
 // TestRulesTable: the security group rendered from the network-policy table, per port and source:
 // 5 admin-or-node rules each for apid, the Kubernetes API and ICMP, 4 node rules each for trustd,
-// kubelet, Cilium health, VXLAN and WireGuard, etcd (2 ports) from the 3 control planes only.
+// kubelet, Cilium health and WireGuard (never VXLAN, which only exists behind WireGuard), etcd
+// (2 ports) from the 3 control planes only.
 func TestRulesTable(t *testing.T) {
-	const base = 3*5 + 5*4 + 2*3
+	const base = 3*5 + 4*4 + 2*3
 	tests := []struct {
 		name string
 		mod  func(*provision.Spec)
@@ -276,7 +277,7 @@ func TestRulesTable(t *testing.T) {
 		{"trustd from the worker", func(*provision.Spec) {}, base, "TCP/50001/10.0.0.4/32", "TCP/4244/10.0.0.4/32"},
 		{"kubelet to the API from the worker", func(*provision.Spec) {}, base, "TCP/6443/10.0.0.4/32", "TCP/10250/10.244.0.0/16"},
 		{"apid between nodes", func(*provision.Spec) {}, base, "TCP/50000/10.0.0.2/32", "TCP/443/0.0.0.0/0"},
-		{"vxlan between nodes", func(*provision.Spec) {}, base, "UDP/8472/10.0.0.1/32", "UDP/443/0.0.0.0/0"},
+		{"wireguard, not vxlan, between nodes", func(*provision.Spec) {}, base, "UDP/51871/10.0.0.1/32", "UDP/8472/10.0.0.1/32"},
 		{"etcd between control planes", func(*provision.Spec) {}, base, "TCP/2380/10.0.0.3/32", "TCP/2380/10.0.0.4/32"},
 		{"edge", func(s *provision.Spec) { s.ExposeEdgeOnControlPlane = true }, base + 3, "UDP/443/0.0.0.0/0", ""},
 		{"two admins", func(s *provision.Spec) { s.AdminCIDRs = []string{"1.2.3.0/24", "5.6.7.8/32"} }, base + 3, "TCP/50000/5.6.7.8/32", "TCP/50001/5.6.7.8/32"},

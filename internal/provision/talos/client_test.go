@@ -37,7 +37,9 @@ func startNode(t *testing.T, opts simtalos.NodeOptions) *simtalos.Node {
 
 	opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 
-	n, err := simtalos.StartNode(context.Background(), opts)
+	// The node outlives t.Context(), which ends before the cleanup below closes it: StartNode's
+	// ctx bounds the start only (sim/talos TestNodeOutlivesItsStartContext).
+	n, err := simtalos.StartNode(t.Context(), opts)
 	if err != nil {
 		t.Fatalf("StartNode %s: %v", opts.Addr, err)
 	}
@@ -82,7 +84,7 @@ func newTestCluster(t *testing.T, talosVersion string) *testCluster {
 
 	var err error
 
-	if tc.cfg, err = Generate(context.Background(), tc.in); err != nil {
+	if tc.cfg, err = Generate(t.Context(), tc.in); err != nil {
 		t.Fatalf("Generate: %v", err)
 	}
 
@@ -109,7 +111,7 @@ func TestRoundTrip(t *testing.T) {
 
 func testRoundTrip(t *testing.T, talosVersion string) {
 	tc := newTestCluster(t, talosVersion)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
 
 	start := time.Now()
@@ -178,7 +180,7 @@ func TestRefusals(t *testing.T) {
 	t.Parallel()
 
 	tc := newTestCluster(t, "")
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
 
 	// A client without the talosconfig certificate is refused by a configured node.
@@ -295,7 +297,7 @@ func TestRefusals(t *testing.T) {
 func TestSimRefusesInvalidUserData(t *testing.T) {
 	t.Parallel()
 
-	_, err := simtalos.StartNode(context.Background(), simtalos.NodeOptions{Addr: loopback(), Mode: "cloud", UserData: []byte("version: v1alpha1\nmachine:\n  type: controlplane\n")})
+	_, err := simtalos.StartNode(t.Context(), simtalos.NodeOptions{Addr: loopback(), Mode: "cloud", UserData: []byte("version: v1alpha1\nmachine:\n  type: controlplane\n")})
 	if err == nil || !strings.Contains(err.Error(), "configuration validation failed") {
 		t.Errorf("StartNode with invalid user data = %v", err)
 	}
@@ -335,7 +337,7 @@ func applyReq(cfg []byte) *machineapi.ApplyConfigurationRequest {
 func TestBadTalosconfigFailsFast(t *testing.T) {
 	t.Parallel()
 
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
 	defer cancel()
 
 	start := time.Now()

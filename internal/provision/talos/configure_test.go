@@ -86,7 +86,7 @@ func TestInstallersComeFromTheFactoryInUse(t *testing.T) {
 			in.Secrets = testSecrets114(t)
 		}
 
-		cfgs, err := Generate(context.Background(), in)
+		cfgs, err := Generate(t.Context(), in)
 		if err != nil {
 			t.Fatalf("talos %q: Generate: %v", v, err)
 		}
@@ -114,7 +114,7 @@ func TestDisksFromANodeWithoutTheResourceAPI(t *testing.T) {
 	_, cfgs := freshCluster(t, "v1.14.1", "/dev/nvme1n1")
 	w := startNode(t, simtalos.NodeOptions{Addr: loopback(), Mode: "metal", Disks: []string{"/dev/sda"}, NoResourceAPI: true})
 
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
 
 	_, err := ApplyInsecure(ctx, w.APIAddr(), cfgs.Worker)
@@ -181,7 +181,7 @@ func TestConfigureThroughAControlPlane(t *testing.T) {
 	started := make(chan *simtalos.Node, 1)
 	go func() {
 		time.Sleep(time.Second)
-		n, err := simtalos.StartNode(context.Background(), simtalos.NodeOptions{Addr: in.ControlPlaneIPs[1], Mode: "cloud", UserData: cfgs.ControlPlane,
+		n, err := simtalos.StartNode(t.Context(), simtalos.NodeOptions{Addr: in.ControlPlaneIPs[1], Mode: "cloud", UserData: cfgs.ControlPlane,
 			Logger: slog.New(slog.DiscardHandler)})
 		if err != nil {
 			t.Errorf("start the second control plane: %v", err)

@@ -155,8 +155,8 @@
 // addresses, and once decrypted on cilium_wg0 it is VXLAN (UDP 8472) from the peer node's
 // address, which Talos's ingress chain judges again (it exempts lo, siderolink and kubespan only:
 // nftables_chain_config.go @v1.13.9). The network-policy table (provision/netpolicy) opens both
-// between nodes in every node's Talos firewall and in the security group (where 8472 is never
-// seen: the group only meets the WireGuard packet). Input.CiliumRouting = RoutingNative
+// between nodes in every node's Talos firewall, and only 51871 in the security group, which
+// never meets the decrypted VXLAN. Input.CiliumRouting = RoutingNative
 // (provision.Spec.CiliumRouting "native") brings native routing back, for a flat L2 network; on
 // Scaleway its up fails the routing readiness check (ready.go).
 //

@@ -1,7 +1,6 @@
 package talos
 
 import (
-	"context"
 	"fmt"
 	"net/netip"
 	"slices"
@@ -38,7 +37,7 @@ func TestFirewallDocumentsForBothContracts(t *testing.T) {
 
 			in.Firewall = &Firewall{AdminCIDRs: []string{admin}, NodeIPs: append(slices.Clone(cps), worker), ControlPlaneIPs: cps}
 
-			cfgs, err := Generate(context.Background(), in)
+			cfgs, err := Generate(t.Context(), in)
 			if err != nil {
 				t.Fatalf("Generate with a firewall: %v", err)
 			}
@@ -127,12 +126,12 @@ func TestFirewallRefusesBadAddresses(t *testing.T) {
 	in := baseInput(t)
 	in.Firewall = &Firewall{AdminCIDRs: []string{"203.0.113.0/33"}, NodeIPs: []string{"51.15.0.1"}}
 
-	if _, err := Generate(context.Background(), in); err == nil || !strings.Contains(err.Error(), "203.0.113.0/33") {
+	if _, err := Generate(t.Context(), in); err == nil || !strings.Contains(err.Error(), "203.0.113.0/33") {
 		t.Errorf("Generate with a bad admin CIDR = %v, want an error naming it", err)
 	}
 
 	in.Firewall = &Firewall{AdminCIDRs: []string{"203.0.113.0/24"}}
-	if _, err := Generate(context.Background(), in); err == nil || !strings.Contains(err.Error(), "nodes' addresses") {
+	if _, err := Generate(t.Context(), in); err == nil || !strings.Contains(err.Error(), "nodes' addresses") {
 		t.Errorf("Generate without node IPs = %v, want an error", err)
 	}
 }

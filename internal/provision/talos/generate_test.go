@@ -158,7 +158,7 @@ func TestGenerateProducesValidConfigs(t *testing.T) {
 
 			multiDoc := tt.wantContract == "v1.14"
 
-			out, err := Generate(context.Background(), in)
+			out, err := Generate(t.Context(), in)
 			if err != nil {
 				t.Fatalf("Generate: %v", err)
 			}
@@ -420,7 +420,7 @@ func TestGenerateRefuses(t *testing.T) {
 			in := baseInput(t)
 			tt.modify(&in)
 
-			_, err := Generate(context.Background(), in)
+			_, err := Generate(t.Context(), in)
 			if err == nil {
 				t.Fatal("Generate succeeded, want an error")
 			}
@@ -441,7 +441,7 @@ func TestGenerateRefuses(t *testing.T) {
 func TestValidatorCatchesForbiddenPatches(t *testing.T) {
 	t.Parallel()
 
-	out, err := Generate(context.Background(), baseInput(t))
+	out, err := Generate(t.Context(), baseInput(t))
 	if err != nil {
 		t.Fatalf("Generate: %v", err)
 	}
@@ -449,7 +449,7 @@ func TestValidatorCatchesForbiddenPatches(t *testing.T) {
 	in114 := baseInput(t)
 	in114.TalosVersion = "v1.14.1"
 
-	out114, err := Generate(context.Background(), in114)
+	out114, err := Generate(t.Context(), in114)
 	if err != nil {
 		t.Fatalf("Generate 1.14: %v", err)
 	}
@@ -525,12 +525,12 @@ func TestSecretsAreReused(t *testing.T) {
 
 	in := baseInput(t)
 
-	a, err := Generate(context.Background(), in)
+	a, err := Generate(t.Context(), in)
 	if err != nil {
 		t.Fatalf("first Generate: %v", err)
 	}
 
-	b, err := Generate(context.Background(), in)
+	b, err := Generate(t.Context(), in)
 	if err != nil {
 		t.Fatalf("second Generate: %v", err)
 	}
@@ -555,7 +555,7 @@ func TestSecretsAreReused(t *testing.T) {
 func TestGenerateHonoursCancelledContext(t *testing.T) {
 	t.Parallel()
 
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
 
 	if _, err := Generate(ctx, baseInput(t)); !errors.Is(err, context.Canceled) {

@@ -38,7 +38,7 @@ func applyFrom(ctx context.Context, src, addr string, cfg []byte) error {
 // anyone without the park CA's certificate (its firewall admits everyone), takes a Reset and an adoption only with the park CA's admin
 // certificate, and after the reset is back in maintenance mode with nothing of its config.
 func TestParkedWorkerRefusesInsecureApply(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
 	ctx = WithRetryInterval(ctx, 20*time.Millisecond)
 	ip := loopback()
@@ -117,7 +117,7 @@ func TestParkedWorkerRefusesInsecureApply(t *testing.T) {
 
 // Reset as machined validates it: unknown partition labels and a maintenance-mode node refuse.
 func TestResetRefusals(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
 	ip := loopback()
 	node := startNode(t, simtalos.NodeOptions{Addr: ip, Mode: "metal", Disks: []string{"/dev/sda"}})

@@ -26,7 +26,7 @@ func freshCluster(t *testing.T, talosVersion, workerDisk string) (Input, *Config
 	in.ControlPlaneIPs = []string{loopback(), loopback(), loopback()}
 	in.Endpoint = "https://" + in.ControlPlaneIPs[0] + ":6443"
 
-	cfgs, err := Generate(context.Background(), in)
+	cfgs, err := Generate(t.Context(), in)
 	if err != nil {
 		t.Fatalf("Generate: %v", err)
 	}
@@ -44,7 +44,7 @@ func TestBootstrapWaitsUntilTheNodeIsReady(t *testing.T) {
 	cp := startNode(t, simtalos.NodeOptions{Addr: in.ControlPlaneIPs[0], Mode: "cloud", UserData: cfgs.ControlPlane,
 		CRIDelay: 600 * time.Millisecond, TimeSyncDelay: 600 * time.Millisecond})
 
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
 
 	t0 := time.Now()
@@ -59,7 +59,7 @@ func TestBootstrapWaitsUntilTheNodeIsReady(t *testing.T) {
 	// Within a deadline: a node that never gets ready fails with the node's own words.
 	_, cfgs2 := freshCluster(t, "", "/dev/sda")
 	slow := startNode(t, simtalos.NodeOptions{Addr: loopback(), Mode: "cloud", UserData: cfgs2.ControlPlane, CRIDelay: time.Hour})
-	sctx, scancel := context.WithTimeout(context.Background(), 5*time.Second)
+	sctx, scancel := context.WithTimeout(t.Context(), 5*time.Second)
 	defer scancel()
 
 	if err := Bootstrap(sctx, slow.APIAddr(), cfgs2.Talosconfig); err == nil || !strings.Contains(err.Error(), "bootstrap is not available yet") {
@@ -103,7 +103,7 @@ func TestInstallDiskCheckedForBothContracts(t *testing.T) {
 			_, cfgs := freshCluster(t, v, "/dev/nvme1n1")
 			w := startNode(t, simtalos.NodeOptions{Addr: loopback(), Mode: "metal", Disks: []string{"/dev/sda", "/dev/nvme0n1"}, SystemDisk: "/dev/sda"})
 
-			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 			defer cancel()
 
 			_, err := ApplyInsecure(ctx, w.APIAddr(), cfgs.Worker)

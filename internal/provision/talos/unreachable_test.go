@@ -91,7 +91,7 @@ func TestWaitsForANodeNotListeningYet(t *testing.T) {
 			opts := tt.node(in, cfgs)
 			addr := net.JoinHostPort(opts.Addr, "50000")
 
-			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 			defer cancel()
 
 			sig := retrySignal{once: new(sync.Once), first: make(chan string, 1)}

@@ -9,9 +9,10 @@ import (
 	"fmt"
 	"net/http"
 	"sort"
+	"strconv"
 	"strings"
 
-	gh "github.com/google/go-github/v66/github"
+	gh "github.com/google/go-github/v88/github"
 	"golang.org/x/crypto/nacl/box"
 )
 
@@ -38,10 +39,22 @@ type storedSecret struct {
 }
 
 type environment struct {
-	name     string
-	custom   bool     // deployment_branch_policy.custom_branch_policies
-	branches []string // custom branch policies (names)
-	secrets  map[string]*storedSecret
+	name      string
+	custom    bool     // deployment_branch_policy.custom_branch_policies
+	protected bool     // deployment_branch_policy.protected_branches
+	branches  []string // custom branch policies (names)
+	secrets   map[string]*storedSecret
+	variables map[string]string // environment variables (name upper-cased → value)
+	waitTimer int               // minutes (protection rule wait_timer; 0 = none)
+	reviewers []envReviewer     // protection rule required_reviewers
+	created   string
+	updated   string
+}
+
+// envReviewer is one required reviewer of an environment (PUT's reviewers: type User or Team, id).
+type envReviewer struct {
+	Type string `json:"type"`
+	ID   int64  `json:"id"`
 }
 
 // SetTag points the lightweight tag at a commit sha (a release's tag).
@@ -73,20 +86,26 @@ func (s *Server) SetPrivate(fullName string, private, freePlan bool) {
 	r.private, r.freePlan = private, freePlan
 }
 
+// secretsLocked is the secrets map of a repository (env "") or of one of its environments (ok
+// false when that environment does not exist). Caller holds s.mu.
+func (s *Server) secretsLocked(fullName, env string) (map[string]*storedSecret, bool) {
+	a := s.adminOf(s.mustRepo(fullName))
+	if env == "" {
+		return a.secrets, true
+	}
+	e, ok := a.environments[lower(env)]
+	if !ok {
+		return nil, false
+	}
+	return e.secrets, true
+}
+
 // Secret returns the plaintext of a secret as a workflow would see it: env "" is the repository's
 // secrets, otherwise that environment's (ok false when it does not exist).
 func (s *Server) Secret(fullName, env, name string) (string, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	a := s.adminOf(s.mustRepo(fullName))
-	m := a.secrets
-	if env != "" {
-		e, ok := a.environments[lower(env)]
-		if !ok {
-			return "", false
-		}
-		m = e.secrets
-	}
+	m, _ := s.secretsLocked(fullName, env)
 	v, ok := m[strings.ToUpper(name)]
 	if !ok {
 		return "", false
@@ -94,16 +113,25 @@ func (s *Server) Secret(fullName, env, name string) (string, bool) {
 	return string(v.plain), true
 }
 
+// SetSecret sets a secret (env "" = the repository's) as a user would in the settings; false when
+// the environment does not exist.
+func (s *Server) SetSecret(fullName, env, name, value string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	m, ok := s.secretsLocked(fullName, env)
+	if ok {
+		now := s.now().UTC().Format("2006-01-02T15:04:05Z")
+		m[strings.ToUpper(name)] = &storedSecret{name: strings.ToUpper(name), plain: []byte(value), created: now, updated: now}
+	}
+	return ok
+}
+
 // DeleteSecret removes a secret (env "" = the repository's), as a user would in the settings.
 func (s *Server) DeleteSecret(fullName, env, name string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	a := s.adminOf(s.mustRepo(fullName))
-	if env == "" {
-		delete(a.secrets, strings.ToUpper(name))
-	} else if e, ok := a.environments[lower(env)]; ok {
-		delete(e.secrets, strings.ToUpper(name))
-	}
+	m, _ := s.secretsLocked(fullName, env)
+	delete(m, strings.ToUpper(name))
 }
 
 // Environment reports whether env exists and the branches its deployment may run from ("" list
@@ -116,6 +144,32 @@ func (s *Server) Environment(fullName, env string) (exists bool, branches []stri
 		return false, nil
 	}
 	return true, append([]string(nil), e.branches...)
+}
+
+// SetEnvironmentVariable sets an Actions variable of an existing environment (what a user does in
+// the environment's settings); false when the environment does not exist.
+func (s *Server) SetEnvironmentVariable(fullName, env, name, value string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e, ok := s.adminOf(s.mustRepo(fullName)).environments[lower(env)]
+	if ok {
+		if e.variables == nil {
+			e.variables = map[string]string{}
+		}
+		e.variables[strings.ToUpper(name)] = value
+	}
+	return ok
+}
+
+// EnvironmentVariable is the value of an Actions variable of an environment ("" when either is
+// missing), as a job that names the environment reads it (vars).
+func (s *Server) EnvironmentVariable(fullName, env, name string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if e, ok := s.adminOf(s.mustRepo(fullName)).environments[lower(env)]; ok {
+		return e.variables[strings.ToUpper(name)]
+	}
+	return ""
 }
 
 // File returns a file of a branch ("" = the default branch).
@@ -153,6 +207,38 @@ func (s *Server) MergePR(fullName string, number int) error {
 	if !ok || !is.isPR || is.state != "open" {
 		return fmt.Errorf("sim/github: %s#%d is not an open pull request", fullName, number)
 	}
+	s.mergeLocked(r, is)
+	return nil
+}
+
+// mergePull serves PUT /repos/{o}/{r}/pulls/{n}/merge: 200 with the default branch's new head;
+// 404 for no such pull request, 405 when it is not open, 409 when sha is given and is not its head.
+func (s *Server) mergePull(c *call, r *repo, num string) {
+	n, err := strconv.Atoi(num)
+	is, ok := r.issues[n]
+	if err != nil || !ok || !is.isPR {
+		c.fail(http.StatusNotFound, "Not Found")
+		return
+	}
+	var body struct {
+		SHA string `json:"sha"`
+	}
+	if c.r.ContentLength != 0 && !c.decode(1<<20, &body) {
+		return
+	}
+	switch {
+	case is.state != "open":
+		c.fail(http.StatusMethodNotAllowed, "Pull Request is not mergeable")
+	case body.SHA != "" && body.SHA != s.adminOf(r).branchSHA[is.headRef]:
+		c.fail(http.StatusConflict, "Head branch was modified. Review and try the merge again.")
+	default:
+		s.mergeLocked(r, is)
+		c.json(http.StatusOK, map[string]any{"sha": s.adminOf(r).branchSHA[r.defaultBranch], "merged": true, "message": "Pull Request successfully merged"})
+	}
+}
+
+// mergeLocked merges an open pull request of r. Caller holds s.mu.
+func (s *Server) mergeLocked(r *repo, is *issue) {
 	files := r.files[is.headRef]
 	if r.files[r.defaultBranch] == nil {
 		r.files[r.defaultBranch] = map[string][]byte{}
@@ -163,7 +249,6 @@ func (s *Server) MergePR(fullName string, number int) error {
 	a := s.adminOf(r)
 	a.branchSHA[r.defaultBranch] = treeSHA(r.files[r.defaultBranch])
 	is.state, is.merged, is.closedAt = "closed", true, s.now()
-	return nil
 }
 
 func (s *Server) adminOf(r *repo) *repoAdmin {
@@ -252,6 +337,10 @@ func (s *Server) adminRoute(c *call, r *repo) bool {
 	case seg[3] == "contents" && m == http.MethodPut && n >= 5:
 		if s.requireToken(c, r, "contents", "write") && s.roleAtLeast(c, r, "write") {
 			s.putContents(c, r, strings.Join(seg[4:], "/"))
+		}
+	case seg[3] == "pulls" && n == 6 && seg[5] == "merge" && m == http.MethodPut:
+		if s.requireToken(c, r, "contents", "write") && s.roleAtLeast(c, r, "write") {
+			s.mergePull(c, r, seg[4])
 		}
 	case seg[3] == "pulls" && n == 4 && (m == http.MethodPost || m == http.MethodGet):
 		level := map[bool]string{true: "read", false: "write"}[m == http.MethodGet]
@@ -354,12 +443,26 @@ func validSecretName(n string) bool {
 }
 
 func (s *Server) environmentJSON(r *repo, e *environment) map[string]any {
-	out := map[string]any{"name": e.name, "html_url": "https://github.com/" + r.fullName() + "/deployments/activity_log?environments_filter=" + e.name}
-	if e.custom {
-		out["deployment_branch_policy"] = map[string]bool{"protected_branches": false, "custom_branch_policies": true}
+	out := map[string]any{"name": e.name, "html_url": "https://github.com/" + r.fullName() + "/deployments/activity_log?environments_filter=" + e.name,
+		"created_at": e.created, "updated_at": e.updated}
+	rules := []map[string]any{}
+	if e.waitTimer > 0 {
+		rules = append(rules, map[string]any{"id": 1, "type": "wait_timer", "wait_timer": e.waitTimer})
+	}
+	if len(e.reviewers) > 0 {
+		var list []map[string]any
+		for _, rv := range e.reviewers {
+			list = append(list, map[string]any{"type": rv.Type, "reviewer": map[string]any{"id": rv.ID}})
+		}
+		rules = append(rules, map[string]any{"id": 2, "type": "required_reviewers", "prevent_self_review": false, "reviewers": list})
+	}
+	if e.custom || e.protected {
+		out["deployment_branch_policy"] = map[string]bool{"protected_branches": e.protected, "custom_branch_policies": e.custom}
+		rules = append(rules, map[string]any{"id": 3, "type": "branch_policy"})
 	} else {
 		out["deployment_branch_policy"] = nil
 	}
+	out["protection_rules"] = rules
 	return out
 }
 
@@ -378,7 +481,9 @@ func (s *Server) environmentRoute(c *call, r *repo, rest []string) {
 			return
 		}
 		var body struct {
-			Policy *struct {
+			WaitTimer *int          `json:"wait_timer"`
+			Reviewers []envReviewer `json:"reviewers"`
+			Policy    *struct {
 				Protected bool `json:"protected_branches"`
 				Custom    bool `json:"custom_branch_policies"`
 			} `json:"deployment_branch_policy"`
@@ -392,13 +497,25 @@ func (s *Server) environmentRoute(c *call, r *repo, rest []string) {
 			c.fail(http.StatusUnprocessableEntity, "Validation Failed: exactly one of protected_branches and custom_branch_policies must be true")
 			return
 		}
+		if body.WaitTimer != nil && (*body.WaitTimer < 0 || *body.WaitTimer > 43200) || len(body.Reviewers) > 6 {
+			c.fail(http.StatusUnprocessableEntity, "Validation Failed: wait_timer is 0 to 43200 minutes, at most 6 reviewers")
+			return
+		}
+		now := s.now().UTC().Format("2006-01-02T15:04:05Z")
 		if !ok {
-			e = &environment{name: name, secrets: map[string]*storedSecret{}}
+			e = &environment{name: name, secrets: map[string]*storedSecret{}, variables: map[string]string{}, created: now}
 			a.environments[lower(name)] = e
 		}
+		// A PUT states the whole configuration: what it leaves out is cleared (source silent:
+		// the stricter reading).
 		e.custom = body.Policy != nil && body.Policy.Custom
+		e.protected = body.Policy != nil && body.Policy.Protected
 		if !e.custom {
 			e.branches = nil
+		}
+		e.waitTimer, e.reviewers, e.updated = 0, body.Reviewers, now
+		if body.WaitTimer != nil {
+			e.waitTimer = *body.WaitTimer
 		}
 		c.json(http.StatusOK, s.environmentJSON(r, e))
 		return
@@ -410,6 +527,26 @@ func (s *Server) environmentRoute(c *call, r *repo, rest []string) {
 	switch {
 	case len(rest) == 1 && m == http.MethodGet:
 		c.json(http.StatusOK, s.environmentJSON(r, e))
+	case len(rest) == 1 && m == http.MethodDelete:
+		// Its secrets, variables and protection rules go with it.
+		delete(a.environments, lower(name))
+		c.status = http.StatusNoContent
+		c.w.WriteHeader(http.StatusNoContent)
+	case len(rest) == 2 && rest[1] == "variables" && m == http.MethodGet:
+		names := make([]string, 0, len(e.variables))
+		for k := range e.variables {
+			names = append(names, k)
+		}
+		sort.Strings(names)
+		lo, hi, ok := c.paginateBy(len(names), 10, 30)
+		if !ok {
+			return
+		}
+		list := []map[string]string{}
+		for _, k := range names[lo:hi] {
+			list = append(list, map[string]string{"name": k, "value": e.variables[k], "created_at": e.created, "updated_at": e.updated})
+		}
+		c.json(http.StatusOK, map[string]any{"total_count": len(names), "variables": list})
 	case len(rest) >= 2 && rest[1] == "secrets":
 		s.secretsRoute(c, r, name, rest[2:])
 	case len(rest) == 2 && rest[1] == "deployment-branch-policies" && m == http.MethodGet:

@@ -4,7 +4,7 @@
 // installations per repository, repositories (default branch, files per branch), users (public SSH
 // keys, permission per repository), issues and pull requests (state, labels, merged, draft, fork),
 // comments and reactions. It speaks the real protocol so that the real client libraries
-// (go-github v66, ghinstallation) run against it unchanged. Everything is recorded (requests,
+// (go-github v88, ghinstallation) run against it unchanged. Everything is recorded (requests,
 // comments, reactions) so tests can assert on what a user would see; faults (5xx, secondary
 // rate limits, stalls that still take effect after the client gave up, 5xx answers to requests
 // that took effect) can be injected to
@@ -64,7 +64,7 @@
 //	  hour (ContentLimit); over it: 403 (or 429) with            per hour"; Exceeding the rate limit: "403 or 429",
 //	  Retry-After and the secondary-limit message and            retry-after); which requests generate content, and the
 //	  documentation_url; refused requests are not counted        counting key: source silent, stricter reading chosen (every
-//	                                                             write); documentation_url: go-github v66 github.go
+//	                                                             write); documentation_url: go-github v88 github.go
 //	                                                             CheckResponse (AbuseRateLimitError on "secondary-rate-limits")
 //	Comment bodies: required, at most 65536 characters (422)   source silent in OpenAPI; limit kept from the earlier
 //	                                                             stand-in, not re-checked
@@ -72,8 +72,8 @@
 //	Collaborator permission: role_name exact, permission       OpenAPI repos/get-collaborator-permission-level
 //	  folds maintain into write and triage into read
 //	GET /user/{account_id}: the account's current login       OpenAPI users/get-by-id; docs /rest/users/users (Get a user
-//	                                                             using their ID); go-github v66 github/users.go GetByID
-//	                                                             ("user/%d")
+//	                                                             using their ID); go-github v88 github/users.go GetByID
+//	                                                             ("user/%v")
 //	GET /users/{username}: the account holding that login now  OpenAPI users/get-by-username
 //	RenameUser: the id, keys, repository roles, comments and   docs /account-and-profile/setting-up-and-managing-your-
 //	  label events follow the account; the old login is free     personal-account-on-github/managing-personal-account-
@@ -91,7 +91,7 @@
 //	                                                             organisations: source silent, same reading)
 //	Comments made with an installation token are by            actions/create-github-app-token README (an app's bot user
 //	  "<slug>[bot]", type Bot; GET /app gives the slug           is "<app-slug>[bot]"); OpenAPI apps/get-authenticated
-//	performed_via_github_app on comments: not served           go-github v66 IssueComment has no such field
+//	performed_via_github_app on comments: not served           go-github v88 IssueComment has no such field
 //	                                                             (github/issues_comments.go): the bot tells its comments
 //	                                                             by login; source silent for the stand-in: not modelled
 //	Injected faults: a 5xx before the request is served; a     docs /rest/using-the-rest-api/troubleshooting-the-rest-api
@@ -131,16 +131,34 @@
 //	  48 KB
 //	GET …/secrets: total_count and secrets (name, created_at,  OpenAPI actions/list-repo-secrets, actions/list-environment-
 //	  updated_at), never a value; per_page/page                  secrets; the paging of this stand-in: one page of up to 100
-//	The environment secrets are also served under             go-github v66.0.0 openapi_operations.yaml (openapi_commit
-//	  /repositories/{repository_id}/environments/{e}/secrets      b65cdcaa8a14): the id-based operations come from
+//	The environment secrets are also served under             go-github v88.0.0 openapi_operations.yaml (openapi_commit
+//	  /repositories/{repository_id}/environments/{e}/secrets      133d385dfbee): the id-based operations come from
 //	  (the same secrets, same rules; an unknown id 404): the     descriptions/ghes-3.7/ghes-3.7.json, the name-based ones
-//	  paths go-github v66's ListEnvSecrets, GetEnvPublicKey,     from descriptions/api.github.com; whether api.github.com
+//	  paths go-github v88's ListEnvSecrets, GetEnvPublicKey,     from descriptions/api.github.com; whether api.github.com
 //	  CreateOrUpdateEnvSecret and DeleteEnvSecret call           still answers the id-based ones: source silent, served
 //	                                                             (the reading under which go-github's calls work)
 //	PUT /repos/{o}/{r}/environments/{e}: creates or updates;   OpenAPI repos/create-or-update-environment (deployment_branch_
 //	  deployment_branch_policy null = every branch, else         policy: "If protected_branches is true, custom_branch_
 //	  exactly one of protected_branches, custom_branch_          policies must be false" and conversely); GET: repos/get-
 //	  policies true (422 otherwise); GET: 404 when missing       environment
+//	PUT …/environments/{e} states the whole configuration:     OpenAPI repos/create-or-update-environment (wait_timer,
+//	  wait_timer (0-43200 min), reviewers (at most 6, type and   reviewers "up to six", deployment_branch_policy); GET's
+//	  id), deployment_branch_policy; what it leaves out is       protection_rules (types wait_timer, required_reviewers,
+//	  cleared; GET answers them as protection_rules, with        branch_policy), created_at, updated_at: the environment
+//	  created_at and updated_at                                  schema; clearing what a PUT omits: source silent, the
+//	                                                             stricter reading
+//	DELETE /repos/{o}/{r}/environments/{e}: 204; its secrets,  OpenAPI repos/delete-an-environment (read at the commit
+//	  variables and protection rules go with it; 404 when it     above: 204 "Default response", no other status listed;
+//	  does not exist; needs admin, like every environment        classic tokens need the repo scope); docs /actions/how-tos/
+//	  endpoint here                                              deploy/configure-and-manage-deployments/manage-environments
+//	                                                             ("Deleting an environment will delete all secrets and
+//	                                                             protection rules"; configuring one needs admin access);
+//	                                                             the 404 for an absent one: source silent, the stricter
+//	                                                             reading (a client that takes 204 for granted breaks)
+//	GET …/environments/{e}/variables: total_count and          OpenAPI actions/list-environment-variables (name, value,
+//	  variables (name, value, created_at, updated_at);           created_at, updated_at); per_page default 10, at most 30:
+//	  per_page default 10, at most 30; set by                    its variables-per-page parameter, not re-checked; creating
+//	  SetEnvironmentVariable (the API's writes: not served)      them through the API: not modelled
 //	A private repository whose owner is on GitHub Free has no  github/docs data/reusables/gated-features/environments.md
 //	  environments: PUT answers 422                              ("For access to environments, environment secrets, and
 //	                                                             deployment branches in private or internal repositories,
@@ -160,6 +178,11 @@
 //	GET /repos/{o}/{r}/pulls?state&head=owner:branch; POST     OpenAPI pulls/list (head "user:ref-name"), pulls/create (422
 //	  /pulls {title, head, base, body}: 201; 422 for a second    validation failed; "A pull request already exists" and "No
 //	  open PR of the same head or no difference                  commits between" are GitHub's messages, not re-checked)
+//	PUT /repos/{o}/{r}/pulls/{n}/merge: a writer's token; 200  OpenAPI pulls/merge (200 sha, merged, message; 403; 404;
+//	  {sha, merged, message}, the head's files become the        405 "Method Not Allowed if merge cannot be performed";
+//	  default branch's; 405 when not open; 409 when sha is not   409 "Conflict if sha was provided and pull request head
+//	  the head; 404 for no such pull request                     did not match"); merge methods and commit messages: not
+//	                                                             modelled
 //	MergePR: the head's files become the default branch's      test device standing for the maintainer's merge
 //
 // Not emulated: primary rate limits (5,000 requests an hour and the x-ratelimit-* headers), the

@@ -4,26 +4,24 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"net/http"
-	"net/url"
 	"testing"
 
-	gh "github.com/google/go-github/v66/github"
+	gh "github.com/google/go-github/v88/github"
 	"golang.org/x/crypto/nacl/box"
 )
 
-// go-github v66 reaches environment secrets by the repository's id
+// go-github v88 reaches environment secrets by the repository's id
 // (/repositories/{id}/environments/{e}/secrets); pocbot's own requests use the name-based path.
 // Both reach the same secrets; an unknown id is 404.
 func TestEnvironmentSecretsByRepositoryID(t *testing.T) {
 	s, base := start(t)
 	s.AddRepo("acme/shop", "main")
 	s.SetPermission("acme/shop", "ada", "admin")
-	c := gh.NewClient(nil).WithAuthToken(s.AddUserToken("ada"))
-	u, err := url.Parse(base + "/")
+	root := base + "/"
+	c, err := gh.NewClient(gh.WithAuthToken(s.AddUserToken("ada")), gh.WithURLs(&root, nil))
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.BaseURL = u
 	ctx := t.Context()
 	repo, _, err := c.Repositories.Get(ctx, "acme", "shop")
 	if err != nil {
@@ -55,12 +53,12 @@ func TestEnvironmentSecretsByRepositoryID(t *testing.T) {
 	if err != nil || list.TotalCount != 1 || list.Secrets[0].Name != "POC_X" {
 		t.Fatalf("list by id: %+v, %v", list, err)
 	}
-	req, err := c.NewRequest(http.MethodGet, "repos/acme/shop/environments/poc/secrets", nil)
+	req, err := c.NewRequest(ctx, http.MethodGet, "repos/acme/shop/environments/poc/secrets", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var byName gh.Secrets
-	if _, err := c.Do(ctx, req, &byName); err != nil || byName.TotalCount != 1 {
+	if _, err := c.Do(req, &byName); err != nil || byName.TotalCount != 1 {
 		t.Errorf("list by name: %+v, %v", byName, err)
 	}
 	if _, err := c.Actions.DeleteEnvSecret(ctx, id, "poc", "POC_X"); err != nil {

@@ -15,7 +15,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	gh "github.com/google/go-github/v66/github"
+	gh "github.com/google/go-github/v88/github"
 )
 
 const docURL = "https://docs.github.com/rest"
@@ -277,7 +277,7 @@ func (s *Server) route(c *call) {
 	case n == 5 && seg[0] == "user" && seg[1] == "installations" && seg[3] == "repositories" && m == http.MethodPut:
 		s.addInstallationRepo(c, seg[2], seg[4])
 	case n >= 5 && seg[0] == "repositories" && seg[2] == "environments" && seg[4] == "secrets":
-		// The id-based paths of the environment secrets (go-github v66 calls these): the same
+		// The id-based paths of the environment secrets (go-github v88 calls these): the same
 		// secrets as under /repos/{o}/{r}/environments/{e}/secrets.
 		r := s.repoByID(seg[1])
 		if r == nil {
@@ -587,17 +587,21 @@ func (s *Server) listComments(c *call, r *repo, is *issue) {
 	c.json(http.StatusOK, all[lo:hi])
 }
 
-// paginate applies page/per_page and writes GitHub's Link header (first, prev, next, last).
-func (c *call) paginate(total int) (lo, hi int, ok bool) {
+// paginate applies page/per_page (default 30, at most 100) and writes GitHub's Link header
+// (first, prev, next, last).
+func (c *call) paginate(total int) (lo, hi int, ok bool) { return c.paginateBy(total, 30, 100) }
+
+// paginateBy is paginate with an endpoint's own default and largest per_page.
+func (c *call) paginateBy(total, defPer, maxPer int) (lo, hi int, ok bool) {
 	q := c.r.URL.Query()
-	per, page := 30, 1
+	per, page := defPer, 1
 	if v := q.Get("per_page"); v != "" {
 		p, err := strconv.Atoi(v)
 		if err != nil || p < 1 {
 			c.validation("", "per_page", "invalid", "per_page must be a positive integer")
 			return 0, 0, false
 		}
-		per = min(p, 100)
+		per = min(p, maxPer)
 	}
 	if v := q.Get("page"); v != "" {
 		p, err := strconv.Atoi(v)

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	gh "github.com/google/go-github/v66/github"
+	gh "github.com/google/go-github/v88/github"
 )
 
 // issueEvent is one entry of an issue's events (GET /repos/{owner}/{repo}/issues/{n}/events):

@@ -32,7 +32,7 @@ import (
 // apps/create-from-manifest (201: integration allOf {client_id, client_secret, webhook_secret
 // nullable, pem}; 404; 422 validation-failed-simple), as php-api-clients/github-root's generated
 // Contract/Operations/Apps/CreateFromManifest/Response/ApplicationJson/Created.php also reads it;
-// go-github v66 AppConfig decodes it. Unknown manifest keys are refused (source silent: stricter
+// go-github v88 AppConfig decodes it. Unknown manifest keys are refused (source silent: stricter
 // reading chosen), so that a typo in deploy/app-manifest.json fails a test instead of being ignored.
 
 // ManifestApp is an App registered through the manifest flow (for assertions).

@@ -17,7 +17,7 @@ const (
 	DefaultContentPerHour   = 500
 )
 
-// secondaryLimitDocURL is the documentation_url of a secondary-limit refusal; go-github (v66,
+// secondaryLimitDocURL is the documentation_url of a secondary-limit refusal; go-github (v88,
 // github.go CheckResponse) recognizes an AbuseRateLimitError by its "secondary-rate-limits" suffix.
 const secondaryLimitDocURL = "https://docs.github.com/rest/overview/rate-limits-for-the-rest-api#about-secondary-rate-limits"
 

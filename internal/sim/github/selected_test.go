@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/bradleyfalzon/ghinstallation/v2"
-	gh "github.com/google/go-github/v66/github"
+	gh "github.com/google/go-github/v88/github"
 )
 
 // An installation on selected repositories covers only those: GET /repos/{o}/{r}/installation is
@@ -33,13 +33,16 @@ func TestInstallationOnSelectedRepositories(t *testing.T) {
 		t.Fatal(err)
 	}
 	atr.BaseURL = base
-	app := gh.NewClient(&http.Client{Transport: atr})
-	app.BaseURL = u
-	user := func(login string) *gh.Client {
-		c := gh.NewClient(nil).WithAuthToken(s.AddUserToken(login))
-		c.BaseURL = u
+	root := u.String()
+	client := func(opt gh.ClientOptionsFunc) *gh.Client {
+		c, err := gh.NewClient(opt, gh.WithURLs(&root, nil))
+		if err != nil {
+			t.Fatal(err)
+		}
 		return c
 	}
+	app := client(gh.WithTransport(atr))
+	user := func(login string) *gh.Client { return client(gh.WithAuthToken(s.AddUserToken(login))) }
 	status := func(resp *gh.Response) int {
 		if resp == nil {
 			return 0
@@ -47,7 +50,7 @@ func TestInstallationOnSelectedRepositories(t *testing.T) {
 		return resp.StatusCode
 	}
 
-	if _, resp, err := app.Apps.FindRepositoryInstallation(ctx, "acme", "api"); status(resp) != http.StatusNotFound {
+	if _, resp, err := app.Apps.GetRepositoryInstallation(ctx, "acme", "api"); status(resp) != http.StatusNotFound {
 		t.Fatalf("installation of acme/api before it is selected: %v, want 404", err)
 	}
 	list, _, err := app.Apps.ListInstallations(ctx, nil)
@@ -64,8 +67,7 @@ func TestInstallationOnSelectedRepositories(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ic := gh.NewClient(nil).WithAuthToken(tok.GetToken())
-	ic.BaseURL = u
+	ic := client(gh.WithAuthToken(tok.GetToken()))
 	if _, resp, _ := ic.Repositories.Get(ctx, "acme", "api"); status(resp) != http.StatusNotFound {
 		t.Errorf("the installation's token reads acme/api (%d), which it was not given", status(resp))
 	}
@@ -98,7 +100,7 @@ func TestInstallationOnSelectedRepositories(t *testing.T) {
 	if _, resp, err := user("ada").Apps.AddRepository(ctx, inst, apiRepo.GetID()); err != nil || status(resp) != http.StatusNoContent {
 		t.Fatalf("an admin's token: %d, %v; want 204", status(resp), err)
 	}
-	if got, _, err := app.Apps.FindRepositoryInstallation(ctx, "acme", "api"); err != nil || got.GetID() != inst {
+	if got, _, err := app.Apps.GetRepositoryInstallation(ctx, "acme", "api"); err != nil || got.GetID() != inst {
 		t.Errorf("installation of acme/api once added: %v, %v; want %d", got.GetID(), err, inst)
 	}
 }

@@ -97,7 +97,13 @@ type dialect struct {
 	admin   *s3.Client // root client straight to versitygw, for the deletes it must carry out
 
 	mu      sync.Mutex
-	iam     map[string]Access
+	iam     map[string]Access // keys given by AddUser/AddProjectKey and GrantIAM
+	resolve KeyResolver       // every other key (ResolveKeys); nil: such a key has no access
+	// roles are the versitygw accounts made so far (access key → role); account runs versitygw's
+	// admin CLI to make or change one. regMu orders those runs.
+	roles   map[string]string
+	account func(ctx context.Context, args ...string) error
+	regMu   sync.Mutex
 	observe func(method, path string, h http.Header)
 	// lifecycle holds each bucket's lifecycle configuration (the XML a client put), which
 	// versitygw's posix backend does not implement.
@@ -115,9 +121,15 @@ func (d *dialect) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		obs(r.Method, r.URL.Path, r.Header.Clone())
 	}
 	if ak := accessKeyOf(r); ak != "" && ak != d.root {
-		d.mu.Lock()
-		a := d.iam[ak]
-		d.mu.Unlock()
+		a, known, err := d.access(r.Context(), ak)
+		if err != nil {
+			writeS3Error(w, http.StatusInternalServerError, "InternalError", "the stand-in could not make the account of this key: "+err.Error())
+			return
+		}
+		if !known {
+			writeS3Error(w, http.StatusForbidden, "InvalidAccessKeyId", "The access key ID you provided does not exist in our records.")
+			return
+		}
 		read := r.Method == http.MethodGet || r.Method == http.MethodHead
 		if a == AccessNone || (a == AccessObjectsRead && !read) {
 			writeS3Error(w, http.StatusForbidden, "AccessDenied", "Access Denied: the IAM policy of this key does not allow it (IAM and the bucket policy must both allow a request)")
@@ -199,9 +211,8 @@ type lifecycleConfiguration struct {
 // request); only the root key and keys whose IAM policy grants full access are let through.
 func (d *dialect) serveLifecycle(w http.ResponseWriter, r *http.Request, bucket string) {
 	ak := accessKeyOf(r)
-	d.mu.Lock()
-	granted := ak == d.root || d.iam[ak] == AccessFull
-	d.mu.Unlock()
+	a, _, err := d.access(r.Context(), ak)
+	granted := err == nil && (ak == d.root || a == AccessFull)
 	if ak == "" || !granted {
 		writeS3Error(w, http.StatusForbidden, "AccessDenied", "Access Denied: the lifecycle configuration needs ObjectStorageFullAccess (or the bucket owner's key)")
 		return

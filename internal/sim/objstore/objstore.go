@@ -17,6 +17,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -194,7 +195,8 @@ func (s *Server) startDialect(opts Options) error {
 	if err != nil {
 		return err
 	}
-	s.dialect = &dialect{opts: opts, backend: u, root: s.AccessKey, admin: s.client, iam: map[string]Access{}, lifecycle: map[string][]byte{}}
+	s.dialect = &dialect{opts: opts, backend: u, root: s.AccessKey, admin: s.client, iam: map[string]Access{}, lifecycle: map[string][]byte{},
+		roles: map[string]string{}, account: s.admin}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return fmt.Errorf("start the S3 dialect proxy: listen on loopback: %w", err)
@@ -295,15 +297,27 @@ func (s *Server) AddProjectKey(ctx context.Context, access, secret string) error
 }
 
 func (s *Server) addUser(ctx context.Context, access, secret, role string) error {
+	if err := s.admin(ctx, "create-user", "--access", access, "--secret", secret, "--role", role); err != nil {
+		return err
+	}
+	s.dialect.known(access, role)
+	return nil
+}
+
+// admin runs a command of versitygw's admin CLI (create-user, update-user), signed by the root
+// account; the first argument names the command, the others are its flags.
+func (s *Server) admin(ctx context.Context, args ...string) error {
 	bin, err := LookVersity()
 	if err != nil {
 		return err
 	}
-	cmd := exec.CommandContext(ctx, bin, "admin", "--access", s.AccessKey, "--secret", s.SecretKey, "--region", Region,
-		"--endpoint-url", s.versity, "create-user", "--access", access, "--secret", secret, "--role", role)
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, append([]string{"admin", "--access", s.AccessKey, "--secret", s.SecretKey, "--region", Region,
+		"--endpoint-url", s.versity}, args...)...)
 	cmd.Env = append(os.Environ(), "AWS_ACCESS_KEY_ID=", "AWS_SECRET_ACCESS_KEY=")
 	if out, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("versitygw admin create-user %s on %s: %w: %s", access, s.Endpoint, err, out)
+		return fmt.Errorf("versitygw admin %s on %s: %w: %s", strings.Join(args[:min(len(args), 3)], " "), s.Endpoint, err, out)
 	}
 	return nil
 }

@@ -216,7 +216,7 @@ func TestLookVersityMissing(t *testing.T) {
 	if !errors.Is(err, objstore.ErrNoVersity) {
 		t.Fatalf("got %v, want ErrNoVersity", err)
 	}
-	_, err = objstore.StartVersity(context.Background(), t.TempDir())
+	_, err = objstore.StartVersity(t.Context(), t.TempDir())
 	if !errors.Is(err, objstore.ErrNoVersity) {
 		t.Fatalf("StartVersity: got %v, want ErrNoVersity", err)
 	}

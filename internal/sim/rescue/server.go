@@ -75,8 +75,9 @@ type Server struct {
 	conns    map[net.Conn]struct{}
 }
 
-// Start listens and serves until ctx ends or Close is called. Every Start
-// makes a new host key, as every rescue boot does.
+// Start listens and serves until Close is called; ctx bounds the listen only (the server
+// outlives it, as a booted host outlives whoever asked for the boot). Every Start makes a new
+// host key, as every rescue boot does.
 func Start(ctx context.Context, opts Options) (*Server, error) {
 	if opts.Addr == "" {
 		opts.Addr = "127.0.0.1:0"

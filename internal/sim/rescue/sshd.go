@@ -249,6 +249,7 @@ LogLevel ERROR
 	cfgPath := filepath.Join(dir, "sshd_config")
 	mustWrite(tb, cfgPath, []byte(cfg), 0o600)
 
+	// Not tb.Context(): that ends before the cleanups, and sshd serves until the one below.
 	ctx, cancel := context.WithCancel(context.Background())
 	cmd := exec.CommandContext(ctx, bin, "-D", "-e", "-f", cfgPath)
 	var out strings.Builder

@@ -242,7 +242,7 @@ func (e *Emulator) Start(ctx context.Context) (url string, stop func(), err erro
 	if err != nil {
 		return "", nil, err
 	}
-	tctx, cancel := context.WithCancel(context.Background())
+	tctx, cancel := context.WithCancel(context.Background()) // the ticks run until stop, as the server does
 	tickDone := make(chan struct{})
 	go func() {
 		defer close(tickDone)

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -264,3 +265,35 @@ func randUUID() string {
 }
 
 var _ = time.Second
+
+// APIKeyGrants is what Object Storage needs to know of an API key (world wires it to the S3
+// stand-in): its secret key, its preferred project for Object Storage (the project of every
+// bucket it reaches) and the permission sets its application's policies grant on that project.
+// ok is false when no such key exists, or it expired.
+func (e *Emulator) APIKeyGrants(accessKey string) (secretKey, project string, sets []string, ok bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	s := e.iamLocked()
+	k, found := s.apiKeys[accessKey]
+	if !found || k.ExpiresAt != nil && !k.ExpiresAt.After(e.clock()) {
+		return "", "", nil, false
+	}
+	for sec, acc := range s.secrets {
+		if acc == accessKey {
+			secretKey = sec
+		}
+	}
+	if k.ApplicationID != nil {
+		for id, p := range s.policies {
+			if p.ApplicationID == nil || *p.ApplicationID != *k.ApplicationID {
+				continue
+			}
+			for _, r := range s.rules[id] {
+				if r.ProjectIDs != nil && r.PermissionSetNames != nil && slices.Contains(*r.ProjectIDs, k.DefaultProjectID) {
+					sets = append(sets, *r.PermissionSetNames...)
+				}
+			}
+		}
+	}
+	return secretKey, k.DefaultProjectID, sets, secretKey != ""
+}

@@ -119,7 +119,7 @@ func (n *Node) holdMachineConfig(cfg config.Provider) {
 	if st == nil {
 		return
 	}
-	ctx := context.Background()
+	ctx := context.Background() // in-memory state: nothing here waits
 	md := resource.NewMetadata(configres.NamespaceName, configres.MachineConfigType, configres.ActiveID, resource.VersionUndefined)
 	_ = st.Destroy(ctx, md) //nolint:errcheck // absent is fine
 	if cfg != nil {

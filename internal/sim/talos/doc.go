@@ -103,6 +103,7 @@
 //	| accept: drop a connection to a rule's ports from a source outside the rule's subnets | nftables_chain_config.go (buildIngressChain, inverted source match) @v1.13.9 |
 //	| lo, siderolink, kubespan always accepted | not modelled: loopback stands for the public network here |
 //	| worker trusted only after its kubelet reached the Kubernetes API (endpoints of the control planes read from Kubernetes) | internal/app/machined/pkg/controllers/k8s/endpoint.go (watchEndpointsOnWorker waits for the kubelet kubeconfig) and controllers/secrets/api.go (worker waits for endpoints) @v1.13.9 |
+//	| a worker configured by an apply joins only once the apply's reboot is over (its kubelet and its CSR come from the booted node); not trusted yet, it tries again every NodeOptions.JoinRetry | v1alpha1_server.go (ApplyConfiguration answers, then the node reboots into the config) @v1.14.0-rc.1; the interval: source silent (Talos backs off up to a minute), the world keeps it under a modeled second because the profile counts no retry |
 //	| trustd: gRPC+TLS on 50001 with the OS-CA certificate; "token" metadata must be the machine token; the CSR is signed for server auth only, Organization removed | internal/app/trustd/main.go, internal/app/trustd/internal/reg/reg.go, pkg/grpc/gen/remote.go @v1.13.9 |
 //	| kubelet serves TLS on 10250 (self-signed serving certificate) | machinery constants.KubeletPort; kubelet's default without serverTLSBootstrap |
 //

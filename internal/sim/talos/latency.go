@@ -70,6 +70,13 @@ func (r *reboot) start(d time.Duration) {
 	r.until = time.Now().Add(d)
 }
 
+// left is how long the reboot still lasts (0: up).
+func (r *reboot) left() time.Duration {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return max(time.Until(r.until), 0)
+}
+
 func (r *reboot) down() bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()

@@ -159,6 +159,33 @@ func TestCloseWaitsForAnApplyInFlight(t *testing.T) {
 	_ = again.Close()
 }
 
+// A node outlives the context it was started with: StartNode's ctx bounds the start only, and the
+// boot, the API and the node's life end at Close. Tests start nodes with t.Context(), which ends
+// before their cleanups close the nodes; a node bound to it would stop booting or answering while a
+// test (or a world built on the node) still uses it.
+func TestNodeOutlivesItsStartContext(t *testing.T) {
+	t.Parallel()
+
+	startCtx, cancel := context.WithCancel(t.Context())
+	n, err := StartNode(startCtx, NodeOptions{Addr: addr(), Mode: "metal", Disks: []string{"/dev/sda"},
+		BootDelay: 100 * time.Millisecond, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	t.Cleanup(func() { _ = n.Close() })
+	cancel() // still booting
+
+	ctx := testCtx(t, 20*time.Second)
+	c := insecureClient(t, ctx, n.APIAddr())
+
+	waitFor(t, ctx, "the node's API once it booted", func() error {
+		_, err := c.Disks(ctx)
+
+		return err
+	})
+}
+
 // A start that fails after the static user data configured the node (its Talos API port taken)
 // gives back what the config opened.
 func TestFailedStartFreesItsPorts(t *testing.T) {
@@ -171,7 +198,7 @@ func TestFailedStartFreesItsPorts(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	_, err = StartNode(context.Background(), NodeOptions{Addr: a, Mode: "cloud", UserData: cp, Logger: slog.New(slog.DiscardHandler)})
+	_, err = StartNode(t.Context(), NodeOptions{Addr: a, Mode: "cloud", UserData: cp, Logger: slog.New(slog.DiscardHandler)})
 	_ = taken.Close()
 
 	if err == nil {

@@ -78,6 +78,9 @@ type NodeOptions struct {
 	KubePort int
 	// Latency is the node's own transitions, already scaled (zero: instant).
 	Latency Latency
+	// JoinRetry is how often a worker that is not trusted yet tries again (default joinRetry).
+	// The profile counts no retry: a world at a small time factor keeps it below a modeled second.
+	JoinRetry time.Duration
 	// TrustdPort and KubeletPort default to 50001 and 10250.
 	TrustdPort  int
 	KubeletPort int
@@ -243,6 +246,7 @@ func StartNode(ctx context.Context, opts NodeOptions) (*Node, error) {
 		return nil, fmt.Errorf("start Talos stand-in on %s: %w", opts.Addr, err)
 	}
 
+	// The boot outlives StartNode's ctx (which bounds the start only): Close ends it.
 	bootCtx, stopBoot := context.WithCancel(context.Background())
 	n.stopBoot = stopBoot
 

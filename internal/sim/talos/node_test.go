@@ -40,7 +40,7 @@ func start(t *testing.T, o NodeOptions) *Node {
 
 	o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 
-	n, err := StartNode(context.Background(), o)
+	n, err := StartNode(t.Context(), o)
 	if err != nil {
 		t.Fatalf("StartNode: %v", err)
 	}
@@ -247,4 +247,46 @@ func joinedWorker(t *testing.T, ctx context.Context, tcfg []byte, w *Node) *clie
 	})
 
 	return trustedTalos(t, ctx, tcfg, w)
+}
+
+// A worker configured once the cluster runs joins from its booted self: the apply answers first,
+// then the node reboots (Latency.ApplyReboot), and only after that do its kubelet and its CSR
+// reach the control plane. A worker trusted during its reboot made the emulated world's cold
+// resume beat its own latency profile (BenchmarkPauseResume, wall ÷ bound 0.93).
+func TestWorkerJoinsAfterItsApplyReboot(t *testing.T) {
+	t.Parallel()
+
+	f := forms[len(forms)-1]
+	cpAddr, wAddr := addr(), addr()
+	cp, worker, tcfg := configs(t, f, "https://"+cpAddr+":6443", "/dev/sda")
+	ctx := testCtx(t, 30*time.Second)
+
+	cpNode := start(t, NodeOptions{Addr: cpAddr, Mode: "cloud", UserData: cp})
+	if err := trustedTalos(t, ctx, tcfg, cpNode).Bootstrap(ctx, &machineapi.BootstrapRequest{}); err != nil {
+		t.Fatalf("Bootstrap: %v", err)
+	}
+
+	const rebootFor = 1500 * time.Millisecond
+	w := start(t, NodeOptions{Addr: wAddr, Mode: "metal", Disks: []string{"/dev/sda"}, JoinRetry: 10 * time.Millisecond,
+		Latency: Latency{ApplyReboot: rebootFor}})
+	c, err := client.New(ctx, client.WithEndpoints(w.APIAddr()), client.WithTLSConfig(&tls.Config{InsecureSkipVerify: true})) //nolint:gosec
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	applied := time.Now()
+	if _, err := c.ApplyConfiguration(ctx, &machineapi.ApplyConfigurationRequest{Data: worker}); err != nil {
+		t.Fatalf("apply worker config: %v", err)
+	}
+
+	for time.Since(applied) < rebootFor-200*time.Millisecond {
+		if w.Trusted() {
+			t.Fatalf("worker trusted %v after its apply, during its %v reboot", time.Since(applied).Round(time.Millisecond), rebootFor)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	joinedWorker(t, ctx, tcfg, w)
+	if took := time.Since(applied); took < rebootFor {
+		t.Errorf("worker trusted %v after its apply, before its %v reboot ended", took, rebootFor)
+	}
 }

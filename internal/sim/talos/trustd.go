@@ -1,6 +1,7 @@
 package talos
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	stdx509 "crypto/x509"
@@ -32,8 +33,9 @@ const (
 	DefaultKubeletPort = netpolicy.PortKubelet
 )
 
-// joinRetry is how often a worker tries again to reach the control planes (Talos retries with
-// an exponential back-off up to a minute; the stand-in keeps it short for tests).
+// joinRetry is how often a worker tries again to reach the control planes unless
+// NodeOptions.JoinRetry says otherwise (Talos retries with an exponential back-off up to a
+// minute; the stand-in keeps it short for tests).
 const joinRetry = 100 * time.Millisecond
 
 // startTrustd serves machinery's SecurityService on a control plane's TrustdPort, as trustd does:
@@ -138,6 +140,16 @@ func (n *Node) join(cfg config.Provider, cl *clusterState) {
 	defer close(n.joinDone)
 
 	for {
+		// The apply that configured the node answered before its reboot: the kubelet and the
+		// CSR come from the booted node, once the reboot is over.
+		if left := n.reboot.left(); left > 0 {
+			select {
+			case <-n.stop:
+				return
+			case <-time.After(left):
+			}
+		}
+
 		err := n.tryJoin(cfg, cl)
 		if err == nil {
 			n.log.Info("worker trusted: Talos API certificate from trustd")
@@ -152,7 +164,7 @@ func (n *Node) join(cfg config.Provider, cl *clusterState) {
 		select {
 		case <-n.stop:
 			return
-		case <-time.After(joinRetry):
+		case <-time.After(cmp.Or(n.opts.JoinRetry, joinRetry)):
 		}
 	}
 }

@@ -1,7 +1,6 @@
 package world
 
 import (
-	"context"
 	"io"
 	"log/slog"
 	"net"
@@ -30,7 +29,7 @@ func TestLateStopOfAServerSparesTheNextHostOnItsAddress(t *testing.T) {
 
 	boot := func(serverID string) {
 		w.replaceHost(ip, serverID, func() (closer, error) {
-			return talossim.StartNode(context.Background(), talossim.NodeOptions{Addr: ip, Mode: "metal", Disks: []string{"/dev/sda"}, Logger: log})
+			return talossim.StartNode(t.Context(), talossim.NodeOptions{Addr: ip, Mode: "metal", Disks: []string{"/dev/sda"}, Logger: log})
 		})
 	}
 

@@ -31,6 +31,21 @@
 //	| the worker joins over the network from its own address: 6443 (endpoints via Kubernetes) then trustd 50001 on a control plane | siderolabs/talos internal/app/machined/pkg/controllers/secrets/api.go, internal/app/machined/pkg/controllers/k8s/endpoint.go @v1.13.9 |
 //	| refused = reset at once, not a dropped SYN (tests fail fast instead of waiting for a timeout) | simplification: a real group or firewall drops silently |
 //	| every node is on its own L3 segment behind a gateway: an Instance's public address is its /32, the Elastic Metal worker's is in its /24; no two nodes share an L2 segment, so Cilium's native routing with auto direct node routes cannot reach another node's pods | https://www.scaleway.com/en/docs/instances/concepts/#routed-ip (an Instance's routed IP, reached through Scaleway's gateway); Elastic Metal: source silent on sharing a segment with Instances, the stricter reading (never) |
+//
+// # IAM API keys on Object Storage
+//
+// With versitygw buckets, every API key of the Scaleway stand-in's IAM (`bot init --iam` makes the
+// bot's and the presigner's) is accepted by the S3 stand-in, as Scaleway accepts an IAM API key on
+// Object Storage; sources are scaleway/docs-content pages:
+//
+//	| behaviour | source |
+//	|---|---|
+//	| an API key reaches the buckets of its preferred project (default_project_id) only; the world's buckets are all in ProjectID, so a key preferring another project is refused | pages/iam/api-cli/using-api-key-object-storage.mdx ("This API key will always use this Project when carrying out Object Storage actions"); refused rather than answered from an empty project: the stricter reading |
+//	| it may do there what its application's policies grant on that project: ObjectStorageFullAccess or AllProductsFullAccess everything; ObjectStorageObjectsRead, ObjectStorageReadOnly or AllProductsReadOnly GET and HEAD; any other set, or none, nothing. A bucket policy does not narrow these keys here (objstore.ResolveKeys), Scaleway's would | pages/iam/how-to/create-api-keys.mdx (a key inherits its bearer's permissions); pages/object-storage/api-cli/combining-iam-and-object-storage.mdx (IAM first, then the bucket policy); pages/iam/reference-content/permission-sets.mdx; the partial sets (ObjectStorageObjectsWrite, ObjectStorageBucketsRead/Write): not modelled, no access (the stricter reading) |
+//	| a policy changed or a key deleted in IAM takes effect at the next request; an unknown or deleted key is refused with InvalidAccessKeyId | IAM is consulted per request (combining-iam-and-object-storage.mdx); the error code: AWS S3's for an unknown key, Scaleway source silent |
+//
+// Rules scoped to the organization (organization_id) grant nothing on Object Storage here: its
+// permission sets are scoped by project (permission-sets.mdx, "Scoped by Project").
 package world
 
 import (
@@ -259,6 +274,11 @@ func Start(ctx context.Context, opts Options) (w *World, err error) {
 	// The bot's key is an IAM API key of an application whose policy grants what the driver needs
 	// (as deploy/iam makes it), so that `bot doctor` can read its permissions.
 	w.Scaleway.AddAPIKey(w.AccessKey, w.SecretKey, "pocbot", ProjectID, provscw.PermissionSetNames()...)
+	if w.S3 != nil {
+		// Every IAM API key reaches Object Storage, as far as its policy lets it (`bot init --iam`
+		// makes the bot's and the presigner's keys in the Scaleway stand-in).
+		w.S3.ResolveKeys(w.objectStorageKey)
+	}
 	u, stop, err := w.Scaleway.Start(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("world: scaleway emulator: %w", err)
@@ -336,35 +356,72 @@ func (w *World) startBuckets(ctx context.Context) error {
 	return nil
 }
 
+// objectStorageKey is Scaleway's link from IAM to Object Storage (see "IAM API keys on Object
+// Storage" in doc.go): an API key of the Scaleway stand-in reaches the buckets of its preferred
+// project, with what its application's policies grant there.
+func (w *World) objectStorageKey(accessKey string) (string, objstore.Access, bool) {
+	secret, project, sets, ok := w.Scaleway.APIKeyGrants(accessKey)
+	if !ok {
+		return "", objstore.AccessNone, false
+	}
+	return secret, objectStorageAccess(project, sets), true
+}
+
+// objectStorageAccess is what permission sets granted on project allow on the world's buckets,
+// which are all in ProjectID.
+func objectStorageAccess(project string, sets []string) objstore.Access {
+	if project != ProjectID {
+		return objstore.AccessNone // the key's Object Storage requests go to another project
+	}
+	a := objstore.AccessNone
+	for _, set := range sets {
+		switch set {
+		case "ObjectStorageFullAccess", "AllProductsFullAccess":
+			return objstore.AccessFull
+		case "ObjectStorageObjectsRead", "ObjectStorageReadOnly", "AllProductsReadOnly":
+			a = objstore.AccessObjectsRead
+		}
+	}
+	return a
+}
+
 // BucketDir is the directory of a file-backed bucket (worlds without versitygw).
 func (w *World) BucketDir(name string) string { return filepath.Join(w.opts.Dir, "buckets", name) }
 
-// Env is the configuration a bot process needs to use this world, in a stable order.
+// Env is the configuration a bot process needs to use this world, in a stable order: its
+// Endpoints, then the world's own credentials and buckets (an operator's shell).
 func (w *World) Env() [][2]string {
 	env := [][2]string{
-		{"SCW_API_URL", w.ScalewayURL},
 		{"SCW_ACCESS_KEY", w.AccessKey},
 		{"SCW_SECRET_KEY", w.SecretKey},
 		{"SCW_DEFAULT_PROJECT_ID", ProjectID},
 		{"SCW_DEFAULT_ORGANIZATION_ID", OrganizationID},
-		{"SCW_DEFAULT_ZONE", "fr-par-1"},
-		{"SCW_DEFAULT_REGION", Region},
 		{"POC_STATE_URL", w.StateURL},
 		{"POC_STATE_KEY", w.StateKey},
 		{"POC_IMAGE_BUCKET", w.ImageURL},
-		{"POC_IMAGE_FACTORY_URL", w.Factory.URL()},
-		{"POC_POLL_INTERVAL", "100ms"},
-		{"POC_RESCUE_SSH_PORT", strconv.Itoa(w.opts.RescuePort)},
-		{"POC_RUNNER_CIDR", RunnerCIDR},
-		{"POC_RUNNER_ECHO_URL", w.ScalewayURL + RunnerEchoPath},
-		{"GITHUB_API_URL", w.GitHubURL},
 		{"POC_APP_ID", strconv.FormatInt(w.GitHub.AppID(), 10)},
 		{"POC_APP_PRIVATE_KEY_FILE", w.AppKeyFile},
 	}
 	if w.S3 != nil {
 		env = append(env, [2]string{"AWS_ACCESS_KEY_ID", w.S3.AccessKey}, [2]string{"AWS_SECRET_ACCESS_KEY", w.S3.SecretKey})
 	}
-	return env
+	return append(w.Endpoints(), env...)
+}
+
+// Endpoints is where the world's services are, and how fast to poll them: what a run needs beside
+// its credentials (production's defaults name the real services).
+func (w *World) Endpoints() [][2]string {
+	return [][2]string{
+		{"SCW_API_URL", w.ScalewayURL},
+		{"SCW_DEFAULT_ZONE", "fr-par-1"},
+		{"SCW_DEFAULT_REGION", Region},
+		{"POC_IMAGE_FACTORY_URL", w.Factory.URL()},
+		{"POC_POLL_INTERVAL", "100ms"},
+		{"POC_RESCUE_SSH_PORT", strconv.Itoa(w.opts.RescuePort)},
+		{"POC_RUNNER_CIDR", RunnerCIDR},
+		{"POC_RUNNER_ECHO_URL", w.ScalewayURL + RunnerEchoPath},
+		{"GITHUB_API_URL", w.GitHubURL},
+	}
 }
 
 // Close stops every service, hosts first.
@@ -411,6 +468,7 @@ func (w *World) instanceRunning(ev scwsim.InstanceEvent) {
 	if w.opts.TalosBootFor != nil {
 		boot = w.opts.TalosBootFor(ev.Name)
 	}
+	// A host lives until the world replaces or closes it, not for any caller's context.
 	w.replaceHost(ip, ev.ID, func() (closer, error) {
 		return talossim.StartNode(context.Background(), talossim.NodeOptions{
 			Addr: ip, Mode: "cloud", Disks: []string{"/dev/sda"}, SystemDisk: "/dev/sda", Logger: w.log,
@@ -480,7 +538,8 @@ func (w *World) baremetalBooted(ev scwsim.BaremetalEvent) {
 			return talossim.StartNode(context.Background(), talossim.NodeOptions{
 				Addr: ev.IP, Mode: "metal", Disks: []string{"/dev/sda"}, SystemDisk: "/dev/sda", Logger: w.log, Latency: w.talosLatency(),
 				BootDelay: w.scale(TalosBoot), CRIDelay: w.scale(TalosCRI), TimeSyncDelay: w.scale(TalosTimeSync),
-				Network: w.securityGroup(ev.IP), Faults: w.opts.TalosFaults,
+				JoinRetry: min(100*time.Millisecond, w.scale(time.Second)), // below a modeled second: the profile counts no retry
+				Network:   w.securityGroup(ev.IP), Faults: w.opts.TalosFaults,
 				Subnet: metalSegment(ev.IP), Gateway: gatewayOf(ev.IP),
 			})
 		})

@@ -25,7 +25,7 @@ func Versity(t testing.TB) *objstore.Server {
 func VersityWith(t testing.TB, opts objstore.Options) *objstore.Server {
 	t.Helper()
 	Require(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second) // the start only: the server outlives it
 	defer cancel()
 	s, err := objstore.StartVersityWith(ctx, t.TempDir(), opts)
 	if err != nil {
@@ -78,7 +78,7 @@ func Writes(s *objstore.Server) func() []string {
 // Bucket starts (or reuses) s, creates a bucket with the given name and returns its name.
 func Bucket(t testing.TB, s *objstore.Server, name string) string {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 	defer cancel()
 	if err := s.CreateBucket(ctx, name); err != nil {
 		t.Fatalf("%v", err)

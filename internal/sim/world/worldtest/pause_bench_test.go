@@ -2,7 +2,9 @@ package worldtest_test
 
 import (
 	"fmt"
+	"os"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -36,7 +38,9 @@ func resumeWaits(w cluster.Waits, spec provision.Spec) func(string) time.Duratio
 // against the critical-path bound of the same profile (goal: ratio <= 1.05): the pause's is the
 // snapshot's then the machines' down (cluster.Waits.Pause), the resume's the graph's critical
 // path with the restore between the bootstrap and /readyz (Waits.Resume). It prints the resume
-// modeled at factor 1 (goals: <= 8 min cold, <= 4 min with a parked worker).
+// modeled at factor 1 (goals: <= 8 min cold, <= 4 min with a parked worker), its critical chain
+// step by step, and the cold resume's floor (logResumeChain); POC_BENCH_TRACE=1 prints every
+// step's start and end on stderr.
 func BenchmarkPauseResume(b *testing.B) {
 	factor := benchFactor(b)
 	hosts := world.DefaultHosts()
@@ -45,7 +49,13 @@ func BenchmarkPauseResume(b *testing.B) {
 	scale := func(d time.Duration) time.Duration { return time.Duration(float64(d) * factor) }
 	for i := 0; i < b.N; i++ {
 		p, poll := benchParts(b, factor, hosts)
-		eng := provision.New(provision.Options{PollInterval: poll})
+		var t0 time.Time
+		trace := os.Getenv("POC_BENCH_TRACE") != ""
+		eng := provision.New(provision.Options{PollInterval: poll, Progress: provision.ProgressFunc(func(e provision.Event) {
+			if trace && (e.Phase == provision.PhaseDone || e.Phase == provision.PhaseStarted) {
+				fmt.Fprintf(os.Stderr, "%8v %-22s %s\n", time.Since(t0).Round(time.Millisecond), e.Step, e.Phase)
+			}
+		})})
 		g, pg := provision.NewGraph(), provision.NewGraph()
 		if err := p.Ops.Build(g, p.Spec); err != nil {
 			b.Fatal(err)
@@ -54,6 +64,7 @@ func BenchmarkPauseResume(b *testing.B) {
 			b.Fatal(err)
 		}
 		ctx := b.Context()
+		t0 = time.Now()
 		st, err := provision.NewState(fmt.Sprintf("bench-pause-%d", i), p.Spec)
 		if err != nil {
 			b.Fatal(err)
@@ -68,7 +79,7 @@ func BenchmarkPauseResume(b *testing.B) {
 			if park {
 				pctx, name, rw = cluster.WithParkFor(ctx, time.Hour), "parked", parked
 			}
-			t0 := time.Now()
+			t0 = time.Now()
 			if _, err := eng.Down(pctx, pg, st, provision.NewMemorySaver()); err != nil {
 				b.Fatalf("pause (%s): %v", name, err)
 			}
@@ -87,10 +98,48 @@ func BenchmarkPauseResume(b *testing.B) {
 			b.ReportMetric(float64(wall)/float64(lb), "resume-"+name+"/bound")
 			b.Logf("factor %.3g: resume (%s) %v (bound %v, ratio %.3f)", factor, name, wall.Round(time.Millisecond), lb, float64(wall)/float64(lb))
 			if i == 0 {
-				m := g.CriticalPath(resumeWaits(rw, p.Spec))
-				b.ReportMetric(m.Minutes(), "resume-"+name+"-modeled-min")
-				fmt.Printf("%-32s %6.1f min (modeled, factor 1)\n", "resume, "+name+" worker", m.Minutes())
+				logResumeChain(b, g, rw, p.Spec, name)
 			}
 		}
+	}
+}
+
+// logResumeChain prints (to stdout, as logModeled) a resume's modeled minutes at factor 1 and
+// its critical chain, step by step: the waits that can only come one after the other. The cold
+// resume's line also gives its floor, what the new Elastic Metal worker waits for before a byte
+// of its image can be written (the delivery, recorded, then the reboot into rescue and the
+// rescue system's boot); it is reported as resume-cold-floor-min.
+func logResumeChain(b *testing.B, g *provision.Graph, w cluster.Waits, spec provision.Spec, name string) {
+	of := resumeWaits(w, spec)
+	m := g.CriticalPath(of)
+	goal := map[string]float64{"cold": 8, "parked": 4}[name]
+	b.ReportMetric(m.Minutes(), "resume-"+name+"-modeled-min")
+	fmt.Printf("%-32s %6.2f min (modeled, factor 1; goal %.0f)\n", "resume, "+name+" worker", m.Minutes(), goal)
+	var steps []string
+	for _, s := range g.CriticalChain(of) {
+		if s.Wait == 0 {
+			continue
+		}
+		step := fmt.Sprintf("%s %v", s.Node, s.Wait)
+		switch s.Node {
+		case cluster.NodeBootstrap:
+			step += fmt.Sprintf(" (Talos boot %v, runtime and time sync %v, etcd restore %v, API /readyz %v)", w.TalosBoot, w.TalosReady, w.EtcdRestore, w.KubeReady)
+		case cluster.NodeWorkerImage:
+			step += fmt.Sprintf(" (reboot into rescue %v, rescue boot %v, image write %v, reboot to disk %v)", w.RescueReboot, w.RescueBoot, w.ImageWrite, w.NormalReboot)
+		case cluster.NodeWorkerConfig:
+			if !w.Parked {
+				step += fmt.Sprintf(" (Talos boot %v, apply and reboot %v)", w.TalosBoot, w.ApplyReboot)
+			}
+		case cluster.NodeClusterReady:
+			step += " (agents, nodes, DNS, routing; then the pod-network probe)"
+		}
+		steps = append(steps, step)
+	}
+	fmt.Printf("  critical chain (steps that wait): %s\n", strings.Join(steps, " → "))
+	if !w.Parked {
+		floor := w.Scaleway.BMDelivery + w.RescueReboot + w.RescueBoot
+		b.ReportMetric(floor.Minutes(), "resume-cold-floor-min")
+		fmt.Printf("  floor: Elastic Metal delivery %v (recorded) + reboot into rescue %v + rescue boot %v = %.2f min before the image is written\n",
+			w.Scaleway.BMDelivery, w.RescueReboot, w.RescueBoot, floor.Minutes())
 	}
 }

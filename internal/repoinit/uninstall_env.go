@@ -1,0 +1,143 @@
+package repoinit
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+
+	gh "github.com/google/go-github/v88/github"
+)
+
+// environmentRemoval decides whether uninstall deletes the environment that held the secrets.
+// GitHub records nobody's name on an environment, so the decision is made from what is in it: it is
+// deleted only when it holds nothing but what init puts there (pocbot's secrets, and deployments
+// from the default branch only); anything else — another secret, a variable, a wait timer, required
+// reviewers, another deployment branch rule, deployments limited to protected branches — is
+// someone else's, and deleting the environment would delete it too (GitHub deletes an environment's
+// secrets and protection rules with it). Such an environment is kept, and the output names what
+// keeps it. An environment that existed before init but holds only what init would have put there
+// is deleted: nothing else is lost with it.
+type environmentRemoval struct {
+	c             *gh.Client
+	owner, name   string
+	env           string
+	defaultBranch string
+	dryRun        bool
+	out           io.Writer
+}
+
+// run deletes the environment when nothing foreign is in it; it returns the number of deleting
+// requests made (0 or 1) and whether the environment was kept.
+func (x environmentRemoval) run(ctx context.Context) (changes int, kept bool, err error) {
+	path := fmt.Sprintf("repos/%s/%s/environments/%s", x.owner, x.name, url.PathEscape(x.env))
+	var cur struct {
+		Policy *struct {
+			Protected bool `json:"protected_branches"`
+			Custom    bool `json:"custom_branch_policies"`
+		} `json:"deployment_branch_policy"`
+		Rules []struct {
+			Type string `json:"type"`
+		} `json:"protection_rules"`
+	}
+	resp, err := x.do(ctx, http.MethodGet, path, &cur)
+	switch {
+	case resp != nil && resp.StatusCode == http.StatusNotFound:
+		return 0, false, nil // none (repository secrets, or already deleted)
+	case err != nil:
+		return 0, false, fmt.Errorf("uninstall: read the environment %s: %w (rerun)", x.env, err)
+	}
+	foreign, err := x.foreign(ctx, path, cur.Policy != nil && cur.Policy.Protected, cur.Policy != nil && cur.Policy.Custom)
+	if err != nil {
+		return 0, false, err
+	}
+	for _, r := range cur.Rules {
+		switch r.Type {
+		case "branch_policy": // the deployment branches, judged above
+		case "wait_timer":
+			foreign = append(foreign, "a wait timer")
+		case "required_reviewers":
+			foreign = append(foreign, "required reviewers")
+		default:
+			foreign = append(foreign, "the protection rule "+r.Type)
+		}
+	}
+	if len(foreign) > 0 {
+		fmt.Fprintf(x.out, "! environment %s kept: it holds %s, which init does not make (deleting it would delete them too). "+
+			"If nothing needs it any more: gh api -X DELETE repos/%s/%s/environments/%s\n",
+			x.env, strings.Join(foreign, ", "), x.owner, x.name, url.PathEscape(x.env))
+		return 0, true, nil
+	}
+	if x.dryRun {
+		fmt.Fprintf(x.out, "- would delete the environment %s (it holds nothing but what init put there)\n", x.env)
+		return 0, false, nil
+	}
+	resp, err = x.do(ctx, http.MethodDelete, path, nil)
+	if err != nil && (resp == nil || resp.StatusCode != http.StatusNotFound) {
+		return 0, false, fmt.Errorf("uninstall: delete the environment %s: %w (rerun)", x.env, err)
+	}
+	fmt.Fprintf(x.out, "- environment %s and its deployment branch rule\n", x.env)
+	return 1, false, nil
+}
+
+// foreign lists what the environment holds that init does not put there: secrets of other names,
+// variables, deployment branch rules other than the default branch, a protected-branches policy.
+func (x environmentRemoval) foreign(ctx context.Context, path string, protected, custom bool) ([]string, error) {
+	var found []string
+	names, _, err := SecretNames(ctx, x.c, path+"/secrets")
+	if err != nil {
+		return nil, fmt.Errorf("uninstall: list the secrets of the environment %s: %w (rerun)", x.env, err)
+	}
+	for _, n := range names {
+		if !managedSecret(n) {
+			found = append(found, "the secret "+n)
+		}
+	}
+	for page := 1; page < 100; page++ {
+		var vars struct {
+			Total     int `json:"total_count"`
+			Variables []struct {
+				Name string `json:"name"`
+			} `json:"variables"`
+		}
+		if _, err := x.do(ctx, http.MethodGet, fmt.Sprintf("%s/variables?per_page=30&page=%d", path, page), &vars); err != nil {
+			return nil, fmt.Errorf("uninstall: list the variables of the environment %s: %w (rerun)", x.env, err)
+		}
+		for _, v := range vars.Variables {
+			found = append(found, "the variable "+v.Name)
+		}
+		if len(vars.Variables) < 30 {
+			break
+		}
+	}
+	if protected {
+		found = append(found, "deployments limited to protected branches")
+	}
+	if custom {
+		var pol struct {
+			Policies []struct {
+				Name string `json:"name"`
+				Type string `json:"type"`
+			} `json:"branch_policies"`
+		}
+		if _, err := x.do(ctx, http.MethodGet, path+"/deployment-branch-policies?per_page=100", &pol); err != nil {
+			return nil, fmt.Errorf("uninstall: read the deployment branches of the environment %s: %w (rerun)", x.env, err)
+		}
+		for _, p := range pol.Policies {
+			if p.Name != x.defaultBranch || p.Type == "tag" {
+				found = append(found, fmt.Sprintf("the deployment rule %q", p.Name))
+			}
+		}
+	}
+	return found, nil
+}
+
+func (x environmentRemoval) do(ctx context.Context, method, path string, out any) (*gh.Response, error) {
+	req, err := x.c.NewRequest(ctx, method, path, nil)
+	if err != nil {
+		return nil, err
+	}
+	return x.c.Do(req, out)
+}

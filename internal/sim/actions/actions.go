@@ -1,0 +1,236 @@
+// Package actions plays GitHub Actions for pocbot's workflow in the emulated world (`bot sim`), so
+// that the installation can be tried by hand to its end: `bot init`, merging its pull request, and
+// a `/poc up` comment answered by the bot, with the secrets init wrote and nothing else.
+//
+// When a user comments on an issue of a repository of the GitHub stand-in whose default branch
+// holds the workflow (.github/workflows/poc.yml), the Runner runs the workflow's pocbot step as
+// the Action runs it: `bot handle` with the step's inputs — secrets and variables resolved from
+// the job's environment, then the repository — mapped to the bot's variables by action.yml's run
+// step, and the event as GITHUB_EVENT_PATH.
+//
+// # Contract
+//
+//	| behaviour | source |
+//	|---|---|
+//	| an issue comment (issue_comment, created) runs the workflow of the default branch, not of any other | github/docs content/actions/reference/workflows-and-actions/events-that-trigger-workflows.md (issue_comment: "This event will only trigger a workflow run if the workflow file exists on the default branch") |
+//	| the job runs only when its if: holds: the workflow's own condition, a comment containing /poc by a user who is not a Bot (evaluated as written in deploy/workflow/poc.yml, not as a general expression) | deploy/workflow/poc.yml; github/docs "Evaluate expressions in workflows" (contains) |
+//	| ${{ secrets.X }}: the job's environment's secret, else the repository's; missing: empty | github/docs "Using secrets in GitHub Actions" (environment secrets are available to jobs that reference the environment; a secret not set reads as an empty string) |
+//	| ${{ vars.X }}: the job's environment's variable; missing: empty | github/docs "Store information in variables" (the vars context); repository and organization variables: not modelled |
+//	| ${{ inputs.X || 'd' }}: 'd' (no workflow_dispatch here) | github/docs "Contexts" (inputs is empty for other events) |
+//	| the inputs reach the bot as action.yml's run step maps them (env:) | action.yml at the same commit (ActionYAML) |
+//	| the runs happen one at a time, in the order of the comments | simplification: GitHub runs them in parallel (the workflow has no concurrency group); the bot serializes on a cluster's lock in the state bucket |
+//
+// Not played: pull_request_target, schedule and workflow_dispatch events; the Action's download and
+// verification of a release (the Runner runs the binary that runs `bot sim`).
+package actions
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v2"
+
+	"github.com/pocbot/pocbot"
+	"github.com/pocbot/pocbot/internal/repoinit"
+	ghsim "github.com/pocbot/pocbot/internal/sim/github"
+)
+
+// ref reads a ${{ secrets.X }}, ${{ vars.X }} or ${{ inputs.X || 'default' }} value.
+var ref = regexp.MustCompile(`^\$\{\{\s*(secrets|vars|inputs)\.([A-Za-z0-9_-]+)(?:\s*\|\|\s*'([^']*)')?\s*\}\}$`)
+
+// WorkflowEnv is what a run of repo's workflow (on its default branch) gives `bot handle`: the
+// pocbot step's with: values, resolved as GitHub resolves them for an issue comment, mapped to
+// variables by action.yml's run step. ok is false when the default branch holds no workflow.
+func WorkflowEnv(gh *ghsim.Server, repo string) (env map[string]string, ok bool, err error) {
+	text, ok := gh.File(repo, "", repoinit.WorkflowPath)
+	if !ok {
+		return nil, false, nil
+	}
+	var wf struct {
+		Jobs map[string]struct {
+			Environment string `yaml:"environment"`
+			Steps       []struct {
+				Uses string            `yaml:"uses"`
+				With map[string]string `yaml:"with"`
+			} `yaml:"steps"`
+		} `yaml:"jobs"`
+	}
+	if err := yaml.Unmarshal(text, &wf); err != nil {
+		return nil, true, fmt.Errorf("read %s of %s: %w", repoinit.WorkflowPath, repo, err)
+	}
+	job, found := wf.Jobs["bot"]
+	if !found {
+		return nil, true, fmt.Errorf("%s of %s has no job bot", repoinit.WorkflowPath, repo)
+	}
+	inputs := map[string]string{}
+	for _, st := range job.Steps {
+		if !strings.HasPrefix(st.Uses, "pocbot/pocbot@") {
+			continue
+		}
+		for k, v := range st.With {
+			m := ref.FindStringSubmatch(v)
+			switch {
+			case m == nil:
+				inputs[k] = v
+			case m[1] == "secrets":
+				s, ok := gh.Secret(repo, job.Environment, m[2])
+				if !ok && job.Environment != "" {
+					s, _ = gh.Secret(repo, "", m[2]) // a repository secret is visible in every environment
+				}
+				inputs[k] = s
+			case m[1] == "vars":
+				inputs[k] = gh.EnvironmentVariable(repo, job.Environment, m[2])
+			case m[1] == "inputs":
+				inputs[k] = m[3] // not dispatched: the default
+			}
+		}
+	}
+	var action struct {
+		Runs struct {
+			Steps []struct {
+				ID  string            `yaml:"id"`
+				Env map[string]string `yaml:"env"`
+			} `yaml:"steps"`
+		} `yaml:"runs"`
+	}
+	if err := yaml.Unmarshal(pocbot.ActionYAML, &action); err != nil {
+		return nil, true, fmt.Errorf("read action.yml: %w", err)
+	}
+	env = map[string]string{}
+	for _, st := range action.Runs.Steps {
+		if st.ID != "run" {
+			continue
+		}
+		for k, v := range st.Env {
+			if m := ref.FindStringSubmatch(v); m != nil && m[1] == "inputs" {
+				env[k] = inputs[m[2]]
+			}
+		}
+	}
+	if len(env) == 0 {
+		return nil, true, fmt.Errorf("action.yml has no run step mapping inputs to variables")
+	}
+	return env, true, nil
+}
+
+// Runner runs the workflow on the comments users post.
+type Runner struct {
+	GitHub *ghsim.Server
+	// Base is what every run has beside the workflow's values: where the services are (the world's
+	// Endpoints), as a runner reaches the real ones by default.
+	Base [][2]string
+	// Handle runs `bot handle` with env (KEY=VALUE) and returns its combined output.
+	Handle func(ctx context.Context, env []string) ([]byte, error)
+	// Dir holds the event files.
+	Dir string
+	// Log receives one line per run and, for a failed run, its output.
+	Log io.Writer
+	// Interval is how often the comments are looked at (default 300ms); Timeout bounds a run
+	// (default the workflow's 60 minutes).
+	Interval, Timeout time.Duration
+
+	seen map[int64]bool
+	runs int
+}
+
+// Watch runs the workflow for every comment posted after it starts, until ctx ends.
+func (r *Runner) Watch(ctx context.Context) {
+	if r.Interval <= 0 {
+		r.Interval = 300 * time.Millisecond
+	}
+	if r.Timeout <= 0 {
+		r.Timeout = time.Hour
+	}
+	r.seen = map[int64]bool{}
+	for _, c := range r.GitHub.AllComments() {
+		r.seen[c.ID] = true
+	}
+	t := time.NewTicker(r.Interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		r.Poll(ctx)
+	}
+}
+
+// Poll runs the workflow for each comment not seen yet (in the order they were made) and returns
+// how many runs it made.
+func (r *Runner) Poll(ctx context.Context) int {
+	if r.seen == nil {
+		r.seen = map[int64]bool{}
+	}
+	comments := r.GitHub.AllComments()
+	sort.Slice(comments, func(i, j int) bool { return comments[i].ID < comments[j].ID })
+	n := 0
+	for _, c := range comments {
+		if r.seen[c.ID] || ctx.Err() != nil {
+			continue
+		}
+		r.seen[c.ID] = true
+		// The job's if: (deploy/workflow/poc.yml).
+		if c.AuthorType == "Bot" || !strings.Contains(c.Body, "/poc") {
+			continue
+		}
+		if r.run(ctx, c) {
+			n++
+		}
+	}
+	return n
+}
+
+// run runs the workflow for one comment; false when the repository has no workflow.
+func (r *Runner) run(ctx context.Context, c ghsim.Comment) bool {
+	env, ok, err := WorkflowEnv(r.GitHub, c.Repo)
+	if !ok {
+		return false
+	}
+	r.runs++
+	id := r.runs
+	if err != nil {
+		fmt.Fprintf(r.Log, "actions: run %d of %s on %s#%d not started: %v\n", id, repoinit.WorkflowPath, c.Repo, c.Number, err)
+		return true
+	}
+	event := filepath.Join(r.Dir, fmt.Sprintf("event-%d.json", id))
+	payload := ghsim.CommentPayload(c.Repo, c.Number, c.ID, c.Author, r.GitHub.UserID(c.Author), c.Body, r.GitHub.InstallationID(c.Repo))
+	if err := os.WriteFile(event, payload, 0o600); err != nil {
+		fmt.Fprintf(r.Log, "actions: run %d: write the event: %v\n", id, err)
+		return true
+	}
+	for _, kv := range r.Base {
+		env[kv[0]] = kv[1]
+	}
+	env["GITHUB_ACTIONS"], env["GITHUB_EVENT_NAME"], env["GITHUB_EVENT_PATH"] = "true", "issue_comment", event
+	env["GITHUB_REPOSITORY"], env["GITHUB_RUN_ID"], env["GITHUB_ACTOR"] = c.Repo, strconv.Itoa(id), c.Author
+	list := make([]string, 0, len(env))
+	for k, v := range env {
+		list = append(list, k+"="+v)
+	}
+	sort.Strings(list)
+	fmt.Fprintf(r.Log, "actions: run %d of %s on %s#%d (%q by %s)\n", id, repoinit.WorkflowPath, c.Repo, c.Number, firstLine(c.Body), c.Author)
+	rctx, cancel := context.WithTimeout(ctx, r.Timeout)
+	defer cancel()
+	out, err := r.Handle(rctx, list)
+	if err != nil {
+		fmt.Fprintf(r.Log, "actions: run %d failed: %v\n%s\n", id, err, out)
+		return true
+	}
+	fmt.Fprintf(r.Log, "actions: run %d succeeded\n", id)
+	return true
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
+}

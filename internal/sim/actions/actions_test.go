@@ -1,0 +1,73 @@
+package actions
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/pocbot/pocbot/internal/repoinit"
+	ghsim "github.com/pocbot/pocbot/internal/sim/github"
+)
+
+// The Runner runs the workflow of the default branch, for a user's /poc comment only, with the
+// environment's secrets (here none: the repository's, visible in every environment), the step's inputs
+// mapped by action.yml, the event and the base endpoints.
+func TestRunnerRunsTheWorkflowOnAPocComment(t *testing.T) {
+	gh, err := ghsim.New(ghsim.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const repo = "acme/shop"
+	gh.AddRepo(repo, "main")
+	n := gh.AddIssue(repo, ghsim.Issue{Title: "try", Author: "alice"})
+	var runs [][]string
+	var log bytes.Buffer
+	r := &Runner{GitHub: gh, Base: [][2]string{{"SCW_API_URL", "http://127.0.0.1:1"}}, Dir: t.TempDir(), Log: &log,
+		Handle: func(_ context.Context, env []string) ([]byte, error) { runs = append(runs, env); return nil, nil }}
+	get := func(env []string, k string) string {
+		for _, kv := range env {
+			if v, ok := strings.CutPrefix(kv, k+"="); ok {
+				return v
+			}
+		}
+		return ""
+	}
+
+	gh.AddComment(repo, n, "alice", "/poc up")
+	if got := r.Poll(t.Context()); got != 0 {
+		t.Fatalf("%d runs without a workflow on the default branch", got)
+	}
+	gh.SetFile(repo, "pocbot-init", repoinit.WorkflowPath, repoinit.WorkflowFile("pocbot/pocbot@0123456789abcdef0123456789abcdef01234567 # v1.0.0", true, ""))
+	gh.AddComment(repo, n, "alice", "/poc up")
+	if got := r.Poll(t.Context()); got != 0 {
+		t.Fatalf("%d runs with the workflow on another branch only", got)
+	}
+
+	gh.SetFile(repo, "main", repoinit.WorkflowPath, repoinit.WorkflowFile("pocbot/pocbot@0123456789abcdef0123456789abcdef01234567 # v1.0.0", true, ""))
+	if !gh.SetSecret(repo, "", "SCW_ACCESS_KEY", "SCWREPO") || gh.SetSecret(repo, "poc", "POC_STATE_KEY", "k") {
+		t.Fatal("SetSecret: the repository's must work, an absent environment's must not")
+	}
+	gh.AddComment(repo, n, "pocbot[bot]", "status /poc up")
+	gh.AddComment(repo, n, "alice", "thanks")
+	id := gh.AddComment(repo, n, "alice", "/poc up --ttl 2h")
+	if got := r.Poll(t.Context()); got != 1 || len(runs) != 1 {
+		t.Fatalf("runs after a bot's comment, a plain one and a /poc one: %d (%d handled), want 1\n%s", got, len(runs), log.String())
+	}
+	env := runs[0]
+	if get(env, "SCW_ACCESS_KEY") != "SCWREPO" || get(env, "AWS_ACCESS_KEY_ID") != "SCWREPO" {
+		t.Errorf("the repository secret did not reach the run as action.yml maps it: %v", env)
+	}
+	if get(env, "INPUT_COMMAND") != "handle" || get(env, "SCW_API_URL") != "http://127.0.0.1:1" || get(env, "GITHUB_EVENT_NAME") != "issue_comment" {
+		t.Errorf("the run's command, base or event name: %v", env)
+	}
+	event, err := os.ReadFile(get(env, "GITHUB_EVENT_PATH"))
+	if err != nil || !strings.Contains(string(event), "/poc up --ttl 2h") || !strings.Contains(string(event), `"id":`+strconv.FormatInt(id, 10)) {
+		t.Errorf("the event file: %s, %v", event, err)
+	}
+	if got := r.Poll(t.Context()); got != 0 {
+		t.Errorf("a comment ran twice")
+	}
+}
