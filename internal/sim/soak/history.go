@@ -274,8 +274,13 @@ func generate(seed uint64, n int) []Event {
 				}
 			}
 		}
+		if r.IntN(10) == 0 {
+			// A plain up by a user who can write into the cluster, in the repository with room
+			// for it: the histories' clusters that hold data through their nights.
+			e = Event{Kind: KindComment, Repo: "acme/b", Number: 1 + r.IntN(2), User: pick([]string{"ada", "wes"}), Body: "/poc up"}
+		}
 		out = appendWithWrites(out, e, r)
-		if e.Kind == KindComment && !e.Async && e.KillAfter == 0 && strings.HasPrefix(e.Body, "/poc up") && (e.User == "ada" || e.User == "wes") && r.IntN(3) == 0 {
+		if e.Kind == KindComment && !e.Async && e.KillAfter == 0 && strings.HasPrefix(e.Body, "/poc up") && (e.User == "ada" || e.User == "wes") && r.IntN(2) == 0 {
 			// A night: the requester pauses the cluster, and later someone resumes it, by
 			// command or by any command inside acme/b's pause window; or the schedule
 			// pauses it and a status resumes it.
