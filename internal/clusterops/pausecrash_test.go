@@ -331,49 +331,46 @@ func crashShard(t *testing.T, k int, cv *crashCoverage) {
 		if pauseDone {
 			p = -1
 		}
-		c.crash.arm(p)
-		perr := c.pause(ctx)
-		saves := c.crash.count.Load()
-		c.checkPausing(ctx, t, fmt.Sprintf("pause crashed at save %d", p))
-		c.crash.arm(-1)
-		switch {
-		case perr != nil:
-			cv.add(func(cv *crashCoverage) { cv.pause[p] = true })
-			if err := c.pause(ctx); err != nil {
-				t.Fatalf("pause again after a crash at save %d: %v", p, err)
-			}
-		case p >= 0 && p < saves:
-			t.Fatalf("the pause armed to crash at save %d of %d did not fail", p, saves)
-		case p >= 0:
-			pauseDone = true
-			cv.add(func(cv *crashCoverage) { cv.otherPauses = append(cv.otherPauses, saves) })
-		}
+		perr := c.crashAt(ctx, t, "pause", p, c.pause, &pauseDone, cv.pause, &cv.otherPauses, cv)
 		c.checkPaused(ctx, t, fmt.Sprintf("paused after a crash at save %d (%v)", p, perr))
-
 		j := point
 		if resumeDone {
 			j = -1
 		}
-		c.crash.arm(j)
-		rerr := c.resume(ctx)
-		saves = c.crash.count.Load()
-		c.crash.arm(-1)
-		switch {
-		case rerr != nil:
-			cv.add(func(cv *crashCoverage) { cv.resume[j] = true })
-			if err := c.resume(ctx); err != nil {
-				t.Fatalf("resume again after a crash at save %d: %v", j, err)
-			}
-		case j >= 0 && j < saves:
-			t.Fatalf("the resume armed to crash at save %d of %d did not fail", j, saves)
-		case j >= 0:
-			resumeDone = true
-			cv.add(func(cv *crashCoverage) { cv.otherResumes = append(cv.otherResumes, saves) })
-		}
+		rerr := c.crashAt(ctx, t, "resume", j, c.resume, &resumeDone, cv.resume, &cv.otherResumes, cv)
 		c.checkResumed(ctx, t, fmt.Sprintf("pause crashed at save %d, resume at save %d (%v)", p, j, rerr))
 		cv.add(func(cv *crashCoverage) { cv.cycles++ })
 	}
 	cv.add(func(cv *crashCoverage) { cv.writes += c.writes; cv.checked += c.checked })
+}
+
+// crashAt runs the phase what with its saves crashing from save at on (-1: none), then, when it
+// failed, again without a crash, which must converge. It records at in crashed, or, when a run
+// so armed did not crash (at is past its last save), its count of saves in others, and sets
+// done. It returns the crashed run's error.
+func (c *crashWorld) crashAt(ctx context.Context, t *testing.T, what string, at int64, run func(context.Context) error,
+	done *bool, crashed map[int64]bool, others *[]int64, cv *crashCoverage) error {
+	t.Helper()
+	c.crash.arm(at)
+	err := run(ctx)
+	saves := c.crash.count.Load()
+	if what == "pause" {
+		c.checkPausing(ctx, t, fmt.Sprintf("pause crashed at save %d", at))
+	}
+	c.crash.arm(-1)
+	switch {
+	case err != nil:
+		cv.add(func(*crashCoverage) { crashed[at] = true })
+		if err := run(ctx); err != nil {
+			t.Fatalf("%s again after a crash at save %d: %v", what, at, err)
+		}
+	case at >= 0 && at < saves:
+		t.Fatalf("the %s armed to crash at save %d of %d did not fail", what, at, saves)
+	case at >= 0:
+		*done = true
+		cv.add(func(*crashCoverage) { *others = append(*others, saves) })
+	}
+	return err
 }
 
 // crashReruns counts the saves of a clean cycle, then crashes the pause at its first save, its

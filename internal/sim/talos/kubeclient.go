@@ -119,12 +119,7 @@ func NewKubeClient(kubeconfig []byte) (*KubeClient, error) {
 // Create makes the object name of plural ("configmaps" or "secrets") in namespace ns with data
 // (a Secret's values are sent as stringData, which the apiserver folds into data).
 func (k *KubeClient) Create(ctx context.Context, plural, ns, name string, data map[string]string) error {
-	field := "data"
-	if plural == resSecrets.plural {
-		field = "stringData"
-	}
-
-	body, err := json.Marshal(map[string]any{"apiVersion": "v1", "metadata": map[string]any{"name": name, "namespace": ns}, field: data})
+	body, err := objectBody(plural, ns, name, data)
 	if err != nil {
 		return err
 	}
@@ -134,15 +129,20 @@ func (k *KubeClient) Create(ctx context.Context, plural, ns, name string, data m
 	return err
 }
 
-// Update replaces the data of the object name of plural in namespace ns. The request carries no
-// resourceVersion: an unconditional update, which the apiserver allows for ConfigMaps and Secrets.
-func (k *KubeClient) Update(ctx context.Context, plural, ns, name string, data map[string]string) error {
+// objectBody is the JSON of a ConfigMap or Secret holding data.
+func objectBody(plural, ns, name string, data map[string]string) ([]byte, error) {
 	field := "data"
 	if plural == resSecrets.plural {
 		field = "stringData"
 	}
 
-	body, err := json.Marshal(map[string]any{"apiVersion": "v1", "metadata": map[string]any{"name": name, "namespace": ns}, field: data})
+	return json.Marshal(map[string]any{"apiVersion": "v1", "metadata": map[string]any{"name": name, "namespace": ns}, field: data})
+}
+
+// Update replaces the data of the object name of plural in namespace ns. The request carries no
+// resourceVersion: an unconditional update, which the apiserver allows for ConfigMaps and Secrets.
+func (k *KubeClient) Update(ctx context.Context, plural, ns, name string, data map[string]string) error {
+	body, err := objectBody(plural, ns, name, data)
 	if err != nil {
 		return err
 	}
