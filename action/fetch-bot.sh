@@ -26,7 +26,9 @@ die() {
 
 version="${POCBOT_VERSION:-}"
 [ -n "$version" ] || die "POCBOT_VERSION is not set: give a release tag such as v0.2.0 (or version: source in the Action)"
+# A tag names files here: letters, digits, '.', '-' and '+' only (no path).
 case "$version" in
+  *[!A-Za-z0-9.+-]*) die "POCBOT_VERSION=$version is not a release tag like v0.2.0" ;;
   v[0-9]*) ;;
   *) die "POCBOT_VERSION=$version is not a release tag like v0.2.0" ;;
 esac
@@ -82,7 +84,13 @@ sha256() {
     out="${out##* }" # "SHA2-256(stdin)= <hex>" (OpenSSL 3), "(stdin)= <hex>" or "<hex>" (LibreSSL)
     if [[ "$out" =~ ^[0-9a-f]{64}$ ]]; then echo "$out"; return; fi
   fi
-  if command -v sha256sum >/dev/null 2>&1; then out="$(sha256sum <"$1")"; else out="$(shasum -a 256 <"$1")"; fi
+  if command -v sha256sum >/dev/null 2>&1; then
+    out="$(sha256sum <"$1")"
+  elif command -v shasum >/dev/null 2>&1; then
+    out="$(shasum -a 256 <"$1")"
+  else
+    die "no sha256 program on this runner (openssl, sha256sum or shasum): $1 cannot be verified, so nothing was run; install coreutils or openssl"
+  fi
   echo "${out%% *}"
 }
 
@@ -104,6 +112,12 @@ fi
 # zstd -d | tar rather than tar --zstd: GNU tar runs the zstd program for --zstd anyway, and whether
 # macOS's bsdtar links libzstd is not documented; both read a plain tar from stdin.
 zstd -dcq "$archive" | tar -xf - bot || { rm -f bot; die "unpacking bot from $archive failed (it matched the pinned sha256): check zstd and the disk space in $dir"; }
+# goreleaser packs bot as a regular file; anything else (a symlink would be chmod-ed and run
+# wherever it points) is a release built wrong: refuse it.
+if [ -L bot ] || [ ! -f bot ]; then
+  rm -f bot
+  die "bot in $archive is not a regular file (it matched the pinned sha256, so the release itself is wrong): nothing was run; report it"
+fi
 chmod 0755 bot
 echo "$dir/bot"
 if [ -n "${GITHUB_OUTPUT:-}" ]; then

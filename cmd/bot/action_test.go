@@ -27,11 +27,12 @@ const testRelease = "v0.0.0-test"
 // checks that the two agree).
 const archiveExt = ".tar.zst"
 
-// archiveFile is one member of a test archive.
+// archiveFile is one member of a test archive: a file, or a symlink to link.
 type archiveFile struct {
 	name string
 	mode int64
 	data []byte
+	link string
 }
 
 // tarZst is a goreleaser-like archive of files: a tar compressed by the zstd program at its default
@@ -41,7 +42,11 @@ func tarZst(t testing.TB, files ...archiveFile) []byte {
 	var tarball bytes.Buffer
 	tw := tar.NewWriter(&tarball)
 	for _, f := range files {
-		if err := tw.WriteHeader(&tar.Header{Name: f.name, Mode: f.mode, Size: int64(len(f.data)), ModTime: time.Unix(0, 0)}); err != nil {
+		h := &tar.Header{Name: f.name, Mode: f.mode, Size: int64(len(f.data)), ModTime: time.Unix(0, 0)}
+		if f.link != "" {
+			h.Typeflag, h.Linkname, h.Size = tar.TypeSymlink, f.link, 0
+		}
+		if err := tw.WriteHeader(h); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := tw.Write(f.data); err != nil {
@@ -74,14 +79,15 @@ func needTools(t testing.TB, tools ...string) {
 }
 
 // toolsDir is a directory holding only the named programs (links to those on PATH), for a PATH that
-// lacks the others.
+// lacks the others. A missing one skips, or fails under CI, as needTools does.
 func toolsDir(t testing.TB, tools ...string) string {
 	t.Helper()
+	needTools(t, tools...)
 	dir := t.TempDir()
 	for _, tool := range tools {
 		p, err := exec.LookPath(tool)
 		if err != nil {
-			t.Skipf("%s is not installed", tool)
+			t.Fatal(err)
 		}
 		if err := os.Symlink(p, filepath.Join(dir, tool)); err != nil {
 			t.Fatal(err)
@@ -103,7 +109,7 @@ func release(t testing.TB, root, bin string) (archivePath string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	data := tarZst(t, archiveFile{"README.md", 0o644, []byte("pocbot\n")}, archiveFile{"bot", 0o755, exe})
+	data := tarZst(t, archiveFile{name: "README.md", mode: 0o644, data: []byte("pocbot\n")}, archiveFile{name: "bot", mode: 0o755, data: exe})
 	name := fmt.Sprintf("pocbot_%s_%s_%s%s", strings.TrimPrefix(testRelease, "v"), runtime.GOOS, runtime.GOARCH, archiveExt)
 	sum := sha256.Sum256(data)
 	checksums := fmt.Sprintf("%s  %s\n%s  pocbot_%s_other_arch%s\n", hex.EncodeToString(sum[:]), name, strings.Repeat("0", 64), strings.TrimPrefix(testRelease, "v"), archiveExt)
@@ -118,6 +124,15 @@ func release(t testing.TB, root, bin string) (archivePath string) {
 		t.Fatal(err)
 	}
 	return archivePath
+}
+
+// sha256Program is the sha256 program fetch-bot.sh falls back to here: coreutils' sha256sum, or
+// Perl's shasum where there is none (macOS).
+func sha256Program() string {
+	if _, err := exec.LookPath("sha256sum"); err != nil {
+		return "shasum"
+	}
+	return "sha256sum"
 }
 
 // pinnedSums is where release puts the Action's own copy of the sums (outside the served tree).
@@ -251,8 +266,30 @@ func TestActionFetchVerifiesTheRelease(t *testing.T) {
 		// Before any download: the runner cannot unpack without zstd, and says how to get it.
 		{name: "no zstd on the runner", want: "zstd is not installed", env: []string{"PATH=" + t.TempDir()}},
 		// openssl is only the fast way: without it, sha256sum verifies the same archive.
-		{name: "no openssl on the runner", env: []string{"PATH=" + toolsDir(t, "curl", "zstd", "tar", "mkdir", "rm", "mv", "chmod", "sha256sum")}},
+		{name: "no openssl on the runner", env: []string{"PATH=" + toolsDir(t, "curl", "zstd", "tar", "mkdir", "rm", "mv", "chmod", sha256Program())}},
+		// Without any sha256 program nothing can be verified: say so, rather than call the archive
+		// (or the cache) corrupt. The old script reported "checksum mismatch … the download is ".
+		{name: "no sha256 program on the runner", want: "no sha256 program", env: []string{"PATH=" + toolsDir(t, "curl", "zstd", "tar", "mkdir", "rm", "mv", "chmod")}},
+		// The pinned archive's bot must be a file: a symlink (a release built wrong) would run, and
+		// chmod, whatever it points to. The old script ran the link's target.
+		{name: "a bot that is a symlink", want: "is not a regular file", prepare: func(t *testing.T, _ string) {
+			target := filepath.Join(t.TempDir(), "elsewhere")
+			if err := os.WriteFile(target, []byte("#!/bin/sh\ntouch "+marker+"\n"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			data := tarZst(t, archiveFile{name: "bot", mode: 0o777, link: target})
+			sum := sha256.Sum256(data)
+			if err := os.WriteFile(archive, data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(pinned, []byte(hex.EncodeToString(sum[:])+"  "+filepath.Base(archive)+"\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}},
 		{name: "not a tag", want: "is not a release tag", env: []string{"POCBOT_VERSION=latest"}},
+		// The version names files in POCBOT_DIR: no path in it. The old script took it (and looked
+		// for, then removed, pocbot_1/../../x_….tar.zst).
+		{name: "a version with a path", want: "is not a release tag", env: []string{"POCBOT_VERSION=v1/../../x"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			for p, data := range map[string][]byte{archive: good, sumsPath: sums, pinned: sums} { // the good files on the server, the Action's pin
@@ -300,7 +337,7 @@ func TestActionFetchVerifiesTheRelease(t *testing.T) {
 // marker, and a checksums.txt that matches it.
 func plantedArchive(t *testing.T, name, marker string) (archive, sums []byte) {
 	t.Helper()
-	archive = tarZst(t, archiveFile{"bot", 0o755, []byte("#!/bin/sh\necho planted\ntouch " + marker + "\n")})
+	archive = tarZst(t, archiveFile{name: "bot", mode: 0o755, data: []byte("#!/bin/sh\necho planted\ntouch " + marker + "\n")})
 	sum := sha256.Sum256(archive)
 	return archive, []byte(hex.EncodeToString(sum[:]) + "  " + name + "\n")
 }

@@ -107,11 +107,11 @@ func init() {
 func simUserKey(w *world.World, dir, login string) (string, error) {
 	pub, priv, err := ed25519.GenerateKey(rand.Reader)
 	if err != nil {
-		return "", err
+		return "", fmt.Errorf("sim: make %s's SSH key: %w", login, err)
 	}
 	block, err := ssh.MarshalPrivateKey(priv, login+"@pocbot-sim")
 	if err != nil {
-		return "", err
+		return "", fmt.Errorf("sim: encode %s's SSH key: %w", login, err)
 	}
 	path := filepath.Join(dir, login+"_ed25519")
 	if err := os.WriteFile(path, pem.EncodeToMemory(block), 0o600); err != nil {
@@ -119,7 +119,7 @@ func simUserKey(w *world.World, dir, login string) (string, error) {
 	}
 	sshPub, err := ssh.NewPublicKey(pub)
 	if err != nil {
-		return "", err
+		return "", fmt.Errorf("sim: encode %s's SSH public key: %w", login, err)
 	}
 	w.GitHub.AddUserKey(login, string(ssh.MarshalAuthorizedKey(sshPub)))
 	return path, nil
@@ -135,7 +135,7 @@ func simRunner(a *app, w *world.World, dir string) (*actions.Runner, error) {
 	}
 	events := filepath.Join(dir, "actions")
 	if err := os.MkdirAll(events, 0o700); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("sim: make the directory of the workflow runs' events: %w (is --dir writable?)", err)
 	}
 	return &actions.Runner{GitHub: w.GitHub, Base: w.Endpoints(), Dir: events, Log: a.stderr,
 		Handle: func(ctx context.Context, env []string) ([]byte, error) {

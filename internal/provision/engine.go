@@ -1,6 +1,7 @@
 package provision
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -113,6 +114,8 @@ type Run struct {
 	sweeping bool
 	report   Report
 	saveMu   sync.Mutex
+	// unsaved: a change was made that no save has stored yet (a save failed, or is running).
+	unsaved bool
 }
 
 func (e *Engine) newRun(st *State, saver Saver) *Run {
@@ -187,7 +190,13 @@ func (r *Run) Trigger(name string) string {
 
 // SetTrigger records the trigger hash of an out-of-state node once it has run, and saves.
 func (r *Run) SetTrigger(ctx context.Context, name, hash string) error {
-	return r.mutate(ctx, func(st *State) { st.Triggers[name] = hash })
+	return r.change(ctx, func(st *State) bool {
+		if old, ok := st.Triggers[name]; ok && old == hash {
+			return false
+		}
+		st.Triggers[name] = hash
+		return true
+	})
 }
 
 // Secret returns a secret stored by a node (a copy).
@@ -200,8 +209,28 @@ func (r *Run) Secret(key string) ([]byte, bool) {
 
 // SetSecret stores a secret in the encrypted state and saves.
 func (r *Run) SetSecret(ctx context.Context, key string, v []byte) error {
-	v = append([]byte(nil), v...)
-	return r.mutate(ctx, func(st *State) { st.Secrets[key] = v })
+	return r.Set(ctx, map[string][]byte{key: v}, nil)
+}
+
+// Set stores secrets and outputs together, in one save; a value the state holds already is not
+// saved again (nil is a value: a secret set to nil is present and empty).
+func (r *Run) Set(ctx context.Context, secrets map[string][]byte, outputs map[string]string) error {
+	return r.change(ctx, func(st *State) bool {
+		changed := false
+		for k, v := range secrets {
+			if old, ok := st.Secrets[k]; ok && bytes.Equal(old, v) {
+				continue
+			}
+			st.Secrets[k], changed = append([]byte(nil), v...), true
+		}
+		for k, v := range outputs {
+			if old, ok := st.Outputs[k]; ok && old == v {
+				continue
+			}
+			st.Outputs[k], changed = v, true
+		}
+		return changed
+	})
 }
 
 // Output returns an output (endpoint, location) stored by a node.
@@ -214,7 +243,7 @@ func (r *Run) Output(key string) (string, bool) {
 
 // SetOutput stores an output and saves.
 func (r *Run) SetOutput(ctx context.Context, key, v string) error {
-	return r.mutate(ctx, func(st *State) { st.Outputs[key] = v })
+	return r.Set(ctx, nil, map[string]string{key: v})
 }
 
 // Note reports a node's progress detail.
@@ -240,13 +269,23 @@ func (r *Run) Retry(ctx context.Context, what string, fn func(ctx context.Contex
 }
 
 func (r *Run) mutate(ctx context.Context, f func(*State)) error {
+	return r.change(ctx, func(st *State) bool { f(st); return true })
+}
+
+// change applies f to the state and saves it, unless f changed nothing (it says so) and every
+// earlier change is saved: each save is a whole-state write on the run's path.
+func (r *Run) change(ctx context.Context, f func(*State) bool) error {
 	// saveMu orders whole saves so that a later mutation is never overwritten by an older copy.
 	r.saveMu.Lock()
 	defer r.saveMu.Unlock()
 	r.mu.Lock()
-	f(r.st)
+	if !f(r.st) && !r.unsaved {
+		r.mu.Unlock()
+		return nil
+	}
 	r.st.UpdatedAt = time.Now().UTC()
 	snap := r.st.Clone()
+	r.unsaved = r.saver != nil
 	r.mu.Unlock()
 	if r.saver == nil {
 		return nil
@@ -256,6 +295,9 @@ func (r *Run) mutate(ctx context.Context, f func(*State)) error {
 	if err := r.saver.Save(sctx, snap); err != nil {
 		return fmt.Errorf("save state of cluster %q: %w", r.st.ClusterID, err)
 	}
+	r.mu.Lock()
+	r.unsaved = false // saveMu held: no change came in since snap
+	r.mu.Unlock()
 	return nil
 }
 

@@ -432,3 +432,70 @@ func TestCancelCutsStepsWaitingForUnlaunchedSteps(t *testing.T) {
 		t.Error("the waiting step returned without its context ending: the bootstrap ran after the cancel")
 	}
 }
+
+// countingSaver counts the saves and fails those it is told to.
+type countingSaver struct {
+	saves int
+	fail  bool
+}
+
+func (c *countingSaver) Save(context.Context, *State) error {
+	c.saves++
+	if c.fail {
+		return errors.New("bucket unavailable")
+	}
+	return nil
+}
+
+// A value already saved is not saved again (a resume sets the talosconfig, the endpoint, the
+// image's figures as they were: each save is a state write on the critical path), several
+// values set together are one save, and after a failed save the same value is saved again.
+func TestSettersSaveOnlyWhatChanged(t *testing.T) {
+	st, err := NewState("c", Spec{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs := &countingSaver{}
+	r := New(Options{}).newRun(st, cs)
+	ctx := t.Context()
+	steps := []struct {
+		what  string
+		do    func() error
+		saves int
+	}{
+		{"a new output", func() error { return r.SetOutput(ctx, "endpoint", "https://a") }, 1},
+		{"the same output", func() error { return r.SetOutput(ctx, "endpoint", "https://a") }, 1},
+		{"a new secret", func() error { return r.SetSecret(ctx, "k", []byte("v")) }, 2},
+		{"the same secret", func() error { return r.SetSecret(ctx, "k", []byte("v")) }, 2},
+		{"a nil secret where none was (present, empty)", func() error { return r.SetSecret(ctx, "ud", nil) }, 3},
+		{"the same trigger twice", func() error {
+			_ = r.SetTrigger(ctx, "n", "h")
+			return r.SetTrigger(ctx, "n", "h")
+		}, 4},
+		{"three values together", func() error {
+			return r.Set(ctx, map[string][]byte{"k": []byte("w"), "k2": []byte("x")}, map[string]string{"endpoint": "https://b"})
+		}, 5},
+		{"the same three again", func() error {
+			return r.Set(ctx, map[string][]byte{"k": []byte("w"), "k2": []byte("x")}, map[string]string{"endpoint": "https://b"})
+		}, 5},
+	}
+	for _, s := range steps {
+		if err := s.do(); err != nil {
+			t.Fatalf("%s: %v", s.what, err)
+		}
+		if cs.saves != s.saves {
+			t.Fatalf("after %s: %d saves, want %d", s.what, cs.saves, s.saves)
+		}
+	}
+	if v, ok := r.Secret("ud"); !ok || v != nil {
+		t.Errorf("nil secret: %q %v, want present and empty", v, ok)
+	}
+	cs.fail = true
+	if err := r.SetOutput(ctx, "endpoint", "https://c"); err == nil {
+		t.Fatal("a failed save was not reported")
+	}
+	cs.fail = false
+	if err := r.SetOutput(ctx, "endpoint", "https://c"); err != nil || cs.saves != 7 {
+		t.Fatalf("the same value after a failed save: %v, %d saves, want it saved (7)", err, cs.saves)
+	}
+}

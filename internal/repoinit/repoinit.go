@@ -274,10 +274,12 @@ func (r *runner) target(ctx context.Context, repo *gh.Repository) error {
 		Policy *struct {
 			Custom bool `json:"custom_branch_policies"`
 		} `json:"deployment_branch_policy"`
-		Rules []struct {
-			Type      string `json:"type"`
-			WaitTimer int    `json:"wait_timer"`
-			Reviewers []struct {
+		CanAdminsBypass *bool `json:"can_admins_bypass"`
+		Rules           []struct {
+			Type              string `json:"type"`
+			WaitTimer         int    `json:"wait_timer"`
+			PreventSelfReview bool   `json:"prevent_self_review"`
+			Reviewers         []struct {
 				Type     string `json:"type"`
 				Reviewer struct {
 					ID int64 `json:"id"`
@@ -311,8 +313,12 @@ func (r *runner) target(ctx context.Context, repo *gh.Repository) error {
 			return nil
 		}
 		body := map[string]any{"deployment_branch_policy": map[string]bool{"protected_branches": false, "custom_branch_policies": true}}
-		// The PUT states the environment's whole configuration: an existing one's wait timer and
-		// required reviewers are sent back, so that init changes its deployment branches only.
+		// The PUT states the environment's whole configuration: an existing one's wait timer,
+		// required reviewers (with prevent_self_review) and can_admins_bypass are sent back, so that
+		// init changes its deployment branches only and never widens who may approve or skip them.
+		if cur.CanAdminsBypass != nil {
+			body["can_admins_bypass"] = *cur.CanAdminsBypass
+		}
 		for _, rule := range cur.Rules {
 			switch rule.Type {
 			case "wait_timer":
@@ -323,6 +329,7 @@ func (r *runner) target(ctx context.Context, repo *gh.Repository) error {
 					list = append(list, map[string]any{"type": rv.Type, "id": rv.Reviewer.ID})
 				}
 				body["reviewers"] = list
+				body["prevent_self_review"] = rule.PreventSelfReview
 			}
 		}
 		resp, err := r.do(ctx, http.MethodPut, path, body, nil)

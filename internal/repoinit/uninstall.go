@@ -73,10 +73,11 @@ func Uninstall(ctx context.Context, cfg UninstallConfig) (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("uninstall: read %s with your token: %w (is the token a repository admin's?)", cfg.Repo, err)
 	}
-	// Secrets: the environment's, then the repository's (init writes one or the other).
+	// Secrets: the environment's, then the repository's (init writes one or the other; the
+	// repository's only when they hold init's POC_STATE_KEY).
 	for _, where := range []secretsPlace{
-		{SecretsPath(owner, name, cfg.Env), "of the environment " + cfg.Env},
-		{SecretsPath(owner, name, ""), "of the repository"},
+		{path: SecretsPath(owner, name, cfg.Env), what: "of the environment " + cfg.Env},
+		{path: SecretsPath(owner, name, ""), what: "of the repository", repository: cfg.Repo},
 	} {
 		n, err := deleteSecrets(ctx, c, where, cfg.DryRun, out)
 		changes += n
@@ -142,11 +143,22 @@ func checkNoClusters(ctx context.Context, cfg UninstallConfig) error {
 	return nil
 }
 
-// secretsPlace is one list of Actions secrets: its API path and how the output names it.
-type secretsPlace struct{ path, what string }
+// secretsPlace is one list of Actions secrets: its API path, how the output names it, and for
+// the repository's, the repository (OWNER/REPO).
+type secretsPlace struct {
+	path, what string
+	repository string
+}
+
+// initsMarker is the secret init always writes where it writes (a required secret it can
+// generate): the repository's secrets are init's target only when they hold it.
+const initsMarker = "POC_STATE_KEY"
 
 // deleteSecrets deletes the secrets init manages from one place (a dry run prints them); a missing
-// environment has none. It returns the number of deleting requests made.
+// environment has none. The repository's secrets of those names are deleted only when init wrote
+// there (they hold initsMarker, deleted last so that a rerun still sees it); otherwise they are
+// someone else's (SCW_ACCESS_KEY of another workflow, say) and are named, not deleted. It returns
+// the number of deleting requests made.
 func deleteSecrets(ctx context.Context, c *gh.Client, where secretsPlace, dryRun bool, out io.Writer) (int, error) {
 	names, found, err := SecretNames(ctx, c, where.path)
 	switch {
@@ -155,11 +167,24 @@ func deleteSecrets(ctx context.Context, c *gh.Client, where secretsPlace, dryRun
 	case !found:
 		return 0, nil // no such environment
 	}
-	changes := 0
+	var ours []string
+	marked := false
 	for _, n := range names {
-		if !managedSecret(n) {
-			continue
+		if managedSecret(n) {
+			ours = append(ours, n)
+			marked = marked || strings.EqualFold(n, initsMarker)
 		}
+	}
+	if where.repository != "" && !marked && len(ours) > 0 {
+		fmt.Fprintf(out, "! the secrets %s %s kept: init wrote pocbot's secrets to the environment, not there (the repository holds no %s). "+
+			"If they are pocbot's all the same: gh secret delete NAME --repo %s\n", strings.Join(ours, ", "), where.what, initsMarker, where.repository)
+		return 0, nil
+	}
+	sort.SliceStable(ours, func(i, j int) bool {
+		return !strings.EqualFold(ours[i], initsMarker) && strings.EqualFold(ours[j], initsMarker)
+	})
+	changes := 0
+	for _, n := range ours {
 		if dryRun {
 			fmt.Fprintf(out, "- would delete the secret %s %s\n", n, where.what)
 			continue

@@ -18,7 +18,8 @@ import (
 // reviewers, another deployment branch rule, deployments limited to protected branches — is
 // someone else's, and deleting the environment would delete it too (GitHub deletes an environment's
 // secrets and protection rules with it). Such an environment is kept, and the output names what
-// keeps it. An environment that existed before init but holds only what init would have put there
+// keeps it; variables of pocbot's names (docs/install.md's long way sets some) are pocbot's, not
+// foreign: they go with the environment, or one by one from a kept one. An environment that existed before init but holds only what init would have put there
 // is deleted: nothing else is lost with it.
 type environmentRemoval struct {
 	c             *gh.Client
@@ -29,12 +30,14 @@ type environmentRemoval struct {
 	out           io.Writer
 }
 
-// run deletes the environment when nothing foreign is in it; it returns the number of deleting
-// requests made (0 or 1) and whether the environment was kept.
+// run deletes the environment when nothing foreign is in it, and otherwise the variables of
+// pocbot's names in it; it returns the number of deleting requests made and whether the
+// environment was kept.
 func (x environmentRemoval) run(ctx context.Context) (changes int, kept bool, err error) {
 	path := fmt.Sprintf("repos/%s/%s/environments/%s", x.owner, x.name, url.PathEscape(x.env))
 	var cur struct {
-		Policy *struct {
+		CanAdminsBypass *bool `json:"can_admins_bypass"`
+		Policy          *struct {
 			Protected bool `json:"protected_branches"`
 			Custom    bool `json:"custom_branch_policies"`
 		} `json:"deployment_branch_policy"`
@@ -49,7 +52,7 @@ func (x environmentRemoval) run(ctx context.Context) (changes int, kept bool, er
 	case err != nil:
 		return 0, false, fmt.Errorf("uninstall: read the environment %s: %w (rerun)", x.env, err)
 	}
-	foreign, err := x.foreign(ctx, path, cur.Policy != nil && cur.Policy.Protected, cur.Policy != nil && cur.Policy.Custom)
+	foreign, ours, err := x.foreign(ctx, path, cur.Policy != nil && cur.Policy.Protected, cur.Policy != nil && cur.Policy.Custom)
 	if err != nil {
 		return 0, false, err
 	}
@@ -64,31 +67,55 @@ func (x environmentRemoval) run(ctx context.Context) (changes int, kept bool, er
 			foreign = append(foreign, "the protection rule "+r.Type)
 		}
 	}
+	if cur.CanAdminsBypass != nil && !*cur.CanAdminsBypass {
+		foreign = append(foreign, "the setting that administrators may not bypass its protection rules")
+	}
 	if len(foreign) > 0 {
+		// Kept: pocbot's own variables go one by one.
+		for _, v := range ours {
+			if x.dryRun {
+				fmt.Fprintf(x.out, "- would delete the variable %s of the environment %s\n", v, x.env)
+				continue
+			}
+			resp, err := x.do(ctx, http.MethodDelete, path+"/variables/"+url.PathEscape(v), nil)
+			if err != nil && (resp == nil || resp.StatusCode != http.StatusNotFound) {
+				return changes, false, fmt.Errorf("uninstall: delete the variable %s of the environment %s: %w (rerun)", v, x.env, err)
+			}
+			changes++
+			fmt.Fprintf(x.out, "- variable %s of the environment %s\n", v, x.env)
+		}
 		fmt.Fprintf(x.out, "! environment %s kept: it holds %s, which init does not make (deleting it would delete them too). "+
 			"If nothing needs it any more: gh api -X DELETE repos/%s/%s/environments/%s\n",
 			x.env, strings.Join(foreign, ", "), x.owner, x.name, url.PathEscape(x.env))
-		return 0, true, nil
+		return changes, true, nil
 	}
+	// Deleted: pocbot's variables go with it.
 	if x.dryRun {
-		fmt.Fprintf(x.out, "- would delete the environment %s (it holds nothing but what init put there)\n", x.env)
+		for _, v := range ours {
+			fmt.Fprintf(x.out, "- would delete the variable %s of the environment %s (with the environment)\n", v, x.env)
+		}
+		fmt.Fprintf(x.out, "- would delete the environment %s (it holds nothing but what init, or docs/install.md, puts there)\n", x.env)
 		return 0, false, nil
 	}
 	resp, err = x.do(ctx, http.MethodDelete, path, nil)
 	if err != nil && (resp == nil || resp.StatusCode != http.StatusNotFound) {
 		return 0, false, fmt.Errorf("uninstall: delete the environment %s: %w (rerun)", x.env, err)
 	}
+	for _, v := range ours {
+		fmt.Fprintf(x.out, "- variable %s of the environment %s (with the environment)\n", v, x.env)
+	}
 	fmt.Fprintf(x.out, "- environment %s and its deployment branch rule\n", x.env)
 	return 1, false, nil
 }
 
 // foreign lists what the environment holds that init does not put there: secrets of other names,
-// variables, deployment branch rules other than the default branch, a protected-branches policy.
-func (x environmentRemoval) foreign(ctx context.Context, path string, protected, custom bool) ([]string, error) {
-	var found []string
+// variables of other names, deployment branch rules other than the default branch, a
+// protected-branches policy. ours are the variables of pocbot's names (docs/install.md's long way
+// sets POC_APP_ID, POC_STATE_URL, POC_IMAGE_BUCKET and SCW_DEFAULT_PROJECT_ID as variables).
+func (x environmentRemoval) foreign(ctx context.Context, path string, protected, custom bool) (found, ours []string, err error) {
 	names, _, err := SecretNames(ctx, x.c, path+"/secrets")
 	if err != nil {
-		return nil, fmt.Errorf("uninstall: list the secrets of the environment %s: %w (rerun)", x.env, err)
+		return nil, nil, fmt.Errorf("uninstall: list the secrets of the environment %s: %w (rerun)", x.env, err)
 	}
 	for _, n := range names {
 		if !managedSecret(n) {
@@ -103,10 +130,14 @@ func (x environmentRemoval) foreign(ctx context.Context, path string, protected,
 			} `json:"variables"`
 		}
 		if _, err := x.do(ctx, http.MethodGet, fmt.Sprintf("%s/variables?per_page=30&page=%d", path, page), &vars); err != nil {
-			return nil, fmt.Errorf("uninstall: list the variables of the environment %s: %w (rerun)", x.env, err)
+			return nil, nil, fmt.Errorf("uninstall: list the variables of the environment %s: %w (rerun)", x.env, err)
 		}
 		for _, v := range vars.Variables {
-			found = append(found, "the variable "+v.Name)
+			if managedSecret(v.Name) {
+				ours = append(ours, v.Name)
+			} else {
+				found = append(found, "the variable "+v.Name)
+			}
 		}
 		if len(vars.Variables) < 30 {
 			break
@@ -123,7 +154,7 @@ func (x environmentRemoval) foreign(ctx context.Context, path string, protected,
 			} `json:"branch_policies"`
 		}
 		if _, err := x.do(ctx, http.MethodGet, path+"/deployment-branch-policies?per_page=100", &pol); err != nil {
-			return nil, fmt.Errorf("uninstall: read the deployment branches of the environment %s: %w (rerun)", x.env, err)
+			return nil, nil, fmt.Errorf("uninstall: read the deployment branches of the environment %s: %w (rerun)", x.env, err)
 		}
 		for _, p := range pol.Policies {
 			if p.Name != x.defaultBranch || p.Type == "tag" {
@@ -131,7 +162,7 @@ func (x environmentRemoval) foreign(ctx context.Context, path string, protected,
 			}
 		}
 	}
-	return found, nil
+	return found, ours, nil
 }
 
 func (x environmentRemoval) do(ctx context.Context, method, path string, out any) (*gh.Response, error) {

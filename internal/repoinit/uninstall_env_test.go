@@ -16,6 +16,7 @@ func TestUninstallRemovesTheEnvironmentOnlyWhenNothingElseIsInIt(t *testing.T) {
 		name  string
 		add   func(t *testing.T, f *fixture, c *gh.Client) // what a user put in the environment after init
 		keeps []string                                     // what the output names; nil: the environment goes
+		vars  []string                                     // pocbot's variables (docs/install.md's long way), deleted either way
 	}{
 		{name: "made by init", add: func(*testing.T, *fixture, *gh.Client) {}},
 		{name: "a foreign secret", keeps: []string{"the secret DEPLOY_TOKEN"},
@@ -24,11 +25,32 @@ func TestUninstallRemovesTheEnvironmentOnlyWhenNothingElseIsInIt(t *testing.T) {
 			add: func(t *testing.T, f *fixture, _ *gh.Client) {
 				f.gh.SetEnvironmentVariable("acme/shop", "poc", "REGION", "fr-par")
 			}},
+		// docs/install.md's long way sets POC_APP_ID, POC_STATE_URL, POC_IMAGE_BUCKET and
+		// SCW_DEFAULT_PROJECT_ID as the environment's variables (the workflow reads vars.X).
+		// Failed on the old code: they kept the environment, named as "which init does not make".
+		{name: "pocbot's variables", vars: []string{"POC_APP_ID", "POC_STATE_URL"},
+			add: func(t *testing.T, f *fixture, _ *gh.Client) {
+				f.gh.SetEnvironmentVariable("acme/shop", "poc", "POC_APP_ID", "7")
+				f.gh.SetEnvironmentVariable("acme/shop", "poc", "POC_STATE_URL", "s3://state")
+			}},
+		{name: "pocbot's variables and a foreign secret", keeps: []string{"the secret DEPLOY_TOKEN"}, vars: []string{"POC_APP_ID"},
+			add: func(t *testing.T, f *fixture, _ *gh.Client) {
+				f.gh.SetEnvironmentVariable("acme/shop", "poc", "POC_APP_ID", "7")
+				f.gh.SetSecret("acme/shop", "poc", "DEPLOY_TOKEN", "x")
+			}},
 		{name: "required reviewers and a wait timer", keeps: []string{"required reviewers", "a wait timer"},
 			add: func(t *testing.T, f *fixture, c *gh.Client) {
 				wait := 10
 				if _, _, err := c.Repositories.CreateUpdateEnvironment(t.Context(), "acme", "shop", "poc", &gh.CreateUpdateEnvironment{
 					WaitTimer: &wait, Reviewers: []*gh.EnvReviewers{{Type: gh.String("User"), ID: gh.Int64(7)}},
+					DeploymentBranchPolicy: &gh.BranchPolicy{CustomBranchPolicies: gh.Bool(true), ProtectedBranches: gh.Bool(false)}}); err != nil {
+					t.Fatal(err)
+				}
+			}},
+		{name: "admins may not bypass", keeps: []string{"administrators may not bypass its protection rules"},
+			add: func(t *testing.T, f *fixture, c *gh.Client) {
+				if _, _, err := c.Repositories.CreateUpdateEnvironment(t.Context(), "acme", "shop", "poc", &gh.CreateUpdateEnvironment{
+					CanAdminsBypass:        gh.Ptr(false),
 					DeploymentBranchPolicy: &gh.BranchPolicy{CustomBranchPolicies: gh.Bool(true), ProtectedBranches: gh.Bool(false)}}); err != nil {
 					t.Fatal(err)
 				}
@@ -65,7 +87,23 @@ func TestUninstallRemovesTheEnvironmentOnlyWhenNothingElseIsInIt(t *testing.T) {
 			if exists, _ := f.gh.Environment("acme/shop", "poc"); !exists {
 				t.Fatalf("the dry run deleted the environment:\n%s", plan)
 			}
+			for _, v := range tc.vars {
+				if f.gh.EnvironmentVariable("acme/shop", "poc", v) == "" {
+					t.Fatalf("the dry run deleted the variable %s", v)
+				}
+				if !strings.Contains(plan, "variable "+v) {
+					t.Errorf("the plan does not name the variable %s:\n%s", v, plan)
+				}
+			}
 			out := uninstall(false)
+			for _, v := range tc.vars {
+				if f.gh.EnvironmentVariable("acme/shop", "poc", v) != "" {
+					t.Errorf("pocbot's variable %s stayed:\n%s", v, out)
+				}
+				if strings.Contains(out, "the variable "+v) {
+					t.Errorf("the output counts pocbot's variable %s as someone else's:\n%s", v, out)
+				}
+			}
 			exists, _ := f.gh.Environment("acme/shop", "poc")
 			if tc.keeps == nil {
 				if exists || !strings.Contains(plan, "- would delete the environment poc") || !strings.Contains(out, "- environment poc") {

@@ -194,10 +194,11 @@ func Build(g *provision.Graph, spec provision.Spec, cfg Config) error {
 		return err
 	}
 	if cfg.ImageLocker != nil {
-		for _, n := range []string{NodeImageObject, scaleway.NodeSnapshot} {
-			if err := g.WrapApply(n, b.underImageLock); err != nil {
-				return err
-			}
+		if err := g.WrapApply(NodeImageObject, b.underImageLock(b.imageObjectStored)); err != nil {
+			return err
+		}
+		if err := g.WrapApply(scaleway.NodeSnapshot, b.underImageLock(cfg.Driver.SnapshotAvailable)); err != nil {
+			return err
 		}
 	}
 	for _, p := range poweron {
@@ -214,23 +215,41 @@ type builder struct {
 }
 
 // underImageLock runs apply holding the lock of the spec's image: the object upload and the
-// snapshot import of one image happen once, whichever cluster comes first.
-func (b *builder) underImageLock(apply func(ctx context.Context, r *provision.Run) error) func(ctx context.Context, r *provision.Run) error {
-	return func(ctx context.Context, r *provision.Run) error {
-		spec := r.Spec()
-		held, release, err := b.cfg.ImageLocker.LockImage(ctx, spec.ImageBucket+"/"+spec.ImageKey)
-		if err != nil {
-			return fmt.Errorf("lock the shared image %s: %w", spec.ImageKey, err)
-		}
-		defer release()
-		if err := apply(held, r); err != nil {
-			if cause := context.Cause(held); held.Err() != nil && ctx.Err() == nil {
-				return fmt.Errorf("make the shared image %s: %w (%w)", spec.ImageKey, err, cause)
+// snapshot import of one image happen once, whichever cluster comes first. What is made already
+// needs no lock: done, checked first without it, records it (an object is visible only whole, a
+// snapshot is used only once available) and says so; anything else (missing, importing, a
+// look-up that failed) goes through the lock and apply.
+func (b *builder) underImageLock(done func(ctx context.Context, r *provision.Run) (bool, error)) func(apply func(ctx context.Context, r *provision.Run) error) func(ctx context.Context, r *provision.Run) error {
+	return func(apply func(ctx context.Context, r *provision.Run) error) func(ctx context.Context, r *provision.Run) error {
+		return func(ctx context.Context, r *provision.Run) error {
+			if ok, err := done(ctx, r); err == nil && ok {
+				return nil
 			}
-			return err
+			spec := r.Spec()
+			held, release, err := b.cfg.ImageLocker.LockImage(ctx, spec.ImageBucket+"/"+spec.ImageKey)
+			if err != nil {
+				return fmt.Errorf("lock the shared image %s: %w", spec.ImageKey, err)
+			}
+			defer release()
+			if err := apply(held, r); err != nil {
+				if cause := context.Cause(held); held.Err() != nil && ctx.Err() == nil {
+					return fmt.Errorf("make the shared image %s: %w (%w)", spec.ImageKey, err, cause)
+				}
+				return err
+			}
+			return nil
 		}
-		return nil
 	}
+}
+
+// imageObjectStored records the spec's image object when the bucket holds it whole (the object
+// and its manifest agree), without downloading anything.
+func (b *builder) imageObjectStored(ctx context.Context, r *provision.Run) (bool, error) {
+	obj, ok, err := images.Lookup(ctx, b.cfg.ImageBucket, r.Spec().ImageKey)
+	if err != nil || !ok {
+		return false, err
+	}
+	return true, b.recordImage(ctx, r, obj, false)
 }
 
 func (b *builder) imageObject(ctx context.Context, r *provision.Run) error {
@@ -241,6 +260,11 @@ func (b *builder) imageObject(ctx context.Context, r *provision.Run) error {
 	if err != nil {
 		return fmt.Errorf("image %s in bucket %s: %w", spec.ImageKey, spec.ImageBucket, err)
 	}
+	return b.recordImage(ctx, r, obj, downloaded)
+}
+
+// recordImage records the image object the cluster boots from.
+func (b *builder) recordImage(ctx context.Context, r *provision.Run, obj images.Object, downloaded bool) error {
 	n := int64(0)
 	if downloaded {
 		n = obj.Size
@@ -248,10 +272,7 @@ func (b *builder) imageObject(ctx context.Context, r *provision.Run) error {
 	} else {
 		r.Note(NodeImageObject, "reused the shared image "+obj.Key)
 	}
-	if err := r.SetOutput(ctx, OutImageBytes, strconv.FormatInt(n, 10)); err != nil {
-		return err
-	}
-	return r.SetOutput(ctx, OutImageSHA256, obj.SHA256)
+	return r.Set(ctx, nil, map[string]string{OutImageBytes: strconv.FormatInt(n, 10), OutImageSHA256: obj.SHA256})
 }
 
 func (b *builder) talosSecrets(ctx context.Context, r *provision.Run) error {
@@ -315,20 +336,15 @@ func (b *builder) talosConfig(ctx context.Context, r *provision.Run) error {
 	if err != nil {
 		return err
 	}
+	secrets := map[string][]byte{SecretTalosconfig: cfgs.Talosconfig}
 	for i := range r.Spec().CPCount {
 		// Cloud-init user data: the scaleway image reads it at first boot and comes up configured,
 		// so no control plane ever waits in maintenance mode with an open insecure API.
-		if err := r.SetSecret(ctx, scaleway.UserDataSecret(i), cfgs.ControlPlane); err != nil {
-			return err
-		}
+		secrets[scaleway.UserDataSecret(i)] = cfgs.ControlPlane
 	}
-	if err := r.SetSecret(ctx, SecretTalosconfig, cfgs.Talosconfig); err != nil {
-		return err
-	}
-	if err := r.SetOutput(ctx, OutTalosNodes, strings.Join(ips, ",")); err != nil {
-		return err
-	}
-	return r.SetOutput(ctx, OutAPIEndpoint, Endpoint(r.Spec(), r.ClusterID(), ips, b.cfg.KubePort))
+	// One save: the control planes' poweron waits for this node.
+	return r.Set(ctx, secrets, map[string]string{OutTalosNodes: strings.Join(ips, ","),
+		OutAPIEndpoint: Endpoint(r.Spec(), r.ClusterID(), ips, b.cfg.KubePort)})
 }
 
 func (b *builder) metalImageURL(spec provision.Spec) string {

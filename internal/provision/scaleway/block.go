@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/pocbot/pocbot/internal/provision"
@@ -41,23 +42,8 @@ func (d *Driver) snapshotNode() provision.Node {
 			zone, spec := zoneOf(r), r.Spec()
 			tag := ImageTag(spec.ImageBucket, spec.ImageKey)
 			what := fmt.Sprintf("snapshot of image %s/%s", spec.ImageBucket, spec.ImageKey)
-			f, err := ensure(ctx, r, NodeSnapshot, KindSnapshot,
-				func(ctx context.Context, id string) (*found, error) {
-					return getFound(ctx, d.blk.GetSnapshot, &block.GetSnapshotRequest{Zone: zone, SnapshotID: id}, zone, what,
-						func(s *block.Snapshot) *found {
-							if !provision.HasTag(s.Tags, tag) || unusable(string(s.Status)) {
-								return nil // another image now: find or import the right one
-							}
-							return snapFound(s)
-						})
-				},
-				func(ctx context.Context) ([]*found, error) {
-					return listFound(ctx, d.blk.ListSnapshots, &block.ListSnapshotsRequest{Zone: zone, ProjectID: &d.project,
-						Tags: []string{provision.TagShared}}, zone, what, func(res *block.ListSnapshotsResponse) []*block.Snapshot { return res.Snapshots },
-						func(s *block.Snapshot) bool {
-							return provision.HasTag(s.Tags, provision.TagShared) && provision.HasTag(s.Tags, tag) && !unusable(string(s.Status))
-						}, snapFound)
-				},
+			get, list := d.sharedSnapshotFinders(zone, tag, what)
+			f, err := ensure(ctx, r, NodeSnapshot, KindSnapshot, get, list,
 				func(ctx context.Context) (*found, error) {
 					s, err := d.blk.ImportSnapshotFromObjectStorage(&block.ImportSnapshotFromObjectStorageRequest{
 						Zone: zone, Bucket: spec.ImageBucket, Key: spec.ImageKey, ProjectID: d.project,
@@ -89,6 +75,58 @@ func (d *Driver) snapshotNode() provision.Node {
 		},
 		// No Destroy: the snapshot is shared by every cluster of this image (`bot images prune`).
 	}
+}
+
+// sharedSnapshotFinders are the snapshot node's look-ups of the image's shared snapshot: by the
+// id the state records, and by the image's tag.
+func (d *Driver) sharedSnapshotFinders(zone scw.Zone, tag, what string) (func(context.Context, string) (*found, error), func(context.Context) ([]*found, error)) {
+	get := func(ctx context.Context, id string) (*found, error) {
+		return getFound(ctx, d.blk.GetSnapshot, &block.GetSnapshotRequest{Zone: zone, SnapshotID: id}, zone, what,
+			func(s *block.Snapshot) *found {
+				if !provision.HasTag(s.Tags, tag) || unusable(string(s.Status)) {
+					return nil // another image now: find or import the right one
+				}
+				return snapFound(s)
+			})
+	}
+	list := func(ctx context.Context) ([]*found, error) {
+		return listFound(ctx, d.blk.ListSnapshots, &block.ListSnapshotsRequest{Zone: zone, ProjectID: &d.project,
+			Tags: []string{provision.TagShared}}, zone, what, func(res *block.ListSnapshotsResponse) []*block.Snapshot { return res.Snapshots },
+			func(s *block.Snapshot) bool {
+				return provision.HasTag(s.Tags, provision.TagShared) && provision.HasTag(s.Tags, tag) && !unusable(string(s.Status))
+			}, snapFound)
+	}
+	return get, list
+}
+
+// SnapshotAvailable is the snapshot node's work when there is nothing to import nor to wait for:
+// when the image's shared snapshot is available (the one the state records, else one tagged for
+// the image), it records it for NodeSnapshot and says so; otherwise it records nothing. The
+// cluster calls it before taking the image lock, which only keeps two runs from importing the
+// same image (every up of a stored image, every resume, then takes no lock).
+func (d *Driver) SnapshotAvailable(ctx context.Context, r *provision.Run) (bool, error) {
+	zone, spec := zoneOf(r), r.Spec()
+	get, list := d.sharedSnapshotFinders(zone, ImageTag(spec.ImageBucket, spec.ImageKey),
+		fmt.Sprintf("snapshot of image %s/%s", spec.ImageBucket, spec.ImageKey))
+	var f *found
+	if rec, ok := r.Resource(NodeSnapshot); ok && rec.ID != "" {
+		var err error
+		if f, err = get(ctx, rec.ID); err != nil {
+			return false, err
+		}
+	}
+	if f == nil || f.status != string(block.SnapshotStatusAvailable) {
+		fs, err := list(ctx)
+		if err != nil {
+			return false, err
+		}
+		i := slices.IndexFunc(fs, func(f *found) bool { return f.status == string(block.SnapshotStatusAvailable) })
+		if i < 0 {
+			return false, nil
+		}
+		f = fs[i]
+	}
+	return true, record(ctx, r, NodeSnapshot, KindSnapshot, string(zone), f)
 }
 
 func unusable(status string) bool {

@@ -13,11 +13,11 @@
 //	| behaviour | source |
 //	|---|---|
 //	| an issue comment (issue_comment, created) runs the workflow of the default branch, not of any other | github/docs content/actions/reference/workflows-and-actions/events-that-trigger-workflows.md (issue_comment: "This event will only trigger a workflow run if the workflow file exists on the default branch") |
-//	| the job runs only when its if: holds: the workflow's own condition, a comment containing /poc by a user who is not a Bot (evaluated as written in deploy/workflow/poc.yml, not as a general expression) | deploy/workflow/poc.yml; github/docs "Evaluate expressions in workflows" (contains) |
+//	| the job runs only when its if: holds: the workflow's own condition, a comment containing /poc by a user who is not a Bot (evaluated as written in deploy/workflow/poc.yml, not as a general expression) | deploy/workflow/poc.yml; github/docs "Evaluate expressions in workflows" (contains: "This function is not case sensitive"; "GitHub ignores case when comparing strings") |
 //	| ${{ secrets.X }}: the job's environment's secret, else the repository's; missing: empty | github/docs "Using secrets in GitHub Actions" (environment secrets are available to jobs that reference the environment; a secret not set reads as an empty string) |
 //	| ${{ vars.X }}: the job's environment's variable; missing: empty | github/docs "Store information in variables" (the vars context); repository and organization variables: not modelled |
 //	| ${{ inputs.X || 'd' }}: 'd' (no workflow_dispatch here) | github/docs "Contexts" (inputs is empty for other events) |
-//	| the inputs reach the bot as action.yml's run step maps them (env:) | action.yml at the same commit (ActionYAML) |
+//	| the inputs reach the bot as action.yml's run step maps them (env:); an input the step does not give is action.yml's default | action.yml at the same commit (ActionYAML); github/docs "Metadata syntax for GitHub Actions" (inputs.<input_id>.default: used when the input is not specified in the workflow file) |
 //	| the runs happen one at a time, in the order of the comments | simplification: GitHub runs them in parallel (the workflow has no concurrency group); the bot serializes on a cluster's lock in the state bucket |
 //
 // Not played: pull_request_target, schedule and workflow_dispatch events; the Action's download and
@@ -70,7 +70,25 @@ func WorkflowEnv(gh *ghsim.Server, repo string) (env map[string]string, ok bool,
 	if !found {
 		return nil, true, fmt.Errorf("%s of %s has no job bot", repoinit.WorkflowPath, repo)
 	}
+	var action struct {
+		Inputs map[string]struct {
+			Default string `yaml:"default"`
+		} `yaml:"inputs"`
+		Runs struct {
+			Steps []struct {
+				ID  string            `yaml:"id"`
+				Env map[string]string `yaml:"env"`
+			} `yaml:"steps"`
+		} `yaml:"runs"`
+	}
+	if err := yaml.Unmarshal(pocbot.ActionYAML, &action); err != nil {
+		return nil, true, fmt.Errorf("read action.yml: %w", err)
+	}
+	// An input the step does not give is action.yml's default.
 	inputs := map[string]string{}
+	for k, in := range action.Inputs {
+		inputs[k] = in.Default
+	}
 	for _, st := range job.Steps {
 		if !strings.HasPrefix(st.Uses, "pocbot/pocbot@") {
 			continue
@@ -92,17 +110,6 @@ func WorkflowEnv(gh *ghsim.Server, repo string) (env map[string]string, ok bool,
 				inputs[k] = m[3] // not dispatched: the default
 			}
 		}
-	}
-	var action struct {
-		Runs struct {
-			Steps []struct {
-				ID  string            `yaml:"id"`
-				Env map[string]string `yaml:"env"`
-			} `yaml:"steps"`
-		} `yaml:"runs"`
-	}
-	if err := yaml.Unmarshal(pocbot.ActionYAML, &action); err != nil {
-		return nil, true, fmt.Errorf("read action.yml: %w", err)
 	}
 	env = map[string]string{}
 	for _, st := range action.Runs.Steps {
@@ -179,8 +186,8 @@ func (r *Runner) Poll(ctx context.Context) int {
 			continue
 		}
 		r.seen[c.ID] = true
-		// The job's if: (deploy/workflow/poc.yml).
-		if c.AuthorType == "Bot" || !strings.Contains(c.Body, "/poc") {
+		// The job's if: (deploy/workflow/poc.yml); contains() and != ignore case.
+		if strings.EqualFold(c.AuthorType, "Bot") || !strings.Contains(strings.ToLower(c.Body), "/poc") {
 			continue
 		}
 		if r.run(ctx, c) {

@@ -70,4 +70,25 @@ func TestRunnerRunsTheWorkflowOnAPocComment(t *testing.T) {
 	if got := r.Poll(t.Context()); got != 0 {
 		t.Errorf("a comment ran twice")
 	}
+	// An input the step leaves out is action.yml's default: command is "handle". Failed on the
+	// old Runner: INPUT_COMMAND was empty.
+	wf, _ := gh.File(repo, "main", repoinit.WorkflowPath)
+	var kept []string
+	for _, line := range strings.Split(string(wf), "\n") {
+		if !strings.Contains(line, "command: ${{") {
+			kept = append(kept, line)
+		}
+	}
+	gh.SetFile(repo, "main", repoinit.WorkflowPath, []byte(strings.Join(kept, "\n")))
+	gh.AddComment(repo, n, "alice", "/poc status")
+	if got := r.Poll(t.Context()); got != 1 || get(runs[len(runs)-1], "INPUT_COMMAND") != "handle" {
+		t.Errorf("a step without command: %d runs, INPUT_COMMAND %q, want 1 and action.yml's default handle", got, get(runs[len(runs)-1], "INPUT_COMMAND"))
+	}
+	// contains() in the job's if: ignores case (github/docs "Evaluate expressions in workflows"):
+	// "/POC down" starts a run as "/poc down" does; the bot, not the workflow, decides what it is.
+	// Failed on the old Runner: no run.
+	gh.AddComment(repo, n, "alice", "/POC down")
+	if got := r.Poll(t.Context()); got != 1 {
+		t.Errorf("runs for %q: %d, want 1 (GitHub's contains() ignores case)\n%s", "/POC down", got, log.String())
+	}
 }

@@ -47,8 +47,11 @@ type environment struct {
 	variables map[string]string // environment variables (name upper-cased → value)
 	waitTimer int               // minutes (protection rule wait_timer; 0 = none)
 	reviewers []envReviewer     // protection rule required_reviewers
-	created   string
-	updated   string
+	// preventSelfReview is the required_reviewers rule's prevent_self_review; noAdminBypass is
+	// can_admins_bypass false (GitHub's default is true).
+	preventSelfReview, noAdminBypass bool
+	created                          string
+	updated                          string
 }
 
 // envReviewer is one required reviewer of an environment (PUT's reviewers: type User or Team, id).
@@ -444,7 +447,7 @@ func validSecretName(n string) bool {
 
 func (s *Server) environmentJSON(r *repo, e *environment) map[string]any {
 	out := map[string]any{"name": e.name, "html_url": "https://github.com/" + r.fullName() + "/deployments/activity_log?environments_filter=" + e.name,
-		"created_at": e.created, "updated_at": e.updated}
+		"created_at": e.created, "updated_at": e.updated, "can_admins_bypass": !e.noAdminBypass}
 	rules := []map[string]any{}
 	if e.waitTimer > 0 {
 		rules = append(rules, map[string]any{"id": 1, "type": "wait_timer", "wait_timer": e.waitTimer})
@@ -454,7 +457,7 @@ func (s *Server) environmentJSON(r *repo, e *environment) map[string]any {
 		for _, rv := range e.reviewers {
 			list = append(list, map[string]any{"type": rv.Type, "reviewer": map[string]any{"id": rv.ID}})
 		}
-		rules = append(rules, map[string]any{"id": 2, "type": "required_reviewers", "prevent_self_review": false, "reviewers": list})
+		rules = append(rules, map[string]any{"id": 2, "type": "required_reviewers", "prevent_self_review": e.preventSelfReview, "reviewers": list})
 	}
 	if e.custom || e.protected {
 		out["deployment_branch_policy"] = map[string]bool{"protected_branches": e.protected, "custom_branch_policies": e.custom}
@@ -481,9 +484,11 @@ func (s *Server) environmentRoute(c *call, r *repo, rest []string) {
 			return
 		}
 		var body struct {
-			WaitTimer *int          `json:"wait_timer"`
-			Reviewers []envReviewer `json:"reviewers"`
-			Policy    *struct {
+			WaitTimer         *int          `json:"wait_timer"`
+			Reviewers         []envReviewer `json:"reviewers"`
+			PreventSelfReview *bool         `json:"prevent_self_review"`
+			CanAdminsBypass   *bool         `json:"can_admins_bypass"`
+			Policy            *struct {
 				Protected bool `json:"protected_branches"`
 				Custom    bool `json:"custom_branch_policies"`
 			} `json:"deployment_branch_policy"`
@@ -517,6 +522,8 @@ func (s *Server) environmentRoute(c *call, r *repo, rest []string) {
 		if body.WaitTimer != nil {
 			e.waitTimer = *body.WaitTimer
 		}
+		e.preventSelfReview = body.PreventSelfReview != nil && *body.PreventSelfReview
+		e.noAdminBypass = body.CanAdminsBypass != nil && !*body.CanAdminsBypass
 		c.json(http.StatusOK, s.environmentJSON(r, e))
 		return
 	}
@@ -547,6 +554,15 @@ func (s *Server) environmentRoute(c *call, r *repo, rest []string) {
 			list = append(list, map[string]string{"name": k, "value": e.variables[k], "created_at": e.created, "updated_at": e.updated})
 		}
 		c.json(http.StatusOK, map[string]any{"total_count": len(names), "variables": list})
+	case len(rest) == 3 && rest[1] == "variables" && m == http.MethodDelete:
+		k := strings.ToUpper(rest[2])
+		if _, ok := e.variables[k]; !ok {
+			c.fail(http.StatusNotFound, "Not Found")
+			return
+		}
+		delete(e.variables, k)
+		c.status = http.StatusNoContent
+		c.w.WriteHeader(http.StatusNoContent)
 	case len(rest) >= 2 && rest[1] == "secrets":
 		s.secretsRoute(c, r, name, rest[2:])
 	case len(rest) == 2 && rest[1] == "deployment-branch-policies" && m == http.MethodGet:

@@ -147,6 +147,12 @@
 //	  cleared; GET answers them as protection_rules, with        branch_policy), created_at, updated_at: the environment
 //	  created_at and updated_at                                  schema; clearing what a PUT omits: source silent, the
 //	                                                             stricter reading
+//	PUT …/environments/{e} also states prevent_self_review     OpenAPI repos/create-or-update-environment
+//	  (default false; GET: in the required_reviewers rule) and   (prevent_self_review); can_admins_bypass: go-github v88.0.0
+//	  can_admins_bypass (default true; GET: top level): a PUT    repos_environments.go (Environment.CanAdminsBypass;
+//	  that omits them sets them back to their defaults           CreateUpdateEnvironment marshals a nil one as true, "the
+//	                                                             default value"); resetting an omitted one: source
+//	                                                             silent, the stricter reading
 //	DELETE /repos/{o}/{r}/environments/{e}: 204; its secrets,  OpenAPI repos/delete-an-environment (read at the commit
 //	  variables and protection rules go with it; 404 when it     above: 204 "Default response", no other status listed;
 //	  does not exist; needs admin, like every environment        classic tokens need the repo scope); docs /actions/how-tos/
@@ -158,7 +164,9 @@
 //	GET …/environments/{e}/variables: total_count and          OpenAPI actions/list-environment-variables (name, value,
 //	  variables (name, value, created_at, updated_at);           created_at, updated_at); per_page default 10, at most 30:
 //	  per_page default 10, at most 30; set by                    its variables-per-page parameter, not re-checked; creating
-//	  SetEnvironmentVariable (the API's writes: not served)      them through the API: not modelled
+//	  SetEnvironmentVariable (the API's other writes: not served)      them through the API: not modelled
+//	DELETE …/environments/{e}/variables/{name}: 204; 404 when  OpenAPI actions/delete-environment-variable (204); the 404
+//	  there is no such variable (names ignore case)              for an absent one: source silent, the stricter reading
 //	A private repository whose owner is on GitHub Free has no  github/docs data/reusables/gated-features/environments.md
 //	  environments: PUT answers 422                              ("For access to environments, environment secrets, and
 //	                                                             deployment branches in private or internal repositories,
