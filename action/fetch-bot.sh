@@ -63,15 +63,16 @@ fetch() { # URL FILE
 }
 
 # Whatever a cache restored besides the archive is not ours to read: a checksums.txt or a bot next
-# to it could have been planted together with the archive.
-rm -f checksums.txt bot
+# to it could have been planted together with the archive (as a file, a symlink or a directory;
+# rm does not follow a symlink).
+rm -rf -- checksums.txt bot
 
 # The pinned sums, read without a subprocess: "<sha256>  <file>" (or "<sha256> *<file>") per line.
 want=""
 while read -r sum file _ || [ -n "${sum:-}" ]; do
   if [ "$file" = "$archive" ] || [ "$file" = "*$archive" ]; then want="$sum"; fi
 done <"$sums"
-[ -n "$want" ] || { rm -f "$archive"; die "$archive is not listed in the Action's pinned checksums ($sums) of $version: refusing to run an unverified binary"; }
+[ -n "$want" ] || { rm -rf -- "$archive"; die "$archive is not listed in the Action's pinned checksums ($sums) of $version: refusing to run an unverified binary"; }
 
 # sha256 FILE: its lowercase hex sha256. OpenSSL first: it uses the CPU's SHA instructions, where
 # coreutils' sha256sum (Debian, Ubuntu) and Perl's shasum (macOS) do not (35 MB on the development
@@ -97,7 +98,7 @@ sha256() {
 if [ -s "$archive" ]; then
   got="$(sha256 "$archive")"
   if [ "$got" != "$want" ]; then
-    rm -f "$archive"
+    rm -rf -- "$archive" # a directory in its place too
     die "checksum mismatch for the cached $archive of $version: the Action's commit pins $want, the cache holds $got. The cache entry is poisoned or stale: nothing was run; delete it (gh cache delete --repo \$GITHUB_REPOSITORY pocbot-$version-…) and rerun"
   fi
 else

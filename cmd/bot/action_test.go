@@ -143,10 +143,13 @@ func runnerOSArch() (string, string) {
 	return os, arch
 }
 
+// fetchBotScript is the Action's download script, relative to this package.
+const fetchBotScript = "../../action/fetch-bot.sh"
+
 // fetchBotCmd is action/fetch-bot.sh as the Action runs it, with the pinned sums at sums.
 func fetchBotCmd(ctx context.Context, releaseURL, sums, dir string, extra ...string) *exec.Cmd {
 	ros, rarch := runnerOSArch()
-	cmd := exec.CommandContext(ctx, "bash", "../../action/fetch-bot.sh")
+	cmd := exec.CommandContext(ctx, "bash", fetchBotScript)
 	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "POCBOT_VERSION=" + testRelease, "POCBOT_RELEASE_URL=" + releaseURL,
 		"POCBOT_CHECKSUMS=" + sums, "POCBOT_DIR=" + dir, "RUNNER_OS=" + ros, "RUNNER_ARCH=" + rarch}, extra...)
 	return cmd
@@ -176,6 +179,11 @@ func TestActionFetchVerifiesTheRelease(t *testing.T) {
 	needTools(t, "curl", "zstd")
 	if ros, rarch := runnerOSArch(); ros == "" || rarch == "" {
 		t.Skipf("no release is built for %s/%s", runtime.GOOS, runtime.GOARCH)
+	}
+	// bash reads the script, not this process: opening it here makes go test's cache see an
+	// edit of it (a cached pass would otherwise hide one).
+	if _, err := os.ReadFile(fetchBotScript); err != nil {
+		t.Fatal(err)
 	}
 	root := t.TempDir()
 	archive := release(t, root, buildBot(t))
@@ -225,6 +233,28 @@ func TestActionFetchVerifiesTheRelease(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
+		}},
+		// A cache entry that restored a directory named bot (or checksums.txt) beside the archive:
+		// removed like a planted file, and the verified archive runs. The old script stopped at
+		// "rm: cannot remove 'bot': Is a directory".
+		{name: "a planted bot directory in the cache", prepare: func(t *testing.T, dir string) {
+			for _, d := range []string{"bot/x", "checksums.txt"} {
+				if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}},
+		// A directory in the archive's place: refused as a poisoned cache, and removed. The old
+		// script stopped at rm's "Is a directory".
+		{name: "a directory in the cached archive's place", want: "checksum mismatch for the cached", prepare: func(t *testing.T, dir string) {
+			if err := os.MkdirAll(filepath.Join(dir, filepath.Base(archive), "x"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() {
+				if _, err := os.Stat(filepath.Join(dir, filepath.Base(archive))); err == nil {
+					t.Error("the directory in the archive's place was left")
+				}
+			})
 		}},
 		{name: "replaced release refused", want: "checksum mismatch", prepare: func(t *testing.T, _ string) {
 			// The release's files were replaced, archive and checksums.txt together.

@@ -265,28 +265,56 @@ func (r *runner) addToInstallation(ctx context.Context, ac *gh.Client, app *gh.A
 	return true, nil
 }
 
+// environmentConfig is what GET …/environments/{e} answers that init's PUT must carry back.
+type environmentConfig struct {
+	Policy *struct {
+		Custom bool `json:"custom_branch_policies"`
+	} `json:"deployment_branch_policy"`
+	CanAdminsBypass *bool `json:"can_admins_bypass"`
+	Rules           []struct {
+		Type              string `json:"type"`
+		WaitTimer         int    `json:"wait_timer"`
+		PreventSelfReview bool   `json:"prevent_self_review"`
+		Reviewers         []struct {
+			Type     string `json:"type"`
+			Reviewer struct {
+				ID int64 `json:"id"`
+			} `json:"reviewer"`
+		} `json:"reviewers"`
+	} `json:"protection_rules"`
+}
+
+// putLimitedToChosenBranches is the PUT body that limits the environment to custom deployment
+// branches. The PUT states the environment's whole configuration: an existing one's wait timer,
+// required reviewers (with prevent_self_review) and can_admins_bypass are sent back, so that init
+// changes its deployment branches only and never widens who may approve or skip them.
+func (cur environmentConfig) putLimitedToChosenBranches() map[string]any {
+	body := map[string]any{"deployment_branch_policy": map[string]bool{"protected_branches": false, "custom_branch_policies": true}}
+	if cur.CanAdminsBypass != nil {
+		body["can_admins_bypass"] = *cur.CanAdminsBypass
+	}
+	for _, rule := range cur.Rules {
+		switch rule.Type {
+		case "wait_timer":
+			body["wait_timer"] = rule.WaitTimer
+		case "required_reviewers":
+			var list []map[string]any
+			for _, rv := range rule.Reviewers {
+				list = append(list, map[string]any{"type": rv.Type, "id": rv.Reviewer.ID})
+			}
+			body["reviewers"] = list
+			body["prevent_self_review"] = rule.PreventSelfReview
+		}
+	}
+	return body
+}
+
 // target decides where the secrets go: the environment (created or updated to deploy from the
 // default branch only) when the repository can have it, otherwise the repository's secrets.
 func (r *runner) target(ctx context.Context, repo *gh.Repository) error {
 	env := r.cfg.Env
 	path := fmt.Sprintf("repos/%s/%s/environments/%s", r.owner, r.name, url.PathEscape(env))
-	var cur struct {
-		Policy *struct {
-			Custom bool `json:"custom_branch_policies"`
-		} `json:"deployment_branch_policy"`
-		CanAdminsBypass *bool `json:"can_admins_bypass"`
-		Rules           []struct {
-			Type              string `json:"type"`
-			WaitTimer         int    `json:"wait_timer"`
-			PreventSelfReview bool   `json:"prevent_self_review"`
-			Reviewers         []struct {
-				Type     string `json:"type"`
-				Reviewer struct {
-					ID int64 `json:"id"`
-				} `json:"reviewer"`
-			} `json:"reviewers"`
-		} `json:"protection_rules"`
-	}
+	var cur environmentConfig
 	resp, err := r.do(ctx, http.MethodGet, path, nil, &cur)
 	exists := err == nil
 	if err != nil && (resp == nil || resp.StatusCode != http.StatusNotFound) {
@@ -312,26 +340,7 @@ func (r *runner) target(ctx context.Context, repo *gh.Repository) error {
 			r.rep.Target = "environment " + env
 			return nil
 		}
-		body := map[string]any{"deployment_branch_policy": map[string]bool{"protected_branches": false, "custom_branch_policies": true}}
-		// The PUT states the environment's whole configuration: an existing one's wait timer,
-		// required reviewers (with prevent_self_review) and can_admins_bypass are sent back, so that
-		// init changes its deployment branches only and never widens who may approve or skip them.
-		if cur.CanAdminsBypass != nil {
-			body["can_admins_bypass"] = *cur.CanAdminsBypass
-		}
-		for _, rule := range cur.Rules {
-			switch rule.Type {
-			case "wait_timer":
-				body["wait_timer"] = rule.WaitTimer
-			case "required_reviewers":
-				var list []map[string]any
-				for _, rv := range rule.Reviewers {
-					list = append(list, map[string]any{"type": rv.Type, "id": rv.Reviewer.ID})
-				}
-				body["reviewers"] = list
-				body["prevent_self_review"] = rule.PreventSelfReview
-			}
-		}
+		body := cur.putLimitedToChosenBranches()
 		resp, err := r.do(ctx, http.MethodPut, path, body, nil)
 		if err != nil {
 			if repo.GetPrivate() && resp != nil && (resp.StatusCode == http.StatusUnprocessableEntity || resp.StatusCode == http.StatusForbidden || resp.StatusCode == http.StatusNotFound) {

@@ -18,10 +18,12 @@ import (
 // TestSecurityGroupEqualsControlPlaneFirewall holds the two renderings of the network-policy
 // table equal: every (protocol, port, source) the control planes' security group admits, the
 // control planes' Talos firewall admits too (as machinery reads it back from the documents), and
-// the reverse — but for the three documented differences: ICMP (admitted by Talos's own chain, so
-// in the group only), the pod CIDR (local to a node, so in the firewall only), and the flows the
-// group gates alone (netpolicy's GroupGated: the Talos and Kubernetes APIs, open to everyone in
-// the control planes' firewall so that a runner admitted by the group for its run gets through).
+// the reverse — but for the four documented differences: ICMP (admitted by Talos's own chain, so
+// in the group only), the pod CIDR (local to a node, so in the firewall only), the flows behind
+// the tunnel (netpolicy's BehindTunnel: the decrypted VXLAN, which the group never meets, so in
+// the firewall only), and the flows the group gates alone (netpolicy's GroupGated: the Talos and
+// Kubernetes APIs, open to everyone in the control planes' firewall so that a runner admitted by
+// the group for its run gets through).
 func TestSecurityGroupEqualsControlPlaneFirewall(t *testing.T) {
 	t.Parallel()
 	cps, worker := []string{"51.15.0.1", "51.15.0.2", "51.15.0.3"}, []string{"163.172.0.9"}
@@ -61,11 +63,13 @@ func TestSecurityGroupEqualsControlPlaneFirewall(t *testing.T) {
 				t.Fatalf("machinery cannot read the firewall documents: %v", err)
 			}
 			pods := netip.MustParsePrefix(fw.Addresses().Pods[0])
-			gated := map[string]bool{}
+			gated, tunnelled := map[string]bool{}, map[string]bool{}
 			for _, f := range netpolicy.Flows() {
 				for _, pr := range f.Ports {
-					for p := int(pr[0]); f.GroupGated && p <= int(pr[1]); p++ {
-						gated[fmt.Sprintf("%s/%d", f.Proto, p)] = true
+					for p := int(pr[0]); p <= int(pr[1]); p++ {
+						k := fmt.Sprintf("%s/%d", f.Proto, p)
+						gated[k] = gated[k] || f.GroupGated
+						tunnelled[k] = tunnelled[k] || f.BehindTunnel
 					}
 				}
 			}
@@ -100,12 +104,18 @@ func TestSecurityGroupEqualsControlPlaneFirewall(t *testing.T) {
 					}
 					continue
 				}
+				if tunnelled[portOf(k)] {
+					if group[k] {
+						t.Errorf("the security group admits %s, which only exists behind WireGuard on the node", k)
+					}
+					continue
+				}
 				if !group[k] {
 					t.Errorf("the control planes' Talos firewall admits %s, the security group does not", k)
 				}
 			}
-			for p := range gated {
-				if !gatedInGroup[p] || !firewall[p+"/0.0.0.0/0"] {
+			for p, g := range gated {
+				if g && (!gatedInGroup[p] || !firewall[p+"/0.0.0.0/0"]) {
 					t.Errorf("%s: the group gates it (%v) and the firewall opens it to everyone (%v), want both", p, gatedInGroup[p], firewall[p+"/0.0.0.0/0"])
 				}
 			}

@@ -42,9 +42,13 @@ func resumeWaits(w cluster.Waits, spec provision.Spec) func(string) time.Duratio
 // snapshot's then the machines' down (cluster.Waits.Pause), the resume's the graph's critical
 // path with the restore between the bootstrap and /readyz (Waits.Resume). Both run as the bot
 // runs them, clusterops' Pause and Up: the cluster's lock, the state saved (encrypted) at every
-// record, the phases, the prices; none of that is in the bound. Each line also gives the CPU the
-// process spent (ours and the stand-ins') and the load average, which a shared machine's
-// ratios depend on. It prints the resume modeled at factor 1 (goals: <= 8 min cold, <= 4 min
+// record, the phases, the prices; none of that is in the bound. Each line also gives the excess
+// over the bound, the CPU the process spent (ours and the stand-ins') and the load average,
+// which a shared machine's ratios depend on. That fixed work does not scale with the factor:
+// at the default 0.01 the cold pause's 210-ms bound meets a hundred-odd milliseconds of it (the
+// lock, the saves, the snapshot's encrypted write and read-back, loopback calls), a ratio of
+// 1.5 that is 1.007 at factor 1; POC_BENCH_FACTOR=0.1 (about 3 minutes) gives the goal's ratio.
+// It prints the resume modeled at factor 1 (goals: <= 8 min cold, <= 4 min
 // with a parked worker), its critical chain step by step, and the cold resume's floor
 // (logResumeChain); POC_BENCH_TRACE=1 prints every step's start and end on stderr.
 func BenchmarkPauseResume(b *testing.B) {
@@ -82,8 +86,8 @@ func BenchmarkPauseResume(b *testing.B) {
 			}
 			wall, lb, cpu := time.Since(t0), scale(bound), cpuTime()-cpu0
 			b.ReportMetric(float64(wall)/float64(lb), what+"/bound")
-			b.Logf("factor %.3g: %-14s %8v (bound %8v, ratio %.3f; CPU %v, load %s)", factor, what, wall.Round(time.Millisecond), lb,
-				float64(wall)/float64(lb), cpu.Round(time.Millisecond), load)
+			b.Logf("factor %.3g: %-14s %8v (bound %8v, ratio %.3f, excess %v; CPU %v, load %s)", factor, what, wall.Round(time.Millisecond), lb,
+				float64(wall)/float64(lb), (wall - lb).Round(time.Millisecond), cpu.Round(time.Millisecond), load)
 		}
 		for _, park := range []bool{false, true} {
 			kind, rw, parkFor := "cold", waits, time.Duration(0)
