@@ -112,11 +112,11 @@ fi
 
 # zstd -d | tar rather than tar --zstd: GNU tar runs the zstd program for --zstd anyway, and whether
 # macOS's bsdtar links libzstd is not documented; both read a plain tar from stdin.
-zstd -dcq "$archive" | tar -xf - bot || { rm -f bot; die "unpacking bot from $archive failed (it matched the pinned sha256): check zstd and the disk space in $dir"; }
+zstd -dcq "$archive" | tar -xf - bot || { rm -rf -- bot; die "unpacking bot from $archive failed (it matched the pinned sha256): check zstd and the disk space in $dir"; }
 # goreleaser packs bot as a regular file; anything else (a symlink would be chmod-ed and run
 # wherever it points) is a release built wrong: refuse it.
 if [ -L bot ] || [ ! -f bot ]; then
-  rm -f bot
+  rm -rf -- bot
   die "bot in $archive is not a regular file (it matched the pinned sha256, so the release itself is wrong): nothing was run; report it"
 fi
 chmod 0755 bot

@@ -316,6 +316,18 @@ func TestActionFetchVerifiesTheRelease(t *testing.T) {
 				t.Fatal(err)
 			}
 		}},
+		// Likewise a bot directory in the pinned archive: refused with the same words (the old
+		// script stopped at rm's "Is a directory").
+		{name: "a bot that is a directory", want: "is not a regular file", prepare: func(t *testing.T, _ string) {
+			data := tarZst(t, archiveFile{name: "bot/bot", mode: 0o755, data: []byte("#!/bin/sh\ntouch " + marker + "\n")})
+			sum := sha256.Sum256(data)
+			if err := os.WriteFile(archive, data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(pinned, []byte(hex.EncodeToString(sum[:])+"  "+filepath.Base(archive)+"\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}},
 		{name: "not a tag", want: "is not a release tag", env: []string{"POCBOT_VERSION=latest"}},
 		// The version names files in POCBOT_DIR: no path in it. The old script took it (and looked
 		// for, then removed, pocbot_1/../../x_….tar.zst).
