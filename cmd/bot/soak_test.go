@@ -26,37 +26,61 @@ func soakOptions(t *testing.T) soak.Options {
 	return soak.Options{Bot: soakBot{a: newApp(io.Discard, io.Discard, func(string) string { return "" })}}
 }
 
-// A history every soak runs: a pause (no machine billed while paused, the paused price in the
-// budget and the accrued figures), a resume, a pause releasing the IPs, the scheduled pass
-// inside acme/b's pause window, a command there resuming the cluster, then its down. Objects
-// are written with the kubeconfig the bot issued before each pause, and every one is read back
-// after each resume (the second one through the new link: the IPs changed).
+// A history every soak runs, its bots' clock starting at night (inside acme/b's pause window,
+// 20:00–08:00 UTC): a pause (no machine billed while paused, the paused price in the budget and
+// the accrued figures), a command resuming it in the window, a pause releasing the IPs and a
+// resume, a day later the schedule's pause, a command resuming it again, then its down. Before
+// every pause and between them the users create ConfigMaps and Secrets, update one and delete
+// another with the kubeconfig the bot issued them; after every step each object is read back as
+// last written (a deleted one must stay gone), after the second resume through the new link
+// (the IPs changed).
 func TestSoakPauseResume(t *testing.T) {
 	base := soakOptions(t)
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
 	defer cancel()
-	pauseResume := []soak.Event{
-		{Kind: soak.KindComment, Repo: "acme/b", Number: 2, User: "ada", Body: "/poc up"},
-		{Kind: soak.KindKube, Repo: "acme/b", Number: 2, User: "ada", Action: "configmaps"},
-		{Kind: soak.KindKube, Repo: "acme/b", Number: 2, User: "ada", Action: "secrets"},
-		{Kind: soak.KindComment, Repo: "acme/b", Number: 2, User: "ada", Body: "/poc pause"},
-		{Kind: soak.KindComment, Repo: "acme/b", Number: 2, User: "ada", Body: "/poc cost"},
-		{Kind: soak.KindComment, Repo: "acme/b", Number: 2, User: "ada", Body: "/poc resume"},
-		{Kind: soak.KindKube, Repo: "acme/b", Number: 2, User: "ada", Action: "configmaps"},
-		{Kind: soak.KindComment, Repo: "acme/b", Number: 2, User: "wes", Body: "/poc pause --release-ips"},
-		{Kind: soak.KindComment, Repo: "acme/b", Number: 2, User: "wes", Body: "/poc resume"},
-		{Kind: soak.KindSchedule, Repo: "acme/b"},
-		{Kind: soak.KindComment, Repo: "acme/b", Number: 2, User: "ada", Body: "/poc status"},
-		{Kind: soak.KindComment, Repo: "acme/b", Number: 2, User: "ada", Body: "/poc down"},
+	seed := uint64(1)
+	for ; soak.WorldOf(seed).Clock < 20*time.Hour || soak.WorldOf(seed).Clock >= 23*time.Hour; seed++ {
 	}
-	res, err := soak.Run(ctx, base, 1, pauseResume)
+	kube := func(user, action string) soak.Event {
+		return soak.Event{Kind: soak.KindKube, Repo: "acme/b", Number: 2, User: user, Action: action}
+	}
+	comment := func(user, body string) soak.Event {
+		return soak.Event{Kind: soak.KindComment, Repo: "acme/b", Number: 2, User: user, Body: body}
+	}
+	pauseResume := []soak.Event{
+		comment("ada", "/poc up --ttl 3d"),
+		kube("ada", "configmaps"), kube("ada", "secrets"), kube("ada", "update"), kube("ada", "delete"),
+		comment("ada", "/poc pause"),
+		comment("ada", "/poc cost"), // a command in the window resumes the cluster
+		comment("ada", "/poc resume"),
+		kube("ada", "configmaps"), kube("ada", "update"), kube("ada", "delete"),
+		comment("wes", "/poc pause --release-ips"),
+		comment("wes", "/poc resume"),
+		kube("wes", "secrets"), kube("wes", "update"), kube("wes", "delete"),
+		// The next night, once the window of the commands' resume is over: the schedule pauses.
+		{Kind: soak.KindClock, Jump: 12 * time.Hour},
+		{Kind: soak.KindSchedule, Repo: "acme/b"},
+		{Kind: soak.KindClock, Jump: 12 * time.Hour},
+		{Kind: soak.KindSchedule, Repo: "acme/b"},
+		comment("ada", "/poc status"),
+		comment("ada", "/poc down"),
+	}
+	if testing.Verbose() {
+		base.Log = os.Stderr // the events and what each did
+	}
+	res, err := soak.Run(ctx, base, seed, pauseResume)
 	if err != nil || len(res.Violations) > 0 {
 		t.Fatalf("pause, resume, scheduled pause: %v %v", err, res.Violations)
 	}
-	// Two objects read after the first resume, three after the second: the invariant was
-	// checked, not passed for want of objects.
-	if res.ReadsAfterPause < 5 {
-		t.Fatalf("%d reads of an object written before a pause found it after the resume, want at least 5", res.ReadsAfterPause)
+	// Every change counted: 3 creations a batch, 4 batches, and 3 updates and 3 deletions, and
+	// the three pauses (two commands', the schedule's) seen with them; the reads after the
+	// resumes found them (the invariant was checked, not passed for want of objects).
+	t.Logf("%d changes of objects, %d pauses holding them, %d reads after a resume found the last write", res.Writes, res.Pauses, res.ReadsAfterPause)
+	if res.Writes != 4*3+3+3 || res.Pauses != 3 {
+		t.Errorf("%d changes of objects counted and %d pauses seen, want the %d and 3 the history makes", res.Writes, res.Pauses, 4*3+3+3)
+	}
+	if res.ReadsAfterPause < 20 {
+		t.Errorf("%d reads of an object written before a pause found its last write after the resume, want at least 20", res.ReadsAfterPause)
 	}
 }
 

@@ -5,10 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
-	"os"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -74,191 +75,354 @@ func (e *env) snapshotHolds(ctx context.Context, name string, keys []string) err
 	return nil
 }
 
-// crashPoints are the saves of a clean pause and resume a cycle crashes at: every save of the
-// pause, each with a resume save spread over the resume's (the first and the last included); with
-// POC_CRASH_EVERY_SAVE=1 every save of the resume too (35 cycles: a quarter of an hour under
-// -race on a loaded 2-core machine); with -short a sample of six.
-func crashPoints(pauseSaves, resumeSaves int64) (pause, resume []int64) {
-	if testing.Short() {
-		return []int64{0, 1, 2, pauseSaves / 3, 2 * pauseSaves / 3, pauseSaves - 1},
-			[]int64{0, resumeSaves / 5, 2 * resumeSaves / 5, 3 * resumeSaves / 5, 4 * resumeSaves / 5, resumeSaves - 1}
-	}
-	for i := range pauseSaves {
-		pause = append(pause, i)
-		resume = append(resume, i*(resumeSaves-1)/max(pauseSaves-1, 1))
-	}
-	if os.Getenv("POC_CRASH_EVERY_SAVE") == "1" {
-		resume = resume[:0]
-		for i := range resumeSaves {
-			resume = append(resume, i)
-		}
-	}
-	return pause, resume
+// crashWorld is one cluster of its own world, paused and resumed with its state saves crashed
+// on demand, and what was written into it: the objects a check expects, by name, with their
+// latest value (an object deleted is gone from the map, and must be gone from the cluster).
+type crashWorld struct {
+	e       *env
+	name    string
+	crash   crashAt
+	k       *kube
+	objects map[string]string
+	serial  int
+	running []string // the live resources of the running cluster, "kind name", sorted
+	paused  []string // the live resources of the paused cluster
+	// writes counts the creations, updates and deletions; checked, the objects a check found
+	// with their latest value.
+	writes, checked int
 }
 
-// A pause crashed at a state save, then run again, ends paused with nothing lost, and no machine
-// (control plane, volume, worker) is ever gone while the bucket lacks a verified snapshot holding
-// every object; a resume crashed at a save, then run again, ends ready with every object there
-// and every machine once. The cycles crash at saves of a clean run (crashPoints: every save of the
-// pause, the resume's spread over its own, or every one); then one cycle crashes the pause at its
-// first save, its rerun at its second, and so on until a rerun converges, then the resume alike:
-// each rerun gets further into what is left, each crash in the middle of a rerun that itself
-// followed a crash.
-func TestPauseAndResumeCrashAtEveryStep(t *testing.T) {
-	t.Parallel()
+// crashFactor is the crash tests' time factor: the saves and what they record do not depend on
+// how long the modeled operations last, and every modeled wait is a few polls of CPU under -race.
+const crashFactor = 0.0005
+
+func newCrashWorld(ctx context.Context, t *testing.T, name string) *crashWorld {
+	t.Helper()
 	// Images of 1 MiB: every cold resume writes the worker's image again, and its size tests
 	// nothing here (the image tests stream 256 MiB).
-	e := newEnv(t, world.Options{TimeFactor: 0.002, QCOW2Size: 1 << 20, RawSize: 1 << 20})
-	ctx, cancel := context.WithTimeout(t.Context(), 15*time.Minute)
-	defer cancel()
-	const name = "acme-crash-1"
-	var crash crashAt
-	crash.arm(-1)
-	clusterops.SetSaveFault(e.ops, crash.fault)
-
-	e.up(ctx, t, name)
-	kc, err := e.ops.Kubeconfig(ctx, name)
+	c := &crashWorld{e: newEnv(t, world.Options{TimeFactor: crashFactor, QCOW2Size: 1 << 20, RawSize: 1 << 20}), name: name, objects: map[string]string{}}
+	c.crash.arm(-1)
+	clusterops.SetSaveFault(c.e.ops, c.crash.fault)
+	c.e.up(ctx, t, name)
+	kc, err := c.e.ops.Kubeconfig(ctx, name)
 	if err != nil {
 		t.Fatal(err)
 	}
-	k := newKube(t, kc)
-	var keys []string
-	write := func(i int) {
-		t.Helper()
-		n := fmt.Sprintf("obj-%d", i)
-		code, obj, err := k.do(ctx, http.MethodPost, "/api/v1/namespaces/default/configmaps", map[string]any{"metadata": map[string]any{"name": n}, "data": map[string]any{"i": fmt.Sprint(i)}})
-		if err != nil || code != http.StatusCreated {
-			t.Fatalf("write %s: %d %v %v", n, code, obj, err)
-		}
-		keys = append(keys, "/registry/configmaps/default/"+n)
+	c.k = newKube(t, kc)
+	c.running = c.live()
+	return c
+}
+
+// live lists the cluster's resources in the emulator's inventory, sorted.
+func (c *crashWorld) live() []string { s := c.e.live(c.name); slices.Sort(s); return s }
+
+func (c *crashWorld) pause(ctx context.Context) error {
+	_, err := c.e.ops.Pause(ctx, clusterops.Intent{Cluster: c.name, RequestedBy: "alice", Command: "pause"})
+	return err
+}
+
+func (c *crashWorld) resume(ctx context.Context) error {
+	_, err := c.e.ops.Up(ctx, clusterops.Intent{Cluster: c.name, Spec: c.e.spec, RequestedBy: "alice", Command: "resume"})
+	return err
+}
+
+// change writes what a user would between two pauses: a new ConfigMap, a new value for the
+// oldest one, and every other time the deletion of the second oldest once there are enough, so
+// that a check proves the latest state came back, not merely some state.
+func (c *crashWorld) change(ctx context.Context, t *testing.T) {
+	t.Helper()
+	const base = "/api/v1/namespaces/default/configmaps"
+	names := slices.Sorted(maps.Keys(c.objects))
+	c.serial++
+	n, v := fmt.Sprintf("obj-%03d", c.serial), fmt.Sprint(c.serial)
+	if code, obj, err := c.k.do(ctx, http.MethodPost, base, map[string]any{"metadata": map[string]any{"name": n}, "data": map[string]any{"v": v}}); err != nil || code != http.StatusCreated {
+		t.Fatalf("create %s: %d %v %v", n, code, obj, err)
 	}
-	readAll := func(when string) {
-		t.Helper()
-		for i := range keys {
-			code, obj, err := k.do(ctx, http.MethodGet, fmt.Sprintf("/api/v1/namespaces/default/configmaps/obj-%d", i), nil)
-			if d, _ := obj["data"].(map[string]any); err != nil || code != http.StatusOK || d["i"] != fmt.Sprint(i) {
-				t.Fatalf("%s: obj-%d = %d %v %v", when, i, code, obj, err)
+	c.objects[n] = v
+	c.writes++
+	if len(names) > 0 {
+		u, v := names[0], fmt.Sprintf("%s updated by %d", names[0], c.serial)
+		if code, obj, err := c.k.do(ctx, http.MethodPut, base+"/"+u, map[string]any{"metadata": map[string]any{"name": u}, "data": map[string]any{"v": v}}); err != nil || code != http.StatusOK {
+			t.Fatalf("update %s: %d %v %v", u, code, obj, err)
+		}
+		c.objects[u] = v
+		c.writes++
+	}
+	if len(names) > 2 && c.serial%2 == 0 {
+		d := names[1]
+		if code, obj, err := c.k.do(ctx, http.MethodDelete, base+"/"+d, nil); err != nil || code != http.StatusOK {
+			t.Fatalf("delete %s: %d %v %v", d, code, obj, err)
+		}
+		delete(c.objects, d)
+		c.writes++
+	}
+}
+
+// holds checks the cluster's ConfigMaps are exactly the objects, each with its latest value
+// (one listing: nothing lost, nothing stale, nothing deleted come back).
+func (c *crashWorld) holds(ctx context.Context, t *testing.T, when string) {
+	t.Helper()
+	code, list, err := c.k.do(ctx, http.MethodGet, "/api/v1/namespaces/default/configmaps", nil)
+	if err != nil || code != http.StatusOK {
+		t.Fatalf("%s: list the ConfigMaps: %d %v %v", when, code, list, err)
+	}
+	got := map[string]string{}
+	items, _ := list["items"].([]any)
+	for _, it := range items {
+		o, _ := it.(map[string]any)
+		meta, _ := o["metadata"].(map[string]any)
+		data, _ := o["data"].(map[string]any)
+		if n, _ := meta["name"].(string); strings.HasPrefix(n, "obj-") {
+			got[n], _ = data["v"].(string)
+		}
+	}
+	if !maps.Equal(got, c.objects) {
+		t.Fatalf("%s: the cluster holds %v, want the latest writes %v", when, got, c.objects)
+	}
+	c.checked += len(got)
+}
+
+// keys are the etcd keys of the objects.
+func (c *crashWorld) keys() []string {
+	var out []string
+	for n := range c.objects {
+		out = append(out, "/registry/configmaps/default/"+n)
+	}
+	return out
+}
+
+// checkPausing fails when a machine of the running cluster is gone while the bucket lacks a
+// verified snapshot holding every object.
+func (c *crashWorld) checkPausing(ctx context.Context, t *testing.T, when string) {
+	t.Helper()
+	if n := len(c.e.billedCompute(c.name)); n < len(c.runningCompute()) {
+		if err := c.e.snapshotHolds(ctx, c.name, c.keys()); err != nil {
+			t.Fatalf("%s: %d machines are gone but the bucket holds no verified snapshot of everything: %v", when, len(c.runningCompute())-n, err)
+		}
+	}
+}
+
+// runningCompute are the running cluster's machines among its live resources.
+func (c *crashWorld) runningCompute() []string {
+	return slices.DeleteFunc(slices.Clone(c.running), func(r string) bool {
+		k, _, _ := strings.Cut(r, " ")
+		return k != "instance_server" && k != "baremetal_server" && k != "block_volume"
+	})
+}
+
+// checkPaused fails unless the cluster is paused with no machine, the same resources as after
+// every other pause (none orphaned, none billed twice), and a verified snapshot of everything.
+func (c *crashWorld) checkPaused(ctx context.Context, t *testing.T, when string) {
+	t.Helper()
+	if m := c.e.billedCompute(c.name); len(m) != 0 {
+		t.Fatalf("%s: paused with machines left: %v", when, m)
+	}
+	live := c.live()
+	if c.paused == nil {
+		c.paused = live
+	} else if !slices.Equal(live, c.paused) {
+		t.Fatalf("%s: the paused cluster holds %v, the first pause left %v", when, live, c.paused)
+	}
+	if err := c.e.snapshotHolds(ctx, c.name, c.keys()); err != nil {
+		t.Fatalf("%s: %v", when, err)
+	}
+}
+
+// checkResumed fails unless the cluster is ready with the running cluster's resources (none
+// missing, none twice, none orphaned) and the latest objects.
+func (c *crashWorld) checkResumed(ctx context.Context, t *testing.T, when string) {
+	t.Helper()
+	doc, _, err := c.e.ops.Load(ctx, c.name)
+	if err != nil || doc.Header.Phase != string(lifecycle.PhaseReady) {
+		t.Fatalf("%s: %v %v", when, doc, err)
+	}
+	if live := c.live(); !slices.Equal(live, c.running) {
+		t.Fatalf("%s: the cluster holds %v, want the running cluster's %v", when, live, c.running)
+	}
+	c.holds(ctx, t, when)
+}
+
+// crashCoverage is what the worlds of TestPauseAndResumeCrashAtEveryStep report: the saves
+// they crashed at, the saves of a clean pause and resume of a cluster just made (clean), and
+// those of the runs armed past their last save (others: a resume after one that crashed saves
+// more, as its rerun refreshed the records of the IPs and volumes).
+type crashCoverage struct {
+	mu                        sync.Mutex
+	pause, resume             map[int64]bool
+	cleanPause, cleanResume   int64
+	otherPauses, otherResumes []int64
+	writes, checked, cycles   int
+}
+
+func (cv *crashCoverage) add(f func(cv *crashCoverage)) { cv.mu.Lock(); defer cv.mu.Unlock(); f(cv) }
+
+// crashShards is how many worlds share the crash points of a clean run's saves.
+const crashShards = 3
+
+// A pause crashed at a state save, then run again, ends paused with nothing lost, and no machine
+// (control plane, volume, worker) is ever gone while the bucket lacks a verified snapshot holding
+// every object; a resume crashed at a save, then run again, ends ready with the latest objects
+// (created, updated, deleted before the pause) and the running cluster's resources once each
+// (none missing, none twice, none orphaned). Every save of the pause and every save of the
+// resume is crashed at: world k of crashShards (each a world of its own, run side by side)
+// crashes its i-th cycle's pause and resume at save k + i*crashShards, until a run armed so
+// does not crash (it had fewer saves); the later pauses are clean. The points are saves, not
+// steps: a change of the steps or of their order moves nothing here. One more world counts the
+// saves of a clean cycle (every one of them must have been crashed at), then crashes the pause
+// at its first save, its rerun at its second, and so on until a rerun converges, then the
+// resume alike: each crash in the middle of a rerun that itself followed a crash. With -short
+// each world runs two cycles.
+//
+// The test is not parallel with the others: its worlds run first, two at a time, instead of one
+// long test being the package's last.
+func TestPauseAndResumeCrashAtEveryStep(t *testing.T) {
+	cv := &crashCoverage{pause: map[int64]bool{}, resume: map[int64]bool{}}
+	t.Run("worlds", func(t *testing.T) {
+		t.Run("every-rerun", func(t *testing.T) {
+			t.Parallel()
+			crashReruns(t, cv)
+		})
+		for k := range crashShards {
+			t.Run(fmt.Sprintf("every-save-%d", k), func(t *testing.T) {
+				t.Parallel()
+				crashShard(t, k, cv)
+			})
+		}
+	})
+	if t.Failed() || testing.Short() {
+		return
+	}
+	cv.mu.Lock()
+	defer cv.mu.Unlock()
+	for _, c := range []struct {
+		what    string
+		crashed map[int64]bool
+		clean   int64
+		others  []int64
+	}{{"pause", cv.pause, cv.cleanPause, cv.otherPauses}, {"resume", cv.resume, cv.cleanResume, cv.otherResumes}} {
+		if c.clean == 0 || len(c.others) == 0 {
+			t.Fatalf("no clean %s counted its saves (%d), or no %s armed past its last save (%v)", c.what, c.clean, c.what, c.others)
+		}
+		for i := range c.clean {
+			if !c.crashed[i] {
+				t.Errorf("no %s crashed at its save %d of %d", c.what, i, c.clean)
 			}
 		}
+		t.Logf("a clean %s saves the state %d times, every one crashed at (%d points in all; the runs armed past their last save saved %v times)",
+			c.what, c.clean, len(c.crashed), c.others)
 	}
-	machines := func() int {
-		return len(e.inventoryOf("instance_server", name)) + len(e.inventoryOf("block_volume", name)) + len(e.inventoryOf("baremetal_server", name))
-	}
-	running := machines()
-	pause := func() (*clusterops.Outcome, error) {
-		return e.ops.Pause(ctx, clusterops.Intent{Cluster: name, RequestedBy: "alice", Command: "pause"})
-	}
-	resume := func() (*clusterops.Outcome, error) {
-		return e.ops.Up(ctx, clusterops.Intent{Cluster: name, Spec: e.spec, RequestedBy: "alice", Command: "resume"})
-	}
+	t.Logf("%d pause-resume cycles; %d writes (ConfigMaps created, updated, deleted); %d objects found with their latest value after a resume", cv.cycles, cv.writes, cv.checked)
+}
 
-	// A clean cycle counts the saves.
-	write(0)
-	crash.arm(-1)
-	if _, err := pause(); err != nil {
+// crashShard is world k of TestPauseAndResumeCrashAtEveryStep.
+func crashShard(t *testing.T, k int, cv *crashCoverage) {
+	ctx, cancel := context.WithTimeout(t.Context(), 12*time.Minute)
+	defer cancel()
+	c := newCrashWorld(ctx, t, fmt.Sprintf("acme-crash-%d", k))
+	pauseDone, resumeDone := false, false
+	for i := 0; !pauseDone || !resumeDone; i++ {
+		if testing.Short() && i == 2 {
+			return
+		}
+		// point is this cycle's save; a phase past its last save runs clean (-1).
+		point := int64(k + i*crashShards)
+		c.change(ctx, t)
+		p := point
+		if pauseDone {
+			p = -1
+		}
+		perr := c.crashAt(ctx, t, "pause", p, c.pause, &pauseDone, cv.pause, &cv.otherPauses, cv)
+		c.checkPaused(ctx, t, fmt.Sprintf("paused after a crash at save %d (%v)", p, perr))
+		j := point
+		if resumeDone {
+			j = -1
+		}
+		rerr := c.crashAt(ctx, t, "resume", j, c.resume, &resumeDone, cv.resume, &cv.otherResumes, cv)
+		c.checkResumed(ctx, t, fmt.Sprintf("pause crashed at save %d, resume at save %d (%v)", p, j, rerr))
+		cv.add(func(cv *crashCoverage) { cv.cycles++ })
+	}
+	cv.add(func(cv *crashCoverage) { cv.writes += c.writes; cv.checked += c.checked })
+}
+
+// crashAt runs the phase what with its saves crashing from save at on (-1: none), then, when it
+// failed, again without a crash, which must converge. It records at in crashed, or, when a run
+// so armed did not crash (at is past its last save), its count of saves in others, and sets
+// done. It returns the crashed run's error.
+func (c *crashWorld) crashAt(ctx context.Context, t *testing.T, what string, at int64, run func(context.Context) error,
+	done *bool, crashed map[int64]bool, others *[]int64, cv *crashCoverage) error {
+	t.Helper()
+	c.crash.arm(at)
+	err := run(ctx)
+	saves := c.crash.count.Load()
+	if what == "pause" {
+		c.checkPausing(ctx, t, fmt.Sprintf("pause crashed at save %d", at))
+	}
+	c.crash.arm(-1)
+	switch {
+	case err != nil:
+		cv.add(func(*crashCoverage) { crashed[at] = true })
+		if err := run(ctx); err != nil {
+			t.Fatalf("%s again after a crash at save %d: %v", what, at, err)
+		}
+	case at >= 0 && at < saves:
+		t.Fatalf("the %s armed to crash at save %d of %d did not fail", what, at, saves)
+	case at >= 0:
+		*done = true
+		cv.add(func(*crashCoverage) { *others = append(*others, saves) })
+	}
+	return err
+}
+
+// crashReruns counts the saves of a clean cycle, then crashes the pause at its first save, its
+// rerun at its second, and so on until a rerun converges, then the resume alike: attempt k is the
+// rerun of attempt k-1 and crashes at its own save k (its phase's is the first), so each gets one
+// save further into what is left.
+func crashReruns(t *testing.T, cv *crashCoverage) {
+	ctx, cancel := context.WithTimeout(t.Context(), 12*time.Minute)
+	defer cancel()
+	c := newCrashWorld(ctx, t, "acme-crash-reruns")
+	c.change(ctx, t)
+	c.crash.arm(-1)
+	if err := c.pause(ctx); err != nil {
 		t.Fatal(err)
 	}
-	pauseSaves := crash.count.Load()
-	crash.arm(-1)
-	if _, err := resume(); err != nil {
+	pauseSaves := c.crash.count.Load()
+	c.checkPaused(ctx, t, "after a clean pause")
+	c.crash.arm(-1)
+	if err := c.resume(ctx); err != nil {
 		t.Fatal(err)
 	}
-	resumeSaves := crash.count.Load()
-	readAll("after a clean cycle")
-	t.Logf("a pause saves the state %d times, a resume %d", pauseSaves, resumeSaves)
-
-	pausePoints, resumePoints := crashPoints(pauseSaves, resumeSaves)
-	checkPausing := func(when string) {
-		t.Helper()
-		if n := machines(); n < running {
-			if err := e.snapshotHolds(ctx, name, keys); err != nil {
-				t.Fatalf("%s: %d of %d machines are gone but the bucket holds no verified snapshot of everything: %v", when, running-n, running, err)
-			}
-		}
-	}
-	for i := range max(len(pausePoints), len(resumePoints)) {
-		p := pausePoints[i%len(pausePoints)]
-		write(len(keys))
-		t.Logf("cycle %d: pause crashes at save %d", i, p)
-		crash.arm(p)
-		_, perr := pause()
-		checkPausing(fmt.Sprintf("pause crashed at save %d", p))
-		crash.arm(-1)
-		if perr != nil {
-			if _, err := pause(); err != nil {
-				t.Fatalf("pause again after a crash at save %d: %v", p, err)
-			}
-		}
-		if n := machines(); n != 0 {
-			t.Fatalf("after the pause (crash at %d): %d machines left", p, n)
-		}
-		if err := e.snapshotHolds(ctx, name, keys); err != nil {
-			t.Fatalf("paused after a crash at save %d: %v", p, err)
-		}
-		// The resume, crashed at one of its saves.
-		j := resumePoints[i%len(resumePoints)]
-		t.Logf("cycle %d: paused (pause error: %v); resume crashes at save %d", i, perr, j)
-		crash.arm(j)
-		_, rerr := resume()
-		crash.arm(-1)
-		if rerr != nil {
-			if _, err := resume(); err != nil {
-				t.Fatalf("resume again after a crash at save %d: %v", j, err)
-			}
-		}
-		doc, _, err := e.ops.Load(ctx, name)
-		if err != nil || doc.Header.Phase != string(lifecycle.PhaseReady) {
-			t.Fatalf("after the resume (crash at %d): %v %v", j, doc, err)
-		}
-		if n := machines(); n != running {
-			t.Fatalf("after the resume (crash at %d): %d machines, want the %d of the running cluster (no duplicate, none missing)", j, n, running)
-		}
-		readAll(fmt.Sprintf("pause crashed at %d, resume crashed at %d", p, j))
-		if strings.Contains(fmt.Sprint(rerr), "recover") {
-			t.Logf("resume crash at %d hit the recovery: %v", j, rerr)
-		}
+	resumeSaves := c.crash.count.Load()
+	c.checkResumed(ctx, t, "after a clean resume")
+	cv.add(func(cv *crashCoverage) { cv.cleanPause, cv.cleanResume = pauseSaves, resumeSaves })
+	if testing.Short() {
+		return
 	}
 
-	// Every save in turn: attempt k is the rerun of attempt k-1 and crashes at its own save k (its
-	// phase's is the first), so each gets one save further into what is left; the attempts are
-	// bounded by twice the saves of a clean run.
-	// untilDone reruns run, attempt k crashing at its save k, until one finishes (check, when
-	// given, follows every attempt), and returns the attempts it took.
-	untilDone := func(what string, saves int64, run func() (*clusterops.Outcome, error), check func(attempt int)) int {
+	// The attempts are bounded by twice the saves of a clean run.
+	untilDone := func(what string, saves int64, run func(context.Context) error, check func(attempt int)) int {
 		attempts := 0
 		for crashed := true; crashed; attempts++ {
 			if attempts > int(2*saves) {
 				t.Fatalf("the %s crashed at every save did not converge in %d attempts", what, attempts)
 			}
-			crash.arm(int64(1 + attempts))
-			_, err := run()
-			crashed = err != nil
+			c.crash.arm(int64(1 + attempts))
+			crashed = run(ctx) != nil
 			if check != nil {
 				check(attempts)
 			}
 		}
-		crash.arm(-1)
+		c.crash.arm(-1)
 		return attempts
 	}
-	write(len(keys))
-	attempts := untilDone("pause", pauseSaves, pause, func(attempt int) {
-		checkPausing(fmt.Sprintf("pause attempt %d, crashed at its save %d", attempt, 1+attempt))
+	c.change(ctx, t)
+	attempts := untilDone("pause", pauseSaves, c.pause, func(attempt int) {
+		c.checkPausing(ctx, t, fmt.Sprintf("pause attempt %d, crashed at its save %d", attempt, 1+attempt))
 	})
-	if n := machines(); n != 0 {
-		t.Fatalf("after the pause crashed at every save: %d machines left", n)
-	}
-	if err := e.snapshotHolds(ctx, name, keys); err != nil {
-		t.Fatalf("paused after a crash at every save: %v", err)
-	}
+	c.checkPaused(ctx, t, "after a pause crashed at every save")
 	t.Logf("the pause crashed at every save converged in %d attempts", attempts)
-	attempts = untilDone("resume", resumeSaves, resume, nil)
-	doc, _, err := e.ops.Load(ctx, name)
-	if err != nil || doc.Header.Phase != string(lifecycle.PhaseReady) {
-		t.Fatalf("after the resume crashed at every save: %v %v", doc, err)
-	}
-	if n := machines(); n != running {
-		t.Fatalf("after the resume crashed at every save: %d machines, want the %d of the running cluster", n, running)
-	}
-	readAll("after a pause and a resume crashed at every save")
+	attempts = untilDone("resume", resumeSaves, c.resume, nil)
+	c.checkResumed(ctx, t, "after a pause and a resume crashed at every save")
 	t.Logf("the resume crashed at every save converged in %d attempts", attempts)
+	cv.add(func(cv *crashCoverage) { cv.cycles += 2; cv.writes += c.writes; cv.checked += c.checked })
 }

@@ -26,15 +26,17 @@
 //   - no secret in any comment, log line, job summary or step output;
 //   - every state document reads and decrypts;
 //   - after the settle no lock is held beyond its lease;
-//   - a resumed cluster holds every object written before its pause: users write ConfigMaps and
-//     Secrets with the kubeconfig the bot issued them (KindKube), and every such object of a ready
-//     cluster is read back after every step (kube.go);
+//   - a resumed cluster holds every object written before its pause, as last written: users
+//     create, update and delete ConfigMaps and Secrets with the kubeconfig the bot issued them
+//     (KindKube: after an up, before every pause, after every resume), and every such object of a
+//     ready cluster is read back after every step, a deleted one must be gone (kube.go);
+//   - a paused cluster bills no machine;
 //   - every accrued cost a bot comment states is the cluster's daily cost ÷ 24 per started hour
 //     since the creation its state records, at the clock of a process running when the comment
 //     was written (accrual.go).
 //
 // What a history may not decide: Go's scheduler and the loopback network set the exact
 // interleaving, so a seed replays the same decisions (events, users, flags, faults, kill points,
-// clock jumps), not necessarily the same outcome; a failing seed is re-run and shrunk (Shrink)
+// clock jumps, the clock's time of day: WorldConfig.Clock), not necessarily the same outcome; a failing seed is re-run and shrunk (Shrink)
 // until the shortest history that still fails is found.
 package soak

@@ -24,8 +24,9 @@ const (
 	KindClock Kind = "clock"
 	// KindWait: the harness lets the running processes progress.
 	KindWait Kind = "wait"
-	// KindKube: a user writes an object (Action: "configmaps" or "secrets") into the cluster of
-	// Repo#Number with the kubeconfig the bot issued them (kube.go).
+	// KindKube: a user changes objects in the cluster of Repo#Number with the kubeconfig the bot
+	// issued them (kube.go): Action "configmaps" or "secrets" creates a few, "update" gives one a
+	// new value, "delete" deletes one.
 	KindKube Kind = "kube"
 )
 
@@ -80,7 +81,11 @@ func (e Event) String() string {
 	case KindWait:
 		fmt.Fprintf(&b, "wait %s", e.Jump)
 	case KindKube:
-		fmt.Fprintf(&b, "%s writes %s with the kubeconfig the bot issued on %s#%d", e.User, e.Action, e.Repo, e.Number)
+		what := "writes " + e.Action
+		if e.Action == kubeUpdate || e.Action == kubeDelete {
+			what = e.Action + "s an object"
+		}
+		fmt.Fprintf(&b, "%s %s with the kubeconfig the bot issued on %s#%d", e.User, what, e.Repo, e.Number)
 	}
 	if e.Async {
 		b.WriteString(" [async]")
@@ -143,6 +148,20 @@ type WorldConfig struct {
 	// histories raise them explicitly (RaisedQuotas); some keep the defaults, where the second
 	// cluster is refused by the pre-flight with nothing created.
 	OrgQuotas map[string]int
+	// Clock is the time of day (UTC) of the bots' clock when the history starts: half the
+	// histories start inside acme/b's nightly pause window, where its scheduled passes pause its
+	// clusters and its commands resume them, half outside, whenever the soak runs.
+	Clock time.Duration
+}
+
+// startClock is the Clock of a history drawn from r: inside acme/b's pause window (20:00–08:00
+// UTC) or outside it, at a random minute at least two hours before the window ends or begins.
+func startClock(r *rand.Rand) time.Duration {
+	m := time.Duration(r.IntN(60)) * time.Minute
+	if r.IntN(2) == 0 {
+		return time.Duration((20+r.IntN(10))%24)*time.Hour + m // 20:00–05:59
+	}
+	return 8*time.Hour + time.Duration(r.IntN(10))*time.Hour + m // 08:00–17:59
 }
 
 // RaisedQuotas are the identity-validated quotas times ten: room for every cluster a history's
@@ -158,17 +177,32 @@ func RaisedQuotas() map[string]int {
 // WorldOf returns the world of seed's history: a pure function of seed.
 func WorldOf(seed uint64) WorldConfig {
 	r := rand.New(rand.NewPCG(seed^0x5eed, seed))
+	var wc WorldConfig
 	switch r.IntN(6) {
 	case 0:
 		// one seed cluster, then the 2nd's 2nd server fails: a quota the pre-flight cannot see
 		// (another project's use), refused during the run
-		return WorldConfig{Quotas: map[string]int{"instances": 4}, OrgQuotas: RaisedQuotas()}
+		wc = WorldConfig{Quotas: map[string]int{"instances": 4}, OrgQuotas: RaisedQuotas()}
 	case 1:
-		return WorldConfig{Quotas: map[string]int{"ips": 4}, OrgQuotas: RaisedQuotas()}
+		wc = WorldConfig{Quotas: map[string]int{"ips": 4}, OrgQuotas: RaisedQuotas()}
 	case 2:
-		return WorldConfig{OrgQuotas: scwsim.DocumentedQuotas()} // the pre-flight refuses the second cluster
+		wc = WorldConfig{OrgQuotas: scwsim.DocumentedQuotas()} // the pre-flight refuses the second cluster
+	default:
+		wc = WorldConfig{OrgQuotas: RaisedQuotas()}
 	}
-	return WorldConfig{OrgQuotas: RaisedQuotas()}
+	wc.Clock = startClock(r)
+	return wc
+}
+
+// clockOffset is the offset that puts a clock at real time now on the time of day at.
+func clockOffset(now time.Time, at time.Duration) time.Duration {
+	now = now.UTC()
+	day := time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, time.UTC)
+	off := day.Add(at).Sub(now)
+	for off < 0 {
+		off += 24 * time.Hour
+	}
+	return off
 }
 
 // BotUser stands for the App's own login in a history: its comments must never be commands.
@@ -201,7 +235,7 @@ func generate(seed uint64, n int) []Event {
 		case x < 8:
 			// Mostly into the cluster of the last up, by its requester (the link is theirs).
 			e = Event{Kind: KindKube, Repo: repo.Name, Number: repo.Issues[r.IntN(len(repo.Issues))], User: pick([]string{"ada", "wes"}),
-				Action: pick([]string{"configmaps", "secrets"})}
+				Action: pick([]string{"configmaps", "secrets", kubeUpdate, kubeDelete})}
 			if last, ok := lastUp(out); ok && r.IntN(4) != 0 {
 				e.Repo, e.Number, e.User = last.Repo, last.Number, last.User
 			}
@@ -240,13 +274,98 @@ func generate(seed uint64, n int) []Event {
 				}
 			}
 		}
-		out = append(out, e)
+		if r.IntN(10) == 0 {
+			// A plain up by a user who can write into the cluster, in the repository with room
+			// for it: the histories' clusters that hold data through their nights.
+			e = Event{Kind: KindComment, Repo: "acme/b", Number: 1 + r.IntN(2), User: pick([]string{"ada", "wes"}), Body: "/poc up"}
+		}
+		out = appendWithWrites(out, e, r)
 		if e.Kind == KindComment && !e.Async && e.KillAfter == 0 && strings.HasPrefix(e.Body, "/poc up") && (e.User == "ada" || e.User == "wes") && r.IntN(2) == 0 {
-			// The requester puts something into the cluster the up just answered ready for.
-			out = append(out, Event{Kind: KindKube, Repo: e.Repo, Number: e.Number, User: e.User, Action: pick([]string{"configmaps", "secrets"})})
+			// A night: the requester pauses the cluster, and later someone resumes it, by
+			// command or by any command inside acme/b's pause window; or the schedule
+			// pauses it and a status resumes it.
+			pause := Event{Kind: KindComment, Repo: e.Repo, Number: e.Number, User: e.User, Body: pick([]string{"/poc pause", "/poc pause", "/poc pause --release-ips"})}
+			resume := Event{Kind: KindComment, Repo: e.Repo, Number: e.Number, User: pick([]string{"ada", "wes"}), Body: pick([]string{"/poc resume", "/poc status"})}
+			if e.Repo == "acme/b" && r.IntN(2) == 0 {
+				pause = Event{Kind: KindSchedule, Repo: e.Repo}
+			}
+			out = appendWithWrites(out, pause, r)
+			if r.IntN(3) == 0 {
+				out = append(out, Event{Kind: KindClock, Jump: time.Duration(1+r.IntN(4)) * time.Hour})
+			}
+			out = appendWithWrites(out, resume, r)
 		}
 	}
 	return out
+}
+
+// appendWithWrites appends e to events with the writes users make around it: after an up the
+// requester writes into the cluster the up answered ready for; before a pause (a command, or the
+// schedule's pass in acme/b's window) the requester writes and changes what is there (the pause
+// must take the latest state with it), and after a resume they do again, between two pauses.
+func appendWithWrites(events []Event, e Event, r *rand.Rand) []Event {
+	pick := func(xs ...string) string { return xs[r.IntN(len(xs))] }
+	writes := func(user string) []Event {
+		return []Event{{Kind: KindKube, Repo: e.Repo, Number: e.Number, User: user, Action: pick("configmaps", "secrets")},
+			{Kind: KindKube, Repo: e.Repo, Number: e.Number, User: user, Action: pick(kubeUpdate, kubeDelete)}}
+	}
+	pause := (e.Kind == KindComment && strings.HasPrefix(e.Body, "/poc pause")) || (e.Kind == KindSchedule && e.Repo != "")
+	if pause {
+		number := e.Number
+		if e.Kind == KindSchedule { // the last up in the repository
+			number = 0
+			for i := len(events) - 1; i >= 0 && number == 0; i-- {
+				if x := events[i]; x.Kind == KindComment && x.Repo == e.Repo && strings.HasPrefix(x.Body, "/poc up") && (x.User == "ada" || x.User == "wes") {
+					number = x.Number
+				}
+			}
+		}
+		if last, ok := lastUpOn(events, e.Repo, number); ok {
+			for _, w := range writes(last.User) {
+				w.Number = number
+				events = append(events, w)
+			}
+		}
+	}
+	events = append(events, e)
+	switch {
+	case e.Kind != KindComment || e.Async || e.KillAfter != 0:
+	case strings.HasPrefix(e.Body, "/poc up") && (e.User == "ada" || e.User == "wes"):
+		events = append(events, writes(e.User)[0])
+	case strings.HasPrefix(e.Body, "/poc resume"), strings.HasPrefix(e.Body, "/poc status") && pausedBefore(events, e):
+		if last, ok := lastUpOn(events, e.Repo, e.Number); ok {
+			events = append(events, writes(last.User)...)
+		}
+	}
+	return events
+}
+
+// pausedBefore tells whether the event before e, the last of events, paused e's cluster (a
+// pause command on its issue, or the schedule of its repository).
+func pausedBefore(events []Event, e Event) bool {
+	for i := len(events) - 2; i >= 0; i-- {
+		switch x := events[i]; {
+		case x.Kind == KindKube || x.Kind == KindClock:
+			continue
+		case x.Kind == KindSchedule && x.Repo == e.Repo:
+			return true
+		default:
+			return x.Kind == KindComment && x.Repo == e.Repo && x.Number == e.Number && strings.HasPrefix(x.Body, "/poc pause")
+		}
+	}
+	return false
+}
+
+// lastUpOn is the last `/poc up` of ada or wes on repo#number: its user holds the key that
+// opens the cluster's kubeconfig link.
+func lastUpOn(events []Event, repo string, number int) (Event, bool) {
+	for i := len(events) - 1; i >= 0; i-- {
+		e := events[i]
+		if e.Kind == KindComment && e.Repo == repo && e.Number == number && strings.HasPrefix(e.Body, "/poc up") && (e.User == "ada" || e.User == "wes") {
+			return e, true
+		}
+	}
+	return Event{}, false
 }
 
 // lastUp is the last `/poc up` of ada or wes (who have SSH keys to open its kubeconfig link).

@@ -23,23 +23,29 @@ import (
 	"github.com/pocbot/pocbot/internal/statestore"
 )
 
-// The data invariant: a resumed cluster holds every object written before its pause. A KindKube
-// event is a user with the kubeconfig the bot issued them — the link of a bot comment, fetched and
-// opened with the user's SSH key as the reply says (`curl … | age -d`) — writing a ConfigMap or a
-// Secret through the stand-in's Kubernetes REST API. A write counts when the cluster's state read
-// ready before and after it (a pause saves `pausing` before it takes its snapshot, so a counted
-// write is in the snapshot). After every step, every counted object of a ready cluster is read
-// back, with the writer's kubeconfig or, when that one no longer reaches the cluster (a pause that
-// released its IPs), the newest one issued on the issue: a NotFound or other data is a violation.
-// The objects go with their cluster's incarnation: a teardown (a phase of down, or a state made
-// again) forgets them. An answer that is no answer at all (the API unreachable, a 503 while etcd
-// is down, a refused certificate) proves nothing either way and is not counted.
+// The data invariant: a resumed cluster holds every object written before its pause, as last
+// written. A KindKube event is a user with the kubeconfig the bot issued them — the link of a bot
+// comment, fetched and opened with the user's SSH key as the reply says (`curl … | age -d`) —
+// changing objects through the stand-in's Kubernetes REST API: Action "configmaps" or "secrets"
+// creates kubeBatch objects (most of that kind, one of the other), "update" gives the oldest
+// object of the cluster a new value, "delete" deletes the second oldest. A change counts when the
+// cluster's state read ready, and the same incarnation, before and after it (a pause saves
+// `pausing` before it takes its snapshot, so a counted change is in the snapshot); an update or
+// a deletion that does not count, or gets no answer, leaves its object unknown, and the object is
+// no longer checked. After every step, every counted object of a ready cluster is read back, with
+// the writer's kubeconfig or, when that one no longer reaches the cluster (a pause that released
+// its IPs), the newest one issued on the issue: an object not found, holding another value than
+// its last write, or found after its deletion is a violation. The objects go with their
+// cluster's incarnation: a teardown (a phase of down, or a state made again) forgets them. An
+// answer that is no answer at all (the API unreachable, a 503 while etcd is down, a refused
+// certificate) proves nothing either way and is not counted.
 
 // kubeObject is one object a history wrote.
 type kubeObject struct {
 	plural, name, value string
+	deleted             bool   // its deletion was counted: a read must find nothing
 	kubeconfig          []byte // the writer's
-	paused              bool   // a pause of its cluster was seen since it was written
+	paused              bool   // a pause of its cluster was seen since it was last written
 }
 
 // incarnationObjects are the objects written to one incarnation of a cluster.
@@ -49,10 +55,20 @@ type incarnationObjects struct {
 	number       int
 	objs         []*kubeObject
 	readsResumed int
+	pausing      bool // the last check saw it in a pause's phase
 }
 
 // kubeNamespace is where the histories write.
 const kubeNamespace = "default"
+
+// kubeBatch is how many objects a KindKube creation writes.
+const kubeBatch = 3
+
+// The KindKube actions besides a creation's plural.
+const (
+	kubeUpdate = "update"
+	kubeDelete = "delete"
+)
 
 // kubeLinkRE finds the kubeconfig link in a bot reply.
 var kubeLinkRE = regexp.MustCompile(`curl -fsS '([^']+)' \| age -d`)
@@ -76,20 +92,67 @@ func (h *history) kubeWrite(ctx context.Context, i int, e Event) {
 		h.logf("    the issued kubeconfig: %v", err)
 		return
 	}
-	obj := &kubeObject{plural: e.Action, name: fmt.Sprintf("soak-%d", i), value: fmt.Sprintf("%d/%d", h.seed, i), kubeconfig: kc}
 	wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	if err := k.Create(wctx, obj.plural, kubeNamespace, obj.name, map[string]string{"v": obj.value}); err != nil {
-		h.logf("    create %s %s: %v", obj.plural, obj.name, err)
-		return
+	// stable tells whether the cluster stayed ready, the same incarnation, during the change.
+	stable := func() (statestore.Header, bool) {
+		after, ok := h.checker.readyHeader(ctx, cl)
+		return after, ok && after.Created.Equal(before.Created)
 	}
-	after, ok := h.checker.readyHeader(ctx, cl)
-	if !ok || !after.Created.Equal(before.Created) {
-		h.logf("    %s changed during the write: %s %s not counted", cl, obj.plural, obj.name)
-		return
+	switch e.Action {
+	case kubeUpdate, kubeDelete:
+		o := h.checker.target(cl, before, e.Action)
+		if o == nil {
+			h.logf("    no object of %s to %s", cl, e.Action)
+			return
+		}
+		value := fmt.Sprintf("%d/%d", h.seed, i)
+		if e.Action == kubeUpdate {
+			err = k.Update(wctx, o.plural, kubeNamespace, o.name, map[string]string{"v": value})
+		} else {
+			err = k.Delete(wctx, o.plural, kubeNamespace, o.name)
+		}
+		var answer *talossim.KubeAnswer
+		if _, ok := stable(); err == nil && ok {
+			if e.Action == kubeUpdate {
+				o.value = value
+			} else {
+				o.deleted = true
+			}
+			o.paused = false
+			h.checker.writes++
+			h.logf("    %s %s %s of %s", e.Action, o.plural, o.name, cl)
+			return
+		} else if errors.As(err, &answer) && ok {
+			h.logf("    %s %s %s: %v: unchanged", e.Action, o.plural, o.name, err)
+			return
+		}
+		h.checker.forget(cl, o)
+		h.logf("    %s %s %s: %v (or %s changed during it): no longer checked", e.Action, o.plural, o.name, err, cl)
+	default:
+		var objs []*kubeObject
+		for b := range kubeBatch {
+			plural := e.Action
+			if b == kubeBatch-1 { // one of the other kind
+				plural = map[string]string{"configmaps": "secrets", "secrets": "configmaps"}[plural]
+			}
+			obj := &kubeObject{plural: plural, name: fmt.Sprintf("soak-%d-%d", i, b), value: fmt.Sprintf("%d/%d/%d", h.seed, i, b), kubeconfig: kc}
+			if err := k.Create(wctx, obj.plural, kubeNamespace, obj.name, map[string]string{"v": obj.value}); err != nil {
+				h.logf("    create %s %s: %v", obj.plural, obj.name, err)
+				break
+			}
+			objs = append(objs, obj)
+		}
+		after, ok := stable()
+		if !ok {
+			h.logf("    %s changed during the writes: %d objects not counted", cl, len(objs))
+			return
+		}
+		for _, obj := range objs {
+			h.checker.noteWritten(cl, after, obj)
+			h.logf("    wrote %s %s to %s", obj.plural, obj.name, cl)
+		}
 	}
-	h.checker.noteWritten(cl, after, obj)
-	h.logf("    wrote %s %s to %s", obj.plural, obj.name, cl)
 }
 
 // issuedKubeconfig is the newest kubeconfig the bot issued on the issue that one of ids opens.
@@ -193,6 +256,37 @@ func (c *checker) noteWritten(cl string, hd statestore.Header, obj *kubeObject) 
 		c.written[cl] = w
 	}
 	w.objs = append(w.objs, obj)
+	c.writes++
+}
+
+// target is the object of the incarnation hd shows that an update changes (the oldest not
+// deleted) or a deletion deletes (the second oldest, so that one is always left); nil when
+// there is none.
+func (c *checker) target(cl string, hd statestore.Header, action string) *kubeObject {
+	w := c.written[cl]
+	if w == nil || !w.created.Equal(hd.Created) {
+		return nil
+	}
+	var live []*kubeObject
+	for _, o := range w.objs {
+		if !o.deleted {
+			live = append(live, o)
+		}
+	}
+	switch {
+	case action == kubeUpdate && len(live) > 0:
+		return live[0]
+	case action == kubeDelete && len(live) > 1:
+		return live[1]
+	}
+	return nil
+}
+
+// forget stops checking o, whose content is no longer known.
+func (c *checker) forget(cl string, o *kubeObject) {
+	if w := c.written[cl]; w != nil {
+		w.objs = slices.DeleteFunc(w.objs, func(x *kubeObject) bool { return x == o })
+	}
 }
 
 // objectsHeld checks the data invariant on the headers of one listing.
@@ -210,7 +304,12 @@ func (c *checker) objectsHeld(ctx context.Context, step int, headers []statestor
 		}
 		switch clusterops.Phase(hd.Phase) {
 		case lifecycle.PhaseReady:
+			w.pausing = false
 		case lifecycle.PhasePausing, lifecycle.PhasePaused, lifecycle.PhaseResuming:
+			if !w.pausing {
+				w.pausing = true
+				c.pauses++
+			}
 			for _, o := range w.objs {
 				o.paused = true
 			}
@@ -224,11 +323,11 @@ func (c *checker) objectsHeld(ctx context.Context, step int, headers []statestor
 		for _, o := range w.objs {
 			got, err := c.readObject(ctx, w, o)
 			var answer *talossim.KubeAnswer
+			notFound := errors.As(err, &answer) && answer.Code == http.StatusNotFound
 			switch {
-			case errors.As(err, &answer) && answer.Code == http.StatusNotFound:
-			case err != nil:
+			case err != nil && !notFound:
 				continue // no answer either way
-			case got == o.value:
+			case notFound == o.deleted && (o.deleted || got == o.value):
 				if o.paused {
 					w.readsResumed++
 					c.readsResumed++
@@ -240,10 +339,13 @@ func (c *checker) objectsHeld(ctx context.Context, step int, headers []statestor
 				inv = "a resumed cluster holds every object written before its pause"
 			}
 			detail := fmt.Sprintf("%s: %s %s/%s", cl, o.plural, kubeNamespace, o.name)
-			if err != nil {
+			switch {
+			case o.deleted:
+				detail += fmt.Sprintf(" holds %q after its deletion", got)
+			case notFound:
 				detail += " is not found"
-			} else {
-				detail += fmt.Sprintf(" holds %q, written %q", got, o.value)
+			default:
+				detail += fmt.Sprintf(" holds %q, last written %q", got, o.value)
 			}
 			out = append(out, Violation{Step: step, Invariant: inv, Detail: detail})
 		}

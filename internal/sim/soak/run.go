@@ -63,8 +63,11 @@ type Result struct {
 	Violations []Violation
 	Duration   time.Duration
 	// ReadsAfterPause counts the reads, after every step, of an object written before a pause
-	// of its cluster that found it there (kube.go).
+	// of its cluster that found it as last written (or gone, once deleted) (kube.go).
 	ReadsAfterPause int
+	// Writes counts the changes of objects the checks follow: creations, updates, deletions;
+	// Pauses the pauses of a cluster holding such objects (a command's or the schedule's).
+	Writes, Pauses int
 }
 
 // Violation is one broken invariant, with the step after which it was seen (-1: the settle).
@@ -114,7 +117,8 @@ func Run(ctx context.Context, o Options, seed uint64, events []Event) (Result, e
 		return Result{}, fmt.Errorf("soak: start the world: %w", err)
 	}
 	defer w.Close()
-	h := &history{o: o, w: w, seed: seed, dir: dir, start: time.Now(), talosFaults: talosFaults}
+	h := &history{o: o, w: w, seed: seed, dir: dir, start: time.Now(), talosFaults: talosFaults,
+		offset: clockOffset(time.Now(), WorldOf(seed).Clock)}
 	if err := h.seedWorld(); err != nil {
 		return Result{}, err
 	}
@@ -142,7 +146,7 @@ func Run(ctx context.Context, o Options, seed uint64, events []Event) (Result, e
 		// Cut short (a shrink's bound): what the settle saw is not a verdict.
 		return Result{}, ctx.Err()
 	}
-	return Result{Seed: seed, Events: len(events), Violations: h.violations, Duration: time.Since(t0), ReadsAfterPause: h.checker.readsResumed}, nil
+	return Result{Seed: seed, Events: len(events), Violations: h.violations, Duration: time.Since(t0), ReadsAfterPause: h.checker.readsResumed, Writes: h.checker.writes, Pauses: h.checker.pauses}, nil
 }
 
 // history is one run's world and bookkeeping.

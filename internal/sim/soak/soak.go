@@ -42,7 +42,9 @@ type Config struct {
 // Summary is what a soak found.
 type Summary struct {
 	Histories, Events, Violations int
-	Failures                      []Failure
+	// Writes, Pauses and ReadsAfterPause add up the histories' Result fields of those names.
+	Writes, Pauses, ReadsAfterPause int
+	Failures                        []Failure
 }
 
 // Failure is a failing history, shrunk.
@@ -117,7 +119,7 @@ func Soak(ctx context.Context, c Config) (Summary, error) {
 				if !ok {
 					return
 				}
-				f, n, err := c.one(ctx, seed)
+				f, res, err := c.one(ctx, seed)
 				mu.Lock()
 				if err != nil {
 					if firstErr == nil {
@@ -127,7 +129,10 @@ func Soak(ctx context.Context, c Config) (Summary, error) {
 					return
 				}
 				sum.Histories++
-				sum.Events += n
+				sum.Events += res.Events
+				sum.Writes += res.Writes
+				sum.Pauses += res.Pauses
+				sum.ReadsAfterPause += res.ReadsAfterPause
 				if f != nil {
 					sum.Violations += len(f.Violations)
 					sum.Failures = append(sum.Failures, *f)
@@ -148,13 +153,14 @@ func Soak(ctx context.Context, c Config) (Summary, error) {
 	if firstErr != nil {
 		return sum, firstErr
 	}
+	fmt.Fprintf(out, "soak: %d changes of objects in clusters (created, updated, deleted), %d pauses of clusters holding them, %d reads after a resume found the last write\n", sum.Writes, sum.Pauses, sum.ReadsAfterPause)
 	fmt.Fprintf(out, "soak: %d histories, %d events, %d violations\n", sum.Histories, sum.Events, sum.Violations)
 	return sum, ctx.Err()
 }
 
 // one plays one seed's history (shrinking it when it fails) and returns its failure, if any, and
-// how many events it played.
-func (c Config) one(ctx context.Context, seed uint64) (*Failure, int, error) {
+// the whole history's result.
+func (c Config) one(ctx context.Context, seed uint64) (*Failure, Result, error) {
 	events, keep := Generate(seed, c.Events), []int(nil)
 	if len(c.Keep) > 0 && len(c.Seeds) == 1 {
 		keep = c.Keep
@@ -162,17 +168,17 @@ func (c Config) one(ctx context.Context, seed uint64) (*Failure, int, error) {
 	}
 	res, err := Run(ctx, c.Options, seed, events)
 	if err != nil {
-		return nil, 0, fmt.Errorf("soak: seed %d: %w", seed, err)
+		return nil, Result{}, fmt.Errorf("soak: seed %d: %w", seed, err)
 	}
 	if c.Out != nil {
-		fmt.Fprintf(c.Out, "seed %d: %d events in %s, %d violations\n", seed, res.Events, res.Duration.Round(time.Millisecond), len(res.Violations))
+		fmt.Fprintf(c.Out, "seed %d: %d events in %s, %d violations; %d changes of objects, %d pauses holding them, %d reads after a resume\n", seed, res.Events, res.Duration.Round(time.Millisecond), len(res.Violations), res.Writes, res.Pauses, res.ReadsAfterPause)
 		// Before the shrink, which may take long: what broke in the whole history.
 		for _, v := range res.Violations {
 			fmt.Fprintf(c.Out, "  seed %d: %s\n", seed, v)
 		}
 	}
 	if len(res.Violations) == 0 {
-		return nil, res.Events, nil
+		return nil, res, nil
 	}
 	f := Failure{Seed: seed, Keep: keep, Violations: res.Violations}
 	if !c.NoShrink && keep == nil {
@@ -183,7 +189,7 @@ func (c Config) one(ctx context.Context, seed uint64) (*Failure, int, error) {
 		f = shrink(sctx, c, seed, res.Violations, c.Out)
 		cancel()
 	}
-	return &f, res.Events, nil
+	return &f, res, nil
 }
 
 func pickEvents(all []Event, keep []int) []Event {

@@ -24,10 +24,23 @@ func TestGenerateIsAFunctionOfTheSeed(t *testing.T) {
 	if !reflect.DeepEqual(WorldOf(42), WorldOf(42)) {
 		t.Fatal("seed 42 gave two worlds")
 	}
-	kinds := map[Kind]int{}
-	var kills, async, faulty, bot int
-	for _, e := range Generate(7, 5000) {
+	kinds, kube := map[Kind]int{}, map[string]int{}
+	var kills, async, faulty, bot, pauses, writtenBefore int
+	all := Generate(7, 5000)
+	for i, e := range all {
 		kinds[e.Kind]++
+		if e.Kind == KindKube {
+			kube[e.Action]++
+		}
+		// A pause whose issue had an up of ada or wes is preceded by writes into its cluster.
+		if e.Kind == KindComment && strings.HasPrefix(e.Body, "/poc pause") {
+			if _, ok := lastUpOn(all[:i], e.Repo, e.Number); ok {
+				pauses++
+				if i >= 2 && all[i-2].Kind == KindKube && all[i-1].Kind == KindKube && all[i-1].Number == e.Number {
+					writtenBefore++
+				}
+			}
+		}
 		if e.KillAfter > 0 {
 			kills++
 		}
@@ -45,6 +58,14 @@ func TestGenerateIsAFunctionOfTheSeed(t *testing.T) {
 		if kinds[k] == 0 {
 			t.Errorf("5000 events hold no %s", k)
 		}
+	}
+	for _, a := range []string{"configmaps", "secrets", kubeUpdate, kubeDelete} {
+		if kube[a] == 0 {
+			t.Errorf("5000 events: no %s of objects in a cluster (%v)", a, kube)
+		}
+	}
+	if pauses == 0 || writtenBefore != pauses {
+		t.Errorf("5000 events: %d pauses of a cluster someone could write to, %d preceded by writes", pauses, writtenBefore)
 	}
 	if kills == 0 || async == 0 || faulty == 0 || bot == 0 {
 		t.Errorf("5000 events: %d kills, %d async, %d with faults, %d by the App", kills, async, faulty, bot)
@@ -214,4 +235,45 @@ func logged(t *testing.T, w *Wire, svc Service, backend string) (string, *ghLog)
 		t.Fatal(err)
 	}
 	return front, gl
+}
+
+// The bots' clock starts at the history's time of day whenever the soak runs, and the seeds
+// split between acme/b's pause window and the day.
+func TestHistoryClockStartsAtItsTimeOfDay(t *testing.T) {
+	at := func(s string) time.Time {
+		v, err := time.Parse(time.RFC3339, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	for _, tc := range []struct {
+		now  string
+		at   time.Duration
+		want time.Duration
+	}{
+		{"2026-12-02T05:00:00Z", 21 * time.Hour, 16 * time.Hour},
+		{"2026-12-02T22:30:00Z", 21 * time.Hour, 22*time.Hour + 30*time.Minute},
+		{"2026-12-02T21:00:00Z", 21 * time.Hour, 0},
+		{"2026-12-02T03:00:00+02:00", 2 * time.Hour, 1 * time.Hour},
+	} {
+		if got := clockOffset(at(tc.now), tc.at); got != tc.want {
+			t.Errorf("clockOffset(%s, %s) = %s, want %s", tc.now, tc.at, got, tc.want)
+		}
+	}
+	inside := 0
+	for seed := range uint64(200) {
+		c := WorldOf(seed).Clock
+		if c < 0 || c >= 24*time.Hour {
+			t.Fatalf("seed %d starts at %s, not a time of day", seed, c)
+		}
+		if c >= 20*time.Hour || c < 6*time.Hour {
+			inside++
+		} else if c < 8*time.Hour || c >= 18*time.Hour {
+			t.Errorf("seed %d starts at %s, less than two hours from the window's edge", seed, c)
+		}
+	}
+	if inside < 60 || inside > 140 {
+		t.Errorf("%d of 200 seeds start inside the pause window, want about half", inside)
+	}
 }

@@ -119,17 +119,42 @@ func NewKubeClient(kubeconfig []byte) (*KubeClient, error) {
 // Create makes the object name of plural ("configmaps" or "secrets") in namespace ns with data
 // (a Secret's values are sent as stringData, which the apiserver folds into data).
 func (k *KubeClient) Create(ctx context.Context, plural, ns, name string, data map[string]string) error {
-	field := "data"
-	if plural == resSecrets.plural {
-		field = "stringData"
-	}
-
-	body, err := json.Marshal(map[string]any{"apiVersion": "v1", "metadata": map[string]any{"name": name, "namespace": ns}, field: data})
+	body, err := objectBody(plural, ns, name, data)
 	if err != nil {
 		return err
 	}
 
 	_, err = k.do(ctx, http.MethodPost, "/api/v1/namespaces/"+ns+"/"+plural, body, http.StatusCreated)
+
+	return err
+}
+
+// objectBody is the JSON of a ConfigMap or Secret holding data.
+func objectBody(plural, ns, name string, data map[string]string) ([]byte, error) {
+	field := "data"
+	if plural == resSecrets.plural {
+		field = "stringData"
+	}
+
+	return json.Marshal(map[string]any{"apiVersion": "v1", "metadata": map[string]any{"name": name, "namespace": ns}, field: data})
+}
+
+// Update replaces the data of the object name of plural in namespace ns. The request carries no
+// resourceVersion: an unconditional update, which the apiserver allows for ConfigMaps and Secrets.
+func (k *KubeClient) Update(ctx context.Context, plural, ns, name string, data map[string]string) error {
+	body, err := objectBody(plural, ns, name, data)
+	if err != nil {
+		return err
+	}
+
+	_, err = k.do(ctx, http.MethodPut, "/api/v1/namespaces/"+ns+"/"+plural+"/"+name, body, http.StatusOK)
+
+	return err
+}
+
+// Delete deletes the object name of plural in namespace ns.
+func (k *KubeClient) Delete(ctx context.Context, plural, ns, name string) error {
+	_, err := k.do(ctx, http.MethodDelete, "/api/v1/namespaces/"+ns+"/"+plural+"/"+name, nil, http.StatusOK)
 
 	return err
 }
