@@ -197,7 +197,23 @@ func Build(g *provision.Graph, spec provision.Spec, cfg Config) error {
 		if err := g.WrapApply(NodeImageObject, b.underImageLock(b.imageObjectStored)); err != nil {
 			return err
 		}
-		if err := g.WrapApply(scaleway.NodeSnapshot, b.underImageLock(cfg.Driver.SnapshotAvailable)); err != nil {
+		if err := g.WrapApply(scaleway.NodeSnapshot, func(importSnapshot func(ctx context.Context, r *provision.Run) error) func(ctx context.Context, r *provision.Run) error {
+			return b.underImageLock(cfg.Driver.SnapshotAvailable)(func(ctx context.Context, r *provision.Run) error {
+				// The object was found whole without the lock; a prune that held the lock
+				// meanwhile (`bot images prune` deletes the snapshot, then the object) may have
+				// removed it since. Under the lock, make sure it is there before importing from
+				// it, and stream it again when it is not (what the object step recorded stands
+				// when it is).
+				if _, ok, err := images.Lookup(ctx, b.cfg.ImageBucket, r.Spec().ImageKey); err != nil {
+					return fmt.Errorf("image %s in bucket %s: %w", r.Spec().ImageKey, r.Spec().ImageBucket, err)
+				} else if !ok {
+					if err := b.imageObject(ctx, r); err != nil {
+						return err
+					}
+				}
+				return importSnapshot(ctx, r)
+			})
+		}); err != nil {
 			return err
 		}
 	}
