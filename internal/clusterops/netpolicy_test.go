@@ -37,11 +37,7 @@ func upBehind(t *testing.T, name, runner, admin string) (context.Context, *world
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 4*time.Minute)
 	t.Cleanup(cancel)
-	w, err := world.Start(ctx, world.Options{Dir: t.TempDir(), TimeFactor: 0.005, S3: "file"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { w.Close() })
+	w := worldtest.Start(t, world.Options{TimeFactor: 0.005, S3: "file"})
 	p := worldtest.New(t, w, worldtest.Options{RunnerCIDR: runner + "/32"})
 	override := func(s *provision.Spec) { s.AdminCIDRs = []string{admin} }
 	spec := p.Spec
@@ -155,11 +151,7 @@ func TestNetworkPolicyRunnerOutsideAdminCIDRs(t *testing.T) {
 func readinessWorld(t *testing.T) (context.Context, *worldtest.Parts) {
 	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
 	t.Cleanup(cancel)
-	w, err := world.Start(ctx, world.Options{Dir: t.TempDir(), TimeFactor: 0.005, S3: "file"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = w.Close() })
+	w := worldtest.Start(t, world.Options{TimeFactor: 0.005, S3: "file"})
 	return ctx, worldtest.New(t, w, worldtest.Options{ReadyTimeout: 5 * time.Second, RunnerCIDR: runnerAddr + "/32"})
 }
 
@@ -282,11 +274,7 @@ func TestMissingWireGuardRuleFailsTheUp(t *testing.T) {
 func TestTwoRunnersLeaveNoAddress(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 4*time.Minute)
 	defer cancel()
-	w, err := world.Start(ctx, world.Options{Dir: t.TempDir(), TimeFactor: 0.005, S3: "file"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
+	w := worldtest.Start(t, world.Options{TimeFactor: 0.005, S3: "file"})
 	const second = "127.0.0.78"
 	runners := []string{runnerAddr, second}
 	admin := func(s *provision.Spec) { s.AdminCIDRs = []string{"203.0.113.0/24"} }

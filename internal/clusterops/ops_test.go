@@ -48,11 +48,7 @@ func newEnvWith(t *testing.T, opts world.Options, wo worldtest.Options) *env {
 	if testing.Verbose() {
 		opts.Log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	}
-	w, err := world.Start(t.Context(), opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { w.Close() })
+	w := worldtest.Start(t, opts)
 	wo.Log = slog.New(slog.NewTextHandler(testWriter{t}, nil))
 	p := worldtest.New(t, w, wo)
 	return &env{w: w, ops: p.Ops, driver: p.Driver, store: p.Store, spec: p.Spec}

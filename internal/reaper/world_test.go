@@ -434,11 +434,7 @@ func newEnv(t testing.TB, s3 string) *env {
 	t.Helper()
 	ctx := t.Context()
 	opts := world.Options{Dir: t.TempDir(), TimeFactor: 0.005, S3: s3}
-	w, err := world.Start(ctx, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { w.Close() })
+	w := worldtest.Start(t, opts)
 	log := slog.New(slog.NewTextHandler(testWriter{t}, nil))
 	fp := &faultProxy{}
 	target, _ := url.Parse(w.ScalewayURL)

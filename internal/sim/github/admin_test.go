@@ -13,11 +13,7 @@ import (
 // environment's secrets, variables and protection rules go with it; 404 once it is gone; a user
 // who is not a repository admin is refused. GET answers the protection rules a PUT set.
 func TestDeleteEnvironment(t *testing.T) {
-	s, base := start(t)
-	s.AddRepo("acme/shop", "main")
-	s.SetPermission("acme/shop", "ada", "admin")
-	s.SetPermission("acme/shop", "wes", "write")
-	ada, wes := userClient(t, s, base, "ada"), userClient(t, s, base, "wes")
+	s, ada, wes := shopWithTwoUsers(t, "ada", "admin", "wes", "write")
 	ctx := t.Context()
 	wait := 5
 	env, _, err := ada.Repositories.CreateUpdateEnvironment(ctx, "acme", "shop", "poc", &gh.CreateUpdateEnvironment{
@@ -80,11 +76,7 @@ func userClient(t *testing.T, s *Server, base, login string) *gh.Client {
 // (200, the head's files on the default branch); a second merge is 405, a stale sha 409, a reader
 // 403, an unknown number 404.
 func TestMergePullRequest(t *testing.T) {
-	s, base := start(t)
-	s.AddRepo("acme/shop", "main")
-	s.SetPermission("acme/shop", "wes", "write")
-	s.SetPermission("acme/shop", "rita", "read")
-	wes, rita := userClient(t, s, base, "wes"), userClient(t, s, base, "rita")
+	s, wes, rita := shopWithTwoUsers(t, "wes", "write", "rita", "read")
 	ctx := t.Context()
 	s.SetFile("acme/shop", "feature", "a.txt", []byte("a"))
 	pr, _, err := wes.PullRequests.Create(ctx, "acme", "shop", &gh.NewPullRequest{Title: gh.String("a"), Head: gh.String("feature"), Base: gh.String("main")})
@@ -116,4 +108,15 @@ func TestMergePullRequest(t *testing.T) {
 	if _, resp, err := wes.PullRequests.Merge(ctx, "acme", "shop", 99, "", nil); status(resp) != http.StatusNotFound {
 		t.Errorf("an unknown pull request: %v, want 404", err)
 	}
+}
+
+// shopWithTwoUsers starts a server holding acme/shop, with two users of the given permissions and
+// a client of each.
+func shopWithTwoUsers(t *testing.T, a, aPerm, b, bPerm string) (*Server, *gh.Client, *gh.Client) {
+	t.Helper()
+	s, base := start(t)
+	s.AddRepo("acme/shop", "main")
+	s.SetPermission("acme/shop", a, aPerm)
+	s.SetPermission("acme/shop", b, bPerm)
+	return s, userClient(t, s, base, a), userClient(t, s, base, b)
 }

@@ -26,11 +26,7 @@ func benchFactor(b *testing.B) float64 {
 // every quarter of a scaled second (poll).
 func benchParts(b *testing.B, factor float64, hosts world.Hosts) (p *worldtest.Parts, poll time.Duration) {
 	b.Helper()
-	w, err := world.Start(b.Context(), world.Options{Dir: b.TempDir(), TimeFactor: factor, S3: "file", Hosts: hosts})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { w.Close() })
+	w := worldtest.Start(b, world.Options{TimeFactor: factor, S3: "file", Hosts: hosts})
 	poll = max(time.Duration(float64(time.Second)*factor)/4, time.Millisecond)
 	return worldtest.New(b, w, worldtest.Options{PollInterval: poll}), poll
 }

@@ -23,11 +23,7 @@ import (
 // path, and a maker holding the lock for another cluster does not hold them up. Before, the
 // second up waited for the lock (here: failed with ErrLocked after the wait).
 func TestStoredImageTakesNoImageLock(t *testing.T) {
-	w, err := world.Start(t.Context(), world.Options{Dir: t.TempDir(), TimeFactor: 0.002, S3: "file"})
-	if err != nil {
-		t.Fatalf("start the world: %v", err)
-	}
-	t.Cleanup(func() { w.Close() })
+	w := worldtest.Start(t, world.Options{TimeFactor: 0.002, S3: "file"})
 	p := worldtest.New(t, w, worldtest.Options{LockWait: 300 * time.Millisecond})
 	up := func(name string) error {
 		_, err := p.Ops.Up(t.Context(), clusterops.Intent{Cluster: name, Spec: p.Spec, TTL: time.Hour, RequestedBy: "test", Command: "up"})
@@ -54,11 +50,7 @@ func TestStoredImageTakesNoImageLock(t *testing.T) {
 // the snapshot being gone already, as after such a prune: the up makes the object again under
 // the lock before importing. Before, the import failed on the missing object.
 func TestUpAfterAPruneRemadeTheObjectUnderTheLock(t *testing.T) {
-	w, err := world.Start(t.Context(), world.Options{Dir: t.TempDir(), TimeFactor: 0.002, S3: "file"})
-	if err != nil {
-		t.Fatalf("start the world: %v", err)
-	}
-	t.Cleanup(func() { w.Close() })
+	w := worldtest.Start(t, world.Options{TimeFactor: 0.002, S3: "file"})
 	p := worldtest.New(t, w, worldtest.Options{})
 	if _, err := p.Ops.Up(t.Context(), clusterops.Intent{Cluster: "first", Spec: p.Spec, TTL: time.Hour, RequestedBy: "test", Command: "up"}); err != nil {
 		t.Fatalf("first up (makes the image): %v", err)

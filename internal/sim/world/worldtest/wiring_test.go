@@ -20,11 +20,7 @@ import (
 // opened its parts through wiring.Open, its client had no retrying transport and the listing
 // failed on the first 503.
 func TestPartsRetryAnUnavailableScalewayAsTheBotDoes(t *testing.T) {
-	w, err := world.Start(t.Context(), world.Options{Dir: t.TempDir(), TimeFactor: 0.005, S3: "file"})
-	if err != nil {
-		t.Fatalf("start the world: %v", err)
-	}
-	t.Cleanup(func() { w.Close() })
+	w := worldtest.Start(t, world.Options{TimeFactor: 0.005, S3: "file"})
 	target, err := url.Parse(w.ScalewayURL)
 	if err != nil {
 		t.Fatal(err)

@@ -61,6 +61,21 @@ type Parts struct {
 	ETA *eta.Book
 }
 
+// Start starts a world for t (in a directory of t's when o.Dir is empty) and closes it in t's
+// cleanup; a world that does not start fails t.
+func Start(t testing.TB, o world.Options) *world.World {
+	t.Helper()
+	if o.Dir == "" {
+		o.Dir = t.TempDir()
+	}
+	w, err := world.Start(t.Context(), o)
+	if err != nil {
+		t.Fatalf("start the world: %v", err)
+	}
+	t.Cleanup(func() { _ = w.Close() })
+	return w
+}
+
 // New opens the parts on w with wiring.Open; everything it opens is closed by t's cleanup.
 func New(t testing.TB, w *world.World, o Options) *Parts {
 	t.Helper()
