@@ -17,6 +17,7 @@ import (
 	"gopkg.in/yaml.v2"
 
 	"github.com/pocbot/pocbot/internal/settings"
+	"github.com/pocbot/pocbot/internal/testenv"
 )
 
 type actionFile struct {
@@ -42,13 +43,7 @@ func load(t *testing.T) actionFile {
 }
 
 func TestActionLint(t *testing.T) {
-	bin, err := exec.LookPath("actionlint")
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("actionlint is not installed (.ci/run installs it)")
-		}
-		t.Skip("actionlint is not installed: go install github.com/rhysd/actionlint/cmd/actionlint@v1.7.12")
-	}
+	bin := testenv.Program(t, "actionlint", "go install github.com/rhysd/actionlint/cmd/actionlint@v1.7.12")
 	a := load(t)
 	if a.Runs.Using != "composite" {
 		t.Fatalf("runs.using = %q, want composite", a.Runs.Using)

@@ -19,6 +19,7 @@ import (
 
 	ghsim "github.com/pocbot/pocbot/internal/sim/github"
 	"github.com/pocbot/pocbot/internal/sim/world"
+	"github.com/pocbot/pocbot/internal/testenv"
 )
 
 const testRelease = "v0.0.0-test"
@@ -69,12 +70,7 @@ func tarZst(t testing.TB, files ...archiveFile) []byte {
 func needTools(t testing.TB, tools ...string) {
 	t.Helper()
 	for _, tool := range tools {
-		if _, err := exec.LookPath(tool); err != nil {
-			if os.Getenv("CI") != "" {
-				t.Fatalf("CI is set and %s is missing: .ci/run installs it (apt-get install %s)", tool, tool)
-			}
-			t.Skipf("%s is not installed (.ci/run installs it)", tool)
-		}
+		testenv.Program(t, tool, "apt-get install "+tool)
 	}
 }
 

@@ -6,23 +6,18 @@ import (
 	"context"
 	"io"
 	"os"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/pocbot/pocbot/internal/sim/objstore/objstoretest"
 	"github.com/pocbot/pocbot/internal/sim/soak"
 )
 
 // soakOptions are the soak's options with the bot of `bot handle`; the soak needs versitygw.
 func soakOptions(t *testing.T) soak.Options {
 	t.Helper()
-	if _, err := exec.LookPath("versitygw"); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("versitygw is not installed: .ci/run installs it (go install github.com/versity/versitygw/cmd/versitygw@v1.8.0)")
-		}
-		t.Skip("the soak needs versitygw (go install github.com/versity/versitygw/cmd/versitygw@v1.8.0)")
-	}
+	objstoretest.Require(t)
 	return soak.Options{Bot: soakBot{a: newApp(io.Discard, io.Discard, func(string) string { return "" })}}
 }
 

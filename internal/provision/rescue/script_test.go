@@ -11,6 +11,8 @@ import (
 	"regexp"
 	"testing"
 	"time"
+
+	"github.com/pocbot/pocbot/internal/testenv"
 )
 
 // ddProgressFirst stands for GNU dd with status=progress on a slow disk: its progress line
@@ -96,13 +98,5 @@ func TestStreamSum(t *testing.T) {
 // the test is skipped, naming the command and the package to install.
 func requireTool(t *testing.T, name string) string {
 	t.Helper()
-	p, err := exec.LookPath(name)
-	if err == nil {
-		return p
-	}
-	if os.Getenv("CI") != "" {
-		t.Fatalf("CI is set and %s is required (Debian packages bash, coreutils): %v", name, err)
-	}
-	t.Skipf("%s is not on PATH (install bash and coreutils to run this test; CI, where .ci/run sets CI, fails instead of skipping): %v", name, err)
-	return ""
+	return testenv.Program(t, name, "apt-get install bash coreutils")
 }

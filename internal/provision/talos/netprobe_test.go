@@ -6,13 +6,14 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"os/exec"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/pocbot/pocbot/internal/testenv"
 )
 
 // TestProbeScript runs the probe pods' script with the local bash against a health responder
@@ -21,12 +22,7 @@ import (
 func TestProbeScript(t *testing.T) {
 	t.Parallel()
 	for _, tool := range []string{"bash", "timeout"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			if os.Getenv("CI") != "" {
-				t.Fatalf("CI is set and %s is required to run the probe script: %v", tool, err)
-			}
-			t.Skipf("%s not installed here (the agent image has it; CI runs this test): %v", tool, err)
-		}
+		testenv.Program(t, tool, "apt-get install bash coreutils (the agent image has them)")
 	}
 	serve := func(h http.HandlerFunc) string {
 		s := httptest.NewServer(h)

@@ -7,10 +7,11 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"os/exec"
 	"strings"
 	"testing"
+
+	"github.com/pocbot/pocbot/internal/testenv"
 )
 
 func startFactory(t *testing.T, opts Options) *Factory {
@@ -243,13 +244,5 @@ func TestRawXZ(t *testing.T) {
 // stand-in's what: without it a test skips, unless CI is set (then it fails).
 func referenceCLI(t *testing.T, name, pkg, what string) string {
 	t.Helper()
-	bin, err := exec.LookPath(name)
-	if err == nil {
-		return bin
-	}
-	if os.Getenv("CI") != "" {
-		t.Fatalf("CI is set and the %s CLI is required (apt-get install %s): it is the reference decoder of the %s", name, pkg, what)
-	}
-	t.Skipf("%s CLI not installed (apt-get install %s): cannot check the %s with a reference decoder", name, pkg, what)
-	return ""
+	return testenv.Program(t, name, "apt-get install "+pkg+": the reference decoder of the "+what)
 }

@@ -20,6 +20,7 @@ import (
 	"golang.org/x/crypto/ssh"
 
 	"github.com/pocbot/pocbot/internal/sim/loopback"
+	"github.com/pocbot/pocbot/internal/testenv"
 )
 
 // SSHD is a real OpenSSH server on loopback, standing for a rescue system.
@@ -161,10 +162,7 @@ func StartSSHD(tb testing.TB, opts SSHDOptions) *SSHD {
 	tb.Helper()
 	bin := "/usr/sbin/sshd"
 	if _, err := os.Stat(bin); err != nil {
-		if os.Getenv("CI") != "" {
-			tb.Fatalf("CI is set and OpenSSH sshd is required at %s: %v (apt-get install openssh-server)", bin, err)
-		}
-		tb.Skipf("OpenSSH sshd not installed at %s (apt-get install openssh-server): %v", bin, err)
+		testenv.Unavailable(tb, "OpenSSH sshd at "+bin, "apt-get install openssh-server", err)
 	}
 	if opts.DiskSize <= 0 {
 		opts.DiskSize = 256 << 20

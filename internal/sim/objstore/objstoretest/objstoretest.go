@@ -5,12 +5,12 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"os"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/pocbot/pocbot/internal/sim/objstore"
+	"github.com/pocbot/pocbot/internal/testenv"
 )
 
 // Versity starts a versitygw server serving a fresh temp dir, in Scaleway's dialect, and
@@ -29,8 +29,8 @@ func VersityWith(t testing.TB, opts objstore.Options) *objstore.Server {
 	defer cancel()
 	s, err := objstore.StartVersityWith(ctx, t.TempDir(), opts)
 	if err != nil {
-		if errors.Is(err, objstore.ErrNoVersity) && os.Getenv("CI") == "" {
-			t.Skipf("versitygw vanished between the look-up and the start: %v", err)
+		if errors.Is(err, objstore.ErrNoVersity) {
+			testenv.Unavailable(t, "versitygw", objstore.InstallHint, err)
 		}
 		t.Fatalf("start versitygw: %v", err)
 	}
@@ -47,10 +47,7 @@ func VersityWith(t testing.TB, opts objstore.Options) *objstore.Server {
 func Require(t testing.TB) {
 	t.Helper()
 	if _, err := objstore.LookVersity(); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("CI is set and versitygw is required: %v", err)
-		}
-		t.Skipf("versitygw is not installed (%v); install it with: %s", err, objstore.InstallHint)
+		testenv.Unavailable(t, "versitygw", objstore.InstallHint, err)
 	}
 }
 
