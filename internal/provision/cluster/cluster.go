@@ -197,22 +197,8 @@ func Build(g *provision.Graph, spec provision.Spec, cfg Config) error {
 		if err := g.WrapApply(NodeImageObject, b.underImageLock(b.imageObjectStored)); err != nil {
 			return err
 		}
-		if err := g.WrapApply(scaleway.NodeSnapshot, func(importSnapshot func(ctx context.Context, r *provision.Run) error) func(ctx context.Context, r *provision.Run) error {
-			return b.underImageLock(cfg.Driver.SnapshotAvailable)(func(ctx context.Context, r *provision.Run) error {
-				// The object was found whole without the lock; a prune that held the lock
-				// meanwhile (`bot images prune` deletes the snapshot, then the object) may have
-				// removed it since. Under the lock, make sure it is there before importing from
-				// it, and stream it again when it is not (what the object step recorded stands
-				// when it is).
-				if _, ok, err := images.Lookup(ctx, b.cfg.ImageBucket, r.Spec().ImageKey); err != nil {
-					return fmt.Errorf("image %s in bucket %s: %w", r.Spec().ImageKey, r.Spec().ImageBucket, err)
-				} else if !ok {
-					if err := b.imageObject(ctx, r); err != nil {
-						return err
-					}
-				}
-				return importSnapshot(ctx, r)
-			})
+		if err := g.WrapApply(scaleway.NodeSnapshot, func(importSnapshot applyFunc) applyFunc {
+			return b.underImageLock(cfg.Driver.SnapshotAvailable)(b.fromStoredObject(importSnapshot))
 		}); err != nil {
 			return err
 		}
@@ -230,13 +216,37 @@ type builder struct {
 	spec provision.Spec
 }
 
+// applyFunc is a node's Apply (provision.Node).
+type applyFunc = func(ctx context.Context, r *provision.Run) error
+
+// fromStoredObject runs importSnapshot once the image object is stored. The object step may have
+// found it whole without the lock, and a prune that held the lock meanwhile (`bot images prune`
+// deletes the snapshot, then the object) may have removed it since: under the lock, the object is
+// looked up again and streamed again when it is gone (what the object step recorded stands when
+// it is there).
+func (b *builder) fromStoredObject(importSnapshot applyFunc) applyFunc {
+	return func(ctx context.Context, r *provision.Run) error {
+		spec := r.Spec()
+		_, ok, err := images.Lookup(ctx, b.cfg.ImageBucket, spec.ImageKey)
+		if err != nil {
+			return fmt.Errorf("image %s in bucket %s: %w", spec.ImageKey, spec.ImageBucket, err)
+		}
+		if !ok {
+			if err := b.imageObject(ctx, r); err != nil {
+				return err
+			}
+		}
+		return importSnapshot(ctx, r)
+	}
+}
+
 // underImageLock runs apply holding the lock of the spec's image: the object upload and the
 // snapshot import of one image happen once, whichever cluster comes first. What is made already
 // needs no lock: done, checked first without it, records it (an object is visible only whole, a
 // snapshot is used only once available) and says so; anything else (missing, importing, a
 // look-up that failed) goes through the lock and apply.
-func (b *builder) underImageLock(done func(ctx context.Context, r *provision.Run) (bool, error)) func(apply func(ctx context.Context, r *provision.Run) error) func(ctx context.Context, r *provision.Run) error {
-	return func(apply func(ctx context.Context, r *provision.Run) error) func(ctx context.Context, r *provision.Run) error {
+func (b *builder) underImageLock(done func(ctx context.Context, r *provision.Run) (bool, error)) func(apply applyFunc) applyFunc {
+	return func(apply applyFunc) applyFunc {
 		return func(ctx context.Context, r *provision.Run) error {
 			if ok, err := done(ctx, r); err == nil && ok {
 				return nil
