@@ -19,7 +19,6 @@ import (
 
 	"github.com/pocbot/pocbot/internal/provision/netpolicy"
 	machineapi "github.com/siderolabs/talos/pkg/machinery/api/machine"
-	"github.com/siderolabs/talos/pkg/machinery/client"
 	clientconfig "github.com/siderolabs/talos/pkg/machinery/client/config"
 	"github.com/siderolabs/talos/pkg/machinery/config/configloader"
 	"go.yaml.in/yaml/v4"
@@ -90,14 +89,14 @@ func dialer(ctx context.Context) *net.Dialer {
 }
 
 // dialOptions are the Talos API client's options for ctx's source address (none without one).
-func dialOptions(ctx context.Context) []client.OptionFunc {
+func dialOptions(ctx context.Context) []grpc.DialOption {
 	if _, ok := ctx.Value(sourceKey{}).(netip.Addr); !ok {
 		return nil
 	}
 	d := dialer(ctx)
-	return []client.OptionFunc{client.WithGRPCDialOptions(grpc.WithContextDialer(func(ctx context.Context, addr string) (net.Conn, error) {
+	return []grpc.DialOption{grpc.WithContextDialer(func(ctx context.Context, addr string) (net.Conn, error) {
 		return d.DialContext(ctx, "tcp", addr)
-	}))}
+	})}
 }
 
 type retryKey struct{}
@@ -152,7 +151,7 @@ func retry(ctx context.Context, what string, retryable func(error) bool, fn func
 
 // transient is true for the errors of a node that is not listening or not ready yet.
 func transient(err error) bool {
-	switch client.StatusCode(err) {
+	switch statusCode(err) {
 	case codes.Unavailable, codes.DeadlineExceeded:
 		return true
 	default:
@@ -167,7 +166,7 @@ func always(error) bool { return true }
 // refuses with FailedPrecondition until its container runtime runs and its clock is synchronized,
 // and a node still booting answers Unavailable; the caller's deadline bounds the wait.
 func bootstrapRetryable(err error) bool {
-	switch client.StatusCode(err) {
+	switch statusCode(err) {
 	case codes.InvalidArgument, codes.AlreadyExists:
 		return false
 	default:
@@ -179,7 +178,7 @@ func bootstrapRetryable(err error) bool {
 // certificate and no way to know us yet; what protects the config is that only the runner can
 // reach port 50000 during setup. asked turns true when the node requests a client certificate
 // in the handshake, which a node in maintenance mode never does and a configured node always does.
-func insecureClient(ctx context.Context, addr string) (c *client.Client, asked *atomic.Bool, err error) {
+func insecureClient(ctx context.Context, addr string) (c *nodeAPI, asked *atomic.Bool, err error) {
 	asked = new(atomic.Bool)
 	tlsConfig := &tls.Config{
 		InsecureSkipVerify: true, //nolint:gosec
@@ -190,7 +189,7 @@ func insecureClient(ctx context.Context, addr string) (c *client.Client, asked *
 		},
 	}
 
-	c, err = client.New(ctx, append(dialOptions(ctx), client.WithEndpoints(addr), client.WithTLSConfig(tlsConfig))...)
+	c, err = dialNode(addr, tlsConfig, dialOptions(ctx)...)
 	if err != nil {
 		return nil, nil, fmt.Errorf("talos client for %s (maintenance mode): %w", addr, err)
 	}
@@ -202,7 +201,7 @@ func insecureClient(ctx context.Context, addr string) (c *client.Client, asked *
 // is set that apid forwards every call to the node at Node, from its own address. apid's router
 // forwards a call carrying the "node" gRPC metadata to that node's apid and serves one without it
 // itself (talos internal/app/apid/pkg/director/director.go, Director and singleDirector, @v1.13.9;
-// machinery's client.WithNode sets it); the forwarded call carries the caller's roles in metadata,
+// withNode sets it, as machinery's client.WithNode does); the forwarded call carries the caller's roles in metadata,
 // which the target trusts from an apid's os:impersonator certificate
 // (pkg/grpc/middleware/authz/injector.go @v1.13.9). The bot reaches the worker this way, through a
 // control plane: the worker's Talos firewall admits the nodes and the admin CIDRs, never a runner.
@@ -225,28 +224,31 @@ func (r Route) String() string {
 }
 
 // dialOptions are the route's: every call carries the "node" metadata when it is forwarded.
-func (r Route) dialOptions() []client.OptionFunc {
+func (r Route) dialOptions() []grpc.DialOption {
 	if r.Node == "" {
 		return nil
 	}
 	unary := func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
-		return invoker(client.WithNode(ctx, r.Node), method, req, reply, cc, opts...)
+		return invoker(withNode(ctx, r.Node), method, req, reply, cc, opts...)
 	}
 	stream := func(ctx context.Context, desc *grpc.StreamDesc, cc *grpc.ClientConn, method string, streamer grpc.Streamer, opts ...grpc.CallOption) (grpc.ClientStream, error) {
-		return streamer(client.WithNode(ctx, r.Node), desc, cc, method, opts...)
+		return streamer(withNode(ctx, r.Node), desc, cc, method, opts...)
 	}
-	return []client.OptionFunc{client.WithGRPCDialOptions(grpc.WithChainUnaryInterceptor(unary), grpc.WithChainStreamInterceptor(stream))}
+	return []grpc.DialOption{grpc.WithChainUnaryInterceptor(unary), grpc.WithChainStreamInterceptor(stream)}
 }
 
-func trustedClient(ctx context.Context, r Route, talosconfig []byte) (*client.Client, error) {
+func trustedClient(ctx context.Context, r Route, talosconfig []byte) (*nodeAPI, error) {
 	cfg, err := clientconfig.FromBytes(talosconfig)
 	if err != nil {
 		return nil, fmt.Errorf("parse talosconfig: %w", err)
 	}
 
-	opts := append(append(dialOptions(ctx), r.dialOptions()...), client.WithConfig(cfg), client.WithEndpoints(r.Endpoint))
+	tlsConfig, err := talosconfigTLS(cfg)
+	if err != nil {
+		return nil, err
+	}
 
-	c, err := client.New(ctx, opts...)
+	c, err := dialNode(r.Endpoint, tlsConfig, append(dialOptions(ctx), r.dialOptions()...)...)
 	if err != nil {
 		return nil, fmt.Errorf("talos client for %s: %w", r, err)
 	}
@@ -256,7 +258,7 @@ func trustedClient(ctx context.Context, r Route, talosconfig []byte) (*client.Cl
 
 // withTrusted runs fn with a mutual-TLS client made for this attempt only: a gRPC channel whose
 // handshake failed stays in backoff (up to minutes), which would hide a node that just became ready.
-func withTrusted(ctx context.Context, addr string, talosconfig []byte, fn func(*client.Client) error) error {
+func withTrusted(ctx context.Context, addr string, talosconfig []byte, fn func(*nodeAPI) error) error {
 	return withTrustedAt(ctx, Direct(addr), talosconfig, fn)
 }
 
@@ -264,7 +266,7 @@ func withTrusted(ctx context.Context, addr string, talosconfig []byte, fn func(*
 // (retryable says which failures are worth another), until timeout unless ctx ends sooner; what
 // names the call in the retry's error. The talosconfig is checked first: a bad one is no reason
 // to retry.
-func retryTrusted(ctx context.Context, r Route, talosconfig []byte, timeout time.Duration, what string, retryable func(error) bool, fn func(context.Context, *client.Client) error) error {
+func retryTrusted(ctx context.Context, r Route, talosconfig []byte, timeout time.Duration, what string, retryable func(error) bool, fn func(context.Context, *nodeAPI) error) error {
 	if _, err := clientconfig.FromBytes(talosconfig); err != nil {
 		return fmt.Errorf("talosconfig for %s does not parse: %w", r, err)
 	}
@@ -273,12 +275,12 @@ func retryTrusted(ctx context.Context, r Route, talosconfig []byte, timeout time
 	defer cancel()
 
 	return retry(ctx, what, retryable, func(actx context.Context) error {
-		return withTrustedAt(actx, r, talosconfig, func(c *client.Client) error { return fn(actx, c) })
+		return withTrustedAt(actx, r, talosconfig, func(c *nodeAPI) error { return fn(actx, c) })
 	})
 }
 
 // withTrustedAt is withTrusted on a route.
-func withTrustedAt(ctx context.Context, r Route, talosconfig []byte, fn func(*client.Client) error) error {
+func withTrustedAt(ctx context.Context, r Route, talosconfig []byte, fn func(*nodeAPI) error) error {
 	c, err := trustedClient(ctx, r, talosconfig)
 	if err != nil {
 		return err
@@ -401,7 +403,7 @@ func Configured(ctx context.Context, r Route, talosconfig []byte) bool {
 	actx, cancel := context.WithTimeout(ctx, attemptTimeout)
 	defer cancel()
 
-	err := withTrustedAt(actx, r, talosconfig, func(c *client.Client) error {
+	err := withTrustedAt(actx, r, talosconfig, func(c *nodeAPI) error {
 		_, err := c.Version(actx)
 
 		return err
@@ -503,7 +505,7 @@ func WaitTrusted(ctx context.Context, addr string, talosconfig []byte) error {
 // WaitTrustedAt is WaitTrusted on a route (a worker through a control plane: the wait also
 // covers the control plane coming up).
 func WaitTrustedAt(ctx context.Context, r Route, talosconfig []byte) error {
-	err := retryTrusted(ctx, r, talosconfig, DefaultWaitTimeout, "wait for "+r.String()+" to trust the cluster CA", always, func(actx context.Context, c *client.Client) error {
+	err := retryTrusted(ctx, r, talosconfig, DefaultWaitTimeout, "wait for "+r.String()+" to trust the cluster CA", always, func(actx context.Context, c *nodeAPI) error {
 		_, err := c.Version(actx)
 
 		return err
@@ -520,7 +522,7 @@ func WaitTrustedAt(ctx context.Context, r Route, talosconfig []byte) error {
 // Bootstrap starts etcd on the node at addr (the first control plane). A cluster already
 // bootstrapped (AlreadyExists) counts as done, so reruns are safe.
 func Bootstrap(ctx context.Context, addr string, talosconfig []byte) error {
-	err := retryTrusted(ctx, Direct(addr), talosconfig, DefaultWaitTimeout, "bootstrap "+addr, bootstrapRetryable, func(actx context.Context, c *client.Client) error {
+	err := retryTrusted(ctx, Direct(addr), talosconfig, DefaultWaitTimeout, "bootstrap "+addr, bootstrapRetryable, func(actx context.Context, c *nodeAPI) error {
 		return c.Bootstrap(actx, &machineapi.BootstrapRequest{})
 	})
 
@@ -529,7 +531,7 @@ func Bootstrap(ctx context.Context, addr string, talosconfig []byte) error {
 		logger(ctx).Info("etcd bootstrapped", "node", addr)
 
 		return nil
-	case client.StatusCode(err) == codes.AlreadyExists:
+	case statusCode(err) == codes.AlreadyExists:
 		logger(ctx).Info("etcd already bootstrapped, nothing to do", "node", addr)
 
 		return nil
@@ -542,7 +544,7 @@ func Bootstrap(ctx context.Context, addr string, talosconfig []byte) error {
 func Kubeconfig(ctx context.Context, addr string, talosconfig []byte) ([]byte, error) {
 	var kc []byte
 
-	err := retryTrusted(ctx, Direct(addr), talosconfig, DefaultCallTimeout, "kubeconfig from "+addr, transient, func(actx context.Context, c *client.Client) error {
+	err := retryTrusted(ctx, Direct(addr), talosconfig, DefaultCallTimeout, "kubeconfig from "+addr, transient, func(actx context.Context, c *nodeAPI) error {
 		var err error
 
 		kc, err = c.Kubeconfig(actx)

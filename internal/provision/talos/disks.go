@@ -11,7 +11,6 @@ import (
 	"github.com/cosi-project/runtime/pkg/state"
 	blockpb "github.com/siderolabs/talos/pkg/machinery/api/resource/definitions/block"
 	"github.com/siderolabs/talos/pkg/machinery/cel/celenv"
-	"github.com/siderolabs/talos/pkg/machinery/client"
 	"github.com/siderolabs/talos/pkg/machinery/config"
 	"github.com/siderolabs/talos/pkg/machinery/resources/block"
 	"google.golang.org/grpc/codes"
@@ -48,10 +47,10 @@ func DiskPaths(disks []Disk) []string {
 // listDisks reads a node's disks the way Talos means them to be read: the COSI block.Disk
 // resources and the block.SystemDisk singleton. A node that does not serve them (an API without
 // the resource service) is asked through StorageService.Disks, which Talos keeps for compatibility.
-func listDisks(ctx context.Context, c *client.Client) ([]Disk, error) {
+func listDisks(ctx context.Context, c *nodeAPI) ([]Disk, error) {
 	list, err := safe.StateListAll[*block.Disk](ctx, c.COSI)
 	if err != nil {
-		if client.StatusCode(err) != codes.Unimplemented {
+		if statusCode(err) != codes.Unimplemented {
 			return nil, fmt.Errorf("list block.Disk resources: %w", err)
 		}
 
@@ -65,7 +64,7 @@ func listDisks(ctx context.Context, c *client.Client) ([]Disk, error) {
 	switch {
 	case err == nil:
 		system = sd.TypedSpec().DevPath
-	case state.IsNotFoundError(err) || client.StatusCode(err) == codes.NotFound:
+	case state.IsNotFoundError(err) || statusCode(err) == codes.NotFound:
 		// no system disk: booted from elsewhere (ISO, PXE) or not found yet
 	default:
 		return nil, fmt.Errorf("get the block.SystemDisk resource: %w", err)
@@ -90,7 +89,7 @@ func listDisks(ctx context.Context, c *client.Client) ([]Disk, error) {
 	return disks, nil
 }
 
-func legacyDisks(ctx context.Context, c *client.Client) ([]Disk, error) {
+func legacyDisks(ctx context.Context, c *nodeAPI) ([]Disk, error) {
 	resp, err := c.Disks(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("list disks (StorageService.Disks, the node serves no block.Disk resources): %w", err)

@@ -22,11 +22,16 @@
 //   - Bootstrap retries every answer but InvalidArgument and AlreadyExists (the latter is success)
 //     within its deadline: a control plane answers FailedPrecondition until its container runtime
 //     runs and its clock is in sync.
-//   - SnapshotEtcd streams Client.EtcdSnapshot to the caller's sink (the state store's encrypted
+//   - The calls go through machinery's generated MachineService and StorageService clients and
+//     COSI's state client on one channel per attempt (nodeAPI, api.go), wired as machinery's
+//     client package wires them; that package itself is not linked (its Omni/SideroV1 signing
+//     libraries weigh 1.55 MB of the release binary). TestNodeAPIAnswersAsMachineryClient holds
+//     every call's answer to that client's on the same stand-in node.
+//   - SnapshotEtcd streams MachineService.EtcdSnapshot to the caller's sink (the state store's encrypted
 //     streamed artifact) and checks the stream as etcd's restore will (etcdutl copyAndVerifyDB:
 //     size mod 512 = 32, the appended SHA-256 is the database's), returning its size and SHA-256
 //     for the caller to verify the stored copy against before deleting anything.
-//   - RecoverEtcd uploads the stored snapshot (Client.EtcdRecover), checking it on the way and
+//   - RecoverEtcd uploads the stored snapshot (MachineService.EtcdRecover), checking it on the way and
 //     against the figures taken at the snapshot, and only then asks Bootstrap{recover_etcd}: a
 //     snapshot that does not verify is never bootstrapped from, because a failed restore leaves
 //     the node's etcd data directory non-empty (the node then needs a reset). The restore's

@@ -11,7 +11,6 @@ import (
 	"io"
 
 	machineapi "github.com/siderolabs/talos/pkg/machinery/api/machine"
-	"github.com/siderolabs/talos/pkg/machinery/client"
 	clientconfig "github.com/siderolabs/talos/pkg/machinery/client/config"
 	"google.golang.org/grpc/codes"
 )
@@ -74,8 +73,8 @@ func (c *snapshotCheck) result() (SnapshotInfo, error) {
 	return info, nil
 }
 
-// SnapshotEtcd streams the etcd snapshot of the control plane at addr (machinery
-// Client.EtcdSnapshot) to put, checking it on the way as etcd's restore will: put sees every
+// SnapshotEtcd streams the etcd snapshot of the control plane at addr (Talos
+// MachineService.EtcdSnapshot) to put, checking it on the way as etcd's restore will: put sees every
 // byte once and nothing is kept here. A node not answering yet is retried (put is then called
 // again from the start, so it must replace what an earlier call stored); a snapshot that does
 // not verify fails with ErrSnapshotInvalid after put returned, and the caller must not trust
@@ -95,7 +94,7 @@ func SnapshotEtcd(ctx context.Context, addr string, talosconfig []byte, put func
 
 	err := retry(ctx, "etcd snapshot from "+addr, transient, func(context.Context) error {
 		// The stream may outlast one attempt's deadline: it runs under ctx.
-		return withTrusted(ctx, addr, talosconfig, func(c *client.Client) error {
+		return withTrusted(ctx, addr, talosconfig, func(c *nodeAPI) error {
 			rd, err := c.EtcdSnapshot(ctx, &machineapi.EtcdSnapshotRequest{})
 			if err != nil {
 				return err
@@ -167,7 +166,7 @@ type EtcdState struct {
 func EtcdService(ctx context.Context, addr string, talosconfig []byte) (EtcdState, error) {
 	var st EtcdState
 
-	err := withTrusted(ctx, addr, talosconfig, func(c *client.Client) error {
+	err := withTrusted(ctx, addr, talosconfig, func(c *nodeAPI) error {
 		resp, err := c.ServiceList(ctx)
 		if err != nil {
 			return err
@@ -200,7 +199,7 @@ func EtcdService(ctx context.Context, addr string, talosconfig []byte) (EtcdStat
 var ErrRecoverFailed = errors.New("etcd recovery failed")
 
 // RecoverEtcd restores the cluster's etcd on the control plane at addr from a snapshot: it
-// uploads what open yields (machinery Client.EtcdRecover), checking it on the way as etcd's
+// uploads what open yields (MachineService.EtcdRecover), checking it on the way as etcd's
 // restore will and against want, and only then asks for Bootstrap with recover_etcd; it waits
 // until the etcd service runs. A node whose etcd already runs is left as it is (a rerun after
 // the bootstrap). A snapshot that does not verify is never bootstrapped from.
@@ -242,7 +241,7 @@ func RecoverEtcd(ctx context.Context, addr string, talosconfig []byte, want Snap
 
 		check := newSnapshotCheck()
 
-		if err := withTrusted(ctx, addr, talosconfig, func(c *client.Client) error {
+		if err := withTrusted(ctx, addr, talosconfig, func(c *nodeAPI) error {
 			_, err := c.EtcdRecover(ctx, io.TeeReader(src, check))
 
 			return err
@@ -266,11 +265,11 @@ func RecoverEtcd(ctx context.Context, addr string, talosconfig []byte, want Snap
 	}
 
 	err = retry(ctx, "bootstrap etcd from the snapshot on "+addr, bootstrapRetryable, func(actx context.Context) error {
-		return withTrusted(actx, addr, talosconfig, func(c *client.Client) error {
+		return withTrusted(actx, addr, talosconfig, func(c *nodeAPI) error {
 			return c.Bootstrap(actx, &machineapi.BootstrapRequest{RecoverEtcd: true})
 		})
 	})
-	if err != nil && client.StatusCode(err) != codes.AlreadyExists {
+	if err != nil && statusCode(err) != codes.AlreadyExists {
 		return fmt.Errorf("bootstrap etcd from the snapshot on %s: %w", addr, err)
 	}
 

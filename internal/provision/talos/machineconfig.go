@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"github.com/cosi-project/runtime/pkg/safe"
-	"github.com/siderolabs/talos/pkg/machinery/client"
 	"github.com/siderolabs/talos/pkg/machinery/config/encoder"
 	configres "github.com/siderolabs/talos/pkg/machinery/resources/config"
 )
@@ -25,7 +24,7 @@ func MachineConfigAt(ctx context.Context, r Route, talosconfig []byte, withSecre
 	var out []byte
 
 	err := retry(ctx, "machine config of "+r.String(), transient, func(actx context.Context) error {
-		return withTrustedAt(actx, r, talosconfig, func(c *client.Client) error {
+		return withTrustedAt(actx, r, talosconfig, func(c *nodeAPI) error {
 			mc, err := safe.StateGetByID[*configres.MachineConfig](actx, c.COSI, configres.ActiveID)
 			if err != nil {
 				return err

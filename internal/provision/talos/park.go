@@ -13,7 +13,6 @@ import (
 	"github.com/pocbot/pocbot/internal/provision/netpolicy"
 	"github.com/pocbot/pocbot/internal/settings"
 	machineapi "github.com/siderolabs/talos/pkg/machinery/api/machine"
-	"github.com/siderolabs/talos/pkg/machinery/client"
 	"github.com/siderolabs/talos/pkg/machinery/config/encoder"
 	"github.com/siderolabs/talos/pkg/machinery/config/types/network"
 	"github.com/siderolabs/talos/pkg/machinery/constants"
@@ -101,7 +100,7 @@ func ParkFirewall(adminCIDRs []string) ([]byte, error) {
 // node at addr and reboots it, keeping the written Talos image; the node comes back in
 // maintenance mode. The call is authenticated with the cluster's talosconfig.
 func Reset(ctx context.Context, addr string, talosconfig []byte) error {
-	err := retryTrusted(ctx, Direct(addr), talosconfig, DefaultCallTimeout, "reset "+addr, transient, func(actx context.Context, c *client.Client) error {
+	err := retryTrusted(ctx, Direct(addr), talosconfig, DefaultCallTimeout, "reset "+addr, transient, func(actx context.Context, c *nodeAPI) error {
 		return c.ResetGeneric(actx, &machineapi.ResetRequest{
 			Graceful: false, Reboot: true, Mode: machineapi.ResetRequest_SYSTEM_DISK,
 			SystemPartitionsToWipe: []*machineapi.ResetPartitionSpec{
@@ -123,7 +122,7 @@ func ApplyTrusted(ctx context.Context, addr string, talosconfig, cfg []byte) err
 	ctx, cancel := withDefaultDeadline(ctx, DefaultWaitTimeout)
 	defer cancel()
 	err := retry(ctx, "apply config on "+addr+" over mutual TLS", transient, func(actx context.Context) error {
-		return withTrusted(actx, addr, talosconfig, func(c *client.Client) error {
+		return withTrusted(actx, addr, talosconfig, func(c *nodeAPI) error {
 			_, err := c.ApplyConfiguration(actx, &machineapi.ApplyConfigurationRequest{Data: cfg, Mode: machineapi.ApplyConfigurationRequest_REBOOT})
 			return err
 		})

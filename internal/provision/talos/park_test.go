@@ -129,7 +129,7 @@ func TestResetRefusals(t *testing.T) {
 	if _, err := ApplyInsecure(ctx, addr, park.Config); err != nil {
 		t.Fatal(err)
 	}
-	err = withTrusted(ctx, addr, park.Talosconfig, func(c *client.Client) error {
+	err = withTrusted(ctx, addr, park.Talosconfig, func(c *nodeAPI) error {
 		return c.ResetGeneric(ctx, &machineapi.ResetRequest{Reboot: true,
 			SystemPartitionsToWipe: []*machineapi.ResetPartitionSpec{{Label: "NOPE", Wipe: true}}})
 	})
