@@ -48,15 +48,25 @@ type nodeAPI struct {
 }
 
 // dialNode opens a channel to the apid at endpoint (host:port, or a host on apid's port 50000)
-// with the TLS config given. grpc.NewClient connects lazily: the first call dials.
-func dialNode(endpoint string, tlsConfig *tls.Config, opts ...grpc.DialOption) (*nodeAPI, error) {
+// with the TLS config given; cluster is the talosconfig context's cluster ("" for none).
+// grpc.NewClient connects lazily: the first call dials.
+func dialNode(endpoint string, tlsConfig *tls.Config, cluster string, opts ...grpc.DialOption) (*nodeAPI, error) {
 	endpoint = resolver.EnsureEndpointsHavePorts([]string{endpoint}, constants.ApidPort)[0]
+	md := clientMetadata(cluster)
+	unary := func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
+		return invoker(metadata.AppendToOutgoingContext(ctx, md...), method, req, reply, cc, opts...)
+	}
+	stream := func(ctx context.Context, desc *grpc.StreamDesc, cc *grpc.ClientConn, method string, streamer grpc.Streamer, opts ...grpc.CallOption) (grpc.ClientStream, error) {
+		return streamer(metadata.AppendToOutgoingContext(ctx, md...), desc, cc, method, opts...)
+	}
 
 	opts = append([]grpc.DialOption{
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(constants.GRPCMaxMessageSize)),
 		grpc.WithTransportCredentials(credentials.NewTLS(tlsConfig)),
 		grpc.WithInitialWindowSize(65535 * 32),
 		grpc.WithInitialConnWindowSize(65535 * 16),
+		grpc.WithChainUnaryInterceptor(unary),
+		grpc.WithChainStreamInterceptor(stream),
 	}, opts...)
 
 	conn, err := grpc.NewClient("dns:///"+endpoint, opts...)
@@ -72,13 +82,26 @@ func dialNode(endpoint string, tlsConfig *tls.Config, opts ...grpc.DialOption) (
 	}, nil
 }
 
+// clientMetadata is what machinery's client adds to every call (grpc_connection_wrapper.go
+// @v1.14.1, appendMetadata): "runtime: Talos", and the talosconfig context's cluster as
+// "context" when it names one (Omni routes by it).
+func clientMetadata(cluster string) []string {
+	md := []string{"runtime", "Talos"}
+	if cluster != "" {
+		md = append(md, "context", cluster)
+	}
+
+	return md
+}
+
 // talosconfigTLS is the mutual-TLS config of the talosconfig's current context: its CA as the only
 // root, its certificate and key as the client's (machinery's buildTLSConfig and
 // CertificateFromConfigContext read the same three fields).
-func talosconfigTLS(cfg *clientconfig.Config) (*tls.Config, error) {
+// It also returns the context's cluster, for clientMetadata.
+func talosconfigTLS(cfg *clientconfig.Config) (*tls.Config, string, error) {
 	cc, ok := cfg.Contexts[cfg.Context]
 	if !ok || cc == nil {
-		return nil, fmt.Errorf("talosconfig has no context %q", cfg.Context)
+		return nil, "", fmt.Errorf("talosconfig has no context %q", cfg.Context)
 	}
 
 	tlsConfig := &tls.Config{}
@@ -86,35 +109,35 @@ func talosconfigTLS(cfg *clientconfig.Config) (*tls.Config, error) {
 	if cc.CA != "" {
 		ca, err := base64.StdEncoding.DecodeString(cc.CA)
 		if err != nil {
-			return nil, fmt.Errorf("talosconfig context %q: CA is not base64: %w", cfg.Context, err)
+			return nil, "", fmt.Errorf("talosconfig context %q: CA is not base64: %w", cfg.Context, err)
 		}
 
 		tlsConfig.RootCAs = x509.NewCertPool()
 		if !tlsConfig.RootCAs.AppendCertsFromPEM(ca) {
-			return nil, fmt.Errorf("talosconfig context %q: CA holds no PEM certificate", cfg.Context)
+			return nil, "", fmt.Errorf("talosconfig context %q: CA holds no PEM certificate", cfg.Context)
 		}
 	}
 
 	if cc.Crt != "" || cc.Key != "" {
 		crt, err := base64.StdEncoding.DecodeString(cc.Crt)
 		if err != nil {
-			return nil, fmt.Errorf("talosconfig context %q: crt is not base64: %w", cfg.Context, err)
+			return nil, "", fmt.Errorf("talosconfig context %q: crt is not base64: %w", cfg.Context, err)
 		}
 
 		key, err := base64.StdEncoding.DecodeString(cc.Key)
 		if err != nil {
-			return nil, fmt.Errorf("talosconfig context %q: key is not base64: %w", cfg.Context, err)
+			return nil, "", fmt.Errorf("talosconfig context %q: key is not base64: %w", cfg.Context, err)
 		}
 
 		pair, err := tls.X509KeyPair(crt, key)
 		if err != nil {
-			return nil, fmt.Errorf("talosconfig context %q: client key pair: %w", cfg.Context, err)
+			return nil, "", fmt.Errorf("talosconfig context %q: client key pair: %w", cfg.Context, err)
 		}
 
 		tlsConfig.Certificates = []tls.Certificate{pair}
 	}
 
-	return tlsConfig, nil
+	return tlsConfig, cc.Cluster, nil
 }
 
 func (c *nodeAPI) Close() error { return c.conn.Close() }

@@ -4,12 +4,18 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
+	stdx509 "crypto/x509"
 	"io"
+	"maps"
 	"net"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"testing/iotest"
 	"time"
+
+	"github.com/siderolabs/crypto/x509"
 
 	"github.com/cosi-project/runtime/pkg/safe"
 	"github.com/siderolabs/talos/pkg/machinery/api/common"
@@ -18,8 +24,13 @@ import (
 	clientconfig "github.com/siderolabs/talos/pkg/machinery/client/config"
 	"github.com/siderolabs/talos/pkg/machinery/resources/block"
 	rpcstatus "google.golang.org/genproto/googleapis/rpc/status"
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/emptypb"
 )
 
 // The bot's nodeAPI replaces machinery's client package (api.go): these tests hold it to that
@@ -331,4 +342,142 @@ func readAll(t *testing.T, open func() (io.ReadCloser, error)) []byte {
 	}
 
 	return b
+}
+
+// recordingMachine is a MachineService that records the metadata of every call it gets.
+type recordingMachine struct {
+	machineapi.UnimplementedMachineServiceServer
+
+	mu  sync.Mutex
+	mds []metadata.MD
+}
+
+func (r *recordingMachine) record(ctx context.Context) {
+	md, _ := metadata.FromIncomingContext(ctx)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.mds = append(r.mds, md)
+}
+
+func (r *recordingMachine) Version(ctx context.Context, _ *emptypb.Empty) (*machineapi.VersionResponse, error) {
+	r.record(ctx)
+
+	return &machineapi.VersionResponse{Messages: []*machineapi.Version{{Version: &machineapi.VersionInfo{Tag: "v1.14.1"}}}}, nil
+}
+
+func (r *recordingMachine) Kubeconfig(_ *emptypb.Empty, srv grpc.ServerStreamingServer[common.Data]) error {
+	r.record(srv.Context())
+
+	return status.Error(codes.FailedPrecondition, "recorded")
+}
+
+// last is the metadata of the last call, without what each connection sets on its own.
+func (r *recordingMachine) last() metadata.MD {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	md := r.mds[len(r.mds)-1].Copy()
+	md.Delete(":authority")
+
+	return md
+}
+
+// TestNodeAPISendsWhatMachineryClientSends: on every call, direct or forwarded, unary or
+// streamed, the node gets the same gRPC metadata from nodeAPI as from machinery's client with the
+// same talosconfig ("runtime", the talosconfig context's "context", "node", the user agent).
+func TestNodeAPISendsWhatMachineryClientSends(t *testing.T) {
+	t.Parallel()
+
+	bundle, err := LoadSecrets(testSecrets(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	in := baseInput(t)
+	addr := loopback()
+	in.ControlPlaneIPs = []string{addr}
+
+	cfgs, err := Generate(t.Context(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// A talosconfig whose context names a cluster, as Omni's do: machinery sends it as "context".
+	tc, err := clientconfig.FromBytes(cfgs.Talosconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	tc.Contexts[tc.Context].Cluster = "acme-web"
+
+	talosconfig, err := tc.Bytes()
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	ca, err := x509.NewCertificateAuthorityFromCertificateAndKey(bundle.Certs.OS)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	kp, err := x509.NewKeyPair(ca, x509.CommonName(addr), x509.IPAddresses([]net.IP{net.ParseIP(addr)}),
+		x509.ExtKeyUsage([]stdx509.ExtKeyUsage{stdx509.ExtKeyUsageServerAuth}))
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	cert, err := tls.X509KeyPair(kp.CrtPEM, kp.KeyPEM)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	rec := &recordingMachine{}
+	srv := grpc.NewServer(grpc.Creds(credentials.NewTLS(&tls.Config{MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{cert}})))
+	machineapi.RegisterMachineServiceServer(srv, rec)
+
+	lis, err := net.Listen("tcp", net.JoinHostPort(addr, "50000"))
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	go srv.Serve(lis) //nolint:errcheck
+	t.Cleanup(srv.Stop)
+
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+
+	for _, r := range []Route{Direct(lis.Addr().String()), Through(lis.Addr().String(), "10.0.0.9")} {
+		theirs := machineryClient(t, r, talosconfig)
+		ours := ourClient(t, r, talosconfig)
+
+		tctx := ctx
+		if r.Node != "" {
+			tctx = client.WithNode(ctx, r.Node)
+		}
+
+		calls := []struct {
+			name         string
+			theirs, ours func() error
+		}{
+			{"Version", func() error { _, err := theirs.Version(tctx); return err }, func() error { _, err := ours.Version(ctx); return err }},
+			{"Kubeconfig", func() error { _, err := theirs.Kubeconfig(tctx); return err }, func() error { _, err := ours.Kubeconfig(ctx); return err }},
+		}
+
+		for _, c := range calls {
+			if err := c.theirs(); c.name == "Version" && err != nil {
+				t.Fatalf("%s %s with machinery's client: %v", r, c.name, err)
+			}
+
+			want := rec.last()
+
+			if err := c.ours(); c.name == "Version" && err != nil {
+				t.Fatalf("%s %s: %v", r, c.name, err)
+			}
+
+			got := rec.last()
+
+			if !maps.EqualFunc(got, want, slices.Equal) || got.Get("runtime") == nil || got.Get("context") == nil || (r.Node != "") != (got.Get("node") != nil) {
+				t.Errorf("%s %s: the node got metadata %v, from machinery's client %v", r, c.name, got, want)
+			}
+		}
+	}
 }

@@ -189,7 +189,7 @@ func insecureClient(ctx context.Context, addr string) (c *nodeAPI, asked *atomic
 		},
 	}
 
-	c, err = dialNode(addr, tlsConfig, dialOptions(ctx)...)
+	c, err = dialNode(addr, tlsConfig, "", dialOptions(ctx)...)
 	if err != nil {
 		return nil, nil, fmt.Errorf("talos client for %s (maintenance mode): %w", addr, err)
 	}
@@ -243,12 +243,12 @@ func trustedClient(ctx context.Context, r Route, talosconfig []byte) (*nodeAPI, 
 		return nil, fmt.Errorf("parse talosconfig: %w", err)
 	}
 
-	tlsConfig, err := talosconfigTLS(cfg)
+	tlsConfig, cluster, err := talosconfigTLS(cfg)
 	if err != nil {
 		return nil, err
 	}
 
-	c, err := dialNode(r.Endpoint, tlsConfig, append(dialOptions(ctx), r.dialOptions()...)...)
+	c, err := dialNode(r.Endpoint, tlsConfig, cluster, append(dialOptions(ctx), r.dialOptions()...)...)
 	if err != nil {
 		return nil, fmt.Errorf("talos client for %s: %w", r, err)
 	}
