@@ -383,33 +383,25 @@ func crashShard(t *testing.T, k int, cv *crashCoverage) {
 	c.crashCycles(ctx, t, k, crashShards, &cv.deleted, cv)
 }
 
-// cleanCycle changes the objects, then pauses and resumes without a crash, checking both, and
-// returns how many times each saved the state.
-func (c *crashWorld) cleanCycle(ctx context.Context, t *testing.T) (pauseSaves, resumeSaves int64) {
-	t.Helper()
-	c.change(ctx, t)
-	c.crash.arm(-1)
-	if err := c.pause(ctx); err != nil {
-		t.Fatal(err)
-	}
-	pauseSaves = c.crash.count.Load()
-	c.checkPaused(ctx, t, "after a clean pause")
-	c.crash.arm(-1)
-	if err := c.resume(ctx); err != nil {
-		t.Fatal(err)
-	}
-	resumeSaves = c.crash.count.Load()
-	c.checkResumed(ctx, t, "after a clean resume")
-	return pauseSaves, resumeSaves
-}
-
 // crashParked is the parked world of TestPauseAndResumeCrashAtEveryStep: a clean cycle counts
 // the saves, then cycle i crashes the pause and the resume at their save i.
 func crashParked(t *testing.T, cv *crashCoverage) {
 	ctx, cancel := context.WithTimeout(t.Context(), 12*time.Minute)
 	defer cancel()
 	c := newCrashWorld(ctx, t, "acme-crash-parked", time.Hour)
-	pauseSaves, resumeSaves := c.cleanCycle(ctx, t)
+	c.change(ctx, t)
+	c.crash.arm(-1)
+	if err := c.pause(ctx); err != nil {
+		t.Fatal(err)
+	}
+	pauseSaves := c.crash.count.Load()
+	c.checkPaused(ctx, t, "after a clean parked pause")
+	c.crash.arm(-1)
+	if err := c.resume(ctx); err != nil {
+		t.Fatal(err)
+	}
+	resumeSaves := c.crash.count.Load()
+	c.checkResumed(ctx, t, "after a clean resume of a parked worker")
 	cv.add(func(cv *crashCoverage) {
 		cv.parked.cleanPause, cv.parked.cleanResume = pauseSaves, resumeSaves
 		cv.cycles++
@@ -487,7 +479,19 @@ func crashReruns(t *testing.T, cv *crashCoverage) {
 	ctx, cancel := context.WithTimeout(t.Context(), 12*time.Minute)
 	defer cancel()
 	c := newCrashWorld(ctx, t, "acme-crash-reruns", 0)
-	pauseSaves, resumeSaves := c.cleanCycle(ctx, t)
+	c.change(ctx, t)
+	c.crash.arm(-1)
+	if err := c.pause(ctx); err != nil {
+		t.Fatal(err)
+	}
+	pauseSaves := c.crash.count.Load()
+	c.checkPaused(ctx, t, "after a clean pause")
+	c.crash.arm(-1)
+	if err := c.resume(ctx); err != nil {
+		t.Fatal(err)
+	}
+	resumeSaves := c.crash.count.Load()
+	c.checkResumed(ctx, t, "after a clean resume")
 	cv.add(func(cv *crashCoverage) { cv.deleted.cleanPause, cv.deleted.cleanResume = pauseSaves, resumeSaves })
 	if testing.Short() {
 		return

@@ -48,17 +48,8 @@ func parkFor(ctx context.Context) time.Duration {
 const proveTimeout = 2 * time.Minute
 
 // parkProveWait is how many poll intervals a park waits for the worker to answer under the
-// cluster's CA before it deletes the worker instead (30 s at the bot's 2-s poll), and an apply
-// over the park is given; never less than parkProveMin, one Talos call attempt's own bound (a
-// world whose time is scaled down scales its polls, not its TLS handshakes).
-const (
-	parkProveWait = 15
-	parkProveMin  = 10 * time.Second
-)
-
-func parkProveWindow(r *provision.Run) time.Duration {
-	return max(parkProveWait*r.PollInterval(), parkProveMin)
-}
+// cluster's CA before it deletes the worker instead (30 s at the bot's 2-s poll).
+const parkProveWait = 15
 
 func (b *builder) want(spec provision.Spec) pool.Want {
 	return pool.Want{Zone: spec.Zone, Offer: spec.BaremetalOffer, TalosVersion: spec.TalosVersion, Schematic: SchematicID(spec)}
@@ -184,7 +175,7 @@ func (b *builder) applyOverPark(ctx context.Context, r *provision.Run, addr stri
 	// The apply is given a few polls: a node that took it already (rebooting into the cluster's
 	// config when the check above ran) refuses the park's certificate from then on, and the wait
 	// below is what tells.
-	actx, cancel := context.WithTimeout(ctx, parkProveWindow(r))
+	actx, cancel := context.WithTimeout(ctx, parkProveWait*r.PollInterval())
 	applyErr := talos.ApplyTrusted(actx, addr, parkTC, cfg)
 	cancel()
 	if err := talos.WaitTrustedAt(ctx, trusted, talosconfig); err != nil {
@@ -235,7 +226,7 @@ func (b *builder) park(ctx context.Context, r *provision.Run) error {
 	// does not answer; a worker an earlier run of this pause left reset, under a park CA it never
 	// recorded, or deleted, would never answer and the pause would wait for it until its deadline.
 	// What answers under the cluster's CA within a few polls is parked; anything else is deleted.
-	pctx, cancel := context.WithTimeout(ctx, parkProveWindow(r))
+	pctx, cancel := context.WithTimeout(ctx, parkProveWait*r.PollInterval())
 	err := talos.WaitTrusted(pctx, addr, tc)
 	cancel()
 	if err != nil {
