@@ -172,16 +172,10 @@ func (b *builder) applyOverPark(ctx context.Context, r *provision.Run, addr stri
 	if talos.Configured(ctx, trusted, talosconfig) {
 		return true, r.SetSecret(ctx, SecretParkTalosconfig, nil)
 	}
-	// The apply is given a few polls: a node that took it already (rebooting into the cluster's
-	// config when the check above ran) refuses the park's certificate from then on, and the wait
-	// below is what tells.
-	actx, cancel := context.WithTimeout(ctx, parkProveWait*r.PollInterval())
-	applyErr := talos.ApplyTrusted(actx, addr, parkTC, cfg)
-	cancel()
+	if err := talos.ApplyTrusted(ctx, addr, parkTC, cfg); err != nil {
+		return true, fmt.Errorf("apply the worker's config over its park configuration: %w", err)
+	}
 	if err := talos.WaitTrustedAt(ctx, trusted, talosconfig); err != nil {
-		if applyErr != nil {
-			return true, fmt.Errorf("apply the worker's config over its park configuration: %w (and it does not trust the cluster CA: %w)", applyErr, err)
-		}
 		return true, fmt.Errorf("adopted worker %s does not trust the cluster CA after its config: %w", addr, err)
 	}
 	return true, r.SetSecret(ctx, SecretParkTalosconfig, nil)
