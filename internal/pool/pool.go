@@ -83,24 +83,15 @@ func (d Doc) Find(serverID string) (Worker, bool) {
 // ErrNone: no parked worker matches.
 var ErrNone = errors.New("no parked worker matches")
 
-// Claim marks the first entry matching want as claimed by cluster at now and returns it. An
-// entry cluster claimed already comes first: the up that claimed it died before recording the
-// server (the cluster's lock admits one run at a time), and its rerun takes the claim over
-// instead of ordering another worker while the claimed one stays parked, billed, until expiry.
+// Claim marks the first entry matching want as claimed by cluster at now and returns it.
 func (d *Doc) Claim(cluster string, want Want, now time.Time) (Worker, error) {
-	i := slices.IndexFunc(d.Workers, func(w Worker) bool {
-		unclaimed := w
-		unclaimed.ClaimedBy = ""
-		return w.ClaimedBy == cluster && unclaimed.Matches(want, now)
-	})
-	if i < 0 {
-		i = slices.IndexFunc(d.Workers, func(w Worker) bool { return w.Matches(want, now) })
+	for i, w := range d.Workers {
+		if w.Matches(want, now) {
+			d.Workers[i].ClaimedBy, d.Workers[i].ClaimedAt = cluster, now
+			return d.Workers[i], nil
+		}
 	}
-	if i < 0 {
-		return Worker{}, ErrNone
-	}
-	d.Workers[i].ClaimedBy, d.Workers[i].ClaimedAt = cluster, now
-	return d.Workers[i], nil
+	return Worker{}, ErrNone
 }
 
 // Park records w, replacing an older entry of the same server.

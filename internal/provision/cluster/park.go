@@ -19,10 +19,6 @@ import (
 // until the cluster's own config is applied over it.
 const SecretParkTalosconfig = "talos/park-talosconfig"
 
-// outParkServer is the server an adoption took from the pool: the park's talosconfig is that
-// server's, and no other worker's (a later run may have deleted it and ordered another).
-const outParkServer = "worker_park_server"
-
 // Pool is the parked-worker pool as the graph uses it (internal/pool/poolstore implements it).
 type Pool interface {
 	Claim(ctx context.Context, cluster string, want pool.Want) (pool.Worker, error)
@@ -46,10 +42,6 @@ func parkFor(ctx context.Context) time.Duration {
 
 // proveTimeout bounds the check that a claimed worker is what its pool entry says.
 const proveTimeout = 2 * time.Minute
-
-// parkProveWait is how many poll intervals a park waits for the worker to answer under the
-// cluster's CA before it deletes the worker instead (30 s at the bot's 2-s poll).
-const parkProveWait = 15
 
 func (b *builder) want(spec provision.Spec) pool.Want {
 	return pool.Want{Zone: spec.Zone, Offer: spec.BaremetalOffer, TalosVersion: spec.TalosVersion, Schematic: SchematicID(spec)}
@@ -106,11 +98,6 @@ func (b *builder) adopt(ctx context.Context, r *provision.Run) (bool, error) {
 		return false, nil
 	}
 	giveUp := func(why error, deleteIt bool) (bool, error) {
-		if ctx.Err() != nil {
-			// This run was cancelled (another step failed, or the runner stops): that proves
-			// nothing of the worker. The claim stays this cluster's, and the rerun takes it over.
-			return false, fmt.Errorf("adopt parked worker %s: %w (%w)", w.ServerID, ctx.Err(), why)
-		}
 		b.cfg.Log.Warn("parked worker not adopted", "server", w.ServerID, "err", why, "deleted", deleteIt)
 		r.Note(scaleway.NodeWorker, fmt.Sprintf("parked worker %s not adopted (%v); ordering a new one", w.ServerID, why))
 		if deleteIt {
@@ -133,7 +120,7 @@ func (b *builder) adopt(ctx context.Context, r *provision.Run) (bool, error) {
 		// Not tagged parked any more, gone, not ready: not provably the pool's; leave it alone.
 		return giveUp(err, false)
 	}
-	for _, kv := range [][2]string{{OutWorkerIP, w.IP}, {OutWorkerDisk, w.Disk}, {OutRescueHostKey, w.RescueHost}, {outParkServer, w.ServerID}} {
+	for _, kv := range [][2]string{{OutWorkerIP, w.IP}, {OutWorkerDisk, w.Disk}, {OutRescueHostKey, w.RescueHost}} {
 		if err := r.SetOutput(ctx, kv[0], kv[1]); err != nil {
 			return false, err
 		}
@@ -160,17 +147,6 @@ func (b *builder) applyOverPark(ctx context.Context, r *provision.Run, addr stri
 	parkTC, ok := r.Secret(SecretParkTalosconfig)
 	if !ok || len(parkTC) == 0 {
 		return false, nil
-	}
-	if w, _ := r.Resource(scaleway.NodeWorker); w.ID == "" || outputOf(r, outParkServer) != w.ID {
-		// The adopted server is gone (an earlier run deleted it and ordered this one): its
-		// park's talosconfig opens nothing here.
-		return false, r.SetSecret(ctx, SecretParkTalosconfig, nil)
-	}
-	// An earlier run of this up applied the config and stopped before forgetting the park's
-	// talosconfig: the node answers under the cluster's CA now, and would refuse the park's
-	// certificate until the deadline.
-	if talos.Configured(ctx, trusted, talosconfig) {
-		return true, r.SetSecret(ctx, SecretParkTalosconfig, nil)
 	}
 	if err := talos.ApplyTrusted(ctx, addr, parkTC, cfg); err != nil {
 		return true, fmt.Errorf("apply the worker's config over its park configuration: %w", err)
@@ -216,16 +192,6 @@ func (b *builder) park(ctx context.Context, r *provision.Run) error {
 		return errors.New("the worker was never configured by this cluster")
 	}
 	addr := b.talosAddr(ip)
-	// The reset below is authenticated with the cluster's talosconfig and retried while the node
-	// does not answer; a worker an earlier run of this pause left reset, under a park CA it never
-	// recorded, or deleted, would never answer and the pause would wait for it until its deadline.
-	// What answers under the cluster's CA within a few polls is parked; anything else is deleted.
-	pctx, cancel := context.WithTimeout(ctx, parkProveWait*r.PollInterval())
-	err := talos.WaitTrusted(pctx, addr, tc)
-	cancel()
-	if err != nil {
-		return fmt.Errorf("the worker does not answer under the cluster's CA (reset or deleted by an earlier run?): %w", err)
-	}
 	// The parked node's Talos API is open to everyone: it holds nothing of a cluster (STATE and
 	// EPHEMERAL wiped) and answers mutual TLS only, under its own park CA, whose admin certificate
 	// only the pool entry holds. The next up that adopts it runs from an address no one knows
@@ -288,5 +254,3 @@ func (b *builder) now() time.Time {
 	}
 	return time.Now()
 }
-
-func outputOf(r *provision.Run, key string) string { v, _ := r.Output(key); return v }
