@@ -153,10 +153,6 @@ func withNode(ctx context.Context, addr string) context.Context {
 	return metadata.NewOutgoingContext(ctx, md)
 }
 
-// statusCode is the gRPC code of err or of the status error it wraps (codes.OK for nil,
-// codes.Unknown for an error holding none).
-func statusCode(err error) codes.Code { return status.Code(err) }
-
 // replyMessage is one node's part of an apid reply: apid fills its metadata with the node's
 // hostname and, when that node failed, its error (api/common/common.proto, Metadata).
 type replyMessage interface{ GetMetadata() *common.Metadata }

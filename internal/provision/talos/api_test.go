@@ -75,8 +75,8 @@ func TestNodeErrorsAsMachineryFilterMessages(t *testing.T) {
 				return
 			}
 
-			if statusCode(ours) != client.StatusCode(theirs) {
-				t.Errorf("code = %s, machinery's = %s", statusCode(ours), client.StatusCode(theirs))
+			if status.Code(ours) != client.StatusCode(theirs) {
+				t.Errorf("code = %s, machinery's = %s", status.Code(ours), client.StatusCode(theirs))
 			}
 
 			for _, md := range tt.parts {
@@ -189,7 +189,7 @@ func TestNodeAPIAnswersAsMachineryClient(t *testing.T) {
 	_, errTheirs := theirs.Kubeconfig(ctx)
 	_, errOurs := our.Kubeconfig(ctx)
 
-	if (errTheirs == nil) != (errOurs == nil) || client.StatusCode(errTheirs) != statusCode(errOurs) {
+	if (errTheirs == nil) != (errOurs == nil) || client.StatusCode(errTheirs) != status.Code(errOurs) {
 		t.Errorf("Kubeconfig before bootstrap: %v, machinery's %v", errOurs, errTheirs)
 	}
 
@@ -200,7 +200,7 @@ func TestNodeAPIAnswersAsMachineryClient(t *testing.T) {
 	errTheirs = theirs.Bootstrap(ctx, &machineapi.BootstrapRequest{})
 	errOurs = our.Bootstrap(ctx, &machineapi.BootstrapRequest{})
 
-	if client.StatusCode(errTheirs) != codes.AlreadyExists || statusCode(errOurs) != codes.AlreadyExists {
+	if client.StatusCode(errTheirs) != codes.AlreadyExists || status.Code(errOurs) != codes.AlreadyExists {
 		t.Errorf("second Bootstrap: %v, machinery's %v; want AlreadyExists from both", errOurs, errTheirs)
 	}
 
@@ -278,7 +278,7 @@ func TestNodeAPIAnswersAsMachineryClient(t *testing.T) {
 		_, err = io.ReadAll(rd)
 	}
 
-	if errTheirs == nil || err == nil || client.StatusCode(errTheirs) != statusCode(err) {
+	if errTheirs == nil || err == nil || client.StatusCode(errTheirs) != status.Code(err) {
 		t.Errorf("EtcdSnapshot on a worker: %v, machinery's %v; want the same failure", err, errTheirs)
 	}
 }

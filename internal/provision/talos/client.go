@@ -24,6 +24,7 @@ import (
 	"go.yaml.in/yaml/v4"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 )
 
 // Timeouts applied when the caller's context has no deadline of its own. The waits cover a node
@@ -151,7 +152,7 @@ func retry(ctx context.Context, what string, retryable func(error) bool, fn func
 
 // transient is true for the errors of a node that is not listening or not ready yet.
 func transient(err error) bool {
-	switch statusCode(err) {
+	switch status.Code(err) {
 	case codes.Unavailable, codes.DeadlineExceeded:
 		return true
 	default:
@@ -166,7 +167,7 @@ func always(error) bool { return true }
 // refuses with FailedPrecondition until its container runtime runs and its clock is synchronized,
 // and a node still booting answers Unavailable; the caller's deadline bounds the wait.
 func bootstrapRetryable(err error) bool {
-	switch statusCode(err) {
+	switch status.Code(err) {
 	case codes.InvalidArgument, codes.AlreadyExists:
 		return false
 	default:
@@ -531,7 +532,7 @@ func Bootstrap(ctx context.Context, addr string, talosconfig []byte) error {
 		logger(ctx).Info("etcd bootstrapped", "node", addr)
 
 		return nil
-	case statusCode(err) == codes.AlreadyExists:
+	case status.Code(err) == codes.AlreadyExists:
 		logger(ctx).Info("etcd already bootstrapped, nothing to do", "node", addr)
 
 		return nil

@@ -14,6 +14,7 @@ import (
 	"github.com/siderolabs/talos/pkg/machinery/config"
 	"github.com/siderolabs/talos/pkg/machinery/resources/block"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 )
 
 // Disk is one block device a node reports.
@@ -50,7 +51,7 @@ func DiskPaths(disks []Disk) []string {
 func listDisks(ctx context.Context, c *nodeAPI) ([]Disk, error) {
 	list, err := safe.StateListAll[*block.Disk](ctx, c.COSI)
 	if err != nil {
-		if statusCode(err) != codes.Unimplemented {
+		if status.Code(err) != codes.Unimplemented {
 			return nil, fmt.Errorf("list block.Disk resources: %w", err)
 		}
 
@@ -64,7 +65,7 @@ func listDisks(ctx context.Context, c *nodeAPI) ([]Disk, error) {
 	switch {
 	case err == nil:
 		system = sd.TypedSpec().DevPath
-	case state.IsNotFoundError(err) || statusCode(err) == codes.NotFound:
+	case state.IsNotFoundError(err) || status.Code(err) == codes.NotFound:
 		// no system disk: booted from elsewhere (ISO, PXE) or not found yet
 	default:
 		return nil, fmt.Errorf("get the block.SystemDisk resource: %w", err)

@@ -13,6 +13,7 @@ import (
 	machineapi "github.com/siderolabs/talos/pkg/machinery/api/machine"
 	clientconfig "github.com/siderolabs/talos/pkg/machinery/client/config"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 )
 
 // SnapshotInfo is what an etcd snapshot stream was: its size and the SHA-256 of the whole
@@ -269,7 +270,7 @@ func RecoverEtcd(ctx context.Context, addr string, talosconfig []byte, want Snap
 			return c.Bootstrap(actx, &machineapi.BootstrapRequest{RecoverEtcd: true})
 		})
 	})
-	if err != nil && statusCode(err) != codes.AlreadyExists {
+	if err != nil && status.Code(err) != codes.AlreadyExists {
 		return fmt.Errorf("bootstrap etcd from the snapshot on %s: %w", addr, err)
 	}
 
