@@ -121,14 +121,3 @@ func listItem(it *Interaction) ([]byte, error) {
 	}
 	return out, nil
 }
-
-func (c *cassetteFile) close() error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.f == nil {
-		return nil
-	}
-	err := c.f.Close()
-	c.f = nil
-	return err
-}

@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -29,22 +30,35 @@ func TestWrapOffReturnsTheTransport(t *testing.T) {
 	}
 }
 
-// cassetteIn loads the one cassette of dir with go-vcr itself.
+// cassetteIn loads the cassettes of dir with go-vcr itself, and returns their interactions in the
+// order of their ids (the process's request order across the services) and the files' bytes.
 func cassetteIn(t *testing.T, dir string) (*cassette.Cassette, []byte) {
 	t.Helper()
 	files, _ := filepath.Glob(filepath.Join(dir, "*.cassette.yaml"))
-	if len(files) != 1 {
-		t.Fatalf("%d cassettes in %s, want 1: %v", len(files), dir, files)
+	if len(files) == 0 {
+		t.Fatalf("no cassette in %s", dir)
 	}
-	raw, err := os.ReadFile(files[0])
-	if err != nil {
-		t.Fatal(err)
+	all := &cassette.Cassette{}
+	var raw []byte
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw = append(raw, b...)
+		c, err := cassette.Load(strings.TrimSuffix(f, ".yaml"))
+		if err != nil {
+			t.Fatalf("go-vcr cannot load %s: %v\n%s", f, err, b)
+		}
+		all.Interactions = append(all.Interactions, c.Interactions...)
 	}
-	c, err := cassette.Load(strings.TrimSuffix(files[0], ".yaml"))
-	if err != nil {
-		t.Fatalf("go-vcr cannot load the cassette: %v\n%s", err, raw)
+	slices.SortFunc(all.Interactions, func(a, b *cassette.Interaction) int { return a.ID - b.ID })
+	for i, it := range all.Interactions {
+		if it.ID != i {
+			t.Fatalf("interaction ids %d…: not the requests' order 0, 1, 2…", it.ID)
+		}
 	}
-	return c, raw
+	return all, raw
 }
 
 // What the transport writes is a go-vcr v4 cassette: go-vcr loads it, with every exchange in the

@@ -197,15 +197,25 @@ func (r *Redactor) url(raw string) string {
 			if err != nil {
 				name = k
 			}
-			if secretParams[strings.ToLower(name)] {
-				if uv, err := url.QueryUnescape(v); err == nil {
+			uv, err := url.QueryUnescape(v)
+			switch {
+			case secretParams[strings.ToLower(name)]:
+				if err == nil {
 					r.Learn(uv)
 				}
 				r.Learn(v)
 				parts[i] = k + "=" + Redacted
+			case err == nil:
+				// A value's secrets are recognised decoded (an armored block spans lines).
+				if t := r.Text(uv); t != uv {
+					parts[i] = k + "=" + url.QueryEscape(t)
+				}
 			}
 		}
 		u.RawQuery = strings.Join(parts, "&")
+	}
+	if t := r.Text(u.Path); t != u.Path {
+		u.Path, u.RawPath = t, ""
 	}
 	return r.Text(u.String())
 }

@@ -70,12 +70,17 @@ func secretEnv() []string {
 	return out
 }
 
-// recorder is one process's cassette in one directory.
+// recorder is one process's recording in one directory: a cassette per service, named
+// <command>-<start time>-<pid>.<service>.cassette.yaml, whose interaction ids count the process's
+// requests across the services (so a replay can put the services' exchanges back in order).
 type recorder struct {
-	file   *cassetteFile
+	prefix string
 	red    *Redactor
 	nextID atomic.Int64
 	warn   sync.Once
+
+	mu    sync.Mutex
+	files map[Service]*cassetteFile
 }
 
 var (
@@ -97,8 +102,8 @@ func recorderFor(dir string) (*recorder, error) {
 	if err := os.MkdirAll(abs, 0o700); err != nil {
 		return nil, fmt.Errorf("record: make the recording directory %s: %w", abs, err)
 	}
-	name := fmt.Sprintf("%s-%s-%d.cassette.yaml", commandName(os.Args), time.Now().UTC().Format("20060102T150405Z"), os.Getpid())
-	r := &recorder{file: &cassetteFile{path: filepath.Join(abs, name)}, red: NewRedactor()}
+	name := fmt.Sprintf("%s-%s-%d", commandName(os.Args), time.Now().UTC().Format("20060102T150405.000Z"), os.Getpid())
+	r := &recorder{prefix: filepath.Join(abs, name), red: NewRedactor(), files: map[Service]*cassetteFile{}}
 	recorders[abs] = r
 	return r, nil
 }
@@ -117,7 +122,14 @@ func commandName(args []string) string {
 // run goes on (a recording is a diagnosis, not part of the run).
 func (r *recorder) write(it *Interaction, service Service) {
 	r.red.Interaction(it, service)
-	if err := r.file.appendItem(it); err != nil {
+	r.mu.Lock()
+	f := r.files[service]
+	if f == nil {
+		f = &cassetteFile{path: r.prefix + "." + string(service) + ".cassette.yaml"}
+		r.files[service] = f
+	}
+	r.mu.Unlock()
+	if err := f.appendItem(it); err != nil {
 		r.warn.Do(func() { slog.Default().Warn("recording stopped: the run goes on unrecorded", "err", err) })
 	}
 }
