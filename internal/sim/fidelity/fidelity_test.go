@@ -6,6 +6,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/pocbot/pocbot/internal/sim/objstore/objstoretest"
@@ -53,5 +54,47 @@ func TestRecordedFidelity(t *testing.T) {
 				t.Errorf("%s replays at %.1f %%, under 99 %%", dir, 100*rep.Rate())
 			}
 		})
+	}
+}
+
+// The replay fails a stand-in that answers otherwise than the recording: a recorded answer
+// without one of its fields (the stand-in then has one the real API did not send), and a recorded
+// status the stand-in does not give, each count as one mismatch.
+func TestReplayCatchesWhatTheStandInAnswersOtherwise(t *testing.T) {
+	dir := filepath.Join("testdata", "recordings", "emulated-up-pause-resume-down")
+	ex, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	field, status := -1, -1
+	for i, x := range ex {
+		switch {
+		case field < 0 && x.Request.Method == "GET" && strings.Contains(x.Request.URL, "/instance/v1/zones/") &&
+			strings.Contains(x.Request.URL, "/security_groups/") && x.Response.Code == 200:
+			field = i
+			x.Response.Body = strings.Replace(x.Response.Body, `"enable_default_security":`, `"x_enable_default_security":`, 1)
+		case status < 0 && x.Request.Method == "GET" && strings.Contains(x.Request.URL, "/iam/v1alpha1/ssh-keys") && x.Response.Code == 200:
+			status = i
+			x.Response.Code = 403
+		}
+	}
+	if field < 0 || status < 0 {
+		t.Fatalf("the recording has no exchange to alter (%d, %d)", field, status)
+	}
+	rep, err := Replay(t.Context(), ex, replayOptions(t, dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, n, _ := rep.Counts()
+	if n-m != 2 {
+		var out bytes.Buffer
+		rep.Write(&out)
+		t.Fatalf("%d mismatches, want the 2 made:\n%s", n-m, out.String())
+	}
+	if v := rep.Results[field].Verdict; !strings.Contains(v.Why, "enable_default_security") {
+		t.Errorf("the altered answer's verdict: %q", v.Why)
+	}
+	if v := rep.Results[status].Verdict; !strings.Contains(v.Why, "recorded 403") {
+		t.Errorf("the altered status's verdict: %q", v.Why)
 	}
 }

@@ -18,9 +18,9 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	s3types "github.com/aws/aws-sdk-go-v2/service/s3/types"
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+	s3types "github.com/aws/aws-sdk-go-v2/service/s3/types"
 
 	"github.com/pocbot/pocbot/internal/record"
 	"github.com/pocbot/pocbot/internal/sim/catalog"
@@ -124,7 +124,9 @@ func (s subst) apply(v string) string {
 	for k := range s {
 		keys = append(keys, k)
 	}
-	sort.Slice(keys, func(i, j int) bool { return len(keys[i]) > len(keys[j]) || len(keys[i]) == len(keys[j]) && keys[i] < keys[j] })
+	sort.Slice(keys, func(i, j int) bool {
+		return len(keys[i]) > len(keys[j]) || len(keys[i]) == len(keys[j]) && keys[i] < keys[j]
+	})
 	pairs := make([]string, 0, 2*len(keys))
 	for _, k := range keys {
 		pairs = append(pairs, k, s[k])
@@ -214,7 +216,7 @@ func (s *scwReplay) replay(res *Result) {
 		return
 	}
 	learnIDs(x.Response.Body, res.Got.Body, s.ids)
-	res.Verdict = Compare(Answer{Code: x.Response.Code, Body: x.Response.Body}, res.Got, scalewayType(res.Route))
+	res.Verdict = Compare(Answer{Code: x.Response.Code, Body: x.Response.Body}, res.Got, scalewayType(res.Route, x.Response.Code))
 	if !res.Verdict.Match() && transition(x.Request.Method, x.Response.Code, x.Response.Body, res.Got) {
 		res.Verdict = Verdict{} // a transition the stand-in finished first (the clock is ahead)
 	}

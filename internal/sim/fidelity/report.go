@@ -78,5 +78,14 @@ func (r *Report) Write(w io.Writer) {
 	if len(reasons) > 0 {
 		fmt.Fprintf(w, "not replayed: %s\n", strings.Join(reasons, "; "))
 	}
+	var waited int
+	for _, x := range r.Results {
+		if x.Waited > 0 && x.Skipped == "" {
+			waited++
+		}
+	}
+	if waited > 0 {
+		fmt.Fprintf(w, "%d answers were asked again as the stand-in's clock moved on (the recording's Date headers time them to the second)\n", waited)
+	}
 	fmt.Fprintf(w, "fidelity: %d/%d exchanges match (%.1f %%)\n", m, n, 100*r.Rate())
 }
