@@ -19,10 +19,9 @@ require (
 	golang.org/x/sync v0.25.0
 	google.golang.org/grpc v1.84.0
 	google.golang.org/protobuf v1.36.12
+	gopkg.in/dnaeon/go-vcr.v4 v4.0.8
 	gopkg.in/yaml.v2 v2.4.0
 )
-
-require gopkg.in/dnaeon/go-vcr.v4 v4.0.8 // indirect
 
 require (
 	cel.dev/expr v0.25.3 // indirect
