@@ -76,3 +76,41 @@ func checkRecording(t *testing.T, w *world.World, dir string) {
 		}
 	}
 }
+
+// checkHandleRecording holds the recording of a `bot handle` run in App mode: a GitHub cassette
+// holding the installation token's minting, the token removed from its answer and from every
+// request's header, and nothing of the App's key (nor of the world's other secrets).
+func checkHandleRecording(t *testing.T, w *world.World, dir string) {
+	t.Helper()
+	files, _ := filepath.Glob(filepath.Join(dir, "*.github.cassette.yaml"))
+	if len(files) != 1 {
+		t.Fatalf("GitHub cassettes of bot handle: %v, want one", files)
+	}
+	raw, err := os.ReadFile(files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, err := os.ReadFile(w.AppKeyFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range strings.Split(string(key), "\n") {
+		if len(l) > 16 && !strings.HasPrefix(l, "-----") && bytes.Contains(raw, []byte(l)) {
+			t.Fatalf("the GitHub cassette holds a line of the App's key")
+		}
+	}
+	if !bytes.Contains(raw, []byte("/access_tokens")) || !bytes.Contains(raw, []byte(`"token":"REDACTED"`)) {
+		t.Errorf("the cassette lacks the token's minting, its token removed:\n%.2000s", raw)
+	}
+	if bytes.Contains(raw, []byte("ghs_")) || bytes.Contains(raw, []byte("Bearer eyJ")) {
+		t.Errorf("an installation token or the App's JWT survives in the cassette")
+	}
+	for _, v := range []string{w.SecretKey, w.StateKey} {
+		all, _ := filepath.Glob(filepath.Join(dir, "*.cassette.yaml"))
+		for _, f := range all {
+			if b, _ := os.ReadFile(f); bytes.Contains(b, []byte(v)) {
+				t.Errorf("%s holds a secret of the world", filepath.Base(f))
+			}
+		}
+	}
+}

@@ -31,7 +31,7 @@ const (
 //	| Scaleway secret key | X-Auth-Token header; IAM answers | the header; JSON key secret_key; Learn |
 //	| Object Storage signature (SigV4) | Authorization header | AWS4-HMAC-SHA256: Credential (it holds the access key) and Signature replaced, the signed header names kept |
 //	| presigned URL | query of a request; a link in a comment or an answer | X-Amz-Signature, X-Amz-Credential, X-Amz-Security-Token parameters, anywhere in text |
-//	| GitHub App JWT, installation token, personal token | Authorization header; POST …/access_tokens answer | the header (scheme kept); JSON key token; the token shapes gh[pousr]_…, github_pat_…; JWT shape eyJ….eyJ….… |
+//	| GitHub App JWT, installation token (classic or stateless), personal token | Authorization header; POST …/access_tokens answer | the header (scheme kept); JSON key token; the token shapes gh[pousr]_…, github_pat_…; JWT shape eyJ….eyJ….… |
 //	| access keys | the environment | Learn (SCW_ACCESS_KEY, AWS_ACCESS_KEY_ID, POC_PRESIGN_ACCESS_KEY): an id, but the one that names the account |
 //	| state key | the environment | Learn (POC_STATE_KEY, and its base64 body alone) |
 //	| kubeconfig, talosconfig | any text | YAML keys client-key-data, client-certificate-data, token, key, crt of a talosconfig context; base64 PEM private keys |
@@ -353,8 +353,10 @@ var (
 	pemPrivateRe = regexp.MustCompile(`-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----(?:(?s:.*?)-----END [A-Z0-9 ]*PRIVATE KEY-----|(?s:.*))`)
 	ageArmorRe   = regexp.MustCompile(`-----BEGIN AGE ENCRYPTED FILE-----(?:(?s:.*?)-----END AGE ENCRYPTED FILE-----|(?s:.*))`)
 	jwtRe        = regexp.MustCompile(`eyJ[A-Za-z0-9_-]*\.[A-Za-z0-9_-]*\.[A-Za-z0-9_-]*`)
-	ghTokenRe    = regexp.MustCompile(`(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})`)
-	presignRe    = regexp.MustCompile(`(?i)((?:X-Amz-Signature|X-Amz-Credential|X-Amz-Security-Token)(?:=|%3D))[^&\s"'<>\\)\]]*`)
+	// Classic tokens (ghs_ and 36 alphanumerics) and stateless installation tokens (ghs_<app
+	// id>_<JWT>: GitHub changelog 2026-10-02, internal/sim/github's contract).
+	ghTokenRe = regexp.MustCompile(`(?:gh[pousr]_[A-Za-z0-9_.-]{20,}|github_pat_[A-Za-z0-9_]{20,})`)
+	presignRe = regexp.MustCompile(`(?i)((?:X-Amz-Signature|X-Amz-Credential|X-Amz-Security-Token)(?:=|%3D))[^&\s"'<>\\)\]]*`)
 	// base64 of "-----BEGIN " (a PEM block inside YAML or JSON): removed when it decodes to a
 	// private key.
 	b64PEMRe = regexp.MustCompile(`LS0tLS1CRUdJTi[A-Za-z0-9+/=]*`)

@@ -45,7 +45,7 @@ type secretsOfTheBot struct {
 	kubeconfig, talosconfig, machineConfig             []byte
 	machineSecrets                                     []string // every secret value of the config's bundle
 	ageArmored, ageBinary                              []byte
-	installToken, personalToken                        string
+	installToken, personalToken, statelessToken        string
 }
 
 var (
@@ -132,6 +132,8 @@ func makeSecrets() (s secretsOfTheBot, err error) {
 	aw.Close()
 	s.ageBinary, s.ageArmored = bin.Bytes(), arm.Bytes()
 	s.installToken, s.personalToken = "ghs_"+randomText(alnum, 36), "github_pat_"+randomText(alnum, 22)+"_"+randomText(alnum, 59)
+	// A stateless installation token: ghs_<app id>_<JWT> (internal/sim/github's contract).
+	s.statelessToken = "ghs_424242_eyJhbGciOiJSUzI1NiJ9.eyJpbnN0IjoiOTkiLCJleHAiOjE3OTl9." + randomText(alnum+"-_", 86)
 	return s, nil
 }
 
@@ -269,6 +271,12 @@ func plantRows(t *testing.T, s secretsOfTheBot, base string) []plantRow {
 		{kind: "installation token minted", service: GitHub, method: "POST", target: "/app/installations/99/access_tokens",
 			respHeader: jsonCT, respBody: `{"token":"` + s.installToken + `","expires_at":"2026-03-20T10:00:00Z","permissions":{"issues":"write"}}`,
 			secrets: []string{s.installToken}, keep: []string{`"expires_at":"2026-03-20T10:00:00Z"`}},
+		{kind: "stateless installation token used", service: GitHub, method: "GET", target: "/repos/acme/shop/issues/43",
+			header: http.Header{"Authorization": {"token " + s.statelessToken}}, respHeader: jsonCT, respBody: `{"number":43}`,
+			secrets: []string{s.statelessToken, strings.Split(s.statelessToken, ".")[2]}, keep: []string{"token REDACTED"}},
+		{kind: "stateless token in a text", service: GitHub, method: "POST", target: "/repos/acme/shop/issues/43/comments",
+			header: jsonCT, body: `{"body":"oops ` + s.statelessToken + ` leaked"}`, respHeader: jsonCT, respBody: `{"id":9}`,
+			secrets: []string{strings.TrimPrefix(s.statelessToken, "ghs_424242_")}, keep: []string{"oops", "leaked"}},
 		{kind: "installation token used", service: GitHub, method: "GET", target: "/repos/acme/shop/issues/42",
 			header: http.Header{"Authorization": {"token " + s.installToken}}, respHeader: jsonCT, respBody: `{"number":42}`,
 			secrets: []string{s.installToken}, keep: []string{"token REDACTED"}},
