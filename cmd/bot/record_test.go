@@ -105,10 +105,11 @@ func checkHandleRecording(t *testing.T, w *world.World, dir string) {
 	if bytes.Contains(raw, []byte("ghs_")) || bytes.Contains(raw, []byte("Bearer eyJ")) {
 		t.Errorf("an installation token or the App's JWT survives in the cassette")
 	}
-	for _, v := range []string{w.SecretKey, w.StateKey} {
-		all, _ := filepath.Glob(filepath.Join(dir, "*.cassette.yaml"))
-		for _, f := range all {
-			if b, _ := os.ReadFile(f); bytes.Contains(b, []byte(v)) {
+	all, _ := filepath.Glob(filepath.Join(dir, "*.cassette.yaml"))
+	for _, f := range all {
+		b, _ := os.ReadFile(f)
+		for _, v := range []string{w.SecretKey, w.StateKey} {
+			if bytes.Contains(b, []byte(v)) {
 				t.Errorf("%s holds a secret of the world", filepath.Base(f))
 			}
 		}

@@ -81,7 +81,8 @@ func TestReplayCatchesWhatTheStandInAnswersOtherwise(t *testing.T) {
 	if field < 0 || status < 0 {
 		t.Fatalf("the recording has no exchange to alter (%d, %d)", field, status)
 	}
-	rep, err := Replay(t.Context(), ex, replayOptions(t, dir))
+	// The recording up to the altered exchanges is enough.
+	rep, err := Replay(t.Context(), ex[:max(field, status)+1], replayOptions(t, dir))
 	if err != nil {
 		t.Fatal(err)
 	}
