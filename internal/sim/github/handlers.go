@@ -670,6 +670,10 @@ func (s *Server) contents(c *call, r *repo, path string) {
 	}
 	data, ok := r.files[ref][path]
 	if !ok {
+		if list, isDir := dirListing(r, ref, path); isDir {
+			c.json(http.StatusOK, list)
+			return
+		}
 		c.fail(http.StatusNotFound, "Not Found")
 		return
 	}
