@@ -100,6 +100,8 @@ type runner struct {
 	owner, name string
 	rep         *Report
 	out         io.Writer
+	rec         *record      // what init wrote on earlier runs, and now
+	store       *recordStore // where rec is kept (RecordVariable)
 }
 
 // Run converges the repository. On error, what was done stays done and the error says what to do;
@@ -132,6 +134,9 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		return nil, fmt.Errorf("init: read %s with your token: %w (is the token a repository admin's? GH_TOKEN, GITHUB_TOKEN or `gh auth login`)", cfg.Repo, err)
 	}
 	if err := r.app(ctx, repo); err != nil {
+		return r.rep, err
+	}
+	if err := r.loadRecord(ctx); err != nil {
 		return r.rep, err
 	}
 	if err := r.target(ctx, repo); err != nil {
@@ -383,10 +388,15 @@ func (r *runner) target(ctx context.Context, repo *gh.Repository) error {
 }
 
 func (r *runner) secretsPath() string {
+	return SecretsPath(r.owner, r.name, r.secretsEnv())
+}
+
+// secretsEnv is the environment the secrets go to ("": the repository's secrets).
+func (r *runner) secretsEnv() string {
 	if r.rep.Target == "repository secrets" {
-		return SecretsPath(r.owner, r.name, "")
+		return ""
 	}
-	return SecretsPath(r.owner, r.name, r.cfg.Env)
+	return r.cfg.Env
 }
 
 // SecretsPath is the API path of the Actions secrets of the environment env of owner/name, or
@@ -498,9 +508,17 @@ func (r *runner) secrets(ctx context.Context) error {
 	}
 	if r.cfg.DryRun {
 		for _, n := range todo {
-			fmt.Fprintf(r.out, "+ would write secret %s to the %s\n", n, r.rep.Target)
+			fmt.Fprintf(r.out, "+ would write secret %s to the %s (and record it in the repository variable %s)\n", n, r.rep.Target, RecordVariable)
 		}
 		return nil
+	}
+	// Recorded before they are written: a run cut in between leaves a record naming a secret
+	// that may not exist (uninstall skips it), never a secret of init's that uninstall would keep.
+	for _, n := range todo {
+		r.rec.addSecret(n, r.secretsEnv())
+	}
+	if err := r.saveRecord(ctx); err != nil {
+		return err
 	}
 	var key struct {
 		KeyID string `json:"key_id"`
