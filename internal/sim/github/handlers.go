@@ -917,6 +917,9 @@ func (s *Server) prJSON(r *repo, is *issue) *gh.PullRequest {
 	if is.author != "" {
 		out.User = s.ghUser(is.author)
 	}
+	if is.body != "" { // GitHub answers null for none
+		out.Body = gh.String(is.body)
+	}
 	if is.merged {
 		out.MergedAt = &gh.Timestamp{Time: is.closedAt}
 	}
