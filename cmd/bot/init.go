@@ -157,7 +157,7 @@ func defaultActionRef(ctx context.Context, apiURL, token string) (string, error)
 	if !regexp.MustCompile(`^v\d+\.\d+\.\d+$`).MatchString(v) {
 		return "", fmt.Errorf("init: this bot (%s) is not a release: give --action 'pocbot/pocbot@<commit SHA> # vX.Y.Z', the commit of a release tag (git ls-remote https://github.com/pocbot/pocbot 'refs/tags/vX.Y.Z*', the ^{} line for an annotated tag)", v)
 	}
-	return repoinit.ResolveAction(ctx, apiURL, token, "pocbot/pocbot", v, nil)
+	return repoinit.ResolveAction(ctx, apiURL, token, repoinit.ActionRepo, v, nil)
 }
 
 // initBuckets are the s3:// buckets of POC_STATE_URL and POC_IMAGE_BUCKET (a bare image bucket name

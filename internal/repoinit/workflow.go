@@ -8,6 +8,9 @@ import (
 	"github.com/pocbot/pocbot/deploy"
 )
 
+// ActionRepo is the repository of pocbot's Action, which init pins by default.
+const ActionRepo = "pocbot/pocbot"
+
 // cronRE is the schedule line of the workflow template.
 var cronRE = regexp.MustCompile(`(?m)^(\s+- cron: )"([^"]*)"`)
 
