@@ -23,7 +23,7 @@ func init() {
 		setFlags: func(fs *flag.FlagSet, e *envFlags) {
 			gf.define(e, "", "OWNER/REPO to remove pocbot from (required)")
 			e.Bool(&dryRun, "dry-run", "", false, "print the plan; change nothing")
-			e.Bool(&withIAM, "iam", "", false, "also delete the IAM applications pocbot and pocbot-presign, their policies and keys (shared by every repository of the project: for the last one), with this shell's SCW_* credentials (IAMManager)")
+			e.Bool(&withIAM, "iam", "", false, "also delete this repository's API keys on the project's IAM applications (pocbot-PROJECT, pocbot-presign-PROJECT), and an application with its policies once no other repository or project uses it, with this shell's SCW_* credentials (IAMManager)")
 			e.Bool(&withBucks, "buckets", "", false, "also empty (every version) and delete the state and image buckets (shared by every repository of the project: for the last one)")
 		},
 		env: append([]string{"POC_APP_ID", "POC_APP_PRIVATE_KEY", "POC_APP_PRIVATE_KEY_FILE", "POC_IMAGE_BUCKET", "SCW_DEFAULT_ORGANIZATION_ID"}, envStore...),

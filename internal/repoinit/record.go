@@ -93,6 +93,10 @@ func (rec *record) setIdentity(x iamRecord) {
 	rec.IAM = append(rec.IAM, x)
 }
 
+func (rec *record) forgetIdentity(id, project string) {
+	rec.IAM = slices.DeleteFunc(rec.IAM, func(x iamRecord) bool { return x.Identity == id && x.ProjectID == project })
+}
+
 func (rec *record) empty() bool { return len(rec.Secrets) == 0 && len(rec.IAM) == 0 }
 
 // encode is the record in a stable form: equal records encode equally, so a rerun that changed

@@ -15,8 +15,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 	gh "github.com/google/go-github/v88/github"
-	iam "github.com/scaleway/scaleway-sdk-go/api/iam/v1alpha1"
-	"github.com/scaleway/scaleway-sdk-go/scw"
 )
 
 // ErrClustersLeft refuses an uninstall while the state bucket holds a cluster's state.
@@ -96,7 +94,7 @@ func Uninstall(ctx context.Context, cfg UninstallConfig) (int, error) {
 	}
 
 	if cfg.IAM != nil {
-		n, err := uninstallIAM(ctx, cfg.IAM, cfg.DryRun, out)
+		n, err := uninstallIAM(ctx, cfg.IAM, cfg.Repo, rec, cfg.DryRun, out)
 		changes += n
 		if err != nil {
 			return changes, err
@@ -228,46 +226,6 @@ func deleteSecrets(ctx context.Context, c *gh.Client, where secretsPlace, rec *r
 func managedSecret(name string) bool {
 	n := strings.ToUpper(name)
 	return slices.Contains(requiredSecrets, n) || slices.Contains(optionalSecrets, n)
-}
-
-// uninstallIAM deletes init's applications: their policies, then the application (Scaleway
-// deletes its API keys with it).
-func uninstallIAM(ctx context.Context, x *IAM, dryRun bool, out io.Writer) (int, error) {
-	api, changes := iam.NewAPI(x.Client), 0
-	for _, id := range identities {
-		list, err := api.ListApplications(&iam.ListApplicationsRequest{Name: &id.name, OrganizationID: x.OrganizationID}, scw.WithAllPages(), scw.WithContext(ctx))
-		if err != nil {
-			return changes, fmt.Errorf("uninstall: list the IAM applications: %w (the Scaleway credentials need IAMManager)", err)
-		}
-		for _, a := range list.Applications {
-			if a.Name != id.name {
-				continue
-			}
-			if dryRun {
-				fmt.Fprintf(out, "- would delete the IAM application %s (%s), its policy and its API keys\n", a.Name, a.ID)
-				continue
-			}
-			pols, err := api.ListPolicies(&iam.ListPoliciesRequest{ApplicationIDs: []string{a.ID}}, scw.WithAllPages(), scw.WithContext(ctx))
-			if err != nil {
-				return changes, fmt.Errorf("uninstall: list the policies of %s: %w", a.Name, err)
-			}
-			for _, p := range pols.Policies {
-				if p.Name != id.name {
-					continue
-				}
-				if err := api.DeletePolicy(&iam.DeletePolicyRequest{PolicyID: p.ID}, scw.WithContext(ctx)); err != nil {
-					return changes, fmt.Errorf("uninstall: delete the IAM policy %s: %w (rerun)", p.Name, err)
-				}
-				changes++
-			}
-			if err := api.DeleteApplication(&iam.DeleteApplicationRequest{ApplicationID: a.ID}, scw.WithContext(ctx)); err != nil {
-				return changes, fmt.Errorf("uninstall: delete the IAM application %s: %w (rerun)", a.Name, err)
-			}
-			changes++
-			fmt.Fprintf(out, "- IAM application %s (%s), its policy and its API keys\n", a.Name, a.ID)
-		}
-	}
-	return changes, nil
 }
 
 // deleteBucket deletes every version and delete marker of a bucket, then the bucket.
