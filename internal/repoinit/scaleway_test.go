@@ -16,19 +16,26 @@ const (
 	testProject = "11111111-2222-4333-8444-555555555555"
 )
 
-// With an administrator's credentials, init makes the bot's and the presigning identities and
-// writes their keys; a rerun makes nothing; a lost secret gets a new pair and no stray key.
-func TestInitMakesScalewayIdentities(t *testing.T) {
-	emu := scwsim.New(scwsim.Options{SecretKey: "aaaaaaaa-bbbb-4ccc-8ddd-eeeeeeeeeeee"})
+// startIAM serves the Scaleway stand-in until the test ends, with a client of an administrator's.
+func startIAM(t *testing.T) (emu *scwsim.Emulator, admin *scw.Client, url string) {
+	t.Helper()
+	emu = scwsim.New(scwsim.Options{SecretKey: "aaaaaaaa-bbbb-4ccc-8ddd-eeeeeeeeeeee"})
 	url, stop, err := emu.Start(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer stop()
-	admin, err := scw.NewClient(scw.WithAPIURL(url), scw.WithAuth("SCWADMINADMINADMIN00", "aaaaaaaa-bbbb-4ccc-8ddd-eeeeeeeeeeee"), scw.WithDefaultRegion(scw.RegionFrPar))
+	t.Cleanup(stop)
+	admin, err = scw.NewClient(scw.WithAPIURL(url), scw.WithAuth("SCWADMINADMINADMIN00", "aaaaaaaa-bbbb-4ccc-8ddd-eeeeeeeeeeee"), scw.WithDefaultRegion(scw.RegionFrPar))
 	if err != nil {
 		t.Fatal(err)
 	}
+	return emu, admin, url
+}
+
+// With an administrator's credentials, init makes the bot's and the presigning identities and
+// writes their keys; a rerun makes nothing; a lost secret gets a new pair and no stray key.
+func TestInitMakesScalewayIdentities(t *testing.T) {
+	_, admin, url := startIAM(t)
 	f := newFixture(t, "acme/shop")
 	delete(f.cfg.Values, "SCW_ACCESS_KEY")
 	delete(f.cfg.Values, "SCW_SECRET_KEY")
@@ -91,16 +98,7 @@ func TestInitMakesScalewayIdentities(t *testing.T) {
 // key was minted on the first project's application (whose policy covers the first project only),
 // and uninstall --iam in the second project deleted the first project's application and key.
 func TestIAMIdentitiesArePerProject(t *testing.T) {
-	emu := scwsim.New(scwsim.Options{SecretKey: "aaaaaaaa-bbbb-4ccc-8ddd-eeeeeeeeeeee"})
-	url, stop, err := emu.Start(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer stop()
-	admin, err := scw.NewClient(scw.WithAPIURL(url), scw.WithAuth("SCWADMINADMINADMIN00", "aaaaaaaa-bbbb-4ccc-8ddd-eeeeeeeeeeee"), scw.WithDefaultRegion(scw.RegionFrPar))
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, admin, _ := startIAM(t)
 	const p1, p2 = "11111111-2222-4333-8444-000000000001", "11111111-2222-4333-8444-000000000002"
 	f := newFixture(t, "acme/shop")
 	// Three inits and three uninstalls by one admin within seconds pass GitHub's 80 writes a
@@ -192,16 +190,7 @@ func TestIAMIdentitiesArePerProject(t *testing.T) {
 // An application of the project's name whose policy does not grant the bot's permission sets on
 // the project gets no key: init refuses and names what is missing, and creates nothing.
 func TestInitMintsNoKeyOnAnApplicationWhosePolicyFallsShort(t *testing.T) {
-	emu := scwsim.New(scwsim.Options{SecretKey: "aaaaaaaa-bbbb-4ccc-8ddd-eeeeeeeeeeee"})
-	url, stop, err := emu.Start(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer stop()
-	admin, err := scw.NewClient(scw.WithAPIURL(url), scw.WithAuth("SCWADMINADMINADMIN00", "aaaaaaaa-bbbb-4ccc-8ddd-eeeeeeeeeeee"), scw.WithDefaultRegion(scw.RegionFrPar))
-	if err != nil {
-		t.Fatal(err)
-	}
+	emu, admin, _ := startIAM(t)
 	emu.AddAPIKey("SCWOTHEROTHEROTHER00", "bbbbbbbb-bbbb-4ccc-8ddd-eeeeeeeeeeee", identities[0].appName(testProject), testProject, "InstancesReadOnly")
 	f := newFixture(t, "acme/shop")
 	delete(f.cfg.Values, "SCW_ACCESS_KEY")
