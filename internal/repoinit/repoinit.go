@@ -8,7 +8,9 @@
 // It converges: what exists is kept (a secret's value cannot be read back, so an existing secret is
 // never rewritten, and the state key is generated only when its secret is missing), and a rerun
 // after a failure finishes what the failed run started. With DryRun it only reads and prints the
-// plan. No secret value is ever printed.
+// plan. No secret value is ever printed. It never ships what it did not write: a branch of its name
+// holding anything else is refused (branch.go), and what it writes is recorded, signed, in a
+// repository variable (record.go), by which uninstall deletes it and nothing else.
 package repoinit
 
 import (

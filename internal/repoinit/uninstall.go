@@ -31,8 +31,8 @@ type UninstallConfig struct {
 	AppKey []byte
 	// Clusters lists the clusters whose state the bucket holds; uninstall refuses while there is one.
 	Clusters func(ctx context.Context) ([]string, error)
-	// IAM, when set, deletes the identities init --iam made (shared by every repository of the
-	// project: give it for the last one).
+	// IAM, when set, deletes this repository's API keys on the project's applications of pocbot's,
+	// and an application once no other repository or project uses it (uninstallIAM).
 	IAM *IAM
 	// Buckets, when given, are emptied (every version) and deleted (shared too).
 	Buckets   []Bucket
@@ -43,8 +43,9 @@ type UninstallConfig struct {
 
 // Uninstall removes what init made, in an order that a rerun can always finish: it refuses first
 // while a cluster's state exists (its resources would be left without a state to delete them by),
-// then deletes the secrets init manages, the environment that held them when nothing else is in it
-// (environmentRemoval), the IAM identities, the buckets. What is gone already is skipped. It
+// then deletes the secrets init's record (RecordVariable) names, the environment that held them
+// when nothing else is in it (environmentRemoval), the IAM identities, the buckets, and last the
+// record (kept, rewritten, while it still names IAM identities). What is gone already is skipped. It
 // returns the number of deleting requests made. The App's installation and the workflow files
 // stay (the output says how to remove them), and so does an environment that holds anything else.
 func Uninstall(ctx context.Context, cfg UninstallConfig) (int, error) {
