@@ -34,8 +34,9 @@ func (g GitHub) workflows(ctx context.Context, c *gh.Client, owner, name, branch
 	fc, _, resp, err := c.Repositories.GetContents(ctx, owner, name, repoinit.WorkflowPath, &gh.RepositoryContentGetOptions{Ref: branch})
 	if err != nil {
 		if resp != nil && resp.StatusCode == http.StatusNotFound {
-			return one("workflow", Fail, fmt.Sprintf("no %s on %s (issue_comment and schedule run only from the default branch)", repoinit.WorkflowPath, branch),
-				fmt.Sprintf("merge the pull request `bot init --repo %s` opened (rerun init to open it)", g.Repo))
+			return append(one("workflow", Fail, fmt.Sprintf("no %s on %s (issue_comment and schedule run only from the default branch)", repoinit.WorkflowPath, branch),
+				fmt.Sprintf("merge the pull request `bot init --repo %s` opened (rerun init to open it)", g.Repo)),
+				g.otherWorkflows(ctx, c, owner, name, branch)...)
 		}
 		return one("workflow", Fail, err.Error(), "use a repository admin's token")
 	}

