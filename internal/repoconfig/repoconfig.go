@@ -87,6 +87,27 @@ type RepoConfig struct {
 	// ServiceAccountKey is the key type of new clusters' service-account signing key
 	// (service_account_key; default rsa). An existing cluster keeps the key it was created with.
 	ServiceAccountKey settings.ServiceAccountKey
+	// Pool is the warm pool (pool:): spares built ahead that /poc up claims.
+	Pool Pool
+}
+
+// Pool is `pool:` of `.github/poc.yml`: the repository's warm pool (internal/spare decides on it).
+type Pool struct {
+	// Size is how many spares to keep (pool.size; 0: no pool).
+	Size int
+	// Hours are the windows in which the pool is kept full (pool.hours; nil: always).
+	Hours *settings.PauseSchedule
+	// MaxAge: an older spare is never handed out and is replaced (pool.max_age; default 1d).
+	MaxAge time.Duration
+	// OffHours is the longest a claim may take outside Hours (pool.off_hours; 0: nothing kept).
+	OffHours time.Duration
+	// Share offers this repository's spares to the bucket's other sharing repositories, and
+	// takes theirs (pool.share).
+	Share bool
+	// Talos and Extensions are the spares' Talos version ("" : the pinned default) and system
+	// extensions (pool.talos, pool.extensions).
+	Talos      string
+	Extensions []string
 }
 
 // Default is the configuration of a repository without `.github/poc.yml`: the defaults of the
@@ -103,6 +124,7 @@ func Default() RepoConfig {
 		PRLabel:         settings.DefaultPRLabel,
 		KeepLabel:       settings.DefaultKeepLabel,
 		MaxPaused:       settings.DefaultMaxPaused,
+		Pool:            Pool{MaxAge: settings.DefaultPoolMaxAge},
 
 		ServiceAccountKey: settings.DefaultServiceAccountKey,
 	}
@@ -110,23 +132,35 @@ func Default() RepoConfig {
 
 // file is the YAML shape; pointers tell "absent" from "zero".
 type file struct {
-	MaxClusters        *int     `yaml:"max_clusters"`
-	MaxDailyEUR        *raw     `yaml:"max_daily_eur"`
-	MaxTTL             *raw     `yaml:"max_ttl"`
-	DefaultTTL         *raw     `yaml:"default_ttl"`
-	MinTTL             *raw     `yaml:"min_ttl"`
-	WarnBefore         *raw     `yaml:"warn_before"`
-	PullRequests       *string  `yaml:"pull_requests"`
-	PRLabel            *string  `yaml:"pr_label"`
-	Drafts             *bool    `yaml:"drafts"`
-	KeepLabel          *string  `yaml:"keep_label"`
-	AllowUnknownPrices *bool    `yaml:"allow_unknown_prices"`
-	DNSZones           []string `yaml:"dns_zones"`
-	WorkerOffers       []string `yaml:"worker_offers"`
-	ParkFor            *raw     `yaml:"park_for"`
-	MaxPaused          *raw     `yaml:"max_paused"`
-	PauseSchedule      *string  `yaml:"pause_schedule"`
-	ServiceAccountKey  *string  `yaml:"service_account_key"`
+	MaxClusters        *int      `yaml:"max_clusters"`
+	MaxDailyEUR        *raw      `yaml:"max_daily_eur"`
+	MaxTTL             *raw      `yaml:"max_ttl"`
+	DefaultTTL         *raw      `yaml:"default_ttl"`
+	MinTTL             *raw      `yaml:"min_ttl"`
+	WarnBefore         *raw      `yaml:"warn_before"`
+	PullRequests       *string   `yaml:"pull_requests"`
+	PRLabel            *string   `yaml:"pr_label"`
+	Drafts             *bool     `yaml:"drafts"`
+	KeepLabel          *string   `yaml:"keep_label"`
+	AllowUnknownPrices *bool     `yaml:"allow_unknown_prices"`
+	DNSZones           []string  `yaml:"dns_zones"`
+	WorkerOffers       []string  `yaml:"worker_offers"`
+	ParkFor            *raw      `yaml:"park_for"`
+	MaxPaused          *raw      `yaml:"max_paused"`
+	PauseSchedule      *string   `yaml:"pause_schedule"`
+	ServiceAccountKey  *string   `yaml:"service_account_key"`
+	Pool               *poolFile `yaml:"pool"`
+}
+
+// poolFile is pool:'s YAML shape.
+type poolFile struct {
+	Size       *int     `yaml:"size"`
+	Hours      *string  `yaml:"hours"`
+	MaxAge     *raw     `yaml:"max_age"`
+	OffHours   *raw     `yaml:"off_hours"`
+	Share      *bool    `yaml:"share"`
+	Talos      *string  `yaml:"talos"`
+	Extensions []string `yaml:"extensions"`
 }
 
 // raw keeps a scalar's source text: amounts are parsed as exact decimals,
@@ -142,11 +176,25 @@ func (r *raw) UnmarshalYAML(unmarshal func(any) error) error {
 	return nil
 }
 
-// Keys lists the keys the file may contain, in documentation order (the settings table's).
+// Keys lists the keys the file's top level may contain, in documentation order (the settings
+// table's): a mapping's keys (pool.size) are under their parent (pool), listed once.
 func Keys() []string {
 	var keys []string
 	for _, s := range settings.RepoKeys() {
-		keys = append(keys, s.RepoKey)
+		if k := settings.RepoParent(s.RepoKey); !slices.Contains(keys, k) {
+			keys = append(keys, k)
+		}
+	}
+	return keys
+}
+
+// subKeys lists the keys of the mapping under parent (pool: size, hours, …).
+func subKeys(parent string) []string {
+	var keys []string
+	for _, s := range settings.RepoKeys() {
+		if p, sub, ok := strings.Cut(s.RepoKey, "."); ok && p == parent {
+			keys = append(keys, sub)
+		}
 	}
 	return keys
 }
@@ -188,6 +236,9 @@ func Parse(data []byte) (RepoConfig, error) {
 		slices.Sort(unknown)
 		return cfg, fmt.Errorf("%s: unknown key %s (known keys: %s)", Path, strings.Join(unknown, ", "), strings.Join(known, ", "))
 	}
+	if err := checkMapping(m, "pool"); err != nil {
+		return cfg, err
+	}
 	if z, ok := m["worker_offers"]; ok && z != nil {
 		if _, isList := z.([]any); !isList {
 			return cfg, fmt.Errorf("%s: worker_offers: give a list of offers, like [EM-A116X-SSD, EM-B112X-SSD], got %q", Path, fmt.Sprint(z))
@@ -209,6 +260,109 @@ func Parse(data []byte) (RepoConfig, error) {
 		return cfg, fmt.Errorf("%s: %w", Path, err)
 	}
 	return cfg, nil
+}
+
+// checkMapping refuses a parent key (pool) that is not a mapping of its known keys, naming them.
+func checkMapping(m map[any]any, parent string) error {
+	v, ok := m[parent]
+	if !ok || v == nil {
+		return nil
+	}
+	known := subKeys(parent)
+	sub, ok := v.(map[any]any)
+	if !ok {
+		return fmt.Errorf("%s: %s: give a mapping of %s, like `%s:` then `  %s: 1` on the next line, got %q",
+			Path, parent, strings.Join(known, ", "), parent, known[0], fmt.Sprint(v))
+	}
+	var unknown []string
+	for k := range sub {
+		ks, ok := k.(string)
+		if !ok || !slices.Contains(known, ks) {
+			unknown = append(unknown, fmt.Sprintf("%q", fmt.Sprint(k)))
+		}
+	}
+	if len(unknown) > 0 {
+		slices.Sort(unknown)
+		return fmt.Errorf("%s: unknown key %s under %s (known keys: %s)", Path, strings.Join(unknown, ", "), parent, strings.Join(known, ", "))
+	}
+	if x, ok := sub["extensions"]; ok && x != nil {
+		if _, isList := x.([]any); !isList {
+			return fmt.Errorf("%s: %s.extensions: give a list of extensions, like [siderolabs/iscsi-tools], got %q", Path, parent, fmt.Sprint(x))
+		}
+	}
+	return nil
+}
+
+// apply reads pool: into c.
+func (p *poolFile) apply(c *Pool) error {
+	if p == nil {
+		return nil
+	}
+	if p.Size != nil {
+		c.Size = *p.Size
+	}
+	for _, d := range []struct {
+		key string
+		v   *raw
+		dst *time.Duration
+	}{{"pool.max_age", p.MaxAge, &c.MaxAge}, {"pool.off_hours", p.OffHours, &c.OffHours}} {
+		if d.v == nil {
+			continue
+		}
+		v, err := ParseDuration(string(*d.v))
+		if err != nil {
+			return fmt.Errorf("%s: %w", d.key, err)
+		}
+		*d.dst = v
+	}
+	if p.Hours != nil && strings.TrimSpace(*p.Hours) != "" {
+		h, err := settings.ParseHours(*p.Hours)
+		if err != nil {
+			return err
+		}
+		c.Hours = h
+	}
+	if p.Share != nil {
+		c.Share = *p.Share
+	}
+	if p.Talos != nil {
+		c.Talos = strings.TrimSpace(*p.Talos)
+	}
+	for _, e := range p.Extensions {
+		c.Extensions = append(c.Extensions, strings.TrimSpace(e))
+	}
+	return nil
+}
+
+// Validate checks pool:'s values.
+func (p Pool) Validate() error {
+	var errs []error
+	if p.Size < 0 || p.Size > settings.MaxPoolSize {
+		errs = append(errs, fmt.Errorf("pool.size: %d, want 0 (no pool) up to %d", p.Size, settings.MaxPoolSize))
+	}
+	if p.MaxAge < time.Hour || p.MaxAge > 7*24*time.Hour {
+		errs = append(errs, fmt.Errorf("pool.max_age: %s, want 1h up to 7d", FormatDuration(p.MaxAge)))
+	}
+	if p.OffHours < 0 || p.OffHours > 24*time.Hour {
+		errs = append(errs, fmt.Errorf("pool.off_hours: %s, want 0 up to 1d", FormatDuration(p.OffHours)))
+	}
+	if p.OffHours > 0 && p.Hours == nil {
+		errs = append(errs, errors.New("pool.off_hours is set but pool.hours is not: without hours the pool is always warm, so there are no off hours"))
+	}
+	if p.Talos != "" {
+		if err := settings.CheckTalosVersion(p.Talos); err != nil {
+			errs = append(errs, fmt.Errorf("pool.talos: %w", err))
+		}
+	}
+	if len(p.Extensions) > 16 {
+		errs = append(errs, fmt.Errorf("pool.extensions: %d extensions, at most 16", len(p.Extensions)))
+	}
+	for _, e := range p.Extensions {
+		if err := settings.CheckExtension(e); err != nil {
+			errs = append(errs, fmt.Errorf("pool.extensions: %w", err))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 func (f file) apply(c *RepoConfig) error {
@@ -267,7 +421,7 @@ func (f file) apply(c *RepoConfig) error {
 	if f.ServiceAccountKey != nil {
 		c.ServiceAccountKey = settings.ServiceAccountKey(strings.ToLower(strings.TrimSpace(*f.ServiceAccountKey)))
 	}
-	return nil
+	return f.Pool.apply(&c.Pool)
 }
 
 func normalizeZone(z string) string {
@@ -343,6 +497,9 @@ func (c RepoConfig) Validate() error {
 	}
 	if len(c.DNSZones) > 50 {
 		errs = append(errs, fmt.Errorf("dns_zones: %d zones, at most 50", len(c.DNSZones)))
+	}
+	if err := c.Pool.Validate(); err != nil {
+		errs = append(errs, err)
 	}
 	for _, l := range []struct{ key, v string }{{"pr_label", c.PRLabel}, {"keep_label", c.KeepLabel}} {
 		if err := checkLabel(l.v); err != nil {

@@ -62,6 +62,22 @@ allow_unknown_prices: true
 		{"ecdsa service-account key", "service_account_key: ECDSA\n", func(c *repoconfig.RepoConfig) { c.ServiceAccountKey = settings.ServiceAccountKeyECDSA }, ""},
 		{"unknown service-account key", "service_account_key: ed25519\n", nil, `service_account_key: "ed25519": give rsa or ecdsa`},
 		{"too big", strings.Repeat("#", 70<<10), nil, "more than the 65536 accepted"},
+		{"pool", "pool:\n  size: 2\n  hours: weekdays 08:00-19:00 Europe/Paris\n  max_age: 12h\n  off_hours: 5m\n  share: true\n  talos: v1.13.10\n  extensions: [siderolabs/iscsi-tools]\n",
+			func(c *repoconfig.RepoConfig) {
+				h, _ := settings.ParseHours("weekdays 08:00-19:00 Europe/Paris")
+				c.Pool = repoconfig.Pool{Size: 2, Hours: h, MaxAge: 12 * time.Hour, OffHours: 5 * time.Minute, Share: true, Talos: "v1.13.10",
+					Extensions: []string{"siderolabs/iscsi-tools"}}
+			}, ""},
+		{"pool size alone", "pool:\n  size: 1\n", func(c *repoconfig.RepoConfig) { c.Pool.Size = 1 }, ""},
+		{"empty pool", "pool:\n", nil, ""},
+		{"pool not a mapping", "pool: 2\n", nil, "pool: give a mapping of size, hours"},
+		{"pool unknown key named", "pool:\n  sise: 2\n", nil, `unknown key "sise" under pool (known keys: size, hours, max_age`},
+		{"pool too big", "pool:\n  size: 6\n", nil, "pool.size: 6, want 0 (no pool) up to 5"},
+		{"pool bad hours", "pool:\n  hours: weekdays 8-19 Europe/Paris\n", nil, `pool.hours "weekdays 8-19 Europe/Paris": "8-19" is not HH:MM-HH:MM`},
+		{"pool max age too short", "pool:\n  max_age: 30m\n", nil, "pool.max_age: 30m, want 1h up to 7d"},
+		{"pool off hours without hours", "pool:\n  off_hours: 5m\n", nil, "pool.off_hours is set but pool.hours is not"},
+		{"pool bad talos", "pool:\n  talos: 1.13\n", nil, "pool.talos:"},
+		{"pool extensions not a list", "pool:\n  extensions: siderolabs/iscsi-tools\n", nil, "pool.extensions: give a list"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

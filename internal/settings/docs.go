@@ -19,6 +19,7 @@ func ExampleYAML() []byte {
 	b.WriteString("# .github/poc.yml on the repository's DEFAULT branch (never read from a pull request's head, so that\n")
 	b.WriteString("# a PR cannot raise its own budget). Every key is optional; the values below are the defaults.\n")
 	b.WriteString("# Unknown keys are refused with an error naming them. See docs/configuration.md.\n")
+	parent := ""
 	for _, s := range RepoKeys() {
 		v := s.Default
 		if s.Kind == String && v != "" {
@@ -27,10 +28,28 @@ func ExampleYAML() []byte {
 		if s.Kind == List && v == "" {
 			v = "[]"
 		}
-		line := s.RepoKey + ": " + v
+		key := s.RepoKey
+		// A dotted key (pool.size) is a key of a mapping: the mapping's line comes first, once.
+		if p, sub, nested := strings.Cut(key, "."); nested {
+			if p != parent {
+				fmt.Fprintf(&b, "%s:\n", p)
+				parent = p
+			}
+			key = "  " + sub
+		} else {
+			parent = ""
+		}
+		line := key + ": " + v
 		fmt.Fprintf(&b, "%-28s # %s\n", line, s.Help)
 	}
 	return []byte(b.String())
+}
+
+// RepoParent is the top-level key of .github/poc.yml that holds key: "pool" for "pool.size",
+// key itself for a key of the top level.
+func RepoParent(key string) string {
+	p, _, _ := strings.Cut(key, ".")
+	return p
 }
 
 // Markdown is docs/configuration.md: the whole table, by where a value is set.

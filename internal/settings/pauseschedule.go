@@ -97,6 +97,25 @@ func ParsePauseSchedule(v string) (*PauseSchedule, error) {
 	return s, nil
 }
 
+// ParseHours reads pool.hours: the windows in which the warm pool is kept full, in
+// ParsePauseSchedule's grammar. One word reads differently: `weekdays` is Monday to Friday only
+// (a pause schedule's `weekdays` also pauses the weekends whole; warm hours do not spread over
+// them). Paused(t) then tells whether t is inside warm hours, NextPause the next window's start.
+func ParseHours(v string) (*PauseSchedule, error) {
+	s, err := ParsePauseSchedule(v)
+	if err != nil {
+		return nil, errors.New("pool.hours" + strings.TrimPrefix(err.Error(), "pause_schedule"))
+	}
+	s.Weekends = false
+	return s, nil
+}
+
+// CheckHours accepts what ParseHours reads.
+func CheckHours(v string) error {
+	_, err := ParseHours(v)
+	return err
+}
+
 func clock(s string) (int, error) {
 	h, m, ok := strings.Cut(s, ":")
 	if !ok || len(h) < 1 || len(h) > 2 || len(m) != 2 {

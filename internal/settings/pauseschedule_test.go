@@ -112,3 +112,33 @@ func FuzzParsePauseSchedule(f *testing.F) {
 		}
 	})
 }
+
+// pool.hours reads pause_schedule's grammar, but its `weekdays` is Monday to Friday only: warm
+// hours spread over no weekend (a pause schedule's weekdays pauses the weekends whole).
+func TestParseHours(t *testing.T) {
+	h, err := ParseHours("weekdays 08:00-19:00 Europe/Paris")
+	if err != nil {
+		t.Fatal(err)
+	}
+	paris := paris(t)
+	for _, tc := range []struct {
+		at   time.Time
+		warm bool
+	}{
+		{time.Date(2026, 12, 7, 9, 0, 0, 0, paris), true},    // Monday morning
+		{time.Date(2026, 12, 7, 19, 0, 0, 0, paris), false},  // Monday, the window's end
+		{time.Date(2026, 12, 7, 7, 59, 0, 0, paris), false},  // before it
+		{time.Date(2026, 12, 12, 10, 0, 0, 0, paris), false}, // Saturday
+		{time.Date(2026, 12, 13, 10, 0, 0, 0, paris), false}, // Sunday
+	} {
+		if got := h.Paused(tc.at); got != tc.warm {
+			t.Errorf("%s: warm %v, want %v", tc.at.Format(time.RFC1123), got, tc.warm)
+		}
+	}
+	if next := h.NextPause(time.Date(2026, 12, 11, 20, 0, 0, 0, paris)); !next.Equal(time.Date(2026, 12, 14, 8, 0, 0, 0, paris)) {
+		t.Errorf("the next warm window after Friday evening starts %s, want Monday 08:00", next)
+	}
+	if _, err := ParseHours("weekdays 8-19 Europe/Paris"); err == nil || !strings.HasPrefix(err.Error(), "pool.hours") {
+		t.Errorf("a bad pool.hours is refused naming pool.hours, got %v", err)
+	}
+}

@@ -17,6 +17,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -175,6 +176,22 @@ func CheckDNSZone(z string) error {
 	return nil
 }
 
+// DefaultPoolMaxAge is pool.max_age's default: a spare is replaced once a day.
+const DefaultPoolMaxAge = 24 * time.Hour
+
+// MaxPoolSize bounds pool.size: each spare is a whole cluster (three control planes and an
+// Elastic Metal server), and the organization's default quotas fit one.
+const MaxPoolSize = 5
+
+// CheckPoolSize accepts 0 to MaxPoolSize.
+func CheckPoolSize(v string) error {
+	n, err := strconv.Atoi(strings.TrimSpace(v))
+	if err != nil || n < 0 || n > MaxPoolSize {
+		return fmt.Errorf("%q: give a number of spares from 0 (no pool) to %d", v, MaxPoolSize)
+	}
+	return nil
+}
+
 // CheckCPCount accepts 1, 3 or 5.
 func CheckCPCount(v string) error {
 	switch v {
@@ -239,6 +256,21 @@ var Table = []Setting{
 	{Name: "service_account_key", RepoKey: "service_account_key", Kind: String, Default: string(DefaultServiceAccountKey), Rule: "rsa or ecdsa",
 		Help:  "key type that signs a new cluster's service-account tokens: rsa (Talos's default; what AWS IAM roles for service accounts accept) or ecdsa (generated in a millisecond instead of up to seconds)",
 		Check: CheckServiceAccountKey},
+	// .github/poc.yml pool: the warm pool (internal/spare), a mapping under one key.
+	{Name: "pool.size", RepoKey: "pool.size", CLI: "size", CLICommand: "pool fill", Kind: Int, Default: "0", Rule: "0 (no pool) up to 5",
+		Help: "spares to keep: whole clusters built and verified ahead of any request, that /poc up claims in seconds; billed while they wait", Check: CheckPoolSize},
+	{Name: "pool.hours", RepoKey: "pool.hours", Kind: String, Rule: "pause_schedule's grammar, `weekdays|daily|DAY[-DAY][,…] HH:MM-HH:MM TIMEZONE`; here weekdays means Monday to Friday",
+		Help: "when the spares are kept warm (none: always); the schedule starts building before a window opens so that its first claim is warm", Check: CheckHours},
+	{Name: "pool.max_age", RepoKey: "pool.max_age", Kind: Duration, Default: FormatDuration(DefaultPoolMaxAge), Rule: "1h up to 7d",
+		Help: "a spare older than this is never handed out; the schedule builds its replacement, then destroys it"},
+	{Name: "pool.off_hours", RepoKey: "pool.off_hours", Kind: Duration, Default: "0s", Rule: "0 up to 1d",
+		Help: "outside hours, the longest a /poc up may take: the schedule keeps the cheapest of running spares, parked workers or nothing whose claim fits it (0: nothing is kept)"},
+	{Name: "pool.share", RepoKey: "pool.share", Kind: Bool, Default: "false",
+		Help: "offer this repository's spares to the other repositories of the state bucket that share theirs, and take theirs (off: a spare goes to the repository that built it only)"},
+	{Name: "pool.talos", RepoKey: "pool.talos", Kind: String, Rule: "a Talos release tag, as --talos",
+		Help: "Talos version of the spares (none: the bot's pinned one, what /poc up asks without --talos); a spare of another version is replaced", Check: CheckTalosVersion},
+	{Name: "pool.extensions", RepoKey: "pool.extensions", Kind: List, Rule: "Image Factory official extension names; at most 16",
+		Help: "Talos system extensions of the spares (none: none, what /poc up asks without --extensions)", Check: CheckExtension},
 	{Name: "keep_label", RepoKey: "keep_label", CLI: "keep-label", CLICommand: "reap", Env: "POC_KEEP_LABEL", Kind: String, Default: DefaultKeepLabel,
 		Rule: "a GitHub label (1 to 50 printable characters)", Help: "while present on the issue/PR, the cluster does not expire"},
 
