@@ -57,7 +57,9 @@ func TestDecide(t *testing.T) {
 		{name: "a build whose run died", in: func(in *PlanInput) {
 			in.Spares = []Record{mod(ready("spare-a"), func(r *Record) { r.Phase, r.Created = lifecycle.PhaseProvisioning, now.Add(-2*time.Hour) })}
 		}, steps: "destroy spare-a, build", warm: true, keep: KeepSpares},
-		{name: "failed build", in: func(in *PlanInput) { in.Spares = []Record{mod(ready("spare-a"), func(r *Record) { r.Phase = lifecycle.PhaseFailed })} },
+		{name: "failed build", in: func(in *PlanInput) {
+			in.Spares = []Record{mod(ready("spare-a"), func(r *Record) { r.Phase = lifecycle.PhaseFailed })}
+		},
 			steps: "destroy spare-a, build", warm: true, keep: KeepSpares},
 		{name: "size 2, one ready", in: func(in *PlanInput) { in.Pool.Size = 2; in.Spares = []Record{ready("spare-a")} }, steps: "build", warm: true, keep: KeepSpares},
 		{name: "over size: the oldest goes", in: func(in *PlanInput) {
@@ -77,11 +79,17 @@ func TestDecide(t *testing.T) {
 			in.Spares = []Record{mod(ready("spare-a"), func(r *Record) { r.Stale = now })}
 		}, steps: "destroy spare-a, build", warm: true, keep: KeepSpares},
 		{name: "no room at all", in: func(in *PlanInput) { in.Room = 0 }, warm: true, keep: KeepSpares},
-		{name: "unhealthy: replaced", in: func(in *PlanInput) { in.Spares = []Record{mod(ready("spare-a"), func(r *Record) { r.Unhealthy = "nodes" })} },
+		{name: "unhealthy: replaced", in: func(in *PlanInput) {
+			in.Spares = []Record{mod(ready("spare-a"), func(r *Record) { r.Unhealthy = "nodes" })}
+		},
 			steps: "build", warm: true, keep: KeepSpares},
-		{name: "another Talos pinned: replaced", in: func(in *PlanInput) { in.Spares = []Record{mod(ready("spare-a"), func(r *Record) { r.Talos = "v1.13.10" })} },
+		{name: "another Talos pinned: replaced", in: func(in *PlanInput) {
+			in.Spares = []Record{mod(ready("spare-a"), func(r *Record) { r.Talos = "v1.13.10" })}
+		},
 			steps: "build", warm: true, keep: KeepSpares},
-		{name: "another Kubernetes pinned: replaced", in: func(in *PlanInput) { in.Spares = []Record{mod(ready("spare-a"), func(r *Record) { r.Kubernetes = "1.33.5" })} },
+		{name: "another Kubernetes pinned: replaced", in: func(in *PlanInput) {
+			in.Spares = []Record{mod(ready("spare-a"), func(r *Record) { r.Kubernetes = "1.33.5" })}
+		},
 			steps: "build", warm: true, keep: KeepSpares},
 		{name: "health check due", in: func(in *PlanInput) { in.CheckEvery = 30 * time.Minute; in.Spares = []Record{ready("spare-a")} },
 			steps: "check spare-a", warm: true, keep: KeepSpares},
