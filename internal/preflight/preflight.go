@@ -180,3 +180,93 @@ func check(in Input, n Need) Check {
 	q, ok := in.Quotas[n.Quota]
 	return Check{Quota: n.Quota, What: n.What, Listed: ok, Limit: q.Limit, Unlimited: q.Unlimited, Used: in.Usage[n.Quota], Need: n.Count}
 }
+
+// PoolRefusal is a warm pool (pool.size spares, each a whole cluster) that cannot fit the
+// organization's quotas even in an empty project: refused when the pool is configured, naming the
+// quota.
+type PoolRefusal struct {
+	Size  int
+	Check Check // Need is the pool's whole need; Used is not counted
+}
+
+func (r *PoolRefusal) Error() string {
+	c := r.Check
+	return fmt.Sprintf("pool.size %d cannot fit: its %d spares need %d %s, and Scaleway quota %s allows %d in the whole organization: "+
+		"lower pool.size, list more offers in worker_offers, or ask Scaleway to raise the quota (%s)", r.Size, r.Size, c.Need, c.What, c.Quota, c.Limit, QuotasPage)
+}
+
+// FitPool weighs a pool of size spares, each needing what in says a new cluster needs, against
+// the quotas alone (a pool must fit before any other cluster runs): every need times size, and
+// size workers across the offers' quotas. Nil: it fits (a quota the API does not list is not
+// checked).
+func FitPool(in Input, size int) *PoolRefusal {
+	for _, n := range in.Needs {
+		c := check(in, Need{Quota: n.Quota, What: n.What, Count: n.Count * size})
+		c.Used = 0
+		if !c.Fits() {
+			return &PoolRefusal{Size: size, Check: c}
+		}
+	}
+	if len(in.Offers) == 0 {
+		return nil
+	}
+	workers := Check{What: "Elastic Metal servers of the offers " + offerNames(in.Offers), Need: size, Listed: true}
+	var quotas []string
+	for _, o := range in.Offers {
+		q, ok := in.Quotas[o.QuotaName]
+		if !ok || q.Unlimited {
+			return nil // not listed or unlimited: not checked
+		}
+		workers.Limit += q.Limit
+		quotas = append(quotas, o.QuotaName)
+	}
+	workers.Quota = strings.Join(quotas, " + ")
+	if !workers.Fits() {
+		return &PoolRefusal{Size: size, Check: workers}
+	}
+	return nil
+}
+
+// Room is how many more clusters, each needing what in says, fit the quotas beside what is in
+// use now (the offers' quotas together for the workers), at most limit; negative is never
+// returned. A quota the API does not list bounds nothing.
+func Room(in Input, limit int) int {
+	room := limit
+	for _, n := range in.Needs {
+		q, ok := in.Quotas[n.Quota]
+		if !ok || q.Unlimited || n.Count == 0 {
+			continue
+		}
+		room = min(room, int(q.Limit-int64(in.Usage[n.Quota]))/n.Count)
+	}
+	if len(in.Offers) > 0 {
+		workers, bounded := 0, true
+		for _, o := range in.Offers {
+			q, ok := in.Quotas[o.QuotaName]
+			if !ok || q.Unlimited {
+				bounded = false
+				break
+			}
+			workers += int(q.Limit) - in.Usage[o.QuotaName]
+		}
+		if bounded {
+			room = min(room, workers)
+		}
+	}
+	return max0(room)
+}
+
+func max0(n int) int {
+	if n < 0 {
+		return 0
+	}
+	return n
+}
+
+func offerNames(offers []Offer) string {
+	names := make([]string, 0, len(offers))
+	for _, o := range offers {
+		names = append(names, o.Name)
+	}
+	return strings.Join(names, ", ")
+}
