@@ -133,13 +133,11 @@ func (r *Run) Spec() Spec {
 	return r.st.Spec
 }
 
-// Name prefixes a resource name: poc-<cluster>-<suffix>.
-func (r *Run) Name(suffix string) string { return "poc-" + r.st.ClusterID + "-" + suffix }
+// Name prefixes a resource name: poc-<cluster>-<suffix> (ResourceName).
+func (r *Run) Name(suffix string) string { return ResourceName(r.st.ClusterID, suffix) }
 
-// Tags are the tags of the resource of one node: the bot, the exact cluster tag, the node.
-func (r *Run) Tags(node string) []string {
-	return []string{TagBot, ClusterTag(r.st.ClusterID), ResTag(node)}
-}
+// Tags are the tags of the resource of one node (NodeTags).
+func (r *Run) Tags(node string) []string { return NodeTags(r.st.ClusterID, node) }
 
 // Logger is the engine's logger.
 func (r *Run) Logger() *slog.Logger { return r.e.opts.Logger }

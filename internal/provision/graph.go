@@ -31,6 +31,15 @@ func ClusterTag(id string) string { return clusterPrefix + id }
 // crash adopts the right resource for the right node (three IPs have no name to tell them apart).
 func ResTag(node string) string { return resPrefix + node }
 
+// NodeTags are the tags of the resource of one node of a cluster: the bot, the exact cluster
+// tag, the node.
+func NodeTags(clusterID, node string) []string {
+	return []string{TagBot, ClusterTag(clusterID), ResTag(node)}
+}
+
+// ResourceName is the name of a cluster's resource: poc-<cluster>-<suffix>.
+func ResourceName(clusterID, suffix string) string { return "poc-" + clusterID + "-" + suffix }
+
 // HasTag reports whether tags holds want exactly.
 func HasTag(tags []string, want string) bool { return slices.Contains(tags, want) }
 

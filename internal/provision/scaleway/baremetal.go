@@ -43,7 +43,7 @@ func (d *Driver) workerNode() provision.Node {
 		},
 		Apply: func(ctx context.Context, r *provision.Run) error {
 			zone, spec := zoneOf(r), r.Spec()
-			sname := r.Name(spec.BaremetalHostname)
+			sname := r.Name(nameSuffix(spec, NodeWorker))
 			what := fmt.Sprintf("Elastic Metal worker %q", sname)
 			f, err := ensure(ctx, r, NodeWorker, KindBaremetal,
 				func(ctx context.Context, id string) (*found, error) { return d.getBM(ctx, zone, id, what) },
@@ -62,7 +62,7 @@ func (d *Driver) workerNode() provision.Node {
 					// No install: the worker's disk is written from rescue (docs/seed.md, Work outside the state).
 					s, err := d.bm.CreateServer(&baremetal.CreateServerRequest{
 						Zone: zone, OfferID: o.ID, ProjectID: &d.project, Name: sname,
-						Description: "pocbot worker of cluster " + r.ClusterID(), Tags: r.Tags(NodeWorker), OptionIDs: []string{},
+						Description: workerDescription(r.ClusterID()), Tags: r.Tags(NodeWorker), OptionIDs: []string{},
 					}, ctxOpt(ctx))
 					return made(err, "order "+what, zone, func() *found { return bmFound(s) })
 				})
@@ -125,3 +125,6 @@ func (d *Driver) deleteBM(ctx context.Context, r *provision.Run, zone scw.Zone, 
 		return false, nil
 	})
 }
+
+// workerDescription is the Elastic Metal worker's description.
+func workerDescription(cluster string) string { return "pocbot worker of cluster " + cluster }

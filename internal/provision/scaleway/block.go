@@ -155,7 +155,7 @@ func (d *Driver) volumeNode(i int) provision.Node {
 		Name: name, Kind: KindVolume, Needs: []string{NodeSnapshot},
 		Apply: func(ctx context.Context, r *provision.Run) error {
 			zone, spec := zoneOf(r), r.Spec()
-			vname := r.Name(fmt.Sprintf("cp-%d-root", i))
+			vname := r.Name(nameSuffix(spec, name))
 			what := fmt.Sprintf("root volume %q", vname)
 			snap, err := need(r, NodeSnapshot)
 			if err != nil {

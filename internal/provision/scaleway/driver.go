@@ -103,10 +103,10 @@ func UserDataSecret(i int) string { return userDataSecretPx + NodeServer(i) }
 
 // Build adds the nodes and sweepers of spec's inventory to g.
 func (d *Driver) Build(g *provision.Graph, spec provision.Spec) error {
-	nodes := []provision.Node{d.sshKeyNode(NodeSSHKey, "bot", nil)}
+	nodes := []provision.Node{d.sshKeyNode(NodeSSHKey, nil)}
 	if spec.SSHPublicKey != "" {
 		pk := spec.SSHPublicKey
-		nodes = append(nodes, d.sshKeyNode(NodePersonKey, "person", &pk))
+		nodes = append(nodes, d.sshKeyNode(NodePersonKey, &pk))
 	}
 	var ips []string
 	for i := range spec.CPCount {

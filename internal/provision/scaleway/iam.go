@@ -12,11 +12,11 @@ import (
 
 // IAM SSH keys carry no tags: they are found by their EXACT name poc-<cluster>-<role> (the API's
 // name filter is partial, so the comparison is done here).
-func (d *Driver) sshKeyNode(node, role string, personKey *string) provision.Node {
+func (d *Driver) sshKeyNode(node string, personKey *string) provision.Node {
 	return provision.Node{
 		Name: node, Kind: KindSSHKey,
 		Apply: func(ctx context.Context, r *provision.Run) error {
-			name := r.Name(role)
+			name := r.Name(nameSuffix(r.Spec(), node))
 			pub := ""
 			if personKey != nil {
 				pub = strings.TrimSpace(*personKey)
@@ -62,7 +62,7 @@ func (d *Driver) sshKeyNode(node, role string, personKey *string) provision.Node
 			if !ok {
 				return nil
 			}
-			return d.deleteKey(ctx, r, rec.ID, r.Name(role))
+			return d.deleteKey(ctx, r, rec.ID, r.Name(nameSuffix(r.Spec(), node)))
 		},
 	}
 }

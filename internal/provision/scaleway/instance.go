@@ -170,7 +170,7 @@ func (d *Driver) secGroupNode(ipNodes []string) provision.Node {
 		Name: NodeSecGroup, Kind: KindSG, Needs: ipNodes,
 		Apply: func(ctx context.Context, r *provision.Run) error {
 			zone := zoneOf(r)
-			name := r.Name("cp")
+			name := r.Name(nameSuffix(r.Spec(), NodeSecGroup))
 			what := fmt.Sprintf("security group %q", name)
 			f, err := ensure(ctx, r, NodeSecGroup, KindSG,
 				func(ctx context.Context, id string) (*found, error) {
@@ -202,7 +202,7 @@ func (d *Driver) secGroupNode(ipNodes []string) provision.Node {
 			return d.putNodeRules(ctx, r, NodeSecGroup, f.id, ipNodes, false)
 		},
 		Destroy: destroyRecorded(NodeSecGroup, func(ctx context.Context, r *provision.Run, zone scw.Zone, id string) error {
-			return d.deleteSG(ctx, r, zone, id, r.Name("cp"))
+			return d.deleteSG(ctx, r, zone, id, r.Name(nameSuffix(r.Spec(), NodeSecGroup)))
 		}),
 	}
 }
@@ -292,7 +292,7 @@ func (d *Driver) serverNode(i int) provision.Node {
 		Name: name, Kind: KindServer, Needs: []string{NodeVolume(i), NodeIP(i), NodeSecGroup},
 		Apply: func(ctx context.Context, r *provision.Run) error {
 			zone, spec := zoneOf(r), r.Spec()
-			sname := r.Name(fmt.Sprintf("cp-%d", i))
+			sname := r.Name(nameSuffix(spec, name))
 			what := fmt.Sprintf("control plane server %q", sname)
 			vol, err := need(r, NodeVolume(i))
 			if err != nil {

@@ -39,7 +39,7 @@ func (d *Driver) AdoptWorker(ctx context.Context, r *provision.Run, zone, id str
 	if s.Status != baremetal.ServerStatusReady || !provision.HasTag(s.Tags, ParkedTag) {
 		return fmt.Errorf("%s: it is %s with tags %v, not a ready server tagged %s", what, s.Status, s.Tags, ParkedTag)
 	}
-	if err := d.tagBM(ctx, scw.Zone(zone), id, r.Tags(NodeWorker), r.Name(r.Spec().BaremetalHostname)); err != nil {
+	if err := d.tagBM(ctx, scw.Zone(zone), id, r.Tags(NodeWorker), r.Name(nameSuffix(r.Spec(), NodeWorker))); err != nil {
 		return err
 	}
 	f := bmFound(s)

@@ -29,8 +29,8 @@ func (d *Driver) sweep(ctx context.Context, r *provision.Run) error {
 			}
 		}
 	}
-	for _, role := range []string{"bot", "person"} {
-		name := r.Name(role)
+	for _, node := range []string{NodeSSHKey, NodePersonKey} {
+		name := r.Name(nameSuffix(spec, node))
 		keys, err := d.listKeys(ctx, name)
 		if err != nil {
 			return classify("sweep: list IAM SSH keys", "", err)
