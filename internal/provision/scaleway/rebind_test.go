@@ -18,7 +18,9 @@ func TestRebindPlan(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec := func(kind string) *provision.Record { return &provision.Record{Kind: kind, ID: "id-" + kind, Zone: "fr-par-1"} }
+	rec := func(kind string) *provision.Record {
+		return &provision.Record{Kind: kind, ID: "id-" + kind, Zone: "fr-par-1"}
+	}
 	st.Resources = map[string]*provision.Record{
 		NodeIP(0): rec(KindIP), NodeSecGroup: rec(KindSG), NodeServer(0): rec(KindServer), NodeVolume(0): rec(KindVolume),
 		NodeWorker: rec(KindBaremetal), NodeSSHKey: rec(KindSSHKey), NodePersonKey: rec(KindSSHKey), NodeSnapshot: rec(KindSnapshot),
@@ -27,7 +29,9 @@ func TestRebindPlan(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tags := func(node string) []string { return []string{"pocbot", "pocbot-cluster=acme-shop-12", "pocbot-res=" + node} }
+	tags := func(node string) []string {
+		return []string{"pocbot", "pocbot-cluster=acme-shop-12", "pocbot-res=" + node}
+	}
 	want := map[string]Retag{
 		NodeIP(0):     {Tags: tags(NodeIP(0))},
 		NodeSecGroup:  {Name: "poc-acme-shop-12-cp", Tags: tags(NodeSecGroup)},
