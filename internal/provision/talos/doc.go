@@ -31,12 +31,21 @@
 //     streamed artifact) and checks the stream as etcd's restore will (etcdutl copyAndVerifyDB:
 //     size mod 512 = 32, the appended SHA-256 is the database's), returning its size and SHA-256
 //     for the caller to verify the stored copy against before deleting anything.
-//   - RecoverEtcd uploads the stored snapshot (MachineService.EtcdRecover), checking it on the way and
-//     against the figures taken at the snapshot, and only then asks Bootstrap{recover_etcd}: a
-//     snapshot that does not verify is never bootstrapped from, because a failed restore leaves
-//     the node's etcd data directory non-empty (the node then needs a reset). The restore's
-//     outcome is the etcd service's state (ServiceList), read until Running or Failed; a node
-//     whose etcd already runs is left alone (a rerun).
+//   - RecoverEtcd follows Talos's recovery rules (the v1.13 disaster-recovery guide, and
+//     services/etcd.go and v1alpha1_server.go at v1.13.9; DecideRecover): it reads the etcd
+//     service of every control plane first. Running anywhere means an earlier run recovered the
+//     cluster (a control plane replaced since joins it by itself), and a recover would start a
+//     second etcd cluster: it leaves it alone. Otherwise it waits until the first control
+//     plane's service is Preparing — its volumes mounted; before that EtcdRecover answers
+//     FailedPrecondition, which the upload also waits out — or Failed: a control plane that
+//     found no cluster to join for 30 minutes (constants.EtcdJoinTimeout) fails with an empty
+//     data directory, and Bootstrap starts etcd anew from that state. It then uploads the
+//     stored snapshot (MachineService.EtcdRecover), checking it on the way and against the
+//     figures taken at the snapshot, and only then asks Bootstrap{recover_etcd}: a snapshot
+//     that does not verify is never bootstrapped from. The restore's outcome is the etcd
+//     service's state, read until Running or Failed; Failed after a Bootstrap that answered
+//     AlreadyExists is an earlier restore that left data behind (the node needs its EPHEMERAL
+//     reset).
 //
 // # The runner
 //

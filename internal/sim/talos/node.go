@@ -65,6 +65,17 @@ type NodeOptions struct {
 	// CRIDelay and TimeSyncDelay are how long, from the moment the node is configured, Bootstrap
 	// is refused with "bootstrap is not available yet" and then with "time is not in sync yet".
 	CRIDelay, TimeSyncDelay time.Duration
+	// VarLibDelay is how long, from the moment the node is configured, /var/lib is not mounted:
+	// EtcdRecover answers FailedPrecondition and the etcd service waits (talos v1.13.9
+	// v1alpha1_server.go EtcdRecover; services/etcd.go Volumes). /var is mounted before the
+	// container runtime starts (containerd keeps its state under /var/lib), so it is at most
+	// CRIDelay.
+	VarLibDelay time.Duration
+	// EtcdJoinTimeout and BootTimeout are Talos's constants.EtcdJoinTimeout (30 min: a control
+	// plane's etcd looks that long for a cluster to join, then fails) and constants.BootTimeout
+	// (70 min: the boot gives up and the node reboots), as a world scales them; zero: the
+	// constants.
+	EtcdJoinTimeout, BootTimeout time.Duration
 	// Disks are the node's block devices (e.g. /dev/nvme0n1), served by Disks and as block.Disk
 	// resources.
 	Disks []string
@@ -611,7 +622,11 @@ func (s *machineServer) Bootstrap(ctx context.Context, req *machineapi.Bootstrap
 		return nil, status.Error(codes.FailedPrecondition, "time is not in sync yet")
 	}
 
-	if !cl.bootstrap() {
+	// Bootstrap stops the etcd service whatever its state (Preparing, or Failed after its join
+	// timeout) and starts it in bootstrap mode on an empty data directory.
+	_ = cl.etcdOf(s.n, s.n.etcdTimeline())
+
+	if !cl.claim(s.n) {
 		return nil, status.Error(codes.AlreadyExists, "etcd data directory is not empty")
 	}
 
@@ -625,7 +640,7 @@ func (s *machineServer) Bootstrap(ctx context.Context, req *machineapi.Bootstrap
 		restored, err := restoreSnapshot(s.n.takeRecoverySnapshot(), req.GetRecoverSkipHashCheck())
 		if err != nil {
 			s.n.log.Warn("etcd recovery failed", "err", err)
-			cl.failEtcd(err, errors.Is(err, errSnapshotStatus))
+			cl.failEtcd(s.n, err, errors.Is(err, errSnapshotStatus))
 
 			return &machineapi.BootstrapResponse{Messages: []*machineapi.Bootstrap{{}}}, nil
 		}
@@ -633,7 +648,10 @@ func (s *machineServer) Bootstrap(ctx context.Context, req *machineapi.Bootstrap
 		data = restored
 	}
 
-	cl.startEtcd(data)
+	if cl.startEtcd(s.n, data, s.n.opts.now()) {
+		s.n.log.Warn("a second etcd cluster: another control plane already runs etcd, and this Bootstrap started a new one beside it")
+	}
+
 	s.n.log.Info("cluster bootstrapped", "recovered", req.GetRecoverEtcd())
 
 	// etcd and the static pods take their time before /readyz answers; a recovery first

@@ -66,6 +66,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/siderolabs/talos/pkg/machinery/constants"
 	"gocloud.dev/blob"
 	"gocloud.dev/blob/fileblob"
 	"golang.org/x/crypto/ssh"
@@ -166,6 +167,9 @@ const (
 	TalosBoot     = 60 * time.Second
 	TalosCRI      = 20 * time.Second
 	TalosTimeSync = 5 * time.Second
+	// TalosVarLib: configured -> /var/lib mounted (EPHEMERAL), before the container runtime
+	// starts, which keeps its state there.
+	TalosVarLib = 10 * time.Second
 )
 
 // World is a running emulated outside.
@@ -476,6 +480,7 @@ func (w *World) instanceRunning(ev scwsim.InstanceEvent) {
 			// between is not there for it, as on Scaleway.
 			UserDataSource: func(ctx context.Context) ([]byte, error) { return w.userData(ctx, zone, id) },
 			BootDelay:      w.scale(boot), CRIDelay: w.scale(TalosCRI), TimeSyncDelay: w.scale(TalosTimeSync),
+			VarLibDelay: w.scale(TalosVarLib), EtcdJoinTimeout: w.scale(constants.EtcdJoinTimeout), BootTimeout: w.scale(constants.BootTimeout),
 			Latency: w.talosLatency(),
 			Network: w.securityGroup(ip),
 			Faults:  w.opts.TalosFaults,
