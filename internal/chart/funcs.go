@@ -79,22 +79,25 @@ func init() {
 		"gt":      cmpFn(func(c int) bool { return c > 0 }),
 		"ge":      cmpFn(func(c int) bool { return c >= 0 }),
 		// Helm's.
-		"include":  fnInclude,
-		"tpl":      fnTpl,
-		"required": fnRequired,
-		"fail":     func(_ *state, a []any) (any, error) { return nil, errors.New(strval(first(a))) },
-		"toYaml":   func(_ *state, a []any) (any, error) { s, _ := toYAML(first(a)); return s, nil },
-		"mustToYaml": func(_ *state, a []any) (any, error) { return toYAML(first(a)) },
-		"fromYaml":   func(_ *state, a []any) (any, error) { return fromYAML(strval(first(a)), false), nil },
+		"include":       fnInclude,
+		"tpl":           fnTpl,
+		"required":      fnRequired,
+		"fail":          func(_ *state, a []any) (any, error) { return nil, errors.New(strval(first(a))) },
+		"toYaml":        func(_ *state, a []any) (any, error) { s, _ := toYAML(first(a)); return s, nil },
+		"mustToYaml":    func(_ *state, a []any) (any, error) { return toYAML(first(a)) },
+		"fromYaml":      func(_ *state, a []any) (any, error) { return fromYAML(strval(first(a)), false), nil },
 		"fromYamlArray": func(_ *state, a []any) (any, error) { return fromYAML(strval(first(a)), true), nil },
-		"toJson":     func(_ *state, a []any) (any, error) { b, _ := json.Marshal(jsonable(first(a))); return string(b), nil },
-		"mustToJson": func(_ *state, a []any) (any, error) { b, err := json.Marshal(jsonable(first(a))); return string(b), err },
+		"toJson":        func(_ *state, a []any) (any, error) { b, _ := json.Marshal(jsonable(first(a))); return string(b), nil },
+		"mustToJson": func(_ *state, a []any) (any, error) {
+			b, err := json.Marshal(jsonable(first(a)))
+			return string(b), err
+		},
 		"toPrettyJson": func(_ *state, a []any) (any, error) {
 			b, _ := json.MarshalIndent(jsonable(first(a)), "", "  ")
 			return string(b), nil
 		},
-		"toRawJson": fnToRawJSON,
-		"fromJson":  func(_ *state, a []any) (any, error) { return fromJSON(strval(first(a)), false), nil },
+		"toRawJson":     fnToRawJSON,
+		"fromJson":      func(_ *state, a []any) (any, error) { return fromJSON(strval(first(a)), false), nil },
 		"fromJsonArray": func(_ *state, a []any) (any, error) { return fromJSON(strval(first(a)), true), nil },
 		// `helm template` has no cluster to look in: lookup finds nothing.
 		"lookup": func(*state, []any) (any, error) { return map[string]any{}, nil },

@@ -11,8 +11,8 @@ import (
 // files is .Files: the chart's files other than templates, by path.
 type files struct{ all map[string][]byte }
 
-func (f files) typeName() string          { return "chart.Files" }
-func (f files) field(string) (any, bool)  { return nil, false }
+func (f files) typeName() string         { return "chart.Files" }
+func (f files) field(string) (any, bool) { return nil, false }
 func (f files) names() []string {
 	out := make([]string, 0, len(f.all))
 	for n := range f.all {

@@ -167,7 +167,7 @@ func renderOne(t *testing.T, tmpl string) (string, error) {
 	t.Helper()
 
 	c := &Chart{Name: "t", Version: "1.0.0", Meta: map[string]any{"Name": "t", "Version": "1.0.0"},
-		Values: map[string]any{"n": 2.0, "big": 1e6, "f": 0.5, "empty": "", "s": "x", "l": []any{"x", "y"}, "m": map[string]any{"k": "v", "j": "w"}},
+		Values:    map[string]any{"n": 2.0, "big": 1e6, "f": 0.5, "empty": "", "s": "x", "l": []any{"x", "y"}, "m": map[string]any{"k": "v", "j": "w"}},
 		Templates: map[string]string{"templates/x.yaml": tmpl, "templates/_h.tpl": `{{ define "t.x" }}X{{ end }}`},
 		Files:     map[string][]byte{"files/a.txt": []byte("A")}}
 

@@ -53,21 +53,23 @@ func sprigFuncs() map[string]fn {
 	}
 
 	m := map[string]fn{
-		"trim":       str1(func(s string) any { return strings.TrimSpace(s) }),
-		"upper":      str1(func(s string) any { return strings.ToUpper(s) }),
-		"lower":      str1(func(s string) any { return strings.ToLower(s) }),
-		"title":      str1(title),
-		"nospace":    str1(func(s string) any { return strings.Join(strings.Fields(s), "") }),
-		"toString":   str1(func(s string) any { return s }),
-		"b64enc":     str1(func(s string) any { return b64(s) }),
-		"b64dec":     str1(func(s string) any { return unb64(s) }),
-		"sha256sum":  str1(func(s string) any { return sha256sum(s) }),
-		"sha1sum":    str1(func(s string) any { return sha1sum(s) }),
-		"base":       str1(func(s string) any { return path.Base(s) }),
-		"dir":        str1(func(s string) any { return path.Dir(s) }),
-		"ext":        str1(func(s string) any { return path.Ext(s) }),
-		"clean":      str1(func(s string) any { return path.Clean(s) }),
-		"squote":     func(_ *state, a []any) (any, error) { return quoteAll(a, func(s string) string { return "'" + s + "'" }), nil },
+		"trim":      str1(func(s string) any { return strings.TrimSpace(s) }),
+		"upper":     str1(func(s string) any { return strings.ToUpper(s) }),
+		"lower":     str1(func(s string) any { return strings.ToLower(s) }),
+		"title":     str1(title),
+		"nospace":   str1(func(s string) any { return strings.Join(strings.Fields(s), "") }),
+		"toString":  str1(func(s string) any { return s }),
+		"b64enc":    str1(func(s string) any { return b64(s) }),
+		"b64dec":    str1(func(s string) any { return unb64(s) }),
+		"sha256sum": str1(func(s string) any { return sha256sum(s) }),
+		"sha1sum":   str1(func(s string) any { return sha1sum(s) }),
+		"base":      str1(func(s string) any { return path.Base(s) }),
+		"dir":       str1(func(s string) any { return path.Dir(s) }),
+		"ext":       str1(func(s string) any { return path.Ext(s) }),
+		"clean":     str1(func(s string) any { return path.Clean(s) }),
+		"squote": func(_ *state, a []any) (any, error) {
+			return quoteAll(a, func(s string) string { return "'" + s + "'" }), nil
+		},
 		"quote":      func(_ *state, a []any) (any, error) { return quoteAll(a, strconv.Quote), nil },
 		"trimAll":    str2(func(c, s string) any { return strings.Trim(s, c) }),
 		"trimall":    str2(func(c, s string) any { return strings.Trim(s, c) }),
@@ -196,18 +198,60 @@ func sprigFuncs() map[string]fn {
 		"int":     func(_ *state, a []any) (any, error) { return int(toInt64(first(a))), nil },
 		"int64":   func(_ *state, a []any) (any, error) { return toInt64(first(a)), nil },
 		"float64": func(_ *state, a []any) (any, error) { return toFloat64(first(a)), nil },
-		"add":     ints(func(x []int64) int64 { var s int64; for _, v := range x { s += v }; return s }),
-		"add1":    ints(func(x []int64) int64 { return x[0] + 1 }),
-		"mul":     ints(func(x []int64) int64 { p := int64(1); for _, v := range x { p *= v }; return p }),
-		"sub":     ints(func(x []int64) int64 { return x[0] - x[1] }),
-		"max":     ints(func(x []int64) int64 { m := x[0]; for _, v := range x { m = max(m, v) }; return m }),
-		"biggest": ints(func(x []int64) int64 { m := x[0]; for _, v := range x { m = max(m, v) }; return m }),
-		"min":     ints(func(x []int64) int64 { m := x[0]; for _, v := range x { m = min(m, v) }; return m }),
-		"addf":    floats(func(x []float64) float64 { var s float64; for _, v := range x { s += v }; return s }),
-		"subf":    floats(func(x []float64) float64 { return x[0] - x[1] }),
-		"mulf":    floats(func(x []float64) float64 { p := 1.0; for _, v := range x { p *= v }; return p }),
-		"ceil":    floats(func(x []float64) float64 { return math.Ceil(x[0]) }),
-		"floor":   floats(func(x []float64) float64 { return math.Floor(x[0]) }),
+		"add": ints(func(x []int64) int64 {
+			var s int64
+			for _, v := range x {
+				s += v
+			}
+			return s
+		}),
+		"add1": ints(func(x []int64) int64 { return x[0] + 1 }),
+		"mul": ints(func(x []int64) int64 {
+			p := int64(1)
+			for _, v := range x {
+				p *= v
+			}
+			return p
+		}),
+		"sub": ints(func(x []int64) int64 { return x[0] - x[1] }),
+		"max": ints(func(x []int64) int64 {
+			m := x[0]
+			for _, v := range x {
+				m = max(m, v)
+			}
+			return m
+		}),
+		"biggest": ints(func(x []int64) int64 {
+			m := x[0]
+			for _, v := range x {
+				m = max(m, v)
+			}
+			return m
+		}),
+		"min": ints(func(x []int64) int64 {
+			m := x[0]
+			for _, v := range x {
+				m = min(m, v)
+			}
+			return m
+		}),
+		"addf": floats(func(x []float64) float64 {
+			var s float64
+			for _, v := range x {
+				s += v
+			}
+			return s
+		}),
+		"subf": floats(func(x []float64) float64 { return x[0] - x[1] }),
+		"mulf": floats(func(x []float64) float64 {
+			p := 1.0
+			for _, v := range x {
+				p *= v
+			}
+			return p
+		}),
+		"ceil":  floats(func(x []float64) float64 { return math.Ceil(x[0]) }),
+		"floor": floats(func(x []float64) float64 { return math.Floor(x[0]) }),
 		"div": func(_ *state, a []any) (any, error) {
 			if err := nargs(a, 2); err != nil {
 				return nil, err
@@ -404,8 +448,8 @@ func sprigFuncs() map[string]fn {
 
 			return out, nil
 		},
-		"pick": func(_ *state, a []any) (any, error) { return pickOmit(a, true) },
-		"omit": func(_ *state, a []any) (any, error) { return pickOmit(a, false) },
+		"pick":               func(_ *state, a []any) (any, error) { return pickOmit(a, true) },
+		"omit":               func(_ *state, a []any) (any, error) { return pickOmit(a, false) },
 		"merge":              func(_ *state, a []any) (any, error) { return mergeDicts(a, false) },
 		"mustMerge":          func(_ *state, a []any) (any, error) { return mergeDicts(a, false) },
 		"mergeOverwrite":     func(_ *state, a []any) (any, error) { return mergeDicts(a, true) },
@@ -437,9 +481,9 @@ func sprigFuncs() map[string]fn {
 
 			return v, nil
 		},
-		"append":  listFn(func(l, rest []any) ([]any, error) { return append(append([]any{}, l...), rest...), nil }),
+		"append":     listFn(func(l, rest []any) ([]any, error) { return append(append([]any{}, l...), rest...), nil }),
 		"mustAppend": listFn(func(l, rest []any) ([]any, error) { return append(append([]any{}, l...), rest...), nil }),
-		"prepend": listFn(func(l, rest []any) ([]any, error) { return append(append([]any{}, rest...), l...), nil }),
+		"prepend":    listFn(func(l, rest []any) ([]any, error) { return append(append([]any{}, rest...), l...), nil }),
 		"concat": func(_ *state, a []any) (any, error) {
 			var out []any
 
