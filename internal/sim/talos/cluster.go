@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/siderolabs/crypto/x509"
 	"github.com/siderolabs/talos/pkg/machinery/config"
@@ -26,6 +27,8 @@ type clusterState struct {
 	// members are the control planes' etcd (etcdsvc.go): each one's data directory and
 	// service; a keyspace lives as long as a member holds it.
 	members map[*Node]*etcdMember
+	// applied is when the manifest controller first created the CNI's DaemonSet in a keyspace.
+	applied map[*etcdData]time.Time
 	// probes are the network probe pods the bot created (netprobe.go), by name.
 	probes map[string]*probePod
 }
@@ -50,7 +53,7 @@ func join(cfg config.Provider, n *Node) (*clusterState, error) {
 	cl, ok := registry[id]
 
 	if !ok {
-		cl = &clusterState{id: id, osPool: pool, cps: map[*Node]bool{}, members: map[*Node]*etcdMember{}}
+		cl = &clusterState{id: id, osPool: pool, cps: map[*Node]bool{}, members: map[*Node]*etcdMember{}, applied: map[*etcdData]time.Time{}}
 		registry[id] = cl
 	}
 	registryMu.Unlock()

@@ -17,6 +17,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/cosi-project/runtime/pkg/state"
@@ -103,6 +104,9 @@ type NodeOptions struct {
 	// address's own /32, behind Gateway: no other node is on its segment.
 	Subnet  netip.Prefix
 	Gateway netip.Addr
+	// ManifestFault, when set, is asked before the manifest controller creates each object
+	// ("apiVersion/Kind/name"); an error stops that run as a lost connection does (harnesses).
+	ManifestFault func(object string) error
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
 
@@ -151,6 +155,8 @@ type Node struct {
 	// kubeSince: a control plane's kube-apiserver started; joinedAt: a worker got trusted. The
 	// modeled network counts its readiness from them (network.go).
 	kubeSince, joinedAt time.Time
+	// manifestRuns counts the manifest controller's complete runs (manifests.go).
+	manifestRuns atomic.Int64
 	// cosi holds the node's COSI resources (cosi.go); nil without the resource API.
 	cosi state.State
 }
@@ -531,7 +537,11 @@ func (n *Node) configure(data []byte) error {
 	}
 
 	if cl.isBootstrapped() {
-		return n.startKube()
+		if err := n.startKube(); err != nil {
+			return err
+		}
+
+		n.runManifests()
 	}
 
 	return nil
@@ -666,6 +676,8 @@ func (s *machineServer) Bootstrap(ctx context.Context, req *machineapi.Bootstrap
 			if err := cp.startKube(); err != nil {
 				s.n.log.Error("kube-apiserver stand-in did not start", "node", cp.opts.Addr, "err", err)
 			}
+
+			cp.runManifests()
 		}
 	})
 
