@@ -13,46 +13,24 @@ import (
 // sprigFuncs are the deterministic sprig v3.3.0 functions charts use, with sprig's argument
 // order (the string last, for pipelines) and its lenient conversions.
 func sprigFuncs() map[string]fn {
-	str1 := func(f func(string) any) fn {
-		return func(_ *state, a []any) (any, error) {
-			if err := nargs(a, 1); err != nil {
-				return nil, err
-			}
+	m := map[string]fn{}
 
-			return f(strval(a[0])), nil
-		}
-	}
-	str2 := func(f func(x, s string) any) fn {
-		return func(_ *state, a []any) (any, error) {
-			if err := nargs(a, 2); err != nil {
-				return nil, err
-			}
-
-			return f(strval(a[0]), strval(a[1])), nil
-		}
-	}
-	ints := func(f func(x []int64) int64) fn {
-		return func(_ *state, a []any) (any, error) {
-			x := make([]int64, len(a))
-			for i, v := range a {
-				x[i] = toInt64(v)
-			}
-
-			return f(x), nil
-		}
-	}
-	floats := func(f func(x []float64) float64) fn {
-		return func(_ *state, a []any) (any, error) {
-			x := make([]float64, len(a))
-			for i, v := range a {
-				x[i] = toFloat64(v)
-			}
-
-			return f(x), nil
+	for _, part := range []func() map[string]fn{sprigPart1, sprigPart2, sprigPart3, sprigPart4, sprigPart5, sprigPart6, sprigPart7, sprigPart8, sprigPart9} {
+		for k, v := range part() {
+			m[k] = v
 		}
 	}
 
-	m := map[string]fn{
+	for _, n := range []string{"mustRegexMatch", "mustRegexFind", "mustRegexFindAll", "mustRegexReplaceAll", "mustRegexReplaceAllLiteral", "mustRegexSplit",
+		"mustFirst", "mustLast", "mustRest", "mustInitial", "mustReverse", "mustUniq", "mustCompact", "mustWithout", "mustHas", "mustSlice", "mustPrepend"} {
+		m[n] = m[strings.ToLower(n[4:5])+n[5:]] // mustX is X: errors are errors here already
+	}
+
+	return m
+}
+
+func sprigPart1() map[string]fn {
+	return map[string]fn{
 		"trim":      str1(func(s string) any { return strings.TrimSpace(s) }),
 		"upper":     str1(func(s string) any { return strings.ToUpper(s) }),
 		"lower":     str1(func(s string) any { return strings.ToLower(s) }),
@@ -118,6 +96,11 @@ func sprigFuncs() map[string]fn {
 
 			return strings.Repeat(strval(a[1]), int(n)), nil
 		},
+	}
+}
+
+func sprigPart2() map[string]fn {
+	return map[string]fn{
 		"trunc": func(_ *state, a []any) (any, error) {
 			if err := nargs(a, 2); err != nil {
 				return nil, err
@@ -198,6 +181,11 @@ func sprigFuncs() map[string]fn {
 		"int":     func(_ *state, a []any) (any, error) { return int(toInt64(first(a))), nil },
 		"int64":   func(_ *state, a []any) (any, error) { return toInt64(first(a)), nil },
 		"float64": func(_ *state, a []any) (any, error) { return toFloat64(first(a)), nil },
+	}
+}
+
+func sprigPart3() map[string]fn {
+	return map[string]fn{
 		"add": ints(func(x []int64) int64 {
 			var s int64
 			for _, v := range x {
@@ -277,6 +265,11 @@ func sprigFuncs() map[string]fn {
 			return toInt64(a[0]) % d, nil
 		},
 		"until": func(_ *state, a []any) (any, error) { return untilStep(0, toInt64(first(a)), 1) },
+	}
+}
+
+func sprigPart4() map[string]fn {
+	return map[string]fn{
 		"untilStep": func(_ *state, a []any) (any, error) {
 			if err := nargs(a, 3); err != nil {
 				return nil, err
@@ -345,6 +338,11 @@ func sprigFuncs() map[string]fn {
 
 			return m, nil
 		},
+	}
+}
+
+func sprigPart5() map[string]fn {
+	return map[string]fn{
 		"get": func(_ *state, a []any) (any, error) {
 			if err := nargs(a, 2); err != nil {
 				return nil, err
@@ -419,6 +417,11 @@ func sprigFuncs() map[string]fn {
 
 			return out, nil
 		},
+	}
+}
+
+func sprigPart6() map[string]fn {
+	return map[string]fn{
 		"values": func(_ *state, a []any) (any, error) {
 			d, err := dictOf(first(a))
 			if err != nil {
@@ -498,7 +501,12 @@ func sprigFuncs() map[string]fn {
 
 			return out, nil
 		},
-		"first":   listPick(func(l []any) any { return l[0] }),
+		"first": listPick(func(l []any) any { return l[0] }),
+	}
+}
+
+func sprigPart7() map[string]fn {
+	return map[string]fn{
 		"last":    listPick(func(l []any) any { return l[len(l)-1] }),
 		"rest":    listPick(func(l []any) any { return append([]any{}, l[1:]...) }),
 		"initial": listPick(func(l []any) any { return append([]any{}, l[:len(l)-1]...) }),
@@ -552,6 +560,11 @@ func sprigFuncs() map[string]fn {
 
 			return containsValue(l, a[0]), nil
 		},
+	}
+}
+
+func sprigPart8() map[string]fn {
+	return map[string]fn{
 		"slice": func(_ *state, a []any) (any, error) {
 			if len(a) == 0 {
 				return nil, errors.New("slice of nothing")
@@ -625,6 +638,11 @@ func sprigFuncs() map[string]fn {
 
 			return re.MatchString(strval(a[1])), nil
 		},
+	}
+}
+
+func sprigPart9() map[string]fn {
+	return map[string]fn{
 		"regexFind": func(_ *state, a []any) (any, error) {
 			re, err := regex(a, 2)
 			if err != nil {
@@ -684,13 +702,56 @@ func sprigFuncs() map[string]fn {
 			return strval(a[1]), nil
 		},
 	}
+}
 
-	for _, n := range []string{"mustRegexMatch", "mustRegexFind", "mustRegexFindAll", "mustRegexReplaceAll", "mustRegexReplaceAllLiteral", "mustRegexSplit",
-		"mustFirst", "mustLast", "mustRest", "mustInitial", "mustReverse", "mustUniq", "mustCompact", "mustWithout", "mustHas", "mustSlice", "mustPrepend"} {
-		m[n] = m[strings.TrimPrefix(strings.ToLower(n[4:5])+n[5:], "")]
+func str1(f func(string) any) fn {
+	return func(_ *state, a []any) (any, error) {
+		if err := nargs(a, 1); err != nil {
+			return nil, err
+		}
+
+		return f(strval(a[0])), nil
 	}
+}
 
-	return m
+func str2(f func(x, s string) any) fn {
+	return func(_ *state, a []any) (any, error) {
+		if err := nargs(a, 2); err != nil {
+			return nil, err
+		}
+
+		return f(strval(a[0]), strval(a[1])), nil
+	}
+}
+
+func ints(f func(x []int64) int64) fn {
+	return func(_ *state, a []any) (any, error) {
+		if len(a) == 0 {
+			return nil, errors.New("missing argument")
+		}
+
+		x := make([]int64, len(a))
+		for i, v := range a {
+			x[i] = toInt64(v)
+		}
+
+		return f(x), nil
+	}
+}
+
+func floats(f func(x []float64) float64) fn {
+	return func(_ *state, a []any) (any, error) {
+		if len(a) == 0 {
+			return nil, errors.New("missing argument")
+		}
+
+		x := make([]float64, len(a))
+		for i, v := range a {
+			x[i] = toFloat64(v)
+		}
+
+		return f(x), nil
+	}
 }
 
 func anyList(s []string) []any {
