@@ -55,8 +55,8 @@ func imageParts(ref string) (repo, tag, digest string) {
 // code index pins for https://github.com/cilium/charts/raw/master/cilium-1.18.1.tgz
 // (fetchurl hash sha256-NqqIK+KjWsafcI9uYuHh+XX/SMVhzgedNa01cYKEryI=, i.e. 36aa882b…), a
 // fetch that verified when it was built. It was not checked against helm.cilium.io from here:
-// a wrong pin fails the up before anything is created (chart.ErrDigest), never installs
-// something else.
+// a wrong pin fails the up's talos-config step (chart.ErrDigest), before any control plane gets a
+// config, and never installs something else.
 var DefaultCiliumChart = mustSource(chart.ParseSource(settings.DefaultCiliumChart))
 
 func mustSource(v chart.Source, err error) chart.Source {

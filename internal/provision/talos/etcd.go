@@ -228,8 +228,11 @@ type RecoverDecision struct {
 }
 
 // DecideRecover applies the disaster-recovery guide's checks (Talos v1.13 "Recover from the
-// backup": every etcd instance Preparing, none running) to the etcd service of every control
-// plane, the first being the node to recover on. The source's rules, talos v1.13.9:
+// backup": every etcd instance Preparing, none running; the guide is in siderolabs/docs,
+// public/talos/v1.13/build-and-extend-talos/cluster-operations-and-maintenance/
+// disaster-recovery.mdx: the talos repository holds no website/ since v1.12) to the etcd service
+// of every control plane, the first being the node to recover on. The source's rules, talos
+// v1.13.9:
 //   - services/etcd.go: a control plane without etcd data looks for a cluster to join in its
 //     pre-step (state Preparing) for constants.EtcdJoinTimeout (30 min), then the service is
 //     Failed with its data directory still empty; BootstrapEtcd stops the service whatever its
