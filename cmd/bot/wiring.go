@@ -12,7 +12,6 @@ import (
 	"github.com/pocbot/pocbot/internal/clusterops"
 	"github.com/pocbot/pocbot/internal/cost"
 	"github.com/pocbot/pocbot/internal/eta"
-	"github.com/pocbot/pocbot/internal/provision"
 	"github.com/pocbot/pocbot/internal/provision/scaleway"
 	"github.com/pocbot/pocbot/internal/statestore"
 	"github.com/pocbot/pocbot/internal/wiring"
@@ -37,13 +36,13 @@ func (l *lockFlags) apply(o *clusterops.Ops) {
 
 // open opens the world of a command on one cluster (up, down) with these lock settings, and the
 // operator's intent of verb on the cluster.
-func (l *lockFlags) open(ctx context.Context, a *app, name, verb string, override func(*provision.Spec)) (*opsWorld, clusterops.Intent, error) {
+func (l *lockFlags) open(ctx context.Context, a *app, name, verb string, patch clusterops.SpecPatch) (*opsWorld, clusterops.Intent, error) {
 	w, err := a.openWorld(ctx)
 	if err != nil {
 		return nil, clusterops.Intent{}, err
 	}
 	l.apply(w.ops)
-	return w, a.intent(name, verb, w, override), nil
+	return w, a.intent(name, verb, w, patch), nil
 }
 
 // opsWorld is what the operator commands need, opened once per process from the app's

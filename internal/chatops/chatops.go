@@ -28,7 +28,6 @@ import (
 	"github.com/pocbot/pocbot/internal/provision"
 	"github.com/pocbot/pocbot/internal/repoconfig"
 	"github.com/pocbot/pocbot/internal/settings"
-	"github.com/pocbot/pocbot/internal/statestore"
 )
 
 // API is what the handler asks of GitHub; *github.Client implements it.
@@ -170,7 +169,10 @@ type run struct {
 	pcfg    commands.ParseConfig
 	backend *Backend
 	cluster string
-	header  *statestore.Header // the cluster's public header when it exists (read by collision)
+	// status is the cluster's status comment as found before the operation (zero: none yet), and
+	// witness the state serial it recorded: the intent's data.
+	status  github.Comment
+	witness int64
 	// perm is the sender's permission on the repository as GitHub answered it for this event
 	// ("" until asked): what the sender may do, and whether a kubeconfig may be issued to them.
 	perm string
@@ -370,15 +372,17 @@ func (r *run) hasLabel(name string) bool {
 	return false
 }
 
-// intent is what this event asks of its cluster for verb, within the repository's bounds.
+// intent is what this event asks of its cluster for verb, within the repository's bounds, with
+// what the run read before asking (the status comment's id and serial, the sender's permission).
 func (r *run) intent(verb commands.Verb) clusterops.Intent {
 	// The spec of a new cluster; an existing cluster keeps the spec in its state.
 	spec := r.backend.Spec
 	spec.ServiceAccountKey = r.cfg.ServiceAccountKey
 	bounds := r.cfg
 	return clusterops.Intent{Cluster: r.cluster, Spec: spec, Repository: r.ev.FullName(), Number: r.ev.Number,
-		Kind: r.kind(), RequestedBy: r.ev.Sender, RequesterID: r.ev.SenderID, RunID: r.h.Env.RunID,
-		Command: "/poc " + string(verb), Bounds: &bounds, Witness: r.witness}
+		Kind: r.kind(), RequestedBy: r.ev.Sender, RequesterID: r.ev.SenderID, Permission: r.perm, RunID: r.h.Env.RunID,
+		Command: "/poc " + string(verb), Bounds: &bounds, Witness: r.witness, StatusComment: r.status.ID,
+		Closed: r.ev.Kind == github.KindComment && r.ev.IssueState == "closed"}
 }
 
 // schedule hands schedule and workflow_dispatch events to the reaper.
