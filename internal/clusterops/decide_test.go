@@ -274,10 +274,14 @@ func decisionCases() []decisionCase {
 			}},
 		{name: "pause of a half-paused cluster finishes it", verb: clusterops.VerbPause, in: intent(), facts: doc(lifecycle.PhasePausing)},
 		{name: "the schedule's pause of a cluster a command resumed since", verb: clusterops.VerbPause,
-			in:    intent(func(in *clusterops.Intent) { in.Precondition = clusterops.Precondition{Phase: lifecycle.PhaseReady, AsleepAt: t0} }),
+			in: intent(func(in *clusterops.Intent) {
+				in.Precondition = clusterops.Precondition{Phase: lifecycle.PhaseReady, AsleepAt: t0}
+			}),
 			facts: doc(lifecycle.PhaseResuming), refuse: lifecycle.RefusePrecondition},
 		{name: "the schedule's pause of a cluster a command keeps awake", verb: clusterops.VerbPause,
-			in: intent(func(in *clusterops.Intent) { in.Precondition = clusterops.Precondition{Phase: lifecycle.PhaseReady, AsleepAt: t0} }),
+			in: intent(func(in *clusterops.Intent) {
+				in.Precondition = clusterops.Precondition{Phase: lifecycle.PhaseReady, AsleepAt: t0}
+			}),
 			facts: doc(lifecycle.PhaseReady, func(h *statestore.Header) {
 				clusterops.Meta{AwakeUntil: t0.Add(time.Hour)}.Into(h)
 			}), refuse: lifecycle.RefusePrecondition},

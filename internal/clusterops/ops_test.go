@@ -66,13 +66,17 @@ func TestEveryOperationReadsOnceAndLocksOnce(t *testing.T) {
 		{name: "down", verb: clusterops.VerbDown, phase: ready, lock: 1},
 		{name: "down of no cluster", verb: clusterops.VerbDown, lock: 1},
 		{name: "the schedule's teardown", verb: clusterops.VerbDown, phase: ready, lock: 1,
-			in: func(in *clusterops.Intent) { in.NoCancel, in.Precondition.ExpiredAt = true, time.Now().Add(24*time.Hour) }},
+			in: func(in *clusterops.Intent) {
+				in.NoCancel, in.Precondition.ExpiredAt = true, time.Now().Add(24*time.Hour)
+			}},
 		{name: "pause", verb: clusterops.VerbPause, phase: ready, lock: 1},
 		{name: "pause of a paused cluster", verb: clusterops.VerbPause, phase: paused, lock: 1},
 		{name: "pause of a provisioning cluster", verb: clusterops.VerbPause, phase: lifecycle.PhaseProvisioning, lock: 1,
 			refuse: lifecycle.RefuseNotReady},
 		{name: "the schedule's pause", verb: clusterops.VerbPause, phase: ready, lock: 1,
-			in: func(in *clusterops.Intent) { in.Precondition = clusterops.Precondition{Phase: ready, AsleepAt: time.Now()} }},
+			in: func(in *clusterops.Intent) {
+				in.Precondition = clusterops.Precondition{Phase: ready, AsleepAt: time.Now()}
+			}},
 		{name: "extend", verb: clusterops.VerbExtend, in: extend, phase: ready, lock: 1},
 		{name: "extend beyond max_ttl", verb: clusterops.VerbExtend, in: func(in *clusterops.Intent) { in.ExtendBy = 30 * 24 * time.Hour },
 			phase: ready, lock: 1, refuse: lifecycle.RefuseMaxTTL},
