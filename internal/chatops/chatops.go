@@ -1,10 +1,14 @@
 // Package chatops turns one GitHub event into the right replies: it decides whether the event is
 // for the bot at all, acknowledges it at once (👀), parses the `/poc` command with the
 // repository's bounds (`.github/poc.yml` from the default branch), authorizes the commenter
-// through the collaborator-permission API, and runs one runner per verb (Atlantis-style): each
-// translates the event into a clusterops.Intent and the clusterops.Outcome into replies. Every
-// rule of a cluster's life (budget, ownership, rollback, quota, phases) is clusterops'; replies
-// are rendered by internal/commands; GitHub is reached through internal/github.
+// through the collaborator-permission API, reads the cluster's status comment (its id and the
+// state serial it recorded), and turns the command into a clusterops.Intent: one operation,
+// clusterops.Ops.Run, reads, decides and acts, and the outcome, by what it did (a wake of a
+// paused cluster is a resume), becomes the replies (operate.go: one answer per verb). Every rule
+// of a cluster's life (budget, ownership, rollback, quota, phases, the pause window) is
+// clusterops'; replies are rendered by internal/commands; GitHub is reached through
+// internal/github, never from code that holds a lock (the status comment opens when clusterops'
+// Observer hears the operation admitted, on the run's goroutine).
 //
 // Ordering is the contract: nothing slow (opening the state store, the Scaleway client, pricing)
 // happens before the 👀 reaction, and nothing that can spend money (any Scaleway call) happens

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/pocbot/pocbot/internal/clusterops"
 	"github.com/pocbot/pocbot/internal/commands"
 	"github.com/pocbot/pocbot/internal/statestore"
 )
@@ -93,14 +92,6 @@ func (r *run) fail(ctx context.Context, err error) error {
 // lockView is the reply's view of a lock's holder.
 func lockView(h statestore.LockInfo, waited time.Duration) commands.LockView {
 	return commands.LockView{Command: h.Command, Actor: h.Actor, RunID: h.RunID, Since: h.Since, Waited: waited}
-}
-
-// lockWait is how long a run waits for a cluster's lock (clusterops decides it).
-func (r *run) lockWait() time.Duration {
-	if r.backend == nil {
-		return (&clusterops.Ops{}).LockWaitBound()
-	}
-	return r.backend.Ops.LockWaitBound()
 }
 
 func (r *run) help(ctx context.Context, cmd *commands.Command) error {

@@ -9,64 +9,25 @@ import (
 	"time"
 
 	"github.com/pocbot/pocbot/internal/clusterops"
-	"github.com/pocbot/pocbot/internal/cost"
+	"github.com/pocbot/pocbot/internal/clusterops/opstest"
 	"github.com/pocbot/pocbot/internal/provision"
-	"github.com/pocbot/pocbot/internal/provision/cluster"
 	"github.com/pocbot/pocbot/internal/statestore"
 	"github.com/pocbot/pocbot/internal/statestore/storetest"
 )
 
-// fake is clusterops without a world: Ops on a counted file store whose graphs are steps that do
-// nothing but record what a cluster's steps record (a machine, the kubeconfig), priced by the
-// dated table. The decisions, the lock, the reads and the writes are the real ones; the engine
-// runs; nothing is provisioned. A test of a question the world does not answer uses it.
+// fake is clusterops without a world (opstest.Fake): a question of policy, of the lock or of the
+// reads runs on it.
 type fake struct {
+	*opstest.Fake
 	ops   *clusterops.Ops
 	store *statestore.Store
 	count *storetest.Counter
-	// gate, when set, holds every up's "machines" step until it is closed (or the up's context
-	// ends); started hears that the step began.
-	gate    chan struct{}
-	started chan string
 }
 
 func newFake(t *testing.T) *fake {
 	t.Helper()
-	f := &fake{started: make(chan string, 16)}
-	f.store, f.count = storetest.Open(t)
-	f.ops = &clusterops.Ops{Store: f.store, Build: f.build, BuildPause: f.buildPause, Quoter: cost.NewQuoter(cost.TableSource{}),
-		LockWait: 200 * time.Millisecond, LockLease: 30 * time.Second,
-		Engine: provision.Options{PollInterval: time.Millisecond, StepTimeout: time.Minute}}
-	return f
-}
-
-// build is a cluster's graph: machines, then the kubeconfig.
-func (f *fake) build(g *provision.Graph, spec provision.Spec) error {
-	if err := g.Add(provision.Node{Name: "machines", Kind: "fake_server", Apply: func(ctx context.Context, r *provision.Run) error {
-		f.started <- r.ClusterID()
-		if f.gate != nil {
-			select {
-			case <-f.gate:
-			case <-ctx.Done():
-				return ctx.Err()
-			}
-		}
-		return r.Record(ctx, "machines", provision.Record{Kind: "fake_server", ID: "srv-" + r.ClusterID(), Zone: spec.Zone})
-	}, Destroy: func(ctx context.Context, r *provision.Run) error {
-		r.Deleted("fake_server", "srv-"+r.ClusterID(), "machines")
-		return nil
-	}}); err != nil {
-		return err
-	}
-	return g.Add(provision.Node{Name: "kubeconfig", Kind: "fake_config", Needs: []string{"machines"}, Apply: func(ctx context.Context, r *provision.Run) error {
-		return r.SetSecret(ctx, cluster.SecretKubeconfig, []byte("apiVersion: v1\nkind: Config # "+r.ClusterID()+"\n"))
-	}})
-}
-
-// buildPause is a cluster's pause graph: the machines go.
-func (f *fake) buildPause(g *provision.Graph, spec provision.Spec, _ bool) error {
-	return g.Add(provision.Node{Name: "machines", Kind: "fake_server", Apply: func(context.Context, *provision.Run) error { return nil },
-		Destroy: func(ctx context.Context, r *provision.Run) error { return r.Forget(ctx, "machines") }})
+	f := opstest.New(t)
+	return &fake{Fake: f, ops: f.Ops, store: f.Store, count: f.Count}
 }
 
 // put writes a document for cluster as an up of in would have, in phase.

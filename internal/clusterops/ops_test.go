@@ -256,7 +256,7 @@ func TestBusyLockIsRefusedNamingItsHolder(t *testing.T) {
 // cluster kept its paused price until ready.)
 func TestConcurrentResumesPassTheBudgetOneAtATime(t *testing.T) {
 	f := newFake(t)
-	f.gate = make(chan struct{})
+	f.Gate = make(chan struct{})
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
 	budget := func(in *clusterops.Intent) { in.Bounds.MaxClusters, in.Bounds.MaxDailyNanoEUR = 5, 5_000_000_000 }
@@ -270,7 +270,7 @@ func TestConcurrentResumesPassTheBudgetOneAtATime(t *testing.T) {
 		go func() {
 			out, _ := f.ops.Run(ctx, clusterops.VerbResume, second, nil)
 			secondDone <- out
-			close(f.gate)
+			close(f.Gate)
 		}()
 	})
 	out, err := f.ops.Run(ctx, clusterops.VerbResume, first, obs)
@@ -396,7 +396,7 @@ func TestDownThatCannotTakeOverTakesBackItsCancel(t *testing.T) {
 // going on without the lock, and says which lock it lost.
 func TestUpStopsWhenItsLockIsTakenOver(t *testing.T) {
 	f := newFake(t)
-	f.gate = make(chan struct{}) // never opened: the up waits in its machines step
+	f.Gate = make(chan struct{}) // never opened: the up waits in its machines step
 	f.ops.LockLease = 900 * time.Millisecond
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
@@ -407,7 +407,7 @@ func TestUpStopsWhenItsLockIsTakenOver(t *testing.T) {
 		errs <- err
 	}()
 	select {
-	case <-f.started:
+	case <-f.Started:
 	case <-ctx.Done():
 		t.Fatal("the up never reached its machines")
 	}
