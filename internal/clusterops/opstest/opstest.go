@@ -42,7 +42,7 @@ func New(t testing.TB) *Fake {
 	f := &Fake{Started: make(chan string, 64)}
 	f.Store, f.Count = storetest.Open(t)
 	f.Ops = &clusterops.Ops{Store: f.Store, Build: f.build, BuildPause: f.buildPause, Quoter: cost.NewQuoter(cost.TableSource{}),
-		Pool: &poolstore.Pool{Store: f.Store},
+		Pool:     &poolstore.Pool{Store: f.Store},
 		LockWait: 200 * time.Millisecond, LockLease: 30 * time.Second,
 		Engine: provision.Options{PollInterval: time.Millisecond, StepTimeout: time.Minute}}
 	return f
