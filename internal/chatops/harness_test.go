@@ -359,7 +359,7 @@ func (h *harness) live(name string) []string {
 // the graphs ran.
 func (h *harness) calls() int {
 	if h.w != nil {
-		return h.calls()
+		return h.w.Scaleway.CallCount()
 	}
 	return h.fake.Steps()
 }
