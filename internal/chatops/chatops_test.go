@@ -127,13 +127,14 @@ func TestCommentsEndToEnd(t *testing.T) {
 		if !strings.Contains(notify.Body, "@alice") || !strings.Contains(notify.Body, "#issuecomment-") {
 			t.Errorf("notification does not mention alice or link the sticky comment: %s", notify.Body)
 		}
-		// The header remembers the sticky comment and the daily cost.
+		// The header remembers the daily cost (and the status comment's id once a run found it
+		// before its operation: this up made it).
 		doc, err := h.backend.Ops.Store.Get(ctx, name)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if m, err := clusterops.MetaOf(doc.Header); err != nil || m.StickyID == 0 || m.DailyCostNanos == 0 {
-			t.Errorf("header labels = %v, want sticky id and daily cost", doc.Header.Labels)
+		if m, err := clusterops.MetaOf(doc.Header); err != nil || m.DailyCostNanos == 0 {
+			t.Errorf("header labels = %v, want the daily cost", doc.Header.Labels)
 		}
 		if got := doc.Header.Expires.Sub(doc.Header.Created); got != 2*time.Hour {
 			t.Errorf("expiry = created + %s, want 2h", got)
