@@ -69,7 +69,7 @@ func statusCommand() *command {
 }
 
 // status is what a cluster's status found (one read of its document), confined to the
-// workflow's repository (inScope's rule, decided by clusterops).
+// workflow's repository (clusterops.Owned, which Decide applies).
 func (a *app) status(ctx context.Context, ops *clusterops.Ops, in clusterops.Intent) (*clusterops.Status, error) {
 	in.Scope = a.repoScope()
 	out, err := ops.Run(ctx, clusterops.VerbStatus, in, nil)

@@ -280,9 +280,9 @@ const crashShards = 3
 // -race): `make crash` (POC_CRASH_EVERY_SAVE=1) runs them, as a change of the pause or resume
 // graphs, or of the saver, should.
 //
-// The test is not parallel with the others: its worlds run first, two at a time, instead of one
-// long test being the package's last.
+// It runs beside the package's other world tests (t.Parallel), its worlds two at a time.
 func TestPauseAndResumeCrashAtEveryStep(t *testing.T) {
+	t.Parallel()
 	cv := &crashCoverage{pause: map[int64]bool{}, resume: map[int64]bool{}}
 	everySave := os.Getenv("POC_CRASH_EVERY_SAVE") != ""
 	t.Run("worlds", func(t *testing.T) {
