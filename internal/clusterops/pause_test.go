@@ -232,6 +232,13 @@ func pauseReleasingIPs(ctx context.Context, t *testing.T, e *env, name string, k
 	if got := e.inventoryOf("instance_security_group", name); len(got) != 1 {
 		t.Fatalf("security group after the pause: %v", got)
 	}
+	// Failed before the pause removed them: they named the IPs given back.
+	names, zone := e.spec.DNSNames(name), e.spec.DNSZone
+	for _, r := range e.w.Scaleway.DNSRecords(zone) {
+		if r.Name == names.API || r.Name == names.Edge {
+			t.Errorf("after the pause, %s.%s points at %s, an address the cluster gave back", r.Name, zone, r.Data)
+		}
+	}
 	resumed, err := e.ops.Up(ctx, clusterops.Intent{Cluster: name, Spec: e.spec, RequestedBy: "alice", Command: "resume"})
 	if err != nil {
 		t.Fatalf("resume: %v", err)
