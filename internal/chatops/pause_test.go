@@ -1,6 +1,7 @@
 package chatops_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -9,6 +10,7 @@ import (
 	"github.com/pocbot/pocbot/internal/clusterops"
 	"github.com/pocbot/pocbot/internal/commands"
 	"github.com/pocbot/pocbot/internal/lifecycle"
+	"github.com/pocbot/pocbot/internal/provision"
 	simtalos "github.com/pocbot/pocbot/internal/sim/talos"
 	"github.com/pocbot/pocbot/internal/statestore"
 )
@@ -225,5 +227,37 @@ func TestResumeIsBudgeted(t *testing.T) {
 	doc, err := h.backend.Ops.Store.Get(ctx, commands.ClusterName("acme", "budget", 1))
 	if err != nil || doc.Header.Phase != string(lifecycle.PhasePaused) {
 		t.Fatalf("after a refused resume: %+v %v", doc, err)
+	}
+}
+
+// `/poc pause` of a cluster that is not ready is refused with its own reply, saying what phase it
+// is in and what to do: the run stays green, nothing is written. Before, it was a failure (the
+// reply "Failed", the run red).
+func TestPauseOfANotReadyClusterIsRefused(t *testing.T) {
+	const repo = "acme/early"
+	h, ctx := scene{repo: repo, users: []string{"alice:admin"}, issues: []int{5}, light: true}.open(t)
+	name := commands.ClusterName("acme", "early", 5)
+	st, err := provision.NewState(name, h.backend.Spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, err := json.Marshal(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.backend.Ops.Store.Put(ctx, &statestore.Document{Header: statestore.Header{Cluster: name, Repository: repo, Number: 5,
+		Kind: "issue", RequestedBy: "alice", Phase: string(lifecycle.PhaseProvisioning)}, Body: body}); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := h.backend.Ops.Store.Get(ctx, name)
+	out, err := h.handle(ctx, h.comment(repo, 5, false, "alice", "/poc pause"))
+	if err != nil || out.OK || out.Refused != string(lifecycle.RefuseNotReady) {
+		t.Fatalf("pause of a provisioning cluster: %+v, err %v; want refused %q, no error", out, err, lifecycle.RefuseNotReady)
+	}
+	if b := lastBody(h, repo, 5); !strings.Contains(b, "Not paused") || !strings.Contains(b, "provisioning") || strings.Contains(b, "Failed") {
+		t.Errorf("reply:\n%s", b)
+	}
+	if after, _ := h.backend.Ops.Store.Get(ctx, name); after.Header.Serial != before.Header.Serial {
+		t.Errorf("the refused pause wrote the document (serial %d → %d)", before.Header.Serial, after.Header.Serial)
 	}
 }
