@@ -236,64 +236,10 @@ func header(h statestore.Header) statestore.Header {
 // rollback (Decide), not paused (a resume), an invalid spec, changes that cannot apply in place,
 // the quota, the budget.
 func decideUp(d Decision, in Intent, f Facts, now time.Time, woke bool) Decision {
-	patch := in.Patch
-	if woke {
-		patch = nil
-	}
-	ttl := in.TTL
-	if ttl == 0 && in.Bounds != nil {
-		ttl = in.Bounds.DefaultTTL
+	if d = upTarget(d, in, f, now, woke); d.Refusal != nil || d.Err != nil {
+		return d
 	}
 	p := &d.Plan
-	p.Phase = lifecycle.PhaseProvisioning
-	if f.Doc == nil {
-		if d.Verb == VerbResume {
-			return d.noCluster(in)
-		}
-		spec, err := target(in.Spec, patch)
-		if err != nil {
-			return d.fail(err)
-		}
-		p.Spec = spec
-		if err := spec.Validate(); err != nil {
-			return d.refuse(&Refusal{Kind: lifecycle.RefuseInvalid, Cluster: in.Cluster, Err: err})
-		}
-		p.Create, p.Life = true, ttl
-		p.Header = statestore.Header{Cluster: in.Cluster, Repository: in.Repository, Number: in.Number, Kind: in.Kind,
-			RequestedBy: in.RequestedBy, Created: now, Phase: string(lifecycle.PhaseProvisioning), Serial: in.Witness}
-		if ttl > 0 {
-			p.Header.Expires = now.Add(ttl)
-		}
-	} else {
-		h := f.Doc.Header
-		p.Resume = Paused(h)
-		if d.Verb == VerbResume && !p.Resume {
-			return d.refuse(&Refusal{Kind: lifecycle.RefuseNotPaused, Cluster: in.Cluster, Phase: Phase(h.Phase)})
-		}
-		spec, err := target(f.State.Spec, patch)
-		if err != nil {
-			return d.fail(err)
-		}
-		p.Spec = spec
-		if err := spec.Validate(); err != nil {
-			return d.fail(err)
-		}
-		inPlace, cannot := provision.Diff(f.State.Spec, spec)
-		p.InPlace = inPlace
-		if len(cannot) > 0 && !in.DryRun {
-			return d.refuse(&Refusal{Kind: lifecycle.RefuseChanges, Cluster: in.Cluster, Changes: cannot, InPlace: inPlace})
-		}
-		p.Refused = cannot
-		p.Life = ttl
-		if !h.Expires.IsZero() {
-			p.Life = h.Expires.Sub(now)
-		}
-		p.Header = header(h)
-		p.Header.Phase = string(lifecycle.PhaseProvisioning)
-		if p.Resume {
-			p.Header.Phase, p.Phase = string(lifecycle.PhaseResuming), lifecycle.PhaseResuming
-		}
-	}
 	p.Offers = workerOffers(in, p.Spec)
 	if in.DryRun {
 		p.Phase = lifecycle.PhasePlanned
@@ -329,30 +275,95 @@ func decideUp(d Decision, in Intent, f Facts, now time.Time, woke bool) Decision
 			return d.refuse(r)
 		}
 	}
-	err := EditMeta(&p.Header, func(m *Meta) error {
-		m.DownFailed = time.Time{}
-		if in.StatusComment != 0 {
-			m.StickyID = in.StatusComment
-		}
-		// Recorded as the up starts, under the admission lock for a new cluster or a resume (its
-		// machines are billed from now on): the next admission counts it running.
-		if f.Quote != nil && !f.Quote.Daily.IsZero() {
-			m.DailyCostNanos = f.Quote.Daily.Nanos
-		}
-		if in.RequesterID != 0 && m.RequesterID == 0 && strings.EqualFold(p.Header.RequestedBy, in.RequestedBy) {
-			m.RequesterID = in.RequesterID
-		}
-		if p.Resume && inPauseWindow(in, now) {
-			// Resumed inside a pause window: the schedule leaves it running until the window ends.
-			m.AwakeUntil = in.Bounds.PauseSchedule.NextResume(now)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := EditMeta(&p.Header, func(m *Meta) error { upMeta(m, in, f, *p, now); return nil }); err != nil {
 		return d.fail(err)
 	}
 	p.Write = true
 	return d
+}
+
+// upTarget decides what an up applies: a new cluster's spec and first header, or the existing
+// one's spec converged (its changes in place; a change that cannot apply refuses) and its header
+// in the phase of an up or a resume.
+func upTarget(d Decision, in Intent, f Facts, now time.Time, woke bool) Decision {
+	patch := in.Patch
+	if woke {
+		patch = nil
+	}
+	ttl := in.TTL
+	if ttl == 0 && in.Bounds != nil {
+		ttl = in.Bounds.DefaultTTL
+	}
+	p := &d.Plan
+	p.Phase = lifecycle.PhaseProvisioning
+	if f.Doc == nil {
+		if d.Verb == VerbResume {
+			return d.noCluster(in)
+		}
+		spec, err := target(in.Spec, patch)
+		if err != nil {
+			return d.fail(err)
+		}
+		p.Spec = spec
+		if err := spec.Validate(); err != nil {
+			return d.refuse(&Refusal{Kind: lifecycle.RefuseInvalid, Cluster: in.Cluster, Err: err})
+		}
+		p.Create, p.Life = true, ttl
+		p.Header = statestore.Header{Cluster: in.Cluster, Repository: in.Repository, Number: in.Number, Kind: in.Kind,
+			RequestedBy: in.RequestedBy, Created: now, Phase: string(lifecycle.PhaseProvisioning), Serial: in.Witness}
+		if ttl > 0 {
+			p.Header.Expires = now.Add(ttl)
+		}
+		return d
+	}
+	h := f.Doc.Header
+	p.Resume = Paused(h)
+	if d.Verb == VerbResume && !p.Resume {
+		return d.refuse(&Refusal{Kind: lifecycle.RefuseNotPaused, Cluster: in.Cluster, Phase: Phase(h.Phase)})
+	}
+	spec, err := target(f.State.Spec, patch)
+	if err != nil {
+		return d.fail(err)
+	}
+	p.Spec = spec
+	if err := spec.Validate(); err != nil {
+		return d.fail(err)
+	}
+	inPlace, cannot := provision.Diff(f.State.Spec, spec)
+	p.InPlace = inPlace
+	if len(cannot) > 0 && !in.DryRun {
+		return d.refuse(&Refusal{Kind: lifecycle.RefuseChanges, Cluster: in.Cluster, Changes: cannot, InPlace: inPlace})
+	}
+	p.Refused, p.Life = cannot, ttl
+	if !h.Expires.IsZero() {
+		p.Life = h.Expires.Sub(now)
+	}
+	p.Header = header(h)
+	p.Header.Phase = string(lifecycle.PhaseProvisioning)
+	if p.Resume {
+		p.Header.Phase, p.Phase = string(lifecycle.PhaseResuming), lifecycle.PhaseResuming
+	}
+	return d
+}
+
+// upMeta is what an admitted up's one header write records beside the phase.
+func upMeta(m *Meta, in Intent, f Facts, p Plan, now time.Time) {
+	m.DownFailed = time.Time{}
+	if in.StatusComment != 0 {
+		m.StickyID = in.StatusComment
+	}
+	// Recorded as the up starts, under the admission lock for a new cluster or a resume (its
+	// machines are billed from now on): the next admission counts it running.
+	if f.Quote != nil && !f.Quote.Daily.IsZero() {
+		m.DailyCostNanos = f.Quote.Daily.Nanos
+	}
+	if in.RequesterID != 0 && m.RequesterID == 0 && strings.EqualFold(p.Header.RequestedBy, in.RequestedBy) {
+		m.RequesterID = in.RequesterID
+	}
+	if p.Resume && inPauseWindow(in, now) {
+		// Resumed inside a pause window: the schedule leaves it running until the window ends.
+		m.AwakeUntil = in.Bounds.PauseSchedule.NextResume(now)
+	}
 }
 
 // budgetRule is the one budget rule: a new cluster of the intent's repository (or a resume),

@@ -97,12 +97,18 @@ type decisionCase struct {
 	check  func(t *testing.T, d clusterops.Decision)
 }
 
+func withPatch(p clusterops.SpecPatch) func(*clusterops.Intent) {
+	return func(in *clusterops.Intent) { in.Patch = p }
+}
+
 func decisionCases() []decisionCase {
-	withPatch := func(p clusterops.SpecPatch) func(*clusterops.Intent) {
-		return func(in *clusterops.Intent) { in.Patch = p }
-	}
+	return slices.Concat(upCases(), resumeCases(), teardownCases(), otherCases())
+}
+
+// upCases are an up's: what needs no state first, then the cluster's rules, the facts it asks
+// for, the quota, the budget, and the header of its one write.
+func upCases() []decisionCase {
 	return []decisionCase{
-		// Up: what needs no state first.
 		{name: "up on a closed issue", verb: clusterops.VerbUp, in: intent(func(in *clusterops.Intent) { in.Closed = true }),
 			facts: doc(lifecycle.PhaseReady), refuse: lifecycle.RefuseClosed},
 		{name: "up with a DNS zone the repository does not list", verb: clusterops.VerbUp,
@@ -196,8 +202,12 @@ func decisionCases() []decisionCase {
 			facts: func() clusterops.Facts { f := read(none); f.Quote = nil; return f }(), err: "no quoter"},
 		{name: "a stored spec that no longer validates fails", verb: clusterops.VerbUp, in: intent(),
 			facts: func() clusterops.Facts { f := doc(lifecycle.PhaseReady); f.State.Spec.CPCount = 4; return f }(), err: "cp_count 4"},
+	}
+}
 
-		// Resume, and the pause window's wake.
+// resumeCases are a resume's and the pause window's wake.
+func resumeCases() []decisionCase {
+	return []decisionCase{
 		{name: "resume of a cluster that is not paused", verb: clusterops.VerbResume, in: intent(), facts: doc(lifecycle.PhaseReady),
 			refuse: lifecycle.RefuseNotPaused,
 			check: func(t *testing.T, d clusterops.Decision) {
@@ -232,8 +242,12 @@ func decisionCases() []decisionCase {
 		{name: "a woken cluster of a closed issue is refused", verb: clusterops.VerbExtend,
 			in:    intent(nightly, func(in *clusterops.Intent) { in.Closed = true }),
 			facts: doc(lifecycle.PhasePaused), now: t0.Add(9 * time.Hour), refuse: lifecycle.RefuseClosed, does: clusterops.VerbResume},
+	}
+}
 
-		// Down.
+// teardownCases are a down's and a pause's, the schedule's included.
+func teardownCases() []decisionCase {
+	return []decisionCase{
 		{name: "down of no cluster sweeps its tag", verb: clusterops.VerbDown, in: intent(),
 			check: func(t *testing.T, d clusterops.Decision) {
 				if d.Plan.Exists || d.Plan.Write || d.Plan.Spec.ImageBucket == "" {
@@ -285,8 +299,12 @@ func decisionCases() []decisionCase {
 			facts: doc(lifecycle.PhaseReady, func(h *statestore.Header) {
 				clusterops.Meta{AwakeUntil: t0.Add(time.Hour)}.Into(h)
 			}), refuse: lifecycle.RefusePrecondition},
+	}
+}
 
-		// Extend.
+// otherCases are an extend's, the schedule's marks (keep) and the reads'.
+func otherCases() []decisionCase {
+	return []decisionCase{
 		{name: "extend beyond max_ttl", verb: clusterops.VerbExtend, in: intent(func(in *clusterops.Intent) { in.ExtendBy = 8 * 24 * time.Hour }),
 			facts: doc(lifecycle.PhaseReady), refuse: lifecycle.RefuseMaxTTL},
 		{name: "extend of no cluster", verb: clusterops.VerbExtend, in: intent(), refuse: lifecycle.RefuseNoCluster},

@@ -1,6 +1,7 @@
 package clusterops_test
 
 import (
+	"context"
 	"slices"
 	"strings"
 	"sync"
@@ -157,8 +158,12 @@ func TestParkOnDownThenAdopt(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// A reset that fails is not a park: the worker is deleted as without park_for, and the pool
-	// holds nothing.
+	downsDeleteTheWorker(ctx, t, e, second, other, w.ID)
+}
+
+// downsDeleteTheWorker: a reset that fails is not a park: other's worker is deleted as without
+// park_for, and the pool holds nothing; a down without park_for deletes second's (adopted, id).
+func downsDeleteTheWorker(ctx context.Context, t *testing.T, e *env, second, other *clusterops.Outcome, id string) {
 	ow := other.State.Resources[scaleway.NodeWorker]
 	e.w.Node(other.State.Outputs[cluster.OutWorkerIP]).FailReset(true)
 	if _, err := e.ops.Down(ctx, clusterops.Intent{Cluster: other.Header.Cluster, RequestedBy: "alice", Command: "down", ParkFor: time.Hour}); err != nil {
@@ -170,7 +175,7 @@ func TestParkOnDownThenAdopt(t *testing.T) {
 	if _, err := e.ops.Down(ctx, clusterops.Intent{Cluster: second.Header.Cluster, RequestedBy: "alice", Command: "down"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := e.bm(w.ID); ok {
+	if _, ok := e.bm(id); ok {
 		t.Fatal("a down without park_for left the worker")
 	}
 	if len(e.pool(t).Workers) != 0 {
