@@ -76,14 +76,14 @@ func (o *Ops) run(ctx context.Context, verb Verb, in Intent, q *queue) (_ *Outco
 		return failed(out, err)
 	}
 	d, admission, err := o.decide(ctx, verb, in, &f, now)
-	var releaseAdmission func()
-	releaseAdmission = func() {
+	// The admission lock, when the budget was read under it, is held until the first write.
+	releaseAdmission := func() {
 		if admission != nil {
 			o.release(ctx, admission)
 			admission = nil
 		}
 	}
-	defer func() { releaseAdmission() }()
+	defer releaseAdmission()
 	out.Verb, out.Exists, out.Header, out.Spec = d.Verb, d.Plan.Exists, d.Plan.Header, d.Plan.Spec
 	out.InPlace, out.Refused, out.Preflight, out.Phase = d.Plan.InPlace, d.Plan.Refused, f.Preflight, d.Plan.Phase
 	if f.Quote != nil {
