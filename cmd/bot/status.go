@@ -32,7 +32,7 @@ func statusCommand() *command {
 			e.Bool(&health, "health", "", true, fmt.Sprintf("check the Talos APIs (:%d) and Kubernetes /readyz (:%d), a few seconds at most", netpolicy.PortApid, netpolicy.PortKubeAPI))
 		},
 		run: func(ctx context.Context, a *app, fs *flag.FlagSet) error {
-			ops, closeOps, err := a.scopedOps(ctx, name)
+			ops, closeOps, err := a.clusterOps(ctx, name)
 			if err != nil {
 				return err
 			}
@@ -48,7 +48,7 @@ func statusCommand() *command {
 			} else {
 				ctx = talos.WithLogger(ctx, a.log.With("component", "talos"))
 			}
-			st, err := ops.Status(ctx, name, health)
+			st, err := a.status(ctx, ops, clusterops.Intent{Cluster: name, Health: health})
 			if err != nil {
 				return err
 			}
@@ -66,6 +66,20 @@ func statusCommand() *command {
 			return nil
 		},
 	}
+}
+
+// status is what a cluster's status found (one read of its document), confined to the
+// workflow's repository (clusterops.Owned, which Decide applies).
+func (a *app) status(ctx context.Context, ops *clusterops.Ops, in clusterops.Intent) (*clusterops.Status, error) {
+	in.Scope = a.repoScope()
+	out, err := ops.Run(ctx, clusterops.VerbStatus, in, nil)
+	if err != nil {
+		return nil, err
+	}
+	if !out.Exists {
+		return nil, fmt.Errorf("cluster %q: %w (see `bot state ls`)", in.Cluster, clusterops.ErrNoCluster)
+	}
+	return out.Status, nil
 }
 
 func (a *app) printStatus(ctx context.Context, st *clusterops.Status, now time.Time) {

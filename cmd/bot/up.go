@@ -40,8 +40,8 @@ func (s *specFlags) define(fs *flag.FlagSet, e *envFlags) {
 	e.Setting(&s.sshKeyFile, "ssh-public-key-file")
 }
 
-// override returns what was set on the command line or by environment.
-func (s *specFlags) override(fs *flag.FlagSet, getenv func(string) string) (func(*provision.Spec), error) {
+// patch is what was set on the command line or by environment, by setting name.
+func (s *specFlags) patch(fs *flag.FlagSet, getenv func(string) string) (clusterops.SpecPatch, error) {
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	for _, name := range []string{"zone", "talos", "admin-cidr", "extensions", "dns-zone", "ssh-public-key-file"} {
@@ -49,45 +49,28 @@ func (s *specFlags) override(fs *flag.FlagSet, getenv func(string) string) (func
 			set[st.CLI] = true
 		}
 	}
-	var personKey string
+	p := clusterops.SpecPatch{}
 	if set["ssh-public-key-file"] && s.sshKeyFile != "" {
 		b, err := os.ReadFile(s.sshKeyFile)
 		if err != nil {
 			return nil, fmt.Errorf("read --ssh-public-key-file: %w", err)
 		}
-		personKey = strings.TrimSpace(string(b))
+		p["ssh-public-key-file"] = strings.TrimSpace(string(b))
 	}
-	v := *s
-	// Each field of the spec a flag (or its variable) gives, in the order they apply.
-	fields := []struct {
-		flag string
-		set  func(*provision.Spec)
+	// Each setting of the spec a flag (or its variable) gives: the flag's name, its setting's.
+	for _, f := range []struct {
+		flag, setting string
+		value         any
 	}{
-		{"zone", func(sp *provision.Spec) {
-			sp.Zone = v.zone
-			if i := strings.LastIndex(v.zone, "-"); i > 0 {
-				sp.Region = v.zone[:i]
-			}
-		}},
-		{"talos", func(sp *provision.Spec) { sp.TalosVersion = v.talos }},
-		{"admin-cidr", func(sp *provision.Spec) { sp.AdminCIDRs = v.adminCIDRs }},
-		{"extension", func(sp *provision.Spec) { sp.TalosExtensions = v.extensions }},
-		{"dns-zone", func(sp *provision.Spec) { sp.DNSZone = v.dnsZone }},
-		{"cp-count", func(sp *provision.Spec) { sp.CPCount = v.cpCount }},
-		{"cp-type", func(sp *provision.Spec) { sp.CPInstanceType = v.cpType }},
-		{"worker-offer", func(sp *provision.Spec) { sp.BaremetalOffer = v.offer }},
-		{"expose-edge", func(sp *provision.Spec) { sp.ExposeEdgeOnControlPlane = v.exposeEdge }},
+		{"zone", "zone", s.zone}, {"talos", "talos", s.talos}, {"admin-cidr", "admin-cidr", s.adminCIDRs},
+		{"extension", "extensions", s.extensions}, {"dns-zone", "dns-zone", s.dnsZone}, {"cp-count", "cp-count", s.cpCount},
+		{"cp-type", "cp-type", s.cpType}, {"worker-offer", "worker-offer", s.offer}, {"expose-edge", "expose-edge", s.exposeEdge},
+	} {
+		if set[f.flag] {
+			p[f.setting] = f.value
+		}
 	}
-	return func(sp *provision.Spec) {
-		for _, f := range fields {
-			if set[f.flag] {
-				f.set(sp)
-			}
-		}
-		if personKey != "" {
-			sp.SSHPublicKey = personKey
-		}
-	}, nil
+	return p, nil
 }
 
 // budgetFlags are the bounds of an up run by the CLI: the settings a repository writes in
@@ -101,12 +84,12 @@ type budgetFlags struct {
 
 // open is lk.open for the verbs that may start machines (up, resume): the budget bounds the
 // intent, as the repository's .github/poc.yml bounds a comment's.
-func (b *budgetFlags) open(ctx context.Context, a *app, lk *lockFlags, name, verb string, override func(*provision.Spec)) (*opsWorld, clusterops.Intent, error) {
+func (b *budgetFlags) open(ctx context.Context, a *app, lk *lockFlags, name, verb string, patch clusterops.SpecPatch) (*opsWorld, clusterops.Intent, error) {
 	bounds, err := b.bounds()
 	if err != nil {
 		return nil, clusterops.Intent{}, err
 	}
-	w, req, err := lk.open(ctx, a, name, verb, override)
+	w, req, err := lk.open(ctx, a, name, verb, patch)
 	if err != nil {
 		return nil, req, err
 	}
@@ -163,11 +146,11 @@ func upCommand() *command {
 			if ttl <= 0 {
 				return fmt.Errorf("--ttl %s: the expiry must be a positive duration", ttl)
 			}
-			override, err := sf.override(fs, a.getenv)
+			patch, err := sf.patch(fs, a.getenv)
 			if err != nil {
 				return err
 			}
-			w, req, err := budget.open(ctx, a, &lk, name, "up", override)
+			w, req, err := budget.open(ctx, a, &lk, name, "up", patch)
 			if err != nil {
 				return err
 			}
@@ -176,8 +159,7 @@ func upCommand() *command {
 			if dryRun {
 				return a.printPlan(ctx, w, req)
 			}
-			req.Progress = newProgressPrinter(a.stderr)
-			res, err := w.ops.Up(ctx, req)
+			res, err := w.ops.Run(ctx, clusterops.VerbUp, req, newProgressPrinter(a.stderr))
 			if err != nil {
 				return fmt.Errorf("up %s: %w", name, err)
 			}
@@ -191,13 +173,13 @@ func upCommand() *command {
 // a repository's workflow (workflow_dispatch, GITHUB_REPOSITORY), it is confined to that
 // repository's clusters (Intent.Scope), since one state bucket serves every repository of the
 // Scaleway project; a cluster it creates belongs to that repository.
-func (a *app) intent(name, verb string, w *opsWorld, override func(*provision.Spec)) clusterops.Intent {
+func (a *app) intent(name, verb string, w *opsWorld, patch clusterops.SpecPatch) clusterops.Intent {
 	spec := provision.DefaultSpec()
 	spec.ImageBucket = w.bucketName
 	actor := cmpOr(a.getenv("GITHUB_ACTOR"), a.getenv("USER"))
 	actor = cmpOr(actor, "operator")
 	repo := a.repoScope()
-	return clusterops.Intent{Cluster: name, Spec: spec, Override: override, RequestedBy: actor,
+	return clusterops.Intent{Cluster: name, Spec: spec, Patch: patch, RequestedBy: actor,
 		RunID: a.getenv("GITHUB_RUN_ID"), Command: verb, Repository: repo, Scope: repo}
 }
 
