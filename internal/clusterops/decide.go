@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -27,6 +28,8 @@ const (
 	NeedQuote     Need = 1 << iota // Facts.Quote (nil once read: these Ops have no quoter)
 	NeedPreflight                  // Facts.Preflight (nil once read: these Ops have no pre-flight)
 	NeedBudget                     // Facts.Running and RunningErr, under the admission lock
+	NeedSpares                     // Facts.Spares and SparesErr: the bucket's spares, for a claim
+	NeedHealth                     // Facts.Health of the spare the plan claims (Plan.Claim)
 )
 
 // Facts are what an operation read, once, before it decides: the cluster's document and state,
@@ -47,6 +50,13 @@ type Facts struct {
 	// daily cost; RunningErr says what could not be read (with Running nil: nothing could).
 	Running    []cost.ClusterCost
 	RunningErr error
+	// Spares are the bucket's spares a claim chooses among, SparesErr what could not be read of
+	// them; Health says, by spare, why its re-check failed ("": it passed), Lost why a claim of
+	// it was lost to another run. A spare in Health (failed) or Lost is not chosen again.
+	Spares    []SpareFact
+	SparesErr error
+	Health    map[string]string
+	Lost      map[string]string
 }
 
 // Decision is what Decide decided: facts it still needs, a refusal, a failure the facts make
@@ -85,6 +95,10 @@ type Plan struct {
 	Phase Phase
 	// Health: a status checks the APIs. Warned: a keep marks the one expiry warning.
 	Health, Warned bool
+	// Claim is the spare a new cluster is made of (nil: the cold path); Path says which path an
+	// up asking for the pool takes, and why ("": it did not ask).
+	Claim *SpareFact
+	Path  string
 }
 
 // Decide is the one decision of an operation: verb, as in asks it, on the facts read, at now. It
@@ -239,12 +253,20 @@ func decideUp(d Decision, in Intent, f Facts, now time.Time, woke bool) Decision
 	if d = upTarget(d, in, f, now, woke); d.Refusal != nil || d.Err != nil {
 		return d
 	}
+	if d = decideClaim(d, in, f, now); d.Need != 0 || d.Err != nil {
+		return d
+	}
 	p := &d.Plan
-	p.Offers = workerOffers(in, p.Spec)
+	needs := NeedQuote | NeedPreflight
+	if p.Claim == nil {
+		p.Offers = workerOffers(in, p.Spec)
+	} else {
+		needs = NeedQuote // a claim creates nothing: no quota, no stock
+	}
 	if in.DryRun {
 		p.Phase = lifecycle.PhasePlanned
 	}
-	if need := (NeedQuote | NeedPreflight) &^ f.Read; need != 0 {
+	if need := needs &^ f.Read; need != 0 {
 		d.Need = need
 		return d
 	}
@@ -271,7 +293,7 @@ func decideUp(d Decision, in Intent, f Facts, now time.Time, woke bool) Decision
 			d.Need = NeedBudget
 			return d
 		}
-		if r := budgetRule(in, f); r != nil {
+		if r := budgetRule(in, f, p.Claim); r != nil {
 			return d.refuse(r)
 		}
 	}
@@ -369,17 +391,22 @@ func upMeta(m *Meta, in Intent, f Facts, p Plan, now time.Time) {
 // budgetRule is the one budget rule: a new cluster of the intent's repository (or a resume),
 // priced f.Quote, must fit the repository's bounds beside the clusters already running (and the
 // bucket's parked workers). It fails closed: a budget that cannot be checked refuses.
-func budgetRule(in Intent, f Facts) *Refusal {
+func budgetRule(in Intent, f Facts, claim *SpareFact) *Refusal {
 	if f.Running == nil && f.RunningErr != nil {
 		// A budget checked against no cluster at all would let anything through.
 		return &Refusal{Kind: lifecycle.RefuseBudget, Cluster: in.Cluster, Err: f.RunningErr}
 	}
+	running := f.Running
+	if claim != nil {
+		// The claimed spare, counted idle until now, is the cluster this up makes: once.
+		running = slices.DeleteFunc(slices.Clone(running), func(c cost.ClusterCost) bool { return c.Name == claim.Name })
+	}
 	var be *cost.BudgetError
-	if !errors.As(cost.CheckBudget(*in.Bounds, f.Running, *f.Quote), &be) {
+	if !errors.As(cost.CheckBudget(*in.Bounds, running, *f.Quote), &be) {
 		return nil
 	}
 	r := &Refusal{Kind: lifecycle.RefuseBudget, Cluster: in.Cluster, Budget: be}
-	for _, c := range f.Running {
+	for _, c := range running {
 		r.Running = append(r.Running, c.Name)
 	}
 	return r

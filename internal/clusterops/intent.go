@@ -176,6 +176,11 @@ type Intent struct {
 	ExtendBy time.Duration
 	// Health makes a Status check the APIs of a cluster that has machines.
 	Health bool
+	// Warm makes an up of a new cluster claim a spare of the warm pool when one fits (a comment's
+	// up, a pull request's, `bot up`); Cold says the requester asked for the cold path (`bot up
+	// --cold`), which the outcome's Path then says. Neither: no spare is looked at (the schedule,
+	// a spare's own build).
+	Warm, Cold bool
 	// Keep, Warn and Unwarn are a Keep's marks: the keep label as the schedule saw it (nil:
 	// unchanged), the expiry to record the one warning for (zero: none; it must still be the
 	// header's), and the expiry whose warning mark to take back (its comment failed).
@@ -231,6 +236,9 @@ type Outcome struct {
 	Kubeconfig []byte
 	// Warned says that a Keep marked the header for the one expiry warning: the schedule posts it.
 	Warned bool
+	// Path says, for an up that asked for the warm pool (Intent.Warm or Cold), which path it took
+	// and why: "warm: claimed the warm spare …" or "cold: …".
+	Path string
 }
 
 // PlanNode is one resource a dry up would create.

@@ -87,6 +87,9 @@ type Ops struct {
 	// worker offers before anything is written or created (see Up); cmd/bot binds it to
 	// cluster.Preflight.
 	Preflight Preflighter
+	// Rebind renames a claimed spare's resources (scaleway.Driver.Rebind); nil: an up never
+	// claims a spare.
+	Rebind Rebinder
 
 	// saveFault, set by tests (export_test.go), runs before every state save of an operation:
 	// an error is a crash from that save on.

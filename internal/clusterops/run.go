@@ -75,7 +75,7 @@ func (o *Ops) run(ctx context.Context, verb Verb, in Intent, q *queue) (_ *Outco
 	if err != nil {
 		return failed(out, err)
 	}
-	d, admission, err := o.decide(ctx, verb, in, &f, now)
+	var admission *statestore.Held
 	// The admission lock, when the budget was read under it, is held until the first write.
 	releaseAdmission := func() {
 		if admission != nil {
@@ -84,7 +84,8 @@ func (o *Ops) run(ctx context.Context, verb Verb, in Intent, q *queue) (_ *Outco
 		}
 	}
 	defer releaseAdmission()
-	out.Verb, out.Exists, out.Header, out.Spec = d.Verb, d.Plan.Exists, d.Plan.Header, d.Plan.Spec
+	d, spareLock, spareDoc, err := o.decideClaimed(ctx, verb, in, &f, now, &admission)
+	out.Verb, out.Exists, out.Header, out.Spec, out.Path = d.Verb, d.Plan.Exists, d.Plan.Header, d.Plan.Spec, d.Plan.Path
 	out.InPlace, out.Refused, out.Preflight, out.Phase = d.Plan.InPlace, d.Plan.Refused, f.Preflight, d.Plan.Phase
 	if f.Quote != nil {
 		out.Quote = *f.Quote
@@ -102,14 +103,16 @@ func (o *Ops) run(ctx context.Context, verb Verb, in Intent, q *queue) (_ *Outco
 	case in.DryRun:
 		return o.dry(out, in)
 	}
-	switch d.Verb {
-	case VerbUp, VerbResume:
+	switch {
+	case d.Plan.Claim != nil:
+		return o.actClaim(ctx, in, d.Plan, out, q, releaseAdmission, spareLock, spareDoc)
+	case d.Verb == VerbUp, d.Verb == VerbResume:
 		return o.actUp(ctx, in, f, d.Plan, out, q, releaseAdmission)
-	case VerbDown:
+	case d.Verb == VerbDown:
 		return o.actDown(ctx, in, f, d.Plan, out, q)
-	case VerbPause:
+	case d.Verb == VerbPause:
 		return o.actPause(ctx, in, f, d.Plan, out, q)
-	case VerbExtend, VerbKeep:
+	case d.Verb == VerbExtend, d.Verb == VerbKeep:
 		return o.actHeader(ctx, f, d.Plan, out)
 	}
 	return o.actRead(ctx, in, f, d.Plan, out)
@@ -149,16 +152,68 @@ func (o *Ops) read(ctx context.Context, verb Verb, in Intent) (Facts, error) {
 	return f, nil
 }
 
-// decide calls Decide until it needs nothing more, reading what it asks for: the plan's price
-// and pre-flight, then the budget's other clusters under the repository's admission lock, which
-// it returns held (the first write of the cluster's document must happen under it, so that the
-// next admission counts this cluster).
-func (o *Ops) decide(ctx context.Context, verb Verb, in Intent, f *Facts, now time.Time) (Decision, *statestore.Held, error) {
-	var admission *statestore.Held
+// decideClaimed decides (decide), and when the decision claims a spare, marks it claimed before
+// anything else acts: a claim lost to another run (or to the schedule) is a fact, and the
+// decision is made again without that spare; a failed re-check is recorded in the spare's record
+// whatever path the up then takes. It returns the claimed spare's lock, held, and its document.
+func (o *Ops) decideClaimed(ctx context.Context, verb Verb, in Intent, f *Facts, now time.Time, admission **statestore.Held) (Decision, *statestore.Held, *statestore.Document, error) {
+	for {
+		d, held, err := o.decide(ctx, verb, in, f, now, *admission)
+		*admission = held
+		if err != nil || d.Refusal != nil || d.Err != nil || in.DryRun {
+			return d, nil, nil, err
+		}
+		if len(f.Health) > 0 {
+			o.markUnhealthy(ctx, in, *f)
+		}
+		if d.Plan.Claim == nil {
+			return d, nil, nil, nil
+		}
+		lock, doc, lost := o.claimSpare(ctx, in, d.Plan.Claim)
+		if lost == "" {
+			return d, lock, doc, nil
+		}
+		o.log().Info("a spare's claim was lost; deciding again without it", "spare", d.Plan.Claim.Name, "why", lost)
+		if f.Lost == nil {
+			f.Lost = map[string]string{}
+		}
+		f.Lost[d.Plan.Claim.Name] = lost
+		// The price and the pre-flight were the spare's: read again for what comes next.
+		f.Read &^= NeedQuote | NeedPreflight
+		f.Quote, f.Preflight = nil, nil
+	}
+}
+
+// decide calls Decide until it needs nothing more, reading what it asks for: the bucket's spares
+// and the chosen spare's health (a claim), the plan's price and pre-flight, then the budget's
+// other clusters under the repository's admission lock, which it returns held (the first write of
+// the cluster's document must happen under it, so that the next admission counts this cluster).
+// admission is the lock a previous round took, kept.
+func (o *Ops) decide(ctx context.Context, verb Verb, in Intent, f *Facts, now time.Time, admission *statestore.Held) (Decision, *statestore.Held, error) {
 	for {
 		d := Decide(verb, in, *f, now)
 		if d.Need == 0 || d.Refusal != nil || d.Err != nil {
 			return d, admission, nil
+		}
+		if d.Need&NeedSpares != 0 {
+			f.Read |= NeedSpares
+			f.Spares, f.SparesErr = o.readSpares(ctx)
+		}
+		if d.Need&NeedHealth != 0 {
+			f.Read |= NeedHealth
+			unhealthy, lost := o.recheck(ctx, d.Plan.Claim)
+			if f.Health == nil {
+				f.Health = map[string]string{}
+			}
+			if f.Lost == nil {
+				f.Lost = map[string]string{}
+			}
+			if lost != "" {
+				f.Lost[d.Plan.Claim.Name] = lost
+			} else {
+				f.Health[d.Plan.Claim.Name] = unhealthy
+			}
+			f.Read &^= NeedHealth // the next spare chosen is checked in turn
 		}
 		if d.Need&NeedQuote != 0 {
 			f.Read |= NeedQuote

@@ -39,6 +39,12 @@ func (o *Ops) actUp(ctx context.Context, in Intent, f Facts, p Plan, out *Outcom
 		return failed(out, fmt.Errorf("clear a stale cancel request of %q: %w", in.Cluster, err))
 	}
 	q.admitted(out)
+	if from := unfinishedRebind(saver.doc.Header, st); from != "" {
+		// A claim whose run died before the spare's resources carried this cluster's names.
+		if err := o.rebind(ctx, st, from, saver); err != nil {
+			return failed(out, err)
+		}
+	}
 	g, engine, err := o.prepare(st, q.progress())
 	if err != nil {
 		return failed(out, err)
