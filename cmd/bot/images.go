@@ -32,7 +32,7 @@ const imagePrefix = "talos/"
 
 // imagesZoneFlag is the --zone flag of the images commands.
 func imagesZoneFlag(e *envFlags, zones *[]string) {
-	e.List(zones, "zone", "SCW_DEFAULT_ZONE", "zone whose shared snapshots are listed, besides the zones of the clusters in state")
+	e.SettingWith(zones, "zone", nil, "zone whose shared snapshots are listed, besides the zones of the clusters in state")
 }
 
 // imagesEnv is what the images commands read: the state, Scaleway's API, the image bucket.

@@ -43,7 +43,7 @@ func statusCommand() *command {
 				ops.RunnerCIDR = wiring.DetectRunner(ctx, a.getenv, a.log)
 			}
 			// The Talos client logs every answer at info; next to the table that is noise (POC_DEBUG keeps it).
-			if a.getenv("POC_DEBUG") == "" {
+			if !a.env().Given("debug") {
 				ctx = talos.WithLogger(ctx, slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
 			} else {
 				ctx = talos.WithLogger(ctx, a.log.With("component", "talos"))

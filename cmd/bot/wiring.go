@@ -100,7 +100,7 @@ func (a *app) clusterOps(ctx context.Context, name string) (ops *clusterops.Ops,
 // openStoreNoKey opens the store for what needs no key (listing headers, unlocking): without
 // POC_STATE_KEY, a throwaway keeper stands in, and anything that would decrypt fails as a wrong key.
 func (a *app) openStoreNoKey(ctx context.Context) (*statestore.Store, error) {
-	if strings.TrimSpace(a.getenv(statestore.EnvStateKey)) != "" {
+	if a.env().Given("state-key") {
 		return a.openStore(ctx)
 	}
 	key, err := statestore.NewKeyURL()

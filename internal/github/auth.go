@@ -15,6 +15,7 @@ import (
 	"github.com/bradleyfalzon/ghinstallation/v2"
 	gh "github.com/google/go-github/v88/github"
 
+	"github.com/pocbot/pocbot/internal/settings"
 	"github.com/pocbot/pocbot/internal/version"
 )
 
@@ -71,9 +72,8 @@ func AuthFromEnv(getenv func(string) string) (Auth, error) {
 		}
 		a.Owner, a.Repo = owner, repo
 	}
-	idText := strings.TrimSpace(getenv("POC_APP_ID"))
-	keyText := getenv("POC_APP_PRIVATE_KEY")
-	keyFile := strings.TrimSpace(getenv("POC_APP_PRIVATE_KEY_FILE"))
+	env := settings.Env(getenv)
+	idText, keyText, keyFile := env.String("app-id"), env.Raw("app-private-key"), env.String("app-private-key-file")
 	switch {
 	case idText != "":
 		id, err := strconv.ParseInt(idText, 10, 64)

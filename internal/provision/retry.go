@@ -18,7 +18,7 @@ const DefaultPollInterval = 2 * time.Second
 // PollIntervalFromEnv reads POC_POLL_INTERVAL (a duration in the settings' one grammar, like
 // "50ms", or milliseconds).
 func PollIntervalFromEnv() (time.Duration, error) {
-	v := os.Getenv("POC_POLL_INTERVAL")
+	v := settings.Env(os.Getenv).String("poll-interval")
 	if v == "" {
 		return DefaultPollInterval, nil
 	}
@@ -28,7 +28,7 @@ func PollIntervalFromEnv() (time.Duration, error) {
 	if ms, err := strconv.Atoi(v); err == nil && ms > 0 {
 		return time.Duration(ms) * time.Millisecond, nil
 	}
-	return 0, fmt.Errorf("POC_POLL_INTERVAL=%q: give a positive duration such as 2s or 100ms", v)
+	return 0, fmt.Errorf("%s=%q: give a positive duration such as 2s or 100ms", settings.Lookup("poll-interval").Env, v)
 }
 
 // transientError marks an error worth retrying (5xx, 429, a resource in a transient state).

@@ -172,7 +172,7 @@ type envSettings struct {
 // readEnv reads and checks them (named and defaulted by the settings table), before anything is
 // opened.
 func readEnv(getenv func(string) string) (envSettings, error) {
-	e := envSettings{region: cmpOr(getenv("SCW_DEFAULT_REGION"), provision.DefaultSpec().Region), poll: provision.DefaultPollInterval}
+	e := envSettings{region: settings.Env(getenv).String("scw-region"), poll: provision.DefaultPollInterval}
 	port := settings.Lookup("rescue-ssh-port")
 	v := cmpOr(getenv(port.Env), port.Default)
 	p, err := strconv.Atoi(v)
@@ -206,10 +206,11 @@ func readEnv(getenv func(string) string) (envSettings, error) {
 // on without a runner address, as before detection existed: admin_cidrs that cover the runner
 // (the default 0.0.0.0/0) need none.
 func DetectRunner(ctx context.Context, getenv func(string) string, log *slog.Logger) string {
-	if v := strings.TrimSpace(getenv("POC_RUNNER_CIDR")); v != "" {
+	env := settings.Env(getenv)
+	if v := env.String("runner-cidr"); v != "" {
 		return v
 	}
-	cidr, err := runnerip.Detect(ctx, nil, cmpOr(getenv("POC_RUNNER_ECHO_URL"), settings.DefaultRunnerEchoURL))
+	cidr, err := runnerip.Detect(ctx, nil, env.String("runner-echo-url"))
 	if err != nil {
 		log.Warn("runner address unknown: admin_cidrs that leave it out will lock this run out", "err", err)
 		return ""
