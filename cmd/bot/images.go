@@ -15,6 +15,7 @@ import (
 	"gocloud.dev/blob"
 
 	"github.com/pocbot/pocbot/internal/clusterops"
+	"github.com/pocbot/pocbot/internal/commands"
 	"github.com/pocbot/pocbot/internal/provision"
 	"github.com/pocbot/pocbot/internal/provision/images"
 	"github.com/pocbot/pocbot/internal/provision/scaleway"
@@ -336,7 +337,7 @@ func (a *app) prune(ctx context.Context, inv *imageInventory, dryRun bool, minAg
 			e.action = "kept: in use"
 			continue
 		case e.object != nil && now.Sub(e.object.Stored) < minAge:
-			e.action = fmt.Sprintf("kept: stored %s ago (< --min-age %s)", roundDur(now.Sub(e.object.Stored)), minAge)
+			e.action = fmt.Sprintf("kept: stored %s ago (< --min-age %s)", commands.RoundDuration(now.Sub(e.object.Stored)), minAge)
 			continue
 		}
 		var done, kept []string
