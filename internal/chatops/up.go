@@ -31,7 +31,6 @@ func (r *run) up(ctx context.Context, o commands.UpOptions) error {
 	if _, given := o.Spec["worker-offer"]; !given {
 		in.WorkerOffers = r.cfg.WorkerOffers // the comment's --worker-offer wins
 	}
-	var est *eta.Estimate
 	sp := newSteps()
 	in.Progress = sp
 	var tr *tracked
@@ -40,7 +39,7 @@ func (r *run) up(ctx context.Context, o commands.UpOptions) error {
 	// The status comment lives as long as the run (ctx), not as the lock the operation hands in.
 	in.Started = func(_ context.Context, out *clusterops.Outcome) int64 {
 		donePlan()
-		if est = r.estimate(ctx, out.Spec, out.Exists, out.Preflight); est != nil {
+		if est := out.ETA; est != nil {
 			r.eta = commands.PreflightView{ETA: est.D, ETAFrom: est.From, Path: est.Path.String()}.ETAText()
 		}
 		r.react(ctx, github.ReactionRocket)
@@ -57,14 +56,11 @@ func (r *run) up(ctx context.Context, o commands.UpOptions) error {
 		case upErr != nil:
 			return r.fail(ctx, upErr)
 		}
-		return r.plan(ctx, res, in.TTL, r.estimate(ctx, res.Spec, res.Exists, res.Preflight)) // a dry run
+		return r.plan(ctx, res, in.TTL, res.ETA) // a dry run
 	}
 	tr.stop()
 	doneUp()
-	tr.view.StateSerial = res.Header.Serial
-	if upErr == nil {
-		r.recordDuration(ctx, est, tr.view.Now.Sub(tr.view.Started))
-	}
+	tr.view.StateSerial = res.Header.Serial // clusterops recorded a new cluster's duration for the ETA
 
 	doneReply := r.group("reply")
 	defer doneReply()

@@ -158,6 +158,7 @@ func (b *Backend) ops(cfg Config, env envSettings, factory, runnerCIDR string) (
 	// recorded Scaleway latencies and the hosts' figures the emulated world also plays.
 	book := &eta.Book{Store: b.Store, Build: ops.Build, Profile: cluster.DefaultWaits(),
 		SharedImage: b.Driver.SharedSnapshot}
+	ops.ETA = book // Up estimates and records: /poc up and bot up alike
 	return ops, book
 }
 
