@@ -64,15 +64,7 @@ func TestApplyCopiesLists(t *testing.T) {
 
 func fieldsOf(t *testing.T, s Spec) map[string]any {
 	t.Helper()
-	var m map[string]any
-	b, err := json.Marshal(s)
-	if err == nil {
-		err = json.Unmarshal(b, &m)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	return m
+	return jsonValue(t, s).(map[string]any)
 }
 
 func jsonValue(t *testing.T, x any) any {

@@ -56,13 +56,13 @@ func TestSettingsAreReadThroughTheTable(t *testing.T) {
 	for _, f := range files {
 		ast.Inspect(f.file, func(n ast.Node) bool {
 			call, ok := n.(*ast.CallExpr)
-			if !ok || !reads.MatchString(funcName(call.Fun)) {
+			if !ok || !reads.MatchString(lastName(call.Fun)) {
 				return true
 			}
 			for _, arg := range call.Args {
 				v, ok := stringLit(arg)
 				if !ok {
-					v, ok = consts[identName(arg)]
+					v, ok = consts[lastName(arg)]
 				}
 				if ok && isOurs(v) {
 					t.Errorf("%s: %s is named in a call to %s: read it through the settings table (settings.Env, envFlags.Setting), adding its row if it has none",
@@ -126,17 +126,8 @@ func stringLit(e ast.Expr) (string, bool) {
 	return v, err == nil
 }
 
-func identName(e ast.Expr) string {
-	switch e := e.(type) {
-	case *ast.Ident:
-		return e.Name
-	case *ast.SelectorExpr:
-		return e.Sel.Name
-	}
-	return ""
-}
-
-func funcName(e ast.Expr) string {
+// lastName is the name an identifier or a selector ends with (Getenv of os.Getenv).
+func lastName(e ast.Expr) string {
 	switch e := e.(type) {
 	case *ast.Ident:
 		return e.Name

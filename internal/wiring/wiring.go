@@ -19,8 +19,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/scaleway/scaleway-sdk-go/scw"
@@ -173,29 +171,25 @@ type envSettings struct {
 // readEnv reads and checks them (named and defaulted by the settings table), before anything is
 // opened.
 func readEnv(getenv func(string) string) (envSettings, error) {
-	e := envSettings{region: settings.Env(getenv).String("scw-region"), poll: provision.DefaultPollInterval}
-	port := settings.Lookup("rescue-ssh-port")
-	v := cmpOr(getenv(port.Env), port.Default)
-	p, err := strconv.Atoi(v)
-	if err != nil {
-		return e, fmt.Errorf("%s=%q is not a port number", port.Env, v)
+	env := settings.Env(getenv)
+	e := envSettings{region: env.String("scw-region"), poll: provision.DefaultPollInterval}
+	var err error
+	if e.rescuePort, err = env.Int("rescue-ssh-port"); err != nil {
+		return e, err
 	}
-	e.rescuePort = p
 	for _, d := range []struct {
 		setting string
 		p       *time.Duration
 	}{{"poll-interval", &e.poll}, {"lock-lease", &e.lockLease}, {"lock-wait", &e.lockWait}} {
-		env := settings.Lookup(d.setting).Env
-		s := strings.TrimSpace(getenv(env))
-		if s == "" {
+		if !env.Given(d.setting) {
 			continue
 		}
-		v, err := settings.ParseDuration(s)
-		if err == nil && v <= 0 {
-			err = fmt.Errorf("%q is not a positive duration", s)
-		}
+		v, err := env.Duration(d.setting)
 		if err != nil {
-			return e, fmt.Errorf("environment variable %s: %w: use a form like 2s, 30s or 2m", env, err)
+			return e, err
+		}
+		if v <= 0 {
+			return e, fmt.Errorf("environment variable %s=%q is not a positive duration: use a form like 2s, 30s or 2m", settings.Lookup(d.setting).Env, env.Raw(d.setting))
 		}
 		*d.p = v
 	}
