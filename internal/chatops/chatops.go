@@ -23,7 +23,6 @@ import (
 
 	"github.com/pocbot/pocbot/internal/clusterops"
 	"github.com/pocbot/pocbot/internal/commands"
-	"github.com/pocbot/pocbot/internal/eta"
 	"github.com/pocbot/pocbot/internal/github"
 	"github.com/pocbot/pocbot/internal/provision"
 	"github.com/pocbot/pocbot/internal/repoconfig"
@@ -56,9 +55,7 @@ type Backend struct {
 	Ops *clusterops.Ops
 	// Spec is the spec of a new cluster before the comment's flags: the seed's defaults with the
 	// image bucket.
-	Spec provision.Spec
-	// ETA, when set, estimates an up (dry run, status comment) and records how long each took.
-	ETA   *eta.Book
+	Spec  provision.Spec
 	Close func()
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/netip"
 	"sort"
 	"strings"
 	"time"
@@ -19,57 +18,19 @@ import (
 	"github.com/pocbot/pocbot/internal/statestore"
 )
 
-// override applies the comment's explicit flags only, so that a bare `/poc up` converges an
-// existing cluster unchanged.
-func override(o commands.UpOptions) func(*provision.Spec) {
-	return func(s *provision.Spec) {
-		if o.TalosVersion != "" {
-			s.TalosVersion = o.TalosVersion
-		}
-		if len(o.AdminCIDRs) > 0 {
-			s.AdminCIDRs = prefixes(o.AdminCIDRs)
-		}
-		if len(o.Extensions) > 0 {
-			s.TalosExtensions = append([]string(nil), o.Extensions...)
-		}
-		if o.DNSZone != "" {
-			s.DNSZone = o.DNSZone
-		}
-		if o.ExposeEdge != nil {
-			s.ExposeEdgeOnControlPlane = *o.ExposeEdge
-		}
-		if o.CPCount > 0 {
-			s.CPCount = o.CPCount
-		}
-		if o.CPType != "" {
-			s.CPInstanceType = o.CPType
-		}
-		if o.WorkerOffer != "" {
-			s.BaremetalOffer = o.WorkerOffer
-		}
-	}
-}
-
-func prefixes(ps []netip.Prefix) []string {
-	out := make([]string, len(ps))
-	for i, p := range ps {
-		out[i] = p.String()
-	}
-	return out
-}
-
 // up runs `/poc up` (and the pull-request trigger): the event becomes an intent, clusterops
 // decides and runs it, and the outcome becomes the replies: a refusal's reply, the plan of a dry
 // run, or the live status comment (opened once the up is admitted), the kubeconfig for the
 // requester and the notification.
 func (r *run) up(ctx context.Context, o commands.UpOptions) error {
 	in := r.intent(commands.VerbUp)
-	in.TTL, in.Override, in.DryRun = o.TTL, override(o), o.DryRun
+	// The comment's explicit flags only, so that a bare `/poc up` converges an existing cluster
+	// unchanged.
+	in.TTL, in.Override, in.DryRun = o.TTL, func(s *provision.Spec) { s.Apply(o.Spec) }, o.DryRun
 	in.Closed = r.ev.Kind == github.KindComment && r.ev.IssueState == "closed"
-	if o.WorkerOffer == "" {
+	if _, given := o.Spec["worker-offer"]; !given {
 		in.WorkerOffers = r.cfg.WorkerOffers // the comment's --worker-offer wins
 	}
-	var est *eta.Estimate
 	sp := newSteps()
 	in.Progress = sp
 	var tr *tracked
@@ -78,7 +39,7 @@ func (r *run) up(ctx context.Context, o commands.UpOptions) error {
 	// The status comment lives as long as the run (ctx), not as the lock the operation hands in.
 	in.Started = func(_ context.Context, out *clusterops.Outcome) int64 {
 		donePlan()
-		if est = r.estimate(ctx, out.Spec, out.Exists, out.Preflight); est != nil {
+		if est := out.ETA; est != nil {
 			r.eta = commands.PreflightView{ETA: est.D, ETAFrom: est.From, Path: est.Path.String()}.ETAText()
 		}
 		r.react(ctx, github.ReactionRocket)
@@ -95,14 +56,11 @@ func (r *run) up(ctx context.Context, o commands.UpOptions) error {
 		case upErr != nil:
 			return r.fail(ctx, upErr)
 		}
-		return r.plan(ctx, res, in.TTL, r.estimate(ctx, res.Spec, res.Exists, res.Preflight)) // a dry run
+		return r.plan(ctx, res, in.TTL, res.ETA) // a dry run
 	}
 	tr.stop()
 	doneUp()
-	tr.view.StateSerial = res.Header.Serial
-	if upErr == nil {
-		r.recordDuration(ctx, est, tr.view.Now.Sub(tr.view.Started))
-	}
+	tr.view.StateSerial = res.Header.Serial // clusterops recorded a new cluster's duration for the ETA
 
 	doneReply := r.group("reply")
 	defer doneReply()

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/pocbot/pocbot/internal/cost"
+	"github.com/pocbot/pocbot/internal/eta"
 	"github.com/pocbot/pocbot/internal/lifecycle"
 	"github.com/pocbot/pocbot/internal/preflight"
 	"github.com/pocbot/pocbot/internal/provision"
@@ -109,6 +110,9 @@ type Outcome struct {
 	// Preflight is the up's pre-flight (quotas, stock, the offer taken), when Ops has one; a
 	// RefuseQuota refusal carries the *preflight.Refusal as its Err.
 	Preflight *preflight.Result
+	// ETA is how long the up of a new cluster is expected to take (Ops.ETA; nil without a book,
+	// or for an existing cluster).
+	ETA *eta.Estimate
 }
 
 // PlanNode is one resource a dry up would create.

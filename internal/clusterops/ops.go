@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/pocbot/pocbot/internal/cost"
+	"github.com/pocbot/pocbot/internal/eta"
 	"github.com/pocbot/pocbot/internal/lifecycle"
 	"github.com/pocbot/pocbot/internal/preflight"
 	"github.com/pocbot/pocbot/internal/provision"
@@ -86,6 +87,9 @@ type Ops struct {
 	// worker offers before anything is written or created (see Up); cmd/bot binds it to
 	// cluster.Preflight.
 	Preflight Preflighter
+	// ETA, when set, estimates the up of a new cluster (Outcome.ETA, before Started and in a dry
+	// run) and records how long it took once it succeeded.
+	ETA *eta.Book
 
 	// saveFault, set by tests (export_test.go), runs before every state save of an operation:
 	// an error is a crash from that save on.
@@ -272,7 +276,10 @@ func (o *Ops) Up(ctx context.Context, in Intent) (_ *Outcome, err error) {
 	if resuming {
 		phase = lifecycle.PhaseResuming
 	}
+	out.ETA = o.estimate(ctx, out) // before the admission lock: it reads the bucket and the API
+	var began time.Time            // when the admitted up started: its duration is recorded for the ETA
 	start := func(ctx context.Context) error {
+		began = o.now()
 		var sticky int64
 		if in.Started != nil {
 			sticky = in.Started(ctx, out)
@@ -324,7 +331,10 @@ func (o *Ops) Up(ctx context.Context, in Intent) (_ *Outcome, err error) {
 	if upErr != nil {
 		return o.upFailed(wctx, in, out, upErr, g, engine, saver, resuming)
 	}
-	return o.upReady(wctx, in, out, saver, resuming)
+	if out, err = o.upReady(wctx, in, out, saver, resuming); err == nil {
+		o.recordUp(wctx, out.ETA, o.now().Sub(began))
+	}
+	return out, err
 }
 
 // upFailed records a failed (or cancelled) up: the runner's temporary admin rule closed, the
@@ -715,6 +725,7 @@ func (o *Ops) plan(ctx context.Context, in Intent, out *Outcome) (*Outcome, erro
 		}
 		out.Preflight = &pf
 	}
+	out.ETA = o.estimate(ctx, out)
 	if o.Quoter == nil {
 		return out, nil
 	}

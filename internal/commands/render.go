@@ -104,8 +104,9 @@ type CostView struct {
 
 // HealthCheck is one probe of `/poc status`.
 type HealthCheck struct {
-	Name   string // "Talos API", "Kubernetes /readyz"
+	Name   string // "talos-api cp-0", "kubernetes-api"
 	OK     bool
+	Target string // the address checked, e.g. "51.15.0.1:50000"; "" when none
 	Detail string
 }
 
@@ -115,10 +116,18 @@ type ResourceLine struct {
 	Name    string
 	ID      string
 	Address string
-	State   string
+	State   string // the status recorded in the state
+	Zone    string
 }
 
-// StatusView is the reply to `/poc status`.
+// StatusLock is who holds a cluster's lock.
+type StatusLock struct {
+	ID, Actor, Command, RunID string
+	Since, Expires            time.Time // Expires: the end of the lease
+}
+
+// StatusView is a cluster's status: the reply to `/poc status` (RenderStatus) and the report of
+// `bot status` (WriteStatusText), built from the same facts (clusterops.StatusView).
 type StatusView struct {
 	Cluster     string
 	Exists      bool // false: no cluster for this issue
@@ -129,8 +138,7 @@ type StatusView struct {
 	Keep        bool
 	KeepLabel   string
 	KeepIgnored *KeepRefusal
-	LockHolder  string // "run 123456 (/poc up by alice)"; "" when free
-	LockSince   time.Time
+	Lock        *StatusLock // nil: free
 	Health      []HealthCheck
 	// HealthNote says why the checks failed when the bot knows (the runner is outside the
 	// cluster's admin CIDRs), and what to do; shown once, under the table.
@@ -143,6 +151,22 @@ type StatusView struct {
 	// although they belong to no cluster.
 	Parked    string
 	StickyURL string
+
+	// What the cluster is for: its repository's issue or pull request (Repository "" for an
+	// operator's cluster), who asked.
+	Repository  string
+	Number      int
+	Kind        string // "issue" or "pull_request"
+	RequestedBy string
+	// DownFailed is when a teardown last failed (the reaper retries); MetaNote says why the
+	// header's metadata could not be read.
+	DownFailed time.Time
+	MetaNote   string
+	Edge       string // the worker's address
+	// UntilExpiry is the cost from now until expiry; CostNote says why the cost is unknown, or
+	// that it is a lower bound (some prices unknown).
+	UntilExpiry string
+	CostNote    string
 }
 
 // ExpiryWarningView is the reaper's one warning before a teardown.
@@ -502,10 +526,10 @@ func RenderStatus(v StatusView) string {
 	}
 	fmt.Fprintf(&b, "| `%s` label | %s |\n", label, keep)
 	lock := "free"
-	if v.LockHolder != "" {
-		lock = "held by " + cell(escapeText(v.LockHolder))
-		if !v.LockSince.IsZero() {
-			lock += " since " + fmtTime(v.LockSince)
+	if l := v.Lock; l != nil {
+		lock = "held by " + cell(escapeText(fmt.Sprintf("run %s (%s by %s)", orDash(l.RunID), orDash(l.Command), orDash(l.Actor))))
+		if !l.Since.IsZero() {
+			lock += " since " + fmtTime(l.Since)
 		}
 	}
 	fmt.Fprintf(&b, "| Lock | %s |\n", lock)
@@ -520,9 +544,12 @@ func RenderStatus(v StatusView) string {
 		if !h.OK {
 			mark = "❌"
 		}
-		d := ""
-		if h.Detail != "" {
-			d = " " + cell(escapeText(h.Detail))
+		d := h.Detail
+		if h.Target != "" {
+			d = h.Target + ": " + d
+		}
+		if d != "" {
+			d = " " + cell(escapeText(d))
 		}
 		fmt.Fprintf(&b, "| %s | %s%s |\n", cell(escapeText(h.Name)), mark, d)
 	}

@@ -16,6 +16,7 @@ import (
 	gh "github.com/google/go-github/v88/github"
 
 	"github.com/pocbot/pocbot/internal/record"
+	"github.com/pocbot/pocbot/internal/settings"
 	"github.com/pocbot/pocbot/internal/version"
 )
 
@@ -72,9 +73,8 @@ func AuthFromEnv(getenv func(string) string) (Auth, error) {
 		}
 		a.Owner, a.Repo = owner, repo
 	}
-	idText := strings.TrimSpace(getenv("POC_APP_ID"))
-	keyText := getenv("POC_APP_PRIVATE_KEY")
-	keyFile := strings.TrimSpace(getenv("POC_APP_PRIVATE_KEY_FILE"))
+	env := settings.Env(getenv)
+	idText, keyText, keyFile := env.String("app-id"), env.Raw("app-private-key"), env.String("app-private-key-file")
 	switch {
 	case idText != "":
 		id, err := strconv.ParseInt(idText, 10, 64)

@@ -14,6 +14,8 @@ import (
 	"unicode/utf8"
 
 	gh "github.com/google/go-github/v88/github"
+
+	"github.com/pocbot/pocbot/internal/retry"
 )
 
 // MaxCommentChars is GitHub's limit on a comment body; longer bodies are refused here, before
@@ -219,27 +221,37 @@ func (c *Client) CreateComment(ctx context.Context, number int, body string) (Co
 	if err := checkBody(body); err != nil {
 		return Comment{}, err
 	}
-	for attempt := 1; ; attempt++ {
+	var (
+		created Comment
+		failed  error // the last try's 5xx
+		status  int
+	)
+	// Only a 5xx is tried again, after its back-off, once the issue's comments do not hold the
+	// marker (an answer GitHub never sent is not: the creation may still be under way).
+	err = c.retry.retryPolicy().Do(ctx, fmt.Sprintf("comment on #%d", number), func(ctx context.Context, attempt int) retry.Outcome {
+		if failed != nil {
+			cm, found, ferr := c.FindComment(ctx, number, marker)
+			if ferr != nil {
+				return retry.Outcome{Err: fmt.Errorf("%w; whether it was created anyway could not be read (%v): look for a duplicate before posting again", failed, ferr)}
+			}
+			if found {
+				c.log.Info("github: a comment creation answered with a 5xx had taken effect", "issue", number, "status", status)
+				created = cm
+				return retry.Outcome{}
+			}
+		}
 		ic, resp, err := c.gh.Issues.CreateComment(ctx, c.owner, c.repo, number, &gh.IssueComment{Body: gh.String(body)})
-		if err == nil {
-			return toComment(ic), nil
+		if err != nil {
+			failed, status = apiError(fmt.Sprintf("comment on #%d", number), resp, err), 0
+			if resp != nil {
+				status = resp.StatusCode
+			}
+			return retry.Outcome{Err: failed, Retry: status >= 500}
 		}
-		aerr := apiError(fmt.Sprintf("comment on #%d", number), resp, err)
-		if resp == nil || resp.StatusCode < 500 || attempt >= c.retry.Attempts {
-			return Comment{}, aerr
-		}
-		if serr := c.retry.Sleep(ctx, c.retry.backoff(attempt)); serr != nil {
-			return Comment{}, aerr
-		}
-		cm, found, ferr := c.FindComment(ctx, number, marker)
-		if ferr != nil {
-			return Comment{}, fmt.Errorf("%w; whether it was created anyway could not be read (%v): look for a duplicate before posting again", aerr, ferr)
-		}
-		if found {
-			c.log.Info("github: a comment creation answered with a 5xx had taken effect", "issue", number, "status", resp.StatusCode)
-			return cm, nil
-		}
-	}
+		created = toComment(ic)
+		return retry.Outcome{}
+	})
+	return created, err
 }
 
 // newPostMarker is the hidden line that identifies one comment creation.

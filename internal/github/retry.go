@@ -5,16 +5,19 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"net/http"
 	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/pocbot/pocbot/internal/retry"
 )
 
 // RetryPolicy bounds the retries on GitHub's transient answers: 5xx, 429 and rate limits (403 or
-// 429 with Retry-After, x-ratelimit-remaining 0, or the "secondary rate limit" message).
+// 429 with Retry-After, x-ratelimit-remaining 0, or the "secondary rate limit" message). The loop
+// is internal/retry's (retryPolicy); what is transient, and how long GitHub asks to wait, is
+// decided here (classify).
 //
 // Rate limits follow GitHub's "Rate limits for the REST API" (Exceeding the rate limit): wait
 // Retry-After seconds when it is sent; else, when x-ratelimit-remaining is 0, until
@@ -56,19 +59,15 @@ func (p RetryPolicy) withDefaults() RetryPolicy {
 	if p.Now == nil {
 		p.Now = time.Now
 	}
-	if p.Sleep == nil {
-		p.Sleep = func(ctx context.Context, d time.Duration) error {
-			t := time.NewTimer(d)
-			defer t.Stop()
-			select {
-			case <-ctx.Done():
-				return ctx.Err()
-			case <-t.C:
-				return nil
-			}
-		}
-	}
 	return p
+}
+
+// retryPolicy is p as internal/retry runs it: a 5xx's wait doubles from BaseDelay with up to a
+// quarter more (so that parallel runs do not retry in lockstep); a wait GitHub names (Retry-After,
+// a rate limit's reset) is taken as it is, and one over MaxDelay is not made.
+func (p RetryPolicy) retryPolicy() retry.Policy {
+	return retry.Policy{Attempts: p.Attempts, Wait: p.BaseDelay, Jitter: retry.QuarterMore,
+		MaxAfter: p.MaxDelay, GiveUpOverMaxAfter: true, Sleep: p.Sleep}
 }
 
 type retryTransport struct {
@@ -93,42 +92,38 @@ func safeOn5xx(req *http.Request) bool {
 func (t *retryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	ctx := req.Context()
 	limited := 0 // consecutive rate-limit refusals of this request
-	for attempt := 1; ; attempt++ {
+	var last *http.Response
+	err := t.policy.retryPolicy().Do(ctx, req.Method+" "+req.URL.Path, func(ctx context.Context, attempt int) retry.Outcome {
+		last = nil
 		r := req
 		if attempt > 1 {
 			r = req.Clone(ctx)
 			if req.Body != nil && req.Body != http.NoBody {
 				if req.GetBody == nil {
-					return nil, errNoReplay
+					return retry.Outcome{Err: errNoReplay}
 				}
 				b, err := req.GetBody()
 				if err != nil {
-					return nil, err
+					return retry.Outcome{Err: err}
 				}
 				r.Body = b
 			}
 		}
 		resp, err := t.attempt(r)
-		last := attempt >= t.policy.Attempts
 		if err != nil {
-			if last || ctx.Err() != nil || !safeOn5xx(req) {
-				return nil, err
-			}
-			if serr := t.policy.Sleep(ctx, t.policy.backoff(attempt)); serr != nil {
-				return nil, err
-			}
-			continue
+			return retry.Outcome{Err: err, Retry: ctx.Err() == nil && safeOn5xx(req)}
 		}
-		delay, retry := t.classify(req, resp, attempt, &limited)
-		if !retry || last || delay > t.policy.MaxDelay {
-			return resp, nil
-		}
-		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<16))
-		resp.Body.Close()
-		if err := t.policy.Sleep(ctx, delay); err != nil {
-			return nil, err
-		}
+		last = resp
+		delay, again := t.classify(req, resp, &limited)
+		return retry.Outcome{Retry: again, After: delay, Drop: func() {
+			_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<16))
+			resp.Body.Close()
+		}}
+	})
+	if err != nil {
+		return nil, err
 	}
+	return last, nil
 }
 
 // attempt sends r once, abandoned when no response headers came within AttemptTimeout; the
@@ -170,16 +165,9 @@ func (replayError) Error() string {
 
 var errNoReplay error = replayError{}
 
-// backoff is the wait after the attempt-th try failed with a 5xx.
-func (p RetryPolicy) backoff(attempt int) time.Duration {
-	d := p.BaseDelay << (attempt - 1)
-	// Up to 25 % jitter so that parallel runs do not retry in lockstep.
-	return d + time.Duration(rand.Int64N(int64(d)/4+1))
-}
-
-// classify decides whether resp is transient, and how long to wait before the next try.
-// limited counts the consecutive rate-limit refusals, for the doubling of unspecified waits.
-func (t *retryTransport) classify(req *http.Request, resp *http.Response, attempt int, limited *int) (time.Duration, bool) {
+// classify decides whether resp is transient, and how long GitHub asks to wait before the next
+// try (0: the policy's back-off). limited counts the consecutive rate-limit refusals, for the doubling of unspecified waits.
+func (t *retryTransport) classify(req *http.Request, resp *http.Response, limited *int) (time.Duration, bool) {
 	retryAfter := func() (time.Duration, bool) {
 		v := resp.Header.Get("Retry-After")
 		if v == "" {
@@ -201,7 +189,7 @@ func (t *retryTransport) classify(req *http.Request, resp *http.Response, attemp
 		if d, ok := retryAfter(); ok {
 			return d, true
 		}
-		return t.policy.backoff(attempt), true
+		return 0, true // the policy's back-off
 	case resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusForbidden:
 		if d, ok := retryAfter(); ok {
 			*limited++

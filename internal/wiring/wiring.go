@@ -19,8 +19,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/scaleway/scaleway-sdk-go/scw"
@@ -159,6 +157,7 @@ func (b *Backend) ops(cfg Config, env envSettings, factory, runnerCIDR string) (
 	// recorded Scaleway latencies and the hosts' figures the emulated world also plays.
 	book := &eta.Book{Store: b.Store, Build: ops.Build, Profile: cluster.DefaultWaits(),
 		SharedImage: b.Driver.SharedSnapshot}
+	ops.ETA = book // Up estimates and records: /poc up and bot up alike
 	return ops, book
 }
 
@@ -174,33 +173,28 @@ type envSettings struct {
 // readEnv reads and checks them (named and defaulted by the settings table), before anything is
 // opened.
 func readEnv(getenv func(string) string) (envSettings, error) {
-	e := envSettings{region: cmpOr(getenv("SCW_DEFAULT_REGION"), provision.DefaultSpec().Region), poll: provision.DefaultPollInterval}
-	port := settings.Lookup("rescue-ssh-port")
-	v := cmpOr(getenv(port.Env), port.Default)
-	p, err := strconv.Atoi(v)
-	if err != nil {
-		return e, fmt.Errorf("%s=%q is not a port number", port.Env, v)
+	env := settings.Env(getenv)
+	e := envSettings{region: env.String("scw-region"), poll: provision.DefaultPollInterval}
+	var err error
+	if e.rescuePort, err = env.Int("rescue-ssh-port"); err != nil {
+		return e, err
 	}
-	e.rescuePort = p
-	cc := settings.Lookup("cilium-chart")
-	if e.ciliumChart, err = chart.ParseSource(cmpOr(strings.TrimSpace(getenv(cc.Env)), cc.Default)); err != nil {
-		return e, fmt.Errorf("environment variable %s: %w", cc.Env, err)
+	if e.ciliumChart, err = chart.ParseSource(env.String("cilium-chart")); err != nil {
+		return e, fmt.Errorf("environment variable %s: %w", settings.Lookup("cilium-chart").Env, err)
 	}
 	for _, d := range []struct {
 		setting string
 		p       *time.Duration
 	}{{"poll-interval", &e.poll}, {"lock-lease", &e.lockLease}, {"lock-wait", &e.lockWait}} {
-		env := settings.Lookup(d.setting).Env
-		s := strings.TrimSpace(getenv(env))
-		if s == "" {
+		if !env.Given(d.setting) {
 			continue
 		}
-		v, err := settings.ParseDuration(s)
-		if err == nil && v <= 0 {
-			err = fmt.Errorf("%q is not a positive duration", s)
-		}
+		v, err := env.Duration(d.setting)
 		if err != nil {
-			return e, fmt.Errorf("environment variable %s: %w: use a form like 2s, 30s or 2m", env, err)
+			return e, err
+		}
+		if v <= 0 {
+			return e, fmt.Errorf("environment variable %s=%q is not a positive duration: use a form like 2s, 30s or 2m", settings.Lookup(d.setting).Env, env.Raw(d.setting))
 		}
 		*d.p = v
 	}
@@ -212,10 +206,11 @@ func readEnv(getenv func(string) string) (envSettings, error) {
 // on without a runner address, as before detection existed: admin_cidrs that cover the runner
 // (the default 0.0.0.0/0) need none.
 func DetectRunner(ctx context.Context, getenv func(string) string, log *slog.Logger) string {
-	if v := strings.TrimSpace(getenv("POC_RUNNER_CIDR")); v != "" {
+	env := settings.Env(getenv)
+	if v := env.String("runner-cidr"); v != "" {
 		return v
 	}
-	cidr, err := runnerip.Detect(ctx, nil, cmpOr(getenv("POC_RUNNER_ECHO_URL"), settings.DefaultRunnerEchoURL))
+	cidr, err := runnerip.Detect(ctx, nil, env.String("runner-echo-url"))
 	if err != nil {
 		log.Warn("runner address unknown: admin_cidrs that leave it out will lock this run out", "err", err)
 		return ""
