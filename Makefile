@@ -4,7 +4,7 @@ GO       ?= go
 GOBIN    := $(shell $(GO) env GOPATH)/bin
 export PATH := $(GOBIN):$(PATH)
 
-.PHONY: build test lint bench demo fuzz soak clean generate release-snapshot goreleaser fidelity
+.PHONY: build test crash lint bench demo fuzz soak clean generate release-snapshot goreleaser fidelity
 
 GORELEASER_VERSION := v2.15.1
 
@@ -31,6 +31,12 @@ SIMTAGS  := -tags sim
 # -race everywhere; the tests start the real servers they need (versitygw, sshd) on loopback.
 test:
 	$(GO) test $(SIMTAGS) -race -timeout 14m ./...
+
+# A pause and a resume crashed at every save of a clean run, each then run again (three worlds
+# beside the one `make test` runs: internal/clusterops/pausecrash_test.go). Run it when the pause or
+# resume graphs, the engine's saves or the saver change.
+crash:
+	POC_CRASH_EVERY_SAVE=1 $(GO) test $(SIMTAGS) -race -count=1 -timeout 30m -run '^TestPauseAndResumeCrashAtEveryStep$$' ./internal/clusterops
 
 lint: goreleaser
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); \

@@ -11,6 +11,7 @@ import (
 	"github.com/pocbot/pocbot/internal/commands"
 	"github.com/pocbot/pocbot/internal/cost"
 	"github.com/pocbot/pocbot/internal/provision"
+	"github.com/pocbot/pocbot/internal/statestore"
 	"github.com/pocbot/pocbot/internal/wiring"
 )
 
@@ -40,13 +41,14 @@ func costCommand() *command {
 				return err
 			}
 			defer closeOps()
-			doc, st, err := ops.Load(ctx, name)
+			out, err := ops.Run(ctx, clusterops.VerbCost, clusterops.Intent{Cluster: name, Scope: a.repoScope()}, nil)
 			if err != nil {
 				return err
 			}
-			if err := inScope(a.repoScope(), doc.Header); err != nil {
-				return err
+			if !out.Exists {
+				return fmt.Errorf("cluster %q: %w (see `bot state ls`)", name, clusterops.ErrNoCluster)
 			}
+			doc, st := statestore.Document{Header: out.Header}, out.State
 			q, err := a.quoter()
 			if err != nil {
 				return err

@@ -46,7 +46,7 @@ func statusCommand() *command {
 			} else {
 				ctx = talos.WithLogger(ctx, a.log.With("component", "talos"))
 			}
-			st, err := ops.Status(ctx, name, health)
+			st, err := a.status(ctx, ops, clusterops.Intent{Cluster: name, Health: health})
 			if err != nil {
 				return err
 			}
@@ -71,6 +71,20 @@ func statusCommand() *command {
 			return nil
 		},
 	}
+}
+
+// status is what a cluster's status found (one read of its document), confined to the
+// workflow's repository (clusterops.Owned, which Decide applies).
+func (a *app) status(ctx context.Context, ops *clusterops.Ops, in clusterops.Intent) (*clusterops.Status, error) {
+	in.Scope = a.repoScope()
+	out, err := ops.Run(ctx, clusterops.VerbStatus, in, nil)
+	if err != nil {
+		return nil, err
+	}
+	if !out.Exists {
+		return nil, fmt.Errorf("cluster %q: %w (see `bot state ls`)", in.Cluster, clusterops.ErrNoCluster)
+	}
+	return out.Status, nil
 }
 
 func orDash(s string) string {

@@ -72,12 +72,12 @@ type budgetFlags struct {
 
 // open is lk.open for the verbs that may start machines (up, resume): the budget bounds the
 // intent, as the repository's .github/poc.yml bounds a comment's.
-func (b *budgetFlags) open(ctx context.Context, a *app, lk *lockFlags, name, verb string, override func(*provision.Spec)) (*opsWorld, clusterops.Intent, error) {
+func (b *budgetFlags) open(ctx context.Context, a *app, lk *lockFlags, name, verb string, patch clusterops.SpecPatch) (*opsWorld, clusterops.Intent, error) {
 	bounds, err := b.bounds()
 	if err != nil {
 		return nil, clusterops.Intent{}, err
 	}
-	w, req, err := lk.open(ctx, a, name, verb, override)
+	w, req, err := lk.open(ctx, a, name, verb, patch)
 	if err != nil {
 		return nil, req, err
 	}
@@ -138,7 +138,7 @@ func upCommand() *command {
 			if err != nil {
 				return err
 			}
-			w, req, err := budget.open(ctx, a, &lk, name, "up", func(sp *provision.Spec) { sp.Apply(given) })
+			w, req, err := budget.open(ctx, a, &lk, name, "up", given)
 			if err != nil {
 				return err
 			}
@@ -147,8 +147,7 @@ func upCommand() *command {
 			if dryRun {
 				return a.printPlan(ctx, w, req)
 			}
-			req.Progress = newProgressPrinter(a.stderr)
-			res, err := w.ops.Up(ctx, req)
+			res, err := w.ops.Run(ctx, clusterops.VerbUp, req, newProgressPrinter(a.stderr))
 			if err != nil {
 				return fmt.Errorf("up %s: %w", name, err)
 			}
@@ -162,13 +161,13 @@ func upCommand() *command {
 // a repository's workflow (workflow_dispatch, GITHUB_REPOSITORY), it is confined to that
 // repository's clusters (Intent.Scope), since one state bucket serves every repository of the
 // Scaleway project; a cluster it creates belongs to that repository.
-func (a *app) intent(name, verb string, w *opsWorld, override func(*provision.Spec)) clusterops.Intent {
+func (a *app) intent(name, verb string, w *opsWorld, patch clusterops.SpecPatch) clusterops.Intent {
 	spec := provision.DefaultSpec()
 	spec.ImageBucket = w.bucketName
 	actor := cmpOr(a.getenv("GITHUB_ACTOR"), a.getenv("USER"))
 	actor = cmpOr(actor, "operator")
 	repo := a.repoScope()
-	return clusterops.Intent{Cluster: name, Spec: spec, Override: override, RequestedBy: actor,
+	return clusterops.Intent{Cluster: name, Spec: spec, Patch: patch, RequestedBy: actor,
 		RunID: a.getenv("GITHUB_RUN_ID"), Command: verb, Repository: repo, Scope: repo}
 }
 

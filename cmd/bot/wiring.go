@@ -11,7 +11,6 @@ import (
 	"github.com/pocbot/pocbot/internal/chatops"
 	"github.com/pocbot/pocbot/internal/clusterops"
 	"github.com/pocbot/pocbot/internal/cost"
-	"github.com/pocbot/pocbot/internal/provision"
 	"github.com/pocbot/pocbot/internal/provision/scaleway"
 	"github.com/pocbot/pocbot/internal/record"
 	"github.com/pocbot/pocbot/internal/settings"
@@ -43,14 +42,14 @@ func (l *lockFlags) apply(o *clusterops.Ops) {
 
 // open opens the world of a command on one cluster (up, down) with these lock settings, and the
 // operator's intent of verb on the cluster.
-func (l *lockFlags) open(ctx context.Context, a *app, name, verb string, override func(*provision.Spec)) (*opsWorld, clusterops.Intent, error) {
+func (l *lockFlags) open(ctx context.Context, a *app, name, verb string, patch clusterops.SpecPatch) (*opsWorld, clusterops.Intent, error) {
 	a.recordInto(l.record)
 	w, err := a.openWorld(ctx)
 	if err != nil {
 		return nil, clusterops.Intent{}, err
 	}
 	l.apply(w.ops)
-	return w, a.intent(name, verb, w, override), nil
+	return w, a.intent(name, verb, w, patch), nil
 }
 
 // recordInto makes dir the run's recording directory: the flag's value is read where the setting

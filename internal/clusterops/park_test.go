@@ -62,18 +62,9 @@ func (e *env) pool(t *testing.T) pool.Doc {
 	return d
 }
 
-func (e *env) up(ctx context.Context, t *testing.T, name string) *clusterops.Outcome {
-	t.Helper()
-	res, err := e.ops.Up(ctx, clusterops.Intent{Cluster: name, Spec: e.spec, TTL: 8 * time.Hour, RequestedBy: "alice", Command: "up"})
-	if err != nil {
-		t.Fatalf("up %s: %v", name, err)
-	}
-	return res
-}
-
 // A down with park_for parks the worker (reset, park configuration, pool entry, parked tag); the
 // next up adopts it without ordering, rescuing or writing anything, and gets a working cluster;
-// a down without park_for deletes it.
+// a down whose reset fails, and a down without park_for, delete it.
 func TestParkOnDownThenAdopt(t *testing.T) {
 	e, ctx := start(t, 4*time.Minute, world.Options{})
 
@@ -167,48 +158,27 @@ func TestParkOnDownThenAdopt(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	for _, c := range []string{second.Header.Cluster, other.Header.Cluster} {
-		if _, err := e.ops.Down(ctx, clusterops.Intent{Cluster: c, RequestedBy: "alice", Command: "down"}); err != nil {
-			t.Fatal(err)
-		}
+	downsDeleteTheWorker(ctx, t, e, second, other, w.ID)
+}
+
+// downsDeleteTheWorker: a reset that fails is not a park: other's worker is deleted as without
+// park_for, and the pool holds nothing; a down without park_for deletes second's (adopted, id).
+func downsDeleteTheWorker(ctx context.Context, t *testing.T, e *env, second, other *clusterops.Outcome, id string) {
+	ow := other.State.Resources[scaleway.NodeWorker]
+	e.w.Node(other.State.Outputs[cluster.OutWorkerIP]).FailReset(true)
+	if _, err := e.ops.Down(ctx, clusterops.Intent{Cluster: other.Header.Cluster, RequestedBy: "alice", Command: "down", ParkFor: time.Hour}); err != nil {
+		t.Fatalf("down whose park fails: %v", err)
 	}
-	if _, ok := e.bm(w.ID); ok {
+	if tags, ok := e.bm(ow.ID); ok {
+		t.Fatalf("worker %s survived a failed reset (tags %v)", ow.ID, tags)
+	}
+	if _, err := e.ops.Down(ctx, clusterops.Intent{Cluster: second.Header.Cluster, RequestedBy: "alice", Command: "down"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := e.bm(id); ok {
 		t.Fatal("a down without park_for left the worker")
 	}
 	if len(e.pool(t).Workers) != 0 {
-		t.Fatalf("pool after a plain down = %+v", e.pool(t).Workers)
-	}
-}
-
-// A reset that fails is not a park: the worker is deleted as without park_for, and the pool
-// holds nothing.
-func TestFailedResetDeletesTheWorker(t *testing.T) {
-	e, ctx := start(t, 3*time.Minute, world.Options{})
-	res := e.up(ctx, t, "acme-shop-3")
-	w := res.State.Resources[scaleway.NodeWorker]
-	e.w.Node(res.State.Outputs[cluster.OutWorkerIP]).FailReset(true)
-	if _, err := e.ops.Down(ctx, clusterops.Intent{Cluster: "acme-shop-3", RequestedBy: "alice", Command: "down", ParkFor: time.Hour}); err != nil {
-		t.Fatalf("down: %v", err)
-	}
-	if tags, ok := e.bm(w.ID); ok {
-		t.Fatalf("worker %s survived a failed reset (tags %v)", w.ID, tags)
-	}
-	if n := len(e.pool(t).Workers); n != 0 {
-		t.Fatalf("pool holds %d workers after a failed reset", n)
-	}
-}
-
-// An offer out of stock does not stop an up that adopts a parked worker: the stock check is for
-// an order, and none is made.
-func TestAdoptWhenTheOfferIsOutOfStock(t *testing.T) {
-	spec := provision.DefaultSpec()
-	e, ctx := start(t, 3*time.Minute, world.Options{Stock: map[string]int{spec.BaremetalOffer: 1}})
-	first := e.up(ctx, t, "acme-shop-4")
-	if _, err := e.ops.Down(ctx, clusterops.Intent{Cluster: "acme-shop-4", RequestedBy: "alice", Command: "down", ParkFor: time.Hour}); err != nil {
-		t.Fatal(err)
-	}
-	second := e.up(ctx, t, "acme-shop-5") // the one server of the offer is the parked one
-	if got, want := second.State.Resources[scaleway.NodeWorker].ID, first.State.Resources[scaleway.NodeWorker].ID; got != want {
-		t.Fatalf("worker = %s, want the parked %s", got, want)
+		t.Fatalf("pool after a failed park and a plain down = %+v", e.pool(t).Workers)
 	}
 }

@@ -60,33 +60,39 @@ const (
 	kubePort  = netpolicy.PortKubeAPI
 )
 
-// Status loads a cluster's document and lock holder and, when checkHealth is set, checks in
+// Status reads a cluster's document and lock holder and, when checkHealth is set, checks in
 // parallel with short deadlines the Talos API of every control plane and of the worker (mutual
 // TLS with the talosconfig from state) and the Kubernetes API's /readyz (with the kubeconfig from
 // state, dialling the first control plane so that a DNS name not yet resolvable does not matter).
 // A failed check is a Health entry with OK false, not an error: the error is for what stops the
-// status itself (no such cluster, wrong key, unreachable store).
+// status itself (no such cluster, wrong key, unreachable store). It is Run of VerbStatus for an
+// operator (no owner, no witness).
 func (o *Ops) Status(ctx context.Context, clusterName string, checkHealth bool) (*Status, error) {
-	if o.Log != nil {
-		ctx = talos.WithDefaultLogger(ctx, o.Log.With("component", "talos"))
-	}
-	doc, st, err := o.Load(ctx, clusterName)
+	out, err := o.Run(ctx, VerbStatus, Intent{Cluster: clusterName, Health: checkHealth}, nil)
 	if err != nil {
 		return nil, err
 	}
-	lock, err := o.Store.ReadLock(ctx, clusterName)
-	if err != nil {
-		return nil, fmt.Errorf("status of cluster %q: %w", clusterName, err)
+	if !out.Exists {
+		return nil, fmt.Errorf("cluster %q: %w (see `bot state ls`)", clusterName, ErrNoCluster)
 	}
-	s := &Status{Header: doc.Header, State: st, Lock: lock}
-	if checkHealth {
-		s.Health = checkHealthOf(ctx, st)
-		if hint := outsideAdminCIDRs(st, o.RunnerCIDR); hint != "" &&
+	return out.Status, nil
+}
+
+// status is what a status found, its APIs checked when health is set (a paused cluster has no
+// node to check).
+func (o *Ops) status(ctx context.Context, f Facts, health bool) *Status {
+	if o.Log != nil {
+		ctx = talos.WithDefaultLogger(ctx, o.Log.With("component", "talos"))
+	}
+	s := &Status{Header: f.Doc.Header, State: f.State, Lock: f.Lock}
+	if health {
+		s.Health = checkHealthOf(ctx, f.State)
+		if hint := outsideAdminCIDRs(f.State, o.RunnerCIDR); hint != "" &&
 			slices.ContainsFunc(s.Health, func(h Health) bool { return !h.OK && h.guarded }) {
 			s.Unreachable = hint
 		}
 	}
-	return s, nil
+	return s
 }
 
 // outsideAdminCIDRs says why a check from the runner at runnerCIDR cannot reach the control planes,

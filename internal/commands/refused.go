@@ -45,6 +45,8 @@ type RefusedView struct {
 	// Quota: RefuseQuota (the reason in one clause and the pre-flight's tables); nil when the
 	// pre-flight said nothing, and the reply is then Detail's.
 	Quota *QuotaRefusalView
+	// Phase: RefuseNotPaused, RefuseNotReady (the phase the cluster is in).
+	Phase lifecycle.Phase
 }
 
 // LockView is who holds a cluster's lock, and how long the refused command waited for it.
@@ -106,6 +108,13 @@ func RenderRefused(v RefusedView) string {
 		}
 	case lifecycle.RefuseNoCluster:
 		return RenderStatus(StatusView{Cluster: v.Cluster})
+	case lifecycle.RefuseNotPaused:
+		return fmt.Sprintf("😕 **Not run:** cluster `%s` is not paused (it is %s): nothing to resume. "+
+			"`/poc pause` pauses it, `/poc up` converges it.\n", v.Cluster, Escape(string(v.Phase)))
+	case lifecycle.RefuseNotReady:
+		return fmt.Sprintf("😕 **Not paused:** cluster `%s` is %s: a cluster is paused once it is ready, so that its etcd snapshot holds "+
+			"a whole cluster. Nothing was changed. `/poc up` finishes (or retries) its up, `/poc status` says where it stands, "+
+			"`/poc down` removes it.\n", v.Cluster, Escape(string(v.Phase)))
 	}
 	return fmt.Sprintf("😕 **Not run:** %s\n", escapeText(v.Detail))
 }

@@ -206,9 +206,9 @@ func goldenCases() map[string]string {
 		"refused_quota_unexplained": RenderRefused(RefusedView{Kind: lifecycle.RefuseQuota, Cluster: "acme-shop-42",
 			Detail: "up acme-shop-42 refused by the pre-flight, nothing was created: quotas: 500 Internal Server Error"}),
 		"refused_no_cluster": RenderRefused(RefusedView{Kind: lifecycle.RefuseNoCluster, Cluster: "acme-shop-42"}),
-		"refused_not_paused": RenderRefused(RefusedView{Kind: lifecycle.RefuseNotPaused, Cluster: "acme-shop-42",
-			Detail: "cluster `acme-shop-42` is not paused: it is *ready*"}),
-		"schedule_stopped": RenderScheduleStopped(stopped),
+		"refused_not_paused": RenderRefused(RefusedView{Kind: lifecycle.RefuseNotPaused, Cluster: "acme-shop-42", Phase: lifecycle.PhaseReady}),
+		"refused_not_ready":  RenderRefused(RefusedView{Kind: lifecycle.RefuseNotReady, Cluster: "acme-shop-42", Phase: lifecycle.PhaseProvisioning}),
+		"schedule_stopped":   RenderScheduleStopped(stopped),
 		// A command's reply carries the notice (issue 22: "says so in its reply").
 		"status_schedule_stopped": WithNotice(RenderStatus(StatusView{Cluster: "acme-shop-42"}), RenderScheduleStopped(stopped)),
 		"up_changes": renderChanges([]Change{{Field: "ttl", From: "8h", To: "1d", InPlace: true},
@@ -411,7 +411,7 @@ func TestRefusalReasonIsWhole(t *testing.T) {
 		"invalid":          {RefusedView{Kind: lifecycle.RefuseInvalid, Cluster: "acme-shop-42", Detail: long}, escaped},
 		"changes":          {RefusedView{Kind: lifecycle.RefuseChanges, Cluster: "acme-shop-42", Detail: long}, escaped},
 		"budget unchecked": {RefusedView{Kind: lifecycle.RefuseBudget, Cluster: "acme-shop-42", Detail: long}, escaped},
-		"not paused":       {RefusedView{Kind: lifecycle.RefuseNotPaused, Cluster: "acme-shop-42", Detail: long}, escaped},
+		"precondition":     {RefusedView{Kind: lifecycle.RefusePrecondition, Cluster: "acme-shop-42", Detail: long}, escaped},
 		"locked":           {RefusedView{Kind: lifecycle.RefuseLocked, Cluster: "acme-shop-42", Lock: holder}, escapeText("/poc up --ttl 2d --cp-count 5 by a-rather-long-github-login-name (run 12345678901)")},
 	}
 	for name, tt := range tests {

@@ -36,7 +36,9 @@ type Options struct {
 	ScalewayURL string
 	// PollInterval and StepTimeout of the engine (defaults 20 ms and the engine's own).
 	PollInterval, StepTimeout time.Duration
-	// LockLease and LockWait of the Ops (defaults 5 s and 1 min).
+	// LockLease and LockWait of the Ops (defaults 30 s and 1 min). The lease outlasts the slowest
+	// bucket request of a loaded machine (renewals give up after two thirds of it: a 5 s lease
+	// lost ups on a 2-core machine at load 25); a test of a lapse sets a short one.
 	LockLease, LockWait time.Duration
 	// RunnerCIDR is the runner's address (cluster.Config.RunnerCIDR); default world.RunnerCIDR,
 	// where the bot's connections come from.
@@ -89,7 +91,7 @@ func New(t testing.TB, w *world.World, o Options) *Parts {
 		o.RunnerCIDR = world.RunnerCIDR
 	}
 	if o.LockLease == 0 {
-		o.LockLease = 5 * time.Second
+		o.LockLease = 30 * time.Second
 	}
 	if o.LockWait == 0 {
 		o.LockWait = time.Minute
