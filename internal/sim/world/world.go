@@ -286,9 +286,9 @@ func Start(ctx context.Context, opts Options) (w *World, err error) {
 	w.ScalewayURL = u
 	w.closers = append(w.closers, func() error { stop(); return nil })
 
-	// GitHub's secondary limit on content creation, its windows scaled like every latency here
-	// (the bot's sticky interval is scaled down in tests and demos the same way).
-	w.GitHub, err = ghsim.New(ghsim.Options{Logger: opts.Log, ContentLimit: ghsim.ContentLimit{Scale: opts.TimeFactor}})
+	// GitHub's secondary limit on content creation at its documented scale, counted in real time
+	// whatever the time factor: a scaled minute would pass runs that GitHub refuses.
+	w.GitHub, err = ghsim.New(ghsim.Options{Logger: opts.Log})
 	if err != nil {
 		return nil, fmt.Errorf("world: github stand-in: %w", err)
 	}
