@@ -73,6 +73,9 @@ type StickyView struct {
 	// ETA is the up's expected length while it runs ("about 11 min (cold, …)"); shown until
 	// the run ends.
 	ETA string
+	// Tick, while the command runs, rounds the running times down to it ("running for 4m"), so
+	// that the body changes once a tick rather than every second; 0 shows them to the second.
+	Tick time.Duration
 }
 
 var (
@@ -169,7 +172,7 @@ func renderSticky(v StickyView, log string) string {
 		meta = append(meta, "asked by "+Escape(v.Requester))
 	}
 	if !v.Started.IsZero() && !v.Now.IsZero() {
-		meta = append(meta, "running for "+preciseDuration(v.Now.Sub(v.Started)))
+		meta = append(meta, "running for "+tickDuration(v.Now.Sub(v.Started), v.Tick))
 	}
 	if v.ETA != "" && v.Up == nil && v.Down == nil && v.Paused == nil && v.Error == "" {
 		meta = append(meta, "ETA "+escapeText(v.ETA))
@@ -207,7 +210,7 @@ func renderSticky(v StickyView, log string) string {
 		b.WriteString(v.Note + "\n\n")
 	}
 	if len(v.Steps) > 0 {
-		steps := renderSteps(v.Steps)
+		steps := renderSteps(v.Steps, v.Tick)
 		// Once finished, the table is history: fold it so the result stays on top.
 		if v.Up != nil || v.Down != nil || v.Plan != nil || v.Paused != nil {
 			fmt.Fprintf(&b, "<details><summary>Steps (%d)</summary>\n\n%s\n</details>\n\n", len(v.Steps), steps)
@@ -221,11 +224,14 @@ func renderSticky(v StickyView, log string) string {
 	return b.String()
 }
 
-func renderSteps(steps []Step) string {
+func renderSteps(steps []Step, tick time.Duration) string {
 	var b strings.Builder
 	b.WriteString("| | step | time |\n|---|---|---|\n")
 	for _, s := range steps {
 		d := preciseDuration(s.Duration)
+		if s.State == StepRunning {
+			d = tickDuration(s.Duration, tick)
+		}
 		if s.State == StepPending {
 			d = "waiting"
 		} else if s.State == StepSkipped {
@@ -238,6 +244,18 @@ func renderSteps(steps []Step) string {
 		fmt.Fprintf(&b, "| %s | %s | %s |\n", s.State.emoji(), name, d)
 	}
 	return b.String()
+}
+
+// tickDuration is a running time rounded down to tick ("under 1m" below one), or precise
+// without a tick.
+func tickDuration(d, tick time.Duration) string {
+	switch {
+	case tick <= 0:
+		return preciseDuration(d)
+	case d < tick:
+		return "under " + FormatDuration(tick)
+	}
+	return FormatDuration(d.Truncate(tick))
 }
 
 // preciseDuration keeps seconds under an hour: step times are what people compare between runs.
