@@ -20,7 +20,7 @@ import (
 // fence, multi-byte text, and a secret in the middle.
 var (
 	secret    = "ghp_AbCdEf0123456789AbCdEf0123456789AbCd"
-	hugeLine  = strings.Repeat("é`|<b>", 40_000)                                          // 320 KB, one line
+	hugeLine  = strings.Repeat("é`|<b>", 40_000)                                         // 320 KB, one line
 	hugeError = strings.Repeat("dial tcp 51.15.0.1:6443: i/o timeout ```` \n", 30_000) + // ~1.3 MB
 		"token " + secret + " in the way\n" + strings.Repeat("…and the cause is here\n", 10)
 )
@@ -59,9 +59,13 @@ func worstCost() CostView {
 
 func worstPreflight() *PreflightView {
 	return &PreflightView{
-		Quotas: many(2_000, func(i int) QuotaRow { return QuotaRow{Quota: hugeLine[:700], What: hugeLine[:700], Limit: "5", Used: i, Need: 1, Headroom: "0"} }),
-		Offers: many(2_000, func(int) OfferRow { return OfferRow{Offer: hugeLine[:700], Stock: "none", PerDay: "4 €", Outcome: hugeLine[:700]} }),
-		ETA:    time.Hour, ETAFrom: hugeLine, Path: hugeLine,
+		Quotas: many(2_000, func(i int) QuotaRow {
+			return QuotaRow{Quota: hugeLine[:700], What: hugeLine[:700], Limit: "5", Used: i, Need: 1, Headroom: "0"}
+		}),
+		Offers: many(2_000, func(int) OfferRow {
+			return OfferRow{Offer: hugeLine[:700], Stock: "none", PerDay: "4 €", Outcome: hugeLine[:700]}
+		}),
+		ETA: time.Hour, ETAFrom: hugeLine, Path: hugeLine,
 	}
 }
 
@@ -69,10 +73,14 @@ func worstPlan() PlanView {
 	return PlanView{
 		Cluster: "acme-shop-42",
 		Groups: many(6, func(g int) PlanGroup {
-			return PlanGroup{Name: hugeLine[:500], Items: many(2_000, func(int) PlanItem { return PlanItem{Kind: hugeLine[:600], Name: hugeLine[:600], Detail: hugeLine[:600]} })}
+			return PlanGroup{Name: hugeLine[:500], Items: many(2_000, func(int) PlanItem {
+				return PlanItem{Kind: hugeLine[:600], Name: hugeLine[:600], Detail: hugeLine[:600]}
+			})}
 		}),
-		Changes: many(2_000, func(int) Change { return Change{Field: hugeLine[:500], From: hugeLine[:500], To: hugeLine[:500], Reason: hugeLine[:500]} }),
-		TTL:     time.Hour, Talos: "v1.11.2", AdminCIDRs: many(2_000, func(i int) string { return fmt.Sprintf("10.%d.%d.0/24", i/256, i%256) }),
+		Changes: many(2_000, func(int) Change {
+			return Change{Field: hugeLine[:500], From: hugeLine[:500], To: hugeLine[:500], Reason: hugeLine[:500]}
+		}),
+		TTL: time.Hour, Talos: "v1.11.2", AdminCIDRs: many(2_000, func(i int) string { return fmt.Sprintf("10.%d.%d.0/24", i/256, i%256) }),
 		Cost: worstCost(), Preflight: worstPreflight(),
 	}
 }
@@ -114,7 +122,9 @@ func TestRenderersWorstCase(t *testing.T) {
 		{"cost", RenderCost(worstCost()), "### 💶", "Total per day"},
 		{"status", RenderStatus(StatusView{Cluster: "acme-shop-42", Exists: true, Phase: lifecycle.PhaseReady, Now: now,
 			Health:     many(2_000, func(int) HealthCheck { return HealthCheck{Name: hugeLine[:500], Detail: hugeLine} }),
-			HealthNote: hugeError, Resources: many(2_000, func(int) ResourceLine { return ResourceLine{Kind: hugeLine[:300], Name: hugeLine[:300], ID: "x", State: hugeLine[:300]} }),
+			HealthNote: hugeError, Resources: many(2_000, func(int) ResourceLine {
+				return ResourceLine{Kind: hugeLine[:300], Name: hugeLine[:300], ID: "x", State: hugeLine[:300]}
+			}),
 			APIEndpoints: many(2_000, func(int) string { return hugeLine[:200] }), LockHolder: hugeLine}), "### ", "Kubernetes API"},
 		{"expiry warning", RenderExpiryWarning(ExpiryWarningView{Cluster: "acme-shop-42", Requester: hugeLine, At: now, Now: t0, Accrued: hugeLine}), "⏰", "tearing down"},
 		{"budget refusal", RenderBudgetRefusal(BudgetRefusalView{Limit: LimitMaxClusters, Current: hugeLine, Max: "3",
