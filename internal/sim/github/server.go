@@ -482,6 +482,7 @@ func (s *Server) SetFile(fullName, branch, path string, content []byte) {
 type Issue struct {
 	Number int    // 0: next free number
 	Title  string //
+	Body   string
 	Author string
 	Closed bool
 	Labels []string
@@ -530,7 +531,7 @@ func (s *Server) AddIssue(fullName string, in Issue) int {
 	}
 	r := s.mustRepo(fullName)
 	n := s.addIssueLocked(r, &issue{
-		number: in.Number, title: in.Title, author: in.Author, state: st, labels: append([]string(nil), in.Labels...),
+		number: in.Number, title: in.Title, body: in.Body, author: in.Author, state: st, labels: append([]string(nil), in.Labels...),
 	})
 	s.seedLabelEventsLocked(r, n, in.LabeledBy, in.Author, in.Labels)
 	return n
