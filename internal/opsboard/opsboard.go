@@ -470,4 +470,3 @@ func ParseHistory(body string) History {
 	}
 	return h
 }
-
