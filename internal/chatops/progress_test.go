@@ -40,7 +40,7 @@ func TestStatusBudget(t *testing.T) {
 		{"only times moved, within the heartbeat", wrote(0), 30 * time.Second, last, false, 30 * time.Second},
 		{"only times moved, a heartbeat on", wrote(0), time.Minute, last, true, 0},
 		{"the burst spent: a step changes", wrote(0, 3*time.Second, 6*time.Second, 9*time.Second), 12 * time.Second,
-			func(writeBook) string { return "a" }, false, refill - 3*time.Second},
+			func(writeBook) string { return "a" }, false, refill - 12*time.Second}, // refilling since the first write
 		{"the burst spent, refilled by one", wrote(0, 3*time.Second, 6*time.Second, 9*time.Second), 9*time.Second + refill,
 			func(writeBook) string { return "a" }, true, 0},
 		{"an idle hour refills the burst, no more", wrote(0, time.Second, 2*time.Second, 3*time.Second), 5 * time.Hour,
