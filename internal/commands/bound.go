@@ -55,13 +55,13 @@ func cutMiddle(s string, n int) string {
 }
 
 // shown is the part of an error (or any long text from outside) a comment shows: redacted, then
-// its head and end within n bytes. A text many times longer is cut to 16·n first, so that
-// redacting a megabyte does not cost every render a second.
-func shown(s string, n int) string { return cutMiddle(Redact(cutMiddle(s, 16*n)), n) }
+// its head and end within n bytes. A text many times longer is cut to 4·n first (at blanks), so
+// that redacting a megabyte does not cost every render a second.
+func shown(s string, n int) string { return cutMiddle(Redact(cutMiddle(s, 4*n)), n) }
 
 // cellText is one line of outside text in a table cell or list item: escaped (and so redacted)
-// and cut to n bytes; only its first 8·n bytes are read.
-func cellText(s string, n int) string { return clip(escapeText(clip(s, 8*n)), n) }
+// and cut to n bytes; only its first 2·n bytes are read.
+func cellText(s string, n int) string { return clip(escapeText(clip(s, 2*n)), n) }
 
 // maxCellBytes bounds the text of one table cell or list line (a step's name and note, a
 // resource's name): one line of a table, not a page.

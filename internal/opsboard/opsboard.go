@@ -398,8 +398,6 @@ func fitHistory(h History, now time.Time, room int) (History, string) {
 		if len(block) <= room {
 			return h, block
 		}
-		// Fold the oldest ended tenth (at least one); none ended: the live ones alone overflow,
-		// and the block is written as it is (a repository has at most 100 live clusters).
 		var ended []int
 		for i, e := range h.Entries {
 			if !e.Ended.IsZero() {
@@ -407,10 +405,15 @@ func fitHistory(h History, now time.Time, room int) (History, string) {
 			}
 		}
 		if len(ended) == 0 {
+			// The live ones alone overflow: written as they are (a repository has at most 100
+			// live clusters, and Render leaves them the room).
 			return h, block
 		}
+		// Fold the oldest ended lifetimes in proportion to the overflow (a tenth more than it,
+		// at least one): one or two encodings, not one per lifetime.
+		fold := max(len(ended)-len(ended)*room*9/(len(block)*10), 1)
 		drop := map[int]bool{}
-		for _, i := range ended[:max(len(ended)/10, 1)] {
+		for _, i := range ended[:min(fold, len(ended))] {
 			drop[i] = true
 		}
 		var keep []Entry
@@ -428,7 +431,7 @@ func fitHistory(h History, now time.Time, room int) (History, string) {
 func encodeHistory(h History) string {
 	j, _ := json.Marshal(h)
 	var z bytes.Buffer
-	w, _ := gzip.NewWriterLevel(&z, gzip.BestCompression)
+	w := gzip.NewWriter(&z)
 	_, _ = w.Write(j)
 	_ = w.Close()
 	return "<!-- pocbot:history v2 " + base64.StdEncoding.EncodeToString(z.Bytes()) + " -->"
