@@ -51,18 +51,8 @@ func TestStickySurvivesSecondaryLimit(t *testing.T) {
 		answer simgh.LimitAnswer
 	}{{"Retry-After", simgh.AnswerRetryAfter}, {"x-ratelimit-reset", simgh.AnswerReset}, {"nothing named", simgh.AnswerSilent}} {
 		t.Run(tc.name, func(t *testing.T) {
-			clock := &fakeClock{t: time.Now()} // the App's JWT is signed on the real clock
-			sim, url := startSim(t, simgh.Options{Now: clock.now, ContentLimit: simgh.ContentLimit{PerMinute: 3, Answer: tc.answer}})
-			ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
-			defer cancel()
-			sim.AddRepo(testRepo, "main")
-			n := sim.AddIssue(testRepo, simgh.Issue{})
-			c, err := NewClient(ctx, Auth{AppID: sim.AppID(), PrivateKeyPEM: sim.AppPrivateKeyPEM(), Owner: "acme", Repo: "web",
-				BaseURL: url, Logger: slog.New(slog.DiscardHandler), Retry: RetryPolicy{Sleep: clock.sleep, Now: clock.now}, Now: clock.now})
-			if err != nil {
-				t.Fatal(err)
-			}
-			s := NewSticky(c, n, marker, time.Millisecond).WithClock(clock.now, clock.sleep)
+			sim, clock, ctx, s := onFakeClock(t, simgh.Options{ContentLimit: simgh.ContentLimit{PerMinute: 3, Answer: tc.answer}}, time.Millisecond)
+			n := s.number
 			for i := range 12 {
 				if err := s.Update(ctx, "step "+string(rune('a'+i))); err != nil {
 					t.Fatalf("update %d: %v", i, err)
@@ -107,18 +97,8 @@ func TestStickySurvivesSecondaryLimit(t *testing.T) {
 // retries (4 tries) would take: Flush keeps the latest body and tries again as GitHub asks, so
 // the final status arrives (before, it was lost with the fourth refusal).
 func TestStickyFinalOutlastsRefusals(t *testing.T) {
-	clock := &fakeClock{t: time.Now()} // the App's JWT is signed on the real clock
-	sim, url := startSim(t, simgh.Options{Now: clock.now})
-	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
-	defer cancel()
-	sim.AddRepo(testRepo, "main")
-	n := sim.AddIssue(testRepo, simgh.Issue{})
-	c, err := NewClient(ctx, Auth{AppID: sim.AppID(), PrivateKeyPEM: sim.AppPrivateKeyPEM(), Owner: "acme", Repo: "web",
-		BaseURL: url, Logger: slog.New(slog.DiscardHandler), Retry: RetryPolicy{Sleep: clock.sleep, Now: clock.now}, Now: clock.now})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := NewSticky(c, n, marker, time.Second).WithClock(clock.now, clock.sleep)
+	sim, _, ctx, s := onFakeClock(t, simgh.Options{}, time.Second)
+	n := s.number
 	if err := s.Update(ctx, "running"); err != nil {
 		t.Fatal(err)
 	}
@@ -141,6 +121,25 @@ func TestStickyFinalOutlastsRefusals(t *testing.T) {
 	if patches != 7 {
 		t.Errorf("%d edits sent, want 7 (six refused, each after the 30 s asked, then the final)", patches)
 	}
+}
+
+// onFakeClock starts a stand-in of opts with an issue, and a status editor of minInterval on it,
+// the stand-in, the client and the editor all on one fake clock that every wait moves.
+func onFakeClock(t *testing.T, opts simgh.Options, minInterval time.Duration) (*simgh.Server, *fakeClock, context.Context, *Sticky) {
+	t.Helper()
+	clock := &fakeClock{t: time.Now()} // the App's JWT is signed on the real clock
+	opts.Now = clock.now
+	sim, url := startSim(t, opts)
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	t.Cleanup(cancel)
+	sim.AddRepo(testRepo, "main")
+	n := sim.AddIssue(testRepo, simgh.Issue{})
+	c, err := NewClient(ctx, Auth{AppID: sim.AppID(), PrivateKeyPEM: sim.AppPrivateKeyPEM(), Owner: "acme", Repo: "web",
+		BaseURL: url, Logger: slog.New(slog.DiscardHandler), Retry: RetryPolicy{Sleep: clock.sleep, Now: clock.now}, Now: clock.now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sim, clock, ctx, NewSticky(c, n, marker, minInterval).WithClock(clock.now, clock.sleep)
 }
 
 // scripted answers a fixed sequence of responses, then 200s.

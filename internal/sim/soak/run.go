@@ -22,8 +22,8 @@ import (
 	"filippo.io/age/agessh"
 	"golang.org/x/crypto/ssh"
 
-	talossim "github.com/pocbot/pocbot/internal/sim/talos"
 	ghsim "github.com/pocbot/pocbot/internal/sim/github"
+	talossim "github.com/pocbot/pocbot/internal/sim/talos"
 	"github.com/pocbot/pocbot/internal/sim/world"
 )
 
