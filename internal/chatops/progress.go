@@ -157,6 +157,28 @@ func (b statusBudget) spend(w writeBook, now time.Time, shape string) writeBook 
 	return w
 }
 
+// liveState is what the live edits carry from one wake-up to the next.
+type liveState struct {
+	book writeBook
+	last string // the body last handed to the editor
+}
+
+// wake decides one wake-up of the live edits at now, with rows the steps as they are: the body to
+// write ("" for none), the state after it, and how long until the next wake-up (a change wakes
+// them sooner).
+func (b statusBudget) wake(s liveState, now time.Time, rows []commands.Step, render func([]commands.Step) string) (string, liveState, time.Duration) {
+	shape := shapeOf(rows)
+	ok, wait := b.due(s.book, now, shape)
+	if !ok {
+		return "", s, wait
+	}
+	body := render(rows)
+	if body == s.last {
+		return "", s, b.Heartbeat
+	}
+	return body, liveState{book: b.spend(s.book, now, shape), last: body}, b.Heartbeat
+}
+
 // shapeOf is what makes a change worth a write: the steps and their states (not their times or
 // notes).
 func shapeOf(rows []commands.Step) string {
@@ -185,8 +207,7 @@ func startLive(ctx context.Context, st *github.Sticky, sp *steps, b statusBudget
 	l := &liveSticky{sticky: st, steps: sp, render: render, stop: make(chan struct{}), done: make(chan struct{})}
 	go func() {
 		defer close(l.done)
-		book := b.spend(writeBook{}, time.Now(), shapeOf(nil)) // the first body, stepless
-		last := ""
+		state := liveState{book: b.spend(writeBook{}, time.Now(), shapeOf(nil))} // the first body, stepless
 		t := time.NewTimer(b.Heartbeat)
 		defer t.Stop()
 		for {
@@ -198,20 +219,14 @@ func startLive(ctx context.Context, st *github.Sticky, sp *steps, b statusBudget
 			case <-sp.changed:
 			case <-t.C:
 			}
-			now, rows := time.Now(), sp.snapshot()
-			shape := shapeOf(rows)
-			ok, wait := b.due(book, now, shape)
-			if ok {
-				if body := render(rows); body != last {
-					if err := st.Update(ctx, body); err != nil {
-						l.err = err
-						if errors.Is(err, github.ErrSuperseded) {
-							return // a newer run owns the comment
-						}
+			body, next, wait := b.wake(state, time.Now(), sp.snapshot(), render)
+			if state = next; body != "" {
+				if err := st.Update(ctx, body); err != nil {
+					l.err = err
+					if errors.Is(err, github.ErrSuperseded) {
+						return // a newer run owns the comment
 					}
-					book, last = b.spend(book, now, shape), body
 				}
-				wait = b.Heartbeat
 			}
 			if !t.Stop() {
 				select {

@@ -129,9 +129,9 @@ func coldUp(b *testing.B) ([]timelineEvent, time.Duration) {
 	return evs, end
 }
 
-// runSim plays one run of the timeline, started at start, through the live loop's decisions (the
-// budget's due and spend, the rendered body compared with the last one written), and returns the
-// times of its writes: the first body, the live edits, the final body.
+// runSim plays one run of the timeline, started at start, through the live edits' decisions
+// (statusBudget.wake, as startLive calls it), and returns the times of its writes: the first
+// body, the live edits, the final body.
 func runSim(evs []timelineEvent, end, start time.Duration, b statusBudget, t0 time.Time) []time.Duration {
 	rows := []commands.Step{}
 	index := map[string]int{}
@@ -149,8 +149,7 @@ func runSim(evs []timelineEvent, end, start time.Duration, b statusBudget, t0 ti
 		return commands.RenderSticky(v)
 	}
 	writes := []time.Duration{start}
-	book := b.spend(writeBook{}, t0.Add(start), shapeOf(nil))
-	last := render(0)
+	state := liveState{book: b.spend(writeBook{}, t0.Add(start), shapeOf(nil))}
 	wake := b.Heartbeat
 	i := 0
 	for now := time.Duration(0); now < end; {
@@ -177,14 +176,9 @@ func runSim(evs []timelineEvent, end, start time.Duration, b statusBudget, t0 ti
 				rows[k].Note = fmt.Sprintf("waiting, %s", e.at-started[e.step])
 			}
 		}
-		shape := shapeOf(rows)
-		ok, wait := b.due(book, t0.Add(start+now), shape)
-		if ok {
-			if body := render(now); body != last {
-				book, last = b.spend(book, t0.Add(start+now), shape), body
-				writes = append(writes, start+now)
-			}
-			wait = b.Heartbeat
+		body, after, wait := b.wake(state, t0.Add(start+now), rows, func([]commands.Step) string { return render(now) })
+		if state = after; body != "" {
+			writes = append(writes, start+now)
 		}
 		wake = max(wait, time.Millisecond)
 	}
