@@ -211,9 +211,10 @@ func (s *Sticky) Update(ctx context.Context, body string) error {
 	return err
 }
 
-// Flush writes the pending body, waiting (within ctx) for the interval to be over, and returns
-// the write's error. Earlier deferred failures are not reported: their bodies were pending, and
-// this write replaces them.
+// Flush writes the pending body, waiting (within ctx) for the interval and for any rate limit's
+// wait to be over, and returns the write's error; a write refused by a rate limit is tried again
+// as GitHub asks, up to maxLimitedTries times. Earlier deferred failures are not reported: their
+// bodies were pending, and this write replaces them.
 func (s *Sticky) Flush(ctx context.Context) error {
 	s.mu.Lock()
 	if s.timer != nil {
