@@ -13,6 +13,7 @@ import (
 	"github.com/pocbot/pocbot/internal/commands"
 	"github.com/pocbot/pocbot/internal/github"
 	ghsim "github.com/pocbot/pocbot/internal/sim/github"
+	"github.com/pocbot/pocbot/internal/sim/world"
 )
 
 // TestConcurrentUpsUnderSecondaryLimits: five `/poc up` at once on one installation
@@ -23,8 +24,15 @@ import (
 // with its final status on its status comment and its one notification.
 func TestConcurrentUpsUnderSecondaryLimits(t *testing.T) {
 	const repo = "busy/shop"
+	// Images of 1 MiB and a lock lease of 30 s: five ups at once under -race on a loaded machine
+	// must not fail for what this test is not about (a 16 MiB image written five times, a 5 s
+	// lease whose renewal the bucket answered late).
 	h, ctx := scene{repo: repo, users: []string{"alice:admin"}, issues: []int{1, 2, 3, 4, 5}, config: "max_clusters: 5\nmax_daily_eur: 50\n",
-		timeout: 3 * time.Minute}.open(t)
+		timeout: 3 * time.Minute, world: world.Options{QCOW2Size: 1 << 20, RawSize: 1 << 20}}.open(t)
+	backend := *h.backend
+	ops := *backend.Ops
+	ops.LockLease = 30 * time.Second
+	backend.Ops = &ops
 	gh := h.w.GitHub
 	owner, name, _ := strings.Cut(repo, "/")
 	evs := make([]github.Event, 5)
@@ -35,7 +43,7 @@ func TestConcurrentUpsUnderSecondaryLimits(t *testing.T) {
 	errs := make([]error, len(evs))
 	hds := make([]*chatops.Handler, len(evs))
 	for i := range evs {
-		hds[i] = h.processHandler(repo, i)
+		hds[i] = h.processHandler(repo, i, &backend)
 	}
 	// The installation's last minute and hour, as other runs left them, just before the five
 	// start: the minute full, freed by ten every second from 2 s on; the hour full, 420 of its
@@ -81,9 +89,10 @@ func TestConcurrentUpsUnderSecondaryLimits(t *testing.T) {
 	t.Logf("%d writes admitted for 5 ups, %d refused by the secondary limit", gh.ContentWrites(), gh.ContentLimitRefusals())
 }
 
-// processHandler is a handler for run i as its own process: its own GitHub client (and so its
-// own transport and rate-limit hold), its own run id and Actions files, the production cadence.
-func (h *harness) processHandler(full string, i int) *chatops.Handler {
+// processHandler is a handler for run i as its own process, on backend: its own GitHub client
+// (and so its own transport and rate-limit hold), its own run id and Actions files, the
+// production cadence.
+func (h *harness) processHandler(full string, i int, backend *chatops.Backend) *chatops.Handler {
 	owner, name, _ := strings.Cut(full, "/")
 	c, err := github.NewClient(h.t.Context(), github.Auth{AppID: h.w.GitHub.AppID(), PrivateKeyPEM: h.w.GitHub.AppPrivateKeyPEM(),
 		Owner: owner, Repo: name, BaseURL: h.w.GitHubURL, Logger: h.log})
@@ -96,7 +105,7 @@ func (h *harness) processHandler(full string, i int) *chatops.Handler {
 		GitHub:  c,
 		Env:     env,
 		Actions: &github.Actions{Stdout: &bytes.Buffer{}, Output: &bytes.Buffer{}, Summary: &bytes.Buffer{}},
-		Open:    func(context.Context) (*chatops.Backend, error) { return h.backend, nil },
+		Open:    func(context.Context) (*chatops.Backend, error) { return backend, nil },
 		AppSlug: h.w.GitHub.AppSlug(),
 		Log:     h.log,
 		Started: time.Now(),
