@@ -111,7 +111,7 @@ func (r *run) track(ctx context.Context, verb commands.Verb, out *clusterops.Out
 	if err := t.sticky.Update(ctx, t.render(nil)); err != nil {
 		r.h.log().Warn("could not write the status comment", "err", err)
 	}
-	t.live = startLive(ctx, t.sticky, sp, r.h.stickyInterval(), t.render)
+	t.live = startLive(ctx, t.sticky, sp, r.statusBudget(), t.render)
 	return t
 }
 
@@ -125,7 +125,7 @@ func (t *tracked) stop() {
 
 func (t *tracked) render(s []commands.Step) string {
 	v := t.view
-	v.Steps, v.Now = s, t.r.h.now()
+	v.Steps, v.Now, v.Tick = s, t.r.h.now(), statusHeartbeat // running times move once a heartbeat
 	return commands.RenderSticky(v)
 }
 

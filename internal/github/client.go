@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -67,6 +68,11 @@ type APIError struct {
 	Err     error
 	// RateLimited: GitHub refused for a primary or secondary rate limit, not for permissions.
 	RateLimited bool
+	// RetryAfter is how long GitHub asked to wait before this request is sent again (its
+	// retry-after), ResetAt until when (its x-ratelimit-reset, or a hold an earlier refusal set);
+	// both zero when it named no time, and then GitHub's page says "wait for at least one minute".
+	RetryAfter time.Duration
+	ResetAt    time.Time
 }
 
 func (e *APIError) Error() string {
@@ -118,12 +124,26 @@ func apiError(op string, resp *gh.Response, err error) error {
 	var rl *gh.RateLimitError
 	if errors.As(err, &rl) {
 		e.Message, e.RateLimited = "rate limit exhausted until "+rl.Rate.Reset.Format(time.RFC3339), true
+		e.ResetAt = rl.Rate.Reset.Time
 	}
 	var arl *gh.AbuseRateLimitError
 	if errors.As(err, &arl) {
 		e.Message, e.RateLimited = "secondary rate limit", true
 		if arl.RetryAfter != nil {
+			e.RetryAfter = *arl.RetryAfter
 			e.Message += fmt.Sprintf(": GitHub asks to wait %s", arl.RetryAfter.Round(time.Second))
+		}
+	}
+	var gate *GateError
+	if errors.As(err, &gate) {
+		e.Message, e.RateLimited, e.ResetAt = "secondary rate limit: not sent", true, gate.Until
+	}
+	if e.Status == http.StatusTooManyRequests && !e.RateLimited {
+		e.RateLimited = true // a 429 is a limit whatever its body says
+		if resp != nil && resp.Response != nil {
+			if secs, perr := strconv.Atoi(resp.Header.Get("Retry-After")); perr == nil && secs > 0 {
+				e.RetryAfter = time.Duration(secs) * time.Second
+			}
 		}
 	}
 	return e

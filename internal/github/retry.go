@@ -59,6 +59,18 @@ func (p RetryPolicy) withDefaults() RetryPolicy {
 	if p.Now == nil {
 		p.Now = time.Now
 	}
+	if p.Sleep == nil {
+		p.Sleep = func(ctx context.Context, d time.Duration) error {
+			t := time.NewTimer(d)
+			defer t.Stop()
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-t.C:
+				return nil
+			}
+		}
+	}
 	return p
 }
 
@@ -73,6 +85,70 @@ func (p RetryPolicy) retryPolicy() retry.Policy {
 type retryTransport struct {
 	next   http.RoundTripper
 	policy RetryPolicy
+	// gate is when (Unix ns) the last rate-limit refusal of a write said writes may resume: GitHub
+	// asks not to retry before then, and "continuing to make requests while you are rate limited
+	// may result in the banning of your integration", so every write of the process waits for it.
+	gate atomic.Int64
+}
+
+type noWaitKey struct{}
+
+// WithoutRateLimitWait marks the requests made with ctx as not to be waited for on a rate limit:
+// a refusal (or a write while an earlier refusal's wait runs) comes back at once as an *APIError
+// with RateLimited and RetryAfter, for a caller that keeps its own latest state to write (Sticky)
+// rather than have an older body sent again a minute later. 5xx answers are still retried.
+func WithoutRateLimitWait(ctx context.Context) context.Context {
+	return context.WithValue(ctx, noWaitKey{}, true)
+}
+
+func noWait(ctx context.Context) bool { return ctx.Value(noWaitKey{}) != nil }
+
+// GateError is a write not sent because GitHub asked, in an earlier refusal, to wait until Until.
+type GateError struct{ Until time.Time }
+
+func (e *GateError) Error() string {
+	return "github: a secondary rate limit holds writes until " + e.Until.UTC().Format(time.RFC3339) + "; not sent"
+}
+
+// gated says whether req waits for the gate: a write, other than minting a token (an App call,
+// no content).
+func gated(req *http.Request) bool {
+	switch req.Method {
+	case http.MethodGet, http.MethodHead, http.MethodOptions:
+		return false
+	}
+	return !strings.HasSuffix(req.URL.Path, "/access_tokens")
+}
+
+// awaitGate waits until the gate lets req through, or says why it does not: the wait is longer
+// than MaxDelay, or req's context asks not to wait. waited is the hold req itself has just waited
+// out (its own refusal's): the gate that refusal set is then open.
+func (t *retryTransport) awaitGate(req *http.Request, waited time.Time) error {
+	if !gated(req) {
+		return nil
+	}
+	until := time.Unix(0, t.gate.Load())
+	if !until.After(waited) {
+		return nil
+	}
+	d := until.Sub(t.policy.Now())
+	if d <= 0 {
+		return nil
+	}
+	if noWait(req.Context()) || d > t.policy.MaxDelay {
+		return &GateError{Until: until}
+	}
+	return t.policy.Sleep(req.Context(), d)
+}
+
+// closeGate holds writes until until (never shortening a longer hold).
+func (t *retryTransport) closeGate(until time.Time) {
+	for u := until.UnixNano(); ; {
+		cur := t.gate.Load()
+		if cur >= u || t.gate.CompareAndSwap(cur, u) {
+			return
+		}
+	}
 }
 
 // safeOn5xx says whether a request may be replayed after a 5xx: a 502 on "create comment" may
@@ -91,7 +167,8 @@ func safeOn5xx(req *http.Request) bool {
 
 func (t *retryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	ctx := req.Context()
-	limited := 0 // consecutive rate-limit refusals of this request
+	limited := 0         // consecutive rate-limit refusals of this request
+	var waited time.Time // the hold this request's own refusal set, which it waits out
 	var last *http.Response
 	err := t.policy.retryPolicy().Do(ctx, req.Method+" "+req.URL.Path, func(ctx context.Context, attempt int) retry.Outcome {
 		last = nil
@@ -109,12 +186,25 @@ func (t *retryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 				r.Body = b
 			}
 		}
+		if err := t.awaitGate(r, waited); err != nil {
+			return retry.Outcome{Err: err}
+		}
 		resp, err := t.attempt(r)
 		if err != nil {
 			return retry.Outcome{Err: err, Retry: ctx.Err() == nil && safeOn5xx(req)}
 		}
 		last = resp
+		before := limited
 		delay, again := t.classify(req, resp, &limited)
+		if rateLimited := limited > before; rateLimited {
+			if gated(req) {
+				// Every write of the process waits for it, this one's retry included.
+				waited = t.policy.Now().Add(delay)
+				t.closeGate(waited)
+			}
+			// A caller that keeps its own latest state hears of the limit at once.
+			again = again && !noWait(ctx)
+		}
 		return retry.Outcome{Retry: again, After: delay, Drop: func() {
 			_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<16))
 			resp.Body.Close()

@@ -128,6 +128,11 @@ type Options struct {
 	TalosFaults *talossim.Faults
 	// QCOW2Size and RawSize size the factory's images (defaults: 16 MiB each).
 	QCOW2Size, RawSize int64
+	// GitHubLimit is the GitHub stand-in's secondary limit on content creation; the zero value is
+	// GitHub's, at real scale whatever TimeFactor. A harness that plays a day's schedule of
+	// commands in a minute (the soak) sends what no real schedule could in real time: it may
+	// turn the limit off, and say so.
+	GitHubLimit ghsim.ContentLimit
 	// TalosBootFor, when set, gives the boot time of the Talos node on a server (by its name)
 	// before TimeFactor scales it; default TalosBoot for every server. Tests slow one node down.
 	TalosBootFor func(serverName string) time.Duration
@@ -297,9 +302,9 @@ func Start(ctx context.Context, opts Options) (w *World, err error) {
 	w.ScalewayURL = u
 	w.closers = append(w.closers, func() error { stop(); return nil })
 
-	// GitHub's secondary limit on content creation, its windows scaled like every latency here
-	// (the bot's sticky interval is scaled down in tests and demos the same way).
-	w.GitHub, err = ghsim.New(ghsim.Options{Logger: opts.Log, ContentLimit: ghsim.ContentLimit{Scale: opts.TimeFactor}})
+	// GitHub's secondary limit on content creation at its documented scale, counted in real time
+	// whatever the time factor: a scaled minute would pass runs that GitHub refuses.
+	w.GitHub, err = ghsim.New(ghsim.Options{Logger: opts.Log, ContentLimit: opts.GitHubLimit})
 	if err != nil {
 		return nil, fmt.Errorf("world: github stand-in: %w", err)
 	}
