@@ -198,7 +198,23 @@ func (a *app) intent(name, verb string, w *opsWorld, override func(*provision.Sp
 	actor = cmpOr(actor, "operator")
 	repo := a.repoScope()
 	return clusterops.Intent{Cluster: name, Spec: spec, Override: override, RequestedBy: actor,
-		RunID: a.getenv("GITHUB_RUN_ID"), Command: verb, Repository: repo, Scope: repo}
+		RunID: a.getenv("GITHUB_RUN_ID"), Command: verb, Repository: repo, Scope: repo, ShareParked: a.shareParked()}
+}
+
+// shareParked is share_parked_workers as the operator's environment sets it (POC_SHARE_PARKED_WORKERS;
+// a value that does not parse shares nothing, the safe side, and says so).
+func (a *app) shareParked() bool {
+	s := settings.Lookup("share_parked_workers")
+	v := strings.TrimSpace(a.getenv(s.Env))
+	if v == "" {
+		return false
+	}
+	b, err := settings.ParseBool(v)
+	if err != nil {
+		a.log.Warn("ignoring "+s.Env+": parked workers are not shared", "err", err)
+		return false
+	}
+	return b
 }
 
 func (a *app) printUp(res *clusterops.Outcome) {

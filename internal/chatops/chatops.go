@@ -375,7 +375,7 @@ func (r *run) intent(verb commands.Verb) clusterops.Intent {
 	bounds := r.cfg
 	return clusterops.Intent{Cluster: r.cluster, Spec: spec, Repository: r.ev.FullName(), Number: r.ev.Number,
 		Kind: r.kind(), RequestedBy: r.ev.Sender, RequesterID: r.ev.SenderID, RunID: r.h.Env.RunID,
-		Command: "/poc " + string(verb), Bounds: &bounds, Witness: r.witness}
+		Command: "/poc " + string(verb), Bounds: &bounds, Witness: r.witness, ShareParked: r.cfg.ShareParkedWorkers}
 }
 
 // schedule hands schedule and workflow_dispatch events to the reaper.

@@ -22,6 +22,7 @@ import (
 
 	"github.com/pocbot/pocbot/internal/cost"
 	"github.com/pocbot/pocbot/internal/lifecycle"
+	"github.com/pocbot/pocbot/internal/pool"
 	"github.com/pocbot/pocbot/internal/preflight"
 	"github.com/pocbot/pocbot/internal/provision"
 	"github.com/pocbot/pocbot/internal/provision/cluster"
@@ -254,7 +255,7 @@ func (o *Ops) Up(ctx context.Context, in Intent) (_ *Outcome, err error) {
 		return o.lockRefusal(out, in, err, o.lockWait())
 	}
 	defer o.release(ctx, h)
-	ctx = h.Context()
+	ctx = withPoolScope(h.Context(), in, statestore.Header{})
 	defer func() { err = lockLost(ctx, err) }()
 	// A cancel left by a down that found nothing running is stale; one that cannot be removed
 	// would stop this up at its first step.
@@ -265,6 +266,8 @@ func (o *Ops) Up(ctx context.Context, in Intent) (_ *Outcome, err error) {
 	if err != nil || out.Refusal != nil {
 		return out, err
 	}
+	// An existing cluster's parked workers and adoptions are its repository's.
+	ctx = withPoolScope(ctx, in, doc.Header)
 	saver := &docSaver{store: o.Store, cluster: in.Cluster, doc: doc, fault: o.saveFault}
 	// An up of a paused cluster is its resume: the machines come back, etcd from the snapshot.
 	resuming := out.Exists && Paused(doc.Header)
@@ -784,6 +787,7 @@ func (o *Ops) Down(ctx context.Context, in Intent) (*Outcome, error) {
 		if res, err := o.admitExisting(ctx, "down", in, out, doc.Header); res != nil {
 			return res, err
 		}
+		ctx = withPoolScope(ctx, in, doc.Header)
 		if st, err = decodeState(doc); err != nil {
 			return failed(out, err)
 		}
@@ -839,6 +843,17 @@ func (o *Ops) Down(ctx context.Context, in Intent) (*Outcome, error) {
 	}
 	out.Phase = lifecycle.PhaseDestroyed
 	return out, nil
+}
+
+// withPoolScope says under ctx whose cluster runs, for its parked workers (cluster.WithPoolScope):
+// the repository its header records (an existing cluster is its repository's, whoever asks),
+// else the intent's, and the intent's sharing choice.
+func withPoolScope(ctx context.Context, in Intent, h statestore.Header) context.Context {
+	repo := in.Repository
+	if h.Repository != "" {
+		repo = h.Repository
+	}
+	return cluster.WithPoolScope(ctx, pool.Scope{Repository: repo, Share: in.ShareParked})
 }
 
 // prepare builds the cluster's graph and an engine reporting to the request's progress.

@@ -84,6 +84,7 @@ func (o *Ops) Pause(ctx context.Context, in Intent) (*Outcome, error) {
 			return failed(out, fmt.Errorf("pause %s: %w: %w", in.Cluster, ErrPrecondition, perr))
 		}
 	}
+	ctx = withPoolScope(ctx, in, doc.Header)
 	st, err := decodeState(doc)
 	if err != nil {
 		return failed(out, err)

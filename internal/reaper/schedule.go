@@ -52,7 +52,7 @@ func (r *run) schedulePauses(decided []Decision, headers map[string]statestore.H
 			continue
 		}
 		req := clusterops.Intent{Cluster: d.Cluster, RequestedBy: r.cfg.Actor, RunID: r.cfg.RunID, Command: "pause (schedule)",
-			ParkFor: r.cfg.ParkFor, MaxPaused: r.cfg.MaxPaused,
+			ParkFor: r.cfg.ParkFor, ShareParked: r.cfg.ShareParked, MaxPaused: r.cfg.MaxPaused,
 			// The schedule's reason must still hold under the lock: a command may have resumed
 			// or changed the cluster since the listing.
 			Precondition: func(cur statestore.Header) error {
