@@ -31,13 +31,16 @@ const runnerAddr = "127.0.0.1"
 // outsider is a loopback address that no admin CIDR, no node and no runner holds.
 const outsider = "127.0.0.77"
 
+// upFactor is the time factor of upBehind's worlds.
+const upFactor = 0.005
+
 // upBehind starts a world and brings cluster up from runner (its source address on loopback)
 // with admin_cidrs set to admin; the parts are the runner's and ctx bounds the test.
 func upBehind(t *testing.T, name, runner, admin string) (context.Context, *worldtest.Parts, provision.Spec, *clusterops.Outcome) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 4*time.Minute)
 	t.Cleanup(cancel)
-	w := worldtest.Start(t, world.Options{TimeFactor: 0.005, S3: "file"})
+	w := worldtest.Start(t, world.Options{TimeFactor: upFactor, S3: "file"})
 	p := worldtest.New(t, w, worldtest.Options{RunnerCIDR: runner + "/32"})
 	override := func(s *provision.Spec) { s.AdminCIDRs = []string{admin} }
 	spec := p.Spec
@@ -327,26 +330,72 @@ func TestTwoRunnersLeaveNoAddress(t *testing.T) {
 
 // A pause and a resume are runs like an up: from a runner outside admin_cidrs, the pause's etcd
 // snapshot must reach a control plane through the security group's rule for that run only, and
-// the rule must be gone once the pause is over.
+// the rule must be gone once the pause is over. The pause parks the worker (park_for), the resume
+// adopts it back, and `down --park-for` parks it again, all from that runner (issue 31: the
+// park's Talos reset dialled the worker, whose firewall admits the admin CIDRs and the nodes
+// only; it gave up after thousands of attempts, the delete started with no time left and the
+// down ended incomplete). After each run, no security-group rule and no node's firewall names the
+// runner. The modeled park is logged beside its wall time.
 func TestPauseAndResumeFromARunnerOutsideTheAdminCIDRs(t *testing.T) {
 	const runner = "127.0.0.79"
-	ctx, p, spec, _ := upBehind(t, "pause-runner-1", runner, "203.0.113.0/24")
-	paused, err := p.Ops.Pause(ctx, clusterops.Intent{Cluster: "pause-runner-1", Command: "pause"})
+	ctx, p, spec, up := upBehind(t, "pause-runner-1", runner, "203.0.113.0/24")
+	worker := up.State.Resources[scaleway.NodeWorker].ID
+	nowhere := func(when string, st *provision.State) {
+		t.Helper()
+		if v := st.Outputs[scaleway.OutAdminTemporary]; v != "" {
+			t.Errorf("%s the state still records the runner's temporary CIDR %s", when, v)
+		}
+		if _, ok := st.Resources[scaleway.NodeSecGroup]; ok {
+			if admits := groupAdmits(t, p, st, runner); len(admits) > 0 {
+				t.Errorf("%s the security group admits runner %s: %v", when, runner, admits)
+			}
+		}
+		for _, ip := range p.World.Nodes() {
+			if n := p.World.Node(ip); n != nil && len(n.Config()) > 0 && strings.Contains(string(n.Config()), runner) {
+				t.Errorf("%s node %s's configuration names runner %s", when, ip, runner)
+			}
+		}
+	}
+	parked := func(when string) {
+		t.Helper()
+		if name := bmNameIn(p.World, worker); !strings.HasPrefix(name, "poc-parked-") {
+			t.Fatalf("%s the worker %s is named %q, not parked (poc-parked-…)", when, worker, name)
+		}
+	}
+	start := time.Now()
+	paused, err := p.Ops.Pause(ctx, clusterops.Intent{Cluster: "pause-runner-1", Command: "pause", ParkFor: time.Hour})
 	if err != nil {
 		t.Fatalf("pause from runner %s outside admin_cidrs: %v", runner, err)
 	}
-	if v := paused.State.Outputs[scaleway.OutAdminTemporary]; v != "" {
-		t.Errorf("after the pause the state still records the runner's temporary CIDR %s", v)
-	}
-	if admits := groupAdmits(t, p, paused.State, runner); len(admits) > 0 {
-		t.Errorf("after the pause the security group admits runner %s: %v", runner, admits)
-	}
+	t.Logf("parking pause from outside admin_cidrs: %s (modeled bound %s at factor %g)", time.Since(start).Round(time.Millisecond),
+		cluster.DefaultWaits().Pause(true), upFactor)
+	parked("after the pause")
+	nowhere("after the pause", paused.State)
 	admin := func(s *provision.Spec) { s.AdminCIDRs = spec.AdminCIDRs }
 	resumed, err := p.Ops.Up(ctx, clusterops.Intent{Cluster: "pause-runner-1", Spec: spec, Command: "resume", Override: admin})
 	if err != nil {
 		t.Fatalf("resume from runner %s outside admin_cidrs: %v", runner, err)
 	}
-	if v := resumed.State.Outputs[scaleway.OutAdminTemporary]; v != "" {
-		t.Errorf("after the resume the state still records the runner's temporary CIDR %s", v)
+	if got := resumed.State.Resources[scaleway.NodeWorker].ID; got != worker {
+		t.Fatalf("the resume's worker is %s, not the parked %s", got, worker)
 	}
+	nowhere("after the resume", resumed.State)
+	start = time.Now()
+	if _, err := p.Ops.Down(ctx, clusterops.Intent{Cluster: "pause-runner-1", Command: "down", ParkFor: time.Hour}); err != nil {
+		t.Fatalf("down --park-for from runner %s outside admin_cidrs: %v", runner, err)
+	}
+	t.Logf("parking down from outside admin_cidrs: %s (modeled bound %s at factor %g)", time.Since(start).Round(time.Millisecond),
+		cluster.DefaultWaits().Down(true), upFactor)
+	parked("after the down")
+	nowhere("after the down", &provision.State{})
+}
+
+// bmNameIn is the name of Elastic Metal server id in w's emulator ("" when it is gone).
+func bmNameIn(w *world.World, id string) string {
+	for _, r := range w.Scaleway.Inventory() {
+		if r.Kind == "baremetal_server" && r.ID == id {
+			return r.Name
+		}
+	}
+	return ""
 }

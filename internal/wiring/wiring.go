@@ -49,8 +49,9 @@ type Config struct {
 	Now func() time.Time
 	// StepTimeout bounds each step of the engine (zero: the engine's default).
 	StepTimeout time.Duration
-	// RescuePasswordWait and ReadyTimeout are cluster.Config's (zero: the cluster's defaults).
-	RescuePasswordWait, ReadyTimeout time.Duration
+	// RescuePasswordWait, ReadyTimeout and ParkTimeout are cluster.Config's (zero: the
+	// cluster's defaults).
+	RescuePasswordWait, ReadyTimeout, ParkTimeout time.Duration
 }
 
 // Backend is what Open opened. Close releases every part.
@@ -126,7 +127,7 @@ func Open(ctx context.Context, cfg Config) (_ *Backend, err error) {
 // pre-flight (priced candidates), the image and pool locks, and the ETA book.
 func (b *Backend) ops(cfg Config, env envSettings, factory, runnerCIDR string) (*clusterops.Ops, *eta.Book) {
 	ccfg := cluster.Config{Driver: b.Driver, FactoryURL: factory, ImageBucket: b.ImageBucket, RescuePort: env.rescuePort,
-		RunnerCIDR: runnerCIDR, RescuePasswordWait: cfg.RescuePasswordWait, ReadyTimeout: cfg.ReadyTimeout, Log: cfg.Log,
+		RunnerCIDR: runnerCIDR, RescuePasswordWait: cfg.RescuePasswordWait, ReadyTimeout: cfg.ReadyTimeout, ParkTimeout: cfg.ParkTimeout, Log: cfg.Log,
 		// Only the clusters of this state bucket share its pool of parked workers.
 		Pool: &poolstore.Pool{Store: b.Store, Now: cfg.Now}, Now: cfg.Now,
 		// A paused cluster's etcd snapshot: an encrypted streamed artifact of the state bucket.

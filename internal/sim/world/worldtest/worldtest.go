@@ -46,10 +46,14 @@ type Options struct {
 	RescuePasswordWait time.Duration
 	// ReadyTimeout bounds the wait for the network checks (cluster.Config.ReadyTimeout).
 	ReadyTimeout time.Duration
+	// ParkTimeout bounds a park (cluster.Config.ParkTimeout).
+	ParkTimeout time.Duration
 }
 
 // Parts are what the bot would have opened.
 type Parts struct {
+	// World is the world they were opened on.
+	World       *world.World
 	Ops         *clusterops.Ops
 	Store       *statestore.Store
 	Driver      *scaleway.Driver
@@ -108,13 +112,13 @@ func New(t testing.TB, w *world.World, o Options) *Parts {
 	// The parts outlive any one call: opened with a context of their own, closed by t's cleanup.
 	b, err := wiring.Open(context.Background(), wiring.Config{
 		Getenv: func(k string) string { return env[k] }, Log: o.Log,
-		StepTimeout: o.StepTimeout, RescuePasswordWait: o.RescuePasswordWait, ReadyTimeout: o.ReadyTimeout,
+		StepTimeout: o.StepTimeout, RescuePasswordWait: o.RescuePasswordWait, ReadyTimeout: o.ReadyTimeout, ParkTimeout: o.ParkTimeout,
 	})
 	if err != nil {
 		t.Fatalf("open the bot's parts on the world: %v", err)
 	}
 	t.Cleanup(b.Close)
-	return &Parts{Ops: b.Ops, Store: b.Store, Driver: b.Driver, Client: Client(t, w, w.ScalewayURL),
+	return &Parts{World: w, Ops: b.Ops, Store: b.Store, Driver: b.Driver, Client: Client(t, w, w.ScalewayURL),
 		ImageBucket: b.ImageBucket, Spec: b.Spec, ETA: b.ETA}
 }
 
