@@ -2,6 +2,7 @@ package clusterops_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/netip"
@@ -328,7 +329,10 @@ func TestTwoRunnersLeaveNoAddress(t *testing.T) {
 	}
 }
 
-// A pause and a resume are runs like an up: from a runner outside admin_cidrs, the pause's etcd
+// Reads and runs from a runner outside admin_cidrs. The status's checks and the machine configs
+// admit the runner to the control planes for their read only (before issue 31 they failed, the
+// machine configs after a dozen retries each), or, with POC_READ_RUNNER_ACCESS=false, fail at
+// once naming admin_cidrs. A pause and a resume are runs like an up: the pause's etcd
 // snapshot must reach a control plane through the security group's rule for that run only, and
 // the rule must be gone once the pause is over. The pause parks the worker (park_for), the resume
 // adopts it back, and `down --park-for` parks it again, all from that runner (issue 31: the
@@ -356,13 +360,52 @@ func TestPauseAndResumeFromARunnerOutsideTheAdminCIDRs(t *testing.T) {
 			}
 		}
 	}
+	// Reads: the status's checks and the machine configs, with the group opened for them only.
+	st, err := p.Ops.Status(ctx, "pause-runner-1", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range st.Health {
+		if !h.OK {
+			t.Errorf("status from runner %s outside admin_cidrs: %s failed: %s", runner, h.Name, h.Detail)
+		}
+	}
+	if st.Unreachable != "" {
+		t.Errorf("status says the runner cannot reach the cluster: %s", st.Unreachable)
+	}
+	cfgs, err := p.Ops.MachineConfigs(ctx, "pause-runner-1", false)
+	if err != nil {
+		t.Fatalf("machine configs from runner %s outside admin_cidrs: %v", runner, err)
+	}
+	for _, c := range cfgs {
+		if c.Err != nil || len(c.Config) == 0 {
+			t.Errorf("machine config of %s from runner %s outside admin_cidrs: %v", c.Node, runner, c.Err)
+		}
+	}
+	_, after, err := p.Ops.Load(ctx, "pause-runner-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	nowhere("after the reads", after)
+	// Asked not to open the group, the reads fail at once, naming admin_cidrs.
+	closed := *p.Ops
+	closed.NoReadRunnerAccess = true
+	start := time.Now()
+	st, err = closed.Status(ctx, "pause-runner-1", true)
+	if err != nil || len(st.Health) == 0 || st.Health[0].OK || !strings.Contains(st.Unreachable, "admin_cidrs") {
+		t.Fatalf("status with POC_READ_RUNNER_ACCESS=false from outside admin_cidrs = %+v, %v; want a failed check and a note naming admin_cidrs", st, err)
+	}
+	if _, err := closed.MachineConfigs(ctx, "pause-runner-1", false); !errors.Is(err, clusterops.ErrRunnerOutside) || !strings.Contains(err.Error(), "admin_cidrs") {
+		t.Fatalf("machine configs with POC_READ_RUNNER_ACCESS=false from outside admin_cidrs: %v", err)
+	}
+	t.Logf("refused reads answered in %s", time.Since(start).Round(time.Millisecond))
 	parked := func(when string) {
 		t.Helper()
 		if name := bmNameIn(p.World, worker); !strings.HasPrefix(name, "poc-parked-") {
 			t.Fatalf("%s the worker %s is named %q, not parked (poc-parked-…)", when, worker, name)
 		}
 	}
-	start := time.Now()
+	start = time.Now()
 	paused, err := p.Ops.Pause(ctx, clusterops.Intent{Cluster: "pause-runner-1", Command: "pause", ParkFor: time.Hour})
 	if err != nil {
 		t.Fatalf("pause from runner %s outside admin_cidrs: %v", runner, err)

@@ -74,10 +74,12 @@ type Ops struct {
 	// CancelWait bounds a down's wait for the run it asked to stop (default 50 min: the longest
 	// step of an up, the worker's rescue write, is bounded at 45).
 	CancelWait time.Duration
-	// RunnerCIDR is where this process runs (POC_RUNNER_CIDR, as cluster.Config has it): a status
-	// checked from outside a cluster's admin CIDRs says that the security group is why its
-	// checks fail.
-	RunnerCIDR string
+	// RunnerCIDR is where this process runs (POC_RUNNER_CIDR, as cluster.Config has it): a read
+	// of the nodes from outside a cluster's admin CIDRs (Status's checks, MachineConfigs) admits
+	// it to the control planes for the read, as a run that changes the cluster does; with
+	// NoReadRunnerAccess (POC_READ_RUNNER_ACCESS=false) it fails at once, naming admin_cidrs.
+	RunnerCIDR         string
+	NoReadRunnerAccess bool
 	// Quoter prices specs (the budget, an up's quote); Pool, when set, is the bucket's parked
 	// workers, billed and so counted by the budget.
 	Quoter *cost.Quoter

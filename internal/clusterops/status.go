@@ -17,6 +17,7 @@ import (
 	"github.com/pocbot/pocbot/internal/provision/netpolicy"
 	"github.com/pocbot/pocbot/internal/provision/scaleway"
 	"github.com/pocbot/pocbot/internal/provision/talos"
+	"github.com/pocbot/pocbot/internal/settings"
 	"github.com/pocbot/pocbot/internal/statestore"
 )
 
@@ -79,11 +80,39 @@ func (o *Ops) Status(ctx context.Context, clusterName string, checkHealth bool) 
 		return nil, fmt.Errorf("status of cluster %q: %w", clusterName, err)
 	}
 	s := &Status{Header: doc.Header, State: st, Lock: lock}
-	if checkHealth {
+	if !checkHealth {
+		return s, nil
+	}
+	// From a runner outside admin_cidrs the checks need the security group opened to it for
+	// their run, as a run that changes the cluster opens it (or, when the operator said not to,
+	// they fail at once, naming admin_cidrs).
+	hint := outsideAdminCIDRs(st, o.RunnerCIDR)
+	var notOpened error
+	switch decideReadAccess(st, o.RunnerCIDR, o.NoReadRunnerAccess) {
+	case readRefused:
+		s.Health = []Health{{Name: "talos-api", Target: strings.Join(controlPlaneIPs(st), ", "), guarded: true,
+			Detail: "not checked: " + ErrRunnerOutside.Error() + " and " + settings.Lookup("read-runner-access").Env + " is false (reads do not open the security group)"}}
+		s.Unreachable = hint
+		return s, nil
+	case readOpen:
+		var opened bool
+		opened, notOpened = o.withRunnerAccess(ctx, clusterName, "status", func(ctx context.Context) error {
+			s.Health = checkHealthOf(ctx, st)
+			return nil
+		})
+		if opened {
+			return s, nil
+		}
+		if s.Health == nil {
+			return s, notOpened
+		}
+	default:
 		s.Health = checkHealthOf(ctx, st)
-		if hint := outsideAdminCIDRs(st, o.RunnerCIDR); hint != "" &&
-			slices.ContainsFunc(s.Health, func(h Health) bool { return !h.OK && h.guarded }) {
-			s.Unreachable = hint
+	}
+	if hint != "" && slices.ContainsFunc(s.Health, func(h Health) bool { return !h.OK && h.guarded }) {
+		s.Unreachable = hint
+		if notOpened != nil {
+			s.Unreachable += " (" + notOpened.Error() + ")"
 		}
 	}
 	return s, nil
@@ -226,7 +255,7 @@ func runCheck(ctx context.Context, t healthTarget, kubeDial string) Health {
 	}
 	start := time.Now()
 	dctx, cancel := context.WithTimeout(ctx, healthDialTimeout)
-	conn, err := (&net.Dialer{}).DialContext(dctx, "tcp", dial)
+	conn, err := talos.Dialer(ctx).DialContext(dctx, "tcp", dial)
 	cancel()
 	if err != nil {
 		h.Detail = fmt.Sprintf("cannot connect to %s: %v", dial, err)

@@ -9,7 +9,7 @@
 // Every value comes from Config.Getenv under the names of the settings table
 // (internal/settings): SCW_*, POC_STATE_URL, POC_STATE_KEY, POC_IMAGE_BUCKET,
 // POC_IMAGE_FACTORY_URL, POC_RESCUE_SSH_PORT, POC_POLL_INTERVAL, POC_LOCK_LEASE, POC_LOCK_WAIT,
-// POC_RUNNER_CIDR, POC_RUNNER_ECHO_URL, POC_PRESIGN_ACCESS_KEY and POC_PRESIGN_SECRET_KEY; the
+// POC_RUNNER_CIDR, POC_RUNNER_ECHO_URL, POC_READ_RUNNER_ACCESS, POC_PRESIGN_ACCESS_KEY and POC_PRESIGN_SECRET_KEY; the
 // durations read with the settings' one grammar. Config's other fields have no setting: the
 // logger, the decision clock, and bounds that tests shorten.
 package wiring
@@ -144,9 +144,9 @@ func (b *Backend) ops(cfg Config, env envSettings, factory, runnerCIDR string) (
 		LockLease: env.lockLease,
 		LockWait:  env.lockWait,
 		// A status from outside admin_cidrs says that the security group is why it cannot connect.
-		RunnerCIDR: runnerCIDR,
-		Quoter:     cost.NewQuoter(cost.APISources(b.Client)...),
-		Pool:       &poolstore.Pool{Store: b.Store, Now: cfg.Now},
+		RunnerCIDR: runnerCIDR, NoReadRunnerAccess: env.noReadRunnerAccess,
+		Quoter: cost.NewQuoter(cost.APISources(b.Client)...),
+		Pool:   &poolstore.Pool{Store: b.Store, Now: cfg.Now},
 	}
 	ccfg.ImageLocker = ops // the Build closure sees it: clusters making one image take turns
 	// Before anything is created, an up is weighed against the organization's quotas and the
@@ -168,6 +168,7 @@ type envSettings struct {
 	rescuePort          int
 	poll                time.Duration
 	lockLease, lockWait time.Duration // zero: clusterops' defaults
+	noReadRunnerAccess  bool          // POC_READ_RUNNER_ACCESS=false
 }
 
 // readEnv reads and checks them (named and defaulted by the settings table), before anything is
@@ -198,6 +199,14 @@ func readEnv(getenv func(string) string) (envSettings, error) {
 			return e, fmt.Errorf("environment variable %s: %w: use a form like 2s, 30s or 2m", env, err)
 		}
 		*d.p = v
+	}
+	ra := settings.Lookup("read-runner-access")
+	if v := strings.TrimSpace(getenv(ra.Env)); v != "" {
+		open, err := settings.ParseBool(v)
+		if err != nil {
+			return e, fmt.Errorf("environment variable %s: %w", ra.Env, err)
+		}
+		e.noReadRunnerAccess = !open
 	}
 	return e, nil
 }
