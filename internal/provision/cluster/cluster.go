@@ -391,13 +391,20 @@ func (b *builder) workerImage(ctx context.Context, r *provision.Run) error {
 		r.Note(NodeWorkerImage, "image already written to "+disk)
 		return nil
 	}
+	if parkTC, _ := r.Secret(SecretParkTalosconfig); len(parkTC) > 0 && disk != "" && outputOf(r, outParkServer) == w.ID {
+		// An adoption recorded this server and stopped before its trigger: its disk is the one
+		// the pool entry proved re-imaged with this image.
+		return r.SetTrigger(ctx, NodeWorkerImage, rescue.TriggerHash(url, disk, w.ID))
+	}
 	boot, res, err := b.rescueWrite(ctx, r, "")
 	if err != nil {
 		return err
 	}
-	// The rescue host key is new at every rescue boot: record the one seen, and say so.
+	// The rescue host key is new at every rescue boot: record the one seen, and say so. A park
+	// configuration the disk held is gone with it.
 	b.cfg.Log.Info("recorded the rescue system's host key (trusted on first use)", "worker", w.ID, "host_key", res.HostKey)
-	if err := r.Set(ctx, nil, map[string]string{OutWorkerIP: boot.IP, OutRescueHostKey: res.HostKey, OutWorkerDisk: res.Disk}); err != nil {
+	if err := r.Set(ctx, map[string][]byte{SecretParkTalosconfig: nil},
+		map[string]string{OutWorkerIP: boot.IP, OutRescueHostKey: res.HostKey, OutWorkerDisk: res.Disk}); err != nil {
 		return err
 	}
 	r.Note(NodeWorkerImage, fmt.Sprintf("wrote %d MiB to %s; rebooting to disk", res.BytesWritten>>20, res.Disk))

@@ -271,20 +271,31 @@ func applyOverParkLoop(ctx context.Context, addr string, trusted talos.Route, pa
 // delete.
 func (b *builder) parkOrDelete(destroy func(ctx context.Context, r *provision.Run) error) func(ctx context.Context, r *provision.Run) error {
 	return func(ctx context.Context, r *provision.Run) error {
-		if b.cfg.Pool == nil || parkFor(ctx) <= 0 {
+		if _, ok := r.Resource(scaleway.NodeWorker); !ok || b.cfg.Pool == nil {
 			return destroy(ctx, r)
 		}
-		if _, ok := r.Resource(scaleway.NodeWorker); !ok {
+		// A park that stopped after the retag left the server parked, in the pool, while the
+		// state still records it; another cluster may have adopted it since. Not this cluster's
+		// any more: neither parked again nor deleted.
+		ours, err := b.cfg.Driver.OwnsWorker(ctx, r)
+		if err != nil {
+			return err
+		}
+		if !ours {
+			r.Note(scaleway.NodeWorker, "the recorded worker no longer carries this cluster's tags (parked by an earlier run, adopted, or gone): left alone")
+			return nil
+		}
+		if parkFor(ctx) <= 0 {
 			return destroy(ctx, r)
 		}
 		pctx, cancel := context.WithTimeout(ctx, b.parkDeadline(ctx))
-		err := b.park(pctx, r)
+		err = b.park(pctx, r)
 		cancel()
 		if err == nil {
 			return nil
 		}
-		if ctx.Err() != nil {
-			return err // the step itself ended: its rerun parks or deletes
+		if ctx.Err() != nil || errors.Is(err, errParkRecorded) {
+			return err // the step itself ended, or the pool holds the worker: its rerun decides
 		}
 		b.cfg.Log.Warn("worker not parked; deleting it", "cluster", r.ClusterID(), "err", err)
 		r.Note(scaleway.NodeWorker, "not parked, deleted: "+err.Error())
@@ -366,14 +377,17 @@ func (b *builder) park(ctx context.Context, r *provision.Run) error {
 		return err
 	}
 	if err := b.cfg.Driver.ParkWorker(ctx, r); err != nil {
-		if rerr := b.cfg.Pool.Remove(ctx, w.ID); rerr != nil {
-			return errors.Join(err, rerr)
-		}
-		return err
+		// The retag may have happened (the record's forgetting failed): the server is then the
+		// pool's, and a rerun finds it so (OwnsWorker) and leaves it parked; or it did not, and
+		// the rerun parks it again over its entry. Neither is a reason to delete it.
+		return fmt.Errorf("%w: %w", errParkRecorded, err)
 	}
 	r.Note(scaleway.NodeWorker, fmt.Sprintf("parked worker %s until %s (disk written again and verified, sha256 %.12s…)", w.ID, entry.ParkedUntil.Format(time.RFC3339), res.SHA256))
 	return nil
 }
+
+// errParkRecorded is a park that failed after its pool entry was written: the rerun finishes it.
+var errParkRecorded = errors.New("the worker's pool entry is written but its retag was not recorded")
 
 // parkAdmins may reach a parked worker's Talos API: everyone. It holds nothing of a cluster (its
 // disk was just written again) and answers mutual TLS only, under its own park CA, whose admin

@@ -49,6 +49,24 @@ func (d *Driver) AdoptWorker(ctx context.Context, r *provision.Run, zone, id str
 	return record(ctx, r, NodeWorker, KindBaremetal, zone, f)
 }
 
+// OwnsWorker tells whether the recorded worker still carries this cluster's worker tags: one a
+// stopped park retagged as parked (its pool entry written), or that another cluster adopted
+// since, or gone, is no longer this cluster's to park or delete.
+func (d *Driver) OwnsWorker(ctx context.Context, r *provision.Run) (bool, error) {
+	rec, err := need(r, NodeWorker)
+	if err != nil {
+		return false, err
+	}
+	s, err := d.bm.GetServer(&baremetal.GetServerRequest{Zone: scw.Zone(rec.Zone), ServerID: rec.ID}, ctxOpt(ctx))
+	if notFound(err) {
+		return false, nil
+	}
+	if err != nil {
+		return false, classify("read Elastic Metal worker "+rec.ID, rec.Zone, err)
+	}
+	return exactNode(s.Tags, r, NodeWorker), nil
+}
+
 // DeleteServer deletes an Elastic Metal server by id (a parked worker the pool gives up).
 func (d *Driver) DeleteServer(ctx context.Context, r *provision.Run, zone, id string) error {
 	return d.deleteBM(ctx, r, scw.Zone(zone), id)
