@@ -23,7 +23,7 @@ import (
 	"github.com/pocbot/pocbot/internal/sim/world"
 )
 
-func init() {
+func simCommand() *command {
 	var (
 		dir, s3        string
 		timeFactor     float64
@@ -34,7 +34,7 @@ func init() {
 		quotas, quota  string
 		s3Deletes      string
 	)
-	register(&command{
+	return &command{
 		name:    "sim",
 		summary: "run the emulated world on loopback and print the variables that point the bot at it",
 		setFlags: func(fs *flag.FlagSet, e *envFlags) {
@@ -100,7 +100,7 @@ func init() {
 			<-ctx.Done()
 			return nil
 		},
-	})
+	}
 }
 
 // simUserKey gives login an SSH key on the GitHub stand-in and writes its private half to dir.
