@@ -3,13 +3,9 @@ package reaper_test
 import (
 	"context"
 	"fmt"
-	"net"
 	"slices"
 	"testing"
 	"time"
-
-	instance "github.com/scaleway/scaleway-sdk-go/api/instance/v1"
-	"github.com/scaleway/scaleway-sdk-go/scw"
 
 	"github.com/pocbot/pocbot/internal/clusterops"
 	"github.com/pocbot/pocbot/internal/pool/poolstore"
@@ -18,6 +14,7 @@ import (
 	"github.com/pocbot/pocbot/internal/reaper"
 	"github.com/pocbot/pocbot/internal/settings"
 	ghsim "github.com/pocbot/pocbot/internal/sim/github"
+	"github.com/pocbot/pocbot/internal/sim/world/worldtest"
 )
 
 func (e *env) bmTags(id string) ([]string, bool) {
@@ -83,7 +80,7 @@ func TestReapParksThenExpires(t *testing.T) {
 			t.Fatalf("worker %s after the reaper's teardown or pause: present %v, tags %v", id, ok, tags)
 		}
 	}
-	if admits := admitted(t, e, ups["acme-shop-night"].State.Resources[scaleway.NodeSecGroup], "127.0.0.1"); len(admits) > 0 {
+	if admits := worldtest.GroupAdmits(t, e.client, ups["acme-shop-night"].State.Resources[scaleway.NodeSecGroup], "127.0.0.1"); len(admits) > 0 {
 		t.Fatalf("after the scheduled pause the security group admits the runner: %v", admits)
 	}
 	doc, err := pl.List(ctx)
@@ -144,21 +141,4 @@ func waitGone(ctx context.Context, e *env, id string) error {
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
-}
-
-// admitted lists the rules of the security group sg that admit addr.
-func admitted(t *testing.T, e *env, sg *provision.Record, addr string) []string {
-	t.Helper()
-	rules, err := instance.NewAPI(e.client).ListSecurityGroupRules(&instance.ListSecurityGroupRulesRequest{
-		Zone: scw.Zone(sg.Zone), SecurityGroupID: sg.ID}, scw.WithAllPages())
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []string
-	for _, r := range rules.Rules {
-		if r.IPRange.Contains(net.ParseIP(addr)) {
-			out = append(out, fmt.Sprintf("%s %v from %s", r.Protocol, r.DestPortFrom, r.IPRange.String()))
-		}
-	}
-	return out
 }

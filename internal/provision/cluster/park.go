@@ -159,11 +159,9 @@ func (b *builder) adopt(ctx context.Context, r *provision.Run) (bool, error) {
 		}
 		return false, nil
 	}
-	// The claim matched a proven entry; checked again here, where the server is taken, so that
-	// no other path to an adoption skips it.
-	if !w.Offered(want.Scope) {
-		return giveUp(fmt.Errorf("it was parked by %q, which does not share it with %q", w.Repository, want.Scope.Repository), false)
-	}
+	// The claim matched only an entry offered to this repository and proving the re-image
+	// (pool.Worker.Matches); the proof is checked again where the server is taken, whatever the
+	// pool's implementation: an unproven disk is never booted, the server is deleted.
 	if err := w.Proven(want.ImageURL); err != nil {
 		return giveUp(fmt.Errorf("its disk is not proven re-imaged: %w", err), true)
 	}

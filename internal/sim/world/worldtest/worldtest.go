@@ -9,10 +9,13 @@ package worldtest
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
+	"net"
 	"testing"
 	"time"
 
+	instance "github.com/scaleway/scaleway-sdk-go/api/instance/v1"
 	"github.com/scaleway/scaleway-sdk-go/scw"
 	"gocloud.dev/blob"
 	"gocloud.dev/blob/fileblob"
@@ -164,4 +167,22 @@ func Live(w *world.World, cluster string) []string {
 		}
 	}
 	return out
+}
+
+// GroupAdmits lists the rules of the security group sg (a state's record) that admit addr, as
+// the emulator holds them, read with c.
+func GroupAdmits(t testing.TB, c *scw.Client, sg *provision.Record, addr string) []string {
+	t.Helper()
+	rules, err := instance.NewAPI(c).ListSecurityGroupRules(&instance.ListSecurityGroupRulesRequest{
+		Zone: scw.Zone(sg.Zone), SecurityGroupID: sg.ID}, scw.WithAllPages())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var admits []string
+	for _, rule := range rules.Rules {
+		if rule.IPRange.Contains(net.ParseIP(addr)) {
+			admits = append(admits, fmt.Sprintf("%s %v from %s", rule.Protocol, rule.DestPortFrom, rule.IPRange.String()))
+		}
+	}
+	return admits
 }
