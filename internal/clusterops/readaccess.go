@@ -64,6 +64,9 @@ func hasControlPlanes(st *provision.State) bool {
 // group was not opened (the lock held by another run: read runs as it can, and the error says
 // why); read's own error is returned as it is.
 func (o *Ops) withRunnerAccess(ctx context.Context, clusterName, command string, read func(context.Context) error) (opened bool, err error) {
+	if o.Build == nil {
+		return false, errors.Join(read(ctx), errors.New("the security group was not opened to this runner for the read: these operations have no cluster graph (open them with the bot's whole parts)"))
+	}
 	in := Intent{Cluster: clusterName, Command: command + " (runner access)", RequestedBy: "pocbot"}
 	h, err := o.acquire(ctx, statestore.ClusterLock(clusterName), in, readLockWait)
 	if err != nil {
