@@ -124,7 +124,7 @@ func (a *app) reapOnce(ctx context.Context, getenv func(string) string, env gith
 	}
 	cfg := reaper.Config{Ops: b.Ops, Repository: env.Repository, Issues: gh, Inventory: driver, Spec: b.Spec,
 		KeepLabel: rc.KeepLabel, WarnBefore: rc.WarnBefore, Log: a.log, RunID: env.RunID, Now: a.now,
-		ParkFor: rc.ParkFor, Pool: &poolstore.Pool{Store: b.Ops.Store, Now: a.now}, Parked: driver}
+		ParkFor: rc.ParkFor, ShareParked: rc.ShareParkedWorkers, Pool: &poolstore.Pool{Store: b.Ops.Store, Now: a.now}, Parked: driver}
 	if !opportunistic && rc.PauseSchedule != nil {
 		// The schedule's pass pauses the ready clusters in a pause window.
 		cfg.PauseSchedule, cfg.MaxPaused = rc.PauseSchedule, rc.MaxPaused // clusterops.Pause prices the paused cluster

@@ -77,8 +77,10 @@ func reapCommand() *command {
 					return err
 				}
 				cfg.WarnBefore, cfg.KeepLabel, cfg.ParkFor = rc.WarnBefore, rc.KeepLabel, rc.ParkFor
+				cfg.ShareParked = rc.ShareParkedWorkers
 				cfg.PauseSchedule, cfg.MaxPaused = rc.PauseSchedule, rc.MaxPaused
 			} else {
+				cfg.ShareParked = a.shareParked()
 				a.log.Info("no GitHub settings: expired clusters only, no issue checks, no comments")
 			}
 			if warn >= 0 {

@@ -12,7 +12,6 @@ import (
 	"github.com/pocbot/pocbot/internal/commands"
 	"github.com/pocbot/pocbot/internal/provision/netpolicy"
 	"github.com/pocbot/pocbot/internal/provision/talos"
-	"github.com/pocbot/pocbot/internal/wiring"
 )
 
 func statusCommand() *command {
@@ -24,22 +23,23 @@ func statusCommand() *command {
 		name: "status",
 		summary: "show a cluster: phase, resources with ids and addresses, age, expiry, keep label, lock holder, " +
 			"cost accrued, and the health of its Talos and Kubernetes APIs (exit 1 when a check fails)",
-		env: envList(envStore, envSCW, []string{"POC_RUNNER_CIDR", "POC_RUNNER_ECHO_URL"}),
+		env: envList(envWorld, []string{"POC_RUNNER_CIDR", "POC_RUNNER_ECHO_URL", "POC_READ_RUNNER_ACCESS"}),
 		setFlags: func(fs *flag.FlagSet, e *envFlags) {
 			clusterFlag(fs, e, &name)
 			e.Bool(&health, "health", "", true, fmt.Sprintf("check the Talos APIs (:%d) and Kubernetes /readyz (:%d), a few seconds at most", netpolicy.PortApid, netpolicy.PortKubeAPI))
 		},
 		run: func(ctx context.Context, a *app, fs *flag.FlagSet) error {
-			ops, closeOps, err := a.scopedOps(ctx, name)
+			// The checks talk to the nodes: from outside admin_cidrs the security group admits
+			// this runner for them (the whole bot's parts, the runner's address detected).
+			open := a.scopedOps
+			if health {
+				open = a.scopedNodeOps
+			}
+			ops, closeOps, err := open(ctx, name)
 			if err != nil {
 				return err
 			}
 			defer closeOps()
-			if health {
-				// A check from outside admin_cidrs fails at the security group: with the runner's
-				// address the status says so, naming it, instead of a bare "cannot connect".
-				ops.RunnerCIDR = wiring.DetectRunner(ctx, a.getenv, a.log)
-			}
 			// The Talos client logs every answer at info; next to the table that is noise (POC_DEBUG keeps it).
 			if !a.env().Given("debug") {
 				ctx = talos.WithLogger(ctx, slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))

@@ -168,7 +168,18 @@ func (a *app) intent(name, verb string, w *opsWorld, patch clusterops.SpecPatch)
 	actor = cmpOr(actor, "operator")
 	repo := a.repoScope()
 	return clusterops.Intent{Cluster: name, Spec: spec, Patch: patch, RequestedBy: actor,
-		RunID: a.getenv("GITHUB_RUN_ID"), Command: verb, Repository: repo, Scope: repo}
+		RunID: a.getenv("GITHUB_RUN_ID"), Command: verb, Repository: repo, Scope: repo, ShareParked: a.shareParked()}
+}
+
+// shareParked is share_parked_workers as the operator's environment sets it (POC_SHARE_PARKED_WORKERS;
+// a value that does not parse shares nothing, the safe side, and says so).
+func (a *app) shareParked() bool {
+	b, err := a.env().Bool("share_parked_workers")
+	if err != nil {
+		a.log.Warn("parked workers are not shared", "err", err)
+		return false
+	}
+	return b
 }
 
 func (a *app) printUp(res *clusterops.Outcome) {

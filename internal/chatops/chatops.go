@@ -382,7 +382,7 @@ func (r *run) intent(verb commands.Verb) clusterops.Intent {
 	bounds := r.cfg
 	return clusterops.Intent{Cluster: r.cluster, Spec: spec, Repository: r.ev.FullName(), Number: r.ev.Number,
 		Kind: r.kind(), RequestedBy: r.ev.Sender, RequesterID: r.ev.SenderID, Permission: r.perm, RunID: r.h.Env.RunID,
-		Command: "/poc " + string(verb), Bounds: &bounds, Witness: r.witness, StatusComment: r.status.ID,
+		Command: "/poc " + string(verb), Bounds: &bounds, Witness: r.witness, StatusComment: r.status.ID, ShareParked: r.cfg.ShareParkedWorkers,
 		Closed: r.ev.Kind == github.KindComment && r.ev.IssueState == "closed"}
 }
 

@@ -228,7 +228,7 @@ func (r *run) upView(ctx context.Context, res *clusterops.Outcome) (commands.UpV
 		Keep: keep, KeepIgnored: keepIgnored, AdminCIDRs: spec.AdminCIDRs, Changes: changes(inPlace, nil),
 		DailyCost: q.Daily.Format(2), AccruedCost: q.Accrued(res.Header.Created, now).Format(2), WorkerOffer: offerChoice(res.Preflight)}
 	uv.APIEndpoints, uv.TalosEndpoints = clusterops.Endpoints(st)
-	uv.EdgeAddress = st.Outputs[cluster.OutWorkerIP]
+	uv.EdgeAddress, uv.AdoptedWorker = st.Outputs[cluster.OutWorkerIP], st.Outputs[cluster.OutWorkerAdopted]
 	if spec.DNSZone != "" && uv.EdgeAddress != "" {
 		uv.EdgeAddress = spec.FQDN(spec.DNSNames(r.cluster).Edge) + " (" + uv.EdgeAddress + ")"
 	}

@@ -118,6 +118,10 @@ type Intent struct {
 	// ParkFor > 0 makes a Down park the Elastic Metal worker in the bucket's pool for that long
 	// instead of deleting it (park_for, --park-for); the Ops' graph must have a pool.
 	ParkFor time.Duration
+	// ShareParked offers the workers this repository's clusters park to the bucket's other
+	// repositories that share theirs, and lets its ups adopt theirs (share_parked_workers);
+	// false: a parked worker serves its own repository only (pool.Worker.Offered).
+	ShareParked bool
 	// MaxPaused > 0 makes a Pause set the paused cluster's expiry to that long from the pause
 	// (max_paused), keeping the running lifetime it had left for its resume.
 	MaxPaused time.Duration

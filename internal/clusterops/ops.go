@@ -24,6 +24,7 @@ import (
 	"github.com/pocbot/pocbot/internal/cost"
 	"github.com/pocbot/pocbot/internal/eta"
 	"github.com/pocbot/pocbot/internal/lifecycle"
+	"github.com/pocbot/pocbot/internal/pool"
 	"github.com/pocbot/pocbot/internal/preflight"
 	"github.com/pocbot/pocbot/internal/provision"
 	"github.com/pocbot/pocbot/internal/provision/cluster"
@@ -75,10 +76,12 @@ type Ops struct {
 	// CancelWait bounds a down's wait for the run it asked to stop (default 50 min: the longest
 	// step of an up, the worker's rescue write, is bounded at 45).
 	CancelWait time.Duration
-	// RunnerCIDR is where this process runs (POC_RUNNER_CIDR, as cluster.Config has it): a status
-	// checked from outside a cluster's admin CIDRs says that the security group is why its
-	// checks fail.
-	RunnerCIDR string
+	// RunnerCIDR is where this process runs (POC_RUNNER_CIDR, as cluster.Config has it): a read
+	// of the nodes from outside a cluster's admin CIDRs (Status's checks, MachineConfigs) admits
+	// it to the control planes for the read, as a run that changes the cluster does; with
+	// NoReadRunnerAccess (POC_READ_RUNNER_ACCESS=false) it fails at once, naming admin_cidrs.
+	RunnerCIDR         string
+	NoReadRunnerAccess bool
 	// Quoter prices specs (the budget, an up's quote); Pool, when set, is the bucket's parked
 	// workers, billed and so counted by the budget.
 	Quoter *cost.Quoter
@@ -241,6 +244,17 @@ func (s *docSaver) CancelRequested(ctx context.Context) (bool, error) {
 		return false, nil
 	}
 	return err == nil, err
+}
+
+// withPoolScope says under ctx whose cluster runs, for its parked workers (cluster.WithPoolScope):
+// the repository its document's header records (an existing cluster is its repository's, whoever
+// asks), else the intent's, and the intent's sharing choice.
+func withPoolScope(ctx context.Context, in Intent, doc *statestore.Document) context.Context {
+	repo := in.Repository
+	if doc != nil && doc.Header.Repository != "" {
+		repo = doc.Header.Repository
+	}
+	return cluster.WithPoolScope(ctx, pool.Scope{Repository: repo, Share: in.ShareParked})
 }
 
 // lockLost names the lost lock in the error of work cut short by its loss (the work's own error

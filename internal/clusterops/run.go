@@ -10,6 +10,7 @@ import (
 
 	"github.com/pocbot/pocbot/internal/cost"
 	"github.com/pocbot/pocbot/internal/lifecycle"
+	"github.com/pocbot/pocbot/internal/pool"
 	"github.com/pocbot/pocbot/internal/statestore"
 )
 
@@ -75,6 +76,7 @@ func (o *Ops) run(ctx context.Context, verb Verb, in Intent, q *queue) (_ *Outco
 	if err != nil {
 		return failed(out, err)
 	}
+	ctx = withPoolScope(ctx, in, f.Doc)
 	d, admission, err := o.decide(ctx, verb, in, &f, now)
 	// The admission lock, when the budget was read under it, is held until the first write.
 	releaseAdmission := func() {
@@ -226,7 +228,7 @@ func (o *Ops) runningCosts(ctx context.Context, in Intent) ([]cost.ClusterCost, 
 		}
 		out = append(out, c)
 	}
-	out = append(out, o.parkedCosts(ctx)...)
+	out = append(out, o.parkedCosts(ctx, pool.Scope{Repository: in.Repository, Share: in.ShareParked})...)
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out, err
 }
@@ -274,7 +276,11 @@ func (o *Ops) actRead(ctx context.Context, in Intent, f Facts, p Plan, out *Outc
 	}
 	switch out.Verb {
 	case VerbStatus:
-		out.Status = o.status(ctx, f, p.Health)
+		s, err := o.status(ctx, f, p.Health)
+		if err != nil {
+			return failed(out, err)
+		}
+		out.Status = s
 	case VerbKubeconfig:
 		kc, err := o.Kubeconfig(ctx, in.Cluster)
 		if err != nil {

@@ -53,6 +53,10 @@ type UpView struct {
 	// WorkerOffer says which worker offer the pre-flight took and why ("" when there was no
 	// choice to tell).
 	WorkerOffer string
+	// AdoptedWorker says that the worker is a parked one this cluster adopted, and from where:
+	// who parked it, when, and the proof that its disk was written again (cluster.OutWorkerAdopted;
+	// "" for a worker ordered for this cluster).
+	AdoptedWorker string
 }
 
 // DeletedResource is one line of a teardown report.
@@ -312,6 +316,9 @@ func renderUpResult(u UpView, now time.Time) string {
 	}
 	if u.WorkerOffer != "" {
 		fmt.Fprintf(&b, "| Worker offer | %s |\n", cell(u.WorkerOffer))
+	}
+	if u.AdoptedWorker != "" {
+		fmt.Fprintf(&b, "| Worker | adopted: %s |\n", cell(u.AdoptedWorker))
 	}
 	fmt.Fprintf(&b, "| Expires | %s |\n", expiryCell(u.Expires, now, u.Keep, u.KeepLabel))
 	fmt.Fprintf(&b, "| Admin access from | %s |\n", codeList(orDefault(u.AdminCIDRs)))

@@ -9,7 +9,7 @@
 // Every value comes from Config.Getenv under the names of the settings table
 // (internal/settings): SCW_*, POC_STATE_URL, POC_STATE_KEY, POC_IMAGE_BUCKET,
 // POC_IMAGE_FACTORY_URL, POC_RESCUE_SSH_PORT, POC_POLL_INTERVAL, POC_LOCK_LEASE, POC_LOCK_WAIT,
-// POC_RUNNER_CIDR, POC_RUNNER_ECHO_URL, POC_PRESIGN_ACCESS_KEY and POC_PRESIGN_SECRET_KEY; the
+// POC_RUNNER_CIDR, POC_RUNNER_ECHO_URL, POC_READ_RUNNER_ACCESS, POC_PRESIGN_ACCESS_KEY and POC_PRESIGN_SECRET_KEY; the
 // durations read with the settings' one grammar. Config's other fields have no setting: the
 // logger, the decision clock, and bounds that tests shorten.
 package wiring
@@ -48,8 +48,9 @@ type Config struct {
 	Now func() time.Time
 	// StepTimeout bounds each step of the engine (zero: the engine's default).
 	StepTimeout time.Duration
-	// RescuePasswordWait and ReadyTimeout are cluster.Config's (zero: the cluster's defaults).
-	RescuePasswordWait, ReadyTimeout time.Duration
+	// RescuePasswordWait, ReadyTimeout and ParkTimeout are cluster.Config's (zero: the
+	// cluster's defaults).
+	RescuePasswordWait, ReadyTimeout, ParkTimeout time.Duration
 }
 
 // Backend is what Open opened. Close releases every part.
@@ -125,7 +126,7 @@ func Open(ctx context.Context, cfg Config) (_ *Backend, err error) {
 // pre-flight (priced candidates), the image and pool locks, and the ETA book.
 func (b *Backend) ops(cfg Config, env envSettings, factory, runnerCIDR string) (*clusterops.Ops, *eta.Book) {
 	ccfg := cluster.Config{Driver: b.Driver, FactoryURL: factory, ImageBucket: b.ImageBucket, RescuePort: env.rescuePort, CiliumChart: env.ciliumChart,
-		RunnerCIDR: runnerCIDR, RescuePasswordWait: cfg.RescuePasswordWait, ReadyTimeout: cfg.ReadyTimeout, Log: cfg.Log,
+		RunnerCIDR: runnerCIDR, RescuePasswordWait: cfg.RescuePasswordWait, ReadyTimeout: cfg.ReadyTimeout, ParkTimeout: cfg.ParkTimeout, Log: cfg.Log,
 		// Only the clusters of this state bucket share its pool of parked workers.
 		Pool: &poolstore.Pool{Store: b.Store, Now: cfg.Now}, Now: cfg.Now,
 		// A paused cluster's etcd snapshot: an encrypted streamed artifact of the state bucket.
@@ -142,9 +143,9 @@ func (b *Backend) ops(cfg Config, env envSettings, factory, runnerCIDR string) (
 		LockLease: env.lockLease,
 		LockWait:  env.lockWait,
 		// A status from outside admin_cidrs says that the security group is why it cannot connect.
-		RunnerCIDR: runnerCIDR,
-		Quoter:     cost.NewQuoter(cost.APISources(b.Client)...),
-		Pool:       &poolstore.Pool{Store: b.Store, Now: cfg.Now},
+		RunnerCIDR: runnerCIDR, NoReadRunnerAccess: env.noReadRunnerAccess,
+		Quoter: cost.NewQuoter(cost.APISources(b.Client)...),
+		Pool:   &poolstore.Pool{Store: b.Store, Now: cfg.Now},
 	}
 	ccfg.ImageLocker = ops // the Build closure sees it: clusters making one image take turns
 	// Before anything is created, an up is weighed against the organization's quotas and the
@@ -168,6 +169,7 @@ type envSettings struct {
 	poll                time.Duration
 	lockLease, lockWait time.Duration // zero: clusterops' defaults
 	ciliumChart         chart.Source
+	noReadRunnerAccess  bool // POC_READ_RUNNER_ACCESS=false
 }
 
 // readEnv reads and checks them (named and defaulted by the settings table), before anything is
@@ -198,6 +200,11 @@ func readEnv(getenv func(string) string) (envSettings, error) {
 		}
 		*d.p = v
 	}
+	open, err := env.Bool("read-runner-access")
+	if err != nil {
+		return e, err
+	}
+	e.noReadRunnerAccess = !open
 	return e, nil
 }
 

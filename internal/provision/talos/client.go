@@ -90,6 +90,10 @@ func dialer(ctx context.Context) *net.Dialer {
 	return d
 }
 
+// Dialer is the dialer of a connection to a node under ctx, from its WithSourceAddr address if
+// it has one: for a check that dials before it speaks (a status's reachability check).
+func Dialer(ctx context.Context) *net.Dialer { return dialer(ctx) }
+
 // dialOptions are the Talos API client's options for ctx's source address (none without one).
 func dialOptions(ctx context.Context) []grpc.DialOption {
 	if _, ok := ctx.Value(sourceKey{}).(netip.Addr); !ok {

@@ -511,7 +511,7 @@ func (w *World) talosLatency() talossim.Latency { return w.opts.Hosts.Talos.Scal
 // a normal boot starts Talos in maintenance mode, but only when an image was written to the disk
 // (a server booted normally with no OS answers nothing, as a real one would).
 func (w *World) baremetalBooted(ev scwsim.BaremetalEvent) {
-	disk := filepath.Join(w.opts.Dir, "disks", ev.ID+".img")
+	disk := w.Disk(ev.ID)
 	switch ev.BootType {
 	case "rescue":
 		var keys []ssh.PublicKey
@@ -562,6 +562,12 @@ func (w *World) baremetalBooted(ev scwsim.BaremetalEvent) {
 			})
 		})
 	}
+}
+
+// Disk is the file that plays the disk of the Elastic Metal server id: what its rescue system
+// writes, what its normal boot starts from (a test plants what a tenant could leave there).
+func (w *World) Disk(serverID string) string {
+	return filepath.Join(w.opts.Dir, "disks", serverID+".img")
 }
 
 type closer interface{ Close() error }
@@ -714,8 +720,7 @@ func Profile(scw scwsim.Latency, h Hosts) cluster.Waits {
 			VolumeCreate: scw.VolumeCreate, Poweron: scw.Poweron, Terminate: scw.Terminate, BMDelete: scw.BMDelete},
 		RescueReboot: scw.BMRescueReboot, RescueBoot: h.RescueBoot, ImageWrite: h.ImageWrite, NormalReboot: scw.BMNormalReboot,
 		TalosBoot: TalosBoot, TalosReady: max(TalosCRI, TalosTimeSync), ApplyReboot: h.Talos.ApplyReboot, KubeReady: h.Talos.KubeReady,
-		CNIReady:     h.Talos.CNIReady + h.Talos.NetProbe,     // the agents and DNS ready, then the pod-network probe's pods run
-		ResetReboot:  h.Talos.ResetWipe + h.Talos.ResetReboot, // the reset's sequence, then its reboot
+		CNIReady:     h.Talos.CNIReady + h.Talos.NetProbe, // the agents and DNS ready, then the pod-network probe's pods run
 		EtcdSnapshot: h.Talos.EtcdSnapshot, EtcdRestore: h.Talos.EtcdRestore,
 	}
 }
