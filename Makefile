@@ -55,7 +55,7 @@ lint: goreleaser
 	actionlint .github/workflows/*.yml deploy/workflow/*.yml
 	# actionlint reads only workflows: the Action's steps are linted inside a generated one.
 	$(GO) test -count=1 -run '^TestAction' ./action
-	@if command -v shellcheck >/dev/null 2>&1; then shellcheck action/*.sh; fi
+	@if command -v shellcheck >/dev/null 2>&1; then shellcheck action/*.sh .githooks/commit-msg; fi
 	goreleaser check
 
 bench:

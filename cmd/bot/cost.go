@@ -105,14 +105,7 @@ func (a *app) printPlan(ctx context.Context, w *opsWorld, req clusterops.Intent)
 		a.printf("  %-24s %d  %v\n", k, len(byKind[k]), byKind[k])
 	}
 	printPreflight(a, res.Preflight)
-	if w.eta != nil && !exists {
-		adopt := false
-		if res.Preflight != nil {
-			for _, c := range res.Preflight.Candidates {
-				adopt = adopt || (c.Taken && c.Offer.Adopt)
-			}
-		}
-		e := w.eta.Estimate(ctx, spec, adopt)
+	if e := res.ETA; e != nil {
 		a.printf("ETA: %s\n", commands.PreflightView{ETA: e.D, ETAFrom: e.From, Path: e.Path.String()}.ETAText())
 	}
 	a.printf("\n")

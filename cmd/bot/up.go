@@ -17,60 +17,48 @@ import (
 	"github.com/pocbot/pocbot/internal/settings"
 )
 
-// specFlags are the overrides of the cluster's defaults (docs/seed.md, The cluster) an operator may pass to up; only flags given explicitly
-// change an existing cluster.
-type specFlags struct {
-	zone, talos, dnsZone, cpType, offer, sshKeyFile string
-	adminCIDRs, extensions                          []string
-	cpCount                                         int
-	exposeEdge                                      bool
-	set                                             map[string]bool
+// specFlags are the overrides of the cluster's defaults (docs/seed.md, The cluster) an operator
+// may pass to up: a flag for each setting of the table bound to the spec (its Spec column), by
+// setting name. Only the flags given explicitly, or by their variable, change an existing cluster.
+type specFlags map[string]any
+
+func (s specFlags) define(e *envFlags) {
+	for _, row := range settings.Table {
+		if row.Spec == "" || row.CLI == "" {
+			continue
+		}
+		p := newFlagValue(row)
+		e.Setting(p, row.Name)
+		s[row.Name] = p
+	}
 }
 
-func (s *specFlags) define(fs *flag.FlagSet, e *envFlags) {
-	e.Setting(&s.zone, "zone")
-	e.Setting(&s.talos, "talos")
-	e.Setting(&s.adminCIDRs, "admin-cidr")
-	e.Setting(&s.extensions, "extensions")
-	e.Setting(&s.dnsZone, "dns-zone")
-	e.Setting(&s.cpCount, "cp-count")
-	e.Setting(&s.cpType, "cp-type")
-	e.Setting(&s.offer, "worker-offer")
-	e.Setting(&s.exposeEdge, "expose-edge")
-	e.Setting(&s.sshKeyFile, "ssh-public-key-file")
-}
-
-// patch is what was set on the command line or by environment, by setting name.
-func (s *specFlags) patch(fs *flag.FlagSet, getenv func(string) string) (clusterops.SpecPatch, error) {
-	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	for _, name := range []string{"zone", "talos", "admin-cidr", "extensions", "dns-zone", "ssh-public-key-file"} {
-		if st := settings.Lookup(name); getenv(st.Env) != "" {
-			set[st.CLI] = true
+// values are the settings given on the command line or by environment. The person's SSH key is
+// given as a file: its value is the key the file holds.
+func (s specFlags) values(fs *flag.FlagSet, getenv func(string) string) (settings.Values, error) {
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	v := settings.Values{}
+	for name, p := range s {
+		row := settings.Lookup(name)
+		if !given[row.CLI] && (row.Env == "" || !settings.Env(getenv).Given(name)) {
+			continue
 		}
-	}
-	p := clusterops.SpecPatch{}
-	if set["ssh-public-key-file"] && s.sshKeyFile != "" {
-		b, err := os.ReadFile(s.sshKeyFile)
-		if err != nil {
-			return nil, fmt.Errorf("read --ssh-public-key-file: %w", err)
+		x := flagValue(p)
+		if name == "ssh-public-key-file" {
+			path := x.(string)
+			if path == "" {
+				continue
+			}
+			b, err := os.ReadFile(path)
+			if err != nil {
+				return nil, fmt.Errorf("read --ssh-public-key-file: %w", err)
+			}
+			x = strings.TrimSpace(string(b))
 		}
-		p["ssh-public-key-file"] = strings.TrimSpace(string(b))
+		v.Set(name, x)
 	}
-	// Each setting of the spec a flag (or its variable) gives: the flag's name, its setting's.
-	for _, f := range []struct {
-		flag, setting string
-		value         any
-	}{
-		{"zone", "zone", s.zone}, {"talos", "talos", s.talos}, {"admin-cidr", "admin-cidr", s.adminCIDRs},
-		{"extension", "extensions", s.extensions}, {"dns-zone", "dns-zone", s.dnsZone}, {"cp-count", "cp-count", s.cpCount},
-		{"cp-type", "cp-type", s.cpType}, {"worker-offer", "worker-offer", s.offer}, {"expose-edge", "expose-edge", s.exposeEdge},
-	} {
-		if set[f.flag] {
-			p[f.setting] = f.value
-		}
-	}
-	return p, nil
+	return v, nil
 }
 
 // budgetFlags are the bounds of an up run by the CLI: the settings a repository writes in
@@ -123,7 +111,7 @@ func upCommand() *command {
 		name   string
 		ttl    time.Duration
 		dryRun bool
-		sf     specFlags
+		sf     = specFlags{}
 		lk     lockFlags
 		budget budgetFlags
 	)
@@ -135,7 +123,7 @@ func upCommand() *command {
 			clusterFlag(fs, e, &name)
 			e.Setting(&ttl, "ttl")
 			e.Setting(&dryRun, "dry-run")
-			sf.define(fs, e)
+			sf.define(e)
 			lk.define(e)
 			budget.define(e)
 		},
@@ -146,11 +134,11 @@ func upCommand() *command {
 			if ttl <= 0 {
 				return fmt.Errorf("--ttl %s: the expiry must be a positive duration", ttl)
 			}
-			patch, err := sf.patch(fs, a.getenv)
+			given, err := sf.values(fs, a.getenv)
 			if err != nil {
 				return err
 			}
-			w, req, err := budget.open(ctx, a, &lk, name, "up", patch)
+			w, req, err := budget.open(ctx, a, &lk, name, "up", given)
 			if err != nil {
 				return err
 			}
@@ -180,7 +168,18 @@ func (a *app) intent(name, verb string, w *opsWorld, patch clusterops.SpecPatch)
 	actor = cmpOr(actor, "operator")
 	repo := a.repoScope()
 	return clusterops.Intent{Cluster: name, Spec: spec, Patch: patch, RequestedBy: actor,
-		RunID: a.getenv("GITHUB_RUN_ID"), Command: verb, Repository: repo, Scope: repo}
+		RunID: a.getenv("GITHUB_RUN_ID"), Command: verb, Repository: repo, Scope: repo, ShareParked: a.shareParked()}
+}
+
+// shareParked is share_parked_workers as the operator's environment sets it (POC_SHARE_PARKED_WORKERS;
+// a value that does not parse shares nothing, the safe side, and says so).
+func (a *app) shareParked() bool {
+	b, err := a.env().Bool("share_parked_workers")
+	if err != nil {
+		a.log.Warn("parked workers are not shared", "err", err)
+		return false
+	}
+	return b
 }
 
 func (a *app) printUp(res *clusterops.Outcome) {

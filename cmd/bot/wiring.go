@@ -11,7 +11,6 @@ import (
 	"github.com/pocbot/pocbot/internal/chatops"
 	"github.com/pocbot/pocbot/internal/clusterops"
 	"github.com/pocbot/pocbot/internal/cost"
-	"github.com/pocbot/pocbot/internal/eta"
 	"github.com/pocbot/pocbot/internal/provision/scaleway"
 	"github.com/pocbot/pocbot/internal/record"
 	"github.com/pocbot/pocbot/internal/settings"
@@ -75,7 +74,6 @@ type opsWorld struct {
 	store      *statestore.Store
 	driver     *scaleway.Driver
 	quoter     *cost.Quoter
-	eta        *eta.Book
 	bucketName string
 	close      func()
 }
@@ -87,7 +85,7 @@ func (a *app) openWorld(ctx context.Context) (*opsWorld, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &opsWorld{ops: b.Ops, store: b.Store, driver: b.Driver, quoter: b.Ops.Quoter, eta: b.ETA, bucketName: b.Spec.ImageBucket, close: b.Close}, nil
+	return &opsWorld{ops: b.Ops, store: b.Store, driver: b.Driver, quoter: b.Ops.Quoter, bucketName: b.Spec.ImageBucket, close: b.Close}, nil
 }
 
 // openBackend opens every part of a run from getenv alone (wiring.Open), with the app's logger and
@@ -98,7 +96,7 @@ func (a *app) openBackend(ctx context.Context, getenv func(string) string) (*wir
 
 // chatopsBackend is the part of b a comment's handler works with.
 func chatopsBackend(b *wiring.Backend) *chatops.Backend {
-	return &chatops.Backend{Ops: b.Ops, Spec: b.Spec, ETA: b.ETA, Close: b.Close}
+	return &chatops.Backend{Ops: b.Ops, Spec: b.Spec, Close: b.Close}
 }
 
 // openStore opens the state store alone (commands that touch no cloud API).
@@ -122,7 +120,7 @@ func (a *app) clusterOps(ctx context.Context, name string) (ops *clusterops.Ops,
 // openStoreNoKey opens the store for what needs no key (listing headers, unlocking): without
 // POC_STATE_KEY, a throwaway keeper stands in, and anything that would decrypt fails as a wrong key.
 func (a *app) openStoreNoKey(ctx context.Context) (*statestore.Store, error) {
-	if strings.TrimSpace(a.getenv(statestore.EnvStateKey)) != "" {
+	if a.env().Given("state-key") {
 		return a.openStore(ctx)
 	}
 	key, err := statestore.NewKeyURL()

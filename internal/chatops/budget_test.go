@@ -259,7 +259,7 @@ func TestParkedWorkersAreBilled(t *testing.T) {
 	spec := h.backend.Spec
 	pl := &poolstore.Pool{Store: h.backend.Ops.Store}
 	if err := pl.Park(ctx, pool.Worker{ServerID: "parked-1", IP: "127.0.0.9", Zone: spec.Zone, Offer: spec.BaremetalOffer,
-		TalosVersion: "v0.0.0", Schematic: "none", ParkedUntil: time.Now().Add(time.Hour)}); err != nil {
+		TalosVersion: "v0.0.0", Schematic: "none", ParkedUntil: time.Now().Add(time.Hour), Repository: repo}); err != nil {
 		t.Fatal(err)
 	}
 	holds(t, "cost reply (the parked worker)", h.answered(ctx, t, repo, 1, "alice", "/poc cost"), "1 parked worker(s) in this state bucket are billed now")

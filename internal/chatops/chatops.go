@@ -27,7 +27,6 @@ import (
 
 	"github.com/pocbot/pocbot/internal/clusterops"
 	"github.com/pocbot/pocbot/internal/commands"
-	"github.com/pocbot/pocbot/internal/eta"
 	"github.com/pocbot/pocbot/internal/github"
 	"github.com/pocbot/pocbot/internal/provision"
 	"github.com/pocbot/pocbot/internal/repoconfig"
@@ -59,9 +58,7 @@ type Backend struct {
 	Ops *clusterops.Ops
 	// Spec is the spec of a new cluster before the comment's flags: the seed's defaults with the
 	// image bucket.
-	Spec provision.Spec
-	// ETA, when set, estimates an up (dry run, status comment) and records how long each took.
-	ETA   *eta.Book
+	Spec  provision.Spec
 	Close func()
 }
 
@@ -385,7 +382,7 @@ func (r *run) intent(verb commands.Verb) clusterops.Intent {
 	bounds := r.cfg
 	return clusterops.Intent{Cluster: r.cluster, Spec: spec, Repository: r.ev.FullName(), Number: r.ev.Number,
 		Kind: r.kind(), RequestedBy: r.ev.Sender, RequesterID: r.ev.SenderID, Permission: r.perm, RunID: r.h.Env.RunID,
-		Command: "/poc " + string(verb), Bounds: &bounds, Witness: r.witness, StatusComment: r.status.ID,
+		Command: "/poc " + string(verb), Bounds: &bounds, Witness: r.witness, StatusComment: r.status.ID, ShareParked: r.cfg.ShareParkedWorkers,
 		Closed: r.ev.Kind == github.KindComment && r.ev.IssueState == "closed"}
 }
 

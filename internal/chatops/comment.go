@@ -78,11 +78,7 @@ func (r *run) findStatus(ctx context.Context) error {
 // failed, 😕, and the error returned so the run shows red.
 func (r *run) fail(ctx context.Context, err error) error {
 	r.h.log().Error("command failed", "verb", r.out.Verb, "cluster", r.cluster, "err", commands.Redact(err.Error()))
-	body := fmt.Sprintf("😕 **Failed:** the bot could not run this command.\n\n```text\n%s\n```\n", commands.Redact(err.Error()))
-	if u := r.h.Env.RunURL(); u != "" {
-		body += "\n[Run log](" + u + ")\n"
-	}
-	if _, rerr := r.reply(ctx, body); rerr != nil {
+	if _, rerr := r.reply(ctx, commands.RenderFailure(err.Error(), r.h.Env.RunURL())); rerr != nil {
 		r.h.log().Error("could not post the failure", "err", rerr)
 	}
 	r.react(ctx, "confused")

@@ -116,7 +116,7 @@ func newHarnessIn(t *testing.T, o world.Options) *harness {
 	t.Cleanup(func() { w.Close() })
 	p := worldtest.New(t, w, worldtest.Options{Log: log})
 	h := &harness{t: t, w: w, gh: w.GitHub, ghURL: w.GitHubURL, logs: logs, log: log, clients: map[string]*github.Client{}}
-	h.backend = &chatops.Backend{Ops: p.Ops, Spec: p.Spec, ETA: p.ETA} // the parts wiring.Open made, as `bot handle` has them
+	h.backend = &chatops.Backend{Ops: p.Ops, Spec: p.Spec} // the parts wiring.Open made, as `bot handle` has them
 	return h
 }
 

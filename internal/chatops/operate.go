@@ -7,7 +7,6 @@ import (
 
 	"github.com/pocbot/pocbot/internal/clusterops"
 	"github.com/pocbot/pocbot/internal/commands"
-	"github.com/pocbot/pocbot/internal/eta"
 	"github.com/pocbot/pocbot/internal/github"
 	"github.com/pocbot/pocbot/internal/provision"
 )
@@ -81,7 +80,6 @@ type watcher struct {
 	ctx     context.Context // the run's: the status comment lives as long as the run, not a lock
 	steps   *steps
 	tr      *tracked
-	est     *eta.Estimate
 	started time.Time
 	group   func() // the Actions group open now
 	// ack: 👀 once admitted (a pull request's close, which says nothing when it has no cluster).
@@ -116,8 +114,8 @@ func (w *watcher) Admitted(out clusterops.Outcome) {
 	case clusterops.VerbUp, clusterops.VerbResume:
 		verb = commands.VerbUp // a resume is an up of a paused cluster, and its comment says so
 		w.endGroup()
-		if w.est = r.estimate(w.ctx, out.Spec, out.Exists, out.Preflight); w.est != nil {
-			r.eta = commands.PreflightView{ETA: w.est.D, ETAFrom: w.est.From, Path: w.est.Path.String()}.ETAText()
+		if est := out.ETA; est != nil {
+			r.eta = commands.PreflightView{ETA: est.D, ETAFrom: est.From, Path: est.Path.String()}.ETAText()
 		}
 		r.react(w.ctx, github.ReactionRocket)
 		w.group = r.group("up " + r.cluster)

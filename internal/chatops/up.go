@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/netip"
+	"maps"
 	"sort"
 	"strings"
 	"time"
@@ -21,42 +21,10 @@ import (
 // upIntent is what `/poc up` (and the pull-request trigger) asks: the comment's explicit flags
 // only, by setting name, so that a bare `/poc up` converges an existing cluster unchanged.
 func (r *run) upIntent(in *clusterops.Intent, o commands.UpOptions) {
-	in.TTL, in.DryRun, in.Patch = o.TTL, o.DryRun, clusterops.SpecPatch{}
-	p := in.Patch
-	if o.TalosVersion != "" {
-		p["talos"] = o.TalosVersion
-	}
-	if len(o.AdminCIDRs) > 0 {
-		p["admin-cidr"] = prefixes(o.AdminCIDRs)
-	}
-	if len(o.Extensions) > 0 {
-		p["extensions"] = append([]string(nil), o.Extensions...)
-	}
-	if o.DNSZone != "" {
-		p["dns-zone"] = o.DNSZone
-	}
-	if o.ExposeEdge != nil {
-		p["expose-edge"] = *o.ExposeEdge
-	}
-	if o.CPCount > 0 {
-		p["cp-count"] = o.CPCount
-	}
-	if o.CPType != "" {
-		p["cp-type"] = o.CPType
-	}
-	if o.WorkerOffer != "" {
-		p["worker-offer"] = o.WorkerOffer
-	} else {
+	in.TTL, in.DryRun, in.Patch = o.TTL, o.DryRun, maps.Clone(o.Spec)
+	if _, given := o.Spec["worker-offer"]; !given {
 		in.WorkerOffers = r.cfg.WorkerOffers // the comment's --worker-offer wins
 	}
-}
-
-func prefixes(ps []netip.Prefix) []string {
-	out := make([]string, len(ps))
-	for i, p := range ps {
-		out[i] = p.String()
-	}
-	return out
 }
 
 // upAnswer answers an up (and a resume, a wake): a dry run's plan, a failure before the up was
@@ -68,7 +36,7 @@ func (r *run) upAnswer(ctx context.Context, in clusterops.Intent, res *clusterop
 		if upErr != nil {
 			return r.fail(ctx, upErr)
 		}
-		return r.plan(ctx, res, in.TTL, r.estimate(ctx, res.Spec, res.Exists, res.Preflight)) // a dry run
+		return r.plan(ctx, res, in.TTL, res.ETA) // a dry run
 	}
 	if s, now := r.cfg.PauseSchedule, r.h.now(); res.Verb == clusterops.VerbResume && s != nil && s.Paused(now) {
 		awake := s.NextResume(now)
@@ -77,10 +45,7 @@ func (r *run) upAnswer(ctx context.Context, in clusterops.Intent, res *clusterop
 	}
 	tr.stop()
 	w.endGroup()
-	tr.view.StateSerial = res.Header.Serial
-	if upErr == nil {
-		r.recordDuration(ctx, w.est, tr.view.Now.Sub(tr.view.Started))
-	}
+	tr.view.StateSerial = res.Header.Serial // clusterops recorded a new cluster's duration for the ETA
 
 	doneReply := r.group("reply")
 	defer doneReply()
@@ -146,7 +111,7 @@ func (r *run) track(ctx context.Context, verb commands.Verb, out *clusterops.Out
 	if err := t.sticky.Update(ctx, t.render(nil)); err != nil {
 		r.h.log().Warn("could not write the status comment", "err", err)
 	}
-	t.live = startLive(ctx, t.sticky, sp, r.h.stickyInterval(), t.render)
+	t.live = startLive(ctx, t.sticky, sp, r.statusBudget(), t.render)
 	return t
 }
 
@@ -160,7 +125,7 @@ func (t *tracked) stop() {
 
 func (t *tracked) render(s []commands.Step) string {
 	v := t.view
-	v.Steps, v.Now = s, t.r.h.now()
+	v.Steps, v.Now, v.Tick = s, t.r.h.now(), statusHeartbeat // running times move once a heartbeat
 	return commands.RenderSticky(v)
 }
 
@@ -263,7 +228,7 @@ func (r *run) upView(ctx context.Context, res *clusterops.Outcome) (commands.UpV
 		Keep: keep, KeepIgnored: keepIgnored, AdminCIDRs: spec.AdminCIDRs, Changes: changes(inPlace, nil),
 		DailyCost: q.Daily.Format(2), AccruedCost: q.Accrued(res.Header.Created, now).Format(2), WorkerOffer: offerChoice(res.Preflight)}
 	uv.APIEndpoints, uv.TalosEndpoints = clusterops.Endpoints(st)
-	uv.EdgeAddress = st.Outputs[cluster.OutWorkerIP]
+	uv.EdgeAddress, uv.AdoptedWorker = st.Outputs[cluster.OutWorkerIP], st.Outputs[cluster.OutWorkerAdopted]
 	if spec.DNSZone != "" && uv.EdgeAddress != "" {
 		uv.EdgeAddress = spec.FQDN(spec.DNSNames(r.cluster).Edge) + " (" + uv.EdgeAddress + ")"
 	}

@@ -3,14 +3,12 @@ package chatops
 import (
 	"context"
 	"fmt"
-	"sort"
 	"time"
 
 	"github.com/pocbot/pocbot/internal/clusterops"
 	"github.com/pocbot/pocbot/internal/commands"
 	"github.com/pocbot/pocbot/internal/cost"
 	"github.com/pocbot/pocbot/internal/github"
-	"github.com/pocbot/pocbot/internal/lifecycle"
 	"github.com/pocbot/pocbot/internal/provision"
 )
 
@@ -151,46 +149,16 @@ func (r *run) statusAnswer(ctx context.Context, res *clusterops.Outcome) error {
 		return nil
 	}
 	s := res.Status
-	now := r.h.now()
+	v := clusterops.StatusView(ctx, s, b.Ops.Quoter, r.h.now())
+	if v.MetaNote != "" {
+		r.h.log().Warn("status: header metadata", "err", v.MetaNote)
+	}
 	// The label counts only when a user with write permission added it; the reaper's recorded
-	// "keep" stands in when this event does not carry the labels.
+	// "keep" (v.Keep) stands in when this event does not carry the labels.
 	keep, keepIgnored := r.keepState(ctx)
-	meta, merr := clusterops.MetaOf(s.Header)
-	if merr != nil {
-		r.h.log().Warn("status: header metadata", "err", merr)
-	}
-	if !r.hasLabel(r.cfg.KeepLabel) && meta.Keep {
-		keep = true
-	}
-	v := commands.StatusView{Cluster: r.cluster, Exists: true, Phase: lifecycle.Phase(s.Header.Phase), Created: s.Header.Created,
-		Expires: s.Header.Expires, Now: now, KeepLabel: r.cfg.KeepLabel, Keep: keep, KeepIgnored: keepIgnored, StickyURL: r.status.URL}
+	v.Keep, v.KeepIgnored, v.KeepLabel = keep || (v.Keep && !r.hasLabel(r.cfg.KeepLabel)), keepIgnored, r.cfg.KeepLabel
 	v.Parked = r.parkedSummary(ctx)
-	if s.Lock != nil {
-		v.LockHolder = fmt.Sprintf("run %s (%s by %s)", orDash(s.Lock.RunID), orDash(s.Lock.Command), orDash(s.Lock.Actor))
-		v.LockSince = s.Lock.Since
-	}
-	for _, h := range s.Health {
-		detail := h.Detail
-		if h.Target != "" {
-			detail = h.Target + ": " + detail
-		}
-		v.Health = append(v.Health, commands.HealthCheck{Name: h.Name, OK: h.OK, Detail: detail})
-	}
-	v.HealthNote = s.Unreachable
-	names := make([]string, 0, len(s.State.Resources))
-	for n := range s.State.Resources {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		rec := s.State.Resources[n]
-		v.Resources = append(v.Resources, commands.ResourceLine{Kind: rec.Kind, Name: n, ID: rec.ID, Address: rec.Attrs["address"], State: rec.Status})
-	}
-	v.APIEndpoints, _ = clusterops.Endpoints(s.State)
-	q, qerr := clusterops.QuoteState(ctx, b.Ops.Quoter, s.Header, s.State, 0, true)
-	if qerr == nil {
-		v.DailyCost, v.Accrued = q.Daily.Format(2), q.Accrued(s.Header.Created, now).Format(2)
-	}
+	v.StickyURL = r.status.URL // read before the operation: no GitHub call under its lock
 	if _, err := r.reply(ctx, commands.RenderStatus(v)); err != nil {
 		return err
 	}

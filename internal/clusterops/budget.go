@@ -36,10 +36,11 @@ func badCosts(err error, maxDaily int64) []cost.ClusterCost {
 	return out
 }
 
-// parkedCosts lists the bucket's parked workers as billed items (every cluster of the bucket may
-// adopt them, so every repository's budget counts them); an unreadable pool counts as one
-// item of unknown cost, as an unreadable state does.
-func (o *Ops) parkedCosts(ctx context.Context) []cost.ClusterCost {
+// parkedCosts lists the parked workers a cluster of scope may adopt as billed items: those its
+// repository parked, and those of the repositories that share theirs when it shares too
+// (pool.Worker.Offered); an unreadable pool counts as one item of unknown cost, as an unreadable
+// state does.
+func (o *Ops) parkedCosts(ctx context.Context, scope pool.Scope) []cost.ClusterCost {
 	if o.Pool == nil {
 		return nil
 	}
@@ -50,6 +51,9 @@ func (o *Ops) parkedCosts(ctx context.Context) []cost.ClusterCost {
 	}
 	var out []cost.ClusterCost
 	for _, w := range d.Workers {
+		if !w.Offered(scope) {
+			continue
+		}
 		_, daily, ok := o.OfferPrice(ctx, w.Offer, w.Zone)
 		out = append(out, cost.ClusterCost{Name: "parked worker " + w.ServerID, Daily: daily, Unknown: !ok, Parked: true})
 	}

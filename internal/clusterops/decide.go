@@ -223,9 +223,7 @@ func target(base provision.Spec, p SpecPatch) (provision.Spec, error) {
 	s := base
 	s.AdminCIDRs = append([]string(nil), base.AdminCIDRs...)
 	s.TalosExtensions = append([]string{}, base.TalosExtensions...)
-	if err := p.Apply(&s); err != nil {
-		return s, err
-	}
+	s.Apply(p)
 	s.ImageKey = provision.ImageKeyFor(cluster.SchematicID(s), s.TalosVersion)
 	return s, nil
 }

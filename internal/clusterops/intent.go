@@ -6,10 +6,12 @@ import (
 	"time"
 
 	"github.com/pocbot/pocbot/internal/cost"
+	"github.com/pocbot/pocbot/internal/eta"
 	"github.com/pocbot/pocbot/internal/lifecycle"
 	"github.com/pocbot/pocbot/internal/preflight"
 	"github.com/pocbot/pocbot/internal/provision"
 	"github.com/pocbot/pocbot/internal/repoconfig"
+	"github.com/pocbot/pocbot/internal/settings"
 	"github.com/pocbot/pocbot/internal/statestore"
 )
 
@@ -45,52 +47,11 @@ func (v Verb) writes() bool {
 	return true
 }
 
-// SpecPatch is what a requester set explicitly, by the setting's name in the settings table
-// (internal/settings), each value held as its Kind's Go value (string, int, bool, []string): the
-// flags of a comment, or of `bot up` and their variables. A setting left out keeps the spec's
-// value, so that a bare up converges an existing cluster unchanged. "ssh-public-key-file" holds
-// the key the file holds (the CLI reads it).
-type SpecPatch map[string]any
-
-// Apply writes p into s; a name p should not hold is an error naming it.
-func (p SpecPatch) Apply(s *provision.Spec) error {
-	for name, v := range p {
-		var ok bool
-		switch name {
-		case "zone":
-			s.Zone, ok = v.(string)
-			if i := strings.LastIndex(s.Zone, "-"); ok && i > 0 {
-				s.Region = s.Zone[:i]
-			}
-		case "talos":
-			s.TalosVersion, ok = v.(string)
-		case "admin-cidr":
-			var l []string
-			l, ok = v.([]string)
-			s.AdminCIDRs = append([]string(nil), l...)
-		case "extensions":
-			var l []string
-			l, ok = v.([]string)
-			s.TalosExtensions = append([]string{}, l...)
-		case "dns-zone":
-			s.DNSZone, ok = v.(string)
-		case "expose-edge":
-			s.ExposeEdgeOnControlPlane, ok = v.(bool)
-		case "cp-count":
-			s.CPCount, ok = v.(int)
-		case "cp-type":
-			s.CPInstanceType, ok = v.(string)
-		case "worker-offer":
-			s.BaremetalOffer, ok = v.(string)
-		case "ssh-public-key-file":
-			s.SSHPublicKey, ok = v.(string)
-		}
-		if !ok {
-			return fmt.Errorf("the setting %s=%v (%T) is not one of a cluster's spec", name, v, v)
-		}
-	}
-	return nil
-}
+// SpecPatch is what a requester set explicitly, by the setting's name in the settings table:
+// the flags of a comment, or of `bot up` and their variables (settings.Values, which
+// provision.Spec.Apply binds to the spec's fields). A setting left out keeps the spec's value, so
+// that a bare up converges an existing cluster unchanged.
+type SpecPatch = settings.Values
 
 // Precondition is what the schedule's reason to act said of the header it listed; it must still
 // hold on the header read under the lock (an extend, a command's resume, another run's pause may
@@ -157,6 +118,10 @@ type Intent struct {
 	// ParkFor > 0 makes a Down park the Elastic Metal worker in the bucket's pool for that long
 	// instead of deleting it (park_for, --park-for); the Ops' graph must have a pool.
 	ParkFor time.Duration
+	// ShareParked offers the workers this repository's clusters park to the bucket's other
+	// repositories that share theirs, and lets its ups adopt theirs (share_parked_workers);
+	// false: a parked worker serves its own repository only (pool.Worker.Offered).
+	ShareParked bool
 	// MaxPaused > 0 makes a Pause set the paused cluster's expiry to that long from the pause
 	// (max_paused), keeping the running lifetime it had left for its resume.
 	MaxPaused time.Duration
@@ -230,6 +195,9 @@ type Outcome struct {
 	// Preflight is the up's pre-flight (quotas, stock, the offer taken), when Ops has one; a
 	// RefuseQuota refusal carries the *preflight.Refusal as its Err.
 	Preflight *preflight.Result
+	// ETA is how long the up of a new cluster is expected to take (Ops.ETA; nil without a book,
+	// or for an existing cluster).
+	ETA *eta.Estimate
 	// Status is what a Status found (its lock holder, its health).
 	Status *Status
 	// Kubeconfig is the admin kubeconfig a Kubeconfig read.

@@ -2,6 +2,7 @@ package clusterops_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/netip"
@@ -97,12 +98,14 @@ func checkFlows(t *testing.T, flows []flow) {
 //     status from there, an up from 127.0.0.78, a pause (releasing the IPs) and a resume from
 //     127.0.0.79. After each, no runner's address is in a group rule or a node's firewall
 //     document, none reaches a node's 50000 or 6443, the state records no temporary CIDR; the
-//     resume gets three new IPs and a kubeconfig naming the new endpoint.
+//     resume gets three new IPs and a kubeconfig naming the new endpoint;
+//   - "reads and parks from outside admin_cidrs" (issue 31): see readsAndParksFromOutside.
 func TestNetworkPolicy(t *testing.T) {
 	e, ctx := start(t, 8*time.Minute, world.Options{
 		Faults: scwsim.Faults{Seed: 7, PerEndpoint: map[string]float64{"PUT /instance/v1/zones/{zone}/security_groups/{id}/rules": 0.5}}})
 	t.Run("admin_cidrs is the runner", func(t *testing.T) { restrictedAdminCIDRs(ctx, t, e) })
 	t.Run("runners outside admin_cidrs", func(t *testing.T) { runnersOutsideAdminCIDRs(ctx, t, e) })
+	t.Run("reads and parks from outside admin_cidrs", func(t *testing.T) { readsAndParksFromOutside(ctx, t, e) })
 	puts, failed := 0, 0
 	for _, c := range e.w.Scaleway.Calls() {
 		if c.Method == "PUT" && strings.HasSuffix(c.Path, "/rules") {
@@ -187,7 +190,6 @@ func runnersOutsideAdminCIDRs(ctx context.Context, t *testing.T, e *env) {
 		if n := adminRules(t, p, st, admin); n != 3 {
 			t.Errorf("%d rules for the admin CIDR, want 3 (6443, 50000, ICMP)", n)
 		}
-		statusFromOutside(ctx, t, p, name, runner, admin)
 	}
 
 	rctx, p := parts(ctx, t, e, runners[2])
@@ -283,28 +285,101 @@ func adminRules(t *testing.T, p *worldtest.Parts, st *provision.State, cidr stri
 	return n
 }
 
-// statusFromOutside: a status asked from a runner outside admin_cidrs cannot reach the APIs (the
-// group lets only those CIDRs in once the up's temporary rule is gone; the worker is reached
-// through a control plane, and its own firewall never admits a runner): every check fails, and
-// the status says why and what to do, instead of a bare "cannot connect".
-func statusFromOutside(ctx context.Context, t *testing.T, p *worldtest.Parts, name, runner, admin string) {
-	s, err := p.Ops.Status(talos.WithSourceAddr(ctx, netip.MustParseAddr(runner)), name, true)
+// readsAndParksFromOutside: reads and runs from a runner outside admin_cidrs. The status's checks
+// and the machine configs admit the runner to the control planes for their read only (before
+// issue 31 they failed, the machine configs after a dozen retries each), or, with
+// POC_READ_RUNNER_ACCESS=false, fail at once naming admin_cidrs. The pause parks the worker
+// (park_for), the resume adopts it back, and `down --park-for` parks it again, all from that
+// runner (issue 31: the park's Talos reset dialled the worker, whose firewall admits the admin
+// CIDRs and the nodes only; it gave up after thousands of attempts, the delete started with no
+// time left and the down ended incomplete). After each run, no security-group rule and no node's
+// firewall names the runner. The modeled park is logged beside its wall time.
+func readsAndParksFromOutside(ctx context.Context, t *testing.T, e *env) {
+	const name, runner = "pause-runner-1", "127.0.0.79"
+	rctx, p := parts(ctx, t, e, runner)
+	spec := p.Spec
+	spec.AdminCIDRs = []string{"203.0.113.0/24"}
+	up, err := p.Ops.Up(rctx, clusterops.Intent{Cluster: name, Spec: spec, TTL: time.Hour, Command: "up"})
+	if err != nil {
+		t.Fatalf("up from runner %s outside admin_cidrs: %v", runner, err)
+	}
+	worker := up.State.Resources[scaleway.NodeWorker].ID
+	st, err := p.Ops.Status(rctx, name, true)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(s.Health) == 0 {
-		t.Fatal("no health entry")
-	}
-	for _, h := range s.Health {
-		if h.OK {
-			t.Errorf("%s is OK from a runner the security group drops: %+v", h.Name, h)
+	for _, h := range st.Health {
+		if !h.OK {
+			t.Errorf("status from runner %s outside admin_cidrs: %s failed: %s", runner, h.Name, h.Detail)
 		}
 	}
-	for _, want := range []string{runner + "/32", admin, "admin_cidrs"} {
-		if !strings.Contains(s.Unreachable, want) {
-			t.Errorf("Unreachable %q does not name %q", s.Unreachable, want)
+	if st.Unreachable != "" {
+		t.Errorf("status says the runner cannot reach the cluster: %s", st.Unreachable)
+	}
+	cfgs, err := p.Ops.MachineConfigs(rctx, name, false)
+	if err != nil {
+		t.Fatalf("machine configs from runner %s outside admin_cidrs: %v", runner, err)
+	}
+	for _, c := range cfgs {
+		if c.Err != nil || len(c.Config) == 0 {
+			t.Errorf("machine config of %s from runner %s outside admin_cidrs: %v", c.Node, runner, c.Err)
 		}
 	}
+	_, after, err := p.Ops.Load(ctx, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	noRunnerLeft(t, e, p, after, "the reads", []string{runner})
+	// Asked not to open the group, the reads fail at once, naming admin_cidrs.
+	closed := *p.Ops
+	closed.NoReadRunnerAccess = true
+	began := time.Now()
+	st, err = closed.Status(rctx, name, true)
+	if err != nil || len(st.Health) == 0 || st.Health[0].OK || !strings.Contains(st.Unreachable, "admin_cidrs") {
+		t.Fatalf("status with POC_READ_RUNNER_ACCESS=false from outside admin_cidrs = %+v, %v; want a failed check and a note naming admin_cidrs", st, err)
+	}
+	if _, err := closed.MachineConfigs(rctx, name, false); !errors.Is(err, clusterops.ErrRunnerOutside) || !strings.Contains(err.Error(), "admin_cidrs") {
+		t.Fatalf("machine configs with POC_READ_RUNNER_ACCESS=false from outside admin_cidrs: %v", err)
+	}
+	t.Logf("refused reads answered in %s", time.Since(began).Round(time.Millisecond))
+	parked := func(when string) {
+		t.Helper()
+		if n := bmNameIn(e.w, worker); !strings.HasPrefix(n, "poc-parked-") {
+			t.Fatalf("%s the worker %s is named %q, not parked (poc-parked-…)", when, worker, n)
+		}
+	}
+	began = time.Now()
+	paused, err := p.Ops.Pause(rctx, clusterops.Intent{Cluster: name, Command: "pause", ParkFor: time.Hour})
+	if err != nil {
+		t.Fatalf("pause from runner %s outside admin_cidrs: %v", runner, err)
+	}
+	t.Logf("parking pause from outside admin_cidrs: %s (modeled bound %s)", time.Since(began).Round(time.Millisecond), cluster.DefaultWaits().Pause(true))
+	parked("after the pause")
+	noRunnerLeft(t, e, p, paused.State, "the pause", []string{runner})
+	resumed, err := p.Ops.Up(rctx, clusterops.Intent{Cluster: name, Spec: p.Spec, Command: "resume"})
+	if err != nil {
+		t.Fatalf("resume from runner %s outside admin_cidrs: %v", runner, err)
+	}
+	if got := resumed.State.Resources[scaleway.NodeWorker].ID; got != worker {
+		t.Fatalf("the resume's worker is %s, not the parked %s", got, worker)
+	}
+	noRunnerLeft(t, e, p, resumed.State, "the resume", []string{runner})
+	began = time.Now()
+	if _, err := p.Ops.Down(rctx, clusterops.Intent{Cluster: name, Command: "down", ParkFor: time.Hour}); err != nil {
+		t.Fatalf("down --park-for from runner %s outside admin_cidrs: %v", runner, err)
+	}
+	t.Logf("parking down from outside admin_cidrs: %s (modeled bound %s)", time.Since(began).Round(time.Millisecond), cluster.DefaultWaits().Down(true))
+	parked("after the down")
+}
+
+// bmNameIn is the name of Elastic Metal server id in w's emulator ("" when it is gone).
+func bmNameIn(w *world.World, id string) string {
+	for _, r := range w.Scaleway.Inventory() {
+		if r.Kind == "baremetal_server" && r.ID == id {
+			return r.Name
+		}
+	}
+	return ""
 }
 
 // TestReadinessChecksFailTheUp: the readiness checks on the wire, in one world whose ups give

@@ -22,7 +22,9 @@ import (
 	"time"
 
 	"github.com/pocbot/pocbot/internal/cost"
+	"github.com/pocbot/pocbot/internal/eta"
 	"github.com/pocbot/pocbot/internal/lifecycle"
+	"github.com/pocbot/pocbot/internal/pool"
 	"github.com/pocbot/pocbot/internal/preflight"
 	"github.com/pocbot/pocbot/internal/provision"
 	"github.com/pocbot/pocbot/internal/provision/cluster"
@@ -74,10 +76,12 @@ type Ops struct {
 	// CancelWait bounds a down's wait for the run it asked to stop (default 50 min: the longest
 	// step of an up, the worker's rescue write, is bounded at 45).
 	CancelWait time.Duration
-	// RunnerCIDR is where this process runs (POC_RUNNER_CIDR, as cluster.Config has it): a status
-	// checked from outside a cluster's admin CIDRs says that the security group is why its
-	// checks fail.
-	RunnerCIDR string
+	// RunnerCIDR is where this process runs (POC_RUNNER_CIDR, as cluster.Config has it): a read
+	// of the nodes from outside a cluster's admin CIDRs (Status's checks, MachineConfigs) admits
+	// it to the control planes for the read, as a run that changes the cluster does; with
+	// NoReadRunnerAccess (POC_READ_RUNNER_ACCESS=false) it fails at once, naming admin_cidrs.
+	RunnerCIDR         string
+	NoReadRunnerAccess bool
 	// Quoter prices specs (the budget, an up's quote); Pool, when set, is the bucket's parked
 	// workers, billed and so counted by the budget.
 	Quoter *cost.Quoter
@@ -90,6 +94,9 @@ type Ops struct {
 	// Rebind renames a claimed spare's resources (scaleway.Driver.Rebind); nil: an up never
 	// claims a spare.
 	Rebind Rebinder
+	// ETA, when set, estimates the up of a new cluster (Outcome.ETA, before Started and in a dry
+	// run) and records how long it took once it succeeded.
+	ETA *eta.Book
 
 	// saveFault, set by tests (export_test.go), runs before every state save of an operation:
 	// an error is a crash from that save on.
@@ -240,6 +247,17 @@ func (s *docSaver) CancelRequested(ctx context.Context) (bool, error) {
 		return false, nil
 	}
 	return err == nil, err
+}
+
+// withPoolScope says under ctx whose cluster runs, for its parked workers (cluster.WithPoolScope):
+// the repository its document's header records (an existing cluster is its repository's, whoever
+// asks), else the intent's, and the intent's sharing choice.
+func withPoolScope(ctx context.Context, in Intent, doc *statestore.Document) context.Context {
+	repo := in.Repository
+	if doc != nil && doc.Header.Repository != "" {
+		repo = doc.Header.Repository
+	}
+	return cluster.WithPoolScope(ctx, pool.Scope{Repository: repo, Share: in.ShareParked})
 }
 
 // lockLost names the lost lock in the error of work cut short by its loss (the work's own error

@@ -10,6 +10,7 @@ import (
 
 	"github.com/pocbot/pocbot/internal/cost"
 	"github.com/pocbot/pocbot/internal/lifecycle"
+	"github.com/pocbot/pocbot/internal/pool"
 	"github.com/pocbot/pocbot/internal/statestore"
 )
 
@@ -75,6 +76,7 @@ func (o *Ops) run(ctx context.Context, verb Verb, in Intent, q *queue) (_ *Outco
 	if err != nil {
 		return failed(out, err)
 	}
+	ctx = withPoolScope(ctx, in, f.Doc)
 	var admission *statestore.Held
 	// The admission lock, when the budget was read under it, is held until the first write.
 	releaseAdmission := func() {
@@ -101,7 +103,7 @@ func (o *Ops) run(ctx context.Context, verb Verb, in Intent, q *queue) (_ *Outco
 	case d.Err != nil:
 		return failed(out, d.Err)
 	case in.DryRun:
-		return o.dry(out, in)
+		return o.dry(ctx, out, in)
 	}
 	switch {
 	case d.Plan.Claim != nil:
@@ -281,17 +283,18 @@ func (o *Ops) runningCosts(ctx context.Context, in Intent) ([]cost.ClusterCost, 
 		}
 		out = append(out, c)
 	}
-	out = append(out, o.parkedCosts(ctx)...)
+	out = append(out, o.parkedCosts(ctx, pool.Scope{Repository: in.Repository, Share: in.ShareParked})...)
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out, err
 }
 
 // dry is a dry up's answer: the decision, and what a new cluster's graph would create.
-func (o *Ops) dry(out *Outcome, in Intent) (*Outcome, error) {
+func (o *Ops) dry(ctx context.Context, out *Outcome, in Intent) (*Outcome, error) {
 	out.Phase = lifecycle.PhasePlanned
 	if out.Exists {
 		return out, nil
 	}
+	out.ETA = o.estimate(ctx, out)
 	g, err := o.graph(out.Spec)
 	if err != nil {
 		return failed(out, fmt.Errorf("build the plan of %q: %w", in.Cluster, err))
@@ -328,7 +331,11 @@ func (o *Ops) actRead(ctx context.Context, in Intent, f Facts, p Plan, out *Outc
 	}
 	switch out.Verb {
 	case VerbStatus:
-		out.Status = o.status(ctx, f, p.Health)
+		s, err := o.status(ctx, f, p.Health)
+		if err != nil {
+			return failed(out, err)
+		}
+		out.Status = s
 	case VerbKubeconfig:
 		kc, err := o.Kubeconfig(ctx, in.Cluster)
 		if err != nil {

@@ -17,6 +17,7 @@ import (
 	"github.com/pocbot/pocbot/internal/provision/netpolicy"
 	"github.com/pocbot/pocbot/internal/provision/scaleway"
 	"github.com/pocbot/pocbot/internal/provision/talos"
+	"github.com/pocbot/pocbot/internal/settings"
 	"github.com/pocbot/pocbot/internal/statestore"
 )
 
@@ -79,20 +80,48 @@ func (o *Ops) Status(ctx context.Context, clusterName string, checkHealth bool) 
 }
 
 // status is what a status found, its APIs checked when health is set (a paused cluster has no
-// node to check).
-func (o *Ops) status(ctx context.Context, f Facts, health bool) *Status {
+// node to check). From a runner outside admin_cidrs the checks need the security group opened to
+// it for their run, as a run that changes the cluster opens it (or, when the operator said not
+// to, they fail at once, naming admin_cidrs).
+func (o *Ops) status(ctx context.Context, f Facts, health bool) (*Status, error) {
 	if o.Log != nil {
 		ctx = talos.WithDefaultLogger(ctx, o.Log.With("component", "talos"))
 	}
-	s := &Status{Header: f.Doc.Header, State: f.State, Lock: f.Lock}
-	if health {
-		s.Health = checkHealthOf(ctx, f.State)
-		if hint := outsideAdminCIDRs(f.State, o.RunnerCIDR); hint != "" &&
-			slices.ContainsFunc(s.Health, func(h Health) bool { return !h.OK && h.guarded }) {
-			s.Unreachable = hint
+	st := f.State
+	s := &Status{Header: f.Doc.Header, State: st, Lock: f.Lock}
+	if !health {
+		return s, nil
+	}
+	hint := outsideAdminCIDRs(st, o.RunnerCIDR)
+	var notOpened error
+	switch decideReadAccess(st, o.RunnerCIDR, o.NoReadRunnerAccess) {
+	case readRefused:
+		s.Health = []Health{{Name: "talos-api", Target: strings.Join(controlPlaneIPs(st), ", "), guarded: true,
+			Detail: "not checked: " + ErrRunnerOutside.Error() + " and " + settings.Lookup("read-runner-access").Env + " is false (reads do not open the security group)"}}
+		s.Unreachable = hint
+		return s, nil
+	case readOpen:
+		var opened bool
+		opened, notOpened = o.withRunnerAccess(ctx, f.Doc.Header.Cluster, "status", func(ctx context.Context) error {
+			s.Health = checkHealthOf(ctx, st)
+			return nil
+		})
+		if opened {
+			return s, nil
+		}
+		if s.Health == nil {
+			return s, notOpened
+		}
+	default:
+		s.Health = checkHealthOf(ctx, st)
+	}
+	if hint != "" && slices.ContainsFunc(s.Health, func(h Health) bool { return !h.OK && h.guarded }) {
+		s.Unreachable = hint
+		if notOpened != nil {
+			s.Unreachable += " (" + notOpened.Error() + ")"
 		}
 	}
-	return s
+	return s, nil
 }
 
 // outsideAdminCIDRs says why a check from the runner at runnerCIDR cannot reach the control planes,
@@ -232,7 +261,7 @@ func runCheck(ctx context.Context, t healthTarget, kubeDial string) Health {
 	}
 	start := time.Now()
 	dctx, cancel := context.WithTimeout(ctx, healthDialTimeout)
-	conn, err := (&net.Dialer{}).DialContext(dctx, "tcp", dial)
+	conn, err := talos.Dialer(ctx).DialContext(dctx, "tcp", dial)
 	cancel()
 	if err != nil {
 		h.Detail = fmt.Sprintf("cannot connect to %s: %v", dial, err)

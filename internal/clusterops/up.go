@@ -17,6 +17,7 @@ import (
 // when the budget was checked (releaseAdmission lets it go once written), then the engine, then
 // the final phase.
 func (o *Ops) actUp(ctx context.Context, in Intent, f Facts, p Plan, out *Outcome, q *queue, releaseAdmission func()) (*Outcome, error) {
+	began := o.now() // an up's duration is recorded for the ETA
 	doc, st := f.Doc, f.State
 	if p.Create {
 		var err error
@@ -33,6 +34,7 @@ func (o *Ops) actUp(ctx context.Context, in Intent, f Facts, p Plan, out *Outcom
 		return failed(out, err)
 	}
 	out.Created, out.Header = p.Create, saver.doc.Header
+	out.ETA = o.estimate(ctx, out) // after the admission lock: it reads the bucket and the API
 	// A cancel left by a down that found nothing running is stale; one that cannot be removed
 	// would stop this up at its first step.
 	if err := o.Store.DeleteArtifact(ctx, in.Cluster, artifactCancel); err != nil {
@@ -62,7 +64,10 @@ func (o *Ops) actUp(ctx context.Context, in Intent, f Facts, p Plan, out *Outcom
 	if upErr != nil {
 		return o.upFailed(wctx, in, out, upErr, g, engine, saver, p.Resume)
 	}
-	return o.upReady(wctx, in, out, saver, p.Resume)
+	if out, err = o.upReady(wctx, in, out, saver, p.Resume); err == nil {
+		o.recordUp(wctx, out.ETA, o.now().Sub(began))
+	}
+	return out, err
 }
 
 // upFailed records a failed (or cancelled) up: the runner's temporary admin rule closed, the

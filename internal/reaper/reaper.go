@@ -78,8 +78,10 @@ type Config struct {
 	// and servers tagged parked that no pool entry lists, are deleted.
 	Pool   Pool
 	Parked ParkedServers
-	// ParkFor > 0 parks the worker of each cluster torn down (--park-for, POC_PARK_FOR).
-	ParkFor time.Duration
+	// ParkFor > 0 parks the worker of each cluster torn down (--park-for, POC_PARK_FOR);
+	// ShareParked offers it to the bucket's other sharing repositories (share_parked_workers).
+	ParkFor     time.Duration
+	ShareParked bool
 	// PauseSchedule, when set, pauses the ready clusters in its windows (pause_schedule of the
 	// repository: set Repository with it); Pauser does it (default: the Ops copy, which prices
 	// the paused cluster), with MaxPaused as the paused expiry bound.
@@ -423,7 +425,7 @@ func (r *run) dry(st Step) Decision {
 func (r *run) request(cluster string) clusterops.Intent {
 	// NoCancel: a cluster someone works on is busy, left for the next run; never stopped by the reaper.
 	return clusterops.Intent{Cluster: cluster, Spec: r.cfg.Spec, RequestedBy: r.cfg.Actor, RunID: r.cfg.RunID,
-		Command: reapCommand, NoCancel: true, ParkFor: r.cfg.ParkFor}
+		Command: reapCommand, NoCancel: true, ParkFor: r.cfg.ParkFor, ShareParked: r.cfg.ShareParked}
 }
 
 // record writes the step's changes to the header in one operation under the cluster's lock

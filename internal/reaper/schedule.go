@@ -54,7 +54,7 @@ func (r *run) schedulePauses(decided []Decision, headers map[string]statestore.H
 		// The schedule's reason must still hold under the lock: a command may have resumed or
 		// woken the cluster since the listing.
 		req := clusterops.Intent{Cluster: d.Cluster, RequestedBy: r.cfg.Actor, RunID: r.cfg.RunID, Command: "pause (schedule)",
-			ParkFor: r.cfg.ParkFor, MaxPaused: r.cfg.MaxPaused,
+			ParkFor: r.cfg.ParkFor, ShareParked: r.cfg.ShareParked, MaxPaused: r.cfg.MaxPaused,
 			Precondition: clusterops.Precondition{Phase: lifecycle.PhaseReady, AsleepAt: r.now}}
 		_, err := p.Pause(r.work, req)
 		var le *statestore.LockedError
