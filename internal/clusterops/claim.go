@@ -9,9 +9,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pocbot/pocbot/internal/lifecycle"
 	"github.com/pocbot/pocbot/internal/provision"
-	"github.com/pocbot/pocbot/internal/provision/scaleway"
 	"github.com/pocbot/pocbot/internal/provision/talos"
+	"github.com/pocbot/pocbot/internal/settings"
 	"github.com/pocbot/pocbot/internal/spare"
 	"github.com/pocbot/pocbot/internal/statestore"
 )
@@ -25,8 +26,13 @@ type SpareFact struct {
 	State *provision.State
 }
 
-// Rebinder renames and retags a cluster's resources (scaleway.Driver.Rebind).
-type Rebinder func(ctx context.Context, plan []scaleway.Retag) error
+// Rebinder gives the resources st records the names and tags of cluster to (cmd/bot binds it to
+// scaleway.RebindPlan and Driver.Rebind). It is idempotent: a rerun after a crash finishes.
+type Rebinder func(ctx context.Context, st *provision.State, to string) error
+
+// HealthCheck checks a cluster's APIs and network from its state (checkHealthOf: every control
+// plane's Talos API, the worker's through a control plane, /readyz, nodes, the pod network).
+type HealthCheck func(ctx context.Context, st *provision.State) []Health
 
 // OutReboundFrom is the state output a claim records once the claimed spare's resources carry the
 // new cluster's names and tags: the spare's name.
@@ -143,8 +149,12 @@ func (o *Ops) recheck(ctx context.Context, fact *SpareFact) (unhealthy, lost str
 	if hint := outsideAdminCIDRs(fact.State, o.RunnerCIDR); hint != "" {
 		return "", "not re-checked: " + hint
 	}
+	check := o.SpareHealth
+	if check == nil {
+		check = checkHealthOf
+	}
 	var failed []string
-	for _, h := range checkHealthOf(ctx, fact.State) {
+	for _, h := range check(ctx, fact.State) {
 		if !h.OK {
 			failed = append(failed, h.Name+": "+h.Detail)
 		}
@@ -276,11 +286,7 @@ func (o *Ops) rebind(ctx context.Context, st *provision.State, from string, save
 	if o.Rebind == nil {
 		return errors.New("these operations cannot rename a claimed spare's resources (Ops.Rebind)")
 	}
-	plan, err := scaleway.RebindPlan(st, st.ClusterID)
-	if err != nil {
-		return err
-	}
-	if err := o.Rebind(ctx, plan); err != nil {
+	if err := o.Rebind(ctx, st, st.ClusterID); err != nil {
 		return fmt.Errorf("rename the resources of spare %s to %s (an up of %s finishes it): %w", from, st.ClusterID, st.ClusterID, err)
 	}
 	st.Outputs[OutReboundFrom] = from
@@ -313,4 +319,22 @@ func (o *Ops) giveBack(ctx context.Context, in Intent, name string) {
 	}); why != "" {
 		o.log().Warn("could not give a claimed spare back; the schedule destroys it once its claim is stale", "spare", name, "why", why)
 	}
+}
+
+// spareReady marks a spare's header built and verified at now (its up reached ready: "ready means
+// ready"), in the ready phase's one write: the versions it runs, its last check, and the expiry
+// pool.max_age from now, past which no claim takes it and the schedule replaces it.
+func spareReady(h *statestore.Header, in Intent, st *provision.State, now time.Time) {
+	rec, _ := spare.Of(*h) // the labels of a spare's build are the bot's own: a bad one is overwritten
+	maxAge := settings.DefaultPoolMaxAge
+	if in.Bounds != nil {
+		if in.Bounds.Pool.MaxAge > 0 {
+			maxAge = in.Bounds.Pool.MaxAge
+		}
+		rec.Shared = in.Bounds.Pool.Share
+	}
+	kube, _ := talos.DefaultKubernetesVersion(st.Spec.TalosVersion)
+	rec.Phase, rec.Ready, rec.Checked, rec.Stale, rec.Unhealthy = lifecycle.PhaseReady, now, now, now.Add(maxAge), ""
+	rec.Talos, rec.Kubernetes = st.Spec.TalosVersion, kube
+	rec.Into(h)
 }

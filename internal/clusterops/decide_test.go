@@ -102,7 +102,7 @@ func withPatch(p clusterops.SpecPatch) func(*clusterops.Intent) {
 }
 
 func decisionCases() []decisionCase {
-	return slices.Concat(upCases(), resumeCases(), teardownCases(), otherCases())
+	return slices.Concat(upCases(), claimCases(), resumeCases(), teardownCases(), otherCases())
 }
 
 // upCases are an up's: what needs no state first, then the cluster's rules, the facts it asks

@@ -92,8 +92,11 @@ type Ops struct {
 	// cluster.Preflight.
 	Preflight Preflighter
 	// Rebind renames a claimed spare's resources (scaleway.Driver.Rebind); nil: an up never
-	// claims a spare.
+	// claims a spare (it takes the cold path, saying so).
 	Rebind Rebinder
+	// SpareHealth re-checks a spare before a claim hands it out (nil: checkHealthOf, the checks
+	// of a status with health).
+	SpareHealth HealthCheck
 	// ETA, when set, estimates the up of a new cluster (Outcome.ETA, before Started and in a dry
 	// run) and records how long it took once it succeeded.
 	ETA *eta.Book
@@ -226,6 +229,13 @@ func (s *docSaver) write(ctx context.Context, h statestore.Header, st *provision
 	}
 	s.doc.Header = h
 	return s.store.Put(ctx, s.doc)
+}
+
+// editHeader edits the header in memory; the next write carries it.
+func (s *docSaver) editHeader(edit func(*statestore.Header)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	edit(&s.doc.Header)
 }
 
 // setPhase writes the header's phase and its metadata's edit in one write.

@@ -77,6 +77,9 @@ func (o *Ops) run(ctx context.Context, verb Verb, in Intent, q *queue) (_ *Outco
 		return failed(out, err)
 	}
 	ctx = withPoolScope(ctx, in, f.Doc)
+	if in.Warm && o.Rebind == nil {
+		in.Warm = false // these operations cannot rename a spare: the cold path, as before the pool
+	}
 	var admission *statestore.Held
 	// The admission lock, when the budget was read under it, is held until the first write.
 	releaseAdmission := func() {

@@ -9,6 +9,7 @@ import (
 	"github.com/pocbot/pocbot/internal/lifecycle"
 	"github.com/pocbot/pocbot/internal/provision"
 	"github.com/pocbot/pocbot/internal/provision/cluster"
+	"github.com/pocbot/pocbot/internal/spare"
 	"github.com/pocbot/pocbot/internal/statestore"
 )
 
@@ -104,6 +105,9 @@ func (o *Ops) upReady(wctx context.Context, in Intent, out *Outcome, saver *docS
 			return failed(out, fmt.Errorf("store the kubeconfig of %q: %w", in.Cluster, err))
 		}
 		out.KubeconfigLocation = loc
+	}
+	if in.Kind == spare.Kind {
+		saver.editHeader(func(h *statestore.Header) { spareReady(h, in, final, o.now()) })
 	}
 	if err := saver.setPhase(wctx, lifecycle.PhaseReady, func(m *Meta) {
 		if out.KubeconfigLocation != "" {

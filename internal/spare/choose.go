@@ -49,9 +49,9 @@ type Choice struct {
 // Why is the choice in words, for the reply: which spare and how fresh, or why the cold path.
 func (c Choice) Why(now time.Time) string {
 	if c.Spare != nil {
-		s := fmt.Sprintf("claimed the warm spare %s, built %s ago", c.Spare.Name, roundAge(now.Sub(c.Spare.Ready)))
+		s := fmt.Sprintf("claimed a warm spare (age %s): %s", roundAge(now.Sub(c.Spare.Ready)), c.Spare.Name)
 		if !c.Spare.Checked.IsZero() && c.Spare.Checked.After(c.Spare.Ready) {
-			s += fmt.Sprintf(", checked %s ago", roundAge(now.Sub(c.Spare.Checked)))
+			s += fmt.Sprintf(", last checked %s ago", roundAge(now.Sub(c.Spare.Checked)))
 		}
 		return s
 	}
