@@ -7,6 +7,8 @@ package opstest
 
 import (
 	"context"
+	"slices"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -30,6 +32,47 @@ type Fake struct {
 	Gate    chan struct{}
 	Started chan string
 	steps   atomic.Int64
+
+	mu sync.Mutex
+	// unhealthy says, by cluster, why its health check fails (SetUnhealthy); rebound lists the
+	// rebindings, "<machines' id>><cluster>".
+	unhealthy map[string]string
+	rebound   []string
+}
+
+// SetUnhealthy makes the health check of cluster fail, saying why ("": it passes again).
+func (f *Fake) SetUnhealthy(cluster, why string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.unhealthy[cluster] = why
+}
+
+// Rebound lists the rebindings a claim made, in order: "srv-<spare>><cluster>" (the id of the
+// spare's machines, and the cluster they now carry the name of).
+func (f *Fake) Rebound() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.rebound)
+}
+
+// health is a cluster's health check: one check, failing when SetUnhealthy said so.
+func (f *Fake) health(_ context.Context, st *provision.State) []clusterops.Health {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	why := f.unhealthy[st.ClusterID]
+	return []clusterops.Health{{Name: "readyz", OK: why == "", Detail: why}}
+}
+
+// rebind records that the resources of st now carry to's name (what a cloud's renames would do).
+func (f *Fake) rebind(_ context.Context, st *provision.State, to string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	id := ""
+	if r := st.Resources["machines"]; r != nil {
+		id = r.ID
+	}
+	f.rebound = append(f.rebound, id+">"+to)
+	return nil
 }
 
 // Steps is how many steps the graphs ran (applied or destroyed): what stands, without a world,
@@ -39,10 +82,10 @@ func (f *Fake) Steps() int { return int(f.steps.Load()) }
 // New is a Fake whose store lives in t's temporary directory.
 func New(t testing.TB) *Fake {
 	t.Helper()
-	f := &Fake{Started: make(chan string, 64)}
+	f := &Fake{Started: make(chan string, 64), unhealthy: map[string]string{}}
 	f.Store, f.Count = storetest.Open(t)
 	f.Ops = &clusterops.Ops{Store: f.Store, Build: f.build, BuildPause: f.buildPause, Quoter: cost.NewQuoter(cost.TableSource{}),
-		Pool:     &poolstore.Pool{Store: f.Store},
+		Pool: &poolstore.Pool{Store: f.Store}, Rebind: f.rebind, SpareHealth: f.health,
 		LockWait: 200 * time.Millisecond, LockLease: 30 * time.Second,
 		Engine: provision.Options{PollInterval: time.Millisecond, StepTimeout: time.Minute}}
 	return f
