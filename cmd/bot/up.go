@@ -111,6 +111,7 @@ func upCommand() *command {
 		name   string
 		ttl    time.Duration
 		dryRun bool
+		cold   bool
 		sf     = specFlags{}
 		lk     lockFlags
 		budget budgetFlags
@@ -123,6 +124,7 @@ func upCommand() *command {
 			clusterFlag(fs, e, &name)
 			e.Setting(&ttl, "ttl")
 			e.Setting(&dryRun, "dry-run")
+			e.Setting(&cold, "cold")
 			sf.define(e)
 			lk.define(e)
 			budget.define(e)
@@ -144,6 +146,8 @@ func upCommand() *command {
 			}
 			defer w.Close()
 			req.TTL = ttl
+			// A new cluster is a claimed spare of the warm pool when one fits, unless --cold.
+			req.Cold, req.Warm = cold, !cold && !dryRun
 			if dryRun {
 				return a.printPlan(ctx, w, req)
 			}
@@ -185,6 +189,9 @@ func (a *app) shareParked() bool {
 func (a *app) printUp(res *clusterops.Outcome) {
 	st := res.State
 	a.printf("cluster %s is %s\n", res.Header.Cluster, res.Header.Phase)
+	if res.Path != "" {
+		a.printf("  path:           %s\n", res.Path)
+	}
 	a.printf("  Kubernetes API: %s\n", st.Outputs[cluster.OutAPIEndpoint])
 	_, talosAPI := clusterops.Endpoints(st)
 	for _, ep := range talosAPI {

@@ -22,6 +22,9 @@ import (
 // only, by setting name, so that a bare `/poc up` converges an existing cluster unchanged.
 func (r *run) upIntent(in *clusterops.Intent, o commands.UpOptions) {
 	in.TTL, in.DryRun, in.Patch = o.TTL, o.DryRun, maps.Clone(o.Spec)
+	// A new cluster is a claimed spare of the warm pool when one fits, unless --cold; a dry run
+	// claims nothing (its plan is the cold path's).
+	in.Cold, in.Warm = o.Cold, !o.Cold && !o.DryRun
 	if _, given := o.Spec["worker-offer"]; !given {
 		in.WorkerOffers = r.cfg.WorkerOffers // the comment's --worker-offer wins
 	}
@@ -226,7 +229,8 @@ func (r *run) upView(ctx context.Context, res *clusterops.Outcome) (commands.UpV
 	keep, keepIgnored := r.keepState(ctx)
 	uv := commands.UpView{Cluster: r.cluster, Expires: res.Header.Expires, KeepLabel: r.cfg.KeepLabel,
 		Keep: keep, KeepIgnored: keepIgnored, AdminCIDRs: spec.AdminCIDRs, Changes: changes(inPlace, nil),
-		DailyCost: q.Daily.Format(2), AccruedCost: q.Accrued(res.Header.Created, now).Format(2), WorkerOffer: offerChoice(res.Preflight)}
+		DailyCost: q.Daily.Format(2), AccruedCost: q.Accrued(res.Header.Created, now).Format(2), WorkerOffer: offerChoice(res.Preflight),
+		Path: res.Path}
 	uv.APIEndpoints, uv.TalosEndpoints = clusterops.Endpoints(st)
 	uv.EdgeAddress, uv.AdoptedWorker = st.Outputs[cluster.OutWorkerIP], st.Outputs[cluster.OutWorkerAdopted]
 	if spec.DNSZone != "" && uv.EdgeAddress != "" {

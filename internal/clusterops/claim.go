@@ -142,19 +142,33 @@ func (o *Ops) readSpares(ctx context.Context) ([]SpareFact, error) {
 
 // recheck is a spare's health re-check before a claim hands it out: the checks of a status (every
 // control plane's Talos API under the cluster's CA, the worker's through a control plane,
-// /readyz, and the network: nodes, Cilium, DNS, routing, the pod-network probe). It returns why
-// it failed ("": healthy), or lost when this runner cannot reach the spare at all (outside its
-// admin CIDRs): that says nothing of the spare, which is then not marked.
+// /readyz, and the network: nodes, Cilium, DNS, routing, the pod-network probe), from this runner,
+// admitted by the spare's security group for the check when its admin CIDRs leave it out (as a
+// status's read is). It returns why it failed ("": healthy), or lost when it could not be checked
+// at all (the group could not be opened): that says nothing of the spare, which is then not
+// marked, and the claim goes on without it.
 func (o *Ops) recheck(ctx context.Context, fact *SpareFact) (unhealthy, lost string) {
-	if hint := outsideAdminCIDRs(fact.State, o.RunnerCIDR); hint != "" {
-		return "", "not re-checked: " + hint
-	}
 	check := o.SpareHealth
 	if check == nil {
 		check = checkHealthOf
 	}
+	var results []Health
+	switch decideReadAccess(fact.State, o.RunnerCIDR, o.NoReadRunnerAccess) {
+	case readRefused:
+		return "", "not re-checked: " + outsideAdminCIDRs(fact.State, o.RunnerCIDR)
+	case readOpen:
+		opened, err := o.withRunnerAccess(ctx, fact.Name, "claim re-check", func(ctx context.Context) error {
+			results = check(ctx, fact.State)
+			return nil
+		})
+		if !opened {
+			return "", fmt.Sprintf("not re-checked: %v", err)
+		}
+	default:
+		results = check(ctx, fact.State)
+	}
 	var failed []string
-	for _, h := range check(ctx, fact.State) {
+	for _, h := range results {
 		if !h.OK {
 			failed = append(failed, h.Name+": "+h.Detail)
 		}

@@ -99,6 +99,7 @@ type Command struct {
 type UpOptions struct {
 	TTL    time.Duration // 0: the repository default
 	DryRun bool          // plan and cost only
+	Cold   bool          // build a new cluster: claim no spare of the warm pool
 	// Spec holds the cluster's settings the comment gives, by the settings table's name, checked
 	// and normalized: talos as "v1.13.11" (with its v), admin-cidr as masked CIDRs
 	// ("203.0.113.0/24"), extensions, dns-zone (lower case, no trailing dot), expose-edge,
@@ -334,9 +335,12 @@ func parseUp(cmd *Command, args []string, cfg ParseConfig) error {
 					return fmt.Errorf("%w: --%s is a switch: give it alone or as --%s=false, not %s", ErrSyntax, name, name, Quote(value))
 				}
 			}
-			if name == "dry-run" {
+			switch name {
+			case "dry-run":
 				o.DryRun = b
-			} else {
+			case "cold":
+				o.Cold = b
+			default:
 				o.set(flagDef.Name, b)
 			}
 			continue

@@ -43,6 +43,7 @@ func TestParseCommands(t *testing.T) {
 				Spec: settings.Values{"admin-cidr": []string{"10.0.0.0/8", "192.0.2.7/32", "2001:db8::/32", "198.51.100.0/24"},
 					"expose-edge": false},
 			}}},
+		{"cold path asked", "/poc up --cold --ttl 2h", Command{Verb: VerbUp, Up: UpOptions{TTL: 2 * time.Hour, Cold: true}}},
 		{"an empty list gives nothing", `/poc up --extensions ","`, Command{Verb: VerbUp}},
 		{"quoted words", `/poc up --extensions "siderolabs/iscsi-tools, " --ttl '3h'`,
 			Command{Verb: VerbUp, Up: UpOptions{TTL: 3 * time.Hour, Spec: settings.Values{"extensions": []string{"siderolabs/iscsi-tools"}}}}},

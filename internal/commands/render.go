@@ -57,6 +57,9 @@ type UpView struct {
 	// who parked it, when, and the proof that its disk was written again (cluster.OutWorkerAdopted;
 	// "" for a worker ordered for this cluster).
 	AdoptedWorker string
+	// Path says, for an up of a new cluster that could claim a spare of the warm pool, which path
+	// it took and why ("warm: claimed a warm spare (age …): …", "cold: …"); "" otherwise.
+	Path string
 }
 
 // DeletedResource is one line of a teardown report.
@@ -319,6 +322,9 @@ func renderUpResult(u UpView, now time.Time) string {
 	}
 	if u.AdoptedWorker != "" {
 		fmt.Fprintf(&b, "| Worker | adopted: %s |\n", cell(u.AdoptedWorker))
+	}
+	if u.Path != "" {
+		fmt.Fprintf(&b, "| Path | %s |\n", cell(u.Path))
 	}
 	fmt.Fprintf(&b, "| Expires | %s |\n", expiryCell(u.Expires, now, u.Keep, u.KeepLabel))
 	fmt.Fprintf(&b, "| Admin access from | %s |\n", codeList(orDefault(u.AdminCIDRs)))

@@ -130,6 +130,13 @@ func goldenCases() map[string]string {
 					"its disk written again from the pinned image and read back (sha256 3b2f9c0a11d4…) at 2026-10-17T08:04:10Z"
 				return u
 			}())}),
+		"sticky_up_claimed": RenderSticky(StickyView{Cluster: "acme-shop-42", Serial: 900100, Verb: VerbUp, Requester: "alice",
+			Phase: "ready", Now: now, Started: t0, RunURL: "https://github.com/acme/shop/actions/runs/9001", Steps: steps(true),
+			Up: ptr(func() UpView {
+				u := upView(kcURL, []string{"203.0.113.0/24"})
+				u.Path = "warm: claimed a warm spare (age 42 min): spare-qwertyui"
+				return u
+			}())}),
 		"sticky_up_nokeys_open": RenderSticky(StickyView{Cluster: "acme-shop-42", Serial: 900100, Verb: VerbUp, Requester: "alice",
 			Phase: "ready", Now: now, RunURL: "https://github.com/acme/shop/actions/runs/9001", Steps: steps(true),
 			Up: ptr(upView(KubeconfigAccess{Login: "alice", NoKeys: true}, nil))}),

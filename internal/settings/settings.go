@@ -224,6 +224,8 @@ var Table = []Setting{
 		Rule: "within [min_ttl, max_ttl]; Go durations plus days (90m, 8h, 2d)", Help: "lifetime of a new cluster; the bot tears it down after"},
 	{Name: "dry-run", Comment: "dry-run", CLI: "dry-run", Kind: Bool, Default: "false",
 		Help: "show the plan and its cost; create nothing"},
+	{Name: "cold", Comment: "cold", CLI: "cold", Kind: Bool, Default: "false",
+		Help: "build a new cluster even when the warm pool has a spare that fits (pool:)"},
 	{Name: "talos", Spec: "talos_version", Comment: "talos", CLI: "talos", Env: "POC_TALOS_VERSION", Kind: String, Default: DefaultTalosVersion, Arg: "vX.Y.Z",
 		Rule: "a Talos release tag (v1.14.0-rc.1 form allowed), series " + MaxTalosMinor + " or older, 1.12 or newer", Help: "Talos version of the nodes", Check: CheckTalosVersion},
 	{Name: "admin-cidr", Spec: "admin_cidrs", Comment: "admin-cidr", CLI: "admin-cidr", Env: "POC_ADMIN_CIDRS", Kind: List, Default: DefaultAdminCIDR, Arg: "CIDR …",

@@ -147,6 +147,14 @@ func (b *Backend) ops(cfg Config, env envSettings, factory, runnerCIDR string) (
 		Quoter: cost.NewQuoter(cost.APISources(b.Client)...),
 		Pool:   &poolstore.Pool{Store: b.Store, Now: cfg.Now},
 	}
+	// A claim of a warm spare gives its resources the new cluster's names and tags.
+	ops.Rebind = func(ctx context.Context, st *provision.State, to string) error {
+		plan, err := scaleway.RebindPlan(st, to)
+		if err != nil {
+			return err
+		}
+		return b.Driver.Rebind(ctx, plan)
+	}
 	ccfg.ImageLocker = ops // the Build closure sees it: clusters making one image take turns
 	// Before anything is created, an up is weighed against the organization's quotas and the
 	// stock of its worker offers, each candidate priced (worker_offers).
