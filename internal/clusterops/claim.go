@@ -152,6 +152,9 @@ func (o *Ops) recheck(ctx context.Context, fact *SpareFact) (unhealthy, lost str
 	if check == nil {
 		check = checkHealthOf
 	}
+	if o.Log != nil {
+		ctx = talos.WithDefaultLogger(ctx, o.Log.With("component", "talos", "spare", fact.Name))
+	}
 	var results []Health
 	switch decideReadAccess(fact.State, o.RunnerCIDR, o.NoReadRunnerAccess) {
 	case readRefused:

@@ -1,0 +1,78 @@
+package chatops_test
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pocbot/pocbot/internal/clusterops"
+	"github.com/pocbot/pocbot/internal/commands"
+	"github.com/pocbot/pocbot/internal/repoconfig"
+	"github.com/pocbot/pocbot/internal/spare"
+)
+
+// TestClaimOnTheWorld is the warm pool's claim on the wire: a spare built on the emulated world as
+// `bot pool fill` builds it (a whole cluster, verified ready) is what `/poc up` hands out: its
+// health re-checked against the world's nodes, every resource renamed and retagged to the
+// issue's cluster (the emulator lists nothing under the spare's name any more), the reply saying
+// which path and how old the spare was, with the requester's kubeconfig; a `/poc down` then finds
+// and removes everything under the issue's name. Its question is the wire: the rebinding's
+// calls, the real re-check; the decisions are the table's (clusterops' decide_claim_test.go) and
+// the races the light harness's (claim_test.go).
+func TestClaimOnTheWorld(t *testing.T) {
+	const repo = "acme/shop"
+	h, ctx := scene{repo: repo, users: []string{"alice:write"}, issues: []int{4}, timeout: 4 * time.Minute}.open(t)
+	pub, _ := sshUser(t)
+	h.gh.AddUserKey("alice", pub)
+
+	name := spare.NewName()
+	b := repoconfig.Default()
+	spec := h.backend.Spec // the repository's defaults, as a comment's up builds them
+	spec.ServiceAccountKey = b.ServiceAccountKey
+	built, err := h.backend.Ops.Up(ctx, clusterops.Intent{Cluster: name, Spec: spec, Repository: repo, Kind: spare.Kind,
+		RequestedBy: "pool", Command: "pool fill", Bounds: &b, TTL: b.Pool.MaxAge + time.Hour})
+	if err != nil {
+		t.Fatalf("build spare %s: %v", name, err)
+	}
+	if rec, err := spare.Of(built.Header); err != nil || rec.Claimable(time.Now(), "") != "" {
+		t.Fatalf("spare after its build: %+v (%v), not claimable: %s", rec, err, rec.Claimable(time.Now(), ""))
+	}
+	spareLive := h.live(name)
+	if len(spareLive) == 0 {
+		t.Fatal("the spare's build left nothing under its name")
+	}
+
+	cluster := commands.ClusterName("acme", "shop", 4)
+	calls := h.calls()
+	began := time.Now()
+	h.answered(ctx, t, repo, 4, "alice", "/poc up")
+	own := ownComments(h, repo, 4)
+	body := own[len(own)-2].Body // the status comment, brought to its end
+	t.Logf("claim answered in %s with %d Scaleway calls", time.Since(began).Round(time.Millisecond), h.calls()-calls)
+	holds(t, "the claim's reply", body, "**ready**", "| Path | warm: claimed a warm spare (age less than a minute): "+name,
+		"age -d", ":6443")
+	if left := h.live(name); len(left) != 0 {
+		t.Errorf("resources still under the spare's name after the claim: %q", left)
+	}
+	got := h.live(cluster)
+	if len(got) != len(spareLive) {
+		t.Errorf("the issue's cluster owns %d resources, the spare had %d:\n%q\n%q", len(got), len(spareLive), got, spareLive)
+	}
+	for _, r := range got {
+		if strings.Contains(r, name) {
+			t.Errorf("resource %q still carries the spare's name", r)
+		}
+	}
+	if !slices.ContainsFunc(got, func(r string) bool { return strings.Contains(r, "poc-"+cluster+"-cp-0") }) {
+		t.Errorf("no control plane named after %s: %q", cluster, got)
+	}
+	if _, _, err := h.backend.Ops.Load(ctx, name); err == nil {
+		t.Errorf("the claimed spare's document is still there")
+	}
+
+	holds(t, "the down's reply", h.answered(ctx, t, repo, 4, "alice", "/poc down"), "resources deleted")
+	if left := h.live(cluster); len(left) != 0 {
+		t.Errorf("after /poc down of the claimed cluster, still live: %q", left)
+	}
+}
