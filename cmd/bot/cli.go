@@ -105,7 +105,8 @@ func commandTree() []*command {
 		secretFileCommand("kubeconfig", "write a cluster's admin kubeconfig (needs the state key)"),
 		machineconfigCommand(),
 		pauseCommand(),
-		{name: "pool", summary: "the parked Elastic Metal workers of this state bucket: ls, rm", children: []*command{
+		{name: "pool", summary: "the warm spares and the parked Elastic Metal workers of this state bucket: fill, ls, rm", children: []*command{
+			poolFillCommand(),
 			poolLsCommand(),
 			poolRmCommand(),
 		}},

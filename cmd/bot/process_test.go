@@ -329,6 +329,35 @@ func TestProcessCrashResumeAndCommands(t *testing.T) {
 			t.Errorf("pool ls after rm:\n%s", r.stdout)
 		}
 	})
+	// 4. The warm pool: `pool fill --size 2` builds two spares at once, `pool ls` lists them,
+	// `pool rm --spare` tears one down, `bot up` claims the other (renamed: nothing left under
+	// the spare's name), and `down` of the claimed cluster leaves nothing.
+	t.Run("pool fill, ls, rm and a claim by bot up", func(t *testing.T) {
+		repo := map[string]string{"GITHUB_REPOSITORY": "acme/shop"}
+		fill := b.mustRun(t, repo, "pool", "fill", "--size", "2")
+		ls := b.mustRun(t, nil, "pool", "ls")
+		spares := regexp.MustCompile(`(?m)^(spare-[a-z]+)\s+acme/shop\s+ready\s`).FindAllStringSubmatch(ls.stdout, -1)
+		if len(spares) != 2 || !strings.Contains(ls.stdout, "2 warm spares") {
+			t.Fatalf("pool ls after fill --size 2: want two ready spares:\n%s\nfill:\n%s", ls.stdout, fill.stdout)
+		}
+		if r := b.mustRun(t, nil, "pool", "rm", "--spare", spares[0][1]); len(owned(w, spares[0][1])) > 0 {
+			t.Errorf("pool rm --spare left %v\n%s", owned(w, spares[0][1]), r.stdout)
+		}
+		up := b.mustRun(t, repo, "up", "--cluster", "c2")
+		if !strings.Contains(up.stdout, "path:           warm: claimed a warm spare (age") || !strings.Contains(up.stdout, spares[1][1]) {
+			t.Errorf("bot up with a spare ready: want it claimed:\n%s", up.stdout)
+		}
+		if left := owned(w, spares[1][1]); len(left) > 0 || len(owned(w, "c2")) == 0 {
+			t.Errorf("after the claim: %v under the spare's name, %v under c2's", left, owned(w, "c2"))
+		}
+		b.mustRun(t, repo, "down", "--cluster", "c2")
+		if left := owned(w, "c2"); len(left) > 0 {
+			t.Errorf("down of the claimed cluster left %v", left)
+		}
+		if r := b.mustRun(t, nil, "pool", "ls"); !strings.Contains(r.stdout, "0 warm spares") {
+			t.Errorf("pool ls at the end:\n%s", r.stdout)
+		}
+	})
 	if r := b.mustRun(t, noKey, "state", "ls"); strings.Contains(r.stdout, "c1 ") {
 		t.Errorf("state ls after down still lists c1:\n%s", r.stdout)
 	}

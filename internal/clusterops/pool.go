@@ -25,6 +25,8 @@ type PoolRequest struct {
 	// Spec is the spec spares are built with: the repository's defaults (pool.talos and
 	// pool.extensions already applied by the caller).
 	Spec provision.Spec
+	// Patch is pool.talos and pool.extensions, by setting name (SpecPatch), applied to Spec.
+	Patch SpecPatch
 	// Bounds are the repository's bounds; Bounds.Pool is the pool kept (its size, hours, max_age).
 	Bounds *repoconfig.RepoConfig
 	// Lead is how long a spare's build takes (the ETA of a cold up): a build is started ahead of
@@ -49,6 +51,12 @@ type PoolStep struct {
 func (o *Ops) PoolPass(ctx context.Context, req PoolRequest) (spare.Plan, []PoolStep, error) {
 	if req.Bounds == nil {
 		return spare.Plan{}, nil, errors.New("pool pass: no bounds (the repository's .github/poc.yml)")
+	}
+	if req.Lead <= 0 {
+		req.Lead = 15 * time.Minute // no book: about a cold up on the latency profile
+		if o.ETA != nil {
+			req.Lead = o.ETA.Estimate(ctx, req.Spec, false).D
+		}
 	}
 	in, err := o.poolInput(ctx, req)
 	if err != nil {
@@ -91,9 +99,13 @@ func (o *Ops) poolInput(ctx context.Context, req PoolRequest) (spare.PlanInput, 
 	if err != nil {
 		o.log().Warn("pool pass: some headers are unreadable; they are not the pool's", "err", err)
 	}
-	kube, _ := talos.DefaultKubernetesVersion(req.Spec.TalosVersion)
+	spec, err := target(req.Spec, req.Patch)
+	if err != nil {
+		return spare.PlanInput{}, fmt.Errorf("pool pass: the spares' spec: %w", err)
+	}
+	kube, _ := talos.DefaultKubernetesVersion(spec.TalosVersion)
 	in := spare.PlanInput{Pool: req.Bounds.Pool, Claimers: map[string]string{}, Now: o.now(), Lead: req.Lead, Room: -1,
-		ClaimGrace: claimGrace, Pins: spare.Pins{Talos: req.Spec.TalosVersion, Kubernetes: kube}}
+		ClaimGrace: claimGrace, Pins: spare.Pins{Talos: spec.TalosVersion, Kubernetes: kube}}
 	for _, h := range headers {
 		if from := h.Labels[spare.LabelClaimedFrom]; from != "" {
 			in.Claimers[h.Cluster] = from
@@ -113,7 +125,8 @@ func (o *Ops) poolInput(ctx context.Context, req PoolRequest) (spare.PlanInput, 
 // buildSpare builds one spare: an up of a cluster of its own, kind spare, that its ready phase
 // marks built and verified (spareReady); its expiry covers the build, then pool.max_age.
 func (o *Ops) buildSpare(ctx context.Context, req PoolRequest, name string) error {
-	_, err := o.Up(ctx, Intent{Cluster: name, Spec: req.Spec, Repository: req.Repository, Kind: spare.Kind,
+	_, err := o.Up(ctx, Intent{Cluster: name, Spec: req.Spec, Patch: req.Patch, WorkerOffers: req.Bounds.WorkerOffers,
+		Repository: req.Repository, Kind: spare.Kind,
 		RequestedBy: req.RequestedBy, RunID: req.RunID, Command: "pool fill", Bounds: req.Bounds, Scope: req.Repository,
 		TTL: req.Bounds.Pool.MaxAge + 3*req.Lead})
 	return err

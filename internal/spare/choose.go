@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/pocbot/pocbot/internal/provision"
+	"github.com/pocbot/pocbot/internal/settings"
 )
 
 // Candidate is a spare a claim may take: its record and the spec it was built with (from its
@@ -137,7 +138,13 @@ func fits(cand *Candidate, want Want, now time.Time) ([]provision.Change, string
 		return nil, fmt.Sprintf("has no DNS name; --dns-zone %s needs the API certificate to name %s, which a running spare's does not",
 			asked.DNSZone, asked.FQDN(asked.DNSNames("CLUSTER").API))
 	}
-	inPlace, refused := provision.Diff(*cand.Spec, asked)
+	built := *cand.Spec
+	for _, s := range []*provision.Spec{&built, &asked} {
+		if s.ServiceAccountKey == "" { // a spec written without the setting (bot up's) is rsa
+			s.ServiceAccountKey = settings.DefaultServiceAccountKey
+		}
+	}
+	inPlace, refused := provision.Diff(built, asked)
 	if len(refused) > 0 {
 		parts := make([]string, 0, len(refused))
 		for _, ch := range refused {

@@ -93,6 +93,8 @@ func TestChoose(t *testing.T) {
 		{name: "no spare", why: ColdNoSpare},
 		{name: "cold asked", cands: []Candidate{cand(ready("spare-a"), nil)}, want: func(w *Want) { w.Cold = true }, why: ColdAsked},
 		{name: "one spare", cands: []Candidate{cand(ready("spare-a"), nil)}, take: "spare-a", why: "claimed a warm spare (age 1.0 h): spare-a"},
+		{name: "a state written before service_account_key is rsa", cands: []Candidate{cand(ready("spare-a"), func(s *provision.Spec) { s.ServiceAccountKey = "rsa" })},
+			want: func(w *Want) { w.Spec.ServiceAccountKey = "" }, take: "spare-a"},
 		{name: "the freshest", cands: []Candidate{cand(older, nil), cand(ready("spare-b"), nil)}, take: "spare-b"},
 		{name: "repository names are case-insensitive", cands: []Candidate{cand(ready("spare-a"), nil)},
 			want: func(w *Want) { w.Repository = "Acme/Shop" }, take: "spare-a"},
