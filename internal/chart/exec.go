@@ -204,7 +204,7 @@ func (s *state) rangeNode(dot any, n *parse.RangeNode) error {
 
 	var loopErr error
 
-	switch x := v.(type) {
+	switch x := plainMap(v).(type) {
 	case []any:
 		for i, e := range x {
 			count++
@@ -548,6 +548,8 @@ func truth(v any) bool {
 	case []any:
 		return len(x) > 0
 	case map[string]any:
+		return len(x) > 0
+	case chartValues:
 		return len(x) > 0
 	case int:
 		return x != 0

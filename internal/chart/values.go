@@ -1,6 +1,10 @@
 package chart
 
-import "fmt"
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
 
 // Coalesce merges the caller's values over a chart's defaults as Helm does: maps merge key by
 // key, the caller's scalars and lists replace the defaults, and a nil (YAML null) removes the
@@ -42,6 +46,8 @@ func deepCopy(v any) any {
 	switch x := v.(type) {
 	case map[string]any:
 		return deepCopyMap(x)
+	case chartValues:
+		return chartValues(deepCopyMap(x))
 	case []any:
 		out := make([]any, len(x))
 		for i, e := range x {
@@ -98,4 +104,116 @@ func normalize(v any) (any, error) {
 	default:
 		return nil, fmt.Errorf("value of type %T: want a map, list, string, number or boolean", v)
 	}
+}
+
+// chartValues is .Values: Helm's common.Values, a map with methods of its own (AsMap, YAML,
+// Table, PathValue). A template's .Values.AsMap is the method, not a key: Cilium's checks of
+// removed options are `dig "option" "" .Values.AsMap`, because sprig's dig, which takes any
+// value, refuses a common.Values where functions with a map parameter take it as a map.
+type chartValues map[string]any
+
+func (chartValues) typeName() string { return "common.Values" }
+
+func (v chartValues) field(name string) (any, bool) { return v[name], true }
+
+func (v chartValues) method(name string) (func([]any) (any, error), bool) {
+	switch name {
+	case "AsMap":
+		return func(args []any) (any, error) {
+			if err := nargs(args, 0); err != nil {
+				return nil, err
+			}
+
+			if len(v) == 0 {
+				return map[string]any{}, nil
+			}
+
+			return map[string]any(v), nil
+		}, true
+	case "YAML":
+		return func(args []any) (any, error) {
+			if err := nargs(args, 0); err != nil {
+				return nil, err
+			}
+
+			s, err := toYAML(map[string]any(v))
+			if err != nil || len(v) == 0 {
+				return s, err
+			}
+
+			return s + "\n", nil
+		}, true
+	case "Table":
+		return func(args []any) (any, error) { return v.table(args) }, true
+	case "PathValue":
+		return func(args []any) (any, error) { return v.pathValue(args) }, true
+	case "Encode":
+		return func([]any) (any, error) {
+			return nil, errors.New("common.Values.Encode needs an io.Writer, which no template has")
+		}, true
+	}
+
+	return nil, false
+}
+
+// table is Values.Table: the map at a dotted path, or `"key" is not a table`.
+func (v chartValues) table(args []any) (any, error) {
+	if err := nargs(args, 1); err != nil {
+		return nil, err
+	}
+
+	name, err := stringArg(args[0])
+	if err != nil {
+		return nil, err
+	}
+
+	t := map[string]any(v)
+
+	for _, k := range strings.Split(name, ".") {
+		next, ok := t[k].(map[string]any)
+		if !ok {
+			return nil, fmt.Errorf("%q is not a table", k)
+		}
+
+		t = next
+	}
+
+	return chartValues(t), nil
+}
+
+// pathValue is Values.PathValue: the value (not a map) at a dotted path, or `"key" is not a
+// value`.
+func (v chartValues) pathValue(args []any) (any, error) {
+	if err := nargs(args, 1); err != nil {
+		return nil, err
+	}
+
+	p, err := stringArg(args[0])
+	if err != nil {
+		return nil, err
+	}
+
+	if p == "" {
+		return nil, errors.New("YAML path cannot be empty")
+	}
+
+	keys := strings.Split(p, ".")
+	key := keys[len(keys)-1]
+
+	t := v
+	if len(keys) > 1 {
+		tv, err := v.table([]any{strings.Join(keys[:len(keys)-1], ".")})
+		if err != nil {
+			return nil, fmt.Errorf("%q is not a value", key)
+		}
+
+		t = tv.(chartValues)
+	}
+
+	e, ok := t[key]
+	if _, table := e.(map[string]any); !ok || table {
+		return nil, fmt.Errorf("%q is not a value", key)
+	}
+
+	return e, nil
 }
