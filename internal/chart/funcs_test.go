@@ -54,10 +54,12 @@ var helmCases = []helmCase{
 	// Helm's .Values is a common.Values: a map with methods (pkg/chart/common/values.go).
 	{name: "values type", tmpl: `{{ typeOf .Values }} {{ kindOf .Values }} {{ kindIs "map" .Values }} {{ len .Values }}`, want: `common.Values map true 5`},
 	{name: "values methods", tmpl: `{{ dig "m" "k" "d" .Values.AsMap }} {{ (.Values.Table "m").k }} {{ .Values.PathValue "m.j" }} {{ typeOf (.Values.Table "m") }}`, want: `v v w common.Values`},
-	{name: "values range and index", tmpl: `{{ range $k, $_ := .Values }}{{ $k }},{{ end }} {{ index .Values "m" "k" }} {{ hasKey .Values "num" }}`, want: `gone,m,nested,num,s, v true`},
+	{name: "values range and index", tmpl: `{{ range $k, $_ := .Values }}{{ $k }},{{ end }} {{ index .Values "m" "k" }} {{ hasKey .Values "num" }}`, want: `m,nested,num,s,userNull, v true`},
 	{name: "values PathValue of a table", tmpl: `{{ .Values.PathValue "m" }}`, wantErr: `"m" is not a value`},
 	// sprig dig asserts a map[string]interface{}: a common.Values is not one.
 	{name: "dig refuses common.Values", tmpl: `{{ dig "m" "k" "d" .Values }}`, wantErr: `interface conversion: interface {} is common.Values, not map[string]interface {}`},
+	// Helm v4.3.2's coalesce drops the chart's null defaults and the caller's null over a chart key.
+	{name: "null values", tmpl: `{{ hasKey .Values "gone" }} {{ hasKey .Values.nested "drop" }} {{ hasKey .Values.nested "keep" }} {{ hasKey .Values "userNull" }} {{ hasKey .Values "dropme" }}`, want: `false false true true false`},
 	// sprig now, dateModify, mustDateModify: time.Now and time.ParseDuration; a time compares with eq.
 	{name: "durations checked against now", tmpl: `{{ $n := now }}{{ ne $n ($n | dateModify "5m") }} {{ eq $n ($n | dateModify "0s") }} {{ eq $n ($n | dateModify "five") }} {{ $_ := now | mustDateModify "1h30m" }}ok`, want: `true true true ok`},
 	{name: "mustDateModify of a bad duration", tmpl: `{{ $_ := now | mustDateModify "five" }}`, wantErr: `time: invalid duration "five"`},

@@ -6,28 +6,72 @@ import (
 	"strings"
 )
 
-// Coalesce merges the caller's values over a chart's defaults as Helm does: maps merge key by
-// key, the caller's scalars and lists replace the defaults, and a nil (YAML null) removes the
-// key. Neither argument is modified.
+// Coalesce merges the caller's values over a chart's defaults as Helm v4.3.2 does
+// (pkg/chart/common/util/coalesce.go, coalesceValues and coalesceTablesFullKey, without
+// subcharts): maps merge key by key, the caller's scalars and lists replace the defaults, the
+// chart's own nulls are dropped, and the caller's null removes a key the chart sets. A caller's
+// null for a key the chart does not set stays (a key whose value is nil). Neither argument is
+// modified.
 func Coalesce(defaults, over map[string]any) map[string]any {
-	out := deepCopyMap(defaults)
+	out := deepCopyMap(over)
 
-	for k, v := range over {
-		if v == nil {
+	for k, dv := range defaults {
+		v, set := out[k]
+
+		switch {
+		case set && v == nil:
 			delete(out, k)
+		case set:
+			vm, vok := v.(map[string]any)
+			if dm, ok := dv.(map[string]any); ok && vok {
+				coalesceTables(vm, dm)
+			}
+		case dv != nil:
+			out[k] = deepCopyWithoutNil(dv)
+		}
+	}
 
-			continue
+	return out
+}
+
+// coalesceTables merges the chart's table src under the caller's dst, below the top level:
+// the caller's null removes a key the chart sets and stays otherwise.
+func coalesceTables(dst, src map[string]any) {
+	for k, sv := range src {
+		if sv == nil {
+			continue // the chart's nulls are dropped before the merge (cleanNilValues)
 		}
 
-		if vm, ok := v.(map[string]any); ok {
-			if dm, ok := out[k].(map[string]any); ok {
-				out[k] = Coalesce(dm, vm)
+		dv, set := dst[k]
 
-				continue
+		switch {
+		case set && dv == nil:
+			delete(dst, k)
+		case !set:
+			dst[k] = deepCopyWithoutNil(sv)
+		default:
+			dm, dok := dv.(map[string]any)
+			if sm, ok := sv.(map[string]any); ok && dok {
+				coalesceTables(dm, sm)
 			}
 		}
+	}
+}
 
-		out[k] = deepCopy(v)
+// deepCopyWithoutNil is a copy of a chart's value whose maps lose their null entries, at every
+// depth (Helm's cleanNilValues; lists are kept as they are).
+func deepCopyWithoutNil(v any) any {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return deepCopy(v)
+	}
+
+	out := make(map[string]any, len(m))
+
+	for k, e := range m {
+		if e != nil {
+			out[k] = deepCopyWithoutNil(e)
+		}
 	}
 
 	return out
