@@ -15,6 +15,9 @@ type state struct {
 	depth int
 	node  parse.Node // the node being evaluated, for errors
 	tmpl  string
+	// conds are the if and with conditions whose branch is running, outermost first, across
+	// include and tpl: an error for an unsupported function names the values that led to it.
+	conds []string
 }
 
 type variable struct {
@@ -156,19 +159,33 @@ func (s *state) ifOrWith(dot any, pipe *parse.PipeNode, list, elseList *parse.Li
 		return err
 	}
 
+	c := s.conds
+	defer func() { s.conds = c }()
+
 	if truth(v) {
+		kw := "if"
 		if with {
-			dot = v
+			kw, dot = "with", v
 		}
+
+		s.conds = append(c[:len(c):len(c)], "{{"+kw+" "+pipe.String()+"}}")
 
 		return s.walk(dot, list)
 	}
 
 	if elseList != nil {
+		s.conds = append(c[:len(c):len(c)], "{{if not ("+pipe.String()+")}}")
+
 		return s.walk(dot, elseList)
 	}
 
 	return nil
+}
+
+// sub is a state for include and tpl: a new output and variables, the same depth and
+// conditions.
+func (s *state) sub(e *engine, out *strings.Builder) *state {
+	return &state{e: e, out: out, depth: s.depth, conds: s.conds}
 }
 
 func (s *state) rangeNode(dot any, n *parse.RangeNode) error {
@@ -469,7 +486,7 @@ func (s *state) call(dot any, name string, argNodes []parse.Node, final any) (an
 	f, ok := funcs[name]
 	if !ok {
 		if _, known := knownFuncs()[name]; known {
-			return nil, s.errorf("function %q is not supported by pocbot's chart renderer (see internal/chart)", name)
+			return nil, s.errorf("function %q is not supported by pocbot's chart renderer (see internal/chart)%s", name, s.reachedUnder())
 		}
 
 		return nil, s.errorf("function %q not defined", name)
@@ -584,4 +601,14 @@ func asInt(v any) (int, bool) {
 	}
 
 	return 0, false
+}
+
+// reachedUnder names the conditions an unsupported function was reached under, so that the
+// error says which values to change.
+func (s *state) reachedUnder() string {
+	if len(s.conds) == 0 {
+		return ""
+	}
+
+	return ", reached under " + strings.Join(s.conds, " ") + ": change the values these conditions read"
 }

@@ -312,7 +312,7 @@ func fnInclude(s *state, a []any) (any, error) {
 
 	var b strings.Builder
 
-	sub := &state{e: s.e, out: &b, depth: s.depth}
+	sub := s.sub(s.e, &b)
 	if err := sub.run(strval(a[0]), a[1]); err != nil {
 		return nil, err
 	}
@@ -348,7 +348,7 @@ func fnTpl(s *state, a []any) (any, error) {
 
 	var b strings.Builder
 
-	sub := &state{e: e, out: &b, depth: s.depth}
+	sub := s.sub(e, &b)
 	if err := sub.run(name, a[1]); err != nil {
 		return nil, err
 	}

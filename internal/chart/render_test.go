@@ -199,7 +199,12 @@ func TestRenderRefuses(t *testing.T) {
 		{"unknown function", map[string]string{"Chart.yaml": chartYAML, "templates/a.yaml": `{{ nosuch 1 }}`}, `function "nosuch" not defined`},
 		{"random function", map[string]string{"Chart.yaml": chartYAML, "templates/a.yaml": obj + `data: {{ randAlphaNum 5 }}`}, `"randAlphaNum" is not supported`},
 		{"certificate generation", map[string]string{"Chart.yaml": chartYAML, "templates/a.yaml": `{{ $ca := genCA "x" 365 }}`}, `"genCA" is not supported`},
-		{"fail", map[string]string{"Chart.yaml": chartYAML, "templates/a.yaml": `{{ fail "no way" }}`}, "no way"},
+		// An unsupported function in a branch names the conditions (the values) that led there,
+		// across include, as Cilium's certificate generation sits under its TLS options.
+		{"unsupported under conditions", map[string]string{"Chart.yaml": chartYAML, "values.yaml": "tls: {enabled: true, method: helm, off: false}\n",
+			"templates/_ca.tpl": `{{ define "ca" }}{{ if .Values.tls.off }}{{ else if eq .Values.tls.method "helm" }}{{ $ca := genCA "x" 365 }}{{ end }}{{ end }}`,
+			"templates/a.yaml":  `{{ with .Values.tls }}{{ if .enabled }}{{ include "ca" $ }}{{ end }}{{ end }}`},
+			`"genCA" is not supported by pocbot's chart renderer (see internal/chart), reached under {{with .Values.tls}} {{if .enabled}} {{if not (.Values.tls.off)}} {{if eq .Values.tls.method "helm"}}: change the values these conditions read`},
 		{"not an object", map[string]string{"Chart.yaml": chartYAML, "templates/a.yaml": "just: data\n"}, "not a Kubernetes object"},
 		{"subchart", map[string]string{"Chart.yaml": chartYAML, "charts/sub/Chart.yaml": chartYAML}, "subcharts are not supported"},
 		{"dependencies", map[string]string{"Chart.yaml": chartYAML + "dependencies:\n- name: x\n"}, "dependencies (subcharts) are not supported"},
