@@ -81,6 +81,8 @@ func TestRenderTestChart(t *testing.T) {
 		"add:\n              - CHOWN\n              - NET_ADMIN\n",
 		"apiVersion: policy/v1\nkind: PodDisruptionBudget", "kind: ClusterRoleBinding\nmetadata:\n  name: cilium-operator",
 		"replicas: 1\n",
+		// The chart's own uses of semver, semverCompare, now and mustDateModify.
+		`gc-interval: "5m"`, `kubernetes-minor: "1.33"`, "hostNetwork: true\n      securityContext:\n        appArmorProfile:\n          type: Unconfined\n",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("render lacks %q", want)
@@ -103,6 +105,36 @@ func TestRenderTestChart(t *testing.T) {
 
 	if _, err := Render(c, Options{ReleaseName: "cilium", Namespace: "kube-system", Values: v, KubeVersion: "1.33.6"}); err == nil || !strings.Contains(err.Error(), "native routing needs ipv4NativeRoutingCIDR") {
 		t.Errorf("native routing without a CIDR = %v", err)
+	}
+
+	testChartChecks(t, c)
+}
+
+// testChartChecks: the test chart's own checks, each through a function Cilium's chart uses
+// (mustDateModify, dig on .Values.AsMap, semverCompare on the Kubernetes minor).
+func testChartChecks(t *testing.T, c *Chart) {
+	t.Helper()
+
+	for _, tc := range []struct {
+		name, key string
+		value     any
+		want      string
+	}{
+		{"zero duration", "gcInterval", "0s", `duration "0s" is zero`},
+		{"bad duration", "gcInterval", "five", `error calling mustDateModify: time: invalid duration "five"`},
+		{"removed option", "legacyHostRouting", true, "legacyHostRouting was removed"},
+	} {
+		v := botValues()
+		v[tc.key] = tc.value
+
+		if _, err := Render(c, Options{ReleaseName: "cilium", Namespace: "kube-system", Values: v, KubeVersion: "1.33.6"}); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want an error with %q", tc.name, err, tc.want)
+		}
+	}
+
+	old, err := Render(c, Options{ReleaseName: "cilium", Namespace: "kube-system", Values: botValues(), KubeVersion: "1.29.4"})
+	if err != nil || strings.Contains(old, "appArmorProfile") || !strings.Contains(old, `kubernetes-minor: "1.29"`) {
+		t.Errorf("Kubernetes 1.29: %v, want no appArmorProfile and minor 1.29:\n%s", err, old)
 	}
 }
 
