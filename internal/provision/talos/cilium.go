@@ -1,12 +1,14 @@
 package talos
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
 	"regexp"
 	"strings"
 
+	"github.com/siderolabs/talos/pkg/machinery/constants"
 	"gopkg.in/yaml.v2"
 
 	"github.com/pocbot/pocbot/internal/chart"
@@ -128,6 +130,30 @@ func CiliumManifest(archive []byte, podCIDR, routing, kubernetesVersion string) 
 	}
 
 	return m, nil
+}
+
+// clusterCiliumManifest is the manifest Generate puts in a cluster's control-plane config: the
+// chart rendered for the default pod CIDR, the routing mode and the Kubernetes version (pinned
+// when empty).
+func clusterCiliumManifest(archive []byte, routing, kubernetesVersion string) (string, error) {
+	return CiliumManifest(archive, constants.DefaultIPv4PodCIDR, routing, cmp.Or(kubernetesVersion, PinnedKubernetesVersion))
+}
+
+// CheckCiliumChart renders archive as Generate will and checks that the manifest leaves room
+// in the control planes' user data: an up's pre-flight, so that a chart that does not render,
+// names an image without a digest or cannot fit refuses the up before anything billed exists.
+// The error names the template and the function, or the image, or the size.
+func CheckCiliumChart(archive []byte, routing, kubernetesVersion string) error {
+	m, err := clusterCiliumManifest(archive, routing, kubernetesVersion)
+	if err != nil {
+		return err
+	}
+
+	if len(m) > UserDataLimit {
+		return fmt.Errorf("the rendered cilium chart is %d bytes, over the %d bytes an Instance's user data takes per key: pin a smaller chart (cilium-chart, POC_CILIUM_CHART)", len(m), UserDataLimit)
+	}
+
+	return nil
 }
 
 var digestRef = regexp.MustCompile(`@sha256:[0-9a-f]{64}$`)

@@ -424,7 +424,7 @@ func normalizeMachines(in Input) (Input, []error) {
 	case len(in.CiliumChart) == 0:
 		errs = append(errs, fmt.Errorf("no Cilium chart: fetch the pinned one (%s) and pass it as CiliumChart", DefaultCiliumChart))
 	default:
-		m, err := CiliumManifest(in.CiliumChart, constants.DefaultIPv4PodCIDR, in.CiliumRouting, cmp.Or(in.KubernetesVersion, PinnedKubernetesVersion))
+		m, err := clusterCiliumManifest(in.CiliumChart, in.CiliumRouting, in.KubernetesVersion)
 		if err != nil {
 			errs = append(errs, err)
 		}
