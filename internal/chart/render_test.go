@@ -1,9 +1,6 @@
 package chart
 
 import (
-	"archive/tar"
-	"bytes"
-	"compress/gzip"
 	"strings"
 	"testing"
 	"text/template/parse"
@@ -15,23 +12,7 @@ import (
 func archive(t testing.TB, dir string, files map[string]string) []byte {
 	t.Helper()
 
-	var buf bytes.Buffer
-
-	gz := gzip.NewWriter(&buf)
-	tw := tar.NewWriter(gz)
-
-	for name, text := range files {
-		if err := tw.WriteHeader(&tar.Header{Name: dir + "/" + name, Mode: 0o644, Size: int64(len(text)), Typeflag: tar.TypeReg}); err != nil {
-			t.Fatal(err)
-		}
-
-		_, _ = tw.Write([]byte(text))
-	}
-
-	_ = tw.Close()
-	_ = gz.Close()
-
-	return buf.Bytes()
+	return cnichart.Pack(dir, files)
 }
 
 const digestA = "sha256:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"

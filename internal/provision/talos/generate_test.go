@@ -1,9 +1,6 @@
 package talos
 
 import (
-	"archive/tar"
-	"bytes"
-	"compress/gzip"
 	"context"
 	"errors"
 	"fmt"
@@ -451,30 +448,11 @@ func TestGenerateRefuses(t *testing.T) {
 func bigChart(t *testing.T, size int) []byte {
 	t.Helper()
 
-	files := map[string]string{
+	return cnichart.Pack("big", map[string]string{
 		"Chart.yaml": "apiVersion: v2\nname: big\nversion: 1.0.0\n",
 		"templates/big.yaml": fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: big\ndata:\n"+
 			"{{- range until %d }}\n  k{{ . }}: %q\n{{- end }}\n", size/64+1, strings.Repeat("x", 64)),
-	}
-
-	var buf bytes.Buffer
-
-	gz := gzip.NewWriter(&buf)
-	tw := tar.NewWriter(gz)
-
-	for name, text := range files {
-		if err := tw.WriteHeader(&tar.Header{Name: "big/" + name, Mode: 0o644, Size: int64(len(text)), Typeflag: tar.TypeReg}); err != nil {
-			t.Fatal(err)
-		}
-
-		_, _ = tw.Write([]byte(text))
-	}
-
-	if err := errors.Join(tw.Close(), gz.Close()); err != nil {
-		t.Fatal(err)
-	}
-
-	return buf.Bytes()
+	})
 }
 
 // TestValidatorCatchesForbiddenPatches proves the validation gate is real: the patches pocbot must

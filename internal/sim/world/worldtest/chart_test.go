@@ -1,9 +1,6 @@
 package worldtest_test
 
 import (
-	"archive/tar"
-	"bytes"
-	"compress/gzip"
 	"crypto/sha256"
 	"encoding/hex"
 	"net/http"
@@ -13,6 +10,7 @@ import (
 	"time"
 
 	"github.com/pocbot/pocbot/internal/clusterops"
+	"github.com/pocbot/pocbot/internal/sim/cnichart"
 	"github.com/pocbot/pocbot/internal/sim/world"
 	"github.com/pocbot/pocbot/internal/sim/world/worldtest"
 )
@@ -24,7 +22,7 @@ import (
 func TestUpRefusesAChartThatDoesNotRender(t *testing.T) {
 	w := worldtest.Start(t, world.Options{TimeFactor: 0.005, S3: "file"})
 
-	archive := brokenChart(t)
+	archive := brokenChart()
 	srv := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, _ *http.Request) { _, _ = rw.Write(archive) }))
 	t.Cleanup(srv.Close)
 
@@ -46,34 +44,9 @@ func TestUpRefusesAChartThatDoesNotRender(t *testing.T) {
 }
 
 // brokenChart is a chart of our own whose one template calls a function the renderer refuses.
-func brokenChart(t *testing.T) []byte {
-	t.Helper()
-
-	files := map[string]string{
+func brokenChart() []byte {
+	return cnichart.Pack("broken", map[string]string{
 		"Chart.yaml":            "apiVersion: v2\nname: broken\nversion: 1.0.0\n",
 		"templates/secret.yaml": "apiVersion: v1\nkind: Secret\nmetadata:\n  name: s\nstringData:\n  password: {{ randAlphaNum 16 | quote }}\n",
-	}
-
-	var buf bytes.Buffer
-
-	gz := gzip.NewWriter(&buf)
-	tw := tar.NewWriter(gz)
-
-	for name, text := range files {
-		if err := tw.WriteHeader(&tar.Header{Name: "broken/" + name, Mode: 0o644, Size: int64(len(text)), Typeflag: tar.TypeReg}); err != nil {
-			t.Fatal(err)
-		}
-
-		_, _ = tw.Write([]byte(text))
-	}
-
-	if err := tw.Close(); err != nil {
-		t.Fatal(err)
-	}
-
-	if err := gz.Close(); err != nil {
-		t.Fatal(err)
-	}
-
-	return buf.Bytes()
+	})
 }
