@@ -171,6 +171,18 @@ type envSettings struct {
 	ciliumChart         chart.Source
 }
 
+// CiliumChart is the pinned Cilium chart the environment sets (cilium-chart), or the default.
+func CiliumChart(getenv func(string) string) (chart.Source, error) {
+	cc := settings.Lookup("cilium-chart")
+
+	src, err := chart.ParseSource(cmpOr(strings.TrimSpace(getenv(cc.Env)), cc.Default))
+	if err != nil {
+		return src, fmt.Errorf("environment variable %s: %w", cc.Env, err)
+	}
+
+	return src, nil
+}
+
 // readEnv reads and checks them (named and defaulted by the settings table), before anything is
 // opened.
 func readEnv(getenv func(string) string) (envSettings, error) {
@@ -182,9 +194,8 @@ func readEnv(getenv func(string) string) (envSettings, error) {
 		return e, fmt.Errorf("%s=%q is not a port number", port.Env, v)
 	}
 	e.rescuePort = p
-	cc := settings.Lookup("cilium-chart")
-	if e.ciliumChart, err = chart.ParseSource(cmpOr(strings.TrimSpace(getenv(cc.Env)), cc.Default)); err != nil {
-		return e, fmt.Errorf("environment variable %s: %w", cc.Env, err)
+	if e.ciliumChart, err = CiliumChart(getenv); err != nil {
+		return e, err
 	}
 	for _, d := range []struct {
 		setting string
