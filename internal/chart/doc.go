@@ -40,7 +40,8 @@
 // semver v3.5.0, Helm v4.3.2's pkg/engine and pkg/chart/common, and Go's text/template. The
 // tests hold the renderer against outputs Helm v4.3.2 rendered from the same templates
 // (funcs_test.go), and Cilium 1.18.1's chart, rendered with the bot's values by Helm v4.3.2
-// and by this package, gave the same 20 objects (docs/architecture.md, "Cilium").
+// and by this package, gave the same 20 objects, as did four other value sets (Hubble, Gateway
+// API and IPv6, Prometheus, Kubernetes 1.29) (docs/architecture.md, "Cilium's install").
 //
 // The output is every template's documents, in template path order, each after a
 // "# Source: <chart>/templates/<file>" line: what `helm template` prints, without its ordering

@@ -184,7 +184,7 @@ func renderOne(t *testing.T, tmpl string) (string, error) {
 		Templates: map[string]string{"templates/x.yaml": tmpl, "templates/_h.tpl": `{{ define "t.x" }}X{{ end }}`},
 		Files:     map[string][]byte{"files/a.txt": []byte("A")}}
 
-	e := &engine{chart: c, trees: map[string]*parse.Tree{}}
+	e := &engine{chart: c, trees: map[string]*parse.Tree{}, clockFormatted: new(bool)}
 
 	if err := e.parse(); err != nil {
 		return "", err
@@ -246,7 +246,9 @@ func FuzzLoad(f *testing.F) {
 }
 
 func FuzzTemplate(f *testing.F) {
-	for _, s := range []string{`{{ .Values.a | toYaml }}`, `{{ range $k, $v := .Values }}{{ $k }}{{ end }}`, `{{ include "x" . }}`, `{{ tpl "{{ 1 }}" . }}`} {
+	for _, s := range []string{`{{ .Values.a | toYaml }}`, `{{ range $k, $v := .Values }}{{ $k }}{{ end }}`, `{{ include "x" . }}`, `{{ tpl "{{ 1 }}" . }}`,
+		`{{ semverCompare ">=1.30.0-0" (semver .Capabilities.KubeVersion.Version).IncMinor.String }}`, `{{ $t := now }}{{ eq $t ($t | dateModify "1m") }}`,
+		`{{ dig "a" "" .Values.AsMap }}{{ .Values.PathValue "a" }}`, `{{ if .Values.a }}{{ genCA "x" 1 }}{{ end }}`} {
 		f.Add(s)
 	}
 
