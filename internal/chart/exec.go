@@ -53,16 +53,25 @@ func (s *state) run(name string, dot any) error {
 }
 
 func (s *state) errorf(format string, args ...any) error {
-	loc := s.tmpl
+	return fmt.Errorf("template: %s: %s", s.location(), fmt.Sprintf(format, args...))
+}
+
+// callError is a function's or a method's error as text/template words it, wrapped.
+func (s *state) callError(name string, err error) error {
+	return fmt.Errorf("template: %s: error calling %s: %w", s.location(), name, err)
+}
+
+// location is the template, line and column being evaluated.
+func (s *state) location() string {
 	if s.node != nil {
 		if t, ok := s.e.trees[s.tmpl]; ok {
 			if l, _ := t.ErrorContext(s.node); l != "" {
-				loc = l
+				return l
 			}
 		}
 	}
 
-	return fmt.Errorf("template: %s: %s", loc, fmt.Sprintf(format, args...))
+	return s.tmpl
 }
 
 func (s *state) push(name string, v any) { s.vars = append(s.vars, variable{name, v}) }
@@ -452,7 +461,12 @@ func (s *state) field(recv any, name string, args []any, hasArgs bool) (any, err
 	switch r := recv.(type) {
 	case methoder:
 		if m, ok := r.method(name); ok {
-			return m(args)
+			v, err := m(args)
+			if err != nil {
+				return nil, s.callError(name, err)
+			}
+
+			return v, nil
 		}
 
 		if hasArgs {
@@ -509,7 +523,7 @@ func (s *state) call(dot any, name string, argNodes []parse.Node, final any) (an
 
 	v, err := f(s, argv)
 	if err != nil {
-		return nil, s.errorf("error calling %s: %v", name, err)
+		return nil, s.callError(name, err)
 	}
 
 	return v, nil

@@ -27,6 +27,7 @@ dropme: 1
 nested:
   keep: 1
   drop: ~
+none: {}
 `
 
 // helmCaseValues are the caller's: a null for a chart key removes it, a null for a key the
@@ -52,9 +53,11 @@ var helmCases = []helmCase{
 	{name: "pre-release versions", tmpl: `{{ semverCompare ">=1.21" "1.33.6-gke.1" }} {{ semverCompare ">=1.21-0" "1.33.6-gke.1" }} {{ semverCompare ">=1.21.0-0 || <1" "0.5.0" }}`, want: `false true true`},
 	{name: "constraint invalid", tmpl: `{{ semverCompare "<<1" "1.0.0" }}`, wantErr: `error calling semverCompare: improper constraint: "<<1"`},
 	// Helm's .Values is a common.Values: a map with methods (pkg/chart/common/values.go).
-	{name: "values type", tmpl: `{{ typeOf .Values }} {{ kindOf .Values }} {{ kindIs "map" .Values }} {{ len .Values }}`, want: `common.Values map true 5`},
+	{name: "values type", tmpl: `{{ typeOf .Values }} {{ kindOf .Values }} {{ kindIs "map" .Values }} {{ len .Values }}`, want: `common.Values map true 6`},
 	{name: "values methods", tmpl: `{{ dig "m" "k" "d" .Values.AsMap }} {{ (.Values.Table "m").k }} {{ .Values.PathValue "m.j" }} {{ typeOf (.Values.Table "m") }}`, want: `v v w common.Values`},
-	{name: "values range and index", tmpl: `{{ range $k, $_ := .Values }}{{ $k }},{{ end }} {{ index .Values "m" "k" }} {{ hasKey .Values "num" }}`, want: `m,nested,num,s,userNull, v true`},
+	{name: "values range and index", tmpl: `{{ range $k, $_ := .Values }}{{ $k }},{{ end }} {{ index .Values "m" "k" }} {{ hasKey .Values "num" }}`, want: `m,nested,none,num,s,userNull, v true`},
+	{name: "values YAML", tmpl: `{{ (.Values.Table "m").YAML | quote }} {{ (.Values.Table "none").YAML | quote }} {{ (.Values.Table "none").AsMap | len }}`, want: `"j: w\nk: v\n" "{}\n" 0`},
+	{name: "values Table of a value", tmpl: `{{ .Values.Table "m.k" }}`, wantErr: `error calling Table: "k" is not a table`},
 	{name: "values PathValue of a table", tmpl: `{{ .Values.PathValue "m" }}`, wantErr: `"m" is not a value`},
 	// sprig dig asserts a map[string]interface{}: a common.Values is not one.
 	{name: "dig refuses common.Values", tmpl: `{{ dig "m" "k" "d" .Values }}`, wantErr: `interface conversion: interface {} is common.Values, not map[string]interface {}`},

@@ -180,12 +180,11 @@ func (v chartValues) method(name string) (func([]any) (any, error), bool) {
 				return nil, err
 			}
 
+			// sigs.k8s.io/yaml's Marshal, as Helm's YAML, ends with a newline ("{}\n" when empty);
+			// toYaml trims it.
 			s, err := toYAML(map[string]any(v))
-			if err != nil || len(v) == 0 {
-				return s, err
-			}
 
-			return s + "\n", nil
+			return s + "\n", err
 		}, true
 	case "Table":
 		return func(args []any) (any, error) { return v.table(args) }, true
