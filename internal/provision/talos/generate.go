@@ -96,8 +96,8 @@ const (
 	KubePrismPort = constants.DefaultKubePrismPort
 	// UserDataLimit is the most a control plane's config may weigh: it travels as one key of
 	// the Instance's user data, which takes 1 MiB per key (the limit the Scaleway stand-in
-	// enforces, internal/sim/scaleway; unsourced, in the assumptions to settle live). Cilium
-	// 1.18.1's config is about 80 kB of it.
+	// enforces, internal/sim/scaleway; no Scaleway source for it was read here: an assumption
+	// for the register to settle live). Cilium 1.18.1's config is about 80 kB of it.
 	UserDataLimit = 1 << 20
 )
 
