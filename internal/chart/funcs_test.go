@@ -127,8 +127,8 @@ func TestRenderRefusesTheClock(t *testing.T) {
 		}
 
 		out, err := Render(ch, Options{ReleaseName: "r", Namespace: "ns", KubeVersion: "1.33.6"})
-		if !errors.Is(err, ErrClock) {
-			t.Errorf("%s: rendered %q, %v; want ErrClock", tmpl, out, err)
+		if !errors.Is(err, ErrClock) || !strings.Contains(err.Error(), "t/templates/c.yaml") {
+			t.Errorf("%s: rendered %q, %v; want ErrClock naming the template", tmpl, out, err)
 		}
 	}
 }

@@ -67,6 +67,10 @@ func Render(c *Chart, o Options) (string, error) {
 			return "", err
 		}
 
+		if *e.clockFormatted {
+			return "", fmt.Errorf("%s: %w", name, ErrClock)
+		}
+
 		for _, doc := range splitDocs(s) {
 			if err := checkObject(doc); err != nil {
 				return "", fmt.Errorf("%s: %w", name, err)
@@ -74,10 +78,6 @@ func Render(c *Chart, o Options) (string, error) {
 
 			fmt.Fprintf(&out, "---\n# Source: %s\n%s\n", name, doc)
 		}
-	}
-
-	if *e.clockFormatted {
-		return "", ErrClock
 	}
 
 	return out.String(), nil
