@@ -166,13 +166,6 @@ func (r *run) statusAnswer(ctx context.Context, res *clusterops.Outcome) error {
 	return nil
 }
 
-func orDash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
-}
-
 // extendAnswer answers `/poc extend DURATION` (clusterops decided the new expiry and max_ttl).
 func (r *run) extendAnswer(ctx context.Context, res *clusterops.Outcome) error {
 	now := r.h.now()

@@ -234,18 +234,3 @@ func TestParkOnDownThenAdopt(t *testing.T) {
 		t.Fatalf("pool after a plain down = %+v", e.pool(t).Workers)
 	}
 }
-
-// An offer out of stock does not stop an up that adopts a parked worker: the stock check is for
-// an order, and none is made.
-func TestAdoptWhenTheOfferIsOutOfStock(t *testing.T) {
-	spec := provision.DefaultSpec()
-	e, ctx := start(t, 3*time.Minute, world.Options{Stock: map[string]int{spec.BaremetalOffer: 1}})
-	first := e.up(ctx, t, "acme-shop-4")
-	if _, err := e.ops.Down(ctx, clusterops.Intent{Cluster: "acme-shop-4", RequestedBy: "alice", Command: "down", ParkFor: time.Hour}); err != nil {
-		t.Fatal(err)
-	}
-	second := e.up(ctx, t, "acme-shop-5") // the one server of the offer is the parked one
-	if got, want := second.State.Resources[scaleway.NodeWorker].ID, first.State.Resources[scaleway.NodeWorker].ID; got != want {
-		t.Fatalf("worker = %s, want the parked %s", got, want)
-	}
-}
