@@ -8,6 +8,7 @@ import (
 
 	"github.com/pocbot/pocbot/internal/clusterops"
 	"github.com/pocbot/pocbot/internal/lifecycle"
+	"github.com/pocbot/pocbot/internal/spare"
 	"github.com/pocbot/pocbot/internal/statestore"
 )
 
@@ -33,8 +34,8 @@ func (r *run) schedulePauses(decided []Decision, headers map[string]statestore.H
 	}
 	for i, d := range decided {
 		h, ok := headers[d.Cluster]
-		if !ok || d.Action != ActionNone || lifecycle.Phase(h.Phase) != lifecycle.PhaseReady {
-			continue
+		if !ok || d.Action != ActionNone || lifecycle.Phase(h.Phase) != lifecycle.PhaseReady || spare.Is(h) {
+			continue // a warm spare is the pool's (pool.hours): paused, no claim could take it
 		}
 		if m, err := clusterops.MetaOf(h); err == nil && m.AwakeUntil.After(r.now) {
 			d.Detail = "awake until " + m.AwakeUntil.Format(time.RFC3339) + " (resumed by a command inside the pause window); " + d.Detail

@@ -12,6 +12,7 @@ import (
 	"github.com/pocbot/pocbot/internal/reaper"
 	"github.com/pocbot/pocbot/internal/settings"
 	ghsim "github.com/pocbot/pocbot/internal/sim/github"
+	"github.com/pocbot/pocbot/internal/spare"
 	"github.com/pocbot/pocbot/internal/statestore"
 )
 
@@ -40,7 +41,7 @@ func (f *fakePauser) paused() []string {
 
 // TestSchedulePausesReadyClustersInItsWindow: in a window of pause_schedule the reaper pauses the
 // repository's ready clusters — not one provisioning, already paused, kept past its expiry or due
-// for teardown — with the paused cost and max_paused; outside the window it pauses nothing.
+// for teardown, nor a warm spare — with the paused cost and max_paused; outside the window it pauses nothing.
 func TestSchedulePausesReadyClustersInItsWindow(t *testing.T) {
 	e := newEnv(t, "file")
 	ctx := ctxFor(t, time.Minute)
@@ -62,6 +63,10 @@ func TestSchedulePausesReadyClustersInItsWindow(t *testing.T) {
 		n := e.w.GitHub.AddIssue(repo, ghsim.Issue{Title: "poc"})
 		e.putDoc(t, statestore.Header{Cluster: c.name, Repository: repo, Number: n, Kind: "issue", Phase: c.phase, Created: night.Add(-time.Hour), Expires: c.expires})
 	}
+	// A warm spare is the pool's (pool.hours, pool.off_hours), not pause_schedule's: a paused
+	// spare could not be claimed.
+	e.putDoc(t, statestore.Header{Cluster: "spare-abcdefgh", Repository: repo, Kind: spare.Kind, Phase: string(lifecycle.PhaseReady),
+		Created: night.Add(-time.Hour), Expires: night.Add(20 * time.Hour)})
 	for _, tc := range []struct {
 		at   time.Time
 		want []string
