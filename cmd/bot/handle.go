@@ -8,10 +8,14 @@ import (
 	"time"
 
 	"github.com/pocbot/pocbot/internal/chatops"
+	"github.com/pocbot/pocbot/internal/clusterops"
 	"github.com/pocbot/pocbot/internal/github"
 	"github.com/pocbot/pocbot/internal/pool/poolstore"
 	"github.com/pocbot/pocbot/internal/reaper"
+	"github.com/pocbot/pocbot/internal/repoconfig"
+	"github.com/pocbot/pocbot/internal/schedule"
 	"github.com/pocbot/pocbot/internal/settings"
+	"github.com/pocbot/pocbot/internal/wiring"
 )
 
 // processStart is when this process started: the 👀 latency is measured from it.
@@ -147,15 +151,50 @@ func (a *app) reapOnce(ctx context.Context, getenv func(string) string, env gith
 	if ev.Kind == github.KindSchedule && err == nil {
 		a.scheduleBeat(ctx, b.Ops.Store, ev.Schedule, env.RunID)
 	}
+	var poolMsg string
+	if !opportunistic && err == nil {
+		// The schedule keeps the warm pool: spares up to pool.size inside pool.hours, stale ones
+		// replaced (the builds run in this pass).
+		poolMsg = a.poolPass(ctx, b, rc, env, ev)
+	}
 	var table strings.Builder
 	if werr := rep.WriteTable(&table); werr != nil && err == nil {
 		err = werr
 	}
 	msg := fmt.Sprintf("%d clusters listed: %d destroyed, %d warned, %d kept, %d busy, %d failed, %d swept in %s\n\n%s",
 		rep.Listed, rep.Count(reaper.ActionDestroyed), rep.Count(reaper.ActionWarned), rep.Count(reaper.ActionKept),
-		rep.Count(reaper.ActionBusy), rep.Failed(), rep.Count(reaper.ActionSwept), rep.Elapsed.Round(time.Millisecond), table.String())
+		rep.Count(reaper.ActionBusy), rep.Failed(), rep.Count(reaper.ActionSwept), rep.Elapsed.Round(time.Millisecond), table.String()) + poolMsg
 	if err == nil && rep.Failed() > 0 {
 		err = fmt.Errorf("%d teardowns or sweeps failed; the next run retries them", rep.Failed())
 	}
 	return msg, err
+}
+
+// poolPass is the schedule's pass over the repository's warm pool (clusterops.PoolPass), in words
+// for the run's summary; a failure is said there and logged, never the reaper's.
+func (a *app) poolPass(ctx context.Context, b *wiring.Backend, rc repoconfig.RepoConfig, env github.ActionsEnv, ev github.Event) string {
+	spec := b.Spec
+	spec.ServiceAccountKey = rc.ServiceAccountKey
+	every, _ := schedule.Interval(ev.Schedule)
+	plan, steps, err := b.Ops.PoolPass(ctx, clusterops.PoolRequest{Repository: env.Repository, Spec: spec, Patch: poolPatch(rc.Pool),
+		Bounds: &rc, Interval: every, RequestedBy: "pocbot (schedule)", RunID: env.RunID})
+	if err != nil {
+		a.log.Warn("warm pool pass", "err", err)
+	}
+	if len(steps) == 0 && err == nil {
+		return ""
+	}
+	var m strings.Builder
+	fmt.Fprintf(&m, "\nwarm pool: %s\n", plan.Why)
+	for _, s := range steps {
+		fmt.Fprintf(&m, "- %s %s: %s", s.Action, s.Spare, s.Why)
+		if s.Err != nil {
+			fmt.Fprintf(&m, " — failed: %v", s.Err)
+		}
+		m.WriteString("\n")
+	}
+	if err != nil && len(steps) == 0 {
+		fmt.Fprintf(&m, "- could not be planned: %v\n", err)
+	}
+	return m.String()
 }

@@ -2,8 +2,10 @@ package main
 
 import (
 	"bytes"
+	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"testing"
@@ -66,9 +68,19 @@ func TestHandleProcess(t *testing.T) {
 		rec := t.TempDir()
 		eventName, extraEnv = "schedule", []string{"POC_RECORD_DIR=" + rec}
 		defer func() { eventName, extraEnv = "issue_comment", nil }()
+		// The schedule keeps the warm pool too: pool.size 1, no pool.hours, so one spare is built.
+		w.GitHub.SetFile(repo, "", ".github/poc.yml", []byte("pool:\n  size: 1\n"))
+		defer w.GitHub.SetFile(repo, "", ".github/poc.yml", []byte("pool:\n  size: 0\n"))
 		_, stderr, code, _ := run(t, "schedule", []byte(`{"schedule":"*/30 * * * *"}`))
 		if code != 0 || !strings.Contains(stderr, "clusters listed") {
 			t.Fatalf("exit %d, stderr:\n%s", code, stderr)
+		}
+		summary, err := os.ReadFile(filepath.Join(dir, "summary"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !regexp.MustCompile(`(?m)^- build spare-[a-z]{8}: 0 ready and 0 building of pool.size 1$`).Match(summary) {
+			t.Errorf("the schedule's summary does not show the spare built:\n%s\nstderr:\n%s", summary, stderr)
 		}
 		checkHandleRecording(t, w, rec)
 		// The schedule keeps the operators' issue.

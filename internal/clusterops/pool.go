@@ -32,6 +32,9 @@ type PoolRequest struct {
 	// Lead is how long a spare's build takes (the ETA of a cold up): a build is started ahead of
 	// pool.hours by this much, and one building for three leads is taken for dead.
 	Lead time.Duration
+	// Interval is how long until the schedule's next pass (0: none planned): a window's first
+	// build starts a pass early when the next would be late.
+	Interval time.Duration
 	// RequestedBy and RunID name the pass in the locks and the headers.
 	RequestedBy, RunID string
 }
@@ -104,7 +107,7 @@ func (o *Ops) poolInput(ctx context.Context, req PoolRequest) (spare.PlanInput, 
 		return spare.PlanInput{}, fmt.Errorf("pool pass: the spares' spec: %w", err)
 	}
 	kube, _ := talos.DefaultKubernetesVersion(spec.TalosVersion)
-	in := spare.PlanInput{Pool: req.Bounds.Pool, Claimers: map[string]string{}, Now: o.now(), Lead: req.Lead, Room: -1,
+	in := spare.PlanInput{Pool: req.Bounds.Pool, Claimers: map[string]string{}, Now: o.now(), Lead: req.Lead, Interval: req.Interval, Room: -1,
 		ClaimGrace: claimGrace, Pins: spare.Pins{Talos: spec.TalosVersion, Kubernetes: kube}}
 	for _, h := range headers {
 		if from := h.Labels[spare.LabelClaimedFrom]; from != "" {
