@@ -71,6 +71,15 @@ func TestClaimOnTheWorld(t *testing.T) {
 		t.Errorf("the claimed spare's document is still there")
 	}
 
+	// An up of the claimed cluster converges it as any cluster's: its graph finds every resource
+	// under the new name, and its nodes keep the configs they run.
+	calls = h.calls()
+	holds(t, "the rerun's reply", h.answered(ctx, t, repo, 4, "alice", "/poc up"), "finished ✅")
+	t.Logf("the rerun made %d Scaleway calls", h.calls()-calls)
+	if got := h.live(cluster); len(got) != len(spareLive) {
+		t.Errorf("after a rerun the cluster owns %d resources, want %d: %q", len(got), len(spareLive), got)
+	}
+
 	holds(t, "the down's reply", h.answered(ctx, t, repo, 4, "alice", "/poc down"), "resources deleted")
 	if left := h.live(cluster); len(left) != 0 {
 		t.Errorf("after /poc down of the claimed cluster, still live: %q", left)

@@ -274,24 +274,11 @@ func (o *Ops) actClaim(ctx context.Context, in Intent, p Plan, out *Outcome, q *
 		o.log().Warn("the claimed spare's artifacts stay", "spare", p.Claim.Name, "err", err)
 	}
 	out.State = st
+	if len(p.InPlace) > 0 {
+		return o.converge(ctx, in, out, q, st, saver, false)
+	}
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 	defer cancel()
-	if len(p.InPlace) == 0 {
-		return o.upReady(wctx, in, out, saver, false)
-	}
-	g, engine, err := o.prepare(st, q.progress())
-	if err != nil {
-		return failed(out, err)
-	}
-	upErr := engine.Up(ctx, g, st, saver)
-	final, derr := decodeState(saver.doc)
-	if derr != nil {
-		return failed(out, derr)
-	}
-	out.State = final
-	if upErr != nil {
-		return o.upFailed(wctx, in, out, upErr, g, engine, saver, false)
-	}
 	return o.upReady(wctx, in, out, saver, false)
 }
 

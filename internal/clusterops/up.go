@@ -48,6 +48,18 @@ func (o *Ops) actUp(ctx context.Context, in Intent, f Facts, p Plan, out *Outcom
 			return failed(out, err)
 		}
 	}
+	out, err = o.converge(ctx, in, out, q, st, saver, p.Resume)
+	if err == nil {
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+		defer cancel()
+		o.recordUp(rctx, out.ETA, o.now().Sub(began))
+	}
+	return out, err
+}
+
+// converge runs the cluster's graph on st, saving through saver, and records how it ended: the
+// ready phase (upReady), or the failure (upFailed).
+func (o *Ops) converge(ctx context.Context, in Intent, out *Outcome, q *queue, st *provision.State, saver *docSaver, resuming bool) (*Outcome, error) {
 	g, engine, err := o.prepare(st, q.progress())
 	if err != nil {
 		return failed(out, err)
@@ -63,12 +75,9 @@ func (o *Ops) actUp(ctx context.Context, in Intent, f Facts, p Plan, out *Outcom
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 	defer cancel()
 	if upErr != nil {
-		return o.upFailed(wctx, in, out, upErr, g, engine, saver, p.Resume)
+		return o.upFailed(wctx, in, out, upErr, g, engine, saver, resuming)
 	}
-	if out, err = o.upReady(wctx, in, out, saver, p.Resume); err == nil {
-		o.recordUp(wctx, out.ETA, o.now().Sub(began))
-	}
-	return out, err
+	return o.upReady(wctx, in, out, saver, resuming)
 }
 
 // upFailed records a failed (or cancelled) up: the runner's temporary admin rule closed, the
