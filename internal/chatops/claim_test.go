@@ -85,3 +85,34 @@ func TestClaimOnTheWorld(t *testing.T) {
 		t.Errorf("after /poc down of the claimed cluster, still live: %q", left)
 	}
 }
+
+// On the light harness: `/poc cost` gives the warm pool's line (its spares, per day, accrued), and
+// `/poc up --cold` leaves the spare while `/poc up` claims it, the status comment saying which.
+func TestPoolCostAndColdOnComments(t *testing.T) {
+	const repo = "acme/shop"
+	h, ctx := scene{repo: repo, users: []string{"alice:write"}, issues: []int{5, 6}, light: true}.open(t)
+	pub, _ := sshUser(t)
+	h.gh.AddUserKey("alice", pub)
+	b := repoconfig.Default()
+	spec := h.backend.Spec
+	spec.ServiceAccountKey = b.ServiceAccountKey
+	if _, err := h.fake.Ops.Up(ctx, clusterops.Intent{Cluster: "spare-lightone", Spec: spec, Repository: repo, Kind: spare.Kind,
+		RequestedBy: "pool", Bounds: &b, TTL: 25 * time.Hour}); err != nil {
+		t.Fatal(err)
+	}
+	holds(t, "the cost reply", h.answered(ctx, t, repo, 5, "alice", "/poc cost"),
+		"Warm pool of this repository: 1 spare(s), € 4.30 per day, € 0.18 accrued")
+
+	h.answered(ctx, t, repo, 5, "alice", "/poc up --cold")
+	own := ownComments(h, repo, 5)
+	holds(t, "the cold up's status", own[len(own)-2].Body, "| Path | cold: cold path asked (--cold) |")
+	h.answered(ctx, t, repo, 6, "alice", "/poc up")
+	own = ownComments(h, repo, 6)
+	holds(t, "the warm up's status", own[len(own)-2].Body, "| Path | warm: claimed a warm spare (age less than a minute): spare-lightone |")
+	if got := h.fake.Rebound(); len(got) != 1 || !strings.HasSuffix(got[0], ">"+commands.ClusterName("acme", "shop", 6)) {
+		t.Errorf("rebindings %q, want the spare renamed to #6's cluster", got)
+	}
+	if strings.Contains(h.answered(ctx, t, repo, 6, "alice", "/poc cost"), "Warm pool") {
+		t.Error("/poc cost still shows a pool line once its only spare was claimed")
+	}
+}

@@ -127,6 +127,9 @@ func (r *run) costAnswer(ctx context.Context, res *clusterops.Outcome) error {
 		v.Notes = append(v.Notes, "The cluster is paused ("+h.Phase+"): these are its prices until `/poc resume`; the accrued figure counts them over its whole life.")
 	}
 	v.Notes = append(v.Notes, r.parkingNotes(ctx, spec)...)
+	if n := r.poolNote(ctx); n != "" {
+		v.Notes = append(v.Notes, n)
+	}
 	if n := r.scheduleNote(ctx, spec); n != "" {
 		v.Notes = append(v.Notes, n)
 	}
@@ -178,4 +181,19 @@ func (r *run) extendAnswer(ctx context.Context, res *clusterops.Outcome) error {
 	r.out.OK = true
 	r.react(ctx, github.ReactionHooray)
 	return nil
+}
+
+// poolNote is `/poc cost`'s line for the repository's warm pool: its spares, per day and accrued
+// ("" without spares; a pool that cannot be read is said, not fatal).
+func (r *run) poolNote(ctx context.Context) string {
+	c, err := r.backend.Ops.CostOfPool(ctx, r.ev.FullName())
+	switch {
+	case err != nil && c.Spares == 0:
+		r.h.log().Warn("the warm pool's cost", "err", err)
+		return "The warm pool's cost could not be read: " + commands.Redact(err.Error())
+	case c.Spares == 0:
+		return ""
+	}
+	return fmt.Sprintf("Warm pool of this repository: %d spare(s), %s per day, %s accrued (whole clusters, billed while they wait; counted by the budget; pool.size %d).",
+		c.Spares, c.Daily.Format(2), c.Accrued.Format(2), r.cfg.Pool.Size)
 }

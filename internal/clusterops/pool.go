@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/pocbot/pocbot/internal/cost"
 	"github.com/pocbot/pocbot/internal/provision"
 	"github.com/pocbot/pocbot/internal/provision/talos"
 	"github.com/pocbot/pocbot/internal/repoconfig"
@@ -163,4 +164,36 @@ func (o *Ops) forgetSpare(ctx context.Context, req PoolRequest, name string) err
 		return err
 	}
 	return o.Store.DeleteArtifacts(held.Context(), name)
+}
+
+// PoolCost is what a repository's warm pool costs now: its spares (building and ready, claimed
+// ones excepted: they are their clusters'), their daily cost as their headers record it, and what
+// they have accrued since their builds began (a 24th of the daily cost per started hour).
+type PoolCost struct {
+	Spares         int
+	Daily, Accrued cost.Money
+}
+
+// CostOfPool reads the repository's spares (one listing) and prices them (PoolCost).
+func (o *Ops) CostOfPool(ctx context.Context, repository string) (PoolCost, error) {
+	headers, err := o.Store.List(ctx)
+	if err != nil && headers == nil {
+		return PoolCost{}, fmt.Errorf("the warm pool's cost: list the state bucket: %w", err)
+	}
+	now := o.now()
+	c := PoolCost{Daily: cost.EUR(0, 0), Accrued: cost.EUR(0, 0)}
+	for _, h := range headers {
+		if !spare.Is(h) || !strings.EqualFold(h.Repository, repository) {
+			continue
+		}
+		r, rerr := spare.Of(h)
+		if rerr != nil || r.ClaimedBy != "" {
+			continue
+		}
+		c.Spares++
+		daily := cost.Money{Currency: cost.CurrencyEUR, Nanos: r.DailyNanos}
+		c.Daily = c.Daily.Add(daily)
+		c.Accrued = c.Accrued.Add(cost.AccruedAtDaily(daily, h.Created, now))
+	}
+	return c, err
 }
