@@ -110,11 +110,21 @@ func (o *Ops) poolInput(ctx context.Context, req PoolRequest) (spare.PlanInput, 
 	kube, _ := talos.DefaultKubernetesVersion(spec.TalosVersion)
 	in := spare.PlanInput{Pool: req.Bounds.Pool, Claimers: map[string]string{}, Now: o.now(), Lead: req.Lead, Interval: req.Interval, Room: -1,
 		ClaimGrace: claimGrace, Pins: spare.Pins{Talos: spec.TalosVersion, Kubernetes: kube}}
+	// A claim's cluster whose rebinding is not done holds the spare's resources under the spare's
+	// names: the spare is neither forgotten (the orphan pass would take its resources) nor
+	// destroyed (they are the cluster's); the cluster's next up finishes the rebinding.
+	unbound := map[string]bool{}
 	for _, h := range headers {
 		if from := h.Labels[spare.LabelClaimedFrom]; from != "" {
-			in.Claimers[h.Cluster] = from
+			if h.Labels[labelRebound] == "true" {
+				in.Claimers[h.Cluster] = from
+			} else {
+				unbound[from] = true
+			}
 		}
-		if !spare.Is(h) || !strings.EqualFold(h.Repository, req.Repository) {
+	}
+	for _, h := range headers {
+		if !spare.Is(h) || !strings.EqualFold(h.Repository, req.Repository) || unbound[h.Cluster] {
 			continue
 		}
 		rec, rerr := spare.Of(h)

@@ -115,3 +115,52 @@ func TestPoolBuildsAreBudgeted(t *testing.T) {
 		t.Errorf("spares %q, want the two the budget allows", names)
 	}
 }
+
+// A claim killed between the first write and the rebinding leaves the spare's document
+// marked claimed by a cluster that holds its resources under the spare's names: the pass neither
+// forgets it (the orphan pass would then take them) nor destroys it (they are the cluster's); once
+// the rebinding is recorded, the pass forgets the leftover document.
+func TestPoolPassLeavesAKilledClaimToItsCluster(t *testing.T) {
+	f := newPoolFake(t)
+	ctx := t.Context()
+	buildSpare(t, f, "spare-kkkk")
+	old := time.Now().Add(-2 * time.Hour)
+	doc, err := f.store.Get(ctx, "spare-kkkk")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, err := spare.Of(doc.Header)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec.ClaimedBy, rec.ClaimedAt = "acme-shop-8", old
+	rec.Into(&doc.Header)
+	if err := f.store.Put(ctx, doc); err != nil {
+		t.Fatal(err)
+	}
+	in := warmIntent(8)
+	f.put(t, in, "provisioning")
+	claimed, err := f.store.Get(ctx, in.Cluster)
+	if err != nil {
+		t.Fatal(err)
+	}
+	claimed.Header.Labels[spare.LabelClaimedFrom] = "spare-kkkk"
+	if err := f.store.Put(ctx, claimed); err != nil {
+		t.Fatal(err)
+	}
+	req := poolRequest(0) // nothing to build: only the claimed spare's fate is asked
+	if _, steps, err := f.ops.PoolPass(ctx, req); err != nil || len(steps) != 0 {
+		t.Fatalf("steps %+v, err %v: want the unbound claim left to its cluster", steps, err)
+	}
+	claimed.Header.Labels["claim_rebound"] = "true"
+	if err := f.store.Put(ctx, claimed); err != nil {
+		t.Fatal(err)
+	}
+	_, steps, err := f.ops.PoolPass(ctx, req)
+	if err != nil || len(steps) != 1 || steps[0].Action != spare.ActionForget {
+		t.Fatalf("steps %+v, err %v: want the rebound claim's spare document forgotten", steps, err)
+	}
+	if names, _ := poolSpares(t, f); len(names) != 0 {
+		t.Errorf("spares left: %q", names)
+	}
+}
