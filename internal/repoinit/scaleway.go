@@ -25,12 +25,16 @@ type IAM struct {
 type identity struct {
 	name, description string
 	sets              []string
-	accessSecret      [2]string // the secrets that hold its key
+	// orgSets are granted on the organization, in a policy of their own named name +
+	// "-organization": a set scoped by organization (OrganizationReadOnly, the quotas) cannot
+	// be given to a project, and an installation made before the rule existed gets it added.
+	orgSets      []string
+	accessSecret [2]string // the secrets that hold its key
 }
 
 var identities = []identity{
 	{name: "pocbot", description: "pocbot: throw-away Talos clusters from GitHub comments", sets: provscw.PermissionSetNames(),
-		accessSecret: [2]string{"SCW_ACCESS_KEY", "SCW_SECRET_KEY"}},
+		orgSets: provscw.OrganizationPermissionSetNames(), accessSecret: [2]string{"SCW_ACCESS_KEY", "SCW_SECRET_KEY"}},
 	{name: "pocbot-presign", description: "pocbot: signs the kubeconfig links (reads objects only)", sets: []string{"ObjectStorageObjectsRead"},
 		accessSecret: [2]string{"POC_PRESIGN_ACCESS_KEY", "POC_PRESIGN_SECRET_KEY"}},
 }
@@ -49,6 +53,9 @@ func (r *runner) iamValues(ctx context.Context, have map[string]bool, values map
 	for _, id := range identities {
 		if have[id.accessSecret[0]] && have[id.accessSecret[1]] {
 			fmt.Fprintf(r.out, "✓ IAM application %s: its key is in the secrets (kept)\n", id.name)
+			if err := r.organizationPolicy(ctx, api, id); err != nil {
+				return err
+			}
 			continue
 		}
 		if r.cfg.DryRun {
@@ -61,6 +68,9 @@ func (r *runner) iamValues(ctx context.Context, have map[string]bool, values map
 			return err
 		}
 		if err := r.policy(ctx, api, id, app); err != nil {
+			return err
+		}
+		if err := r.organizationPolicy(ctx, api, id); err != nil {
 			return err
 		}
 		keyDesc := "pocbot GitHub Actions, " + r.cfg.Repo
@@ -130,5 +140,49 @@ func (r *runner) policy(ctx context.Context, api *iam.API, id identity, app *iam
 	}
 	r.rep.Changes++
 	fmt.Fprintf(r.out, "+ IAM policy %s: %v on project %s\n", id.name, sets, x.ProjectID)
+	return nil
+}
+
+// organizationPolicy gives the identity's application its organization-scoped sets (the
+// pre-flight's quota read, OrganizationReadOnly) in a policy named name + "-organization", when
+// it has none of that name: also for an installation made before that rule existed.
+func (r *runner) organizationPolicy(ctx context.Context, api *iam.API, id identity) error {
+	x := r.cfg.IAM
+	if len(id.orgSets) == 0 {
+		return nil
+	}
+	name := id.name + "-organization"
+	if r.cfg.DryRun {
+		fmt.Fprintf(r.out, "+ would make sure IAM policy %s grants %v on organization %s\n", name, id.orgSets, x.OrganizationID)
+		return nil
+	}
+	apps, err := api.ListApplications(&iam.ListApplicationsRequest{Name: &id.name, OrganizationID: x.OrganizationID}, scw.WithAllPages(), scw.WithContext(ctx))
+	if err != nil {
+		return fmt.Errorf("init: list the IAM applications: %w (the Scaleway credentials need IAMManager)", err)
+	}
+	for _, app := range apps.Applications {
+		if app.Name != id.name {
+			continue
+		}
+		list, err := api.ListPolicies(&iam.ListPoliciesRequest{ApplicationIDs: []string{app.ID}}, scw.WithAllPages(), scw.WithContext(ctx))
+		if err != nil {
+			return fmt.Errorf("init: list the policies of %s: %w", id.name, err)
+		}
+		for _, p := range list.Policies {
+			if p.Name == name {
+				fmt.Fprintf(r.out, "✓ IAM policy %s\n", name)
+				return nil
+			}
+		}
+		sets := append([]string(nil), id.orgSets...)
+		if _, err := api.CreatePolicy(&iam.CreatePolicyRequest{Name: name, OrganizationID: x.OrganizationID, ApplicationID: &app.ID,
+			Description: "the organization's quotas, read by " + id.name + "'s pre-flight (organization-scoped sets)",
+			Rules:       []*iam.RuleSpecs{{PermissionSetNames: &sets, OrganizationID: &x.OrganizationID}}}, scw.WithContext(ctx)); err != nil {
+			return fmt.Errorf("init: create the IAM policy %s: %w", name, err)
+		}
+		r.rep.Changes++
+		fmt.Fprintf(r.out, "+ IAM policy %s: %v on organization %s (the quotas the pre-flight reads)\n", name, sets, x.OrganizationID)
+		return nil
+	}
 	return nil
 }

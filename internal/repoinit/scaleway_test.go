@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	iam "github.com/scaleway/scaleway-sdk-go/api/iam/v1alpha1"
+	"github.com/scaleway/scaleway-sdk-go/api/instance/v1"
 	"github.com/scaleway/scaleway-sdk-go/scw"
 
 	scwsim "github.com/pocbot/pocbot/internal/sim/scaleway"
@@ -57,8 +58,13 @@ func TestInitMakesScalewayIdentities(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := iam.NewAPI(bot).GetAPIKey(&iam.GetAPIKeyRequest{AccessKey: access}); err != nil {
-		t.Fatalf("the key written to the secrets does not authenticate: %v", err)
+	// The key does what the bot does: the project's resources, and the organization's quotas
+	// (OrganizationReadOnly, scoped by organization: the pre-flight's read).
+	if _, err := instance.NewAPI(bot).ListServers(&instance.ListServersRequest{Zone: scw.ZoneFrPar1, Project: scw.StringPtr(testProject)}); err != nil {
+		t.Fatalf("the key written to the secrets does not list the project's servers: %v", err)
+	}
+	if _, err := iam.NewAPI(bot).ListQuota(&iam.ListQuotaRequest{OrganizationID: testOrg}); err != nil {
+		t.Fatalf("the key written to the secrets does not read the organization's quotas: %v", err)
 	}
 	if p, _ := f.gh.Secret("acme/shop", "poc", "POC_PRESIGN_SECRET_KEY"); p == "" {
 		t.Error("no presigning key written")

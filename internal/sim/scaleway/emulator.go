@@ -519,6 +519,9 @@ func (e *Emulator) serve(w http.ResponseWriter, r *http.Request) {
 		})
 		return
 	}
+	if extra == nil && !e.allowed(w, r, r.Header.Get("X-Auth-Token")) {
+		return
+	}
 	key := EndpointKey(r.Method, r.URL.Path)
 	afterEffect := false
 	e.mu.Lock()

@@ -31,7 +31,9 @@ var knownPermissionSets = map[string]bool{
 	"ElasticMetalFullAccess": true, "ElasticMetalReadOnly": true, "SSHKeysFullAccess": true, "SSHKeysReadOnly": true,
 	"DomainsDNSFullAccess": true, "DomainsDNSReadOnly": true, "ObjectStorageFullAccess": true, "ObjectStorageReadOnly": true,
 	"ObjectStorageObjectsRead": true, "ObjectStorageObjectsWrite": true, "ObjectStorageBucketsRead": true, "ObjectStorageBucketsWrite": true,
-	"IAMReadOnly": true, "IAMManager": true, "ProjectManager": true, "AllProductsFullAccess": true,
+	"IAMReadOnly": true, "IAMManager": true, "ProjectManager": true, "ProjectReadOnly": true, "AllProductsFullAccess": true,
+	"AllProductsReadOnly": true, "OrganizationReadOnly": true, "OrganizationManager": true, "IAMApplicationManager": true,
+	"IAMApplicationReadOnly": true, "IAMPolicyManager": true, "IAMPolicyReadOnly": true, "BillingReadOnly": true, "BillingManager": true,
 }
 
 func (e *Emulator) iamLocked() *iamState {
@@ -64,6 +66,30 @@ func (e *Emulator) AddAPIKey(accessKey, secretKey, app, project string, sets ...
 	}
 	s.apiKeys[accessKey] = &iam.APIKey{AccessKey: accessKey, ApplicationID: &a.ID, DefaultProjectID: project, CreatedAt: &now, UpdatedAt: &now}
 	s.secrets[secretKey] = accessKey
+}
+
+// AddUserKey records an existing key pair as the API key of user userID (no application): a
+// user's key has its user's rights, here the organization owner's, who may do everything.
+func (e *Emulator) AddUserKey(accessKey, secretKey, userID, project string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	s := e.iamLocked()
+	now := e.clock().UTC()
+	s.apiKeys[accessKey] = &iam.APIKey{AccessKey: accessKey, UserID: &userID, DefaultProjectID: project, CreatedAt: &now, UpdatedAt: &now}
+	s.secrets[secretKey] = accessKey
+}
+
+// GrantOrganization gives the application of accessKey a policy named name whose one rule grants
+// sets on the organization org (an organization-scoped rule, as `bot init --iam` makes for
+// OrganizationReadOnly). An unknown key is a programming error of the caller's: it panics.
+func (e *Emulator) GrantOrganization(accessKey, name, org string, sets ...string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	k := e.iamLocked().apiKeys[accessKey]
+	if k == nil || k.ApplicationID == nil {
+		panic("scaleway emulator: GrantOrganization: no application key " + accessKey)
+	}
+	e.addPolicyLocked(name, *k.ApplicationID, org, []*iam.RuleSpecs{{PermissionSetNames: &sets, OrganizationID: &org}})
 }
 
 func (e *Emulator) addPolicyLocked(name, appID, org string, specs []*iam.RuleSpecs) *iam.Policy {
@@ -150,6 +176,14 @@ func (e *Emulator) createPolicy(w http.ResponseWriter, r *http.Request) {
 			if (sp.ProjectIDs == nil) == (sp.OrganizationID == nil) {
 				invalidArg(w, "rules", "a rule is scoped to project_ids or to organization_id, exactly one")
 				return
+			}
+			if sp.ProjectIDs != nil {
+				for _, n := range *sp.PermissionSetNames {
+					if slices.Contains(orgScopedSets, n) {
+						invalidArg(w, "rules.permission_set_names", n+" is scoped by organization: give it in a rule with organization_id")
+						return
+					}
+				}
 			}
 		}
 		p := e.addPolicyLocked(req.Name, *req.ApplicationID, req.OrganizationID, req.Rules)

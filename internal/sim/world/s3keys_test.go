@@ -36,7 +36,7 @@ func TestIAMKeysReachObjectStorageAsTheirPolicySays(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = w.Close() })
-	c, err := scw.NewClient(scw.WithAPIURL(w.ScalewayURL), scw.WithAuth(w.AccessKey, w.SecretKey), scw.WithDefaultOrganizationID(world.OrganizationID))
+	c, err := scw.NewClient(scw.WithAPIURL(w.ScalewayURL), scw.WithAuth(w.AdminAccessKey, w.AdminSecretKey), scw.WithDefaultOrganizationID(world.OrganizationID))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -70,6 +70,7 @@ import (
 	"gocloud.dev/blob/fileblob"
 	"golang.org/x/crypto/ssh"
 
+	"github.com/pocbot/pocbot/internal/assume"
 	"github.com/pocbot/pocbot/internal/provision/cluster"
 	provscw "github.com/pocbot/pocbot/internal/provision/scaleway"
 	"github.com/pocbot/pocbot/internal/runnerip"
@@ -87,6 +88,7 @@ import (
 const (
 	ProjectID      = "11111111-2222-4333-8444-555555555555"
 	OrganizationID = "11111111-2222-4333-8444-666666666666"
+	OwnerUserID    = "11111111-2222-4333-8444-777777777777"
 	ImageBucket    = "pocbot-images"
 	StateBucket    = "pocbot-state"
 	Region         = "fr-par"
@@ -135,6 +137,9 @@ type Options struct {
 	IPBase string
 	// Log receives the world's and its hosts' events; default: errors only, on stderr.
 	Log *slog.Logger
+	// Readings choose, row by row of the assumptions register (internal/assume), how the
+	// stand-ins answer where no source settles it; a row not named plays its default.
+	Readings assume.Readings
 }
 
 // Hosts is the part of the whole cluster's latency profile the hosts play (the Scaleway part is
@@ -175,8 +180,14 @@ type World struct {
 
 	Scaleway    *scwsim.Emulator
 	ScalewayURL string
-	SecretKey   string
-	AccessKey   string
+	// SecretKey and AccessKey are the bot's API key: an IAM key of the application "pocbot",
+	// held to the permission sets deploy/iam grants (Env gives them to the bot). AdminSecretKey
+	// and AdminAccessKey are the organization owner's, who may do everything (`bot init --iam`,
+	// tests that look behind the bot's back).
+	SecretKey      string
+	AccessKey      string
+	AdminSecretKey string
+	AdminAccessKey string
 	Factory     *imagefactory.Factory
 	GitHub      *ghsim.Server
 	GitHubURL   string
@@ -237,6 +248,8 @@ func Start(ctx context.Context, opts Options) (w *World, err error) {
 
 	w.AccessKey = "SCW" + strings.ToUpper(randomToken(9))[:17]
 	w.SecretKey = uuidLike()
+	w.AdminAccessKey = "SCW" + strings.ToUpper(randomToken(9))[:17]
+	w.AdminSecretKey = uuidLike()
 	ipBase := opts.IPBase
 	if ipBase == "" {
 		// A block no other world on the machine holds: the hosts listen on fixed ports of their
@@ -250,7 +263,7 @@ func Start(ctx context.Context, opts Options) (w *World, err error) {
 		ipBase = blk.Base()
 	}
 	w.Scaleway = scwsim.New(scwsim.Options{
-		SecretKey:  w.SecretKey,
+		SecretKey:  w.AdminSecretKey,
 		TimeFactor: opts.TimeFactor,
 		Quotas:     opts.Quotas,
 		OrgQuotas:  opts.OrgQuotas,
@@ -274,6 +287,11 @@ func Start(ctx context.Context, opts Options) (w *World, err error) {
 	// The bot's key is an IAM API key of an application whose policy grants what the driver needs
 	// (as deploy/iam makes it), so that `bot doctor` can read its permissions.
 	w.Scaleway.AddAPIKey(w.AccessKey, w.SecretKey, "pocbot", ProjectID, provscw.PermissionSetNames()...)
+	w.Scaleway.AddUserKey(w.AdminAccessKey, w.AdminSecretKey, OwnerUserID, ProjectID)
+	if opts.Readings.Is(assume.QuotaRead, "allowed") {
+		// The organization-scoped rule `bot init --iam` adds: without it IAM refuses ListQuota.
+		w.Scaleway.GrantOrganization(w.AccessKey, "pocbot-organization", OrganizationID, provscw.OrganizationPermissionSetNames()...)
+	}
 	if w.S3 != nil {
 		// Every IAM API key reaches Object Storage, as far as its policy lets it (`bot init --iam`
 		// makes the bot's and the presigner's keys in the Scaleway stand-in).
