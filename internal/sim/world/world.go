@@ -188,14 +188,14 @@ type World struct {
 	AccessKey      string
 	AdminSecretKey string
 	AdminAccessKey string
-	Factory     *imagefactory.Factory
-	GitHub      *ghsim.Server
-	GitHubURL   string
-	S3          *objstore.Server // nil with file buckets
-	StateURL    string
-	StateKey    string
-	ImageURL    string // gocloud URL of the image bucket
-	AppKeyFile  string
+	Factory        *imagefactory.Factory
+	GitHub         *ghsim.Server
+	GitHubURL      string
+	S3             *objstore.Server // nil with file buckets
+	StateURL       string
+	StateKey       string
+	ImageURL       string // gocloud URL of the image bucket
+	AppKeyFile     string
 
 	imageBucket *blob.Bucket
 	closers     []func() error
