@@ -154,7 +154,7 @@ func TestDoctorHeadroom(t *testing.T) {
 		want string
 	}{
 		{"documented quotas", 20, false, "✓ quota, stock headroom    one default cluster fits"},
-		{"no flexible IP left", 0, true, "✗ quota, stock headroom    one default cluster would be refused: Scaleway quota " + scwsim.QuotaIPs},
+		{"no flexible IP left", 0, true, "✗ quota, stock headroom    one default cluster would be refused: Scaleway quota of Instance flexible IPs would be exceeded: limit 0 (the organization's quota " + scwsim.QuotaIPs},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			q := scwsim.DocumentedQuotas()

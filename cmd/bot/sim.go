@@ -43,7 +43,7 @@ func init() {
 			fs.Float64Var(&faultRate, "fault-rate", 0, "share of Scaleway API requests answered 5xx or 429 before taking effect")
 			fs.IntVar(&faultSeed, "fault-seed", 1, "seed of the injected faults")
 			fs.IntVar(&quotaInstances, "quota-instances", 0, "Instance quota of the project (0: unlimited)")
-			fs.StringVar(&quotas, "quotas", "documented", "the organization's quotas: documented (Scaleway's defaults, payment method validated), identity (identity validated too), or none")
+			fs.StringVar(&quotas, "quotas", "documented", "the organization's quotas: documented (Scaleway's defaults, payment method validated), identity (identity validated too), or none (raised: 1000 of each)")
 			fs.StringVar(&quota, "quota", "", "quotas to set over -quotas, as NAME=N,NAME=N (e.g. instance_servers_play2_nano=10,EM_A116X_SSD=3)")
 			fs.IntVar(&rescuePort, "rescue-port", 2222, "SSH port of the worker's rescue system")
 			fs.StringVar(&s3, "s3", "auto", "bucket backend: auto (versitygw when installed), versitygw, file")

@@ -69,6 +69,7 @@ func (r *run) up(ctx context.Context, o commands.UpOptions) error {
 	if o.WorkerOffer == "" {
 		in.WorkerOffers = r.cfg.WorkerOffers // the comment's --worker-offer wins
 	}
+	in.Quotas = r.cfg.Quotas
 	var est *eta.Estimate
 	sp := newSteps()
 	in.Progress = sp

@@ -77,6 +77,9 @@ type Intent struct {
 	// WorkerOffers are the Elastic Metal offers the worker may take, in order (worker_offers);
 	// empty: the spec's baremetal offer alone.
 	WorkerOffers []string
+	// Quotas are the repository's `quotas:` (.github/poc.yml): the organization's quotas the
+	// pre-flight weighs when Scaleway's API does not give them.
+	Quotas map[string]int
 	// NoCancel makes a Down that finds the lock held give up at once instead of asking the holder
 	// to stop (the reaper: a busy cluster is for its next run).
 	NoCancel bool

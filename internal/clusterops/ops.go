@@ -50,7 +50,7 @@ type Builder func(g *provision.Graph, spec provision.Spec) error
 
 // Preflighter decides whether spec fits, given what st already has, and which of offers (in
 // order) the worker takes.
-type Preflighter func(ctx context.Context, spec provision.Spec, st *provision.State, offers []string) (preflight.Result, error)
+type Preflighter func(ctx context.Context, spec provision.Spec, st *provision.State, ask preflight.Ask) (preflight.Result, error)
 
 // PauseBuilder adds a spec's pause graph (cluster.BuildPause with its outside parties bound);
 // releaseIPs makes it delete the reserved IPs too.
@@ -480,7 +480,7 @@ func (o *Ops) decide(ctx context.Context, in Intent, out *Outcome) (*statestore.
 	}
 	if o.Preflight != nil {
 		// Quotas and stock, before anything is written or created.
-		pf, err := o.Preflight(ctx, st.Spec, st, workerOffers(in, st.Spec))
+		pf, err := o.Preflight(ctx, st.Spec, st, preflightAsk(in, st.Spec))
 		if err != nil {
 			_, err = failed(out, fmt.Errorf("pre-flight of %q (nothing was created): %w", in.Cluster, err))
 			return nil, nil, err
@@ -645,13 +645,15 @@ func admissionLock(repository string) statestore.LockKey {
 	return statestore.DigestLock(statestore.LockAdmission, strings.ToLower(repository))
 }
 
-// workerOffers are the offers an up may order its worker from, in order: the intent's
-// worker_offers, else the spec's offer.
-func workerOffers(in Intent, spec provision.Spec) []string {
+// preflightAsk is what the pre-flight weighs beside the spec: the offers an up may order its
+// worker from, in order (the intent's worker_offers, else the spec's offer), and the
+// repository's quotas:.
+func preflightAsk(in Intent, spec provision.Spec) preflight.Ask {
+	ask := preflight.Ask{Offers: []string{spec.BaremetalOffer}, Quotas: in.Quotas}
 	if len(in.WorkerOffers) > 0 {
-		return in.WorkerOffers
+		ask.Offers = in.WorkerOffers
 	}
-	return []string{spec.BaremetalOffer}
+	return ask
 }
 
 // want is base with the intent's overrides, its image key following its Talos version and
@@ -709,7 +711,7 @@ func (o *Ops) plan(ctx context.Context, in Intent, out *Outcome) (*Outcome, erro
 		if doc != nil {
 			st, _ = decodeState(doc)
 		}
-		pf, err := o.Preflight(ctx, out.Spec, st, workerOffers(in, out.Spec))
+		pf, err := o.Preflight(ctx, out.Spec, st, preflightAsk(in, out.Spec))
 		if err != nil {
 			return failed(out, fmt.Errorf("pre-flight (nothing was created): %w", err))
 		}

@@ -32,6 +32,7 @@ const (
 	Duration Kind = "duration"
 	List     Kind = "list"
 	EUR      Kind = "euros"
+	Map      Kind = "mapping" // KEY: N pairs (quotas:)
 )
 
 // Setting is one user-settable value. Empty name fields mean "not settable there".
@@ -86,6 +87,39 @@ const (
 	DefaultLockLease = 2 * time.Minute
 	DefaultLockWait  = 10 * time.Minute
 )
+
+// The quota keys of products, as `quotas:` writes them; an Instance commercial type ("PLAY2-NANO")
+// and an Elastic Metal offer ("EM-A116X-SSD") are keys of their own.
+const (
+	QuotaKeyIPs            = "ips"
+	QuotaKeyVolumes        = "volumes"
+	QuotaKeySnapshots      = "snapshots"
+	QuotaKeySecurityGroups = "security_groups"
+	QuotaKeySSHKeys        = "ssh_keys"
+	// MaxQuota bounds a number of quotas:.
+	MaxQuota = 100000
+)
+
+// QuotaProductKeys are the keys of products, in the order the pre-flight shows them.
+var QuotaProductKeys = []string{QuotaKeyIPs, QuotaKeyVolumes, QuotaKeySecurityGroups, QuotaKeySnapshots, QuotaKeySSHKeys}
+
+// CheckQuotaKey accepts a key of `quotas:`: a product key, or an Instance type or Elastic Metal
+// offer name (upper case letters, digits and dashes).
+func CheckQuotaKey(key string) error {
+	for _, k := range QuotaProductKeys {
+		if key == k {
+			return nil
+		}
+	}
+	ok := key != "" && len(key) <= 40
+	for _, r := range key {
+		ok = ok && (r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-')
+	}
+	if !ok {
+		return fmt.Errorf("%q: give an Instance type (PLAY2-NANO), an Elastic Metal offer (EM-A116X-SSD) or one of %s", key, strings.Join(QuotaProductKeys, ", "))
+	}
+	return nil
+}
 
 // ServiceAccountKey is the type of the key that signs a new cluster's Kubernetes service-account
 // tokens (Talos machinery v1.14.1, config/generate/secrets/bundle.go: RSA by default since Talos
@@ -230,6 +264,10 @@ var Table = []Setting{
 		Help: "the Scaleway DNS zones /poc up --dns-zone may use (none: --dns-zone is refused)", Check: CheckDNSZone},
 	{Name: "worker_offers", RepoKey: "worker_offers", Kind: List, Rule: "Elastic Metal offer names billed hourly, in order; at most 5",
 		Help: "the worker's offers in order of preference: /poc up takes the first in stock and within the organization's quota (none: worker-offer alone); --worker-offer on the comment wins", Check: CheckOffer},
+	{Name: "quotas", RepoKey: "quotas", Kind: Map, Rule: "KEY: N, KEY an Instance type (PLAY2-NANO), an Elastic Metal offer (EM-A116X-SSD) or " +
+		strings.Join(QuotaProductKeys, ", ") + "; N from 0 to 100000",
+		Help: "the organization's Scaleway quotas, weighed by the pre-flight where the API does not give them (the bot's key may not read them, or lists a quota under a name it does not recognise); unset: Scaleway's documented defaults",
+		Check: CheckQuotaKey},
 	{Name: "park_for", RepoKey: "park_for", CLI: "park-for", CLICommand: "down|reap", Env: "POC_PARK_FOR", Kind: Duration, Default: "0s",
 		Rule: "0 (off) up to 7d", Help: "keep a torn-down cluster's Elastic Metal worker, reset, this long so that the next /poc up adopts it; billed while parked"},
 	{Name: "max_paused", RepoKey: "max_paused", Kind: Duration, Default: "168h0m0s", Rule: "1h up to 30d",

@@ -17,6 +17,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/pocbot/pocbot/internal/assume"
 	"github.com/pocbot/pocbot/internal/sim/loopback"
 )
 
@@ -137,6 +138,10 @@ type Options struct {
 	// try the bot against both.
 	RescueServerDelay time.Duration
 	HideRescueServer  bool
+	// Readings choose, row by row of the assumptions register (internal/assume), how the
+	// emulator answers where no source settles it (quota-names, dns-comment, em-delivery,
+	// em-patch-delivering, tag-length); a row not named plays its default.
+	Readings assume.Readings
 	// IPBase is the 127.x.y.z address after which addresses are handed out
 	// (default 127.10.0.0). Two emulators on one machine (parallel test
 	// packages) need different bases: their stand-in hosts listen on the

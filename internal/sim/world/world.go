@@ -104,7 +104,8 @@ type Options struct {
 	Faults scwsim.Faults
 	Quotas map[string]int
 	// OrgQuotas are the organization's quotas by name (scwsim.DocumentedQuotas: Scaleway's
-	// defaults); nil sets none.
+	// defaults); nil is an organization whose quotas were raised to 1000 each
+	// (scwsim.RaisedQuotas), room for the many clusters of a test or a soak.
 	OrgQuotas map[string]int
 	Stock     map[string]int
 	// S3 chooses the bucket backend: "auto" (versitygw when installed), "versitygw", "file".
@@ -223,6 +224,9 @@ func Start(ctx context.Context, opts Options) (w *World, err error) {
 	if opts.S3 == "" {
 		opts.S3 = "auto"
 	}
+	if opts.OrgQuotas == nil {
+		opts.OrgQuotas = scwsim.RaisedQuotas(1000)
+	}
 	if opts.Log == nil {
 		// Errors only, on stderr: a host that cannot start (its address taken) otherwise shows
 		// up only as a node that never answers, minutes later.
@@ -271,9 +275,10 @@ func Start(ctx context.Context, opts Options) (w *World, err error) {
 		Faults:     opts.Faults,
 		Objects:    bucketObjects{w: w},
 		// The runner's echo endpoint (POC_RUNNER_ECHO_URL) rides on the emulator's listener.
-		Extra:  map[string]http.Handler{"/product-catalog/": catalog.Handler(), RunnerEchoPath: runnerip.Handler()},
-		IPBase: ipBase,
-		Logger: opts.Log,
+		Extra:    map[string]http.Handler{"/product-catalog/": catalog.Handler(), RunnerEchoPath: runnerip.Handler()},
+		IPBase:   ipBase,
+		Logger:   opts.Log,
+		Readings: opts.Readings,
 
 		RescueServerDelay: opts.RescueServerDelay,
 		HideRescueServer:  opts.HideRescueServer,
