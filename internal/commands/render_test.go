@@ -105,7 +105,7 @@ func goldenCases() map[string]string {
 		Offers: []OfferRow{{Offer: "EM-A116X-SSD", Stock: "empty", PerDay: "4.30 €", Outcome: "skipped: out of stock"},
 			{Offer: "EM-A115X-SSD", Stock: "low", PerDay: "4.63 €", Outcome: "taken"}},
 		Risks: []string{"Elastic Metal offer EM-A115X-SSD is low on stock: the order may not be delivered"},
-		ETA: 11*time.Minute + 2*time.Second, ETAFrom: "the latency profile", Path: "cold, shared image",
+		ETA:   11*time.Minute + 2*time.Second, ETAFrom: "the latency profile", Path: "cold, shared image",
 	}
 	planPF := plan
 	planPF.Preflight = &pf

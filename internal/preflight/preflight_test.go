@@ -185,4 +185,3 @@ func TestUnknownQuotaIsNotChecked(t *testing.T) {
 		t.Fatalf("check %+v (%s), refusal %v", c, c.From(), res.Refusal)
 	}
 }
-

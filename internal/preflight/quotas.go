@@ -38,7 +38,6 @@ const (
 	FromNowhere Source = "unknown"    // none: not checked (the API still refuses what exceeds it)
 )
 
-
 // QuotasPage is where Scaleway lists the default quotas and how to raise them.
 const QuotasPage = "https://www.scaleway.com/en/docs/organizations-and-projects/additional-content/organization-quotas/"
 

@@ -266,7 +266,7 @@ var Table = []Setting{
 		Help: "the worker's offers in order of preference: /poc up takes the first in stock and within the organization's quota (none: worker-offer alone); --worker-offer on the comment wins", Check: CheckOffer},
 	{Name: "quotas", RepoKey: "quotas", Kind: Map, Rule: "KEY: N, KEY an Instance type (PLAY2-NANO), an Elastic Metal offer (EM-A116X-SSD) or " +
 		strings.Join(QuotaProductKeys, ", ") + "; N from 0 to 100000",
-		Help: "the organization's Scaleway quotas, weighed by the pre-flight where the API does not give them (the bot's key may not read them, or lists a quota under a name it does not recognise); unset: Scaleway's documented defaults",
+		Help:  "the organization's Scaleway quotas, weighed by the pre-flight where the API does not give them (the bot's key may not read them, or lists a quota under a name it does not recognise); unset: Scaleway's documented defaults",
 		Check: CheckQuotaKey},
 	{Name: "park_for", RepoKey: "park_for", CLI: "park-for", CLICommand: "down|reap", Env: "POC_PARK_FOR", Kind: Duration, Default: "0s",
 		Rule: "0 (off) up to 7d", Help: "keep a torn-down cluster's Elastic Metal worker, reset, this long so that the next /poc up adopts it; billed while parked"},
