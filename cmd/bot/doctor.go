@@ -125,7 +125,10 @@ func (a *app) stateCheck(ctx context.Context, full bool) []doctor.Item {
 	}
 	switch err := store.CheckVersionRetention(ctx); {
 	case err == nil:
-		items = append(items, doctor.Item{Name: "versioning, lifecycle", Status: doctor.OK, Detail: "old versions do not pile up (versioning off, or a rule expires noncurrent versions)"})
+		items = append(items, doctor.Item{Name: "versioning, lifecycle", Status: doctor.OK, Detail: "old versions do not pile up (versioning off, or a rule expires noncurrent versions and delete markers)"})
+	case errors.Is(err, statestore.ErrMarkersKept):
+		items = append(items, doctor.Item{Name: "versioning, lifecycle", Status: doctor.Warn, Detail: err.Error(),
+			Fix: "rerun `bot init` (it adds ExpiredObjectDeleteMarker to its rule when the bucket accepts it); pocbot's own deletes leave no marker either way"})
 	case errors.Is(err, statestore.ErrNoVersionExpiry):
 		items = append(items, doctor.Item{Name: "versioning, lifecycle", Status: doctor.Fail, Detail: err.Error(),
 			Fix: "add a lifecycle rule expiring noncurrent versions: aws s3api put-bucket-lifecycle-configuration --bucket BUCKET --endpoint-url https://s3.fr-par.scw.cloud --lifecycle-configuration '" + statestore.LifecycleRuleExample + "'"})

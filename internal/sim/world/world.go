@@ -111,7 +111,7 @@ type Options struct {
 	// S3 chooses the bucket backend: "auto" (versitygw when installed), "versitygw", "file".
 	S3 string
 	// S3Dialect is how the versitygw stand-in answers (zero: Scaleway's, conditional deletes
-	// ignored; objstore.Options.DeleteConditions chooses another reading).
+	// ignored); Readings override the rows they name (objstore.Options.WithReadings).
 	S3Dialect objstore.Options
 	// RescuePort is the worker's rescue SSH port (port 22 is not assumed; default 2222).
 	RescuePort int
@@ -344,7 +344,7 @@ func (w *World) startBuckets(ctx context.Context) error {
 		if err := os.MkdirAll(dir, 0o700); err != nil {
 			return err
 		}
-		s, err := objstore.StartVersityWith(ctx, dir, w.opts.S3Dialect)
+		s, err := objstore.StartVersityWith(ctx, dir, w.opts.S3Dialect.WithReadings(w.opts.Readings))
 		if err != nil {
 			return fmt.Errorf("world: start versitygw: %w", err)
 		}
