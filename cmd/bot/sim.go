@@ -19,7 +19,6 @@ import (
 
 	"github.com/pocbot/pocbot/internal/assume"
 	"github.com/pocbot/pocbot/internal/sim/actions"
-	"github.com/pocbot/pocbot/internal/sim/objstore"
 	scwsim "github.com/pocbot/pocbot/internal/sim/scaleway"
 	"github.com/pocbot/pocbot/internal/sim/world"
 )

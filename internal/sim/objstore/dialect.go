@@ -59,16 +59,6 @@ func (d DeleteConditions) String() string {
 	return fmt.Sprintf("DeleteConditions(%d)", int(d))
 }
 
-// ParseDeleteConditions reads "ignored", "rejected" or "honoured" (DeleteConditions.String).
-func ParseDeleteConditions(s string) (DeleteConditions, error) {
-	for _, d := range []DeleteConditions{DeleteConditionsIgnored, DeleteConditionsRejected, DeleteConditionsHonoured} {
-		if s == d.String() {
-			return d, nil
-		}
-	}
-	return 0, fmt.Errorf("%q is not one of ignored, rejected, honoured", s)
-}
-
 // Options chooses the dialect of a stand-in. The zero value is Scaleway's, each silent row of
 // the assumptions register at its default (WithReadings picks others).
 type Options struct {
