@@ -142,7 +142,7 @@ var Register = []Row{
 		Readings: []Reading{
 			{Value: "70", Means: "70 characters accepted, 71 refused (400 naming the tag)", Handled: true, How: "the bot's tags fit"},
 			{Value: "longer", Means: "longer tags accepted too", Handled: true, How: "the bot's tags fit"},
-			{Value: "shorter", Means: "a 70-character tag is refused",
+			{Value: "shorter", Means: "a 70-character tag is refused (the stand-in accepts 50)",
 				Handled: false, How: "report it (docs/install.md, \"First contact\"): the bot's cluster tags would be refused mid-up"},
 		},
 		Default: "70",
