@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -78,16 +77,54 @@ func newApp(stdout, stderr io.Writer, getenv func(string) string) *app {
 		level = slog.LevelDebug
 	}
 	a.log = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
-	a.commands = registeredCommands()
-	sort.Slice(a.commands, func(i, j int) bool { return a.commands[i].name < a.commands[j].name })
+	a.commands = commandTree()
 	return a
 }
 
-// registry is filled by init functions, one file per subcommand.
-var registry []*command
+// commandTree is the whole of bot's command tree, in the order `bot --help` lists it: every
+// command and subcommand is here and nowhere else (no file registers one from an init function;
+// TestNoCommandRegistersItself keeps it so). Each constructor returns a new command with its own
+// flag variables, so two apps never share a flag's value. A new command goes in this list; its
+// flags come from the settings table (envFlags.Setting) where the value is a setting.
+func commandTree() []*command {
+	return []*command{
+		{name: "app", summary: "set up pocbot's GitHub App", children: []*command{
+			appCreateCommand(),
+		}},
+		costCommand(),
+		demoCommand(), // sim build; the production build's says where it went (nosim.go)
+		doctorCommand(),
+		downCommand(),
+		handleCommand(),
+		{name: "images", summary: "the shared Talos images (bucket objects and their Block snapshots): ls, prune", children: []*command{
+			imagesLsCommand(),
+			imagesPruneCommand(),
+		}},
+		initCommand(),
+		secretFileCommand("kubeconfig", "write a cluster's admin kubeconfig (needs the state key)"),
+		machineconfigCommand(),
+		pauseCommand(),
+		{name: "pool", summary: "the parked Elastic Metal workers of this state bucket: ls, rm", children: []*command{
+			poolLsCommand(),
+			poolRmCommand(),
+		}},
+		reapCommand(),
+		resumeCommand(),
+		simCommand(),  // sim build
+		soakCommand(), // sim build
+		{name: "state", summary: "inspect the encrypted state: ls (no key needed), show, unlock", children: []*command{
+			stateLsCommand(),
+			stateShowCommand(),
+			stateUnlockCommand(),
+		}},
+		statusCommand(),
+		secretFileCommand("talosconfig", "write a cluster's talosconfig (needs the state key)"),
+		uninstallCommand(),
+		upCommand(),
+		versionCommand(),
+	}
+}
 
-func register(c *command)                { registry = append(registry, c) }
-func registeredCommands() []*command     { return append([]*command(nil), registry...) }
 func (a *app) printf(f string, v ...any) { fmt.Fprintf(a.stdout, f, v...) }
 
 func (a *app) dispatch(ctx context.Context, args []string) error {

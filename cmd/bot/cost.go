@@ -23,10 +23,10 @@ func (a *app) quoter() (*cost.Quoter, error) {
 	return cost.NewQuoter(cost.APISources(client)...), nil
 }
 
-func init() {
+func costCommand() *command {
 	var name string
 	var allowUnknown bool
-	register(&command{
+	return &command{
 		name:    "cost",
 		summary: "price a cluster per resource: hourly, daily, monthly, accrued, until expiry",
 		env:     envList(envStore, envSCW),
@@ -63,7 +63,7 @@ func init() {
 			a.printf("cluster %s (%s), created %s\n\n", name, doc.Header.Phase, doc.Header.Created.Format(time.RFC3339))
 			return quote.WriteText(a.stdout, cost.Times{Created: doc.Header.Created, Now: now, Expires: doc.Header.Expires})
 		},
-	})
+	}
 }
 
 // printPlan is `up --dry-run`: what would be created or changed, and its price; nothing is created.

@@ -34,13 +34,13 @@ import (
 	"github.com/pocbot/pocbot/internal/sim/world"
 )
 
-func init() {
+func demoCommand() *command {
 	var (
 		factor float64
 		s3     string
 		keep   bool
 	)
-	register(&command{
+	return &command{
 		name:    "demo",
 		summary: "play /poc up, cost, a refused up and down against the emulated world, printing every comment",
 		setFlags: func(fs *flag.FlagSet, e *envFlags) {
@@ -51,7 +51,7 @@ func init() {
 		run: func(ctx context.Context, a *app, fs *flag.FlagSet) error {
 			return a.demo(ctx, factor, s3, keep)
 		},
-	})
+	}
 }
 
 // demo is the README's first command: the whole emulated world in-process, a maintainer's

@@ -14,12 +14,12 @@ import (
 	"github.com/pocbot/pocbot/internal/wiring"
 )
 
-func init() {
+func doctorCommand() *command {
 	var (
 		gf  githubFlags
 		key string
 	)
-	register(&command{
+	return &command{
 		name: "doctor",
 		summary: "check a live installation and print a checklist with what to fix for each item: App, secrets, workflow pin, " +
 			"Scaleway credentials and IAM permissions, the state bucket's conditional writes; exits non-zero on a failure",
@@ -37,7 +37,7 @@ func init() {
 			}
 			return nil
 		},
-	})
+	}
 }
 
 // doctorChecks composes the checklist from the environment.

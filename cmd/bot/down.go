@@ -9,9 +9,9 @@ import (
 	"github.com/pocbot/pocbot/internal/clusterops"
 )
 
-func init() {
+func downCommand() *command {
 	var tf teardownFlags
-	register(&command{
+	return &command{
 		name:     "down",
 		summary:  "destroy a cluster in dependency order, then sweep what still carries its tag",
 		env:      envWorld,
@@ -39,7 +39,7 @@ func init() {
 			}
 			return nil
 		},
-	})
+	}
 }
 
 // teardownFlags are the flags of the verbs that take a cluster's machines away (down, pause):

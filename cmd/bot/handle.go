@@ -17,15 +17,15 @@ import (
 // processStart is when this process started: the 👀 latency is measured from it.
 var processStart = time.Now()
 
-func init() {
-	register(&command{
+func handleCommand() *command {
+	return &command{
 		name:    "handle",
 		summary: "answer one GitHub event (the Actions entry point: GITHUB_EVENT_NAME, GITHUB_EVENT_PATH)",
 		run: func(ctx context.Context, a *app, fs *flag.FlagSet) error {
 			_, err := a.handle(ctx, a.getenv, processStart)
 			return err
 		},
-	})
+	}
 }
 
 // handle is `bot handle`, also run in-process by `bot demo`: every setting comes from getenv, so

@@ -30,61 +30,63 @@ const snapshotImageTag = "pocbot-image="
 // imagePrefix is where the image chain stores its objects (images.ObjectKey).
 const imagePrefix = "talos/"
 
-func init() {
+// imagesZoneFlag is the --zone flag of the images commands.
+func imagesZoneFlag(e *envFlags, zones *[]string) {
+	e.List(zones, "zone", "SCW_DEFAULT_ZONE", "zone whose shared snapshots are listed, besides the zones of the clusters in state")
+}
+
+// imagesEnv is what the images commands read: the state, Scaleway's API, the image bucket.
+var imagesEnv = envList(envStore, envSCW, []string{"POC_IMAGE_BUCKET"})
+
+func imagesLsCommand() *command {
+	var zones []string
+	return &command{
+		name:     "ls",
+		summary:  "list the image objects and snapshots, and which clusters use each (needs the state key)",
+		env:      imagesEnv,
+		setFlags: func(fs *flag.FlagSet, e *envFlags) { imagesZoneFlag(e, &zones) },
+		run: func(ctx context.Context, a *app, fs *flag.FlagSet) error {
+			inv, err := a.imageInventory(ctx, zones)
+			if err != nil {
+				return err
+			}
+			defer inv.close()
+			a.printImages(inv, nil)
+			return nil
+		},
+	}
+}
+
+func imagesPruneCommand() *command {
 	var (
 		zones  []string
 		dryRun bool
 		minAge time.Duration
 	)
-	zoneFlag := func(e *envFlags) {
-		e.List(&zones, "zone", "SCW_DEFAULT_ZONE", "zone whose shared snapshots are listed, besides the zones of the clusters in state")
-	}
-	env := envList(envStore, envSCW, []string{"POC_IMAGE_BUCKET"})
-	register(&command{
-		name:    "images",
-		summary: "the shared Talos images (bucket objects and their Block snapshots): ls, prune",
-		children: []*command{
-			{
-				name:     "ls",
-				summary:  "list the image objects and snapshots, and which clusters use each (needs the state key)",
-				env:      env,
-				setFlags: func(fs *flag.FlagSet, e *envFlags) { zoneFlag(e) },
-				run: func(ctx context.Context, a *app, fs *flag.FlagSet) error {
-					inv, err := a.imageInventory(ctx, zones)
-					if err != nil {
-						return err
-					}
-					defer inv.close()
-					a.printImages(inv, nil)
-					return nil
-				},
-			},
-			{
-				name: "prune",
-				summary: "remove the image objects (and their shared snapshots) that no cluster's state references; " +
-					"never one in use, never one younger than --min-age",
-				env: env,
-				setFlags: func(fs *flag.FlagSet, e *envFlags) {
-					zoneFlag(e)
-					e.Bool(&dryRun, "dry-run", "", false, "say what would be removed; remove nothing")
-					e.Duration(&minAge, "min-age", "", time.Hour,
-						"keep images stored more recently than this: an up that just streamed one has not yet written its state's snapshot")
-				},
-				run: func(ctx context.Context, a *app, fs *flag.FlagSet) error {
-					inv, err := a.imageInventory(ctx, zones)
-					if err != nil {
-						return err
-					}
-					defer inv.close()
-					if len(inv.unreadable) > 0 {
-						return fmt.Errorf("cannot tell which images are in use: the state of %s does not decrypt or decode; "+
-							"fix it (or down the cluster) before pruning: %w", strings.Join(inv.unreadable, ", "), inv.unreadableErr)
-					}
-					return a.prune(ctx, inv, dryRun, minAge)
-				},
-			},
+	return &command{
+		name: "prune",
+		summary: "remove the image objects (and their shared snapshots) that no cluster's state references; " +
+			"never one in use, never one younger than --min-age",
+		env: imagesEnv,
+		setFlags: func(fs *flag.FlagSet, e *envFlags) {
+			imagesZoneFlag(e, &zones)
+			e.Bool(&dryRun, "dry-run", "", false, "say what would be removed; remove nothing")
+			e.Duration(&minAge, "min-age", "", time.Hour,
+				"keep images stored more recently than this: an up that just streamed one has not yet written its state's snapshot")
 		},
-	})
+		run: func(ctx context.Context, a *app, fs *flag.FlagSet) error {
+			inv, err := a.imageInventory(ctx, zones)
+			if err != nil {
+				return err
+			}
+			defer inv.close()
+			if len(inv.unreadable) > 0 {
+				return fmt.Errorf("cannot tell which images are in use: the state of %s does not decrypt or decode; "+
+					"fix it (or down the cluster) before pruning: %w", strings.Join(inv.unreadable, ", "), inv.unreadableErr)
+			}
+			return a.prune(ctx, inv, dryRun, minAge)
+		},
+	}
 }
 
 // imageEntry is one image key: its object (when present), its snapshots, its users.

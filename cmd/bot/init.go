@@ -33,9 +33,9 @@ type initOptions struct {
 	interval                      time.Duration
 }
 
-func init() {
+func initCommand() *command {
 	var o initOptions
-	register(&command{
+	return &command{
 		name: "init",
 		summary: "set a repository up: the App's installation, the secrets (sealed, in the poc environment or the repository's), " +
 			"a pull request adding the pinned workflow and .github/poc.yml; converges, --dry-run prints the plan; " +
@@ -53,7 +53,7 @@ func init() {
 		},
 		env: append([]string{"POC_APP_ID", "POC_APP_PRIVATE_KEY", "POC_APP_PRIVATE_KEY_FILE"}, initValueEnv...),
 		run: func(ctx context.Context, a *app, _ *flag.FlagSet) error { return a.initRepo(ctx, o) },
-	})
+	}
 }
 
 // initRepo is `bot init`: without an App, it registers one and stops; with one, it converges the

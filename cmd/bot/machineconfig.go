@@ -9,10 +9,10 @@ import (
 	"path/filepath"
 )
 
-func init() {
+func machineconfigCommand() *command {
 	var name, dir string
 	var withSecrets bool
-	register(&command{
+	return &command{
 		name:    "machineconfig",
 		summary: "write the machine configuration each node of a cluster runs, one file per node (secrets redacted unless --with-secrets)",
 		env:     envStore,
@@ -54,5 +54,5 @@ func init() {
 			}
 			return nil
 		},
-	})
+	}
 }

@@ -10,12 +10,12 @@ import (
 
 // bot pause and bot resume are /poc pause and /poc resume for an operator or a repository's own
 // workflow: the same clusterops operations, budgeted and scoped as a comment's.
-func init() {
+func pauseCommand() *command {
 	var (
 		tf         teardownFlags
 		releaseIPs bool
 	)
-	register(&command{
+	return &command{
 		name: "pause",
 		summary: "take a ready cluster's etcd snapshot into the state bucket, verify it, then delete its machines (as /poc pause does); " +
 			"the reserved IPs, security group, DNS and secrets stay, so `bot resume` brings the same cluster back",
@@ -41,14 +41,16 @@ func init() {
 			a.printf("cluster %s is %s: %s per day until `bot resume --cluster %s`\n", tf.name, res.Header.Phase, res.Quote.Daily.Format(2), tf.name)
 			return nil
 		},
-	})
+	}
+}
 
+func resumeCommand() *command {
 	var (
 		rname  string
 		rlk    lockFlags
 		budget budgetFlags
 	)
-	register(&command{
+	return &command{
 		name:    "resume",
 		summary: "bring a paused cluster back (as /poc resume does): its machines again on the kept IPs, etcd recovered from the snapshot, ready when the network is",
 		env:     envWorld,
@@ -84,5 +86,5 @@ func init() {
 			a.printUp(res)
 			return nil
 		},
-	})
+	}
 }

@@ -391,10 +391,10 @@ func TestHelpAndConfigErrors(t *testing.T) {
 	}
 	b := &botProc{bin: buildBot(t), env: map[string]string{}}
 
-	// Every leaf command of the registry, children included.
+	// Every leaf command of the tree, children included.
 	var leaves [][]string
 	var envOf = map[string][]string{}
-	for _, c := range registeredCommands() {
+	for _, c := range commandTree() {
 		if len(c.children) == 0 {
 			leaves = append(leaves, []string{c.name})
 			envOf[c.name] = c.env

@@ -19,7 +19,7 @@ import (
 // envGitHubCreds are the variables whose presence says "GitHub settings are given".
 var envGitHubCreds = []string{"POC_APP_ID", "POC_APP_PRIVATE_KEY", "POC_APP_PRIVATE_KEY_FILE", "GITHUB_TOKEN"}
 
-func init() {
+func reapCommand() *command {
 	var (
 		repository, keepLabel string
 		dryRun, noOrphans     bool
@@ -27,7 +27,7 @@ func init() {
 		parkFor               time.Duration
 		maxTeardowns          int
 	)
-	register(&command{
+	return &command{
 		name: "reap",
 		summary: "the schedule: destroy expired clusters and those whose issue / PR is closed, warn once before expiry, " +
 			"sweep orphans; prints a table of decisions (exit 1 when a teardown failed: it is retried next run)",
@@ -109,7 +109,7 @@ func init() {
 			}
 			return nil
 		},
-	})
+	}
 }
 
 // reapGitHub returns the GitHub client of the repository, or nil when no GitHub settings are given

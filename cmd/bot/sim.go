@@ -23,7 +23,7 @@ import (
 	"github.com/pocbot/pocbot/internal/sim/world"
 )
 
-func init() {
+func simCommand() *command {
 	var (
 		dir, s3        string
 		timeFactor     float64
@@ -36,7 +36,7 @@ func init() {
 		readings       []string
 		listReadings   bool
 	)
-	register(&command{
+	return &command{
 		name:    "sim",
 		summary: "run the emulated world on loopback and print the variables that point the bot at it",
 		setFlags: func(fs *flag.FlagSet, e *envFlags) {
@@ -116,7 +116,7 @@ func init() {
 			<-ctx.Done()
 			return nil
 		},
-	})
+	}
 }
 
 // simUserKey gives login an SSH key on the GitHub stand-in and writes its private half to dir.

@@ -18,7 +18,7 @@ import (
 	"github.com/pocbot/pocbot/internal/sim/syncio"
 )
 
-func init() {
+func soakCommand() *command {
 	var (
 		duration time.Duration
 		seed     string
@@ -28,7 +28,7 @@ func init() {
 		verbose  bool
 		parallel int
 	)
-	register(&command{
+	return &command{
 		name:    "soak",
 		summary: "random histories of comments, crashes and faults against the emulated world, with invariants checked after every step",
 		setFlags: func(fs *flag.FlagSet, e *envFlags) {
@@ -78,7 +78,7 @@ func init() {
 			}
 			return nil
 		},
-	})
+	}
 }
 
 // soakBot runs each soak process through the code path of `bot handle`, in this process: its own

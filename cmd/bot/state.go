@@ -15,42 +15,41 @@ import (
 	"github.com/pocbot/pocbot/internal/statestore"
 )
 
-func init() {
-	var (
-		name, lockID string
-	)
-	register(&command{
-		name:    "state",
-		summary: "inspect the encrypted state: ls (no key needed), show, unlock",
-		children: []*command{
-			{
-				name:     "ls",
-				summary:  "list the clusters' public headers without decrypting anything",
-				env:      []string{"POC_STATE_URL"},
-				setFlags: func(fs *flag.FlagSet, e *envFlags) {},
-				run:      func(ctx context.Context, a *app, fs *flag.FlagSet) error { return a.stateList(ctx) },
-			},
-			{
-				name:    "show",
-				summary: "decrypt and print one cluster's state, secret values redacted",
-				env:     envStore,
-				setFlags: func(fs *flag.FlagSet, e *envFlags) {
-					clusterFlag(fs, e, &name)
-				},
-				run: func(ctx context.Context, a *app, fs *flag.FlagSet) error { return a.stateShow(ctx, name) },
-			},
-			{
-				name:    "unlock",
-				summary: "force-release a cluster's lock held by a dead run (like tofu force-unlock)",
-				env:     []string{"POC_STATE_URL"},
-				setFlags: func(fs *flag.FlagSet, e *envFlags) {
-					clusterFlag(fs, e, &name)
-					e.String(&lockID, "lock-id", "", "", "the id of the lock to release, as `bot state show` or the busy-lock error names it")
-				},
-				run: func(ctx context.Context, a *app, fs *flag.FlagSet) error { return a.stateUnlock(ctx, name, lockID) },
-			},
+func stateLsCommand() *command {
+	return &command{
+		name:     "ls",
+		summary:  "list the clusters' public headers without decrypting anything",
+		env:      []string{"POC_STATE_URL"},
+		setFlags: func(fs *flag.FlagSet, e *envFlags) {},
+		run:      func(ctx context.Context, a *app, fs *flag.FlagSet) error { return a.stateList(ctx) },
+	}
+}
+
+func stateShowCommand() *command {
+	var name string
+	return &command{
+		name:    "show",
+		summary: "decrypt and print one cluster's state, secret values redacted",
+		env:     envStore,
+		setFlags: func(fs *flag.FlagSet, e *envFlags) {
+			clusterFlag(fs, e, &name)
 		},
-	})
+		run: func(ctx context.Context, a *app, fs *flag.FlagSet) error { return a.stateShow(ctx, name) },
+	}
+}
+
+func stateUnlockCommand() *command {
+	var name, lockID string
+	return &command{
+		name:    "unlock",
+		summary: "force-release a cluster's lock held by a dead run (like tofu force-unlock)",
+		env:     []string{"POC_STATE_URL"},
+		setFlags: func(fs *flag.FlagSet, e *envFlags) {
+			clusterFlag(fs, e, &name)
+			e.String(&lockID, "lock-id", "", "", "the id of the lock to release, as `bot state show` or the busy-lock error names it")
+		},
+		run: func(ctx context.Context, a *app, fs *flag.FlagSet) error { return a.stateUnlock(ctx, name, lockID) },
+	}
 }
 
 // stateList prints the clusters' public headers (`bot state ls`).

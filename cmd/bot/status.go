@@ -17,12 +17,12 @@ import (
 	"github.com/pocbot/pocbot/internal/wiring"
 )
 
-func init() {
+func statusCommand() *command {
 	var (
 		name   string
 		health bool
 	)
-	register(&command{
+	return &command{
 		name: "status",
 		summary: "show a cluster: phase, resources with ids and addresses, age, expiry, keep label, lock holder, " +
 			"cost accrued, and the health of its Talos and Kubernetes APIs (exit 1 when a check fails)",
@@ -65,7 +65,7 @@ func init() {
 			}
 			return nil
 		},
-	})
+	}
 }
 
 func (a *app) printStatus(ctx context.Context, st *clusterops.Status, now time.Time) {

@@ -11,12 +11,12 @@ import (
 	"github.com/pocbot/pocbot/internal/statestore"
 )
 
-func init() {
+func uninstallCommand() *command {
 	var (
 		gf                         githubFlags
 		dryRun, withIAM, withBucks bool
 	)
-	register(&command{
+	return &command{
 		name: "uninstall",
 		summary: "remove what init made: the repository's secrets and its environment (kept when it holds anything else), with --iam the Scaleway identities, with --buckets the emptied buckets; " +
 			"refuses while a cluster's state exists (/poc down them first); --dry-run prints the plan; a rerun finishes an interrupted one",
@@ -76,5 +76,5 @@ func init() {
 			}
 			return nil
 		},
-	})
+	}
 }

@@ -135,7 +135,7 @@ func (b *budgetFlags) bounds() (*repoconfig.RepoConfig, error) {
 	return &cfg, nil
 }
 
-func init() {
+func upCommand() *command {
 	var (
 		name   string
 		ttl    time.Duration
@@ -144,7 +144,7 @@ func init() {
 		lk     lockFlags
 		budget budgetFlags
 	)
-	register(&command{
+	return &command{
 		name:    "up",
 		summary: "create or converge a cluster on Scaleway (as /poc up does)",
 		env:     envWorld,
@@ -184,7 +184,7 @@ func init() {
 			a.printUp(res)
 			return nil
 		},
-	})
+	}
 }
 
 // intent is an operator's intent on a cluster: the seed's defaults with the image bucket. Run by

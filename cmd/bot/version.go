@@ -10,8 +10,8 @@ import (
 	"github.com/pocbot/pocbot/internal/version"
 )
 
-func init() {
-	register(&command{
+func versionCommand() *command {
+	return &command{
 		name:    "version",
 		summary: "print the bot's version, the Go version it was built with, and the Talos and Kubernetes versions it pins",
 		run: func(_ context.Context, a *app, _ *flag.FlagSet) error {
@@ -29,5 +29,5 @@ func init() {
 			a.printf("cilium      %s (%s)\n", talos.DefaultCiliumVersion, talos.CiliumAgentImage)
 			return nil
 		},
-	})
+	}
 }

@@ -171,6 +171,9 @@ type run struct {
 	backend *Backend
 	cluster string
 	header  *statestore.Header // the cluster's public header when it exists (read by collision)
+	// perm is the sender's permission on the repository as GitHub answered it for this event
+	// ("" until asked): what the sender may do, and whether a kubeconfig may be issued to them.
+	perm string
 	// note is a paragraph the status comment of this run's up adds (the next scheduled pause).
 	note string
 	// notice ends every reply once the backend is open: the reaper's schedule stopped.

@@ -44,6 +44,7 @@ func (r *run) comment(ctx context.Context) error {
 		return r.fail(ctx, fmt.Errorf("ask GitHub for %s's permission: %w", r.ev.Sender, err))
 	}
 	doneParse()
+	r.perm = perm
 	if !commands.Allowed(perm, commands.Required(cmd.Verb)) {
 		return r.refuse(ctx, "permission "+perm, commands.RefusalReply(r.ev.Sender, cmd.Verb, perm))
 	}
@@ -61,7 +62,8 @@ func (r *run) comment(ctx context.Context) error {
 		}
 	}
 	if r.wakeInWindow(cmd.Verb) {
-		// A command on a cluster the schedule paused, inside its window: somebody works late.
+		// A command that uses a cluster the schedule paused, inside its window, from a user who
+		// may resume it: somebody works late.
 		return r.resume(ctx)
 	}
 	switch cmd.Verb {

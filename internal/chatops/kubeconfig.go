@@ -57,6 +57,11 @@ func encrypt(data []byte, to []age.Recipient) ([]byte, error) {
 func (r *run) issueKubeconfig(ctx context.Context) (commands.KubeconfigAccess, error) {
 	login := r.ev.Sender
 	acc := commands.KubeconfigAccess{Login: login, OperatorCmd: "bot kubeconfig --cluster " + r.cluster}
+	// The verbs' policy already holds this; a kubeconfig is cluster-admin, so the one place that
+	// issues it checks again rather than trust every path that reaches it.
+	if !commands.Allowed(r.perm, commands.PermWrite) {
+		return acc, fmt.Errorf("no kubeconfig for %s: it needs write permission on the repository, and GitHub answered %q", login, r.perm)
+	}
 	// The event named an account by id and login; an `up` lasts minutes, long enough for a
 	// rename and a re-registration of the login by someone else. The keys are fetched by login
 	// (the only form GitHub serves them in), so the binding id ↔ login is checked before the

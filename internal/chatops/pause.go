@@ -93,14 +93,12 @@ func (r *run) resume(ctx context.Context) error {
 	return r.up(ctx, commands.UpOptions{})
 }
 
-// wakeInWindow tells whether verb, on this cluster, is a command that resumes it first: any but
-// down, pause, resume and help, on a cluster paused inside its repository's pause window.
+// wakeInWindow tells whether verb, from this run's sender, on this cluster, resumes it first: a
+// cluster paused inside its repository's pause window, and a verb and permission that
+// commands.Wakes lets wake it (never a read verb, never a user who may not resume).
 func (r *run) wakeInWindow(verb commands.Verb) bool {
-	switch verb {
-	case commands.VerbDown, commands.VerbPause, commands.VerbResume, commands.VerbHelp:
-		return false
-	}
-	return r.header != nil && lifecycle.Phase(r.header.Phase) == lifecycle.PhasePaused && r.cfg.PauseSchedule != nil && r.cfg.PauseSchedule.Paused(r.h.now())
+	return commands.Wakes(verb, r.perm) && r.header != nil && lifecycle.Phase(r.header.Phase) == lifecycle.PhasePaused &&
+		r.cfg.PauseSchedule != nil && r.cfg.PauseSchedule.Paused(r.h.now())
 }
 
 // keptByPause lists what a pause keeps, for the status comment.

@@ -110,12 +110,14 @@ func TestPauseAndResumeVerbs(t *testing.T) {
 	scanSecrets(t, h)
 }
 
-// With a pause_schedule, `/poc cost` shows what it saves a week; a command other than down on a
-// cluster paused inside a pause window resumes it, keeps it awake until the window ends, and the
-// status comment says when the next scheduled pause is.
+// With a pause_schedule, `/poc cost` shows what it saves a week. Inside a pause window, a read
+// verb (status, cost, help) leaves a paused cluster paused and hands out no kubeconfig, whoever
+// asks (issue 36: a read user's `/poc status` woke it and got the admin kubeconfig); a verb
+// that uses the cluster, from a user who may resume it, resumes it, keeps it awake until the
+// window ends, and the status comment says when the next scheduled pause is.
 func TestCommandInsidePauseWindowResumes(t *testing.T) {
 	const repo = "acme/night"
-	h, ctx := scene{repo: repo, users: []string{"alice:admin"}, issues: []int{3}, timeout: 4 * time.Minute}.open(t)
+	h, ctx := scene{repo: repo, users: []string{"alice:admin", "rita:read", "tim:triage"}, issues: []int{3}, timeout: 4 * time.Minute}.open(t)
 	gh := h.w.GitHub
 	name := commands.ClusterName("acme", "night", 3)
 	now := time.Now().UTC()
@@ -146,8 +148,34 @@ func TestCommandInsidePauseWindowResumes(t *testing.T) {
 	if out, err := h.handle(ctx, h.comment(repo, 3, false, "alice", "/poc pause")); err != nil || !out.OK {
 		t.Fatalf("pause: %+v %v", out, err)
 	}
-	if out, err := h.handle(ctx, h.comment(repo, 3, false, "alice", "/poc status")); err != nil || !out.OK {
-		t.Fatalf("status inside the window: %+v %v", out, err)
+	links := func() map[string]bool {
+		m := map[string]bool{}
+		for _, c := range h.w.GitHub.Comments(repo, 3) {
+			for _, l := range curlRE.FindAllString(c.Body, -1) {
+				m[l] = true
+			}
+		}
+		return m
+	}
+	before := links()
+	for _, c := range []struct{ who, cmd string }{
+		{"rita", "/poc status"}, {"rita", "/poc cost"}, {"rita", "/poc help"}, {"rita", "/poc kubeconfig"},
+		{"rita", "/poc up"}, {"tim", "/poc status"}, {"tim", "/poc extend 1h"}, {"alice", "/poc status"}, {"alice", "/poc cost"},
+	} {
+		if _, err := h.handle(ctx, h.comment(repo, 3, false, c.who, c.cmd)); err != nil {
+			t.Fatalf("%s's %s inside the window: %v", c.who, c.cmd, err)
+		}
+		if doc, err := h.backend.Ops.Store.Get(ctx, name); err != nil || doc.Header.Phase != string(lifecycle.PhasePaused) {
+			t.Fatalf("%s's %s inside the window woke the cluster: %+v %v", c.who, c.cmd, doc, err)
+		}
+	}
+	for l := range links() {
+		if !before[l] {
+			t.Fatalf("a read verb or a refused user got a kubeconfig link: %s", l)
+		}
+	}
+	if out, err := h.handle(ctx, h.comment(repo, 3, false, "alice", "/poc kubeconfig")); err != nil || !out.OK {
+		t.Fatalf("kubeconfig inside the window: %+v %v", out, err)
 	}
 	doc, err := h.backend.Ops.Store.Get(ctx, name)
 	if err != nil || doc.Header.Phase != string(lifecycle.PhaseReady) {

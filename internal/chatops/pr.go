@@ -57,6 +57,7 @@ func (r *run) pullRequest(ctx context.Context) error {
 	if err != nil {
 		return r.fail(ctx, fmt.Errorf("ask GitHub for %s's permission: %w", ev.Sender, err))
 	}
+	r.perm = perm
 	if !commands.Allowed(perm, commands.Required(commands.VerbUp)) {
 		return r.refuse(ctx, "permission "+perm, commands.RefusalReply(ev.Sender, commands.VerbUp, perm))
 	}

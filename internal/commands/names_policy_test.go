@@ -142,3 +142,36 @@ func TestPolicy(t *testing.T) {
 		t.Errorf("refusal echoes raw HTML:\n%s", r)
 	}
 }
+
+// TestWakeAndKubeconfigPolicy: on a cluster paused inside its pause window, only a verb that uses
+// the cluster, from a user who may resume it, wakes it (issue 36: a read user's `/poc status`
+// resumed the cluster as that user and got the admin kubeconfig); a verb that hands out the
+// kubeconfig needs write. Every verb at every permission level.
+func TestWakeAndKubeconfigPolicy(t *testing.T) {
+	perms := []string{"", "none", "read", "pull", "triage", "write", "push", "maintain", "admin", "superuser"}
+	uses := map[Verb]bool{VerbUp: true, VerbExtend: true, VerbKubeconfig: true}
+	for _, v := range append(append([]Verb{}, Verbs...), Verb("nuke")) {
+		for _, p := range perms {
+			want := uses[v] && Allowed(p, PermWrite)
+			if got := Wakes(v, p); got != want {
+				t.Errorf("Wakes(%q, %q) = %v, want %v", v, p, got, want)
+			}
+			if Wakes(v, p) && !Allowed(p, Required(VerbResume)) {
+				t.Errorf("Wakes(%q, %q): a user who may not resume wakes the cluster", v, p)
+			}
+		}
+		if IssuesKubeconfig(v) && Required(v) != PermWrite {
+			t.Errorf("%q hands out the kubeconfig but needs only %q", v, Required(v))
+		}
+	}
+	for _, v := range []Verb{VerbStatus, VerbCost, VerbHelp, VerbDown, VerbPause} {
+		if IssuesKubeconfig(v) {
+			t.Errorf("%q must never hand out a kubeconfig", v)
+		}
+	}
+	for _, v := range []Verb{VerbUp, VerbResume, VerbKubeconfig} {
+		if !IssuesKubeconfig(v) {
+			t.Errorf("%q hands out the kubeconfig: the policy must say so", v)
+		}
+	}
+}

@@ -50,6 +50,30 @@ func Required(v Verb) Permission {
 	return PermAdmin
 }
 
+// Wakes is the rule of a command on a cluster paused inside its repository's pause window
+// (pause_schedule): waking it is a resume, which starts machines and hands the commenter the
+// kubeconfig, so only a verb that uses the cluster (up, extend, kubeconfig), from a user who may
+// `/poc resume`, wakes it. A verb that only reports (status, cost, help) never wakes anything,
+// whoever asks: it reports the paused cluster. down, pause and resume act as themselves.
+func Wakes(v Verb, have string) bool {
+	switch v {
+	case VerbUp, VerbExtend, VerbKubeconfig:
+		return Allowed(have, Required(v)) && Allowed(have, Required(VerbResume))
+	}
+	return false
+}
+
+// IssuesKubeconfig says whether a verb's reply hands its requester the cluster's admin
+// kubeconfig (a link to it, encrypted to their SSH keys): up and resume when the cluster is
+// ready, kubeconfig always. Each needs write (TestWakeAndKubeconfigPolicy).
+func IssuesKubeconfig(v Verb) bool {
+	switch v {
+	case VerbUp, VerbResume, VerbKubeconfig:
+		return true
+	}
+	return false
+}
+
 // Allowed reports whether a user holding `have` (as returned by GitHub; the legacy names pull
 // and push are understood; anything unknown counts as none) may do what needs `need`.
 func Allowed(have string, need Permission) bool {
