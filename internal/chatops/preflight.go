@@ -11,6 +11,7 @@ import (
 	"github.com/pocbot/pocbot/internal/eta"
 	"github.com/pocbot/pocbot/internal/preflight"
 	"github.com/pocbot/pocbot/internal/provision"
+	"github.com/pocbot/pocbot/internal/provision/scaleway"
 )
 
 // preflightView shows a pre-flight: every quota weighed, every candidate offer with its stock,
@@ -92,12 +93,18 @@ func (r *run) estimate(ctx context.Context, spec provision.Spec, exists bool, pf
 }
 
 // recordDuration adds a finished up's duration to the project's history (what the next ETA of
-// its path reads); a failure to write it is only logged.
-func (r *run) recordDuration(ctx context.Context, est *eta.Estimate, took time.Duration) {
+// its path reads) and, when it ordered its worker, how long the order of offer took to be
+// delivered (the worker step: the profile's delivery is learned per offer); a failure to write it
+// is only logged.
+func (r *run) recordDuration(ctx context.Context, est *eta.Estimate, took time.Duration, offer string, sp *steps) {
 	if est == nil || r.backend.ETA == nil {
 		return
 	}
-	if err := r.backend.ETA.Record(ctx, est.Path, took); err != nil {
+	var delivery time.Duration
+	if !est.Path.Parked {
+		delivery = sp.done(scaleway.NodeWorker)
+	}
+	if err := r.backend.ETA.Record(ctx, est.Path, took, offer, delivery); err != nil {
 		r.h.log().Warn("could not record the up's duration", "err", err)
 	}
 }

@@ -57,6 +57,16 @@ func (s *steps) Event(e provision.Event) {
 	}
 }
 
+// done is how long step took when it is done (0 otherwise).
+func (s *steps) done(step string) time.Duration {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if i, ok := s.index[step]; ok && s.rows[i].State == commands.StepDone {
+		return s.rows[i].Duration
+	}
+	return 0
+}
+
 // snapshot returns the rows with running steps' elapsed time filled in.
 func (s *steps) snapshot() []commands.Step {
 	s.mu.Lock()

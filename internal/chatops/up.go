@@ -102,7 +102,7 @@ func (r *run) up(ctx context.Context, o commands.UpOptions) error {
 	doneUp()
 	tr.view.StateSerial = res.Header.Serial
 	if upErr == nil {
-		r.recordDuration(ctx, est, tr.view.Now.Sub(tr.view.Started))
+		r.recordDuration(ctx, est, tr.view.Now.Sub(tr.view.Started), res.Spec.BaremetalOffer, sp)
 	}
 
 	doneReply := r.group("reply")
