@@ -68,6 +68,9 @@ type Intent struct {
 	// ParkFor > 0 makes a Down park the Elastic Metal worker in the bucket's pool for that long
 	// instead of deleting it (park_for, --park-for); the Ops' graph must have a pool.
 	ParkFor time.Duration
+	// ParkWhileScarce > 0 makes a Pause park the worker for that long, park_for or not, while its
+	// offer is not in stock (the schedule's pause: its resume would order the offer again).
+	ParkWhileScarce time.Duration
 	// MaxPaused > 0 makes a Pause set the paused cluster's expiry to that long from the pause
 	// (max_paused), keeping the running lifetime it had left for its resume.
 	MaxPaused time.Duration

@@ -67,7 +67,7 @@ func (o *Ops) Pause(ctx context.Context, in Intent) (*Outcome, error) {
 		return o.lockRefusal(out, in, err, o.lockWait())
 	}
 	defer o.release(ctx, h)
-	ctx = cluster.WithParkFor(h.Context(), in.ParkFor)
+	ctx = cluster.WithParkWhileScarce(cluster.WithParkFor(h.Context(), in.ParkFor), in.ParkWhileScarce)
 	doc, err := o.Store.Get(ctx, in.Cluster)
 	if errors.Is(err, statestore.ErrNotFound) {
 		return refused(out, &Refusal{Kind: lifecycle.RefuseNoCluster, Cluster: in.Cluster, Err: fmt.Errorf("pause %q: %w", in.Cluster, ErrNoCluster)})

@@ -40,6 +40,33 @@ func parkFor(ctx context.Context) time.Duration {
 	return d
 }
 
+type parkWhileScarceKey struct{}
+
+// WithParkWhileScarce asks the downs run under ctx to park the worker for d, even without
+// park_for, when its offer is not in stock (low or empty): a scheduled pause, whose resume would
+// otherwise order the offer again every morning (register row em-stock).
+func WithParkWhileScarce(ctx context.Context, d time.Duration) context.Context {
+	return context.WithValue(ctx, parkWhileScarceKey{}, d)
+}
+
+// parkPlan decides how long a down parks the worker (0: it deletes it), and why: park_for when
+// it is set, else, for a down asked to (parkWhileScarce), as long as that while the offer's stock
+// is anything but available; a stock that cannot be read counts as not available (the worker is
+// kept rather than given back on a guess).
+func parkPlan(parkFor, parkWhileScarce time.Duration, offer, stock string) (time.Duration, string) {
+	switch {
+	case parkFor > 0:
+		return parkFor, "park_for"
+	case parkWhileScarce <= 0:
+		return 0, ""
+	case stock == "available":
+		return 0, ""
+	case stock == "":
+		return parkWhileScarce, "the stock of " + offer + " could not be read"
+	}
+	return parkWhileScarce, offer + " is " + stock + " on stock"
+}
+
 // proveTimeout bounds the check that a claimed worker is what its pool entry says.
 const proveTimeout = 2 * time.Minute
 
@@ -161,13 +188,23 @@ func (b *builder) applyOverPark(ctx context.Context, r *provision.Run, addr stri
 // the park, or anything it cannot prove, falls back to the delete.
 func (b *builder) parkOrDelete(destroy func(ctx context.Context, r *provision.Run) error) func(ctx context.Context, r *provision.Run) error {
 	return func(ctx context.Context, r *provision.Run) error {
-		if b.cfg.Pool == nil || parkFor(ctx) <= 0 {
+		w, ok := r.Resource(scaleway.NodeWorker)
+		if b.cfg.Pool == nil || !ok {
 			return destroy(ctx, r)
 		}
-		if _, ok := r.Resource(scaleway.NodeWorker); !ok {
+		stock := ""
+		scarce, _ := ctx.Value(parkWhileScarceKey{}).(time.Duration)
+		if parkFor(ctx) <= 0 && scarce > 0 {
+			stock, _ = b.cfg.Driver.OfferStock(ctx, w.Zone, r.Spec().BaremetalOffer)
+		}
+		d, why := parkPlan(parkFor(ctx), scarce, r.Spec().BaremetalOffer, stock)
+		if d <= 0 {
 			return destroy(ctx, r)
 		}
-		if err := b.park(ctx, r); err != nil {
+		if why != "park_for" {
+			r.Note(scaleway.NodeWorker, "kept parked: "+why)
+		}
+		if err := b.park(WithParkFor(ctx, d), r); err != nil {
 			b.cfg.Log.Warn("worker not parked; deleting it", "cluster", r.ClusterID(), "err", err)
 			r.Note(scaleway.NodeWorker, "not parked, deleted: "+err.Error())
 			return destroy(ctx, r)
