@@ -79,6 +79,10 @@ const (
 	DefaultPRLabel               = "poc"
 	DefaultKeepLabel             = "poc/keep"
 	DefaultImageFactoryURL       = "https://factory.talos.dev"
+	// DefaultRegistryProbeURLs are where the nodes pull from at bootstrap: the installer (the
+	// Image Factory's registry), the Talos images (ghcr.io), the Kubernetes ones
+	// (registry.k8s.io), Cilium's (quay.io).
+	DefaultRegistryProbeURLs = "https://factory.talos.dev,https://ghcr.io,https://registry.k8s.io,https://quay.io"
 	// DefaultRunnerEchoURL answers a GET with the caller's address (runner detection).
 	DefaultRunnerEchoURL = "https://checkip.amazonaws.com"
 
@@ -313,6 +317,8 @@ var Table = []Setting{
 	{Name: "image-factory-url", Env: "POC_IMAGE_FACTORY_URL", Kind: String, Default: DefaultImageFactoryURL, Help: "Talos Image Factory base URL"},
 	{Name: "rescue-ssh-port", Env: "POC_RESCUE_SSH_PORT", Kind: Int, Default: "22", Help: "SSH port of the worker's rescue system"},
 	{Name: "poll-interval", Env: "POC_POLL_INTERVAL", Kind: Duration, Help: "interval between polls of a resource's state (default: the engine's)"},
+	{Name: "registry-probe-urls", Env: "POC_REGISTRY_PROBE_URLS", Kind: List, Default: DefaultRegistryProbeURLs,
+		Help: "the registries `bot doctor --live` reaches, comma-separated: those the nodes pull from at bootstrap (Talos, Kubernetes, Cilium images)"},
 	{Name: "runner-cidr", Env: "POC_RUNNER_CIDR", Kind: String, Help: "the runner's address as a CIDR, let through to the APIs during the run (default: detected from runner-echo-url)"},
 	{Name: "runner-echo-url", Env: "POC_RUNNER_ECHO_URL", Kind: String, Default: DefaultRunnerEchoURL, Help: "HTTPS endpoint that answers with the caller's address, to detect the runner's when runner-cidr is unset"},
 	{Name: "sticky-interval", Env: "POC_STICKY_INTERVAL", Kind: Duration, Help: "least time between two edits of the live status comment"},

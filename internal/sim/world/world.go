@@ -244,7 +244,8 @@ func Start(ctx context.Context, opts Options) (w *World, err error) {
 	if err := w.startBuckets(ctx); err != nil {
 		return nil, err
 	}
-	w.Factory, err = imagefactory.Start(ctx, "127.0.0.1:0", imagefactory.Options{QCOW2Size: opts.QCOW2Size, RawSize: opts.RawSize})
+	w.Factory, err = imagefactory.Start(ctx, "127.0.0.1:0", imagefactory.Options{QCOW2Size: opts.QCOW2Size, RawSize: opts.RawSize,
+		OtherIDs: opts.Readings.Is(assume.SchematicID, "different")})
 	if err != nil {
 		return nil, fmt.Errorf("world: image factory: %w", err)
 	}
@@ -275,7 +276,9 @@ func Start(ctx context.Context, opts Options) (w *World, err error) {
 		Faults:     opts.Faults,
 		Objects:    bucketObjects{w: w},
 		// The runner's echo endpoint (POC_RUNNER_ECHO_URL) rides on the emulator's listener.
-		Extra:    map[string]http.Handler{"/product-catalog/": catalog.Handler(), RunnerEchoPath: runnerip.Handler()},
+		Extra: map[string]http.Handler{"/product-catalog/": catalog.Handler(), RunnerEchoPath: runnerip.Handler(),
+			// The registries the nodes pull from (POC_REGISTRY_PROBE_URLS points there).
+			"/v2/": registryHandler(opts.Readings.Is(assume.NodeEgress, "blocked"))},
 		IPBase:   ipBase,
 		Logger:   opts.Log,
 		Readings: opts.Readings,
@@ -311,7 +314,11 @@ func Start(ctx context.Context, opts Options) (w *World, err error) {
 
 	// GitHub's secondary limit on content creation, its windows scaled like every latency here
 	// (the bot's sticky interval is scaled down in tests and demos the same way).
-	w.GitHub, err = ghsim.New(ghsim.Options{Logger: opts.Log, ContentLimit: ghsim.ContentLimit{Scale: opts.TimeFactor}})
+	tokens := ghsim.TokenStateless
+	if opts.Readings.Is(assume.TokenFormat, "classic") {
+		tokens = ghsim.TokenClassic
+	}
+	w.GitHub, err = ghsim.New(ghsim.Options{Logger: opts.Log, ContentLimit: ghsim.ContentLimit{Scale: opts.TimeFactor}, TokenFormat: tokens})
 	if err != nil {
 		return nil, fmt.Errorf("world: github stand-in: %w", err)
 	}
@@ -443,6 +450,7 @@ func (w *World) Endpoints() [][2]string {
 		{"POC_RESCUE_SSH_PORT", strconv.Itoa(w.opts.RescuePort)},
 		{"POC_RUNNER_CIDR", RunnerCIDR},
 		{"POC_RUNNER_ECHO_URL", w.ScalewayURL + RunnerEchoPath},
+		{"POC_REGISTRY_PROBE_URLS", w.ScalewayURL},
 		{"GITHUB_API_URL", w.GitHubURL},
 	}
 }
@@ -723,4 +731,25 @@ func Profile(scw scwsim.Latency, h Hosts) cluster.Waits {
 		ResetReboot:  h.Talos.ResetWipe + h.Talos.ResetReboot, // the reset's sequence, then its reboot
 		EtcdSnapshot: h.Talos.EtcdSnapshot, EtcdRestore: h.Talos.EtcdRestore,
 	}
+}
+
+// registryHandler answers a registry's API version check (GET /v2/) as a registry that wants a
+// token does: 401 with a Bearer challenge (OCI distribution spec, "Determining support"). Under
+// register row node-egress=blocked the connection is dropped instead, as a firewall's reset.
+func registryHandler(blocked bool) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		if blocked {
+			if hj, ok := w.(http.Hijacker); ok {
+				if c, _, err := hj.Hijack(); err == nil {
+					_ = c.Close()
+					return
+				}
+			}
+			http.Error(w, "blocked", http.StatusBadGateway)
+			return
+		}
+		w.Header().Set("Docker-Distribution-API-Version", "registry/2.0")
+		w.Header().Set("WWW-Authenticate", `Bearer realm="https://registry.invalid/token",service="registry"`)
+		http.Error(w, `{"errors":[{"code":"UNAUTHORIZED","message":"authentication required"}]}`, http.StatusUnauthorized)
+	})
 }
