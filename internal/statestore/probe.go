@@ -210,4 +210,3 @@ func (s *Store) SweepProbes(ctx context.Context) ([]string, error) {
 	}
 	return removed, nil
 }
-
