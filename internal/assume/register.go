@@ -79,7 +79,7 @@ var Register = []Row{
 				Handled: true, How: "with no comment in the answer, a record is the cluster's when its name, type and data are those the bot wrote (the cluster's names, A, the cluster's reserved IPs); a down removes those and leaves every other record"},
 		},
 		Default: "dropped",
-		Probe:   "with a DNS zone (--dns-zone, else the first of dns_zones): add a TXT record _pocbot-probe-ID carrying the probe's comment, read the answer and the listing, delete it",
+		Probe:   "with a DNS zone (--dns-zone): add a TXT record _pocbot-probe-ID carrying the probe's comment, read the answer and the listing, delete it",
 		Leaves:  "nothing; a killed probe's _pocbot-probe-* record is deleted by the next doctor --live",
 		Sources: []string{
 			sdk + "api/domain/v2beta1 Record.Comment (*string)",
@@ -163,7 +163,7 @@ var Register = []Row{
 				Handled: false, How: "use a bucket that honours conditional writes for POC_STATE_URL (Scaleway Object Storage documents them)"},
 		},
 		Default: "412",
-		Probe:   "create a probe object twice with If-None-Match: *, replace it with a stale If-Match, delete it (statestore CheckBackend)",
+		Probe:   "write a probe object (doctor/), create it again with If-None-Match: *, read the status, delete every version of it",
 		Leaves:  "nothing; the probe's versions are deleted with it",
 		Sources: []string{
 			docsContent + "pages/object-storage/api-cli/using-conditional-writes.mdx (the write \"fails\"; no status code)",
@@ -178,7 +178,7 @@ var Register = []Row{
 			{Value: "honoured", Means: "412 when the condition fails (AWS S3)", Handled: true, How: "the bot sends no conditional delete"},
 		},
 		Default: "ignored",
-		Probe:   "write a probe object, DeleteObject it with a failing If-Match, see what happened, delete it",
+		Probe:   "write a probe object (doctor/), DeleteObject it with a failing If-Match, see what happened, delete every version of it",
 		Leaves:  "nothing; the probe's versions are deleted with it",
 		Sources: []string{
 			docsContent + "pages/object-storage/api-cli/object-operations.mdx (DeleteObject lists no conditional header)",
@@ -197,7 +197,7 @@ var Register = []Row{
 				Handled: true, How: "`bot init` writes the rule without it and says so; the bot deletes every version of what it removes"},
 		},
 		Default: "expired",
-		Probe:   "read the state bucket's lifecycle rules and list its delete markers: one older than the bound (and a day) means they are kept",
+		Probe:   "read the state bucket's versioning and lifecycle rules and list its delete markers: one older than the bound (and a day) means they are kept; none settles nothing within a run",
 		Leaves:  "nothing (reads)",
 		Sources: []string{
 			docsContent + "pages/object-storage/api-cli/lifecycle-rules-api.mdx (lists Expiration, NoncurrentVersionExpiration, Transition, AbortIncompleteMultipartUpload; not ExpiredObjectDeleteMarker)",
@@ -215,7 +215,7 @@ var Register = []Row{
 				Handled: false, How: "give the presigning key ObjectStorageObjectsRead on the project and allow public/ in the bucket policy (docs/install.md)"},
 		},
 		Default: "narrowed",
-		Probe:   "write public/doctor-probe-ID and doctor/probe-ID, fetch a link to each signed by the presigning key, delete both",
+		Probe:   "write public/doctor/presign-ID and doctor/presign-ID, fetch a link to each signed by the presigning key, delete both",
 		Leaves:  "nothing; a killed probe's objects are deleted by the next doctor --live",
 		Sources: []string{
 			docsContent + "pages/object-storage/api-cli/combining-iam-and-object-storage.mdx (IAM first, then optionally the bucket policy)",
@@ -246,7 +246,7 @@ var Register = []Row{
 				Handled: false, How: "let the nodes and the runner reach it (a firewall, a proxy); the nodes would never become ready"},
 		},
 		Default: "open",
-		Probe:   "from the runner, GET /v2/ of every registry and the factory's URL (the nodes' own path shows in an up's readiness checks)",
+		Probe:   "from the runner, GET /v2/ of every registry (POC_REGISTRY_PROBE_URLS: the factory's, ghcr.io, registry.k8s.io, quay.io; the nodes' own path shows in an up's readiness checks)",
 		Leaves:  "nothing (reads)",
 		Sources: []string{
 			"internal/provision/talos cilium.go (quay.io images pinned by digest); Talos machinery v1.14.1 defaults (ghcr.io/siderolabs, registry.k8s.io)",
@@ -261,8 +261,8 @@ var Register = []Row{
 			{Value: "classic", Means: "ghs_ and 36 alphanumerics", Handled: true, How: "redacted"},
 		},
 		Default: "stateless",
-		Probe:   "with the App's key: mint an installation token for the repository, read its form, revoke it",
-		Leaves:  "nothing (the token is revoked)",
+		Probe:   "with the App's key and --repo: mint an installation token for the repository and read its form",
+		Leaves:  "an unused installation token, kept nowhere, which expires within the hour",
 		Sources: []string{
 			"github/rest-api-description apps/create-installation-access-token (the stateless ghs_APPID_JWT format)",
 			"GitHub changelog 2026-10-02, stateless installation tokens rolled out",

@@ -47,7 +47,7 @@
 //	  repository_selection, repositories                         create them")
 //	metadata:read on every token                               source silent in OpenAPI; docs "Choosing permissions for a
 //	                                                             GitHub App" (metadata is mandatory), not re-checked
-//	Tokens are stateless by default: ghs_<app id>_<JWT>,       OpenAPI apps/create-installation-access-token (note on the
+//	Tokens are stateless by default: ghs_<app id>_<JWT>,       register: token-format; OpenAPI apps/create-installation-access-token (note on the
 //	  ~480 characters, a JWT signed with a key only the          "stateless format (ghs_APPID_JWT)", tokens no longer 40
 //	  stand-in knows; TokenClassic: ghs_ + 36 alphanumerics      characters); GitHub changelog 2026-10-02 "Stateless GitHub
 //	                                                             App installation tokens rolled out" (the default, ~520

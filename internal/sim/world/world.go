@@ -46,6 +46,14 @@
 //
 // Rules scoped to the organization (organization_id) grant nothing on Object Storage here: its
 // permission sets are scoped by project (permission-sets.mdx, "Scoped by Project").
+//
+// # The assumptions register
+//
+// Options.Readings choose, row by row of internal/assume, how every stand-in answers where no
+// source settles it: the Scaleway emulator's rows, the S3 dialect's (objstore.Options.WithReadings),
+// the factory's (schematic-id), GitHub's (token-format), the bot key's organization-scoped rule
+// (quota-read) and a registry on the emulator's listener (node-egress: GET /v2/ answers 401 with a
+// Bearer challenge, as a registry wanting a token; blocked: the connection fails).
 package world
 
 import (
