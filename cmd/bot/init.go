@@ -49,7 +49,7 @@ func initCommand() *command {
 			e.String(&o.appName, "app-name", "", "pocbot", "without POC_APP_ID: the name of the GitHub App to register (unique on all of GitHub, at most 34 characters)")
 			e.String(&o.appOwner, "app-owner", "", "", "without POC_APP_ID: the organization that will own the App (you must be its owner or an App manager); empty: your account")
 			e.String(&o.appKeyFile, "app-key-file", "", "pocbot-app.private-key.pem", "without POC_APP_ID: where the new App's private key is written (mode 0600, never overwritten)")
-			e.Bool(&o.makeIAM, "iam", "", false, "make the bot's Scaleway IAM application, policy and API key (and the read-only presigning ones) with this shell's SCW_* credentials, an administrator's (IAMManager), instead of writing SCW_ACCESS_KEY/SCW_SECRET_KEY as the bot's key")
+			e.Bool(&o.makeIAM, "iam", "", false, "make the bot's Scaleway IAM application for the project (pocbot-PROJECT), its policy and this repository's API key (and the read-only presigning ones) with this shell's SCW_* credentials, an administrator's (IAMManager), instead of writing SCW_ACCESS_KEY/SCW_SECRET_KEY as the bot's key")
 		},
 		env: append([]string{"POC_APP_ID", "POC_APP_PRIVATE_KEY", "POC_APP_PRIVATE_KEY_FILE"}, initValueEnv...),
 		run: func(ctx context.Context, a *app, _ *flag.FlagSet) error { return a.initRepo(ctx, o) },
@@ -157,7 +157,7 @@ func defaultActionRef(ctx context.Context, apiURL, token string) (string, error)
 	if !regexp.MustCompile(`^v\d+\.\d+\.\d+$`).MatchString(v) {
 		return "", fmt.Errorf("init: this bot (%s) is not a release: give --action 'pocbot/pocbot@<commit SHA> # vX.Y.Z', the commit of a release tag (git ls-remote https://github.com/pocbot/pocbot 'refs/tags/vX.Y.Z*', the ^{} line for an annotated tag)", v)
 	}
-	return repoinit.ResolveAction(ctx, apiURL, token, "pocbot/pocbot", v, nil)
+	return repoinit.ResolveAction(ctx, apiURL, token, repoinit.ActionRepo, v, nil)
 }
 
 // initBuckets are the s3:// buckets of POC_STATE_URL and POC_IMAGE_BUCKET (a bare image bucket name

@@ -18,15 +18,15 @@ func uninstallCommand() *command {
 	)
 	return &command{
 		name: "uninstall",
-		summary: "remove what init made: the repository's secrets and its environment (kept when it holds anything else), with --iam the Scaleway identities, with --buckets the emptied buckets; " +
+		summary: "remove what init made (its record, the repository variable POCBOT_INIT, checked with the App's key, says what): the secrets it wrote and its environment (kept when it holds anything else), with --iam the Scaleway identities, with --buckets the emptied buckets; " +
 			"refuses while a cluster's state exists (/poc down them first); --dry-run prints the plan; a rerun finishes an interrupted one",
 		setFlags: func(fs *flag.FlagSet, e *envFlags) {
 			gf.define(e, "", "OWNER/REPO to remove pocbot from (required)")
 			e.Bool(&dryRun, "dry-run", "", false, "print the plan; change nothing")
-			e.Bool(&withIAM, "iam", "", false, "also delete the IAM applications pocbot and pocbot-presign, their policies and keys (shared by every repository of the project: for the last one), with this shell's SCW_* credentials (IAMManager)")
+			e.Bool(&withIAM, "iam", "", false, "also delete this repository's API keys on the project's IAM applications (pocbot-PROJECT, pocbot-presign-PROJECT), and an application with its policies once no other repository or project uses it, with this shell's SCW_* credentials (IAMManager)")
 			e.Bool(&withBucks, "buckets", "", false, "also empty (every version) and delete the state and image buckets (shared by every repository of the project: for the last one)")
 		},
-		env: append([]string{"POC_IMAGE_BUCKET", "SCW_DEFAULT_ORGANIZATION_ID"}, envStore...),
+		env: append([]string{"POC_APP_ID", "POC_APP_PRIVATE_KEY", "POC_APP_PRIVATE_KEY_FILE", "POC_IMAGE_BUCKET", "SCW_DEFAULT_ORGANIZATION_ID"}, envStore...),
 		run: func(ctx context.Context, a *app, _ *flag.FlagSet) error {
 			if err := gf.required("uninstall"); err != nil {
 				return err
@@ -53,6 +53,12 @@ func uninstallCommand() *command {
 					}
 					return names, err
 				}}
+			// The App's key checks init's record of what it wrote (no key: no secret is deleted).
+			if auth, err := a.appAuth(); err == nil {
+				cfg.AppKey = auth.PrivateKeyPEM
+			} else if !strings.Contains(err.Error(), "no GitHub credentials") {
+				return fmt.Errorf("uninstall: %w", err)
+			}
 			if withIAM {
 				if cfg.IAM, err = a.iamAdmin("uninstall"); err != nil {
 					return err

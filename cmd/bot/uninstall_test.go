@@ -82,7 +82,7 @@ func TestUninstall(t *testing.T) {
 	if exists, _ := w.GitHub.Environment(repo, "poc"); exists { // failed on the old code: no DELETE of it
 		t.Errorf("the environment poc that init made is left:\n%s", out)
 	}
-	for _, want := range []string{"- environment poc", "- IAM application pocbot (", "- IAM application pocbot-presign (", "- image bucket pocbot-images", "- state bucket pocbot-state"} {
+	for _, want := range []string{"- environment poc", "- IAM application pocbot-1", "- IAM application pocbot-presign-1", "- image bucket pocbot-images", "- state bucket pocbot-state"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("uninstall's output lacks %q:\n%s", want, out)
 		}

@@ -108,8 +108,10 @@ func keptByPause(spec provision.Spec, releasedIPs bool) []string {
 		kept = append(kept, fmt.Sprintf("%d reserved IPv4 (the endpoints, the certificates' names and the kubeconfig stay valid)", spec.CPCount))
 	}
 	kept = append(kept, "the security group and its rules", "the secrets bundle and CA (in the encrypted state)", "the shared Talos image")
-	if spec.DNSZone != "" {
-		kept = append(kept, "the DNS records in "+spec.DNSZone)
+	if spec.DNSZone != "" && !releasedIPs {
+		// The edge records named the worker's address, which the pause gave up: the resume
+		// writes them again. With --release-ips every record went with its address.
+		kept = append(kept, "the API's DNS records in "+spec.DNSZone+" (the edge's go with the worker, and come back with the resume)")
 	}
 	return kept
 }

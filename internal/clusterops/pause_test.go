@@ -253,6 +253,14 @@ func pauseReleasingIPs(t *testing.T, zone string) {
 	if got := e.inventoryOf("instance_security_group", name); len(got) != 1 {
 		t.Fatalf("security group after the pause: %v", got)
 	}
+	if zone != "" { // failed before the pause removed them: they named the IPs given back
+		names := e.spec.DNSNames(name)
+		for _, r := range e.w.Scaleway.DNSRecords(zone) {
+			if r.Name == names.API || r.Name == names.Edge {
+				t.Errorf("after the pause, %s.%s points at %s, an address the cluster gave back", r.Name, zone, r.Data)
+			}
+		}
+	}
 	resumed, err := e.ops.Up(ctx, clusterops.Intent{Cluster: name, Spec: e.spec, RequestedBy: "alice", Command: "resume"})
 	if err != nil {
 		t.Fatalf("resume: %v", err)

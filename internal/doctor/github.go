@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"regexp"
 	"sort"
 	"strings"
 
@@ -13,7 +12,6 @@ import (
 
 	"github.com/pocbot/pocbot/internal/github"
 	"github.com/pocbot/pocbot/internal/repoinit"
-	"github.com/pocbot/pocbot/internal/version"
 )
 
 // GitHub is what the GitHub checks need.
@@ -26,9 +24,6 @@ type GitHub struct {
 	AppKey    []byte
 	Transport http.RoundTripper
 }
-
-// usesRE is a pinned pocbot step: uses: OWNER/REPO@<40 hex> # vX.Y.Z
-var usesRE = regexp.MustCompile(`(?m)^\s*(?:-\s+)?uses:\s*([\w.-]+/[\w.-]+)@(\S+)\s*(#\s*(\S+))?`)
 
 // Checks are the GitHub items: the App's installation and permissions, the secrets, the workflow.
 func (g GitHub) Checks() []Check {
@@ -88,13 +83,15 @@ func (g GitHub) Checks() []Check {
 			if err != nil {
 				return one("GitHub access", Fail, fmt.Sprintf("read %s: %v", g.Repo, err), "use a token of a repository admin (GH_TOKEN, GITHUB_TOKEN or gh auth login)")
 			}
-			items := g.secrets(ctx, c, owner, name)
-			return append(items, g.workflow(ctx, c, owner, name, repo.GetDefaultBranch())...)
+			items, envOK := g.secrets(ctx, c, owner, name)
+			return append(items, g.workflows(ctx, c, owner, name, repo.GetDefaultBranch(), envOK)...)
 		},
 	}
 }
 
-func (g GitHub) secrets(ctx context.Context, c *gh.Client, owner, name string) []Item {
+// secrets checks the secrets the workflow reads; envOK says whether they are the environment's
+// (false: the repository's).
+func (g GitHub) secrets(ctx context.Context, c *gh.Client, owner, name string) (items []Item, envOK bool) {
 	have := map[string]bool{}
 	where := "environment " + g.Env
 	list := func(env string) (bool, error) { // env "": the repository's
@@ -104,12 +101,13 @@ func (g GitHub) secrets(ctx context.Context, c *gh.Client, owner, name string) [
 		}
 		return found, err
 	}
-	envOK, err := list(g.Env)
+	var err error
+	envOK, err = list(g.Env)
 	if err != nil {
-		return one("secrets", Fail, fmt.Sprintf("list the secrets of environment %s: %v", g.Env, err), "use a repository admin's token")
+		return one("secrets", Fail, fmt.Sprintf("list the secrets of environment %s: %v", g.Env, err), "use a repository admin's token"), envOK
 	}
 	if _, err := list(""); err != nil {
-		return one("secrets", Fail, fmt.Sprintf("list the repository's secrets: %v", err), "use a repository admin's token")
+		return one("secrets", Fail, fmt.Sprintf("list the repository's secrets: %v", err), "use a repository admin's token"), envOK
 	}
 	if !envOK {
 		where = "repository secrets"
@@ -125,46 +123,13 @@ func (g GitHub) secrets(ctx context.Context, c *gh.Client, owner, name string) [
 		sort.Strings(missing)
 		return one("secrets", Fail, fmt.Sprintf("missing in the %s: %s", where, strings.Join(missing, ", ")),
 			fmt.Sprintf("rerun `bot init --repo %s` with the values in its environment (it writes only what is missing), or: gh secret set NAME --repo %s%s",
-				g.Repo, g.Repo, map[bool]string{true: " --env " + g.Env, false: ""}[envOK]))
+				g.Repo, g.Repo, map[bool]string{true: " --env " + g.Env, false: ""}[envOK])), envOK
 	}
 	detail := fmt.Sprintf("%d required secrets in the %s", len(required), where)
 	if !have[optional[0]] || !have[optional[1]] {
-		return one("secrets", Warn, detail+"; no presigning key (kubeconfig links are signed with the bot's own key)", "create the read-only presigning key (docs/install.md) and rerun bot init with POC_PRESIGN_ACCESS_KEY and POC_PRESIGN_SECRET_KEY")
+		return one("secrets", Warn, detail+"; no presigning key (kubeconfig links are signed with the bot's own key)", "create the read-only presigning key (docs/install.md) and rerun bot init with POC_PRESIGN_ACCESS_KEY and POC_PRESIGN_SECRET_KEY"), envOK
 	}
-	return one("secrets", OK, detail, "")
-}
-
-func (g GitHub) workflow(ctx context.Context, c *gh.Client, owner, name, branch string) []Item {
-	fc, _, resp, err := c.Repositories.GetContents(ctx, owner, name, repoinit.WorkflowPath, &gh.RepositoryContentGetOptions{Ref: branch})
-	if err != nil {
-		if resp != nil && resp.StatusCode == http.StatusNotFound {
-			return one("workflow", Fail, fmt.Sprintf("no %s on %s (issue_comment and schedule run only from the default branch)", repoinit.WorkflowPath, branch),
-				fmt.Sprintf("merge the pull request `bot init --repo %s` opened (rerun init to open it)", g.Repo))
-		}
-		return one("workflow", Fail, err.Error(), "use a repository admin's token")
-	}
-	text, err := fc.GetContent()
-	if err != nil {
-		return one("workflow", Fail, err.Error(), "")
-	}
-	for _, m := range usesRE.FindAllStringSubmatch(text, -1) {
-		if !strings.HasSuffix(m[1], "/pocbot") {
-			continue
-		}
-		if !regexp.MustCompile(`^[0-9a-f]{40}$`).MatchString(m[2]) {
-			return one("workflow pin", Fail, fmt.Sprintf("uses: %s@%s is not pinned by commit SHA", m[1], m[2]),
-				"pin the commit SHA of a release tag, with the tag as a comment (uses: pocbot/pocbot@<sha> # vX.Y.Z): the SHA pins the binary's bytes")
-		}
-		v := m[4]
-		if v == "" {
-			return one("workflow pin", Warn, fmt.Sprintf("uses: %s@%s has no version comment", m[1], m[2][:12]), "add # vX.Y.Z after the SHA so Dependabot can bump it")
-		}
-		if cur := version.String(); strings.HasPrefix(cur, "v") && cur != v {
-			return one("workflow pin", Warn, fmt.Sprintf("pinned to %s (%s), this bot is %s", v, m[2][:12], cur), "upgrade: accept Dependabot's bump of the SHA, or pin the SHA of "+cur+"'s tag")
-		}
-		return one("workflow pin", OK, fmt.Sprintf("%s@%s # %s on %s", m[1], m[2][:12], v, branch), "")
-	}
-	return one("workflow pin", Fail, fmt.Sprintf("%s on %s does not use the pocbot Action", repoinit.WorkflowPath, branch), "rerun `bot init` to propose the workflow")
+	return one("secrets", OK, detail, ""), envOK
 }
 
 func level(p *string) int {

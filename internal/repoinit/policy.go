@@ -57,14 +57,13 @@ func (r *runner) policyHint(ctx context.Context) error {
 	api := iam.NewAPI(x.Client)
 	ids := map[string]string{}
 	for _, id := range identities {
-		list, err := api.ListApplications(&iam.ListApplicationsRequest{Name: &id.name, OrganizationID: x.OrganizationID}, scw.WithAllPages(), scw.WithContext(ctx))
-		if err != nil {
-			return fmt.Errorf("init: list the IAM applications: %w", err)
-		}
-		for _, a := range list.Applications {
-			if a.Name == id.name {
-				ids[id.name] = a.ID
-			}
+		// The project's applications, as init's record names them (found or made above).
+		if e := r.rec.identity(id.name, x.ProjectID); e != nil {
+			ids[id.name] = e.ApplicationID
+		} else if f, err := findApplication(ctx, api, x, id, r.rec); err != nil {
+			return fmt.Errorf("init: %w", err)
+		} else if f != nil {
+			ids[id.name] = f.app.ID
 		}
 	}
 	admin := "user_id:<YOUR-USER-ID>"

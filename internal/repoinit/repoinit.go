@@ -8,11 +8,12 @@
 // It converges: what exists is kept (a secret's value cannot be read back, so an existing secret is
 // never rewritten, and the state key is generated only when its secret is missing), and a rerun
 // after a failure finishes what the failed run started. With DryRun it only reads and prints the
-// plan. No secret value is ever printed.
+// plan. No secret value is ever printed. It never ships what it did not write: a branch of its name
+// holding anything else is refused (branch.go), and what it writes is recorded, signed, in a
+// repository variable (record.go), by which uninstall deletes it and nothing else.
 package repoinit
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/base64"
@@ -21,20 +22,15 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"regexp"
 	"sort"
 	"strings"
 
 	gh "github.com/google/go-github/v88/github"
 	"golang.org/x/crypto/nacl/box"
 
-	"github.com/pocbot/pocbot/deploy"
 	"github.com/pocbot/pocbot/internal/github"
 	"github.com/pocbot/pocbot/internal/statestore"
 )
-
-// cronRE is the schedule line of the workflow template.
-var cronRE = regexp.MustCompile(`(?m)^(\s+- cron: )"[^"]*"`)
 
 // Branch is the branch of init's pull request.
 const Branch = "pocbot-init"
@@ -100,6 +96,9 @@ type runner struct {
 	owner, name string
 	rep         *Report
 	out         io.Writer
+	rec         *record         // what init wrote on earlier runs, and now
+	store       *recordStore    // where rec is kept (RecordVariable)
+	openPR      *gh.PullRequest // init's open pull request (checkBranch)
 }
 
 // Run converges the repository. On error, what was done stays done and the error says what to do;
@@ -132,6 +131,14 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		return nil, fmt.Errorf("init: read %s with your token: %w (is the token a repository admin's? GH_TOKEN, GITHUB_TOKEN or `gh auth login`)", cfg.Repo, err)
 	}
 	if err := r.app(ctx, repo); err != nil {
+		return r.rep, err
+	}
+	if err := r.loadRecord(ctx); err != nil {
+		return r.rep, err
+	}
+	// A branch of init's name holding what init did not write is refused before anything is
+	// written.
+	if r.openPR, err = r.checkBranch(ctx, repo.GetDefaultBranch()); err != nil {
 		return r.rep, err
 	}
 	if err := r.target(ctx, repo); err != nil {
@@ -383,10 +390,15 @@ func (r *runner) target(ctx context.Context, repo *gh.Repository) error {
 }
 
 func (r *runner) secretsPath() string {
+	return SecretsPath(r.owner, r.name, r.secretsEnv())
+}
+
+// secretsEnv is the environment the secrets go to ("": the repository's secrets).
+func (r *runner) secretsEnv() string {
 	if r.rep.Target == "repository secrets" {
-		return SecretsPath(r.owner, r.name, "")
+		return ""
 	}
-	return SecretsPath(r.owner, r.name, r.cfg.Env)
+	return r.cfg.Env
 }
 
 // SecretsPath is the API path of the Actions secrets of the environment env of owner/name, or
@@ -498,9 +510,17 @@ func (r *runner) secrets(ctx context.Context) error {
 	}
 	if r.cfg.DryRun {
 		for _, n := range todo {
-			fmt.Fprintf(r.out, "+ would write secret %s to the %s\n", n, r.rep.Target)
+			fmt.Fprintf(r.out, "+ would write secret %s to the %s (and record it in the repository variable %s)\n", n, r.rep.Target, RecordVariable)
 		}
 		return nil
+	}
+	// Recorded before they are written: a run cut in between leaves a record naming a secret
+	// that may not exist (uninstall skips it), never a secret of init's that uninstall would keep.
+	for _, n := range todo {
+		r.rec.addSecret(n, r.secretsEnv())
+	}
+	if err := r.saveRecord(ctx); err != nil {
+		return err
 	}
 	var key struct {
 		KeyID string `json:"key_id"`
@@ -531,128 +551,6 @@ func (r *runner) secrets(ctx context.Context) error {
 		fmt.Fprintf(r.out, "+ secret %s written to the %s\n", n, r.rep.Target)
 	}
 	return nil
-}
-
-// WorkflowFile is the workflow init proposes: deploy/workflow/poc.yml pinned to actionRef, reading
-// every value from secrets (init writes them all as secrets), and without the environment when
-// the secrets are the repository's.
-func WorkflowFile(actionRef string, environment bool, cron string) []byte {
-	w := strings.Replace(deploy.Workflow, deploy.PlaceholderRef, actionRef, 1)
-	if cron != "" {
-		w = cronRE.ReplaceAllString(w, "${1}\""+cron+"\"")
-	}
-	w = strings.ReplaceAll(w, "${{ vars.", "${{ secrets.")
-	if !environment {
-		w = strings.Replace(w, "    environment: poc\n", "", 1)
-	}
-	return []byte(w)
-}
-
-// pullRequest proposes the workflow and the configuration unless the default branch has them.
-func (r *runner) pullRequest(ctx context.Context, base string) error {
-	want := map[string][]byte{
-		WorkflowPath: WorkflowFile(r.cfg.ActionRef, r.rep.Target != "repository secrets", r.cfg.Cron),
-		ConfigPath:   []byte(deploy.RepoConfig),
-	}
-	paths := []string{WorkflowPath, ConfigPath}
-	onBase := 0
-	for _, p := range paths {
-		if b, _, ok, err := r.file(ctx, base, p); err != nil {
-			return err
-		} else if ok && (p == ConfigPath || bytes.Equal(b, want[p])) {
-			onBase++ // an existing configuration is the user's: never proposed over
-		}
-	}
-	if onBase == len(paths) {
-		r.rep.UpToDate = true
-		fmt.Fprintf(r.out, "✓ %s has the pinned workflow and .github/poc.yml\n", base)
-		return nil
-	}
-	prs, _, err := r.c.PullRequests.List(ctx, r.owner, r.name, &gh.PullRequestListOptions{State: "open", Head: r.owner + ":" + Branch})
-	if err != nil {
-		return fmt.Errorf("init: list pull requests of %s: %w", r.cfg.Repo, err)
-	}
-	if len(prs) > 0 && !r.cfg.DryRun {
-		// Bring the branch up to date (a rerun with another --action), then point at it.
-		if err := r.putFiles(ctx, base, paths, want, false); err != nil {
-			return err
-		}
-		r.rep.PR, r.rep.PRURL = prs[0].GetNumber(), prs[0].GetHTMLURL()
-		fmt.Fprintf(r.out, "✓ pull request #%d adds the workflow: merge it (%s)\n", r.rep.PR, r.rep.PRURL)
-		return nil
-	}
-	if r.cfg.DryRun {
-		if len(prs) > 0 {
-			fmt.Fprintf(r.out, "✓ pull request #%d is open: merge it\n", prs[0].GetNumber())
-		} else {
-			fmt.Fprintf(r.out, "+ would open a pull request from %s adding %s (uses: %s) and %s\n", Branch, WorkflowPath, r.cfg.ActionRef, ConfigPath)
-		}
-		return nil
-	}
-	if err := r.putFiles(ctx, base, paths, want, true); err != nil {
-		return err
-	}
-	body := "Adds pocbot's workflow, pinned to the Action's commit (`" + r.cfg.ActionRef + "`), and `.github/poc.yml` with every setting at its default.\n\n" +
-		"The secrets it reads are in the " + r.rep.Target + " (written by `bot init`). Merge, then comment `/poc up` on an issue. `bot doctor --repo " + r.cfg.Repo + "` checks the installation."
-	pr, _, err := r.c.PullRequests.Create(ctx, r.owner, r.name, &gh.NewPullRequest{Title: gh.String("pocbot: add the /poc workflow"), Head: gh.String(Branch), Base: gh.String(base), Body: gh.String(body)})
-	if err != nil {
-		return fmt.Errorf("init: open the pull request from %s to %s: %w (rerun: the branch is kept)", Branch, base, err)
-	}
-	r.rep.Changes++
-	r.rep.PR, r.rep.PRURL = pr.GetNumber(), pr.GetHTMLURL()
-	fmt.Fprintf(r.out, "+ pull request #%d adds the workflow and .github/poc.yml: merge it, then comment /poc up on an issue (%s)\n", pr.GetNumber(), pr.GetHTMLURL())
-	return nil
-}
-
-// putFiles writes the files to the init branch (created from base when missing).
-func (r *runner) putFiles(ctx context.Context, base string, paths []string, want map[string][]byte, create bool) error {
-	if _, resp, err := r.c.Git.GetRef(ctx, r.owner, r.name, "heads/"+Branch); err != nil {
-		if resp == nil || resp.StatusCode != http.StatusNotFound {
-			return fmt.Errorf("init: read branch %s: %w", Branch, err)
-		}
-		head, _, err := r.c.Git.GetRef(ctx, r.owner, r.name, "heads/"+base)
-		if err != nil {
-			return fmt.Errorf("init: read branch %s: %w", base, err)
-		}
-		if _, _, err := r.c.Git.CreateRef(ctx, r.owner, r.name, gh.CreateRef{Ref: "refs/heads/" + Branch, SHA: head.GetObject().GetSHA()}); err != nil {
-			return fmt.Errorf("init: create branch %s: %w", Branch, err)
-		}
-		r.rep.Changes++
-	}
-	for _, p := range paths {
-		cur, sha, ok, err := r.file(ctx, Branch, p)
-		if err != nil {
-			return err
-		}
-		if ok && (p == ConfigPath || bytes.Equal(cur, want[p])) {
-			continue
-		}
-		opts := &gh.RepositoryContentFileOptions{Message: gh.String("pocbot: add " + p), Content: want[p], Branch: gh.String(Branch)}
-		if ok {
-			opts.SHA = gh.String(sha)
-		}
-		if _, _, err := r.c.Repositories.CreateFile(ctx, r.owner, r.name, p, opts); err != nil {
-			return fmt.Errorf("init: write %s on branch %s: %w (rerun to finish)", p, Branch, err)
-		}
-		r.rep.Changes++
-	}
-	return nil
-}
-
-// file reads a file of a branch: content, blob sha, whether it exists.
-func (r *runner) file(ctx context.Context, branch, path string) ([]byte, string, bool, error) {
-	fc, _, resp, err := r.c.Repositories.GetContents(ctx, r.owner, r.name, path, &gh.RepositoryContentGetOptions{Ref: branch})
-	if err != nil {
-		if resp != nil && resp.StatusCode == http.StatusNotFound {
-			return nil, "", false, nil
-		}
-		return nil, "", false, fmt.Errorf("init: read %s on %s: %w", path, branch, err)
-	}
-	s, err := fc.GetContent()
-	if err != nil {
-		return nil, "", false, fmt.Errorf("init: decode %s on %s: %w", path, branch, err)
-	}
-	return []byte(s), fc.GetSHA(), true, nil
 }
 
 // do sends one JSON request on a path relative to the API root.

@@ -2,7 +2,13 @@ package repoinit
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"sort"
+	"strings"
 
 	iam "github.com/scaleway/scaleway-sdk-go/api/iam/v1alpha1"
 	"github.com/scaleway/scaleway-sdk-go/scw"
@@ -15,6 +21,12 @@ import (
 // PermissionSets) and its API key; and the presigning application, allowed to read objects only.
 // A key's secret is shown once, so a key is made only when its GitHub secret is missing; keys that
 // an interrupted run made (same description) are deleted first, so a rerun leaves no stray key.
+//
+// IAM applications belong to the organization, not to a project: a name alone could be another
+// project's. So an application is pocbot's for Project when init's record names its id, or when
+// its name is the project's (appName) — or the name older inits gave it (the identity's plain
+// name) — and its policies name no other project. Before a key is minted on an application, its
+// policies must grant the identity's permission sets on Project.
 type IAM struct {
 	Client         *scw.Client
 	ProjectID      string
@@ -39,6 +51,148 @@ var identities = []identity{
 		accessSecret: [2]string{"POC_PRESIGN_ACCESS_KEY", "POC_PRESIGN_SECRET_KEY"}},
 }
 
+// appName is the name of the identity's application for project: one application per project.
+func (id identity) appName(project string) string { return id.name + "-" + project }
+
+// keyDescription names the API key of one repository (one key per repository of the project).
+func keyDescription(repo string) string { return "pocbot GitHub Actions, " + repo }
+
+// appScope is what an application is used for: its policies, what they grant on the project
+// (a rule naming the project, or one scoped to the organization), the other projects they name,
+// and its API keys.
+type appScope struct {
+	policies []*iam.Policy
+	granted  map[string]bool
+	// orgGranted are the sets a rule scoped to the organization grants (OrganizationReadOnly
+	// counts only there).
+	orgGranted map[string]bool
+	others     []string // projects other than the one asked about, named by rules or keys
+	keys       []*iam.APIKey
+}
+
+func readScope(ctx context.Context, api *iam.API, app *iam.Application, project string) (appScope, error) {
+	s := appScope{granted: map[string]bool{}, orgGranted: map[string]bool{}}
+	pols, err := api.ListPolicies(&iam.ListPoliciesRequest{ApplicationIDs: []string{app.ID}}, scw.WithAllPages(), scw.WithContext(ctx))
+	if err != nil {
+		return s, fmt.Errorf("list the policies of IAM application %s: %w", app.Name, err)
+	}
+	s.policies = pols.Policies
+	other := func(p string) {
+		if p != project && !slices.Contains(s.others, p) {
+			s.others = append(s.others, p)
+		}
+	}
+	for _, p := range pols.Policies {
+		rules, err := api.ListRules(&iam.ListRulesRequest{PolicyID: p.ID}, scw.WithAllPages(), scw.WithContext(ctx))
+		if err != nil {
+			return s, fmt.Errorf("list the rules of IAM policy %s: %w", p.Name, err)
+		}
+		for _, r := range rules.Rules {
+			here := r.OrganizationID != nil
+			if r.ProjectIDs != nil {
+				for _, id := range *r.ProjectIDs {
+					here = here || id == project
+					other(id)
+				}
+			}
+			if here && r.PermissionSetNames != nil {
+				for _, n := range *r.PermissionSetNames {
+					s.granted[n] = true
+					s.orgGranted[n] = s.orgGranted[n] || r.OrganizationID != nil
+				}
+			}
+		}
+	}
+	keys, err := api.ListAPIKeys(&iam.ListAPIKeysRequest{ApplicationID: &app.ID}, scw.WithAllPages(), scw.WithContext(ctx))
+	if err != nil {
+		return s, fmt.Errorf("list the API keys of IAM application %s: %w", app.Name, err)
+	}
+	s.keys = keys.APIKeys
+	for _, k := range keys.APIKeys {
+		if k.DefaultProjectID != "" {
+			other(k.DefaultProjectID)
+		}
+	}
+	sort.Strings(s.others)
+	return s, nil
+}
+
+// missing lists the sets the application's policies do not grant on the project.
+func (s appScope) missing(sets []string) []string {
+	var out []string
+	for _, n := range sets {
+		if !s.granted[n] && !s.granted["AllProductsFullAccess"] {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// found is an application of pocbot's for a project, and what it is used for.
+type found struct {
+	app      *iam.Application
+	scope    appScope
+	recorded bool // init's record names it
+}
+
+// findApplication finds id's application for x.ProjectID: the one init's record names (which may
+// have come to serve another project too: scope.others says), else one of the project's name or
+// the older plain name whose policies and keys name no other project (the plain name must grant
+// something here). nil when there is none.
+func findApplication(ctx context.Context, api *iam.API, x *IAM, id identity, rec *record) (*found, error) {
+	if r := rec.identity(id.name, x.ProjectID); r != nil {
+		app, err := api.GetApplication(&iam.GetApplicationRequest{ApplicationID: r.ApplicationID}, scw.WithContext(ctx))
+		switch {
+		case iamNotFound(err): // deleted since: looked for again below
+		case err != nil:
+			return nil, fmt.Errorf("read the IAM application %s that init recorded: %w (the Scaleway credentials need IAMManager)", r.ApplicationID, err)
+		default:
+			scope, err := readScope(ctx, api, app, x.ProjectID)
+			if err != nil {
+				return nil, err
+			}
+			return &found{app: app, scope: scope, recorded: true}, nil
+		}
+	}
+	list, err := api.ListApplications(&iam.ListApplicationsRequest{Name: &id.name, OrganizationID: x.OrganizationID}, scw.WithAllPages(), scw.WithContext(ctx))
+	if err != nil {
+		return nil, fmt.Errorf("list the IAM applications: %w (the Scaleway credentials need IAMManager)", err)
+	}
+	// The project's own name first, then the older plain name.
+	apps := slices.Clone(list.Applications)
+	slices.SortStableFunc(apps, func(a, b *iam.Application) int {
+		return boolInt(a.Name != id.appName(x.ProjectID)) - boolInt(b.Name != id.appName(x.ProjectID))
+	})
+	for _, a := range apps {
+		if a.Name != id.appName(x.ProjectID) && a.Name != id.name { // the name filter is partial
+			continue
+		}
+		scope, err := readScope(ctx, api, a, x.ProjectID)
+		if err != nil {
+			return nil, err
+		}
+		if len(scope.others) > 0 || a.Name == id.name && len(scope.missing(id.sets)) == len(id.sets) {
+			continue // another project's, or (plain name) one that grants nothing here
+		}
+		return &found{app: a, scope: scope}, nil
+	}
+	return nil, nil
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// iamNotFound tells whether err is Scaleway's 404.
+func iamNotFound(err error) bool {
+	var nf *scw.ResourceNotFoundError
+	var re *scw.ResponseError
+	return errors.As(err, &nf) || errors.As(err, &re) && re.StatusCode == http.StatusNotFound
+}
+
 // iamValues fills values with keys for the identities whose secrets are missing.
 func (r *runner) iamValues(ctx context.Context, have map[string]bool, values map[string]string) error {
 	x := r.cfg.IAM
@@ -51,138 +205,229 @@ func (r *runner) iamValues(ctx context.Context, have map[string]bool, values map
 	values["SCW_DEFAULT_PROJECT_ID"] = x.ProjectID
 	api := iam.NewAPI(x.Client)
 	for _, id := range identities {
+		f, err := findApplication(ctx, api, x, id, r.rec)
+		if err != nil {
+			return fmt.Errorf("init: %w", err)
+		}
 		if have[id.accessSecret[0]] && have[id.accessSecret[1]] {
 			fmt.Fprintf(r.out, "✓ IAM application %s: its key is in the secrets (kept)\n", id.name)
-			if err := r.organizationPolicy(ctx, api, id); err != nil {
-				return err
+			if f != nil && len(f.scope.others) == 0 {
+				if err := r.organizationPolicy(ctx, api, id, f); err != nil {
+					return err
+				}
 			}
 			continue
 		}
 		if r.cfg.DryRun {
-			fmt.Fprintf(r.out, "+ would make IAM application %s (policy: %v on project %s) and its API key\n", id.name, id.sets, x.ProjectID)
+			if f != nil {
+				fmt.Fprintf(r.out, "+ would mint an API key on IAM application %s (%s)\n", f.app.Name, f.app.ID)
+			} else {
+				fmt.Fprintf(r.out, "+ would make IAM application %s (policy: %v on project %s) and its API key\n", id.appName(x.ProjectID), id.sets, x.ProjectID)
+			}
 			values[id.accessSecret[0]], values[id.accessSecret[1]] = "(new key)", "(new key)"
 			continue
 		}
-		app, err := r.application(ctx, api, id)
-		if err != nil {
-			return err
+		if f != nil && len(f.scope.others) > 0 {
+			return fmt.Errorf("init: the IAM application %s (%s) that init recorded for project %s now serves project(s) %s too: "+
+				"init mints no key on an application another project uses. Remove the other projects from its policies and keys, or delete the variable %s so that init makes project %s its own, then rerun",
+				f.app.Name, f.app.ID, x.ProjectID, strings.Join(f.scope.others, ", "), RecordVariable, x.ProjectID)
 		}
-		if err := r.policy(ctx, api, id, app); err != nil {
-			return err
-		}
-		if err := r.organizationPolicy(ctx, api, id); err != nil {
-			return err
-		}
-		keyDesc := "pocbot GitHub Actions, " + r.cfg.Repo
-		keys, err := api.ListAPIKeys(&iam.ListAPIKeysRequest{ApplicationID: &app.ID}, scw.WithAllPages(), scw.WithContext(ctx))
-		if err != nil {
-			return fmt.Errorf("init: list the API keys of %s: %w", id.name, err)
-		}
-		for _, k := range keys.APIKeys {
-			if k.Description == keyDesc {
-				// Made by a run that failed before writing its secret: nobody holds that secret.
-				if err := api.DeleteAPIKey(&iam.DeleteAPIKeyRequest{AccessKey: k.AccessKey}, scw.WithContext(ctx)); err != nil {
-					return fmt.Errorf("init: delete the stray API key %s of %s: %w", k.AccessKey, id.name, err)
-				}
-				r.rep.Changes++
+		made := f == nil
+		if made {
+			if f, err = r.createApplication(ctx, api, id); err != nil {
+				return err
 			}
+		} else {
+			fmt.Fprintf(r.out, "✓ IAM application %s (%s) of project %s\n", f.app.Name, f.app.ID, x.ProjectID)
 		}
-		k, err := api.CreateAPIKey(&iam.CreateAPIKeyRequest{ApplicationID: &app.ID, DefaultProjectID: &x.ProjectID, Description: keyDesc}, scw.WithContext(ctx))
-		if err != nil || k.SecretKey == nil {
-			return fmt.Errorf("init: create the API key of %s: %w (rerun)", id.name, err)
+		entry := iamRecord{Identity: id.name, ProjectID: x.ProjectID, ApplicationID: f.app.ID, Made: made}
+		if prev := r.rec.identity(id.name, x.ProjectID); prev != nil && prev.ApplicationID == f.app.ID {
+			entry.Made, entry.AccessKey = prev.Made || made, prev.AccessKey
 		}
-		r.rep.Changes++
+		r.rec.setIdentity(entry)
+		if err := r.saveRecord(ctx); err != nil {
+			return err
+		}
+		if err := r.policy(ctx, api, id, f); err != nil {
+			return err
+		}
+		if err := r.organizationPolicy(ctx, api, id, f); err != nil {
+			return err
+		}
+		k, err := r.mintKey(ctx, api, id, f)
+		if err != nil {
+			return err
+		}
+		entry.AccessKey = k.AccessKey
+		r.rec.setIdentity(entry)
+		if err := r.saveRecord(ctx); err != nil {
+			return err
+		}
 		values[id.accessSecret[0]], values[id.accessSecret[1]] = k.AccessKey, *k.SecretKey
 		have[id.accessSecret[0]], have[id.accessSecret[1]] = false, false // both written: a new pair
-		fmt.Fprintf(r.out, "+ API key %s of IAM application %s (its secret goes to the GitHub secrets only)\n", k.AccessKey, id.name)
+		fmt.Fprintf(r.out, "+ API key %s of IAM application %s (its secret goes to the GitHub secrets only)\n", k.AccessKey, f.app.Name)
 	}
 	return nil
 }
 
-func (r *runner) application(ctx context.Context, api *iam.API, id identity) (*iam.Application, error) {
+func (r *runner) createApplication(ctx context.Context, api *iam.API, id identity) (*found, error) {
 	x := r.cfg.IAM
-	list, err := api.ListApplications(&iam.ListApplicationsRequest{Name: &id.name, OrganizationID: x.OrganizationID}, scw.WithAllPages(), scw.WithContext(ctx))
+	a, err := api.CreateApplication(&iam.CreateApplicationRequest{Name: id.appName(x.ProjectID), OrganizationID: x.OrganizationID,
+		Description: id.description + ", project " + x.ProjectID}, scw.WithContext(ctx))
 	if err != nil {
-		return nil, fmt.Errorf("init: list the IAM applications: %w (the Scaleway credentials need IAMManager)", err)
-	}
-	for _, a := range list.Applications {
-		if a.Name == id.name { // the name filter is partial
-			fmt.Fprintf(r.out, "✓ IAM application %s (%s)\n", id.name, a.ID)
-			return a, nil
-		}
-	}
-	a, err := api.CreateApplication(&iam.CreateApplicationRequest{Name: id.name, OrganizationID: x.OrganizationID, Description: id.description}, scw.WithContext(ctx))
-	if err != nil {
-		return nil, fmt.Errorf("init: create the IAM application %s: %w", id.name, err)
+		return nil, fmt.Errorf("init: create the IAM application %s: %w", id.appName(x.ProjectID), err)
 	}
 	r.rep.Changes++
-	fmt.Fprintf(r.out, "+ IAM application %s (%s)\n", id.name, a.ID)
-	return a, nil
+	fmt.Fprintf(r.out, "+ IAM application %s (%s)\n", a.Name, a.ID)
+	return &found{app: a, scope: appScope{granted: map[string]bool{}, orgGranted: map[string]bool{}}}, nil
 }
 
-func (r *runner) policy(ctx context.Context, api *iam.API, id identity, app *iam.Application) error {
+// policy makes sure the application's policies grant the identity's sets on the project before a
+// key is minted: an application with no policy gets init's; one whose policies fall short is
+// refused (they are someone's: init does not widen them).
+func (r *runner) policy(ctx context.Context, api *iam.API, id identity, f *found) error {
 	x := r.cfg.IAM
-	list, err := api.ListPolicies(&iam.ListPoliciesRequest{ApplicationIDs: []string{app.ID}}, scw.WithAllPages(), scw.WithContext(ctx))
-	if err != nil {
-		return fmt.Errorf("init: list the policies of %s: %w", id.name, err)
+	missing := f.scope.missing(id.sets)
+	switch {
+	case len(missing) == 0:
+		fmt.Fprintf(r.out, "✓ IAM policies of %s grant %v on project %s\n", f.app.Name, id.sets, x.ProjectID)
+		return nil
+	case len(f.scope.policies) > 0:
+		return fmt.Errorf("init: the IAM application %s (%s) has policies that do not grant %s on project %s: init mints no key on it. "+
+			"Grant them (deploy/iam/scw.sh), or delete the application, then rerun", f.app.Name, f.app.ID, strings.Join(missing, ", "), x.ProjectID)
 	}
-	for _, p := range list.Policies {
-		if p.Name == id.name {
-			fmt.Fprintf(r.out, "✓ IAM policy %s (`bot doctor` checks its permission sets)\n", id.name)
-			return nil
-		}
-	}
-	sets := append([]string(nil), id.sets...)
-	if _, err := api.CreatePolicy(&iam.CreatePolicyRequest{Name: id.name, OrganizationID: x.OrganizationID, ApplicationID: &app.ID,
+	sets := slices.Clone(id.sets)
+	if _, err := api.CreatePolicy(&iam.CreatePolicyRequest{Name: f.app.Name, OrganizationID: x.OrganizationID, ApplicationID: &f.app.ID,
 		Description: "what " + id.name + " needs, in the POC project only",
 		Rules:       []*iam.RuleSpecs{{PermissionSetNames: &sets, ProjectIDs: &[]string{x.ProjectID}}}}, scw.WithContext(ctx)); err != nil {
-		return fmt.Errorf("init: create the IAM policy %s: %w", id.name, err)
+		return fmt.Errorf("init: create the IAM policy %s: %w", f.app.Name, err)
 	}
 	r.rep.Changes++
-	fmt.Fprintf(r.out, "+ IAM policy %s: %v on project %s\n", id.name, sets, x.ProjectID)
+	fmt.Fprintf(r.out, "+ IAM policy %s: %v on project %s\n", f.app.Name, sets, x.ProjectID)
 	return nil
 }
 
-// organizationPolicy gives the identity's application its organization-scoped sets (the
-// pre-flight's quota read, OrganizationReadOnly) in a policy named name + "-organization", when
-// it has none of that name: also for an installation made before that rule existed.
-func (r *runner) organizationPolicy(ctx context.Context, api *iam.API, id identity) error {
+// organizationPolicy gives the application its organization-scoped sets (the pre-flight's quota
+// read, OrganizationReadOnly: a set scoped by organization cannot be granted on a project) in a
+// policy of its own, named after the application with "-organization", when no rule of its
+// policies grants them on the organization: also to an installation made before that rule existed.
+// It reads; it grants no access to a resource.
+func (r *runner) organizationPolicy(ctx context.Context, api *iam.API, id identity, f *found) error {
 	x := r.cfg.IAM
-	if len(id.orgSets) == 0 {
+	var missing []string
+	for _, n := range id.orgSets {
+		if !f.scope.orgGranted[n] {
+			missing = append(missing, n)
+		}
+	}
+	name := f.app.Name + "-organization"
+	switch {
+	case len(missing) == 0:
+		return nil
+	case r.cfg.DryRun:
+		fmt.Fprintf(r.out, "+ would make IAM policy %s: %v on organization %s\n", name, missing, x.OrganizationID)
 		return nil
 	}
-	name := id.name + "-organization"
-	if r.cfg.DryRun {
-		fmt.Fprintf(r.out, "+ would make sure IAM policy %s grants %v on organization %s\n", name, id.orgSets, x.OrganizationID)
-		return nil
+	if _, err := api.CreatePolicy(&iam.CreatePolicyRequest{Name: name, OrganizationID: x.OrganizationID, ApplicationID: &f.app.ID,
+		Description: "the organization's quotas, read by " + id.name + "'s pre-flight (organization-scoped sets)",
+		Rules:       []*iam.RuleSpecs{{PermissionSetNames: &missing, OrganizationID: &x.OrganizationID}}}, scw.WithContext(ctx)); err != nil {
+		return fmt.Errorf("init: create the IAM policy %s: %w", name, err)
 	}
-	apps, err := api.ListApplications(&iam.ListApplicationsRequest{Name: &id.name, OrganizationID: x.OrganizationID}, scw.WithAllPages(), scw.WithContext(ctx))
-	if err != nil {
-		return fmt.Errorf("init: list the IAM applications: %w (the Scaleway credentials need IAMManager)", err)
+	r.rep.Changes++
+	fmt.Fprintf(r.out, "+ IAM policy %s: %v on organization %s (the quotas the pre-flight reads)\n", name, missing, x.OrganizationID)
+	return nil
+}
+
+// mintKey makes this repository's API key on the application, deleting first the keys a run cut
+// before it wrote their secrets made (same description: nobody holds their secret).
+func (r *runner) mintKey(ctx context.Context, api *iam.API, id identity, f *found) (*iam.APIKey, error) {
+	x := r.cfg.IAM
+	desc := keyDescription(r.cfg.Repo)
+	for _, k := range f.scope.keys {
+		if k.Description == desc {
+			if err := api.DeleteAPIKey(&iam.DeleteAPIKeyRequest{AccessKey: k.AccessKey}, scw.WithContext(ctx)); err != nil && !iamNotFound(err) {
+				return nil, fmt.Errorf("init: delete the stray API key %s of %s: %w", k.AccessKey, f.app.Name, err)
+			}
+			r.rep.Changes++
+		}
 	}
-	for _, app := range apps.Applications {
-		if app.Name != id.name {
+	k, err := api.CreateAPIKey(&iam.CreateAPIKeyRequest{ApplicationID: &f.app.ID, DefaultProjectID: &x.ProjectID, Description: desc}, scw.WithContext(ctx))
+	if err != nil || k.SecretKey == nil {
+		return nil, fmt.Errorf("init: create the API key of %s: %w (rerun)", f.app.Name, err)
+	}
+	r.rep.Changes++
+	return k, nil
+}
+
+// uninstallIAM deletes this repository's API keys on the project's applications of pocbot's, and
+// an application itself (its policies first) only when no other key is left on it and nothing
+// names another project: another repository of the project, or another project, still uses it.
+func uninstallIAM(ctx context.Context, x *IAM, repo string, rec *record, dryRun bool, out io.Writer) (int, error) {
+	api, changes := iam.NewAPI(x.Client), 0
+	for _, id := range identities {
+		f, err := findApplication(ctx, api, x, id, rec)
+		if err != nil {
+			return changes, fmt.Errorf("uninstall: %w", err)
+		}
+		if f == nil {
 			continue
 		}
-		list, err := api.ListPolicies(&iam.ListPoliciesRequest{ApplicationIDs: []string{app.ID}}, scw.WithAllPages(), scw.WithContext(ctx))
+		n, err := removeApplication(ctx, api, x, id, f, repo, rec, dryRun, out)
+		changes += n
 		if err != nil {
-			return fmt.Errorf("init: list the policies of %s: %w", id.name, err)
+			return changes, err
 		}
-		for _, p := range list.Policies {
-			if p.Name == name {
-				fmt.Fprintf(r.out, "✓ IAM policy %s\n", name)
-				return nil
-			}
-		}
-		sets := append([]string(nil), id.orgSets...)
-		if _, err := api.CreatePolicy(&iam.CreatePolicyRequest{Name: name, OrganizationID: x.OrganizationID, ApplicationID: &app.ID,
-			Description: "the organization's quotas, read by " + id.name + "'s pre-flight (organization-scoped sets)",
-			Rules:       []*iam.RuleSpecs{{PermissionSetNames: &sets, OrganizationID: &x.OrganizationID}}}, scw.WithContext(ctx)); err != nil {
-			return fmt.Errorf("init: create the IAM policy %s: %w", name, err)
-		}
-		r.rep.Changes++
-		fmt.Fprintf(r.out, "+ IAM policy %s: %v on organization %s (the quotas the pre-flight reads)\n", name, sets, x.OrganizationID)
-		return nil
 	}
-	return nil
+	return changes, nil
+}
+
+func removeApplication(ctx context.Context, api *iam.API, x *IAM, id identity, f *found, repo string, rec *record, dryRun bool, out io.Writer) (int, error) {
+	changes, mine := 0, ""
+	if r := rec.identity(id.name, x.ProjectID); r != nil {
+		mine = r.AccessKey
+	}
+	var others []string
+	for _, k := range f.scope.keys {
+		if k.Description != keyDescription(repo) && k.AccessKey != mine {
+			others = append(others, fmt.Sprintf("%s (%s)", k.AccessKey, k.Description))
+			continue
+		}
+		if dryRun {
+			fmt.Fprintf(out, "- would delete the API key %s of IAM application %s\n", k.AccessKey, f.app.Name)
+			continue
+		}
+		if err := api.DeleteAPIKey(&iam.DeleteAPIKeyRequest{AccessKey: k.AccessKey}, scw.WithContext(ctx)); err != nil && !iamNotFound(err) {
+			return changes, fmt.Errorf("uninstall: delete the API key %s of %s: %w (rerun)", k.AccessKey, f.app.Name, err)
+		}
+		changes++
+		fmt.Fprintf(out, "- API key %s of IAM application %s\n", k.AccessKey, f.app.Name)
+	}
+	if len(others) > 0 || len(f.scope.others) > 0 {
+		why := "other keys still use it: " + strings.Join(others, ", ")
+		if len(others) == 0 {
+			why = "its policies name project(s) " + strings.Join(f.scope.others, ", ") + " too"
+		}
+		fmt.Fprintf(out, "! IAM application %s (%s) kept: %s\n", f.app.Name, f.app.ID, why)
+		if !dryRun {
+			rec.forgetIdentity(id.name, x.ProjectID)
+		}
+		return changes, nil
+	}
+	if dryRun {
+		fmt.Fprintf(out, "- would delete the IAM application %s (%s) and its policies\n", f.app.Name, f.app.ID)
+		return changes, nil
+	}
+	for _, p := range f.scope.policies {
+		if err := api.DeletePolicy(&iam.DeletePolicyRequest{PolicyID: p.ID}, scw.WithContext(ctx)); err != nil && !iamNotFound(err) {
+			return changes, fmt.Errorf("uninstall: delete the IAM policy %s: %w (rerun)", p.Name, err)
+		}
+		changes++
+	}
+	if err := api.DeleteApplication(&iam.DeleteApplicationRequest{ApplicationID: f.app.ID}, scw.WithContext(ctx)); err != nil && !iamNotFound(err) {
+		return changes, fmt.Errorf("uninstall: delete the IAM application %s: %w (rerun)", f.app.Name, err)
+	}
+	changes++
+	rec.forgetIdentity(id.name, x.ProjectID)
+	fmt.Fprintf(out, "- IAM application %s (%s) and its policies\n", f.app.Name, f.app.ID)
+	return changes, nil
 }

@@ -1,12 +1,14 @@
 package repoinit
 
 import (
+	"strings"
 	"testing"
 
 	iam "github.com/scaleway/scaleway-sdk-go/api/iam/v1alpha1"
 	"github.com/scaleway/scaleway-sdk-go/api/instance/v1"
 	"github.com/scaleway/scaleway-sdk-go/scw"
 
+	ghsim "github.com/pocbot/pocbot/internal/sim/github"
 	scwsim "github.com/pocbot/pocbot/internal/sim/scaleway"
 )
 
@@ -15,19 +17,26 @@ const (
 	testProject = "11111111-2222-4333-8444-555555555555"
 )
 
-// With an administrator's credentials, init makes the bot's and the presigning identities and
-// writes their keys; a rerun makes nothing; a lost secret gets a new pair and no stray key.
-func TestInitMakesScalewayIdentities(t *testing.T) {
-	emu := scwsim.New(scwsim.Options{SecretKey: "aaaaaaaa-bbbb-4ccc-8ddd-eeeeeeeeeeee"})
+// startIAM serves the Scaleway stand-in until the test ends, with a client of an administrator's.
+func startIAM(t *testing.T) (emu *scwsim.Emulator, admin *scw.Client, url string) {
+	t.Helper()
+	emu = scwsim.New(scwsim.Options{SecretKey: "aaaaaaaa-bbbb-4ccc-8ddd-eeeeeeeeeeee"})
 	url, stop, err := emu.Start(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer stop()
-	admin, err := scw.NewClient(scw.WithAPIURL(url), scw.WithAuth("SCWADMINADMINADMIN00", "aaaaaaaa-bbbb-4ccc-8ddd-eeeeeeeeeeee"), scw.WithDefaultRegion(scw.RegionFrPar))
+	t.Cleanup(stop)
+	admin, err = scw.NewClient(scw.WithAPIURL(url), scw.WithAuth("SCWADMINADMINADMIN00", "aaaaaaaa-bbbb-4ccc-8ddd-eeeeeeeeeeee"), scw.WithDefaultRegion(scw.RegionFrPar))
 	if err != nil {
 		t.Fatal(err)
 	}
+	return emu, admin, url
+}
+
+// With an administrator's credentials, init makes the bot's and the presigning identities and
+// writes their keys; a rerun makes nothing; a lost secret gets a new pair and no stray key.
+func TestInitMakesScalewayIdentities(t *testing.T) {
+	_, admin, url := startIAM(t)
 	f := newFixture(t, "acme/shop")
 	delete(f.cfg.Values, "SCW_ACCESS_KEY")
 	delete(f.cfg.Values, "SCW_SECRET_KEY")
@@ -86,5 +95,119 @@ func TestInitMakesScalewayIdentities(t *testing.T) {
 	}
 	if a2, _ := f.gh.Secret("acme/shop", "poc", "SCW_ACCESS_KEY"); a2 == access {
 		t.Error("the access key secret was not replaced with the new pair's")
+	}
+}
+
+// Two projects of one organization each get their own identities; a second repository of a
+// project shares its project's. uninstall --iam deletes a repository's key, and an application
+// only when no other repository or project uses it. Failed on the old code: the second project's
+// key was minted on the first project's application (whose policy covers the first project only),
+// and uninstall --iam in the second project deleted the first project's application and key.
+func TestIAMIdentitiesArePerProject(t *testing.T) {
+	_, admin, _ := startIAM(t)
+	const p1, p2 = "11111111-2222-4333-8444-000000000001", "11111111-2222-4333-8444-000000000002"
+	f := newFixture(t, "acme/shop")
+	// Three inits and three uninstalls by one admin within seconds pass GitHub's 80 writes a
+	// minute: not what this test is about.
+	f.gh.SetContentLimit(ghsim.ContentLimit{Disabled: true})
+	for _, r := range []string{"acme/api", "acme/web"} {
+		f.gh.AddRepo(r, "main")
+		f.gh.SetPermission(r, "ada", "admin")
+	}
+	in := func(repo, project string) func(*Config) {
+		return func(c *Config) {
+			c.Repo = repo
+			delete(c.Values, "SCW_ACCESS_KEY")
+			delete(c.Values, "SCW_SECRET_KEY")
+			c.IAM = &IAM{Client: admin, ProjectID: project, OrganizationID: testOrg}
+		}
+	}
+	api := iam.NewAPI(admin)
+	authenticates := func(repo string) bool {
+		access, _ := f.gh.Secret(repo, "poc", "SCW_ACCESS_KEY")
+		_, err := api.GetAPIKey(&iam.GetAPIKeyRequest{AccessKey: access})
+		return err == nil
+	}
+	appOf := func(repo string) *iam.Application {
+		access, _ := f.gh.Secret(repo, "poc", "SCW_ACCESS_KEY")
+		k, err := api.GetAPIKey(&iam.GetAPIKeyRequest{AccessKey: access})
+		if err != nil || k.ApplicationID == nil {
+			t.Fatalf("the key of %s: %v", repo, err)
+		}
+		a, err := api.GetApplication(&iam.GetApplicationRequest{ApplicationID: *k.ApplicationID})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return a
+	}
+	for _, step := range []struct{ repo, project string }{{"acme/shop", p1}, {"acme/api", p2}, {"acme/web", p1}} {
+		if _, out, err := f.run(t, in(step.repo, step.project)); err != nil {
+			t.Fatalf("init --iam %s in project %s: %v\n%s", step.repo, step.project, err, out)
+		}
+	}
+	shop, apiApp, web := appOf("acme/shop"), appOf("acme/api"), appOf("acme/web")
+	if shop.ID == apiApp.ID {
+		t.Fatalf("the second project's key was minted on the first project's application %s", shop.Name)
+	}
+	if shop.ID != web.ID {
+		t.Errorf("two repositories of one project got two applications: %s, %s", shop.Name, web.Name)
+	}
+	// The second project's key holds its permissions on the second project.
+	pols, err := api.ListPolicies(&iam.ListPoliciesRequest{ApplicationIDs: []string{apiApp.ID}}, scw.WithAllPages())
+	if err != nil || len(pols.Policies) == 0 {
+		t.Fatalf("policies of %s: %v", apiApp.Name, err)
+	}
+	rules, err := api.ListRules(&iam.ListRulesRequest{PolicyID: pols.Policies[0].ID}, scw.WithAllPages())
+	if err != nil || len(rules.Rules) == 0 || rules.Rules[0].ProjectIDs == nil || (*rules.Rules[0].ProjectIDs)[0] != p2 {
+		t.Fatalf("the rules of %s: %+v, %v; want project %s", apiApp.Name, rules, err, p2)
+	}
+
+	uninstall := func(repo, project string) string {
+		t.Helper()
+		var out strings.Builder
+		if _, err := Uninstall(t.Context(), UninstallConfig{Repo: repo, APIURL: f.url, Token: f.token, AppKey: f.cfg.AppKey, Out: &out,
+			IAM: &IAM{Client: admin, ProjectID: project, OrganizationID: testOrg}}); err != nil {
+			t.Fatalf("uninstall --iam %s: %v\n%s", repo, err, out.String())
+		}
+		return out.String()
+	}
+	// The second project's uninstall leaves the first project's identities and keys.
+	out := uninstall("acme/api", p2)
+	if !authenticates("acme/shop") || !authenticates("acme/web") {
+		t.Fatalf("uninstall --iam in the second project deleted the first project's keys:\n%s", out)
+	}
+	if _, err := api.GetApplication(&iam.GetApplicationRequest{ApplicationID: apiApp.ID}); err == nil {
+		t.Errorf("the second project's application %s stayed:\n%s", apiApp.Name, out)
+	}
+	// acme/web's uninstall deletes its key only: acme/shop still uses the application.
+	out = uninstall("acme/web", p1)
+	if !authenticates("acme/shop") || !strings.Contains(out, "kept: other keys still use it") {
+		t.Fatalf("uninstall --iam of acme/web took acme/shop's application or key:\n%s", out)
+	}
+	if access, _ := f.gh.Secret("acme/web", "poc", "SCW_ACCESS_KEY"); access != "" {
+		t.Errorf("acme/web's secret stayed")
+	}
+	out = uninstall("acme/shop", p1)
+	if a, err := api.ListApplications(&iam.ListApplicationsRequest{}, scw.WithAllPages()); err != nil || len(a.Applications) != 0 {
+		t.Errorf("after the last uninstall: %d applications left, %v\n%s", len(a.Applications), err, out)
+	}
+}
+
+// An application of the project's name whose policy does not grant the bot's permission sets on
+// the project gets no key: init refuses and names what is missing, and creates nothing.
+func TestInitMintsNoKeyOnAnApplicationWhosePolicyFallsShort(t *testing.T) {
+	emu, admin, _ := startIAM(t)
+	emu.AddAPIKey("SCWOTHEROTHEROTHER00", "bbbbbbbb-bbbb-4ccc-8ddd-eeeeeeeeeeee", identities[0].appName(testProject), testProject, "InstancesReadOnly")
+	f := newFixture(t, "acme/shop")
+	delete(f.cfg.Values, "SCW_ACCESS_KEY")
+	delete(f.cfg.Values, "SCW_SECRET_KEY")
+	f.cfg.IAM = &IAM{Client: admin, ProjectID: testProject, OrganizationID: testOrg}
+	_, out, err := f.run(t, nil)
+	if err == nil || !strings.Contains(err.Error(), "do not grant") || !strings.Contains(err.Error(), "InstancesFullAccess") {
+		t.Fatalf("init on an application whose policy falls short: %v\n%s", err, out)
+	}
+	keys, err := iam.NewAPI(admin).ListAPIKeys(&iam.ListAPIKeysRequest{}, scw.WithAllPages())
+	if err != nil || len(keys.APIKeys) != 1 {
+		t.Errorf("keys after the refusal: %d (want the one there before), %v", len(keys.APIKeys), err)
 	}
 }

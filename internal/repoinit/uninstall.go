@@ -15,8 +15,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 	gh "github.com/google/go-github/v88/github"
-	iam "github.com/scaleway/scaleway-sdk-go/api/iam/v1alpha1"
-	"github.com/scaleway/scaleway-sdk-go/scw"
 )
 
 // ErrClustersLeft refuses an uninstall while the state bucket holds a cluster's state.
@@ -28,10 +26,13 @@ type UninstallConfig struct {
 	Env    string // the environment that holds the secrets (default poc)
 	APIURL string
 	Token  string // a repository admin's token (never printed)
+	// AppKey is the App's private key (PEM): it checks init's record (RecordVariable). Without
+	// it no secret is deleted.
+	AppKey []byte
 	// Clusters lists the clusters whose state the bucket holds; uninstall refuses while there is one.
 	Clusters func(ctx context.Context) ([]string, error)
-	// IAM, when set, deletes the identities init --iam made (shared by every repository of the
-	// project: give it for the last one).
+	// IAM, when set, deletes this repository's API keys on the project's applications of pocbot's,
+	// and an application once no other repository or project uses it (uninstallIAM).
 	IAM *IAM
 	// Buckets, when given, are emptied (every version) and deleted (shared too).
 	Buckets   []Bucket
@@ -42,8 +43,9 @@ type UninstallConfig struct {
 
 // Uninstall removes what init made, in an order that a rerun can always finish: it refuses first
 // while a cluster's state exists (its resources would be left without a state to delete them by),
-// then deletes the secrets init manages, the environment that held them when nothing else is in it
-// (environmentRemoval), the IAM identities, the buckets. What is gone already is skipped. It
+// then deletes the secrets init's record (RecordVariable) names, the environment that held them
+// when nothing else is in it (environmentRemoval), the IAM identities, the buckets, and last the
+// record (kept, rewritten, while it still names IAM identities). What is gone already is skipped. It
 // returns the number of deleting requests made. The App's installation and the workflow files
 // stay (the output says how to remove them), and so does an environment that holds anything else.
 func Uninstall(ctx context.Context, cfg UninstallConfig) (int, error) {
@@ -73,30 +75,27 @@ func Uninstall(ctx context.Context, cfg UninstallConfig) (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("uninstall: read %s with your token: %w (is the token a repository admin's?)", cfg.Repo, err)
 	}
-	// Secrets: the environment's, then the repository's (init writes one or the other; the
-	// repository's only when they hold init's POC_STATE_KEY).
-	for _, where := range []secretsPlace{
-		{path: SecretsPath(owner, name, cfg.Env), what: "of the environment " + cfg.Env},
-		{path: SecretsPath(owner, name, ""), what: "of the repository", repository: cfg.Repo},
-	} {
-		n, err := deleteSecrets(ctx, c, where, cfg.DryRun, out)
+	store, rec, err := openRecord(ctx, c, owner, name, cfg.AppKey, out)
+	if err != nil {
+		return 0, err
+	}
+	// Secrets: only those init's record says it wrote, where it wrote them.
+	for _, where := range secretPlaces(owner, name, cfg.Env, rec) {
+		n, err := deleteSecrets(ctx, c, where, rec, cfg.DryRun, out)
 		changes += n
 		if err != nil {
 			return changes, err
 		}
 	}
-	if !cfg.DryRun {
-		fmt.Fprintln(out, "✓ no secret of pocbot's left in", cfg.Repo)
-	}
 	n, envKept, err := environmentRemoval{c: c, owner: owner, name: name, env: cfg.Env, defaultBranch: repo.GetDefaultBranch(),
-		dryRun: cfg.DryRun, out: out}.run(ctx)
+		rec: rec, dryRun: cfg.DryRun, out: out}.run(ctx)
 	changes += n
 	if err != nil {
 		return changes, err
 	}
 
 	if cfg.IAM != nil {
-		n, err := uninstallIAM(ctx, cfg.IAM, cfg.DryRun, out)
+		n, err := uninstallIAM(ctx, cfg.IAM, cfg.Repo, rec, cfg.DryRun, out)
 		changes += n
 		if err != nil {
 			return changes, err
@@ -108,6 +107,11 @@ func Uninstall(ctx context.Context, cfg UninstallConfig) (int, error) {
 		if err != nil {
 			return changes, err
 		}
+	}
+	n, err = closeRecord(ctx, store, rec, cfg.DryRun, out)
+	changes += n
+	if err != nil {
+		return changes, err
 	}
 	kept := ""
 	if envKept {
@@ -143,23 +147,34 @@ func checkNoClusters(ctx context.Context, cfg UninstallConfig) error {
 	return nil
 }
 
-// secretsPlace is one list of Actions secrets: its API path, how the output names it, and for
-// the repository's, the repository (OWNER/REPO).
+// secretsPlace is one list of Actions secrets: its API path, how the output names it, the
+// environment ("": the repository's secrets) and the gh flags that name it.
 type secretsPlace struct {
-	path, what string
-	repository string
+	path, what, env, flags string
 }
 
-// initsMarker is the secret init always writes where it writes (a required secret it can
-// generate): the repository's secrets are init's target only when they hold it.
-const initsMarker = "POC_STATE_KEY"
+// secretPlaces are where uninstall looks: the environment, every other place init's record names,
+// the repository's secrets.
+func secretPlaces(owner, name, env string, rec *record) []secretsPlace {
+	repo := owner + "/" + name
+	envs := []string{env}
+	for _, s := range rec.Secrets {
+		if s.Env != "" && !slices.ContainsFunc(envs, func(e string) bool { return strings.EqualFold(e, s.Env) }) {
+			envs = append(envs, s.Env)
+		}
+	}
+	var out []secretsPlace
+	for _, e := range envs {
+		out = append(out, secretsPlace{path: SecretsPath(owner, name, e), what: "of the environment " + e, env: e, flags: "--repo " + repo + " --env " + e})
+	}
+	return append(out, secretsPlace{path: SecretsPath(owner, name, ""), what: "of the repository", flags: "--repo " + repo})
+}
 
-// deleteSecrets deletes the secrets init manages from one place (a dry run prints them); a missing
-// environment has none. The repository's secrets of those names are deleted only when init wrote
-// there (they hold initsMarker, deleted last so that a rerun still sees it); otherwise they are
-// someone else's (SCW_ACCESS_KEY of another workflow, say) and are named, not deleted. It returns
+// deleteSecrets deletes, from one place, the secrets init's record says it wrote there (a dry run
+// prints them; a missing environment has none); a secret of pocbot's name that init did not write
+// there (another workflow's SCW_ACCESS_KEY, say, or one set by hand) is named and kept. It returns
 // the number of deleting requests made.
-func deleteSecrets(ctx context.Context, c *gh.Client, where secretsPlace, dryRun bool, out io.Writer) (int, error) {
+func deleteSecrets(ctx context.Context, c *gh.Client, where secretsPlace, rec *record, dryRun bool, out io.Writer) (int, error) {
 	names, found, err := SecretNames(ctx, c, where.path)
 	switch {
 	case err != nil:
@@ -167,22 +182,19 @@ func deleteSecrets(ctx context.Context, c *gh.Client, where secretsPlace, dryRun
 	case !found:
 		return 0, nil // no such environment
 	}
-	var ours []string
-	marked := false
+	var ours, kept []string
 	for _, n := range names {
-		if managedSecret(n) {
+		switch {
+		case rec.wrote(n, where.env):
 			ours = append(ours, n)
-			marked = marked || strings.EqualFold(n, initsMarker)
+		case managedSecret(n):
+			kept = append(kept, n)
 		}
 	}
-	if where.repository != "" && !marked && len(ours) > 0 {
-		fmt.Fprintf(out, "! the secrets %s %s kept: init wrote pocbot's secrets to the environment, not there (the repository holds no %s). "+
-			"If they are pocbot's all the same: gh secret delete NAME --repo %s\n", strings.Join(ours, ", "), where.what, initsMarker, where.repository)
-		return 0, nil
+	if len(kept) > 0 {
+		fmt.Fprintf(out, "! the secrets %s %s kept: init's record does not say it wrote them there. If they are pocbot's all the same: gh secret delete NAME %s\n",
+			strings.Join(kept, ", "), where.what, where.flags)
 	}
-	sort.SliceStable(ours, func(i, j int) bool {
-		return !strings.EqualFold(ours[i], initsMarker) && strings.EqualFold(ours[j], initsMarker)
-	})
 	changes := 0
 	for _, n := range ours {
 		if dryRun {
@@ -193,11 +205,20 @@ func deleteSecrets(ctx context.Context, c *gh.Client, where secretsPlace, dryRun
 		if err != nil {
 			return changes, err
 		}
-		if _, err := c.Do(req, nil); err != nil {
+		if resp, err := c.Do(req, nil); err != nil && (resp == nil || resp.StatusCode != http.StatusNotFound) {
 			return changes, fmt.Errorf("uninstall: delete the secret %s %s: %w (rerun)", n, where.what, err)
 		}
 		changes++
 		fmt.Fprintf(out, "- secret %s %s\n", n, where.what)
+	}
+	if !dryRun {
+		// What the record names and is not there any more (deleted now, or never written by
+		// a run cut after recording it) is forgotten.
+		for _, w := range slices.Clone(rec.Secrets) {
+			if strings.EqualFold(w.Env, where.env) {
+				rec.forgetSecret(w.Name, w.Env)
+			}
+		}
 	}
 	return changes, nil
 }
@@ -206,46 +227,6 @@ func deleteSecrets(ctx context.Context, c *gh.Client, where secretsPlace, dryRun
 func managedSecret(name string) bool {
 	n := strings.ToUpper(name)
 	return slices.Contains(requiredSecrets, n) || slices.Contains(optionalSecrets, n)
-}
-
-// uninstallIAM deletes init's applications: their policies, then the application (Scaleway
-// deletes its API keys with it).
-func uninstallIAM(ctx context.Context, x *IAM, dryRun bool, out io.Writer) (int, error) {
-	api, changes := iam.NewAPI(x.Client), 0
-	for _, id := range identities {
-		list, err := api.ListApplications(&iam.ListApplicationsRequest{Name: &id.name, OrganizationID: x.OrganizationID}, scw.WithAllPages(), scw.WithContext(ctx))
-		if err != nil {
-			return changes, fmt.Errorf("uninstall: list the IAM applications: %w (the Scaleway credentials need IAMManager)", err)
-		}
-		for _, a := range list.Applications {
-			if a.Name != id.name {
-				continue
-			}
-			if dryRun {
-				fmt.Fprintf(out, "- would delete the IAM application %s (%s), its policy and its API keys\n", a.Name, a.ID)
-				continue
-			}
-			pols, err := api.ListPolicies(&iam.ListPoliciesRequest{ApplicationIDs: []string{a.ID}}, scw.WithAllPages(), scw.WithContext(ctx))
-			if err != nil {
-				return changes, fmt.Errorf("uninstall: list the policies of %s: %w", a.Name, err)
-			}
-			for _, p := range pols.Policies {
-				if p.Name != id.name {
-					continue
-				}
-				if err := api.DeletePolicy(&iam.DeletePolicyRequest{PolicyID: p.ID}, scw.WithContext(ctx)); err != nil {
-					return changes, fmt.Errorf("uninstall: delete the IAM policy %s: %w (rerun)", p.Name, err)
-				}
-				changes++
-			}
-			if err := api.DeleteApplication(&iam.DeleteApplicationRequest{ApplicationID: a.ID}, scw.WithContext(ctx)); err != nil {
-				return changes, fmt.Errorf("uninstall: delete the IAM application %s: %w (rerun)", a.Name, err)
-			}
-			changes++
-			fmt.Fprintf(out, "- IAM application %s (%s), its policy and its API keys\n", a.Name, a.ID)
-		}
-	}
-	return changes, nil
 }
 
 // deleteBucket deletes every version and delete marker of a bucket, then the bucket.

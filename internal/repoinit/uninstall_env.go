@@ -28,6 +28,7 @@ type environmentRemoval struct {
 	owner, name   string
 	env           string
 	defaultBranch string
+	rec           *record // init's record: the secrets it wrote there are not someone else's
 	dryRun        bool
 	out           io.Writer
 }
@@ -120,7 +121,11 @@ func (x environmentRemoval) foreign(ctx context.Context, path string, protected,
 		return nil, nil, fmt.Errorf("uninstall: list the secrets of the environment %s: %w (rerun)", x.env, err)
 	}
 	for _, n := range names {
-		if !managedSecret(n) {
+		switch {
+		case x.rec.wrote(n, x.env):
+		case managedSecret(n):
+			found = append(found, "the secret "+n+" (init did not write it)")
+		default:
 			found = append(found, "the secret "+n)
 		}
 	}

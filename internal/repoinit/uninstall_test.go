@@ -88,7 +88,7 @@ func TestUninstallRemovesTheEnvironmentOnlyWhenNothingElseIsInIt(t *testing.T) {
 			uninstall := func(dryRun bool) string {
 				t.Helper()
 				var out bytes.Buffer
-				if _, err := Uninstall(t.Context(), UninstallConfig{Repo: "acme/shop", APIURL: f.url, Token: f.token, DryRun: dryRun, Out: &out}); err != nil {
+				if _, err := Uninstall(t.Context(), UninstallConfig{Repo: "acme/shop", APIURL: f.url, Token: f.token, AppKey: f.cfg.AppKey, DryRun: dryRun, Out: &out}); err != nil {
 					t.Fatalf("uninstall (dry run %v): %v\n%s", dryRun, err, out.String())
 				}
 				return out.String()
@@ -154,6 +154,10 @@ func TestUninstallDeletesRepositorySecretsOnlyWhereInitWroteThem(t *testing.T) {
 	}{
 		{name: "environment target: the repository's own SCW secrets stay", userSecrets: []string{"SCW_ACCESS_KEY", "SCW_SECRET_KEY", "DEPLOY_TOKEN"},
 			wantKept: []string{"SCW_ACCESS_KEY", "SCW_SECRET_KEY", "DEPLOY_TOKEN"}},
+		// Failed on the code that took a repository POC_STATE_KEY for init's mark: another
+		// workflow's POC_STATE_KEY made uninstall delete the repository's SCW_ACCESS_KEY too.
+		{name: "environment target: a foreign POC_STATE_KEY", userSecrets: []string{"POC_STATE_KEY", "SCW_ACCESS_KEY"},
+			wantKept: []string{"POC_STATE_KEY", "SCW_ACCESS_KEY"}},
 		{name: "repository target: init's secrets go", private: true, userSecrets: []string{"DEPLOY_TOKEN"}, wantKept: []string{"DEPLOY_TOKEN"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -170,7 +174,7 @@ func TestUninstallDeletesRepositorySecretsOnlyWhereInitWroteThem(t *testing.T) {
 				}
 			}
 			var out bytes.Buffer
-			if _, err := Uninstall(t.Context(), UninstallConfig{Repo: "acme/shop", APIURL: f.url, Token: f.token, Out: &out}); err != nil {
+			if _, err := Uninstall(t.Context(), UninstallConfig{Repo: "acme/shop", APIURL: f.url, Token: f.token, AppKey: f.cfg.AppKey, Out: &out}); err != nil {
 				t.Fatalf("uninstall: %v\n%s", err, out.String())
 			}
 			kept := map[string]bool{}
@@ -189,8 +193,73 @@ func TestUninstallDeletesRepositorySecretsOnlyWhereInitWroteThem(t *testing.T) {
 					t.Errorf("init's environment secret %s stayed:\n%s", n, out.String())
 				}
 			}
-			if !tc.private && !strings.Contains(out.String(), "SCW_ACCESS_KEY, SCW_SECRET_KEY of the repository kept") {
-				t.Errorf("the output does not name the repository secrets it kept:\n%s", out.String())
+			var pocbots []string
+			for _, n := range tc.wantKept {
+				if managedSecret(n) {
+					pocbots = append(pocbots, n)
+				}
+			}
+			if len(pocbots) > 0 && !strings.Contains(out.String(), strings.Join(pocbots, ", ")+" of the repository kept") {
+				t.Errorf("the output does not name the repository secrets %v it kept:\n%s", pocbots, out.String())
+			}
+			if _, ok := f.gh.RepoVariable("acme/shop", RecordVariable); ok {
+				t.Errorf("init's record stayed:\n%s", out.String())
+			}
+		})
+	}
+}
+
+// Uninstall believes only a record init wrote: one a writer planted (naming the repository's own
+// SCW_ACCESS_KEY as init's), or any record when the App's key is not given, deletes no secret;
+// the output says why.
+func TestUninstallIgnoresARecordItCannotCheck(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		plant  bool
+		appKey bool
+		want   string
+	}{
+		{name: "planted by a writer", plant: true, appKey: true, want: "its MAC does not verify"},
+		{name: "no App key", appKey: false, want: "no App private key"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t, "acme/shop")
+			if _, out, err := f.run(t, nil); err != nil {
+				t.Fatalf("init: %v\n%s", err, out)
+			}
+			f.gh.SetSecret("acme/shop", "", "SCW_ACCESS_KEY", "another workflow's")
+			if tc.plant {
+				f.gh.SetPermission("acme/shop", "mallory", "write")
+				root := f.url + "/"
+				c, err := gh.NewClient(gh.WithAuthToken(f.gh.AddUserToken("mallory")), gh.WithURLs(&root, nil))
+				if err != nil {
+					t.Fatal(err)
+				}
+				forged := `{"record":{"repository":"acme/shop","secrets":[{"name":"SCW_ACCESS_KEY"}]},"mac":"AAAA"}`
+				if _, err := c.Actions.UpdateRepoVariable(t.Context(), "acme", "shop", &gh.ActionsVariable{Name: RecordVariable, Value: forged}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			cfg := UninstallConfig{Repo: "acme/shop", APIURL: f.url, Token: f.token}
+			if tc.appKey {
+				cfg.AppKey = f.cfg.AppKey
+			}
+			var out bytes.Buffer
+			cfg.Out = &out
+			if _, err := Uninstall(t.Context(), cfg); err != nil {
+				t.Fatalf("uninstall: %v\n%s", err, out.String())
+			}
+			if v, ok := f.gh.Secret("acme/shop", "", "SCW_ACCESS_KEY"); !ok || v != "another workflow's" {
+				t.Errorf("the repository's SCW_ACCESS_KEY was deleted:\n%s", out.String())
+			}
+			if _, ok := f.gh.Secret("acme/shop", "poc", "POC_STATE_KEY"); !ok {
+				t.Errorf("a secret was deleted on a record uninstall could not check:\n%s", out.String())
+			}
+			if !strings.Contains(out.String(), tc.want) {
+				t.Errorf("the output does not say %q:\n%s", tc.want, out.String())
+			}
+			if _, ok := f.gh.RepoVariable("acme/shop", RecordVariable); !ok {
+				t.Errorf("uninstall deleted a record it could not check")
 			}
 		})
 	}

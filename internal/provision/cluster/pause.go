@@ -22,8 +22,10 @@ import (
 // A pause takes the cluster's etcd snapshot into the state bucket, verifies it there, and only
 // then deletes the machines: the control planes (servers, their volumes) and the worker (or
 // parks it). What makes the cluster the same cluster stays: the reserved IPs, the security group
-// and its rules, the DNS records, the SSH key, the secrets bundle and talosconfig in the state,
-// the shared image. The pause is the Down of a graph of those nodes only (BuildPause), under one
+// and its rules, the DNS records of the kept IPs, the SSH key, the secrets bundle and talosconfig
+// in the state, the shared image. A DNS record whose address leaves the cluster goes before it
+// does (the edge's always, every one with --release-ips): nothing is left pointing at an address
+// the cluster no longer holds. The pause is the Down of a graph of those nodes only (BuildPause), under one
 // more node whose destroy is the snapshot: a node is destroyed only once every node that needs it
 // is, so the snapshot node needs every machine.
 //
@@ -51,7 +53,10 @@ type Snapshots interface {
 }
 
 // PausedNodes are the nodes of spec's graph a pause deletes; releaseIPs adds the reserved IPs
-// (`--release-ips`: the resume gets new ones, new certificates from the same CA, a new kubeconfig).
+// (`--release-ips`: the resume gets new ones, new certificates from the same CA, a new kubeconfig)
+// and, with a DNS zone, the cluster's records, which would otherwise point at addresses given back
+// to Scaleway (anyone can be given them). Without it the edge records go all the same, in the
+// node BuildPause adds (scaleway.EdgeDNSNode): the worker's address leaves the cluster.
 func PausedNodes(spec provision.Spec, releaseIPs bool) []string {
 	names := []string{scaleway.NodeWorker}
 	for i := range spec.CPCount {
@@ -59,6 +64,9 @@ func PausedNodes(spec provision.Spec, releaseIPs bool) []string {
 		if releaseIPs {
 			names = append(names, scaleway.NodeIP(i))
 		}
+	}
+	if releaseIPs && spec.DNSZone != "" {
+		names = append(names, scaleway.NodeDNS)
 	}
 	return names
 }
@@ -104,6 +112,14 @@ func BuildPause(g *provision.Graph, spec provision.Spec, cfg Config, releaseIPs 
 		if err := g.Add(n); err != nil {
 			return err
 		}
+	}
+	if spec.DNSZone != "" && !releaseIPs {
+		// The edge records name the worker's address, which the pause gives up; the control
+		// planes' stay on the kept IPs. The resume's dns-records node writes the edge again.
+		if err := g.Add(cfg.Driver.EdgeDNSNode()); err != nil {
+			return err
+		}
+		keep = append(keep, scaleway.NodeDNSEdge)
 	}
 	if cfg.TalosPort == 0 {
 		cfg.TalosPort = netpolicy.PortApid

@@ -235,3 +235,66 @@ func TestDNSDownOfAStateThatRecordedTheWholeZone(t *testing.T) {
 		t.Errorf("the down of a state holding the zone's ids left\n %v\nwant what the zone held before\n %v", a, b)
 	}
 }
+
+// A pause that keeps the reserved IPs deletes the worker: its edge records go first (EdgeDNSNode,
+// which BuildPause adds before the worker), the API records of the kept IPs stay with their
+// recorded ids, and no record of the cluster names the worker's old address; the resume (an up of
+// the whole graph) writes the edge record again for the new worker.
+func TestPauseRemovesTheEdgeRecordsOnly(t *testing.T) {
+	ctx := t.Context()
+	w := newWorld(t, scwsim.Options{DNSZones: []string{prodZone}})
+	before := seedProduction(w)
+	spec := testSpec(prodZone)
+	st, err := provision.NewState("t-5", spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.eng.Up(ctx, w.graph(t, spec), st, provision.NewMemorySaver()); err != nil {
+		t.Fatal(err)
+	}
+	names := spec.DNSNames("t-5")
+	apiBefore := recordKeys(recordsNamed(w.emu.DNSRecords(prodZone), names.API))
+	oldWorker := st.Resources[NodeWorker].Attrs["ipv4"]
+
+	pause := provision.NewGraph()
+	worker, _ := w.graph(t, spec).Node(NodeWorker)
+	worker.Needs = nil
+	for _, n := range []provision.Node{worker, w.drv.EdgeDNSNode()} {
+		if err := pause.Add(n); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := w.eng.Down(ctx, pause, st, provision.NewMemorySaver()); err != nil {
+		t.Fatalf("pause: %v", err)
+	}
+	recs := w.emu.DNSRecords(prodZone)
+	for _, r := range recs {
+		if r.Data == oldWorker {
+			t.Errorf("after the pause %s still points at the worker's address %s", r.Name, oldWorker)
+		}
+	}
+	if got := recordKeys(recordsNamed(recs, names.API)); !slices.Equal(got, apiBefore) {
+		t.Errorf("the API records of the kept IPs changed: %v, before %v", got, apiBefore)
+	}
+	var apiIDs []string
+	for _, r := range recordsNamed(recs, names.API) {
+		apiIDs = append(apiIDs, r.ID)
+	}
+	slices.Sort(apiIDs)
+	if got := st.Resources[NodeDNS].Attrs[attrDNSRecordIDs]; got != strings.Join(apiIDs, ",") {
+		t.Errorf("recorded ids after the pause %q, want the API records' %q", got, strings.Join(apiIDs, ","))
+	}
+	for _, prod := range before {
+		if same := recordsNamed(recs, prod.Name); len(same) != 1 || same[0].ID != prod.ID {
+			t.Errorf("the pause touched the zone's record %q: %+v", prod.Name, same)
+		}
+	}
+
+	if err := w.eng.Up(ctx, w.graph(t, spec), st, provision.NewMemorySaver()); err != nil {
+		t.Fatalf("resume: %v", err)
+	}
+	edge := recordsNamed(w.emu.DNSRecords(prodZone), names.Edge)
+	if nw := st.Resources[NodeWorker].Attrs["ipv4"]; len(edge) != 1 || edge[0].Data != nw || nw == "" {
+		t.Errorf("edge records after the resume %+v, want the new worker's %s", edge, nw)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -84,7 +85,27 @@ func (d *Driver) dnsNode(ipNodes []string) provision.Node {
 		Destroy: func(ctx context.Context, r *provision.Run) error {
 			// Runs even without a record (a crash right after the PATCH): such records carry the
 			// cluster's comment. Someone else's record under one of our names is left alone.
-			return d.deleteRecords(ctx, r, r.Spec().DNSZone)
+			return d.deleteRecords(ctx, r, r.Spec().DNSZone, nil)
+		},
+	}
+}
+
+// EdgeDNSNode is a pause's node for the edge records when the reserved IPs stay: the worker's
+// address leaves the cluster (the server is deleted, or parked and then maybe adopted by another
+// cluster), the control planes' stay. Its destroy, which runs before the worker's (it needs the
+// worker), deletes the cluster's own records under the edge name only, and takes their ids out of
+// the dns-records node's record, which keeps the API records'; the resume's dns-records node
+// writes the edge record again with the worker's new address. The pause is a Down, so Apply is
+// never called.
+func (d *Driver) EdgeDNSNode() provision.Node {
+	return provision.Node{
+		Name: NodeDNSEdge, Kind: KindDNS, Needs: []string{NodeWorker},
+		Apply: func(context.Context, *provision.Run) error {
+			return errors.New("the edge DNS node of a pause is only destroyed")
+		},
+		Destroy: func(ctx context.Context, r *provision.Run) error {
+			edge := r.Spec().DNSNames(r.ClusterID()).Edge
+			return d.deleteRecords(ctx, r, r.Spec().DNSZone, func(rec *domain.Record) bool { return rec.Name == edge })
 		},
 	}
 }
@@ -214,8 +235,9 @@ func (d *Driver) zoneRecords(ctx context.Context, zone string) ([]*domain.Record
 }
 
 // deleteRecords removes the cluster's own records from zone (the sweep's and Destroy's way), and
-// nothing else.
-func (d *Driver) deleteRecords(ctx context.Context, r *provision.Run, zone string) error {
+// nothing else; only, when not nil, narrows them (the edge's, for a pause), and what it deleted
+// then leaves the dns-records node's recorded ids.
+func (d *Driver) deleteRecords(ctx context.Context, r *provision.Run, zone string, only func(*domain.Record) bool) error {
 	recs, err := d.dom.ListDNSZoneRecords(&domain.ListDNSZoneRecordsRequest{DNSZone: zone}, ctxOpt(ctx), scw.WithAllPages())
 	if notFound(err) {
 		return nil
@@ -233,7 +255,7 @@ func (d *Driver) deleteRecords(ctx context.Context, r *provision.Run, zone strin
 		// return_all_records was sent) cannot make a down delete the zone.
 		byComment := rec.Comment != nil && *rec.Comment == tag
 		byName := rec.Name == names.API || rec.Name == names.Edge
-		if byComment || (byName && d.provablyOurs(r, rec)) {
+		if (byComment || (byName && d.provablyOurs(r, rec))) && (only == nil || only(rec)) {
 			ours = append(ours, rec)
 		}
 	}
@@ -251,5 +273,26 @@ func (d *Driver) deleteRecords(ctx context.Context, r *provision.Run, zone strin
 	for _, rec := range ours {
 		r.Deleted(KindDNS, rec.ID, rec.Name+"."+zone+" A "+rec.Data)
 	}
-	return nil
+	if only == nil {
+		return nil // every record of the cluster's is gone: its node's record goes with it
+	}
+	return forgetRecordIDs(ctx, r, ours)
+}
+
+// forgetRecordIDs takes deleted records' ids out of the dns-records node's record (when it has
+// one): a record id kept there is one a later run takes for the cluster's.
+func forgetRecordIDs(ctx context.Context, r *provision.Run, gone []*domain.Record) error {
+	res, ok := r.Resource(NodeDNS)
+	if !ok {
+		return nil
+	}
+	var keep []string
+	for _, id := range strings.Split(res.Attrs[attrDNSRecordIDs], ",") {
+		if id != "" && !slices.ContainsFunc(gone, func(rec *domain.Record) bool { return rec.ID == id }) {
+			keep = append(keep, id)
+		}
+	}
+	res.Attrs = maps.Clone(res.Attrs)
+	res.Attrs[attrDNSRecordIDs] = strings.Join(keep, ",")
+	return r.Record(ctx, NodeDNS, res)
 }

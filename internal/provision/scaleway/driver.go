@@ -76,6 +76,7 @@ const (
 	NodeSnapshot     = "image-snapshot"
 	NodeWorker       = "worker"
 	NodeDNS          = "dns-records"
+	NodeDNSEdge      = "dns-edge-records" // a pause's: EdgeDNSNode
 	KindIP           = "instance.ip"
 	KindSG           = "instance.security_group"
 	KindServer       = "instance.server"

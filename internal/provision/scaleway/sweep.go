@@ -41,7 +41,7 @@ func (d *Driver) sweep(ctx context.Context, r *provision.Run) error {
 	}
 	if spec.DNSZone != "" {
 		// by recorded id or exact comment: nobody else's record, whatever its name.
-		errs = append(errs, d.deleteRecords(ctx, r, spec.DNSZone))
+		errs = append(errs, d.deleteRecords(ctx, r, spec.DNSZone, nil))
 	}
 	return errors.Join(errs...)
 }

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"sort"
 	"strconv"
@@ -25,10 +26,12 @@ import (
 type repoAdmin struct {
 	pub, priv    *[32]byte
 	keyID        string
-	secrets      map[string]*storedSecret // repository secrets
-	environments map[string]*environment  // by name (lower)
-	branchSHA    map[string]string        // branch → head commit sha
-	tags         map[string]string        // lightweight tag → commit sha
+	secrets      map[string]*storedSecret   // repository secrets
+	environments map[string]*environment    // by name (lower)
+	branchSHA    map[string]string          // branch → head commit sha
+	tags         map[string]string          // lightweight tag → commit sha
+	variables    map[string]*storedVariable // repository variables (name upper-cased)
+	forks        map[string]forkPoint       // branch → where it was made from (compare.go)
 }
 
 type storedSecret struct {
@@ -262,7 +265,8 @@ func (s *Server) adminOf(r *repo) *repoAdmin {
 			panic(err)
 		}
 		r.admin = &repoAdmin{pub: pub, priv: priv, keyID: fmt.Sprint(s.id()) + randomHex(4), secrets: map[string]*storedSecret{},
-			environments: map[string]*environment{}, branchSHA: map[string]string{}, tags: map[string]string{}}
+			environments: map[string]*environment{}, branchSHA: map[string]string{}, tags: map[string]string{},
+			variables: map[string]*storedVariable{}, forks: map[string]forkPoint{}}
 	}
 	return r.admin
 }
@@ -322,6 +326,17 @@ func (s *Server) adminRoute(c *call, r *repo) bool {
 		}
 		if s.roleAtLeast(c, r, "admin") {
 			s.secretsRoute(c, r, "", seg[5:])
+		}
+	case seg[3] == "actions" && n >= 5 && seg[4] == "variables":
+		if c.auth != "token" {
+			return false
+		}
+		if s.roleAtLeast(c, r, "write") {
+			s.variablesRoute(c, r, seg[5:])
+		}
+	case seg[3] == "compare" && n >= 5 && m == http.MethodGet:
+		if s.requireToken(c, r, "contents", "read") {
+			s.compare(c, r, strings.Join(seg[4:], "/"))
 		}
 	case seg[3] == "environments":
 		if c.auth != "token" {
@@ -679,6 +694,7 @@ func (s *Server) gitRef(c *call, r *repo, rest []string) {
 			r.files[branch][p] = b
 		}
 		a.branchSHA[branch] = body.SHA
+		a.forks[branch] = forkPoint{from: from, sha: body.SHA, files: maps.Clone(r.files[from])}
 		c.json(http.StatusCreated, &gh.Reference{Ref: gh.String(body.Ref), Object: &gh.GitObject{Type: gh.String("commit"), SHA: gh.String(body.SHA)}})
 	default:
 		c.fail(http.StatusNotFound, "Not Found")
@@ -729,6 +745,10 @@ func (s *Server) putContents(c *call, r *repo, path string) {
 	files[path] = data
 	a := s.adminOf(r)
 	a.branchSHA[branch] = treeSHA(files)
+	if f, ok := a.forks[branch]; ok {
+		f.commits = append(f.commits, commitRec{sha: a.branchSHA[branch], message: body.Message, author: c.tok.login, date: s.now().UTC()})
+		a.forks[branch] = f
+	}
 	status := http.StatusCreated
 	if exists {
 		status = http.StatusOK

@@ -197,6 +197,24 @@
 //	  the head; 404 for no such pull request                     did not match"); merge methods and commit messages: not
 //	                                                             modelled
 //	MergePR: the head's files become the default branch's      test device standing for the maintainer's merge
+//	GET/POST …/actions/variables, GET/PATCH/DELETE …/actions/  OpenAPI actions/list-repo-variables (per_page default 10,
+//	  variables/{name}: list (total_count, variables: name,      at most 30), actions/create-repo-variable (201), actions/
+//	  value, created_at, updated_at), create 201 (409 for a      get-repo-variable, actions/update-repo-variable (204),
+//	  taken name), update 204, delete 204 (404 once gone);       actions/delete-repo-variable (204); names and 48 KB: docs
+//	  names as secrets', at most 48 KB; a writer may write      /actions/how-tos/write-workflows/choose-what-workflows-do/
+//	  them, a reader not                                         use-variables; who may write: docs /rest/actions/variables
+//	                                                             says "collaborator access", the settings page needs admin,
+//	                                                             the Terraform provider's docs say write: source silent,
+//	                                                             the permissive reading chosen (bot init's record does not
+//	                                                             trust the variable, it checks a MAC); 409: source silent
+//	GET …/compare/{base}...{head} of two branches: files       OpenAPI repos/compare-commits (status, ahead_by, behind_by,
+//	  (filename, status added/removed/modified, sha, counts,     total_commits, commits, files, merge_base_commit); the
+//	  urls) a merge would bring, against the merge base of a     stand-in has no history: a branch made through POST …/git/
+//	  branch made through the API; its commits (one per PUT      refs keeps its merge base's files, each PUT …/contents on
+//	  …/contents: sha, message, author); behind_by 0             it is a commit; behind_by is not modelled
+//	GET …/contents/{dir}: an array of the entries under dir    OpenAPI repos/get-content ("If the content is a directory":
+//	  (type file or dir, name, path, sha, size, urls)            an array of type, size, name, path, sha, url, html_url,
+//	                                                             download_url); a directory's sha: a stand-in id
 //
 // Not emulated: primary rate limits (5,000 requests an hour and the x-ratelimit-* headers), the
 // secondary limits on concurrency, points and CPU time, conditional requests.

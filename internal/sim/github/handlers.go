@@ -670,6 +670,10 @@ func (s *Server) contents(c *call, r *repo, path string) {
 	}
 	data, ok := r.files[ref][path]
 	if !ok {
+		if list, isDir := dirListing(r, ref, path); isDir {
+			c.json(http.StatusOK, list)
+			return
+		}
 		c.fail(http.StatusNotFound, "Not Found")
 		return
 	}
@@ -912,6 +916,9 @@ func (s *Server) prJSON(r *repo, is *issue) *gh.PullRequest {
 		HTMLURL: gh.String(fmt.Sprintf("https://github.com/%s/pull/%d", r.fullName(), is.number))}
 	if is.author != "" {
 		out.User = s.ghUser(is.author)
+	}
+	if is.body != "" { // GitHub answers null for none
+		out.Body = gh.String(is.body)
 	}
 	if is.merged {
 		out.MergedAt = &gh.Timestamp{Time: is.closedAt}
