@@ -23,15 +23,7 @@ func Markdown() []byte {
 	for _, r := range Register {
 		var vals []string
 		for _, x := range r.Readings {
-			mark := "✓"
-			if !x.Handled {
-				mark = "✗"
-			}
-			v := "`" + x.Value + "`"
-			if x.Value == r.Default {
-				v += " (stand-in default)"
-			}
-			vals = append(vals, mark+" "+v)
+			vals = append(vals, pick(x.Handled, "✓ ", "✗ ")+value(r, x, " (stand-in default)"))
 		}
 		fmt.Fprintf(&b, "| [`%s`](#%s) | %s | %s | %s | %s |\n", r.ID, r.ID, r.System, cell(r.Assumes), strings.Join(vals, "<br>"), euros(r.Cost))
 	}
@@ -40,15 +32,7 @@ func Markdown() []byte {
 		fmt.Fprintf(&b, "**%s.** The bot assumes %s.\n\n", r.System, r.Assumes)
 		b.WriteString("| reading | what the system does | handled | how / what to do |\n|---|---|---|---|\n")
 		for _, x := range r.Readings {
-			h := "yes"
-			if !x.Handled {
-				h = "**no**"
-			}
-			v := "`" + x.Value + "`"
-			if x.Value == r.Default {
-				v += " (default)"
-			}
-			fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", v, cell(x.Means), h, cell(x.How))
+			fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", value(r, x, " (default)"), cell(x.Means), pick(x.Handled, "yes", "**no**"), cell(x.How))
 		}
 		fmt.Fprintf(&b, "\n**Probe** (`bot doctor --live`): %s. **Cost:** %s. **Leaves:** %s.\n\n", r.Probe, euros(r.Cost), r.Leaves)
 		b.WriteString("**Sources:**\n\n")
@@ -57,6 +41,18 @@ func Markdown() []byte {
 		}
 	}
 	return []byte(b.String())
+}
+
+// value is a reading's value as code, marked when it is the row's default.
+func value(r Row, x Reading, defaultMark string) string {
+	return "`" + x.Value + "`" + pick(x.Value == r.Default, defaultMark, "")
+}
+
+func pick(c bool, yes, no string) string {
+	if c {
+		return yes
+	}
+	return no
 }
 
 // euros prints nano-euros for people: "free", or "≤ € 0.004".
