@@ -236,8 +236,10 @@ func (d *Driver) zoneRecords(ctx context.Context, zone string) ([]*domain.Record
 
 // deleteRecords removes the cluster's own records from zone (the sweep's and Destroy's way), and
 // nothing else; only, when not nil, narrows them (the edge's, for a pause), and what it deleted
-// then leaves the dns-records node's recorded ids.
-func (d *Driver) deleteRecords(ctx context.Context, r *provision.Run, zone string, only func(*domain.Record) bool) error {
+// then leaves the dns-records node's recorded ids. tagged are addresses of resources the caller
+// found by the cluster's exact tag (a sweep without a state): a record without a comment under one
+// of the cluster's names pointing at one of them is the cluster's.
+func (d *Driver) deleteRecords(ctx context.Context, r *provision.Run, zone string, only func(*domain.Record) bool, tagged ...string) error {
 	recs, err := d.dom.ListDNSZoneRecords(&domain.ListDNSZoneRecordsRequest{DNSZone: zone}, ctxOpt(ctx), scw.WithAllPages())
 	if notFound(err) {
 		return nil
@@ -255,7 +257,7 @@ func (d *Driver) deleteRecords(ctx context.Context, r *provision.Run, zone strin
 		// return_all_records was sent) cannot make a down delete the zone.
 		byComment := rec.Comment != nil && *rec.Comment == tag
 		byName := rec.Name == names.API || rec.Name == names.Edge
-		if (byComment || (byName && d.provablyOurs(r, rec))) && (only == nil || only(rec)) {
+		if (byComment || (byName && (d.provablyOurs(r, rec) || written(rec, tagged)))) && (only == nil || only(rec)) {
 			ours = append(ours, rec)
 		}
 	}

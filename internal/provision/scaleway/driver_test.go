@@ -383,7 +383,8 @@ func TestPrefixClustersSideBySide(t *testing.T) {
 		t.Fatalf("%d DNS records, want 4 per cluster", recs)
 	}
 	// t-4 loses its state: its down must find its own by exact tag only, and its DNS records by
-	// their exact comment (the node IPs are no longer known).
+	// their exact comment or, the comment not echoed (dns-comment=dropped, the emulator's
+	// default), by their names and the addresses of what carries its exact tag.
 	fresh, _ := provision.NewState("t-4", spec)
 	if _, err := w.eng.Down(ctx, g4, fresh, provision.NewMemorySaver()); err != nil {
 		t.Fatal(err)
