@@ -88,4 +88,3 @@ func probeIPs(w *world.World) []string {
 	}
 	return out
 }
-
