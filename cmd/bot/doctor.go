@@ -11,6 +11,7 @@ import (
 	"github.com/pocbot/pocbot/internal/doctor"
 	"github.com/pocbot/pocbot/internal/doctor/live"
 	"github.com/pocbot/pocbot/internal/github"
+	"github.com/pocbot/pocbot/internal/record"
 	"github.com/pocbot/pocbot/internal/repoinit"
 	"github.com/pocbot/pocbot/internal/statestore"
 	"github.com/pocbot/pocbot/internal/wiring"
@@ -18,9 +19,9 @@ import (
 
 func doctorCommand() *command {
 	var (
-		gf           githubFlags
-		key, dnsZone string
-		liveProbes   bool
+		gf                      githubFlags
+		key, dnsZone, recordDir string
+		liveProbes              bool
 	)
 	return &command{
 		name: "doctor",
@@ -33,9 +34,13 @@ func doctorCommand() *command {
 			e.Bool(&liveProbes, "live", "", false, "also run the assumptions register's probes on the account, with the bot's key: cheap, reversible calls "+
 				"(at most € 0.05, 3 minutes), everything they make removed before exit (docs/assumptions.md)")
 			e.String(&dnsZone, "dns-zone", "POC_DNS_ZONE", "", "with --live: the DNS zone whose record probe settles dns-comment (a TXT record made and removed)")
+			e.Setting(&recordDir, record.Setting)
 		},
 		env: append(append([]string{"POC_APP_ID", "POC_APP_PRIVATE_KEY", "POC_APP_PRIVATE_KEY_FILE"}, envStore...), envSCW...),
 		run: func(ctx context.Context, a *app, _ *flag.FlagSet) error {
+			// With --record, every check's and probe's exchange is recorded: a real account's
+			// first contact comes back as cassettes `make fidelity` replays (docs/recording.md).
+			a.recordInto(recordDir)
 			checks := a.doctorChecks(ctx, gf, key)
 			list := doctor.Run(ctx, checks...)
 			list.Render(a.stdout)

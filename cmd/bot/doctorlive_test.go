@@ -17,8 +17,9 @@ import (
 )
 
 // The issue's "done when": `bot doctor --live` killed half-way — its flexible IP reserved, the
-// process gone while it deletes it — leaves the IP behind; run again, it sweeps it first, passes,
-// and leaves nothing. The first run is the bot's binary, killed with SIGKILL while a proxy in
+// process gone while it deletes it — leaves the IP behind; run again with --record, it sweeps it
+// first, passes, leaves nothing, and its recording replays against the stand-ins at 99 % at
+// least. The first run is the bot's binary, killed with SIGKILL while a proxy in
 // front of the Scaleway stand-in holds the IP's DELETE.
 func TestDoctorLiveKilledHalfWayThenRerun(t *testing.T) {
 	ctx, w := startWorld(t, 3*time.Minute, world.Options{S3: "versitygw"})
@@ -66,16 +67,45 @@ func TestDoctorLiveKilledHalfWayThenRerun(t *testing.T) {
 		t.Fatalf("after the kill, probe IPs %v: want the one the killed run held", left)
 	}
 
-	rerun, err := runBotOut(ctx, env, "doctor", "--live", "--dns-zone", "poc.example.com")
-	if err != nil {
-		t.Fatalf("the rerun: %v\n%s", err, rerun)
+	// The rerun is recorded (--record): the first contact of a real account comes back as
+	// cassettes, and they replay against fresh stand-ins (`make fidelity CASSETTES=DIR`).
+	rec := t.TempDir()
+	rerun := exec.CommandContext(ctx, buildBot(t), "doctor", "--live", "--dns-zone", "poc.example.com", "--record", rec)
+	for k, v := range env {
+		rerun.Env = append(rerun.Env, k+"="+v)
 	}
-	if !regexp.MustCompile(`swept first, left by an earlier probe: flexible IP [0-9a-f-]{36}`).MatchString(rerun) || !strings.Contains(rerun, "nothing left behind") {
-		t.Errorf("the rerun does not say it swept the IP:\n%s", rerun)
+	rerun.Env = append(rerun.Env, "PATH="+os.Getenv("PATH"), "HOME="+t.TempDir())
+	raw, err := rerun.CombinedOutput()
+	if err != nil {
+		t.Fatalf("the rerun: %v\n%s", err, raw)
+	}
+	again := string(raw)
+	if !regexp.MustCompile(`swept first, left by an earlier probe: flexible IP [0-9a-f-]{36}`).MatchString(again) || !strings.Contains(again, "nothing left behind") {
+		t.Errorf("the rerun does not say it swept the IP:\n%s", again)
 	}
 	if left := probeIPs(w); len(left) != 0 {
 		t.Errorf("after the rerun, probe IPs %v", left)
 	}
+	for _, r := range w.Scaleway.Inventory() {
+		if strings.HasPrefix(r.Name, "_pocbot-probe-") {
+			t.Errorf("after the rerun, the probe's DNS record %s %s", r.Kind, r.Name)
+		}
+	}
+	files := cassettesIn(t, rec, "doctor-")
+	var all strings.Builder
+	for _, f := range files {
+		b, _ := os.ReadFile(f)
+		all.Write(b)
+	}
+	// The probes' exchanges are in it: the quota read, the DNS record, the flexible IP made,
+	// retagged and deleted, the state bucket's conditional create.
+	for _, want := range []string{"/iam/v1alpha1/quota", "/domain/v2beta1/dns-zones/poc.example.com/records", "method: PATCH",
+		"/instance/v1/zones/fr-par-1/ips", "method: DELETE", "If-None-Match"} {
+		if !strings.Contains(all.String(), want) {
+			t.Errorf("the recording lacks %q", want)
+		}
+	}
+	checkReplay(t, w, rec, files, "emulated-doctor-live")
 }
 
 // probeIPs are the flexible IPs a doctor's probe made, as the stand-in holds them.

@@ -295,7 +295,7 @@ var Table = []Setting{
 		Rule: "positive", Help: "lease of the cluster lock, renewed at a third of it; a killed run's lock is taken over once it lapses"},
 	{Name: "lock-wait", CLI: "lock-wait", CLICommand: "up|down", Env: "POC_LOCK_WAIT", Kind: Duration, Default: DefaultLockWait.String(),
 		Rule: "positive", Help: "how long to wait for a cluster lock another run holds"},
-	{Name: "record", CLI: "record", CLICommand: "up|down|pause|resume", Env: "POC_RECORD_DIR", Kind: String, Arg: "DIR",
+	{Name: "record", CLI: "record", CLICommand: "up|down|pause|resume|doctor", Env: "POC_RECORD_DIR", Kind: String, Arg: "DIR",
 		Help: "write every HTTP exchange with Scaleway, Object Storage and GitHub into DIR as go-vcr cassettes, secrets removed, to attach to an issue (docs/recording.md)"},
 	{Name: "schedule_interval", CLI: "schedule-interval", CLICommand: "init", Kind: Duration, Default: "1h", Rule: "at least 5m, dividing an hour or a day",
 		Help: "how often the workflow's schedule runs the reaper (bot init writes the cron); each scheduled job is billed at least a minute on a private repository"},

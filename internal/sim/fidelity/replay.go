@@ -56,6 +56,7 @@ const (
 	skipBefore    = "it acts on a resource made before the recording began"
 	skipNoGitHub  = "GitHub exchanges are recorded, not replayed: the GitHub stand-in needs the recording's repository, App and users made first"
 	skipNoService = "the service of the exchange is not known"
+	skipRedacted  = "its path names a value the recorder redacted (an access key): the stand-in cannot be asked for it"
 )
 
 // ReplayDir replays the recording in dir (Load) against fresh stand-ins.
@@ -177,6 +178,10 @@ func (s *scwReplay) replay(res *Result) {
 		return
 	}
 	res.Route = scwsim.EndpointKey(x.Request.Method, u.Path)
+	if strings.Contains(u.Path, record.Redacted) {
+		res.Skipped = skipRedacted
+		return
+	}
 	if d, err := http.ParseTime(x.Response.Headers.Get("Date")); err == nil {
 		// The end of the recorded second: the stand-in is never behind what the recording saw.
 		s.clock.atLeast(d.Add(time.Second - time.Nanosecond))
