@@ -34,12 +34,24 @@ import (
 	"github.com/pocbot/pocbot/internal/statestore"
 )
 
-// Bounds of a run: the three minutes and five cents, and one probe's share.
+// Bounds of a run: the three minutes and five cents.
 const (
-	Deadline      = 3 * time.Minute
-	probeDeadline = 40 * time.Second
-	MaxCost       = 50_000_000 // nano-euros
+	Deadline = 3 * time.Minute
+	MaxCost  = 50_000_000 // nano-euros
 )
+
+// bounds are a run's times: the whole run, one probe's share, and what a removal gets once its
+// probe's time is up. The probes share run less two cleanups (the last probe's removal and the
+// final look), so that a run ends within run whatever hangs.
+type bounds struct{ run, probe, cleanup time.Duration }
+
+var defaultBounds = bounds{run: Deadline, probe: 40 * time.Second, cleanup: 20 * time.Second}
+
+// cleanupContext is ctx for removing what a probe made: it outlives the probe's deadline or
+// cancellation (the removal must still happen), within the cleanup bound.
+func (c Config) cleanupContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), c.bounds.cleanup)
+}
 
 // Config is what the probes act with.
 type Config struct {
@@ -58,6 +70,7 @@ type Config struct {
 	ID            string                                    // the probe's id (default: random)
 	Log           *slog.Logger
 	probesForTest []probe
+	bounds        bounds // zero: defaultBounds
 }
 
 // ProbeCluster is the cluster name a probe's Scaleway resources are tagged with: no state names
@@ -154,8 +167,12 @@ func Run(ctx context.Context, cfg Config) Report {
 	if cfg.HTTP == nil {
 		cfg.HTTP = &http.Client{Timeout: 20 * time.Second}
 	}
+	if cfg.bounds == (bounds{}) {
+		cfg.bounds = defaultBounds
+	}
 	rep := Report{ID: cfg.ID}
-	ctx, cancel := context.WithTimeout(ctx, Deadline)
+	outer := ctx
+	ctx, cancel := context.WithTimeout(ctx, cfg.bounds.run-2*cfg.bounds.cleanup)
 	defer cancel()
 	rep.Swept = sweep(ctx, cfg)
 	probes := cfg.probesForTest
@@ -163,13 +180,15 @@ func Run(ctx context.Context, cfg Config) Report {
 		probes = register()
 	}
 	for _, p := range probes {
-		pctx, pcancel := context.WithTimeout(ctx, probeDeadline)
+		pctx, pcancel := context.WithTimeout(ctx, cfg.bounds.probe)
 		t0 := time.Now()
 		f := p.run(pctx, cfg)
 		pcancel()
 		rep.Results = append(rep.Results, Result{Row: assume.MustLookup(p.row), Finding: f, Took: time.Since(t0)})
 	}
-	rep.Left = leftovers(context.WithoutCancel(ctx), cfg)
+	lctx, lcancel := cfg.cleanupContext(outer)
+	rep.Left = leftovers(lctx, cfg)
+	lcancel()
 	rep.Took = time.Since(start)
 	return rep
 }

@@ -147,7 +147,9 @@ func dnsComment(ctx context.Context, cfg Config) Finding {
 			}
 		}
 	}
-	if derr := deleteRecords(context.WithoutCancel(ctx), cfg, ids); derr != nil {
+	cctx, cancel := cfg.cleanupContext(ctx)
+	defer cancel()
+	if derr := deleteRecords(cctx, cfg, ids); derr != nil {
 		return Finding{Err: derr}
 	}
 	if err != nil {
@@ -245,7 +247,9 @@ func tagLength(ctx context.Context, cfg Config) Finding {
 	}
 	f := Finding{Cost: assume.MustLookup(assume.TagLength).Cost}
 	defer func() {
-		if derr := api.DeleteIP(&instance.DeleteIPRequest{Zone: cfg.Zone, IP: res.IP.ID}, scw.WithContext(context.WithoutCancel(ctx))); derr != nil && f.Err == nil {
+		cctx, cancel := cfg.cleanupContext(ctx)
+		defer cancel()
+		if derr := api.DeleteIP(&instance.DeleteIPRequest{Zone: cfg.Zone, IP: res.IP.ID}, scw.WithContext(cctx)); derr != nil && f.Err == nil {
 			f.Err = fmt.Errorf("delete the probe's flexible IP %s: %w (rerun: the next run deletes it)", res.IP.ID, derr)
 		}
 	}()
