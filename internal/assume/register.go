@@ -16,6 +16,9 @@ const (
 	SchematicID       = "schematic-id"
 	NodeEgress        = "node-egress"
 	TokenFormat       = "token-format"
+	VariableWriters   = "variable-writers"
+	IAMAppNames       = "iam-app-names"
+	CompareBase       = "compare-base"
 )
 
 // The documents the rows cite, by the names the rows use.
@@ -154,6 +157,23 @@ var Register = []Row{
 		},
 	},
 	{
+		ID: IAMAppNames, System: Scaleway,
+		Assumes: "nothing rests on an IAM application's name being unique in the organization: init finds its applications by the id its record (POCBOT_INIT) names, else by the project's name (pocbot-<project>) with policies and keys naming that project only, never by a plain name across the organization",
+		Readings: []Reading{
+			{Value: "duplicates", Means: "two applications of one organization may share a name",
+				Handled: true, How: "init skips an application of its name that serves another project and makes its own, recording its id; every later run finds it by that id"},
+			{Value: "unique", Means: "a second application of a name the organization holds is refused (the stand-in answers 409)",
+				Handled: true, How: "init makes nothing else and names the application that holds the name (its id and the projects it serves): rename or delete it, then rerun"},
+		},
+		Default: "duplicates",
+		Probe:   "list the organization's applications named pocbot-<project> and pocbot-presign-<project> (with IAMReadOnly): two of one name settle duplicates; fewer settle nothing, and nothing is created (the bot's key may not write IAM)",
+		Leaves:  "nothing (a read)",
+		Sources: []string{
+			sdk + "api/iam/v1alpha1 CreateApplicationRequest (name: no uniqueness stated), ListApplicationsRequest.Name (a filter, not a key)",
+			"scaleway/terraform-provider-scaleway docs/resources/iam_application.md (name optional): source silent",
+		},
+	},
+	{
 		ID: PutPrecondition, System: ObjectStore,
 		Assumes: "a conditional PutObject (If-None-Match: *, If-Match) that loses is refused, so two runs never overwrite each other's state",
 		Readings: []Reading{
@@ -266,6 +286,40 @@ var Register = []Row{
 		Sources: []string{
 			"github/rest-api-description apps/create-installation-access-token (the stateless ghs_APPID_JWT format)",
 			"GitHub changelog 2026-10-02, stateless installation tokens rolled out",
+		},
+	},
+	{
+		ID: VariableWriters, System: GitHub,
+		Assumes: "init's record of what it wrote, the repository variable POCBOT_INIT, is believed because it carries a MAC under a key derived from the App's private key, never because of who may write repository variables",
+		Readings: []Reading{
+			{Value: "writers", Means: "a collaborator with write may write repository variables through the API",
+				Handled: true, How: "a record whose MAC does not verify is ignored as if there were none: init writes its own, uninstall deletes no secret it cannot prove init wrote, and both say so"},
+			{Value: "admins", Means: "only repository administrators may write them (the settings page's rule)",
+				Handled: true, How: "the same: the record is verified, not trusted"},
+		},
+		Default: "writers",
+		Probe:   "not probed live: telling the readings apart needs the token of a collaborator with write who is not an administrator; both readings are handled",
+		Leaves:  "nothing",
+		Sources: []string{
+			"docs.github.com rest/actions/variables (\"collaborator access to a repository to create, update, or read variables\"): which role, silent",
+			"the repository settings page needs admin; integrations/terraform-provider-github docs actions_variable: write",
+		},
+	},
+	{
+		ID: CompareBase, System: GitHub,
+		Assumes: "GET /repos/{repo}/compare/{base}...{head} lists the files a merge of head would bring: head against the merge base (init reads it to check that the branch pocbot-init holds only what it writes)",
+		Readings: []Reading{
+			{Value: "merge-base", Means: "files and commits are head's since the merge base (three dots, as the web compare)",
+				Handled: true, How: "init takes its own branch back on a rerun and refuses one holding anything else, naming it"},
+			{Value: "base-tip", Means: "files are head against base's current tip: what base gained since the branch was made shows as the branch's",
+				Handled: true, How: "never ships what it did not write: once base moved, init refuses its own older branch and names the files; delete the branch (git push origin --delete pocbot-init) and rerun"},
+		},
+		Default: "merge-base",
+		Probe:   "not probed live: telling the readings apart needs a branch whose base moved after it was made, and the doctor writes nothing to the repository; the stand-in plays merge-base only",
+		Leaves:  "nothing",
+		Sources: []string{
+			"github/rest-api-description repos/compare-commits (merge_base_commit, ahead_by, behind_by; \"base...head\"): which tree files are diffed against, silent",
+			"docs.github.com pull-requests: three-dot comparison is the web's default",
 		},
 	},
 }

@@ -60,11 +60,22 @@ func IAM(client *scw.Client, accessKey, project string) Check {
 		if len(missingOrg) > 0 {
 			return append(items, one("IAM permissions", Warn, "the key's application lacks on the organization: "+strings.Join(missingOrg, ", ")+
 				"; the pre-flight then weighs Scaleway's documented quotas (or quotas: in .github/poc.yml) instead of the organization's",
-				"rerun `bot init --iam`, or: scw iam policy create name=pocbot-organization application-id="+*key.ApplicationID+
+				"rerun `bot init --iam`, or: scw iam policy create name="+orgPolicyName(ctx, api, *key.ApplicationID)+" application-id="+*key.ApplicationID+
 					" rules.0.organization-id=<organization id> rules.0.permission-set-names.0=OrganizationReadOnly (deploy/iam/scw.sh)")...)
 		}
 		return append(items, one("IAM permissions", OK, fmt.Sprintf("all %d permission sets (on project %s and the organization)", len(provscw.PermissionSets), project), "")...)
 	}
+}
+
+// orgPolicyName is the name `bot init --iam` gives the policy of the organization-scoped sets:
+// the application's name and "-organization" (repoinit's organizationPolicy), read by the
+// application's id (names are not unique in an organization: register row iam-app-names).
+func orgPolicyName(ctx context.Context, api *iam.API, appID string) string {
+	app, err := api.GetApplication(&iam.GetApplicationRequest{ApplicationID: appID}, scw.WithContext(ctx))
+	if err != nil {
+		return "<the application's name>-organization"
+	}
+	return app.Name + "-organization"
 }
 
 // granted is what an application's rules grant: sets usable on the project (a rule naming it, or

@@ -54,6 +54,16 @@ var identities = []identity{
 // appName is the name of the identity's application for project: one application per project.
 func (id identity) appName(project string) string { return id.name + "-" + project }
 
+// ApplicationNames are the names of pocbot's IAM applications for project (`bot doctor --live`
+// reads whether the organization holds one of them twice: register row iam-app-names).
+func ApplicationNames(project string) []string {
+	out := make([]string, len(identities))
+	for i, id := range identities {
+		out[i] = id.appName(project)
+	}
+	return out
+}
+
 // keyDescription names the API key of one repository (one key per repository of the project).
 func keyDescription(repo string) string { return "pocbot GitHub Actions, " + repo }
 
@@ -275,11 +285,33 @@ func (r *runner) createApplication(ctx context.Context, api *iam.API, id identit
 	a, err := api.CreateApplication(&iam.CreateApplicationRequest{Name: id.appName(x.ProjectID), OrganizationID: x.OrganizationID,
 		Description: id.description + ", project " + x.ProjectID}, scw.WithContext(ctx))
 	if err != nil {
-		return nil, fmt.Errorf("init: create the IAM application %s: %w", id.appName(x.ProjectID), err)
+		return nil, fmt.Errorf("init: create the IAM application %s: %w%s", id.appName(x.ProjectID), err, r.nameHolders(ctx, api, id.appName(x.ProjectID)))
 	}
 	r.rep.Changes++
 	fmt.Fprintf(r.out, "+ IAM application %s (%s)\n", a.Name, a.ID)
 	return &found{app: a, scope: appScope{granted: map[string]bool{}, orgGranted: map[string]bool{}}}, nil
+}
+
+// nameHolders names, for an error, the applications of the organization that already hold name
+// (register row iam-app-names: the organization may refuse a second one). init skipped them: they
+// serve another project, or grant nothing here.
+func (r *runner) nameHolders(ctx context.Context, api *iam.API, name string) string {
+	list, err := api.ListApplications(&iam.ListApplicationsRequest{Name: &name, OrganizationID: r.cfg.IAM.OrganizationID}, scw.WithAllPages(), scw.WithContext(ctx))
+	if err != nil {
+		return ""
+	}
+	var held []string
+	for _, a := range list.Applications {
+		if a.Name == name {
+			held = append(held, a.ID)
+		}
+	}
+	if len(held) == 0 {
+		return ""
+	}
+	return fmt.Sprintf(". The organization already holds an application of this name (%s) that init does not take as project %s's: "+
+		"it serves another project or grants nothing here, and the organization may refuse a second name. Rename or delete it (scw iam application list name=%s), then rerun",
+		strings.Join(held, ", "), r.cfg.IAM.ProjectID, name)
 }
 
 // policy makes sure the application's policies grant the identity's sets on the project before a

@@ -21,6 +21,7 @@ import (
 	"github.com/pocbot/pocbot/internal/preflight"
 	"github.com/pocbot/pocbot/internal/provision"
 	"github.com/pocbot/pocbot/internal/provision/images"
+	"github.com/pocbot/pocbot/internal/repoinit"
 	"github.com/pocbot/pocbot/internal/statestore"
 )
 
@@ -42,6 +43,7 @@ func register() []probe {
 			return Finding{Skipped: "it needs an Elastic Metal order, billed at least an hour; every reading is handled (a recorded up shows it)"}
 		}},
 		{assume.TagLength, tagLength},
+		{assume.IAMAppNames, iamAppNames},
 		{assume.PutPrecondition, putPrecondition},
 		{assume.DeleteConditions, deleteConditions},
 		{assume.DeleteMarkers, deleteMarkers},
@@ -49,6 +51,12 @@ func register() []probe {
 		{assume.SchematicID, schematicID},
 		{assume.NodeEgress, nodeEgress},
 		{assume.TokenFormat, tokenFormat},
+		{assume.VariableWriters, func(context.Context, Config) Finding {
+			return Finding{Skipped: "it needs the token of a collaborator with write who is not an administrator; both readings are handled (init's record is verified, not trusted)"}
+		}},
+		{assume.CompareBase, func(context.Context, Config) Finding {
+			return Finding{Skipped: "it needs a branch whose base moved after it was made, and the doctor writes nothing to the repository; both readings are handled (init refuses what it did not write)"}
+		}},
 	}
 }
 
@@ -449,4 +457,40 @@ func tokenFormat(ctx context.Context, cfg Config) Finding {
 		return Finding{Reading: "classic", Detail: fmt.Sprintf("ghs_ and %d characters", len(tok)-4)}
 	}
 	return Finding{Err: fmt.Errorf("an installation token of an unknown form (%d characters, prefix %.4s)", len(tok), tok)}
+}
+
+// iamAppNames lists the organization's applications of pocbot's names for the project: one name
+// held twice settles duplicates. Fewer settle nothing (whether a second would be refused is not
+// asked: the bot's key may not write IAM, and the doctor makes no identity).
+func iamAppNames(ctx context.Context, cfg Config) Finding {
+	if cfg.Org == "" || cfg.Project == "" {
+		return Finding{Skipped: "SCW_DEFAULT_ORGANIZATION_ID or SCW_DEFAULT_PROJECT_ID is not set"}
+	}
+	api := iam.NewAPI(cfg.Scaleway)
+	var seen []string
+	twice := ""
+	for _, name := range repoinit.ApplicationNames(cfg.Project) {
+		res, err := api.ListApplications(&iam.ListApplicationsRequest{Name: &name, OrganizationID: cfg.Org}, scw.WithContext(ctx), scw.WithAllPages())
+		var denied *scw.PermissionsDeniedError
+		switch {
+		case errors.As(err, &denied):
+			return Finding{Skipped: "the bot's key may not list IAM applications (IAMReadOnly); both readings are handled"}
+		case err != nil:
+			return Finding{Err: fmt.Errorf("list the IAM applications named %s: %w", name, err)}
+		}
+		n := 0
+		for _, a := range res.Applications {
+			if a.Name == name { // the name filter is partial
+				n++
+			}
+		}
+		if n > 1 && twice == "" {
+			twice = name
+		}
+		seen = append(seen, fmt.Sprintf("%s ×%d", name, n))
+	}
+	if twice != "" {
+		return Finding{Reading: "duplicates", Detail: "the organization holds " + strings.Join(seen, ", ")}
+	}
+	return Finding{Detail: "the organization holds " + strings.Join(seen, ", ") + ": no name twice, which settles nothing"}
 }

@@ -115,6 +115,7 @@
 //	| a call is judged in the project it names (query or body), else the key's   | stand-in's shortcut: one project per world                          |
 //	|   preferred project                                                        |                                                                      |
 //	| ListQuota with a key without OrganizationReadOnly on the organization      | register: quota-read                                                 |
+//	| a second IAM application of a name its organization holds: made, or 409    | register: iam-app-names                                              |
 //	| DNS: PATCH records with add / set / delete changes; TXT data quoted        | fixtures §10                                                         |
 //	| DNS record comment echoed in the PATCH answer and the listing, or dropped  | register: dns-comment (SDK domain Record.Comment; every recording    |
 //	|   (comment: null)                                                          |   answers null)                                                      |

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	iam "github.com/scaleway/scaleway-sdk-go/api/iam/v1alpha1"
+
+	"github.com/pocbot/pocbot/internal/assume"
 )
 
 // IAM applications, policies (their rules) and API keys: what `bot init` creates for the bot and the
@@ -121,6 +123,15 @@ func (e *Emulator) createApplication(w http.ResponseWriter, r *http.Request) {
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	if e.opts.Readings.Is(assume.IAMAppNames, "unique") {
+		for _, x := range e.iamLocked().apps {
+			if x.Name == req.Name && x.OrganizationID == req.OrganizationID {
+				writeJSON(w, http.StatusConflict, map[string]any{"type": "conflict", "resource": "application",
+					"message": "an application named " + req.Name + " already exists in this organization"})
+				return
+			}
+		}
+	}
 	now := e.clock().UTC()
 	a := &iam.Application{ID: e.newID(), Name: req.Name, Description: req.Description, OrganizationID: req.OrganizationID,
 		CreatedAt: &now, UpdatedAt: &now, Editable: true, Deletable: true, Tags: req.Tags}
