@@ -77,3 +77,28 @@ func TestReplaySkipsARedactedPath(t *testing.T) {
 		t.Errorf("replayed %q: got %d, verdict %+v", x.Request.URL, got.Got.Code, got.Verdict)
 	}
 }
+
+// A call the recorded key was refused for want of a permission (the doctor's probes read what the
+// bot's key may not) is answered to the replay's owner key: it is not replayed, and says why. A
+// 403 of another kind is still compared.
+func TestReplaySkipsAPermissionTheRecordedKeyLacked(t *testing.T) {
+	denied := `{"message":"insufficient permissions","type":"permissions_denied","details":[{"resource":"applications","action":"read"}]}`
+	ex := []Exchange{
+		{File: "doctor-20261205T040807.156Z-1.scaleway.cassette.yaml", Service: record.Scaleway, Interaction: &cassette.Interaction{
+			Request:  cassette.Request{Method: "GET", URL: "https://api.scaleway.com/iam/v1alpha1/applications?name=pocbot-p"},
+			Response: cassette.Response{Code: 403, Body: denied}}},
+		{File: "doctor-20261205T040807.156Z-1.scaleway.cassette.yaml", Service: record.Scaleway, Interaction: &cassette.Interaction{
+			Request:  cassette.Request{Method: "GET", URL: "https://api.scaleway.com/iam/v1alpha1/applications?name=pocbot-p"},
+			Response: cassette.Response{Code: 403, Body: `{"message":"forbidden"}`}}},
+	}
+	rep, err := Replay(t.Context(), ex, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := rep.Results[0]; got.Skipped != skipDenied {
+		t.Errorf("the refused permission: skipped %q, got %d, verdict %+v", got.Skipped, got.Got.Code, got.Verdict)
+	}
+	if got := rep.Results[1]; got.Skipped != "" || got.Verdict.Match() {
+		t.Errorf("a 403 of another kind: skipped %q, verdict %+v; want a mismatch", got.Skipped, got.Verdict)
+	}
+}

@@ -57,6 +57,7 @@ const (
 	skipNoGitHub  = "GitHub exchanges are recorded, not replayed: the GitHub stand-in needs the recording's repository, App and users made first"
 	skipNoService = "the service of the exchange is not known"
 	skipRedacted  = "its path names a value the recorder redacted (an access key): the stand-in cannot be asked for it"
+	skipDenied    = "the recorded key was refused a permission (permissions_denied): the replay acts as the organization's owner, and keys' policies are not replayed"
 )
 
 // ReplayDir replays the recording in dir (Load) against fresh stand-ins.
@@ -218,6 +219,10 @@ func (s *scwReplay) replay(res *Result) {
 	}
 	if unknown && x.Response.Code/100 == 2 && res.Got.Code == http.StatusNotFound {
 		res.Skipped = skipBefore
+		return
+	}
+	if x.Response.Code == http.StatusForbidden && res.Got.Code/100 == 2 && strings.Contains(x.Response.Body, `"permissions_denied"`) {
+		res.Skipped = skipDenied
 		return
 	}
 	learnIDs(x.Response.Body, res.Got.Body, s.ids)
