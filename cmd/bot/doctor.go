@@ -13,6 +13,7 @@ import (
 	"github.com/pocbot/pocbot/internal/github"
 	"github.com/pocbot/pocbot/internal/record"
 	"github.com/pocbot/pocbot/internal/repoinit"
+	"github.com/pocbot/pocbot/internal/settings"
 	"github.com/pocbot/pocbot/internal/statestore"
 	"github.com/pocbot/pocbot/internal/wiring"
 )
@@ -33,7 +34,7 @@ func doctorCommand() *command {
 			e.String(&key, "key", "", "", "the bot's Scaleway access key whose IAM permissions to check (default: SCW_ACCESS_KEY)")
 			e.Bool(&liveProbes, "live", "", false, "also run the assumptions register's probes on the account, with the bot's key: cheap, reversible calls "+
 				"(at most € 0.05, 3 minutes), everything they make removed before exit (docs/assumptions.md)")
-			e.String(&dnsZone, "dns-zone", "POC_DNS_ZONE", "", "with --live: the DNS zone whose record probe settles dns-comment (a TXT record made and removed)")
+			e.SettingWith(&dnsZone, "dns-zone", nil, "with --live: the DNS zone whose record probe settles dns-comment (a TXT record made and removed)")
 			e.Setting(&recordDir, record.Setting)
 		},
 		env: append(append([]string{"POC_APP_ID", "POC_APP_PRIVATE_KEY", "POC_APP_PRIVATE_KEY_FILE"}, envStore...), envSCW...),
@@ -100,16 +101,16 @@ func (a *app) doctorChecks(ctx context.Context, gf githubFlags, key string) []do
 		checks = append(checks, g.Checks()...)
 	}
 	if key == "" {
-		key = strings.TrimSpace(a.getenv("SCW_ACCESS_KEY"))
+		key = a.env().String("scw-access-key")
 	}
 	client, err := wiring.ScalewayClient(a.getenv)
 	if err != nil {
 		client = nil
 	}
 	if client != nil {
-		checks = append(checks, doctor.Credentials(client, strings.TrimSpace(a.getenv("SCW_DEFAULT_PROJECT_ID"))))
+		checks = append(checks, doctor.Credentials(client, a.env().String("scw-project")))
 	}
-	checks = append(checks, doctor.IAM(client, key, strings.TrimSpace(a.getenv("SCW_DEFAULT_PROJECT_ID"))))
+	checks = append(checks, doctor.IAM(client, key, a.env().String("scw-project")))
 	checks = append(checks, func(ctx context.Context) []doctor.Item { return a.stateCheck(ctx, true) })
 	if client != nil {
 		checks = append(checks, a.headroomCheck)
@@ -144,7 +145,7 @@ const doctorProbeCluster = "doctor-probe"
 // stateCheck checks the state bucket: reachable and conditional writes (CheckBackend); with full,
 // also the retention of old versions and a presigned link.
 func (a *app) stateCheck(ctx context.Context, full bool) []doctor.Item {
-	if strings.TrimSpace(a.getenv(statestore.EnvStateURL)) == "" {
+	if !a.env().Given("state-url") {
 		return []doctor.Item{{Name: "state store", Status: doctor.Skip, Detail: "POC_STATE_URL is not set", Fix: "set POC_STATE_URL and POC_STATE_KEY as the workflow has them"}}
 	}
 	var closers []func()
@@ -181,7 +182,7 @@ func (a *app) stateCheck(ctx context.Context, full bool) []doctor.Item {
 	default:
 		items = append(items, doctor.Item{Name: "versioning, lifecycle", Status: doctor.Warn, Detail: err.Error(), Fix: "give the key s3:GetBucketVersioning and s3:GetLifecycleConfiguration, or check in the console"})
 	}
-	if strings.HasPrefix(a.getenv(statestore.EnvStateURL), "s3://") {
+	if strings.HasPrefix(a.env().String("state-url"), "s3://") {
 		key := "doctor/probe-" + fmt.Sprint(a.clock().UnixNano())
 		if err := store.PutPublic(ctx, key, []byte("pocbot doctor\n")); err != nil {
 			items = append(items, doctor.Item{Name: "presigned link", Status: doctor.Fail, Detail: err.Error(), Fix: "the bot's key must write public/ in the state bucket"})
@@ -215,7 +216,7 @@ func (a *app) setupDiagnosis(ctx context.Context, getenv func(string) string, ca
 	}
 	if len(items) == 0 {
 		if client, err := wiring.ScalewayClient(getenv); err == nil {
-			items = append(items, doctor.Credentials(client, strings.TrimSpace(getenv("SCW_DEFAULT_PROJECT_ID")))(ctx)...)
+			items = append(items, doctor.Credentials(client, settings.Env(getenv).String("scw-project"))(ctx)...)
 		}
 		b := *a
 		b.getenv = getenv

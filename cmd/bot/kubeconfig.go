@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/pocbot/pocbot/internal/clusterops"
 	"github.com/pocbot/pocbot/internal/provision/cluster"
 )
 
@@ -22,20 +23,23 @@ func secretFileCommand(what, summary string) *command {
 			fs.StringVar(&out, "o", "", "write to this file (mode 0600) instead of standard output")
 		},
 		run: func(ctx context.Context, a *app, fs *flag.FlagSet) error {
-			ops, closeOps, err := a.scopedOps(ctx, name)
+			ops, closeOps, err := a.clusterOps(ctx, name)
 			if err != nil {
 				return err
 			}
 			defer closeOps()
 			var data []byte
 			if what == "kubeconfig" {
-				data, err = ops.Kubeconfig(ctx, name)
-			} else {
-				_, state, lerr := ops.Load(ctx, name)
-				err = lerr
+				var out *clusterops.Outcome
+				out, err = ops.Run(ctx, clusterops.VerbKubeconfig, clusterops.Intent{Cluster: name, Scope: a.repoScope()}, nil)
 				if err == nil {
+					data = out.Kubeconfig
+				}
+			} else {
+				var st *clusterops.Status
+				if st, err = a.status(ctx, ops, clusterops.Intent{Cluster: name}); err == nil {
 					var ok bool
-					if data, ok = state.Secrets[cluster.SecretTalosconfig]; !ok {
+					if data, ok = st.State.Secrets[cluster.SecretTalosconfig]; !ok {
 						err = fmt.Errorf("cluster %q has no talosconfig yet: run up until its configs are generated", name)
 					}
 				}

@@ -1,17 +1,13 @@
 package chatops
 
 import (
-	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/pocbot/pocbot/internal/commands"
 	"github.com/pocbot/pocbot/internal/cost"
 	"github.com/pocbot/pocbot/internal/eta"
 	"github.com/pocbot/pocbot/internal/preflight"
-	"github.com/pocbot/pocbot/internal/provision"
-	"github.com/pocbot/pocbot/internal/provision/scaleway"
 )
 
 // preflightView shows a pre-flight: every quota weighed, every candidate offer with its stock,
@@ -74,39 +70,6 @@ func refusalReason(ref *preflight.Refusal) string {
 		return fmt.Sprintf("the Scaleway quota of %s would be exceeded: limit %d (%s), in use %d, this cluster needs %d", c.What, c.Limit, c.From(), c.Used, c.Need)
 	}
 	return ref.Error()
-}
-
-// estimate is the up's ETA (nil without an ETA book, or for an existing cluster: a converging up
-// has no path to estimate). A parked worker the pre-flight would adopt makes the parked path.
-func (r *run) estimate(ctx context.Context, spec provision.Spec, exists bool, pf *preflight.Result) *eta.Estimate {
-	if r.backend.ETA == nil || exists {
-		return nil
-	}
-	parked := false
-	if pf != nil {
-		for _, c := range pf.Candidates {
-			parked = parked || (c.Taken && c.Offer.Adopt)
-		}
-	}
-	e := r.backend.ETA.Estimate(ctx, spec, parked)
-	return &e
-}
-
-// recordDuration adds a finished up's duration to the project's history (what the next ETA of
-// its path reads) and, when it ordered its worker, how long the order of offer took to be
-// delivered (the worker step: the profile's delivery is learned per offer); a failure to write it
-// is only logged.
-func (r *run) recordDuration(ctx context.Context, est *eta.Estimate, took time.Duration, offer string, sp *steps) {
-	if est == nil || r.backend.ETA == nil {
-		return
-	}
-	var delivery time.Duration
-	if !est.Path.Parked {
-		delivery = sp.done(scaleway.NodeWorker)
-	}
-	if err := r.backend.ETA.Record(ctx, est.Path, took, offer, delivery); err != nil {
-		r.h.log().Warn("could not record the up's duration", "err", err)
-	}
 }
 
 // withETA adds the ETA to a pre-flight view (a view of its own when there is no pre-flight).

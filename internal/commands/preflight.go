@@ -68,30 +68,38 @@ func renderPreflight(v PreflightView) string {
 		b.WriteString("**Scaleway quotas** (the organization's; usage counted in this project)\n\n")
 		if v.Unread != "" {
 			fmt.Fprintf(&b, "The organization's quotas could not be read (%s): the limits below are `quotas:` of `.github/poc.yml` where set, else Scaleway's documented defaults.\n\n",
-				escapeText(v.Unread))
+				cellText(v.Unread, 4*maxCellBytes))
 		}
 		b.WriteString("| counts | limit | from | in use | this cluster | left |\n|---|---:|---|---:|---:|---:|\n")
-		for _, q := range v.Quotas {
+		quotas, more := elide(v.Quotas, maxRows)
+		for _, q := range quotas {
 			mark := ""
 			if !q.OK {
 				mark = " ❌"
 			}
-			fmt.Fprintf(&b, "| %s | %s | %s | %d | %d | %s%s |\n", escapeText(q.What), escapeText(q.Limit), escapeText(q.From), q.Used, q.Need, escapeText(q.Headroom), mark)
+			fmt.Fprintf(&b, "| %s | %s | %s | %d | %d | %s%s |\n", cellText(q.What, maxCellBytes), cellText(q.Limit, maxCellBytes),
+				cellText(q.From, maxCellBytes), q.Used, q.Need, cellText(q.Headroom, maxCellBytes), mark)
 		}
+		b.WriteString(moreRows(more, "quotas"))
 		b.WriteString("\n")
 	}
 	if len(v.Offers) > 0 {
 		b.WriteString("**Worker offers** (in the order of `worker_offers`)\n\n| offer | stock | per day | |\n|---|---|---:|---|\n")
-		for _, o := range v.Offers {
-			fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", inlineCode(o.Offer), escapeText(o.Stock), escapeText(orDash(o.PerDay)), escapeText(o.Outcome))
+		offers, more := elide(v.Offers, maxRows)
+		for _, o := range offers {
+			fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", inlineCode(clip(o.Offer, maxCellBytes)), cellText(o.Stock, maxCellBytes),
+				cellText(orDash(o.PerDay), maxCellBytes), cellText(o.Outcome, maxCellBytes))
 		}
+		b.WriteString(moreRows(more, "offers"))
 		b.WriteString("\n")
 	}
-	for _, r := range v.Risks {
-		fmt.Fprintf(&b, "> [!WARNING]\n> %s\n\n", escapeText(r))
+	risks, more := elide(v.Risks, maxRows)
+	for _, r := range risks {
+		fmt.Fprintf(&b, "> [!WARNING]\n> %s\n\n", cellText(r, maxCellBytes))
 	}
+	b.WriteString(moreRows(more, "risks"))
 	if eta := v.ETAText(); eta != "" {
-		fmt.Fprintf(&b, "**ETA:** %s\n\n", escapeText(eta))
+		fmt.Fprintf(&b, "**ETA:** %s\n\n", cellText(eta, maxCellBytes))
 	}
 	return b.String()
 }
@@ -106,9 +114,9 @@ func orDash(s string) string {
 // RenderQuotaRefusal answers an up that the pre-flight refused: nothing was created.
 func RenderQuotaRefusal(cluster, reason string, v PreflightView) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "😕 **Not created:** cluster `%s` does not fit: %s.\n\n", cluster, escapeText(reason))
+	fmt.Fprintf(&b, "😕 **Not created:** cluster `%s` does not fit: %s.\n\n", cluster, cellText(reason, 4*maxCellBytes))
 	b.WriteString(renderPreflight(v))
 	fmt.Fprintf(&b, "Nothing was created. Free room with `/poc down` on a cluster you no longer need, list another offer under `worker_offers` in `.github/poc.yml`, "+
 		"or ask Scaleway to raise the quota (validating the organization's identity raises most of them): %s\n", QuotasPage)
-	return b.String()
+	return fit(b.String())
 }

@@ -53,16 +53,11 @@ func (r *run) schedulePauses(decided []Decision, headers map[string]statestore.H
 			decided[i] = d
 			continue
 		}
+		// The schedule's reason must still hold under the lock: a command may have resumed or
+		// woken the cluster since the listing.
 		req := clusterops.Intent{Cluster: d.Cluster, RequestedBy: r.cfg.Actor, RunID: r.cfg.RunID, Command: "pause (schedule)",
-			ParkFor: r.cfg.ParkFor, MaxPaused: r.cfg.MaxPaused, ParkWhileScarce: parkWhileScarce(s, r.now),
-			// The schedule's reason must still hold under the lock: a command may have resumed
-			// or changed the cluster since the listing.
-			Precondition: func(cur statestore.Header) error {
-				if lifecycle.Phase(cur.Phase) != lifecycle.PhaseReady {
-					return fmt.Errorf("phase is now %s", cur.Phase)
-				}
-				return nil
-			}}
+			ParkFor: r.cfg.ParkFor, ShareParked: r.cfg.ShareParked, MaxPaused: r.cfg.MaxPaused, ParkWhileScarce: parkWhileScarce(s, r.now),
+			Precondition: clusterops.Precondition{Phase: lifecycle.PhaseReady, AsleepAt: r.now}}
 		res, err := p.Pause(r.work, req)
 		if err == nil && req.ParkFor <= 0 && workerKept(res) {
 			d.Detail += fmt.Sprintf("; the worker was kept parked: %s is not available (register row em-stock), the resume adopts it", res.Spec.BaremetalOffer)

@@ -83,8 +83,8 @@ func TestSchedulePausesReadyClustersInItsWindow(t *testing.T) {
 			t.Errorf("at %s the schedule paused %v, want %v\n%s", tc.at, got, tc.want, table(t, rep))
 		}
 		for _, r := range p.reqs {
-			if r.MaxPaused != 72*time.Hour || r.Precondition == nil {
-				t.Errorf("pause request %+v: want the paused cost, max_paused and a precondition", r)
+			if r.MaxPaused != 72*time.Hour || r.Precondition.Phase != lifecycle.PhaseReady || !r.Precondition.AsleepAt.Equal(tc.at) {
+				t.Errorf("pause request %+v: want max_paused and the precondition ready, asleep at %s", r, tc.at)
 			}
 			// Register row em-stock: the worker is kept parked while its offer is not in stock,
 			// until the window ends (08:00) and an hour more for the resume to adopt it.

@@ -41,21 +41,21 @@ func Live(ctx context.Context, getenv func(string) string, log *slog.Logger) (cf
 	if cfg.Scaleway, err = ScalewayClient(getenv); err != nil {
 		return cfg, close, err
 	}
+	env := settings.Env(getenv)
 	spec := provision.DefaultSpec()
-	if z := strings.TrimSpace(getenv("SCW_DEFAULT_ZONE")); z != "" {
+	if z := env.String("zone"); z != "" {
 		spec.Zone = z
 	}
 	cfg.Spec, cfg.Zone, cfg.Offers = spec, scw.Zone(spec.Zone), []string{spec.BaremetalOffer}
 	cfg.Project, _ = cfg.Scaleway.GetDefaultProjectID()
 	cfg.Org, _ = cfg.Scaleway.GetDefaultOrganizationID()
 	cfg.HTTP, cfg.FactoryURL, cfg.Log = HTTPClient(20*time.Second), images.FactoryBaseURL(getenv), log
-	reg := settings.Lookup("registry-probe-urls")
-	for _, u := range strings.Split(cmpOr(getenv(reg.Env), reg.Default), ",") {
+	for _, u := range strings.Split(env.String("registry-probe-urls"), ",") {
 		if u = strings.TrimSpace(u); u != "" {
 			cfg.Registries = append(cfg.Registries, u)
 		}
 	}
-	if strings.TrimSpace(getenv("POC_STATE_URL")) == "" {
+	if !env.Given("state-url") {
 		return cfg, close, nil
 	}
 	store, serr := OpenStore(ctx, getenv, log, &closers)
