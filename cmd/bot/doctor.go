@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"net/http"
 	"strings"
 	"time"
 
@@ -27,8 +28,8 @@ func doctorCommand() *command {
 	return &command{
 		name: "doctor",
 		summary: "check a live installation and print a checklist with what to fix for each item: App, secrets, workflow pin, " +
-			"Scaleway credentials and IAM permissions, the state bucket's conditional writes; with --live, settle the assumptions " +
-			"register's rows on the real account (docs/assumptions.md); exits non-zero on a failure",
+			"Scaleway credentials and IAM permissions, the state bucket's conditional writes, the pinned Cilium chart (fetched and rendered); " +
+			"with --live, settle the assumptions register's rows on the real account (docs/assumptions.md); exits non-zero on a failure",
 		setFlags: func(fs *flag.FlagSet, e *envFlags) {
 			gf.define(e, "GITHUB_REPOSITORY", "OWNER/REPO of the installation (its App, secrets and workflow; empty: only the Scaleway and state checks)")
 			e.String(&key, "key", "", "", "the bot's Scaleway access key whose IAM permissions to check (default: SCW_ACCESS_KEY)")
@@ -37,7 +38,7 @@ func doctorCommand() *command {
 			e.SettingWith(&dnsZone, "dns-zone", nil, "with --live: the DNS zone whose record probe settles dns-comment (a TXT record made and removed)")
 			e.Setting(&recordDir, record.Setting)
 		},
-		env: append(append([]string{"POC_APP_ID", "POC_APP_PRIVATE_KEY", "POC_APP_PRIVATE_KEY_FILE"}, envStore...), envSCW...),
+		env: append(append([]string{"POC_APP_ID", "POC_APP_PRIVATE_KEY", "POC_APP_PRIVATE_KEY_FILE", "POC_CILIUM_CHART"}, envStore...), envSCW...),
 		run: func(ctx context.Context, a *app, _ *flag.FlagSet) error {
 			// With --record, every check's and probe's exchange is recorded: a real account's
 			// first contact comes back as cassettes `make fidelity` replays (docs/recording.md).
@@ -112,6 +113,13 @@ func (a *app) doctorChecks(ctx context.Context, gf githubFlags, key string) []do
 	}
 	checks = append(checks, doctor.IAM(client, key, a.env().String("scw-project")))
 	checks = append(checks, func(ctx context.Context) []doctor.Item { return a.stateCheck(ctx, true) })
+	if src, err := wiring.CiliumChart(a.getenv); err != nil {
+		checks = append(checks, func(context.Context) []doctor.Item {
+			return []doctor.Item{{Name: doctor.CiliumChartName, Status: doctor.Fail, Detail: err.Error(), Fix: "set POC_CILIUM_CHART to URL@sha256:DIGEST, or unset it for the default pin"}}
+		})
+	} else {
+		checks = append(checks, doctor.CiliumChart(src, http.DefaultClient))
+	}
 	if client != nil {
 		checks = append(checks, a.headroomCheck)
 	}
