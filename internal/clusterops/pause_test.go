@@ -12,14 +12,12 @@ import (
 	"net"
 	"net/http"
 	"slices"
-	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"go.yaml.in/yaml/v4"
 
-	"github.com/pocbot/pocbot/internal/assume"
 	"github.com/pocbot/pocbot/internal/clusterops"
 	"github.com/pocbot/pocbot/internal/lifecycle"
 	"github.com/pocbot/pocbot/internal/provision"
@@ -283,41 +281,6 @@ func (e *env) dnsFollows(t *testing.T, st *provision.State, name string) {
 		if !slices.Equal(got[n], want[n]) || slices.Contains(want[n], "") {
 			t.Errorf("DNS %s after the resume on new IPs = %v, want %v", n, got[n], want[n])
 		}
-	}
-}
-
-// Register row em-stock: a scheduled pause (ParkWhileScarce) of a cluster whose worker offer is
-// low on stock keeps the worker parked, without park_for, instead of giving it back for the
-// resume to order again; it says so. (parkPlan's table holds the other stocks.)
-func TestScheduledPauseKeepsAScarceWorkerParked(t *testing.T) {
-	e := newEnv(t, world.Options{TimeFactor: 0.005, Readings: assume.Readings{assume.EMStock: "low"}})
-	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
-	defer cancel()
-	const name = "acme-scarce-1"
-	first := e.up(ctx, t, name)
-	worker := first.State.Resources[scaleway.NodeWorker].ID
-	obs := &notesObserver{}
-	res, err := e.ops.Run(ctx, clusterops.VerbPause, clusterops.Intent{Cluster: name, RequestedBy: "pocbot-reaper", Command: "pause (schedule)",
-		ParkWhileScarce: 11 * time.Hour}, obs)
-	if err != nil {
-		t.Fatalf("scheduled pause: %v", err)
-	}
-	doc := e.pool(t)
-	if len(doc.Workers) != 1 || doc.Workers[0].ServerID != worker {
-		t.Fatalf("pool after the pause: %+v, want the worker %s parked", doc.Workers, worker)
-	}
-	if _, ok := e.bm(worker); !ok {
-		t.Fatal("the worker was deleted")
-	}
-	for _, d := range res.Report.Deleted {
-		if d.Kind == scaleway.KindBaremetal {
-			t.Fatalf("the pause reports the worker deleted: %+v", d)
-		}
-	}
-	obs.mu.Lock()
-	defer obs.mu.Unlock()
-	if !slices.ContainsFunc(obs.notes, func(n string) bool { return strings.Contains(n, "kept parked: EM-A116X-SSD is low on stock") }) {
-		t.Errorf("the pause does not say why it kept the worker: %q", obs.notes)
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/scaleway/scaleway-sdk-go/scw"
 
 	"github.com/pocbot/pocbot/internal/clusterops"
+	"github.com/pocbot/pocbot/internal/pool"
 	"github.com/pocbot/pocbot/internal/preflight"
 	"github.com/pocbot/pocbot/internal/provision"
 	"github.com/pocbot/pocbot/internal/provision/scaleway"
@@ -146,5 +147,31 @@ func TestOffersOutOfStock(t *testing.T) {
 	}
 	if !slices.Contains(inventory(e, "baremetal_server"), res.State.Resources[scaleway.NodeWorker].ID) {
 		t.Error("the worker is not in the inventory")
+	}
+
+	// Register row em-stock: a scheduled pause (ParkWhileScarce, no park_for) of acme-shop-5,
+	// whose offer has no server left, keeps its worker parked instead of giving it back for the
+	// resume to order again, and says why (parkPlan's table holds every stock).
+	worker := second.State.Resources[scaleway.NodeWorker].ID
+	obs := &notesObserver{}
+	paused, err := e.ops.Run(ctx, clusterops.VerbPause, clusterops.Intent{Cluster: "acme-shop-5", RequestedBy: "pocbot-reaper",
+		Command: "pause (schedule)", ParkWhileScarce: 11 * time.Hour}, obs)
+	if err != nil {
+		t.Fatalf("scheduled pause: %v", err)
+	}
+	if doc := e.pool(t); !slices.ContainsFunc(doc.Workers, func(w pool.Worker) bool { return w.ServerID == worker }) {
+		t.Fatalf("pool after the scheduled pause: %+v, want the worker %s parked", doc.Workers, worker)
+	}
+	for _, d := range paused.Report.Deleted {
+		if d.Kind == scaleway.KindBaremetal {
+			t.Fatalf("the scheduled pause deleted the worker: %+v", d)
+		}
+	}
+	obs.mu.Lock()
+	defer obs.mu.Unlock()
+	if !slices.ContainsFunc(obs.notes, func(n string) bool {
+		return strings.Contains(n, "kept parked: "+spec.BaremetalOffer+" is empty on stock")
+	}) {
+		t.Errorf("the scheduled pause does not say why it kept the worker: %q", obs.notes)
 	}
 }
