@@ -275,7 +275,7 @@ func (o *Ops) actClaim(ctx context.Context, in Intent, p Plan, out *Outcome, q *
 	}
 	out.State = st
 	if len(p.InPlace) > 0 {
-		return o.converge(ctx, in, out, q, st, saver, false)
+		return o.converge(ctx, in, out, q.progress(), st, saver, false)
 	}
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 	defer cancel()

@@ -48,19 +48,20 @@ func (o *Ops) actUp(ctx context.Context, in Intent, f Facts, p Plan, out *Outcom
 			return failed(out, err)
 		}
 	}
-	out, err = o.converge(ctx, in, out, q, st, saver, p.Resume)
+	delivery := &deliveryClock{next: q.progress()}
+	out, err = o.converge(ctx, in, out, delivery, st, saver, p.Resume)
 	if err == nil {
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 		defer cancel()
-		o.recordUp(rctx, out.ETA, o.now().Sub(began))
+		o.recordUp(rctx, out.ETA, o.now().Sub(began), out.Spec.BaremetalOffer, delivery)
 	}
 	return out, err
 }
 
-// converge runs the cluster's graph on st, saving through saver, and records how it ended: the
-// ready phase (upReady), or the failure (upFailed).
-func (o *Ops) converge(ctx context.Context, in Intent, out *Outcome, q *queue, st *provision.State, saver *docSaver, resuming bool) (*Outcome, error) {
-	g, engine, err := o.prepare(st, q.progress())
+// converge runs the cluster's graph on st, saving through saver and telling progress, and
+// records how it ended: the ready phase (upReady), or the failure (upFailed).
+func (o *Ops) converge(ctx context.Context, in Intent, out *Outcome, progress provision.Progress, st *provision.State, saver *docSaver, resuming bool) (*Outcome, error) {
+	g, engine, err := o.prepare(st, progress)
 	if err != nil {
 		return failed(out, err)
 	}

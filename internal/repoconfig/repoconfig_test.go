@@ -80,6 +80,13 @@ allow_unknown_prices: true
 		{"pool off hours without hours", "pool:\n  off_hours: 5m\n", nil, "pool.off_hours is set but pool.hours is not"},
 		{"pool bad talos", "pool:\n  talos: 1.13\n", nil, "pool.talos:"},
 		{"pool extensions not a list", "pool:\n  extensions: siderolabs/iscsi-tools\n", nil, "pool.extensions: give a list"},
+		{"quotas", "quotas:\n  PLAY2-NANO: 10\n  EM-A116X-SSD: 3\n  ips: 50\n", func(c *repoconfig.RepoConfig) {
+			c.Quotas = map[string]int{"PLAY2-NANO": 10, "EM-A116X-SSD": 3, "ips": 50}
+		}, ""},
+		{"quotas, not a mapping", "quotas: [PLAY2-NANO]\n", nil, "quotas: give a mapping"},
+		{"quota of an unknown product", "quotas: {instance_ips: 3}\n", nil, `quotas: "instance_ips": give an Instance type`},
+		{"quota not a number", "quotas: {ips: many}\n", nil, "cannot unmarshal"},
+		{"negative quota", "quotas: {ips: -1}\n", nil, "quotas: ips: -1, want 0 to 100000"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -28,6 +28,9 @@ func ExampleYAML() []byte {
 		if s.Kind == List && v == "" {
 			v = "[]"
 		}
+		if s.Kind == Map && v == "" {
+			v = "{}"
+		}
 		key := s.RepoKey
 		// A dotted key (pool.size) is a key of a mapping: the mapping's line comes first, once.
 		if p, sub, nested := strings.Cut(key, "."); nested {
