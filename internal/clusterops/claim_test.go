@@ -89,7 +89,7 @@ func TestClaimMakesTheSpareTheIssuesCluster(t *testing.T) {
 // Two ups claiming at once never both take the one spare: one is warm, the other builds.
 func TestConcurrentClaimsNeverShareASpare(t *testing.T) {
 	for round := range 5 {
-		f := newFake(t)
+		f := newPoolFake(t) // the two take turns at the admission, as on a world
 		buildSpare(t, f, "spare-bbbb")
 		var wg sync.WaitGroup
 		outs := make([]*clusterops.Outcome, 2)
