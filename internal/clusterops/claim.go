@@ -76,6 +76,9 @@ func decideClaim(d Decision, in Intent, f Facts, now time.Time) Decision {
 		}
 	}
 	c := spare.Choose(cands, want, now)
+	if c.Cold == spare.ColdNoSpare && len(f.Spares) == 0 && f.SparesErr == nil && (in.Bounds == nil || in.Bounds.Pool.Size == 0) {
+		return d // no pool and no spare: nothing to say of a path
+	}
 	if c.Spare == nil {
 		c.Skipped = append(gone, c.Skipped...)
 		if len(gone) > 0 && c.Cold == spare.ColdNoSpare {

@@ -41,7 +41,7 @@ func buildSpare(t *testing.T, f *fake, name string) {
 
 // warmIntent is alice's up of acme/shop#n asking for the pool.
 func warmIntent(n int) clusterops.Intent {
-	in := intent(warm, func(in *clusterops.Intent) {
+	in := intent(warm, poolOf(1), func(in *clusterops.Intent) {
 		in.Number = n
 		in.Cluster = "acme-shop-" + string(rune('0'+n))
 	})

@@ -48,6 +48,11 @@ func checked(f clusterops.Facts, results map[string]string) clusterops.Facts {
 
 func warm(in *clusterops.Intent) { in.Warm = true }
 
+// poolOf sets the repository's pool.size.
+func poolOf(size int) func(*clusterops.Intent) {
+	return func(in *clusterops.Intent) { in.Bounds.Pool.Size = size }
+}
+
 // path checks the plan's path and its claim.
 func path(claim, contains string) func(t *testing.T, d clusterops.Decision) {
 	return func(t *testing.T, d clusterops.Decision) {
@@ -70,8 +75,14 @@ func claimCases() []decisionCase {
 	up := clusterops.VerbUp
 	return []decisionCase{
 		{name: "a warm up reads the spares first", verb: up, in: intent(warm), need: clusterops.NeedSpares},
-		{name: "a warm up without spares goes cold, saying so", verb: up, in: intent(warm), facts: spares(),
+		{name: "a warm up without spares goes cold, saying so", verb: up, in: intent(warm, poolOf(1)), facts: spares(),
 			need: clusterops.NeedQuote | clusterops.NeedPreflight, check: path("", "cold: no spare in the pool")},
+		{name: "without a pool or a spare a warm up says no path", verb: up, in: intent(warm), facts: spares(),
+			need: clusterops.NeedQuote | clusterops.NeedPreflight, check: func(t *testing.T, d clusterops.Decision) {
+				if d.Plan.Path != "" || d.Plan.Claim != nil {
+					t.Errorf("path %q, claim %v: want none", d.Plan.Path, d.Plan.Claim)
+				}
+			}},
 		{name: "a warm up re-checks the freshest spare before it plans it", verb: up, in: intent(warm), facts: spares(older, fresh),
 			need: clusterops.NeedHealth, check: path("spare-fresh", "")},
 		{name: "a claim of a healthy spare needs its price, not the pre-flight", verb: up, in: intent(warm),
