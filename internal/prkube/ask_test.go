@@ -125,7 +125,9 @@ func TestAskStopsAtARefusal(t *testing.T) {
 // A working answer keeps the job waiting (no second request) while it changes; the step's
 // timeout ends the wait with what was asked.
 func TestAskWaitsWhileTheBotWorks(t *testing.T) {
-	bot := newFakeBot(t, func(int, Request) *Answer { return &Answer{State: StateWorking, Cluster: "acme-shop-7", Message: "provisioning"} })
+	bot := newFakeBot(t, func(int, Request) *Answer {
+		return &Answer{State: StateWorking, Cluster: "acme-shop-7", Message: "provisioning"}
+	})
 	var masked []string
 	a := asker(bot, &masked)
 	a.Redispatch = time.Hour

@@ -29,9 +29,9 @@ func testRequest(t testing.TB) Request {
 // good is the facts of an authentic request that Admit lets through; each row changes one fact.
 func good(r Request) Facts {
 	return Facts{Repo: "acme/shop", RepoID: 42, Req: r,
-		Token: Token{Repository: "acme/shop", RepositoryID: 42, RunID: r.RunID, RunAttempt: r.RunAttempt, EventName: "pull_request", Ref: "refs/pull/7/merge"},
-		Pull:  Pull{Found: true, Open: true, HeadSHA: sha},
-		Run:   Run{Found: true, Event: "pull_request", Status: "in_progress", HeadSHA: sha, HeadRepo: "acme/shop", Attempt: 2, Triggerer: "ada"},
+		Token:      Token{Repository: "acme/shop", RepositoryID: 42, RunID: r.RunID, RunAttempt: r.RunAttempt, EventName: "pull_request", Ref: "refs/pull/7/merge"},
+		Pull:       Pull{Found: true, Open: true, HeadSHA: sha},
+		Run:        Run{Found: true, Event: "pull_request", Status: "in_progress", HeadSHA: sha, HeadRepo: "acme/shop", Attempt: 2, Triggerer: "ada"},
 		Permission: "write"}
 }
 
