@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"flag"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	"github.com/pocbot/pocbot/internal/chatops"
 	"github.com/pocbot/pocbot/internal/github"
 	"github.com/pocbot/pocbot/internal/pool/poolstore"
+	"github.com/pocbot/pocbot/internal/prdeploy"
 	"github.com/pocbot/pocbot/internal/reaper"
 	"github.com/pocbot/pocbot/internal/settings"
 )
@@ -81,6 +83,15 @@ func (a *app) handle(ctx context.Context, getenv func(string) string, started ti
 			return chatopsBackend(b), nil
 		},
 	}
+	// A pull request's cluster is its GitHub deployment; its job's kubeconfig requests carry an
+	// Actions OIDC token from this GitHub's issuer.
+	h.Deployments = &prdeploy.Recorder{API: gh, Log: a.log, LogURL: env.RunURL()}
+	h.Verifier = &github.OIDCVerifier{Issuer: cmp.Or(strings.TrimSpace(getenv("POC_OIDC_ISSUER")), github.OIDCIssuer(env.ServerURL))}
+	if v := getenv("POC_REQUEST_WAIT"); v != "" {
+		if h.RequestWait, err = settings.ParseDuration(v); err != nil {
+			return chatops.Outcome{}, fmt.Errorf("POC_REQUEST_WAIT=%q is not a duration like 30m", v)
+		}
+	}
 	h.ScheduleNotice = func(ctx context.Context, b *chatops.Backend) string {
 		return a.scheduleCheck(ctx, b.Ops.Store, gh, env.Repository)
 	}
@@ -123,6 +134,10 @@ func (a *app) reapOnce(ctx context.Context, getenv func(string) string, env gith
 	cfg := reaper.Config{Ops: b.Ops, Repository: env.Repository, Issues: gh, Inventory: driver, Spec: b.Spec,
 		KeepLabel: rc.KeepLabel, WarnBefore: rc.WarnBefore, Log: a.log, RunID: env.RunID, Now: a.now,
 		ParkFor: rc.ParkFor, Pool: &poolstore.Pool{Store: b.Ops.Store, Now: a.now}, Parked: driver}
+	deployments := &prdeploy.Recorder{API: gh, Log: a.log, LogURL: env.RunURL()}
+	cfg.Gone = func(ctx context.Context, cluster string, _ int) {
+		deployments.Retire(ctx, cluster, "cluster "+cluster+" torn down by the reaper")
+	}
 	if !opportunistic && rc.PauseSchedule != nil {
 		// The schedule's pass pauses the ready clusters in a pause window.
 		cfg.PauseSchedule, cfg.MaxPaused = rc.PauseSchedule, rc.MaxPaused // clusterops.Pause prices the paused cluster

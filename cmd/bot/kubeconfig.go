@@ -5,7 +5,11 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"strings"
+	"time"
 
+	"github.com/pocbot/pocbot/internal/clusterops"
+	"github.com/pocbot/pocbot/internal/kubecert"
 	"github.com/pocbot/pocbot/internal/provision/cluster"
 )
 
@@ -13,6 +17,7 @@ import (
 // the secret of the cluster's state the command writes.
 func secretFileCommand(what, summary string) *command {
 	var name, out string
+	var expires time.Duration
 	return &command{
 		name:    what,
 		summary: summary,
@@ -20,6 +25,9 @@ func secretFileCommand(what, summary string) *command {
 		setFlags: func(fs *flag.FlagSet, e *envFlags) {
 			clusterFlag(fs, e, &name)
 			fs.StringVar(&out, "o", "", "write to this file (mode 0600) instead of standard output")
+			if what == "kubeconfig" {
+				e.Setting(&expires, "kubeconfig-expires")
+			}
 		},
 		run: func(ctx context.Context, a *app, fs *flag.FlagSet) error {
 			ops, closeOps, err := a.scopedOps(ctx, name)
@@ -28,9 +36,12 @@ func secretFileCommand(what, summary string) *command {
 			}
 			defer closeOps()
 			var data []byte
-			if what == "kubeconfig" {
+			switch {
+			case what == "kubeconfig" && expires != 0:
+				data, err = a.shortKubeconfig(ctx, ops, name, expires)
+			case what == "kubeconfig":
 				data, err = ops.Kubeconfig(ctx, name)
-			} else {
+			default:
 				_, state, lerr := ops.Load(ctx, name)
 				err = lerr
 				if err == nil {
@@ -54,4 +65,31 @@ func secretFileCommand(what, summary string) *command {
 			return nil
 		},
 	}
+}
+
+// shortKubeconfig is `bot kubeconfig --expires D`: a kubeconfig of its own key (made here, never
+// stored) whose certificate the cluster's CA signs for D (never past the cluster's expiry), for
+// an operator who should not hold the admin kubeconfig for longer than a task.
+func (a *app) shortKubeconfig(ctx context.Context, ops *clusterops.Ops, name string, expires time.Duration) ([]byte, error) {
+	key, err := kubecert.NewKey()
+	if err != nil {
+		return nil, err
+	}
+	who := cmpOr(strings.TrimSpace(a.getenv("USER")), "operator")
+	sub := kubecert.Subject{User: "pocbot:operator:" + who, Groups: []string{kubecert.AdminGroup}}
+	cc, err := ops.ClientCertificate(ctx, name, &key.PublicKey, sub, kubecert.Lifetime{Default: expires}, expires, a.clock())
+	if err != nil {
+		return nil, err
+	}
+	cc.Cluster.Context = name + "-" + who
+	kc, err := kubecert.Kubeconfig(cc.Cluster, cc.DER, key)
+	if err != nil {
+		return nil, err
+	}
+	note := ""
+	if cc.Clipped {
+		note = " (cut to the cluster's expiry)"
+	}
+	fmt.Fprintf(a.stderr, "client certificate %s for cluster %s, valid until %s%s\n", sub.User, name, cc.NotAfter.UTC().Format(time.RFC3339), note)
+	return kc, nil
 }

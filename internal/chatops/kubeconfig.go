@@ -14,6 +14,7 @@ import (
 
 	"github.com/pocbot/pocbot/internal/clusterops"
 	"github.com/pocbot/pocbot/internal/commands"
+	"github.com/pocbot/pocbot/internal/kubecert"
 	"github.com/pocbot/pocbot/internal/statestore"
 )
 
@@ -87,7 +88,7 @@ func (r *run) issueKubeconfig(ctx context.Context) (commands.KubeconfigAccess, e
 	if err != nil {
 		return acc, err
 	}
-	for _, secret := range kubeconfigSecrets(kc) {
+	for _, secret := range kubecert.MaskValues(kc) {
 		r.mask(secret)
 	}
 	if m, err := r.checkRequester(ctx, "before encrypting"); err != nil || m != nil {

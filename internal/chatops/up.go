@@ -84,6 +84,7 @@ func (r *run) up(ctx context.Context, o commands.UpOptions) error {
 		r.react(ctx, github.ReactionRocket)
 		doneUp = r.group("up " + r.cluster)
 		tr = r.track(ctx, commands.VerbUp, out, sp)
+		r.deployment(ctx, lifecycle.PhaseProvisioning, "")
 		return tr.sticky.ID()
 	}
 	res, upErr := r.backend.Ops.Up(ctx, in)
@@ -132,6 +133,7 @@ func (r *run) up(ctx context.Context, o commands.UpOptions) error {
 		summary = "see the status comment for what failed"
 	}
 	tr.finish(ctx, upErr == nil, summary)
+	r.deployment(ctx, res.Phase, edgeURL(r.cluster, res.State))
 	switch {
 	case upErr == nil:
 		r.out.OK = true

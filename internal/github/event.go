@@ -25,9 +25,13 @@ const (
 	KindRequest Kind = "request"
 )
 
+// KubeconfigRequest is the repository_dispatch event type of a pull request's job asking for its
+// kubeconfig (internal/prkube).
+const KubeconfigRequest = "pocbot-kubeconfig"
+
 // RequestTypes are the repository_dispatch event types the bot answers (its workflow subscribes
 // to them: GitHub starts no run for another type).
-var RequestTypes = []string{"pocbot-kubeconfig"}
+var RequestTypes = []string{KubeconfigRequest}
 
 // CommentActions are the issue_comment actions that can carry a command: only a new comment is
 // one (an edit or a deletion is ignored, so that editing a comment does not run it again).

@@ -161,3 +161,31 @@ func TestSignNeverOutlivesTheCA(t *testing.T) {
 		t.Error("a certificate ending before now was signed")
 	}
 }
+
+// What the Actions log must hide of a kubeconfig written here: the certificate and key data,
+// and the key's PEM body lines; never a generic line such as "users:".
+func TestMaskValues(t *testing.T) {
+	certPEM, keyPEM := testCA(t)
+	ca, _ := ParseCA(certPEM, keyPEM)
+	key, _ := NewKey()
+	der, _ := ca.Sign(&key.PublicKey, Subject{User: "u"}, time.Now(), time.Now().Add(time.Hour))
+	kc, err := Kubeconfig(Cluster{Name: "c", Server: "https://192.0.2.1:6443", CAPEM: ca.CertPEM}, der, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	masked := MaskValues(kc)
+	text := string(kc)
+	for _, m := range masked {
+		text = strings.ReplaceAll(text, m, "***")
+	}
+	if strings.Contains(text, "BEGIN") || len(masked) < 3 {
+		t.Errorf("masked %d values; what is left:\n%s", len(masked), text)
+	}
+	var doc kubeconfigFile
+	_ = yaml.Unmarshal(kc, &doc)
+	for _, m := range masked {
+		if m == "users:" || m == doc.Clusters[0].Cluster.CAData || m == "https://192.0.2.1:6443" {
+			t.Errorf("masks a public value %q", m)
+		}
+	}
+}

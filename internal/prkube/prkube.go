@@ -48,11 +48,13 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/pocbot/pocbot/internal/github"
 )
 
 // EventType is the repository_dispatch event type of a kubeconfig request (the bot's workflow
 // subscribes to it; internal/github.RequestTypes lists it).
-const EventType = "pocbot-kubeconfig"
+const EventType = github.KubeconfigRequest
 
 // CheckName is the name of the check run that answers a request.
 const CheckName = "pocbot kubeconfig"

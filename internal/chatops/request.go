@@ -1,0 +1,301 @@
+package chatops
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/pocbot/pocbot/internal/clusterops"
+	"github.com/pocbot/pocbot/internal/commands"
+	"github.com/pocbot/pocbot/internal/github"
+	"github.com/pocbot/pocbot/internal/kubecert"
+	"github.com/pocbot/pocbot/internal/lifecycle"
+	"github.com/pocbot/pocbot/internal/prkube"
+	"github.com/pocbot/pocbot/internal/repoconfig"
+	"github.com/pocbot/pocbot/internal/statestore"
+)
+
+// TokenVerifier checks an Actions OIDC token against an audience; *github.OIDCVerifier
+// implements it.
+type TokenVerifier interface {
+	Verify(ctx context.Context, token, audience string) (github.IDClaims, error)
+}
+
+// request answers a pull request's job asking for its kubeconfig (a repository_dispatch of
+// prkube.EventType): prkube decides who may ask (Admit) and what to do (Plan); this runner gathers
+// the facts once, answers in the check run prkube names, creates or waits for the cluster, and
+// signs the job's certificate. A request that cannot be verified is dropped: nothing is written
+// to GitHub for it.
+func (r *run) request(ctx context.Context) error {
+	r.out.Verb = commands.VerbKubeconfig
+	req, err := prkube.Decode(r.ev.Payload)
+	if err != nil {
+		return r.drop(err.Error())
+	}
+	f := prkube.Facts{Repo: r.h.Env.Repository, RepoID: r.ev.RepoID, Req: req, Token: r.verifyToken(ctx, req)}
+	if v := prkube.Admit(f); v.Drop {
+		return r.drop(v.Why) // no further call for an unverified request
+	}
+	pull, err := r.h.GitHub.PullRequest(ctx, req.PR)
+	switch {
+	case errors.Is(err, github.ErrNotFound):
+	case err != nil:
+		return fmt.Errorf("kubeconfig request of run %d: %w", req.RunID, err)
+	default:
+		f.Pull = prkube.Pull{Found: true, Open: pull.Open, HeadSHA: pull.HeadSHA, FromFork: pull.FromFork}
+	}
+	run, err := r.h.GitHub.WorkflowRun(ctx, req.RunID)
+	switch {
+	case errors.Is(err, github.ErrNotFound):
+	case err != nil:
+		return fmt.Errorf("kubeconfig request of run %d: %w", req.RunID, err)
+	default:
+		f.Run = prkube.Run{Found: true, Event: run.Event, Status: run.Status, HeadSHA: run.HeadSHA, HeadRepo: run.HeadRepo,
+			Attempt: run.Attempt, Triggerer: cmpOr(run.TriggeringActor, run.Actor)}
+		if f.Permission, err = r.h.GitHub.Permission(ctx, f.Run.Triggerer); err != nil {
+			return fmt.Errorf("kubeconfig request of run %d: ask for %s's permission: %w", req.RunID, f.Run.Triggerer, err)
+		}
+	}
+	v := prkube.Admit(f)
+	if v.Drop {
+		return r.drop(v.Why)
+	}
+	// Authentic from here on: the answer goes on the pull request's head commit.
+	r.ev.Number, r.ev.IsPR, r.ev.Labels = req.PR, true, pull.Labels
+	r.ev.PR.HeadSHA, r.ev.PR.HeadRepo, r.ev.PR.Draft = req.HeadSHA, pull.HeadRepo, pull.Draft
+	r.cluster = commands.ClusterName(r.ev.Owner, r.ev.Repo, req.PR)
+	r.out.Cluster, r.perm = r.cluster, f.Permission
+	a := &answerer{r: r, req: req}
+	if v.Refuse {
+		return a.final(ctx, prkube.Answer{State: prkube.StateRefused, Message: v.Why})
+	}
+	if r.ev.Sender, r.ev.SenderID, err = r.requester(ctx, f.Run.Triggerer); err != nil {
+		return a.failed(ctx, err)
+	}
+	r.h.log().Info("kubeconfig request admitted", "pull_request", req.PR, "run", req.RunID, "attempt", req.RunAttempt, "by", r.ev.Sender)
+	return r.serve(ctx, a, pull)
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// requester is the run's triggering actor as the bot's intents name people: login and id.
+func (r *run) requester(ctx context.Context, login string) (string, int64, error) {
+	id, err := r.h.GitHub.UserID(ctx, login)
+	if err != nil {
+		return "", 0, fmt.Errorf("look up %s's account: %w", login, err)
+	}
+	return login, id, nil
+}
+
+// drop ends an unverifiable request: logged in the bot's run, nothing on GitHub.
+func (r *run) drop(why string) error {
+	r.out.Ignored = "kubeconfig request dropped: " + why
+	r.h.log().Warn("kubeconfig request dropped: nothing is answered to a request that cannot be verified", "why", why)
+	return nil
+}
+
+// verifyToken checks the request's OIDC token against its own audience.
+func (r *run) verifyToken(ctx context.Context, req prkube.Request) prkube.Token {
+	if r.h.Verifier == nil {
+		return prkube.Token{Err: errors.New("this bot has no OIDC verifier configured")}
+	}
+	c, err := r.h.Verifier.Verify(ctx, req.Token, prkube.Audience(req))
+	if err != nil {
+		return prkube.Token{Err: err}
+	}
+	return prkube.Token{Repository: c.Repository, RepositoryID: c.RepositoryID, RunID: c.RunID, RunAttempt: c.RunAttempt,
+		EventName: c.EventName, Ref: c.Ref}
+}
+
+// serve finds the cluster, makes or waits for it when the plan says so, and issues.
+func (r *run) serve(ctx context.Context, a *answerer, pull github.PullInfo) error {
+	a.working(ctx, "checking the pull request's cluster")
+	if err := r.loadConfig(ctx); err != nil {
+		return a.failed(ctx, err)
+	}
+	if _, err := r.open(ctx); err != nil {
+		return a.failed(ctx, err)
+	}
+	if refused, err := r.collision(ctx); err != nil || refused {
+		return a.final(ctx, prkube.Answer{State: prkube.StateRefused, Cluster: r.cluster,
+			Message: cmpOr(r.out.Refused, "the cluster's state cannot be used (see the pull request's comments)")})
+	}
+	var c *prkube.Cluster
+	if r.header != nil {
+		c = &prkube.Cluster{Phase: lifecycle.Phase(r.header.Phase), Expires: r.header.Expires}
+	}
+	action, why := prkube.Plan(c, noCreate(r.cfg, pull))
+	switch action {
+	case prkube.Refuse:
+		return a.final(ctx, prkube.Answer{State: prkube.StateRefused, Cluster: r.cluster, Message: why})
+	case prkube.Create:
+		a.working(ctx, "creating the cluster (the pull request's status comment follows it)")
+		if err := r.up(ctx, commands.UpOptions{}); err != nil || r.out.Refused != "" {
+			if r.out.Refused != "" {
+				return a.final(ctx, prkube.Answer{State: prkube.StateRefused, Cluster: r.cluster, Message: "the cluster was not made: " + r.out.Refused + " (the pull request's comments say more)"})
+			}
+			return a.failed(ctx, err)
+		}
+	case prkube.Wait:
+		if err := r.awaitReady(ctx, a); err != nil {
+			return a.failed(ctx, err)
+		}
+	}
+	return r.issue(ctx, a)
+}
+
+// noCreate says why the repository's settings make no cluster for this pull request ("" when
+// they do): the rules of a pull request's own events (prTrigger), for a job that asks.
+func noCreate(cfg repoconfig.RepoConfig, pull github.PullInfo) string {
+	switch {
+	case cfg.PullRequests == repoconfig.PRNever:
+		return "pull_requests: never in " + repoconfig.Path + "; comment `/poc up` on the pull request"
+	case pull.Draft && !cfg.Drafts:
+		return "it is a draft (drafts: false in " + repoconfig.Path + "); mark it ready or comment `/poc up`"
+	case cfg.PullRequests == repoconfig.PRLabel:
+		for _, l := range pull.Labels {
+			if strings.EqualFold(l, cfg.PRLabel) {
+				return ""
+			}
+		}
+		return "add the label `" + cfg.PRLabel + "` (pull_requests: label in " + repoconfig.Path + "), or comment `/poc up`"
+	}
+	return ""
+}
+
+// awaitReady waits, reading the state's header, until another run's up of the cluster ends.
+func (r *run) awaitReady(ctx context.Context, a *answerer) error {
+	wait := r.h.requestWait()
+	deadline := time.Now().Add(wait)
+	poll := r.h.requestPoll()
+	last := ""
+	for {
+		doc, err := r.backend.Ops.Store.Get(ctx, r.cluster)
+		switch {
+		case errors.Is(err, statestore.ErrNotFound):
+			return errors.New("the cluster's up ended without a cluster (it was torn down meanwhile)")
+		case err != nil:
+			r.h.log().Warn("reading the cluster's state failed; trying again", "err", err)
+		default:
+			switch ph := lifecycle.Phase(doc.Header.Phase); ph {
+			case lifecycle.PhaseReady:
+				h := doc.Header
+				r.header = &h
+				return nil
+			case lifecycle.PhaseProvisioning, lifecycle.PhaseResuming:
+				if msg := "waiting for the cluster: " + string(ph) + " by " + cmpOr(doc.Header.RequestedBy, "another run"); msg != last {
+					last = msg
+					a.working(ctx, msg)
+				}
+			default:
+				return fmt.Errorf("the cluster's up ended %s: see the pull request's status comment", ph)
+			}
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the cluster was not ready after %s (the bot's wait for a request)", wait)
+		}
+		select {
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		case <-time.After(poll):
+		}
+	}
+}
+
+// issue signs the job's certificate and answers it; the pull request's deployment of the head
+// commit is recorded (success) on the way.
+func (r *run) issue(ctx context.Context, a *answerer) error {
+	pub, err := a.req.PublicKey()
+	if err != nil {
+		return a.failed(ctx, err)
+	}
+	lt := kubecert.Lifetime{Default: kubecert.DefaultLifetime, Max: kubecert.MaxJobLifetime}
+	sub := kubecert.Subject{User: prkube.Subject(a.req), Groups: []string{kubecert.AdminGroup}}
+	cc, err := r.backend.Ops.ClientCertificate(ctx, r.cluster, pub, sub, lt, a.req.Lifetime(), r.h.now())
+	if err != nil {
+		var le *statestore.LockedError
+		if errors.As(err, &le) || errors.Is(err, clusterops.ErrNoCluster) {
+			return a.final(ctx, prkube.Answer{State: prkube.StateRefused, Cluster: r.cluster, Message: err.Error()})
+		}
+		return a.failed(ctx, err)
+	}
+	caDER, err := pemDER(cc.Cluster.CAPEM)
+	if err != nil {
+		return a.failed(ctx, err)
+	}
+	r.recordDeployment(ctx)
+	r.h.log().Info("client certificate issued", "cluster", r.cluster, "subject", sub.User, "not_after", cc.NotAfter.UTC().Format(time.RFC3339), "clipped_to_expiry", cc.Clipped)
+	r.out.OK = true
+	return a.final(ctx, prkube.Answer{State: prkube.StateIssued, Cluster: r.cluster, Server: cc.Cluster.Server,
+		CA: base64.StdEncoding.EncodeToString(caDER), Certificate: base64.StdEncoding.EncodeToString(cc.DER),
+		NotAfter: cc.NotAfter, Subject: sub.User})
+}
+
+// recordDeployment marks the head commit's deployment of a ready cluster (a push after the up
+// gets its own deployment when its run asks).
+func (r *run) recordDeployment(ctx context.Context) {
+	if r.h.Deployments == nil {
+		return
+	}
+	_, st, err := r.backend.Ops.Load(ctx, r.cluster)
+	if err != nil {
+		r.h.log().Warn("could not read the cluster for its deployment", "err", err)
+		return
+	}
+	r.deployment(ctx, lifecycle.PhaseReady, edgeURL(r.cluster, st))
+}
+
+// answerer writes a request's answer: one check run, created by the first word and updated after.
+type answerer struct {
+	r   *run
+	req prkube.Request
+	id  int64
+}
+
+func (a *answerer) write(ctx context.Context, ans prkube.Answer) error {
+	status, conclusion, title, summary, text := ans.Check(a.req.RunID, a.req.RunAttempt)
+	cr := github.CheckRun{Name: prkube.CheckName, HeadSHA: a.req.HeadSHA, ExternalID: a.req.Nonce, Status: status, Conclusion: conclusion,
+		Title: title, Summary: commands.Redact(summary), Text: text, DetailsURL: a.r.h.Env.RunURL()}
+	if a.id != 0 {
+		return a.r.h.GitHub.UpdateCheckRun(ctx, a.id, cr)
+	}
+	id, err := a.r.h.GitHub.CreateCheckRun(ctx, cr)
+	a.id = id
+	return err
+}
+
+// working tells the job the bot is on it; a failure to say so is only logged.
+func (a *answerer) working(ctx context.Context, msg string) {
+	if err := a.write(ctx, prkube.Answer{State: prkube.StateWorking, Cluster: a.r.cluster, Message: msg}); err != nil {
+		a.r.h.log().Warn("could not write the request's answer", "err", err)
+	}
+}
+
+// final writes a final answer; a refusal is not the run's failure.
+func (a *answerer) final(ctx context.Context, ans prkube.Answer) error {
+	if ans.State == prkube.StateRefused {
+		a.r.out.Refused = ans.Message
+		a.r.h.log().Info("kubeconfig request refused", "pull_request", a.req.PR, "run", a.req.RunID, "why", ans.Message)
+	}
+	if err := a.write(ctx, ans); err != nil {
+		return fmt.Errorf("answer the kubeconfig request of run %d: %w", a.req.RunID, err)
+	}
+	return nil
+}
+
+// failed answers a failure and returns it (the bot's run shows red).
+func (a *answerer) failed(ctx context.Context, err error) error {
+	msg := commands.Redact(err.Error())
+	if werr := a.write(ctx, prkube.Answer{State: prkube.StateFailed, Cluster: a.r.cluster, Message: msg}); werr != nil {
+		a.r.h.log().Warn("could not write the request's answer", "err", werr)
+	}
+	return fmt.Errorf("%w: kubeconfig request of run %d: %w", ErrCommandFailed, a.req.RunID, err)
+}
