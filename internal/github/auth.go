@@ -111,11 +111,12 @@ func AuthFromEnv(getenv func(string) string) (Auth, error) {
 }
 
 // BotPermissions is what the installation token is narrowed to: the App manifest's set
-// (deploy/app-manifest.json): issues and pull requests write, contents and metadata read, and
-// deployments and checks write for the pull requests' clusters.
+// (deploy/app-manifest.json): issues and pull requests write, contents and metadata read, and for
+// the pull requests' clusters deployments and checks write (the deployment, the answer to a job's
+// kubeconfig request) and actions read (the run that asks).
 func BotPermissions() *gh.InstallationPermissions {
 	p := basePermissions()
-	p.Deployments, p.Checks = gh.String("write"), gh.String("write")
+	p.Deployments, p.Checks, p.Actions = gh.String("write"), gh.String("write"), gh.String("read")
 	return p
 }
 
@@ -224,7 +225,7 @@ func NewClient(ctx context.Context, a Auth) (*Client, error) {
 		if _, berr := base.Token(ctx); berr != nil {
 			return src, nil, err
 		}
-		return base, []string{PermDeployments, PermChecks}, nil
+		return base, []string{PermDeployments, PermChecks, PermActions}, nil
 	}
 	inst := a.InstallationID
 	if inst == 0 {
@@ -250,7 +251,7 @@ func NewClient(ctx context.Context, a Auth) (*Client, error) {
 	}
 	if len(lacking) > 0 {
 		c.lacking = lacking
-		log.Warn("github: the App's installation has not granted deployments and checks write: pull requests get no deployment and their workflows no kubeconfig until the owner accepts the App's new permissions", "installation", inst)
+		log.Warn("github: the App's installation has not granted deployments and checks write and actions read: pull requests get no deployment and their workflows no kubeconfig until the owner accepts the App's new permissions", "installation", inst)
 	}
 	gc, _, err := newGitHub(&http.Client{Transport: &installationTransport{next: rt, tokens: src}}, a.BaseURL)
 	if err != nil {

@@ -27,11 +27,12 @@ var ErrNotGranted = errors.New("the App's installation lacks this permission: ac
 const (
 	PermDeployments = "deployments"
 	PermChecks      = "checks"
+	PermActions     = "actions"
 )
 
 func (c *Client) granted(perm string) error {
 	if slices.Contains(c.lacking, perm) {
-		return fmt.Errorf("github: %s: write: %w", perm, ErrNotGranted)
+		return fmt.Errorf("github: %s permission: %w", perm, ErrNotGranted)
 	}
 	return nil
 }
@@ -82,6 +83,9 @@ type RunInfo struct {
 
 // WorkflowRun reads run id of the repository.
 func (c *Client) WorkflowRun(ctx context.Context, id int64) (RunInfo, error) {
+	if err := c.granted(PermActions); err != nil {
+		return RunInfo{}, err
+	}
 	r, resp, err := c.gh.Actions.GetWorkflowRunByID(ctx, c.owner, c.repo, id)
 	if err != nil {
 		return RunInfo{}, apiError(fmt.Sprintf("read workflow run %d", id), resp, err)
@@ -268,7 +272,7 @@ func (c *Client) CreateDeploymentStatus(ctx context.Context, id int64, st Deploy
 	return nil
 }
 
-// Deployments lists the deployments to environment, newest first, each with its latest status
+// Deployments lists the deployments to environment, each with its latest status
 // (operations repos/list-deployments and repos/list-deployment-statuses).
 func (c *Client) Deployments(ctx context.Context, environment string) ([]Deployment, error) {
 	ds, resp, err := c.gh.Repositories.ListDeployments(ctx, c.owner, c.repo, &gh.DeploymentsListOptions{Environment: environment, ListOptions: gh.ListOptions{PerPage: 100}})
@@ -278,12 +282,20 @@ func (c *Client) Deployments(ctx context.Context, environment string) ([]Deploym
 	out := make([]Deployment, 0, len(ds))
 	for _, d := range ds {
 		dep := Deployment{ID: d.GetID(), SHA: d.GetSHA(), Environment: d.GetEnvironment(), Created: d.GetCreatedAt().Time}
-		sts, resp, err := c.gh.Repositories.ListDeploymentStatuses(ctx, c.owner, c.repo, d.GetID(), &gh.ListOptions{PerPage: 1})
+		sts, resp, err := c.gh.Repositories.ListDeploymentStatuses(ctx, c.owner, c.repo, d.GetID(), &gh.ListOptions{PerPage: 100})
 		if err != nil {
 			return nil, apiError(fmt.Sprintf("list the statuses of deployment %d", d.GetID()), resp, err)
 		}
-		if len(sts) > 0 {
-			dep.State, dep.URL = sts[0].GetState(), sts[0].GetEnvironmentURL()
+		// The latest is the one of the highest id: the description does not say in which order
+		// GitHub lists them.
+		var latest *gh.DeploymentStatus
+		for _, st := range sts {
+			if latest == nil || st.GetID() > latest.GetID() {
+				latest = st
+			}
+		}
+		if latest != nil {
+			dep.State, dep.URL = latest.GetState(), latest.GetEnvironmentURL()
 		}
 		out = append(out, dep)
 	}

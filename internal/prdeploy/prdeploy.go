@@ -68,12 +68,12 @@ func URL(edgeName, edgeAddress string) string {
 // or a new one (create) when sha has none. A pull request that moved to a new commit gets a new
 // deployment, as GitHub shows one per deployed commit.
 func Plan(existing []github.Deployment, sha string) (id int64, create bool) {
-	for _, d := range existing { // newest first
-		if d.SHA == sha {
-			return d.ID, false
+	for _, d := range existing { // the newest (highest id) of sha, whatever the listing's order
+		if d.SHA == sha && d.ID > id {
+			id = d.ID
 		}
 	}
-	return 0, true
+	return id, id == 0
 }
 
 // Retirable are the deployments to mark inactive once the cluster is gone: every one whose

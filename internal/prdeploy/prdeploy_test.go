@@ -36,7 +36,7 @@ func TestURL(t *testing.T) {
 }
 
 func TestPlanAndRetirable(t *testing.T) {
-	existing := []github.Deployment{{ID: 3, SHA: "bbb", State: Success}, {ID: 2, SHA: "aaa", State: Inactive}, {ID: 1, SHA: "aaa", State: Failure}}
+	existing := []github.Deployment{{ID: 3, SHA: "bbb", State: Success}, {ID: 1, SHA: "aaa", State: Failure}, {ID: 2, SHA: "aaa", State: Inactive}}
 	if id, create := Plan(existing, "aaa"); create || id != 2 {
 		t.Errorf("Plan(aaa) = %d, %v; want the newest deployment of aaa (2)", id, create)
 	}
