@@ -95,8 +95,10 @@ func (a *app) requestKubeconfig(ctx context.Context, getenv func(string) string,
 	}
 	hc := &http.Client{Timeout: 30 * time.Second}
 	ask := &prkube.Ask{API: gh, PR: ev.Number, RunID: runID, RunAttempt: attempt, HeadSHA: ev.PR.HeadSHA, Lifetime: expires,
-		IDToken: func(ctx context.Context, aud string) (string, error) { return github.RequestIDToken(ctx, hc, getenv, aud) },
-		Mask:    mask, Log: a.log, Now: a.now}
+		IDToken: func(ctx context.Context, aud string) (string, error) {
+			return github.RequestIDToken(ctx, hc, getenv, aud)
+		},
+		Mask: mask, Log: a.log, Now: a.now}
 	res, err := ask.Run(ctx)
 	if err != nil {
 		return "", fmt.Errorf("no kubeconfig for pull request #%d: %w", ev.Number, err)
