@@ -87,6 +87,9 @@ func (a *app) handle(ctx context.Context, getenv func(string) string, started ti
 	// Actions OIDC token from this GitHub's issuer.
 	h.Deployments = &prdeploy.Recorder{API: gh, Log: a.log, LogURL: env.RunURL()}
 	h.Verifier = &github.OIDCVerifier{Issuer: cmp.Or(strings.TrimSpace(getenv("POC_OIDC_ISSUER")), github.OIDCIssuer(env.ServerURL))}
+	if h.RequestPoll, err = pollFrom(getenv, 5*time.Second); err != nil {
+		return chatops.Outcome{}, err
+	}
 	if v := getenv("POC_REQUEST_WAIT"); v != "" {
 		if h.RequestWait, err = settings.ParseDuration(v); err != nil {
 			return chatops.Outcome{}, fmt.Errorf("POC_REQUEST_WAIT=%q is not a duration like 30m", v)
@@ -171,4 +174,17 @@ func (a *app) reapOnce(ctx context.Context, getenv func(string) string, env gith
 		err = fmt.Errorf("%d teardowns or sweeps failed; the next run retries them", rep.Failed())
 	}
 	return msg, err
+}
+
+// pollFrom is POC_POLL_INTERVAL from getenv, def when unset: how often a wait polls.
+func pollFrom(getenv func(string) string, def time.Duration) (time.Duration, error) {
+	v := strings.TrimSpace(getenv("POC_POLL_INTERVAL"))
+	if v == "" {
+		return def, nil
+	}
+	d, err := settings.ParseDuration(v)
+	if err != nil || d <= 0 {
+		return 0, fmt.Errorf("POC_POLL_INTERVAL=%q: give a positive duration such as 2s or 100ms", v)
+	}
+	return d, nil
 }

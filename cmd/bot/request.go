@@ -27,7 +27,7 @@ func requestKubeconfigCommand() *command {
 	return &command{
 		name:    "request-kubeconfig",
 		summary: "in a pull request's workflow job: get a short-lived kubeconfig for the pull request's cluster (needs no secret: the job's GITHUB_TOKEN and OIDC token)",
-		env:     []string{"GITHUB_TOKEN", "GITHUB_RUN_ATTEMPT", "ACTIONS_ID_TOKEN_REQUEST_URL", "ACTIONS_ID_TOKEN_REQUEST_TOKEN", "RUNNER_TEMP"},
+		env:     []string{"GITHUB_TOKEN", "GITHUB_RUN_ATTEMPT", "ACTIONS_ID_TOKEN_REQUEST_URL", "ACTIONS_ID_TOKEN_REQUEST_TOKEN", "RUNNER_TEMP", "POC_POLL_INTERVAL"},
 		setFlags: func(fs *flag.FlagSet, e *envFlags) {
 			e.Setting(&expires, "request-expires")
 			e.Setting(&timeout, "request-timeout")
@@ -93,12 +93,18 @@ func (a *app) requestKubeconfig(ctx context.Context, getenv func(string) string,
 	if err != nil {
 		return "", err
 	}
+	// The answer is polled every 10 s: a job's GITHUB_TOKEN may make 1,000 requests an hour in a
+	// repository (docs "Rate limits for the REST API"), and a cold cluster takes minutes.
+	poll, err := pollFrom(getenv, 10*time.Second)
+	if err != nil {
+		return "", err
+	}
 	hc := &http.Client{Timeout: 30 * time.Second}
 	ask := &prkube.Ask{API: gh, PR: ev.Number, RunID: runID, RunAttempt: attempt, HeadSHA: ev.PR.HeadSHA, Lifetime: expires,
 		IDToken: func(ctx context.Context, aud string) (string, error) {
 			return github.RequestIDToken(ctx, hc, getenv, aud)
 		},
-		Mask: mask, Log: a.log, Now: a.now}
+		Mask: mask, Log: a.log, Now: a.now, Poll: poll}
 	res, err := ask.Run(ctx)
 	if err != nil {
 		return "", fmt.Errorf("no kubeconfig for pull request #%d: %w", ev.Number, err)

@@ -1,0 +1,325 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/x509"
+	"encoding/base64"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"go.yaml.in/yaml/v4"
+
+	"github.com/pocbot/pocbot/internal/commands"
+	"github.com/pocbot/pocbot/internal/github"
+	"github.com/pocbot/pocbot/internal/prdeploy"
+	"github.com/pocbot/pocbot/internal/prkube"
+	"github.com/pocbot/pocbot/internal/repoinit"
+	"github.com/pocbot/pocbot/internal/sim/actions"
+	ghsim "github.com/pocbot/pocbot/internal/sim/github"
+	"github.com/pocbot/pocbot/internal/sim/syncio"
+	"github.com/pocbot/pocbot/internal/sim/world"
+)
+
+// envOf reads a KEY=VALUE list as a process environment.
+func envOf(env []string) func(string) string {
+	m := map[string]string{}
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		m[k] = v
+	}
+	return only(m)
+}
+
+// prRunner is the Actions stand-in on w, its runs this package's bot in-process: `handle` for the
+// bot's workflow, `request-kubeconfig` for the pull request's job. jobStart models GitHub's time
+// to start a job.
+func prRunner(t *testing.T, w *world.World, log *syncio.Buffer, jobStart time.Duration) *actions.Runner {
+	t.Helper()
+	base := append(w.Endpoints(), [2]string{"POC_REAP_ON_EVENTS", "false"}, [2]string{"POC_STICKY_INTERVAL", "1s"},
+		[2]string{"POC_REQUEST_WAIT", "3m"}, [2]string{"POC_LOCK_WAIT", "2m"})
+	run := func(args ...string) func(ctx context.Context, env []string) ([]byte, error) {
+		return func(ctx context.Context, env []string) ([]byte, error) {
+			var out syncio.Buffer
+			err := newApp(&out, &out, envOf(env)).dispatch(ctx, args)
+			return []byte(out.String()), err
+		}
+	}
+	return &actions.Runner{GitHub: w.GitHub, Base: base, Dir: t.TempDir(), Log: log, Interval: 20 * time.Millisecond, JobStart: jobStart,
+		Handle: run("handle"), Request: run("request-kubeconfig")}
+}
+
+// initWithPRWorkflow runs `bot init --pr-workflow` on repo and merges its pull request: the
+// default branch then has the bot's workflow, the end-to-end one and the secrets in poc.
+func initWithPRWorkflow(ctx context.Context, t *testing.T, w *world.World, repo string) {
+	t.Helper()
+	out, err := runBotOut(ctx, laptop(w, repo), "init", "--repo", repo, "--pr-workflow", "--action", testActionRef)
+	if err != nil {
+		t.Fatalf("bot init --pr-workflow: %v\n%s", err, out)
+	}
+	for n := range w.GitHub.PullRequests(repo) {
+		if err := w.GitHub.MergePR(repo, n); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, ok := w.GitHub.File(repo, "", repoinit.PRWorkflowPath); !ok {
+		t.Fatalf("no %s on the default branch after init's pull request", repoinit.PRWorkflowPath)
+	}
+}
+
+// waitJobs waits for the runner's jobs, failing t when ctx ends first.
+func waitJobs(ctx context.Context, t *testing.T, r *actions.Runner, what string) {
+	t.Helper()
+	done := make(chan struct{})
+	go func() { r.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		var b strings.Builder
+		for _, j := range r.Results() {
+			fmt.Fprintf(&b, "--- %s %s #%d run %d (ended %v, err %v, skipped %q)\n%s\n", j.Event, j.Workflow, j.PR, j.RunID, !j.Ended.IsZero(), j.Err, j.Skipped, j.Output)
+		}
+		t.Fatalf("%s: the workflow runs did not end: %v\n%s", what, ctx.Err(), b.String())
+	}
+}
+
+// jobOf is the one job of event for pull request pr among results.
+func jobOf(t *testing.T, results []*actions.JobResult, event string, pr int) *actions.JobResult {
+	t.Helper()
+	var found *actions.JobResult
+	for _, r := range results {
+		if r.Event == event && r.PR == pr {
+			found = r
+		}
+	}
+	if found == nil {
+		t.Fatalf("no %s job for #%d among %d", event, pr, len(results))
+	}
+	return found
+}
+
+// The issue's "done when", on one emulated world: init --pr-workflow merged; a write user's pull
+// request labeled poc gets its cluster from the bot's pull_request_target run while its own
+// end-to-end job (pull_request) asks for a kubeconfig, which a later step uses on the Kubernetes
+// API and whose certificate expires within the asked 20 minutes; the pull request has a
+// deployment of its head commit with the edge's URL, and a push gets its own; a fork's pull
+// request and a pull_request_target run get no cluster and no kubeconfig; the close tears the
+// cluster down and leaves every deployment inactive; no credential in any log, comment, summary,
+// output, check run or deployment status. Failed on the old code: the Action had no command
+// kubeconfig, the bot's workflow no repository_dispatch, and nothing recorded a deployment.
+func TestPullRequestWorkflowGetsItsCluster(t *testing.T) {
+	ctx, w := startWorld(t, 90*time.Second, world.Options{})
+	const repo = "acme/shop"
+	initWithPRWorkflow(ctx, t, w, repo)
+	gh := w.GitHub
+	gh.SetPermission(repo, "walt", "write")
+	var log syncio.Buffer
+	runner := prRunner(t, w, &log, 0)
+	go runner.Watch(ctx)
+
+	// The pull request's branch asks for 20 minutes (its workflow is the branch's).
+	pr := gh.AddPR(repo, ghsim.PR{Title: "feature", Author: "walt", HeadSHA: strings.Repeat("a", 40)})
+	e2e, _ := gh.File(repo, "", repoinit.PRWorkflowPath)
+	gh.SetFile(repo, "feature", repoinit.PRWorkflowPath, bytes.Replace(e2e, []byte("expires: 1h"), []byte("expires: 20m"), 1))
+	runner.PR(ctx, repo, pr, "opened", "", "walt")
+	waitJobs(ctx, t, runner, "opened")
+	if j := jobOf(t, runner.Results(), "pull_request", pr); j.Skipped == "" {
+		t.Fatalf("the end-to-end job ran on a pull request without the poc label")
+	}
+	gh.LabelIssue(repo, pr, "walt", "poc")
+	labeled := time.Now()
+	runner.PR(ctx, repo, pr, "labeled", "poc", "walt")
+	waitJobs(ctx, t, runner, "labeled")
+	job := jobOf(t, runner.Results(), "pull_request", pr)
+	if job.Err != nil || job.Skipped != "" || job.FirstKube.IsZero() {
+		t.Fatalf("the end-to-end job: skipped %q, %v\n%s\n--- actions log ---\n%s", job.Skipped, job.Err, job.Output, log.String())
+	}
+	t.Logf("pull request labeled → first Kubernetes call of a later step: %s (factor 0.005)", job.FirstKube.Sub(labeled).Round(time.Millisecond))
+	cert := clientCert(t, job.Kubeconfig)
+	if d := time.Until(cert.NotAfter); d > 20*time.Minute || d < 15*time.Minute {
+		t.Errorf("the job's certificate expires in %s, asked 20m", d)
+	}
+	if !strings.HasPrefix(cert.Subject.CommonName, fmt.Sprintf("pocbot:pr-%d:run-%d.1", pr, job.RunID)) {
+		t.Errorf("the certificate names %q, not the pull request and its run", cert.Subject.CommonName)
+	}
+	cluster := commands.ClusterName("acme", "shop", pr)
+	deps := gh.Deployments(repo)
+	if len(deps) != 1 || deps[0].SHA != strings.Repeat("a", 40) || deps[0].Environment != prdeploy.Environment(cluster) {
+		t.Fatalf("deployments %+v", deps)
+	}
+	if st := deps[0].States; len(st) < 2 || st[0] != prdeploy.InProgress || st[len(st)-1] != prdeploy.Success || !strings.HasPrefix(deps[0].URLs[len(st)-1], "http://") {
+		t.Errorf("the deployment's statuses %v, URLs %v", st, deps[0].URLs)
+	}
+
+	// A push: the new commit's run gets its kubeconfig at once, and its own deployment.
+	gh.SetPRHead(repo, pr, strings.Repeat("b", 40))
+	runner.PR(ctx, repo, pr, "synchronize", "", "walt")
+	waitJobs(ctx, t, runner, "synchronize")
+	if job := jobOf(t, runner.Results(), "pull_request", pr); job.Err != nil || job.FirstKube.IsZero() {
+		t.Fatalf("the job after a push: %v\n%s", job.Err, job.Output)
+	}
+	if deps := gh.Deployments(repo); len(deps) != 2 || deps[1].SHA != strings.Repeat("b", 40) || deps[1].States[len(deps[1].States)-1] != prdeploy.Success {
+		t.Errorf("after a push, deployments %+v", deps)
+	}
+
+	refusedRequests(ctx, t, w, runner, repo, pr)
+
+	// A fork's pull request: no cluster (the bot), no job (the workflow's if:), and its code, run
+	// by hand, is refused by the Action itself.
+	fork := gh.AddPR(repo, ghsim.PR{Title: "from a fork", Author: "mallory", Fork: true, HeadSHA: strings.Repeat("f", 40), Labels: []string{"poc"}})
+	runner.PR(ctx, repo, fork, "labeled", "poc", "walt")
+	waitJobs(ctx, t, runner, "fork")
+	if j := jobOf(t, runner.Results(), "pull_request", fork); !strings.Contains(j.Skipped, "fork") {
+		t.Errorf("a fork's job: skipped %q, err %v", j.Skipped, j.Err)
+	}
+	if out, err := runBotOut(ctx, map[string]string{"GITHUB_EVENT_NAME": "pull_request", "GITHUB_REPOSITORY": repo, "GITHUB_RUN_ID": "9",
+		"GITHUB_TOKEN": "t", "RUNNER_TEMP": t.TempDir(), "GITHUB_API_URL": w.GitHubURL,
+		"GITHUB_EVENT_PATH": writeEvent(t, t.TempDir(), "fork", gh.PRPayload(repo, fork, "labeled", "poc", "mallory"))}, "request-kubeconfig"); err == nil || !strings.Contains(out+err.Error(), "fork") {
+		t.Errorf("request-kubeconfig in a fork's job: %v\n%s", err, out)
+	}
+
+	// The close: the bot tears the cluster down; every deployment is inactive.
+	gh.SetIssueState(repo, pr, false, false)
+	runner.PR(ctx, repo, pr, "closed", "", "walt")
+	waitJobs(ctx, t, runner, "closed")
+	for _, d := range gh.Deployments(repo) {
+		if d.States[len(d.States)-1] != prdeploy.Inactive {
+			t.Errorf("deployment %d of %s is %s after the close", d.ID, d.SHA, d.States[len(d.States)-1])
+		}
+	}
+	if states := stateNames(ctx, t, w); len(states) != 0 {
+		t.Errorf("clusters left after the close: %v", states)
+	}
+	scanPRSecrets(t, w, runner, repo)
+}
+
+// refusedRequests: requests the bot must refuse, made with real OIDC tokens of the stand-in.
+func refusedRequests(ctx context.Context, t *testing.T, w *world.World, runner *actions.Runner, repo string, pr int) {
+	t.Helper()
+	gh := w.GitHub
+	sha, _ := gh.PRHead(repo, pr)
+	owner, name, _ := strings.Cut(repo, "/")
+	ask := func(event, headRepo string) error {
+		runID := gh.AddRun(repo, ghsim.Run{Workflow: "poc-pr", Event: event, HeadSHA: sha, HeadRepo: headRepo, Actor: "walt", PR: pr})
+		tok := fmt.Sprintf("ghs_refused%d", runID)
+		gh.AddJobToken(tok, repo, map[string]string{"contents": "write", "checks": "read"})
+		url, rt := gh.JobIDToken(w.GitHubURL, ghsim.JobClaims{Repo: repo, RunID: runID, RunAttempt: 1, EventName: event, Ref: fmt.Sprintf("refs/pull/%d/merge", pr), SHA: sha, Actor: "walt"})
+		env := map[string]string{"ACTIONS_ID_TOKEN_REQUEST_URL": url, "ACTIONS_ID_TOKEN_REQUEST_TOKEN": rt}
+		c, err := github.NewClient(ctx, github.Auth{Token: tok, Owner: owner, Repo: name, BaseURL: w.GitHubURL, JobToken: true, Logger: slog.New(slog.DiscardHandler)})
+		if err != nil {
+			return err
+		}
+		a := &prkube.Ask{API: c, PR: pr, RunID: runID, RunAttempt: 1, HeadSHA: sha, Poll: 20 * time.Millisecond, Redispatch: time.Minute,
+			IDToken: func(ctx context.Context, aud string) (string, error) { return github.RequestIDToken(ctx, http.DefaultClient, only(env), aud) }}
+		actx, cancel := context.WithTimeout(ctx, time.Minute)
+		defer cancel()
+		_, err = a.Run(actx)
+		return err
+	}
+	before := len(gh.CheckRuns(repo))
+	if err := ask("pull_request_target", repo); !errors.Is(err, prkube.ErrRefused) || !strings.Contains(err.Error(), "pull_request_target") {
+		t.Errorf("a pull_request_target run's request: %v", err)
+	}
+	if err := ask("pull_request", "mallory/shop"); !errors.Is(err, prkube.ErrRefused) || !strings.Contains(err.Error(), "fork") {
+		t.Errorf("a request of a run of a fork's code: %v", err)
+	}
+	for _, cr := range gh.CheckRuns(repo)[before:] {
+		if cr.Conclusion == "success" || strings.Contains(cr.Text, `"certificate"`) {
+			t.Errorf("a refused request was issued a certificate: %+v", cr)
+		}
+	}
+	waitJobs(ctx, t, runner, "refused requests")
+}
+
+// clientCert is the client certificate of the kubeconfig at path.
+func clientCert(t *testing.T, path string) *x509.Certificate {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kc struct {
+		Users []struct {
+			User struct {
+				Cert string `yaml:"client-certificate-data"`
+			} `yaml:"user"`
+		} `yaml:"users"`
+	}
+	if err := yaml.Unmarshal(b, &kc); err != nil || len(kc.Users) != 1 {
+		t.Fatalf("kubeconfig: %v", err)
+	}
+	raw, _ := base64.StdEncoding.DecodeString(kc.Users[0].User.Cert)
+	blk, _ := pem.Decode(raw)
+	if blk == nil {
+		t.Fatal("the kubeconfig's certificate is not PEM")
+	}
+	c, err := x509.ParseCertificate(blk.Bytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// stateNames lists the clusters the world's state bucket holds.
+func stateNames(ctx context.Context, t *testing.T, w *world.World) []string {
+	t.Helper()
+	out, err := runBotOut(ctx, envMap(w), "state", "ls")
+	if err != nil {
+		t.Fatalf("bot state ls: %v\n%s", err, out)
+	}
+	var names []string
+	for _, l := range strings.Split(out, "\n") {
+		if f := strings.Fields(l); len(f) > 0 && strings.HasPrefix(f[0], "acme-shop-") {
+			names = append(names, f[0])
+		}
+	}
+	return names
+}
+
+// scanPRSecrets: nothing any job printed (but its ::add-mask:: lines, which the runner hides),
+// wrote to its summary or outputs, and nothing on GitHub (comments, check runs, deployment
+// statuses) holds a credential — as the soak's checker reads them.
+func scanPRSecrets(t *testing.T, w *world.World, r *actions.Runner, repo string) {
+	t.Helper()
+	n := 0
+	for _, j := range r.Results() {
+		for _, text := range []string{j.Output, j.Summary, j.Outputs} {
+			for _, line := range strings.Split(text, "\n") {
+				if strings.HasPrefix(line, "::add-mask::") {
+					continue
+				}
+				n++
+				if commands.ContainsSecret(line) {
+					t.Errorf("%s job of #%d printed a secret: %s", j.Event, j.PR, commands.Redact(line))
+				}
+			}
+		}
+	}
+	for _, c := range w.GitHub.AllComments() {
+		n++
+		if commands.ContainsSecret(c.Body) {
+			t.Errorf("comment %d holds a secret", c.ID)
+		}
+	}
+	for _, cr := range w.GitHub.CheckRuns(repo) {
+		n++
+		if commands.ContainsSecret(cr.Title + cr.Summary + cr.Text) {
+			t.Errorf("check run %d holds a secret", cr.ID)
+		}
+	}
+	for _, d := range w.GitHub.Deployments(repo) {
+		if commands.ContainsSecret(strings.Join(d.Descriptions, "\n") + strings.Join(d.URLs, "\n")) {
+			t.Errorf("deployment %d's statuses hold a secret", d.ID)
+		}
+	}
+	if n < 50 {
+		t.Errorf("the scan read %d lines and bodies: too few to mean anything", n)
+	}
+}
