@@ -217,7 +217,9 @@ func refusedRequests(ctx context.Context, t *testing.T, w *world.World, runner *
 			return err
 		}
 		a := &prkube.Ask{API: c, PR: pr, RunID: runID, RunAttempt: 1, HeadSHA: sha, Poll: 20 * time.Millisecond, Redispatch: time.Minute,
-			IDToken: func(ctx context.Context, aud string) (string, error) { return github.RequestIDToken(ctx, http.DefaultClient, only(env), aud) }}
+			IDToken: func(ctx context.Context, aud string) (string, error) {
+				return github.RequestIDToken(ctx, http.DefaultClient, only(env), aud)
+			}}
 		actx, cancel := context.WithTimeout(ctx, time.Minute)
 		defer cancel()
 		_, err = a.Run(actx)

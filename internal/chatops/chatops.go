@@ -149,9 +149,13 @@ func (h *Handler) stickyInterval() time.Duration {
 
 func (h *Handler) linkTTL() time.Duration { return settings.DurationOr(h.LinkTTL, time.Hour) }
 
-func (h *Handler) requestWait() time.Duration { return settings.DurationOr(h.RequestWait, 30*time.Minute) }
+func (h *Handler) requestWait() time.Duration {
+	return settings.DurationOr(h.RequestWait, 30*time.Minute)
+}
 
-func (h *Handler) requestPoll() time.Duration { return settings.DurationOr(h.RequestPoll, 5*time.Second) }
+func (h *Handler) requestPoll() time.Duration {
+	return settings.DurationOr(h.RequestPoll, 5*time.Second)
+}
 
 // serial orders the writers of the sticky comment: a later workflow run has a larger run id, so
 // its bodies win over an older run that wakes up late. Outside Actions the start time stands in.
