@@ -4,7 +4,7 @@ GO       ?= go
 GOBIN    := $(shell $(GO) env GOPATH)/bin
 export PATH := $(GOBIN):$(PATH)
 
-.PHONY: build test lint bench demo fuzz soak clean generate release-snapshot goreleaser
+.PHONY: build test lint bench demo fuzz soak clean generate release-snapshot goreleaser fidelity
 
 GORELEASER_VERSION := v2.15.1
 
@@ -64,9 +64,18 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime 20s ./internal/statestore
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime 10s ./internal/repoconfig
 	$(GO) test -run '^$$' -fuzz '^FuzzParseDecimal$$' -fuzztime 10s ./internal/cost
+	$(GO) test -run '^$$' -fuzz '^FuzzRedact$$' -fuzztime 20s ./internal/record/redactfuzz
 
 demo:
 	$(GO) run $(SIMTAGS) ./cmd/bot demo
+
+# Replays recorded cassettes (`bot up|down|pause|resume --record DIR`, the Action's recording
+# artifact) against the stand-ins and prints the match rate and every mismatch
+# (internal/sim/fidelity, docs/recording.md). CASSETTES= the directory; without it, the recordings
+# under internal/sim/fidelity/testdata.
+CASSETTES ?=
+fidelity:
+	$(GO) test $(SIMTAGS) -count=1 -v -run '^TestRecordedFidelity$$' ./internal/sim/fidelity $(if $(CASSETTES),-args -cassettes $(abspath $(CASSETTES)))
 
 # Seeded random histories against the emulated world, invariants checked after every step
 # (internal/sim/soak). DURATION= how long to draw new histories (default 2m); SEED= replays one

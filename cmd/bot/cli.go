@@ -47,7 +47,7 @@ var (
 	envStore = []string{"POC_STATE_URL", "POC_STATE_KEY", "POC_PRESIGN_ACCESS_KEY", "POC_PRESIGN_SECRET_KEY"}
 	envSCW   = []string{"SCW_ACCESS_KEY", "SCW_SECRET_KEY", "SCW_DEFAULT_PROJECT_ID", "SCW_API_URL"}
 	envWorld = append(append(append([]string{}, envStore...), envSCW...),
-		"POC_IMAGE_BUCKET", "POC_IMAGE_FACTORY_URL", "POC_RESCUE_SSH_PORT", "POC_POLL_INTERVAL")
+		"POC_IMAGE_BUCKET", "POC_IMAGE_FACTORY_URL", "POC_CILIUM_CHART", "POC_RESCUE_SSH_PORT", "POC_POLL_INTERVAL")
 )
 
 func envList(sets ...[]string) []string {

@@ -28,11 +28,12 @@ func TestHandleProcess(t *testing.T) {
 	outputFile := filepath.Join(dir, "output")
 
 	eventName := "issue_comment"
+	var extraEnv []string
 	run := func(t *testing.T, name string, payload []byte) (stdout, stderr string, code int, started time.Time) {
 		t.Helper()
 		path := writeEvent(t, dir, name, payload)
-		env := actionsEnv(w, eventName, path, repo, "77",
-			"GITHUB_ACTIONS=true", "GITHUB_OUTPUT="+outputFile, "GITHUB_STEP_SUMMARY="+filepath.Join(dir, "summary"))
+		env := actionsEnv(w, eventName, path, repo, "77", append([]string{
+			"GITHUB_ACTIONS=true", "GITHUB_OUTPUT=" + outputFile, "GITHUB_STEP_SUMMARY=" + filepath.Join(dir, "summary")}, extraEnv...)...)
 		cmd := exec.CommandContext(ctx, bin, "handle")
 		cmd.Env = env
 		var so, se bytes.Buffer
@@ -61,12 +62,15 @@ func TestHandleProcess(t *testing.T) {
 	})
 
 	t.Run("schedule runs the reaper", func(t *testing.T) {
-		eventName = "schedule"
-		defer func() { eventName = "issue_comment" }()
+		// Recorded as the Action records it (its input record: POC_RECORD_DIR).
+		rec := t.TempDir()
+		eventName, extraEnv = "schedule", []string{"POC_RECORD_DIR=" + rec}
+		defer func() { eventName, extraEnv = "issue_comment", nil }()
 		_, stderr, code, _ := run(t, "schedule", []byte(`{"schedule":"*/30 * * * *"}`))
 		if code != 0 || !strings.Contains(stderr, "clusters listed") {
 			t.Fatalf("exit %d, stderr:\n%s", code, stderr)
 		}
+		checkHandleRecording(t, w, rec)
 		// The schedule keeps the operators' issue.
 		if !strings.Contains(stderr, "POC clusters issue updated") {
 			t.Errorf("the schedule did not update the POC clusters issue; stderr:\n%s", stderr)

@@ -90,7 +90,7 @@ func TestInitThenFirstUp(t *testing.T) {
 		}
 	}
 	// Where the real services would be: the world's endpoints (not secrets; defaults in production).
-	for _, k := range []string{"SCW_API_URL", "GITHUB_API_URL", "POC_IMAGE_FACTORY_URL", "POC_RESCUE_SSH_PORT", "POC_POLL_INTERVAL", "POC_RUNNER_CIDR", "SCW_DEFAULT_ZONE", "SCW_DEFAULT_REGION"} {
+	for _, k := range []string{"SCW_API_URL", "GITHUB_API_URL", "POC_IMAGE_FACTORY_URL", "POC_CILIUM_CHART", "POC_RESCUE_SSH_PORT", "POC_POLL_INTERVAL", "POC_RUNNER_CIDR", "SCW_DEFAULT_ZONE", "SCW_DEFAULT_REGION"} {
 		env[k] = laptop[k]
 	}
 	number := w.GitHub.AddIssue(repo, ghsim.Issue{Number: 7, Title: "try it", Author: "alice"})

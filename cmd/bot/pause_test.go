@@ -31,15 +31,17 @@ func TestPauseAndResumeCommands(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the bot and runs a whole cluster: not in -short")
 	}
-	_, w := startWorld(t, procBound, world.Options{})
+	// Object Storage is the real server when installed, so that the recording has its exchanges.
+	_, w := startWorld(t, procBound, world.Options{S3: "auto"})
 	b := newBotProc(t, w)
-	b.mustRun(t, nil, "up", "--cluster", "p1")
+	rec := t.TempDir()
+	b.mustRun(t, nil, "up", "--cluster", "p1", "--record", rec)
 	running := dailyOf(t, b.mustRun(t, nil, "cost", "--cluster", "p1").stdout)
 
 	if r := b.run(t, nil, "resume", "--cluster", "p1"); r.code == 0 || !strings.Contains(r.stderr, "not paused") {
 		t.Errorf("resume of a ready cluster (exit %d):\n%s", r.code, r.stderr)
 	}
-	p := b.mustRun(t, nil, "pause", "--cluster", "p1")
+	p := b.mustRun(t, nil, "pause", "--cluster", "p1", "--record", rec)
 	if !strings.Contains(p.stdout, "cluster p1 is paused") {
 		t.Errorf("pause:\n%s\n%s", p.stdout, p.stderr)
 	}
@@ -47,12 +49,14 @@ func TestPauseAndResumeCommands(t *testing.T) {
 	if paused <= 0 || paused >= running*0.10 {
 		t.Errorf("bot cost of the paused cluster: %.2f per day, running %.2f: want the paused price (IPs, image, snapshot)", paused, running)
 	}
-	r := b.mustRun(t, nil, "resume", "--cluster", "p1")
+	r := b.mustRun(t, nil, "resume", "--cluster", "p1", "--record", rec)
 	if !strings.Contains(r.stdout, "cluster p1 is ready") {
 		t.Errorf("resume:\n%s\n%s", r.stdout, r.stderr)
 	}
 	if again := dailyOf(t, b.mustRun(t, nil, "cost", "--cluster", "p1").stdout); again != running {
 		t.Errorf("bot cost after the resume: %.2f per day, want the running %.2f", again, running)
 	}
-	b.mustRun(t, nil, "down", "--cluster", "p1")
+	// POC_RECORD_DIR is the flag's setting: the down is recorded through it.
+	b.mustRun(t, map[string]string{"POC_RECORD_DIR": rec}, "down", "--cluster", "p1")
+	checkRecording(t, w, rec)
 }

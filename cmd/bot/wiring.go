@@ -14,16 +14,23 @@ import (
 	"github.com/pocbot/pocbot/internal/eta"
 	"github.com/pocbot/pocbot/internal/provision"
 	"github.com/pocbot/pocbot/internal/provision/scaleway"
+	"github.com/pocbot/pocbot/internal/record"
+	"github.com/pocbot/pocbot/internal/settings"
 	"github.com/pocbot/pocbot/internal/statestore"
 	"github.com/pocbot/pocbot/internal/wiring"
 )
 
-// lockFlags documents and overrides the lock timing on the commands that take the lock.
-type lockFlags struct{ lease, wait time.Duration }
+// lockFlags are the flags of the commands that take a cluster's lock (up, down, pause, resume):
+// the lock's timing, and the directory the run is recorded into (--record, POC_RECORD_DIR).
+type lockFlags struct {
+	lease, wait time.Duration
+	record      string
+}
 
 func (l *lockFlags) define(e *envFlags) {
 	e.Setting(&l.lease, "lock-lease")
 	e.Setting(&l.wait, "lock-wait")
+	e.Setting(&l.record, record.Setting)
 }
 
 func (l *lockFlags) apply(o *clusterops.Ops) {
@@ -38,12 +45,28 @@ func (l *lockFlags) apply(o *clusterops.Ops) {
 // open opens the world of a command on one cluster (up, down) with these lock settings, and the
 // operator's intent of verb on the cluster.
 func (l *lockFlags) open(ctx context.Context, a *app, name, verb string, override func(*provision.Spec)) (*opsWorld, clusterops.Intent, error) {
+	a.recordInto(l.record)
 	w, err := a.openWorld(ctx)
 	if err != nil {
 		return nil, clusterops.Intent{}, err
 	}
 	l.apply(w.ops)
 	return w, a.intent(name, verb, w, override), nil
+}
+
+// recordInto makes dir the run's recording directory: the flag's value is read where the setting
+// is read, by every client internal/wiring and internal/github open (record.Wrap).
+func (a *app) recordInto(dir string) {
+	if dir == "" {
+		return
+	}
+	env, getenv := settings.Lookup(record.Setting).Env, a.getenv
+	a.getenv = func(k string) string {
+		if k == env {
+			return dir
+		}
+		return getenv(k)
+	}
 }
 
 // opsWorld is what the operator commands need, opened once per process from the app's

@@ -22,8 +22,11 @@ import (
 // testActionRef is the Action reference the tests' `bot init` pins.
 const testActionRef = "pocbot/pocbot@0123456789abcdef0123456789abcdef01234567 # v1.2.3"
 
+// testTimeFactor is the latency scale of the tests' worlds (world.Options.TimeFactor).
+const testTimeFactor = 0.005
+
 // startWorld starts an emulated world for tb and closes it when tb ends. Options left zero are
-// the tests' usual: a fresh Dir, TimeFactor 0.005, file-backed buckets. The context it returns is
+// the tests' usual: a fresh Dir, testTimeFactor, file-backed buckets. The context it returns is
 // tb's, ended after limit (a bound that catches a hang, not a slow machine); it is cancelled
 // before the world is closed.
 func startWorld(tb testing.TB, limit time.Duration, opts world.Options) (context.Context, *world.World) {
@@ -34,7 +37,7 @@ func startWorld(tb testing.TB, limit time.Duration, opts world.Options) (context
 		opts.Dir = tb.TempDir()
 	}
 	if opts.TimeFactor == 0 {
-		opts.TimeFactor = 0.005
+		opts.TimeFactor = testTimeFactor
 	}
 	if opts.S3 == "" {
 		opts.S3 = "file"

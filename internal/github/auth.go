@@ -15,6 +15,7 @@ import (
 	"github.com/bradleyfalzon/ghinstallation/v2"
 	gh "github.com/google/go-github/v88/github"
 
+	"github.com/pocbot/pocbot/internal/record"
 	"github.com/pocbot/pocbot/internal/version"
 )
 
@@ -107,6 +108,12 @@ func AuthFromEnv(getenv func(string) string) (Auth, error) {
 	default:
 		return Auth{}, fmt.Errorf("github: no GitHub credentials: set POC_APP_ID and POC_APP_PRIVATE_KEY (or POC_APP_PRIVATE_KEY_FILE) for the App, or GITHUB_TOKEN for the lesser mode")
 	}
+	// POC_RECORD_DIR: every exchange under the retries and the authentication, as GitHub sees it.
+	rt, err := record.Wrap(getenv, record.GitHub, nil)
+	if err != nil {
+		return Auth{}, err
+	}
+	a.Transport = rt
 	return a, nil
 }
 

@@ -78,6 +78,10 @@ const (
 	DefaultPRLabel               = "poc"
 	DefaultKeepLabel             = "poc/keep"
 	DefaultImageFactoryURL       = "https://factory.talos.dev"
+	// DefaultCiliumChart is Cilium 1.18.1's chart archive pinned by its SHA-256 (provision/talos
+	// cilium.go says where the digest comes from): the bot renders it into the control planes'
+	// inline manifest.
+	DefaultCiliumChart = "https://helm.cilium.io/cilium-1.18.1.tgz@sha256:36aa882be2a35ac69f708f6e62e1e1f975ff48c561ce079d35ad35718284af22"
 	// DefaultRunnerEchoURL answers a GET with the caller's address (runner detection).
 	DefaultRunnerEchoURL = "https://checkip.amazonaws.com"
 
@@ -249,6 +253,8 @@ var Table = []Setting{
 		Rule: "positive", Help: "lease of the cluster lock, renewed at a third of it; a killed run's lock is taken over once it lapses"},
 	{Name: "lock-wait", CLI: "lock-wait", CLICommand: "up|down", Env: "POC_LOCK_WAIT", Kind: Duration, Default: DefaultLockWait.String(),
 		Rule: "positive", Help: "how long to wait for a cluster lock another run holds"},
+	{Name: "record", CLI: "record", CLICommand: "up|down|pause|resume", Env: "POC_RECORD_DIR", Kind: String, Arg: "DIR",
+		Help: "write every HTTP exchange with Scaleway, Object Storage and GitHub into DIR as go-vcr cassettes, secrets removed, to attach to an issue (docs/recording.md)"},
 	{Name: "schedule_interval", CLI: "schedule-interval", CLICommand: "init", Kind: Duration, Default: "1h", Rule: "at least 5m, dividing an hour or a day",
 		Help: "how often the workflow's schedule runs the reaper (bot init writes the cron); each scheduled job is billed at least a minute on a private repository"},
 	{Name: "reap-dry-run", CLI: "dry-run", CLICommand: "reap", Env: "POC_REAP_DRY_RUN", Kind: Bool, Default: "false",
@@ -281,6 +287,8 @@ var Table = []Setting{
 	{Name: "presign-secret-key", Env: "POC_PRESIGN_SECRET_KEY", Kind: String, Secret: true, Help: "its secret"},
 	{Name: "image-bucket", Env: "POC_IMAGE_BUCKET", Kind: String, Help: "Object Storage bucket of the shared Talos images: a bucket name, or a gocloud URL (s3://…, file:///…)"},
 	{Name: "image-factory-url", Env: "POC_IMAGE_FACTORY_URL", Kind: String, Default: DefaultImageFactoryURL, Help: "Talos Image Factory base URL"},
+	{Name: "cilium-chart", Env: "POC_CILIUM_CHART", Kind: String, Default: DefaultCiliumChart,
+		Help: "Cilium chart archive pinned by digest (URL@sha256:HEX), fetched once into the image bucket and rendered into the control planes' config"},
 	{Name: "rescue-ssh-port", Env: "POC_RESCUE_SSH_PORT", Kind: Int, Default: "22", Help: "SSH port of the worker's rescue system"},
 	{Name: "poll-interval", Env: "POC_POLL_INTERVAL", Kind: Duration, Help: "interval between polls of a resource's state (default: the engine's)"},
 	{Name: "runner-cidr", Env: "POC_RUNNER_CIDR", Kind: String, Help: "the runner's address as a CIDR, let through to the APIs during the run (default: detected from runner-echo-url)"},

@@ -18,6 +18,7 @@ import (
 	"gocloud.dev/blob/fileblob"
 	"gocloud.dev/blob/s3blob"
 
+	"github.com/pocbot/pocbot/internal/record"
 	"github.com/pocbot/pocbot/internal/s3opts"
 	"github.com/pocbot/pocbot/internal/version"
 )
@@ -103,13 +104,22 @@ func openS3Within(ctx context.Context, raw string, getenv func(string) string, h
 	if ak == "" || sk == "" {
 		return nil, errors.New("no Object Storage credentials: set AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY or SCW_ACCESS_KEY/SCW_SECRET_KEY")
 	}
+	hc := awshttp.NewBuildableClient().WithTransportOptions(func(t *http.Transport) {
+		t.ResponseHeaderTimeout = headerTimeout
+	})
 	o := s3.Options{
 		Region:       cmpOr(q.Get("region"), "fr-par"),
 		UsePathStyle: q.Get("use_path_style") == "true",
 		Credentials:  credentials.NewStaticCredentialsProvider(ak, sk, ""),
-		HTTPClient: awshttp.NewBuildableClient().WithTransportOptions(func(t *http.Transport) {
-			t.ResponseHeaderTimeout = headerTimeout
-		}),
+		HTTPClient:   hc,
+	}
+	if record.Dir(getenv) != "" {
+		// The signed requests, as the endpoint gets them (the SDK signs above the client).
+		rt, err := record.Wrap(getenv, record.ObjectStorage, hc.GetTransport())
+		if err != nil {
+			return nil, err
+		}
+		o.HTTPClient = &http.Client{Transport: rt}
 	}
 	s3opts.Client(&o) // the checksum choice, and below the same for the upload manager
 	if ep := q.Get("endpoint"); ep != "" {

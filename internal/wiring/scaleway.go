@@ -11,6 +11,7 @@ import (
 
 	"github.com/pocbot/pocbot/internal/provision"
 	"github.com/pocbot/pocbot/internal/provision/scaleway"
+	"github.com/pocbot/pocbot/internal/record"
 	"github.com/pocbot/pocbot/internal/version"
 )
 
@@ -22,8 +23,13 @@ func ScalewayClient(getenv func(string) string) (*scw.Client, error) {
 	if ak == "" || sk == "" {
 		return nil, errors.New("SCW_ACCESS_KEY and SCW_SECRET_KEY are not set: give the bot's Scaleway API key (IAM application)")
 	}
+	// Under the retries, so that a recording holds every attempt as the API saw it.
+	base, err := record.Wrap(getenv, record.Scaleway, http.DefaultTransport)
+	if err != nil {
+		return nil, err
+	}
 	opts := []scw.ClientOption{
-		scw.WithHTTPClient(&http.Client{Transport: &scaleway.RetryTransport{Base: http.DefaultTransport}, Timeout: 2 * time.Minute}),
+		scw.WithHTTPClient(&http.Client{Transport: &scaleway.RetryTransport{Base: base}, Timeout: 2 * time.Minute}),
 		scw.WithAuth(ak, sk),
 		scw.WithUserAgent(version.UserAgent()),
 		scw.WithDefaultZone(scw.Zone(cmpOr(getenv("SCW_DEFAULT_ZONE"), provision.DefaultSpec().Zone))),

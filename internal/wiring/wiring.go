@@ -26,6 +26,7 @@ import (
 	"github.com/scaleway/scaleway-sdk-go/scw"
 	"gocloud.dev/blob"
 
+	"github.com/pocbot/pocbot/internal/chart"
 	"github.com/pocbot/pocbot/internal/clusterops"
 	"github.com/pocbot/pocbot/internal/cost"
 	"github.com/pocbot/pocbot/internal/eta"
@@ -125,7 +126,7 @@ func Open(ctx context.Context, cfg Config) (_ *Backend, err error) {
 // ops builds the operations on the opened parts: the whole cluster's graph, the pause graph, the
 // pre-flight (priced candidates), the image and pool locks, and the ETA book.
 func (b *Backend) ops(cfg Config, env envSettings, factory, runnerCIDR string) (*clusterops.Ops, *eta.Book) {
-	ccfg := cluster.Config{Driver: b.Driver, FactoryURL: factory, ImageBucket: b.ImageBucket, RescuePort: env.rescuePort,
+	ccfg := cluster.Config{Driver: b.Driver, FactoryURL: factory, ImageBucket: b.ImageBucket, RescuePort: env.rescuePort, CiliumChart: env.ciliumChart,
 		RunnerCIDR: runnerCIDR, RescuePasswordWait: cfg.RescuePasswordWait, ReadyTimeout: cfg.ReadyTimeout, Log: cfg.Log,
 		// Only the clusters of this state bucket share its pool of parked workers.
 		Pool: &poolstore.Pool{Store: b.Store, Now: cfg.Now}, Now: cfg.Now,
@@ -167,6 +168,7 @@ type envSettings struct {
 	rescuePort          int
 	poll                time.Duration
 	lockLease, lockWait time.Duration // zero: clusterops' defaults
+	ciliumChart         chart.Source
 }
 
 // readEnv reads and checks them (named and defaulted by the settings table), before anything is
@@ -180,6 +182,10 @@ func readEnv(getenv func(string) string) (envSettings, error) {
 		return e, fmt.Errorf("%s=%q is not a port number", port.Env, v)
 	}
 	e.rescuePort = p
+	cc := settings.Lookup("cilium-chart")
+	if e.ciliumChart, err = chart.ParseSource(cmpOr(strings.TrimSpace(getenv(cc.Env)), cc.Default)); err != nil {
+		return e, fmt.Errorf("environment variable %s: %w", cc.Env, err)
+	}
 	for _, d := range []struct {
 		setting string
 		p       *time.Duration

@@ -6,8 +6,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pocbot/pocbot/internal/chart"
 	"github.com/pocbot/pocbot/internal/provision"
+	"github.com/pocbot/pocbot/internal/provision/talos"
 )
+
+var testChart = chart.Source{URL: "https://charts.example/c-1.0.0.tgz", SHA256: "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"}
 
 // The run's settings are read with the settings' one grammar (days included) and checked before
 // anything is opened; a wrong value names its variable.
@@ -19,10 +23,12 @@ func TestReadEnv(t *testing.T) {
 		wantErr string
 	}{
 		{name: "defaults", env: nil,
-			want: envSettings{region: "fr-par", rescuePort: 22, poll: provision.DefaultPollInterval}},
-		{name: "set", env: map[string]string{"SCW_DEFAULT_REGION": "nl-ams", "POC_RESCUE_SSH_PORT": "2222", "POC_POLL_INTERVAL": "100ms", "POC_LOCK_LEASE": "5s", "POC_LOCK_WAIT": "1d"},
-			want: envSettings{region: "nl-ams", rescuePort: 2222, poll: 100 * time.Millisecond, lockLease: 5 * time.Second, lockWait: 24 * time.Hour}},
+			want: envSettings{region: "fr-par", rescuePort: 22, poll: provision.DefaultPollInterval, ciliumChart: talos.DefaultCiliumChart}},
+		{name: "set", env: map[string]string{"SCW_DEFAULT_REGION": "nl-ams", "POC_RESCUE_SSH_PORT": "2222", "POC_POLL_INTERVAL": "100ms", "POC_LOCK_LEASE": "5s", "POC_LOCK_WAIT": "1d",
+			"POC_CILIUM_CHART": testChart.String()},
+			want: envSettings{region: "nl-ams", rescuePort: 2222, poll: 100 * time.Millisecond, lockLease: 5 * time.Second, lockWait: 24 * time.Hour, ciliumChart: testChart}},
 		{name: "port", env: map[string]string{"POC_RESCUE_SSH_PORT": "ssh"}, wantErr: "POC_RESCUE_SSH_PORT"},
+		{name: "chart without digest", env: map[string]string{"POC_CILIUM_CHART": "https://helm.cilium.io/cilium-1.18.1.tgz"}, wantErr: "POC_CILIUM_CHART"},
 		{name: "not a duration", env: map[string]string{"POC_LOCK_LEASE": "soon"}, wantErr: "POC_LOCK_LEASE"},
 		{name: "zero", env: map[string]string{"POC_POLL_INTERVAL": "0"}, wantErr: "not a positive duration"},
 	} {

@@ -23,6 +23,7 @@ import (
 
 	"gocloud.dev/blob"
 
+	"github.com/pocbot/pocbot/internal/chart"
 	"github.com/pocbot/pocbot/internal/provision"
 	"github.com/pocbot/pocbot/internal/provision/images"
 	"github.com/pocbot/pocbot/internal/provision/netpolicy"
@@ -67,8 +68,12 @@ type Config struct {
 	Driver *scaleway.Driver
 	// FactoryURL is the Image Factory base (POC_IMAGE_FACTORY_URL).
 	FactoryURL string
-	// ImageBucket is the bucket named by Spec.ImageBucket, opened for writing the shared image.
+	// ImageBucket is the bucket named by Spec.ImageBucket, opened for writing the shared image
+	// (and the cache of the Cilium chart).
 	ImageBucket *blob.Bucket
+	// CiliumChart is the Cilium chart pinned by digest (POC_CILIUM_CHART); zero:
+	// talos.DefaultCiliumChart.
+	CiliumChart chart.Source
 	// RescuePort is the rescue system's SSH port (22 on Scaleway).
 	RescuePort int
 	// RescuePasswordWait bounds the wait for rescue_server.password when the rescue system's
@@ -346,10 +351,14 @@ func (b *builder) generate(ctx context.Context, r *provision.Run) (*talos.Config
 	if err != nil {
 		return nil, nil, err
 	}
+	cilium, err := b.ciliumChart(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
 	cfgs, err := talos.Generate(ctx, talos.Input{
 		ClusterName: r.ClusterID(), Endpoint: Endpoint(spec, r.ClusterID(), ips, b.cfg.KubePort), TalosVersion: spec.TalosVersion,
 		Secrets: bundle, SchematicID: SchematicID(spec), FactoryURL: b.cfg.FactoryURL, ControlPlaneIPs: ips, CertSANs: sans,
-		WorkerHostname: spec.BaremetalHostname, WorkerInstallDisk: disk, Firewall: fw, CiliumRouting: spec.CiliumRouting,
+		WorkerHostname: spec.BaremetalHostname, WorkerInstallDisk: disk, Firewall: fw, CiliumRouting: spec.CiliumRouting, CiliumChart: cilium,
 	})
 	if err != nil {
 		return nil, nil, err

@@ -253,12 +253,22 @@ func (b *builder) recoverEtcd(ctx context.Context, r *provision.Run, recorded st
 	if err != nil {
 		return err
 	}
-	ip, tc, err := b.firstCP(r)
+	ips, err := cpIPs(r)
 	if err != nil {
 		return err
 	}
+	tc, ok := r.Secret(SecretTalosconfig)
+	if !ok {
+		return errors.New("no talosconfig in state")
+	}
+	addrs := make([]string, len(ips))
+	for i, ip := range ips {
+		addrs[i] = net.JoinHostPort(ip, strconv.Itoa(b.cfg.TalosPort))
+	}
 	r.Note(NodeBootstrap, "recovering etcd from the paused cluster's snapshot: "+info.String())
-	return talos.RecoverEtcd(ctx, net.JoinHostPort(ip, strconv.Itoa(b.cfg.TalosPort)), tc, info, func(ctx context.Context) (io.ReadCloser, error) {
+	// Every control plane's etcd is read first: the recover runs on the first one only when
+	// etcd runs on none (talos.DecideRecover).
+	return talos.RecoverEtcd(ctx, addrs, tc, info, func(ctx context.Context) (io.ReadCloser, error) {
 		return b.cfg.Snapshots.Open(ctx, r.ClusterID())
 	})
 }

@@ -1,8 +1,16 @@
 package talos
 
 import (
+	"errors"
 	"fmt"
+	"io"
+	"regexp"
 	"strings"
+
+	"gopkg.in/yaml.v2"
+
+	"github.com/pocbot/pocbot/internal/chart"
+	"github.com/pocbot/pocbot/internal/settings"
 )
 
 // The pinned Cilium install (see doc.go, "Cilium"). Cilium 1.18's documented Kubernetes
@@ -16,18 +24,13 @@ const (
 	CiliumAgentImage     = "quay.io/cilium/cilium:v1.18.1@sha256:65ab17c052d8758b2ad157ce766285e04173722df59bdee1ea6d5fda7149f0e9"
 	CiliumOperatorImage  = "quay.io/cilium/operator-generic:v1.18.1@sha256:97f4553afa443465bdfbc1cc4927c93f16ac5d78e4dd2706736e7395382201bc"
 	CiliumEnvoyImage     = "quay.io/cilium/cilium-envoy:v1.34.4-1754895458-68cffdfa568b6b226d70a7ef81fc65dda3b890bf@sha256:247e908700012f7ef56f75908f8c965215c26a27762f296068645eb55450bda2"
-	// DefaultCiliumCLIImage runs `cilium install` in the install Job, pinned by version and
-	// digest. cilium-cli v0.18.2 supports "Cilium 1.15 and newer" (its README's release table at
-	// the tag); at v0.18.2 the project's image workflow published the release image to
-	// quay.io/cilium/cilium-cli-ci only (.github/workflows/images.yaml @v0.18.2, matrix name
-	// cilium-cli-ci, tag = the git tag). No Cilium source records image digests of the CLI; this
-	// one is the pin of xd-ventures/tf-xd-venture-talos01 (modules/talos-cluster-vm/variables.tf
-	// @8da4352, Renovate datasource=docker), whose commit 31b7df2 records a Talos cluster on real
-	// VMs installing Cilium with it. See doc.go, "Cilium".
-	DefaultCiliumCLIImage = "quay.io/cilium/cilium-cli-ci:v0.18.2@sha256:503324c1fc7027e0daeb251ca2d4ad6b42d73c6be7a89cb8057cce8e59e50393"
 	// PinnedKubernetesVersion is inside Cilium 1.18's tested range and every supported Talos's.
 	PinnedKubernetesVersion = "1.33.6"
 )
+
+// CiliumManifestName is the inline manifest that carries the rendered chart: Talos's manifest
+// controller creates what of it is missing whenever a control plane's etcd is healthy.
+const CiliumManifestName = "cilium"
 
 // Cilium routing modes (Input.CiliumRouting).
 const (
@@ -46,40 +49,154 @@ func imageParts(ref string) (repo, tag, digest string) {
 	return rest[:i], rest[i+1:], digest
 }
 
-// CiliumHelmValues are the --set values of the cilium install Job, in order: the routing mode,
-// WireGuard, kube-proxy replacement through KubePrism, the Talos-specific security context and
-// cgroup settings of the Talos Cilium guide, and every image by digest.
-func CiliumHelmValues(podCIDR, routing string) []string {
+// DefaultCiliumChart is the pinned chart (settings.DefaultCiliumChart): Cilium 1.18.1's archive
+// as helm.cilium.io serves it, whose repository is github.com/cilium/charts (cilium-1.18.1.tgz).
+// No Cilium file here records its SHA-256: the digest is the one a Nix derivation in the public
+// code index pins for https://github.com/cilium/charts/raw/master/cilium-1.18.1.tgz
+// (fetchurl hash sha256-NqqIK+KjWsafcI9uYuHh+XX/SMVhzgedNa01cYKEryI=, i.e. 36aa882b…), a
+// fetch that verified when it was built. It was not checked against helm.cilium.io from here:
+// a wrong pin fails the up's talos-config step (chart.ErrDigest), before any control plane gets a
+// config, and never installs something else.
+var DefaultCiliumChart = mustSource(chart.ParseSource(settings.DefaultCiliumChart))
+
+func mustSource(v chart.Source, err error) chart.Source {
+	if err != nil {
+		panic(err)
+	}
+
+	return v
+}
+
+// CiliumValues are the values the bot gives Cilium's chart, in the chart's value names: IPAM
+// from Kubernetes, kube-proxy replacement through KubePrism, the routing mode, WireGuard, the
+// Talos-specific security context and cgroup settings of the Talos Cilium guide, and every
+// image by digest.
+func CiliumValues(podCIDR, routing string) map[string]any {
 	agentRepo, agentTag, agentDigest := imageParts(CiliumAgentImage)
 	opRepo, opTag, opDigest := imageParts(CiliumOperatorImage)
 	envoyRepo, envoyTag, envoyDigest := imageParts(CiliumEnvoyImage)
-	out := []string{
-		"ipam.mode=kubernetes",
-		"kubeProxyReplacement=true",
-		"k8sServiceHost=localhost",
-		fmt.Sprintf("k8sServicePort=%d", KubePrismPort),
-	}
-	if routing == RoutingNative {
-		out = append(out, "routingMode=native", "ipv4NativeRoutingCIDR="+podCIDR, "autoDirectNodeRoutes=true")
-	} else {
-		out = append(out, "routingMode=tunnel", "tunnelProtocol=vxlan")
-	}
-	return append(out,
-		"encryption.enabled=true",
-		"encryption.type=wireguard",
+
+	v := map[string]any{
+		"ipam":                 map[string]any{"mode": "kubernetes"},
+		"kubeProxyReplacement": true,
+		"k8sServiceHost":       "localhost",
+		"k8sServicePort":       KubePrismPort,
+		"encryption":           map[string]any{"enabled": true, "type": "wireguard"},
 		// Off: a CNI host firewall without host policies only adds a second, empty layer, and
 		// Talos warns that it can take precedence over its own; Talos's firewall does the job.
-		"hostFirewall.enabled=false",
+		"hostFirewall": map[string]any{"enabled": false},
 		// Off: nothing of the bot reads flows, and port 4244 stays closed.
-		"hubble.enabled=false",
-		`nodePort.range=80\,443`,
-		"securityContext.capabilities.ciliumAgent={CHOWN,KILL,NET_ADMIN,NET_RAW,IPC_LOCK,SYS_ADMIN,SYS_RESOURCE,DAC_OVERRIDE,FOWNER,SETGID,SETUID}",
-		"securityContext.capabilities.cleanCiliumState={NET_ADMIN,SYS_ADMIN,SYS_RESOURCE}",
-		"cgroup.autoMount.enabled=false",
-		"cgroup.hostRoot=/sys/fs/cgroup",
-		"image.repository="+agentRepo, "image.tag="+agentTag, "image.digest="+agentDigest, "image.useDigest=true",
-		"operator.image.repository="+strings.TrimSuffix(opRepo, "-generic"), "operator.image.tag="+opTag,
-		"operator.image.genericDigest="+opDigest, "operator.image.useDigest=true",
-		"envoy.image.repository="+envoyRepo, "envoy.image.tag="+envoyTag, "envoy.image.digest="+envoyDigest, "envoy.image.useDigest=true",
-	)
+		"hubble":   map[string]any{"enabled": false},
+		"nodePort": map[string]any{"range": "80,443"},
+		"securityContext": map[string]any{"capabilities": map[string]any{
+			"ciliumAgent":      []string{"CHOWN", "KILL", "NET_ADMIN", "NET_RAW", "IPC_LOCK", "SYS_ADMIN", "SYS_RESOURCE", "DAC_OVERRIDE", "FOWNER", "SETGID", "SETUID"},
+			"cleanCiliumState": []string{"NET_ADMIN", "SYS_ADMIN", "SYS_RESOURCE"},
+		}},
+		"cgroup":   map[string]any{"autoMount": map[string]any{"enabled": false}, "hostRoot": "/sys/fs/cgroup"},
+		"image":    map[string]any{"repository": agentRepo, "tag": agentTag, "digest": agentDigest, "useDigest": true},
+		"operator": map[string]any{"image": map[string]any{"repository": strings.TrimSuffix(opRepo, "-generic"), "tag": opTag, "genericDigest": opDigest, "useDigest": true}},
+		"envoy":    map[string]any{"image": map[string]any{"repository": envoyRepo, "tag": envoyTag, "digest": envoyDigest, "useDigest": true}},
+	}
+
+	if routing == RoutingNative {
+		v["routingMode"], v["ipv4NativeRoutingCIDR"], v["autoDirectNodeRoutes"] = "native", podCIDR, true
+	} else {
+		v["routingMode"], v["tunnelProtocol"] = "tunnel", "vxlan"
+	}
+
+	return v
+}
+
+// CiliumManifest renders the chart archive with CiliumValues into the inline manifest the control
+// planes carry (release "cilium" in kube-system, as the Talos Cilium guide templates it), and
+// refuses a manifest with an image not pinned by digest or a CLI image (CheckManifestImages).
+func CiliumManifest(archive []byte, podCIDR, routing, kubernetesVersion string) (string, error) {
+	c, err := chart.Load(archive)
+	if err != nil {
+		return "", fmt.Errorf("cilium chart: %w", err)
+	}
+
+	m, err := chart.Render(c, chart.Options{ReleaseName: "cilium", Namespace: "kube-system", Values: CiliumValues(podCIDR, routing), KubeVersion: kubernetesVersion})
+	if err != nil {
+		return "", fmt.Errorf("render the cilium chart %s %s: %w", c.Name, c.Version, err)
+	}
+
+	if err := CheckManifestImages(m); err != nil {
+		return "", fmt.Errorf("the rendered cilium chart %s %s: %w", c.Name, c.Version, err)
+	}
+
+	return m, nil
+}
+
+var digestRef = regexp.MustCompile(`@sha256:[0-9a-f]{64}$`)
+
+// CheckManifestImages refuses a manifest that names an image without a digest, or a CLI image
+// (cilium-cli: the installer Ubuntu image with three cloud CLIs that the Job method pulled). It
+// reads every container and init container of every document.
+func CheckManifestImages(manifest string) error {
+	images, err := ManifestImages(manifest)
+	if err != nil {
+		return err
+	}
+
+	for _, img := range images {
+		switch {
+		case strings.Contains(img, "cilium-cli"):
+			return fmt.Errorf("image %s is a CLI image: nothing installs through one", img)
+		case !digestRef.MatchString(img):
+			return fmt.Errorf("image %s is not pinned by digest", img)
+		}
+	}
+
+	return nil
+}
+
+// ManifestImages lists the images of a manifest's pod templates (containers, init and
+// ephemeral containers of Pods, and of the templates of workloads, Jobs and CronJobs).
+func ManifestImages(manifest string) ([]string, error) {
+	var out []string
+
+	dec := yaml.NewDecoder(strings.NewReader(manifest))
+
+	for {
+		var d any
+		if err := dec.Decode(&d); err != nil {
+			if errors.Is(err, io.EOF) {
+				return out, nil
+			}
+
+			return nil, fmt.Errorf("manifest: %w", err)
+		}
+
+		out = append(out, imagesIn(d)...)
+	}
+}
+
+// imagesIn walks a decoded document for the "image" of every entry of a containers,
+// initContainers or ephemeralContainers list, wherever it sits.
+func imagesIn(v any) []string {
+	var out []string
+
+	switch x := v.(type) {
+	case map[any]any:
+		for k, e := range x {
+			if ks, _ := k.(string); ks == "containers" || ks == "initContainers" || ks == "ephemeralContainers" {
+				if l, ok := e.([]any); ok {
+					for _, c := range l {
+						if cm, ok := c.(map[any]any); ok {
+							out = append(out, fmt.Sprint(cm["image"]))
+						}
+					}
+				}
+			}
+
+			out = append(out, imagesIn(e)...)
+		}
+	case []any:
+		for _, e := range x {
+			out = append(out, imagesIn(e)...)
+		}
+	}
+
+	return out
 }

@@ -1,16 +1,20 @@
 package talos
 
 import (
+	"bytes"
+	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/siderolabs/talos/pkg/machinery/constants"
+	"go.yaml.in/yaml/v4"
 )
 
 // TestCiliumImagesPinnedByDigest: every image the install deploys (agent, operator, envoy) goes
-// to the chart by digest, with useDigest on; the values name each one once.
+// to the chart by digest, with useDigest on.
 func TestCiliumImagesPinnedByDigest(t *testing.T) {
 	t.Parallel()
 	digest := regexp.MustCompile(`@sha256:[0-9a-f]{64}$`)
@@ -19,36 +23,22 @@ func TestCiliumImagesPinnedByDigest(t *testing.T) {
 			t.Errorf("%s is not pinned by digest", img)
 		}
 	}
-	vals := CiliumHelmValues(constants.DefaultIPv4PodCIDR, "")
-	for _, want := range []string{"image.digest=sha256:", "operator.image.genericDigest=sha256:", "envoy.image.digest=sha256:"} {
-		if !slices.ContainsFunc(vals, func(v string) bool { return strings.HasPrefix(v, want) }) {
-			t.Errorf("values lack %s…: %v", want, vals)
+	v := CiliumValues(constants.DefaultIPv4PodCIDR, "")
+	for _, path := range [][]string{{"image"}, {"operator", "image"}, {"envoy", "image"}} {
+		m := v
+		for _, k := range path {
+			m, _ = m[k].(map[string]any)
+		}
+		d, _ := m["digest"].(string)
+		if d == "" {
+			d, _ = m["genericDigest"].(string)
+		}
+		if !strings.HasPrefix(d, "sha256:") || m["useDigest"] != true {
+			t.Errorf("%v: %v", path, m)
 		}
 	}
-	for _, want := range []string{"image.useDigest=true", "operator.image.useDigest=true", "envoy.image.useDigest=true", "operator.image.repository=quay.io/cilium/operator"} {
-		if !slices.Contains(vals, want) {
-			t.Errorf("values lack %s", want)
-		}
-	}
-	if strings.HasSuffix(DefaultCiliumCLIImage, ":latest") || !strings.Contains(DefaultCiliumCLIImage, ":v") {
-		t.Errorf("the installer image floats: %s", DefaultCiliumCLIImage)
-	}
-}
-
-// TestInstallManifestImagesPinnedByDigest: every image of the rendered install manifest (the
-// installer Job's included) names a version and a digest.
-func TestInstallManifestImagesPinnedByDigest(t *testing.T) {
-	t.Parallel()
-	pinned := regexp.MustCompile(`^[a-z0-9./-]+:v[0-9][^@]*@sha256:[0-9a-f]{64}$`)
-	m := ciliumInstallManifest(Input{CiliumVersion: DefaultCiliumVersion, CiliumCLIImage: DefaultCiliumCLIImage})
-	images := regexp.MustCompile(`(?m)^\s*image: *(\S+)$`).FindAllStringSubmatch(m, -1)
-	if len(images) == 0 {
-		t.Fatalf("no image in the install manifest:\n%s", m)
-	}
-	for _, img := range images {
-		if !pinned.MatchString(img[1]) {
-			t.Errorf("install manifest image %s is not pinned by version and digest", img[1])
-		}
+	if !regexp.MustCompile(`^https://\S+\.tgz$`).MatchString(DefaultCiliumChart.URL) || len(DefaultCiliumChart.SHA256) != 64 {
+		t.Errorf("the chart is not pinned: %s", DefaultCiliumChart)
 	}
 }
 
@@ -56,16 +46,108 @@ func TestInstallManifestImagesPinnedByDigest(t *testing.T) {
 // when asked, with its CIDR and auto direct routes.
 func TestCiliumRoutingModes(t *testing.T) {
 	t.Parallel()
-	tunnel := CiliumHelmValues("10.244.0.0/16", "")
-	if !slices.Contains(tunnel, "routingMode=tunnel") || slices.ContainsFunc(tunnel, func(v string) bool {
-		return strings.HasPrefix(v, "autoDirectNodeRoutes") || strings.HasPrefix(v, "ipv4NativeRoutingCIDR")
-	}) {
+	tunnel := CiliumValues("10.244.0.0/16", "")
+	if tunnel["routingMode"] != "tunnel" || tunnel["tunnelProtocol"] != "vxlan" || tunnel["autoDirectNodeRoutes"] != nil || tunnel["ipv4NativeRoutingCIDR"] != nil {
 		t.Errorf("default values: %v", tunnel)
 	}
-	native := CiliumHelmValues("10.244.0.0/16", RoutingNative)
-	for _, want := range []string{"routingMode=native", "autoDirectNodeRoutes=true", "ipv4NativeRoutingCIDR=10.244.0.0/16"} {
-		if !slices.Contains(native, want) {
-			t.Errorf("native values lack %s", want)
+	native := CiliumValues("10.244.0.0/16", RoutingNative)
+	if native["routingMode"] != "native" || native["autoDirectNodeRoutes"] != true || native["ipv4NativeRoutingCIDR"] != "10.244.0.0/16" {
+		t.Errorf("native values: %v", native)
+	}
+}
+
+// TestCheckManifestImages: a CLI image or an image without a digest, anywhere a pod template
+// names one, is refused.
+func TestCheckManifestImages(t *testing.T) {
+	t.Parallel()
+	const d = "@sha256:0000000000000000000000000000000000000000000000000000000000000000"
+	pod := func(field, img string) string {
+		return "apiVersion: apps/v1\nkind: DaemonSet\nmetadata: {name: x}\nspec:\n  template:\n    spec:\n      " + field + ":\n      - name: c\n        image: " + img + "\n"
+	}
+	cron := "apiVersion: batch/v1\nkind: CronJob\nmetadata: {name: x}\nspec:\n  jobTemplate:\n    spec:\n      template:\n        spec:\n          containers:\n          - {name: c, image: quay.io/a/b:v1}\n"
+	for _, tc := range []struct {
+		name, manifest string
+		ok             bool
+	}{
+		{"by digest", pod("containers", "quay.io/a/b:v1"+d), true},
+		{"tag only", pod("containers", "quay.io/a/b:v1"), false},
+		{"init container by tag", pod("containers", "quay.io/a/b:v1"+d) + "---\n" + pod("initContainers", "quay.io/a/c:v1"), false},
+		{"the CLI image, even by digest", pod("containers", "quay.io/cilium/cilium-cli-ci:v0.18.2"+d), false},
+		{"a CronJob's template", cron, false},
+		{"no pod", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\ndata: {image: whatever}\n", true},
+	} {
+		if err := CheckManifestImages(tc.manifest); (err == nil) != tc.ok {
+			t.Errorf("%s: %v, want ok=%v", tc.name, err, tc.ok)
+		}
+	}
+}
+
+// TestNoConfigNamesACLIImageOrAnUndigestedImage scans every generated machine config (each
+// contract, both routings, control plane and worker): no document names a cilium-cli image, no
+// inline manifest an image without a digest, and none is a Job; the install is the rendered
+// chart, the same bytes at every generation.
+func TestNoConfigNamesACLIImageOrAnUndigestedImage(t *testing.T) {
+	t.Parallel()
+	for _, version := range []string{"v1.12.6", DefaultTalosVersion, "v1.14.1"} {
+		for _, routing := range []string{RoutingTunnel, RoutingNative} {
+			in := baseInput(t)
+			in.TalosVersion, in.CiliumRouting = version, routing
+			if version == "v1.14.1" {
+				in.Secrets = testSecrets114(t)
+			}
+			cfgs, err := Generate(t.Context(), in)
+			if err != nil {
+				t.Fatalf("%s %s: %v", version, routing, err)
+			}
+			again, err := Generate(t.Context(), in)
+			if err != nil || string(again.ControlPlane) != string(cfgs.ControlPlane) {
+				t.Errorf("%s %s: a second generation differs (%v)", version, routing, err)
+			}
+			for role, b := range map[string][]byte{"control plane": cfgs.ControlPlane, "worker": cfgs.Worker} {
+				if strings.Contains(string(b), "cilium-cli") {
+					t.Errorf("%s %s %s config names cilium-cli", version, routing, role)
+				}
+				manifests := inlineManifests(t, b)
+				if role == "worker" && len(manifests) != 0 || role == "control plane" && len(manifests) != 1 {
+					t.Fatalf("%s %s %s: inline manifests %v", version, routing, role, slices.Collect(maps.Keys(manifests)))
+				}
+				for name, m := range manifests {
+					images, err := ManifestImages(m)
+					if err != nil || len(images) < 3 || name != CiliumManifestName {
+						t.Fatalf("%s %s: manifest %q images %v, %v", version, routing, name, images, err)
+					}
+					if err := CheckManifestImages(m); err != nil {
+						t.Errorf("%s %s: %v", version, routing, err)
+					}
+					if strings.Contains(m, "kind: Job") {
+						t.Errorf("%s %s: the manifest still carries a Job", version, routing)
+					}
+				}
+			}
+		}
+	}
+}
+
+// inlineManifests are a config's inline manifests by name, in either form (cluster.inlineManifests
+// of the v1alpha1 document, or KubeInlineManifestConfig documents).
+func inlineManifests(t *testing.T, cfg []byte) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	dec := yaml.NewDecoder(bytes.NewReader(cfg))
+	for {
+		var d map[string]any
+		if err := dec.Decode(&d); err != nil {
+			return out
+		}
+		if d["kind"] == "KubeInlineManifestConfig" {
+			out[fmt.Sprint(d["name"])] = fmt.Sprint(d["manifest"])
+		}
+		if c, ok := d["cluster"].(map[string]any); ok {
+			l, _ := c["inlineManifests"].([]any)
+			for _, e := range l {
+				m, _ := e.(map[string]any)
+				out[fmt.Sprint(m["name"])] = fmt.Sprint(m["contents"])
+			}
 		}
 	}
 }
@@ -89,3 +171,5 @@ func TestDefaultKubernetesInEveryRange(t *testing.T) {
 		}
 	}
 }
+
+func imageDigest(ref string) string { _, _, d := imageParts(ref); return d }

@@ -31,12 +31,21 @@
 //     streamed artifact) and checks the stream as etcd's restore will (etcdutl copyAndVerifyDB:
 //     size mod 512 = 32, the appended SHA-256 is the database's), returning its size and SHA-256
 //     for the caller to verify the stored copy against before deleting anything.
-//   - RecoverEtcd uploads the stored snapshot (MachineService.EtcdRecover), checking it on the way and
-//     against the figures taken at the snapshot, and only then asks Bootstrap{recover_etcd}: a
-//     snapshot that does not verify is never bootstrapped from, because a failed restore leaves
-//     the node's etcd data directory non-empty (the node then needs a reset). The restore's
-//     outcome is the etcd service's state (ServiceList), read until Running or Failed; a node
-//     whose etcd already runs is left alone (a rerun).
+//   - RecoverEtcd follows Talos's recovery rules (the v1.13 disaster-recovery guide, and
+//     services/etcd.go and v1alpha1_server.go at v1.13.9; DecideRecover): it reads the etcd
+//     service of every control plane first. Running anywhere means an earlier run recovered the
+//     cluster (a control plane replaced since joins it by itself), and a recover would start a
+//     second etcd cluster: it leaves it alone. Otherwise it waits until the first control
+//     plane's service is Preparing — its volumes mounted; before that EtcdRecover answers
+//     FailedPrecondition, which the upload also waits out — or Failed: a control plane that
+//     found no cluster to join for 30 minutes (constants.EtcdJoinTimeout) fails with an empty
+//     data directory, and Bootstrap starts etcd anew from that state. It then uploads the
+//     stored snapshot (MachineService.EtcdRecover), checking it on the way and against the
+//     figures taken at the snapshot, and only then asks Bootstrap{recover_etcd}: a snapshot
+//     that does not verify is never bootstrapped from. The restore's outcome is the etcd
+//     service's state, read until Running or Failed; Failed after a Bootstrap that answered
+//     AlreadyExists is an earlier restore that left data behind (the node needs its EPHEMERAL
+//     reset).
 //
 // # The runner
 //
@@ -118,15 +127,13 @@
 //   - cluster.etcd.advertisedSubnets: the control-plane IPs as /32 — etcd peers talk over the
 //     addresses the security group opens (2379/2380 from node IPs). cluster.etcd is forbidden on a
 //     worker, so it lives in this patch only;
-//   - cluster.inlineManifests "cilium-install": a ServiceAccount bound to cluster-admin and a Job
-//     (host network, tolerating the control-plane taint, KubePrism on localhost:7445) running the
-//     cilium CLI pinned by version (cilium.go), with the values of CiliumHelmValues: ipam.mode=
-//     kubernetes, kubeProxyReplacement=true, k8sServiceHost=localhost, k8sServicePort=7445,
-//     routingMode=tunnel, tunnelProtocol=vxlan (see "Routing"), encryption.enabled=true,
-//     encryption.type=wireguard (UDP 51871), hostFirewall.enabled=false, hubble.enabled=false,
-//     nodePort.range=80\,443, securityContext.capabilities without SYS_MODULE (Talos forbids
-//     module loading from pods), cgroup.autoMount.enabled=false, cgroup.hostRoot=/sys/fs/cgroup,
-//     and the agent, operator and envoy images by digest.
+//   - cluster.inlineManifests "cilium": Cilium's chart rendered by the bot (see "Cilium") with
+//     CiliumValues: ipam.mode kubernetes, kubeProxyReplacement true, k8sServiceHost localhost,
+//     k8sServicePort 7445 (KubePrism), routingMode tunnel, tunnelProtocol vxlan (see "Routing"),
+//     encryption wireguard (UDP 51871), hostFirewall and hubble off, nodePort.range 80,443,
+//     securityContext.capabilities without SYS_MODULE (Talos forbids module loading from pods),
+//     cgroup.autoMount off, cgroup.hostRoot /sys/fs/cgroup, and the agent, operator and envoy
+//     images by digest.
 //
 // # Routing
 //
@@ -172,24 +179,30 @@
 // Kubernetes versions it tests for its whole maintenance, so 1.18.1's are the same); every
 // contract therefore pins Kubernetes 1.33.6 (PinnedKubernetesVersion), which Talos 1.12, 1.13 and
 // 1.14 all run (machinery's compatibility table). The agent, operator and envoy images by digest
-// come from the v1.18.1 release's manifests list. The install stays the cilium CLI (Talos's own
-// CI installs with the CLI it pins, v0.19.2 at v1.13.9's Makefile, and waits on `cilium status
-// --wait`, hack/test/e2e.sh), its image pinned by version and digest:
-// quay.io/cilium/cilium-cli-ci:v0.18.2@sha256:503324c1… (cilium.go). Where that comes from:
-//   - cilium-cli v0.18.2's README lists it as compatible with "Cilium 1.15 and newer";
-//   - at v0.18.2 the CLI's image workflow (.github/workflows/images.yaml @v0.18.2) published a
-//     tag's image to quay.io/cilium/cilium-cli-ci under the tag's name (from v0.18.3 on, commit
-//     3219060ed, to quay.io/cilium/cilium-cli, the former pin v0.18.6's repository, for which no
-//     public source found records a digest);
-//   - no Cilium file records the CLI image's digest (the release workflow pushes it without
-//     writing it anywhere). The digest is the one pinned by xd-ventures/tf-xd-venture-talos01
-//     (modules/talos-cluster-vm/variables.tf @8da4352, tracked by Renovate's docker datasource),
-//     whose commit 31b7df2 reports a Talos cluster on real VMs installing Cilium through an
-//     inline-manifest Job with that image: a pull by digest that succeeded. It was not checked
-//     against the registry from here (no registry access).
+// come from the v1.18.1 release's manifests list.
 //
-// Rendering the chart into the inline manifest with Helm's Go SDK (the Talos guide's other
-// method) would remove the installer image, at the cost of Helm's dependency tree in the binary.
+// The install is the Talos guide's "inline manifest" method (docs.siderolabs.com, Kubernetes
+// guides, Deploy Cilium CNI: Helm, inline manifest), where the guide's `helm template` is done by
+// the bot: it fetches the chart archive pinned by digest (settings cilium-chart, i.e.
+// POC_CILIUM_CHART; DefaultCiliumChart says where the digest comes from) into the image bucket
+// once (chart.Fetch: nothing that does not match the digest is used or cached), renders it with
+// its own renderer (package chart: Helm's SDK would add 36.9 MB to the release binary) and puts
+// the manifest in the control planes' config. Why this method and not the cilium CLI in a Job:
+//   - nothing is fetched by version at bootstrap: the CLI v0.18.2 embeds charts up to
+//     1.17.0-rc.2 and downloads 1.18.1's from helm.cilium.io, unpinned (cilium-cli
+//     internal/helm/helm.go), where the rendered manifest names every image by digest
+//     (CheckManifestImages refuses anything else, and a test scans every generated config);
+//   - it converges: Talos's manifest controller creates what is missing and never updates what
+//     exists (manifest_apply.go @v1.13.9), on every control plane whenever etcd is healthy, so a
+//     run cut short is finished by the next one, where a retried `cilium install` Job fails with
+//     "name still in use";
+//   - no CLI image (cilium-cli-ci: Ubuntu and three cloud CLIs) is pulled onto a 20 GB control
+//     plane.
+//
+// The price: Talos never updates an inline manifest's objects (the guide: edit the configs and
+// run `talosctl upgrade-k8s`), which a throw-away cluster does not need; and the manifest rides
+// in every control plane's config and user data (limited to 1 MiB per key; the size of Cilium
+// 1.18.1's rendering could not be measured here, only the test chart's).
 //
 // The host firewall is off: Cilium's host firewall without host policies enforces nothing, and
 // Talos warns that a CNI host firewall can take precedence over its own; Talos's ingress firewall
@@ -218,7 +231,7 @@
 //     list as machine.certSANs); service-node-port-range: KubeAPIServerConfig extraArgs;
 //   - cluster.etcd.advertisedSubnets: still the v1alpha1 cluster.etcd section (1.14 has no etcd
 //     document), control-plane config only;
-//   - the Cilium install: a KubeInlineManifestConfig document named cilium-install, same contents;
+//   - the Cilium install: a KubeInlineManifestConfig document named cilium, same contents;
 //   - machine.install.disk/image: the UnattendedInstallConfig document (installer.image, and
 //     provisioning.diskSelector.match: disk.dev_path == "<disk>", wipe: false), one per role;
 //   - the worker's HostnameConfig patch is the same in both forms.

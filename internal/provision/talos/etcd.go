@@ -199,41 +199,167 @@ func EtcdService(ctx context.Context, addr string, talosconfig []byte) (EtcdStat
 // etcd data directory is no longer empty, so it must be reset (or replaced) before another try.
 var ErrRecoverFailed = errors.New("etcd recovery failed")
 
-// RecoverEtcd restores the cluster's etcd on the control plane at addr from a snapshot: it
-// uploads what open yields (MachineService.EtcdRecover), checking it on the way as etcd's
-// restore will and against want, and only then asks for Bootstrap with recover_etcd; it waits
-// until the etcd service runs. A node whose etcd already runs is left as it is (a rerun after
-// the bootstrap). A snapshot that does not verify is never bootstrapped from.
-func RecoverEtcd(ctx context.Context, addr string, talosconfig []byte, want SnapshotInfo, open func(context.Context) (io.ReadCloser, error)) error {
-	if _, err := clientconfig.FromBytes(talosconfig); err != nil {
-		return fmt.Errorf("talosconfig for %s does not parse: %w", addr, err)
+// NodeEtcd is one control plane's etcd service, as read before a recover.
+type NodeEtcd struct {
+	Addr string
+	EtcdState
+}
+
+// RecoverStep is what a recover does next, from every control plane's etcd service.
+type RecoverStep int
+
+const (
+	// RecoverWait: the node to recover on cannot take the upload yet (its etcd service is not
+	// Preparing: /var/lib may not be mounted, EtcdRecover would answer FailedPrecondition).
+	RecoverWait RecoverStep = iota
+	// RecoverUpload: etcd runs nowhere and the node's service is Preparing, or Failed (a
+	// control plane that found no cluster to join fails after 30 minutes with an empty data
+	// directory, and Bootstrap starts etcd anew from that state).
+	RecoverUpload
+	// RecoverDone: etcd already runs on a control plane. An earlier run recovered it (a node
+	// replaced since joins that cluster by itself); a recover now would start a second one.
+	RecoverDone
+)
+
+// RecoverDecision is DecideRecover's answer and its reason, for the log and the error.
+type RecoverDecision struct {
+	Step RecoverStep
+	Why  string
+}
+
+// DecideRecover applies the disaster-recovery guide's checks (Talos v1.13 "Recover from the
+// backup": every etcd instance Preparing, none running; the guide is in siderolabs/docs,
+// public/talos/v1.13/build-and-extend-talos/cluster-operations-and-maintenance/
+// disaster-recovery.mdx: the talos repository holds no website/ since v1.12) to the etcd service
+// of every control plane, the first being the node to recover on. The source's rules, talos
+// v1.13.9:
+//   - services/etcd.go: a control plane without etcd data looks for a cluster to join in its
+//     pre-step (state Preparing) for constants.EtcdJoinTimeout (30 min), then the service is
+//     Failed with its data directory still empty; BootstrapEtcd stops the service whatever its
+//     state and starts it in bootstrap mode, so Failed is no reason to refuse;
+//   - v1alpha1_server.go EtcdRecover: FailedPrecondition while /var/lib does not exist; the
+//     service is Waiting until its volumes (/var/lib, the etcd data) are mounted, Preparing after;
+//   - BootstrapEtcd on one node never looks at the others: a node that still has no data
+//     while its peers run etcd starts a cluster of its own beside theirs.
+func DecideRecover(nodes []NodeEtcd) RecoverDecision {
+	if len(nodes) == 0 {
+		return RecoverDecision{Step: RecoverWait, Why: "no control plane to recover on"}
 	}
+
+	for _, n := range nodes {
+		if n.State == "Running" {
+			return RecoverDecision{Step: RecoverDone, Why: fmt.Sprintf("etcd already runs on %s: the cluster was recovered by an earlier run; recovering again would start a second etcd cluster", n.Addr)}
+		}
+	}
+
+	switch first := nodes[0]; first.State {
+	case "Preparing", "Failed":
+		return RecoverDecision{Step: RecoverUpload, Why: fmt.Sprintf("etcd runs on no control plane and %s's is %s (%s)", first.Addr, first.State, first.Message)}
+	default:
+		return RecoverDecision{Step: RecoverWait, Why: fmt.Sprintf("etcd on %s is %s (%s), not Preparing yet", first.Addr, first.State, first.Message)}
+	}
+}
+
+// etcdStates reads the etcd service of every control plane (one attempt each).
+func etcdStates(ctx context.Context, addrs []string, talosconfig []byte) ([]NodeEtcd, error) {
+	out := make([]NodeEtcd, 0, len(addrs))
+
+	for _, a := range addrs {
+		st, err := EtcdService(ctx, a, talosconfig)
+		if err != nil {
+			return nil, err
+		}
+
+		out = append(out, NodeEtcd{Addr: a, EtcdState: st})
+	}
+
+	return out, nil
+}
+
+// uploadRetryable: a node not listening yet, or one whose /var/lib is not mounted yet.
+func uploadRetryable(err error) bool {
+	return transient(err) || status.Code(err) == codes.FailedPrecondition
+}
+
+// RecoverEtcd restores the cluster's etcd from a snapshot on the first of the control planes at
+// addrs. It reads every control plane's etcd service first (DecideRecover): it waits until the
+// node's service is Preparing (or Failed), and leaves the cluster alone when etcd runs on any
+// control plane (a rerun). It then uploads what open yields (MachineService.EtcdRecover,
+// retried while the node answers FailedPrecondition), checking it on the way as etcd's restore
+// will and against want, and only then asks for Bootstrap with recover_etcd; it waits until the
+// etcd service runs. A snapshot that does not verify is never bootstrapped from.
+func RecoverEtcd(ctx context.Context, addrs []string, talosconfig []byte, want SnapshotInfo, open func(context.Context) (io.ReadCloser, error)) error {
+	if _, err := clientconfig.FromBytes(talosconfig); err != nil {
+		return fmt.Errorf("talosconfig for %v does not parse: %w", addrs, err)
+	}
+
+	if len(addrs) == 0 {
+		return errors.New("recover etcd: no control plane given")
+	}
+
+	addr := addrs[0]
 
 	ctx, cancel := withDefaultDeadline(ctx, DefaultWaitTimeout)
 	defer cancel()
 
-	var st EtcdState
+	var d RecoverDecision
 
-	err := retry(ctx, "etcd state on "+addr, always, func(actx context.Context) error {
-		var err error
-		st, err = EtcdService(actx, addr, talosconfig)
+	err := retry(ctx, "etcd on every control plane ready for the recover", always, func(actx context.Context) error {
+		nodes, err := etcdStates(actx, addrs, talosconfig)
+		if err != nil {
+			return err
+		}
 
-		return err
+		if d = DecideRecover(nodes); d.Step == RecoverWait {
+			return errors.New(d.Why)
+		}
+
+		return nil
 	})
 	if err != nil {
 		return fmt.Errorf("recover etcd on %s: %w", addr, err)
 	}
 
-	switch st.State {
-	case "Running":
-		logger(ctx).Info("etcd already runs: not recovering it again", "node", addr)
+	if d.Step == RecoverDone {
+		logger(ctx).Info("not recovering etcd again", "node", addr, "why", d.Why)
 
 		return nil
-	case "Failed":
-		return fmt.Errorf("recover etcd on %s: %w earlier (%s); reset the node's EPHEMERAL partition or replace the node", addr, ErrRecoverFailed, st.Message)
 	}
 
-	err = retry(ctx, "upload etcd snapshot to "+addr, transient, func(context.Context) error {
+	logger(ctx).Info("recovering etcd", "node", addr, "why", d.Why)
+
+	if err := uploadSnapshot(ctx, addr, talosconfig, want, open); err != nil {
+		return err
+	}
+
+	already := false
+
+	err = retry(ctx, "bootstrap etcd from the snapshot on "+addr, bootstrapRetryable, func(actx context.Context) error {
+		return withTrusted(actx, addr, talosconfig, func(c *nodeAPI) error {
+			return c.Bootstrap(actx, &machineapi.BootstrapRequest{RecoverEtcd: true})
+		})
+	})
+
+	switch {
+	case status.Code(err) == codes.AlreadyExists:
+		already = true // a rerun after the bootstrap, or a data directory a failed restore left
+	case err != nil:
+		return fmt.Errorf("bootstrap etcd from the snapshot on %s: %w", addr, err)
+	}
+
+	if err := waitEtcdRunning(ctx, addr, talosconfig, already); err != nil {
+		return err
+	}
+
+	logger(ctx).Info("etcd recovered from the snapshot", "node", addr, "snapshot", want.String())
+
+	return nil
+}
+
+// uploadSnapshot sends the stored snapshot for the next Bootstrap{recover_etcd}, checking it on
+// the way; a FailedPrecondition (/var/lib not mounted yet) is waited out.
+func uploadSnapshot(ctx context.Context, addr string, talosconfig []byte, want SnapshotInfo, open func(context.Context) (io.ReadCloser, error)) error {
+	err := retry(ctx, "upload etcd snapshot to "+addr, uploadRetryable, func(context.Context) error {
 		src, err := open(ctx)
 		if err != nil {
 			return fmt.Errorf("open the stored snapshot: %w", err)
@@ -265,18 +391,14 @@ func RecoverEtcd(ctx context.Context, addr string, talosconfig []byte, want Snap
 		return fmt.Errorf("upload etcd snapshot to %s: %w (nothing was bootstrapped from it)", addr, err)
 	}
 
-	err = retry(ctx, "bootstrap etcd from the snapshot on "+addr, bootstrapRetryable, func(actx context.Context) error {
-		return withTrusted(actx, addr, talosconfig, func(c *nodeAPI) error {
-			return c.Bootstrap(actx, &machineapi.BootstrapRequest{RecoverEtcd: true})
-		})
-	})
-	if err != nil && status.Code(err) != codes.AlreadyExists {
-		return fmt.Errorf("bootstrap etcd from the snapshot on %s: %w", addr, err)
-	}
+	return nil
+}
 
-	// The restore runs in the etcd service after Bootstrap answered: its outcome is the
-	// service's state.
-	err = retry(ctx, "etcd to run on "+addr, func(err error) bool { return !errors.Is(err, ErrRecoverFailed) }, func(actx context.Context) error {
+// waitEtcdRunning waits for the restore's outcome, the etcd service's state: the restore runs
+// in the service after Bootstrap answered. After an AlreadyExists a Failed service is one an
+// earlier restore left with data in its directory.
+func waitEtcdRunning(ctx context.Context, addr string, talosconfig []byte, already bool) error {
+	err := retry(ctx, "etcd to run on "+addr, func(err error) bool { return !errors.Is(err, ErrRecoverFailed) }, func(actx context.Context) error {
 		st, err := EtcdService(actx, addr, talosconfig)
 
 		switch {
@@ -284,6 +406,8 @@ func RecoverEtcd(ctx context.Context, addr string, talosconfig []byte, want Snap
 			return err
 		case st.State == "Running":
 			return nil
+		case st.State == "Failed" && already:
+			return fmt.Errorf("%w earlier (%s), and its data directory is not empty (Bootstrap: AlreadyExists)", ErrRecoverFailed, st.Message)
 		case st.State == "Failed":
 			return fmt.Errorf("%w: %s", ErrRecoverFailed, st.Message)
 		default:
@@ -291,10 +415,12 @@ func RecoverEtcd(ctx context.Context, addr string, talosconfig []byte, want Snap
 		}
 	})
 	if err != nil {
+		if errors.Is(err, ErrRecoverFailed) {
+			return fmt.Errorf("recover etcd on %s: %w; reset the node's EPHEMERAL partition or replace the node, then resume again", addr, err)
+		}
+
 		return fmt.Errorf("recover etcd on %s: %w", addr, err)
 	}
-
-	logger(ctx).Info("etcd recovered from the snapshot", "node", addr, "snapshot", want.String())
 
 	return nil
 }

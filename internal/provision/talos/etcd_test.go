@@ -157,20 +157,20 @@ func TestEtcdSnapshotToTheBucketAndBack(t *testing.T) {
 	other := info
 	other.Size++
 
-	if err := RecoverEtcd(ctx, fresh[0], tc.cfg.Talosconfig, other, open); !errors.Is(err, ErrSnapshotInvalid) {
+	if err := RecoverEtcd(ctx, fresh, tc.cfg.Talosconfig, other, open); !errors.Is(err, ErrSnapshotInvalid) {
 		t.Fatalf("recover with another sum = %v, want ErrSnapshotInvalid", err)
 	}
 
-	if st, err := EtcdService(ctx, fresh[0], tc.cfg.Talosconfig); err != nil || st.State != "Waiting" {
+	if st, err := EtcdService(ctx, fresh[0], tc.cfg.Talosconfig); err != nil || st.State != "Preparing" {
 		t.Fatalf("etcd after a refused recovery = %+v, %v: it must not have been bootstrapped", st, err)
 	}
 
-	if err := RecoverEtcd(ctx, fresh[0], tc.cfg.Talosconfig, info, open); err != nil {
+	if err := RecoverEtcd(ctx, fresh, tc.cfg.Talosconfig, info, open); err != nil {
 		t.Fatalf("RecoverEtcd: %v", err)
 	}
 
 	// A rerun finds etcd running and leaves it.
-	if err := RecoverEtcd(ctx, fresh[0], tc.cfg.Talosconfig, info, open); err != nil {
+	if err := RecoverEtcd(ctx, fresh, tc.cfg.Talosconfig, info, open); err != nil {
 		t.Fatalf("RecoverEtcd again: %v", err)
 	}
 

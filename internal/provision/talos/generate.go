@@ -9,7 +9,6 @@ import (
 	"net/url"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/siderolabs/talos/pkg/machinery/config"
@@ -58,11 +57,16 @@ type Input struct {
 	// ControlPlaneInstaller and WorkerInstaller override the derived installer image references.
 	ControlPlaneInstaller string
 	WorkerInstaller       string
-	// CiliumVersion and CiliumCLIImage override the pinned Cilium install (see doc.go).
-	CiliumVersion  string
-	CiliumCLIImage string
+	// CiliumChart is the Cilium chart archive, already checked against its pin (chart.Fetch of
+	// DefaultCiliumChart): Generate renders it into the control planes' inline manifest.
+	CiliumChart []byte
 	// CiliumRouting is RoutingTunnel (default, "") or RoutingNative.
 	CiliumRouting string
+	// NoCNI leaves the Cilium install out (and CiliumChart unused): a config for a node that is
+	// never bootstrapped (a parked worker).
+	NoCNI bool
+	// ciliumManifest is CiliumChart rendered (normalizeMachines).
+	ciliumManifest string
 	// Firewall, when set, adds the ingress firewall documents to every node's config (firewall.go).
 	Firewall *Firewall
 }
@@ -398,22 +402,23 @@ func normalizeMachines(in Input) (Input, []error) {
 		in.WorkerInstaller = images.InstallerImage(cmp.Or(in.FactoryURL, images.DefaultFactoryURL), "metal", in.SchematicID, in.TalosVersion)
 	}
 
-	if in.CiliumVersion == "" {
-		in.CiliumVersion = DefaultCiliumVersion
-	}
-
-	if in.CiliumCLIImage == "" {
-		in.CiliumCLIImage = DefaultCiliumCLIImage
-	}
-
-	for _, img := range []string{in.ControlPlaneInstaller, in.WorkerInstaller, in.CiliumCLIImage} {
+	for _, img := range []string{in.ControlPlaneInstaller, in.WorkerInstaller} {
 		if !imageRefRe.MatchString(img) {
 			errs = append(errs, fmt.Errorf("image reference %q is malformed", img))
 		}
 	}
 
-	if !k8sVersionRe.MatchString(strings.TrimPrefix(in.CiliumVersion, "v")) {
-		errs = append(errs, fmt.Errorf("cilium version %q must look like 1.18.0", in.CiliumVersion))
+	switch {
+	case in.NoCNI:
+	case len(in.CiliumChart) == 0:
+		errs = append(errs, fmt.Errorf("no Cilium chart: fetch the pinned one (%s) and pass it as CiliumChart", DefaultCiliumChart))
+	default:
+		m, err := CiliumManifest(in.CiliumChart, constants.DefaultIPv4PodCIDR, in.CiliumRouting, cmp.Or(in.KubernetesVersion, PinnedKubernetesVersion))
+		if err != nil {
+			errs = append(errs, err)
+		}
+
+		in.ciliumManifest = m
 	}
 
 	return in, errs
@@ -500,10 +505,9 @@ func controlPlanePatches(in Input, sans []string) ([]configpatcher.Patch, error)
 		"extraArgs": doc{"service-node-port-range": NodePortRange},
 	}
 	cluster["etcd"] = doc{"advertisedSubnets": subnets}
-	cluster["inlineManifests"] = []doc{{
-		"name":     "cilium-install",
-		"contents": ciliumInstallManifest(in),
-	}}
+	if !in.NoCNI {
+		cluster["inlineManifests"] = []doc{{"name": CiliumManifestName, "contents": in.ciliumManifest}}
+	}
 
 	return loadPatches(doc{
 		"machine": doc{
@@ -548,81 +552,16 @@ func controlPlanePatchesMultiDoc(in Input) ([]configpatcher.Patch, error) {
 		subnets = append(subnets, ip+"/32")
 	}
 
-	return loadPatches(
+	var cni []doc
+	if !in.NoCNI {
+		cni = append(cni, doc{"apiVersion": "v1alpha1", "kind": "KubeInlineManifestConfig", "name": CiliumManifestName, "manifest": in.ciliumManifest})
+	}
+
+	return loadPatches(append([]doc{
 		doc{"cluster": doc{"etcd": doc{"advertisedSubnets": subnets}}},
 		// CNI none: no Flannel document (its absence is "no built-in CNI" since 1.14).
 		doc{"apiVersion": "v1alpha1", "kind": "KubeFlannelCNIConfig", "$patch": "delete"},
 		doc{"apiVersion": "v1alpha1", "kind": "KubeProxyConfig", "enabled": false},
 		doc{"apiVersion": "v1alpha1", "kind": "KubeAPIServerConfig", "extraArgs": doc{"service-node-port-range": NodePortRange}},
-		doc{"apiVersion": "v1alpha1", "kind": "KubeInlineManifestConfig", "name": "cilium-install", "manifest": ciliumInstallManifest(in)},
-	)
-}
-
-// ciliumInstallManifest is the inline manifest that installs Cilium once the API server is up:
-// the Job runs on a control plane with host networking (there is no CNI yet) and reaches the API
-// server on the node's own address.
-func ciliumInstallManifest(in Input) string {
-	args := []string{"install", "--version=" + strings.TrimPrefix(in.CiliumVersion, "v")}
-	for _, v := range CiliumHelmValues(constants.DefaultIPv4PodCIDR, in.CiliumRouting) {
-		args = append(args, "--set", v)
-	}
-
-	job := doc{
-		"apiVersion": "batch/v1",
-		"kind":       "Job",
-		"metadata":   doc{"name": "cilium-install", "namespace": "kube-system"},
-		"spec": doc{
-			"backoffLimit": 10,
-			"template": doc{
-				"metadata": doc{"labels": doc{"app": "cilium-install"}},
-				"spec": doc{
-					"restartPolicy":      "OnFailure",
-					"serviceAccountName": "cilium-install",
-					"hostNetwork":        true,
-					// Tolerate everything: there is no CNI yet, so every node is NotReady.
-					"tolerations": []doc{{"operator": "Exists"}},
-					"affinity": doc{"nodeAffinity": doc{"requiredDuringSchedulingIgnoredDuringExecution": doc{
-						"nodeSelectorTerms": []doc{{"matchExpressions": []doc{{
-							"key": "node-role.kubernetes.io/control-plane", "operator": "Exists",
-						}}}},
-					}}},
-					"containers": []doc{{
-						"name":    "cilium-install",
-						"image":   in.CiliumCLIImage,
-						"command": []string{"cilium"},
-						"args":    args,
-						"env": []doc{
-							{"name": "KUBERNETES_SERVICE_HOST", "valueFrom": doc{"fieldRef": doc{"apiVersion": "v1", "fieldPath": "status.podIP"}}},
-							{"name": "KUBERNETES_SERVICE_PORT", "value": strconv.Itoa(netpolicy.PortKubeAPI)},
-						},
-					}},
-				},
-			},
-		},
-	}
-
-	docs := []doc{
-		{
-			"apiVersion": "v1",
-			"kind":       "ServiceAccount",
-			"metadata":   doc{"name": "cilium-install", "namespace": "kube-system"},
-		},
-		{
-			"apiVersion": "rbac.authorization.k8s.io/v1",
-			"kind":       "ClusterRoleBinding",
-			"metadata":   doc{"name": "cilium-install"},
-			"roleRef":    doc{"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "cluster-admin"},
-			"subjects":   []doc{{"kind": "ServiceAccount", "name": "cilium-install", "namespace": "kube-system"}},
-		},
-		job,
-	}
-
-	parts := make([]string, 0, len(docs))
-	for _, d := range docs {
-		// Marshal of plain maps, strings and ints cannot fail.
-		b, _ := yaml.Marshal(d) //nolint:errcheck
-		parts = append(parts, string(b))
-	}
-
-	return strings.Join(parts, "---\n")
+	}, cni...)...)
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/pocbot/pocbot/internal/settings"
 	"regexp"
 	"slices"
 	"strings"
@@ -15,6 +14,9 @@ import (
 	"github.com/siderolabs/talos/pkg/machinery/config/configloader"
 	"github.com/siderolabs/talos/pkg/machinery/config/configpatcher"
 	"github.com/siderolabs/talos/pkg/machinery/config/encoder"
+
+	"github.com/pocbot/pocbot/internal/settings"
+	"github.com/pocbot/pocbot/internal/sim/cnichart"
 )
 
 const testSchematic = "376567988ad370138ad8b2698212367b8edcb69b5fd68c80be1f2ec7d603b4ba"
@@ -61,6 +63,8 @@ func baseInput(t *testing.T) Input {
 		SchematicID:       testSchematic,
 		ControlPlaneIPs:   []string{"51.15.0.1", "51.15.0.2", "51.15.0.3"},
 		WorkerInstallDisk: "/dev/nvme0n1",
+		// The project's own test chart, in place of Cilium's (which it may not ship).
+		CiliumChart: cnichart.Archive(),
 	}
 }
 
@@ -265,11 +269,13 @@ func TestGenerateProducesValidConfigs(t *testing.T) {
 			}
 
 			manifests := cp.K8sInlineManifestConfigs()
-			if len(manifests) != 1 || manifests[0].Name() != "cilium-install" {
-				t.Fatalf("cp inline manifests = %d, want the cilium-install one", len(manifests))
+			if len(manifests) != 1 || manifests[0].Name() != CiliumManifestName {
+				t.Fatalf("cp inline manifests = %d, want the %s one", len(manifests), CiliumManifestName)
 			}
 
-			for _, want := range []string{"kind: Job", "encryption.type=wireguard", "routingMode=tunnel", "tunnelProtocol=vxlan", "hostFirewall.enabled=false", "kubeProxyReplacement=true", `nodePort.range=80\,443`, "cluster-admin", "image.useDigest=true", "--version=1.18.1"} {
+			// The test chart's rendering of the bot's values (sim/cnichart).
+			for _, want := range []string{"kind: DaemonSet", `enable-wireguard: "true"`, `routing-mode: "tunnel"`, `tunnel-protocol: "vxlan"`, `enable-host-firewall: "false"`,
+				`kube-proxy-replacement: "true"`, `k8s-service-port: "7445"`, `node-port-range: "80-443"`, "@" + imageDigest(CiliumAgentImage)} {
 				if !strings.Contains(manifests[0].Contents(), want) {
 					t.Errorf("cilium manifest lacks %q", want)
 				}

@@ -54,6 +54,7 @@ func ParkConfig(ctx context.Context, in ParkInput) (*Park, error) {
 		// The parked node is the Elastic Metal worker: a control-plane-type config, but the metal
 		// installer (an upgrade there must keep the metal image, not the Scaleway one).
 		ControlPlaneInstaller: images.InstallerImage(cmp.Or(in.FactoryURL, images.DefaultFactoryURL), "metal", in.SchematicID, in.TalosVersion),
+		NoCNI:                 true, // never bootstrapped
 	})
 	if err != nil {
 		return nil, fmt.Errorf("park %s: generate the park configuration: %w", in.IP, err)

@@ -252,9 +252,9 @@ func (k *kubeClient) cilium(ctx context.Context, nodes int) CheckResult {
 	if err := k.getJSON(ctx, "/apis/apps/v1/namespaces/kube-system/daemonsets/cilium", &ds); err != nil {
 		c.Detail = "Cilium agents: " + err.Error()
 		if isNotFound(err) {
-			c.Detail = "no Cilium DaemonSet: the install Job has not run (or failed)"
+			c.Detail = "no Cilium DaemonSet: Talos has not applied the \"cilium\" inline manifest yet (it does once etcd is healthy)"
 		}
-		c.Try = "kubectl -n kube-system logs job/cilium-install"
+		c.Try = "talosctl -n <control plane> get manifeststatus; talosctl -n <control plane> logs controller-runtime | grep ManifestApply"
 		return c
 	}
 	op, opErr := k.deployment(ctx, "cilium-operator")

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/siderolabs/crypto/x509"
 	"github.com/siderolabs/talos/pkg/machinery/config"
@@ -23,12 +24,11 @@ type clusterState struct {
 	cps   map[*Node]bool             // the configured control planes among nodes: they hold etcd
 	ca    *x509.CertificateAuthority // from a configured control plane; nil until one joins
 	token string
-	// bootstrapped: the etcd data directory is not empty (a Bootstrap claimed it); etcd: the
-	// keyspace etcd serves, nil until a Bootstrap started etcd (or when its recovery failed,
-	// etcdErr saying why); both go with the last control plane.
-	bootstrapped bool
-	etcd         *etcdData
-	etcdErr      error
+	// members are the control planes' etcd (etcdsvc.go): each one's data directory and
+	// service; a keyspace lives as long as a member holds it.
+	members map[*Node]*etcdMember
+	// applied is when the manifest controller first created the CNI's DaemonSet in a keyspace.
+	applied map[*etcdData]time.Time
 	// probes are the network probe pods the bot created (netprobe.go), by name.
 	probes map[string]*probePod
 }
@@ -53,7 +53,7 @@ func join(cfg config.Provider, n *Node) (*clusterState, error) {
 	cl, ok := registry[id]
 
 	if !ok {
-		cl = &clusterState{id: id, osPool: pool, cps: map[*Node]bool{}}
+		cl = &clusterState{id: id, osPool: pool, cps: map[*Node]bool{}, members: map[*Node]*etcdMember{}, applied: map[*etcdData]time.Time{}}
 		registry[id] = cl
 	}
 	registryMu.Unlock()
@@ -96,62 +96,6 @@ func (cl *clusterState) issuer(token string) (*x509.CertificateAuthority, error)
 	return cl.ca, nil
 }
 
-func (cl *clusterState) bootstrap() bool {
-	cl.mu.Lock()
-	defer cl.mu.Unlock()
-
-	if cl.bootstrapped {
-		return false
-	}
-
-	cl.bootstrapped = true
-
-	return true
-}
-
-// isBootstrapped is true while etcd runs: the Kubernetes API has a store to serve.
-func (cl *clusterState) isBootstrapped() bool {
-	cl.mu.Lock()
-	defer cl.mu.Unlock()
-
-	return cl.etcd != nil
-}
-
-// startEtcd makes d the keyspace etcd serves (after a Bootstrap claimed the data directory).
-func (cl *clusterState) startEtcd(d *etcdData) {
-	cl.mu.Lock()
-	defer cl.mu.Unlock()
-
-	cl.etcd, cl.etcdErr = d, nil
-}
-
-// failEtcd records a recovery that failed; an empty data directory lets a later Bootstrap try
-// again, one the restore wrote into does not.
-func (cl *clusterState) failEtcd(err error, dataDirEmpty bool) {
-	cl.mu.Lock()
-	defer cl.mu.Unlock()
-
-	cl.etcd, cl.etcdErr = nil, err
-	if dataDirEmpty {
-		cl.bootstrapped = false
-	}
-}
-
-// store is the running etcd keyspace and, when there is none, why.
-func (cl *clusterState) store() (*etcdData, error) {
-	cl.mu.Lock()
-	defer cl.mu.Unlock()
-
-	switch {
-	case cl.etcd != nil:
-		return cl.etcd, nil
-	case cl.etcdErr != nil:
-		return nil, cl.etcdErr
-	default:
-		return nil, errors.New("etcd is not running: the cluster is not bootstrapped")
-	}
-}
-
 // controlPlanes reads the node list under cl.mu and each node's config after releasing it: a
 // node takes its own lock and then cl.mu (apidCertificate → issuer), so holding cl.mu while
 // taking a node's lock would deadlock with a handshake.
@@ -177,13 +121,10 @@ func (cl *clusterState) remove(n *Node) {
 	cl.mu.Lock()
 	cl.nodes = slices.DeleteFunc(cl.nodes, func(o *Node) bool { return o == n })
 	delete(cl.cps, n)
+	// etcd's data lives on the control plane's EPHEMERAL partition: it goes with the node
+	// (deleted, reset or reconfigured), and a keyspace with its last member.
+	delete(cl.members, n)
 	empty := len(cl.nodes) == 0
-
-	// etcd's data lives on the control planes' EPHEMERAL partitions: with the last of them
-	// gone (deleted, reset or reconfigured), so is the keyspace.
-	if len(cl.cps) == 0 {
-		cl.bootstrapped, cl.etcd, cl.etcdErr = false, nil, nil
-	}
 	cl.mu.Unlock()
 
 	if empty {

@@ -231,8 +231,8 @@ func TestEtcdSnapshotRecoverKeepsKubernetesObjects(t *testing.T) {
 			n2 := start(t, NodeOptions{Addr: a, Mode: "cloud", UserData: cp})
 			c2 := trustedTalos(t, ctx, tcfg, n2)
 
-			if s := etcdService(t, ctx, c2); s.GetState() != "Waiting" {
-				t.Errorf("etcd on the new node before its bootstrap = %s, want Waiting", s.GetState())
+			if s := etcdService(t, ctx, c2); s.GetState() != "Preparing" {
+				t.Errorf("etcd on the new node before its bootstrap = %s, want Preparing (no delays: looking for a cluster to join)", s.GetState())
 			}
 
 			if _, err := c2.EtcdRecover(ctx, bytes.NewReader(snap)); err != nil {

@@ -52,7 +52,7 @@ func (s *machineServer) EtcdSnapshot(_ *machineapi.EtcdSnapshotRequest, stream g
 		return err
 	}
 
-	data, err := cl.store()
+	data, err := s.n.localStore(cl)
 	if err != nil {
 		// Talos wraps the etcd client's error without a gRPC code of its own.
 		return status.Errorf(codes.Unknown, "failed reading etcd snapshot: %v", err)
@@ -81,6 +81,15 @@ func (s *machineServer) EtcdSnapshot(_ *machineapi.EtcdSnapshotRequest, stream g
 // EtcdRecover stores the uploaded snapshot where the etcd service's recovery reads it
 // (/var/lib/etcd.snapshot), replacing any earlier upload; an upload cut short leaves none.
 func (s *machineServer) EtcdRecover(stream grpc.ClientStreamingServer[common.Data, machineapi.EtcdRecoverResponse]) error {
+	if _, _, err := s.admin(stream.Context()); err != nil {
+		return err
+	}
+
+	// The source stats /var/lib before anything else: EPHEMERAL not mounted yet.
+	if !s.n.varLibMounted() {
+		return status.Error(codes.FailedPrecondition, "etcd service is not ready for recovery yet")
+	}
+
 	if _, err := s.adminOnControlPlane(stream.Context(), "etcd recover"); err != nil {
 		return err
 	}
@@ -133,8 +142,7 @@ func (n *Node) takeRecoverySnapshot() []byte {
 	return b
 }
 
-// ServiceList lists the etcd service of a control plane: Running once a Bootstrap started it,
-// Failed with the recovery's error, Waiting before that.
+// ServiceList lists the etcd service of a control plane as etcdOf models it (etcdsvc.go).
 func (s *machineServer) ServiceList(ctx context.Context, _ *emptypb.Empty) (*machineapi.ServiceListResponse, error) {
 	cfg, cl, err := s.admin(ctx)
 	if err != nil {
@@ -144,28 +152,14 @@ func (s *machineServer) ServiceList(ctx context.Context, _ *emptypb.Empty) (*mac
 	var services []*machineapi.ServiceInfo
 
 	if cfg.Machine().Type().IsControlPlane() {
-		state, msg, healthy := "Waiting", "Waiting for etcd to be bootstrapped", false
-
-		if _, err := cl.store(); err == nil {
-			state, msg, healthy = "Running", "Health check successful", true
-		} else if cl.recoveryFailed() {
-			state, msg = "Failed", err.Error()
-		}
-
+		v := cl.etcdOf(s.n, s.n.etcdTimeline())
 		services = append(services, &machineapi.ServiceInfo{
 			Id:     "etcd",
-			State:  state,
-			Events: &machineapi.ServiceEvents{Events: []*machineapi.ServiceEvent{{Msg: msg, State: state, Ts: timestamppb.Now()}}},
-			Health: &machineapi.ServiceHealth{Healthy: healthy, LastMessage: msg},
+			State:  v.state,
+			Events: &machineapi.ServiceEvents{Events: []*machineapi.ServiceEvent{{Msg: v.msg, State: v.state, Ts: timestamppb.Now()}}},
+			Health: &machineapi.ServiceHealth{Healthy: v.data != nil, LastMessage: v.msg},
 		})
 	}
 
 	return &machineapi.ServiceListResponse{Messages: []*machineapi.ServiceList{{Services: services}}}, nil
-}
-
-func (cl *clusterState) recoveryFailed() bool {
-	cl.mu.Lock()
-	defer cl.mu.Unlock()
-
-	return cl.etcdErr != nil
 }

@@ -120,7 +120,7 @@ func (n *Node) registerKubeAPI(mux *http.ServeMux, cl *clusterState) {
 		writeJSON(w, http.StatusOK, map[string]any{"kind": "APIResourceList", "groupVersion": "v1", "resources": list})
 	})
 
-	h := &kubeHandler{cl: cl, now: n.opts.now}
+	h := &kubeHandler{n: n, cl: cl, now: n.opts.now}
 
 	mux.HandleFunc("GET /api/v1/namespaces", h.list(resNamespaces))
 	mux.HandleFunc("POST /api/v1/namespaces", h.create(resNamespaces))
@@ -137,6 +137,7 @@ func (n *Node) registerKubeAPI(mux *http.ServeMux, cl *clusterState) {
 }
 
 type kubeHandler struct {
+	n   *Node
 	cl  *clusterState
 	now func() time.Time
 }
@@ -153,7 +154,7 @@ func (h *kubeHandler) withStore(fn func(w http.ResponseWriter, req *http.Request
 
 // store is the running keyspace; without one the apiserver cannot answer (its etcd is gone).
 func (h *kubeHandler) store(w http.ResponseWriter) *etcdData {
-	d, err := h.cl.store()
+	d, err := h.n.apiStore(h.cl)
 	if err != nil {
 		kubeStatus(w, http.StatusServiceUnavailable, "ServiceUnavailable", "etcd unavailable: "+err.Error(), nil)
 

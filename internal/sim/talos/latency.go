@@ -39,6 +39,11 @@ type Latency struct {
 	// etcd service's pre-step restores the uploaded snapshot into the data directory; the
 	// kube-apiserver's readiness, KubeReady, comes after it). Source silent: estimate 5 s.
 	EtcdRestore time.Duration
+	// EtcdJoin: a control plane's etcd in Preparing while another control plane runs etcd ->
+	// it runs as a member of that cluster (its pre-step adds it as a learner, retrying every
+	// 3 s: services/etcd.go buildInitialCluster @v1.13.9, then etcd starts). Source silent on
+	// the whole: estimate 10 s.
+	EtcdJoin time.Duration
 	// NetProbe: a network probe pod created on a Ready node -> its connections tried and its
 	// phase final (the agent image is on the node already: no pull). Source silent: estimate 5 s.
 	NetProbe time.Duration
@@ -47,14 +52,14 @@ type Latency struct {
 // DefaultLatency is the estimate profile at factor 1.
 func DefaultLatency() Latency {
 	return Latency{ApplyReboot: time.Minute, KubeReady: 90 * time.Second, ResetWipe: 15 * time.Second, ResetReboot: 3 * time.Minute, CNIReady: time.Minute, NetProbe: 5 * time.Second,
-		EtcdSnapshot: 5 * time.Second, EtcdRestore: 5 * time.Second}
+		EtcdSnapshot: 5 * time.Second, EtcdRestore: 5 * time.Second, EtcdJoin: 10 * time.Second}
 }
 
 // Scale multiplies every figure by f.
 func (l Latency) Scale(f float64) Latency {
 	s := func(d time.Duration) time.Duration { return time.Duration(float64(d) * f) }
 	return Latency{ApplyReboot: s(l.ApplyReboot), KubeReady: s(l.KubeReady), ResetWipe: s(l.ResetWipe), ResetReboot: s(l.ResetReboot), CNIReady: s(l.CNIReady), NetProbe: s(l.NetProbe),
-		EtcdSnapshot: s(l.EtcdSnapshot), EtcdRestore: s(l.EtcdRestore)}
+		EtcdSnapshot: s(l.EtcdSnapshot), EtcdRestore: s(l.EtcdRestore), EtcdJoin: s(l.EtcdJoin)}
 }
 
 // reboot tracks a node that is down for a while: its TLS handshakes fail until then, as a

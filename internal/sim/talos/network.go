@@ -30,24 +30,53 @@ const (
 	coreDNSReplica = 2
 )
 
-// cniValues are the Cilium install's values as the inline manifest "cilium-install" carries them.
+// cniValues are the CNI as the manifest controller installed it in the keyspace: its DaemonSet
+// "cilium" and its ConfigMap "cilium-config" in kube-system, whose keys are Cilium's agent
+// options (routing-mode, auto-direct-node-routes, enable-wireguard).
 type cniValues struct {
 	installed  bool
-	native     bool // routingMode=native
-	autoDirect bool // autoDirectNodeRoutes=true
-	wireguard  bool // encryption.enabled=true, encryption.type=wireguard
+	at         time.Time // the DaemonSet created: the agents start from then
+	native     bool      // routing-mode: native
+	autoDirect bool      // auto-direct-node-routes: "true"
+	wireguard  bool      // enable-wireguard: "true"
 }
 
-func cniOf(cfg config.Provider) cniValues {
-	for _, m := range cfg.K8sInlineManifestConfigs() {
-		if m.Name() != "cilium-install" {
-			continue
-		}
-		c := m.Contents()
-		return cniValues{installed: true, native: strings.Contains(c, "routingMode=native"), autoDirect: strings.Contains(c, "autoDirectNodeRoutes=true"),
-			wireguard: strings.Contains(c, "encryption.enabled=true") && strings.Contains(c, "encryption.type=wireguard")}
+func (n *Node) cniOf(cl *clusterState) cniValues {
+	d, err := n.apiStore(cl)
+	if err != nil {
+		return cniValues{}
 	}
-	return cniValues{}
+
+	if _, ok := d.get("/registry/daemonsets/kube-system/cilium"); !ok {
+		return cniValues{}
+	}
+
+	kv, ok := d.get("/registry/configmaps/kube-system/cilium-config")
+	if !ok {
+		return cniValues{}
+	}
+
+	var cm struct {
+		Data map[string]string `json:"data"`
+	}
+	if json.Unmarshal(kv.Value, &cm) != nil {
+		return cniValues{}
+	}
+
+	cl.mu.Lock()
+	at, ok := cl.applied[d]
+	if !ok { // restored from a snapshot that held it: the agents start with etcd
+		at = time.Time{}
+		for _, m := range cl.members {
+			if m.data == d && (at.IsZero() || m.since.Before(at)) {
+				at = m.since
+			}
+		}
+	}
+	cl.mu.Unlock()
+
+	return cniValues{installed: true, at: at, native: cm.Data["routing-mode"] == "native", autoDirect: cm.Data["auto-direct-node-routes"] == "true",
+		wireguard: cm.Data["enable-wireguard"] == "true"}
 }
 
 // netNode is one node of the cluster as the model sees it.
@@ -141,10 +170,10 @@ func (n *Node) netState() netState {
 	if cl == nil || cfg == nil {
 		return st
 	}
-	st.nodes, st.cni = cl.netNodes(), cniOf(cfg)
+	st.nodes, st.cni = cl.netNodes(), n.cniOf(cl)
 	now := time.Now()
 	for _, nn := range st.nodes {
-		st.ready[nn.name] = st.cni.installed && !nn.since.IsZero() && now.Sub(nn.since) >= n.opts.Latency.CNIReady
+		st.ready[nn.name] = st.cni.installed && !nn.since.IsZero() && now.Sub(maxTime(nn.since, st.cni.at)) >= n.opts.Latency.CNIReady
 		st.logs[nn.name] = append(st.logs[nn.name], `level=info msg="Cilium agent starting"`)
 	}
 	// Direct node routes: every agent tries one to every other node (cilium pkg/datapath/linux/

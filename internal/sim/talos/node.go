@@ -17,6 +17,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/cosi-project/runtime/pkg/state"
@@ -65,6 +66,17 @@ type NodeOptions struct {
 	// CRIDelay and TimeSyncDelay are how long, from the moment the node is configured, Bootstrap
 	// is refused with "bootstrap is not available yet" and then with "time is not in sync yet".
 	CRIDelay, TimeSyncDelay time.Duration
+	// VarLibDelay is how long, from the moment the node is configured, /var/lib is not mounted:
+	// EtcdRecover answers FailedPrecondition and the etcd service waits (talos v1.13.9
+	// v1alpha1_server.go EtcdRecover; services/etcd.go Volumes). /var is mounted before the
+	// container runtime starts (containerd keeps its state under /var/lib), so it is at most
+	// CRIDelay.
+	VarLibDelay time.Duration
+	// EtcdJoinTimeout and BootTimeout are Talos's constants.EtcdJoinTimeout (30 min: a control
+	// plane's etcd looks that long for a cluster to join, then fails) and constants.BootTimeout
+	// (70 min: the boot gives up and the node reboots), as a world scales them; zero: the
+	// constants.
+	EtcdJoinTimeout, BootTimeout time.Duration
 	// Disks are the node's block devices (e.g. /dev/nvme0n1), served by Disks and as block.Disk
 	// resources.
 	Disks []string
@@ -92,6 +104,9 @@ type NodeOptions struct {
 	// address's own /32, behind Gateway: no other node is on its segment.
 	Subnet  netip.Prefix
 	Gateway netip.Addr
+	// ManifestFault, when set, is asked before the manifest controller creates each object
+	// ("apiVersion/Kind/name"); an error stops that run as a lost connection does (harnesses).
+	ManifestFault func(object string) error
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
 
@@ -140,6 +155,8 @@ type Node struct {
 	// kubeSince: a control plane's kube-apiserver started; joinedAt: a worker got trusted. The
 	// modeled network counts its readiness from them (network.go).
 	kubeSince, joinedAt time.Time
+	// manifestRuns counts the manifest controller's complete runs (manifests.go).
+	manifestRuns atomic.Int64
 	// cosi holds the node's COSI resources (cosi.go); nil without the resource API.
 	cosi state.State
 }
@@ -520,7 +537,11 @@ func (n *Node) configure(data []byte) error {
 	}
 
 	if cl.isBootstrapped() {
-		return n.startKube()
+		if err := n.startKube(); err != nil {
+			return err
+		}
+
+		n.runManifests()
 	}
 
 	return nil
@@ -611,7 +632,11 @@ func (s *machineServer) Bootstrap(ctx context.Context, req *machineapi.Bootstrap
 		return nil, status.Error(codes.FailedPrecondition, "time is not in sync yet")
 	}
 
-	if !cl.bootstrap() {
+	// Bootstrap stops the etcd service whatever its state (Preparing, or Failed after its join
+	// timeout) and starts it in bootstrap mode on an empty data directory.
+	_ = cl.etcdOf(s.n, s.n.etcdTimeline())
+
+	if !cl.claim(s.n) {
 		return nil, status.Error(codes.AlreadyExists, "etcd data directory is not empty")
 	}
 
@@ -625,7 +650,7 @@ func (s *machineServer) Bootstrap(ctx context.Context, req *machineapi.Bootstrap
 		restored, err := restoreSnapshot(s.n.takeRecoverySnapshot(), req.GetRecoverSkipHashCheck())
 		if err != nil {
 			s.n.log.Warn("etcd recovery failed", "err", err)
-			cl.failEtcd(err, errors.Is(err, errSnapshotStatus))
+			cl.failEtcd(s.n, err, errors.Is(err, errSnapshotStatus))
 
 			return &machineapi.BootstrapResponse{Messages: []*machineapi.Bootstrap{{}}}, nil
 		}
@@ -633,7 +658,10 @@ func (s *machineServer) Bootstrap(ctx context.Context, req *machineapi.Bootstrap
 		data = restored
 	}
 
-	cl.startEtcd(data)
+	if cl.startEtcd(s.n, data, s.n.opts.now()) {
+		s.n.log.Warn("a second etcd cluster: another control plane already runs etcd, and this Bootstrap started a new one beside it")
+	}
+
 	s.n.log.Info("cluster bootstrapped", "recovered", req.GetRecoverEtcd())
 
 	// etcd and the static pods take their time before /readyz answers; a recovery first
@@ -648,6 +676,8 @@ func (s *machineServer) Bootstrap(ctx context.Context, req *machineapi.Bootstrap
 			if err := cp.startKube(); err != nil {
 				s.n.log.Error("kube-apiserver stand-in did not start", "node", cp.opts.Addr, "err", err)
 			}
+
+			cp.runManifests()
 		}
 	})
 

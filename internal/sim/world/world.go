@@ -66,6 +66,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/siderolabs/talos/pkg/machinery/constants"
 	"gocloud.dev/blob"
 	"gocloud.dev/blob/fileblob"
 	"golang.org/x/crypto/ssh"
@@ -74,6 +75,7 @@ import (
 	provscw "github.com/pocbot/pocbot/internal/provision/scaleway"
 	"github.com/pocbot/pocbot/internal/runnerip"
 	"github.com/pocbot/pocbot/internal/sim/catalog"
+	"github.com/pocbot/pocbot/internal/sim/cnichart"
 	ghsim "github.com/pocbot/pocbot/internal/sim/github"
 	"github.com/pocbot/pocbot/internal/sim/imagefactory"
 	"github.com/pocbot/pocbot/internal/sim/loopback"
@@ -166,6 +168,9 @@ const (
 	TalosBoot     = 60 * time.Second
 	TalosCRI      = 20 * time.Second
 	TalosTimeSync = 5 * time.Second
+	// TalosVarLib: configured -> /var/lib mounted (EPHEMERAL), before the container runtime
+	// starts, which keeps its state there.
+	TalosVarLib = 10 * time.Second
 )
 
 // World is a running emulated outside.
@@ -178,6 +183,9 @@ type World struct {
 	SecretKey   string
 	AccessKey   string
 	Factory     *imagefactory.Factory
+	// CiliumChart is the chart the bot renders for Cilium here (POC_CILIUM_CHART): the
+	// project's own test chart (sim/cnichart), served on loopback and pinned by its digest.
+	CiliumChart string
 	GitHub      *ghsim.Server
 	GitHubURL   string
 	S3          *objstore.Server // nil with file buckets
@@ -234,6 +242,9 @@ func Start(ctx context.Context, opts Options) (w *World, err error) {
 		return nil, fmt.Errorf("world: image factory: %w", err)
 	}
 	w.closers = append(w.closers, w.Factory.Close)
+	if err := w.startChartServer(); err != nil {
+		return nil, err
+	}
 
 	w.AccessKey = "SCW" + strings.ToUpper(randomToken(9))[:17]
 	w.SecretKey = uuidLike()
@@ -416,6 +427,7 @@ func (w *World) Endpoints() [][2]string {
 		{"SCW_DEFAULT_ZONE", "fr-par-1"},
 		{"SCW_DEFAULT_REGION", Region},
 		{"POC_IMAGE_FACTORY_URL", w.Factory.URL()},
+		{"POC_CILIUM_CHART", w.CiliumChart},
 		{"POC_POLL_INTERVAL", "100ms"},
 		{"POC_RESCUE_SSH_PORT", strconv.Itoa(w.opts.RescuePort)},
 		{"POC_RUNNER_CIDR", RunnerCIDR},
@@ -476,6 +488,7 @@ func (w *World) instanceRunning(ev scwsim.InstanceEvent) {
 			// between is not there for it, as on Scaleway.
 			UserDataSource: func(ctx context.Context) ([]byte, error) { return w.userData(ctx, zone, id) },
 			BootDelay:      w.scale(boot), CRIDelay: w.scale(TalosCRI), TimeSyncDelay: w.scale(TalosTimeSync),
+			VarLibDelay: w.scale(TalosVarLib), EtcdJoinTimeout: w.scale(constants.EtcdJoinTimeout), BootTimeout: w.scale(constants.BootTimeout),
 			Latency: w.talosLatency(),
 			Network: w.securityGroup(ip),
 			Faults:  w.opts.TalosFaults,
@@ -700,4 +713,20 @@ func Profile(scw scwsim.Latency, h Hosts) cluster.Waits {
 		ResetReboot:  h.Talos.ResetWipe + h.Talos.ResetReboot, // the reset's sequence, then its reboot
 		EtcdSnapshot: h.Talos.EtcdSnapshot, EtcdRestore: h.Talos.EtcdRestore,
 	}
+}
+
+// startChartServer serves the test CNI chart, as helm.cilium.io serves Cilium's archive.
+func (w *World) startChartServer() error {
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return fmt.Errorf("world: chart server: %w", err)
+	}
+	path := "/charts/" + cnichart.Name + ".tgz"
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET "+path, func(rw http.ResponseWriter, _ *http.Request) { _, _ = rw.Write(cnichart.Archive()) })
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	go func() { _ = srv.Serve(lis) }()
+	w.closers = append(w.closers, srv.Close)
+	w.CiliumChart = "http://" + lis.Addr().String() + path + "@sha256:" + cnichart.SHA256()
+	return nil
 }
