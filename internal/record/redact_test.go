@@ -32,6 +32,7 @@ import (
 
 	"github.com/pocbot/pocbot/internal/provision/talos"
 	"github.com/pocbot/pocbot/internal/settings"
+	"github.com/pocbot/pocbot/internal/sim/cnichart"
 	"github.com/pocbot/pocbot/internal/statestore"
 )
 
@@ -112,7 +113,8 @@ func makeSecrets() (s secretsOfTheBot, err error) {
 	}
 	cfgs, err := talos.Generate(context.Background(), talos.Input{ClusterName: "poc-acme-web-42", Endpoint: "https://51.15.0.1:6443",
 		Secrets: bundle, SchematicID: "376567988ad370138ad8b2698212367b8edcb69b5fd68c80be1f2ec7d603b4ba",
-		ControlPlaneIPs: []string{"51.15.0.1", "51.15.0.2", "51.15.0.3"}, WorkerInstallDisk: "/dev/nvme0n1"})
+		ControlPlaneIPs: []string{"51.15.0.1", "51.15.0.2", "51.15.0.3"}, WorkerInstallDisk: "/dev/nvme0n1",
+		CiliumChart: cnichart.Archive()})
 	if err != nil {
 		return s, err
 	}
