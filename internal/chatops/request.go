@@ -132,7 +132,7 @@ func (r *run) serve(ctx context.Context, a *answerer, pull github.PullInfo) erro
 	if r.header != nil {
 		c = &prkube.Cluster{Phase: lifecycle.Phase(r.header.Phase), Expires: r.header.Expires}
 	}
-	action, why := prkube.Plan(c, noCreate(r.cfg, pull))
+	action, why := prkube.Plan(c, noCreate(r.cfg, pull), r.h.now())
 	switch action {
 	case prkube.Refuse:
 		return a.final(ctx, prkube.Answer{State: prkube.StateRefused, Cluster: r.cluster, Message: why})

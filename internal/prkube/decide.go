@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pocbot/pocbot/internal/commands"
 	"github.com/pocbot/pocbot/internal/lifecycle"
 )
 
@@ -98,17 +99,19 @@ func Admit(f Facts) Verdict {
 		return refuse("workflow run %d runs code of %s, a fork", r.RunID, f.Run.HeadRepo)
 	case f.Run.HeadSHA != f.Pull.HeadSHA || r.HeadSHA != f.Pull.HeadSHA:
 		return refuse("pull request #%d is now at %s; run %d (of %s) is of an older commit: the newer push's run gets the kubeconfig", r.PR, short(f.Pull.HeadSHA), r.RunID, short(f.Run.HeadSHA))
-	case !writeOrMore(f.Permission):
+	case !commands.Allowed(f.Permission, need):
 		who := f.Run.Triggerer
 		if who == "" {
 			who = "the run's triggering actor"
 		}
-		return refuse("%s has %s permission on %s: a kubeconfig needs write", who, orNone(f.Permission), f.Repo)
+		return refuse("%s has %s permission on %s: a kubeconfig needs %s, as `/poc kubeconfig` does", who, orNone(f.Permission), f.Repo, need)
 	}
 	return Verdict{}
 }
 
-func writeOrMore(p string) bool { return p == "write" || p == "maintain" || p == "admin" }
+// need is the permission a run's triggering actor must hold: the policy's for `/poc kubeconfig`
+// (SECURITY.md's table), one rule for both ways to a cluster's credentials.
+var need = commands.Required(commands.VerbKubeconfig)
 
 func orNone(p string) string {
 	if p == "" {
@@ -141,10 +144,10 @@ const (
 	Refuse Action = "refuse"
 )
 
-// Plan decides what the bot does for an admitted request: c is the cluster (nil when there is
-// none), create says why a new one would not be made ("" when the repository's settings make one
-// for this pull request).
-func Plan(c *Cluster, noCreate string) (Action, string) {
+// Plan decides what the bot does for an admitted request at now: c is the cluster (nil when there
+// is none), noCreate says why a new one would not be made ("" when the repository's settings make
+// one for this pull request).
+func Plan(c *Cluster, noCreate string, now time.Time) (Action, string) {
 	if c == nil {
 		if noCreate != "" {
 			return Refuse, "the pull request has no cluster, and none is made for it: " + noCreate
@@ -153,6 +156,12 @@ func Plan(c *Cluster, noCreate string) (Action, string) {
 	}
 	switch c.Phase {
 	case lifecycle.PhaseReady:
+		// A certificate never outlives its cluster (kubecert.Lifetime): an expired one, which the
+		// reaper is about to tear down, gets none.
+		if !c.Expires.IsZero() && !c.Expires.After(now) {
+			return Refuse, fmt.Sprintf("the cluster expired at %s and the reaper tears it down: comment `/poc extend 4h` on the pull request to keep it, then run the job again",
+				c.Expires.UTC().Format("2006-01-02 15:04 UTC"))
+		}
 		return Issue, ""
 	case lifecycle.PhaseProvisioning, lifecycle.PhaseResuming:
 		return Wait, ""

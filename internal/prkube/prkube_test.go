@@ -45,6 +45,7 @@ func TestAdmit(t *testing.T) {
 	}{
 		{name: "authentic", change: func(*Facts) {}},
 		{name: "maintain may", change: func(f *Facts) { f.Permission = "maintain" }},
+		{name: "the legacy name of write", change: func(f *Facts) { f.Permission = "push" }},
 		{name: "head ref of the pull request", change: func(f *Facts) { f.Token.Ref = "refs/pull/7/head" }},
 		{name: "token does not verify", change: func(f *Facts) { f.Token.Err = errors.New("bad signature") }, drop: true},
 		{name: "token of another repository", change: func(f *Facts) { f.Token.Repository = "evil/shop" }, drop: true},
@@ -65,6 +66,7 @@ func TestAdmit(t *testing.T) {
 		{name: "pull request moved on", change: func(f *Facts) { f.Pull.HeadSHA = strings.Repeat("b", 40) }, refuse: "older commit"},
 		{name: "request of an older commit", change: func(f *Facts) { f.Req.HeadSHA = strings.Repeat("c", 40) }, refuse: "older commit"},
 		{name: "triage only", change: func(f *Facts) { f.Permission = "triage" }, refuse: "needs write"},
+		{name: "read only, legacy name", change: func(f *Facts) { f.Permission = "pull" }, refuse: "needs write"},
 		{name: "unknown permission", change: func(f *Facts) { f.Permission = "" }, refuse: "no permission"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -90,28 +92,33 @@ func TestAdmit(t *testing.T) {
 }
 
 func TestPlan(t *testing.T) {
+	now := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
 	for _, tc := range []struct {
 		name     string
 		c        *Cluster
 		noCreate string
 		want     Action
+		says     string // a word of the refusal
 	}{
-		{"ready", &Cluster{Phase: lifecycle.PhaseReady}, "", Issue},
-		{"being made", &Cluster{Phase: lifecycle.PhaseProvisioning}, "", Wait},
-		{"resuming", &Cluster{Phase: lifecycle.PhaseResuming}, "", Wait},
-		{"none, settings make one", nil, "", Create},
-		{"none, settings do not", nil, "add the label poc", Refuse},
-		{"paused", &Cluster{Phase: lifecycle.PhasePaused}, "", Refuse},
-		{"failed", &Cluster{Phase: lifecycle.PhaseFailed}, "", Refuse},
-		{"torn down", &Cluster{Phase: lifecycle.PhaseDestroying}, "", Refuse},
+		{"ready", &Cluster{Phase: lifecycle.PhaseReady}, "", Issue, ""},
+		{"ready, expires later", &Cluster{Phase: lifecycle.PhaseReady, Expires: now.Add(time.Minute)}, "", Issue, ""},
+		{"ready but expired", &Cluster{Phase: lifecycle.PhaseReady, Expires: now.Add(-time.Minute)}, "", Refuse, "expired at 2026-05-01 11:59 UTC"},
+		{"expiring this instant", &Cluster{Phase: lifecycle.PhaseReady, Expires: now}, "", Refuse, "/poc extend"},
+		{"being made", &Cluster{Phase: lifecycle.PhaseProvisioning}, "", Wait, ""},
+		{"resuming", &Cluster{Phase: lifecycle.PhaseResuming}, "", Wait, ""},
+		{"none, settings make one", nil, "", Create, ""},
+		{"none, settings do not", nil, "add the label poc", Refuse, "add the label poc"},
+		{"paused", &Cluster{Phase: lifecycle.PhasePaused}, "", Refuse, "/poc resume"},
+		{"failed", &Cluster{Phase: lifecycle.PhaseFailed}, "", Refuse, "/poc up"},
+		{"torn down", &Cluster{Phase: lifecycle.PhaseDestroying}, "", Refuse, "torn down"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, why := Plan(tc.c, tc.noCreate)
+			got, why := Plan(tc.c, tc.noCreate, now)
 			if got != tc.want || (got == Refuse) != (why != "") {
 				t.Fatalf("Plan = %s %q, want %s", got, why, tc.want)
 			}
-			if tc.noCreate != "" && !strings.Contains(why, tc.noCreate) {
-				t.Errorf("the refusal %q does not say why none is made (%q)", why, tc.noCreate)
+			if !strings.Contains(why, tc.says) {
+				t.Errorf("the refusal %q does not say %q", why, tc.says)
 			}
 		})
 	}
