@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -25,6 +26,7 @@ import (
 	"github.com/pocbot/pocbot/internal/sim/actions"
 	ghsim "github.com/pocbot/pocbot/internal/sim/github"
 	"github.com/pocbot/pocbot/internal/sim/syncio"
+	"github.com/pocbot/pocbot/internal/sim/talos"
 	"github.com/pocbot/pocbot/internal/sim/world"
 )
 
@@ -150,6 +152,7 @@ func TestPullRequestWorkflowGetsItsCluster(t *testing.T) {
 		t.Errorf("the certificate names %q, not the pull request and its run", cert.Subject.CommonName)
 	}
 	cluster := commands.ClusterName("acme", "shop", pr)
+	operator := operatorKubeconfig(ctx, t, w, repo, cluster, pr)
 	deps := gh.Deployments(repo)
 	if len(deps) != 1 || deps[0].SHA != strings.Repeat("a", 40) || deps[0].Environment != prdeploy.Environment(cluster) {
 		t.Fatalf("deployments %+v", deps)
@@ -197,7 +200,60 @@ func TestPullRequestWorkflowGetsItsCluster(t *testing.T) {
 	if states := stateNames(ctx, t, w); len(states) != 0 {
 		t.Errorf("clusters left after the close: %v", states)
 	}
+	// Kubernetes cannot revoke a certificate: what ends it is the cluster's going.
+	for who, kc := range map[string]string{"the job's": job.Kubeconfig, "the operator's": operator} {
+		if _, err := kubeData(ctx, kc, pr); err == nil {
+			t.Errorf("%s kubeconfig still reaches a Kubernetes API after the close", who)
+		}
+	}
 	scanPRSecrets(t, w, runner, repo)
+}
+
+// operatorKubeconfig runs `bot kubeconfig --expires` as an operator would: a kubeconfig of a key
+// made there, its certificate valid for the asked 10 minutes, that reads what the pull request's
+// job wrote; a lifetime under a minute is refused. It returns the kubeconfig's path.
+func operatorKubeconfig(ctx context.Context, t *testing.T, w *world.World, repo, cluster string, pr int) string {
+	t.Helper()
+	env := laptop(w, repo)
+	env["USER"] = "ada"
+	path := filepath.Join(t.TempDir(), "kubeconfig")
+	out, err := runBotOut(ctx, env, "kubeconfig", "--cluster", cluster, "--expires", "10m", "-o", path)
+	if err != nil {
+		t.Fatalf("bot kubeconfig --expires 10m: %v\n%s", err, out)
+	}
+	if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("bot kubeconfig -o: %v, mode %v; want 0600", err, fi.Mode().Perm())
+	}
+	cert := clientCert(t, path)
+	if d := time.Until(cert.NotAfter); d > 10*time.Minute || d < 9*time.Minute {
+		t.Errorf("the operator's certificate expires in %s, asked 10m", d)
+	}
+	if cert.Subject.CommonName != "pocbot:operator:ada" || !strings.Contains(out, "valid until") {
+		t.Errorf("the operator's certificate names %q; bot said %q", cert.Subject.CommonName, out)
+	}
+	if data, err := kubeData(ctx, path, pr); err != nil || data["step"] == "" {
+		t.Errorf("the operator's kubeconfig does not read what the job wrote: %v %v", data, err)
+	}
+	if out, err := runBotOut(ctx, env, "kubeconfig", "--cluster", cluster, "--expires", "30s"); err == nil || !strings.Contains(out+err.Error(), "too short") {
+		t.Errorf("bot kubeconfig --expires 30s: %v\n%s", err, out)
+	}
+	return path
+}
+
+// kubeData reads, with the kubeconfig at path, the ConfigMap the end-to-end job of pull request
+// pr wrote (actions.PlayKube).
+func kubeData(ctx context.Context, path string, pr int) (map[string]string, error) {
+	kc, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	c, err := talos.NewKubeClient(kc)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	return c.Data(ctx, "configmaps", "default", fmt.Sprintf("pocbot-e2e-pr-%d", pr))
 }
 
 // refusedRequests: requests the bot must refuse, made with real OIDC tokens of the stand-in.
