@@ -174,11 +174,13 @@ func TestPullRequestWorkflowGetsItsCluster(t *testing.T) {
 	} else {
 		t.Logf("push on a ready cluster → first Kubernetes call: %s (the relay alone: a dispatch, the bot's run, a check run)", job.FirstKube.Sub(job.Queued).Round(time.Millisecond))
 	}
-	if deps := gh.Deployments(repo); len(deps) != 2 || deps[1].SHA != strings.Repeat("b", 40) || deps[1].States[len(deps[1].States)-1] != prdeploy.Success {
-		t.Errorf("after a push, deployments %+v", deps)
+	if deps := gh.Deployments(repo); len(deps) != 2 || deps[1].SHA != strings.Repeat("b", 40) || deps[1].States[len(deps[1].States)-1] != prdeploy.Success ||
+		deps[0].States[len(deps[0].States)-1] != prdeploy.Inactive {
+		t.Errorf("after a push, deployments %+v: want the push's live and the first commit's superseded", deps)
 	}
 
 	refusedRequests(ctx, t, w, runner, repo, pr)
+	pausedRefusesAndRetires(ctx, t, w, repo, pr, cluster)
 
 	// A fork's pull request: no cluster (the bot), no job (the workflow's if:), and its code, run
 	// by hand, is refused by the Action itself.
@@ -262,36 +264,40 @@ func kubeData(ctx context.Context, path string, pr int) (map[string]string, erro
 	return c.Data(ctx, "configmaps", "default", fmt.Sprintf("pocbot-e2e-pr-%d", pr))
 }
 
+// askAs makes a request for pull request pr's kubeconfig as a job of a run of event whose code
+// is headRepo's would, with the stand-in's real OIDC tokens; it returns the Ask's error.
+func askAs(ctx context.Context, w *world.World, repo string, pr int, event, headRepo string) error {
+	gh := w.GitHub
+	sha, _ := gh.PRHead(repo, pr)
+	owner, name, _ := strings.Cut(repo, "/")
+	runID := gh.AddRun(repo, ghsim.Run{Workflow: "poc-pr", Event: event, HeadSHA: sha, HeadRepo: headRepo, Actor: "walt", PR: pr})
+	tok := fmt.Sprintf("ghs_asked%d", runID)
+	gh.AddJobToken(tok, repo, map[string]string{"contents": "write", "checks": "read"})
+	url, rt := gh.JobIDToken(w.GitHubURL, ghsim.JobClaims{Repo: repo, RunID: runID, RunAttempt: 1, EventName: event, Ref: fmt.Sprintf("refs/pull/%d/merge", pr), SHA: sha, Actor: "walt"})
+	env := map[string]string{"ACTIONS_ID_TOKEN_REQUEST_URL": url, "ACTIONS_ID_TOKEN_REQUEST_TOKEN": rt}
+	c, err := github.NewClient(ctx, github.Auth{Token: tok, Owner: owner, Repo: name, BaseURL: w.GitHubURL, JobToken: true, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		return err
+	}
+	a := &prkube.Ask{API: c, PR: pr, RunID: runID, RunAttempt: 1, HeadSHA: sha, Poll: 20 * time.Millisecond, Redispatch: time.Minute,
+		IDToken: func(ctx context.Context, aud string) (string, error) {
+			return github.RequestIDToken(ctx, http.DefaultClient, only(env), aud)
+		}}
+	actx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	_, err = a.Run(actx)
+	return err
+}
+
 // refusedRequests: requests the bot must refuse, made with real OIDC tokens of the stand-in.
 func refusedRequests(ctx context.Context, t *testing.T, w *world.World, runner *actions.Runner, repo string, pr int) {
 	t.Helper()
 	gh := w.GitHub
-	sha, _ := gh.PRHead(repo, pr)
-	owner, name, _ := strings.Cut(repo, "/")
-	ask := func(event, headRepo string) error {
-		runID := gh.AddRun(repo, ghsim.Run{Workflow: "poc-pr", Event: event, HeadSHA: sha, HeadRepo: headRepo, Actor: "walt", PR: pr})
-		tok := fmt.Sprintf("ghs_refused%d", runID)
-		gh.AddJobToken(tok, repo, map[string]string{"contents": "write", "checks": "read"})
-		url, rt := gh.JobIDToken(w.GitHubURL, ghsim.JobClaims{Repo: repo, RunID: runID, RunAttempt: 1, EventName: event, Ref: fmt.Sprintf("refs/pull/%d/merge", pr), SHA: sha, Actor: "walt"})
-		env := map[string]string{"ACTIONS_ID_TOKEN_REQUEST_URL": url, "ACTIONS_ID_TOKEN_REQUEST_TOKEN": rt}
-		c, err := github.NewClient(ctx, github.Auth{Token: tok, Owner: owner, Repo: name, BaseURL: w.GitHubURL, JobToken: true, Logger: slog.New(slog.DiscardHandler)})
-		if err != nil {
-			return err
-		}
-		a := &prkube.Ask{API: c, PR: pr, RunID: runID, RunAttempt: 1, HeadSHA: sha, Poll: 20 * time.Millisecond, Redispatch: time.Minute,
-			IDToken: func(ctx context.Context, aud string) (string, error) {
-				return github.RequestIDToken(ctx, http.DefaultClient, only(env), aud)
-			}}
-		actx, cancel := context.WithTimeout(ctx, time.Minute)
-		defer cancel()
-		_, err = a.Run(actx)
-		return err
-	}
 	before := len(gh.CheckRuns(repo))
-	if err := ask("pull_request_target", repo); !errors.Is(err, prkube.ErrRefused) || !strings.Contains(err.Error(), "pull_request_target") {
+	if err := askAs(ctx, w, repo, pr, "pull_request_target", repo); !errors.Is(err, prkube.ErrRefused) || !strings.Contains(err.Error(), "pull_request_target") {
 		t.Errorf("a pull_request_target run's request: %v", err)
 	}
-	if err := ask("pull_request", "mallory/shop"); !errors.Is(err, prkube.ErrRefused) || !strings.Contains(err.Error(), "fork") {
+	if err := askAs(ctx, w, repo, pr, "pull_request", "mallory/shop"); !errors.Is(err, prkube.ErrRefused) || !strings.Contains(err.Error(), "fork") {
 		t.Errorf("a request of a run of a fork's code: %v", err)
 	}
 	for _, cr := range gh.CheckRuns(repo)[before:] {
@@ -300,6 +306,37 @@ func refusedRequests(ctx context.Context, t *testing.T, w *world.World, runner *
 		}
 	}
 	waitJobs(ctx, t, runner, "refused requests")
+}
+
+// pausedRefusesAndRetires: `/poc pause` on the pull request marks its deployments inactive, and an
+// authentic request of the pull request's own run is then refused, saying how to resume.
+func pausedRefusesAndRetires(ctx context.Context, t *testing.T, w *world.World, repo string, pr int, cluster string) {
+	t.Helper()
+	w.GitHub.AddComment(repo, pr, "walt", "/poc pause")
+	// The pause's run ends with the deployments (after the state's phase): wait for them.
+	for live := true; live; {
+		live = false
+		for _, d := range w.GitHub.Deployments(repo) {
+			live = live || d.States[len(d.States)-1] != prdeploy.Inactive
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("a deployment is still live after /poc pause: %+v", w.GitHub.Deployments(repo))
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	var paused int // the push's, live until the pause (the first was superseded before)
+	for _, d := range w.GitHub.Deployments(repo) {
+		if strings.Contains(d.Descriptions[len(d.Descriptions)-1], "paused") {
+			paused++
+		}
+	}
+	if out, err := runBotOut(ctx, envMap(w), "state", "show", "--cluster", cluster); err != nil || !strings.Contains(out, `"phase": "paused"`) || paused != 1 {
+		t.Fatalf("after /poc pause: %d deployments say paused, want 1; bot state show: %v\n%.300s", paused, err, out)
+	}
+	if err := askAs(ctx, w, repo, pr, "pull_request", repo); !errors.Is(err, prkube.ErrRefused) || !strings.Contains(err.Error(), "/poc resume") {
+		t.Errorf("a request on the paused cluster: %v", err)
+	}
 }
 
 // clientCert is the client certificate of the kubeconfig at path.

@@ -33,10 +33,11 @@ func (r *run) deployment(ctx context.Context, phase lifecycle.Phase, url string)
 	r.h.Deployments.Record(ctx, r.cluster, sha, state, "cluster "+r.cluster+": "+string(phase), url)
 }
 
-// retireDeployments marks a pull request's deployments inactive once its cluster is gone.
-func (r *run) retireDeployments(ctx context.Context) {
+// retireDeployments marks a pull request's deployments inactive once its cluster is gone or
+// paused (how: "torn down", "paused").
+func (r *run) retireDeployments(ctx context.Context, how string) {
 	if r.h.Deployments != nil && r.ev.IsPR {
-		r.h.Deployments.Retire(ctx, r.cluster, "cluster "+r.cluster+" torn down")
+		r.h.Deployments.Retire(ctx, r.cluster, "cluster "+r.cluster+" "+how)
 	}
 }
 

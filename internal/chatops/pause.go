@@ -63,6 +63,7 @@ func (r *run) pause(ctx context.Context, releaseIPs bool) error {
 	}
 	view.Paused = &pv
 	tr.finish(ctx, true, fmt.Sprintf("paused, %s per day until `/poc resume`", pv.DailyCost))
+	r.retireDeployments(ctx, "paused") // the environment URL no longer answers; the resume's up marks it again
 	r.out.OK = true
 	r.react(ctx, github.ReactionHooray)
 	return nil

@@ -79,7 +79,7 @@ func (r *run) down(ctx context.Context) error {
 		r.react(ctx, github.ReactionConfused)
 		return fmt.Errorf("%w: down %s: %w", ErrCommandFailed, r.cluster, downErr)
 	}
-	r.retireDeployments(ctx)
+	r.retireDeployments(ctx, "torn down")
 	r.out.OK = true
 	r.react(ctx, github.ReactionHooray)
 	return nil

@@ -78,10 +78,15 @@ func Plan(existing []github.Deployment, sha string) (id int64, create bool) {
 
 // Retirable are the deployments to mark inactive once the cluster is gone: every one whose
 // latest status is not inactive already.
-func Retirable(existing []github.Deployment) []int64 {
+func Retirable(existing []github.Deployment) []int64 { return Superseded(existing, 0) }
+
+// Superseded are the deployments to mark inactive once deployment live succeeded: every other one
+// whose latest status is not inactive. GitHub's auto_inactive would not do it: it skips transient
+// environments (OpenAPI repos/create-deployment-status, auto_inactive), and a cluster's is one.
+func Superseded(existing []github.Deployment, live int64) []int64 {
 	var out []int64
 	for _, d := range existing {
-		if d.State != Inactive {
+		if d.ID != live && d.State != Inactive {
 			out = append(out, d.ID)
 		}
 	}
@@ -129,10 +134,20 @@ func (r *Recorder) Record(ctx context.Context, cluster, sha, state, description,
 			}
 		}
 		st := github.DeploymentStatus{State: state, Description: description, LogURL: r.LogURL}
-		if state == Success {
-			st.EnvironmentURL = url
+		if state != Success {
+			return r.API.CreateDeploymentStatus(ctx, id, st)
 		}
-		return r.API.CreateDeploymentStatus(ctx, id, st)
+		st.EnvironmentURL = url
+		if err := r.API.CreateDeploymentStatus(ctx, id, st); err != nil {
+			return err
+		}
+		// The page shows one live deployment: an older commit's is inactive once a newer succeeds.
+		var errs []error
+		for _, old := range Superseded(existing, id) {
+			errs = append(errs, r.API.CreateDeploymentStatus(ctx, old, github.DeploymentStatus{State: Inactive,
+				Description: "superseded by " + short(sha), LogURL: r.LogURL}))
+		}
+		return errors.Join(errs...)
 	}()
 	r.warn(err, "record the pull request's deployment", cluster, state)
 }
@@ -154,6 +169,13 @@ func (r *Recorder) Retire(ctx context.Context, cluster, description string) {
 		return errors.Join(errs...)
 	}()
 	r.warn(err, "mark the pull request's deployments inactive", cluster, Inactive)
+}
+
+func short(sha string) string {
+	if len(sha) > 7 {
+		return sha[:7]
+	}
+	return sha
 }
 
 func (r *Recorder) warn(err error, what, cluster, state string) {

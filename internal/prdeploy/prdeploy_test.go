@@ -46,6 +46,9 @@ func TestPlanAndRetirable(t *testing.T) {
 	if got := Retirable(existing); !slices.Equal(got, []int64{3, 1}) {
 		t.Errorf("Retirable = %v, want [3 1]", got)
 	}
+	if got := Superseded(existing, 3); !slices.Equal(got, []int64{1}) {
+		t.Errorf("Superseded(3) = %v, want [1]: the live one stays, an inactive one is left", got)
+	}
 }
 
 type fakeAPI struct {
@@ -92,8 +95,14 @@ func TestRecorder(t *testing.T) {
 	if len(api.deps) != 2 || api.deps[0].Environment != "poc-acme-shop-7" {
 		t.Fatalf("deployments %+v, want one per commit in poc-acme-shop-7", api.deps)
 	}
-	if st := api.statuses[1]; len(st) != 2 || st[0].EnvironmentURL != "" || st[1].EnvironmentURL != "http://192.0.2.9" || st[1].LogURL != r.LogURL {
+	if st := api.statuses[1]; len(st) != 3 || st[0].EnvironmentURL != "" || st[1].EnvironmentURL != "http://192.0.2.9" || st[1].LogURL != r.LogURL {
 		t.Errorf("statuses of the first deployment: %+v", st)
+	}
+	if st := api.statuses[1]; st[len(st)-1].State != Inactive || st[len(st)-1].Description != "superseded by bbb" {
+		t.Errorf("the first commit's deployment after the push's succeeded: %+v", st[len(st)-1])
+	}
+	if st := api.statuses[2]; len(st) != 1 || st[0].State != Success {
+		t.Errorf("the push's deployment: %+v", st)
 	}
 	r.Retire(ctx, "acme-shop-7", "the cluster is gone")
 	for _, d := range api.deps {

@@ -219,7 +219,7 @@ func (r *Runner) run(ctx context.Context, c ghsim.Comment) bool {
 		return true
 	}
 	event := filepath.Join(r.Dir, fmt.Sprintf("event-%d.json", id))
-	payload := ghsim.CommentPayload(c.Repo, c.Number, c.ID, c.Author, r.GitHub.UserID(c.Author), c.Body, r.GitHub.InstallationID(c.Repo))
+	payload := r.GitHub.IssueCommentPayload(c.Repo, c.Number, c.ID, c.Author, c.Body)
 	if err := os.WriteFile(event, payload, 0o600); err != nil {
 		fmt.Fprintf(r.Log, "actions: run %d: write the event: %v\n", id, err)
 		return true

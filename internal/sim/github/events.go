@@ -9,12 +9,37 @@ import (
 // CommentPayload is an issue_comment "created" event of GitHub's shape, as a workflow receives it
 // in GITHUB_EVENT_PATH (the fields the bot reads).
 func CommentPayload(repo string, number int, commentID int64, login string, userID int64, body string, installation int64) []byte {
+	return commentPayload(repo, number, commentID, login, userID, body, installation, false)
+}
+
+// IssueCommentPayload is CommentPayload for repo's issue or pull request number as the stand-in
+// holds it: a pull request's comment is an issue_comment whose issue carries pull_request (its
+// links), which is how a receiver tells them apart (docs "Webhook events and payloads",
+// issue_comment: "Activity related to a comment on an issue or pull request"; go-github v88
+// Issue.IsPullRequest reads PullRequestLinks).
+func (s *Server) IssueCommentPayload(repo string, number int, commentID int64, login, body string) []byte {
+	userID, installation := s.UserID(login), s.InstallationID(repo)
+	s.mu.Lock()
+	_, is := s.mustIssue(repo, number)
+	isPR := is.isPR
+	s.mu.Unlock()
+	return commentPayload(repo, number, commentID, login, userID, body, installation, isPR)
+}
+
+func commentPayload(repo string, number int, commentID int64, login string, userID int64, body string, installation int64, isPR bool) []byte {
 	owner, name, _ := strings.Cut(repo, "/")
 	user := map[string]any{"login": login, "id": userID, "type": "User"}
+	issue := map[string]any{"number": number, "state": "open", "labels": []any{}, "user": map[string]any{"login": "alice", "type": "User"},
+		"html_url": "https://github.com/" + repo + "/issues/" + strconv.Itoa(number)}
+	if isPR {
+		web := "https://github.com/" + repo + "/pull/" + strconv.Itoa(number)
+		issue["html_url"] = web
+		issue["pull_request"] = map[string]any{"url": "https://api.github.com/repos/" + repo + "/pulls/" + strconv.Itoa(number),
+			"html_url": web, "diff_url": web + ".diff", "patch_url": web + ".patch", "merged_at": nil}
+	}
 	p := map[string]any{
-		"action": "created",
-		"issue": map[string]any{"number": number, "state": "open", "labels": []any{}, "user": map[string]any{"login": "alice", "type": "User"},
-			"html_url": "https://github.com/" + repo + "/issues/" + strconv.Itoa(number)},
+		"action":       "created",
+		"issue":        issue,
 		"comment":      map[string]any{"id": commentID, "body": body, "user": user},
 		"repository":   map[string]any{"name": name, "full_name": repo, "owner": map[string]any{"login": owner}, "default_branch": "main"},
 		"sender":       user,
