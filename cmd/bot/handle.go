@@ -141,6 +141,9 @@ func (a *app) reapOnce(ctx context.Context, getenv func(string) string, env gith
 	cfg.Gone = func(ctx context.Context, cluster string, _ int) {
 		deployments.Retire(ctx, cluster, "cluster "+cluster+" torn down by the reaper")
 	}
+	cfg.Paused = func(ctx context.Context, cluster string, _ int) {
+		deployments.Retire(ctx, cluster, "cluster "+cluster+" paused by pause_schedule")
+	}
 	if !opportunistic && rc.PauseSchedule != nil {
 		// The schedule's pass pauses the ready clusters in a pause window.
 		cfg.PauseSchedule, cfg.MaxPaused = rc.PauseSchedule, rc.MaxPaused // clusterops.Pause prices the paused cluster

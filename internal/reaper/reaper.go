@@ -117,6 +117,9 @@ type Config struct {
 	// Gone, when set, is told of each cluster of Repository this run tore down (a pull request's
 	// GitHub deployment goes inactive); its failures are its own to log.
 	Gone func(ctx context.Context, cluster string, number int)
+	// Paused, when set, is told of each cluster of Repository this run paused on the schedule (its
+	// deployment goes inactive too: its URL no longer answers).
+	Paused func(ctx context.Context, cluster string, number int)
 }
 
 // Action is what the reaper did (or, in a dry run, would do) with one cluster.
