@@ -15,7 +15,6 @@ import (
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
-	"crypto/sha256"
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/base64"
@@ -141,17 +140,6 @@ func NewKey() (*ecdsa.PrivateKey, error) {
 		return nil, fmt.Errorf("kubecert: generate the client key: %w", err)
 	}
 	return k, nil
-}
-
-// Fingerprint is the SHA-256 of a public key's PKIX encoding, URL-safe base64: what a request
-// binds (the key itself travels beside it).
-func Fingerprint(pub crypto.PublicKey) (string, error) {
-	der, err := x509.MarshalPKIXPublicKey(pub)
-	if err != nil {
-		return "", fmt.Errorf("kubecert: encode the public key: %w", err)
-	}
-	sum := sha256.Sum256(der)
-	return base64.RawURLEncoding.EncodeToString(sum[:]), nil
 }
 
 // Lifetime is the rule of a certificate's NotAfter: asked (def when 0), refused above max or
