@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/ecdsa"
 	"crypto/x509"
 	"encoding/base64"
 	"encoding/pem"
@@ -214,7 +215,7 @@ func TestPullRequestWorkflowGetsItsCluster(t *testing.T) {
 			t.Errorf("%s kubeconfig still reaches a Kubernetes API after the close", who)
 		}
 	}
-	scanPRSecrets(t, w, runner, repo)
+	scanPRSecrets(t, w, runner, log.String(), repo)
 }
 
 // operatorKubeconfig runs `bot kubeconfig --expires` as an operator would: a kubeconfig of a key
@@ -368,6 +369,60 @@ func clientCert(t *testing.T, path string) *x509.Certificate {
 	return c
 }
 
+// privateKeyValues are what would show of the kubeconfig at path's private key if any of it
+// leaked: its client-key-data whole, and every 16-character run (96 random bits) of the base64
+// characters that encode the private scalar alone, as a PEM body or a base64 dump shows it. Runs
+// that also cover the key's other bytes would match public text: its algorithm identifiers and
+// its public point are in every certificate.
+func privateKeyValues(t *testing.T, path string) []string {
+	t.Helper()
+	const run = 16
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kc struct {
+		Users []struct {
+			User struct {
+				Key string `yaml:"client-key-data"`
+			} `yaml:"user"`
+		} `yaml:"users"`
+	}
+	if err := yaml.Unmarshal(b, &kc); err != nil || len(kc.Users) != 1 || kc.Users[0].User.Key == "" {
+		t.Fatalf("the kubeconfig %s has no client key: %v", path, err)
+	}
+	pemKey, err := base64.StdEncoding.DecodeString(kc.Users[0].User.Key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	blk, _ := pem.Decode(pemKey)
+	if blk == nil {
+		t.Fatalf("the kubeconfig %s's client key is not PEM", path)
+	}
+	k, err := x509.ParsePKCS8PrivateKey(blk.Bytes)
+	ec, ok := k.(*ecdsa.PrivateKey)
+	if err != nil || !ok {
+		t.Fatalf("the kubeconfig %s's client key: %T %v", path, k, err)
+	}
+	scalar, err := ec.Bytes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	off := bytes.Index(blk.Bytes, scalar)
+	if off < 0 {
+		t.Fatalf("the kubeconfig %s's key does not hold its scalar", path)
+	}
+	// Character i of the base64 covers bits [6i, 6i+6): those inside the scalar's bytes only.
+	body := base64.StdEncoding.EncodeToString(blk.Bytes)
+	first, last := (off*8+5)/6, ((off+len(scalar))*8-6)/6
+	inside := body[first : last+1]
+	out := []string{kc.Users[0].User.Key}
+	for i := 0; i+run <= len(inside); i++ {
+		out = append(out, inside[i:i+run])
+	}
+	return out
+}
+
 // stateNames lists the clusters the world's state bucket holds.
 func stateNames(ctx context.Context, t *testing.T, w *world.World) []string {
 	t.Helper()
@@ -385,40 +440,53 @@ func stateNames(ctx context.Context, t *testing.T, w *world.World) []string {
 }
 
 // scanPRSecrets: nothing any job printed (but its ::add-mask:: lines, which the runner hides),
-// wrote to its summary or outputs, and nothing on GitHub (comments, check runs, deployment
-// statuses) holds a credential — as the soak's checker reads them.
-func scanPRSecrets(t *testing.T, w *world.World, r *actions.Runner, repo string) {
+// wrote to its summary or outputs, nothing the runner logged, and nothing on GitHub (comments,
+// check runs, deployment statuses) holds a credential — as the soak's checker reads them, and,
+// exactly, none of the values of the kubeconfigs the jobs wrote (their keys and certificates).
+func scanPRSecrets(t *testing.T, w *world.World, r *actions.Runner, log, repo string) {
 	t.Helper()
+	var issued []string // the private keys of every kubeconfig a job wrote
+	for _, j := range r.Results() {
+		if j.Kubeconfig != "" {
+			issued = append(issued, privateKeyValues(t, j.Kubeconfig)...)
+		}
+	}
+	if len(issued) == 0 {
+		t.Error("no job wrote a kubeconfig: the exact scan has nothing to look for")
+	}
 	n := 0
+	check := func(what, text string) {
+		n++
+		if commands.ContainsSecret(text) {
+			t.Errorf("%s holds a secret: %s", what, commands.Redact(text))
+		}
+		for _, v := range issued {
+			if strings.Contains(text, v) {
+				t.Errorf("%s holds (part of) the private key of an issued kubeconfig", what)
+				break
+			}
+		}
+	}
 	for _, j := range r.Results() {
 		for _, text := range []string{j.Output, j.Summary, j.Outputs} {
 			for _, line := range strings.Split(text, "\n") {
-				if strings.HasPrefix(line, "::add-mask::") {
-					continue
-				}
-				n++
-				if commands.ContainsSecret(line) {
-					t.Errorf("%s job of #%d printed a secret: %s", j.Event, j.PR, commands.Redact(line))
+				if !strings.HasPrefix(line, "::add-mask::") {
+					check(fmt.Sprintf("a line of the %s job of #%d", j.Event, j.PR), line)
 				}
 			}
 		}
 	}
+	for _, line := range strings.Split(log, "\n") {
+		check("a line of the runner's log", line)
+	}
 	for _, c := range w.GitHub.AllComments() {
-		n++
-		if commands.ContainsSecret(c.Body) {
-			t.Errorf("comment %d holds a secret", c.ID)
-		}
+		check(fmt.Sprintf("comment %d", c.ID), c.Body)
 	}
 	for _, cr := range w.GitHub.CheckRuns(repo) {
-		n++
-		if commands.ContainsSecret(cr.Title + cr.Summary + cr.Text) {
-			t.Errorf("check run %d holds a secret", cr.ID)
-		}
+		check(fmt.Sprintf("check run %d", cr.ID), cr.Title+"\n"+cr.Summary+"\n"+cr.Text)
 	}
 	for _, d := range w.GitHub.Deployments(repo) {
-		if commands.ContainsSecret(strings.Join(d.Descriptions, "\n") + strings.Join(d.URLs, "\n")) {
-			t.Errorf("deployment %d's statuses hold a secret", d.ID)
-		}
+		check(fmt.Sprintf("deployment %d's statuses", d.ID), strings.Join(d.Descriptions, "\n")+strings.Join(d.URLs, "\n"))
 	}
 	if n < 50 {
 		t.Errorf("the scan read %d lines and bodies: too few to mean anything", n)

@@ -192,13 +192,8 @@ func (r *Runner) runBot(ctx context.Context, res *JobResult, env map[string]stri
 	}
 	res.RunID = r.GitHub.AddRun(res.Repo, ghsim.Run{Workflow: "poc", Path: repoinit.WorkflowPath, Event: event, Actor: actor, PR: pr})
 	defer r.GitHub.SetRunStatus(res.Repo, res.RunID, "completed", "")
-	dir, err := os.MkdirTemp(r.Dir, "run-")
+	dir, eventPath, err := r.jobDir("run-", payload)
 	if err != nil {
-		res.Err = err
-		return
-	}
-	eventPath := filepath.Join(dir, "event.json")
-	if err := os.WriteFile(eventPath, payload, 0o600); err != nil {
 		res.Err = err
 		return
 	}
@@ -219,6 +214,15 @@ func (r *Runner) runBot(ctx context.Context, res *JobResult, env map[string]stri
 	res.Output, res.Err = string(out), err
 	res.Summary, res.Outputs = files.read()
 	r.logRun(res)
+}
+
+// jobDir makes a job's directory under the runner's and writes its event there (GITHUB_EVENT_PATH).
+func (r *Runner) jobDir(prefix string, payload []byte) (dir, eventPath string, err error) {
+	if dir, err = os.MkdirTemp(r.Dir, prefix); err != nil {
+		return "", "", err
+	}
+	eventPath = filepath.Join(dir, "event.json")
+	return dir, eventPath, os.WriteFile(eventPath, payload, 0o600)
 }
 
 // runE2E runs the pull request's end-to-end job: its if:, its token and OIDC rights, then its
@@ -245,13 +249,8 @@ func (r *Runner) runE2E(ctx context.Context, res *JobResult, branch string, payl
 	res.RunID = r.GitHub.AddRun(res.Repo, ghsim.Run{Workflow: "poc-pr", Path: res.Workflow, Event: "pull_request", HeadSHA: sha, HeadBranch: branch,
 		HeadRepo: headRepo, Actor: sender, PR: res.PR})
 	defer r.GitHub.SetRunStatus(res.Repo, res.RunID, "completed", "")
-	dir, err := os.MkdirTemp(r.Dir, "job-")
+	dir, eventPath, err := r.jobDir("job-", payload)
 	if err != nil {
-		res.Err = err
-		return
-	}
-	eventPath := filepath.Join(dir, "event.json")
-	if err := os.WriteFile(eventPath, payload, 0o600); err != nil {
 		res.Err = err
 		return
 	}
