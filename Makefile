@@ -4,7 +4,7 @@ GO       ?= go
 GOBIN    := $(shell $(GO) env GOPATH)/bin
 export PATH := $(GOBIN):$(PATH)
 
-.PHONY: build test lint bench demo fuzz soak clean generate release-snapshot goreleaser fidelity
+.PHONY: build test crash lint bench demo fuzz soak clean generate release-snapshot goreleaser fidelity
 
 GORELEASER_VERSION := v2.15.1
 
@@ -32,6 +32,12 @@ SIMTAGS  := -tags sim
 test:
 	$(GO) test $(SIMTAGS) -race -timeout 14m ./...
 
+# A pause and a resume crashed at every save of a clean run, each then run again (three worlds
+# beside the one `make test` runs: internal/clusterops/pausecrash_test.go). Run it when the pause or
+# resume graphs, the engine's saves or the saver change.
+crash:
+	POC_CRASH_EVERY_SAVE=1 $(GO) test $(SIMTAGS) -race -count=1 -timeout 30m -run '^TestPauseAndResumeCrashAtEveryStep$$' ./internal/clusterops
+
 lint: goreleaser
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); \
 	  if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
@@ -49,7 +55,7 @@ lint: goreleaser
 	actionlint .github/workflows/*.yml deploy/workflow/*.yml
 	# actionlint reads only workflows: the Action's steps are linted inside a generated one.
 	$(GO) test -count=1 -run '^TestAction' ./action
-	@if command -v shellcheck >/dev/null 2>&1; then shellcheck action/*.sh; fi
+	@if command -v shellcheck >/dev/null 2>&1; then shellcheck action/*.sh .githooks/commit-msg; fi
 	goreleaser check
 
 bench:

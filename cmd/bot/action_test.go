@@ -438,12 +438,13 @@ func BenchmarkArchiveToEyes(b *testing.B) {
 // shared, loaded machine). Issue 12 measured ≈ 373 CPU-s including the module downloads.
 const sourceBuildCPUSeconds = 143.5
 
-// BenchmarkReleaseBinary reports what issue 22 sets goals for: the size of the release binary (built
-// with .goreleaser.yaml's flags, ldflags and env, see releaseBuild; goal ≤ 30 MB) and the time
-// from "archive URL known" to the fetched binary having started and answered `bot version` (download
-// from loopback, verify against the pinned sums, unpack, exec; goal ≤ 250 ms). On the shared 2-core
-// machine the wall time follows the load: the fastest run and the CPU time (user + system of the
-// script, the programs it ran, and `bot version`) are reported next to the mean.
+// BenchmarkReleaseBinary reports the release binary's size and archive size (built with
+// .goreleaser.yaml's flags, ldflags and env, see releaseBuild; no goal since issue 32 withdrew
+// issue 22's 30 MB: the release inlines again) and what issue 22's goal still bounds, the time
+// from "archive URL known" to the fetched binary having started and answered `bot version`
+// (download from loopback, verify against the pinned sums, unpack, exec; goal ≤ 250 ms). On the
+// shared 2-core machine the wall time follows the load: the fastest run and the CPU time (user +
+// system of the script, the programs it ran, and `bot version`) are reported next to the mean.
 func BenchmarkReleaseBinary(b *testing.B) {
 	ctx, cancel := context.WithTimeout(b.Context(), 10*time.Minute)
 	defer cancel()
@@ -493,7 +494,6 @@ func BenchmarkReleaseBinary(b *testing.B) {
 	ms := float64((total / time.Duration(b.N)).Microseconds()) / 1000
 	b.ReportMetric(mb, "MB-binary")
 	b.ReportMetric(float64(ai.Size())/1e6, "MB-archive")
-	b.ReportMetric(mb/30, "ratio-size-to-30MB-goal")
 	b.ReportMetric(ms, "ms-download-verify-start")
 	b.ReportMetric(float64(best.Microseconds())/1000, "ms-download-verify-start-best")
 	b.ReportMetric(float64((cpu/time.Duration(b.N)).Microseconds())/1000, "ms-cpu-download-verify-start")

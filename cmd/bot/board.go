@@ -34,7 +34,12 @@ func updateBoard(ctx context.Context, store *statestore.Store, gh *github.Client
 			orphans = append(orphans, opsboard.Orphan{Cluster: d.Cluster, Zone: d.Zone, Detail: string(d.Action)})
 		}
 	}
-	return opsboard.Update(ctx, gh, live, orphans, now)
+	return opsboard.Update(ctx, gh, boardMemory(store, repository), live, orphans, now)
+}
+
+// boardMemory keeps the repository's board number in the state bucket.
+func boardMemory(store *statestore.Store, repository string) opsboard.Memory {
+	return opsboard.StoreMemory(store, repository, statestore.LockInfo{Command: "operator board", Actor: "pocbot"})
 }
 
 // clock is the bot's decision clock (a.now, moved only by `bot demo`), time.Now otherwise.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"reflect"
 	"strconv"
 	"strings"
 	"time"
@@ -73,7 +74,7 @@ type app struct {
 func newApp(stdout, stderr io.Writer, getenv func(string) string) *app {
 	a := &app{stdout: stdout, stderr: stderr, getenv: getenv}
 	level := slog.LevelInfo
-	if getenv("POC_DEBUG") != "" {
+	if settings.Env(getenv).Given("debug") {
 		level = slog.LevelDebug
 	}
 	a.log = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
@@ -127,6 +128,9 @@ func commandTree() []*command {
 }
 
 func (a *app) printf(f string, v ...any) { fmt.Fprintf(a.stdout, f, v...) }
+
+// env reads the settings of the app's environment through the table.
+func (a *app) env() settings.Env { return settings.Env(a.getenv) }
 
 func (a *app) dispatch(ctx context.Context, args []string) error {
 	defer func() {
@@ -316,26 +320,39 @@ func (e *envFlags) List(p *[]string, name, env string, usage string) {
 }
 
 // Setting defines the CLI flag of the settings-table row name (its flag name, variable, default
-// and help come from the table). p is a *string, *bool, *int, *time.Duration or *[]string.
-func (e *envFlags) Setting(p any, name string) {
+// and help come from the table). p is a *string, *bool, *int, *float64, *time.Duration or
+// *[]string. Every flag read from a variable of the table is defined here (a test of
+// internal/settings fails on a POC_ or SCW_ variable read by hand).
+func (e *envFlags) Setting(p any, name string) { e.SettingWith(p, name, nil, "") }
+
+// SettingWith is Setting with the command's own default def (of p's element type; nil: the
+// table's) and help ("": the table's help and rule): `bot reap --warn-before` defaults to
+// .github/poc.yml's value, read at run time, and `bot images --zone` lists zones.
+func (e *envFlags) SettingWith(p any, name string, def any, help string) {
 	s := settings.Lookup(name)
-	help := s.Help
-	if s.Rule != "" {
-		help += " (" + s.Rule + ")"
+	fromTable := help == ""
+	if fromTable {
+		help = s.Help
+		if s.Rule != "" {
+			help += " (" + s.Rule + ")"
+		}
 	}
 	switch p := p.(type) {
 	case *string:
-		e.String(p, s.CLI, s.Env, s.Default, help)
+		e.String(p, s.CLI, s.Env, orDefault(def, s.Default), help)
 	case *bool:
-		e.Bool(p, s.CLI, s.Env, s.Default == "true", help)
+		e.Bool(p, s.CLI, s.Env, orDefault(def, s.Default == "true"), help)
 	case *int:
 		n, _ := strconv.Atoi(s.Default)
-		e.Int(p, s.CLI, s.Env, n, help)
+		e.Int(p, s.CLI, s.Env, orDefault(def, n), help)
+	case *float64:
+		f, _ := strconv.ParseFloat(s.Default, 64)
+		e.Float(p, s.CLI, s.Env, orDefault(def, f), help)
 	case *time.Duration:
 		d, _ := settings.ParseDuration(s.Default)
-		e.Duration(p, s.CLI, s.Env, d, help)
+		e.Duration(p, s.CLI, s.Env, orDefault(def, d), help)
 	case *[]string:
-		if s.Default != "" {
+		if fromTable && s.Default != "" {
 			help += "; default " + s.Default
 		}
 		e.List(p, s.CLI, s.Env, help)
@@ -343,6 +360,23 @@ func (e *envFlags) Setting(p any, name string) {
 		panic(fmt.Sprintf("settings %s: unsupported flag type %T", name, p))
 	}
 }
+
+// orDefault is def when given, else the table's default.
+func orDefault[T any](def any, table T) T {
+	if d, ok := def.(T); ok {
+		return d
+	}
+	return table
+}
+
+// newFlagValue is a new variable for the flag of row: a pointer to its Kind's Go value, as
+// settings.Values holds it (settings.Setting.GoValue).
+func newFlagValue(row settings.Setting) any {
+	return reflect.New(reflect.TypeOf(row.GoValue())).Interface()
+}
+
+// flagValue is the value a flag's variable p (from newFlagValue) holds.
+func flagValue(p any) any { return reflect.ValueOf(p).Elem().Interface() }
 
 func (e *envFlags) lookup(env string) string {
 	if env == "" {

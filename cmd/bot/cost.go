@@ -11,6 +11,7 @@ import (
 	"github.com/pocbot/pocbot/internal/commands"
 	"github.com/pocbot/pocbot/internal/cost"
 	"github.com/pocbot/pocbot/internal/provision"
+	"github.com/pocbot/pocbot/internal/statestore"
 	"github.com/pocbot/pocbot/internal/wiring"
 )
 
@@ -40,13 +41,14 @@ func costCommand() *command {
 				return err
 			}
 			defer closeOps()
-			doc, st, err := ops.Load(ctx, name)
+			out, err := ops.Run(ctx, clusterops.VerbCost, clusterops.Intent{Cluster: name, Scope: a.repoScope()}, nil)
 			if err != nil {
 				return err
 			}
-			if err := inScope(a.repoScope(), doc.Header); err != nil {
-				return err
+			if !out.Exists {
+				return fmt.Errorf("cluster %q: %w (see `bot state ls`)", name, clusterops.ErrNoCluster)
 			}
+			doc, st := statestore.Document{Header: out.Header}, out.State
 			q, err := a.quoter()
 			if err != nil {
 				return err
@@ -103,14 +105,7 @@ func (a *app) printPlan(ctx context.Context, w *opsWorld, req clusterops.Intent)
 		a.printf("  %-24s %d  %v\n", k, len(byKind[k]), byKind[k])
 	}
 	printPreflight(a, res.Preflight)
-	if w.eta != nil && !exists {
-		adopt := false
-		if res.Preflight != nil {
-			for _, c := range res.Preflight.Candidates {
-				adopt = adopt || (c.Taken && c.Offer.Adopt)
-			}
-		}
-		e := w.eta.Estimate(ctx, spec, adopt)
+	if e := res.ETA; e != nil {
 		a.printf("ETA: %s\n", commands.PreflightView{ETA: e.D, ETAFrom: e.From, Path: e.Path.String()}.ETAText())
 	}
 	a.printf("\n")

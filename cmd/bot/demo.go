@@ -44,8 +44,8 @@ func demoCommand() *command {
 		name:    "demo",
 		summary: "play /poc up, cost, a refused up and down against the emulated world, printing every comment",
 		setFlags: func(fs *flag.FlagSet, e *envFlags) {
-			e.Float(&factor, "time-factor", "POC_DEMO_TIME_FACTOR", 0.005, "scale of the emulated latencies (1 = real Scaleway timings)")
-			e.String(&s3, "s3", "POC_DEMO_S3", "auto", "bucket backend: auto (versitygw when installed), versitygw or file")
+			e.Setting(&factor, "demo-time-factor")
+			e.Setting(&s3, "demo-s3")
 			e.Bool(&keep, "keep", "", false, "keep the world's temporary directory")
 		},
 		run: func(ctx context.Context, a *app, fs *flag.FlagSet) error {

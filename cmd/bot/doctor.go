@@ -10,6 +10,7 @@ import (
 
 	"github.com/pocbot/pocbot/internal/doctor"
 	"github.com/pocbot/pocbot/internal/repoinit"
+	"github.com/pocbot/pocbot/internal/settings"
 	"github.com/pocbot/pocbot/internal/statestore"
 	"github.com/pocbot/pocbot/internal/wiring"
 )
@@ -54,16 +55,16 @@ func (a *app) doctorChecks(ctx context.Context, gf githubFlags, key string) []do
 		checks = append(checks, g.Checks()...)
 	}
 	if key == "" {
-		key = strings.TrimSpace(a.getenv("SCW_ACCESS_KEY"))
+		key = a.env().String("scw-access-key")
 	}
 	client, err := wiring.ScalewayClient(a.getenv)
 	if err != nil {
 		client = nil
 	}
 	if client != nil {
-		checks = append(checks, doctor.Credentials(client, strings.TrimSpace(a.getenv("SCW_DEFAULT_PROJECT_ID"))))
+		checks = append(checks, doctor.Credentials(client, a.env().String("scw-project")))
 	}
-	checks = append(checks, doctor.IAM(client, key, strings.TrimSpace(a.getenv("SCW_DEFAULT_PROJECT_ID"))))
+	checks = append(checks, doctor.IAM(client, key, a.env().String("scw-project")))
 	checks = append(checks, func(ctx context.Context) []doctor.Item { return a.stateCheck(ctx, true) })
 	if client != nil {
 		checks = append(checks, a.headroomCheck)
@@ -98,7 +99,7 @@ const doctorProbeCluster = "doctor-probe"
 // stateCheck checks the state bucket: reachable and conditional writes (CheckBackend); with full,
 // also the retention of old versions and a presigned link.
 func (a *app) stateCheck(ctx context.Context, full bool) []doctor.Item {
-	if strings.TrimSpace(a.getenv(statestore.EnvStateURL)) == "" {
+	if !a.env().Given("state-url") {
 		return []doctor.Item{{Name: "state store", Status: doctor.Skip, Detail: "POC_STATE_URL is not set", Fix: "set POC_STATE_URL and POC_STATE_KEY as the workflow has them"}}
 	}
 	var closers []func()
@@ -132,7 +133,7 @@ func (a *app) stateCheck(ctx context.Context, full bool) []doctor.Item {
 	default:
 		items = append(items, doctor.Item{Name: "versioning, lifecycle", Status: doctor.Warn, Detail: err.Error(), Fix: "give the key s3:GetBucketVersioning and s3:GetLifecycleConfiguration, or check in the console"})
 	}
-	if strings.HasPrefix(a.getenv(statestore.EnvStateURL), "s3://") {
+	if strings.HasPrefix(a.env().String("state-url"), "s3://") {
 		key := "doctor/probe-" + fmt.Sprint(a.clock().UnixNano())
 		if err := store.PutPublic(ctx, key, []byte("pocbot doctor\n")); err != nil {
 			items = append(items, doctor.Item{Name: "presigned link", Status: doctor.Fail, Detail: err.Error(), Fix: "the bot's key must write public/ in the state bucket"})
@@ -166,7 +167,7 @@ func (a *app) setupDiagnosis(ctx context.Context, getenv func(string) string, ca
 	}
 	if len(items) == 0 {
 		if client, err := wiring.ScalewayClient(getenv); err == nil {
-			items = append(items, doctor.Credentials(client, strings.TrimSpace(getenv("SCW_DEFAULT_PROJECT_ID")))(ctx)...)
+			items = append(items, doctor.Credentials(client, settings.Env(getenv).String("scw-project"))(ctx)...)
 		}
 		b := *a
 		b.getenv = getenv

@@ -23,7 +23,7 @@ func downCommand() *command {
 			}
 			defer w.Close()
 			name := tf.name
-			res, err := w.ops.Down(ctx, req)
+			res, err := w.ops.Run(ctx, clusterops.VerbDown, req, newProgressPrinter(a.stderr))
 			if res != nil && res.Report != nil {
 				for _, d := range res.Report.Deleted {
 					how := "deleted"
@@ -56,8 +56,7 @@ func (f *teardownFlags) define(fs *flag.FlagSet, e *envFlags) {
 	e.Setting(&f.parkFor, "park_for")
 }
 
-// open checks the flags, then opens verb's world and the operator's intent, its progress printed
-// on the app's stderr.
+// open checks the flags, then opens verb's world and the operator's intent.
 func (f *teardownFlags) open(ctx context.Context, a *app, verb string) (*opsWorld, clusterops.Intent, error) {
 	if err := requireCluster(f.name); err != nil {
 		return nil, clusterops.Intent{}, err
@@ -69,7 +68,6 @@ func (f *teardownFlags) open(ctx context.Context, a *app, verb string) (*opsWorl
 	if err != nil {
 		return nil, req, err
 	}
-	req.Progress = newProgressPrinter(a.stderr)
 	req.ParkFor = f.parkFor
 	return w, req, nil
 }

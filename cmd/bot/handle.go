@@ -41,7 +41,7 @@ func (a *app) handle(ctx context.Context, getenv func(string) string, started ti
 	if err != nil {
 		return chatops.Outcome{}, err
 	}
-	slug := strings.TrimSpace(getenv("POC_APP_SLUG"))
+	slug := settings.Env(getenv).String("app-slug")
 	// Decided before authenticating: an edited comment or a bot's reply costs no API call.
 	if why := chatops.Triage(ev, slug); why != "" {
 		a.log.Info("event ignored", "event", ev.Name, "action", ev.Action, "why", why)
@@ -101,17 +101,19 @@ func (a *app) handle(ctx context.Context, getenv func(string) string, started ti
 	h.Reap = func(ctx context.Context, ev github.Event) (string, error) {
 		return a.reapOnce(ctx, getenv, env, gh, false, ev)
 	}
-	if getenv("POC_REAP_ON_EVENTS") != "false" {
+	reapToo, err := settings.Env(getenv).Bool("reap-on-events")
+	if err != nil {
+		return chatops.Outcome{}, err
+	}
+	if reapToo {
 		// GitHub disables the schedules of repositories idle for 60 days: every event run reaps
 		// too, bounded (reaper.Opportunistic), once its own command is answered.
 		h.Opportunistic = func(ctx context.Context, ev github.Event) (string, error) {
 			return a.reapOnce(ctx, getenv, env, gh, true, ev)
 		}
 	}
-	if v := getenv("POC_STICKY_INTERVAL"); v != "" {
-		if h.StickyInterval, err = settings.ParseDuration(v); err != nil {
-			return chatops.Outcome{}, fmt.Errorf("POC_STICKY_INTERVAL=%q is not a duration like 3s", v)
-		}
+	if h.StickyInterval, err = settings.Env(getenv).Duration("sticky-interval"); err != nil {
+		return chatops.Outcome{}, err
 	}
 	out, err := h.Handle(ctx, ev)
 	if out.EyesAfter > 0 {
@@ -136,7 +138,7 @@ func (a *app) reapOnce(ctx context.Context, getenv func(string) string, env gith
 	}
 	cfg := reaper.Config{Ops: b.Ops, Repository: env.Repository, Issues: gh, Inventory: driver, Spec: b.Spec,
 		KeepLabel: rc.KeepLabel, WarnBefore: rc.WarnBefore, Log: a.log, RunID: env.RunID, Now: a.now,
-		ParkFor: rc.ParkFor, Pool: &poolstore.Pool{Store: b.Ops.Store, Now: a.now}, Parked: driver}
+		ParkFor: rc.ParkFor, ShareParked: rc.ShareParkedWorkers, Pool: &poolstore.Pool{Store: b.Ops.Store, Now: a.now}, Parked: driver}
 	deployments := &prdeploy.Recorder{API: gh, Log: a.log, LogURL: env.RunURL()}
 	cfg.Gone = func(ctx context.Context, cluster string, _ int) {
 		deployments.Retire(ctx, cluster, "cluster "+cluster+" torn down by the reaper")

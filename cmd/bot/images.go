@@ -15,6 +15,7 @@ import (
 	"gocloud.dev/blob"
 
 	"github.com/pocbot/pocbot/internal/clusterops"
+	"github.com/pocbot/pocbot/internal/commands"
 	"github.com/pocbot/pocbot/internal/provision"
 	"github.com/pocbot/pocbot/internal/provision/images"
 	"github.com/pocbot/pocbot/internal/provision/scaleway"
@@ -32,7 +33,7 @@ const imagePrefix = "talos/"
 
 // imagesZoneFlag is the --zone flag of the images commands.
 func imagesZoneFlag(e *envFlags, zones *[]string) {
-	e.List(zones, "zone", "SCW_DEFAULT_ZONE", "zone whose shared snapshots are listed, besides the zones of the clusters in state")
+	e.SettingWith(zones, "zone", nil, "zone whose shared snapshots are listed, besides the zones of the clusters in state")
 }
 
 // imagesEnv is what the images commands read: the state, Scaleway's API, the image bucket.
@@ -336,7 +337,7 @@ func (a *app) prune(ctx context.Context, inv *imageInventory, dryRun bool, minAg
 			e.action = "kept: in use"
 			continue
 		case e.object != nil && now.Sub(e.object.Stored) < minAge:
-			e.action = fmt.Sprintf("kept: stored %s ago (< --min-age %s)", roundDur(now.Sub(e.object.Stored)), minAge)
+			e.action = fmt.Sprintf("kept: stored %s ago (< --min-age %s)", commands.RoundDuration(now.Sub(e.object.Stored)), minAge)
 			continue
 		}
 		var done, kept []string

@@ -13,9 +13,9 @@ import (
 
 	"github.com/pocbot/pocbot/internal/appsetup"
 	"github.com/pocbot/pocbot/internal/github"
-	"github.com/pocbot/pocbot/internal/provision"
 	"github.com/pocbot/pocbot/internal/repoinit"
 	"github.com/pocbot/pocbot/internal/schedule"
+	"github.com/pocbot/pocbot/internal/settings"
 	"github.com/pocbot/pocbot/internal/version"
 	"github.com/pocbot/pocbot/internal/wiring"
 )
@@ -166,7 +166,7 @@ func defaultActionRef(ctx context.Context, apiURL, token string) (string, error)
 // else SCW_ACCESS_KEY: the administrator's); file:// ones have nothing to make.
 func initBuckets(ctx context.Context, getenv func(string) string, values map[string]string) ([]repoinit.Bucket, error) {
 	var out []repoinit.Bucket
-	region := cmpOr(strings.TrimSpace(getenv("SCW_DEFAULT_REGION")), provision.DefaultSpec().Region)
+	region := settings.Env(getenv).String("scw-region")
 	urls := [][2]string{{"state", values["POC_STATE_URL"]}}
 	if v := values["POC_IMAGE_BUCKET"]; v != "" {
 		u, _, err := wiring.ImageBucketURL(v, region)

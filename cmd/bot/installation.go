@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/pocbot/pocbot/internal/github"
 	"github.com/pocbot/pocbot/internal/repoinit"
@@ -40,8 +39,8 @@ func (a *app) iamAdmin(verb string) (*repoinit.IAM, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s --iam: %w", verb, err)
 	}
-	return &repoinit.IAM{Client: client, ProjectID: strings.TrimSpace(a.getenv("SCW_DEFAULT_PROJECT_ID")),
-		OrganizationID: strings.TrimSpace(a.getenv("SCW_DEFAULT_ORGANIZATION_ID"))}, nil
+	return &repoinit.IAM{Client: client, ProjectID: a.env().String("scw-project"),
+		OrganizationID: a.env().String("scw-organization")}, nil
 }
 
 // appAuth reads the App's credentials (POC_APP_ID and its key) from a person's shell, where

@@ -30,7 +30,7 @@ func secretFileCommand(what, summary string) *command {
 			}
 		},
 		run: func(ctx context.Context, a *app, fs *flag.FlagSet) error {
-			ops, closeOps, err := a.scopedOps(ctx, name)
+			ops, closeOps, err := a.clusterOps(ctx, name)
 			if err != nil {
 				return err
 			}
@@ -40,13 +40,16 @@ func secretFileCommand(what, summary string) *command {
 			case what == "kubeconfig" && expires != 0:
 				data, err = a.shortKubeconfig(ctx, ops, name, expires)
 			case what == "kubeconfig":
-				data, err = ops.Kubeconfig(ctx, name)
-			default:
-				_, state, lerr := ops.Load(ctx, name)
-				err = lerr
+				var out *clusterops.Outcome
+				out, err = ops.Run(ctx, clusterops.VerbKubeconfig, clusterops.Intent{Cluster: name, Scope: a.repoScope()}, nil)
 				if err == nil {
+					data = out.Kubeconfig
+				}
+			default:
+				var st *clusterops.Status
+				if st, err = a.status(ctx, ops, clusterops.Intent{Cluster: name}); err == nil {
 					var ok bool
-					if data, ok = state.Secrets[cluster.SecretTalosconfig]; !ok {
+					if data, ok = st.State.Secrets[cluster.SecretTalosconfig]; !ok {
 						err = fmt.Errorf("cluster %q has no talosconfig yet: run up until its configs are generated", name)
 					}
 				}
@@ -77,7 +80,11 @@ func (a *app) shortKubeconfig(ctx context.Context, ops *clusterops.Ops, name str
 	}
 	who := cmpOr(strings.TrimSpace(a.getenv("USER")), "operator")
 	sub := kubecert.Subject{User: "pocbot:operator:" + who, Groups: []string{kubecert.AdminGroup}}
-	cc, err := ops.ClientCertificate(ctx, name, &key.PublicKey, sub, kubecert.Lifetime{Default: expires}, expires, a.clock())
+	st, err := a.status(ctx, ops, clusterops.Intent{Cluster: name}) // one read, within the workflow's repository
+	if err != nil {
+		return nil, err
+	}
+	cc, err := ops.ClientCertificate(ctx, st, &key.PublicKey, sub, kubecert.Lifetime{Default: expires}, expires, a.clock())
 	if err != nil {
 		return nil, err
 	}

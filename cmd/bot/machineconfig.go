@@ -15,7 +15,7 @@ func machineconfigCommand() *command {
 	return &command{
 		name:    "machineconfig",
 		summary: "write the machine configuration each node of a cluster runs, one file per node (secrets redacted unless --with-secrets)",
-		env:     envStore,
+		env:     envList(envWorld, []string{"POC_RUNNER_CIDR", "POC_RUNNER_ECHO_URL", "POC_READ_RUNNER_ACCESS"}),
 		setFlags: func(fs *flag.FlagSet, e *envFlags) {
 			clusterFlag(fs, e, &name)
 			fs.StringVar(&dir, "o", "", "the directory to write <node>.yaml into (created, mode 0700)")
@@ -25,7 +25,7 @@ func machineconfigCommand() *command {
 			if dir == "" {
 				return errors.New("machineconfig: -o DIR is required")
 			}
-			ops, closeOps, err := a.scopedOps(ctx, name)
+			ops, closeOps, err := a.scopedNodeOps(ctx, name)
 			if err != nil {
 				return err
 			}

@@ -31,10 +31,7 @@ func pauseCommand() *command {
 			}
 			defer w.Close()
 			req.ReleaseIPs = releaseIPs
-			res, err := w.ops.Pause(ctx, req)
-			if err == nil && res.Refusal != nil {
-				err = res.Refusal
-			}
+			res, err := w.ops.Run(ctx, clusterops.VerbPause, req, newProgressPrinter(a.stderr))
 			if err != nil {
 				return fmt.Errorf("pause %s: %w", tf.name, err)
 			}
@@ -68,18 +65,7 @@ func resumeCommand() *command {
 				return err
 			}
 			defer w.Close()
-			doc, _, err := w.ops.Load(ctx, rname)
-			if err != nil {
-				return fmt.Errorf("resume %s: %w", rname, err)
-			}
-			if err := inScope(a.repoScope(), doc.Header); err != nil {
-				return err
-			}
-			if !clusterops.Paused(doc.Header) {
-				return fmt.Errorf("resume %s: the cluster is not paused (it is %s): nothing to resume; `bot up` converges it", rname, doc.Header.Phase)
-			}
-			req.Progress = newProgressPrinter(a.stderr)
-			res, err := w.ops.Up(ctx, req)
+			res, err := w.ops.Run(ctx, clusterops.VerbResume, req, newProgressPrinter(a.stderr))
 			if err != nil {
 				return fmt.Errorf("resume %s: %w", rname, err)
 			}

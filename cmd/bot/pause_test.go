@@ -1,12 +1,15 @@
 package main
 
 import (
+	"fmt"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/pocbot/pocbot/internal/eta"
 	"github.com/pocbot/pocbot/internal/sim/world"
+	"github.com/pocbot/pocbot/internal/statestore"
 )
 
 var perDay = regexp.MustCompile(`Total per day: € ([0-9.]+)`)
@@ -37,6 +40,15 @@ func TestPauseAndResumeCommands(t *testing.T) {
 	rec := t.TempDir()
 	b.mustRun(t, nil, "up", "--cluster", "p1", "--record", rec)
 	running := dailyOf(t, b.mustRun(t, nil, "cost", "--cluster", "p1").stdout)
+	// `bot up` records its duration for the ETA as `/poc up` does (clusterops.Ops.Up).
+	store, err := statestore.Open(t.Context(), statestore.Config{StateURL: w.StateURL, KeyURL: w.StateKey})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	if sh, err := store.GetShared(t.Context(), eta.DocName); err != nil || !strings.Contains(string(sh.Body), "cold, first image") {
+		t.Errorf("bot up did not record its duration for the ETA: %v", err)
+	}
 
 	if r := b.run(t, nil, "resume", "--cluster", "p1"); r.code == 0 || !strings.Contains(r.stderr, "not paused") {
 		t.Errorf("resume of a ready cluster (exit %d):\n%s", r.code, r.stderr)
@@ -48,6 +60,10 @@ func TestPauseAndResumeCommands(t *testing.T) {
 	paused := dailyOf(t, b.mustRun(t, nil, "cost", "--cluster", "p1").stdout)
 	if paused <= 0 || paused >= running*0.10 {
 		t.Errorf("bot cost of the paused cluster: %.2f per day, running %.2f: want the paused price (IPs, image, snapshot)", paused, running)
+	}
+	// bot status prices it as bot cost does (it priced the machines a paused cluster has not).
+	if st := b.mustRun(t, nil, "status", "--cluster", "p1", "--health=false").stdout; !strings.Contains(st, fmt.Sprintf("€ %.2f per day", paused)) {
+		t.Errorf("bot status of the paused cluster does not say € %.2f per day:\n%s", paused, st)
 	}
 	r := b.mustRun(t, nil, "resume", "--cluster", "p1", "--record", rec)
 	if !strings.Contains(r.stdout, "cluster p1 is ready") {

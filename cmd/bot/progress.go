@@ -6,17 +6,21 @@ import (
 	"sync"
 	"time"
 
+	"github.com/pocbot/pocbot/internal/clusterops"
 	"github.com/pocbot/pocbot/internal/provision"
 )
 
-// progressPrinter prints the engine's step events as a live list.
+// progressPrinter prints the engine's step events as a live list (clusterops.Steps hands them).
 type progressPrinter struct {
 	mu sync.Mutex
 	w  io.Writer
 	t0 time.Time
 }
 
-func newProgressPrinter(w io.Writer) *progressPrinter { return &progressPrinter{w: w, t0: time.Now()} }
+// newProgressPrinter is the observer of an operation run from the CLI: its steps on w.
+func newProgressPrinter(w io.Writer) clusterops.Observer {
+	return clusterops.Steps(&progressPrinter{w: w, t0: time.Now()})
+}
 
 func (p *progressPrinter) Event(e provision.Event) {
 	p.mu.Lock()

@@ -42,11 +42,11 @@ func reapCommand() *command {
 			// These two default to the repository's .github/poc.yml, read at run time: the flag's own
 			// default is "unset" (-1, ""), its name, variable and help are the table's.
 			wb, kl := settings.Lookup("warn_before"), settings.Lookup("keep_label")
-			e.Duration(&warn, wb.CLI, wb.Env, -1, wb.Help+" (default: "+wb.RepoKey+" of .github/poc.yml, else "+wb.Default+"; 0: none)")
-			e.String(&keepLabel, kl.CLI, kl.Env, "", kl.Help+" (default: "+kl.RepoKey+" of .github/poc.yml, else "+kl.Default+")")
+			e.SettingWith(&warn, wb.Name, time.Duration(-1), wb.Help+" (default: "+wb.RepoKey+" of .github/poc.yml, else "+wb.Default+"; 0: none)")
+			e.SettingWith(&keepLabel, kl.Name, "", kl.Help+" (default: "+kl.RepoKey+" of .github/poc.yml, else "+kl.Default+")")
 			e.Setting(&noOrphans, "reap-no-orphans")
 			pf := settings.Lookup("park_for")
-			e.Duration(&parkFor, pf.CLI, pf.Env, -1, pf.Help+" (default: "+pf.RepoKey+" of .github/poc.yml, else 0: delete)")
+			e.SettingWith(&parkFor, pf.Name, time.Duration(-1), pf.Help+" (default: "+pf.RepoKey+" of .github/poc.yml, else 0: delete)")
 		},
 		run: func(ctx context.Context, a *app, fs *flag.FlagSet) error {
 			if maxTeardowns < 0 || budget < 0 || grace <= 0 {
@@ -77,8 +77,10 @@ func reapCommand() *command {
 					return err
 				}
 				cfg.WarnBefore, cfg.KeepLabel, cfg.ParkFor = rc.WarnBefore, rc.KeepLabel, rc.ParkFor
+				cfg.ShareParked = rc.ShareParkedWorkers
 				cfg.PauseSchedule, cfg.MaxPaused = rc.PauseSchedule, rc.MaxPaused
 			} else {
+				cfg.ShareParked = a.shareParked()
 				a.log.Info("no GitHub settings: expired clusters only, no issue checks, no comments")
 			}
 			if warn >= 0 {

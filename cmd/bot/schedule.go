@@ -46,7 +46,7 @@ func (a *app) scheduleCheck(ctx context.Context, store *statestore.Store, gh *gi
 	every, _ := schedule.Interval(hb.Cron)
 	notice := commands.RenderScheduleStopped(commands.ScheduleStoppedView{LastRun: hb.At, Now: now, Every: every, Repo: repo})
 	a.log.Warn("the reaper's schedule has stopped", "last_run", hb.At, "cron", hb.Cron)
-	if _, err := opsboard.SetNotice(ctx, gh, notice); err != nil {
+	if _, err := opsboard.SetNotice(ctx, gh, boardMemory(store, repo), notice); err != nil {
 		a.log.Warn("could not put the schedule notice on the POC clusters issue", "err", err)
 	}
 	return notice

@@ -31,15 +31,41 @@ func (a *app) scopedOps(ctx context.Context, name string) (ops *clusterops.Ops, 
 	if err != nil {
 		return nil, nil, err
 	}
-	if repo := a.repoScope(); repo != "" {
-		doc, err := ops.Store.Get(ctx, name)
-		if err == nil {
-			err = inScope(repo, doc.Header)
-		}
-		if err != nil {
-			close()
-			return nil, nil, err
-		}
+	if err := a.checkScope(ctx, ops.Store, name); err != nil {
+		close()
+		return nil, nil, err
 	}
 	return ops, close, nil
+}
+
+// scopedNodeOps is scopedOps for a command that talks to the cluster's nodes: the bot's whole
+// parts (wiring.Open: the cluster's graph, the runner's address, POC_READ_RUNNER_ACCESS), so that
+// a runner outside admin_cidrs is admitted by the security group for the read, as a run that
+// changes the cluster is.
+func (a *app) scopedNodeOps(ctx context.Context, name string) (ops *clusterops.Ops, close func(), err error) {
+	if err := requireCluster(name); err != nil {
+		return nil, nil, err
+	}
+	w, err := a.openWorld(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := a.checkScope(ctx, w.ops.Store, name); err != nil {
+		w.Close()
+		return nil, nil, err
+	}
+	return w.ops, w.Close, nil
+}
+
+// checkScope applies inScope to the cluster's header when a workflow runs the command.
+func (a *app) checkScope(ctx context.Context, store *statestore.Store, name string) error {
+	repo := a.repoScope()
+	if repo == "" {
+		return nil
+	}
+	doc, err := store.Get(ctx, name)
+	if err != nil {
+		return err
+	}
+	return inScope(repo, doc.Header)
 }

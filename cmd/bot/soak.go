@@ -32,15 +32,15 @@ func soakCommand() *command {
 		name:    "soak",
 		summary: "random histories of comments, crashes and faults against the emulated world, with invariants checked after every step",
 		setFlags: func(fs *flag.FlagSet, e *envFlags) {
-			e.Duration(&duration, "duration", "POC_SOAK_DURATION", 2*time.Minute, "how long to run new random histories")
-			e.String(&seed, "seed", "POC_SOAK_SEED", "", "replay the history of this seed only (as printed by a failing soak)")
-			e.String(&keep, "keep", "POC_SOAK_KEEP", "", "with --seed: play only these events (comma-separated indices; the shrunk history)")
-			e.Int(&events, "events", "POC_SOAK_EVENTS", 50, "events per history")
-			e.Float(&factor, "time-factor", "POC_SOAK_TIME_FACTOR", 0.001, "scale of the emulated latencies")
+			e.Setting(&duration, "soak-duration")
+			e.Setting(&seed, "soak-seed")
+			e.Setting(&keep, "soak-keep")
+			e.Setting(&events, "soak-events")
+			e.Setting(&factor, "soak-time-factor")
 			e.Bool(&verbose, "v", "", false, "print every event as it is played")
 			// A history waits on its processes most of the time (about 15 % of a core): eight
 			// per core keep the cores busy.
-			e.Int(&parallel, "parallel", "POC_SOAK_PARALLEL", 8*runtime.NumCPU(), "histories at once, each in its own world")
+			e.SettingWith(&parallel, "soak-parallel", 8*runtime.NumCPU(), "")
 		},
 		run: func(ctx context.Context, a *app, fs *flag.FlagSet) error {
 			if os.Getenv("GOGC") == "" {

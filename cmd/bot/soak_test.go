@@ -202,17 +202,21 @@ func TestSoak(t *testing.T) {
 		}
 	}
 
-	// A history every soak runs: acme/b parks (park_for: 2h), so its down keeps the worker and
-	// the next up (acme/a's: one state bucket, one pool) adopts it; the reaper and the settle
-	// then park and expire it, under every invariant (parked workers recorded, none left).
+	// A history every soak runs: acme/b parks (park_for: 2h), so its down keeps the worker; the
+	// next up of acme/a (one state bucket, one pool) is not offered it (a parked worker serves
+	// the repository that parked it: the checker's "a parked worker serves its own repository"),
+	// acme/b's next up adopts it; the reaper and the settle then park and expire it, under every
+	// invariant (parked workers recorded, none left).
 	parkAdopt := []soak.Event{
 		{Kind: soak.KindComment, Repo: "acme/b", Number: 1, User: "ada", Body: "/poc up"},
 		{Kind: soak.KindComment, Repo: "acme/b", Number: 1, User: "ada", Body: "/poc down"},
 		{Kind: soak.KindComment, Repo: "acme/a", Number: 1, User: "ada", Body: "/poc up"},
+		{Kind: soak.KindComment, Repo: "acme/b", Number: 2, User: "ada", Body: "/poc up"},
 		{Kind: soak.KindComment, Repo: "acme/a", Number: 1, User: "ada", Body: "/poc down"},
+		{Kind: soak.KindComment, Repo: "acme/b", Number: 2, User: "ada", Body: "/poc down"},
 	}
 	if res, err := soak.Run(ctx, base, 1, parkAdopt); err != nil || len(res.Violations) > 0 {
-		t.Errorf("park on down, adopt on the next up: %v %v", err, res.Violations)
+		t.Errorf("park on down, adopt on the next up of the same repository only: %v %v", err, res.Violations)
 	}
 
 	// Whole histories: a fixed set, then new seeds for the rest of the bound.

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
-	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -62,7 +61,7 @@ func (a *app) stateList(ctx context.Context) error {
 	// With the key, the headers are authenticated (a bad one is named in the
 	// error); without it they are shown as the bucket holds them, for display only.
 	list := s.List
-	if strings.TrimSpace(a.getenv(statestore.EnvStateKey)) == "" {
+	if !a.env().Given("state-key") {
 		list = s.ListUnverified
 		fmt.Fprintf(a.stderr, "headers not authenticated (no %s): anyone who can write to the bucket can change them\n", statestore.EnvStateKey)
 	}

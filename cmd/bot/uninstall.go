@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/pocbot/pocbot/internal/repoinit"
-	"github.com/pocbot/pocbot/internal/statestore"
 )
 
 func uninstallCommand() *command {
@@ -31,7 +30,7 @@ func uninstallCommand() *command {
 			if err := gf.required("uninstall"); err != nil {
 				return err
 			}
-			if strings.TrimSpace(a.getenv(statestore.EnvStateURL)) == "" {
+			if !a.env().Given("state-url") {
 				return errors.New("uninstall: POC_STATE_URL is not set: it is needed to check that no cluster is up (give the value of the repository's POC_STATE_URL secret)")
 			}
 			token, _, err := repoinit.GitHubToken(ctx, a.getenv, nil)
@@ -68,7 +67,7 @@ func uninstallCommand() *command {
 				}
 			}
 			if withBucks {
-				cfg.Buckets, err = initBuckets(ctx, a.getenv, map[string]string{"POC_STATE_URL": a.getenv(statestore.EnvStateURL), "POC_IMAGE_BUCKET": a.getenv("POC_IMAGE_BUCKET")})
+				cfg.Buckets, err = initBuckets(ctx, a.getenv, map[string]string{"POC_STATE_URL": a.env().Raw("state-url"), "POC_IMAGE_BUCKET": a.env().Raw("image-bucket")})
 				if err != nil {
 					return fmt.Errorf("uninstall --buckets: %w", err)
 				}

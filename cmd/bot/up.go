@@ -17,77 +17,48 @@ import (
 	"github.com/pocbot/pocbot/internal/settings"
 )
 
-// specFlags are the overrides of the cluster's defaults (docs/seed.md, The cluster) an operator may pass to up; only flags given explicitly
-// change an existing cluster.
-type specFlags struct {
-	zone, talos, dnsZone, cpType, offer, sshKeyFile string
-	adminCIDRs, extensions                          []string
-	cpCount                                         int
-	exposeEdge                                      bool
-	set                                             map[string]bool
+// specFlags are the overrides of the cluster's defaults (docs/seed.md, The cluster) an operator
+// may pass to up: a flag for each setting of the table bound to the spec (its Spec column), by
+// setting name. Only the flags given explicitly, or by their variable, change an existing cluster.
+type specFlags map[string]any
+
+func (s specFlags) define(e *envFlags) {
+	for _, row := range settings.Table {
+		if row.Spec == "" || row.CLI == "" {
+			continue
+		}
+		p := newFlagValue(row)
+		e.Setting(p, row.Name)
+		s[row.Name] = p
+	}
 }
 
-func (s *specFlags) define(fs *flag.FlagSet, e *envFlags) {
-	e.Setting(&s.zone, "zone")
-	e.Setting(&s.talos, "talos")
-	e.Setting(&s.adminCIDRs, "admin-cidr")
-	e.Setting(&s.extensions, "extensions")
-	e.Setting(&s.dnsZone, "dns-zone")
-	e.Setting(&s.cpCount, "cp-count")
-	e.Setting(&s.cpType, "cp-type")
-	e.Setting(&s.offer, "worker-offer")
-	e.Setting(&s.exposeEdge, "expose-edge")
-	e.Setting(&s.sshKeyFile, "ssh-public-key-file")
-}
-
-// override returns what was set on the command line or by environment.
-func (s *specFlags) override(fs *flag.FlagSet, getenv func(string) string) (func(*provision.Spec), error) {
-	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	for _, name := range []string{"zone", "talos", "admin-cidr", "extensions", "dns-zone", "ssh-public-key-file"} {
-		if st := settings.Lookup(name); getenv(st.Env) != "" {
-			set[st.CLI] = true
+// values are the settings given on the command line or by environment. The person's SSH key is
+// given as a file: its value is the key the file holds.
+func (s specFlags) values(fs *flag.FlagSet, getenv func(string) string) (settings.Values, error) {
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	v := settings.Values{}
+	for name, p := range s {
+		row := settings.Lookup(name)
+		if !given[row.CLI] && (row.Env == "" || !settings.Env(getenv).Given(name)) {
+			continue
 		}
-	}
-	var personKey string
-	if set["ssh-public-key-file"] && s.sshKeyFile != "" {
-		b, err := os.ReadFile(s.sshKeyFile)
-		if err != nil {
-			return nil, fmt.Errorf("read --ssh-public-key-file: %w", err)
-		}
-		personKey = strings.TrimSpace(string(b))
-	}
-	v := *s
-	// Each field of the spec a flag (or its variable) gives, in the order they apply.
-	fields := []struct {
-		flag string
-		set  func(*provision.Spec)
-	}{
-		{"zone", func(sp *provision.Spec) {
-			sp.Zone = v.zone
-			if i := strings.LastIndex(v.zone, "-"); i > 0 {
-				sp.Region = v.zone[:i]
+		x := flagValue(p)
+		if name == "ssh-public-key-file" {
+			path := x.(string)
+			if path == "" {
+				continue
 			}
-		}},
-		{"talos", func(sp *provision.Spec) { sp.TalosVersion = v.talos }},
-		{"admin-cidr", func(sp *provision.Spec) { sp.AdminCIDRs = v.adminCIDRs }},
-		{"extension", func(sp *provision.Spec) { sp.TalosExtensions = v.extensions }},
-		{"dns-zone", func(sp *provision.Spec) { sp.DNSZone = v.dnsZone }},
-		{"cp-count", func(sp *provision.Spec) { sp.CPCount = v.cpCount }},
-		{"cp-type", func(sp *provision.Spec) { sp.CPInstanceType = v.cpType }},
-		{"worker-offer", func(sp *provision.Spec) { sp.BaremetalOffer = v.offer }},
-		{"expose-edge", func(sp *provision.Spec) { sp.ExposeEdgeOnControlPlane = v.exposeEdge }},
-	}
-	return func(sp *provision.Spec) {
-		for _, f := range fields {
-			if set[f.flag] {
-				f.set(sp)
+			b, err := os.ReadFile(path)
+			if err != nil {
+				return nil, fmt.Errorf("read --ssh-public-key-file: %w", err)
 			}
+			x = strings.TrimSpace(string(b))
 		}
-		if personKey != "" {
-			sp.SSHPublicKey = personKey
-		}
-	}, nil
+		v.Set(name, x)
+	}
+	return v, nil
 }
 
 // budgetFlags are the bounds of an up run by the CLI: the settings a repository writes in
@@ -101,12 +72,12 @@ type budgetFlags struct {
 
 // open is lk.open for the verbs that may start machines (up, resume): the budget bounds the
 // intent, as the repository's .github/poc.yml bounds a comment's.
-func (b *budgetFlags) open(ctx context.Context, a *app, lk *lockFlags, name, verb string, override func(*provision.Spec)) (*opsWorld, clusterops.Intent, error) {
+func (b *budgetFlags) open(ctx context.Context, a *app, lk *lockFlags, name, verb string, patch clusterops.SpecPatch) (*opsWorld, clusterops.Intent, error) {
 	bounds, err := b.bounds()
 	if err != nil {
 		return nil, clusterops.Intent{}, err
 	}
-	w, req, err := lk.open(ctx, a, name, verb, override)
+	w, req, err := lk.open(ctx, a, name, verb, patch)
 	if err != nil {
 		return nil, req, err
 	}
@@ -140,7 +111,7 @@ func upCommand() *command {
 		name   string
 		ttl    time.Duration
 		dryRun bool
-		sf     specFlags
+		sf     = specFlags{}
 		lk     lockFlags
 		budget budgetFlags
 	)
@@ -152,7 +123,7 @@ func upCommand() *command {
 			clusterFlag(fs, e, &name)
 			e.Setting(&ttl, "ttl")
 			e.Setting(&dryRun, "dry-run")
-			sf.define(fs, e)
+			sf.define(e)
 			lk.define(e)
 			budget.define(e)
 		},
@@ -163,11 +134,11 @@ func upCommand() *command {
 			if ttl <= 0 {
 				return fmt.Errorf("--ttl %s: the expiry must be a positive duration", ttl)
 			}
-			override, err := sf.override(fs, a.getenv)
+			given, err := sf.values(fs, a.getenv)
 			if err != nil {
 				return err
 			}
-			w, req, err := budget.open(ctx, a, &lk, name, "up", override)
+			w, req, err := budget.open(ctx, a, &lk, name, "up", given)
 			if err != nil {
 				return err
 			}
@@ -176,8 +147,7 @@ func upCommand() *command {
 			if dryRun {
 				return a.printPlan(ctx, w, req)
 			}
-			req.Progress = newProgressPrinter(a.stderr)
-			res, err := w.ops.Up(ctx, req)
+			res, err := w.ops.Run(ctx, clusterops.VerbUp, req, newProgressPrinter(a.stderr))
 			if err != nil {
 				return fmt.Errorf("up %s: %w", name, err)
 			}
@@ -191,14 +161,25 @@ func upCommand() *command {
 // a repository's workflow (workflow_dispatch, GITHUB_REPOSITORY), it is confined to that
 // repository's clusters (Intent.Scope), since one state bucket serves every repository of the
 // Scaleway project; a cluster it creates belongs to that repository.
-func (a *app) intent(name, verb string, w *opsWorld, override func(*provision.Spec)) clusterops.Intent {
+func (a *app) intent(name, verb string, w *opsWorld, patch clusterops.SpecPatch) clusterops.Intent {
 	spec := provision.DefaultSpec()
 	spec.ImageBucket = w.bucketName
 	actor := cmpOr(a.getenv("GITHUB_ACTOR"), a.getenv("USER"))
 	actor = cmpOr(actor, "operator")
 	repo := a.repoScope()
-	return clusterops.Intent{Cluster: name, Spec: spec, Override: override, RequestedBy: actor,
-		RunID: a.getenv("GITHUB_RUN_ID"), Command: verb, Repository: repo, Scope: repo}
+	return clusterops.Intent{Cluster: name, Spec: spec, Patch: patch, RequestedBy: actor,
+		RunID: a.getenv("GITHUB_RUN_ID"), Command: verb, Repository: repo, Scope: repo, ShareParked: a.shareParked()}
+}
+
+// shareParked is share_parked_workers as the operator's environment sets it (POC_SHARE_PARKED_WORKERS;
+// a value that does not parse shares nothing, the safe side, and says so).
+func (a *app) shareParked() bool {
+	b, err := a.env().Bool("share_parked_workers")
+	if err != nil {
+		a.log.Warn("parked workers are not shared", "err", err)
+		return false
+	}
+	return b
 }
 
 func (a *app) printUp(res *clusterops.Outcome) {

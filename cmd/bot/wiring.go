@@ -11,8 +11,6 @@ import (
 	"github.com/pocbot/pocbot/internal/chatops"
 	"github.com/pocbot/pocbot/internal/clusterops"
 	"github.com/pocbot/pocbot/internal/cost"
-	"github.com/pocbot/pocbot/internal/eta"
-	"github.com/pocbot/pocbot/internal/provision"
 	"github.com/pocbot/pocbot/internal/provision/scaleway"
 	"github.com/pocbot/pocbot/internal/record"
 	"github.com/pocbot/pocbot/internal/settings"
@@ -44,14 +42,14 @@ func (l *lockFlags) apply(o *clusterops.Ops) {
 
 // open opens the world of a command on one cluster (up, down) with these lock settings, and the
 // operator's intent of verb on the cluster.
-func (l *lockFlags) open(ctx context.Context, a *app, name, verb string, override func(*provision.Spec)) (*opsWorld, clusterops.Intent, error) {
+func (l *lockFlags) open(ctx context.Context, a *app, name, verb string, patch clusterops.SpecPatch) (*opsWorld, clusterops.Intent, error) {
 	a.recordInto(l.record)
 	w, err := a.openWorld(ctx)
 	if err != nil {
 		return nil, clusterops.Intent{}, err
 	}
 	l.apply(w.ops)
-	return w, a.intent(name, verb, w, override), nil
+	return w, a.intent(name, verb, w, patch), nil
 }
 
 // recordInto makes dir the run's recording directory: the flag's value is read where the setting
@@ -76,7 +74,6 @@ type opsWorld struct {
 	store      *statestore.Store
 	driver     *scaleway.Driver
 	quoter     *cost.Quoter
-	eta        *eta.Book
 	bucketName string
 	close      func()
 }
@@ -88,7 +85,7 @@ func (a *app) openWorld(ctx context.Context) (*opsWorld, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &opsWorld{ops: b.Ops, store: b.Store, driver: b.Driver, quoter: b.Ops.Quoter, eta: b.ETA, bucketName: b.Spec.ImageBucket, close: b.Close}, nil
+	return &opsWorld{ops: b.Ops, store: b.Store, driver: b.Driver, quoter: b.Ops.Quoter, bucketName: b.Spec.ImageBucket, close: b.Close}, nil
 }
 
 // openBackend opens every part of a run from getenv alone (wiring.Open), with the app's logger and
@@ -99,7 +96,7 @@ func (a *app) openBackend(ctx context.Context, getenv func(string) string) (*wir
 
 // chatopsBackend is the part of b a comment's handler works with.
 func chatopsBackend(b *wiring.Backend) *chatops.Backend {
-	return &chatops.Backend{Ops: b.Ops, Spec: b.Spec, ETA: b.ETA, Close: b.Close}
+	return &chatops.Backend{Ops: b.Ops, Spec: b.Spec, Close: b.Close}
 }
 
 // openStore opens the state store alone (commands that touch no cloud API).
@@ -123,7 +120,7 @@ func (a *app) clusterOps(ctx context.Context, name string) (ops *clusterops.Ops,
 // openStoreNoKey opens the store for what needs no key (listing headers, unlocking): without
 // POC_STATE_KEY, a throwaway keeper stands in, and anything that would decrypt fails as a wrong key.
 func (a *app) openStoreNoKey(ctx context.Context) (*statestore.Store, error) {
-	if strings.TrimSpace(a.getenv(statestore.EnvStateKey)) != "" {
+	if a.env().Given("state-key") {
 		return a.openStore(ctx)
 	}
 	key, err := statestore.NewKeyURL()

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 
 	ghsim "github.com/pocbot/pocbot/internal/sim/github"
 )
@@ -15,15 +14,15 @@ import (
 // refused before it took effect, or after; it gets exactly one reply, never none, never two.
 func TestEveryCommandIsAnsweredDespiteA5xx(t *testing.T) {
 	const repo = "acme/answers"
-	h, ctx := scene{repo: repo, users: []string{"alice:admin"}, timeout: 2 * time.Minute}.open(t)
+	h, ctx := scene{repo: repo, users: []string{"alice:admin"}, light: true}.open(t)
 	for i, f := range []ghsim.Fault{
 		{Method: "POST", Status: 503},
 		{Method: "POST", Status: 502, AfterEffect: true},
 	} {
-		number := h.w.GitHub.AddIssue(repo, ghsim.Issue{Author: "alice"})
+		number := h.gh.AddIssue(repo, ghsim.Issue{Author: "alice"})
 		ev := h.comment(repo, number, false, "alice", "/poc help")
 		f.PathContains = fmt.Sprintf("/issues/%d/comments", number) // the reply, not a reaction
-		h.w.GitHub.Inject(f)
+		h.gh.Inject(f)
 		if _, err := h.handle(ctx, ev); err != nil {
 			t.Fatalf("fault %d: %v", i, err)
 		}

@@ -28,8 +28,8 @@ import (
 // once, with room for one cluster. Exactly one cluster may be created; the four others are refused
 // with a reply naming the limit, and create nothing. Once by max_clusters, once by max_daily_eur.
 func TestBudgetRace(t *testing.T) {
-	h, ctx := scene{timeout: 3 * time.Minute}.open(t)
-	gh := h.w.GitHub
+	h, ctx := scene{light: true}.open(t)
+	gh := h.gh
 	q, err := clusterops.Quote(ctx, h.backend.Ops.Quoter, h.backend.Spec, 0, true)
 	if err != nil {
 		t.Fatal(err)
@@ -101,7 +101,7 @@ func TestBudgetRace(t *testing.T) {
 // raceHandler is h.handler for runs that share the harness at the same time: its own run id and
 // Actions files.
 func (h *harness) raceHandler(full string, i int) *chatops.Handler {
-	env := github.ActionsEnv{Repository: full, APIURL: h.w.GitHubURL, ServerURL: "https://github.com", RunID: strconv.Itoa(5000 + i), InActions: true}
+	env := github.ActionsEnv{Repository: full, APIURL: h.ghURL, ServerURL: "https://github.com", RunID: strconv.Itoa(5000 + i), InActions: true}
 	env.Owner, env.Repo, _ = strings.Cut(full, "/")
 	return &chatops.Handler{
 		GitHub:  h.client(full),
@@ -110,7 +110,7 @@ func (h *harness) raceHandler(full string, i int) *chatops.Handler {
 		Open: func(context.Context) (*chatops.Backend, error) {
 			return h.backend, nil
 		},
-		AppSlug:        h.w.GitHub.AppSlug(),
+		AppSlug:        h.gh.AppSlug(),
 		Log:            h.log,
 		Started:        time.Now(),
 		StickyInterval: 100 * time.Millisecond,
@@ -124,7 +124,7 @@ func (h *harness) raceHandler(full string, i int) *chatops.Handler {
 func TestEditedHeaderDoesNotDefeatBudget(t *testing.T) {
 	const repo = "edit/money"
 	h, ctx := scene{repo: repo, users: []string{"alice:admin"}, issues: []int{2}, timeout: 2 * time.Minute}.open(t)
-	gh := h.w.GitHub
+	gh := h.gh
 	q, err := clusterops.Quote(ctx, h.backend.Ops.Quoter, h.backend.Spec, 0, true)
 	if err != nil {
 		t.Fatal(err)
@@ -176,7 +176,7 @@ func TestEditedHeaderDoesNotDefeatBudget(t *testing.T) {
 // cluster, not skip it because it saw the cluster exist when it planned.
 func TestUpRecreatingAfterADownIsBudgeted(t *testing.T) {
 	const repo = "acme/recreate"
-	h, ctx := scene{repo: repo, users: []string{"alice:admin"}, issues: []int{1, 2}, config: "max_clusters: 1\n", timeout: 2 * time.Minute}.open(t)
+	h, ctx := scene{repo: repo, users: []string{"alice:admin"}, issues: []int{1, 2}, config: "max_clusters: 1\n", light: true}.open(t)
 	one, two := commands.ClusterName("acme", "recreate", 1), commands.ClusterName("acme", "recreate", 2)
 
 	if out, err := h.handle(ctx, h.comment(repo, 1, false, "alice", "/poc up")); err != nil || !out.OK {
@@ -252,14 +252,14 @@ func TestUpRecreatingAfterADownIsBudgeted(t *testing.T) {
 func TestParkedWorkersAreBilled(t *testing.T) {
 	const repo = "acme/park"
 	// One seed cluster costs ≈ 4.30 € a day: it fits 5 € alone, not beside a parked worker.
-	h, ctx := scene{repo: repo, users: []string{"alice:admin"}, issues: []int{1}, config: "park_for: 2h\nmax_daily_eur: 5\n", timeout: 2 * time.Minute}.open(t)
+	h, ctx := scene{repo: repo, users: []string{"alice:admin"}, issues: []int{1}, config: "park_for: 2h\nmax_daily_eur: 5\n", light: true}.open(t)
 
 	holds(t, "cost reply (what parking costs)", h.answered(ctx, t, repo, 1, "alice", "/poc cost"), "Parking is on (park\\_for 2h)", "per hour")
 
 	spec := h.backend.Spec
 	pl := &poolstore.Pool{Store: h.backend.Ops.Store}
 	if err := pl.Park(ctx, pool.Worker{ServerID: "parked-1", IP: "127.0.0.9", Zone: spec.Zone, Offer: spec.BaremetalOffer,
-		TalosVersion: "v0.0.0", Schematic: "none", ParkedUntil: time.Now().Add(time.Hour)}); err != nil {
+		TalosVersion: "v0.0.0", Schematic: "none", ParkedUntil: time.Now().Add(time.Hour), Repository: repo}); err != nil {
 		t.Fatal(err)
 	}
 	holds(t, "cost reply (the parked worker)", h.answered(ctx, t, repo, 1, "alice", "/poc cost"), "1 parked worker(s) in this state bucket are billed now")

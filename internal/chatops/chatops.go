@@ -1,10 +1,14 @@
 // Package chatops turns one GitHub event into the right replies: it decides whether the event is
 // for the bot at all, acknowledges it at once (👀), parses the `/poc` command with the
 // repository's bounds (`.github/poc.yml` from the default branch), authorizes the commenter
-// through the collaborator-permission API, and runs one runner per verb (Atlantis-style): each
-// translates the event into a clusterops.Intent and the clusterops.Outcome into replies. Every
-// rule of a cluster's life (budget, ownership, rollback, quota, phases) is clusterops'; replies
-// are rendered by internal/commands; GitHub is reached through internal/github.
+// through the collaborator-permission API, reads the cluster's status comment (its id and the
+// state serial it recorded), and turns the command into a clusterops.Intent: one operation,
+// clusterops.Ops.Run, reads, decides and acts, and the outcome, by what it did (a wake of a
+// paused cluster is a resume), becomes the replies (operate.go: one answer per verb). Every rule
+// of a cluster's life (budget, ownership, rollback, quota, phases, the pause window) is
+// clusterops'; replies are rendered by internal/commands; GitHub is reached through
+// internal/github, never from code that holds a lock (the status comment opens when clusterops'
+// Observer hears the operation admitted, on the run's goroutine).
 //
 // Ordering is the contract: nothing slow (opening the state store, the Scaleway client, pricing)
 // happens before the 👀 reaction, and nothing that can spend money (any Scaleway call) happens
@@ -23,13 +27,11 @@ import (
 
 	"github.com/pocbot/pocbot/internal/clusterops"
 	"github.com/pocbot/pocbot/internal/commands"
-	"github.com/pocbot/pocbot/internal/eta"
 	"github.com/pocbot/pocbot/internal/github"
 	"github.com/pocbot/pocbot/internal/prdeploy"
 	"github.com/pocbot/pocbot/internal/provision"
 	"github.com/pocbot/pocbot/internal/repoconfig"
 	"github.com/pocbot/pocbot/internal/settings"
-	"github.com/pocbot/pocbot/internal/statestore"
 )
 
 // API is what the handler asks of GitHub; *github.Client implements it.
@@ -63,9 +65,7 @@ type Backend struct {
 	Ops *clusterops.Ops
 	// Spec is the spec of a new cluster before the comment's flags: the seed's defaults with the
 	// image bucket.
-	Spec provision.Spec
-	// ETA, when set, estimates an up (dry run, status comment) and records how long each took.
-	ETA   *eta.Book
+	Spec  provision.Spec
 	Close func()
 }
 
@@ -194,7 +194,10 @@ type run struct {
 	pcfg    commands.ParseConfig
 	backend *Backend
 	cluster string
-	header  *statestore.Header // the cluster's public header when it exists (read by collision)
+	// status is the cluster's status comment as found before the operation (zero: none yet), and
+	// witness the state serial it recorded: the intent's data.
+	status  github.Comment
+	witness int64
 	// perm is the sender's permission on the repository as GitHub answered it for this event
 	// ("" until asked): what the sender may do, and whether a kubeconfig may be issued to them.
 	perm string
@@ -396,15 +399,17 @@ func (r *run) hasLabel(name string) bool {
 	return false
 }
 
-// intent is what this event asks of its cluster for verb, within the repository's bounds.
+// intent is what this event asks of its cluster for verb, within the repository's bounds, with
+// what the run read before asking (the status comment's id and serial, the sender's permission).
 func (r *run) intent(verb commands.Verb) clusterops.Intent {
 	// The spec of a new cluster; an existing cluster keeps the spec in its state.
 	spec := r.backend.Spec
 	spec.ServiceAccountKey = r.cfg.ServiceAccountKey
 	bounds := r.cfg
 	return clusterops.Intent{Cluster: r.cluster, Spec: spec, Repository: r.ev.FullName(), Number: r.ev.Number,
-		Kind: r.kind(), RequestedBy: r.ev.Sender, RequesterID: r.ev.SenderID, RunID: r.h.Env.RunID,
-		Command: "/poc " + string(verb), Bounds: &bounds, Witness: r.witness}
+		Kind: r.kind(), RequestedBy: r.ev.Sender, RequesterID: r.ev.SenderID, Permission: r.perm, RunID: r.h.Env.RunID,
+		Command: "/poc " + string(verb), Bounds: &bounds, Witness: r.witness, StatusComment: r.status.ID, ShareParked: r.cfg.ShareParkedWorkers,
+		Closed: r.ev.Kind == github.KindComment && r.ev.IssueState == "closed"}
 }
 
 // schedule hands schedule and workflow_dispatch events to the reaper.

@@ -31,7 +31,7 @@ var curlRE = regexp.MustCompile(`curl -fsS '([^']+)' \| age -d`)
 func TestCommentsEndToEnd(t *testing.T) {
 	const repo = "acme/shop"
 	h, ctx := scene{repo: repo, users: []string{"alice:maintain", "bob:read", "carol:write"}, timeout: 4 * time.Minute}.open(t)
-	gh := h.w.GitHub
+	gh := h.gh
 	alicePub, aliceID := sshUser(t)
 	gh.AddUserKey("alice", alicePub)
 	gh.AddUserKey("alice", ecdsaKey)
@@ -39,7 +39,7 @@ func TestCommentsEndToEnd(t *testing.T) {
 	gh.AddIssue(repo, ghsim.Issue{Number: 43, Title: "Cancel me", Author: "alice"})
 
 	// --- What must not run: no Scaleway call at all. ---
-	calls0 := h.w.Scaleway.CallCount()
+	calls0 := h.calls()
 	t.Run("bot's own comment is ignored", func(t *testing.T) {
 		ev := h.comment(repo, 42, false, gh.BotLogin(), "> /poc up\n/poc up")
 		out, err := h.handle(ctx, ev)
@@ -84,7 +84,7 @@ func TestCommentsEndToEnd(t *testing.T) {
 	t.Run("help", func(t *testing.T) {
 		holds(t, "help reply", h.answered(ctx, t, repo, 42, "bob", "/poc"), "/poc extend DURATION")
 	})
-	if d := h.w.Scaleway.CallCount() - calls0; d != 0 {
+	if d := h.calls() - calls0; d != 0 {
 		t.Fatalf("refused, ignored and malformed commands made %d Scaleway calls, want 0", d)
 	}
 	if h.opens != 0 {
@@ -127,13 +127,14 @@ func TestCommentsEndToEnd(t *testing.T) {
 		if !strings.Contains(notify.Body, "@alice") || !strings.Contains(notify.Body, "#issuecomment-") {
 			t.Errorf("notification does not mention alice or link the sticky comment: %s", notify.Body)
 		}
-		// The header remembers the sticky comment and the daily cost.
+		// The header remembers the daily cost (and the status comment's id once a run found it
+		// before its operation: this up made it).
 		doc, err := h.backend.Ops.Store.Get(ctx, name)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if m, err := clusterops.MetaOf(doc.Header); err != nil || m.StickyID == 0 || m.DailyCostNanos == 0 {
-			t.Errorf("header labels = %v, want sticky id and daily cost", doc.Header.Labels)
+		if m, err := clusterops.MetaOf(doc.Header); err != nil || m.DailyCostNanos == 0 {
+			t.Errorf("header labels = %v, want the daily cost", doc.Header.Labels)
 		}
 		if got := doc.Header.Expires.Sub(doc.Header.Created); got != 2*time.Hour {
 			t.Errorf("expiry = created + %s, want 2h", got)
@@ -350,7 +351,7 @@ func TestCommentsEndToEnd(t *testing.T) {
 // created), an invalid file answered with the key, a dry run that creates nothing.
 func TestBudgetAndConfig(t *testing.T) {
 	h, ctx := scene{timeout: 2 * time.Minute}.open(t)
-	gh := h.w.GitHub
+	gh := h.gh
 	for _, r := range []string{"acme/tight", "acme/broken"} {
 		h.repo(r)
 		gh.SetPermission(r, "alice", "admin")
@@ -414,12 +415,12 @@ func TestBudgetAndConfig(t *testing.T) {
 		if err := h.backend.Ops.Store.Put(ctx, doc); err != nil {
 			t.Fatal(err)
 		}
-		calls := h.w.Scaleway.CallCount()
+		calls := h.calls()
 		out, err := h.handle(ctx, h.comment("acme/x-y", 5, false, "alice", "/poc down"))
 		if err != nil || !strings.HasPrefix(out.Refused, "name collision") {
 			t.Fatalf("outcome %+v, err %v", out, err)
 		}
-		if d := h.w.Scaleway.CallCount() - calls; d != 0 {
+		if d := h.calls() - calls; d != 0 {
 			t.Errorf("a refused collision made %d Scaleway calls", d)
 		}
 	})
@@ -447,20 +448,20 @@ func TestBudgetAndConfig(t *testing.T) {
 // TestPullRequests: labeled → up, synchronize → nothing, closed → down; a fork's label → nothing.
 func TestPullRequests(t *testing.T) {
 	const repo = "acme/web"
-	h, ctx := scene{repo: repo, users: []string{"alice:write", "mallory:read"}, timeout: 3 * time.Minute}.open(t)
-	gh := h.w.GitHub
+	h, ctx := scene{repo: repo, users: []string{"alice:write", "mallory:read"}, light: true}.open(t)
+	gh := h.gh
 	pr := gh.AddPR(repo, ghsim.PR{Number: 7, Author: "alice", Labels: []string{"poc"}})
 	fork := gh.AddPR(repo, ghsim.PR{Number: 8, Author: "mallory", Fork: true, Labels: []string{"poc"}})
 	draft := gh.AddPR(repo, ghsim.PR{Number: 9, Author: "alice", Draft: true, Labels: []string{"poc"}})
 	name := commands.ClusterName("acme", "web", pr)
 
 	t.Run("fork PR labeled: nothing", func(t *testing.T) {
-		calls := h.w.Scaleway.CallCount()
+		calls := h.calls()
 		out, err := h.handle(ctx, h.prEvent(repo, fork, "labeled", "poc", true, false, false, "alice", "poc"))
 		if err != nil || out.Ignored == "" {
 			t.Fatalf("outcome %+v, err %v", out, err)
 		}
-		if d := h.w.Scaleway.CallCount() - calls; d != 0 || len(h.botComments(repo, fork)) != 0 {
+		if d := h.calls() - calls; d != 0 || len(h.botComments(repo, fork)) != 0 {
 			t.Errorf("fork PR: %d Scaleway calls, %d comments; want none", d, len(h.botComments(repo, fork)))
 		}
 	})
@@ -473,12 +474,12 @@ func TestPullRequests(t *testing.T) {
 	t.Run("labeled after the PR was closed: nothing", func(t *testing.T) {
 		late := gh.AddPR(repo, ghsim.PR{Number: 10, Author: "alice", Labels: []string{"poc"}})
 		gh.SetIssueState(repo, late, false, false) // the close was handled first, with no cluster to remove
-		calls := h.w.Scaleway.CallCount()
+		calls := h.calls()
 		out, err := h.handle(ctx, h.prEvent(repo, late, "labeled", "poc", false, false, false, "alice", "poc"))
 		if err != nil || !strings.Contains(out.Ignored, "closed") {
 			t.Fatalf("outcome %+v, err %v", out, err)
 		}
-		if d := h.w.Scaleway.CallCount() - calls; d != 0 {
+		if d := h.calls() - calls; d != 0 {
 			t.Errorf("a closed PR's late label made %d Scaleway calls", d)
 		}
 	})
@@ -502,10 +503,10 @@ func TestPullRequests(t *testing.T) {
 		}
 	})
 	t.Run("synchronize: nothing", func(t *testing.T) {
-		calls := h.w.Scaleway.CallCount()
+		calls := h.calls()
 		out, err := h.handle(ctx, h.prEvent(repo, pr, "synchronize", "", false, false, false, "alice", "poc"))
-		if err != nil || out.Ignored == "" || h.w.Scaleway.CallCount() != calls {
-			t.Fatalf("outcome %+v, err %v, calls %d", out, err, h.w.Scaleway.CallCount()-calls)
+		if err != nil || out.Ignored == "" || h.calls() != calls {
+			t.Fatalf("outcome %+v, err %v, calls %d", out, err, h.calls()-calls)
 		}
 	})
 	t.Run("closed: down", func(t *testing.T) {
@@ -540,7 +541,7 @@ func lastBody(h *harness, repo string, number int) string {
 }
 
 func findComment(h *harness, repo string, number int, id int64) *ghsim.Comment {
-	for _, c := range h.w.GitHub.Comments(repo, number) {
+	for _, c := range h.gh.Comments(repo, number) {
 		if c.ID == id {
 			return &c
 		}
@@ -573,7 +574,7 @@ func fetchAndDecrypt(t *testing.T, url string, id age.Identity) []byte {
 func scanSecrets(t *testing.T, h *harness) {
 	t.Helper()
 	n := 0
-	for _, c := range h.w.GitHub.AllComments() {
+	for _, c := range h.gh.AllComments() {
 		n++
 		if commands.ContainsSecret(c.Body) {
 			t.Errorf("comment %d on %s#%d contains a secret:\n%s", c.ID, c.Repo, c.Number, commands.Redact(c.Body))

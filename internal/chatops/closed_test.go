@@ -13,9 +13,9 @@ import (
 // nothing. A comment on a closed issue or pull request now gets a refusal and creates nothing.
 func TestUpOnAClosedIssueIsRefused(t *testing.T) {
 	const repo = "acme/closed"
-	h, ctx := scene{repo: repo, users: []string{"alice:admin"}}.open(t)
-	h.w.GitHub.AddIssue(repo, ghsim.Issue{Number: 3, Author: "alice", Closed: true})
-	h.w.GitHub.AddPR(repo, ghsim.PR{Number: 4, Author: "alice", Merged: true})
+	h, ctx := scene{repo: repo, users: []string{"alice:admin"}, light: true}.open(t)
+	h.gh.AddIssue(repo, ghsim.Issue{Number: 3, Author: "alice", Closed: true})
+	h.gh.AddPR(repo, ghsim.PR{Number: 4, Author: "alice", Merged: true})
 	for _, c := range []struct {
 		number int
 		isPR   bool
@@ -23,7 +23,7 @@ func TestUpOnAClosedIssueIsRefused(t *testing.T) {
 	}{{3, false, "issue"}, {4, true, "pull request"}} {
 		ev := h.comment(repo, c.number, c.isPR, "alice", "/poc up")
 		ev.IssueState = "closed"
-		calls := h.w.Scaleway.CallCount()
+		calls := h.calls()
 		out, err := h.handle(ctx, ev)
 		if err != nil || out.Refused != "closed" {
 			t.Fatalf("#%d: outcome %+v, err %v", c.number, out, err)
@@ -31,7 +31,7 @@ func TestUpOnAClosedIssueIsRefused(t *testing.T) {
 		if last := lastBody(h, repo, c.number); !strings.Contains(last, "this "+c.what+" is closed") || !strings.Contains(last, "Reopen") {
 			t.Errorf("#%d: refusal:\n%s", c.number, last)
 		}
-		if d := h.w.Scaleway.CallCount() - calls; d != 0 {
+		if d := h.calls() - calls; d != 0 {
 			t.Errorf("#%d: a refused up made %d Scaleway calls", c.number, d)
 		}
 		if left := h.live(commands.ClusterName("acme", "closed", c.number)); len(left) > 0 {

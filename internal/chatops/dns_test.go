@@ -17,13 +17,13 @@ import (
 func TestDNSZoneAllowlistAndOwnNames(t *testing.T) {
 	const repo = "acme/dns"
 	h, ctx := scene{repo: repo, users: []string{"mallory:write"}, issues: []int{1}, timeout: 3 * time.Minute}.open(t)
-	gh := h.w.GitHub
+	gh := h.gh
 	name := commands.ClusterName("acme", "dns", 1)
 
 	t.Run("a zone the repository does not allow", func(t *testing.T) {
 		for _, cfg := range []string{"", "dns_zones: [poc.example.com]\n"} {
 			gh.SetFile(repo, "", ".github/poc.yml", []byte(cfg))
-			calls := h.w.Scaleway.CallCount()
+			calls := h.calls()
 			out, err := h.handle(ctx, h.comment(repo, 1, false, "mallory", "/poc up --dns-zone prod.example.com"))
 			if err != nil || out.Refused != "dns zone not allowed" {
 				t.Fatalf("config %q: outcome %+v, err %v", cfg, out, err)
@@ -31,7 +31,7 @@ func TestDNSZoneAllowlistAndOwnNames(t *testing.T) {
 			if last := lastBody(h, repo, 1); !strings.Contains(last, "dns_zones") || !strings.Contains(last, ".github/poc.yml") {
 				t.Errorf("config %q: the refusal does not name the setting:\n%s", cfg, last)
 			}
-			if d := h.w.Scaleway.CallCount() - calls; d != 0 {
+			if d := h.calls() - calls; d != 0 {
 				t.Errorf("config %q: a refused zone made %d Scaleway calls", cfg, d)
 			}
 		}

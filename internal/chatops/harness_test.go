@@ -20,18 +20,26 @@ import (
 	"golang.org/x/crypto/ssh"
 
 	"github.com/pocbot/pocbot/internal/chatops"
+	"github.com/pocbot/pocbot/internal/clusterops/opstest"
 	"github.com/pocbot/pocbot/internal/github"
+	"github.com/pocbot/pocbot/internal/provision"
 	ghsim "github.com/pocbot/pocbot/internal/sim/github"
+	"github.com/pocbot/pocbot/internal/sim/github/githubtest"
 	"github.com/pocbot/pocbot/internal/sim/syncio"
 	"github.com/pocbot/pocbot/internal/sim/world"
 	"github.com/pocbot/pocbot/internal/sim/world/worldtest"
 )
 
-// harness is one emulated world with a backend and GitHub clients, shared by the scenarios of a
-// test (an up takes seconds; a world per scenario would not fit the time budget).
+// harness is the GitHub stand-in and a backend, with GitHub clients, shared by the scenarios of a
+// test: on an emulated world (an up takes seconds; a world per scenario would not fit the time
+// budget), or, light, on clusterops without a world (opstest: graphs that do nothing, a counted
+// store) for the questions that are the bot's replies and decisions, not the engine's.
 type harness struct {
 	t       *testing.T
-	w       *world.World
+	w       *world.World  // nil when light
+	fake    *opstest.Fake // nil on a world
+	gh      *ghsim.Server
+	ghURL   string
 	backend *chatops.Backend
 	logs    *syncio.Buffer
 	log     *slog.Logger
@@ -53,18 +61,25 @@ type scene struct {
 	config  string        // .github/poc.yml on the default branch; none when ""
 	timeout time.Duration // of the scenario's context; a minute when 0
 	world   world.Options
+	// light: no world (newLight); world is then unused.
+	light bool
 }
 
 // open starts the scene: its harness, and a context that ends at the scene's timeout.
 func (s scene) open(t *testing.T) (*harness, context.Context) {
 	t.Helper()
-	h := newHarnessIn(t, s.world)
+	var h *harness
+	if s.light {
+		h = newLight(t)
+	} else {
+		h = newHarnessIn(t, s.world)
+	}
 	ctx, cancel := context.WithTimeout(t.Context(), cmp.Or(s.timeout, time.Minute))
 	t.Cleanup(cancel)
 	if s.repo == "" {
 		return h, ctx
 	}
-	gh := h.w.GitHub
+	gh := h.gh
 	h.repo(s.repo)
 	author := ""
 	for i, u := range s.users {
@@ -100,13 +115,33 @@ func newHarnessIn(t *testing.T, o world.Options) *harness {
 	}
 	t.Cleanup(func() { w.Close() })
 	p := worldtest.New(t, w, worldtest.Options{Log: log})
-	h := &harness{t: t, w: w, logs: logs, log: log, clients: map[string]*github.Client{}}
-	h.backend = &chatops.Backend{Ops: p.Ops, Spec: p.Spec, ETA: p.ETA} // the parts wiring.Open made, as `bot handle` has them
+	h := &harness{t: t, w: w, gh: w.GitHub, ghURL: w.GitHubURL, logs: logs, log: log, clients: map[string]*github.Client{}}
+	h.backend = &chatops.Backend{Ops: p.Ops, Spec: p.Spec} // the parts wiring.Open made, as `bot handle` has them
+	return h
+}
+
+// newLight is a harness without a world: the GitHub stand-in, and clusterops on a counted store
+// whose graphs do nothing (opstest). Its clusters have no address and no node: what a test of it
+// asks is the bot's decision and its replies.
+func newLight(t *testing.T) *harness {
+	t.Helper()
+	logs := &syncio.Buffer{}
+	if testing.Verbose() {
+		logs.Tee = os.Stderr
+	}
+	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	gh, url := githubtest.Serve(t, ghsim.Options{Logger: log})
+	f := opstest.New(t)
+	f.Ops.Log, f.Ops.LockWait = log, time.Minute // as a world's (worldtest): runs at once take turns
+	spec := provision.DefaultSpec()
+	spec.ImageBucket = "pocbot-images"
+	h := &harness{t: t, fake: f, gh: gh, ghURL: url, logs: logs, log: log, clients: map[string]*github.Client{}}
+	h.backend = &chatops.Backend{Ops: f.Ops, Spec: spec}
 	return h
 }
 
 // repo seeds a repository with the App installed and returns its installation id.
-func (h *harness) repo(full string) int64 { return h.w.GitHub.AddRepo(full, "main") }
+func (h *harness) repo(full string) int64 { return h.gh.AddRepo(full, "main") }
 
 func (h *harness) client(full string) *github.Client {
 	h.mu.Lock()
@@ -115,8 +150,8 @@ func (h *harness) client(full string) *github.Client {
 		return c
 	}
 	owner, name, _ := strings.Cut(full, "/")
-	c, err := github.NewClient(h.t.Context(), github.Auth{AppID: h.w.GitHub.AppID(), PrivateKeyPEM: h.w.GitHub.AppPrivateKeyPEM(),
-		Owner: owner, Repo: name, BaseURL: h.w.GitHubURL, Logger: h.log})
+	c, err := github.NewClient(h.t.Context(), github.Auth{AppID: h.gh.AppID(), PrivateKeyPEM: h.gh.AppPrivateKeyPEM(),
+		Owner: owner, Repo: name, BaseURL: h.ghURL, Logger: h.log})
 	if err != nil {
 		h.t.Fatalf("github client for %s: %v", full, err)
 	}
@@ -133,7 +168,7 @@ func (h *harness) handler(full string) *chatops.Handler {
 	h.output.Reset()
 	h.summary.Reset()
 	h.mu.Unlock()
-	env := github.ActionsEnv{Repository: full, APIURL: h.w.GitHubURL, ServerURL: "https://github.com", RunID: strconv.Itoa(1000 + id), InActions: true}
+	env := github.ActionsEnv{Repository: full, APIURL: h.ghURL, ServerURL: "https://github.com", RunID: strconv.Itoa(1000 + id), InActions: true}
 	env.Owner, env.Repo, _ = strings.Cut(full, "/")
 	return &chatops.Handler{
 		GitHub:  h.client(full),
@@ -145,7 +180,7 @@ func (h *harness) handler(full string) *chatops.Handler {
 			h.mu.Unlock()
 			return h.backend, nil
 		},
-		AppSlug:        h.w.GitHub.AppSlug(),
+		AppSlug:        h.gh.AppSlug(),
 		Log:            h.log,
 		Started:        time.Now(),
 		StickyInterval: 100 * time.Millisecond,
@@ -175,10 +210,10 @@ func (h *harness) comment(full string, number int, isPR bool, login, body string
 	if strings.HasSuffix(login, "[bot]") {
 		typ = "Bot"
 	}
-	id := h.w.GitHub.AddComment(full, number, login, body)
+	id := h.gh.AddComment(full, number, login, body)
 	owner, name, _ := strings.Cut(full, "/")
 	// The account's immutable id, as GitHub puts it in sender.id (the requester is bound to it).
-	user := map[string]any{"login": login, "id": h.w.GitHub.UserID(login), "type": typ}
+	user := map[string]any{"login": login, "id": h.gh.UserID(login), "type": typ}
 	issue := map[string]any{"number": number, "state": "open", "labels": labelsJSON(labels), "user": user,
 		"title": "POC", "html_url": "https://github.com/" + full + "/issues/" + strconv.Itoa(number)}
 	if isPR {
@@ -190,7 +225,7 @@ func (h *harness) comment(full string, number int, isPR bool, login, body string
 		"comment":      map[string]any{"id": id, "body": body, "user": user, "author_association": "OWNER"},
 		"repository":   map[string]any{"id": 7, "name": name, "full_name": full, "owner": map[string]any{"login": owner}, "default_branch": "main"},
 		"sender":       user,
-		"installation": map[string]any{"id": h.w.GitHub.InstallationID(full)},
+		"installation": map[string]any{"id": h.gh.InstallationID(full)},
 	}
 	return h.decode("issue_comment", payload)
 }
@@ -207,8 +242,8 @@ func (h *harness) prEvent(full string, number int, action, label string, fork, d
 	if action == "closed" {
 		state = "closed"
 	}
-	h.w.GitHub.AddUser(sender)
-	user := map[string]any{"login": sender, "id": h.w.GitHub.UserID(sender), "type": "User"}
+	h.gh.AddUser(sender)
+	user := map[string]any{"login": sender, "id": h.gh.UserID(sender), "type": "User"}
 	repo := map[string]any{"id": 7, "name": name, "full_name": full, "owner": map[string]any{"login": owner}}
 	payload := map[string]any{
 		"action": action,
@@ -218,7 +253,7 @@ func (h *harness) prEvent(full string, number int, action, label string, fork, d
 			"base": map[string]any{"repo": repo}},
 		"repository":   repo,
 		"sender":       user,
-		"installation": map[string]any{"id": h.w.GitHub.InstallationID(full)},
+		"installation": map[string]any{"id": h.gh.InstallationID(full)},
 	}
 	if label != "" {
 		payload["label"] = map[string]any{"name": label}
@@ -250,7 +285,7 @@ func labelsJSON(names []string) []map[string]any {
 // botComments are the comments the App wrote on an issue.
 func (h *harness) botComments(full string, number int) []ghsim.Comment {
 	var out []ghsim.Comment
-	for _, c := range h.w.GitHub.Comments(full, number) {
+	for _, c := range h.gh.Comments(full, number) {
 		if c.AuthorType == "Bot" {
 			out = append(out, c)
 		}
@@ -261,7 +296,7 @@ func (h *harness) botComments(full string, number int) []ghsim.Comment {
 // reactions lists the reaction contents on a comment, in order.
 func (h *harness) reactions(full string, number int, commentID int64) []string {
 	var out []string
-	for _, r := range h.w.GitHub.Reactions(full, number) {
+	for _, r := range h.gh.Reactions(full, number) {
 		if r.CommentID == commentID {
 			out = append(out, r.Content)
 		}
@@ -304,8 +339,30 @@ func (h *harness) masks() []string {
 	return out
 }
 
-// live lists the emulator's resources owned by a cluster.
-func (h *harness) live(name string) []string { return worldtest.Live(h.w, name) }
+// live lists the emulator's resources owned by a cluster; light, the resources its state records.
+func (h *harness) live(name string) []string {
+	if h.w != nil {
+		return worldtest.Live(h.w, name)
+	}
+	_, st, err := h.backend.Ops.Load(h.t.Context(), name)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for n, rec := range st.Resources {
+		out = append(out, rec.Kind+" "+n)
+	}
+	return out
+}
+
+// calls counts what the run asked of the cloud: the emulator's Scaleway calls; light, the steps
+// the graphs ran.
+func (h *harness) calls() int {
+	if h.w != nil {
+		return h.w.Scaleway.CallCount()
+	}
+	return h.fake.Steps()
+}
 
 // answered handles login's comment body on repo#number, which must succeed, and returns the
 // App's last comment there (its reply).

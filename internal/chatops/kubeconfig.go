@@ -54,8 +54,9 @@ func encrypt(data []byte, to []age.Recipient) ([]byte, error) {
 // issueKubeconfig hands the requester, who holds neither the state key nor bucket credentials,
 // the cluster's kubeconfig: encrypted with age to their public SSH keys from GitHub, stored as a
 // public object under an unguessable key, reachable through a short-lived presigned URL. The
-// ciphertext is safe anywhere; only the requester's private key opens it.
-func (r *run) issueKubeconfig(ctx context.Context) (commands.KubeconfigAccess, error) {
+// ciphertext is safe anywhere; only the requester's private key opens it. kc is the kubeconfig
+// (the outcome's: an up's state, a kubeconfig's read).
+func (r *run) issueKubeconfig(ctx context.Context, kc []byte) (commands.KubeconfigAccess, error) {
 	login := r.ev.Sender
 	acc := commands.KubeconfigAccess{Login: login, OperatorCmd: "bot kubeconfig --cluster " + r.cluster}
 	// The verbs' policy already holds this; a kubeconfig is cluster-admin, so the one place that
@@ -83,11 +84,10 @@ func (r *run) issueKubeconfig(ctx context.Context) (commands.KubeconfigAccess, e
 		acc.NoKeys, acc.Unusable = true, skipped
 		return acc, nil
 	}
-	b := r.backend
-	kc, err := b.Ops.Kubeconfig(ctx, r.cluster)
-	if err != nil {
-		return acc, err
+	if len(kc) == 0 {
+		return acc, fmt.Errorf("cluster %q has no kubeconfig yet: run up until it completes", r.cluster)
 	}
+	b := r.backend
 	for _, secret := range kubecert.MaskValues(kc) {
 		r.mask(secret)
 	}
@@ -133,14 +133,11 @@ func (r *run) issueKubeconfig(ctx context.Context) (commands.KubeconfigAccess, e
 	return acc, nil
 }
 
-// kubeconfigVerb answers `/poc kubeconfig`: a fresh link.
-func (r *run) kubeconfigVerb(ctx context.Context) error {
-	if r.header == nil {
-		return r.noCluster(ctx)
-	}
-	acc, err := r.issueKubeconfig(ctx)
+// kubeconfigAnswer answers `/poc kubeconfig`: a fresh link.
+func (r *run) kubeconfigAnswer(ctx context.Context, res *clusterops.Outcome) error {
+	acc, err := r.issueKubeconfig(ctx, res.Kubeconfig)
 	if err != nil {
-		return r.lockedOrFail(ctx, err)
+		return r.fail(ctx, err)
 	}
 	if acc.Renamed != nil {
 		return r.refuse(ctx, "requester account changed", commands.RenderKubeconfig(r.cluster, acc, r.h.now()))

@@ -18,7 +18,7 @@ import (
 // not its own to write.
 func TestLockedUpUnderANewerRunsStatusIsAnswered(t *testing.T) {
 	const repo = "acme/locked"
-	h, ctx := scene{repo: repo, users: []string{"alice:admin"}}.open(t)
+	h, ctx := scene{repo: repo, users: []string{"alice:admin"}, light: true}.open(t)
 
 	for _, tc := range []struct {
 		name   string
@@ -31,11 +31,11 @@ func TestLockedUpUnderANewerRunsStatusIsAnswered(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			n := tc.number
-			h.w.GitHub.AddIssue(repo, ghsim.Issue{Number: n, Author: "alice"})
+			h.gh.AddIssue(repo, ghsim.Issue{Number: n, Author: "alice"})
 			name := commands.ClusterName("acme", "locked", n)
 			var sticky int64
 			if tc.newer {
-				sticky = h.w.GitHub.AddComment(repo, n, h.w.GitHub.BotLogin(),
+				sticky = h.gh.AddComment(repo, n, h.gh.BotLogin(),
 					commands.StickyMarker(name)+"\n<!-- pocbot:serial=999999999999 -->\n⏳ a newer run's up, in progress")
 			}
 			held, err := h.backend.Ops.Store.Lock(ctx, name, statestore.LockInfo{Actor: "carol", Command: "up", RunID: "4242"}, time.Minute)

@@ -8,36 +8,17 @@ import (
 	"github.com/pocbot/pocbot/internal/clusterops"
 	"github.com/pocbot/pocbot/internal/commands"
 	"github.com/pocbot/pocbot/internal/github"
-	"github.com/pocbot/pocbot/internal/lifecycle"
 	"github.com/pocbot/pocbot/internal/provision"
 	"github.com/pocbot/pocbot/internal/provision/cluster"
-	"github.com/pocbot/pocbot/internal/statestore"
 )
 
-// pause runs `/poc pause`: the etcd snapshot into the state bucket, verified, then the machines
-// deleted (the worker parked when park_for allows); the status comment says what was kept, what
-// the cluster costs per day now, and how to resume.
-func (r *run) pause(ctx context.Context, releaseIPs bool) error {
-	if r.header == nil {
-		return r.noCluster(ctx)
-	}
-	in := r.intent(commands.VerbPause)
-	in.ParkFor, in.MaxPaused, in.ReleaseIPs = r.cfg.ParkFor, r.cfg.MaxPaused, releaseIPs
-	sp := newSteps()
-	in.Progress = sp
-	var tr *tracked
-	in.Started = func(_ context.Context, out *clusterops.Outcome) int64 {
-		tr = r.track(ctx, commands.VerbPause, out, sp)
-		return tr.sticky.ID()
-	}
-	done := r.group("pause " + r.cluster)
-	res, pauseErr := r.backend.Ops.Pause(ctx, in)
-	done()
-	switch {
-	case res.Refusal != nil:
-		return r.refusal(ctx, res)
-	case tr == nil:
-		return r.fail(ctx, pauseErr) // not pausable (provisioning, failed…), or nothing could be read
+// pauseAnswer answers `/poc pause`: the etcd snapshot into the state bucket, verified, then the
+// machines deleted (the worker parked when park_for allows); the status comment says what was
+// kept, what the cluster costs per day now, and how to resume.
+func (r *run) pauseAnswer(ctx context.Context, in clusterops.Intent, res *clusterops.Outcome, pauseErr error, w *watcher) error {
+	tr := w.tr
+	if tr == nil {
+		return r.fail(ctx, pauseErr) // nothing could be read or written
 	}
 	tr.stop()
 	tr.view.StateSerial = res.Header.Serial
@@ -50,8 +31,8 @@ func (r *run) pause(ctx context.Context, releaseIPs bool) error {
 		r.react(ctx, github.ReactionConfused)
 		return fmt.Errorf("%w: pause %s: %w", ErrCommandFailed, r.cluster, pauseErr)
 	}
-	pv := commands.PausedView{Cluster: r.cluster, Kept: keptByPause(res.Spec, releaseIPs), Expires: res.Header.Expires, Parked: r.cfg.ParkFor > 0,
-		ReleasedIPs: releaseIPs}
+	pv := commands.PausedView{Cluster: r.cluster, Kept: keptByPause(res.Spec, in.ReleaseIPs), Expires: res.Header.Expires, Parked: r.cfg.ParkFor > 0,
+		ReleasedIPs: in.ReleaseIPs}
 	if snap, err := cluster.ParseSnapshot(res.State.Outputs[cluster.OutEtcdSnapshot]); err == nil {
 		pv.Snapshot = fmt.Sprintf("%s, verified", byteSize(snap.Size))
 	}
@@ -67,39 +48,6 @@ func (r *run) pause(ctx context.Context, releaseIPs bool) error {
 	r.out.OK = true
 	r.react(ctx, github.ReactionHooray)
 	return nil
-}
-
-// resume runs `/poc resume`: an up of the paused cluster (its spec unchanged), which creates the
-// machines again on the kept IPs and recovers etcd from the snapshot. With a pause_schedule, the
-// status comment says when the next scheduled pause is; a resume inside a pause window keeps the
-// cluster awake until the window ends.
-func (r *run) resume(ctx context.Context) error {
-	if r.header == nil {
-		return r.noCluster(ctx)
-	}
-	if !clusterops.Paused(*r.header) {
-		return r.refuse(ctx, string(lifecycle.RefuseNotPaused), fmt.Sprintf("😕 **Not run:** cluster `%s` is not paused (it is %s): nothing to resume. "+
-			"`/poc pause` pauses it, `/poc up` converges it.\n", r.cluster, commands.Escape(r.header.Phase)))
-	}
-	if s, now := r.cfg.PauseSchedule, r.h.now(); s != nil && s.Paused(now) {
-		awake := s.NextResume(now)
-		r.note = fmt.Sprintf("⏰ Resumed inside a pause window of `pause_schedule` (%s): it stays up until the window ends, %s; the next scheduled pause is %s.",
-			commands.Escape(s.String()), awake.UTC().Format("2006-01-02 15:04 UTC"), s.NextPause(awake).UTC().Format("Mon 2006-01-02 15:04 UTC"))
-		if _, err := r.backend.Ops.Update(ctx, r.intent(commands.VerbResume), func(h *statestore.Header) error {
-			return clusterops.EditMeta(h, func(m *clusterops.Meta) error { m.AwakeUntil = awake; return nil })
-		}); err != nil {
-			return r.lockedOrFail(ctx, err)
-		}
-	}
-	return r.up(ctx, commands.UpOptions{})
-}
-
-// wakeInWindow tells whether verb, from this run's sender, on this cluster, resumes it first: a
-// cluster paused inside its repository's pause window, and a verb and permission that
-// commands.Wakes lets wake it (never a read verb, never a user who may not resume).
-func (r *run) wakeInWindow(verb commands.Verb) bool {
-	return commands.Wakes(verb, r.perm) && r.header != nil && lifecycle.Phase(r.header.Phase) == lifecycle.PhasePaused &&
-		r.cfg.PauseSchedule != nil && r.cfg.PauseSchedule.Paused(r.h.now())
 }
 
 // keptByPause lists what a pause keeps, for the status comment.

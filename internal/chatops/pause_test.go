@@ -1,6 +1,7 @@
 package chatops_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -9,7 +10,9 @@ import (
 	"github.com/pocbot/pocbot/internal/clusterops"
 	"github.com/pocbot/pocbot/internal/commands"
 	"github.com/pocbot/pocbot/internal/lifecycle"
+	"github.com/pocbot/pocbot/internal/provision"
 	simtalos "github.com/pocbot/pocbot/internal/sim/talos"
+	"github.com/pocbot/pocbot/internal/statestore"
 )
 
 // `/poc pause` answers with what was kept, what the paused cluster costs per day and how to
@@ -21,7 +24,7 @@ func TestPauseAndResumeVerbs(t *testing.T) {
 	name := commands.ClusterName("acme", "freeze", 7)
 
 	alicePub, aliceID := sshUser(t)
-	h.w.GitHub.AddUserKey("alice", alicePub)
+	h.gh.AddUserKey("alice", alicePub)
 	if out, err := h.handle(ctx, h.comment(repo, 7, false, "alice", "/poc up")); err != nil || !out.OK {
 		t.Fatalf("up: %+v %v", out, err)
 	}
@@ -114,11 +117,16 @@ func TestPauseAndResumeVerbs(t *testing.T) {
 // verb (status, cost, help) leaves a paused cluster paused and hands out no kubeconfig, whoever
 // asks (issue 36: a read user's `/poc status` woke it and got the admin kubeconfig); a verb
 // that uses the cluster, from a user who may resume it, resumes it, keeps it awake until the
-// window ends, and the status comment says when the next scheduled pause is.
+// window ends, and the status comment says when the next scheduled pause is. The wake reads the
+// document once and takes the lock once (before, chatops read it, then set awake_until under
+// one lock, then resumed under a second: three reads, two locks). The question is the bot's
+// decision and its replies: no world (the light harness).
 func TestCommandInsidePauseWindowResumes(t *testing.T) {
 	const repo = "acme/night"
-	h, ctx := scene{repo: repo, users: []string{"alice:admin", "rita:read", "tim:triage"}, issues: []int{3}, timeout: 4 * time.Minute}.open(t)
-	gh := h.w.GitHub
+	h, ctx := scene{repo: repo, users: []string{"alice:admin", "rita:read", "tim:triage"}, issues: []int{3}, light: true}.open(t)
+	alicePub, _ := sshUser(t)
+	h.gh.AddUserKey("alice", alicePub)
+	gh := h.gh
 	name := commands.ClusterName("acme", "night", 3)
 	now := time.Now().UTC()
 	window := fmt.Sprintf("daily %s-%s UTC", now.Add(-time.Hour).Format("15:04"), now.Add(2*time.Hour).Format("15:04"))
@@ -150,7 +158,7 @@ func TestCommandInsidePauseWindowResumes(t *testing.T) {
 	}
 	links := func() map[string]bool {
 		m := map[string]bool{}
-		for _, c := range h.w.GitHub.Comments(repo, 3) {
+		for _, c := range h.gh.Comments(repo, 3) {
 			for _, l := range curlRE.FindAllString(c.Body, -1) {
 				m[l] = true
 			}
@@ -174,8 +182,12 @@ func TestCommandInsidePauseWindowResumes(t *testing.T) {
 			t.Fatalf("a read verb or a refused user got a kubeconfig link: %s", l)
 		}
 	}
+	h.fake.Count.Reset()
 	if out, err := h.handle(ctx, h.comment(repo, 3, false, "alice", "/poc kubeconfig")); err != nil || !out.OK {
 		t.Fatalf("kubeconfig inside the window: %+v %v", out, err)
+	}
+	if r, l := h.fake.Count.Reads(name), h.fake.Count.Locks(statestore.ClusterLock(name)); r != 1 || l != 1 {
+		t.Errorf("the wake read the document %d times and took the cluster's lock %d times, want once each", r, l)
 	}
 	doc, err := h.backend.Ops.Store.Get(ctx, name)
 	if err != nil || doc.Header.Phase != string(lifecycle.PhaseReady) {
@@ -199,7 +211,7 @@ func TestCommandInsidePauseWindowResumes(t *testing.T) {
 func TestResumeIsBudgeted(t *testing.T) {
 	const repo = "acme/budget"
 	// One seed cluster costs ≈ 4.30 € a day: one running and one paused fit in 5 €, two running do not.
-	h, ctx := scene{repo: repo, users: []string{"alice:admin"}, issues: []int{1, 2}, config: "max_daily_eur: 5\n", timeout: 4 * time.Minute}.open(t)
+	h, ctx := scene{repo: repo, users: []string{"alice:admin"}, issues: []int{1, 2}, config: "max_daily_eur: 5\n", light: true}.open(t)
 	for _, step := range []struct {
 		n    int
 		body string
@@ -215,5 +227,37 @@ func TestResumeIsBudgeted(t *testing.T) {
 	doc, err := h.backend.Ops.Store.Get(ctx, commands.ClusterName("acme", "budget", 1))
 	if err != nil || doc.Header.Phase != string(lifecycle.PhasePaused) {
 		t.Fatalf("after a refused resume: %+v %v", doc, err)
+	}
+}
+
+// `/poc pause` of a cluster that is not ready is refused with its own reply, saying what phase it
+// is in and what to do: the run stays green, nothing is written. Before, it was a failure (the
+// reply "Failed", the run red).
+func TestPauseOfANotReadyClusterIsRefused(t *testing.T) {
+	const repo = "acme/early"
+	h, ctx := scene{repo: repo, users: []string{"alice:admin"}, issues: []int{5}, light: true}.open(t)
+	name := commands.ClusterName("acme", "early", 5)
+	st, err := provision.NewState(name, h.backend.Spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, err := json.Marshal(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.backend.Ops.Store.Put(ctx, &statestore.Document{Header: statestore.Header{Cluster: name, Repository: repo, Number: 5,
+		Kind: "issue", RequestedBy: "alice", Phase: string(lifecycle.PhaseProvisioning)}, Body: body}); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := h.backend.Ops.Store.Get(ctx, name)
+	out, err := h.handle(ctx, h.comment(repo, 5, false, "alice", "/poc pause"))
+	if err != nil || out.OK || out.Refused != string(lifecycle.RefuseNotReady) {
+		t.Fatalf("pause of a provisioning cluster: %+v, err %v; want refused %q, no error", out, err, lifecycle.RefuseNotReady)
+	}
+	if b := lastBody(h, repo, 5); !strings.Contains(b, "Not paused") || !strings.Contains(b, "provisioning") || strings.Contains(b, "Failed") {
+		t.Errorf("reply:\n%s", b)
+	}
+	if after, _ := h.backend.Ops.Store.Get(ctx, name); after.Header.Serial != before.Header.Serial {
+		t.Errorf("the refused pause wrote the document (serial %d → %d)", before.Header.Serial, after.Header.Serial)
 	}
 }

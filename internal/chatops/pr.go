@@ -6,8 +6,10 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/pocbot/pocbot/internal/clusterops"
 	"github.com/pocbot/pocbot/internal/commands"
 	"github.com/pocbot/pocbot/internal/github"
+	"github.com/pocbot/pocbot/internal/lifecycle"
 	"github.com/pocbot/pocbot/internal/repoconfig"
 )
 
@@ -73,7 +75,12 @@ func (r *run) pullRequest(ctx context.Context) error {
 		r.h.log().Info("pull request closed before its cluster was made", "number", r.ev.Number)
 		return nil
 	}
-	return r.up(ctx, commands.UpOptions{})
+	if err := r.findStatus(ctx); err != nil {
+		return r.fail(ctx, err)
+	}
+	in := r.intent(commands.VerbUp)
+	r.upIntent(&in, commands.UpOptions{})
+	return r.operate(ctx, clusterops.VerbUp, in)
 }
 
 // prTrigger says why an open/label event does not ask for a cluster ("" when it does).
@@ -103,24 +110,30 @@ func (r *run) prTrigger() string {
 }
 
 // prClosed tears down the PR's cluster, merged or not. A close costs nothing to honour, so it
-// needs no permission check and applies to forks and bots too.
+// needs no permission check and applies to forks and bots too; a pull request without a cluster
+// is left alone, without a word (👀 comes once the down is admitted).
 func (r *run) prClosed(ctx context.Context) error {
 	r.out.Verb = commands.VerbDown
 	if _, err := r.open(ctx); err != nil {
 		return fmt.Errorf("pull request #%d closed: %w", r.ev.Number, err)
 	}
-	if refused, err := r.collision(ctx); err != nil || refused {
-		return err
-	}
-	if r.header == nil {
-		r.out.Ignored = "pull request closed: it has no cluster"
-		r.h.log().Info("pull request closed without a cluster", "number", r.ev.Number)
-		return nil
+	if err := r.findStatus(ctx); err != nil {
+		return fmt.Errorf("pull request #%d closed: %w", r.ev.Number, err)
 	}
 	if err := r.loadConfig(ctx); err != nil {
 		r.h.log().Warn("closed pull request: configuration unreadable, using defaults", "err", err)
 		r.cfg = repoconfig.Default()
 	}
-	r.acknowledge(ctx)
-	return r.down(ctx)
+	in := r.intent(commands.VerbDown)
+	in.ParkFor, in.IfExists = r.cfg.ParkFor, true
+	w := r.watch(ctx, clusterops.VerbDown)
+	w.ack = true
+	res, err := r.backend.Ops.Run(ctx, clusterops.VerbDown, in, w)
+	w.endGroup()
+	if res.Refusal != nil && res.Refusal.Kind == lifecycle.RefuseNoCluster {
+		r.out.Ignored = "pull request closed: it has no cluster"
+		r.h.log().Info("pull request closed without a cluster", "number", r.ev.Number)
+		return nil
+	}
+	return r.answer(ctx, in, res, err, w)
 }

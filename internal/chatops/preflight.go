@@ -1,16 +1,13 @@
 package chatops
 
 import (
-	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/pocbot/pocbot/internal/commands"
 	"github.com/pocbot/pocbot/internal/cost"
 	"github.com/pocbot/pocbot/internal/eta"
 	"github.com/pocbot/pocbot/internal/preflight"
-	"github.com/pocbot/pocbot/internal/provision"
 )
 
 // preflightView shows a pre-flight: every quota weighed, every candidate offer with its stock,
@@ -80,33 +77,6 @@ func refusalReason(ref *preflight.Refusal) string {
 		return fmt.Sprintf("Scaleway quota %s (%s) would be exceeded: limit %d, in use %d, this cluster needs %d", c.Quota, c.What, c.Limit, c.Used, c.Need)
 	}
 	return ref.Error()
-}
-
-// estimate is the up's ETA (nil without an ETA book, or for an existing cluster: a converging up
-// has no path to estimate). A parked worker the pre-flight would adopt makes the parked path.
-func (r *run) estimate(ctx context.Context, spec provision.Spec, exists bool, pf *preflight.Result) *eta.Estimate {
-	if r.backend.ETA == nil || exists {
-		return nil
-	}
-	parked := false
-	if pf != nil {
-		for _, c := range pf.Candidates {
-			parked = parked || (c.Taken && c.Offer.Adopt)
-		}
-	}
-	e := r.backend.ETA.Estimate(ctx, spec, parked)
-	return &e
-}
-
-// recordDuration adds a finished up's duration to the project's history (what the next ETA of
-// its path reads); a failure to write it is only logged.
-func (r *run) recordDuration(ctx context.Context, est *eta.Estimate, took time.Duration) {
-	if est == nil || r.backend.ETA == nil {
-		return
-	}
-	if err := r.backend.ETA.Record(ctx, est.Path, took); err != nil {
-		r.h.log().Warn("could not record the up's duration", "err", err)
-	}
 }
 
 // withETA adds the ETA to a pre-flight view (a view of its own when there is no pre-flight).

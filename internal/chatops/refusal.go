@@ -17,10 +17,6 @@ func (r *run) refusal(ctx context.Context, out *clusterops.Outcome) error {
 	switch ref.Kind {
 	case lifecycle.RefuseCollision, lifecycle.RefuseScope:
 		why = "name collision with " + ref.Owner
-	case lifecycle.RefuseRollback:
-		if ref.Err != nil { // the witness could not be read: not a rollback, a failure
-			return r.fail(ctx, fmt.Errorf("read the status comment of cluster %q (the witness of its state's serial): %w", r.cluster, ref.Err))
-		}
 	}
 	return r.refuse(ctx, why, commands.RenderRefused(r.refusedView(out)))
 }
@@ -30,7 +26,7 @@ func (r *run) refusedView(out *clusterops.Outcome) commands.RefusedView {
 	ref := out.Refusal
 	v := commands.RefusedView{Kind: ref.Kind, Cluster: r.cluster, Config: r.pcfg, IsPR: ref.IsPR, Zone: ref.Zone, Zones: ref.Zones,
 		Detail: ref.Error(), Owner: ref.Owner, OwnerNumber: ref.OwnerNumber, Serial: ref.Serial, Witness: ref.Witness,
-		Lock: lockView(ref.Holder, r.lockWait()), Requested: ref.Requested, Max: ref.Max}
+		Lock: lockView(ref.Holder, ref.Waited), Requested: ref.Requested, Max: ref.Max, Phase: ref.Phase}
 	switch ref.Kind {
 	case lifecycle.RefuseInvalid:
 		v.Detail = ref.Err.Error()

@@ -115,8 +115,15 @@ func (r *run) verifyToken(ctx context.Context, req prkube.Request) prkube.Token 
 		EventName: c.EventName, Ref: c.Ref}
 }
 
+// jobLifetime is the rule of a pull request's job's certificate.
+var jobLifetime = kubecert.Lifetime{Default: kubecert.DefaultLifetime, Max: kubecert.MaxJobLifetime}
+
 // serve finds the cluster, makes or waits for it when the plan says so, and issues.
 func (r *run) serve(ctx context.Context, a *answerer, pull github.PullInfo) error {
+	// A lifetime out of bounds is the request's: refused before any cluster is made for it.
+	if _, _, err := jobLifetime.NotAfter(r.h.now(), a.req.Lifetime(), time.Time{}); err != nil {
+		return a.final(ctx, prkube.Answer{State: prkube.StateRefused, Cluster: r.cluster, Message: err.Error() + " (the Action's input expires)"})
+	}
 	a.working(ctx, "checking the pull request's cluster")
 	if err := r.loadConfig(ctx); err != nil {
 		return a.failed(ctx, err)
@@ -124,13 +131,19 @@ func (r *run) serve(ctx context.Context, a *answerer, pull github.PullInfo) erro
 	if _, err := r.open(ctx); err != nil {
 		return a.failed(ctx, err)
 	}
-	if refused, err := r.collision(ctx); err != nil || refused {
-		return a.final(ctx, prkube.Answer{State: prkube.StateRefused, Cluster: r.cluster,
-			Message: cmpOr(r.out.Refused, "the cluster's state cannot be used (see the pull request's comments)")})
+	if err := r.findStatus(ctx); err != nil { // the witness of the state's serial
+		return a.failed(ctx, err)
+	}
+	st, refused, err := r.readCluster(ctx)
+	switch {
+	case refused != nil:
+		return a.final(ctx, prkube.Answer{State: prkube.StateRefused, Cluster: r.cluster, Message: refused.Error()})
+	case err != nil:
+		return a.failed(ctx, err)
 	}
 	var c *prkube.Cluster
-	if r.header != nil {
-		c = &prkube.Cluster{Phase: lifecycle.Phase(r.header.Phase), Expires: r.header.Expires}
+	if st != nil {
+		c = &prkube.Cluster{Phase: lifecycle.Phase(st.Header.Phase), Expires: st.Header.Expires}
 	}
 	action, why := prkube.Plan(c, noCreate(r.cfg, pull), r.h.now())
 	switch action {
@@ -138,7 +151,9 @@ func (r *run) serve(ctx context.Context, a *answerer, pull github.PullInfo) erro
 		return a.final(ctx, prkube.Answer{State: prkube.StateRefused, Cluster: r.cluster, Message: why})
 	case prkube.Create:
 		a.working(ctx, "creating the cluster (the pull request's status comment follows it)")
-		if err := r.up(ctx, commands.UpOptions{}); err != nil || r.out.Refused != "" {
+		in := r.intent(commands.VerbUp)
+		r.upIntent(&in, commands.UpOptions{})
+		if err := r.operate(ctx, clusterops.VerbUp, in); err != nil || r.out.Refused != "" {
 			if r.out.Refused != "" {
 				return a.final(ctx, prkube.Answer{State: prkube.StateRefused, Cluster: r.cluster, Message: "the cluster was not made: " + r.out.Refused + " (the pull request's comments say more)"})
 			}
@@ -149,7 +164,40 @@ func (r *run) serve(ctx context.Context, a *answerer, pull github.PullInfo) erro
 			return a.failed(ctx, err)
 		}
 	}
-	return r.issue(ctx, a)
+	if action != prkube.Issue { // the cluster was made meanwhile: read it again
+		if st, refused, err = r.readCluster(ctx); refused != nil || err != nil || st == nil {
+			return a.failed(ctx, cmpErr(refused, err, clusterops.ErrNoCluster))
+		}
+	}
+	return r.issue(ctx, a, st)
+}
+
+// readCluster reads the pull request's cluster once, as clusterops reads it for a status (its
+// owner and its state's serial checked): nil when there is none, or the refusal.
+func (r *run) readCluster(ctx context.Context) (*clusterops.Status, *clusterops.Refusal, error) {
+	res, err := r.backend.Ops.Run(ctx, clusterops.VerbStatus, r.intent(commands.VerbStatus), nil)
+	switch {
+	case res != nil && res.Refusal != nil:
+		return nil, res.Refusal, nil
+	case err != nil:
+		return nil, nil, err
+	case !res.Exists:
+		return nil, nil, nil
+	}
+	return res.Status, nil, nil
+}
+
+// cmpErr is the first of errs that is not nil.
+func cmpErr(refused *clusterops.Refusal, errs ...error) error {
+	if refused != nil {
+		return refused
+	}
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // noCreate says why the repository's settings make no cluster for this pull request ("" when
@@ -187,8 +235,6 @@ func (r *run) awaitReady(ctx context.Context, a *answerer) error {
 		default:
 			switch ph := lifecycle.Phase(doc.Header.Phase); ph {
 			case lifecycle.PhaseReady:
-				h := doc.Header
-				r.header = &h
 				return nil
 			case lifecycle.PhaseProvisioning, lifecycle.PhaseResuming:
 				if msg := "waiting for the cluster: " + string(ph) + " by " + cmpOr(doc.Header.RequestedBy, "another run"); msg != last {
@@ -212,45 +258,27 @@ func (r *run) awaitReady(ctx context.Context, a *answerer) error {
 
 // issue signs the job's certificate and answers it; the pull request's deployment of the head
 // commit is recorded (success) on the way.
-func (r *run) issue(ctx context.Context, a *answerer) error {
+func (r *run) issue(ctx context.Context, a *answerer, st *clusterops.Status) error {
 	pub, err := a.req.PublicKey()
 	if err != nil {
 		return a.failed(ctx, err)
 	}
-	lt := kubecert.Lifetime{Default: kubecert.DefaultLifetime, Max: kubecert.MaxJobLifetime}
 	sub := kubecert.Subject{User: prkube.Subject(a.req), Groups: []string{kubecert.AdminGroup}}
-	cc, err := r.backend.Ops.ClientCertificate(ctx, r.cluster, pub, sub, lt, a.req.Lifetime(), r.h.now())
+	cc, err := r.backend.Ops.ClientCertificate(ctx, st, pub, sub, jobLifetime, a.req.Lifetime(), r.h.now())
 	if err != nil {
-		var le *statestore.LockedError
-		if errors.As(err, &le) || errors.Is(err, clusterops.ErrNoCluster) {
-			return a.final(ctx, prkube.Answer{State: prkube.StateRefused, Cluster: r.cluster, Message: err.Error()})
-		}
 		return a.failed(ctx, err)
 	}
 	caDER, err := pemDER(cc.Cluster.CAPEM)
 	if err != nil {
 		return a.failed(ctx, err)
 	}
-	r.recordDeployment(ctx)
+	// The head commit's deployment (a push after the up gets its own when its run asks).
+	r.deployment(ctx, lifecycle.PhaseReady, edgeURL(r.cluster, st.State))
 	r.h.log().Info("client certificate issued", "cluster", r.cluster, "subject", sub.User, "not_after", cc.NotAfter.UTC().Format(time.RFC3339), "clipped_to_expiry", cc.Clipped)
 	r.out.OK = true
 	return a.final(ctx, prkube.Answer{State: prkube.StateIssued, Cluster: r.cluster, Server: cc.Cluster.Server,
 		CA: base64.StdEncoding.EncodeToString(caDER), Certificate: base64.StdEncoding.EncodeToString(cc.DER),
 		NotAfter: cc.NotAfter, Subject: sub.User})
-}
-
-// recordDeployment marks the head commit's deployment of a ready cluster (a push after the up
-// gets its own deployment when its run asks).
-func (r *run) recordDeployment(ctx context.Context) {
-	if r.h.Deployments == nil {
-		return
-	}
-	_, st, err := r.backend.Ops.Load(ctx, r.cluster)
-	if err != nil {
-		r.h.log().Warn("could not read the cluster for its deployment", "err", err)
-		return
-	}
-	r.deployment(ctx, lifecycle.PhaseReady, edgeURL(r.cluster, st))
 }
 
 // answerer writes a request's answer: one check run, created by the first word and updated after.

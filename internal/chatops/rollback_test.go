@@ -40,7 +40,7 @@ func TestRollbackRefused(t *testing.T) {
 	// A new process: a store that has seen no serial.
 	p := worldtest.New(t, h.w, worldtest.Options{Log: h.log})
 	h.backend = &chatops.Backend{Ops: p.Ops, Spec: p.Spec}
-	calls := h.w.Scaleway.CallCount()
+	calls := h.calls()
 	for _, verb := range []string{"/poc up", "/poc down"} {
 		out, err := h.handle(ctx, h.comment(repo, 1, false, "alice", verb))
 		if err != nil || out.Refused != "rollback" {
@@ -53,7 +53,7 @@ func TestRollbackRefused(t *testing.T) {
 			}
 		}
 	}
-	if n := h.w.Scaleway.CallCount() - calls; n != 0 {
+	if n := h.calls() - calls; n != 0 {
 		t.Errorf("commands on a rolled-back state made %d Scaleway calls", n)
 	}
 	if len(h.live(name)) == 0 {
@@ -66,7 +66,7 @@ func TestRollbackRefused(t *testing.T) {
 // new document's serials continue above it.
 func TestNewLifeAboveStaleWitness(t *testing.T) {
 	const repo = "acme/life"
-	h, ctx := scene{repo: repo, users: []string{"alice:admin"}, issues: []int{1}, timeout: 3 * time.Minute}.open(t)
+	h, ctx := scene{repo: repo, users: []string{"alice:admin"}, issues: []int{1}, light: true}.open(t)
 	name := commands.ClusterName("acme", "life", 1)
 	for _, verb := range []string{"/poc up", "/poc down"} {
 		if out, err := h.handle(ctx, h.comment(repo, 1, false, "alice", verb)); err != nil || !out.OK {

@@ -16,7 +16,7 @@ import (
 func TestServiceAccountKeySetting(t *testing.T) {
 	const repo = "acme/sakey"
 	h, ctx := scene{repo: repo, users: []string{"alice:admin"}, issues: []int{1}, config: "service_account_key: ecdsa\n", timeout: 2 * time.Minute}.open(t)
-	gh := h.w.GitHub
+	gh := h.gh
 	name := commands.ClusterName("acme", "sakey", 1)
 
 	keyType := func() (settings.ServiceAccountKey, string) {

@@ -13,8 +13,8 @@ import (
 // ownComments are the comments the App itself wrote on an issue (not any bot's).
 func ownComments(h *harness, repo string, number int) []ghsim.Comment {
 	var out []ghsim.Comment
-	for _, c := range h.w.GitHub.Comments(repo, number) {
-		if c.Author == h.w.GitHub.BotLogin() {
+	for _, c := range h.gh.Comments(repo, number) {
+		if c.Author == h.gh.BotLogin() {
 			out = append(out, c)
 		}
 	}
@@ -26,7 +26,7 @@ func ownComments(h *harness, repo string, number int) []ghsim.Comment {
 func TestSecurityHoles(t *testing.T) {
 	const repo = "acme/sec"
 	h, ctx := scene{repo: repo, users: []string{"alice:maintain", "trudy:triage", "erin:write"}, timeout: 4 * time.Minute}.open(t)
-	gh := h.w.GitHub
+	gh := h.gh
 	alicePub, aliceID := sshUser(t)
 	gh.AddUserKey("alice", alicePub)
 	gh.AddUserKey("erin", ecdsaKey)

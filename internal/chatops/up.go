@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/netip"
+	"maps"
 	"sort"
 	"strings"
 	"time"
@@ -16,94 +16,36 @@ import (
 	"github.com/pocbot/pocbot/internal/lifecycle"
 	"github.com/pocbot/pocbot/internal/provision"
 	"github.com/pocbot/pocbot/internal/provision/cluster"
-	"github.com/pocbot/pocbot/internal/statestore"
 )
 
-// override applies the comment's explicit flags only, so that a bare `/poc up` converges an
-// existing cluster unchanged.
-func override(o commands.UpOptions) func(*provision.Spec) {
-	return func(s *provision.Spec) {
-		if o.TalosVersion != "" {
-			s.TalosVersion = o.TalosVersion
-		}
-		if len(o.AdminCIDRs) > 0 {
-			s.AdminCIDRs = prefixes(o.AdminCIDRs)
-		}
-		if len(o.Extensions) > 0 {
-			s.TalosExtensions = append([]string(nil), o.Extensions...)
-		}
-		if o.DNSZone != "" {
-			s.DNSZone = o.DNSZone
-		}
-		if o.ExposeEdge != nil {
-			s.ExposeEdgeOnControlPlane = *o.ExposeEdge
-		}
-		if o.CPCount > 0 {
-			s.CPCount = o.CPCount
-		}
-		if o.CPType != "" {
-			s.CPInstanceType = o.CPType
-		}
-		if o.WorkerOffer != "" {
-			s.BaremetalOffer = o.WorkerOffer
-		}
-	}
-}
-
-func prefixes(ps []netip.Prefix) []string {
-	out := make([]string, len(ps))
-	for i, p := range ps {
-		out[i] = p.String()
-	}
-	return out
-}
-
-// up runs `/poc up` (and the pull-request trigger): the event becomes an intent, clusterops
-// decides and runs it, and the outcome becomes the replies: a refusal's reply, the plan of a dry
-// run, or the live status comment (opened once the up is admitted), the kubeconfig for the
-// requester and the notification.
-func (r *run) up(ctx context.Context, o commands.UpOptions) error {
-	in := r.intent(commands.VerbUp)
-	in.TTL, in.Override, in.DryRun = o.TTL, override(o), o.DryRun
-	in.Closed = r.ev.Kind == github.KindComment && r.ev.IssueState == "closed"
-	if o.WorkerOffer == "" {
+// upIntent is what `/poc up` (and the pull-request trigger) asks: the comment's explicit flags
+// only, by setting name, so that a bare `/poc up` converges an existing cluster unchanged.
+func (r *run) upIntent(in *clusterops.Intent, o commands.UpOptions) {
+	in.TTL, in.DryRun, in.Patch = o.TTL, o.DryRun, maps.Clone(o.Spec)
+	if _, given := o.Spec["worker-offer"]; !given {
 		in.WorkerOffers = r.cfg.WorkerOffers // the comment's --worker-offer wins
 	}
-	var est *eta.Estimate
-	sp := newSteps()
-	in.Progress = sp
-	var tr *tracked
-	doneUp := func() {}
-	donePlan := r.group("plan and budget")
-	// The status comment lives as long as the run (ctx), not as the lock the operation hands in.
-	in.Started = func(_ context.Context, out *clusterops.Outcome) int64 {
-		donePlan()
-		if est = r.estimate(ctx, out.Spec, out.Exists, out.Preflight); est != nil {
-			r.eta = commands.PreflightView{ETA: est.D, ETAFrom: est.From, Path: est.Path.String()}.ETAText()
-		}
-		r.react(ctx, github.ReactionRocket)
-		doneUp = r.group("up " + r.cluster)
-		tr = r.track(ctx, commands.VerbUp, out, sp)
-		r.deployment(ctx, lifecycle.PhaseProvisioning, "")
-		return tr.sticky.ID()
-	}
-	res, upErr := r.backend.Ops.Up(ctx, in)
+}
+
+// upAnswer answers an up (and a resume, a wake): a dry run's plan, a failure before the up was
+// admitted, or the live status comment the watcher opened brought to its end, the kubeconfig for
+// the requester and the notification.
+func (r *run) upAnswer(ctx context.Context, in clusterops.Intent, res *clusterops.Outcome, upErr error, w *watcher) error {
+	tr := w.tr
 	if tr == nil {
-		donePlan()
-		switch {
-		case res.Refusal != nil:
-			return r.refusal(ctx, res)
-		case upErr != nil:
+		if upErr != nil {
 			return r.fail(ctx, upErr)
 		}
-		return r.plan(ctx, res, in.TTL, r.estimate(ctx, res.Spec, res.Exists, res.Preflight)) // a dry run
+		return r.plan(ctx, res, in.TTL, res.ETA) // a dry run
+	}
+	if s, now := r.cfg.PauseSchedule, r.h.now(); res.Verb == clusterops.VerbResume && s != nil && s.Paused(now) {
+		awake := s.NextResume(now)
+		r.note = fmt.Sprintf("⏰ Resumed inside a pause window of `pause_schedule` (%s): it stays up until the window ends, %s; the next scheduled pause is %s.",
+			commands.Escape(s.String()), awake.UTC().Format("2006-01-02 15:04 UTC"), s.NextPause(awake).UTC().Format("Mon 2006-01-02 15:04 UTC"))
 	}
 	tr.stop()
-	doneUp()
-	tr.view.StateSerial = res.Header.Serial
-	if upErr == nil {
-		r.recordDuration(ctx, est, tr.view.Now.Sub(tr.view.Started))
-	}
+	w.endGroup()
+	tr.view.StateSerial = res.Header.Serial // clusterops recorded a new cluster's duration for the ETA
 
 	doneReply := r.group("reply")
 	defer doneReply()
@@ -163,14 +105,14 @@ type tracked struct {
 // keeps it in step with the engine's progress events (edited in place, throttled) until stop.
 func (r *run) track(ctx context.Context, verb commands.Verb, out *clusterops.Outcome, sp *steps) *tracked {
 	t := &tracked{r: r, steps: sp}
-	t.sticky, t.startID = r.newSticky(ctx, out.Header)
+	t.sticky, t.startID = r.newSticky(ctx)
 	t.view = commands.StickyView{Cluster: r.cluster, Serial: r.h.serial(), Verb: verb, Requester: r.ev.Sender,
 		Phase: out.Phase, Started: r.h.now(), RunURL: r.h.Env.RunURL(), StateSerial: out.Header.Serial,
 		ETA: r.eta} // an up's ETA, from the first status comment on
 	if err := t.sticky.Update(ctx, t.render(nil)); err != nil {
 		r.h.log().Warn("could not write the status comment", "err", err)
 	}
-	t.live = startLive(ctx, t.sticky, sp, r.h.stickyInterval(), t.render)
+	t.live = startLive(ctx, t.sticky, sp, r.statusBudget(), t.render)
 	return t
 }
 
@@ -184,7 +126,7 @@ func (t *tracked) stop() {
 
 func (t *tracked) render(s []commands.Step) string {
 	v := t.view
-	v.Steps, v.Now = s, t.r.h.now()
+	v.Steps, v.Now, v.Tick = s, t.r.h.now(), statusHeartbeat // running times move once a heartbeat
 	return commands.RenderSticky(v)
 }
 
@@ -199,17 +141,16 @@ func (t *tracked) finish(ctx context.Context, ok bool, summary string) {
 	}
 }
 
-// newSticky opens the editor of the cluster's status comment, starting from the id kept in the
-// state header when there is one (skips the search), guarded by the run's serial.
-func (r *run) newSticky(ctx context.Context, h statestore.Header) (*github.Sticky, int64) {
+// newSticky opens the editor of the cluster's status comment, starting from the comment found
+// before the operation when there is one (skips the search), guarded by the run's serial.
+func (r *run) newSticky(ctx context.Context) (*github.Sticky, int64) {
 	serial := r.h.serial()
 	st := github.NewSticky(r.h.GitHub, r.ev.Number, commands.StickyMarker(r.cluster), r.h.stickyInterval()).
 		WithOverwriteCheck(func(existing string) bool { return commands.ShouldOverwrite(existing, serial) }).
 		WithOwner(r.ownComment(ctx)).
 		WithLogger(r.h.log())
-	var id int64
-	if m, err := clusterops.MetaOf(h); err == nil && m.StickyID > 0 {
-		id = m.StickyID
+	id := r.status.ID
+	if id > 0 {
 		st.WithCommentID(id)
 	}
 	return st, id
@@ -288,11 +229,11 @@ func (r *run) upView(ctx context.Context, res *clusterops.Outcome) (commands.UpV
 		Keep: keep, KeepIgnored: keepIgnored, AdminCIDRs: spec.AdminCIDRs, Changes: changes(inPlace, nil),
 		DailyCost: q.Daily.Format(2), AccruedCost: q.Accrued(res.Header.Created, now).Format(2), WorkerOffer: offerChoice(res.Preflight)}
 	uv.APIEndpoints, uv.TalosEndpoints = clusterops.Endpoints(st)
-	uv.EdgeAddress = st.Outputs[cluster.OutWorkerIP]
+	uv.EdgeAddress, uv.AdoptedWorker = st.Outputs[cluster.OutWorkerIP], st.Outputs[cluster.OutWorkerAdopted]
 	if spec.DNSZone != "" && uv.EdgeAddress != "" {
 		uv.EdgeAddress = spec.FQDN(spec.DNSNames(r.cluster).Edge) + " (" + uv.EdgeAddress + ")"
 	}
-	acc, err := r.issueKubeconfig(ctx)
+	acc, err := r.issueKubeconfig(ctx, st.Secrets[cluster.SecretKubeconfig])
 	uv.Kubeconfig = acc
 	return uv, err
 }

@@ -3,13 +3,10 @@ package clusterops
 import (
 	"context"
 	"errors"
-	"sort"
-	"strings"
 
 	"github.com/scaleway/scaleway-sdk-go/scw"
 
 	"github.com/pocbot/pocbot/internal/cost"
-	"github.com/pocbot/pocbot/internal/lifecycle"
 	"github.com/pocbot/pocbot/internal/pool"
 	"github.com/pocbot/pocbot/internal/statestore"
 )
@@ -19,83 +16,31 @@ type Parked interface {
 	List(ctx context.Context) (pool.Doc, error)
 }
 
-// budget is the one budget rule: a new cluster of the intent's repository, priced candidate, must
-// fit the repository's bounds beside the clusters already running (and the bucket's parked
-// workers). It fails closed: a budget that cannot be checked refuses. Nil: admitted.
-func (o *Ops) budget(ctx context.Context, in Intent, candidate cost.Quote) *Refusal {
-	if in.Bounds == nil {
-		return nil
+// badCosts counts the state objects a listing could not read or authenticate at worst case,
+// against every repository (the one they name is not to be believed): each is one cluster
+// costing the whole daily limit (maxDaily nano-euros), so that no new cluster passes until a
+// person has looked at it.
+func badCosts(err error, maxDaily int64) []cost.ClusterCost {
+	var le *statestore.ListError
+	bad := []string{"(unreadable state)"}
+	if errors.As(err, &le) {
+		bad = bad[:0]
+		for _, b := range le.Bad {
+			bad = append(bad, "(unverifiable: "+b.Key+")")
+		}
 	}
-	running, err := o.runningCosts(ctx, in)
-	if err != nil && running == nil {
-		// A budget checked against no cluster at all would let anything through.
-		o.log().Error("budget: could not list the running clusters", "err", err)
-		return &Refusal{Kind: lifecycle.RefuseBudget, Cluster: in.Cluster, Err: err} // listing the running clusters failed
+	var out []cost.ClusterCost
+	for _, name := range bad {
+		out = append(out, cost.ClusterCost{Name: name, Daily: cost.Money{Currency: cost.CurrencyEUR, Nanos: maxDaily}, Unknown: true})
 	}
-	if err != nil {
-		o.log().Warn("budget: some cluster states are unreadable; each counts as one cluster of unknown cost", "err", err)
-	}
-	var be *cost.BudgetError
-	if !errors.As(cost.CheckBudget(*in.Bounds, running, candidate), &be) {
-		return nil
-	}
-	r := &Refusal{Kind: lifecycle.RefuseBudget, Cluster: in.Cluster, Budget: be}
-	for _, c := range running {
-		r.Running = append(r.Running, c.Name)
-	}
-	return r
+	return out
 }
 
-// runningCosts lists the repository's other clusters and their daily cost: from the header label
-// when recorded, else priced from their decrypted spec.
-func (o *Ops) runningCosts(ctx context.Context, in Intent) ([]cost.ClusterCost, error) {
-	// List returns the readable headers along with an error naming the unreadable objects: those
-	// still count, as clusters of unknown cost, rather than not at all.
-	headers, err := o.Store.List(ctx)
-	if err != nil && len(headers) == 0 {
-		return nil, err
-	}
-	out := []cost.ClusterCost{}
-	if err != nil {
-		// A state object that cannot be read or authenticated counts at worst case, against every
-		// repository (the one it names is not to be believed): one cluster costing the whole
-		// daily limit, so no new cluster passes until a person has looked at it.
-		var le *statestore.ListError
-		bad := []string{"(unreadable state)"}
-		if errors.As(err, &le) {
-			bad = bad[:0]
-			for _, b := range le.Bad {
-				bad = append(bad, "(unverifiable: "+b.Key+")")
-			}
-		}
-		for _, name := range bad {
-			out = append(out, cost.ClusterCost{Name: name, Daily: cost.Money{Currency: cost.CurrencyEUR, Nanos: in.Bounds.MaxDailyNanoEUR}, Unknown: true})
-		}
-	}
-	for _, h := range headers {
-		if h.Cluster == in.Cluster || (h.Repository != "" && !strings.EqualFold(h.Repository, in.Repository)) {
-			continue
-		}
-		c := cost.ClusterCost{Name: h.Cluster}
-		if m, err := MetaOf(h); err == nil && m.DailyCostNanos > 0 {
-			c.Daily = cost.Money{Currency: cost.CurrencyEUR, Nanos: m.DailyCostNanos}
-		} else if _, st, err := o.Load(ctx, h.Cluster); err == nil {
-			q, qerr := Quote(ctx, o.Quoter, st.Spec, 0, true)
-			c.Daily, c.Unknown = q.Daily, qerr != nil || q.HasUnknown()
-		} else {
-			c.Daily, c.Unknown = cost.EUR(0, 0), true
-		}
-		out = append(out, c)
-	}
-	out = append(out, o.parkedCosts(ctx)...)
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out, err
-}
-
-// parkedCosts lists the bucket's parked workers as billed items (every cluster of the bucket may
-// adopt them, so every repository's budget counts them); an unreadable pool counts as one
-// item of unknown cost, as an unreadable state does.
-func (o *Ops) parkedCosts(ctx context.Context) []cost.ClusterCost {
+// parkedCosts lists the parked workers a cluster of scope may adopt as billed items: those its
+// repository parked, and those of the repositories that share theirs when it shares too
+// (pool.Worker.Offered); an unreadable pool counts as one item of unknown cost, as an unreadable
+// state does.
+func (o *Ops) parkedCosts(ctx context.Context, scope pool.Scope) []cost.ClusterCost {
 	if o.Pool == nil {
 		return nil
 	}
@@ -106,6 +51,9 @@ func (o *Ops) parkedCosts(ctx context.Context) []cost.ClusterCost {
 	}
 	var out []cost.ClusterCost
 	for _, w := range d.Workers {
+		if !w.Offered(scope) {
+			continue
+		}
 		_, daily, ok := o.OfferPrice(ctx, w.Offer, w.Zone)
 		out = append(out, cost.ClusterCost{Name: "parked worker " + w.ServerID, Daily: daily, Unknown: !ok, Parked: true})
 	}

@@ -41,7 +41,8 @@ func TestDownStopsAnUpWhoseWorkerWaitsForTheBootstrap(t *testing.T) {
 	})
 	upErr := make(chan error, 1)
 	go func() {
-		_, err := e.ops.Up(ctx, clusterops.Intent{Cluster: "cut-1", Spec: e.spec, TTL: time.Hour, Command: "up", Progress: progress})
+		_, err := e.ops.Run(ctx, clusterops.VerbUp, clusterops.Intent{Cluster: "cut-1", Spec: e.spec, TTL: time.Hour, Command: "up"},
+			clusterops.Steps(progress))
 		upErr <- err
 	}()
 	select {

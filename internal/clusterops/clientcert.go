@@ -21,20 +21,21 @@ type ClientCert struct {
 	Clipped bool
 }
 
-// ClientCertificate signs a client certificate for pub with the cluster's Kubernetes CA (its
-// Talos secrets bundle), as sub, for the asked lifetime under lt's rule, never past the cluster's
-// expiry. The cluster must be ready (a certificate for an unfinished cluster would point at an
-// API that does not answer yet). Nothing is written: a certificate is not recorded anywhere,
-// which is why its lifetime is its only bound.
-func (o *Ops) ClientCertificate(ctx context.Context, name string, pub crypto.PublicKey, sub kubecert.Subject, lt kubecert.Lifetime, asked time.Duration, now time.Time) (ClientCert, error) {
-	doc, st, err := o.Load(ctx, name)
-	if err != nil {
-		return ClientCert{}, err
+// ClientCertificate signs a client certificate for pub with the Kubernetes CA (its Talos secrets
+// bundle) of the cluster a read found (s: Run of VerbStatus, which applied Owned and RolledBack),
+// as sub, for the asked lifetime under lt's rule, never past the cluster's expiry. The cluster
+// must be ready (a certificate for an unfinished cluster would point at an API that does not
+// answer yet). Nothing is written: a certificate is not recorded anywhere, which is why its
+// lifetime is its only bound.
+func (o *Ops) ClientCertificate(ctx context.Context, s *Status, pub crypto.PublicKey, sub kubecert.Subject, lt kubecert.Lifetime, asked time.Duration, now time.Time) (ClientCert, error) {
+	if s == nil || s.State == nil {
+		return ClientCert{}, ErrNoCluster
 	}
-	if ph := lifecycle.Phase(doc.Header.Phase); ph != lifecycle.PhaseReady {
+	h, st, name := s.Header, s.State, s.Header.Cluster
+	if ph := lifecycle.Phase(h.Phase); ph != lifecycle.PhaseReady {
 		return ClientCert{}, fmt.Errorf("cluster %q is %s, not ready: no certificate until an up completes", name, ph)
 	}
-	notAfter, clipped, err := lt.NotAfter(now, asked, doc.Header.Expires)
+	notAfter, clipped, err := lt.NotAfter(now, asked, h.Expires)
 	if err != nil {
 		return ClientCert{}, fmt.Errorf("cluster %q: %w", name, err)
 	}

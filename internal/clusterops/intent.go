@@ -1,17 +1,17 @@
 package clusterops
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
 
 	"github.com/pocbot/pocbot/internal/cost"
+	"github.com/pocbot/pocbot/internal/eta"
 	"github.com/pocbot/pocbot/internal/lifecycle"
 	"github.com/pocbot/pocbot/internal/preflight"
 	"github.com/pocbot/pocbot/internal/provision"
 	"github.com/pocbot/pocbot/internal/repoconfig"
+	"github.com/pocbot/pocbot/internal/settings"
 	"github.com/pocbot/pocbot/internal/statestore"
 )
 
@@ -19,16 +19,65 @@ import (
 // lifecycle's.
 type Phase = lifecycle.Phase
 
+// Verb is an operation on a cluster, as clusterops decides and runs it.
+type Verb string
+
+// Verbs. Up, Resume, Down, Pause, Extend and Keep take the cluster's lock and write its header
+// once; Status, Cost and Kubeconfig only read.
+const (
+	VerbUp     Verb = "up"     // create or converge; of a paused cluster, its resume
+	VerbResume Verb = "resume" // the up of a paused cluster (another is refused: not paused)
+	VerbDown   Verb = "down"   // destroy (the schedule's teardown is a down with a Precondition)
+	VerbPause  Verb = "pause"  // snapshot etcd, then delete the machines (the schedule's too)
+	VerbExtend Verb = "extend" // a later expiry (Intent.ExtendBy), within max_ttl
+	// VerbKeep records the schedule's marks in the header: the keep label as last seen and the
+	// one expiry warning (Intent.Keep, Intent.Warn, Intent.Unwarn).
+	VerbKeep       Verb = "keep"
+	VerbStatus     Verb = "status"     // the header, the state, the lock holder and, asked, the APIs' health
+	VerbCost       Verb = "cost"       // the cluster's prices (or the default cluster's, without one)
+	VerbKubeconfig Verb = "kubeconfig" // the admin kubeconfig, from its encrypted object
+)
+
+// writes says whether the verb takes the cluster's lock and writes its document.
+func (v Verb) writes() bool {
+	switch v {
+	case VerbStatus, VerbCost, VerbKubeconfig:
+		return false
+	}
+	return true
+}
+
+// SpecPatch is what a requester set explicitly, by the setting's name in the settings table:
+// the flags of a comment, or of `bot up` and their variables (settings.Values, which
+// provision.Spec.Apply binds to the spec's fields). A setting left out keeps the spec's value, so
+// that a bare up converges an existing cluster unchanged.
+type SpecPatch = settings.Values
+
+// Precondition is what the schedule's reason to act said of the header it listed; it must still
+// hold on the header read under the lock (an extend, a command's resume, another run's pause may
+// have landed since the listing). The zero value always holds.
+type Precondition struct {
+	// Phase, when set, must be the header's phase (a scheduled pause: ready).
+	Phase Phase
+	// ExpiredAt, when set, is when the cluster was found expired: the header's expiry must still
+	// be set and not after it (a teardown for expiry).
+	ExpiredAt time.Time
+	// AsleepAt, when set, is when the schedule pauses: no command may keep the cluster awake
+	// past it (a scheduled pause: the header's awake_until).
+	AsleepAt time.Time
+}
+
 // Intent is what an adapter (a comment, a pull-request event, the CLI, the schedule) asks of one
-// cluster: who asks, for which repository and number, with which overrides and within which
-// bounds. The operation decides everything else (see Outcome).
+// cluster: who asks, for which repository and number, with which settings and within which
+// bounds, and what it read before asking (the status comment's serial and id). It is data: the
+// operation reads what it decides on, decides (Decide), and only then acts, telling an Observer.
 type Intent struct {
 	Cluster string
 	// Spec is the spec of a cluster this intent creates (the seed's defaults plus the bucket).
 	Spec provision.Spec
-	// Override applies what the requester asked for explicitly, to the new spec or to the
-	// existing cluster's spec (so that a bare `up` converges an existing cluster unchanged).
-	Override func(*provision.Spec)
+	// Patch is what the requester set explicitly, applied to the new spec or to the existing
+	// cluster's spec.
+	Patch SpecPatch
 	// TTL sets the expiry of a cluster this intent creates (an existing cluster keeps its expiry:
 	// extending is its own operation); 0 takes Bounds' default_ttl.
 	TTL time.Duration
@@ -36,14 +85,17 @@ type Intent struct {
 	Repository string
 	Number     int
 	Kind       string // "issue", "pull" or ""
-	// RequestedBy is the requester's login, RequesterID their immutable account id (0: unknown).
+	// RequestedBy is the requester's login, RequesterID their immutable account id (0: unknown);
+	// Permission their role on the repository as GitHub answered it ("" outside a comment): it
+	// says whether their command wakes a cluster paused in its window (commands.Wakes).
 	RequestedBy string
 	RequesterID int64
+	Permission  string
 	RunID       string
 	Command     string
-	Progress    provision.Progress
 	// Bounds are the repository's bounds (`.github/poc.yml`, or the CLI's environment): budget,
-	// allowed DNS zones, TTL range. Nil: unbounded (the schedule's teardowns, tests of the engine).
+	// allowed DNS zones, TTL range, pause schedule. Nil: unbounded (the schedule's teardowns,
+	// tests of the engine).
 	Bounds *repoconfig.RepoConfig
 	// Closed says that the issue or pull request is closed: an up is refused (the schedule would
 	// tear the cluster down at its next run).
@@ -52,22 +104,24 @@ type Intent struct {
 	// repository, GITHUB_REPOSITORY): another repository's cluster is refused. An intent with a
 	// Number is confined to its repository and number whatever Scope says.
 	Scope string
-	// DryRun makes Up report what it would do, without the lock and without changing anything.
+	// DryRun makes an up decide without the lock and without acting: the decision is the answer.
 	DryRun bool
-	// Witness, when set, returns the state serial recorded outside the bucket (the cluster's status
-	// comment): a document older than it was rolled back, and a new document continues above it.
-	Witness func(ctx context.Context) (int64, error)
-	// Started, when set, is called once the operation is admitted and before it changes anything,
-	// with the outcome so far (spec, quote, whether the cluster exists); it returns the id of the
-	// status comment to record in the header (0: none). Up and Down write the header once with it.
-	Started func(ctx context.Context, o *Outcome) int64
-	// Precondition, when set, is checked on an existing cluster's header read under the lock: a
-	// reaper's reason to destroy (expired, say) must still hold once the lock is its own, since an
-	// extend may have landed between its listing and the lock.
-	Precondition func(statestore.Header) error
+	// Witness is the state serial recorded outside the bucket (the cluster's status comment), read
+	// by the adapter before the operation: a document older than it was rolled back, and a new
+	// document continues above it. 0: none.
+	Witness int64
+	// StatusComment is the id of the cluster's status comment, found (or made) by the adapter
+	// before the operation; the header's one write records it. 0: none yet.
+	StatusComment int64
+	// Precondition is the schedule's reason to act, checked on the header read under the lock.
+	Precondition Precondition
 	// ParkFor > 0 makes a Down park the Elastic Metal worker in the bucket's pool for that long
 	// instead of deleting it (park_for, --park-for); the Ops' graph must have a pool.
 	ParkFor time.Duration
+	// ShareParked offers the workers this repository's clusters park to the bucket's other
+	// repositories that share theirs, and lets its ups adopt theirs (share_parked_workers);
+	// false: a parked worker serves its own repository only (pool.Worker.Offered).
+	ShareParked bool
 	// MaxPaused > 0 makes a Pause set the paused cluster's expiry to that long from the pause
 	// (max_paused), keeping the running lifetime it had left for its resume.
 	MaxPaused time.Duration
@@ -80,11 +134,38 @@ type Intent struct {
 	// NoCancel makes a Down that finds the lock held give up at once instead of asking the holder
 	// to stop (the reaper: a busy cluster is for its next run).
 	NoCancel bool
+	// IfExists makes a Down of a cluster without a document a refusal (no cluster) instead of a
+	// sweep of what carries its tag (a pull request's close, which has nothing to say then).
+	IfExists bool
+	// ExtendBy is how much later an Extend moves the expiry (from now when it has passed).
+	ExtendBy time.Duration
+	// Health makes a Status check the APIs of a cluster that has machines.
+	Health bool
+	// Keep, Warn and Unwarn are a Keep's marks: the keep label as the schedule saw it (nil:
+	// unchanged), the expiry to record the one warning for (zero: none; it must still be the
+	// header's), and the expiry whose warning mark to take back (its comment failed).
+	Keep         *bool
+	Warn, Unwarn time.Time
+}
+
+// Observer hears an operation that acts: what it decided, once, and the engine's steps while it
+// works. Ops never calls it from the code that holds a lock: that code queues what it has to
+// say, and Run delivers it, in order, on the caller's goroutine, which holds no lock and which
+// the work never waits for. A slow observer (a GitHub call) delays what it hears, never the work.
+type Observer interface {
+	// Admitted is the decision of an operation that goes ahead: its verb (a wake's resume), the
+	// spec, the quote, the pre-flight, the header as first written.
+	Admitted(Outcome)
+	// Step is one of the engine's step events.
+	Step(provision.Event)
 }
 
 // Outcome is what an operation decided and did. Phase is always set; Refusal is set (and
 // returned as the error) when the operation was refused before it changed anything.
 type Outcome struct {
+	// Verb is what the operation did: the verb asked, or VerbResume when the command woke a
+	// cluster paused inside its window.
+	Verb    Verb
 	Phase   Phase
 	Refusal *Refusal
 	Header  statestore.Header
@@ -109,6 +190,15 @@ type Outcome struct {
 	// Preflight is the up's pre-flight (quotas, stock, the offer taken), when Ops has one; a
 	// RefuseQuota refusal carries the *preflight.Refusal as its Err.
 	Preflight *preflight.Result
+	// ETA is how long the up of a new cluster is expected to take (Ops.ETA; nil without a book,
+	// or for an existing cluster).
+	ETA *eta.Estimate
+	// Status is what a Status found (its lock holder, its health).
+	Status *Status
+	// Kubeconfig is the admin kubeconfig a Kubeconfig read.
+	Kubeconfig []byte
+	// Warned says that a Keep marked the header for the one expiry warning: the schedule posts it.
+	Warned bool
 }
 
 // PlanNode is one resource a dry up would create.
@@ -142,6 +232,8 @@ type Refusal struct {
 	Requested, Max time.Duration
 	// IsPR: RefuseClosed.
 	IsPR bool
+	// Phase: RefuseNotPaused, RefuseNotReady (the phase the cluster is in).
+	Phase Phase
 }
 
 func (r *Refusal) Error() string {
@@ -174,6 +266,12 @@ func (r *Refusal) Error() string {
 		return fmt.Sprintf("cluster %q: the issue or pull request is closed", r.Cluster)
 	case lifecycle.RefuseQuota:
 		return fmt.Sprintf("up %s refused by the pre-flight, nothing was created: %v", r.Cluster, r.Err)
+	case lifecycle.RefuseNotPaused:
+		return fmt.Sprintf("cluster %q is not paused (it is %s): nothing to resume", r.Cluster, r.Phase)
+	case lifecycle.RefuseNotReady:
+		return fmt.Sprintf("cluster %q cannot be paused now: it is %s; a cluster is paused once ready (run up first, or down)", r.Cluster, r.Phase)
+	case lifecycle.RefusePrecondition:
+		return fmt.Sprintf("cluster %q: %v", r.Cluster, r.Err)
 	}
 	if r.Err != nil {
 		return fmt.Sprintf("cluster %q refused (%s): %v", r.Cluster, r.Kind, r.Err)
@@ -213,58 +311,4 @@ func RolledBack(h statestore.Header, witness int64) *Refusal {
 		return nil
 	}
 	return &Refusal{Kind: lifecycle.RefuseRollback, Cluster: h.Cluster, Serial: h.Serial, Witness: witness}
-}
-
-// preflightIntent decides what needs no state: a closed issue; a DNS zone asked for explicitly by a
-// repository's user (an intent with a number) outside the repository's dns_zones — any write
-// user could otherwise add records to every zone the bot's API key reaches; an operator's intent
-// may use any zone its key reaches.
-func preflightIntent(in Intent) *Refusal {
-	if in.Closed {
-		return &Refusal{Kind: lifecycle.RefuseClosed, Cluster: in.Cluster, IsPR: in.Kind == "pull"}
-	}
-	if in.Number == 0 || in.Bounds == nil || in.Override == nil {
-		return nil
-	}
-	var asked provision.Spec // the override sets only what was asked for explicitly
-	in.Override(&asked)
-	if asked.DNSZone != "" && in.Bounds.CheckDNSZone(asked.DNSZone) != nil {
-		return &Refusal{Kind: lifecycle.RefuseDNSZone, Cluster: in.Cluster, Zone: asked.DNSZone, Zones: in.Bounds.DNSZones}
-	}
-	return nil
-}
-
-// Extend moves a cluster's expiry later by d (from now when it has passed), never beyond now +
-// the bounds' max_ttl; a new expiry re-arms the one expiry warning. It writes the header once,
-// under the cluster's lock.
-func (o *Ops) Extend(ctx context.Context, in Intent, d time.Duration) (*Outcome, error) {
-	out := &Outcome{}
-	now := o.now()
-	var ref *Refusal
-	h, err := o.Update(ctx, in, func(h *statestore.Header) error {
-		if ref = Owned(*h, in); ref != nil {
-			return ref
-		}
-		base := h.Expires
-		if base.Before(now) {
-			base = now
-		}
-		next := base.Add(d)
-		if life := next.Sub(now); in.Bounds != nil && life > in.Bounds.MaxTTL {
-			ref = &Refusal{Kind: lifecycle.RefuseMaxTTL, Cluster: in.Cluster, Requested: life, Max: in.Bounds.MaxTTL}
-			return ref
-		}
-		h.Expires = next
-		return EditMeta(h, func(m *Meta) error { m.WarnedFor = time.Time{}; return nil })
-	})
-	switch {
-	case ref != nil:
-		return refused(out, ref)
-	case errors.Is(err, ErrNoCluster):
-		return refused(out, &Refusal{Kind: lifecycle.RefuseNoCluster, Cluster: in.Cluster, Err: err})
-	case err != nil:
-		return o.lockRefusal(out, in, err, o.lockWait())
-	}
-	out.Exists, out.Header, out.Phase = true, h, Phase(h.Phase)
-	return out, nil
 }

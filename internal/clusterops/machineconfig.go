@@ -2,12 +2,14 @@ package clusterops
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"strconv"
 
 	"github.com/pocbot/pocbot/internal/provision/cluster"
 	"github.com/pocbot/pocbot/internal/provision/talos"
+	"github.com/pocbot/pocbot/internal/settings"
 )
 
 // NodeConfig is the machine configuration one node runs.
@@ -46,10 +48,34 @@ func (o *Ops) MachineConfigs(ctx context.Context, clusterName string, withSecret
 	if len(out) == 0 {
 		return nil, fmt.Errorf("cluster %q has no node address in its state yet: run up", clusterName)
 	}
-	for i := range out {
-		cctx, cancel := context.WithTimeout(ctx, healthCheckBudget)
-		out[i].Config, out[i].Err = talos.MachineConfigAt(cctx, out[i].Route, tc, withSecrets)
-		cancel()
+	readAll := func(ctx context.Context) error {
+		for i := range out {
+			cctx, cancel := context.WithTimeout(ctx, healthCheckBudget)
+			out[i].Config, out[i].Err = talos.MachineConfigAt(cctx, out[i].Route, tc, withSecrets)
+			cancel()
+		}
+		return nil
 	}
-	return out, nil
+	// From a runner outside admin_cidrs the nodes are reached through the security group opened
+	// to it for the read, as a run that changes the cluster opens it; or, when the operator said
+	// not to, nothing is dialled.
+	switch decideReadAccess(st, o.RunnerCIDR, o.NoReadRunnerAccess) {
+	case readRefused:
+		return nil, fmt.Errorf("machine configs of %q: %w and %s is false (reads do not open the security group): %s",
+			clusterName, ErrRunnerOutside, settings.Lookup("read-runner-access").Env, outsideAdminCIDRs(st, o.RunnerCIDR))
+	case readOpen:
+		opened, err := o.withRunnerAccess(ctx, clusterName, "machineconfig", readAll)
+		if !opened && err != nil {
+			if out[0].Config == nil && out[0].Err == nil {
+				return nil, err // nothing was read
+			}
+			for i := range out {
+				if out[i].Err != nil {
+					out[i].Err = errors.Join(out[i].Err, err)
+				}
+			}
+		}
+		return out, nil
+	}
+	return out, readAll(ctx)
 }

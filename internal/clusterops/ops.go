@@ -1,13 +1,14 @@
 // Package clusterops owns every decision about a cluster's life and runs the operations on it.
-// Up, Down, Extend and Pause take an Intent (who asks, for which repository and number, with
-// which overrides, within which bounds) and return an Outcome with a typed Phase and, when
-// nothing was done, a typed Refusal (lifecycle.Kind): closed issue, DNS zone, ownership (Owned),
-// rollback (RolledBack), invalid spec, changes, budget and admission, quota (the pre-flight),
-// lock, max_ttl. An operation takes the cluster's one lock (statestore.Hold), reads the state
-// document once, writes its header once when admitted, builds the graph, runs the provisioning
-// engine with a saver that writes the whole document after every step, and keeps the kubeconfig
-// as its own encrypted object. It knows nothing of GitHub: callers translate events into intents
-// and render outcomes.
+// An operation reads what it decides on once (Facts: the state document under the cluster's one
+// lock, then, when its decision gets that far, the price, the pre-flight and the budget's other
+// clusters), decides with one pure function (Decide: a plan, or a typed Refusal of a
+// lifecycle.Kind: closed issue, DNS zone, ownership, rollback, invalid spec, changes, budget,
+// quota, lock, max_ttl, no cluster, not paused, not ready, a precondition that no longer holds),
+// and only then acts: it writes the header once, runs the provisioning engine with a saver that
+// writes the whole document after every step, and keeps the kubeconfig as its own encrypted
+// object. What it decided and how the work goes reach the caller's Observer on the caller's
+// goroutine, never from the code that holds a lock. It knows nothing of GitHub: callers translate
+// events into intents (data) and render outcomes.
 package clusterops
 
 import (
@@ -21,7 +22,9 @@ import (
 	"time"
 
 	"github.com/pocbot/pocbot/internal/cost"
+	"github.com/pocbot/pocbot/internal/eta"
 	"github.com/pocbot/pocbot/internal/lifecycle"
+	"github.com/pocbot/pocbot/internal/pool"
 	"github.com/pocbot/pocbot/internal/preflight"
 	"github.com/pocbot/pocbot/internal/provision"
 	"github.com/pocbot/pocbot/internal/provision/cluster"
@@ -73,10 +76,12 @@ type Ops struct {
 	// CancelWait bounds a down's wait for the run it asked to stop (default 50 min: the longest
 	// step of an up, the worker's rescue write, is bounded at 45).
 	CancelWait time.Duration
-	// RunnerCIDR is where this process runs (POC_RUNNER_CIDR, as cluster.Config has it): a status
-	// checked from outside a cluster's admin CIDRs says that the security group is why its
-	// checks fail.
-	RunnerCIDR string
+	// RunnerCIDR is where this process runs (POC_RUNNER_CIDR, as cluster.Config has it): a read
+	// of the nodes from outside a cluster's admin CIDRs (Status's checks, MachineConfigs) admits
+	// it to the control planes for the read, as a run that changes the cluster does; with
+	// NoReadRunnerAccess (POC_READ_RUNNER_ACCESS=false) it fails at once, naming admin_cidrs.
+	RunnerCIDR         string
+	NoReadRunnerAccess bool
 	// Quoter prices specs (the budget, an up's quote); Pool, when set, is the bucket's parked
 	// workers, billed and so counted by the budget.
 	Quoter *cost.Quoter
@@ -86,6 +91,9 @@ type Ops struct {
 	// worker offers before anything is written or created (see Up); cmd/bot binds it to
 	// cluster.Preflight.
 	Preflight Preflighter
+	// ETA, when set, estimates the up of a new cluster (Outcome.ETA, before Started and in a dry
+	// run) and records how long it took once it succeeded.
+	ETA *eta.Book
 
 	// saveFault, set by tests (export_test.go), runs before every state save of an operation:
 	// an error is a crash from that save on.
@@ -193,9 +201,9 @@ func (s *docSaver) Save(ctx context.Context, st *provision.State) error {
 	return s.store.Put(ctx, s.doc)
 }
 
-// setPhase writes the header's phase and metadata in one write, with st as the body when given
-// (an up's first write of a document carries both).
-func (s *docSaver) setPhase(ctx context.Context, phase Phase, st *provision.State, edit func(*Meta)) error {
+// write is an operation's one header write: h, with st as the body when given (an up's first
+// write of a document carries both).
+func (s *docSaver) write(ctx context.Context, h statestore.Header, st *provision.State) error {
 	var body []byte
 	if st != nil {
 		if s.fault != nil { // a save of the body, as Save
@@ -213,6 +221,14 @@ func (s *docSaver) setPhase(ctx context.Context, phase Phase, st *provision.Stat
 	if body != nil {
 		s.doc.Body = body
 	}
+	s.doc.Header = h
+	return s.store.Put(ctx, s.doc)
+}
+
+// setPhase writes the header's phase and its metadata's edit in one write.
+func (s *docSaver) setPhase(ctx context.Context, phase Phase, edit func(*Meta)) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	s.doc.Header.Phase = string(phase)
 	if edit != nil {
 		if err := EditMeta(&s.doc.Header, func(m *Meta) error { edit(m); return nil }); err != nil {
@@ -230,152 +246,15 @@ func (s *docSaver) CancelRequested(ctx context.Context) (bool, error) {
 	return err == nil, err
 }
 
-// Up creates or converges a cluster. It decides, in this order, and refuses with the first that
-// fails: the issue is open and the DNS zone allowed (no state needed); then, under the cluster's
-// one lock and from one read of its document: the cluster is the intent's (Owned), its state
-// not rolled back (RolledBack), the spec valid and its changes possible in place; a new
-// cluster fits the budget, checked again under the repository's admission lock right before its
-// first document is written, so that concurrent ups cannot all pass it. Once admitted it calls
-// Started, writes the header once (phase, status comment id, daily cost, requester id), runs the
-// engine and records the final phase. A dry intent stops after the decisions, without the lock.
-func (o *Ops) Up(ctx context.Context, in Intent) (_ *Outcome, err error) {
-	out := &Outcome{Phase: lifecycle.PhaseProvisioning}
-	if r := preflightIntent(in); r != nil {
-		return refused(out, r)
+// withPoolScope says under ctx whose cluster runs, for its parked workers (cluster.WithPoolScope):
+// the repository its document's header records (an existing cluster is its repository's, whoever
+// asks), else the intent's, and the intent's sharing choice.
+func withPoolScope(ctx context.Context, in Intent, doc *statestore.Document) context.Context {
+	repo := in.Repository
+	if doc != nil && doc.Header.Repository != "" {
+		repo = doc.Header.Repository
 	}
-	if in.TTL == 0 && in.Bounds != nil {
-		in.TTL = in.Bounds.DefaultTTL
-	}
-	if in.DryRun {
-		return o.plan(ctx, in, out)
-	}
-	h, err := o.acquire(ctx, statestore.ClusterLock(in.Cluster), in, o.lockWait())
-	if err != nil {
-		return o.lockRefusal(out, in, err, o.lockWait())
-	}
-	defer o.release(ctx, h)
-	ctx = h.Context()
-	defer func() { err = lockLost(ctx, err) }()
-	// A cancel left by a down that found nothing running is stale; one that cannot be removed
-	// would stop this up at its first step.
-	if err := o.Store.DeleteArtifact(ctx, in.Cluster, artifactCancel); err != nil {
-		return failed(out, fmt.Errorf("clear a stale cancel request of %q: %w", in.Cluster, err))
-	}
-	doc, st, err := o.decide(ctx, in, out)
-	if err != nil || out.Refusal != nil {
-		return out, err
-	}
-	saver := &docSaver{store: o.Store, cluster: in.Cluster, doc: doc, fault: o.saveFault}
-	// An up of a paused cluster is its resume: the machines come back, etcd from the snapshot.
-	resuming := out.Exists && Paused(doc.Header)
-	phase := lifecycle.PhaseProvisioning
-	if resuming {
-		phase = lifecycle.PhaseResuming
-	}
-	start := func(ctx context.Context) error {
-		var sticky int64
-		if in.Started != nil {
-			sticky = in.Started(ctx, out)
-		}
-		return saver.setPhase(ctx, phase, st, func(m *Meta) {
-			m.DownFailed = time.Time{}
-			if sticky != 0 {
-				m.StickyID = sticky
-			}
-			// A resume records the running cost as it starts, under the admission lock (its
-			// machines are billed from now on): the next admission counts it running.
-			if !out.Quote.Daily.IsZero() {
-				m.DailyCostNanos = out.Quote.Daily.Nanos
-			}
-			if in.RequesterID != 0 && m.RequesterID == 0 && strings.EqualFold(saver.doc.Header.RequestedBy, in.RequestedBy) {
-				m.RequesterID = in.RequesterID
-			}
-		})
-	}
-	switch {
-	case out.Created:
-		err = o.admit(ctx, in, out, start) // the document exists before anything is created
-	case resuming:
-		// A resume brings a paused cluster's daily cost back from its floor to the running one:
-		// it passes the budget as a new cluster does, under the same admission lock (the cluster
-		// itself is left out of the count).
-		err = o.admit(ctx, in, out, start)
-	default:
-		err = start(ctx)
-	}
-	if err != nil || out.Refusal != nil {
-		return out, err
-	}
-	out.Header = saver.doc.Header
-	g, engine, err := o.prepare(st, in)
-	if err != nil {
-		return failed(out, err)
-	}
-	upErr := engine.Up(ctx, g, st, saver)
-	// The engine saved every step through saver; read back what it saved.
-	final, derr := decodeState(saver.doc)
-	if derr != nil {
-		return failed(out, derr)
-	}
-	out.State = final
-	// Write the outcome even when ctx is done (a cancelled up still records its phase).
-	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
-	defer cancel()
-	if upErr != nil {
-		return o.upFailed(wctx, in, out, upErr, g, engine, saver, resuming)
-	}
-	return o.upReady(wctx, in, out, saver, resuming)
-}
-
-// upFailed records a failed (or cancelled) up: the runner's temporary admin rule closed, the
-// phase failed (resuming for a resume, which an up or resume continues).
-func (o *Ops) upFailed(wctx context.Context, in Intent, out *Outcome, upErr error, g *provision.Graph, engine *provision.Engine,
-	saver *docSaver, resuming bool) (*Outcome, error) {
-	if f := o.closeAdminAfterFailure(wctx, g, engine, out.State, saver, in.Cluster); f != nil {
-		out.State = f
-	}
-	failedPhase := lifecycle.PhaseFailed
-	if resuming {
-		failedPhase = lifecycle.PhaseResuming
-	}
-	if err := saver.setPhase(wctx, failedPhase, nil, nil); err != nil {
-		o.log().Error("record the failed phase", "cluster", in.Cluster, "err", err)
-	}
-	out.Header, out.Phase = saver.doc.Header, lifecycle.PhaseFailed
-	if errors.Is(upErr, provision.ErrCancelled) {
-		out.Phase = lifecycle.PhaseCancelled
-	}
-	return out, upErr
-}
-
-// upReady records a finished up: the resume's snapshot cleared, the kubeconfig artifact, the
-// header's ready phase (and, for a resume, the lifetime it had left).
-func (o *Ops) upReady(wctx context.Context, in Intent, out *Outcome, saver *docSaver, resuming bool) (*Outcome, error) {
-	final := out.State
-	if err := o.finishResume(wctx, saver, final); err != nil {
-		return failed(out, err)
-	}
-	if kc, ok := final.Secrets[cluster.SecretKubeconfig]; ok {
-		loc, err := o.Store.PutArtifact(wctx, in.Cluster, artifactKubeconfig, kc)
-		if err != nil {
-			return failed(out, fmt.Errorf("store the kubeconfig of %q: %w", in.Cluster, err))
-		}
-		out.KubeconfigLocation = loc
-	}
-	if err := saver.setPhase(wctx, lifecycle.PhaseReady, nil, func(m *Meta) {
-		if out.KubeconfigLocation != "" {
-			m.Kubeconfig = out.KubeconfigLocation
-		}
-		if resuming && m.PausedTTLLeft > 0 {
-			// The running lifetime left at the pause, from now: the pause stopped its clock.
-			saver.doc.Header.Expires = o.now().Add(m.PausedTTLLeft)
-			m.PausedTTLLeft = 0
-		}
-	}); err != nil {
-		return failed(out, err)
-	}
-	out.Header, out.Phase = saver.doc.Header, lifecycle.PhaseReady
-	return out, nil
+	return cluster.WithPoolScope(ctx, pool.Scope{Repository: repo, Share: in.ShareParked})
 }
 
 // lockLost names the lost lock in the error of work cut short by its loss (the work's own error
@@ -394,147 +273,6 @@ func lockLost(ctx context.Context, err error) error {
 func failed(out *Outcome, err error) (*Outcome, error) {
 	out.Phase = lifecycle.PhaseFailed
 	return out, err
-}
-
-// decide reads the cluster's document once and makes the up's decisions on it (see Up): it
-// returns the document to write (a new one for a new cluster) and the state to converge, or
-// leaves a refusal in out.
-func (o *Ops) decide(ctx context.Context, in Intent, out *Outcome) (*statestore.Document, *provision.State, error) {
-	doc, err := o.Store.Get(ctx, in.Cluster)
-	var st *provision.State
-	switch {
-	case errors.Is(err, statestore.ErrNotFound):
-		want := o.want(in, in.Spec)
-		if err := want.Validate(); err != nil {
-			_, rerr := refused(out, &Refusal{Kind: lifecycle.RefuseInvalid, Cluster: in.Cluster, Err: err})
-			return nil, nil, rerr
-		}
-		if st, err = provision.NewState(in.Cluster, want); err != nil {
-			_, err = failed(out, err)
-			return nil, nil, err
-		}
-		// A status comment left by an earlier life of the cluster may record a higher serial (its
-		// down could not edit it): a new document continues above it, so that the new life is
-		// never mistaken for a rolled-back state.
-		var serial int64
-		if in.Witness != nil {
-			if w, werr := in.Witness(ctx); werr == nil {
-				serial = w
-			}
-		}
-		now := o.now()
-		doc = &statestore.Document{Header: statestore.Header{
-			Cluster: in.Cluster, Repository: in.Repository, Number: in.Number, Kind: in.Kind,
-			RequestedBy: in.RequestedBy, Created: now, Phase: string(lifecycle.PhaseProvisioning), Serial: serial,
-		}}
-		if in.TTL > 0 {
-			doc.Header.Expires = now.Add(in.TTL)
-		}
-		out.Created = true
-	case err != nil:
-		_, err = failed(out, err)
-		return nil, nil, err
-	default:
-		out.Exists = true
-		if r := o.admissible(ctx, in, doc.Header); r != nil {
-			_, rerr := refused(out, r)
-			return nil, nil, rerr
-		}
-		if in.Precondition != nil {
-			if perr := in.Precondition(doc.Header); perr != nil {
-				_, err = failed(out, fmt.Errorf("up %s: %w: %w", in.Cluster, ErrPrecondition, perr))
-				return nil, nil, err
-			}
-		}
-		if st, err = decodeState(doc); err != nil {
-			_, err = failed(out, err)
-			return nil, nil, err
-		}
-		want := o.want(in, st.Spec)
-		if err := want.Validate(); err != nil {
-			_, err = failed(out, err)
-			return nil, nil, err
-		}
-		inPlace, cannot := provision.Diff(st.Spec, want)
-		if len(cannot) > 0 {
-			out.Spec = want
-			_, rerr := refused(out, &Refusal{Kind: lifecycle.RefuseChanges, Cluster: in.Cluster, Changes: cannot, InPlace: inPlace})
-			return nil, nil, rerr
-		}
-		out.InPlace = inPlace
-		st.Spec = want
-	}
-	out.Header, out.Spec = doc.Header, st.Spec
-	if o.Quoter != nil {
-		life := in.TTL
-		if out.Exists && !doc.Header.Expires.IsZero() {
-			life = doc.Header.Expires.Sub(o.now())
-		}
-		if out.Quote, err = Quote(ctx, o.Quoter, st.Spec, life, true); err != nil {
-			_, err = failed(out, fmt.Errorf("price cluster %q: %w", in.Cluster, err))
-			return nil, nil, err
-		}
-	} else if in.Bounds != nil {
-		_, err = failed(out, fmt.Errorf("cluster %q: the budget needs prices and these operations have no quoter", in.Cluster))
-		return nil, nil, err
-	}
-	if o.Preflight != nil {
-		// Quotas and stock, before anything is written or created.
-		pf, err := o.Preflight(ctx, st.Spec, st, workerOffers(in, st.Spec))
-		if err != nil {
-			_, err = failed(out, fmt.Errorf("pre-flight of %q (nothing was created): %w", in.Cluster, err))
-			return nil, nil, err
-		}
-		out.Preflight = &pf
-		if pf.Refusal != nil {
-			_, rerr := refused(out, &Refusal{Kind: lifecycle.RefuseQuota, Cluster: in.Cluster, Err: pf.Refusal})
-			return nil, nil, rerr
-		}
-		if pf.Offer != "" {
-			// The worker is not ordered yet: the first offer that fits. The budget weighs the
-			// offer asked for (the pre-flight prices each candidate itself).
-			st.Spec.BaremetalOffer = pf.Offer
-			out.Spec = st.Spec
-		}
-	}
-	return doc, st, nil
-}
-
-// admissible applies the rules every operation on an existing cluster obeys: it is the intent's
-// (Owned), and its state is not older than its witness (RolledBack). A witness that cannot be
-// read fails closed.
-// admitExisting records an existing cluster's header in out and applies the rules of acting on
-// it: admissible (owner, rollback), then the intent's precondition. It returns the refused or
-// failed outcome, or nil when verb may go on.
-func (o *Ops) admitExisting(ctx context.Context, verb string, in Intent, out *Outcome, h statestore.Header) (*Outcome, error) {
-	out.Exists, out.Header = true, h
-	if r := o.admissible(ctx, in, h); r != nil {
-		return refused(out, r)
-	}
-	if in.Precondition != nil {
-		if perr := in.Precondition(h); perr != nil {
-			return failed(out, fmt.Errorf("%s %s: %w: %w", verb, in.Cluster, ErrPrecondition, perr))
-		}
-	}
-	return nil, nil
-}
-
-func (o *Ops) admissible(ctx context.Context, in Intent, h statestore.Header) *Refusal {
-	if r := Owned(h, in); r != nil {
-		return r
-	}
-	if in.Witness == nil {
-		return nil
-	}
-	w, err := in.Witness(ctx)
-	if err != nil {
-		return &Refusal{Kind: lifecycle.RefuseRollback, Cluster: in.Cluster, Serial: h.Serial, Err: err}
-	}
-	if r := RolledBack(h, w); r != nil {
-		o.log().Error("rolled-back state refused", "cluster", in.Cluster, "serial", h.Serial, "witness", w)
-		return r
-	}
-	return nil
 }
 
 // lockRefusal turns a busy lock into a refusal; any other error is a failure.
@@ -607,7 +345,7 @@ func (o *Ops) CloseRunnerAccess(ctx context.Context, req Intent) (string, error)
 	if cidr == "" {
 		return "", nil // closed by a run between the read and the lock
 	}
-	g, engine, err := o.prepare(st, req)
+	g, engine, err := o.prepare(st, nil)
 	if err != nil {
 		return "", err
 	}
@@ -618,272 +356,33 @@ func (o *Ops) CloseRunnerAccess(ctx context.Context, req Intent) (string, error)
 	return cidr, nil
 }
 
-// admit writes a new cluster's first document through write. With bounds, the budget check and
-// the write happen under the repository's admission lock: the next up of the repository lists the
-// clusters only once this one is among them, so a check-then-create race cannot let two ups
-// through a budget that has room for one. A refusal is left in out, with nothing written.
-func (o *Ops) admit(ctx context.Context, in Intent, out *Outcome, write func(context.Context) error) error {
-	if in.Bounds == nil {
-		return write(ctx)
-	}
-	h, err := o.acquire(ctx, admissionLock(in.Repository), Intent{RunID: in.RunID, RequestedBy: in.RequestedBy,
-		Command: "admit " + in.Cluster}, o.lockWait())
-	if err != nil {
-		return fmt.Errorf("admit cluster %q: take the admission lock of %s: %w", in.Cluster, in.Repository, err)
-	}
-	defer o.release(ctx, h)
-	if r := o.budget(h.Context(), in, out.Quote); r != nil {
-		_, err := refused(out, r)
-		return err
-	}
-	return write(ctx) // the operation's context: what Started begins outlives the admission lock
-}
-
 // admissionLock is the lock that serialises the admission of new clusters of one repository,
 // named by the repository (GitHub names are case-insensitive).
 func admissionLock(repository string) statestore.LockKey {
 	return statestore.DigestLock(statestore.LockAdmission, strings.ToLower(repository))
 }
 
-// workerOffers are the offers an up may order its worker from, in order: the intent's
-// worker_offers, else the spec's offer.
-func workerOffers(in Intent, spec provision.Spec) []string {
-	if len(in.WorkerOffers) > 0 {
-		return in.WorkerOffers
-	}
-	return []string{spec.BaremetalOffer}
-}
-
-// want is base with the intent's overrides, its image key following its Talos version and
-// extensions (the shared image is keyed by schematic and version).
-func (o *Ops) want(in Intent, base provision.Spec) provision.Spec {
-	s := base
-	s.AdminCIDRs = append([]string(nil), base.AdminCIDRs...)
-	s.TalosExtensions = append([]string{}, base.TalosExtensions...)
-	if in.Override != nil {
-		in.Override(&s)
-	}
-	s.ImageKey = provision.ImageKeyFor(cluster.SchematicID(s), s.TalosVersion)
-	return s
-}
-
-// plan is a dry up: the same decisions from one read, without the lock, nothing written: the
-// spec it would apply, whether the cluster exists, the changes (refused ones included), the
-// price, the budget's verdict for a new cluster, and what it would create.
-func (o *Ops) plan(ctx context.Context, in Intent, out *Outcome) (*Outcome, error) {
-	out.Phase = lifecycle.PhasePlanned
-	doc, err := o.Store.Get(ctx, in.Cluster)
-	switch {
-	case errors.Is(err, statestore.ErrNotFound):
-		out.Spec = o.want(in, in.Spec)
-		if err := out.Spec.Validate(); err != nil {
-			return refused(out, &Refusal{Kind: lifecycle.RefuseInvalid, Cluster: in.Cluster, Err: err})
-		}
-		g := provision.NewGraph()
-		if err := o.Build(g, out.Spec); err != nil {
-			return failed(out, fmt.Errorf("build the plan of %q: %w", in.Cluster, err))
-		}
-		for _, name := range g.Names() {
-			n, _ := g.Node(name)
-			out.Plan = append(out.Plan, PlanNode{Kind: n.Kind, Name: name})
-		}
-	case err != nil:
-		return failed(out, err)
-	default:
-		out.Exists, out.Header = true, doc.Header
-		if r := o.admissible(ctx, in, doc.Header); r != nil {
-			return refused(out, r)
-		}
-		st, err := decodeState(doc)
-		if err != nil {
-			return failed(out, err)
-		}
-		out.Spec = o.want(in, st.Spec)
-		out.InPlace, out.Refused = provision.Diff(st.Spec, out.Spec)
-		if err := out.Spec.Validate(); err != nil {
-			return failed(out, err)
-		}
-	}
-	if o.Preflight != nil { // the dry run's headroom, stock and offer: shown, not refused
-		var st *provision.State
-		if doc != nil {
-			st, _ = decodeState(doc)
-		}
-		pf, err := o.Preflight(ctx, out.Spec, st, workerOffers(in, out.Spec))
-		if err != nil {
-			return failed(out, fmt.Errorf("pre-flight (nothing was created): %w", err))
-		}
-		out.Preflight = &pf
-	}
-	if o.Quoter == nil {
-		return out, nil
-	}
-	life := in.TTL
-	if out.Exists && !out.Header.Expires.IsZero() {
-		life = out.Header.Expires.Sub(o.now())
-	}
-	if out.Quote, err = Quote(ctx, o.Quoter, out.Spec, life, true); err != nil {
-		return failed(out, fmt.Errorf("price cluster %q: %w", in.Cluster, err))
-	}
-	return out, nil
-}
-
-// lockForDown takes the cluster's lock for a down. When an up holds it, it records a cancel
-// request that the up honours at its next step and waits for the lock (taking the request back
-// when nobody takes over); with NoCancel (the reaper) a busy lock is given up at once.
-func (o *Ops) lockForDown(ctx context.Context, in Intent) (*statestore.Held, error) {
-	h, err := o.acquire(ctx, statestore.ClusterLock(in.Cluster), in, 0)
-	var locked *statestore.LockedError
-	if !errors.As(err, &locked) || in.NoCancel {
-		return h, err
-	}
-	if _, perr := o.Store.PutArtifact(ctx, in.Cluster, artifactCancel, []byte(in.RequestedBy)); perr != nil {
-		return nil, fmt.Errorf("ask the running %s to stop: %w", locked.Holder.Command, perr)
-	}
-	o.log().Info("asked the run holding the lock to stop", "cluster", in.Cluster, "holder", locked.Holder.Command, "run", locked.Holder.RunID)
-	// The holder stops at its next step, and one step (an Elastic Metal delivery, the rescue
-	// write) can last longer than the usual wait: having stopped it, this down must take over.
-	h, err = o.acquire(ctx, statestore.ClusterLock(in.Cluster), in, max(o.lockWait(), o.cancelWait()))
+// prepare builds the cluster's graph and an engine reporting to progress (nil: nowhere).
+func (o *Ops) prepare(st *provision.State, progress provision.Progress) (*provision.Graph, *provision.Engine, error) {
+	g, err := o.graph(st.Spec)
 	if err != nil {
-		// Nobody takes over: take the request back, or the up would stop for nothing.
-		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-		if derr := o.Store.DeleteArtifact(dctx, in.Cluster, artifactCancel); derr != nil {
-			o.log().Error("take back the cancel request", "cluster", in.Cluster, "err", derr)
-		}
-		cancel()
-	}
-	return h, err
-}
-
-// Down destroys a cluster. When an up holds the lock, Down records a cancel request that the up
-// honours at its next step, then waits for the lock. Under the lock it reads the document once,
-// applies the rules of an existing cluster (Owned, RolledBack, the intent's precondition), calls
-// Started, writes the destroying phase once, and runs the engine's teardown; a cluster without a
-// document still has what carries its exact tag swept.
-func (o *Ops) Down(ctx context.Context, in Intent) (*Outcome, error) {
-	out := &Outcome{Phase: lifecycle.PhaseDestroying}
-	h, err := o.lockForDown(ctx, in)
-	if err != nil {
-		return o.lockRefusal(out, in, err, max(o.lockWait(), o.cancelWait()))
-	}
-	defer o.release(ctx, h)
-	ctx = cluster.WithParkFor(h.Context(), in.ParkFor)
-
-	doc, err := o.Store.Get(ctx, in.Cluster)
-	var st *provision.State
-	switch {
-	case errors.Is(err, statestore.ErrNotFound):
-		// No state: still sweep whatever carries the cluster's exact tag (a crash before the first save).
-		if st, err = provision.NewState(in.Cluster, in.Spec); err != nil {
-			return failed(out, err)
-		}
-		doc = nil
-	case err != nil:
-		return failed(out, err)
-	default:
-		if res, err := o.admitExisting(ctx, "down", in, out, doc.Header); res != nil {
-			return res, err
-		}
-		if st, err = decodeState(doc); err != nil {
-			return failed(out, err)
-		}
-	}
-	out.Spec = st.Spec
-	var sticky int64
-	if in.Started != nil {
-		sticky = in.Started(ctx, out)
-	}
-	var saver provision.Saver = provision.NewMemorySaver()
-	var ds *docSaver
-	if doc != nil {
-		ds = &docSaver{store: o.Store, cluster: in.Cluster, doc: doc, fault: o.saveFault}
-		if err := ds.setPhase(ctx, lifecycle.PhaseDestroying, nil, func(m *Meta) {
-			if sticky != 0 {
-				m.StickyID = sticky
-			}
-		}); err != nil {
-			return failed(out, err)
-		}
-		saver = ds
-		out.Header = doc.Header
-	}
-	g, engine, err := o.prepare(st, in)
-	if err != nil {
-		return failed(out, err)
-	}
-	// The request was for the up this down replaced: clear it before the engine's checks.
-	if err := o.Store.DeleteArtifact(ctx, in.Cluster, artifactCancel); err != nil {
-		return failed(out, fmt.Errorf("clear the cancel request of %q: %w", in.Cluster, err))
-	}
-	rep, downErr := engine.Down(ctx, g, st, noCancel{saver})
-	out.Report = rep
-	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
-	defer cancel()
-	if downErr != nil {
-		if ds != nil {
-			_ = ds.setPhase(wctx, lifecycle.PhaseFailed, nil, func(m *Meta) { m.DownFailed = o.now() })
-			out.Header = ds.doc.Header
-		}
-		return failed(out, downErr)
-	}
-	if err := o.Store.DeleteArtifacts(wctx, in.Cluster); err != nil {
-		return failed(out, fmt.Errorf("cluster %q destroyed, but its artifacts remain: %w", in.Cluster, err))
-	}
-	if err := o.Store.DeletePublic(wctx, PublicKubeconfigDir(in.Cluster)); err != nil {
-		return failed(out, fmt.Errorf("cluster %q destroyed, but its users' kubeconfig objects remain: %w", in.Cluster, err))
-	}
-	if ds != nil {
-		if err := o.Store.Delete(wctx, ds.doc); err != nil {
-			return failed(out, fmt.Errorf("cluster %q destroyed, but its state document remains: %w", in.Cluster, err))
-		}
-	}
-	out.Phase = lifecycle.PhaseDestroyed
-	return out, nil
-}
-
-// prepare builds the cluster's graph and an engine reporting to the request's progress.
-func (o *Ops) prepare(st *provision.State, req Intent) (*provision.Graph, *provision.Engine, error) {
-	g := provision.NewGraph()
-	if err := o.Build(g, st.Spec); err != nil {
 		return nil, nil, err
 	}
+	return g, o.engine(progress), nil
+}
+
+// engine is an engine of the Ops' options reporting to progress.
+func (o *Ops) engine(progress provision.Progress) *provision.Engine {
 	eopts := o.Engine
-	eopts.Progress = req.Progress
+	eopts.Progress = progress
 	if eopts.Logger == nil {
 		eopts.Logger = o.log()
 	}
-	return g, provision.New(eopts), nil
+	return provision.New(eopts)
 }
 
 // noCancel hides CancelChecker: a down never cancels itself.
 type noCancel struct{ provision.Saver }
-
-// Update changes a cluster's public header under its lock (extend, warned flags, sticky id).
-func (o *Ops) Update(ctx context.Context, req Intent, change func(h *statestore.Header) error) (statestore.Header, error) {
-	h, err := o.acquire(ctx, statestore.ClusterLock(req.Cluster), req, o.lockWait())
-	if err != nil {
-		return statestore.Header{}, err
-	}
-	defer o.release(ctx, h)
-	ctx = h.Context()
-	doc, err := o.Store.Get(ctx, req.Cluster)
-	if errors.Is(err, statestore.ErrNotFound) {
-		return statestore.Header{}, fmt.Errorf("cluster %q: %w", req.Cluster, ErrNoCluster)
-	}
-	if err != nil {
-		return statestore.Header{}, err
-	}
-	if doc.Header.Labels == nil {
-		doc.Header.Labels = map[string]string{}
-	}
-	if err := change(&doc.Header); err != nil {
-		return statestore.Header{}, err
-	}
-	if err := o.Store.Put(ctx, doc); err != nil {
-		return statestore.Header{}, err
-	}
-	return doc.Header, nil
-}
 
 // LockImage holds the lock of a shared image (cluster.ImageLocker), with the same lease and
 // renewal as a cluster's; the image is made under the context it returns, which ends when the

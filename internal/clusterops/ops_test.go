@@ -2,257 +2,423 @@ package clusterops_test
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"log/slog"
-	"os"
+	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/pocbot/pocbot/internal/clusterops"
 	"github.com/pocbot/pocbot/internal/lifecycle"
 	"github.com/pocbot/pocbot/internal/provision"
-	"github.com/pocbot/pocbot/internal/provision/cluster"
-	"github.com/pocbot/pocbot/internal/provision/scaleway"
-	"github.com/pocbot/pocbot/internal/provision/talos"
-	"github.com/pocbot/pocbot/internal/repoconfig"
-	scwsim "github.com/pocbot/pocbot/internal/sim/scaleway"
-	"github.com/pocbot/pocbot/internal/sim/world"
-	"github.com/pocbot/pocbot/internal/sim/world/worldtest"
+	"github.com/pocbot/pocbot/internal/sim/objstore"
+	"github.com/pocbot/pocbot/internal/sim/objstore/objstoretest"
 	"github.com/pocbot/pocbot/internal/statestore"
-	instance "github.com/scaleway/scaleway-sdk-go/api/instance/v1"
-	"github.com/scaleway/scaleway-sdk-go/scw"
-	_ "gocloud.dev/blob/fileblob"
-	_ "gocloud.dev/blob/s3blob"
 )
 
-// env is a running emulated world plus Ops pointed at it.
-type env struct {
-	w      *world.World
-	ops    *clusterops.Ops
-	driver *scaleway.Driver
-	store  *statestore.Store
-	spec   provision.Spec
+// The operations on a counted store with do-nothing graphs (fake_test.go): what they read, lock
+// and write, who hears what and when. No world: these questions are clusterops' own.
+
+// opCase is one operation the counting store holds to one read of its document and at most one
+// cluster lock.
+type opCase struct {
+	name  string
+	verb  clusterops.Verb
+	in    func(*clusterops.Intent)
+	phase clusterops.Phase // the document before it; "" none
+	now   time.Time        // the Ops' clock; zero: time.Now
+	lock  int              // cluster locks it takes
+	does  clusterops.Verb  // what it did ("" the verb)
+	// refuse: the refusal it ends with ("" none); a refused operation writes nothing.
+	refuse lifecycle.Kind
 }
 
-func newEnv(t *testing.T, opts world.Options) *env { return newEnvWith(t, opts, worldtest.Options{}) }
+// inWindow is 21:00 UTC today: inside the nightly pause window; noon is outside.
+func inWindow() time.Time { return today(21) }
 
-// newEnvWith is newEnv with the parts built with wo (its Log is the test's).
-func newEnvWith(t *testing.T, opts world.Options, wo worldtest.Options) *env {
-	t.Helper()
-	opts.Dir = t.TempDir()
-	if opts.S3 == "" {
-		opts.S3 = "file"
-	}
-	if testing.Verbose() {
-		opts.Log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	}
-	w := worldtest.Start(t, opts)
-	wo.Log = slog.New(slog.NewTextHandler(testWriter{t}, nil))
-	p := worldtest.New(t, w, wo)
-	return &env{w: w, ops: p.Ops, driver: p.Driver, store: p.Store, spec: p.Spec}
+func noon() time.Time { return today(12) }
+
+func today(hour int) time.Time {
+	n := time.Now().UTC()
+	return time.Date(n.Year(), n.Month(), n.Day(), hour, 0, 0, 0, time.UTC)
 }
 
-// live lists the emulator's resources owned by a cluster.
-func (e *env) live(cluster string) []string { return worldtest.Live(e.w, cluster) }
-
-// start is newEnv at the tests' time factor (0.005 unless opts sets one) with a context that
-// ends after d.
-func start(t *testing.T, d time.Duration, opts world.Options) (*env, context.Context) {
-	t.Helper()
-	if opts.TimeFactor == 0 {
-		opts.TimeFactor = 0.005
+func TestEveryOperationReadsOnceAndLocksOnce(t *testing.T) {
+	ready, paused := lifecycle.PhaseReady, lifecycle.PhasePaused
+	extend := func(in *clusterops.Intent) { in.ExtendBy = time.Hour }
+	for _, tc := range []opCase{
+		{name: "up of a new cluster", verb: clusterops.VerbUp, lock: 1},
+		{name: "up of a ready cluster", verb: clusterops.VerbUp, phase: ready, lock: 1},
+		{name: "dry up", verb: clusterops.VerbUp, in: func(in *clusterops.Intent) { in.DryRun = true }, phase: ready},
+		{name: "up on a closed issue", verb: clusterops.VerbUp, in: func(in *clusterops.Intent) { in.Closed = true }, phase: ready, lock: 1,
+			refuse: lifecycle.RefuseClosed},
+		{name: "resume", verb: clusterops.VerbResume, phase: paused, lock: 1},
+		{name: "resume inside the pause window", verb: clusterops.VerbResume, in: nightly, phase: paused, now: inWindow(), lock: 1},
+		{name: "resume of a ready cluster", verb: clusterops.VerbResume, phase: ready, lock: 1, refuse: lifecycle.RefuseNotPaused},
+		{name: "up inside the pause window wakes it", verb: clusterops.VerbUp, in: nightly, phase: paused, now: inWindow(), lock: 1,
+			does: clusterops.VerbResume},
+		{name: "extend inside the pause window wakes it", verb: clusterops.VerbExtend, in: func(in *clusterops.Intent) { nightly(in); extend(in) },
+			phase: paused, now: inWindow(), lock: 1, does: clusterops.VerbResume},
+		{name: "kubeconfig inside the pause window wakes it", verb: clusterops.VerbKubeconfig, in: nightly, phase: paused, now: inWindow(), lock: 1,
+			does: clusterops.VerbResume},
+		{name: "down", verb: clusterops.VerbDown, phase: ready, lock: 1},
+		{name: "down of no cluster", verb: clusterops.VerbDown, lock: 1},
+		{name: "the schedule's teardown", verb: clusterops.VerbDown, phase: ready, lock: 1,
+			in: func(in *clusterops.Intent) {
+				in.NoCancel, in.Precondition.ExpiredAt = true, time.Now().Add(24*time.Hour)
+			}},
+		{name: "pause", verb: clusterops.VerbPause, phase: ready, lock: 1},
+		{name: "pause of a paused cluster", verb: clusterops.VerbPause, phase: paused, lock: 1},
+		{name: "pause of a provisioning cluster", verb: clusterops.VerbPause, phase: lifecycle.PhaseProvisioning, lock: 1,
+			refuse: lifecycle.RefuseNotReady},
+		{name: "the schedule's pause", verb: clusterops.VerbPause, phase: ready, lock: 1,
+			in: func(in *clusterops.Intent) {
+				in.Precondition = clusterops.Precondition{Phase: ready, AsleepAt: time.Now()}
+			}},
+		{name: "extend", verb: clusterops.VerbExtend, in: extend, phase: ready, lock: 1},
+		{name: "extend beyond max_ttl", verb: clusterops.VerbExtend, in: func(in *clusterops.Intent) { in.ExtendBy = 30 * 24 * time.Hour },
+			phase: ready, lock: 1, refuse: lifecycle.RefuseMaxTTL},
+		{name: "keep", verb: clusterops.VerbKeep, in: func(in *clusterops.Intent) { keep := true; in.Keep = &keep }, phase: ready, lock: 1},
+		{name: "status", verb: clusterops.VerbStatus, phase: ready},
+		{name: "status of another issue's cluster", verb: clusterops.VerbStatus, in: func(in *clusterops.Intent) { in.Number = 1 }, phase: ready,
+			refuse: lifecycle.RefuseCollision},
+		{name: "cost", verb: clusterops.VerbCost, phase: paused},
+		{name: "kubeconfig", verb: clusterops.VerbKubeconfig, phase: ready},
+		{name: "kubeconfig outside the window of a paused cluster", verb: clusterops.VerbKubeconfig, in: nightly, phase: paused, now: noon()},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFake(t)
+			if !tc.now.IsZero() {
+				f.ops.Now = func() time.Time { return tc.now }
+			}
+			in := intent()
+			if tc.in != nil {
+				tc.in(&in)
+			}
+			var before int64
+			if tc.phase != "" {
+				f.put(t, intent(), tc.phase)
+				if _, err := f.ops.Store.PutArtifact(t.Context(), in.Cluster, "kubeconfig", []byte("kind: Config")); err != nil {
+					t.Fatal(err)
+				}
+				doc, err := f.store.Get(t.Context(), in.Cluster)
+				if err != nil {
+					t.Fatal(err)
+				}
+				before = doc.Header.Serial
+			}
+			f.count.Reset()
+			out, err := f.ops.Run(t.Context(), tc.verb, in, nil)
+			var got lifecycle.Kind
+			if out != nil && out.Refusal != nil {
+				got = out.Refusal.Kind
+			}
+			if got != tc.refuse || (tc.refuse == "" && err != nil) {
+				t.Fatalf("%s: refusal %q, err %v; want refusal %q", tc.verb, got, err, tc.refuse)
+			}
+			if want := cmpVerb(tc.does, tc.verb); out.Verb != want {
+				t.Errorf("did %s, want %s", out.Verb, want)
+			}
+			if n := f.count.Reads(in.Cluster); n != 1 {
+				t.Errorf("read the document %d times, want once", n)
+			}
+			if n := f.count.Locks(statestore.ClusterLock(in.Cluster)); n != tc.lock {
+				t.Errorf("took the cluster's lock %d times, want %d", n, tc.lock)
+			}
+			if held := f.count.AnyHeld(); held != "" {
+				t.Errorf("%s still held after the operation", held)
+			}
+			if tc.refuse != "" && tc.phase != "" {
+				doc, err := f.store.Get(t.Context(), in.Cluster)
+				if err != nil || doc.Header.Serial != before {
+					t.Errorf("a refused %s wrote the document (serial %d → %v, %v)", tc.verb, before, doc, err)
+				}
+			}
+		})
 	}
-	e := newEnv(t, opts)
-	ctx, cancel := context.WithTimeout(t.Context(), d)
-	t.Cleanup(cancel)
-	return e, ctx
 }
 
-type testWriter struct{ t *testing.T }
-
-func (w testWriter) Write(p []byte) (int, error) {
-	if testing.Verbose() {
-		w.t.Log(strings.TrimRight(string(p), "\n"))
-	}
-	return len(p), nil
+// observer is a clusterops.Observer that holds the test to the observer's contract: it is never
+// called on a goroutine that holds a lock, and nothing under a lock waits for it (every call
+// blocks until no lock is held: work that waited for it would never release its lock).
+type observer struct {
+	t        *testing.T
+	f        *fake
+	mu       sync.Mutex
+	admitted []clusterops.Outcome
+	steps    []string
 }
 
-func TestUpGivesAWorkingKubeconfigAndDownLeavesOnlyTheSharedImage(t *testing.T) {
-	e, ctx := start(t, 3*time.Minute, world.Options{})
+func (o *observer) check(what string) {
+	if held := o.f.count.HeldHere(); len(held) > 0 {
+		o.t.Errorf("the observer's %s was called on the goroutine that holds %v", what, held)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for o.f.count.AnyHeld() != "" {
+		if time.Now().After(deadline) {
+			o.t.Errorf("the observer's %s waited 30 s for %s to be released: the work under it waits for the observer", what, o.f.count.AnyHeld())
+			return
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
 
-	t0 := time.Now()
-	res, err := e.ops.Up(ctx, clusterops.Intent{Cluster: "acme-shop-42", Spec: e.spec, TTL: 8 * time.Hour,
-		Repository: "acme/shop", Number: 42, Kind: "issue", RequestedBy: "alice", Command: "up"})
-	if err != nil {
-		t.Fatalf("up: %v", err)
+func (o *observer) Admitted(out clusterops.Outcome) {
+	o.check("Admitted")
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.admitted = append(o.admitted, out)
+}
+
+func (o *observer) Step(e provision.Event) {
+	o.check("Step")
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.steps = append(o.steps, e.Step+" "+string(e.Phase))
+}
+
+// TestObserverIsNeverCalledUnderALock: an up of a new cluster under a budget (the admission lock,
+// then the cluster's), a pause and a down, each heard by an observer that fails when it is called
+// on a goroutine holding a lock and blocks while any lock is held. Every operation still ends, and
+// the observer hears, in order, the admission and every step. Before, Started (the status
+// comment's creation, two or three GitHub calls) ran under the admission lock.
+func TestObserverIsNeverCalledUnderALock(t *testing.T) {
+	f := newFake(t)
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	in := intent()
+	for _, verb := range []clusterops.Verb{clusterops.VerbUp, clusterops.VerbPause, clusterops.VerbDown} {
+		obs := &observer{t: t, f: f}
+		out, err := f.ops.Run(ctx, verb, in, obs)
+		if err != nil || out.Refusal != nil {
+			t.Fatalf("%s: %+v %v", verb, out, err)
+		}
+		if len(obs.admitted) != 1 || obs.admitted[0].Verb != verb {
+			t.Errorf("%s: the observer heard %d admissions (%+v), want one of %s", verb, len(obs.admitted), obs.admitted, verb)
+		}
+		if !slices.ContainsFunc(obs.steps, func(s string) bool { return strings.HasSuffix(s, "machines done") }) {
+			t.Errorf("%s: the observer heard the steps %v, without the machines' end", verb, obs.steps)
+		}
 	}
-	t.Logf("up took %s", time.Since(t0).Round(time.Millisecond))
-	if res.Header.Phase != string(lifecycle.PhaseReady) || !res.Created {
-		t.Fatalf("header after up = %+v, created=%v", res.Header, res.Created)
+}
+
+// The admission the observer hears is the header's first write: with the status comment's id and
+// the daily cost, as the next admission of the repository reads them.
+func TestAdmittedHeaderIsTheFirstWrite(t *testing.T) {
+	f := newFake(t)
+	obs := &observer{t: t, f: f}
+	in := intent(func(in *clusterops.Intent) { in.StatusComment = 4242 })
+	if _, err := f.ops.Run(t.Context(), clusterops.VerbUp, in, obs); err != nil {
+		t.Fatal(err)
 	}
-	if got := res.Header.Expires.Sub(res.Header.Created); got != 8*time.Hour {
-		t.Errorf("expiry = created + %s, want 8h", got)
+	if len(obs.admitted) != 1 {
+		t.Fatalf("admissions %d", len(obs.admitted))
 	}
-	// The kubeconfig from its own encrypted object reaches the stand-in API server over TLS.
-	kc, err := e.ops.Kubeconfig(ctx, "acme-shop-42")
+	a := obs.admitted[0]
+	m, _ := clusterops.MetaOf(a.Header)
+	if a.Header.Serial != 1 || a.Header.Phase != string(lifecycle.PhaseProvisioning) || m.StickyID != 4242 || m.DailyCostNanos == 0 || !a.Created {
+		t.Errorf("admitted header %+v meta %+v: want serial 1, provisioning, status comment 4242, a daily cost, created", a.Header, m)
+	}
+}
+
+// TestBusyLockIsRefusedNamingItsHolder: a lock held past the wait is the refusal "locked", naming
+// its holder and the wait, and nothing is read or written.
+func TestBusyLockIsRefusedNamingItsHolder(t *testing.T) {
+	f := newFake(t)
+	in := intent()
+	f.put(t, in, lifecycle.PhaseReady)
+	l, err := f.store.Lock(t.Context(), in.Cluster, statestore.LockInfo{Actor: "bob", Command: "/poc up", RunID: "77"}, time.Minute)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := talos.Readyz(ctx, kc); err != nil {
-		t.Fatalf("kubeconfig does not reach /readyz: %v", err)
-	}
-	// The control planes' user data held the cluster's keys: none is left.
-	st := res.State
-	for i := range st.Spec.CPCount {
-		rec := st.Resources[scaleway.NodeServer(i)]
-		if ud := e.w.Scaleway.UserData(rec.Zone, rec.ID); len(ud) != 0 {
-			t.Errorf("control plane %d still has user data keys %v", i, keys(ud))
+	defer l.Release(t.Context())
+	f.count.Reset()
+	for _, verb := range []clusterops.Verb{clusterops.VerbUp, clusterops.VerbExtend, clusterops.VerbPause} {
+		out, err := f.ops.Run(t.Context(), verb, in, nil)
+		if out.Refusal == nil || out.Refusal.Kind != lifecycle.RefuseLocked || !errors.Is(err, statestore.ErrLocked) {
+			t.Fatalf("%s on a held lock: %+v %v, want refused locked", verb, out.Refusal, err)
 		}
-		if len(st.Secrets[scaleway.UserDataSecret(i)]) != 0 {
-			t.Errorf("state still keeps control plane %d's user data copy", i)
+		if r := out.Refusal; r.Holder.Actor != "bob" || r.Holder.RunID != "77" || r.Waited != f.ops.LockWaitBound() {
+			t.Errorf("%s: refusal names %+v after %s", verb, r.Holder, r.Waited)
 		}
 	}
-	if st.Outputs[cluster.OutRescueHostKey] == "" || st.Outputs[cluster.OutWorkerDisk] == "" {
-		t.Errorf("rescue outputs missing: %v", st.Outputs)
-	}
-	// Up twice: no change, no new resource, and no new factory download.
-	before := len(e.w.Scaleway.Inventory())
-	served := e.w.Factory.BytesServed()
-	if _, err := e.ops.Up(ctx, clusterops.Intent{Cluster: "acme-shop-42", Spec: e.spec, RequestedBy: "alice", Command: "up"}); err != nil {
-		t.Fatalf("second up: %v", err)
-	}
-	if after := len(e.w.Scaleway.Inventory()); after != before {
-		t.Errorf("second up changed the inventory: %d → %d resources", before, after)
-	}
-	if d := e.w.Factory.BytesServed() - served; d != 0 {
-		t.Errorf("second up downloaded %d bytes from the factory", d)
-	}
-
-	// What chatops hands a user: a ciphertext under the cluster's public kubeconfig directory.
-	userKey := clusterops.PublicKubeconfigDir("acme-shop-42") + "/0123.age"
-	if err := e.store.PutPublic(ctx, userKey, []byte("age-encryption.org/v1 ...")); err != nil {
-		t.Fatal(err)
-	}
-	rep, err := e.ops.Down(ctx, clusterops.Intent{Cluster: "acme-shop-42", Spec: e.spec, RequestedBy: "alice", Command: "down"})
-	if err != nil {
-		t.Fatalf("down: %v", err)
-	}
-	if len(rep.Report.Deleted) < 12 {
-		t.Errorf("down reported %d deletions, want at least 12", len(rep.Report.Deleted))
-	}
-	if left := e.live("acme-shop-42"); len(left) > 0 {
-		t.Errorf("down left %v", left)
-	}
-	shared := 0
-	for _, r := range e.w.Scaleway.Inventory() {
-		if provision.HasTag(r.Tags, provision.TagShared) {
-			shared++
-		} else {
-			t.Errorf("non-shared resource left after down: %s %s %v", r.Kind, r.Name, r.Tags)
-		}
-	}
-	if shared != 1 {
-		t.Errorf("want exactly the shared snapshot left, got %d shared resources", shared)
-	}
-	if _, err := e.store.Get(ctx, "acme-shop-42"); !errors.Is(err, statestore.ErrNotFound) {
-		t.Errorf("state document still there after down: %v", err)
-	}
-	if _, err := e.ops.Kubeconfig(ctx, "acme-shop-42"); err == nil {
-		t.Error("kubeconfig object still there after down")
-	}
-	if _, err := e.store.SignedURL(ctx, userKey, time.Minute); !errors.Is(err, statestore.ErrNotFound) {
-		t.Errorf("a user's kubeconfig ciphertext is still there after down: %v", err)
+	if n := f.count.Reads(in.Cluster); n != 0 {
+		t.Errorf("refused operations read the document %d times", n)
 	}
 }
 
-func keys(m map[string][]byte) []string {
-	var out []string
-	for k := range m {
-		out = append(out, k)
+// Two resumes at once in a repository whose budget has room for one running cluster beside a
+// paused one: the second, started once the first is admitted (its observer hears it), is refused
+// by the budget. The resume passes the budget under the repository's admission lock and records
+// its running cost in that lock's write. (Before, the check ran outside the lock and the resuming
+// cluster kept its paused price until ready.)
+func TestConcurrentResumesPassTheBudgetOneAtATime(t *testing.T) {
+	f := newFake(t)
+	f.Gate = make(chan struct{})
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	budget := func(in *clusterops.Intent) { in.Bounds.MaxClusters, in.Bounds.MaxDailyNanoEUR = 5, 5_000_000_000 }
+	first := intent(budget, func(in *clusterops.Intent) { in.Cluster, in.Number = "acme-shop-1", 1 })
+	second := intent(budget, func(in *clusterops.Intent) { in.Cluster, in.Number = "acme-shop-2", 2 })
+	for _, in := range []clusterops.Intent{first, second} {
+		f.put(t, in, lifecycle.PhasePaused)
 	}
-	return out
-}
-
-// TestFirstUpsOfOneImageShareIt: two clusters asking at once for an image nobody made yet get one
-// download and one snapshot import (the image lock), and both come up.
-func TestFirstUpsOfOneImageShareIt(t *testing.T) {
-	e, ctx := start(t, 3*time.Minute, world.Options{S3: "auto"})
-	errs := make(chan error, 2)
-	for _, name := range []string{"img-a-1", "img-b-2"} {
+	secondDone := make(chan *clusterops.Outcome, 1)
+	obs := admittedFunc(func(clusterops.Outcome) {
 		go func() {
-			_, err := e.ops.Up(ctx, clusterops.Intent{Cluster: name, Spec: e.spec, TTL: time.Hour, Command: "up"})
-			errs <- err
+			out, _ := f.ops.Run(ctx, clusterops.VerbResume, second, nil)
+			secondDone <- out
+			close(f.Gate)
 		}()
+	})
+	out, err := f.ops.Run(ctx, clusterops.VerbResume, first, obs)
+	if err != nil || out.Phase != lifecycle.PhaseReady {
+		t.Fatalf("first resume: %+v %v", out, err)
 	}
-	for range 2 {
-		if err := <-errs; err != nil {
-			t.Fatalf("up: %v", err)
+	if r := (<-secondDone).Refusal; r == nil || r.Kind != lifecycle.RefuseBudget {
+		t.Fatalf("the second resume, with the first one running: %+v, want refused by the budget", r)
+	}
+	if doc, err := f.store.Get(ctx, second.Cluster); err != nil || doc.Header.Phase != string(lifecycle.PhasePaused) {
+		t.Fatalf("after its refused resume, %s: %+v %v", second.Cluster, doc, err)
+	}
+}
+
+// admittedFunc is an observer that hears the admission only.
+type admittedFunc func(clusterops.Outcome)
+
+func (a admittedFunc) Admitted(o clusterops.Outcome) { a(o) }
+func (admittedFunc) Step(provision.Event)            {}
+
+// Eight ups of new clusters at once under max_clusters 2: two are admitted, the others refused by
+// the budget, whatever the interleaving.
+func TestConcurrentUpsPassTheBudgetOneAtATime(t *testing.T) {
+	f := newFake(t)
+	f.ops.LockWait = 30 * time.Second
+	var admitted, refused atomic.Int32
+	var wg sync.WaitGroup
+	for i := range 8 {
+		in := intent(func(in *clusterops.Intent) {
+			in.Cluster, in.Number, in.Bounds.MaxClusters = "acme-shop-"+string(rune('a'+i)), 100+i, 2
+		})
+		wg.Go(func() {
+			out, err := f.ops.Run(t.Context(), clusterops.VerbUp, in, nil)
+			switch {
+			case out.Refusal != nil && out.Refusal.Kind == lifecycle.RefuseBudget:
+				refused.Add(1)
+			case err == nil:
+				admitted.Add(1)
+			default:
+				t.Errorf("up %s: %v", in.Cluster, err)
+			}
+		})
+	}
+	wg.Wait()
+	if admitted.Load() != 2 || refused.Load() != 6 {
+		t.Errorf("%d admitted, %d refused by the budget; want 2 and 6", admitted.Load(), refused.Load())
+	}
+}
+
+// Extend writes the header once (the new expiry and the re-armed warning in one write), and a
+// refused extend writes nothing; a warning mark of the old expiry is cleared.
+func TestExtendWritesTheHeaderOnce(t *testing.T) {
+	f := newFake(t)
+	in := intent()
+	f.put(t, in, lifecycle.PhaseReady)
+	doc, err := f.store.Get(t.Context(), in.Cluster)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clusterops.Meta{WarnedFor: doc.Header.Expires}.Into(&doc.Header)
+	if err := f.store.Put(t.Context(), doc); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		by      time.Duration
+		refusal lifecycle.Kind
+		writes  int64
+	}{{4 * time.Hour, "", 1}, {30 * 24 * time.Hour, lifecycle.RefuseMaxTTL, 0}} {
+		before, _ := f.store.Get(t.Context(), in.Cluster)
+		in.ExtendBy = tc.by
+		out, err := f.ops.Run(t.Context(), clusterops.VerbExtend, in, nil)
+		if got := kindOf(out); got != tc.refusal || (got == "" && err != nil) {
+			t.Fatalf("extend by %s: refusal %q, err %v; want %q", tc.by, got, err, tc.refusal)
+		}
+		after, _ := f.store.Get(t.Context(), in.Cluster)
+		if writes := after.Header.Serial - before.Header.Serial; writes != tc.writes {
+			t.Errorf("extend by %s wrote the header %d times, want %d", tc.by, writes, tc.writes)
+		}
+		if tc.refusal != "" {
+			continue
+		}
+		if want := before.Header.Expires.Add(tc.by); !after.Header.Expires.Equal(want) {
+			t.Errorf("expires %s, want %s", after.Header.Expires, want)
+		}
+		if m, err := clusterops.MetaOf(after.Header); err != nil || !m.WarnedFor.IsZero() {
+			t.Errorf("meta after extend %+v (%v): want the warning re-armed", m, err)
 		}
 	}
-	if n := e.w.Factory.ImageRequests(); n != 3 { // one qcow2 for the bucket, one raw.zst per worker
-		t.Errorf("factory served %d images, want 3 (one shared qcow2, two worker images)", n)
+}
+
+func kindOf(out *clusterops.Outcome) lifecycle.Kind {
+	if out == nil || out.Refusal == nil {
+		return ""
 	}
-	snapshots := 0
-	for _, r := range e.w.Scaleway.Inventory() {
-		if r.Kind == "block_snapshot" {
-			snapshots++
-		}
-	}
-	if snapshots != 1 {
-		t.Errorf("%d snapshots, want the one shared snapshot", snapshots)
-	}
+	return out.Refusal.Kind
 }
 
 // TestDownThatCannotTakeOverTakesBackItsCancel: a down that asked the lock holder to stop but
 // never got the lock leaves no cancel request behind (the up would stop for nothing), and a down
 // with NoCancel (the reaper's) asks nothing at all.
 func TestDownThatCannotTakeOverTakesBackItsCancel(t *testing.T) {
-	e, ctx := start(t, time.Minute, world.Options{})
-	e.ops.LockWait, e.ops.CancelWait = 300*time.Millisecond, 300*time.Millisecond
-	l, err := e.store.Lock(ctx, "held-1", statestore.LockInfo{Actor: "alice", Command: "up"}, time.Minute)
+	f := newFake(t)
+	f.ops.LockWait, f.ops.CancelWait = 300*time.Millisecond, 300*time.Millisecond
+	in := intent()
+	l, err := f.store.Lock(t.Context(), in.Cluster, statestore.LockInfo{Actor: "alice", Command: "up"}, time.Minute)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.Release(ctx)
+	defer l.Release(t.Context())
 	for _, noCancel := range []bool{false, true} {
-		_, err := e.ops.Down(ctx, clusterops.Intent{Cluster: "held-1", Spec: e.spec, Command: "down", NoCancel: noCancel})
+		in.NoCancel = noCancel
+		_, err := f.ops.Run(t.Context(), clusterops.VerbDown, in, nil)
 		if !errors.Is(err, statestore.ErrLocked) {
 			t.Fatalf("down (NoCancel=%v) on a held lock: %v, want ErrLocked", noCancel, err)
 		}
-		if _, err := e.store.GetArtifact(ctx, "held-1", "cancel"); !errors.Is(err, statestore.ErrNotFound) {
+		if _, err := f.store.GetArtifact(t.Context(), in.Cluster, "cancel"); !errors.Is(err, statestore.ErrNotFound) {
 			t.Errorf("down (NoCancel=%v) left a cancel request: %v", noCancel, err)
 		}
 	}
 }
 
-// TestUpStopsWhenItsLockIsTakenOver: a run whose lease lapsed and was taken over stops instead
-// of going on without the lock.
+// TestUpStopsWhenItsLockIsTakenOver: a run whose lease lapsed and was taken over stops instead of
+// going on without the lock, and says which lock it lost.
 func TestUpStopsWhenItsLockIsTakenOver(t *testing.T) {
-	e, ctx := start(t, 2*time.Minute, world.Options{})
-	e.ops.LockLease = 900 * time.Millisecond
+	f := newFake(t)
+	f.Gate = make(chan struct{}) // never opened: the up waits in its machines step
+	f.ops.LockLease = 900 * time.Millisecond
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	in := intent()
 	errs := make(chan error, 1)
 	go func() {
-		_, err := e.ops.Up(ctx, clusterops.Intent{Cluster: "stolen-1", Spec: e.spec, TTL: time.Hour, Command: "up"})
+		_, err := f.ops.Run(ctx, clusterops.VerbUp, in, nil)
 		errs <- err
 	}()
-	// Wait until the up holds the lock, then take it as a dead run's successor would.
-	var holder *statestore.LockInfo
-	lockDeadline := time.Now().Add(time.Minute)
-	for holder == nil {
-		if time.Now().After(lockDeadline) {
-			t.Fatal("the up never held the lock within a minute")
-		}
-		time.Sleep(50 * time.Millisecond)
-		if holder, _ = e.store.ReadLock(ctx, "stolen-1"); holder != nil && holder.Command != "up" {
-			holder = nil
-		}
+	select {
+	case <-f.Started:
+	case <-ctx.Done():
+		t.Fatal("the up never reached its machines")
 	}
-	if err := e.store.ForceUnlock(ctx, "stolen-1", holder.ID); err != nil {
+	holder, err := f.store.ReadLock(ctx, in.Cluster)
+	if err != nil || holder == nil {
+		t.Fatalf("the up's lock: %+v %v", holder, err)
+	}
+	if err := f.store.ForceUnlock(ctx, in.Cluster, holder.ID); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.store.Lock(ctx, "stolen-1", statestore.LockInfo{Actor: "intruder", Command: "down"}, time.Minute); err != nil {
+	if _, err := f.store.Lock(ctx, in.Cluster, statestore.LockInfo{Actor: "intruder", Command: "down"}, time.Minute); err != nil {
 		t.Fatal(err)
 	}
 	select {
@@ -260,266 +426,72 @@ func TestUpStopsWhenItsLockIsTakenOver(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "lost") {
 			t.Fatalf("up after losing its lock: %v, want an error naming the lost lock", err)
 		}
-		t.Logf("up stopped: %v", err)
 	case <-ctx.Done():
 		t.Fatal("up went on after losing its lock")
 	}
 }
 
-// TestTemporaryAdminRuleIsGoneAfterUp: admin CIDRs that do not cover the runner get a temporary
-// rule for it during the run, removed at the end; half the rules PUTs fail (the client's transport
-// retries them, as PUTs are idempotent).
-func TestTemporaryAdminRuleIsGoneAfterUp(t *testing.T) {
-	const runner = "127.0.0.0/8"
-	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
-	defer cancel()
-	w, err := world.Start(ctx, world.Options{Dir: t.TempDir(), TimeFactor: 0.005, S3: "file",
-		Faults: scwsim.Faults{Seed: 7, PerEndpoint: map[string]float64{"PUT /instance/v1/zones/{zone}/security_groups/{id}/rules": 0.5}}})
-	if err != nil {
-		t.Fatal(err)
+// A dry up decides without the lock and writes nothing; a new cluster's plan lists its graph.
+func TestDryUpWritesNothing(t *testing.T) {
+	f := newFake(t)
+	in := intent(func(in *clusterops.Intent) { in.DryRun = true })
+	out, err := f.ops.Run(t.Context(), clusterops.VerbUp, in, nil)
+	if err != nil || out.Phase != lifecycle.PhasePlanned || len(out.Plan) != 2 || out.Plan[0].Name != "machines" || out.Quote.Daily.IsZero() {
+		t.Fatalf("dry up: %+v %v; want planned, two nodes, priced", out, err)
 	}
-	defer w.Close()
-	p := worldtest.New(t, w, worldtest.Options{RunnerCIDR: runner})
-	spec := p.Spec
-	spec.AdminCIDRs = []string{"198.51.100.0/24"}
-	res, err := p.Ops.Up(ctx, clusterops.Intent{Cluster: "admin-1", Spec: spec, TTL: time.Hour, Command: "up",
-		Override: func(s *provision.Spec) { s.AdminCIDRs = []string{"198.51.100.0/24"} }})
-	if err != nil {
-		t.Fatalf("up: %v", err)
+	if _, err := f.store.Get(t.Context(), in.Cluster); !errors.Is(err, statestore.ErrNotFound) {
+		t.Errorf("a dry up wrote a document: %v", err)
 	}
-	puts, failed := 0, 0
-	for _, c := range w.Scaleway.Calls() {
-		if c.Method == "PUT" && strings.HasSuffix(c.Path, "/rules") {
-			puts++
-			if c.Status >= 500 {
-				failed++
-			}
-		}
-	}
-	// Open (with the runner), full set once the worker is known, close (without): three that land.
-	if puts-failed < 3 || failed == 0 {
-		t.Errorf("%d rules PUTs, %d failed: want at least 3 that landed and some injected failures", puts, failed)
-	}
-	sg := res.State.Resources[scaleway.NodeSecGroup]
-	rules, err := instance.NewAPI(p.Client).ListSecurityGroupRules(&instance.ListSecurityGroupRulesRequest{
-		Zone: scw.Zone(sg.Zone), SecurityGroupID: sg.ID}, scw.WithAllPages())
-	if err != nil {
-		t.Fatal(err)
-	}
-	admin := 0
-	for _, r := range rules.Rules {
-		switch r.IPRange.String() {
-		case runner:
-			t.Errorf("the runner's temporary rule is still there: %s %v", r.Protocol, r.DestPortFrom)
-		case "198.51.100.0/24":
-			admin++
-		}
-	}
-	if admin != 3 {
-		t.Errorf("%d rules for the admin CIDR, want 3 (6443, 50000, ICMP)", admin)
-	}
-	if v := res.State.Outputs[scaleway.OutAdminTemporary]; v != "" {
-		t.Errorf("state still records a temporary admin CIDR %q", v)
+	if n := f.count.Locks(statestore.ClusterLock(in.Cluster)); n != 0 {
+		t.Errorf("a dry up took the lock %d times", n)
 	}
 }
 
-// TestUpWithTalos114: the 1.14 multi-document configs go the whole way on the emulated world:
-// control planes from user data, the worker applied in maintenance mode, bootstrap, /readyz.
-func TestUpWithTalos114(t *testing.T) {
-	e, ctx := start(t, 3*time.Minute, world.Options{})
-	res, err := e.ops.Up(ctx, clusterops.Intent{Cluster: "t114-1", Spec: e.spec, TTL: time.Hour, Command: "up",
-		Override: func(s *provision.Spec) { s.TalosVersion = "v1.14.1" }})
-	if err != nil {
-		t.Fatalf("up with Talos v1.14.1: %v", err)
-	}
-	if res.State.Spec.TalosVersion != "v1.14.1" || !strings.Contains(res.State.Spec.ImageKey, "/v1.14.1/") {
-		t.Errorf("spec %s, image %s: want v1.14.1 throughout", res.State.Spec.TalosVersion, res.State.Spec.ImageKey)
-	}
-	kc, err := e.ops.Kubeconfig(ctx, "t114-1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := talos.Readyz(ctx, kc); err != nil {
-		t.Fatalf("kubeconfig of a 1.14 cluster does not reach /readyz: %v", err)
-	}
-}
-
-// TestEveryControlPlaneBootsWithItsConfig: a control plane reads its user data once, when it has
-// booted, and one that finds none sits in maintenance mode. One control plane here boots long
-// after the others (a slow host): the user data must stay until it, too, answers over mutual TLS.
-// Every config also names the installer of the factory the cluster uses (POC_IMAGE_FACTORY_URL).
-func TestEveryControlPlaneBootsWithItsConfig(t *testing.T) {
-	e, ctx := start(t, 3*time.Minute, world.Options{TalosBootFor: func(name string) time.Duration {
-		if strings.HasSuffix(name, "cp-2") {
-			return 10 * time.Minute // 3 s at this time factor: long after the first bootstrap
-		}
-		return world.TalosBoot
-	}})
-	res, err := e.ops.Up(ctx, clusterops.Intent{Cluster: "slow-cp-1", Spec: e.spec, TTL: time.Hour, Command: "up"})
-	if err != nil {
-		t.Fatalf("up: %v", err)
-	}
-	factoryHost := strings.TrimPrefix(e.w.Factory.URL(), "http://")
-	ips := append(strings.Split(res.State.Outputs[cluster.OutTalosNodes], ","), res.State.Outputs[cluster.OutWorkerIP])
-	if len(ips) != 4 {
-		t.Fatalf("nodes recorded: %v", ips)
-	}
-	for _, ip := range ips {
-		n := e.w.Node(ip)
-		if n == nil {
-			t.Errorf("no Talos node on %s after up", ip)
-			continue
-		}
-		if err := n.WaitBooted(ctx); err != nil {
-			t.Errorf("node %s: %v", ip, err)
-			continue
-		}
-		if !n.Configured() {
-			t.Errorf("node %s sits in maintenance mode after up: it found no config at boot", ip)
-			continue
-		}
-		if cfg := string(n.Config()); !strings.Contains(cfg, factoryHost+"/") || strings.Contains(cfg, "factory.talos.dev") {
-			t.Errorf("node %s's config does not name the installer of the factory in use (%s)", ip, factoryHost)
-		}
-	}
-}
-
-// TestRerunAfterTheWorkerWasConfigured: an up that stopped after the worker took its config but
-// before it was recorded (the trigger lost) reruns without an insecure call: a configured Talos
-// node takes none, and the rerun must not retry one until its deadline.
-func TestRerunAfterTheWorkerWasConfigured(t *testing.T) {
-	e, ctx := start(t, 3*time.Minute, world.Options{})
-	res, err := e.ops.Up(ctx, clusterops.Intent{Cluster: "rerun-w-1", Spec: e.spec, TTL: time.Hour, Command: "up"})
-	if err != nil {
-		t.Fatalf("up: %v", err)
-	}
-	worker := e.w.Node(res.State.Outputs[cluster.OutWorkerIP])
-	if worker == nil {
-		t.Fatal("no Talos node on the worker after up")
-	}
-	// Forget that the worker was configured, as a run killed after the apply would have.
-	doc, err := e.store.Get(ctx, "rerun-w-1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var st provision.State
-	if err := json.Unmarshal(doc.Body, &st); err != nil {
-		t.Fatal(err)
-	}
-	delete(st.Triggers, cluster.NodeWorkerConfig)
-	if doc.Body, err = json.Marshal(&st); err != nil {
-		t.Fatal(err)
-	}
-	if err := e.store.Put(ctx, doc); err != nil {
-		t.Fatal(err)
-	}
-	rctx, rcancel := context.WithTimeout(ctx, time.Minute)
-	defer rcancel()
-	if _, err := e.ops.Up(rctx, clusterops.Intent{Cluster: "rerun-w-1", Spec: e.spec, Command: "up"}); err != nil {
-		t.Fatalf("rerun of up after the worker was configured: %v", err)
-	}
-	if n := worker.Calls("/machine.MachineService/ApplyConfiguration"); n != 1 {
-		t.Errorf("the worker was sent %d configs, want the first one only", n)
-	}
-}
-
-// Extend writes the header once per operation (the new expiry and the re-armed warning in one
-// write), and a refused extend writes nothing; a warning mark of the old expiry is cleared.
-func TestExtendWritesTheHeaderOnce(t *testing.T) {
-	e, ctx := start(t, time.Minute, world.Options{})
-	const name = "acme-shop-9"
-	expires := time.Now().UTC().Add(30 * time.Minute).Truncate(time.Second)
-	h := statestore.Header{Cluster: name, Repository: "acme/shop", Number: 9, Kind: "issue", RequestedBy: "alice",
-		Phase: string(lifecycle.PhaseReady), Expires: expires, Labels: map[string]string{}}
-	clusterops.Meta{WarnedFor: expires}.Into(&h)
-	if err := e.store.Put(ctx, &statestore.Document{Header: h, Body: []byte("{}")}); err != nil {
-		t.Fatal(err)
-	}
-	in := clusterops.Intent{Cluster: name, Repository: "acme/shop", Number: 9, Kind: "issue", RequestedBy: "alice",
-		Command: "extend", Bounds: &repoconfig.RepoConfig{MaxTTL: 24 * time.Hour}}
-	for _, tc := range []struct {
-		name    string
-		by      time.Duration
-		refusal lifecycle.Kind
-		writes  int64
-	}{
-		{"within max_ttl", 4 * time.Hour, "", 1},
-		{"beyond max_ttl", 48 * time.Hour, lifecycle.RefuseMaxTTL, 0},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			before, err := e.store.Get(ctx, name)
+// TestUpDownOnScalewayBuckets: up, down and an up again of the same cluster, on a state bucket
+// that ignores the conditions of a DeleteObject and on one that rejects them (Scaleway documents
+// none; the store relies on none): every lock, document, artifact and deletion an operation makes
+// goes through S3 (versitygw in Scaleway's dialect); the graph does nothing. On the old store the
+// rejecting bucket failed every release (501) and the backend check refused both.
+func TestUpDownOnScalewayBuckets(t *testing.T) {
+	for _, mode := range objstore.ScalewayReadings {
+		t.Run("delete conditions "+mode.String(), func(t *testing.T) {
+			srv := objstoretest.VersityWith(t, objstore.Options{DeleteConditions: mode})
+			objstoretest.Bucket(t, srv, "state")
+			b, err := srv.OpenBucket(t.Context(), "state")
 			if err != nil {
 				t.Fatal(err)
 			}
-			out, err := e.ops.Extend(ctx, in, tc.by)
-			if got := refusalKind(out); err != nil && got == "" || got != tc.refusal {
-				t.Fatalf("extend by %s: refusal %q, err %v; want refusal %q", tc.by, got, err, tc.refusal)
-			}
-			after, err := e.store.Get(ctx, name)
+			t.Cleanup(func() { _ = b.Close() })
+			f := newFake(t)
+			f.store, err = statestore.Open(t.Context(), statestore.Config{StateURL: "s3://state", KeyURL: testKey()}, statestore.WithBucket(b))
 			if err != nil {
 				t.Fatal(err)
 			}
-			if writes := after.Header.Serial - before.Header.Serial; writes != tc.writes {
-				t.Errorf("extend by %s wrote the header %d times, want %d", tc.by, writes, tc.writes)
+			f.ops.Store = f.store
+			ctx := t.Context()
+			if err := f.store.CheckBackend(ctx); err != nil {
+				t.Fatalf("CheckBackend: %v", err)
 			}
-			if tc.refusal != "" {
-				return
-			}
-			if want := before.Header.Expires.Add(tc.by); !after.Header.Expires.Equal(want) {
-				t.Errorf("expires %s, want %s", after.Header.Expires, want)
-			}
-			if m, err := clusterops.MetaOf(after.Header); err != nil || !m.WarnedFor.IsZero() {
-				t.Errorf("meta after extend %+v (%v): want the warning re-armed", m, err)
-			}
-		})
-	}
-}
-
-func refusalKind(out *clusterops.Outcome) lifecycle.Kind {
-	if out == nil || out.Refusal == nil {
-		return ""
-	}
-	return out.Refusal.Kind
-}
-
-// TestUpWhateverRescueServerHolds: no recording shows what the API's rescue_server holds or when
-// (issue 10), so an up must write the worker whether it shows the rescue credentials late or
-// never: the bot logs in as "rescue" with the key it passed in ssh_key_ids, and waits for the
-// password only when the rescue system's sudo wants one.
-func TestUpWhateverRescueServerHolds(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		opts world.Options
-		wait time.Duration // for the rescue password; 0: the cluster's default
-		// wantErr: what the up's error names; none: the up makes a ready cluster.
-		wantErr []string
-	}{
-		{name: "never shown, passwordless sudo", opts: world.Options{HideRescueServer: true, RescueSudoNoPassword: true}},
-		{name: "shown late, sudo wants the password", opts: world.Options{RescueServerDelay: 40 * time.Second}},
-		// Never shown while sudo wants it: the up stops after its bounded wait, saying what is missing.
-		{name: "never shown, sudo wants the password", opts: world.Options{HideRescueServer: true}, wait: 300 * time.Millisecond,
-			wantErr: []string{"sudo wants the rescue password", "rescue_server.password still empty after 300ms"}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			tc.opts.TimeFactor = 0.005
-			e := newEnvWith(t, tc.opts, worldtest.Options{RescuePasswordWait: tc.wait})
-			ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
-			defer cancel()
-			res, err := e.ops.Up(ctx, clusterops.Intent{Cluster: "rescue-1", Spec: e.spec, TTL: time.Hour,
-				Repository: "acme/shop", Number: 1, Kind: "issue", RequestedBy: "alice", Command: "up"})
-			if len(tc.wantErr) > 0 {
-				for _, want := range tc.wantErr {
-					if err == nil || !strings.Contains(err.Error(), want) {
-						t.Errorf("up: %v, want an error naming %q", err, want)
-					}
+			in := intent()
+			for round := range 2 {
+				if _, err := f.ops.Run(ctx, clusterops.VerbUp, in, nil); err != nil {
+					t.Fatalf("up %d: %v", round, err)
 				}
-				return
-			}
-			if err != nil {
-				t.Fatalf("up: %v", err)
-			}
-			if res.Header.Phase != string(lifecycle.PhaseReady) || res.State.Outputs[cluster.OutWorkerDisk] != "/dev/sda" {
-				t.Fatalf("after up: phase %s, outputs %v", res.Header.Phase, res.State.Outputs)
+				if li, err := f.store.ReadLock(ctx, in.Cluster); li != nil || err != nil {
+					t.Fatalf("lock after up: %+v %v, want free", li, err)
+				}
+				if kc, err := f.ops.Kubeconfig(ctx, in.Cluster); err != nil || len(kc) == 0 {
+					t.Fatalf("kubeconfig after up: %v", err)
+				}
+				if _, err := f.ops.Run(ctx, clusterops.VerbDown, in, nil); err != nil {
+					t.Fatalf("down %d: %v", round, err)
+				}
+				if _, err := f.store.Get(ctx, in.Cluster); !errors.Is(err, statestore.ErrNotFound) {
+					t.Fatalf("state after down: %v, want ErrNotFound", err)
+				}
+				if hs, err := f.store.List(ctx); err != nil || len(hs) != 0 {
+					t.Fatalf("List after down: %v %v", hs, err)
+				}
 			}
 		})
 	}

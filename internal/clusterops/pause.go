@@ -2,7 +2,6 @@ package clusterops
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"time"
@@ -17,9 +16,6 @@ import (
 
 // ArtifactEtcdSnapshot is the encrypted artifact holding a paused cluster's etcd snapshot.
 const ArtifactEtcdSnapshot = "etcd.snapshot"
-
-// ErrNotPausable is a pause of a cluster that is not ready (provisioning, failed, destroying).
-var ErrNotPausable = errors.New("cluster cannot be paused now")
 
 // Paused tells whether a header's phase is one of a pause's (the cluster has, or is losing, its
 // machines): an up of such a cluster is a resume.
@@ -51,79 +47,32 @@ func (s Snapshots) Open(ctx context.Context, clusterName string) (io.ReadCloser,
 	return s.Store.OpenArtifactStream(ctx, clusterName, ArtifactEtcdSnapshot)
 }
 
-// Pause takes a ready cluster's etcd snapshot into the bucket, verifies it there, then deletes
-// its machines (cluster.BuildPause), parking the worker when in.ParkFor allows. The phase is
-// pausing until the last machine is gone, then paused, with the paused cost (Outcome.Quote,
-// priced with the snapshot's size) in the header. A pause that fails stays pausing: a rerun
-// continues it, and an up resumes the cluster from wherever it stopped. A paused cluster's pause
-// does nothing.
-func (o *Ops) Pause(ctx context.Context, in Intent) (*Outcome, error) {
-	out := &Outcome{Phase: lifecycle.PhasePausing}
-	if o.BuildPause == nil {
-		return failed(out, errors.New("pause: this bot has no pause graph configured (Ops.BuildPause)"))
-	}
-	h, err := o.acquire(ctx, statestore.ClusterLock(in.Cluster), in, o.lockWait())
-	if err != nil {
-		return o.lockRefusal(out, in, err, o.lockWait())
-	}
-	defer o.release(ctx, h)
-	ctx = cluster.WithParkFor(h.Context(), in.ParkFor)
-	doc, err := o.Store.Get(ctx, in.Cluster)
-	if errors.Is(err, statestore.ErrNotFound) {
-		return refused(out, &Refusal{Kind: lifecycle.RefuseNoCluster, Cluster: in.Cluster, Err: fmt.Errorf("pause %q: %w", in.Cluster, ErrNoCluster)})
-	}
-	if err != nil {
-		return failed(out, err)
-	}
-	out.Exists, out.Header = true, doc.Header
-	if r := o.admissible(ctx, in, doc.Header); r != nil {
-		return refused(out, r)
-	}
-	if in.Precondition != nil {
-		if perr := in.Precondition(doc.Header); perr != nil {
-			return failed(out, fmt.Errorf("pause %s: %w: %w", in.Cluster, ErrPrecondition, perr))
-		}
-	}
-	st, err := decodeState(doc)
-	if err != nil {
-		return failed(out, err)
-	}
-	out.State, out.Spec = st, st.Spec
-	switch Phase(doc.Header.Phase) {
-	case lifecycle.PhaseReady, lifecycle.PhasePausing:
-	case lifecycle.PhasePaused: // nothing to do; its status says so
-		if in.Started != nil {
-			in.Started(ctx, out)
-		}
+// actPause carries out a pause: a ready cluster's etcd snapshot into the bucket, verified
+// there, then its machines deleted (cluster.BuildPause), the worker parked when in.ParkFor
+// allows. The phase is pausing until the last machine is gone, then paused, with the paused cost
+// (Outcome.Quote, priced with the snapshot's size) in the header. A pause that fails stays
+// pausing: a rerun continues it, and an up resumes the cluster from wherever it stopped. A paused
+// cluster's pause writes nothing.
+func (o *Ops) actPause(ctx context.Context, in Intent, f Facts, p Plan, out *Outcome, q *queue) (*Outcome, error) {
+	st := f.State
+	out.State = st
+	if !p.Write { // paused already: nothing to do; its status says so
 		out.Phase, out.Quote = lifecycle.PhasePaused, o.pausedQuote(ctx, st)
+		q.admitted(out)
 		return out, nil
-	default:
-		out.Phase = Phase(doc.Header.Phase)
-		return out, fmt.Errorf("pause %q: %w: it is %s; a cluster is paused once ready (run up first, or down)",
-			in.Cluster, ErrNotPausable, doc.Header.Phase)
 	}
-	var sticky int64
-	if in.Started != nil {
-		sticky = in.Started(ctx, out)
-	}
-	ds := &docSaver{store: o.Store, cluster: in.Cluster, doc: doc, fault: o.saveFault}
-	if err := ds.setPhase(ctx, lifecycle.PhasePausing, nil, func(m *Meta) {
-		if sticky != 0 {
-			m.StickyID = sticky
-		}
-	}); err != nil {
+	ctx = cluster.WithParkFor(ctx, in.ParkFor)
+	ds := &docSaver{store: o.Store, cluster: in.Cluster, doc: f.Doc, fault: o.saveFault}
+	if err := ds.write(ctx, p.Header, nil); err != nil {
 		return failed(out, err)
 	}
+	out.Header = ds.doc.Header
+	q.admitted(out)
 	g := provision.NewGraph()
 	if err := o.BuildPause(g, st.Spec, in.ReleaseIPs); err != nil {
 		return failed(out, err)
 	}
-	eopts := o.Engine
-	eopts.Progress = in.Progress
-	if eopts.Logger == nil {
-		eopts.Logger = o.log()
-	}
-	rep, downErr := provision.New(eopts).Down(ctx, g, st, noCancel{ds})
+	rep, downErr := o.engine(q.progress()).Down(ctx, g, st, noCancel{ds})
 	out.Report, out.State, out.Header = rep, st, ds.doc.Header
 	if downErr != nil {
 		return out, fmt.Errorf("pause %q incomplete (run pause again to finish it, or up to resume): %w", in.Cluster, downErr)
@@ -131,7 +80,7 @@ func (o *Ops) Pause(ctx context.Context, in Intent) (*Outcome, error) {
 	out.Quote = o.pausedQuote(ctx, st)
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 	defer cancel()
-	if err := ds.setPhase(wctx, lifecycle.PhasePaused, nil, func(m *Meta) {
+	if err := ds.setPhase(wctx, lifecycle.PhasePaused, func(m *Meta) {
 		if !out.Quote.Daily.IsZero() {
 			m.DailyCostNanos = out.Quote.Daily.Nanos
 		}

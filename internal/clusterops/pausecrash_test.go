@@ -7,6 +7,7 @@ import (
 	"io"
 	"maps"
 	"net/http"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -16,9 +17,11 @@ import (
 
 	"github.com/pocbot/pocbot/internal/clusterops"
 	"github.com/pocbot/pocbot/internal/lifecycle"
+	"github.com/pocbot/pocbot/internal/pool"
 	"github.com/pocbot/pocbot/internal/provision/cluster"
 	simtalos "github.com/pocbot/pocbot/internal/sim/talos"
 	"github.com/pocbot/pocbot/internal/sim/world"
+	"github.com/pocbot/pocbot/internal/sim/world/worldtest"
 )
 
 // crashAt makes the ops' state saves fail from the n-th on (n < 0: never) and counts them.
@@ -90,17 +93,29 @@ type crashWorld struct {
 	// writes counts the creations, updates and deletions; checked, the objects a check found
 	// with their latest value.
 	writes, checked int
+	// parkFor > 0: the pauses park the Elastic Metal worker in the bucket's pool (park_for)
+	// instead of deleting it, and the resumes adopt it back; unparked counts the pauses that
+	// deleted it instead. releaseIPs: the pauses give the reserved IPs back (--release-ips).
+	parkFor    time.Duration
+	releaseIPs bool
+	unparked   int
 }
 
 // crashFactor is the crash tests' time factor: the saves and what they record do not depend on
 // how long the modeled operations last, and every modeled wait is a few polls of CPU under -race.
 const crashFactor = 0.0005
 
-func newCrashWorld(ctx context.Context, t *testing.T, name string) *crashWorld {
+// crashStep bounds every step of the crash worlds: at their factor a step takes milliseconds of
+// modeled time, so a wait that cannot end (a node that never answers) fails the step, and the
+// test, in this long instead of hanging until the test's own deadline.
+const crashStep = 90 * time.Second
+
+func newCrashWorld(ctx context.Context, t *testing.T, name string, parkFor time.Duration, releaseIPs bool) *crashWorld {
 	t.Helper()
 	// Images of 1 MiB: every cold resume writes the worker's image again, and its size tests
 	// nothing here (the image tests stream 256 MiB).
-	c := &crashWorld{e: newEnv(t, world.Options{TimeFactor: crashFactor, QCOW2Size: 1 << 20, RawSize: 1 << 20}), name: name, objects: map[string]string{}}
+	c := &crashWorld{e: newEnvWith(t, world.Options{TimeFactor: crashFactor, QCOW2Size: 1 << 20, RawSize: 1 << 20}, worldtest.Options{StepTimeout: crashStep}),
+		name: name, objects: map[string]string{}, releaseIPs: releaseIPs}
 	c.crash.arm(-1)
 	clusterops.SetSaveFault(c.e.ops, c.crash.fault)
 	c.e.up(ctx, t, name)
@@ -110,14 +125,27 @@ func newCrashWorld(ctx context.Context, t *testing.T, name string) *crashWorld {
 	}
 	c.k = newKube(t, kc)
 	c.running = c.live()
+	c.parkFor = parkFor
 	return c
 }
 
-// live lists the cluster's resources in the emulator's inventory, sorted.
-func (c *crashWorld) live() []string { s := c.e.live(c.name); slices.Sort(s); return s }
+// live lists the cluster's resources in the emulator's inventory, sorted; with releaseIPs the
+// reserved IPs are counted, not named (each resume takes new ones).
+func (c *crashWorld) live() []string {
+	s := c.e.live(c.name)
+	if c.releaseIPs {
+		for i, r := range s {
+			if strings.HasPrefix(r, "instance_ip ") {
+				s[i] = "instance_ip (new at every resume)"
+			}
+		}
+	}
+	slices.Sort(s)
+	return s
+}
 
 func (c *crashWorld) pause(ctx context.Context) error {
-	_, err := c.e.ops.Pause(ctx, clusterops.Intent{Cluster: c.name, RequestedBy: "alice", Command: "pause"})
+	_, err := c.e.ops.Pause(ctx, clusterops.Intent{Cluster: c.name, RequestedBy: "alice", Command: "pause", ParkFor: c.parkFor, ReleaseIPs: c.releaseIPs})
 	return err
 }
 
@@ -226,6 +254,36 @@ func (c *crashWorld) checkPaused(ctx context.Context, t *testing.T, when string)
 	if err := c.e.snapshotHolds(ctx, c.name, c.keys()); err != nil {
 		t.Fatalf("%s: %v", when, err)
 	}
+	// Parked, the worker stays, tagged as the pool's; a park that cannot finish falls back to the
+	// delete (the safe side: a server nothing can prove is never kept).
+	if p, n := c.parked(), c.servers(); p != n || n > 1 || (c.parkFor == 0 && n != 0) {
+		t.Fatalf("%s: %d Elastic Metal servers, %d of them parked; want none, or the worker parked when parking", when, n, p)
+	}
+	if c.parkFor > 0 && c.servers() == 0 {
+		c.unparked++
+	}
+}
+
+// parked counts the Elastic Metal servers in the emulator tagged as parked in the pool.
+func (c *crashWorld) parked() int {
+	n := 0
+	for _, r := range c.e.w.Scaleway.Inventory() {
+		if r.Kind == "baremetal_server" && slices.Contains(r.Tags, pool.Tag) {
+			n++
+		}
+	}
+	return n
+}
+
+// servers counts the Elastic Metal servers in the emulator.
+func (c *crashWorld) servers() int {
+	n := 0
+	for _, r := range c.e.w.Scaleway.Inventory() {
+		if r.Kind == "baremetal_server" {
+			n++
+		}
+	}
+	return n
 }
 
 // checkResumed fails unless the cluster is ready with the running cluster's resources (none
@@ -239,6 +297,17 @@ func (c *crashWorld) checkResumed(ctx context.Context, t *testing.T, when string
 	if live := c.live(); !slices.Equal(live, c.running) {
 		t.Fatalf("%s: the cluster holds %v, want the running cluster's %v", when, live, c.running)
 	}
+	if p, n := c.parked(), c.servers(); p != 0 || n != 1 {
+		t.Fatalf("%s: %d Elastic Metal servers, %d of them parked; want the worker alone", when, n, p)
+	}
+	if c.releaseIPs {
+		// New IPs, new endpoint: the kubeconfig the resume issued.
+		kc, err := c.e.ops.Kubeconfig(ctx, c.name)
+		if err != nil {
+			t.Fatalf("%s: %v", when, err)
+		}
+		c.k = newKube(t, kc)
+	}
 	c.holds(ctx, t, when)
 }
 
@@ -247,17 +316,26 @@ func (c *crashWorld) checkResumed(ctx context.Context, t *testing.T, when string
 // those of the runs armed past their last save (others: a resume after one that crashed saves
 // more, as its rerun refreshed the records of the IPs and volumes).
 type crashCoverage struct {
-	mu                        sync.Mutex
+	mu                      sync.Mutex
+	deleted, parked         crashTally
+	writes, checked, cycles int
+}
+
+// crashTally is the coverage of one way to pause: the worker deleted, or parked.
+type crashTally struct {
 	pause, resume             map[int64]bool
 	cleanPause, cleanResume   int64
 	otherPauses, otherResumes []int64
-	writes, checked, cycles   int
+}
+
+func newCrashTally() crashTally {
+	return crashTally{pause: map[int64]bool{}, resume: map[int64]bool{}}
 }
 
 func (cv *crashCoverage) add(f func(cv *crashCoverage)) { cv.mu.Lock(); defer cv.mu.Unlock(); f(cv) }
 
 // crashShards is how many worlds share the crash points of a clean run's saves.
-const crashShards = 3
+const crashShards = 2
 
 // A pause crashed at a state save, then run again, ends paused with nothing lost, and no machine
 // (control plane, volume, worker) is ever gone while the bucket lacks a verified snapshot holding
@@ -270,46 +348,81 @@ const crashShards = 3
 // steps: a change of the steps or of their order moves nothing here. One more world counts the
 // saves of a clean cycle (every one of them must have been crashed at), then crashes the pause
 // at its first save, its rerun at its second, and so on until a rerun converges, then the
-// resume alike: each crash in the middle of a rerun that itself followed a crash. With -short
-// each world runs two cycles.
+// resume alike: each crash in the middle of a rerun that itself followed a crash. A last world
+// does the same with the worker parked in the bucket's pool at every pause (park_for: its disk
+// written again from rescue) and adopted back at every resume, and the reserved IPs given back
+// at every pause and new ones taken at every resume (--release-ips): at most one Elastic Metal
+// server ever exists, it is parked exactly while the cluster is paused, and every save of that
+// pause and resume is crashed at. Every step is bounded (crashStep): no wait hangs the test.
+// With -short each world runs two cycles.
 //
-// The test is not parallel with the others: its worlds run first, two at a time, instead of one
-// long test being the package's last.
+// `make test` runs the reruns' world and the first parked world (a crash at every save of
+// successive reruns, and a third of the parked cycle's saves); the crash at every save of a clean
+// run, and the check that every save was crashed at, take the other shards' worlds (three minutes
+// and more of two cores under -race): `make crash` (POC_CRASH_EVERY_SAVE=1) runs them, as a change
+// of the pause or resume graphs, of the park, or of the saver, should.
+//
+// It runs beside the package's other world tests (t.Parallel), its worlds two at a time.
 func TestPauseAndResumeCrashAtEveryStep(t *testing.T) {
-	cv := &crashCoverage{pause: map[int64]bool{}, resume: map[int64]bool{}}
+	t.Parallel()
+	cv := &crashCoverage{deleted: newCrashTally(), parked: newCrashTally()}
+	everySave := os.Getenv("POC_CRASH_EVERY_SAVE") != ""
 	t.Run("worlds", func(t *testing.T) {
 		t.Run("every-rerun", func(t *testing.T) {
 			t.Parallel()
 			crashReruns(t, cv)
 		})
+		// One parked shard always: the park and the adoption crashed at a third of their saves.
+		t.Run("every-save-parked-0", func(t *testing.T) {
+			t.Parallel()
+			crashParked(t, 0, cv)
+		})
+		if !everySave {
+			return
+		}
 		for k := range crashShards {
 			t.Run(fmt.Sprintf("every-save-%d", k), func(t *testing.T) {
 				t.Parallel()
 				crashShard(t, k, cv)
 			})
 		}
+		for k := 1; k < crashShards; k++ {
+			t.Run(fmt.Sprintf("every-save-parked-%d", k), func(t *testing.T) {
+				t.Parallel()
+				crashParked(t, k, cv)
+			})
+		}
 	})
 	if t.Failed() || testing.Short() {
 		return
 	}
+	if !everySave {
+		t.Log("the crash at every save of a clean pause and resume was not run: `make crash` runs it")
+		return
+	}
 	cv.mu.Lock()
 	defer cv.mu.Unlock()
-	for _, c := range []struct {
-		what    string
-		crashed map[int64]bool
-		clean   int64
-		others  []int64
-	}{{"pause", cv.pause, cv.cleanPause, cv.otherPauses}, {"resume", cv.resume, cv.cleanResume, cv.otherResumes}} {
-		if c.clean == 0 || len(c.others) == 0 {
-			t.Fatalf("no clean %s counted its saves (%d), or no %s armed past its last save (%v)", c.what, c.clean, c.what, c.others)
-		}
-		for i := range c.clean {
-			if !c.crashed[i] {
-				t.Errorf("no %s crashed at its save %d of %d", c.what, i, c.clean)
+	for _, m := range []struct {
+		mode string
+		tl   *crashTally
+	}{{"worker deleted", &cv.deleted}, {"worker parked, IPs released", &cv.parked}} {
+		for _, c := range []struct {
+			what    string
+			crashed map[int64]bool
+			clean   int64
+			others  []int64
+		}{{"pause", m.tl.pause, m.tl.cleanPause, m.tl.otherPauses}, {"resume", m.tl.resume, m.tl.cleanResume, m.tl.otherResumes}} {
+			if c.clean == 0 || len(c.others) == 0 {
+				t.Fatalf("%s: no clean %s counted its saves (%d), or no %s armed past its last save (%v)", m.mode, c.what, c.clean, c.what, c.others)
 			}
+			for i := range c.clean {
+				if !c.crashed[i] {
+					t.Errorf("%s: no %s crashed at its save %d of %d", m.mode, c.what, i, c.clean)
+				}
+			}
+			t.Logf("%s: a clean %s saves the state %d times, every one crashed at (%d points in all; the runs armed past their last save saved %v times)",
+				m.mode, c.what, c.clean, len(c.crashed), c.others)
 		}
-		t.Logf("a clean %s saves the state %d times, every one crashed at (%d points in all; the runs armed past their last save saved %v times)",
-			c.what, c.clean, len(c.crashed), c.others)
 	}
 	t.Logf("%d pause-resume cycles; %d writes (ConfigMaps created, updated, deleted); %d objects found with their latest value after a resume", cv.cycles, cv.writes, cv.checked)
 }
@@ -318,26 +431,79 @@ func TestPauseAndResumeCrashAtEveryStep(t *testing.T) {
 func crashShard(t *testing.T, k int, cv *crashCoverage) {
 	ctx, cancel := context.WithTimeout(t.Context(), 12*time.Minute)
 	defer cancel()
-	c := newCrashWorld(ctx, t, fmt.Sprintf("acme-crash-%d", k))
+	c := newCrashWorld(ctx, t, fmt.Sprintf("acme-crash-%d", k), 0, false)
+	c.crashCycles(ctx, t, k, crashShards, &cv.deleted, cv)
+}
+
+// cleanCycle changes the objects, then pauses and resumes without a crash, checking both, and
+// returns how many times each saved the state.
+func (c *crashWorld) cleanCycle(ctx context.Context, t *testing.T) (pauseSaves, resumeSaves int64) {
+	t.Helper()
+	c.change(ctx, t)
+	c.crash.arm(-1)
+	if err := c.pause(ctx); err != nil {
+		t.Fatal(err)
+	}
+	pauseSaves = c.crash.count.Load()
+	c.checkPaused(ctx, t, "after a clean pause")
+	c.crash.arm(-1)
+	if err := c.resume(ctx); err != nil {
+		t.Fatal(err)
+	}
+	resumeSaves = c.crash.count.Load()
+	c.checkResumed(ctx, t, "after a clean resume")
+	return pauseSaves, resumeSaves
+}
+
+// crashParked is world k of crashShards of the parked path of TestPauseAndResumeCrashAtEveryStep
+// (park_for and --release-ips): world 0 counts the saves of a clean cycle first, its second one
+// (the first pause parks a worker ordered cold, which the first resume adopts with one save more
+// than any later one: the counts of a cycle like the crashed ones); cycle i of world k crashes
+// the pause and the resume at save k + i*crashShards. (A world spends most of
+// its time waiting, not computing: 74 s of CPU in 319 s at a load of 25, so worlds side by side
+// shorten the test.)
+func crashParked(t *testing.T, k int, cv *crashCoverage) {
+	ctx, cancel := context.WithTimeout(t.Context(), 12*time.Minute)
+	defer cancel()
+	c := newCrashWorld(ctx, t, fmt.Sprintf("acme-crash-parked-%d", k), time.Hour, true)
+	if k == 0 {
+		c.cleanCycle(ctx, t)
+		pauseSaves, resumeSaves := c.cleanCycle(ctx, t)
+		cv.add(func(cv *crashCoverage) {
+			cv.parked.cleanPause, cv.parked.cleanResume = pauseSaves, resumeSaves
+			cv.cycles += 2
+		})
+		if c.unparked != 0 {
+			t.Fatal("a clean pause deleted the worker instead of parking it")
+		}
+	}
+	c.crashCycles(ctx, t, k, crashShards, &cv.parked, cv)
+	t.Logf("parked world %d: %d of the pauses crashed at a save deleted the worker instead of parking it", k, c.unparked)
+}
+
+// crashCycles runs pause-resume cycles, the i-th crashing its pause and its resume at save
+// first + i*stride, until a run so armed does not crash; it records the points in tl.
+func (c *crashWorld) crashCycles(ctx context.Context, t *testing.T, first, stride int, tl *crashTally, cv *crashCoverage) {
+	t.Helper()
 	pauseDone, resumeDone := false, false
 	for i := 0; !pauseDone || !resumeDone; i++ {
 		if testing.Short() && i == 2 {
 			return
 		}
 		// point is this cycle's save; a phase past its last save runs clean (-1).
-		point := int64(k + i*crashShards)
+		point := int64(first + i*stride)
 		c.change(ctx, t)
 		p := point
 		if pauseDone {
 			p = -1
 		}
-		perr := c.crashAt(ctx, t, "pause", p, c.pause, &pauseDone, cv.pause, &cv.otherPauses, cv)
+		perr := c.crashAt(ctx, t, "pause", p, c.pause, &pauseDone, tl.pause, &tl.otherPauses, cv)
 		c.checkPaused(ctx, t, fmt.Sprintf("paused after a crash at save %d (%v)", p, perr))
 		j := point
 		if resumeDone {
 			j = -1
 		}
-		rerr := c.crashAt(ctx, t, "resume", j, c.resume, &resumeDone, cv.resume, &cv.otherResumes, cv)
+		rerr := c.crashAt(ctx, t, "resume", j, c.resume, &resumeDone, tl.resume, &tl.otherResumes, cv)
 		c.checkResumed(ctx, t, fmt.Sprintf("pause crashed at save %d, resume at save %d (%v)", p, j, rerr))
 		cv.add(func(cv *crashCoverage) { cv.cycles++ })
 	}
@@ -380,21 +546,9 @@ func (c *crashWorld) crashAt(ctx context.Context, t *testing.T, what string, at 
 func crashReruns(t *testing.T, cv *crashCoverage) {
 	ctx, cancel := context.WithTimeout(t.Context(), 12*time.Minute)
 	defer cancel()
-	c := newCrashWorld(ctx, t, "acme-crash-reruns")
-	c.change(ctx, t)
-	c.crash.arm(-1)
-	if err := c.pause(ctx); err != nil {
-		t.Fatal(err)
-	}
-	pauseSaves := c.crash.count.Load()
-	c.checkPaused(ctx, t, "after a clean pause")
-	c.crash.arm(-1)
-	if err := c.resume(ctx); err != nil {
-		t.Fatal(err)
-	}
-	resumeSaves := c.crash.count.Load()
-	c.checkResumed(ctx, t, "after a clean resume")
-	cv.add(func(cv *crashCoverage) { cv.cleanPause, cv.cleanResume = pauseSaves, resumeSaves })
+	c := newCrashWorld(ctx, t, "acme-crash-reruns", 0, false)
+	pauseSaves, resumeSaves := c.cleanCycle(ctx, t)
+	cv.add(func(cv *crashCoverage) { cv.deleted.cleanPause, cv.deleted.cleanResume = pauseSaves, resumeSaves })
 	if testing.Short() {
 		return
 	}

@@ -2,6 +2,7 @@ package clusterops_test
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -14,12 +15,14 @@ import (
 	"github.com/pocbot/pocbot/internal/sim/world"
 )
 
-// Under Scaleway's default quotas (PLAY2-NANO 5, one Elastic Metal server of the offer) the
-// second seed cluster does not fit. It is refused before anything is created — no resource, no
-// state document — with a message naming the quota, its use, the need and how to raise it.
-// Without the pre-flight the second up created its IPs, group and volumes, then failed on its
-// third Instance.
-func TestSecondClusterRefusedUnderDefaultQuotas(t *testing.T) {
+// TestQuotasRefuseBeforeAnythingIsCreated: under Scaleway's default quotas (PLAY2-NANO 5, one
+// Elastic Metal server of the offer), the pre-flight on the wire. The second seed cluster does not
+// fit: it is refused before anything is created — no resource, no state document, no request but
+// reads — with a message naming the quota, its use, the need and how to raise it (without the
+// pre-flight it created its IPs, group and volumes, then failed on its third Instance). A parked
+// worker holds its offer's quota: an up that cannot adopt it (another Talos version) is refused
+// on the offer's quota; one that can adopt it fits.
+func TestQuotasRefuseBeforeAnythingIsCreated(t *testing.T) {
 	e, ctx := start(t, 4*time.Minute, world.Options{OrgQuotas: scwsim.DocumentedQuotas()})
 	e.up(ctx, t, "acme-q-1")
 	before := len(e.w.Scaleway.Inventory())
@@ -49,15 +52,46 @@ func TestSecondClusterRefusedUnderDefaultQuotas(t *testing.T) {
 	if _, _, err := e.ops.Load(ctx, "acme-q-2"); !errors.Is(err, clusterops.ErrNoCluster) {
 		t.Errorf("the refused up left a state document: %v", err)
 	}
+
+	if _, err := e.ops.Down(ctx, clusterops.Intent{Cluster: "acme-q-1", RequestedBy: "alice", Command: "down", ParkFor: 2 * time.Hour}); err != nil {
+		t.Fatal(err)
+	}
+	before = len(e.w.Scaleway.Inventory())
+	spec := e.spec
+	spec.TalosVersion = "v1.14.1"
+	_, err = e.ops.Up(ctx, clusterops.Intent{Cluster: "acme-p-2", Spec: spec, TTL: time.Hour, RequestedBy: "alice", Command: "up"})
+	if !errors.As(err, &ref) || ref.Check.Quota != "EM_A116X_SSD" || ref.Check.Used != 1 {
+		t.Fatalf("an up that cannot adopt the parked worker: %v, want refused on EM_A116X_SSD with 1 in use", err)
+	}
+	if after := len(e.w.Scaleway.Inventory()); after != before {
+		t.Errorf("the refused up changed the inventory: %d resources, %d before", after, before)
+	}
+	res = e.up(ctx, t, "acme-p-3")
+	if pf := res.Preflight; pf == nil || len(pf.Candidates) != 1 || !pf.Candidates[0].Offer.Adopt || !pf.Candidates[0].Taken {
+		t.Fatalf("the up that adopts: pre-flight %+v, want the parked worker taken", pf)
+	}
 }
 
-// worker_offers: the first offer is out of stock, the up takes the next one listed and says why.
-// The fallback is an offer on sale: production's pre-flight prices every candidate, and the
-// catalog's end-of-sale offers (EM-A115X-SSD) have no price, so they are skipped.
-func TestOutOfStockOfferFallsBack(t *testing.T) {
-	e, ctx := start(t, 4*time.Minute, world.Options{OrgQuotas: scwsim.DocumentedQuotas(), Stock: map[string]int{"EM-A116X-SSD": 0}})
+// TestOffersOutOfStock: the stock of the worker's offers on the wire, with one server of the
+// default offer in stock. An offer out of stock does not stop an up that adopts a parked worker
+// (the stock check is for an order, and none is made); worker_offers whose first offer is out of
+// stock take the next one listed and say why. The fallback is an offer on sale: production's
+// pre-flight prices every candidate, and the catalog's end-of-sale offers (EM-A115X-SSD) have no
+// price, so they are skipped.
+func TestOffersOutOfStock(t *testing.T) {
+	spec := provision.DefaultSpec()
+	e, ctx := start(t, 4*time.Minute, world.Options{Stock: map[string]int{spec.BaremetalOffer: 1}})
+	first := e.up(ctx, t, "acme-shop-4")
+	if _, err := e.ops.Down(ctx, clusterops.Intent{Cluster: "acme-shop-4", RequestedBy: "alice", Command: "down", ParkFor: time.Hour}); err != nil {
+		t.Fatal(err)
+	}
+	second := e.up(ctx, t, "acme-shop-5") // the one server of the offer is the parked one
+	if got, want := second.State.Resources[scaleway.NodeWorker].ID, first.State.Resources[scaleway.NodeWorker].ID; got != want {
+		t.Fatalf("worker = %s, want the parked %s", got, want)
+	}
+
 	res, err := e.ops.Up(ctx, clusterops.Intent{Cluster: "acme-s-1", Spec: e.spec, TTL: time.Hour, RequestedBy: "alice", Command: "up",
-		WorkerOffers: []string{"EM-A116X-SSD", "EM-B112X-SSD"}})
+		WorkerOffers: []string{spec.BaremetalOffer, "EM-B112X-SSD"}})
 	if err != nil {
 		t.Fatalf("up with a fallback offer: %v", err)
 	}
@@ -68,35 +102,7 @@ func TestOutOfStockOfferFallsBack(t *testing.T) {
 	if pf == nil || len(pf.Candidates) != 2 || pf.Candidates[0].Skipped != "out of stock" || !pf.Candidates[1].Taken {
 		t.Fatalf("pre-flight %+v, want the first offer skipped for its stock and the second taken", pf)
 	}
-	for _, r := range e.w.Scaleway.Inventory() {
-		if r.Kind == "baremetal_server" && r.ID == res.State.Resources[scaleway.NodeWorker].ID {
-			return
-		}
-	}
-	t.Error("the worker is not in the inventory")
-}
-
-// A parked worker holds its offer's quota: with Scaleway's default of one server per offer, an
-// up that cannot adopt it (another Talos version) is refused before anything is created, naming
-// the offer's quota; one that can adopt it fits.
-func TestParkedWorkerCountsAgainstTheOfferQuota(t *testing.T) {
-	e, ctx := start(t, 4*time.Minute, world.Options{OrgQuotas: scwsim.DocumentedQuotas()})
-	e.up(ctx, t, "acme-p-1")
-	if _, err := e.ops.Down(ctx, clusterops.Intent{Cluster: "acme-p-1", RequestedBy: "alice", Command: "down", ParkFor: 2 * time.Hour}); err != nil {
-		t.Fatal(err)
-	}
-	before := len(e.w.Scaleway.Inventory())
-	_, err := e.ops.Up(ctx, clusterops.Intent{Cluster: "acme-p-2", Spec: e.spec, TTL: time.Hour, RequestedBy: "alice", Command: "up",
-		Override: func(s *provision.Spec) { s.TalosVersion = "v1.14.1" }})
-	var ref *preflight.Refusal
-	if !errors.As(err, &ref) || ref.Check.Quota != "EM_A116X_SSD" || ref.Check.Used != 1 {
-		t.Fatalf("an up that cannot adopt the parked worker: %v, want refused on EM_A116X_SSD with 1 in use", err)
-	}
-	if after := len(e.w.Scaleway.Inventory()); after != before {
-		t.Errorf("the refused up changed the inventory: %d resources, %d before", after, before)
-	}
-	res := e.up(ctx, t, "acme-p-3")
-	if pf := res.Preflight; pf == nil || len(pf.Candidates) != 1 || !pf.Candidates[0].Offer.Adopt || !pf.Candidates[0].Taken {
-		t.Fatalf("the up that adopts: pre-flight %+v, want the parked worker taken", pf)
+	if !slices.Contains(inventory(e, "baremetal_server"), res.State.Resources[scaleway.NodeWorker].ID) {
+		t.Error("the worker is not in the inventory")
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/pocbot/pocbot/internal/provision/netpolicy"
 	"github.com/pocbot/pocbot/internal/provision/scaleway"
 	"github.com/pocbot/pocbot/internal/provision/talos"
+	"github.com/pocbot/pocbot/internal/settings"
 	"github.com/pocbot/pocbot/internal/statestore"
 )
 
@@ -60,30 +61,64 @@ const (
 	kubePort  = netpolicy.PortKubeAPI
 )
 
-// Status loads a cluster's document and lock holder and, when checkHealth is set, checks in
+// Status reads a cluster's document and lock holder and, when checkHealth is set, checks in
 // parallel with short deadlines the Talos API of every control plane and of the worker (mutual
 // TLS with the talosconfig from state) and the Kubernetes API's /readyz (with the kubeconfig from
 // state, dialling the first control plane so that a DNS name not yet resolvable does not matter).
 // A failed check is a Health entry with OK false, not an error: the error is for what stops the
-// status itself (no such cluster, wrong key, unreachable store).
+// status itself (no such cluster, wrong key, unreachable store). It is Run of VerbStatus for an
+// operator (no owner, no witness).
 func (o *Ops) Status(ctx context.Context, clusterName string, checkHealth bool) (*Status, error) {
-	if o.Log != nil {
-		ctx = talos.WithDefaultLogger(ctx, o.Log.With("component", "talos"))
-	}
-	doc, st, err := o.Load(ctx, clusterName)
+	out, err := o.Run(ctx, VerbStatus, Intent{Cluster: clusterName, Health: checkHealth}, nil)
 	if err != nil {
 		return nil, err
 	}
-	lock, err := o.Store.ReadLock(ctx, clusterName)
-	if err != nil {
-		return nil, fmt.Errorf("status of cluster %q: %w", clusterName, err)
+	if !out.Exists {
+		return nil, fmt.Errorf("cluster %q: %w (see `bot state ls`)", clusterName, ErrNoCluster)
 	}
-	s := &Status{Header: doc.Header, State: st, Lock: lock}
-	if checkHealth {
+	return out.Status, nil
+}
+
+// status is what a status found, its APIs checked when health is set (a paused cluster has no
+// node to check). From a runner outside admin_cidrs the checks need the security group opened to
+// it for their run, as a run that changes the cluster opens it (or, when the operator said not
+// to, they fail at once, naming admin_cidrs).
+func (o *Ops) status(ctx context.Context, f Facts, health bool) (*Status, error) {
+	if o.Log != nil {
+		ctx = talos.WithDefaultLogger(ctx, o.Log.With("component", "talos"))
+	}
+	st := f.State
+	s := &Status{Header: f.Doc.Header, State: st, Lock: f.Lock}
+	if !health {
+		return s, nil
+	}
+	hint := outsideAdminCIDRs(st, o.RunnerCIDR)
+	var notOpened error
+	switch decideReadAccess(st, o.RunnerCIDR, o.NoReadRunnerAccess) {
+	case readRefused:
+		s.Health = []Health{{Name: "talos-api", Target: strings.Join(controlPlaneIPs(st), ", "), guarded: true,
+			Detail: "not checked: " + ErrRunnerOutside.Error() + " and " + settings.Lookup("read-runner-access").Env + " is false (reads do not open the security group)"}}
+		s.Unreachable = hint
+		return s, nil
+	case readOpen:
+		var opened bool
+		opened, notOpened = o.withRunnerAccess(ctx, f.Doc.Header.Cluster, "status", func(ctx context.Context) error {
+			s.Health = checkHealthOf(ctx, st)
+			return nil
+		})
+		if opened {
+			return s, nil
+		}
+		if s.Health == nil {
+			return s, notOpened
+		}
+	default:
 		s.Health = checkHealthOf(ctx, st)
-		if hint := outsideAdminCIDRs(st, o.RunnerCIDR); hint != "" &&
-			slices.ContainsFunc(s.Health, func(h Health) bool { return !h.OK && h.guarded }) {
-			s.Unreachable = hint
+	}
+	if hint != "" && slices.ContainsFunc(s.Health, func(h Health) bool { return !h.OK && h.guarded }) {
+		s.Unreachable = hint
+		if notOpened != nil {
+			s.Unreachable += " (" + notOpened.Error() + ")"
 		}
 	}
 	return s, nil
@@ -226,7 +261,7 @@ func runCheck(ctx context.Context, t healthTarget, kubeDial string) Health {
 	}
 	start := time.Now()
 	dctx, cancel := context.WithTimeout(ctx, healthDialTimeout)
-	conn, err := (&net.Dialer{}).DialContext(dctx, "tcp", dial)
+	conn, err := talos.Dialer(ctx).DialContext(dctx, "tcp", dial)
 	cancel()
 	if err != nil {
 		h.Detail = fmt.Sprintf("cannot connect to %s: %v", dial, err)

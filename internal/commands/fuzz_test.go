@@ -1,6 +1,7 @@
 package commands
 
 import (
+	"net/netip"
 	"strings"
 	"testing"
 	"time"
@@ -75,9 +76,10 @@ func FuzzParse(f *testing.F) {
 			if c.Verb == VerbExtend && (c.Extend <= 0 || c.Extend > fuzzCfg.MaxTTL) {
 				t.Fatalf("extend %v out of bounds", c.Extend)
 			}
-			for _, p := range c.Up.AdminCIDRs {
-				if !p.IsValid() || p.Masked() != p {
-					t.Fatalf("admin CIDR %v invalid or not masked", p)
+			cidrs, _ := c.Up.Spec["admin-cidr"].([]string)
+			for _, s := range cidrs {
+				if p, err := netip.ParsePrefix(s); err != nil || p.Masked() != p {
+					t.Fatalf("admin CIDR %q invalid or not masked", s)
 				}
 			}
 			return

@@ -88,8 +88,9 @@ func ErrorReply(err error, verb Verb, cfg ParseConfig) string {
 	msg := err.Error()
 	msg = strings.TrimPrefix(msg, ErrSyntax.Error()+": ")
 	if !errors.Is(err, ErrSyntax) {
-		msg = Escape(msg)
+		msg = Escape(clip(msg, 8*maxErrorBytes))
 	}
+	msg = clip(msg, maxErrorBytes) // the grammar's messages are short; a wrapped error may not be
 	var b strings.Builder
 	fmt.Fprintf(&b, "😕 **Not run:** %s.\n\nNothing was created or changed. Usage:\n\n", msg)
 	topic := verb
@@ -97,5 +98,5 @@ func ErrorReply(err error, verb Verb, cfg ParseConfig) string {
 		topic = VerbHelp
 	}
 	b.WriteString(HelpText(cfg, topic))
-	return b.String()
+	return fit(b.String())
 }

@@ -28,9 +28,23 @@ func RenderScheduleStopped(v ScheduleStoppedView) string {
 }
 
 // WithNotice ends a reply with notice (a block of its own); an empty notice leaves the reply as is.
+// Every reply passes here on its way to GitHub: the whole stays within MaxBodyBytes (the reply
+// is cut by fit to leave the notice its room).
 func WithNotice(reply, notice string) string {
 	if notice == "" {
-		return reply
+		return fit(reply)
 	}
-	return strings.TrimRight(reply, "\n") + "\n\n" + strings.TrimSpace(notice) + "\n"
+	notice = "\n\n" + strings.TrimSpace(clip(notice, 4*maxCellBytes)) + "\n"
+	return fitTo(strings.TrimRight(reply, "\n"), MaxBodyBytes-len(notice)) + notice
+}
+
+// RenderFailure is the reply to a command the bot could not run at all (its configuration
+// unreadable, its backend unreachable): what failed, redacted and cut to its head and end, and
+// the run's log.
+func RenderFailure(err, runURL string) string {
+	body := "😕 **Failed:** the bot could not run this command.\n\n" + fence(shown(err, maxErrorBytes))
+	if runURL != "" {
+		body += "\n[Run log](" + runURL + ")\n"
+	}
+	return fit(body)
 }

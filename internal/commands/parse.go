@@ -97,16 +97,29 @@ type Command struct {
 // worker's offer. Not exposed (they change what the bot can promise or are the operator's):
 // zone/region, volume size and IOPS, the bucket, the Cilium mode.
 type UpOptions struct {
-	TTL          time.Duration  // 0: the repository default
-	DryRun       bool           // plan and cost only
-	TalosVersion string         // "v1.13.11" (normalized with a leading v); "": the cluster's default (docs/seed.md)
-	AdminCIDRs   []netip.Prefix // nil: the cluster's default (0.0.0.0/0, with a warning)
-	Extensions   []string       // Image Factory extension names, e.g. siderolabs/iscsi-tools
-	DNSZone      string         // "": no DNS records
-	ExposeEdge   *bool          // nil: the cluster's default (false)
-	CPCount      int            // 0: the cluster's default (3); otherwise 1, 3 or 5 (odd etcd quorum)
-	CPType       string         // "": PLAY2-NANO
-	WorkerOffer  string         // "": EM-A116X-SSD
+	TTL    time.Duration // 0: the repository default
+	DryRun bool          // plan and cost only
+	// Spec holds the cluster's settings the comment gives, by the settings table's name, checked
+	// and normalized: talos as "v1.13.11" (with its v), admin-cidr as masked CIDRs
+	// ("203.0.113.0/24"), extensions, dns-zone (lower case, no trailing dot), expose-edge,
+	// cp-count (1, 3 or 5), cp-type and worker-offer (upper case). Nil when the comment gives none:
+	// what it does not give keeps the cluster's value. provision.Spec.Apply writes them into the
+	// spec, the one binding of a setting to the cluster.
+	Spec settings.Values
+}
+
+// set records the comment's value x of the setting name.
+func (o *UpOptions) set(name string, x any) {
+	if o.Spec == nil {
+		o.Spec = settings.Values{}
+	}
+	o.Spec.Set(name, x)
+}
+
+// list is the comment's list setting name so far (a list flag may be repeated).
+func (o *UpOptions) list(name string) []string {
+	l, _ := o.Spec[name].([]string)
+	return l
 }
 
 // ErrSyntax wraps every parse error, so callers can tell a user mistake from anything else.
@@ -321,11 +334,10 @@ func parseUp(cmd *Command, args []string, cfg ParseConfig) error {
 					return fmt.Errorf("%w: --%s is a switch: give it alone or as --%s=false, not %s", ErrSyntax, name, name, Quote(value))
 				}
 			}
-			switch name {
-			case "dry-run":
+			if name == "dry-run" {
 				o.DryRun = b
-			case "expose-edge":
-				o.ExposeEdge = &b
+			} else {
+				o.set(flagDef.Name, b)
 			}
 			continue
 		}
@@ -346,90 +358,103 @@ func parseUp(cmd *Command, args []string, cfg ParseConfig) error {
 				values = append(values, args[i])
 			}
 		}
-		if err := setUpValue(o, name, values, cfg); err != nil {
+		if name == "ttl" {
+			d, err := parseTTL(values[0], cfg)
+			if err != nil {
+				return err
+			}
+			o.TTL = d
+			continue
+		}
+		v, err := upValue(name, values, o.list(flagDef.Name), cfg)
+		if err != nil {
 			return err
+		}
+		if l, isList := v.([]string); !isList || len(l) > 0 { // an empty list gives nothing
+			o.set(flagDef.Name, v)
 		}
 	}
 	return nil
 }
 
-func setUpValue(o *UpOptions, name string, values []string, cfg ParseConfig) error {
+func parseTTL(v string, cfg ParseConfig) (time.Duration, error) {
+	d, err := ParseDuration(v)
+	if err != nil {
+		return 0, err
+	}
+	if d < cfg.MinTTL || d > cfg.MaxTTL {
+		return 0, fmt.Errorf("%w: --ttl %s is outside the allowed range %s to %s", ErrSyntax, FormatDuration(d), FormatDuration(cfg.MinTTL), FormatDuration(cfg.MaxTTL))
+	}
+	return d, nil
+}
+
+// upValue checks and normalizes the value of the cluster setting of flag name (the comment's
+// words values, after the list so far for a list), as UpOptions.Spec holds it.
+func upValue(name string, values, list []string, cfg ParseConfig) (any, error) {
 	v := values[0]
 	switch name {
-	case "ttl":
-		d, err := ParseDuration(v)
-		if err != nil {
-			return err
-		}
-		if d < cfg.MinTTL || d > cfg.MaxTTL {
-			return fmt.Errorf("%w: --ttl %s is outside the allowed range %s to %s", ErrSyntax, FormatDuration(d), FormatDuration(cfg.MinTTL), FormatDuration(cfg.MaxTTL))
-		}
-		o.TTL = d
 	case "talos":
 		n, err := settings.NormalizeTalosVersion(v)
 		if err != nil || len(v) > 32 {
-			return fmt.Errorf("%w: --talos %s is not a version like %s", ErrSyntax, Quote(v), settings.DefaultTalosVersion)
+			return nil, fmt.Errorf("%w: --talos %s is not a version like %s", ErrSyntax, Quote(v), settings.DefaultTalosVersion)
 		}
-		v = n
-		if newerMinor(v, cfg.MaxTalosMinor) {
-			return fmt.Errorf("%w: --talos %s is newer than %s, the newest series this bot can configure", ErrSyntax, v, cfg.MaxTalosMinor)
+		if newerMinor(n, cfg.MaxTalosMinor) {
+			return nil, fmt.Errorf("%w: --talos %s is newer than %s, the newest series this bot can configure", ErrSyntax, n, cfg.MaxTalosMinor)
 		}
-		o.TalosVersion = v
+		return n, nil
 	case "admin-cidr":
-		for _, w := range values {
-			for part := range strings.SplitSeq(w, ",") {
-				if part = strings.TrimSpace(part); part == "" {
-					continue
-				}
-				p, err := parseCIDR(part)
-				if err != nil {
-					return err
-				}
-				o.AdminCIDRs = append(o.AdminCIDRs, p)
-			}
-		}
-		if len(o.AdminCIDRs) > maxListLen {
-			return fmt.Errorf("%w: at most %d admin CIDRs", ErrSyntax, maxListLen)
-		}
+		return upList(values, list, "admin CIDRs", func(part string) (string, error) {
+			p, err := parseCIDR(part)
+			return p.String(), err
+		})
 	case "extensions":
-		for _, w := range values {
-			for part := range strings.SplitSeq(w, ",") {
-				if part = strings.TrimSpace(part); part == "" {
-					continue
-				}
-				if settings.CheckExtension(part) != nil {
-					return fmt.Errorf("%w: extension %s is not a name like siderolabs/iscsi-tools", ErrSyntax, Quote(part))
-				}
-				o.Extensions = append(o.Extensions, part)
+		return upList(values, list, "extensions", func(part string) (string, error) {
+			if settings.CheckExtension(part) != nil {
+				return "", fmt.Errorf("%w: extension %s is not a name like siderolabs/iscsi-tools", ErrSyntax, Quote(part))
 			}
-		}
-		if len(o.Extensions) > maxListLen {
-			return fmt.Errorf("%w: at most %d extensions", ErrSyntax, maxListLen)
-		}
+			return part, nil
+		})
 	case "dns-zone":
 		z := strings.TrimSuffix(asciiLower(v), ".")
 		if err := settings.CheckDNSZone(z); err != nil {
-			return fmt.Errorf("%w: --dns-zone %s: %s", ErrSyntax, Quote(v), err.Error())
+			return nil, fmt.Errorf("%w: --dns-zone %s: %s", ErrSyntax, Quote(v), err.Error())
 		}
-		o.DNSZone = z
+		return z, nil
 	case "cp-count":
 		n, err := strconv.Atoi(v)
 		if err != nil || settings.CheckCPCount(strconv.Itoa(n)) != nil {
-			return fmt.Errorf("%w: --cp-count %s: give 1, 3 or 5 (etcd needs an odd quorum)", ErrSyntax, Quote(v))
+			return nil, fmt.Errorf("%w: --cp-count %s: give 1, 3 or 5 (etcd needs an odd quorum)", ErrSyntax, Quote(v))
 		}
-		o.CPCount = n
+		return n, nil
 	case "cp-type", "worker-offer":
 		t := asciiUpper(v)
 		if settings.CheckOffer(t) != nil {
-			return fmt.Errorf("%w: --%s %s is not a Scaleway offer name like PLAY2-NANO or EM-A116X-SSD", ErrSyntax, name, Quote(v))
+			return nil, fmt.Errorf("%w: --%s %s is not a Scaleway offer name like PLAY2-NANO or EM-A116X-SSD", ErrSyntax, name, Quote(v))
 		}
-		if name == "cp-type" {
-			o.CPType = t
-		} else {
-			o.WorkerOffer = t
+		return t, nil
+	}
+	return nil, fmt.Errorf("%w: --%s takes no value here", ErrSyntax, name)
+}
+
+// upList is list with the comma-separated parts of words, each read by part; at most maxListLen.
+func upList(words, list []string, what string, part func(string) (string, error)) ([]string, error) {
+	out := append([]string(nil), list...)
+	for _, w := range words {
+		for p := range strings.SplitSeq(w, ",") {
+			if p = strings.TrimSpace(p); p == "" {
+				continue
+			}
+			v, err := part(p)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, v)
 		}
 	}
-	return nil
+	if len(out) > maxListLen {
+		return nil, fmt.Errorf("%w: at most %d %s", ErrSyntax, maxListLen, what)
+	}
+	return out, nil
 }
 
 func parseCIDR(s string) (netip.Prefix, error) {

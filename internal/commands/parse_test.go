@@ -2,14 +2,13 @@ package commands
 
 import (
 	"errors"
-	"net/netip"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
-)
 
-func boolp(b bool) *bool { return &b }
+	"github.com/pocbot/pocbot/internal/settings"
+)
 
 func TestParseCommands(t *testing.T) {
 	cfg := ParseConfig{}
@@ -32,21 +31,21 @@ func TestParseCommands(t *testing.T) {
 		{"extend plus", "/poc extend +90m", Command{Verb: VerbExtend, Extend: 90 * time.Minute}},
 		{"up all flags", "/poc up --ttl 4h --dry-run --talos 1.13.11 --admin-cidr 203.0.113.0/24 --extensions siderolabs/iscsi-tools,siderolabs/util-linux-tools --dns-zone Example.COM. --expose-edge --cp-count 1 --cp-type play2-micro --worker-offer EM-A116X-SSD",
 			Command{Verb: VerbUp, Up: UpOptions{
-				TTL: 4 * time.Hour, DryRun: true, TalosVersion: "v1.13.11",
-				AdminCIDRs: []netip.Prefix{netip.MustParsePrefix("203.0.113.0/24")},
-				Extensions: []string{"siderolabs/iscsi-tools", "siderolabs/util-linux-tools"},
-				DNSZone:    "example.com", ExposeEdge: boolp(true), CPCount: 1, CPType: "PLAY2-MICRO", WorkerOffer: "EM-A116X-SSD",
+				TTL: 4 * time.Hour, DryRun: true, Spec: settings.Values{"talos": "v1.13.11",
+					"admin-cidr": []string{"203.0.113.0/24"},
+					"extensions": []string{"siderolabs/iscsi-tools", "siderolabs/util-linux-tools"},
+					"dns-zone":   "example.com", "expose-edge": true, "cp-count": 1, "cp-type": "PLAY2-MICRO", "worker-offer": "EM-A116X-SSD"},
 			}}},
-		{"talos 1.14 (multi-document configs)", "/poc up --talos v1.14.1", Command{Verb: VerbUp, Up: UpOptions{TalosVersion: "v1.14.1"}}},
+		{"talos 1.14 (multi-document configs)", "/poc up --talos v1.14.1", Command{Verb: VerbUp, Up: UpOptions{Spec: settings.Values{"talos": "v1.14.1"}}}},
 		{"flag=value and list forms", "/poc up --ttl=2d --admin-cidr 10.0.0.0/8 192.0.2.7 --admin-cidr=2001:db8::/32,198.51.100.0/24 --expose-edge=false",
 			Command{Verb: VerbUp, Up: UpOptions{
 				TTL: 48 * time.Hour,
-				AdminCIDRs: []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8"), netip.MustParsePrefix("192.0.2.7/32"),
-					netip.MustParsePrefix("2001:db8::/32"), netip.MustParsePrefix("198.51.100.0/24")},
-				ExposeEdge: boolp(false),
+				Spec: settings.Values{"admin-cidr": []string{"10.0.0.0/8", "192.0.2.7/32", "2001:db8::/32", "198.51.100.0/24"},
+					"expose-edge": false},
 			}}},
+		{"an empty list gives nothing", `/poc up --extensions ","`, Command{Verb: VerbUp}},
 		{"quoted words", `/poc up --extensions "siderolabs/iscsi-tools, " --ttl '3h'`,
-			Command{Verb: VerbUp, Up: UpOptions{TTL: 3 * time.Hour, Extensions: []string{"siderolabs/iscsi-tools"}}}},
+			Command{Verb: VerbUp, Up: UpOptions{TTL: 3 * time.Hour, Spec: settings.Values{"extensions": []string{"siderolabs/iscsi-tools"}}}}},
 		{"first command wins", "/poc status\n/poc down", Command{Verb: VerbStatus}},
 		{"quote skipped, later paragraph counts", "> /poc down\n\n/poc status", Command{Verb: VerbStatus}},
 		{"fence skipped", "```\n/poc down\n```\n/poc cost", Command{Verb: VerbCost}},

@@ -92,7 +92,7 @@ func RefusalReply(login string, v Verb, have string) string {
 	if rank(h) == 0 {
 		h = PermNone
 	}
-	return fmt.Sprintf("😕 %s, `/poc %s` needs at least **%s** permission on this repository; you have **%s**. Nothing was run.\n\n"+
+	return fit(fmt.Sprintf("😕 %s, `/poc %s` needs at least **%s** permission on this repository; you have **%s**. Nothing was run.\n\n"+
 		"Ask a maintainer to run it, or to grant you write access. `/poc help` lists what read access allows.\n",
-		mention(login), v, need, h)
+		mention(clip(login, maxCellBytes)), v, need, h))
 }

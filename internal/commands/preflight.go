@@ -61,24 +61,30 @@ func renderPreflight(v PreflightView) string {
 	var b strings.Builder
 	if len(v.Quotas) > 0 {
 		b.WriteString("**Scaleway quotas** (the organization's; usage counted in this project)\n\n| quota | counts | limit | in use | this cluster | left |\n|---|---|---:|---:|---:|---:|\n")
-		for _, q := range v.Quotas {
+		quotas, more := elide(v.Quotas, maxRows)
+		for _, q := range quotas {
 			mark := ""
 			if !q.OK {
 				mark = " ❌"
 			}
-			fmt.Fprintf(&b, "| %s | %s | %s | %d | %d | %s%s |\n", inlineCode(q.Quota), escapeText(q.What), escapeText(q.Limit), q.Used, q.Need, escapeText(q.Headroom), mark)
+			fmt.Fprintf(&b, "| %s | %s | %s | %d | %d | %s%s |\n", inlineCode(clip(q.Quota, maxCellBytes)), cellText(q.What, maxCellBytes),
+				cellText(q.Limit, maxCellBytes), q.Used, q.Need, cellText(q.Headroom, maxCellBytes), mark)
 		}
+		b.WriteString(moreRows(more, "quotas"))
 		b.WriteString("\n")
 	}
 	if len(v.Offers) > 0 {
 		b.WriteString("**Worker offers** (in the order of `worker_offers`)\n\n| offer | stock | per day | |\n|---|---|---:|---|\n")
-		for _, o := range v.Offers {
-			fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", inlineCode(o.Offer), escapeText(o.Stock), escapeText(orDash(o.PerDay)), escapeText(o.Outcome))
+		offers, more := elide(v.Offers, maxRows)
+		for _, o := range offers {
+			fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", inlineCode(clip(o.Offer, maxCellBytes)), cellText(o.Stock, maxCellBytes),
+				cellText(orDash(o.PerDay), maxCellBytes), cellText(o.Outcome, maxCellBytes))
 		}
+		b.WriteString(moreRows(more, "offers"))
 		b.WriteString("\n")
 	}
 	if eta := v.ETAText(); eta != "" {
-		fmt.Fprintf(&b, "**ETA:** %s\n\n", escapeText(eta))
+		fmt.Fprintf(&b, "**ETA:** %s\n\n", cellText(eta, maxCellBytes))
 	}
 	return b.String()
 }
@@ -93,9 +99,9 @@ func orDash(s string) string {
 // RenderQuotaRefusal answers an up that the pre-flight refused: nothing was created.
 func RenderQuotaRefusal(cluster, reason string, v PreflightView) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "😕 **Not created:** cluster `%s` does not fit: %s.\n\n", cluster, escapeText(reason))
+	fmt.Fprintf(&b, "😕 **Not created:** cluster `%s` does not fit: %s.\n\n", cluster, cellText(reason, 4*maxCellBytes))
 	b.WriteString(renderPreflight(v))
 	fmt.Fprintf(&b, "Nothing was created. Free room with `/poc down` on a cluster you no longer need, list another offer under `worker_offers` in `.github/poc.yml`, "+
 		"or ask Scaleway to raise the quota (validating the organization's identity raises most of them): %s\n", QuotasPage)
-	return b.String()
+	return fit(b.String())
 }

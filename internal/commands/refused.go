@@ -25,8 +25,8 @@ type RefusedView struct {
 	// Detail is the refusal in words where no field carries it: what does not validate
 	// (RefuseInvalid), what cannot change in place (RefuseChanges), why the budget could not be
 	// checked (RefuseBudget without Budget), and the whole reason of a kind without a reply of
-	// its own. It is the bot's own text, shown whole (escaped, never cut): the values it names
-	// passed the comment grammar's checks, which bound their length. Raw user input that no
+	// its own. It is the bot's own text, shown whole up to maxErrorBytes (escaped): the values it
+	// names passed the comment grammar's checks, which bound their length. Raw user input that no
 	// check accepted is echoed through Quote (cut at MaxEcho), never through Detail.
 	Detail string
 	// Plan: RefuseChanges (the changes, those that would apply in place among them).
@@ -45,6 +45,8 @@ type RefusedView struct {
 	// Quota: RefuseQuota (the reason in one clause and the pre-flight's tables); nil when the
 	// pre-flight said nothing, and the reply is then Detail's.
 	Quota *QuotaRefusalView
+	// Phase: RefuseNotPaused, RefuseNotReady (the phase the cluster is in).
+	Phase lifecycle.Phase
 }
 
 // LockView is who holds a cluster's lock, and how long the refused command waited for it.
@@ -61,7 +63,9 @@ type QuotaRefusalView struct {
 }
 
 // RenderRefused is the reply to a refused operation.
-func RenderRefused(v RefusedView) string {
+func RenderRefused(v RefusedView) string { return fit(renderRefused(v)) }
+
+func renderRefused(v RefusedView) string {
 	switch v.Kind {
 	case lifecycle.RefuseClosed:
 		what := "issue"
@@ -76,13 +80,13 @@ func RenderRefused(v RefusedView) string {
 		return ErrorReply(dnsZoneError(v.Zone, v.Zones), VerbUp, v.Config)
 	case lifecycle.RefuseInvalid:
 		// The comment's flags make an invalid spec (e.g. an offer the bot cannot use).
-		return ErrorReply(fmt.Errorf("%w: %s", ErrSyntax, escapeText(v.Detail)), VerbUp, v.Config)
+		return ErrorReply(fmt.Errorf("%w: %s", ErrSyntax, cellText(v.Detail, maxErrorBytes)), VerbUp, v.Config)
 	case lifecycle.RefuseChanges:
-		return fmt.Sprintf("😕 **Not changed:** %s.\n\n", escapeText(v.Detail)) + RenderPlan(v.Plan)
+		return fmt.Sprintf("😕 **Not changed:** %s.\n\n", cellText(v.Detail, maxErrorBytes)) + RenderPlan(v.Plan)
 	case lifecycle.RefuseBudget:
 		if v.Budget == nil {
 			return fmt.Sprintf("😕 **Not created:** the budget of `.github/poc.yml` cannot be checked: listing the running clusters failed (%s). Nothing was created; try again in a minute.",
-				escapeText(v.Detail))
+				cellText(v.Detail, maxErrorBytes))
 		}
 		return RenderBudgetRefusal(*v.Budget)
 	case lifecycle.RefuseCollision, lifecycle.RefuseScope:
@@ -106,8 +110,15 @@ func RenderRefused(v RefusedView) string {
 		}
 	case lifecycle.RefuseNoCluster:
 		return RenderStatus(StatusView{Cluster: v.Cluster})
+	case lifecycle.RefuseNotPaused:
+		return fmt.Sprintf("😕 **Not run:** cluster `%s` is not paused (it is %s): nothing to resume. "+
+			"`/poc pause` pauses it, `/poc up` converges it.\n", v.Cluster, Escape(string(v.Phase)))
+	case lifecycle.RefuseNotReady:
+		return fmt.Sprintf("😕 **Not paused:** cluster `%s` is %s: a cluster is paused once it is ready, so that its etcd snapshot holds "+
+			"a whole cluster. Nothing was changed. `/poc up` finishes (or retries) its up, `/poc status` says where it stands, "+
+			"`/poc down` removes it.\n", v.Cluster, Escape(string(v.Phase)))
 	}
-	return fmt.Sprintf("😕 **Not run:** %s\n", escapeText(v.Detail))
+	return fmt.Sprintf("😕 **Not run:** %s\n", cellText(v.Detail, maxErrorBytes))
 }
 
 // renderLocked explains a lock that stayed busy past the wait bound.
@@ -124,7 +135,7 @@ func renderLocked(cluster string, l LockView) string {
 	}
 	return fmt.Sprintf("⏳ **Not run:** cluster `%s` is busy: %s holds its lock since %s. This command waited %s and gave up; "+
 		"nothing was changed. Comment again once that run has finished.\n",
-		cluster, escapeText(who), l.Since.UTC().Format("2006-01-02 15:04 UTC"), FormatDuration(l.Waited))
+		cluster, cellText(who, maxCellBytes), l.Since.UTC().Format("2006-01-02 15:04 UTC"), FormatDuration(l.Waited))
 }
 
 // dnsZoneError says why `--dns-zone zone` is refused and which setting allows it: any write

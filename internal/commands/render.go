@@ -4,6 +4,7 @@ import (
 	"github.com/pocbot/pocbot/internal/lifecycle"
 
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 )
@@ -52,6 +53,10 @@ type UpView struct {
 	// WorkerOffer says which worker offer the pre-flight took and why ("" when there was no
 	// choice to tell).
 	WorkerOffer string
+	// AdoptedWorker says that the worker is a parked one this cluster adopted, and from where:
+	// who parked it, when, and the proof that its disk was written again (cluster.OutWorkerAdopted;
+	// "" for a worker ordered for this cluster).
+	AdoptedWorker string
 }
 
 // DeletedResource is one line of a teardown report.
@@ -104,8 +109,9 @@ type CostView struct {
 
 // HealthCheck is one probe of `/poc status`.
 type HealthCheck struct {
-	Name   string // "Talos API", "Kubernetes /readyz"
+	Name   string // "talos-api cp-0", "kubernetes-api"
 	OK     bool
+	Target string // the address checked, e.g. "51.15.0.1:50000"; "" when none
 	Detail string
 }
 
@@ -115,10 +121,18 @@ type ResourceLine struct {
 	Name    string
 	ID      string
 	Address string
-	State   string
+	State   string // the status recorded in the state
+	Zone    string
 }
 
-// StatusView is the reply to `/poc status`.
+// StatusLock is who holds a cluster's lock.
+type StatusLock struct {
+	ID, Actor, Command, RunID string
+	Since, Expires            time.Time // Expires: the end of the lease
+}
+
+// StatusView is a cluster's status: the reply to `/poc status` (RenderStatus) and the report of
+// `bot status` (WriteStatusText), built from the same facts (clusterops.StatusView).
 type StatusView struct {
 	Cluster     string
 	Exists      bool // false: no cluster for this issue
@@ -129,8 +143,7 @@ type StatusView struct {
 	Keep        bool
 	KeepLabel   string
 	KeepIgnored *KeepRefusal
-	LockHolder  string // "run 123456 (/poc up by alice)"; "" when free
-	LockSince   time.Time
+	Lock        *StatusLock // nil: free
 	Health      []HealthCheck
 	// HealthNote says why the checks failed when the bot knows (the runner is outside the
 	// cluster's admin CIDRs), and what to do; shown once, under the table.
@@ -143,6 +156,22 @@ type StatusView struct {
 	// although they belong to no cluster.
 	Parked    string
 	StickyURL string
+
+	// What the cluster is for: its repository's issue or pull request (Repository "" for an
+	// operator's cluster), who asked.
+	Repository  string
+	Number      int
+	Kind        string // "issue" or "pull_request"
+	RequestedBy string
+	// DownFailed is when a teardown last failed (the reaper retries); MetaNote says why the
+	// header's metadata could not be read.
+	DownFailed time.Time
+	MetaNote   string
+	Edge       string // the worker's address
+	// UntilExpiry is the cost from now until expiry; CostNote says why the cost is unknown, or
+	// that it is a lower bound (some prices unknown).
+	UntilExpiry string
+	CostNote    string
 }
 
 // ExpiryWarningView is the reaper's one warning before a teardown.
@@ -256,9 +285,13 @@ func codeList(items []string) string {
 	if len(items) == 0 {
 		return "—"
 	}
-	out := make([]string, len(items))
-	for i, s := range items {
-		out[i] = inlineCode(s)
+	shown, more := elide(items, maxRows)
+	out := make([]string, len(shown), len(shown)+1)
+	for i, s := range shown {
+		out[i] = inlineCode(clip(s, maxCellBytes))
+	}
+	if more > 0 {
+		out = append(out, fmt.Sprintf("and %d more", more))
 	}
 	return strings.Join(out, ", ")
 }
@@ -283,6 +316,9 @@ func renderUpResult(u UpView, now time.Time) string {
 	}
 	if u.WorkerOffer != "" {
 		fmt.Fprintf(&b, "| Worker offer | %s |\n", cell(u.WorkerOffer))
+	}
+	if u.AdoptedWorker != "" {
+		fmt.Fprintf(&b, "| Worker | adopted: %s |\n", cell(u.AdoptedWorker))
 	}
 	fmt.Fprintf(&b, "| Expires | %s |\n", expiryCell(u.Expires, now, u.Keep, u.KeepLabel))
 	fmt.Fprintf(&b, "| Admin access from | %s |\n", codeList(orDefault(u.AdminCIDRs)))
@@ -328,7 +364,7 @@ func expiryCell(exp, now time.Time, keep bool, label string) string {
 // RenderKubeconfig is the reply to `/poc kubeconfig`, and the kubeconfig section of the final
 // `up` body.
 func RenderKubeconfig(cluster string, k KubeconfigAccess, now time.Time) string {
-	return renderKubeconfig(cluster, k, now)
+	return fit(renderKubeconfig(cluster, k, now))
 }
 
 func renderKubeconfig(cluster string, k KubeconfigAccess, now time.Time) string {
@@ -350,7 +386,7 @@ func renderKubeconfig(cluster string, k KubeconfigAccess, now time.Time) string 
 		b.WriteString("The link expired? `/poc kubeconfig` issues a new one.\n")
 	case k.DeadLink != nil:
 		fmt.Fprintf(&b, "not posted: the bot tried a fresh link to your encrypted kubeconfig and it answered %s, so it would not have worked for you either. "+
-			"To fix (an operator of this bot): %s. Then comment:\n\n```\n/poc kubeconfig\n```\n", escapeText(k.DeadLink.Answer), escapeText(k.DeadLink.Fix))
+			"To fix (an operator of this bot): %s. Then comment:\n\n```\n/poc kubeconfig\n```\n", cellText(k.DeadLink.Answer, 4*maxCellBytes), cellText(k.DeadLink.Fix, 4*maxCellBytes))
 	case k.Renamed != nil:
 		b.WriteString(k.Renamed.note(k.Login))
 	case k.NoKeys:
@@ -373,7 +409,7 @@ func renderKubeconfig(cluster string, k KubeconfigAccess, now time.Time) string 
 
 // RenderDown renders the result of `/poc down`.
 func RenderDown(v DownView) string {
-	return fmt.Sprintf("### %s `/poc down` on cluster `%s`\n\n", downEmoji(v), v.Cluster) + renderDownBody(v)
+	return fit(fmt.Sprintf("### %s `/poc down` on cluster `%s`\n\n", downEmoji(v), v.Cluster) + renderDownBody(v))
 }
 
 func downEmoji(v DownView) string {
@@ -409,26 +445,50 @@ func renderDownBody(v DownView) string {
 		return b.String()
 	}
 	b.WriteString("\n| | kind | name | id |\n|---|---|---|---|\n")
-	for _, d := range v.Deleted {
+	rows := v.Deleted
+	if len(rows) > maxRows {
+		// The failed rows first to stay: they are what still costs money.
+		rows = slices.Clone(rows)
+		slices.SortStableFunc(rows, func(a, b DeletedResource) int { return boolRank(b.Err != "") - boolRank(a.Err != "") })
+	}
+	listed, more := elide(rows, maxRows)
+	for _, d := range listed {
 		mark := "🗑️"
 		if d.Err != "" {
 			mark = "❌"
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", mark, cell(escapeText(d.Kind)), codeOrDash(d.Name), codeOrDash(d.ID))
+		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", mark, cell(cellText(d.Kind, maxCellBytes)), codeOrDash(d.Name), codeOrDash(d.ID))
 	}
-	for _, d := range v.Deleted {
-		if d.Err != "" {
-			fmt.Fprintf(&b, "\n%s `%s`:\n\n%s", cell(escapeText(d.Kind)), d.ID, fence(Redact(d.Err)))
+	b.WriteString(moreRows(more, "resources"))
+	errs := 0
+	for _, d := range rows {
+		if d.Err == "" {
+			continue
 		}
+		if errs++; errs > maxErrorsShown {
+			continue
+		}
+		fmt.Fprintf(&b, "\n%s %s:\n\n%s", cell(cellText(d.Kind, maxCellBytes)), codeOrDash(d.ID), fence(shown(d.Err, maxErrorBytes/4)))
 	}
+	b.WriteString(moreRows(errs-maxErrorsShown, "errors"))
 	return b.String()
+}
+
+// maxErrorsShown is how many resources' errors a teardown report shows in full (cut each).
+const maxErrorsShown = 10
+
+func boolRank(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 func codeOrDash(s string) string {
 	if s == "" {
 		return "—"
 	}
-	return inlineCode(strings.ReplaceAll(s, "|", "¦"))
+	return inlineCode(strings.ReplaceAll(clip(s, maxCellBytes), "|", "¦"))
 }
 
 // RenderCost renders the reply to `/poc cost`.
@@ -436,14 +496,19 @@ func RenderCost(v CostView) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "### 💶 Cost of cluster `%s`\n\n", v.Cluster)
 	b.WriteString(renderCostBody(v))
-	return b.String()
+	return fit(b.String())
 }
 
 func renderCostBody(v CostView) string {
 	var b strings.Builder
 	b.WriteString("| resource | hourly | per day | per month (730 h) | price source |\n|---|--:|--:|--:|---|\n")
-	for _, l := range v.Lines {
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", cell(escapeText(l.Resource)), cell(l.Hourly), cell(l.Daily), cell(l.Monthly), cell(escapeText(l.Source)))
+	lines, more := elide(v.Lines, maxRows)
+	for _, l := range lines {
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", cell(cellText(l.Resource, maxCellBytes)), cell(clip(l.Hourly, maxCellBytes)),
+			cell(clip(l.Daily, maxCellBytes)), cell(clip(l.Monthly, maxCellBytes)), cell(cellText(l.Source, maxCellBytes)))
+	}
+	if more > 0 {
+		fmt.Fprintf(&b, "| _… and %d more, in the total_ | | | | |\n", more)
 	}
 	fmt.Fprintf(&b, "| **total** | **%s** | **%s** | **%s** | |\n\n", cell(v.TotalHourly), cell(v.TotalDaily), cell(v.TotalMonthly))
 	fmt.Fprintf(&b, "**Total per day: %s** (hourly prices × 24, excl. VAT).", cell(v.TotalDaily))
@@ -460,15 +525,19 @@ func renderCostBody(v CostView) string {
 	b.WriteString("\n")
 	if len(v.Fees) > 0 {
 		b.WriteString("\nOne-time fees:\n\n")
-		for _, f := range v.Fees {
-			fmt.Fprintf(&b, "- %s: %s (%s)\n", escapeText(f.Name), cell(f.Amount), escapeText(f.Source))
+		fees, more := elide(v.Fees, maxRows)
+		for _, f := range fees {
+			fmt.Fprintf(&b, "- %s: %s (%s)\n", cellText(f.Name, maxCellBytes), cell(clip(f.Amount, maxCellBytes)), cellText(f.Source, maxCellBytes))
 		}
+		b.WriteString(moreRows(more, "fees"))
 	}
 	if len(v.Notes) > 0 {
 		b.WriteString("\n")
-		for _, n := range v.Notes {
-			fmt.Fprintf(&b, "- %s\n", escapeText(n))
+		notes, more := elide(v.Notes, maxRows)
+		for _, n := range notes {
+			fmt.Fprintf(&b, "- %s\n", cellText(n, 4*maxCellBytes))
 		}
+		b.WriteString(moreRows(more, "notes"))
 	}
 	return b.String()
 }
@@ -478,7 +547,7 @@ func RenderStatus(v StatusView) string {
 	var b strings.Builder
 	if !v.Exists {
 		fmt.Fprintf(&b, "### Cluster `%s`\n\nNo cluster exists for this issue. Create one with:\n\n```\n/poc up\n```\n", v.Cluster)
-		return b.String()
+		return fit(b.String())
 	}
 	fmt.Fprintf(&b, "### %s Cluster `%s`: %s\n\n", v.Phase.Emoji(), v.Cluster, escapeText(string(v.Phase)))
 	b.WriteString("| | |\n|---|---|\n")
@@ -502,10 +571,10 @@ func RenderStatus(v StatusView) string {
 	}
 	fmt.Fprintf(&b, "| `%s` label | %s |\n", label, keep)
 	lock := "free"
-	if v.LockHolder != "" {
-		lock = "held by " + cell(escapeText(v.LockHolder))
-		if !v.LockSince.IsZero() {
-			lock += " since " + fmtTime(v.LockSince)
+	if l := v.Lock; l != nil {
+		lock = "held by " + cell(cellText(fmt.Sprintf("run %s (%s by %s)", orDash(l.RunID), orDash(l.Command), orDash(l.Actor)), maxCellBytes))
+		if !l.Since.IsZero() {
+			lock += " since " + fmtTime(l.Since)
 		}
 	}
 	fmt.Fprintf(&b, "| Lock | %s |\n", lock)
@@ -515,34 +584,42 @@ func RenderStatus(v StatusView) string {
 	if v.Parked != "" {
 		fmt.Fprintf(&b, "| Parked workers (billed) | %s |\n", cell(v.Parked))
 	}
-	for _, h := range v.Health {
+	health, moreHealth := elide(v.Health, maxRows)
+	for _, h := range health {
 		mark := "✅"
 		if !h.OK {
 			mark = "❌"
 		}
-		d := ""
-		if h.Detail != "" {
-			d = " " + cell(escapeText(h.Detail))
+		d := h.Detail
+		if h.Target != "" {
+			d = h.Target + ": " + d
 		}
-		fmt.Fprintf(&b, "| %s | %s%s |\n", cell(escapeText(h.Name)), mark, d)
+		if d != "" {
+			d = " " + cell(cellText(d, maxCellBytes))
+		}
+		fmt.Fprintf(&b, "| %s | %s%s |\n", cell(cellText(h.Name, maxCellBytes)), mark, d)
 	}
+	b.WriteString(moreRows(moreHealth, "checks"))
 	if v.HealthNote != "" {
-		b.WriteString("\n> [!NOTE]\n> " + escapeText(v.HealthNote) + "\n")
+		b.WriteString("\n> [!NOTE]\n> " + cellText(v.HealthNote, 4*maxCellBytes) + "\n")
 	}
 	if v.KeepIgnored != nil {
 		b.WriteString("\n" + v.KeepIgnored.note(v.KeepLabel))
 	}
 	if len(v.Resources) > 0 {
 		fmt.Fprintf(&b, "\n<details><summary>Resources (%d)</summary>\n\n| kind | name | id | address | state |\n|---|---|---|---|---|\n", len(v.Resources))
-		for _, r := range v.Resources {
-			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", cell(escapeText(r.Kind)), codeOrDash(r.Name), codeOrDash(r.ID), codeOrDash(r.Address), cell(escapeText(r.State)))
+		res, more := elide(v.Resources, maxRows)
+		for _, r := range res {
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", cell(cellText(r.Kind, maxCellBytes)), codeOrDash(r.Name), codeOrDash(r.ID),
+				codeOrDash(r.Address), cell(cellText(r.State, maxCellBytes)))
 		}
+		b.WriteString(moreRows(more, "resources"))
 		b.WriteString("\n</details>\n")
 	}
 	if v.StickyURL != "" {
 		fmt.Fprintf(&b, "\n[Last run's status comment](%s)\n", v.StickyURL)
 	}
-	return b.String()
+	return fit(b.String())
 }
 
 // RenderExpiryWarning renders the reaper's single warning before teardown.
@@ -567,7 +644,7 @@ func RenderExpiryWarning(v ExpiryWarningView) string {
 	if v.KeepIgnored != nil {
 		s += "\n" + v.KeepIgnored.note(label)
 	}
-	return s
+	return fit(s)
 }
 
 // RenderReaped renders the notice the reaper posts after a teardown.
@@ -583,8 +660,8 @@ func RenderReaped(v ReapedView) string {
 	default:
 		why = escapeText(string(v.Reason))
 	}
-	return fmt.Sprintf("### 🧹 Cluster `%s` was torn down by the reaper\n\nBecause %s.\n\n", v.Down.Cluster, why) +
-		renderDownBody(v.Down) + "\nA new one is a comment away:\n\n```\n/poc up\n```\n"
+	return fit(fmt.Sprintf("### 🧹 Cluster `%s` was torn down by the reaper\n\nBecause %s.\n\n", v.Down.Cluster, why) +
+		renderDownBody(v.Down) + "\nA new one is a comment away:\n\n```\n/poc up\n```\n")
 }
 
 // RenderBudgetRefusal renders a refused `up`: which limit, the figures, what to do.
@@ -593,11 +670,11 @@ func RenderBudgetRefusal(v BudgetRefusalView) string {
 	b.WriteString("😕 **Not created:** ")
 	switch v.Limit {
 	case LimitMaxClusters:
-		fmt.Fprintf(&b, "this repository already runs %s, the most `max_clusters` allows (%s).", cell(v.Current), cell(v.Max))
+		fmt.Fprintf(&b, "this repository already runs %s, the most `max_clusters` allows (%s).", cell(clip(v.Current, maxCellBytes)), cell(clip(v.Max, maxCellBytes)))
 	case LimitMaxDailyEUR:
-		fmt.Fprintf(&b, "the running clusters cost %s and this one would add %s, over `max_daily_eur` (%s).", cell(v.Current), cell(v.Requested), cell(v.Max))
+		fmt.Fprintf(&b, "the running clusters cost %s and this one would add %s, over `max_daily_eur` (%s).", cell(clip(v.Current, maxCellBytes)), cell(clip(v.Requested, maxCellBytes)), cell(clip(v.Max, maxCellBytes)))
 	case LimitMaxTTL:
-		fmt.Fprintf(&b, "a lifetime of %s is over `max_ttl` (%s).", cell(v.Requested), cell(v.Max))
+		fmt.Fprintf(&b, "a lifetime of %s is over `max_ttl` (%s).", cell(clip(v.Requested, maxCellBytes)), cell(clip(v.Max, maxCellBytes)))
 	case LimitUnknownPrice:
 		b.WriteString("a compute price is unknown, and `allow_unknown_prices` is false: the bot does not start what it cannot price.")
 	default:
@@ -605,13 +682,13 @@ func RenderBudgetRefusal(v BudgetRefusalView) string {
 	}
 	b.WriteString(" Nothing was created.\n")
 	if v.Detail != "" {
-		b.WriteString("\n" + escapeText(v.Detail) + "\n")
+		b.WriteString("\n" + cellText(v.Detail, 4*maxCellBytes) + "\n")
 	}
 	if len(v.Running) > 0 {
 		b.WriteString("\nRunning now: " + codeList(v.Running) + ".\n")
 	}
 	b.WriteString("\nFree room with `/poc down` on a cluster you no longer need, or raise the limit in `.github/poc.yml` on the default branch.\n")
-	return b.String()
+	return fit(b.String())
 }
 
 // RenderPlan renders `/poc up --dry-run`: what would be created, grouped, and what it costs.
@@ -629,14 +706,16 @@ func RenderPlan(v PlanView) string {
 		if len(g.Items) == 0 {
 			continue
 		}
-		fmt.Fprintf(&b, "**%s** (%d)\n\n", escapeText(g.Name), len(g.Items))
-		for _, it := range g.Items {
-			line := "- " + escapeText(it.Kind) + " " + codeOrDash(it.Name)
+		fmt.Fprintf(&b, "**%s** (%d)\n\n", cellText(g.Name, maxCellBytes), len(g.Items))
+		items, more := elide(g.Items, maxRows)
+		for _, it := range items {
+			line := "- " + cellText(it.Kind, maxCellBytes) + " " + codeOrDash(it.Name)
 			if it.Detail != "" {
-				line += " — " + escapeText(it.Detail)
+				line += " — " + cellText(it.Detail, maxCellBytes)
 			}
 			b.WriteString(line + "\n")
 		}
+		b.WriteString(moreRows(more, "items"))
 		b.WriteString("\n")
 	}
 	if len(v.Changes) > 0 {
@@ -662,18 +741,20 @@ func RenderPlan(v PlanView) string {
 		b.WriteString("\n")
 	}
 	b.WriteString("Create it with the same flags, without `--dry-run`.\n")
-	return b.String()
+	return fit(b.String())
 }
 
 func renderChanges(cs []Change) string {
 	var b strings.Builder
 	b.WriteString("**Changes to the running cluster:**\n\n| setting | now | asked | |\n|---|---|---|---|\n")
-	for _, c := range cs {
+	shown, more := elide(cs, maxRows)
+	for _, c := range shown {
 		what := "applied in place"
 		if !c.InPlace {
-			what = "❌ refused: " + cell(escapeText(c.Reason))
+			what = "❌ refused: " + cell(cellText(c.Reason, maxCellBytes))
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", cell(escapeText(c.Field)), codeOrDash(c.From), codeOrDash(c.To), what)
+		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", cell(cellText(c.Field, maxCellBytes)), codeOrDash(c.From), codeOrDash(c.To), what)
 	}
+	b.WriteString(moreRows(more, "changes"))
 	return b.String()
 }

@@ -122,6 +122,14 @@ func goldenCases() map[string]string {
 		"sticky_up_ready": RenderSticky(StickyView{Cluster: "acme-shop-42", Serial: 900100, Verb: VerbUp, Requester: "alice",
 			Phase: "ready", Now: now, Started: t0, RunURL: "https://github.com/acme/shop/actions/runs/9001", Steps: steps(true),
 			Up: ptr(upView(kcURL, []string{"203.0.113.0/24"}))}),
+		"sticky_up_adopted": RenderSticky(StickyView{Cluster: "acme-shop-42", Serial: 900100, Verb: VerbUp, Requester: "alice",
+			Phase: "ready", Now: now, Started: t0, RunURL: "https://github.com/acme/shop/actions/runs/9001", Steps: steps(true),
+			Up: ptr(func() UpView {
+				u := upView(kcURL, []string{"203.0.113.0/24"})
+				u.AdoptedWorker = "parked worker 22222222-2222-2222-2222-222222222222, parked by acme/shop (cluster acme-shop-41) at 2026-10-17T08:00:00Z; " +
+					"its disk written again from the pinned image and read back (sha256 3b2f9c0a11d4…) at 2026-10-17T08:04:10Z"
+				return u
+			}())}),
 		"sticky_up_nokeys_open": RenderSticky(StickyView{Cluster: "acme-shop-42", Serial: 900100, Verb: VerbUp, Requester: "alice",
 			Phase: "ready", Now: now, RunURL: "https://github.com/acme/shop/actions/runs/9001", Steps: steps(true),
 			Up: ptr(upView(KubeconfigAccess{Login: "alice", NoKeys: true}, nil))}),
@@ -143,14 +151,24 @@ func goldenCases() map[string]string {
 		"notify_failed": RenderNotify(NotifyView{Requester: "alice", Verb: VerbDown, Cluster: "acme-shop-42", StickyURL: "https://github.com/acme/shop/issues/42#issuecomment-1"}),
 		"cost":          RenderCost(defaultCost()),
 		"status": RenderStatus(StatusView{Cluster: "acme-shop-42", Exists: true, Phase: "ready", Created: t0, Expires: t0.Add(8 * time.Hour), Now: now,
-			LockHolder: "run 9002 (/poc extend by bob)", LockSince: now.Add(-10 * time.Second),
-			Health:       []HealthCheck{{"Talos API", true, "3/3 nodes"}, {"Kubernetes /readyz", false, "connection refused"}},
-			Resources:    []ResourceLine{{"instance", "poc-acme-shop-42-cp-1", "1111", "51.15.0.1", "running"}, {"Elastic Metal server", "poc-acme-shop-42-edge-01", "2222", "163.172.0.9", "ready"}},
+			Lock:         &StatusLock{RunID: "9002", Command: "/poc extend", Actor: "bob", Since: now.Add(-10 * time.Second)},
+			Health:       []HealthCheck{{Name: "Talos API", OK: true, Detail: "3/3 nodes"}, {Name: "Kubernetes /readyz", Detail: "connection refused"}},
+			Resources:    statusResources,
 			APIEndpoints: []string{"51.15.0.1:6443", "51.15.0.2:6443", "51.15.0.3:6443"}, DailyCost: "4.30 €", Accrued: "0.06 €"}),
+		"status_text": statusText(StatusView{Cluster: "acme-shop-42", Exists: true, Phase: "ready", Created: t0, Expires: t0.Add(8 * time.Hour), Now: now,
+			Repository: "acme/shop", Number: 42, Kind: "issue", RequestedBy: "alice", DownFailed: now.Add(-time.Hour),
+			Lock: &StatusLock{ID: "lock-1", RunID: "9002", Command: "/poc extend", Actor: "bob", Since: now.Add(-10 * time.Second), Expires: now.Add(2 * time.Minute)},
+			Health: []HealthCheck{{Name: "talos-api cp-0", OK: true, Target: "51.15.0.1:50000", Detail: "ready in 80ms"},
+				{Name: "kubernetes-api", Target: "51.15.0.1:6443", Detail: "connection refused"}},
+			HealthNote: "this runner (20.0.0.7/32) is outside the cluster's admin_cidrs (198.51.100.0/24)",
+			Resources:  statusResources, APIEndpoints: []string{"51.15.0.1:6443"}, Edge: "163.172.0.9",
+			DailyCost: "4.30 €", Accrued: "0.06 €", UntilExpiry: "1.43 €", CostNote: "lower bound: some prices unknown"}),
+		"status_text_unpriced": statusText(StatusView{Cluster: "ops-1", Exists: true, Phase: "paused", Created: t0, Now: now, Keep: true,
+			CostNote: "SCW_ACCESS_KEY and SCW_SECRET_KEY are not set"}),
 		"status_parked": RenderStatus(StatusView{Cluster: "acme-shop-42", Exists: true, Phase: "ready", Created: t0, Expires: t0.Add(8 * time.Hour), Now: now,
 			DailyCost: "€ 4.30", Accrued: "€ 0.54", Parked: "2 in this state bucket · € 0.3520 per hour"}),
 		"status_unreachable": RenderStatus(StatusView{Cluster: "acme-shop-42", Exists: true, Phase: "ready", Created: t0, Expires: t0.Add(8 * time.Hour), Now: now,
-			Health:     []HealthCheck{{"talos-api cp-0", false, "cannot connect to 51.15.0.1:50000: i/o timeout"}, {"talos-api worker", true, "ready in 80ms"}},
+			Health:     []HealthCheck{{Name: "talos-api cp-0", Detail: "cannot connect to 51.15.0.1:50000: i/o timeout"}, {Name: "talos-api worker", OK: true, Detail: "ready in 80ms"}},
 			HealthNote: "this runner (20.0.0.7/32) is outside the cluster's admin_cidrs (198.51.100.0/24) <script>"}),
 		"status_keep":    RenderStatus(StatusView{Cluster: "acme-shop-42", Exists: true, Phase: "ready", Created: t0, Expires: t0.Add(time.Hour), Now: now, Keep: true}),
 		"status_none":    RenderStatus(StatusView{Cluster: "acme-shop-42"}),
@@ -196,9 +214,9 @@ func goldenCases() map[string]string {
 		"refused_quota_unexplained": RenderRefused(RefusedView{Kind: lifecycle.RefuseQuota, Cluster: "acme-shop-42",
 			Detail: "up acme-shop-42 refused by the pre-flight, nothing was created: quotas: 500 Internal Server Error"}),
 		"refused_no_cluster": RenderRefused(RefusedView{Kind: lifecycle.RefuseNoCluster, Cluster: "acme-shop-42"}),
-		"refused_not_paused": RenderRefused(RefusedView{Kind: lifecycle.RefuseNotPaused, Cluster: "acme-shop-42",
-			Detail: "cluster `acme-shop-42` is not paused: it is *ready*"}),
-		"schedule_stopped": RenderScheduleStopped(stopped),
+		"refused_not_paused": RenderRefused(RefusedView{Kind: lifecycle.RefuseNotPaused, Cluster: "acme-shop-42", Phase: lifecycle.PhaseReady}),
+		"refused_not_ready":  RenderRefused(RefusedView{Kind: lifecycle.RefuseNotReady, Cluster: "acme-shop-42", Phase: lifecycle.PhaseProvisioning}),
+		"schedule_stopped":   RenderScheduleStopped(stopped),
 		// A command's reply carries the notice (issue 22: "says so in its reply").
 		"status_schedule_stopped": WithNotice(RenderStatus(StatusView{Cluster: "acme-shop-42"}), RenderScheduleStopped(stopped)),
 		"up_changes": renderChanges([]Change{{Field: "ttl", From: "8h", To: "1d", InPlace: true},
@@ -207,6 +225,20 @@ func goldenCases() map[string]string {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+var statusResources = []ResourceLine{
+	{Kind: "instance", Name: "poc-acme-shop-42-cp-1", ID: "1111", Address: "51.15.0.1", State: "running", Zone: "fr-par-1"},
+	{Kind: "Elastic Metal server", Name: "poc-acme-shop-42-edge-01", ID: "2222", Address: "163.172.0.9", State: "ready", Zone: "fr-par-2"},
+}
+
+// statusText is WriteStatusText's text.
+func statusText(v StatusView) string {
+	var b strings.Builder
+	if err := WriteStatusText(&b, v); err != nil {
+		panic(err)
+	}
+	return b.String()
+}
 
 func TestGolden(t *testing.T) {
 	for name, got := range goldenCases() {
@@ -221,6 +253,9 @@ func TestGolden(t *testing.T) {
 				t.Errorf("body is %d bytes, over GitHub's limit", len(got))
 			}
 			path := filepath.Join("testdata", name+".golden.md")
+			if strings.Contains(name, "_text") { // a terminal's text, not Markdown
+				path = filepath.Join("testdata", name+".golden.txt")
+			}
 			if *update {
 				if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
 					t.Fatal(err)
@@ -257,6 +292,10 @@ func TestRenderedContent(t *testing.T) {
 		{"unknown_verb", []string{"“deploy”"}, []string{"<b>"}},
 		{"expiry_warning", []string{"tearing down at 2026-10-17 10:20 UTC", "`/poc extend 4h` or label `poc/keep`", "@alice"}, nil},
 		{"status", []string{"held by run 9002", "❌ connection refused", "age 20m", "`poc/keep` label | absent"}, nil},
+		{"status_text", []string{"for:          acme/shop #42 (issue), requested by alice", "lock:         held by bob (/poc extend, run 9002)",
+			"lease until", "; id lock-1", "cost:         accrued 0.06 € since created, 4.30 € per day, 1.43 € more until expiry (lower bound",
+			"fr-par-2", "✗ kubernetes-api", "51.15.0.1:6443", "note: this runner"}, nil},
+		{"status_text_unpriced", []string{"expires:      never", "keep label:   yes", "cost:         unknown (SCW_ACCESS_KEY", "resources (0):"}, []string{"health:"}},
 		{"status_keep", []string{"paused by the `poc/keep` label", "present: expiry paused"}, nil},
 		{"schedule_stopped", []string{"[!WARNING]", "not run since 2026-10-17 06:13 UTC (3h 7m ago; it should run every 1h)", "60 days", "`gh workflow enable poc.yml --repo acme/shop`"}, nil},
 		{"status_schedule_stopped", []string{"No cluster exists for this issue", "/poc up\n```\n\n> [!WARNING]\n> The reaper's schedule has not run since"}, nil},
@@ -380,7 +419,7 @@ func TestRefusalReasonIsWhole(t *testing.T) {
 		"invalid":          {RefusedView{Kind: lifecycle.RefuseInvalid, Cluster: "acme-shop-42", Detail: long}, escaped},
 		"changes":          {RefusedView{Kind: lifecycle.RefuseChanges, Cluster: "acme-shop-42", Detail: long}, escaped},
 		"budget unchecked": {RefusedView{Kind: lifecycle.RefuseBudget, Cluster: "acme-shop-42", Detail: long}, escaped},
-		"not paused":       {RefusedView{Kind: lifecycle.RefuseNotPaused, Cluster: "acme-shop-42", Detail: long}, escaped},
+		"precondition":     {RefusedView{Kind: lifecycle.RefusePrecondition, Cluster: "acme-shop-42", Detail: long}, escaped},
 		"locked":           {RefusedView{Kind: lifecycle.RefuseLocked, Cluster: "acme-shop-42", Lock: holder}, escapeText("/poc up --ttl 2d --cp-count 5 by a-rather-long-github-login-name (run 12345678901)")},
 	}
 	for name, tt := range tests {

@@ -73,6 +73,9 @@ type StickyView struct {
 	// ETA is the up's expected length while it runs ("about 11 min (cold, …)"); shown until
 	// the run ends.
 	ETA string
+	// Tick, while the command runs, rounds the running times down to it ("running for 4m"), so
+	// that the body changes once a tick rather than every second; 0 shows them to the second.
+	Tick time.Duration
 }
 
 var (
@@ -127,30 +130,55 @@ func ShouldOverwrite(existing string, serial int64) bool {
 	return serial >= old
 }
 
-// RenderSticky renders the status comment. The result is always shorter than MaxCommentBytes:
-// the log is cut first (its end is kept, where failures are), then the body itself.
+// RenderSticky renders the status comment, always within MaxBodyBytes: the error shows its head
+// and end (cutMiddle), the step table at most maxRows steps (the failed and running ones first to
+// stay), the log its end, and what is still too long is cut by fit.
 func RenderSticky(v StickyView) string {
 	// Redact once, on no more than twice what can fit: a long log is cut anyway, and scanning
 	// megabytes at every throttled edit would be wasted work.
 	v.Log = Redact(tail(v.Log, 2*MaxCommentBytes))
+	v.Error = shown(v.Error, maxErrorBytes)
+	v.Steps = keepSteps(v.Steps, maxRows)
 	body := renderSticky(v, v.Log)
-	if len(body) < MaxCommentBytes {
+	if len(body) <= MaxBodyBytes {
 		return body
 	}
 	// Cut the log to what fits, keeping its tail.
-	over := len(body) - (MaxCommentBytes - 1024)
+	over := len(body) - (MaxBodyBytes - 1024)
 	log := v.Log
 	if over < len(log) {
 		log = tail(log, len(log)-over)
 	} else {
 		log = ""
 	}
-	body = renderSticky(v, log)
-	if len(body) < MaxCommentBytes {
-		return body
+	return fit(renderSticky(v, log))
+}
+
+// keepSteps keeps at most n steps, in their order: the failed and running ones first, then the
+// latest of the others; an elided step is counted in a last row.
+func keepSteps(steps []Step, n int) []Step {
+	if len(steps) <= n {
+		return steps
 	}
-	const note = "\n\n_… cut: this comment reached GitHub's size limit; the run's log has the rest._\n"
-	return truncateUTF8(body, MaxCommentBytes-len(note)-1) + note
+	keep := make([]bool, len(steps))
+	kept := 0
+	for i, s := range steps {
+		if kept < n-1 && (s.State == StepFailed || s.State == StepRunning) {
+			keep[i], kept = true, kept+1
+		}
+	}
+	for i := len(steps) - 1; i >= 0 && kept < n-1; i-- {
+		if !keep[i] {
+			keep[i], kept = true, kept+1
+		}
+	}
+	out := make([]Step, 0, n)
+	for i, s := range steps {
+		if keep[i] {
+			out = append(out, s)
+		}
+	}
+	return append(out, Step{Name: fmt.Sprintf("… and %d more steps, not shown (GitHub's size limit)", len(steps)-kept), State: StepSkipped})
 }
 
 func renderSticky(v StickyView, log string) string {
@@ -169,10 +197,10 @@ func renderSticky(v StickyView, log string) string {
 		meta = append(meta, "asked by "+Escape(v.Requester))
 	}
 	if !v.Started.IsZero() && !v.Now.IsZero() {
-		meta = append(meta, "running for "+preciseDuration(v.Now.Sub(v.Started)))
+		meta = append(meta, "running for "+tickDuration(v.Now.Sub(v.Started), v.Tick))
 	}
 	if v.ETA != "" && v.Up == nil && v.Down == nil && v.Paused == nil && v.Error == "" {
-		meta = append(meta, "ETA "+escapeText(v.ETA))
+		meta = append(meta, "ETA "+cellText(v.ETA, maxCellBytes))
 	}
 	if v.RunURL != "" {
 		meta = append(meta, "[run log]("+v.RunURL+")")
@@ -207,7 +235,7 @@ func renderSticky(v StickyView, log string) string {
 		b.WriteString(v.Note + "\n\n")
 	}
 	if len(v.Steps) > 0 {
-		steps := renderSteps(v.Steps)
+		steps := renderSteps(v.Steps, v.Tick)
 		// Once finished, the table is history: fold it so the result stays on top.
 		if v.Up != nil || v.Down != nil || v.Plan != nil || v.Paused != nil {
 			fmt.Fprintf(&b, "<details><summary>Steps (%d)</summary>\n\n%s\n</details>\n\n", len(v.Steps), steps)
@@ -221,23 +249,38 @@ func renderSticky(v StickyView, log string) string {
 	return b.String()
 }
 
-func renderSteps(steps []Step) string {
+func renderSteps(steps []Step, tick time.Duration) string {
 	var b strings.Builder
 	b.WriteString("| | step | time |\n|---|---|---|\n")
 	for _, s := range steps {
 		d := preciseDuration(s.Duration)
+		if s.State == StepRunning {
+			d = tickDuration(s.Duration, tick)
+		}
 		if s.State == StepPending {
 			d = "waiting"
 		} else if s.State == StepSkipped {
 			d = "—"
 		}
-		name := cell(escapeText(s.Name))
+		name := cell(cellText(s.Name, maxCellBytes))
 		if s.Note != "" {
-			name += " — " + cell(escapeText(s.Note))
+			name += " — " + cell(cellText(s.Note, maxCellBytes))
 		}
 		fmt.Fprintf(&b, "| %s | %s | %s |\n", s.State.emoji(), name, d)
 	}
 	return b.String()
+}
+
+// tickDuration is a running time rounded down to tick ("under 1m" below one), or precise
+// without a tick.
+func tickDuration(d, tick time.Duration) string {
+	switch {
+	case tick <= 0:
+		return preciseDuration(d)
+	case d < tick:
+		return "under " + FormatDuration(tick)
+	}
+	return FormatDuration(d.Truncate(tick))
 }
 
 // preciseDuration keeps seconds under an hour: step times are what people compare between runs.
@@ -310,10 +353,10 @@ func RenderNotify(v NotifyView) string {
 	}
 	s := fmt.Sprintf("%s `/poc %s` on `%s` %s", mention(v.Requester), v.Verb, v.Cluster, status)
 	if v.Summary != "" {
-		s += ": " + escapeText(v.Summary)
+		s += ": " + cellText(v.Summary, 4*maxCellBytes)
 	}
 	if v.StickyURL != "" {
 		s += " — [details](" + v.StickyURL + ")"
 	}
-	return s + "\n"
+	return fit(s + "\n")
 }

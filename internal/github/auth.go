@@ -16,6 +16,7 @@ import (
 	gh "github.com/google/go-github/v88/github"
 
 	"github.com/pocbot/pocbot/internal/record"
+	"github.com/pocbot/pocbot/internal/settings"
 	"github.com/pocbot/pocbot/internal/version"
 )
 
@@ -75,9 +76,8 @@ func AuthFromEnv(getenv func(string) string) (Auth, error) {
 		}
 		a.Owner, a.Repo = owner, repo
 	}
-	idText := strings.TrimSpace(getenv("POC_APP_ID"))
-	keyText := getenv("POC_APP_PRIVATE_KEY")
-	keyFile := strings.TrimSpace(getenv("POC_APP_PRIVATE_KEY_FILE"))
+	env := settings.Env(getenv)
+	idText, keyText, keyFile := env.String("app-id"), env.Raw("app-private-key"), env.String("app-private-key-file")
 	switch {
 	case idText != "":
 		id, err := strconv.ParseInt(idText, 10, 64)
@@ -138,8 +138,8 @@ func basePermissions() *gh.InstallationPermissions {
 
 // newGitHub builds a go-github client on hc rooted at base: the default for GitHub.com, the
 // Enterprise form (WithEnterpriseURLs) for …/api/v3, and base as-is otherwise (a stand-in).
-func newGitHub(hc *http.Client, base string) (*gh.Client, string, error) {
-	opts := []gh.ClientOptionsFunc{gh.WithHTTPClient(hc), gh.WithUserAgent(version.UserAgent())}
+func newGitHub(hc *http.Client, base string, more ...gh.ClientOptionsFunc) (*gh.Client, string, error) {
+	opts := append([]gh.ClientOptionsFunc{gh.WithHTTPClient(hc), gh.WithUserAgent(version.UserAgent())}, more...)
 	if base != "" && base != DefaultAPIURL {
 		u, err := url.Parse(base)
 		if err != nil || u.Host == "" || (u.Scheme != "https" && u.Scheme != "http") {
@@ -187,7 +187,7 @@ func NewClient(ctx context.Context, a Auth) (*Client, error) {
 			log.Warn("github: running in the lesser mode with GITHUB_TOKEN: comments are posted by github-actions[bot] and the workflow's token permissions apply; configure POC_APP_ID and POC_APP_PRIVATE_KEY to act as the App")
 		}
 		hc := &http.Client{Transport: &tokenTransport{next: rt, token: a.Token}}
-		gc, _, err := newGitHub(hc, a.BaseURL)
+		gc, _, err := newGitHub(hc, a.BaseURL, ownRateLimits)
 		if err != nil {
 			return nil, err
 		}
@@ -260,7 +260,7 @@ func NewClient(ctx context.Context, a Auth) (*Client, error) {
 		c.lacking = lacking
 		log.Warn("github: the App's installation has not granted deployments and checks write and actions read: pull requests get no deployment and their workflows no kubeconfig until the owner accepts the App's new permissions", "installation", inst)
 	}
-	gc, _, err := newGitHub(&http.Client{Transport: &installationTransport{next: rt, tokens: src}}, a.BaseURL)
+	gc, _, err := newGitHub(&http.Client{Transport: &installationTransport{next: rt, tokens: src}}, a.BaseURL, ownRateLimits)
 	if err != nil {
 		return nil, err
 	}
@@ -268,6 +268,12 @@ func NewClient(ctx context.Context, a Auth) (*Client, error) {
 	c.app = appClient // GET /app (the App's slug: its comments' author) needs the JWT
 	return c, nil
 }
+
+// ownRateLimits leaves rate limits to the retry transport (retry.go): go-github would otherwise
+// refuse, without sending it, every request of the client until a secondary limit it saw ends,
+// so that a status edit told to give up at once (WithoutRateLimitWait) would make the
+// notification that follows fail instead of waiting its turn.
+var ownRateLimits = gh.WithDisableRateLimitCheck()
 
 type tokenTransport struct {
 	next  http.RoundTripper

@@ -9,11 +9,14 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
 
 	gh "github.com/google/go-github/v88/github"
+
+	"github.com/pocbot/pocbot/internal/retry"
 )
 
 // MaxCommentChars is GitHub's limit on a comment body; longer bodies are refused here, before
@@ -68,6 +71,11 @@ type APIError struct {
 	Err     error
 	// RateLimited: GitHub refused for a primary or secondary rate limit, not for permissions.
 	RateLimited bool
+	// RetryAfter is how long GitHub asked to wait before this request is sent again (its
+	// retry-after), ResetAt until when (its x-ratelimit-reset, or a hold an earlier refusal set);
+	// both zero when it named no time, and then GitHub's page says "wait for at least one minute".
+	RetryAfter time.Duration
+	ResetAt    time.Time
 }
 
 func (e *APIError) Error() string {
@@ -119,12 +127,26 @@ func apiError(op string, resp *gh.Response, err error) error {
 	var rl *gh.RateLimitError
 	if errors.As(err, &rl) {
 		e.Message, e.RateLimited = "rate limit exhausted until "+rl.Rate.Reset.Format(time.RFC3339), true
+		e.ResetAt = rl.Rate.Reset.Time
 	}
 	var arl *gh.AbuseRateLimitError
 	if errors.As(err, &arl) {
 		e.Message, e.RateLimited = "secondary rate limit", true
 		if arl.RetryAfter != nil {
+			e.RetryAfter = *arl.RetryAfter
 			e.Message += fmt.Sprintf(": GitHub asks to wait %s", arl.RetryAfter.Round(time.Second))
+		}
+	}
+	var gate *GateError
+	if errors.As(err, &gate) {
+		e.Message, e.RateLimited, e.ResetAt = "secondary rate limit: not sent", true, gate.Until
+	}
+	if e.Status == http.StatusTooManyRequests && !e.RateLimited {
+		e.RateLimited = true // a 429 is a limit whatever its body says
+		if resp != nil && resp.Response != nil {
+			if secs, perr := strconv.Atoi(resp.Header.Get("Retry-After")); perr == nil && secs > 0 {
+				e.RetryAfter = time.Duration(secs) * time.Second
+			}
 		}
 	}
 	return e
@@ -222,27 +244,37 @@ func (c *Client) CreateComment(ctx context.Context, number int, body string) (Co
 	if err := checkBody(body); err != nil {
 		return Comment{}, err
 	}
-	for attempt := 1; ; attempt++ {
+	var (
+		created Comment
+		failed  error // the last try's 5xx
+		status  int
+	)
+	// Only a 5xx is tried again, after its back-off, once the issue's comments do not hold the
+	// marker (an answer GitHub never sent is not: the creation may still be under way).
+	err = c.retry.retryPolicy().Do(ctx, fmt.Sprintf("comment on #%d", number), func(ctx context.Context, attempt int) retry.Outcome {
+		if failed != nil {
+			cm, found, ferr := c.FindComment(ctx, number, marker)
+			if ferr != nil {
+				return retry.Outcome{Err: fmt.Errorf("%w; whether it was created anyway could not be read (%v): look for a duplicate before posting again", failed, ferr)}
+			}
+			if found {
+				c.log.Info("github: a comment creation answered with a 5xx had taken effect", "issue", number, "status", status)
+				created = cm
+				return retry.Outcome{}
+			}
+		}
 		ic, resp, err := c.gh.Issues.CreateComment(ctx, c.owner, c.repo, number, &gh.IssueComment{Body: gh.String(body)})
-		if err == nil {
-			return toComment(ic), nil
+		if err != nil {
+			failed, status = apiError(fmt.Sprintf("comment on #%d", number), resp, err), 0
+			if resp != nil {
+				status = resp.StatusCode
+			}
+			return retry.Outcome{Err: failed, Retry: status >= 500}
 		}
-		aerr := apiError(fmt.Sprintf("comment on #%d", number), resp, err)
-		if resp == nil || resp.StatusCode < 500 || attempt >= c.retry.Attempts {
-			return Comment{}, aerr
-		}
-		if serr := c.retry.Sleep(ctx, c.retry.backoff(attempt)); serr != nil {
-			return Comment{}, aerr
-		}
-		cm, found, ferr := c.FindComment(ctx, number, marker)
-		if ferr != nil {
-			return Comment{}, fmt.Errorf("%w; whether it was created anyway could not be read (%v): look for a duplicate before posting again", aerr, ferr)
-		}
-		if found {
-			c.log.Info("github: a comment creation answered with a 5xx had taken effect", "issue", number, "status", resp.StatusCode)
-			return cm, nil
-		}
-	}
+		created = toComment(ic)
+		return retry.Outcome{}
+	})
+	return created, err
 }
 
 // newPostMarker is the hidden line that identifies one comment creation.

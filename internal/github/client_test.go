@@ -620,7 +620,8 @@ func TestRetries(t *testing.T) {
 		t.Fatalf("403 tried %d times", k)
 	}
 	// A wait beyond MaxDelay is not waited for: the error says it is GitHub's limit and how long
-	// it asks for. go-github then refuses this client's requests until then without sending them.
+	// it asks for. Until then this client's writes are refused without being sent (GitHub asks
+	// not to retry before); reads, which create no content, still go.
 	w.sim.Inject(simgh.Fault{Method: "POST", PathContains: "/comments", SecondaryRateLimit: true, RetryAfter: 10 * time.Minute})
 	_, err := c.CreateComment(ctx, n, "x")
 	if err == nil || !strings.Contains(err.Error(), "secondary rate limit: GitHub asks to wait 10m0s") ||
@@ -628,8 +629,11 @@ func TestRetries(t *testing.T) {
 		t.Fatalf("long rate limit: %v", err)
 	}
 	before = len(w.sim.Requests())
-	if _, err := c.Permission(ctx, "walt"); err == nil || len(w.sim.Requests()) != before {
-		t.Fatalf("during the limit: err %v, %d requests sent", err, len(w.sim.Requests())-before)
+	if err := c.ReactIssue(ctx, n, ReactionEyes); err == nil || !strings.Contains(err.Error(), "secondary rate limit") || len(w.sim.Requests()) != before {
+		t.Fatalf("a write during the limit: err %v, %d requests sent", err, len(w.sim.Requests())-before)
+	}
+	if _, err := c.Permission(ctx, "walt"); err != nil || len(w.sim.Requests()) != before+1 {
+		t.Fatalf("a read during the limit: err %v, %d requests sent", err, len(w.sim.Requests())-before)
 	}
 }
 

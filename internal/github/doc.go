@@ -4,8 +4,10 @@
 // mints the installation token, narrowed to one repository and the bot's permissions, and mints
 // it again before it expires; an installation id from the event that GitHub refuses falls back to
 // the repository's installation) or, in the lesser mode, with the workflow's GITHUB_TOKEN. Rate
-// limits are waited out up to a bound (RetryPolicy); a comment creation answered with a 5xx is
-// looked for by its hidden post marker before it is sent again. It offers the few
+// limits are waited out up to a bound (RetryPolicy), as GitHub's "Rate limits for the REST API"
+// says, and while one runs no write of the process is sent (GitHub's limits on content creation,
+// ContentPerMinute and ContentPerHour, are per installation); a comment creation answered with a
+// 5xx is looked for by its hidden post marker before it is sent again. It offers the few
 // calls the bot makes: collaborator permission, reactions, comments (create, edit, find by
 // hidden marker, a throttled sticky editor), issue/PR state and labels, users' public SSH keys,
 // and files of the default branch. It also writes the Actions workflow commands and files

@@ -5,16 +5,19 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"net/http"
 	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/pocbot/pocbot/internal/retry"
 )
 
 // RetryPolicy bounds the retries on GitHub's transient answers: 5xx, 429 and rate limits (403 or
-// 429 with Retry-After, x-ratelimit-remaining 0, or the "secondary rate limit" message).
+// 429 with Retry-After, x-ratelimit-remaining 0, or the "secondary rate limit" message). The loop
+// is internal/retry's (retryPolicy); what is transient, and how long GitHub asks to wait, is
+// decided here (classify).
 //
 // Rate limits follow GitHub's "Rate limits for the REST API" (Exceeding the rate limit): wait
 // Retry-After seconds when it is sent; else, when x-ratelimit-remaining is 0, until
@@ -71,9 +74,81 @@ func (p RetryPolicy) withDefaults() RetryPolicy {
 	return p
 }
 
+// retryPolicy is p as internal/retry runs it: a 5xx's wait doubles from BaseDelay with up to a
+// quarter more (so that parallel runs do not retry in lockstep); a wait GitHub names (Retry-After,
+// a rate limit's reset) is taken as it is, and one over MaxDelay is not made.
+func (p RetryPolicy) retryPolicy() retry.Policy {
+	return retry.Policy{Attempts: p.Attempts, Wait: p.BaseDelay, Jitter: retry.QuarterMore,
+		MaxAfter: p.MaxDelay, GiveUpOverMaxAfter: true, Sleep: p.Sleep}
+}
+
 type retryTransport struct {
 	next   http.RoundTripper
 	policy RetryPolicy
+	// gate is when (Unix ns) the last rate-limit refusal of a write said writes may resume: GitHub
+	// asks not to retry before then, and "continuing to make requests while you are rate limited
+	// may result in the banning of your integration", so every write of the process waits for it.
+	gate atomic.Int64
+}
+
+type noWaitKey struct{}
+
+// WithoutRateLimitWait marks the requests made with ctx as not to be waited for on a rate limit:
+// a refusal (or a write while an earlier refusal's wait runs) comes back at once as an *APIError
+// with RateLimited and RetryAfter, for a caller that keeps its own latest state to write (Sticky)
+// rather than have an older body sent again a minute later. 5xx answers are still retried.
+func WithoutRateLimitWait(ctx context.Context) context.Context {
+	return context.WithValue(ctx, noWaitKey{}, true)
+}
+
+func noWait(ctx context.Context) bool { return ctx.Value(noWaitKey{}) != nil }
+
+// GateError is a write not sent because GitHub asked, in an earlier refusal, to wait until Until.
+type GateError struct{ Until time.Time }
+
+func (e *GateError) Error() string {
+	return "github: a secondary rate limit holds writes until " + e.Until.UTC().Format(time.RFC3339) + "; not sent"
+}
+
+// gated says whether req waits for the gate: a write, other than minting a token (an App call,
+// no content).
+func gated(req *http.Request) bool {
+	switch req.Method {
+	case http.MethodGet, http.MethodHead, http.MethodOptions:
+		return false
+	}
+	return !strings.HasSuffix(req.URL.Path, "/access_tokens")
+}
+
+// awaitGate waits until the gate lets req through, or says why it does not: the wait is longer
+// than MaxDelay, or req's context asks not to wait. waited is the hold req itself has just waited
+// out (its own refusal's): the gate that refusal set is then open.
+func (t *retryTransport) awaitGate(req *http.Request, waited time.Time) error {
+	if !gated(req) {
+		return nil
+	}
+	until := time.Unix(0, t.gate.Load())
+	if !until.After(waited) {
+		return nil
+	}
+	d := until.Sub(t.policy.Now())
+	if d <= 0 {
+		return nil
+	}
+	if noWait(req.Context()) || d > t.policy.MaxDelay {
+		return &GateError{Until: until}
+	}
+	return t.policy.Sleep(req.Context(), d)
+}
+
+// closeGate holds writes until until (never shortening a longer hold).
+func (t *retryTransport) closeGate(until time.Time) {
+	for u := until.UnixNano(); ; {
+		cur := t.gate.Load()
+		if cur >= u || t.gate.CompareAndSwap(cur, u) {
+			return
+		}
+	}
 }
 
 // safeOn5xx says whether a request may be replayed after a 5xx: a 502 on "create comment" may
@@ -92,43 +167,53 @@ func safeOn5xx(req *http.Request) bool {
 
 func (t *retryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	ctx := req.Context()
-	limited := 0 // consecutive rate-limit refusals of this request
-	for attempt := 1; ; attempt++ {
+	limited := 0         // consecutive rate-limit refusals of this request
+	var waited time.Time // the hold this request's own refusal set, which it waits out
+	var last *http.Response
+	err := t.policy.retryPolicy().Do(ctx, req.Method+" "+req.URL.Path, func(ctx context.Context, attempt int) retry.Outcome {
+		last = nil
 		r := req
 		if attempt > 1 {
 			r = req.Clone(ctx)
 			if req.Body != nil && req.Body != http.NoBody {
 				if req.GetBody == nil {
-					return nil, errNoReplay
+					return retry.Outcome{Err: errNoReplay}
 				}
 				b, err := req.GetBody()
 				if err != nil {
-					return nil, err
+					return retry.Outcome{Err: err}
 				}
 				r.Body = b
 			}
 		}
+		if err := t.awaitGate(r, waited); err != nil {
+			return retry.Outcome{Err: err}
+		}
 		resp, err := t.attempt(r)
-		last := attempt >= t.policy.Attempts
 		if err != nil {
-			if last || ctx.Err() != nil || !safeOn5xx(req) {
-				return nil, err
+			return retry.Outcome{Err: err, Retry: ctx.Err() == nil && safeOn5xx(req)}
+		}
+		last = resp
+		before := limited
+		delay, again := t.classify(req, resp, &limited)
+		if rateLimited := limited > before; rateLimited {
+			if gated(req) {
+				// Every write of the process waits for it, this one's retry included.
+				waited = t.policy.Now().Add(delay)
+				t.closeGate(waited)
 			}
-			if serr := t.policy.Sleep(ctx, t.policy.backoff(attempt)); serr != nil {
-				return nil, err
-			}
-			continue
+			// A caller that keeps its own latest state hears of the limit at once.
+			again = again && !noWait(ctx)
 		}
-		delay, retry := t.classify(req, resp, attempt, &limited)
-		if !retry || last || delay > t.policy.MaxDelay {
-			return resp, nil
-		}
-		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<16))
-		resp.Body.Close()
-		if err := t.policy.Sleep(ctx, delay); err != nil {
-			return nil, err
-		}
+		return retry.Outcome{Retry: again, After: delay, Drop: func() {
+			_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<16))
+			resp.Body.Close()
+		}}
+	})
+	if err != nil {
+		return nil, err
 	}
+	return last, nil
 }
 
 // attempt sends r once, abandoned when no response headers came within AttemptTimeout; the
@@ -170,16 +255,9 @@ func (replayError) Error() string {
 
 var errNoReplay error = replayError{}
 
-// backoff is the wait after the attempt-th try failed with a 5xx.
-func (p RetryPolicy) backoff(attempt int) time.Duration {
-	d := p.BaseDelay << (attempt - 1)
-	// Up to 25 % jitter so that parallel runs do not retry in lockstep.
-	return d + time.Duration(rand.Int64N(int64(d)/4+1))
-}
-
-// classify decides whether resp is transient, and how long to wait before the next try.
-// limited counts the consecutive rate-limit refusals, for the doubling of unspecified waits.
-func (t *retryTransport) classify(req *http.Request, resp *http.Response, attempt int, limited *int) (time.Duration, bool) {
+// classify decides whether resp is transient, and how long GitHub asks to wait before the next
+// try (0: the policy's back-off). limited counts the consecutive rate-limit refusals, for the doubling of unspecified waits.
+func (t *retryTransport) classify(req *http.Request, resp *http.Response, limited *int) (time.Duration, bool) {
 	retryAfter := func() (time.Duration, bool) {
 		v := resp.Header.Get("Retry-After")
 		if v == "" {
@@ -201,7 +279,7 @@ func (t *retryTransport) classify(req *http.Request, resp *http.Response, attemp
 		if d, ok := retryAfter(); ok {
 			return d, true
 		}
-		return t.policy.backoff(attempt), true
+		return 0, true // the policy's back-off
 	case resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusForbidden:
 		if d, ok := retryAfter(); ok {
 			*limited++

@@ -34,7 +34,7 @@ var generationRE = regexp.MustCompile(`<!-- pocbot-generation: (\d+) -->`)
 // often as they like; GitHub sees a bounded number of edits.
 //
 // The guarantee, which keeps the bot under GitHub's secondary limit on content creation (80
-// content-generating requests a minute):
+// content-generating requests a minute; how often to call Update is the caller's budget):
 //   - pace: a write (create or edit) starts only once minInterval has passed since the previous
 //     write ended, so GitHub applies at most one per minInterval; writes never overlap. This holds
 //     for an Update that finds the interval over, for the deferred write, and for Flush (which
@@ -42,6 +42,9 @@ var generationRE = regexp.MustCompile(`<!-- pocbot-generation: (\d+) -->`)
 //   - last state: the latest body given is written — by the deferred write, or at the latest by
 //     Flush. A body whose write failed stays pending unless a newer one replaced it, so a failed
 //     edit is made good by the next write.
+//   - rate limits: a write refused for one is not retried with its old body; the next write
+//     waits as long as GitHub asked (limitedLocked), and Flush keeps trying the latest body
+//     within its context, so the final status is not lost to a secondary limit.
 type Sticky struct {
 	api    CommentAPI
 	number int
@@ -67,6 +70,11 @@ type Sticky struct {
 	err        error
 	superseded bool
 	writes     int
+	notBefore  time.Time // a rate limit's wait: no write before it
+	limited    int       // consecutive rate-limit refusals
+
+	now   func() time.Time
+	sleep func(ctx context.Context, d time.Duration) error
 }
 
 // flushMode says who asks for a write, which decides what happens before the interval is over.
@@ -81,7 +89,17 @@ const (
 // NewSticky returns an editor for the comment on issue/PR number that carries marker (e.g.
 // "<!-- pocbot:status:acme-web-42 -->"); marker is added to bodies that lack it.
 func NewSticky(api CommentAPI, number int, marker string, minInterval time.Duration) *Sticky {
-	return &Sticky{api: api, number: number, marker: marker, min: minInterval, log: slog.Default()}
+	return &Sticky{api: api, number: number, marker: marker, min: minInterval, log: slog.Default(),
+		now: time.Now, sleep: RetryPolicy{}.withDefaults().Sleep}
+}
+
+// WithClock replaces the clock the editor paces and backs off by (tests: a minute-long wait of a
+// rate limit taken in no time). The deferred write still runs on a real timer.
+func (s *Sticky) WithClock(now func() time.Time, sleep func(ctx context.Context, d time.Duration) error) *Sticky {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.now, s.sleep = now, sleep
+	return s
 }
 
 // WithCommentID starts from a comment id remembered in the state (skips the search).
@@ -193,9 +211,10 @@ func (s *Sticky) Update(ctx context.Context, body string) error {
 	return err
 }
 
-// Flush writes the pending body, waiting (within ctx) for the interval to be over, and returns
-// the write's error. Earlier deferred failures are not reported: their bodies were pending, and
-// this write replaces them.
+// Flush writes the pending body, waiting (within ctx) for the interval and for any rate limit's
+// wait to be over, and returns the write's error; a write refused by a rate limit is tried again
+// as GitHub asks, up to maxLimitedTries times. Earlier deferred failures are not reported: their
+// bodies were pending, and this write replaces them.
 func (s *Sticky) Flush(ctx context.Context) error {
 	s.mu.Lock()
 	if s.timer != nil {
@@ -211,15 +230,17 @@ func (s *Sticky) Flush(ctx context.Context) error {
 	return s.flush(ctx, fromFlush)
 }
 
-// untilDueLocked is how long until a write may start (0: now; a write in flight: the interval).
+// untilDueLocked is how long until a write may start (0: now; a write in flight: the interval):
+// the pace since the last write, and the wait a rate-limit refusal asked for.
 func (s *Sticky) untilDueLocked() time.Duration {
 	if s.writing {
-		return s.min
+		return max(s.min, s.notBefore.Sub(s.now()))
 	}
-	if s.lastWrite.IsZero() {
-		return 0
+	wait := s.notBefore.Sub(s.now())
+	if !s.lastWrite.IsZero() {
+		wait = max(wait, s.min-s.now().Sub(s.lastWrite))
 	}
-	return max(s.min-time.Since(s.lastWrite), 0)
+	return max(wait, 0)
 }
 
 // armLocked schedules the deferred write, once.
@@ -237,6 +258,38 @@ func (s *Sticky) armLocked() {
 	})
 }
 
+// Rate limits: a write refused for one is not sent again by the client (WithoutRateLimitWait);
+// its body stays pending and the next write waits as GitHub's "Rate limits for the REST API"
+// (Exceeding the rate limit) says: the retry-after it named, or until its x-ratelimit-reset;
+// otherwise at least a minute, doubling while the refusals go on. Flush tries up to
+// maxLimitedTries times, within its context, then reports the refusal.
+const (
+	maxLimitedTries = 8
+	maxBackoff      = 16 * time.Minute
+)
+
+// limitedLocked records the outcome of a write for the rate-limit back-off; it reports whether
+// err was a rate-limit refusal.
+func (s *Sticky) limitedLocked(err error) bool {
+	var ae *APIError
+	if !errors.As(err, &ae) || !ae.RateLimited {
+		if err == nil {
+			s.limited = 0
+		}
+		return false
+	}
+	s.limited++
+	switch {
+	case ae.RetryAfter > 0:
+		s.notBefore = s.now().Add(ae.RetryAfter)
+	case !ae.ResetAt.IsZero():
+		s.notBefore = ae.ResetAt.Add(time.Second) // x-ratelimit-reset is in whole seconds
+	default:
+		s.notBefore = s.now().Add(min(secondaryMinWait<<min(s.limited-1, 5), maxBackoff))
+	}
+	return true
+}
+
 func (s *Sticky) flush(ctx context.Context, mode flushMode) error {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
@@ -244,48 +297,65 @@ func (s *Sticky) flush(ctx context.Context, mode flushMode) error {
 	if mode == fromTimer {
 		s.timer = nil
 	}
-	for {
-		if !s.hasPending || s.superseded {
+	for tries := 1; ; tries++ {
+		if err := s.awaitTurnLocked(ctx, mode); err != nil || !s.hasPending || s.superseded || s.untilDueLocked() > 0 {
 			s.mu.Unlock()
-			return nil
+			return err // nothing to write, or not due (the deferred write is armed)
 		}
-		wait := s.untilDueLocked()
-		if wait <= 0 {
-			break
+		body := s.pending
+		s.hasPending, s.writing = false, true
+		s.mu.Unlock()
+
+		err := s.write(ctx, body)
+		s.mu.Lock()
+		s.lastWrite, s.writing = s.now(), false
+		limited := s.limitedLocked(err)
+		switch {
+		case errors.Is(err, ErrSuperseded):
+			s.superseded = true
+		case err != nil && !s.hasPending:
+			s.pending, s.hasPending = body, true // the last state must still reach GitHub
 		}
-		if mode != fromFlush {
+		switch {
+		case limited && mode == fromFlush && tries < maxLimitedTries && ctx.Err() == nil:
+			s.log.Info("github: a rate limit refused the status comment's final body; waiting as GitHub asks", "issue", s.number,
+				"until", s.notBefore.UTC().Format(time.RFC3339), "try", tries)
+			continue
+		case limited && mode != fromFlush:
+			// The latest body goes once the wait is over, whoever updates it meanwhile.
+			s.log.Info("github: a rate limit refused a status comment edit; the latest body waits", "issue", s.number,
+				"until", s.notBefore.UTC().Format(time.RFC3339))
 			s.armLocked()
 			s.mu.Unlock()
 			return nil
+		case err != nil && mode == fromTimer:
+			s.err = err
 		}
 		s.mu.Unlock()
-		t := time.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return fmt.Errorf("github: waiting for the status comment's turn on #%d: %w", s.number, ctx.Err())
-		case <-t.C:
-		}
-		s.mu.Lock()
+		return err
 	}
-	body := s.pending
-	s.hasPending, s.writing = false, true
-	s.mu.Unlock()
+}
 
-	err := s.write(ctx, body)
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.lastWrite, s.writing = time.Now(), false
-	switch {
-	case errors.Is(err, ErrSuperseded):
-		s.superseded = true
-	case err != nil && !s.hasPending:
-		s.pending, s.hasPending = body, true // the last state must still reach GitHub
+// awaitTurnLocked waits, for Flush only, until a write may start (s.mu held, released while it
+// waits); other modes leave an early write to the deferred one, armed here.
+func (s *Sticky) awaitTurnLocked(ctx context.Context, mode flushMode) error {
+	for s.hasPending && !s.superseded {
+		wait := s.untilDueLocked()
+		if wait <= 0 {
+			return nil
+		}
+		if mode != fromFlush {
+			s.armLocked()
+			return nil
+		}
+		s.mu.Unlock()
+		err := s.sleep(ctx, wait)
+		s.mu.Lock()
+		if err != nil {
+			return fmt.Errorf("github: waiting for the status comment's turn on #%d: %w", s.number, err)
+		}
 	}
-	if err != nil && mode == fromTimer {
-		s.err = err
-	}
-	return err
+	return nil
 }
 
 // write runs under wmu.
@@ -329,7 +399,7 @@ func (s *Sticky) write(ctx context.Context, body string) error {
 		err error
 	)
 	if id != 0 {
-		c, err = s.api.EditComment(ctx, id, body)
+		c, err = s.api.EditComment(WithoutRateLimitWait(ctx), id, body)
 		if errors.Is(err, ErrNotFound) {
 			id = 0 // someone deleted it: start a new one
 		} else if err != nil {
@@ -337,7 +407,7 @@ func (s *Sticky) write(ctx context.Context, body string) error {
 		}
 	}
 	if id == 0 {
-		c, err = s.api.CreateComment(ctx, s.number, body)
+		c, err = s.api.CreateComment(WithoutRateLimitWait(ctx), s.number, body)
 		if err != nil {
 			return fmt.Errorf("github: create the status comment on #%d: %w", s.number, err)
 		}

@@ -64,4 +64,15 @@ const (
 	RefusePermission Kind = "permission"
 	RefuseParse      Kind = "parse error"
 	RefuseNotPaused  Kind = "not paused" // a resume of a cluster that is not paused
+	RefuseNotReady   Kind = "not ready"  // a pause of a cluster that is not ready (provisioning, failed…)
+	// RefusePrecondition: the schedule's reason to act (expired, ready to pause) no longer holds
+	// on the header read under the lock: an extend, a resume or another run landed since.
+	RefusePrecondition Kind = "precondition"
 )
+
+// Kinds lists every refusal kind, in the order above: the decision's table has a case for each.
+func Kinds() []Kind {
+	return []Kind{RefuseClosed, RefuseDNSZone, RefuseInvalid, RefuseBudget, RefuseChanges, RefuseRollback, RefuseCollision,
+		RefuseScope, RefuseLocked, RefuseMaxTTL, RefuseQuota, RefuseNoCluster, RefusePermission, RefuseParse, RefuseNotPaused,
+		RefuseNotReady, RefusePrecondition}
+}

@@ -28,9 +28,9 @@ func WithNotice(body, notice string) string {
 
 // SetNotice puts notice at the top of the board issue, when the issue exists (a repository whose
 // schedule never ran has none) and does not already say it. It reports whether it wrote.
-func SetNotice(ctx context.Context, gh Issues, notice string) (bool, error) {
-	n, body, found, err := gh.FindBoardIssue(ctx, Title, marker)
-	if err != nil || !found {
+func SetNotice(ctx context.Context, gh Issues, mem Memory, notice string) (bool, error) {
+	n, body, err := find(ctx, gh, mem, false)
+	if err != nil || n == 0 {
 		if err != nil {
 			err = fmt.Errorf("operator board: %w", err)
 		}

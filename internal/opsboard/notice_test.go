@@ -11,7 +11,7 @@ func TestWithNotice(t *testing.T) {
 	if got := WithNotice(with, ""); got != body {
 		t.Fatalf("removing the notice changed the body:\n%q\nwant\n%q", got, body)
 	}
-	if len(ParseHistory(with)) != len(ParseHistory(body)) {
+	if len(ParseHistory(with).Entries) != len(ParseHistory(body).Entries) {
 		t.Error("the notice changes the parsed history")
 	}
 }

@@ -4,16 +4,26 @@
 // Mermaid Gantt chart of the clusters' lifetimes over the last 7 days (GitHub renders Mermaid).
 //
 // The state bucket only knows live clusters, so the board remembers the lifetimes it has seen in
-// a hidden block of its own body (base64 JSON), keeping what the Gantt and the month's spend
-// need. The block is the operators' view, never an input to a decision: an edit to it changes the
-// chart, nothing else. Deciding what to show is pure (Merge, Render); Update only talks to GitHub.
+// a hidden block of its own body (gzip'd JSON, base64), keeping what the Gantt and the month's
+// spend need: the live clusters and those that ended in the chart's window; an older lifetime is
+// folded into the month's spend (its cost and a count). The block is the operators' view, never
+// an input to a decision: an edit to it changes the chart, nothing else.
+//
+// The body always fits GitHub's 65,536 characters (commands.MaxBodyBytes, in bytes): the live
+// clusters first, then the most recent lifetimes; what does not fit is folded or counted, and
+// the board says how many. It is one issue, the App's own: its number is kept in the state bucket
+// (memory.go), it is created once under a lock, and an issue is taken for it only when the App
+// opened it. Deciding what to show is pure (Merge, Render); Update only talks to GitHub and the
+// bucket.
 package opsboard
 
 import (
-	"context"
+	"bytes"
+	"compress/gzip"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"io"
 	"regexp"
 	"sort"
 	"strings"
@@ -27,9 +37,16 @@ import (
 const Title = "POC clusters"
 
 const (
-	marker     = "<!-- pocbot:board -->"
-	window     = 7 * 24 * time.Hour
-	maxEntries = 500 // bounds the hidden block whatever happens
+	marker = "<!-- pocbot:board -->"
+	window = 7 * 24 * time.Hour
+	// The body's budget: commands.MaxBodyBytes (GitHub's limit less room for a notice) split
+	// between what is shown and what is remembered. The hidden history takes at most
+	// historyBytes (the most recent lifetimes; the older are folded into the month's spend); the
+	// chart what is left once the tables are written, and at most maxBars bars.
+	historyBytes = 24 << 10
+	maxBars      = 300
+	maxRows      = 100 // rows of the live and of the parked/orphaned tables
+	maxCell      = 100 // bytes of a cell's text
 )
 
 // Entry is one cluster's lifetime.
@@ -46,17 +63,34 @@ type Entry struct {
 	Kept         bool      `json:"k,omitempty"` // the keep label pauses its expiry
 }
 
+// History is what the board remembers between runs: the lifetimes it still shows, and what the
+// lifetimes folded out of them cost in Month and how many they were.
+type History struct {
+	Entries []Entry `json:"l"`
+	Month   string  `json:"m,omitempty"` // YYYY-MM (UTC) of the folded sum
+	// FoldedNanoEUR is what the folded lifetimes cost in Month; Folded counts them.
+	FoldedNanoEUR int64 `json:"f,omitempty"`
+	Folded        int   `json:"k,omitempty"`
+}
+
 // Orphan is a set of tagged resources no state knows (from the reaper's pass).
 type Orphan struct {
 	Cluster, Zone, Detail string
 }
 
+func monthKey(now time.Time) string { return now.UTC().Format("2006-01") }
+
 // Merge folds the live clusters into the remembered history: a remembered live cluster that is
-// no longer in the state is ended at now; lifetimes that ended before both the month's start and
-// the chart's window are dropped.
-func Merge(prev, live []Entry, now time.Time) []Entry {
+// no longer in the state is ended at now; a lifetime that ended before the chart's window is
+// folded into the month's spend (what it cost since the first of the month), or dropped when it
+// ended before the month too.
+func Merge(prev History, live []Entry, now time.Time) History {
+	h := History{Month: monthKey(now)}
+	if prev.Month == h.Month {
+		h.FoldedNanoEUR, h.Folded = prev.FoldedNanoEUR, prev.Folded
+	}
 	byName := map[string]Entry{}
-	for _, e := range prev {
+	for _, e := range prev.Entries {
 		byName[e.Cluster+"@"+e.Created.UTC().Format(time.RFC3339)] = e
 	}
 	seen := map[string]bool{}
@@ -66,30 +100,37 @@ func Merge(prev, live []Entry, now time.Time) []Entry {
 		byName[k] = e
 		seen[k] = true
 	}
-	keepFrom := monthStart(now)
-	if w := now.Add(-window); w.Before(keepFrom) {
-		keepFrom = w
-	}
-	var out []Entry
+	from := now.Add(-window)
 	for k, e := range byName {
 		if !seen[k] && e.Ended.IsZero() {
 			e.Ended = now
 		}
-		if !e.Ended.IsZero() && e.Ended.Before(keepFrom) {
+		if !e.Ended.IsZero() && e.Ended.Before(from) {
+			h = h.fold(e, now)
 			continue
 		}
-		out = append(out, e)
+		h.Entries = append(h.Entries, e)
 	}
-	sort.Slice(out, func(i, j int) bool {
-		if !out[i].Created.Equal(out[j].Created) {
-			return out[i].Created.Before(out[j].Created)
+	sortEntries(h.Entries)
+	return h
+}
+
+// fold takes e out of the entries it is not in, adding what it cost this month to the sum.
+func (h History) fold(e Entry, now time.Time) History {
+	if spent := spent(e, monthStart(now), now); !spent.IsZero() || !e.Ended.Before(monthStart(now)) {
+		h.FoldedNanoEUR += spent.Nanos
+		h.Folded++
+	}
+	return h
+}
+
+func sortEntries(es []Entry) {
+	sort.Slice(es, func(i, j int) bool {
+		if !es[i].Created.Equal(es[j].Created) {
+			return es[i].Created.Before(es[j].Created)
 		}
-		return out[i].Cluster < out[j].Cluster
+		return es[i].Cluster < es[j].Cluster
 	})
-	if len(out) > maxEntries {
-		out = out[len(out)-maxEntries:]
-	}
-	return out
 }
 
 func monthStart(now time.Time) time.Time {
@@ -112,23 +153,61 @@ func spent(e Entry, from, to time.Time) cost.Money {
 	return cost.EUR(0, e.DailyNanoEUR).MulRat(int64(end.Sub(start)/time.Second), 24*3600)
 }
 
-// MonthSpend is what the remembered clusters cost since the first of now's month (UTC).
-func MonthSpend(entries []Entry, now time.Time) cost.Money {
+// MonthSpend is what the remembered clusters cost since the first of now's month (UTC), the
+// folded ones included.
+func MonthSpend(h History, now time.Time) cost.Money {
 	total := cost.EUR(0, 0)
-	for _, e := range entries {
+	if h.Month == monthKey(now) {
+		total = cost.EUR(0, h.FoldedNanoEUR)
+	}
+	for _, e := range h.Entries {
 		total = total.Add(spent(e, monthStart(now), now))
 	}
 	return total
 }
 
-// Render is the issue's body.
-func Render(entries []Entry, orphans []Orphan, now time.Time) string {
-	now = now.UTC()
+// Render is the issue's body, within commands.MaxBodyBytes whatever the history holds: the
+// tables first (at most maxRows rows each), then the hidden history in what is left (at most
+// historyBytes: its oldest lifetimes folded into the month's spend), then the chart in the rest.
+func Render(h History, orphans []Orphan, now time.Time) string {
+	// Fewer table rows when the live clusters' and orphans' rows with the hidden history would
+	// not leave the chart its room (names at their longest): the history is never cut.
+	for _, rows := range []int{maxRows, maxRows / 4} {
+		if body, ok := render(h, orphans, now.UTC(), rows); ok {
+			return body
+		}
+	}
+	body, _ := render(h, orphans, now.UTC(), 5)
+	return body
+}
+
+// render is Render with at most rows rows a table; ok is false when the body is over the limit.
+func render(h History, orphans []Orphan, now time.Time, rows int) (string, bool) {
+	tables, daily := renderTables(h, orphans, now, rows)
+	head := fmt.Sprintf("_Kept up to date by pocbot's scheduled run; last update %s UTC. Edits are overwritten._\n\n", now.Format("2006-01-02 15:04")) + tables
+	const spendRoom, chartRoom = 400, 600 // the spend section, and the least the chart gets
+	h, block := fitHistory(h, now, min(historyBytes, commands.MaxBodyBytes-len(head)-spendRoom-chartRoom))
 	var b strings.Builder
-	fmt.Fprintf(&b, "_Kept up to date by pocbot's scheduled run; last update %s UTC. Edits are overwritten._\n\n", now.Format("2006-01-02 15:04"))
+	b.WriteString(head)
+	ms := monthStart(now)
+	fmt.Fprintf(&b, "\n## Spend\n\n- This month (since %s): **%s**\n- Live clusters now: **%s per day**\n", ms.Format("2 Jan"), MonthSpend(h, now).Format(2), daily.Format(2))
+	if h.Folded > 0 && h.Month == monthKey(now) {
+		fmt.Fprintf(&b, "- Of this month's spend, %s came from %d clusters that ended more than 7 days ago (or that the board had no room to list): counted, not drawn.\n",
+			cost.EUR(0, h.FoldedNanoEUR).Format(2), h.Folded)
+	}
+	b.WriteString("\n## Lifetimes, last 7 days\n\n")
+	tail := fmt.Sprintf("\n%s\n%s\n", marker, block)
+	b.WriteString(gantt(h.Entries, now, commands.MaxBodyBytes-b.Len()-len(tail)))
+	b.WriteString(tail)
+	return b.String(), b.Len() <= commands.MaxBodyBytes
+}
+
+// renderTables is the live clusters' table and the parked and orphaned one, and what the live
+// clusters cost per day.
+func renderTables(h History, orphans []Orphan, now time.Time, rows int) (string, cost.Money) {
 	var live, parked []Entry
 	daily := cost.EUR(0, 0)
-	for _, e := range entries {
+	for _, e := range h.Entries {
 		if !e.Ended.IsZero() {
 			continue
 		}
@@ -139,41 +218,64 @@ func Render(entries []Entry, orphans []Orphan, now time.Time) string {
 		live = append(live, e)
 		daily = daily.Add(cost.EUR(0, e.DailyNanoEUR))
 	}
+	var b strings.Builder
 	fmt.Fprintf(&b, "## Live clusters (%d)\n\n", len(live))
 	if len(live) == 0 {
 		b.WriteString("None.\n")
 	} else {
 		b.WriteString("| cluster | for | requested by | age | expires | cost so far | per day |\n|---|---|---|---|---|---|---:|\n")
-		for _, e := range live {
-			fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s | %s | %s |\n", e.Cluster, ref(e), who(e),
+		shown, more := elide(live, rows)
+		for _, e := range shown {
+			fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s | %s | %s |\n", clip(e.Cluster), ref(e), who(e),
 				commands.FormatDuration(now.Sub(e.Created)), expiry(e, now), spent(e, e.Created, now).Format(2), cost.EUR(0, e.DailyNanoEUR).Format(2))
 		}
+		b.WriteString(more)
 	}
 	b.WriteString("\n## Parked and orphaned\n\n")
 	if len(parked) == 0 && len(orphans) == 0 {
 		b.WriteString("None.\n")
-	} else {
-		b.WriteString("| what | cluster | detail |\n|---|---|---|\n")
-		for _, e := range parked {
-			fmt.Fprintf(&b, "| parked | `%s` | %s, since %s |\n", e.Cluster, ref(e), commands.FormatDuration(now.Sub(e.Created)))
-		}
-		for _, o := range orphans {
-			fmt.Fprintf(&b, "| orphaned | `%s` | %s |\n", commands.Escape(o.Cluster), commands.Escape(strings.TrimSpace(o.Zone+" "+o.Detail)))
+		return b.String(), daily
+	}
+	b.WriteString("| what | cluster | detail |\n|---|---|---|\n")
+	var lines []string
+	for _, e := range parked {
+		lines = append(lines, fmt.Sprintf("| parked | `%s` | %s, since %s |\n", clip(e.Cluster), ref(e), commands.FormatDuration(now.Sub(e.Created))))
+	}
+	for _, o := range orphans {
+		lines = append(lines, fmt.Sprintf("| orphaned | `%s` | %s |\n", clip(commands.Escape(o.Cluster)), clip(commands.Escape(strings.TrimSpace(o.Zone+" "+o.Detail)))))
+	}
+	shown, more := elide(lines, rows)
+	b.WriteString(strings.Join(shown, "") + more)
+	return b.String(), daily
+}
+
+// elide keeps the first n rows and says how many more there were.
+func elide[T any](rows []T, n int) ([]T, string) {
+	if len(rows) <= n {
+		return rows, ""
+	}
+	return rows[:n], fmt.Sprintf("\n_… and %d more, not listed: the issue would pass GitHub's size limit._\n", len(rows)-n)
+}
+
+// clip keeps a cell's text to maxCell bytes.
+func clip(s string) string {
+	const n = maxCell
+	if len(s) <= n {
+		return s
+	}
+	for i := n; i > 0; i-- {
+		if s[i]&0xC0 != 0x80 {
+			return s[:i] + "…"
 		}
 	}
-	ms := monthStart(now)
-	fmt.Fprintf(&b, "\n## Spend\n\n- This month (since %s): **%s**\n- Live clusters now: **%s per day**\n", ms.Format("2 Jan"), MonthSpend(entries, now).Format(2), daily.Format(2))
-	b.WriteString("\n## Lifetimes, last 7 days\n\n")
-	b.WriteString(gantt(entries, now))
-	fmt.Fprintf(&b, "\n%s\n<!-- pocbot:history %s -->\n", marker, encodeHistory(entries))
-	return b.String()
+	return "…"
 }
 
 func ref(e Entry) string {
 	if e.Repository == "" || e.Number == 0 {
 		return "—"
 	}
-	return fmt.Sprintf("%s#%d", commands.Escape(e.Repository), e.Number)
+	return fmt.Sprintf("%s#%d", clip(commands.Escape(e.Repository)), e.Number)
 }
 
 func who(e Entry) string {
@@ -181,7 +283,7 @@ func who(e Entry) string {
 		return "—"
 	}
 	// No @: the board is rewritten every half hour and must not ping anyone.
-	return commands.Escape(e.RequestedBy)
+	return commands.Escape(clip(e.RequestedBy))
 }
 
 func expiry(e Entry, now time.Time) string {
@@ -198,12 +300,16 @@ func expiry(e Entry, now time.Time) string {
 
 var mermaidUnsafe = regexp.MustCompile(`[^A-Za-z0-9 ._/-]`)
 
-// gantt draws the lifetimes that overlap the last 7 days, one section per repository.
-func gantt(entries []Entry, now time.Time) string {
+// gantt draws the lifetimes that overlap the last 7 days, one section per repository, within
+// room bytes and maxBars bars: the most recent first to stay, the others counted.
+func gantt(entries []Entry, now time.Time, room int) string {
 	from := now.Add(-window)
 	const layout = "2006-01-02T15:04"
-	sections := map[string][]string{}
-	var names []string
+	type bar struct {
+		sec, line string
+		start     time.Time
+	}
+	var bars []bar
 	for i, e := range entries {
 		end := e.Ended
 		if end.IsZero() {
@@ -231,14 +337,38 @@ func gantt(entries []Entry, now time.Time) string {
 		if sec == "" {
 			sec = "no repository"
 		}
-		if _, ok := sections[sec]; !ok {
-			names = append(names, sec)
-		}
-		sections[sec] = append(sections[sec], fmt.Sprintf("    %s :%s, c%d, %s, %s", mermaidUnsafe.ReplaceAllString(name, ""), tag, i,
-			start.UTC().Format(layout), end.UTC().Format(layout)))
+		bars = append(bars, bar{sec: clip(sec), start: start, line: fmt.Sprintf("    %s :%s, c%d, %s, %s", clip(mermaidUnsafe.ReplaceAllString(name, "")), tag, i,
+			start.UTC().Format(layout), end.UTC().Format(layout))})
 	}
-	if len(names) == 0 {
+	if len(bars) == 0 {
 		return "No cluster lived in the last 7 days.\n"
+	}
+	// The most recent bars that fit.
+	const frame = "```mermaid\ngantt\n    dateFormat YYYY-MM-DDTHH:mm\n    axisFormat %d %b\n```\n"
+	const noteRoom = 120
+	sort.SliceStable(bars, func(i, j int) bool { return bars[i].start.After(bars[j].start) })
+	used, n := len(frame)+noteRoom, 0
+	secs := map[string]bool{}
+	for ; n < len(bars) && n < maxBars; n++ {
+		need := len(bars[n].line) + 1
+		if !secs[bars[n].sec] {
+			need += len("    section ") + len(bars[n].sec) + 1
+		}
+		if used+need > room {
+			break
+		}
+		used += need
+		secs[bars[n].sec] = true
+	}
+	drawn := bars[:n]
+	sort.SliceStable(drawn, func(i, j int) bool { return drawn[i].start.Before(drawn[j].start) })
+	sections := map[string][]string{}
+	var names []string
+	for _, br := range drawn {
+		if _, ok := sections[br.sec]; !ok {
+			names = append(names, br.sec)
+		}
+		sections[br.sec] = append(sections[br.sec], br.line)
 	}
 	sort.Strings(names)
 	var b strings.Builder
@@ -250,64 +380,96 @@ func gantt(entries []Entry, now time.Time) string {
 		}
 	}
 	b.WriteString("```\n")
+	if left := len(bars) - n; left > 0 {
+		fmt.Fprintf(&b, "\n_%d earlier lifetimes of the last 7 days are not drawn: the issue would pass GitHub's size limit._\n", left)
+	}
 	return b.String()
 }
 
-func encodeHistory(entries []Entry) string {
-	j, _ := json.Marshal(entries)
-	return base64.StdEncoding.EncodeToString(j)
+// The hidden history block: gzip'd JSON in base64, after the board's marker. v1 (plain JSON
+// array in base64) is still read.
+var historyRE = regexp.MustCompile(`<!-- pocbot:history (v2 )?([A-Za-z0-9+/=]*) -->`)
+
+// fitHistory is h with its oldest ended lifetimes folded until its block fits room bytes (the
+// live ones always stay), and the block.
+func fitHistory(h History, now time.Time, room int) (History, string) {
+	for {
+		block := encodeHistory(h)
+		if len(block) <= room {
+			return h, block
+		}
+		var ended []int
+		for i, e := range h.Entries {
+			if !e.Ended.IsZero() {
+				ended = append(ended, i)
+			}
+		}
+		if len(ended) == 0 {
+			// The live ones alone overflow: written as they are (a repository has at most 100
+			// live clusters, and Render leaves them the room).
+			return h, block
+		}
+		// Fold the oldest ended lifetimes in proportion to the overflow (a tenth more than it,
+		// at least one): one or two encodings, not one per lifetime.
+		fold := max(len(ended)-len(ended)*room*9/(len(block)*10), 1)
+		drop := map[int]bool{}
+		for _, i := range ended[:min(fold, len(ended))] {
+			drop[i] = true
+		}
+		var keep []Entry
+		for i, e := range h.Entries {
+			if drop[i] {
+				h = h.fold(e, now)
+				continue
+			}
+			keep = append(keep, e)
+		}
+		h.Entries = keep
+	}
 }
 
-var historyRE = regexp.MustCompile(`<!-- pocbot:history ([A-Za-z0-9+/=]*) -->`)
+func encodeHistory(h History) string {
+	j, _ := json.Marshal(h)
+	var z bytes.Buffer
+	w := gzip.NewWriter(&z)
+	_, _ = w.Write(j)
+	_ = w.Close()
+	return "<!-- pocbot:history v2 " + base64.StdEncoding.EncodeToString(z.Bytes()) + " -->"
+}
 
-// ParseHistory reads the lifetimes a previous Render remembered; a body without a readable block
+// maxHistoryJSON bounds what a history block may inflate to: a block in a body is under 64 KiB,
+// and JSON this repetitive compresses well, but not a thousandfold.
+const maxHistoryJSON = 8 << 20
+
+// ParseHistory reads the history a previous Render remembered; a body without a readable block
 // gives none (the board starts over, it decides nothing).
-func ParseHistory(body string) []Entry {
+func ParseHistory(body string) History {
 	m := historyRE.FindStringSubmatch(body)
 	if m == nil {
-		return nil
+		return History{}
 	}
-	raw, err := base64.StdEncoding.DecodeString(m[1])
+	raw, err := base64.StdEncoding.DecodeString(m[2])
 	if err != nil {
-		return nil
+		return History{}
 	}
-	var out []Entry
-	if json.Unmarshal(raw, &out) != nil {
-		return nil
-	}
-	if len(out) > maxEntries {
-		out = out[len(out)-maxEntries:]
-	}
-	return out
-}
-
-// Issues is what Update needs of GitHub (internal/github.Client).
-type Issues interface {
-	FindBoardIssue(ctx context.Context, title, marker string) (number int, body string, found bool, err error)
-	CreateIssue(ctx context.Context, title, body string) (int, error)
-	EditIssueBody(ctx context.Context, number int, body string) error
-}
-
-// Update rewrites the board issue (creating it the first time) and returns its number.
-func Update(ctx context.Context, gh Issues, live []Entry, orphans []Orphan, now time.Time) (int, error) {
-	n, body, found, err := gh.FindBoardIssue(ctx, Title, marker)
-	if err != nil {
-		return 0, fmt.Errorf("operator board: %w", err)
-	}
-	entries := Merge(ParseHistory(body), live, now)
-	next := Render(entries, orphans, now)
-	if !found {
-		n, err = gh.CreateIssue(ctx, Title, next)
-		if err != nil {
-			return 0, fmt.Errorf("operator board: %w", err)
+	if m[1] == "" { // v1: the entries, plain
+		var es []Entry
+		if json.Unmarshal(raw, &es) != nil {
+			return History{}
 		}
-		return n, nil
+		return History{Entries: es}
 	}
-	if next == body {
-		return n, nil
+	zr, err := gzip.NewReader(bytes.NewReader(raw))
+	if err != nil {
+		return History{}
 	}
-	if err := gh.EditIssueBody(ctx, n, next); err != nil {
-		return 0, fmt.Errorf("operator board: %w", err)
+	j, err := io.ReadAll(io.LimitReader(zr, maxHistoryJSON))
+	if err != nil {
+		return History{}
 	}
-	return n, nil
+	var h History
+	if json.Unmarshal(j, &h) != nil {
+		return History{}
+	}
+	return h
 }

@@ -4,11 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/pocbot/pocbot/internal/settings"
-	"math/rand/v2"
 	"os"
 	"strconv"
 	"time"
+
+	"github.com/pocbot/pocbot/internal/retry"
+	"github.com/pocbot/pocbot/internal/settings"
 )
 
 // DefaultPollInterval is the poll interval of waits when POC_POLL_INTERVAL is unset. The SDK's
@@ -18,7 +19,7 @@ const DefaultPollInterval = 2 * time.Second
 // PollIntervalFromEnv reads POC_POLL_INTERVAL (a duration in the settings' one grammar, like
 // "50ms", or milliseconds).
 func PollIntervalFromEnv() (time.Duration, error) {
-	v := os.Getenv("POC_POLL_INTERVAL")
+	v := settings.Env(os.Getenv).String("poll-interval")
 	if v == "" {
 		return DefaultPollInterval, nil
 	}
@@ -28,7 +29,7 @@ func PollIntervalFromEnv() (time.Duration, error) {
 	if ms, err := strconv.Atoi(v); err == nil && ms > 0 {
 		return time.Duration(ms) * time.Millisecond, nil
 	}
-	return 0, fmt.Errorf("POC_POLL_INTERVAL=%q: give a positive duration such as 2s or 100ms", v)
+	return 0, fmt.Errorf("%s=%q: give a positive duration such as 2s or 100ms", settings.Lookup("poll-interval").Env, v)
 }
 
 // transientError marks an error worth retrying (5xx, 429, a resource in a transient state).
@@ -57,48 +58,30 @@ func IsTransient(err error) (bool, time.Duration) {
 	return false, 0
 }
 
-// Backoff is the retry policy: exponential from Min to Max with full jitter.
+// Backoff is the engine's retry policy of transient errors: exponential from Min to Max, each
+// wait between half and the whole of it.
 type Backoff struct {
 	Min, Max time.Duration
 }
 
-func (b Backoff) delay(attempt int) time.Duration {
-	lo, hi := b.Min, b.Max
+// policy is b as internal/retry runs it: until the context ends, a Retry-After carried by the
+// error taken when longer.
+func (b Backoff) policy() retry.Policy {
+	lo := b.Min
 	if lo <= 0 {
 		lo = 10 * time.Millisecond
 	}
-	if hi < lo {
-		hi = lo
-	}
-	d := lo << min(attempt, 20)
-	if d > hi || d <= 0 {
-		d = hi
-	}
-	// half fixed, half jitter: spreads parallel retries without ever waiting ~0.
-	return d/2 + rand.N(d/2+1)
+	return retry.Policy{Wait: lo, MaxWait: max(b.Max, lo), Jitter: retry.HalfJitter}
 }
 
 // Retry calls fn until it succeeds, returns a non-transient error, or ctx ends. Transient errors
 // are retried with backoff and jitter, honouring a Retry-After carried by the error.
 func Retry(ctx context.Context, b Backoff, what string, fn func(ctx context.Context) error) error {
-	for attempt := 0; ; attempt++ {
+	return b.policy().Do(ctx, what, func(ctx context.Context, _ int) retry.Outcome {
 		err := fn(ctx)
-		if err == nil {
-			return nil
-		}
 		ok, after := IsTransient(err)
-		if !ok {
-			return err
-		}
-		d := max(b.delay(attempt), after)
-		t := time.NewTimer(d)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return fmt.Errorf("%s: gave up after %d attempts (%w); last error: %w", what, attempt+1, context.Cause(ctx), err)
-		case <-t.C:
-		}
-	}
+		return retry.Outcome{Err: err, Retry: ok, After: after}
+	})
 }
 
 // Poll calls check every interval until it reports done, returns a non-transient error, or ctx

@@ -28,13 +28,17 @@ type Pool interface {
 const (
 	ReasonParkExpired commands.ReapReason = "park-expired" // past its parked-until
 	ReasonParkOrphan  commands.ReapReason = "park-orphan"  // tagged parked, in no pool entry
+	ReasonParkStale   commands.ReapReason = "park-stale"   // claimed by an up that stopped before adopting it
 )
 
 // parkedName names a parked worker in the report (it belongs to no cluster).
 func parkedName(id string) string { return "parked/" + id }
 
-// parked deletes the parked workers past their parked-until, and the servers tagged parked that
-// the pool does not list (older than the grace: a down records the entry before the tag).
+// parked deletes the parked workers past their parked-until, those whose claim is older than the
+// grace (the up that claimed one retags it within minutes, or gives its claim up; a rerun takes
+// its claim back and renews it), and the servers tagged parked that the pool does not list (a
+// down records the entry before the tag; the pool is read again after the servers are listed,
+// so a worker parked meanwhile is not taken for an orphan).
 func (r *run) parked() []Decision {
 	if err := r.ctx.Err(); err != nil {
 		r.report.Bounded = true
@@ -56,13 +60,32 @@ func (r *run) parked() []Decision {
 		}
 		out = append(out, r.deleteParked(d, w.Zone, w.ServerID, true))
 	}
+	for _, w := range doc.StaleClaims(r.now, r.cfg.Grace) {
+		d := Decision{Cluster: parkedName(w.ServerID), Zone: w.Zone, Expires: w.ParkedUntil, Reason: ReasonParkStale,
+			Detail: fmt.Sprintf("parked worker %s (from %s) claimed by %s at %s, longer than the grace %s ago: that up stopped before adopting it",
+				w.ServerID, w.ParkedFrom, w.ClaimedBy, w.ClaimedAt.Format(time.RFC3339), commands.FormatDuration(r.cfg.Grace))}
+		// A server its claimer retagged already is that cluster's: DeleteParked leaves it, the
+		// entry goes.
+		out = append(out, r.deleteParked(d, w.Zone, w.ServerID, true))
+	}
 	servers, err := r.cfg.Parked.ListParked(r.ctx, r.cfg.Zones...)
 	if err != nil {
 		return append(out, Decision{Action: ActionFailed, Reason: ReasonParkOrphan, Err: fmt.Errorf("list the parked servers: %w", err)})
 	}
+	var again *pool.Doc
 	for _, s := range servers {
 		if _, ok := doc.Find(s.ID); ok {
 			continue
+		}
+		if again == nil {
+			d, err := r.cfg.Pool.List(r.ctx)
+			if err != nil {
+				return append(out, Decision{Action: ActionFailed, Reason: ReasonParkOrphan, Err: fmt.Errorf("read the parked-worker pool again: %w", err)})
+			}
+			again = &d
+		}
+		if _, ok := again.Find(s.ID); ok {
+			continue // parked while this pass ran
 		}
 		d := Decision{Cluster: parkedName(s.ID), Zone: s.Zone, Orphan: true, Reason: ReasonParkOrphan}
 		if age := r.now.Sub(s.Created); !s.Created.IsZero() && age < r.cfg.Grace {

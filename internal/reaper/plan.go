@@ -132,6 +132,6 @@ func plan1(h statestore.Header, in *IssueState, now time.Time, p Policy) Step {
 	}
 	canComment := p.Comment && h.Number > 0 && known && h.Repository == p.Repository
 	s.Warn = err == nil && p.WarnBefore > 0 && !h.Expires.IsZero() && canComment &&
-		h.Expires.Sub(now) <= p.WarnBefore && !warnedFor(meta, h.Expires)
+		h.Expires.Sub(now) <= p.WarnBefore && !clusterops.WarnedFor(meta, h.Expires)
 	return s
 }

@@ -78,8 +78,10 @@ type Config struct {
 	// and servers tagged parked that no pool entry lists, are deleted.
 	Pool   Pool
 	Parked ParkedServers
-	// ParkFor > 0 parks the worker of each cluster torn down (--park-for, POC_PARK_FOR).
-	ParkFor time.Duration
+	// ParkFor > 0 parks the worker of each cluster torn down (--park-for, POC_PARK_FOR);
+	// ShareParked offers it to the bucket's other sharing repositories (share_parked_workers).
+	ParkFor     time.Duration
+	ShareParked bool
 	// PauseSchedule, when set, pauses the ready clusters in its windows (pause_schedule of the
 	// repository: set Repository with it); Pauser does it (default: the Ops copy, which prices
 	// the paused cluster), with MaxPaused as the paused expiry bound.
@@ -426,53 +428,31 @@ func (r *run) dry(st Step) Decision {
 	return d
 }
 
-// warnedFor says whether the one warning was posted for expiry exp (the header keeps the expiry
-// it warned for to the second, so an extend re-arms it).
-func warnedFor(m clusterops.Meta, exp time.Time) bool {
-	return !m.WarnedFor.IsZero() && m.WarnedFor.Equal(exp.UTC().Truncate(time.Second))
-}
-
-// errNothingToRecord ends an update that would change nothing (the warning already marked, or
-// the expiry moved since the listing): no write.
-var errNothingToRecord = errors.New("nothing to record in the header")
-
 func (r *run) request(cluster string) clusterops.Intent {
 	// NoCancel: a cluster someone works on is busy, left for the next run; never stopped by the reaper.
 	return clusterops.Intent{Cluster: cluster, Spec: r.cfg.Spec, RequestedBy: r.cfg.Actor, RunID: r.cfg.RunID,
-		Command: reapCommand, NoCancel: true, ParkFor: r.cfg.ParkFor}
+		Command: reapCommand, NoCancel: true, ParkFor: r.cfg.ParkFor, ShareParked: r.cfg.ShareParked}
 }
 
-// record writes the step's changes to the header in one update under the cluster's lock — the
-// keep label (SyncKeep) and the mark of the one warning of this expiry (Warn) — then posts the
-// warning. The mark is set BEFORE the comment so that two reapers never both post; if the
-// comment then fails, the mark is taken back so that the next run tries again.
+// record writes the step's changes to the header in one operation under the cluster's lock
+// (clusterops' keep): the keep label (SyncKeep) and the mark of the one warning of this expiry
+// (Warn; an expiry moved since the listing, by an extend, is warned for by a later run), then
+// posts the warning, once the lock is given back. The mark is set BEFORE the comment so that two
+// reapers never both post; if the comment then fails, the mark is taken back so that the next
+// run tries again.
 func (r *run) record(d *Decision, st Step) {
 	h := st.Header
-	warn := false
-	_, err := r.ops.Update(r.ctx, r.request(h.Cluster), func(cur *statestore.Header) error {
-		// An expiry moved since the listing (an extend) is warned for by a later run.
-		warn = st.Warn && cur.Expires.Equal(h.Expires)
-		return clusterops.EditMeta(cur, func(m *clusterops.Meta) error {
-			warn = warn && !warnedFor(*m, h.Expires)
-			if !warn && st.SyncKeep == nil {
-				return errNothingToRecord
-			}
-			if st.SyncKeep != nil {
-				m.Keep = *st.SyncKeep
-			}
-			if warn {
-				m.WarnedFor = h.Expires.UTC().Truncate(time.Second)
-			}
-			return nil
-		})
-	})
+	in := r.request(h.Cluster)
+	in.Keep = st.SyncKeep
+	if st.Warn {
+		in.Warn = h.Expires
+	}
+	out, err := r.ops.Run(r.ctx, clusterops.VerbKeep, in, nil)
 	switch {
 	case errors.Is(err, statestore.ErrLocked):
 		if st.Warn {
 			d.Detail += "; warning left for the next run (cluster busy)"
 		}
-		return
-	case errors.Is(err, errNothingToRecord):
 		return
 	case err != nil:
 		what := "keep label"
@@ -482,7 +462,7 @@ func (r *run) record(d *Decision, st Step) {
 		d.Err = errors.Join(d.Err, fmt.Errorf("record the %s of %s: %w", what, h.Cluster, err))
 		return
 	}
-	if warn {
+	if out.Warned {
 		r.warn(d, h, st.Issue)
 	}
 }
@@ -497,15 +477,9 @@ func (r *run) warn(d *Decision, h statestore.Header, in *IssueState) {
 	}
 	if _, err := r.cfg.Issues.CreateComment(r.ctx, h.Number, commands.RenderExpiryWarning(v)); err != nil {
 		d.Err = errors.Join(d.Err, fmt.Errorf("post the expiry warning on %s#%d: %w", h.Repository, h.Number, err))
-		_, uerr := r.ops.Update(context.WithoutCancel(r.ctx), r.request(h.Cluster), func(cur *statestore.Header) error {
-			return clusterops.EditMeta(cur, func(m *clusterops.Meta) error {
-				if warnedFor(*m, h.Expires) {
-					m.WarnedFor = time.Time{}
-				}
-				return nil
-			})
-		})
-		if uerr != nil {
+		back := r.request(h.Cluster)
+		back.Unwarn = h.Expires
+		if _, uerr := r.ops.Run(context.WithoutCancel(r.ctx), clusterops.VerbKeep, back, nil); uerr != nil {
 			r.log.Error("take back the warned label after a failed comment; the warning will not be retried", "cluster", h.Cluster, "err", uerr)
 		}
 		return
@@ -601,27 +575,15 @@ func (r *run) tearDown(d Decision) Decision {
 	}
 	req := r.request(d.Cluster)
 	// The reason was read at the listing; teardowns run one after another and take minutes, so it
-	// is checked again once the lock is ours: an extend, a reopened issue, the keep label added.
-	req.Precondition = func(h statestore.Header) error {
-		if d.Reason == commands.ReapExpired && (h.Expires.IsZero() || h.Expires.After(r.now)) {
-			return fmt.Errorf("expiry moved to %s by an extend", h.Expires.UTC().Format(time.RFC3339))
-		}
-		if r.cfg.Issues == nil || d.Number == 0 || d.Repository != r.cfg.Repository {
-			return nil
-		}
-		open, _, _, labels, err := r.cfg.Issues.IssueState(r.work, d.Number)
-		if err != nil {
-			return fmt.Errorf("check %s#%d again: %w", d.Repository, d.Number, err)
-		}
-		if d.Reason != commands.ReapExpired && open {
-			return fmt.Errorf("%s#%d was reopened", d.Repository, d.Number)
-		}
-		// A closed issue goes, kept or not; so does a paused cluster past max_paused.
-		if d.Reason == commands.ReapExpired && lifecycle.Phase(h.Phase) != lifecycle.PhasePaused &&
-			slices.Contains(labels, r.cfg.KeepLabel) && r.vouch(r.work, d.Number) == nil {
-			return fmt.Errorf("the %s label was added to %s#%d", r.cfg.KeepLabel, d.Repository, d.Number)
-		}
-		return nil
+	// is checked again: the issue's state now (on GitHub, before the lock: no GitHub call is made
+	// under a lock), and, under the lock, the expiry the header records (an extend).
+	if why := r.stillDue(d); why != "" {
+		r.done--
+		d.Action, d.Detail = ActionNone, d.Detail+"; not torn down: "+why
+		return d
+	}
+	if d.Reason == commands.ReapExpired {
+		req.Precondition.ExpiredAt = r.now
 	}
 	res, err := r.teardown.Down(r.work, req)
 	if res != nil && res.Report != nil {
@@ -663,6 +625,26 @@ func (r *run) tearDown(d Decision) Decision {
 		}
 	}
 	return d
+}
+
+// stillDue asks GitHub again about the issue of a teardown's decision: "" when it is still due,
+// else why not (reopened, or the keep label added since the listing by someone who may).
+func (r *run) stillDue(d Decision) string {
+	if r.cfg.Issues == nil || d.Number == 0 || d.Repository != r.cfg.Repository {
+		return ""
+	}
+	open, _, _, labels, err := r.cfg.Issues.IssueState(r.work, d.Number)
+	switch {
+	case err != nil:
+		return fmt.Sprintf("check %s#%d again: %v", d.Repository, d.Number, err)
+	case d.Reason != commands.ReapExpired && open:
+		return fmt.Sprintf("%s#%d was reopened", d.Repository, d.Number)
+	// A closed issue goes, kept or not; so does a paused cluster past max_paused.
+	case d.Reason == commands.ReapExpired && lifecycle.Phase(d.Phase) != lifecycle.PhasePaused &&
+		slices.Contains(labels, r.cfg.KeepLabel) && r.vouch(r.work, d.Number) == nil:
+		return fmt.Sprintf("the %s label was added to %s#%d", r.cfg.KeepLabel, d.Repository, d.Number)
+	}
+	return ""
 }
 
 // closeRunners removes, from every cluster spared, the runner's temporary admin rule that a killed

@@ -157,10 +157,8 @@ func TestWarningOnceThenReArmedByExtendAndKeepReleased(t *testing.T) {
 		t.Fatalf("%d warnings after two runs in the window, want 1", len(c))
 	}
 	// Two reapers at once in the window of a new expiry: still one warning.
-	if _, err := e.ops.Update(ctx, clusterops.Intent{Cluster: "acme-shop-1", RequestedBy: "alice", Command: "extend"}, func(h *statestore.Header) error {
-		h.Expires = h.Expires.Add(4 * time.Hour)
-		return nil
-	}); err != nil {
+	if _, err := e.ops.Run(ctx, clusterops.VerbExtend, clusterops.Intent{Cluster: "acme-shop-1", RequestedBy: "alice", Command: "extend",
+		ExtendBy: 4 * time.Hour}, nil); err != nil {
 		t.Fatal(err)
 	}
 	at(7*time.Hour + 50*time.Minute) // the old window: the new expiry is 4 h away
@@ -338,10 +336,12 @@ type extendFirst struct {
 }
 
 func (x extendFirst) Down(ctx context.Context, req clusterops.Intent) (*clusterops.Outcome, error) {
-	if _, err := x.ops.Update(ctx, clusterops.Intent{Cluster: req.Cluster, Command: "extend"}, func(h *statestore.Header) error {
-		h.Expires = x.to
-		return nil
-	}); err != nil {
+	doc, err := x.ops.Store.Get(ctx, req.Cluster)
+	if err != nil {
+		return nil, err
+	}
+	doc.Header.Expires = x.to
+	if err := x.ops.Store.Put(ctx, doc); err != nil {
 		return nil, err
 	}
 	return x.ops.Down(ctx, req)

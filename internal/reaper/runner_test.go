@@ -12,7 +12,6 @@ import (
 
 	"github.com/pocbot/pocbot/internal/clusterops"
 	"github.com/pocbot/pocbot/internal/lifecycle"
-	"github.com/pocbot/pocbot/internal/provision"
 	"github.com/pocbot/pocbot/internal/provision/scaleway"
 	"github.com/pocbot/pocbot/internal/reaper"
 	"github.com/pocbot/pocbot/internal/sim/loopback"
@@ -27,12 +26,11 @@ import (
 // until the next up or the down.
 func TestReaperClosesTheRunnerAccessOfAKilledRun(t *testing.T) {
 	e, ctx := start(t, 3*time.Minute)
-	outside := func(s *provision.Spec) { s.AdminCIDRs = []string{"198.51.100.0/24"} }
 	spec := e.spec
-	outside(&spec)
+	spec.AdminCIDRs = []string{"198.51.100.0/24"}
 	const name = "acme-shop-killed"
 	res, err := e.ops.Up(ctx, clusterops.Intent{Cluster: name, Spec: spec, TTL: 24 * time.Hour, Repository: repo,
-		RequestedBy: "alice", Command: "up", Override: outside})
+		RequestedBy: "alice", Command: "up"})
 	if err != nil {
 		t.Fatalf("up with a runner outside admin_cidrs: %v", err)
 	}

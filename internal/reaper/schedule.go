@@ -51,16 +51,11 @@ func (r *run) schedulePauses(decided []Decision, headers map[string]statestore.H
 			decided[i] = d
 			continue
 		}
+		// The schedule's reason must still hold under the lock: a command may have resumed or
+		// woken the cluster since the listing.
 		req := clusterops.Intent{Cluster: d.Cluster, RequestedBy: r.cfg.Actor, RunID: r.cfg.RunID, Command: "pause (schedule)",
-			ParkFor: r.cfg.ParkFor, MaxPaused: r.cfg.MaxPaused,
-			// The schedule's reason must still hold under the lock: a command may have resumed
-			// or changed the cluster since the listing.
-			Precondition: func(cur statestore.Header) error {
-				if lifecycle.Phase(cur.Phase) != lifecycle.PhaseReady {
-					return fmt.Errorf("phase is now %s", cur.Phase)
-				}
-				return nil
-			}}
+			ParkFor: r.cfg.ParkFor, ShareParked: r.cfg.ShareParked, MaxPaused: r.cfg.MaxPaused,
+			Precondition: clusterops.Precondition{Phase: lifecycle.PhaseReady, AsleepAt: r.now}}
 		_, err := p.Pause(r.work, req)
 		var le *statestore.LockedError
 		switch {

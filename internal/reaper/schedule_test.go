@@ -84,8 +84,8 @@ func TestSchedulePausesReadyClustersInItsWindow(t *testing.T) {
 			t.Errorf("at %s the reaper told of the pauses of %v, want %v", tc.at, told, tc.want)
 		}
 		for _, r := range p.reqs {
-			if r.MaxPaused != 72*time.Hour || r.Precondition == nil {
-				t.Errorf("pause request %+v: want the paused cost, max_paused and a precondition", r)
+			if r.MaxPaused != 72*time.Hour || r.Precondition.Phase != lifecycle.PhaseReady || !r.Precondition.AsleepAt.Equal(tc.at) {
+				t.Errorf("pause request %+v: want max_paused and the precondition ready, asleep at %s", r, tc.at)
 			}
 		}
 		if d, ok := decisionOf(rep, "acme-shop-ready"); len(tc.want) > 0 && (!ok || d.Action != reaper.ActionPaused) {

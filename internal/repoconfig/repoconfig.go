@@ -80,6 +80,10 @@ type RepoConfig struct {
 	// pool for that long so that the next `up` adopts it (park_for; default 0: deleted). A
 	// parked worker is billed.
 	ParkFor time.Duration
+	// ShareParkedWorkers offers the workers this repository parks to the bucket's other
+	// repositories that share theirs, and lets its ups adopt theirs (share_parked_workers;
+	// default false: a parked worker serves its own repository only).
+	ShareParkedWorkers bool
 	// MaxPaused bounds how long a paused cluster is kept (max_paused; default 7d).
 	MaxPaused time.Duration
 	// PauseSchedule is when the reaper pauses the repository's clusters (pause_schedule; nil: never).
@@ -124,6 +128,7 @@ type file struct {
 	DNSZones           []string `yaml:"dns_zones"`
 	WorkerOffers       []string `yaml:"worker_offers"`
 	ParkFor            *raw     `yaml:"park_for"`
+	ShareParkedWorkers *bool    `yaml:"share_parked_workers"`
 	MaxPaused          *raw     `yaml:"max_paused"`
 	PauseSchedule      *string  `yaml:"pause_schedule"`
 	ServiceAccountKey  *string  `yaml:"service_account_key"`
@@ -257,6 +262,9 @@ func (f file) apply(c *RepoConfig) error {
 	}
 	if f.AllowUnknownPrices != nil {
 		c.AllowUnknownPrices = *f.AllowUnknownPrices
+	}
+	if f.ShareParkedWorkers != nil {
+		c.ShareParkedWorkers = *f.ShareParkedWorkers
 	}
 	for _, z := range f.DNSZones {
 		c.DNSZones = append(c.DNSZones, normalizeZone(z))

@@ -58,6 +58,8 @@ allow_unknown_prices: true
 		{"invalid yaml", "max_clusters: [\n", nil, "not valid YAML"},
 		{"park for", "park_for: 2h\n", func(c *repoconfig.RepoConfig) { c.ParkFor = 2 * time.Hour }, ""},
 		{"park off", "park_for: 0\n", nil, ""},
+		{"share parked workers", "share_parked_workers: true\n", func(c *repoconfig.RepoConfig) { c.ShareParkedWorkers = true }, ""},
+		{"share parked workers, not a boolean", "share_parked_workers: maybe\n", nil, "line 1: cannot unmarshal"},
 		{"park too long", "park_for: 8d\n", nil, "park_for: 8d, want 0 (off) up to 7d"},
 		{"ecdsa service-account key", "service_account_key: ECDSA\n", func(c *repoconfig.RepoConfig) { c.ServiceAccountKey = settings.ServiceAccountKeyECDSA }, ""},
 		{"unknown service-account key", "service_account_key: ed25519\n", nil, `service_account_key: "ed25519": give rsa or ecdsa`},

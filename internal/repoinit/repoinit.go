@@ -130,9 +130,12 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if cfg.DryRun {
 		fmt.Fprintf(r.out, "Plan for %s (dry run: nothing is changed):\n", cfg.Repo)
 	}
-	repo, _, err := c.Repositories.Get(ctx, owner, name)
+	repo, resp, err := c.Repositories.Get(ctx, owner, name)
 	if err != nil {
 		return nil, fmt.Errorf("init: read %s with your token: %w (is the token a repository admin's? GH_TOKEN, GITHUB_TOKEN or `gh auth login`)", cfg.Repo, err)
+	}
+	if err := r.checkScopes(resp.Header); err != nil {
+		return r.rep, err
 	}
 	if err := r.app(ctx, repo); err != nil {
 		return r.rep, err

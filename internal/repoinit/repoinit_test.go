@@ -249,3 +249,42 @@ func TestResolveAction(t *testing.T) {
 		t.Fatalf("an unknown tag: %v", err)
 	}
 }
+
+// TestInitChecksScopesFirst: a classic token without the workflow scope (gh's default login over
+// SSH: repo, read:org, gist) or without repo stops init before it writes anything, naming what
+// is missing and the `gh auth refresh -s …` that adds it; a dry run says the same and goes on.
+// A fine-grained token has no scopes to read: init says what it needs and goes on.
+func TestInitChecksScopesFirst(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		tok     ghsim.UserToken
+		dry     bool
+		stop    string // "" when init goes on
+		missing string
+	}{
+		{"gh's default login", ghsim.UserToken{Kind: ghsim.TokenOAuth, Scopes: []string{"gist", "read:org", "repo"}}, false, "workflow", "-s workflow`"},
+		{"public_repo only", ghsim.UserToken{Scopes: []string{"public_repo", "workflow"}}, false, "repo", "-s repo`"},
+		{"no scopes", ghsim.UserToken{}, false, "repo", "-s repo,workflow`"},
+		{"dry run without workflow", ghsim.UserToken{Kind: ghsim.TokenOAuth, Scopes: []string{"repo"}}, true, "", "would stop here"},
+		{"fine-grained", ghsim.UserToken{Kind: ghsim.TokenFineGrained, Workflows: true}, false, "", "fine-grained token?"},
+		{"repo and workflow", ghsim.UserToken{Kind: ghsim.TokenOAuth, Scopes: []string{"repo", "workflow", "read:org"}}, false, "", "scopes cover init"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t, "acme/shop")
+			tok := f.gh.AddUserTokenWith("ada", tc.tok)
+			_, out, err := f.run(t, func(c *Config) { c.Token, c.DryRun = tok, tc.dry })
+			if n, list := f.writes(0); tc.stop != "" && n != 0 {
+				t.Errorf("%d writes before stopping: %v", n, list)
+			}
+			switch {
+			case tc.stop == "" && err != nil:
+				t.Fatalf("init stopped: %v\n%s", err, out)
+			case tc.stop != "" && (err == nil || !strings.Contains(err.Error(), "lacks the scope "+tc.stop) ||
+				!strings.Contains(err.Error(), "gh auth refresh -h github.com "+tc.missing) || !strings.Contains(err.Error(), "Nothing was written")):
+				t.Fatalf("err = %v, want it to name %s and the fix %q", err, tc.stop, tc.missing)
+			case tc.stop == "" && !strings.Contains(out, tc.missing):
+				t.Errorf("the output does not say %q:\n%s", tc.missing, out)
+			}
+		})
+	}
+}

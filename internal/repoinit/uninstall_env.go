@@ -104,6 +104,15 @@ func (x environmentRemoval) run(ctx context.Context) (changes int, kept bool, er
 	if err != nil && (resp == nil || resp.StatusCode != http.StatusNotFound) {
 		return 0, false, fmt.Errorf("uninstall: delete the environment %s: %w (rerun)", x.env, err)
 	}
+	// An answer is not proof: GitHub answers 404 where a token may not act (REST API
+	// troubleshooting, "404 Not Found" for resources a token cannot reach), and the environment
+	// was just read. It is gone once a read says so.
+	if back, err := x.do(ctx, http.MethodGet, path, nil); err == nil {
+		return 0, false, fmt.Errorf("uninstall: the environment %s is still there after its delete was answered %s: the token may not delete it "+
+			"(deleting an environment needs the repository's administration permission); delete it in the repository's settings, or rerun with a token that may", x.env, statusOf(resp))
+	} else if back == nil || back.StatusCode != http.StatusNotFound {
+		return 0, false, fmt.Errorf("uninstall: read the environment %s back after its delete: %w (rerun)", x.env, err)
+	}
 	for _, v := range ours {
 		fmt.Fprintf(x.out, "- variable %s of the environment %s (with the environment)\n", v, x.env)
 	}
@@ -193,4 +202,12 @@ func (x environmentRemoval) do(ctx context.Context, method, path string, out any
 		return nil, err
 	}
 	return x.c.Do(req, out)
+}
+
+// statusOf names an answer's status ("no answer" without one).
+func statusOf(resp *gh.Response) string {
+	if resp == nil || resp.Response == nil {
+		return "with no answer"
+	}
+	return resp.Status
 }

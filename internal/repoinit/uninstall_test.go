@@ -4,6 +4,10 @@ package repoinit
 
 import (
 	"bytes"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"strings"
 	"testing"
 
@@ -263,4 +267,40 @@ func TestUninstallIgnoresARecordItCannotCheck(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A 404 to the environment's DELETE is not proof that it is gone: GitHub answers 404 where a
+// token may not act. Uninstall reads the environment back, and says it is still there, and what to
+// do, instead of "- environment poc". Failed on the old code: uninstall reported the environment
+// deleted, and it stayed with pocbot's secrets.
+func TestUninstallReadsTheEnvironmentBack(t *testing.T) {
+	f := newFixture(t, "acme/shop")
+	if _, out, err := f.run(t, nil); err != nil {
+		t.Fatalf("init: %v\n%s", err, out)
+	}
+	target, err := url.Parse(f.url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fwd := httputil.NewSingleHostReverseProxy(target)
+	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodDelete && strings.HasSuffix(r.URL.Path, "/repos/acme/shop/environments/poc") {
+			http.Error(w, `{"message":"Not Found"}`, http.StatusNotFound)
+			return
+		}
+		fwd.ServeHTTP(w, r)
+	}))
+	defer proxy.Close()
+	var out bytes.Buffer
+	_, err = Uninstall(t.Context(), UninstallConfig{Repo: "acme/shop", APIURL: proxy.URL, Token: f.token, Out: &out})
+	if err == nil || !strings.Contains(err.Error(), "still there") {
+		t.Fatalf("uninstall whose environment delete was answered 404 = %v; want an error saying it is still there\n%s", err, out.String())
+	}
+	if exists, _ := f.gh.Environment("acme/shop", "poc"); !exists {
+		t.Fatal("the proxy let the delete through: nothing was tested")
+	}
+	if strings.Contains(out.String(), "- environment poc") {
+		t.Errorf("uninstall says it deleted the environment:\n%s", out.String())
+	}
+	t.Logf("uninstall: %v", err)
 }

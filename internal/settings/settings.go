@@ -6,6 +6,12 @@
 // deploy/poc.example.yml and docs/configuration.md are all driven from the table, so that a default
 // or a validation rule is written once.
 //
+// A setting is also bound and read once. The Spec column names the field of a cluster's spec a
+// setting sets: a comment's flags and the CLI's flags (with their variables) become Values, which
+// provision.Spec.Apply writes into the spec. Every variable of the table is read through Env (or
+// the CLI's envFlags.Setting), by the setting's name, with the table's default and grammar; a test
+// (read_test.go) fails on a POC_ or SCW_ variable read by hand anywhere in the module.
+//
 // The package imports nothing but the standard library: the pure packages (commands, repoconfig)
 // and the low ones (provision, images) can all read it. The two generated files are rewritten by
 // `go generate ./internal/settings` (or `make generate`); a test fails while they are stale.
@@ -29,6 +35,7 @@ const (
 	String   Kind = "string"
 	Bool     Kind = "bool"
 	Int      Kind = "integer"
+	Float    Kind = "number"
 	Duration Kind = "duration"
 	List     Kind = "list"
 	EUR      Kind = "euros"
@@ -51,6 +58,10 @@ type Setting struct {
 	Secret     bool   // a secret: set it as a GitHub secret, never a variable
 	// Check validates one value (one element of a list) as the user wrote it; nil accepts any.
 	Check func(string) error
+	// Spec is the field of a cluster's spec (provision.Spec, by its JSON name) the setting sets:
+	// the one binding of the comment's flag, the CLI's flag and its variable to the cluster
+	// (Values, provision.Spec.Apply). Empty: not a field of the spec (ttl is the intent's).
+	Spec string
 }
 
 // Pinned defaults that other packages reuse as typed values; the table's Default column is
@@ -196,25 +207,25 @@ var Table = []Setting{
 		Rule: "within [min_ttl, max_ttl]; Go durations plus days (90m, 8h, 2d)", Help: "lifetime of a new cluster; the bot tears it down after"},
 	{Name: "dry-run", Comment: "dry-run", CLI: "dry-run", Kind: Bool, Default: "false",
 		Help: "show the plan and its cost; create nothing"},
-	{Name: "talos", Comment: "talos", CLI: "talos", Env: "POC_TALOS_VERSION", Kind: String, Default: DefaultTalosVersion, Arg: "vX.Y.Z",
+	{Name: "talos", Spec: "talos_version", Comment: "talos", CLI: "talos", Env: "POC_TALOS_VERSION", Kind: String, Default: DefaultTalosVersion, Arg: "vX.Y.Z",
 		Rule: "a Talos release tag (v1.14.0-rc.1 form allowed), series " + MaxTalosMinor + " or older, 1.12 or newer", Help: "Talos version of the nodes", Check: CheckTalosVersion},
-	{Name: "admin-cidr", Comment: "admin-cidr", CLI: "admin-cidr", Env: "POC_ADMIN_CIDRS", Kind: List, Default: DefaultAdminCIDR, Arg: "CIDR …",
+	{Name: "admin-cidr", Spec: "admin_cidrs", Comment: "admin-cidr", CLI: "admin-cidr", Env: "POC_ADMIN_CIDRS", Kind: List, Default: DefaultAdminCIDR, Arg: "CIDR …",
 		Rule: "IPv4 CIDRs without host bits (an address means /32); at most 16", Help: "who may reach the Kubernetes (6443) and Talos (50000) APIs; repeat it or separate with commas"},
-	{Name: "extensions", Comment: "extensions", CLI: "extension", Env: "POC_TALOS_EXTENSIONS", Kind: List, Arg: "a,b",
+	{Name: "extensions", Spec: "talos_extensions", Comment: "extensions", CLI: "extension", Env: "POC_TALOS_EXTENSIONS", Kind: List, Arg: "a,b",
 		Rule: "Image Factory official extension names; at most 16", Help: "Talos system extensions, e.g. siderolabs/iscsi-tools", Check: CheckExtension},
-	{Name: "dns-zone", Comment: "dns-zone", CLI: "dns-zone", Env: "POC_DNS_ZONE", Kind: String, Arg: "ZONE",
+	{Name: "dns-zone", Spec: "dns_zone", Comment: "dns-zone", CLI: "dns-zone", Env: "POC_DNS_ZONE", Kind: String, Arg: "ZONE",
 		Rule: "a zone listed under dns_zones", Help: "create k8s-poc.CLUSTER.ZONE (API) and edge.CLUSTER.ZONE (worker) in this Scaleway DNS zone; only zones listed under dns_zones in .github/poc.yml", Check: CheckDNSZone},
-	{Name: "expose-edge", Comment: "expose-edge", CLI: "expose-edge", Kind: Bool, Default: "false",
+	{Name: "expose-edge", Spec: "expose_edge_on_control_plane", Comment: "expose-edge", CLI: "expose-edge", Kind: Bool, Default: "false",
 		Help: "also open TCP 80/443 on the control planes"},
-	{Name: "cp-count", Comment: "cp-count", CLI: "cp-count", Kind: Int, Default: fmt.Sprint(DefaultCPCount), Arg: "N",
+	{Name: "cp-count", Spec: "cp_count", Comment: "cp-count", CLI: "cp-count", Kind: Int, Default: fmt.Sprint(DefaultCPCount), Arg: "N",
 		Rule: "1, 3 or 5", Help: "control planes: 1, 3 or 5", Check: CheckCPCount},
-	{Name: "cp-type", Comment: "cp-type", CLI: "cp-type", Kind: String, Default: DefaultCPType, Arg: "TYPE",
+	{Name: "cp-type", Spec: "cp_instance_type", Comment: "cp-type", CLI: "cp-type", Kind: String, Default: DefaultCPType, Arg: "TYPE",
 		Rule: "a Scaleway Instance type name", Help: "control-plane Instance type", Check: CheckOffer},
-	{Name: "worker-offer", Comment: "worker-offer", CLI: "worker-offer", Kind: String, Default: DefaultWorkerOffer, Arg: "OFFER",
+	{Name: "worker-offer", Spec: "baremetal_offer", Comment: "worker-offer", CLI: "worker-offer", Kind: String, Default: DefaultWorkerOffer, Arg: "OFFER",
 		Rule: "a Scaleway Elastic Metal offer name, billed hourly", Help: "the Elastic Metal worker's offer", Check: CheckOffer},
-	{Name: "zone", CLI: "zone", Env: "SCW_DEFAULT_ZONE", Kind: String, Default: DefaultZone, Arg: "ZONE",
+	{Name: "zone", Spec: "zone", CLI: "zone", Env: "SCW_DEFAULT_ZONE", Kind: String, Default: DefaultZone, Arg: "ZONE",
 		Rule: "a Scaleway zone such as fr-par-1", Help: "Scaleway zone of new clusters"},
-	{Name: "ssh-public-key-file", CLI: "ssh-public-key-file", Env: "POC_SSH_PUBLIC_KEY_FILE", Kind: String, Arg: "FILE",
+	{Name: "ssh-public-key-file", Spec: "ssh_public_key", CLI: "ssh-public-key-file", Env: "POC_SSH_PUBLIC_KEY_FILE", Kind: String, Arg: "FILE",
 		Help: "a person's SSH public key, registered next to the bot's own key for the worker's rescue (operator CLI)"},
 
 	// .github/poc.yml
@@ -235,7 +246,9 @@ var Table = []Setting{
 	{Name: "worker_offers", RepoKey: "worker_offers", Kind: List, Rule: "Elastic Metal offer names billed hourly, in order; at most 5",
 		Help: "the worker's offers in order of preference: /poc up takes the first in stock and within the organization's quota (none: worker-offer alone); --worker-offer on the comment wins", Check: CheckOffer},
 	{Name: "park_for", RepoKey: "park_for", CLI: "park-for", CLICommand: "down|reap", Env: "POC_PARK_FOR", Kind: Duration, Default: "0s",
-		Rule: "0 (off) up to 7d", Help: "keep a torn-down cluster's Elastic Metal worker, reset, this long so that the next /poc up adopts it; billed while parked"},
+		Rule: "0 (off) up to 7d", Help: "keep a torn-down cluster's Elastic Metal worker this long, its disk written again from the pinned image, so that the next /poc up of this repository adopts it; billed while parked"},
+	{Name: "share_parked_workers", RepoKey: "share_parked_workers", Env: "POC_SHARE_PARKED_WORKERS", Kind: Bool, Default: "false",
+		Help: "offer the workers this repository parks to the state bucket's other repositories that share theirs, and adopt theirs (every parked disk is written again from the pinned image and read back first); false: a parked worker serves this repository only"},
 	{Name: "max_paused", RepoKey: "max_paused", Kind: Duration, Default: "168h0m0s", Rule: "1h up to 30d",
 		Help: "how long a paused cluster is kept (its reserved IPs, state and etcd snapshot) before the reaper destroys it; its running lifetime left is given back on resume"},
 	{Name: "pause_schedule", RepoKey: "pause_schedule", Kind: String, Rule: "`weekdays|daily|DAY[-DAY][,…] HH:MM-HH:MM TIMEZONE`, e.g. `weekdays 19:00-08:00 Europe/Paris`",
@@ -276,6 +289,24 @@ var Table = []Setting{
 	{Name: "request-timeout", CLI: "timeout", CLICommand: "request-kubeconfig", Env: "POC_KUBECONFIG_TIMEOUT", Kind: Duration, Default: "30m0s",
 		Arg: "DURATION", Rule: "positive", Help: "how long the job waits for its kubeconfig (a cluster being made takes about 12 minutes)"},
 
+	// The emulated world's commands (the sim build: make demo, make soak).
+	{Name: "demo-time-factor", CLI: "time-factor", CLICommand: "demo", Env: "POC_DEMO_TIME_FACTOR", Kind: Float, Default: "0.005",
+		Help: "scale of the emulated latencies (1 = real Scaleway timings)"},
+	{Name: "demo-s3", CLI: "s3", CLICommand: "demo", Env: "POC_DEMO_S3", Kind: String, Default: "auto",
+		Help: "bucket backend: auto (versitygw when installed), versitygw or file"},
+	{Name: "soak-duration", CLI: "duration", CLICommand: "soak", Env: "POC_SOAK_DURATION", Kind: Duration, Default: "2m",
+		Help: "how long to run new random histories"},
+	{Name: "soak-seed", CLI: "seed", CLICommand: "soak", Env: "POC_SOAK_SEED", Kind: String, Arg: "SEED",
+		Help: "replay the history of this seed only (as printed by a failing soak)"},
+	{Name: "soak-keep", CLI: "keep", CLICommand: "soak", Env: "POC_SOAK_KEEP", Kind: String, Arg: "I,J,…",
+		Help: "with --seed: play only these events (comma-separated indices; the shrunk history)"},
+	{Name: "soak-events", CLI: "events", CLICommand: "soak", Env: "POC_SOAK_EVENTS", Kind: Int, Default: "50",
+		Help: "events per history"},
+	{Name: "soak-time-factor", CLI: "time-factor", CLICommand: "soak", Env: "POC_SOAK_TIME_FACTOR", Kind: Float, Default: "0.001",
+		Help: "scale of the emulated latencies"},
+	{Name: "soak-parallel", CLI: "parallel", CLICommand: "soak", Env: "POC_SOAK_PARALLEL", Kind: Int,
+		Help: "histories at once, each in its own world"}, // its default, 8 per CPU, is soak.go's
+
 	// The workflow's environment only.
 	{Name: "app-id", Env: "POC_APP_ID", Kind: String, Help: "the GitHub App's id (a repository variable; `bot app create` prints it)"},
 	{Name: "app-private-key", Env: "POC_APP_PRIVATE_KEY", Kind: String, Secret: true, Help: "the GitHub App's private key, PEM"},
@@ -293,6 +324,8 @@ var Table = []Setting{
 	{Name: "poll-interval", Env: "POC_POLL_INTERVAL", Kind: Duration, Help: "interval between polls of a resource's state (default: the engine's)"},
 	{Name: "runner-cidr", Env: "POC_RUNNER_CIDR", Kind: String, Help: "the runner's address as a CIDR, let through to the APIs during the run (default: detected from runner-echo-url)"},
 	{Name: "runner-echo-url", Env: "POC_RUNNER_ECHO_URL", Kind: String, Default: DefaultRunnerEchoURL, Help: "HTTPS endpoint that answers with the caller's address, to detect the runner's when runner-cidr is unset"},
+	{Name: "read-runner-access", Env: "POC_READ_RUNNER_ACCESS", Kind: Bool, Default: "true",
+		Help: "let the commands that read a cluster's nodes (/poc status, bot status, bot machineconfig) admit this runner to the control planes' security group for their run when admin_cidrs leave it out, as the commands that change a cluster do; false: they fail at once, naming admin_cidrs"},
 	{Name: "sticky-interval", Env: "POC_STICKY_INTERVAL", Kind: Duration, Help: "least time between two edits of the live status comment"},
 	{Name: "reap-on-events", Env: "POC_REAP_ON_EVENTS", Kind: Bool, Default: "true", Help: "also run the reaper after each event's command (false: only on the schedule)"},
 	{Name: "oidc-issuer", Env: "POC_OIDC_ISSUER", Kind: String, Help: "issuer of the Actions OIDC tokens a pull request's kubeconfig request must carry (default: GitHub.com's, https://token.actions.githubusercontent.com, or https://HOST/_services/token under GitHub Enterprise Server)"},

@@ -16,6 +16,8 @@ import (
 	smithyhttp "github.com/aws/smithy-go/transport/http"
 	"gocloud.dev/blob"
 	"gocloud.dev/gcerrors"
+
+	"github.com/pocbot/pocbot/internal/retry"
 )
 
 // blobBackend stores objects in an S3 bucket through gocloud.dev/blob (s3blob). gocloud has no
@@ -81,28 +83,26 @@ func (b *blobBackend) create(ctx context.Context, key string, data []byte) (stri
 	return b.versionAfterWrite(ctx, key, data)
 }
 
+// busyPolicy is how a conditional write answered 409 is tried again: five tries in all, 20 ms
+// then doubling; no jitter (one run's writes of one key).
+var busyPolicy = retry.Policy{Attempts: 5, Wait: 20 * time.Millisecond}
+
 // retryBusy runs a conditional write again while the server answers 409 (a concurrent
 // conditional write of the same key was in flight: this one did not take effect), a few times
 // with a growing pause; a key that stays busy counts as a failed precondition.
 func retryBusy(ctx context.Context, write func() error) error {
-	delay := 20 * time.Millisecond
-	for attempt := 0; ; attempt++ {
+	err := busyPolicy.Do(ctx, "conditional write", func(context.Context, int) retry.Outcome {
 		err := write()
-		if !errors.Is(err, errBusy) {
-			return err
-		}
-		if attempt == 4 {
-			return errPrecondition
-		}
-		t := time.NewTimer(delay)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return ctx.Err()
-		case <-t.C:
-		}
-		delay *= 2
+		return retry.Outcome{Err: err, Retry: errors.Is(err, errBusy)}
+	})
+	var stopped *retry.Stopped
+	switch {
+	case errors.As(err, &stopped):
+		return stopped.Cause
+	case errors.Is(err, errBusy):
+		return errPrecondition
 	}
+	return err
 }
 
 func (b *blobBackend) replace(ctx context.Context, key string, data []byte, ifVersion string) (string, error) {

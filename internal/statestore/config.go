@@ -5,10 +5,11 @@ import (
 	"fmt"
 	"net/url"
 	"path/filepath"
-	"strings"
 
 	"gocloud.dev/secrets"
 	"gocloud.dev/secrets/localsecrets"
+
+	"github.com/pocbot/pocbot/internal/settings"
 )
 
 // Environment variables read by ConfigFromEnv.
@@ -40,7 +41,8 @@ type Config struct {
 
 // ConfigFromEnv reads POC_STATE_URL and POC_STATE_KEY and validates them.
 func ConfigFromEnv(getenv func(string) string) (Config, error) {
-	cfg := Config{StateURL: strings.TrimSpace(getenv(EnvStateURL)), KeyURL: strings.TrimSpace(getenv(EnvStateKey))}
+	env := settings.Env(getenv)
+	cfg := Config{StateURL: env.String("state-url"), KeyURL: env.String("state-key")}
 	if err := cfg.validateStateURL(); err != nil {
 		return Config{}, err
 	}

@@ -27,6 +27,9 @@ const (
 	// LockImage serialises the making of one shared image (bucket object and snapshot).
 	// Object: locks/image/<name>.lock.
 	LockImage LockKind = "image"
+	// LockBoard serialises the creation of one repository's operator board (the issue the
+	// scheduled run keeps), so that two runs create one. Object: locks/board/<name>.lock.
+	LockBoard LockKind = "board"
 )
 
 // LockKey names one lock: a kind and a name valid as a cluster name (see ClusterLock, DigestLock).
@@ -55,9 +58,9 @@ func (k LockKey) String() string {
 
 func (k LockKey) check() error {
 	switch k.Kind {
-	case LockCluster, LockAdmission, LockImage:
+	case LockCluster, LockAdmission, LockImage, LockBoard:
 	default:
-		return fmt.Errorf("lock key %q: unknown kind %q (cluster, admission or image)", k.Name, k.Kind)
+		return fmt.Errorf("lock key %q: unknown kind %q (cluster, admission, image or board)", k.Name, k.Kind)
 	}
 	return checkCluster(k.Name)
 }

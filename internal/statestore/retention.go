@@ -47,7 +47,11 @@ func RetentionVerdict(bucket string, versioning types.BucketVersioningStatus, ru
 // s3:GetLifecycleConfiguration); it changes nothing. `bot doctor` may call it beside
 // CheckBackend.
 func (s *Store) CheckVersionRetention(ctx context.Context) error {
-	bb, ok := s.be.(*blobBackend)
+	be := s.be
+	if t, ok := be.(traced); ok {
+		be = t.backend
+	}
+	bb, ok := be.(*blobBackend)
 	if !ok {
 		return nil
 	}

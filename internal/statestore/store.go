@@ -69,6 +69,7 @@ type options struct {
 	now        func() time.Time
 	log        *slog.Logger
 	linkClient *http.Client
+	hook       func(Request)
 }
 
 // WithBucket uses an already opened S3 bucket (e.g. with explicit credentials) instead of
@@ -150,6 +151,9 @@ func Open(ctx context.Context, cfg Config, opts ...Option) (*Store, error) {
 			return nil, fmt.Errorf("open the key in %s: %w", EnvStateKey, err)
 		}
 		s.keeper, s.ownKey = k, true
+	}
+	if o.hook != nil {
+		s.be = traced{backend: s.be, hook: o.hook}
 	}
 	return s, nil
 }

@@ -20,6 +20,7 @@ import (
 
 	"github.com/pocbot/pocbot/internal/record"
 	"github.com/pocbot/pocbot/internal/s3opts"
+	"github.com/pocbot/pocbot/internal/settings"
 	"github.com/pocbot/pocbot/internal/version"
 )
 
@@ -48,7 +49,7 @@ func ImageBucketURL(v, region string) (string, string, error) {
 
 // OpenImageBucket opens POC_IMAGE_BUCKET and returns it with its Scaleway name.
 func OpenImageBucket(ctx context.Context, getenv func(string) string, region string) (*blob.Bucket, string, error) {
-	u, name, err := ImageBucketURL(getenv("POC_IMAGE_BUCKET"), region)
+	u, name, err := ImageBucketURL(settings.Env(getenv).Raw("image-bucket"), region)
 	if err != nil {
 		return nil, "", err
 	}
@@ -99,7 +100,7 @@ func openS3Within(ctx context.Context, raw string, getenv func(string) string, h
 	q := u.Query()
 	ak, sk := getenv("AWS_ACCESS_KEY_ID"), getenv("AWS_SECRET_ACCESS_KEY")
 	if ak == "" {
-		ak, sk = getenv("SCW_ACCESS_KEY"), getenv("SCW_SECRET_KEY")
+		ak, sk = settings.Env(getenv).Raw("scw-access-key"), settings.Env(getenv).Raw("scw-secret-key")
 	}
 	if ak == "" || sk == "" {
 		return nil, errors.New("no Object Storage credentials: set AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY or SCW_ACCESS_KEY/SCW_SECRET_KEY")

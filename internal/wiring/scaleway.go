@@ -4,14 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/scaleway/scaleway-sdk-go/scw"
 
-	"github.com/pocbot/pocbot/internal/provision"
 	"github.com/pocbot/pocbot/internal/provision/scaleway"
 	"github.com/pocbot/pocbot/internal/record"
+	"github.com/pocbot/pocbot/internal/settings"
 	"github.com/pocbot/pocbot/internal/version"
 )
 
@@ -19,7 +18,8 @@ import (
 // retries 429 (honouring Retry-After) and, for requests safe to repeat, 5xx. A POST answered 5xx is
 // not repeated: it may have taken effect, so the node looks its resource up by tag first.
 func ScalewayClient(getenv func(string) string) (*scw.Client, error) {
-	ak, sk := strings.TrimSpace(getenv("SCW_ACCESS_KEY")), strings.TrimSpace(getenv("SCW_SECRET_KEY"))
+	env := settings.Env(getenv)
+	ak, sk := env.String("scw-access-key"), env.String("scw-secret-key")
 	if ak == "" || sk == "" {
 		return nil, errors.New("SCW_ACCESS_KEY and SCW_SECRET_KEY are not set: give the bot's Scaleway API key (IAM application)")
 	}
@@ -32,16 +32,16 @@ func ScalewayClient(getenv func(string) string) (*scw.Client, error) {
 		scw.WithHTTPClient(&http.Client{Transport: &scaleway.RetryTransport{Base: base}, Timeout: 2 * time.Minute}),
 		scw.WithAuth(ak, sk),
 		scw.WithUserAgent(version.UserAgent()),
-		scw.WithDefaultZone(scw.Zone(cmpOr(getenv("SCW_DEFAULT_ZONE"), provision.DefaultSpec().Zone))),
-		scw.WithDefaultRegion(scw.Region(cmpOr(getenv("SCW_DEFAULT_REGION"), provision.DefaultSpec().Region))),
+		scw.WithDefaultZone(scw.Zone(env.String("zone"))),
+		scw.WithDefaultRegion(scw.Region(env.String("scw-region"))),
 	}
-	if v := strings.TrimSpace(getenv("SCW_API_URL")); v != "" {
-		opts = append(opts, scw.WithAPIURL(v))
+	if env.Given("scw-api-url") {
+		opts = append(opts, scw.WithAPIURL(env.String("scw-api-url")))
 	}
-	if v := strings.TrimSpace(getenv("SCW_DEFAULT_PROJECT_ID")); v != "" {
+	if v := env.String("scw-project"); v != "" {
 		opts = append(opts, scw.WithDefaultProjectID(v))
 	}
-	if v := strings.TrimSpace(getenv("SCW_DEFAULT_ORGANIZATION_ID")); v != "" {
+	if v := env.String("scw-organization"); v != "" {
 		opts = append(opts, scw.WithDefaultOrganizationID(v))
 	}
 	c, err := scw.NewClient(opts...)

@@ -8,6 +8,7 @@ import (
 
 	"gocloud.dev/blob"
 
+	"github.com/pocbot/pocbot/internal/settings"
 	"github.com/pocbot/pocbot/internal/statestore"
 )
 
@@ -66,7 +67,7 @@ const (
 // openPresign opens the state bucket again with the presigning credential, when one is set
 // (nil, nil when not, or when the state is not in S3: file:// links are not signed).
 func openPresign(ctx context.Context, stateURL string, getenv func(string) string) (*blob.Bucket, error) {
-	ak, sk := strings.TrimSpace(getenv(envPresignAccessKey)), strings.TrimSpace(getenv(envPresignSecretKey))
+	ak, sk := settings.Env(getenv).String("presign-access-key"), settings.Env(getenv).String("presign-secret-key")
 	switch {
 	case ak == "" && sk == "":
 		return nil, nil

@@ -9,7 +9,7 @@
 // Every value comes from Config.Getenv under the names of the settings table
 // (internal/settings): SCW_*, POC_STATE_URL, POC_STATE_KEY, POC_IMAGE_BUCKET,
 // POC_IMAGE_FACTORY_URL, POC_RESCUE_SSH_PORT, POC_POLL_INTERVAL, POC_LOCK_LEASE, POC_LOCK_WAIT,
-// POC_RUNNER_CIDR, POC_RUNNER_ECHO_URL, POC_PRESIGN_ACCESS_KEY and POC_PRESIGN_SECRET_KEY; the
+// POC_RUNNER_CIDR, POC_RUNNER_ECHO_URL, POC_READ_RUNNER_ACCESS, POC_PRESIGN_ACCESS_KEY and POC_PRESIGN_SECRET_KEY; the
 // durations read with the settings' one grammar. Config's other fields have no setting: the
 // logger, the decision clock, and bounds that tests shorten.
 package wiring
@@ -19,8 +19,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/scaleway/scaleway-sdk-go/scw"
@@ -50,8 +48,9 @@ type Config struct {
 	Now func() time.Time
 	// StepTimeout bounds each step of the engine (zero: the engine's default).
 	StepTimeout time.Duration
-	// RescuePasswordWait and ReadyTimeout are cluster.Config's (zero: the cluster's defaults).
-	RescuePasswordWait, ReadyTimeout time.Duration
+	// RescuePasswordWait, ReadyTimeout and ParkTimeout are cluster.Config's (zero: the
+	// cluster's defaults).
+	RescuePasswordWait, ReadyTimeout, ParkTimeout time.Duration
 }
 
 // Backend is what Open opened. Close releases every part.
@@ -127,7 +126,7 @@ func Open(ctx context.Context, cfg Config) (_ *Backend, err error) {
 // pre-flight (priced candidates), the image and pool locks, and the ETA book.
 func (b *Backend) ops(cfg Config, env envSettings, factory, runnerCIDR string) (*clusterops.Ops, *eta.Book) {
 	ccfg := cluster.Config{Driver: b.Driver, FactoryURL: factory, ImageBucket: b.ImageBucket, RescuePort: env.rescuePort, CiliumChart: env.ciliumChart,
-		RunnerCIDR: runnerCIDR, RescuePasswordWait: cfg.RescuePasswordWait, ReadyTimeout: cfg.ReadyTimeout, Log: cfg.Log,
+		RunnerCIDR: runnerCIDR, RescuePasswordWait: cfg.RescuePasswordWait, ReadyTimeout: cfg.ReadyTimeout, ParkTimeout: cfg.ParkTimeout, Log: cfg.Log,
 		// Only the clusters of this state bucket share its pool of parked workers.
 		Pool: &poolstore.Pool{Store: b.Store, Now: cfg.Now}, Now: cfg.Now,
 		// A paused cluster's etcd snapshot: an encrypted streamed artifact of the state bucket.
@@ -144,9 +143,9 @@ func (b *Backend) ops(cfg Config, env envSettings, factory, runnerCIDR string) (
 		LockLease: env.lockLease,
 		LockWait:  env.lockWait,
 		// A status from outside admin_cidrs says that the security group is why it cannot connect.
-		RunnerCIDR: runnerCIDR,
-		Quoter:     cost.NewQuoter(cost.APISources(b.Client)...),
-		Pool:       &poolstore.Pool{Store: b.Store, Now: cfg.Now},
+		RunnerCIDR: runnerCIDR, NoReadRunnerAccess: env.noReadRunnerAccess,
+		Quoter: cost.NewQuoter(cost.APISources(b.Client)...),
+		Pool:   &poolstore.Pool{Store: b.Store, Now: cfg.Now},
 	}
 	ccfg.ImageLocker = ops // the Build closure sees it: clusters making one image take turns
 	// Before anything is created, an up is weighed against the organization's quotas and the
@@ -159,6 +158,7 @@ func (b *Backend) ops(cfg Config, env envSettings, factory, runnerCIDR string) (
 	// recorded Scaleway latencies and the hosts' figures the emulated world also plays.
 	book := &eta.Book{Store: b.Store, Build: ops.Build, Profile: cluster.DefaultWaits(),
 		SharedImage: b.Driver.SharedSnapshot}
+	ops.ETA = book // Up estimates and records: /poc up and bot up alike
 	return ops, book
 }
 
@@ -169,41 +169,42 @@ type envSettings struct {
 	poll                time.Duration
 	lockLease, lockWait time.Duration // zero: clusterops' defaults
 	ciliumChart         chart.Source
+	noReadRunnerAccess  bool // POC_READ_RUNNER_ACCESS=false
 }
 
 // readEnv reads and checks them (named and defaulted by the settings table), before anything is
 // opened.
 func readEnv(getenv func(string) string) (envSettings, error) {
-	e := envSettings{region: cmpOr(getenv("SCW_DEFAULT_REGION"), provision.DefaultSpec().Region), poll: provision.DefaultPollInterval}
-	port := settings.Lookup("rescue-ssh-port")
-	v := cmpOr(getenv(port.Env), port.Default)
-	p, err := strconv.Atoi(v)
-	if err != nil {
-		return e, fmt.Errorf("%s=%q is not a port number", port.Env, v)
+	env := settings.Env(getenv)
+	e := envSettings{region: env.String("scw-region"), poll: provision.DefaultPollInterval}
+	var err error
+	if e.rescuePort, err = env.Int("rescue-ssh-port"); err != nil {
+		return e, err
 	}
-	e.rescuePort = p
-	cc := settings.Lookup("cilium-chart")
-	if e.ciliumChart, err = chart.ParseSource(cmpOr(strings.TrimSpace(getenv(cc.Env)), cc.Default)); err != nil {
-		return e, fmt.Errorf("environment variable %s: %w", cc.Env, err)
+	if e.ciliumChart, err = chart.ParseSource(env.String("cilium-chart")); err != nil {
+		return e, fmt.Errorf("environment variable %s: %w", settings.Lookup("cilium-chart").Env, err)
 	}
 	for _, d := range []struct {
 		setting string
 		p       *time.Duration
 	}{{"poll-interval", &e.poll}, {"lock-lease", &e.lockLease}, {"lock-wait", &e.lockWait}} {
-		env := settings.Lookup(d.setting).Env
-		s := strings.TrimSpace(getenv(env))
-		if s == "" {
+		if !env.Given(d.setting) {
 			continue
 		}
-		v, err := settings.ParseDuration(s)
-		if err == nil && v <= 0 {
-			err = fmt.Errorf("%q is not a positive duration", s)
-		}
+		v, err := env.Duration(d.setting)
 		if err != nil {
-			return e, fmt.Errorf("environment variable %s: %w: use a form like 2s, 30s or 2m", env, err)
+			return e, err
+		}
+		if v <= 0 {
+			return e, fmt.Errorf("environment variable %s=%q is not a positive duration: use a form like 2s, 30s or 2m", settings.Lookup(d.setting).Env, env.Raw(d.setting))
 		}
 		*d.p = v
 	}
+	open, err := env.Bool("read-runner-access")
+	if err != nil {
+		return e, err
+	}
+	e.noReadRunnerAccess = !open
 	return e, nil
 }
 
@@ -212,10 +213,11 @@ func readEnv(getenv func(string) string) (envSettings, error) {
 // on without a runner address, as before detection existed: admin_cidrs that cover the runner
 // (the default 0.0.0.0/0) need none.
 func DetectRunner(ctx context.Context, getenv func(string) string, log *slog.Logger) string {
-	if v := strings.TrimSpace(getenv("POC_RUNNER_CIDR")); v != "" {
+	env := settings.Env(getenv)
+	if v := env.String("runner-cidr"); v != "" {
 		return v
 	}
-	cidr, err := runnerip.Detect(ctx, nil, cmpOr(getenv("POC_RUNNER_ECHO_URL"), settings.DefaultRunnerEchoURL))
+	cidr, err := runnerip.Detect(ctx, nil, env.String("runner-echo-url"))
 	if err != nil {
 		log.Warn("runner address unknown: admin_cidrs that leave it out will lock this run out", "err", err)
 		return ""

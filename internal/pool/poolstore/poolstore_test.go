@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"errors"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -31,11 +32,15 @@ func stores(t *testing.T, n int) []*statestore.Store {
 	return out
 }
 
-var want = pool.Want{Zone: "fr-par-1", Offer: "EM-A115X-SSD", TalosVersion: "v1.13.11", Schematic: "abc"}
+var want = pool.Want{Zone: "fr-par-1", Offer: "EM-A115X-SSD", TalosVersion: "v1.13.11", Schematic: "abc",
+	ImageURL: "https://factory.example/metal.raw.zst", Scope: pool.Scope{Repository: "acme/shop"}}
 
+// worker is a parked worker want matches until until, its disk re-imaged when it was parked.
 func worker(id string, until time.Time) pool.Worker {
+	at := until.Add(-2 * time.Hour)
 	return pool.Worker{ServerID: id, IP: "127.0.0.9", Zone: want.Zone, Offer: want.Offer, TalosVersion: want.TalosVersion,
-		Schematic: want.Schematic, ParkedUntil: until, ParkedFrom: "old"}
+		Schematic: want.Schematic, Disk: "/dev/sda", ParkedUntil: until, ParkedAt: at, ParkedFrom: "old", Repository: "acme/shop",
+		Reimage: &pool.Reimage{ImageURL: want.ImageURL, SHA256: strings.Repeat("0", 64), Bytes: 1, Disk: "/dev/sda", At: at}}
 }
 
 // Two ups of two processes race for the only parked worker: exactly one gets it, the other is

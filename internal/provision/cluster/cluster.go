@@ -98,6 +98,8 @@ type Config struct {
 	// and schematic, and a down run under WithParkFor park the worker there instead of
 	// deleting it.
 	Pool Pool
+	// ParkTimeout bounds a park (default DefaultParkTimeout); past it the worker is deleted.
+	ParkTimeout time.Duration
 	// Snapshots keeps the etcd snapshot of a paused cluster (BuildPause; a resume's bootstrap
 	// recovers from it). Optional for Build; a cluster with a recorded snapshot needs it.
 	Snapshots Snapshots
@@ -398,37 +400,20 @@ func (b *builder) workerImage(ctx context.Context, r *provision.Run) error {
 		r.Note(NodeWorkerImage, "image already written to "+disk)
 		return nil
 	}
-	boot, err := b.cfg.Driver.RebootWorker(ctx, r, "rescue")
+	if parkTC, _ := r.Secret(SecretParkTalosconfig); len(parkTC) > 0 && disk != "" && outputOf(r, outParkServer) == w.ID {
+		// An adoption recorded this server and stopped before its trigger: its disk is the one
+		// the pool entry proved re-imaged with this image.
+		return r.SetTrigger(ctx, NodeWorkerImage, rescue.TriggerHash(url, disk, w.ID))
+	}
+	boot, res, err := b.rescueWrite(ctx, r, "")
 	if err != nil {
 		return err
 	}
-	if err := r.SetOutput(ctx, OutWorkerIP, boot.IP); err != nil {
-		return err
-	}
-	signer, err := r.SSHKey().Signer()
-	if err != nil {
-		return err
-	}
-	r.Note(NodeWorkerImage, "rescue system up; writing "+url)
-	img := rescue.Image{Zstd: url, XZ: images.MetalRawXZURL(b.cfg.FactoryURL, SchematicID(spec), spec.TalosVersion)}
-	// rescue_server may be empty or late: log in as the rescue user with the key passed in
-	// ssh_key_ids, and wait for the password only if sudo asks for one.
-	res, err := rescue.WriteImage(ctx, rescue.Target{
-		Addr: net.JoinHostPort(boot.IP, strconv.Itoa(b.cfg.RescuePort)), User: boot.RescueUser,
-		Password: boot.RescuePassword, Signer: signer, RetryInterval: r.PollInterval(),
-		SudoPassword: func(ctx context.Context) (string, error) {
-			return b.cfg.Driver.RescuePassword(ctx, r, b.cfg.RescuePasswordWait)
-		},
-	}, img, b.cfg.Log)
-	if err != nil {
-		return fmt.Errorf("write the Talos metal image to worker %s from rescue: %w", w.ID, err)
-	}
-	// The rescue host key is new at every rescue boot: record the one seen, and say so.
+	// The rescue host key is new at every rescue boot: record the one seen, and say so. A park
+	// configuration the disk held is gone with it.
 	b.cfg.Log.Info("recorded the rescue system's host key (trusted on first use)", "worker", w.ID, "host_key", res.HostKey)
-	if err := r.SetOutput(ctx, OutRescueHostKey, res.HostKey); err != nil {
-		return err
-	}
-	if err := r.SetOutput(ctx, OutWorkerDisk, res.Disk); err != nil {
+	if err := r.Set(ctx, map[string][]byte{SecretParkTalosconfig: nil},
+		map[string]string{OutWorkerIP: boot.IP, OutRescueHostKey: res.HostKey, OutWorkerDisk: res.Disk}); err != nil {
 		return err
 	}
 	r.Note(NodeWorkerImage, fmt.Sprintf("wrote %d MiB to %s; rebooting to disk", res.BytesWritten>>20, res.Disk))
@@ -436,6 +421,38 @@ func (b *builder) workerImage(ctx context.Context, r *provision.Run) error {
 		return err
 	}
 	return r.SetTrigger(ctx, NodeWorkerImage, rescue.TriggerHash(url, res.Disk, w.ID))
+}
+
+// rescueWrite reboots the worker into its rescue system, writes the spec's pinned metal image
+// over disk ("": the one rescue.ChooseDisk picks) and reads it back (rescue.WriteImage); the
+// worker stays in rescue. It is the up's first write and the park's re-image.
+func (b *builder) rescueWrite(ctx context.Context, r *provision.Run, disk string) (scaleway.WorkerBoot, rescue.Result, error) {
+	spec := r.Spec()
+	w, _ := r.Resource(scaleway.NodeWorker)
+	url := b.metalImageURL(spec)
+	boot, err := b.cfg.Driver.RebootWorker(ctx, r, "rescue")
+	if err != nil {
+		return boot, rescue.Result{}, err
+	}
+	signer, err := r.SSHKey().Signer()
+	if err != nil {
+		return boot, rescue.Result{}, err
+	}
+	r.Note(NodeWorkerImage, "rescue system up; writing "+url)
+	img := rescue.Image{Zstd: url, XZ: images.MetalRawXZURL(b.cfg.FactoryURL, SchematicID(spec), spec.TalosVersion)}
+	// rescue_server may be empty or late: log in as the rescue user with the key passed in
+	// ssh_key_ids, and wait for the password only if sudo asks for one.
+	res, err := rescue.WriteImage(ctx, rescue.Target{
+		Addr: net.JoinHostPort(boot.IP, strconv.Itoa(b.cfg.RescuePort)), User: boot.RescueUser,
+		Password: boot.RescuePassword, Signer: signer, RetryInterval: r.PollInterval(), Disk: disk,
+		SudoPassword: func(ctx context.Context) (string, error) {
+			return b.cfg.Driver.RescuePassword(ctx, r, b.cfg.RescuePasswordWait)
+		},
+	}, img, b.cfg.Log)
+	if err != nil {
+		return boot, res, fmt.Errorf("write the Talos metal image to worker %s from rescue: %w", w.ID, err)
+	}
+	return boot, res, nil
 }
 
 func (b *builder) workerConfig(ctx context.Context, r *provision.Run) error {

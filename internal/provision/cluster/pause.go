@@ -106,6 +106,9 @@ func BuildPause(g *provision.Graph, spec provision.Spec, cfg Config, releaseIPs 
 						return err
 					}
 				}
+				if outputOf(r, OutWorkerAdopted) != "" {
+					return r.SetOutput(ctx, OutWorkerAdopted, "")
+				}
 				return nil
 			}
 		}

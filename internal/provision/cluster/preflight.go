@@ -25,7 +25,7 @@ func Preflight(cfg Config, price Pricer) func(ctx context.Context, spec provisio
 			s := spec
 			s.BaremetalOffer = o.Name
 			if cfg.Pool != nil {
-				if ok, err := cfg.Pool.Available(ctx, b.want(s)); err == nil && ok {
+				if ok, err := cfg.Pool.Available(ctx, b.want(ctx, s)); err == nil && ok {
 					o.Adopt = true
 				}
 			}

@@ -25,8 +25,7 @@ type Waits struct {
 	// CNIReady: the kubeconfig fetched (API up, worker joined) -> the network checks pass
 	// (cluster-ready: the Cilium agents, CoreDNS, host → remote pod, then the pod-network
 	// probe, whose pods start only once the nodes and the agents are ready).
-	CNIReady    time.Duration
-	ResetReboot time.Duration // down with parking: the worker's Talos reset (wipe, reboot)
+	CNIReady time.Duration
 	// EtcdSnapshot: a pause's snapshot, before any machine goes (etcd writes it out, then it
 	// streams); EtcdRestore: a resume's restore of it, between the bootstrap and /readyz.
 	EtcdSnapshot, EtcdRestore time.Duration
@@ -76,13 +75,19 @@ func (w Waits) Of(node string) time.Duration {
 // Pause is the lower bound of a pause: the snapshot first, then the machines' down.
 func (w Waits) Pause(park bool) time.Duration { return w.EtcdSnapshot + w.Down(park) }
 
-// Down is the lower bound of a down; parking replaces the worker's delete by its reset, its
-// reboot and the park configuration's apply.
+// Down is the lower bound of a down; parking replaces the worker's delete by its park (Park).
 func (w Waits) Down(park bool) time.Duration {
 	if park {
-		return max(w.Scaleway.Terminate, w.ResetReboot+w.ApplyReboot)
+		return max(w.Scaleway.Terminate, w.Park())
 	}
 	return w.Scaleway.Down()
+}
+
+// Park is the lower bound of a park: the worker's disk written again from rescue as an up's
+// first write does (reboot into rescue, its boot, the write and read-back, the reboot onto the
+// disk), Talos's boot into maintenance mode, then the park configuration's apply and reboot.
+func (w Waits) Park() time.Duration {
+	return w.RescueReboot + w.RescueBoot + w.ImageWrite + w.NormalReboot + w.TalosBoot + w.ApplyReboot
 }
 
 // DefaultWaits is the latency profile the ETA falls back to (internal/eta) while a project has
@@ -90,8 +95,7 @@ func (w Waits) Down(park bool) time.Duration {
 // Metal delivery 4 min 47 s, … — each field of the emulator's Latency names its recording), the
 // rescue system's boot (the low estimate of docs/seed.md, Latencies: 3 min) and image write (45 s), Talos's boot
 // (60 s), runtime and time sync (20 s), apply and reboot (60 s), bootstrap to /readyz (90 s), the
-// network checks (60 s, then 5 s of the pod-network probe), a reset and its reboot (90 s, the
-// world's hosts), a pause's etcd snapshot and a resume's restore (5 s each).
+// network checks (60 s, then 5 s of the pod-network probe), a pause's etcd snapshot and a resume's restore (5 s each).
 // The emulated world plays the same figures: TestDefaultWaitsAreTheWorldsProfile
 // (internal/sim/world/worldtest) keeps them equal to world.Profile.
 func DefaultWaits() Waits {
@@ -100,6 +104,6 @@ func DefaultWaits() Waits {
 			VolumeCreate: 5 * time.Second, Poweron: 5 * time.Second, Terminate: 16 * time.Second, BMDelete: 5 * time.Second},
 		RescueReboot: 15 * time.Second, RescueBoot: 3 * time.Minute, ImageWrite: 45 * time.Second, NormalReboot: 15 * time.Second,
 		TalosBoot: 60 * time.Second, TalosReady: 20 * time.Second, ApplyReboot: 60 * time.Second, KubeReady: 90 * time.Second,
-		CNIReady: time.Minute + 5*time.Second, ResetReboot: 90 * time.Second, EtcdSnapshot: 5 * time.Second, EtcdRestore: 5 * time.Second,
+		CNIReady: time.Minute + 5*time.Second, EtcdSnapshot: 5 * time.Second, EtcdRestore: 5 * time.Second,
 	}
 }

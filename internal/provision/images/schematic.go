@@ -1,7 +1,6 @@
 package images
 
 import (
-	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -33,7 +32,7 @@ const (
 // FactoryBaseURL returns POC_IMAGE_FACTORY_URL as getenv reads it (os.Getenv, or the bot's own
 // environment), or the public factory.
 func FactoryBaseURL(getenv func(string) string) string {
-	return strings.TrimRight(cmp.Or(getenv(FactoryURLEnv), DefaultFactoryURL), "/")
+	return strings.TrimRight(settings.Env(getenv).String("image-factory-url"), "/")
 }
 
 // schematic mirrors the Image Factory's model (pkg/schematic in

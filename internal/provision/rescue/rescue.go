@@ -21,6 +21,8 @@ import (
 	"time"
 
 	"golang.org/x/crypto/ssh"
+
+	"github.com/pocbot/pocbot/internal/retry"
 )
 
 // DefaultUser is the login of Scaleway's Elastic Metal rescue system
@@ -691,8 +693,13 @@ func Dial(ctx context.Context, t Target, log *slog.Logger) (*ssh.Client, ssh.Pub
 	const minAuthFailures = 3
 	authFailures := 0
 	var firstRefusal time.Time
-	for attempt := 1; ; attempt++ {
-		var seen ssh.PublicKey
+	var (
+		client *ssh.Client
+		seen   ssh.PublicKey
+	)
+	// SSH is waited for at a fixed interval until the deadline: a server coming up in rescue
+	// answers once, whatever the back-off.
+	err = retry.Policy{Wait: every, MaxWait: every}.Do(ctx, "rescue SSH "+t.Addr, func(ctx context.Context, attempt int) retry.Outcome {
 		cfg := &ssh.ClientConfig{
 			User: user(t),
 			Auth: auth,
@@ -710,10 +717,11 @@ func Dial(ctx context.Context, t Target, log *slog.Logger) (*ssh.Client, ssh.Pub
 			if attempt > 1 {
 				log.Info("rescue SSH answered", "addr", t.Addr, "attempts", attempt)
 			}
-			return c, seen, nil
+			client = c
+			return retry.Outcome{}
 		}
 		if errors.Is(err, ErrHostKeyMismatch) {
-			return nil, nil, err
+			return retry.Outcome{Err: err}
 		}
 		if strings.Contains(err.Error(), "unable to authenticate") {
 			authFailures++
@@ -721,18 +729,22 @@ func Dial(ctx context.Context, t Target, log *slog.Logger) (*ssh.Client, ssh.Pub
 				firstRefusal = time.Now()
 			}
 			if since := time.Since(firstRefusal); authFailures >= minAuthFailures && since >= grace {
-				return nil, nil, fmt.Errorf("rescue SSH %s refused user %q %d times over %v: check the rescue credentials and the SSH key passed in ssh_key_ids: %w", t.Addr, user(t), authFailures, since.Round(time.Millisecond), err)
+				return retry.Outcome{Err: fmt.Errorf("rescue SSH %s refused user %q %d times over %v: check the rescue credentials and the SSH key passed in ssh_key_ids: %w", t.Addr, user(t), authFailures, since.Round(time.Millisecond), err)}
 			}
 		}
 		if attempt == 1 || attempt%6 == 0 {
 			log.Info("waiting for rescue SSH", "addr", t.Addr, "attempt", attempt, "error", err.Error())
 		}
-		select {
-		case <-ctx.Done():
-			return nil, nil, fmt.Errorf("rescue SSH on %s did not answer within %v (%d attempts; last error: %v): is the server in rescue mode and port open?", t.Addr, wait, attempt, err)
-		case <-time.After(every):
-		}
+		return retry.Outcome{Err: err, Retry: true}
+	})
+	var stopped *retry.Stopped
+	if errors.As(err, &stopped) {
+		return nil, nil, fmt.Errorf("rescue SSH on %s did not answer within %v (%d attempts; last error: %v): is the server in rescue mode and port open?", t.Addr, wait, stopped.Attempts, stopped.Last)
 	}
+	if err != nil {
+		return nil, nil, err
+	}
+	return client, seen, nil
 }
 
 func dialOnce(ctx context.Context, addr string, cfg *ssh.ClientConfig) (*ssh.Client, error) {

@@ -3,6 +3,7 @@ package scaleway
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	baremetal "github.com/scaleway/scaleway-sdk-go/api/baremetal/v1"
@@ -28,15 +29,17 @@ func (d *Driver) ParkWorker(ctx context.Context, r *provision.Run) error {
 }
 
 // AdoptWorker makes the parked server id (in zone) the cluster's worker: it must exist, be ready
-// and carry the parked tag (anything else is not provably the pool's); it gets the cluster's
-// tags and is recorded as the worker node.
+// and carry the parked tag (anything else is not provably the pool's), or already carry this
+// cluster's worker tags (an adoption that stopped between the retag and the record: its rerun
+// took its claim back); it gets the cluster's tags and is recorded as the worker node.
 func (d *Driver) AdoptWorker(ctx context.Context, r *provision.Run, zone, id string) error {
 	what := "adopt parked Elastic Metal server " + id
 	s, err := d.bm.GetServer(&baremetal.GetServerRequest{Zone: scw.Zone(zone), ServerID: id}, ctxOpt(ctx))
 	if err != nil {
 		return classify(what, zone, err)
 	}
-	if s.Status != baremetal.ServerStatusReady || !provision.HasTag(s.Tags, ParkedTag) {
+	retagged := !slices.ContainsFunc(r.Tags(NodeWorker), func(t string) bool { return !provision.HasTag(s.Tags, t) })
+	if s.Status != baremetal.ServerStatusReady || (!provision.HasTag(s.Tags, ParkedTag) && !retagged) {
 		return fmt.Errorf("%s: it is %s with tags %v, not a ready server tagged %s", what, s.Status, s.Tags, ParkedTag)
 	}
 	if err := d.tagBM(ctx, scw.Zone(zone), id, r.Tags(NodeWorker), r.Name(r.Spec().BaremetalHostname)); err != nil {
@@ -44,6 +47,24 @@ func (d *Driver) AdoptWorker(ctx context.Context, r *provision.Run, zone, id str
 	}
 	f := bmFound(s)
 	return record(ctx, r, NodeWorker, KindBaremetal, zone, f)
+}
+
+// OwnsWorker tells whether the recorded worker still carries this cluster's worker tags: one a
+// stopped park retagged as parked (its pool entry written), or that another cluster adopted
+// since, or gone, is no longer this cluster's to park or delete.
+func (d *Driver) OwnsWorker(ctx context.Context, r *provision.Run) (bool, error) {
+	rec, err := need(r, NodeWorker)
+	if err != nil {
+		return false, err
+	}
+	s, err := d.bm.GetServer(&baremetal.GetServerRequest{Zone: scw.Zone(rec.Zone), ServerID: rec.ID}, ctxOpt(ctx))
+	if notFound(err) {
+		return false, nil
+	}
+	if err != nil {
+		return false, classify("read Elastic Metal worker "+rec.ID, rec.Zone, err)
+	}
+	return exactNode(s.Tags, r, NodeWorker), nil
 }
 
 // DeleteServer deletes an Elastic Metal server by id (a parked worker the pool gives up).

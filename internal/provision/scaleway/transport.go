@@ -2,18 +2,20 @@ package scaleway
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"net/http"
 	"strconv"
 	"time"
+
+	"github.com/pocbot/pocbot/internal/retry"
 )
 
 // RetryTransport retries 429 answers (every method: the request was refused before taking
 // effect), honouring Retry-After, and 5xx answers of methods safe to repeat (not POST: a create
 // answered 500 may have happened; the node looks it up by tag instead). Attempts are bounded and
-// every wait ends with the request's context.
+// every wait ends with the request's context; the loop is internal/retry's (policy).
 type RetryTransport struct {
 	Base     http.RoundTripper
 	Attempts int           // default 5
@@ -21,21 +23,28 @@ type RetryTransport struct {
 	MaxWait  time.Duration // cap of backoff and of Retry-After; default 10 s
 }
 
+// policy is the transport's retry.Policy: from MinWait doubling up to MaxWait, each wait between
+// half and the whole of it; a longer Retry-After is cut to MaxWait.
+func (t *RetryTransport) policy() retry.Policy {
+	p := retry.Policy{Attempts: t.Attempts, Wait: t.MinWait, MaxWait: t.MaxWait, Jitter: retry.HalfJitter}
+	if p.Attempts <= 0 {
+		p.Attempts = 5
+	}
+	if p.Wait <= 0 {
+		p.Wait = 50 * time.Millisecond
+	}
+	if p.MaxWait <= 0 {
+		p.MaxWait = 10 * time.Second
+	}
+	p.MaxAfter = p.MaxWait
+	return p
+}
+
 // RoundTrip implements http.RoundTripper.
 func (t *RetryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	base := t.Base
 	if base == nil {
 		base = http.DefaultTransport
-	}
-	attempts, minW, maxW := t.Attempts, t.MinWait, t.MaxWait
-	if attempts <= 0 {
-		attempts = 5
-	}
-	if minW <= 0 {
-		minW = 50 * time.Millisecond
-	}
-	if maxW <= 0 {
-		maxW = 10 * time.Second
 	}
 	var body []byte
 	if req.Body != nil && req.Body != http.NoBody {
@@ -46,37 +55,27 @@ func (t *RetryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		body = b
 	}
-	for i := 0; ; i++ {
-		r := req.Clone(req.Context())
+	var last *http.Response
+	err := t.policy().Do(req.Context(), req.Method+" "+req.URL.Path, func(ctx context.Context, _ int) retry.Outcome {
+		r := req.Clone(ctx)
 		if body != nil {
 			r.Body = io.NopCloser(bytes.NewReader(body))
 			r.ContentLength = int64(len(body))
 		}
 		resp, err := base.RoundTrip(r)
-		if err != nil || i == attempts-1 {
-			return resp, err
+		last = resp
+		if err != nil {
+			return retry.Outcome{Err: err} // an answer never came: it may have taken effect
 		}
-		retry := resp.StatusCode == http.StatusTooManyRequests ||
-			(resp.StatusCode >= 500 && req.Method != http.MethodPost)
-		if !retry {
-			return resp, nil
+		o := retry.Outcome{Retry: resp.StatusCode == http.StatusTooManyRequests || (resp.StatusCode >= 500 && req.Method != http.MethodPost),
+			Drop: func() { _, _ = io.Copy(io.Discard, resp.Body); resp.Body.Close() }}
+		if s, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil {
+			o.After = time.Duration(s) * time.Second
 		}
-		wait := minW << i
-		wait = wait/2 + rand.N(wait/2+1)
-		if ra := resp.Header.Get("Retry-After"); ra != "" {
-			if s, err := strconv.Atoi(ra); err == nil {
-				wait = max(wait, time.Duration(s)*time.Second)
-			}
-		}
-		wait = min(wait, maxW)
-		io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-		tm := time.NewTimer(wait)
-		select {
-		case <-req.Context().Done():
-			tm.Stop()
-			return nil, req.Context().Err()
-		case <-tm.C:
-		}
+		return o
+	})
+	if err != nil {
+		return nil, err
 	}
+	return last, nil
 }

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/pocbot/pocbot/internal/provision/netpolicy"
+	retries "github.com/pocbot/pocbot/internal/retry"
 	machineapi "github.com/siderolabs/talos/pkg/machinery/api/machine"
 	clientconfig "github.com/siderolabs/talos/pkg/machinery/client/config"
 	"github.com/siderolabs/talos/pkg/machinery/config/configloader"
@@ -89,6 +90,10 @@ func dialer(ctx context.Context) *net.Dialer {
 	return d
 }
 
+// Dialer is the dialer of a connection to a node under ctx, from its WithSourceAddr address if
+// it has one: for a check that dials before it speaks (a status's reachability check).
+func Dialer(ctx context.Context) *net.Dialer { return dialer(ctx) }
+
 // dialOptions are the Talos API client's options for ctx's source address (none without one).
 func dialOptions(ctx context.Context) []grpc.DialOption {
 	if _, ok := ctx.Value(sourceKey{}).(netip.Addr); !ok {
@@ -117,37 +122,25 @@ func retryEvery(ctx context.Context) time.Duration {
 }
 
 // retry calls fn until it succeeds, fails with an error retryable refuses, or ctx ends; each
-// attempt gets its own short deadline so one hung dial cannot eat the whole budget.
+// attempt gets its own short deadline so one hung dial cannot eat the whole budget, and the
+// attempts come at the fixed interval of ctx (retryEvery): a node is waited for, not backed off.
 func retry(ctx context.Context, what string, retryable func(error) bool, fn func(context.Context) error) error {
+	every := retryEvery(ctx)
+	p := retries.Policy{Wait: every, MaxWait: every, AttemptTimeout: attemptTimeout}
 	var last error
-
-	for attempt := 1; ; attempt++ {
-		actx, cancel := context.WithTimeout(ctx, attemptTimeout)
+	return p.Do(ctx, what, func(actx context.Context, attempt int) retries.Outcome {
 		err := fn(actx)
-		cancel()
-
-		if err == nil {
-			return nil
+		if err == nil || !retryable(err) {
+			return retries.Outcome{Err: err}
 		}
-
-		if !retryable(err) {
-			return err
-		}
-
 		// An attempt cut short by the caller's deadline says nothing about the node: keep the
 		// node's previous answer (e.g. "bootstrap is not available yet") for the report.
 		if last == nil || ctx.Err() == nil {
 			last = err
 		}
-
 		logger(ctx).Debug("Talos API not ready, retrying", "op", what, "attempt", attempt, "err", err)
-
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("%s: gave up after %d attempts (%w); last error: %w", what, attempt, ctx.Err(), last)
-		case <-time.After(retryEvery(ctx)):
-		}
-	}
+		return retries.Outcome{Err: last, Retry: true}
+	})
 }
 
 // transient is true for the errors of a node that is not listening or not ready yet.

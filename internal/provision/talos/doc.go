@@ -26,7 +26,12 @@
 //     COSI's state client on one channel per attempt (nodeAPI, api.go), wired as machinery's
 //     client package wires them; that package itself is not linked (its Omni/SideroV1 signing
 //     libraries weigh 1.55 MB of the release binary). TestNodeAPIAnswersAsMachineryClient holds
-//     every call's answer to that client's on the same stand-in node.
+//     every call's answer to that client's on the same stand-in node. Go back to machinery's
+//     client package, and delete nodeAPI, once that package stops linking the signing code
+//     (gopenpgp, go-api-signature) into a binary that never signs: cmd/bot's
+//     TestReleaseLinksNoTalosClientPackage, without the client package in its list, says when.
+//     Until then nodeAPI stays, held call by call by its differential test, although the
+//     release's size goal that asked for it is withdrawn (issue 32).
 //   - SnapshotEtcd streams MachineService.EtcdSnapshot to the caller's sink (the state store's encrypted
 //     streamed artifact) and checks the stream as etcd's restore will (etcdutl copyAndVerifyDB:
 //     size mod 512 = 32, the appended SHA-256 is the database's), returning its size and SHA-256

@@ -71,14 +71,41 @@ func (s *Server) SetTag(fullName, tag, sha string) {
 	s.adminOf(s.mustRepo(fullName)).tags[tag] = sha
 }
 
-// AddUserToken registers a personal access token of login (a classic one, ghp_…) and returns it:
-// it acts with login's role on each repository (SetPermission), as a user's token does.
+// AddUserToken registers a personal access token of login (a classic one, ghp_…, with the repo
+// and workflow scopes) and returns it: it acts with login's role on each repository
+// (SetPermission), as a user's token does.
 func (s *Server) AddUserToken(login string) string {
+	return s.AddUserTokenWith(login, UserToken{Scopes: []string{"repo", "workflow"}})
+}
+
+// UserTokenKind is the kind of a person's token.
+type UserTokenKind int
+
+const (
+	TokenPAT         UserTokenKind = iota // a personal access token (classic), ghp_…
+	TokenOAuth                            // an OAuth app's token, such as the gh CLI's, gho_…
+	TokenFineGrained                      // a fine-grained personal access token, github_pat_…
+)
+
+// UserToken describes a person's token for AddUserTokenWith.
+type UserToken struct {
+	Kind UserTokenKind
+	// Scopes are a classic or OAuth token's scopes (answered in X-OAuth-Scopes): repo (or
+	// public_repo), workflow, …; a default `gh auth login` grants repo, read:org and gist.
+	Scopes []string
+	// Workflows is a fine-grained token's Workflows (write) permission.
+	Workflows bool
+}
+
+// AddUserTokenWith registers a person's token of the given kind and scopes and returns it.
+func (s *Server) AddUserTokenWith(login string, ut UserToken) string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	u := s.userLocked(login)
-	value := "ghp_" + randomHex(18)
+	prefix := map[UserTokenKind]string{TokenPAT: "ghp_", TokenOAuth: "gho_", TokenFineGrained: "github_pat_"}[ut.Kind]
+	value := prefix + randomHex(18)
 	s.tokens[value] = &token{value: value, login: u.login, typ: u.typ, repos: map[string]bool{}, user: true,
+		kind: ut.Kind, scopes: append([]string(nil), ut.Scopes...), workflows: ut.Workflows,
 		perms:   map[string]string{"issues": "write", "pull_requests": "write", "metadata": "read", "contents": "write"},
 		expires: s.now().Add(100 * 365 * 24 * 3600e9)}
 	return value
@@ -732,6 +759,11 @@ func (s *Server) putContents(c *call, r *repo, path string) {
 		}
 		files = map[string][]byte{}
 		r.files[branch] = files
+	}
+	if workflowPath(path) && !s.mayWriteWorkflow(c.tok, r, branch, path, data) {
+		// GitHub hides the path from a token that may not write workflows (recorded: 404).
+		c.fail(http.StatusNotFound, "Not Found")
+		return
 	}
 	old, exists := files[path]
 	switch {

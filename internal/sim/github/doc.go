@@ -61,13 +61,27 @@
 //	Secondary limit on content creation: POST, PATCH, PUT and  docs /rest/using-the-rest-api/rate-limits-for-the-rest-api
 //	  DELETE with a token, counted per installation (per user    (About secondary rate limits: "no more than 80 content-
 //	  for a static token), at most 80 a minute and 500 an        generating requests per minute and no more than 500 ...
-//	  hour (ContentLimit); over it: 403 (or 429) with            per hour"; Exceeding the rate limit: "403 or 429",
-//	  Retry-After and the secondary-limit message and            retry-after); which requests generate content, and the
-//	  documentation_url; refused requests are not counted        counting key: source silent, stricter reading chosen (every
-//	                                                             write); documentation_url: go-github v88 github.go
-//	                                                             CheckResponse (AbuseRateLimitError on "secondary-rate-limits")
-//	Comment bodies: required, at most 65536 characters (422)   source silent in OpenAPI; limit kept from the earlier
-//	                                                             stand-in, not re-checked
+//	  hour (ContentLimit), in real minutes and hours of the      per hour"; github/docs data/reusables/rest-api/secondary-
+//	  stand-in's clock whatever a world's time factor; over      rate-limit-rest-graphql.md, read at 058fa63bfe93); which
+//	  it: 403 (or 429) with the secondary-limit message and      requests generate content, and the counting key: source
+//	  documentation_url; refused requests are not counted        silent, stricter reading chosen (every write);
+//	                                                             documentation_url: go-github v88 github.go CheckResponse
+//	                                                             (AbuseRateLimitError on "secondary-rate-limits")
+//	A refusal says when to retry in one of three ways, each    same page, Exceeding the rate limit ("If the retry-after
+//	  played (LimitAnswer): Retry-After seconds; x-ratelimit-    response header is present ... If the x-ratelimit-remaining
+//	  remaining 0 with x-ratelimit-reset; or nothing             header is 0 ... x-ratelimit-reset ... Otherwise, wait for
+//	                                                             at least one minute"); which one a content refusal carries:
+//	                                                             source silent, all three played
+//	SpendContent counts requests other runs made               test device, not GitHub behaviour
+//	Issue and comment bodies: at most 65536 characters, else   recorded answers: comments, {"resource":"IssueComment",
+//	  422; "characters" counted as UTF-8 bytes by default,       "code":"unprocessable","field":"data","message":"Body is too
+//	  or code points, or UTF-16 code units (BodyUnit)            long (maximum is 65536 characters)"} (vebr/jest-lcov-
+//	                                                             reporter#14 2021, reg-viz/reg-actions#123 2024,
+//	                                                             easybuilders/easybuild-easyconfigs#24647 2025); issues,
+//	                                                             {Resource:Issue Field:body Code:custom Message:body is too
+//	                                                             long (maximum is 65536 characters)} (trstringer/manual-
+//	                                                             approval#89 2023); the unit: source silent, every reading
+//	                                                             played, bytes (the strictest) by default
 //	Paths with or without the Enterprise /api/v3 prefix        docs (GHES REST API root http(s)://HOSTNAME/api/v3)
 //	Collaborator permission: role_name exact, permission       OpenAPI repos/get-collaborator-permission-level
 //	  folds maintain into write and triage into read
@@ -112,6 +126,11 @@
 //	  repo:, is:issue|pr, is:open|closed, in:title, author:,      total_count, incomplete_results, items; results scoped to
 //	  words; other qualifiers 422); no pin (GraphQL only)         what the token can read); unknown qualifiers refused:
 //	                                                             stricter reading chosen; details in issues.go
+//	Search finds an issue only SearchLag after its creation    GitHub's search is eventually consistent: recorded lags from
+//	  (default a minute of the stand-in's clock)                 seconds to minutes (behaviorbot/first-pr-merge#11 "Work
+//	                                                             around lag for search index"; guettli/agentloop#204;
+//	                                                             jayanthyp/NextJSeCommerce#171); the docs state no bound:
+//	                                                             a minute chosen, NoSearchLag for none
 //
 // Repository administration (admin.go; what `bot init` and `bot doctor` call with a user's token):
 //
@@ -215,6 +234,33 @@
 //	GET …/contents/{dir}: an array of the entries under dir    OpenAPI repos/get-content ("If the content is a directory":
 //	  (type file or dir, name, path, sha, size, urls)            an array of type, size, name, path, sha, url, html_url,
 //	                                                             download_url); a directory's sha: a stand-in id
+//
+// Token scopes (scopes.go; a person's token, AddUserToken and AddUserTokenWith):
+//
+//	behaviour                                                  source
+//	---------------------------------------------------------  ------------------------------------------------------------
+//	Every answer to a classic token (PAT ghp_, OAuth gho_)     docs /apps/oauth-apps/building-oauth-apps/scopes-for-oauth-
+//	  carries X-OAuth-Scopes, its scopes comma-separated;        apps ("X-OAuth-Scopes lists the scopes your token has
+//	  a fine-grained token (github_pat_) none                    authorized"); fine-grained tokens have permissions, not
+//	                                                             scopes (same page, note)
+//	repo implies public_repo (and repo:status, …); a private   same page, Available scopes (repo: "full access to public
+//	  repository without repo, a write without repo or           and private repositories"; public_repo "Limits access to
+//	  public_repo, secrets or environments without repo: 404     public repositories"); OpenAPI actions/create-or-update-
+//	                                                             repo-secret, repos/create-or-update-environment ("need the
+//	                                                             repo scope"); the 404: source silent, GitHub's usual answer
+//	                                                             for what a token may not see, chosen
+//	PUT …/contents/.github/workflows/*: the workflow scope      same page ("workflow: Grants the ability to add and update
+//	  (fine-grained: the Workflows permission), unless the same  GitHub Actions workflow files. Workflow files can be
+//	  path and contents are on another branch; else 404          committed without this scope if the same file (with both
+//	                                                             the same path and contents) exists on another branch");
+//	                                                             the 404: recorded, octokit/octokit.rb#1184 (2020),
+//	                                                             octokit/rest.js#368 (2023), repo-sync/repo-sync#16 (2019)
+//	PUT /user/installations/{id}/repositories/{repository_id}  OpenAPI apps/add-repo-to-installation-for-authenticated-user
+//	  takes a classic PAT with repo: an OAuth app's or a         ("This endpoint only works for PATs (classic) with the repo
+//	  fine-grained token 403 "Resource not accessible by         scope"), read through a client generated from it
+//	  personal access token"                                     (HavenDV/GitHub.NET), not in the description itself; an
+//	                                                             OAuth token (gh's): source silent, refused (the stricter
+//	                                                             reading); the 403 and its message: source silent
 //
 // Pull-request clusters (prs.go; what a pull request's job and the bot call for its kubeconfig and
 // its deployment). OpenAPI operations as above (api.github.com.yaml at commit 0000036e42b5):

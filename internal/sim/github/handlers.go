@@ -13,15 +13,15 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	gh "github.com/google/go-github/v88/github"
 )
 
 const docURL = "https://docs.github.com/rest"
 
-// maxCommentChars is GitHub's limit on a comment body.
-const maxCommentChars = 65536
+// maxBodyChars is GitHub's limit on an issue's or a comment's body ("body is too long (maximum
+// is 65536 characters)"); bodyTooLong says in which unit it is counted.
+const maxBodyChars = 65536
 
 // call is one request being served, with the lock held.
 type call struct {
@@ -89,6 +89,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	s.authenticate(c)
+	c.oauthScopes()
 	defer func() {
 		s.requests = append(s.requests, Request{Method: r.Method, Path: c.path, Query: r.URL.RawQuery,
 			Auth: c.auth, Status: c.status, At: s.now()})
@@ -150,7 +151,7 @@ func (s *Server) applyFault(c *call) bool {
 			if status == 0 {
 				status = http.StatusForbidden
 			}
-			secondaryLimited(c, status, f.RetryAfter)
+			secondaryLimited(c, status, f.Answer, s.now(), f.RetryAfter)
 			return true
 		}
 		if f.RetryAfter > 0 {
@@ -340,6 +341,9 @@ func (s *Server) repoRoute(c *call) {
 		}
 		return
 	}
+	if c.auth == "token" && !s.scopesAllow(c, r) {
+		return
+	}
 	if s.adminRoute(c, r) || s.prRoute(c, r) {
 		return
 	}
@@ -490,8 +494,9 @@ func (s *Server) commentBody(c *call) (string, bool) {
 		c.validation("IssueComment", "body", "missing_field", "body wasn't supplied.")
 		return "", false
 	}
-	if utf8.RuneCountInString(*in.Body) > maxCommentChars {
-		c.validation("IssueComment", "body", "custom", "body is too long (maximum is 65536 characters)")
+	if s.bodyTooLong(*in.Body) {
+		// The shape recorded since 2021 for comments (field "data", code "unprocessable").
+		c.validation("IssueComment", "data", "unprocessable", "Body is too long (maximum is 65536 characters)")
 		return "", false
 	}
 	return *in.Body, true
@@ -841,6 +846,9 @@ func (s *Server) addInstallationRepo(c *call, instID, repoID string) {
 	}
 	if !c.tok.user {
 		c.fail(http.StatusForbidden, "Resource not accessible by integration")
+		return
+	}
+	if !s.classicOnly(c) {
 		return
 	}
 	inst, _ := strconv.ParseInt(instID, 10, 64)

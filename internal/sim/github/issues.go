@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"unicode/utf16"
 	"unicode/utf8"
 )
 
@@ -23,9 +24,10 @@ import (
 //     the title. Other qualifiers are refused with 422 (source silent on the stand-in's subset:
 //     stricter reading chosen, so that a query the stand-in would silently ignore fails a test).
 //     An installation token only finds issues of the repositories it covers (GitHub scopes search
-//     results to what the token can read). Real search is eventually consistent; the stand-in
-//     answers at once.
-//   - Bodies are limited to 65536 characters like comments ("body is too long").
+//     results to what the token can read). Search is eventually consistent: an issue is found
+//     only SearchLag after it was created (searchable).
+//   - Bodies are limited to 65536 characters like comments ("body is too long"), counted as
+//     bodyTooLong says.
 //   - Pinning an issue has no REST endpoint (GraphQL mutation pinIssue only); the stand-in has none.
 
 func (s *Server) issueInput(c *call, resource string, needTitle bool) (title, body, state *string, ok bool) {
@@ -42,7 +44,7 @@ func (s *Server) issueInput(c *call, resource string, needTitle bool) (title, bo
 		c.validation(resource, "title", "missing_field", "title wasn't supplied.")
 		return nil, nil, nil, false
 	}
-	if in.Body != nil && utf8.RuneCountInString(*in.Body) > maxCommentChars {
+	if in.Body != nil && s.bodyTooLong(*in.Body) {
 		c.validation(resource, "body", "custom", "body is too long (maximum is 65536 characters)")
 		return nil, nil, nil, false
 	}
@@ -126,6 +128,9 @@ func (s *Server) searchIssues(c *call) {
 		}
 		for _, n := range slices.Sorted(maps.Keys(r.issues)) {
 			is := r.issues[n]
+			if !s.searchable(is) {
+				continue
+			}
 			if kind == "issue" && is.isPR || kind == "pr" && !is.isPR || state != "" && is.state != state ||
 				author != "" && lower(is.author) != author {
 				continue
@@ -182,3 +187,32 @@ func (s *Server) IssueBody(fullName string, number int) (title, body string, ok 
 	}
 	return is.title, is.body, true
 }
+
+// BodyUnit is how "65536 characters" is counted. GitHub's messages say characters and no page
+// says which: code points, UTF-16 code units (what a browser counts) and bytes are each
+// plausible, so the stand-in plays each; bytes, the strictest, by default.
+type BodyUnit int
+
+const (
+	BodyBytes BodyUnit = iota // UTF-8 bytes
+	BodyRunes                 // Unicode code points
+	BodyUTF16                 // UTF-16 code units
+)
+
+// bodyTooLong says whether body is over GitHub's limit in the stand-in's unit.
+func (s *Server) bodyTooLong(body string) bool {
+	n := len(body)
+	switch s.bodyUnit {
+	case BodyRunes:
+		n = utf8.RuneCountInString(body)
+	case BodyUTF16:
+		n = 0
+		for _, r := range body {
+			n += utf16.RuneLen(r)
+		}
+	}
+	return n > maxBodyChars
+}
+
+// searchable says whether the search index has is yet: SearchLag after its creation.
+func (s *Server) searchable(is *issue) bool { return !s.now().Before(is.created.Add(s.searchLag)) }

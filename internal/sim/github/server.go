@@ -36,7 +36,20 @@ type Options struct {
 	// ContentLimit is the secondary rate limit on content-generating requests; the zero value
 	// is GitHub's documented 80 a minute and 500 an hour.
 	ContentLimit ContentLimit
+	// BodyUnit is how the 65,536-character limit on issue and comment bodies is counted
+	// (default: UTF-8 bytes, the strictest reading).
+	BodyUnit BodyUnit
+	// SearchLag is how long after its creation an issue is found by search (0:
+	// DefaultSearchLag; NoSearchLag: at once).
+	SearchLag time.Duration
 }
+
+// DefaultSearchLag is how long a new issue stays out of the search index by default: GitHub's
+// search is eventually consistent, and its lag has been seen from seconds to minutes.
+const DefaultSearchLag = time.Minute
+
+// NoSearchLag makes search find an issue as soon as it exists.
+const NoSearchLag time.Duration = -1
 
 // Server is the GitHub API stand-in. It is an http.Handler, so it can be mounted on an
 // httptest.Server, or started on loopback with Start.
@@ -51,6 +64,9 @@ type Server struct {
 	log      *slog.Logger
 	minter   tokenMinter
 	limiter  *contentLimiter
+	bodyUnit BodyUnit
+	// searchLag: an issue is searchable this long after its creation.
+	searchLag time.Duration
 
 	nextID        int64
 	installations map[string]int64 // owner (lower) → installation id
@@ -126,6 +142,9 @@ type token struct {
 	value          string
 	installationID int64 // 0 for static tokens
 	user           bool  // a user's personal token (AddUserToken): acts with the user's role
+	kind           UserTokenKind
+	scopes         []string // a classic or OAuth token's scopes
+	workflows      bool     // a fine-grained token's Workflows permission
 	login, typ     string
 	repos          map[string]bool // full names (lower); empty = every repo of the installation
 	perms          map[string]string
@@ -174,7 +193,9 @@ type Fault struct {
 	Status             int
 	RetryAfter         time.Duration
 	SecondaryRateLimit bool
-	Times              int
+	// Answer is how a SecondaryRateLimit fault says when to retry (RetryAfter is the wait).
+	Answer LimitAnswer
+	Times  int
 	// Stall holds the request this long, then serves it normally — whether or not the client is
 	// still waiting: a request that times out on the client's side may still take effect.
 	Stall time.Duration
@@ -238,6 +259,13 @@ func New(opts Options) (*Server, error) {
 		return nil, err
 	}
 	s.limiter = &contentLimiter{cfg: opts.ContentLimit.withDefaults(), seen: map[string][]time.Time{}}
+	s.bodyUnit = opts.BodyUnit
+	switch s.searchLag = opts.SearchLag; {
+	case s.searchLag == 0:
+		s.searchLag = DefaultSearchLag
+	case s.searchLag < 0:
+		s.searchLag = 0
+	}
 	return s, nil
 }
 
@@ -459,6 +487,7 @@ func (s *Server) SetFile(fullName, branch, path string, content []byte) {
 type Issue struct {
 	Number int    // 0: next free number
 	Title  string //
+	Body   string
 	Author string
 	Closed bool
 	Labels []string
@@ -507,7 +536,7 @@ func (s *Server) AddIssue(fullName string, in Issue) int {
 	}
 	r := s.mustRepo(fullName)
 	n := s.addIssueLocked(r, &issue{
-		number: in.Number, title: in.Title, author: in.Author, state: st, labels: append([]string(nil), in.Labels...),
+		number: in.Number, title: in.Title, body: in.Body, author: in.Author, state: st, labels: append([]string(nil), in.Labels...),
 	})
 	s.seedLabelEventsLocked(r, n, in.LabeledBy, in.Author, in.Labels)
 	return n

@@ -35,6 +35,9 @@ type checker struct {
 	scanned map[int64]string // comment id → body last scanned
 	checked map[*proc]bool
 	lives   map[string][]life // cluster → its incarnations seen in state headers
+	// workerRepo is the repository whose cluster an Elastic Metal server served first: a parked
+	// worker goes to no other (no repository of the soak shares its parked workers).
+	workerRepo map[string]string
 	// offsetsAt gives the clock offsets of the processes running at an instant, for the
 	// accrual check (nil: not checked).
 	offsetsAt func(time.Time) []time.Duration
@@ -54,7 +57,8 @@ func newChecker(ctx context.Context, w *world.World) (*checker, error) {
 		return nil, errors.New("soak: the world has no S3 server (versitygw must be installed)")
 	}
 	c := &checker{w: w, quoter: cost.NewQuoter(cost.TableSource{}), daily: map[string]int64{},
-		scanned: map[int64]string{}, checked: map[*proc]bool{}, lives: map[string][]life{}, written: map[string]*incarnationObjects{}}
+		scanned: map[int64]string{}, checked: map[*proc]bool{}, lives: map[string][]life{}, written: map[string]*incarnationObjects{},
+		workerRepo: map[string]string{}}
 	return c, c.reopen(ctx)
 }
 
@@ -149,6 +153,13 @@ func (c *checker) afterStep(ctx context.Context, step int, procs []*proc) []Viol
 			add("one resource per node", "%s twice: %s and %s", k, other, res.ID)
 		}
 		seen[k] = res.ID
+	}
+	repoOf := map[string]string{}
+	for _, hd := range headers {
+		repoOf[hd.Cluster] = hd.Repository
+	}
+	for _, m := range crossRepoWorkers(inventory, repoOf, c.workerRepo) {
+		add("a parked worker serves its own repository", "%s", m)
 	}
 	// A paused cluster bills no machine: a cluster whose state read paused, at the same serial,
 	// before and after the inventory was listed had none in it (a pause or a resume running
@@ -452,6 +463,36 @@ func (c *checker) parkedLeft(ctx context.Context, now time.Time) []string {
 		return []string{"parked-worker pool: " + err.Error()}
 	}
 	return parkedOrphans(c.w.Scaleway.Inventory(), d, now)
+}
+
+// crossRepoWorkers lists the Elastic Metal servers that a cluster of one repository runs after
+// one of another repository ran them (seen: server → the first repository, updated here;
+// repoOf: cluster → repository, from the state headers).
+func crossRepoWorkers(inv []scwsim.Resource, repoOf, seen map[string]string) []string {
+	var out []string
+	for _, res := range inv {
+		if res.Kind != "baremetal_server" {
+			continue
+		}
+		var cl string
+		for _, t := range res.Tags {
+			if v, ok := strings.CutPrefix(t, provision.ClusterTag("")); ok {
+				cl = v
+			}
+		}
+		repo, ok := repoOf[cl]
+		if cl == "" || !ok {
+			continue
+		}
+		first, was := seen[res.ID]
+		switch {
+		case !was:
+			seen[res.ID] = repo
+		case !strings.EqualFold(first, repo):
+			out = append(out, fmt.Sprintf("%s %s: served a cluster of %s, now %s of %s", res.Kind, res.ID, first, cl, repo))
+		}
+	}
+	return out
 }
 
 // parkedOrphans is the decision of parkedLeft, on an inventory and a pool read at now.

@@ -130,7 +130,8 @@ func Repos() []Repo {
 		{Name: "acme/a", Config: "max_clusters: 1\nwarn_before: 1h\nservice_account_key: ecdsa\n", MaxClusters: 1, MaxDailyNanoEUR: 15e9,
 			Issues: []int{1, 2, 3}, PRs: []PR{{Number: 10}, {Number: 11, Draft: true}, {Number: 12, Fork: true}}},
 		// acme/b parks its workers: its downs and the reaper's teardowns keep them in the pool,
-		// its ups (and acme/a's: one state bucket, one pool) adopt them.
+		// its ups adopt them; acme/a's never do (one state bucket, one pool, but a parked worker
+		// serves the repository that parked it: neither shares).
 		// Its schedule pauses its ready clusters every night (the reaper's scheduled pass); a
 		// command in the window resumes one.
 		{Name: "acme/b", Config: "max_clusters: 5\nmax_daily_eur: 10\npark_for: 2h\nservice_account_key: ecdsa\npause_schedule: daily 20:00-08:00 UTC\n", MaxClusters: 5, MaxDailyNanoEUR: 10e9,

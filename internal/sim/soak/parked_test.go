@@ -30,3 +30,23 @@ func TestParkedOrphans(t *testing.T) {
 		t.Errorf("flagged a worker that is parked and recorded, or adopted:\n%s", got)
 	}
 }
+
+// A worker that served a cluster of one repository and then one of another is flagged; the same
+// repository's next cluster is not.
+func TestCrossRepoWorkers(t *testing.T) {
+	bm := func(id, cluster string) scwsim.Resource {
+		return scwsim.Resource{Kind: "baremetal_server", ID: id, Tags: []string{"pocbot", "pocbot-cluster=" + cluster}}
+	}
+	repoOf := map[string]string{"acme-b-1": "acme/b", "acme-b-2": "acme/b", "acme-a-1": "acme/a"}
+	seen := map[string]string{}
+	if got := crossRepoWorkers([]scwsim.Resource{bm("w1", "acme-b-1"), bm("w2", "acme-a-1")}, repoOf, seen); len(got) != 0 {
+		t.Fatalf("first sight flagged %v", got)
+	}
+	if got := crossRepoWorkers([]scwsim.Resource{bm("w1", "acme-b-2")}, repoOf, seen); len(got) != 0 {
+		t.Fatalf("the same repository's next cluster flagged: %v", got)
+	}
+	got := crossRepoWorkers([]scwsim.Resource{bm("w1", "acme-a-1")}, repoOf, seen)
+	if len(got) != 1 || !strings.Contains(got[0], "w1") || !strings.Contains(got[0], "acme/b") {
+		t.Fatalf("a worker of acme/b adopted by acme/a: flagged %v", got)
+	}
+}

@@ -128,6 +128,11 @@ type Options struct {
 	TalosFaults *talossim.Faults
 	// QCOW2Size and RawSize size the factory's images (defaults: 16 MiB each).
 	QCOW2Size, RawSize int64
+	// GitHubLimit is the GitHub stand-in's secondary limit on content creation; the zero value is
+	// GitHub's, at real scale whatever TimeFactor. A harness that plays a day's schedule of
+	// commands in a minute (the soak) sends what no real schedule could in real time: it may
+	// turn the limit off, and say so.
+	GitHubLimit ghsim.ContentLimit
 	// TalosBootFor, when set, gives the boot time of the Talos node on a server (by its name)
 	// before TimeFactor scales it; default TalosBoot for every server. Tests slow one node down.
 	TalosBootFor func(serverName string) time.Duration
@@ -297,9 +302,9 @@ func Start(ctx context.Context, opts Options) (w *World, err error) {
 	w.ScalewayURL = u
 	w.closers = append(w.closers, func() error { stop(); return nil })
 
-	// GitHub's secondary limit on content creation, its windows scaled like every latency here
-	// (the bot's sticky interval is scaled down in tests and demos the same way).
-	w.GitHub, err = ghsim.New(ghsim.Options{Logger: opts.Log, ContentLimit: ghsim.ContentLimit{Scale: opts.TimeFactor}})
+	// GitHub's secondary limit on content creation at its documented scale, counted in real time
+	// whatever the time factor: a scaled minute would pass runs that GitHub refuses.
+	w.GitHub, err = ghsim.New(ghsim.Options{Logger: opts.Log, ContentLimit: opts.GitHubLimit})
 	if err != nil {
 		return nil, fmt.Errorf("world: github stand-in: %w", err)
 	}
@@ -506,7 +511,7 @@ func (w *World) talosLatency() talossim.Latency { return w.opts.Hosts.Talos.Scal
 // a normal boot starts Talos in maintenance mode, but only when an image was written to the disk
 // (a server booted normally with no OS answers nothing, as a real one would).
 func (w *World) baremetalBooted(ev scwsim.BaremetalEvent) {
-	disk := filepath.Join(w.opts.Dir, "disks", ev.ID+".img")
+	disk := w.Disk(ev.ID)
 	switch ev.BootType {
 	case "rescue":
 		var keys []ssh.PublicKey
@@ -557,6 +562,12 @@ func (w *World) baremetalBooted(ev scwsim.BaremetalEvent) {
 			})
 		})
 	}
+}
+
+// Disk is the file that plays the disk of the Elastic Metal server id: what its rescue system
+// writes, what its normal boot starts from (a test plants what a tenant could leave there).
+func (w *World) Disk(serverID string) string {
+	return filepath.Join(w.opts.Dir, "disks", serverID+".img")
 }
 
 type closer interface{ Close() error }
@@ -709,8 +720,7 @@ func Profile(scw scwsim.Latency, h Hosts) cluster.Waits {
 			VolumeCreate: scw.VolumeCreate, Poweron: scw.Poweron, Terminate: scw.Terminate, BMDelete: scw.BMDelete},
 		RescueReboot: scw.BMRescueReboot, RescueBoot: h.RescueBoot, ImageWrite: h.ImageWrite, NormalReboot: scw.BMNormalReboot,
 		TalosBoot: TalosBoot, TalosReady: max(TalosCRI, TalosTimeSync), ApplyReboot: h.Talos.ApplyReboot, KubeReady: h.Talos.KubeReady,
-		CNIReady:     h.Talos.CNIReady + h.Talos.NetProbe,     // the agents and DNS ready, then the pod-network probe's pods run
-		ResetReboot:  h.Talos.ResetWipe + h.Talos.ResetReboot, // the reset's sequence, then its reboot
+		CNIReady:     h.Talos.CNIReady + h.Talos.NetProbe, // the agents and DNS ready, then the pod-network probe's pods run
 		EtcdSnapshot: h.Talos.EtcdSnapshot, EtcdRestore: h.Talos.EtcdRestore,
 	}
 }

@@ -76,7 +76,7 @@ func TestUpAfterAPruneRemadeTheObjectUnderTheLock(t *testing.T) {
 			}
 		}
 	})
-	if _, err := p.Ops.Up(t.Context(), clusterops.Intent{Cluster: "second", Spec: p.Spec, TTL: time.Hour, RequestedBy: "test", Command: "up", Progress: progress}); err != nil {
+	if _, err := p.Ops.Run(t.Context(), clusterops.VerbUp, clusterops.Intent{Cluster: "second", Spec: p.Spec, TTL: time.Hour, RequestedBy: "test", Command: "up"}, clusterops.Steps(progress)); err != nil {
 		t.Fatalf("up after the prune: %v", err)
 	}
 	if !pruned.Load() {

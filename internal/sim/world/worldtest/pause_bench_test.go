@@ -73,7 +73,7 @@ func BenchmarkPauseResume(b *testing.B) {
 		ctx := b.Context()
 		name := fmt.Sprintf("bench-pause-%d", i)
 		t0 = time.Now()
-		if _, err := p.Ops.Up(ctx, clusterops.Intent{Cluster: name, Spec: p.Spec, TTL: time.Hour, RequestedBy: "bench", Command: "up", Progress: progress}); err != nil {
+		if _, err := p.Ops.Run(ctx, clusterops.VerbUp, clusterops.Intent{Cluster: name, Spec: p.Spec, TTL: time.Hour, RequestedBy: "bench", Command: "up"}, clusterops.Steps(progress)); err != nil {
 			b.Fatal(err)
 		}
 		parked := waits
@@ -95,14 +95,14 @@ func BenchmarkPauseResume(b *testing.B) {
 				kind, rw, parkFor = "parked", parked, time.Hour
 			}
 			measure("pause-"+kind, waits.Pause(park), func() error {
-				out, err := p.Ops.Pause(ctx, clusterops.Intent{Cluster: name, RequestedBy: "bench", Command: "pause", ParkFor: parkFor, Progress: progress})
+				out, err := p.Ops.Run(ctx, clusterops.VerbPause, clusterops.Intent{Cluster: name, RequestedBy: "bench", Command: "pause", ParkFor: parkFor}, clusterops.Steps(progress))
 				if err == nil && out.State.Outputs[cluster.OutEtcdSnapshot] == "" {
 					err = errors.New("no snapshot recorded by the pause")
 				}
 				return err
 			})
 			measure("resume-"+kind, g.CriticalPath(resumeWaits(rw, p.Spec)), func() error {
-				_, err := p.Ops.Up(ctx, clusterops.Intent{Cluster: name, Spec: p.Spec, RequestedBy: "bench", Command: "resume", Progress: progress})
+				_, err := p.Ops.Run(ctx, clusterops.VerbUp, clusterops.Intent{Cluster: name, Spec: p.Spec, RequestedBy: "bench", Command: "resume"}, clusterops.Steps(progress))
 				return err
 			})
 			if i == 0 {

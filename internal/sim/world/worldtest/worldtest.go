@@ -9,10 +9,13 @@ package worldtest
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
+	"net"
 	"testing"
 	"time"
 
+	instance "github.com/scaleway/scaleway-sdk-go/api/instance/v1"
 	"github.com/scaleway/scaleway-sdk-go/scw"
 	"gocloud.dev/blob"
 	"gocloud.dev/blob/fileblob"
@@ -36,7 +39,9 @@ type Options struct {
 	ScalewayURL string
 	// PollInterval and StepTimeout of the engine (defaults 20 ms and the engine's own).
 	PollInterval, StepTimeout time.Duration
-	// LockLease and LockWait of the Ops (defaults 5 s and 1 min).
+	// LockLease and LockWait of the Ops (defaults 30 s and 1 min). The lease outlasts the slowest
+	// bucket request of a loaded machine (renewals give up after two thirds of it: a 5 s lease
+	// lost ups on a 2-core machine at load 25); a test of a lapse sets a short one.
 	LockLease, LockWait time.Duration
 	// RunnerCIDR is the runner's address (cluster.Config.RunnerCIDR); default world.RunnerCIDR,
 	// where the bot's connections come from.
@@ -46,10 +51,14 @@ type Options struct {
 	RescuePasswordWait time.Duration
 	// ReadyTimeout bounds the wait for the network checks (cluster.Config.ReadyTimeout).
 	ReadyTimeout time.Duration
+	// ParkTimeout bounds a park (cluster.Config.ParkTimeout).
+	ParkTimeout time.Duration
 }
 
 // Parts are what the bot would have opened.
 type Parts struct {
+	// World is the world they were opened on.
+	World       *world.World
 	Ops         *clusterops.Ops
 	Store       *statestore.Store
 	Driver      *scaleway.Driver
@@ -89,7 +98,7 @@ func New(t testing.TB, w *world.World, o Options) *Parts {
 		o.RunnerCIDR = world.RunnerCIDR
 	}
 	if o.LockLease == 0 {
-		o.LockLease = 5 * time.Second
+		o.LockLease = 30 * time.Second
 	}
 	if o.LockWait == 0 {
 		o.LockWait = time.Minute
@@ -108,13 +117,13 @@ func New(t testing.TB, w *world.World, o Options) *Parts {
 	// The parts outlive any one call: opened with a context of their own, closed by t's cleanup.
 	b, err := wiring.Open(context.Background(), wiring.Config{
 		Getenv: func(k string) string { return env[k] }, Log: o.Log,
-		StepTimeout: o.StepTimeout, RescuePasswordWait: o.RescuePasswordWait, ReadyTimeout: o.ReadyTimeout,
+		StepTimeout: o.StepTimeout, RescuePasswordWait: o.RescuePasswordWait, ReadyTimeout: o.ReadyTimeout, ParkTimeout: o.ParkTimeout,
 	})
 	if err != nil {
 		t.Fatalf("open the bot's parts on the world: %v", err)
 	}
 	t.Cleanup(b.Close)
-	return &Parts{Ops: b.Ops, Store: b.Store, Driver: b.Driver, Client: Client(t, w, w.ScalewayURL),
+	return &Parts{World: w, Ops: b.Ops, Store: b.Store, Driver: b.Driver, Client: Client(t, w, w.ScalewayURL),
 		ImageBucket: b.ImageBucket, Spec: b.Spec, ETA: b.ETA}
 }
 
@@ -160,4 +169,22 @@ func Live(w *world.World, cluster string) []string {
 		}
 	}
 	return out
+}
+
+// GroupAdmits lists the rules of the security group sg (a state's record) that admit addr, as
+// the emulator holds them, read with c.
+func GroupAdmits(t testing.TB, c *scw.Client, sg *provision.Record, addr string) []string {
+	t.Helper()
+	rules, err := instance.NewAPI(c).ListSecurityGroupRules(&instance.ListSecurityGroupRulesRequest{
+		Zone: scw.Zone(sg.Zone), SecurityGroupID: sg.ID}, scw.WithAllPages())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var admits []string
+	for _, rule := range rules.Rules {
+		if rule.IPRange.Contains(net.ParseIP(addr)) {
+			admits = append(admits, fmt.Sprintf("%s %v from %s", rule.Protocol, rule.DestPortFrom, rule.IPRange.String()))
+		}
+	}
+	return admits
 }
