@@ -267,7 +267,7 @@ func kubeData(ctx context.Context, path string, pr int) (map[string]string, erro
 
 // askAs makes a request for pull request pr's kubeconfig as a job of a run of event whose code
 // is headRepo's would, with the stand-in's real OIDC tokens; it returns the Ask's error.
-func askAs(ctx context.Context, w *world.World, repo string, pr int, event, headRepo string) error {
+func askAs(ctx context.Context, w *world.World, repo string, pr int, event, headRepo string, lifetime time.Duration) error {
 	gh := w.GitHub
 	sha, _ := gh.PRHead(repo, pr)
 	owner, name, _ := strings.Cut(repo, "/")
@@ -280,7 +280,7 @@ func askAs(ctx context.Context, w *world.World, repo string, pr int, event, head
 	if err != nil {
 		return err
 	}
-	a := &prkube.Ask{API: c, PR: pr, RunID: runID, RunAttempt: 1, HeadSHA: sha, Poll: 20 * time.Millisecond, Redispatch: time.Minute,
+	a := &prkube.Ask{API: c, PR: pr, RunID: runID, RunAttempt: 1, HeadSHA: sha, Lifetime: lifetime, Poll: 20 * time.Millisecond, Redispatch: time.Minute,
 		IDToken: func(ctx context.Context, aud string) (string, error) {
 			return github.RequestIDToken(ctx, http.DefaultClient, only(env), aud)
 		}}
@@ -295,15 +295,21 @@ func refusedRequests(ctx context.Context, t *testing.T, w *world.World, runner *
 	t.Helper()
 	gh := w.GitHub
 	before := len(gh.CheckRuns(repo))
-	if err := askAs(ctx, w, repo, pr, "pull_request_target", repo); !errors.Is(err, prkube.ErrRefused) || !strings.Contains(err.Error(), "pull_request_target") {
+	if err := askAs(ctx, w, repo, pr, "pull_request_target", repo, 0); !errors.Is(err, prkube.ErrRefused) || !strings.Contains(err.Error(), "pull_request_target") {
 		t.Errorf("a pull_request_target run's request: %v", err)
 	}
-	if err := askAs(ctx, w, repo, pr, "pull_request", "mallory/shop"); !errors.Is(err, prkube.ErrRefused) || !strings.Contains(err.Error(), "fork") {
+	if err := askAs(ctx, w, repo, pr, "pull_request", "mallory/shop", 0); !errors.Is(err, prkube.ErrRefused) || !strings.Contains(err.Error(), "fork") {
 		t.Errorf("a request of a run of a fork's code: %v", err)
+	}
+	if err := askAs(ctx, w, repo, pr, "pull_request", repo, 7*time.Hour); !errors.Is(err, prkube.ErrRefused) || !strings.Contains(err.Error(), "more than the 6h0m0s allowed") {
+		t.Errorf("a request for a 7h certificate: %v", err)
 	}
 	for _, cr := range gh.CheckRuns(repo)[before:] {
 		if cr.Conclusion == "success" || strings.Contains(cr.Text, `"certificate"`) {
 			t.Errorf("a refused request was issued a certificate: %+v", cr)
+		}
+		if cr.Status == "completed" && cr.Conclusion != "neutral" { // a refusal is not the pull request's failure
+			t.Errorf("a refused request's check run concluded %q: %s", cr.Conclusion, cr.Summary)
 		}
 	}
 	waitJobs(ctx, t, runner, "refused requests")
@@ -335,7 +341,7 @@ func pausedRefusesAndRetires(ctx context.Context, t *testing.T, w *world.World, 
 	if out, err := runBotOut(ctx, envMap(w), "state", "show", "--cluster", cluster); err != nil || !strings.Contains(out, `"phase": "paused"`) || paused != 1 {
 		t.Fatalf("after /poc pause: %d deployments say paused, want 1; bot state show: %v\n%.300s", paused, err, out)
 	}
-	if err := askAs(ctx, w, repo, pr, "pull_request", repo); !errors.Is(err, prkube.ErrRefused) || !strings.Contains(err.Error(), "/poc resume") {
+	if err := askAs(ctx, w, repo, pr, "pull_request", repo, 0); !errors.Is(err, prkube.ErrRefused) || !strings.Contains(err.Error(), "/poc resume") {
 		t.Errorf("a request on the paused cluster: %v", err)
 	}
 }
