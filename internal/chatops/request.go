@@ -187,7 +187,7 @@ func (r *run) readCluster(ctx context.Context) (*clusterops.Status, *clusterops.
 	return res.Status, nil, nil
 }
 
-// cmpErr is the first of errs that is not nil.
+// cmpErr is the refusal when there is one, else the first of errs that is not nil.
 func cmpErr(refused *clusterops.Refusal, errs ...error) error {
 	if refused != nil {
 		return refused
