@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"net/http"
 	"strings"
 	"time"
 
@@ -23,12 +24,12 @@ func doctorCommand() *command {
 	return &command{
 		name: "doctor",
 		summary: "check a live installation and print a checklist with what to fix for each item: App, secrets, workflow pin, " +
-			"Scaleway credentials and IAM permissions, the state bucket's conditional writes; exits non-zero on a failure",
+			"Scaleway credentials and IAM permissions, the state bucket's conditional writes, the pinned Cilium chart (fetched and rendered); exits non-zero on a failure",
 		setFlags: func(fs *flag.FlagSet, e *envFlags) {
 			gf.define(e, "GITHUB_REPOSITORY", "OWNER/REPO of the installation (its App, secrets and workflow; empty: only the Scaleway and state checks)")
 			e.String(&key, "key", "", "", "the bot's Scaleway access key whose IAM permissions to check (default: SCW_ACCESS_KEY)")
 		},
-		env: append(append([]string{"POC_APP_ID", "POC_APP_PRIVATE_KEY", "POC_APP_PRIVATE_KEY_FILE"}, envStore...), envSCW...),
+		env: append(append([]string{"POC_APP_ID", "POC_APP_PRIVATE_KEY", "POC_APP_PRIVATE_KEY_FILE", "POC_CILIUM_CHART"}, envStore...), envSCW...),
 		run: func(ctx context.Context, a *app, _ *flag.FlagSet) error {
 			checks := a.doctorChecks(ctx, gf, key)
 			list := doctor.Run(ctx, checks...)
@@ -66,6 +67,13 @@ func (a *app) doctorChecks(ctx context.Context, gf githubFlags, key string) []do
 	}
 	checks = append(checks, doctor.IAM(client, key, a.env().String("scw-project")))
 	checks = append(checks, func(ctx context.Context) []doctor.Item { return a.stateCheck(ctx, true) })
+	if src, err := wiring.CiliumChart(a.getenv); err != nil {
+		checks = append(checks, func(context.Context) []doctor.Item {
+			return []doctor.Item{{Name: doctor.CiliumChartName, Status: doctor.Fail, Detail: err.Error(), Fix: "set POC_CILIUM_CHART to URL@sha256:DIGEST, or unset it for the default pin"}}
+		})
+	} else {
+		checks = append(checks, doctor.CiliumChart(src, http.DefaultClient))
+	}
 	if client != nil {
 		checks = append(checks, a.headroomCheck)
 	}

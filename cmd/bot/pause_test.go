@@ -40,7 +40,13 @@ func TestPauseAndResumeCommands(t *testing.T) {
 	rec := t.TempDir()
 	b.mustRun(t, nil, "up", "--cluster", "p1", "--record", rec)
 	running := dailyOf(t, b.mustRun(t, nil, "cost", "--cluster", "p1").stdout)
-	// `bot up` records its duration for the ETA as `/poc up` does (clusterops.Ops.Up).
+	// `bot up` records its duration for the ETA as `/poc up` does (clusterops.Ops.Up). The bucket
+	// is the real S3 server's: its credentials are the world's.
+	for _, kv := range w.Env() {
+		if strings.HasPrefix(kv[0], "AWS_") {
+			t.Setenv(kv[0], kv[1])
+		}
+	}
 	store, err := statestore.Open(t.Context(), statestore.Config{StateURL: w.StateURL, KeyURL: w.StateKey})
 	if err != nil {
 		t.Fatal(err)

@@ -41,17 +41,20 @@ func (a *app) scopedOps(ctx context.Context, name string) (ops *clusterops.Ops, 
 // scopedNodeOps is scopedOps for a command that talks to the cluster's nodes: the bot's whole
 // parts (wiring.Open: the cluster's graph, the runner's address, POC_READ_RUNNER_ACCESS), so that
 // a runner outside admin_cidrs is admitted by the security group for the read, as a run that
-// changes the cluster is.
+// changes the cluster is. A cluster that does not exist, or is another repository's, is said so
+// from the state bucket alone, before the whole parts ask for Scaleway's key.
 func (a *app) scopedNodeOps(ctx context.Context, name string) (ops *clusterops.Ops, close func(), err error) {
-	if err := requireCluster(name); err != nil {
+	sops, sclose, err := a.scopedOps(ctx, name)
+	if err != nil {
+		return nil, nil, err
+	}
+	_, _, err = sops.Load(ctx, name)
+	sclose()
+	if err != nil {
 		return nil, nil, err
 	}
 	w, err := a.openWorld(ctx)
 	if err != nil {
-		return nil, nil, err
-	}
-	if err := a.checkScope(ctx, w.ops.Store, name); err != nil {
-		w.Close()
 		return nil, nil, err
 	}
 	return w.ops, w.Close, nil

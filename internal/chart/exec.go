@@ -15,6 +15,9 @@ type state struct {
 	depth int
 	node  parse.Node // the node being evaluated, for errors
 	tmpl  string
+	// conds are the if and with conditions whose branch is running, outermost first, across
+	// include and tpl: an error for an unsupported function names the values that led to it.
+	conds []string
 }
 
 type variable struct {
@@ -50,16 +53,25 @@ func (s *state) run(name string, dot any) error {
 }
 
 func (s *state) errorf(format string, args ...any) error {
-	loc := s.tmpl
+	return fmt.Errorf("template: %s: %s", s.location(), fmt.Sprintf(format, args...))
+}
+
+// callError is a function's or a method's error as text/template words it, wrapped.
+func (s *state) callError(name string, err error) error {
+	return fmt.Errorf("template: %s: error calling %s: %w", s.location(), name, err)
+}
+
+// location is the template, line and column being evaluated.
+func (s *state) location() string {
 	if s.node != nil {
 		if t, ok := s.e.trees[s.tmpl]; ok {
 			if l, _ := t.ErrorContext(s.node); l != "" {
-				loc = l
+				return l
 			}
 		}
 	}
 
-	return fmt.Errorf("template: %s: %s", loc, fmt.Sprintf(format, args...))
+	return s.tmpl
 }
 
 func (s *state) push(name string, v any) { s.vars = append(s.vars, variable{name, v}) }
@@ -156,19 +168,33 @@ func (s *state) ifOrWith(dot any, pipe *parse.PipeNode, list, elseList *parse.Li
 		return err
 	}
 
+	c := s.conds
+	defer func() { s.conds = c }()
+
 	if truth(v) {
+		kw := "if"
 		if with {
-			dot = v
+			kw, dot = "with", v
 		}
+
+		s.conds = append(c[:len(c):len(c)], "{{"+kw+" "+pipe.String()+"}}")
 
 		return s.walk(dot, list)
 	}
 
 	if elseList != nil {
+		s.conds = append(c[:len(c):len(c)], "{{if not ("+pipe.String()+")}}")
+
 		return s.walk(dot, elseList)
 	}
 
 	return nil
+}
+
+// sub is a state for include and tpl: a new output and variables, the same depth and
+// conditions.
+func (s *state) sub(e *engine, out *strings.Builder) *state {
+	return &state{e: e, out: out, depth: s.depth, conds: s.conds}
 }
 
 func (s *state) rangeNode(dot any, n *parse.RangeNode) error {
@@ -204,7 +230,7 @@ func (s *state) rangeNode(dot any, n *parse.RangeNode) error {
 
 	var loopErr error
 
-	switch x := v.(type) {
+	switch x := plainMap(v).(type) {
 	case []any:
 		for i, e := range x {
 			count++
@@ -435,7 +461,12 @@ func (s *state) field(recv any, name string, args []any, hasArgs bool) (any, err
 	switch r := recv.(type) {
 	case methoder:
 		if m, ok := r.method(name); ok {
-			return m(args)
+			v, err := m(args)
+			if err != nil {
+				return nil, s.callError(name, err)
+			}
+
+			return v, nil
 		}
 
 		if hasArgs {
@@ -469,7 +500,7 @@ func (s *state) call(dot any, name string, argNodes []parse.Node, final any) (an
 	f, ok := funcs[name]
 	if !ok {
 		if _, known := knownFuncs()[name]; known {
-			return nil, s.errorf("function %q is not supported by pocbot's chart renderer (see internal/chart)", name)
+			return nil, s.errorf("function %q is not supported by pocbot's chart renderer (see internal/chart)%s", name, s.reachedUnder())
 		}
 
 		return nil, s.errorf("function %q not defined", name)
@@ -492,7 +523,7 @@ func (s *state) call(dot any, name string, argNodes []parse.Node, final any) (an
 
 	v, err := f(s, argv)
 	if err != nil {
-		return nil, s.errorf("error calling %s: %v", name, err)
+		return nil, s.callError(name, err)
 	}
 
 	return v, nil
@@ -549,6 +580,8 @@ func truth(v any) bool {
 		return len(x) > 0
 	case map[string]any:
 		return len(x) > 0
+	case chartValues:
+		return len(x) > 0
 	case int:
 		return x != 0
 	case int64:
@@ -582,4 +615,14 @@ func asInt(v any) (int, bool) {
 	}
 
 	return 0, false
+}
+
+// reachedUnder names the conditions an unsupported function was reached under, so that the
+// error says which values to change.
+func (s *state) reachedUnder() string {
+	if len(s.conds) == 0 {
+		return ""
+	}
+
+	return ", reached under " + strings.Join(s.conds, " ") + ": change the values these conditions read"
 }

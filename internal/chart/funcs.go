@@ -101,6 +101,12 @@ func init() {
 		"fromJsonArray": func(_ *state, a []any) (any, error) { return fromJSON(strval(first(a)), true), nil },
 		// `helm template` has no cluster to look in: lookup finds nothing.
 		"lookup": func(*state, []any) (any, error) { return map[string]any{}, nil },
+		// sprig's clock, for the charts that check durations with it (clock.go).
+		"now":              fnNow,
+		"dateModify":       func(_ *state, a []any) (any, error) { return dateModify(a, false) },
+		"date_modify":      func(_ *state, a []any) (any, error) { return dateModify(a, false) },
+		"mustDateModify":   func(_ *state, a []any) (any, error) { return dateModify(a, true) },
+		"must_date_modify": func(_ *state, a []any) (any, error) { return dateModify(a, true) },
 	}
 
 	for n, f := range sprigFuncs() {
@@ -151,7 +157,7 @@ func fnLen(_ *state, a []any) (any, error) {
 		return nil, err
 	}
 
-	switch x := a[0].(type) {
+	switch x := plainMap(a[0]).(type) {
 	case string:
 		return len(x), nil
 	case []any:
@@ -171,7 +177,7 @@ func fnIndex(_ *state, a []any) (any, error) {
 	v := a[0]
 
 	for _, k := range a[1:] {
-		switch x := v.(type) {
+		switch x := plainMap(v).(type) {
 		case map[string]any:
 			v = x[strval(k)]
 		case []any:
@@ -231,7 +237,16 @@ func fnEq(_ *state, a []any) (any, error) {
 				return true, nil
 			}
 		case ka == "other" || kb == "other":
-			return nil, errors.New("non-comparable type")
+			x, xok := a[0].(instant)
+			y, yok := b.(instant)
+
+			if !xok || !yok {
+				return nil, errors.New("non-comparable type")
+			}
+
+			if x.t == y.t { //nolint:gocritic // text/template compares a time.Time with ==, as here
+				return true, nil
+			}
 		case ka != kb:
 			return nil, errors.New("incompatible types for comparison")
 		case ka == "int":
@@ -297,7 +312,7 @@ func fnInclude(s *state, a []any) (any, error) {
 
 	var b strings.Builder
 
-	sub := &state{e: s.e, out: &b, depth: s.depth}
+	sub := s.sub(s.e, &b)
 	if err := sub.run(strval(a[0]), a[1]); err != nil {
 		return nil, err
 	}
@@ -322,7 +337,7 @@ func fnTpl(s *state, a []any) (any, error) {
 		return nil, err
 	}
 
-	e := &engine{chart: s.e.chart, trees: make(map[string]*parse.Tree, len(s.e.trees)+len(trees))}
+	e := &engine{chart: s.e.chart, trees: make(map[string]*parse.Tree, len(s.e.trees)+len(trees)), clockFormatted: s.e.clockFormatted}
 	for n, t := range s.e.trees {
 		e.trees[n] = t
 	}
@@ -333,7 +348,7 @@ func fnTpl(s *state, a []any) (any, error) {
 
 	var b strings.Builder
 
-	sub := &state{e: e, out: &b, depth: s.depth}
+	sub := s.sub(e, &b)
 	if err := sub.run(name, a[1]); err != nil {
 		return nil, err
 	}
@@ -376,7 +391,7 @@ func toYAML(v any) (string, error) {
 
 // jsonable turns the renderer's special values into plain data for the encoders.
 func jsonable(v any) any {
-	switch x := v.(type) {
+	switch x := plainMap(v).(type) {
 	case map[string]any:
 		out := make(map[string]any, len(x))
 		for k, e := range x {
@@ -527,12 +542,22 @@ func list(v any) ([]any, error) {
 }
 
 func dictOf(v any) (map[string]any, error) {
-	m, ok := v.(map[string]any)
+	m, ok := plainMap(v).(map[string]any)
 	if !ok {
 		return nil, fmt.Errorf("cannot use %T as a dict", v)
 	}
 
 	return m, nil
+}
+
+// plainMap is .Values as the map it is, what text/template hands a function whose parameter is
+// a map; anything else as it is.
+func plainMap(v any) any {
+	if cv, ok := v.(chartValues); ok {
+		return map[string]any(cv)
+	}
+
+	return v
 }
 
 // kindName is reflect's kind name, what sprig's kindOf answers.
@@ -541,11 +566,34 @@ func kindName(v any) string {
 		return "invalid"
 	}
 
-	if _, ok := v.(methoder); ok {
+	switch x := v.(type) {
+	case chartValues:
+		return "map"
+	case version:
+		if x.ptr {
+			return "ptr"
+		}
+
+		return "struct"
+	case files:
+		return "map"
+	case apiVersions:
+		return "slice"
+	case methoder:
 		return "struct"
 	}
 
 	return reflect.TypeOf(v).Kind().String()
+}
+
+// goType is the Go type Helm's value would have, what sprig's typeOf answers and
+// text/template's errors name.
+func goType(v any) string {
+	if m, ok := v.(methoder); ok {
+		return m.typeName()
+	}
+
+	return fmt.Sprintf("%T", v)
 }
 
 func sum(h []byte) string { return hex.EncodeToString(h) }

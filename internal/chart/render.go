@@ -38,13 +38,13 @@ func Render(c *Chart, o Options) (string, error) {
 		return "", err
 	}
 
-	e := &engine{chart: c, trees: map[string]*parse.Tree{}}
+	e := &engine{chart: c, trees: map[string]*parse.Tree{}, clockFormatted: new(bool)}
 	if err := e.parse(); err != nil {
 		return "", err
 	}
 
 	top := map[string]any{
-		"Values":       Coalesce(c.Values, overMap),
+		"Values":       chartValues(Coalesce(c.Values, overMap)),
 		"Release":      map[string]any{"Name": o.ReleaseName, "Namespace": o.Namespace, "Service": "Helm", "IsInstall": true, "IsUpgrade": false, "Revision": 1},
 		"Chart":        c.Meta,
 		"Capabilities": capabilities(kv),
@@ -65,6 +65,10 @@ func Render(c *Chart, o Options) (string, error) {
 		s, err := e.exec(name, dot)
 		if err != nil {
 			return "", err
+		}
+
+		if *e.clockFormatted {
+			return "", fmt.Errorf("%s: %w", name, ErrClock)
 		}
 
 		for _, doc := range splitDocs(s) {
@@ -161,6 +165,8 @@ func checkObject(doc string) error {
 type engine struct {
 	chart *Chart
 	trees map[string]*parse.Tree
+	// clockFormatted is set when a time from now is turned into text (see clock.go).
+	clockFormatted *bool
 }
 
 func (e *engine) parse() error {

@@ -1,9 +1,6 @@
 package chart
 
 import (
-	"archive/tar"
-	"bytes"
-	"compress/gzip"
 	"strings"
 	"testing"
 	"text/template/parse"
@@ -15,23 +12,7 @@ import (
 func archive(t testing.TB, dir string, files map[string]string) []byte {
 	t.Helper()
 
-	var buf bytes.Buffer
-
-	gz := gzip.NewWriter(&buf)
-	tw := tar.NewWriter(gz)
-
-	for name, text := range files {
-		if err := tw.WriteHeader(&tar.Header{Name: dir + "/" + name, Mode: 0o644, Size: int64(len(text)), Typeflag: tar.TypeReg}); err != nil {
-			t.Fatal(err)
-		}
-
-		_, _ = tw.Write([]byte(text))
-	}
-
-	_ = tw.Close()
-	_ = gz.Close()
-
-	return buf.Bytes()
+	return cnichart.Pack(dir, files)
 }
 
 const digestA = "sha256:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
@@ -81,6 +62,8 @@ func TestRenderTestChart(t *testing.T) {
 		"add:\n              - CHOWN\n              - NET_ADMIN\n",
 		"apiVersion: policy/v1\nkind: PodDisruptionBudget", "kind: ClusterRoleBinding\nmetadata:\n  name: cilium-operator",
 		"replicas: 1\n",
+		// The chart's own uses of semver, semverCompare, now and mustDateModify.
+		`gc-interval: "5m"`, `kubernetes-minor: "1.33"`, "hostNetwork: true\n      securityContext:\n        appArmorProfile:\n          type: Unconfined\n",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("render lacks %q", want)
@@ -103,6 +86,36 @@ func TestRenderTestChart(t *testing.T) {
 
 	if _, err := Render(c, Options{ReleaseName: "cilium", Namespace: "kube-system", Values: v, KubeVersion: "1.33.6"}); err == nil || !strings.Contains(err.Error(), "native routing needs ipv4NativeRoutingCIDR") {
 		t.Errorf("native routing without a CIDR = %v", err)
+	}
+
+	testChartChecks(t, c)
+}
+
+// testChartChecks: the test chart's own checks, each through a function Cilium's chart uses
+// (mustDateModify, dig on .Values.AsMap, semverCompare on the Kubernetes minor).
+func testChartChecks(t *testing.T, c *Chart) {
+	t.Helper()
+
+	for _, tc := range []struct {
+		name, key string
+		value     any
+		want      string
+	}{
+		{"zero duration", "gcInterval", "0s", `duration "0s" is zero`},
+		{"bad duration", "gcInterval", "five", `error calling mustDateModify: time: invalid duration "five"`},
+		{"removed option", "legacyHostRouting", true, "legacyHostRouting was removed"},
+	} {
+		v := botValues()
+		v[tc.key] = tc.value
+
+		if _, err := Render(c, Options{ReleaseName: "cilium", Namespace: "kube-system", Values: v, KubeVersion: "1.33.6"}); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want an error with %q", tc.name, err, tc.want)
+		}
+	}
+
+	old, err := Render(c, Options{ReleaseName: "cilium", Namespace: "kube-system", Values: botValues(), KubeVersion: "1.29.4"})
+	if err != nil || strings.Contains(old, "appArmorProfile") || !strings.Contains(old, `kubernetes-minor: "1.29"`) {
+		t.Errorf("Kubernetes 1.29: %v, want no appArmorProfile and minor 1.29:\n%s", err, old)
 	}
 }
 
@@ -171,7 +184,7 @@ func renderOne(t *testing.T, tmpl string) (string, error) {
 		Templates: map[string]string{"templates/x.yaml": tmpl, "templates/_h.tpl": `{{ define "t.x" }}X{{ end }}`},
 		Files:     map[string][]byte{"files/a.txt": []byte("A")}}
 
-	e := &engine{chart: c, trees: map[string]*parse.Tree{}}
+	e := &engine{chart: c, trees: map[string]*parse.Tree{}, clockFormatted: new(bool)}
 
 	if err := e.parse(); err != nil {
 		return "", err
@@ -199,7 +212,12 @@ func TestRenderRefuses(t *testing.T) {
 		{"unknown function", map[string]string{"Chart.yaml": chartYAML, "templates/a.yaml": `{{ nosuch 1 }}`}, `function "nosuch" not defined`},
 		{"random function", map[string]string{"Chart.yaml": chartYAML, "templates/a.yaml": obj + `data: {{ randAlphaNum 5 }}`}, `"randAlphaNum" is not supported`},
 		{"certificate generation", map[string]string{"Chart.yaml": chartYAML, "templates/a.yaml": `{{ $ca := genCA "x" 365 }}`}, `"genCA" is not supported`},
-		{"fail", map[string]string{"Chart.yaml": chartYAML, "templates/a.yaml": `{{ fail "no way" }}`}, "no way"},
+		// An unsupported function in a branch names the conditions (the values) that led there,
+		// across include, as Cilium's certificate generation sits under its TLS options.
+		{"unsupported under conditions", map[string]string{"Chart.yaml": chartYAML, "values.yaml": "tls: {enabled: true, method: helm, off: false}\n",
+			"templates/_ca.tpl": `{{ define "ca" }}{{ if .Values.tls.off }}{{ else if eq .Values.tls.method "helm" }}{{ $ca := genCA "x" 365 }}{{ end }}{{ end }}`,
+			"templates/a.yaml":  `{{ with .Values.tls }}{{ if .enabled }}{{ include "ca" $ }}{{ end }}{{ end }}`},
+			`"genCA" is not supported by pocbot's chart renderer (see internal/chart), reached under {{with .Values.tls}} {{if .enabled}} {{if not (.Values.tls.off)}} {{if eq .Values.tls.method "helm"}}: change the values these conditions read`},
 		{"not an object", map[string]string{"Chart.yaml": chartYAML, "templates/a.yaml": "just: data\n"}, "not a Kubernetes object"},
 		{"subchart", map[string]string{"Chart.yaml": chartYAML, "charts/sub/Chart.yaml": chartYAML}, "subcharts are not supported"},
 		{"dependencies", map[string]string{"Chart.yaml": chartYAML + "dependencies:\n- name: x\n"}, "dependencies (subcharts) are not supported"},
@@ -228,7 +246,9 @@ func FuzzLoad(f *testing.F) {
 }
 
 func FuzzTemplate(f *testing.F) {
-	for _, s := range []string{`{{ .Values.a | toYaml }}`, `{{ range $k, $v := .Values }}{{ $k }}{{ end }}`, `{{ include "x" . }}`, `{{ tpl "{{ 1 }}" . }}`} {
+	for _, s := range []string{`{{ .Values.a | toYaml }}`, `{{ range $k, $v := .Values }}{{ $k }}{{ end }}`, `{{ include "x" . }}`, `{{ tpl "{{ 1 }}" . }}`,
+		`{{ semverCompare ">=1.30.0-0" (semver .Capabilities.KubeVersion.Version).IncMinor.String }}`, `{{ $t := now }}{{ eq $t ($t | dateModify "1m") }}`,
+		`{{ dig "a" "" .Values.AsMap }}{{ .Values.PathValue "a" }}`, `{{ if .Values.a }}{{ genCA "x" 1 }}{{ end }}`} {
 		f.Add(s)
 	}
 

@@ -464,6 +464,12 @@ func sprigPart6() map[string]fn {
 				return nil, errors.New("dig needs keys, a default and a dict")
 			}
 
+			// sprig's dig asserts its any argument is a map[string]interface{}: a
+			// common.Values (.Values itself) is not one, as .Values.AsMap is.
+			if _, ok := a[len(a)-1].(chartValues); ok {
+				return nil, errors.New("interface conversion: interface {} is common.Values, not map[string]interface {}")
+			}
+
 			d, err := dictOf(a[len(a)-1])
 			if err != nil {
 				return nil, err
@@ -607,7 +613,7 @@ func sprigPart8() map[string]fn {
 
 			return append([]any{}, l[lo:hi]...), nil
 		},
-		"typeOf": func(_ *state, a []any) (any, error) { return fmt.Sprintf("%T", first(a)), nil },
+		"typeOf": func(_ *state, a []any) (any, error) { return goType(first(a)), nil },
 		"kindOf": func(_ *state, a []any) (any, error) { return kindName(first(a)), nil },
 		"kindIs": func(_ *state, a []any) (any, error) {
 			if err := nargs(a, 2); err != nil {
@@ -621,7 +627,7 @@ func sprigPart8() map[string]fn {
 				return nil, err
 			}
 
-			return strval(a[0]) == fmt.Sprintf("%T", a[1]), nil
+			return strval(a[0]) == goType(a[1]), nil
 		},
 		"deepEqual": func(_ *state, a []any) (any, error) {
 			if err := nargs(a, 2); err != nil {
@@ -683,13 +689,8 @@ func sprigPart9() map[string]fn {
 
 			return anyList(re.Split(strval(a[1]), int(toInt64(a[2])))), nil
 		},
-		"semverCompare": func(_ *state, a []any) (any, error) {
-			if err := nargs(a, 2); err != nil {
-				return nil, err
-			}
-
-			return semverCompare(strval(a[0]), strval(a[1]))
-		},
+		"semverCompare": func(_ *state, a []any) (any, error) { return semverCompare(a) },
+		"semver":        func(_ *state, a []any) (any, error) { return semverFn(a) },
 		"plural": func(_ *state, a []any) (any, error) {
 			if err := nargs(a, 3); err != nil {
 				return nil, err

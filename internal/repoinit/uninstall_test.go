@@ -292,7 +292,7 @@ func TestUninstallReadsTheEnvironmentBack(t *testing.T) {
 	}))
 	defer proxy.Close()
 	var out bytes.Buffer
-	_, err = Uninstall(t.Context(), UninstallConfig{Repo: "acme/shop", APIURL: proxy.URL, Token: f.token, Out: &out})
+	_, err = Uninstall(t.Context(), UninstallConfig{Repo: "acme/shop", APIURL: proxy.URL, Token: f.token, AppKey: f.cfg.AppKey, Out: &out})
 	if err == nil || !strings.Contains(err.Error(), "still there") {
 		t.Fatalf("uninstall whose environment delete was answered 404 = %v; want an error saying it is still there\n%s", err, out.String())
 	}

@@ -172,6 +172,16 @@ type envSettings struct {
 	noReadRunnerAccess  bool // POC_READ_RUNNER_ACCESS=false
 }
 
+// CiliumChart is the pinned Cilium chart the environment sets (cilium-chart), or the default.
+func CiliumChart(getenv func(string) string) (chart.Source, error) {
+	src, err := chart.ParseSource(settings.Env(getenv).String("cilium-chart"))
+	if err != nil {
+		return src, fmt.Errorf("environment variable %s: %w", settings.Lookup("cilium-chart").Env, err)
+	}
+
+	return src, nil
+}
+
 // readEnv reads and checks them (named and defaulted by the settings table), before anything is
 // opened.
 func readEnv(getenv func(string) string) (envSettings, error) {
@@ -181,8 +191,8 @@ func readEnv(getenv func(string) string) (envSettings, error) {
 	if e.rescuePort, err = env.Int("rescue-ssh-port"); err != nil {
 		return e, err
 	}
-	if e.ciliumChart, err = chart.ParseSource(env.String("cilium-chart")); err != nil {
-		return e, fmt.Errorf("environment variable %s: %w", settings.Lookup("cilium-chart").Env, err)
+	if e.ciliumChart, err = CiliumChart(getenv); err != nil {
+		return e, err
 	}
 	for _, d := range []struct {
 		setting string

@@ -165,7 +165,8 @@ func Build(g *provision.Graph, spec provision.Spec, cfg Config) error {
 		{Name: NodeTalosSecrets, Kind: "talos.secrets", Apply: b.talosSecrets},
 		// The configs carry every node's ingress firewall, which names the worker's address (never
 		// the runner's: see firewall): hence the worker before them.
-		{Name: NodeTalosConfig, Kind: "talos.config", Needs: append([]string{NodeTalosSecrets, scaleway.NodeWorker}, ipNodes...), Apply: b.talosConfig},
+		{Name: NodeTalosConfig, Kind: "talos.config", Needs: append([]string{NodeTalosSecrets, scaleway.NodeWorker}, ipNodes...), Apply: b.talosConfig,
+			Preflight: b.ciliumPreflight},
 		{Name: NodeWorkerImage, Kind: "rescue.write", Needs: []string{scaleway.NodeWorker, scaleway.NodeSSHKey}, Apply: b.workerImage, Timeout: 45 * time.Minute},
 		{Name: NodeWorkerConfig, Kind: "talos.apply", Needs: []string{NodeWorkerImage, NodeTalosConfig}, Apply: b.workerConfig, Timeout: 15 * time.Minute},
 		{Name: NodeBootstrap, Kind: "talos.bootstrap", Needs: append([]string{NodeTalosConfig}, poweron...), Apply: b.bootstrap, Timeout: 15 * time.Minute},

@@ -11,6 +11,7 @@ import (
 	"gocloud.dev/gcerrors"
 
 	"github.com/pocbot/pocbot/internal/chart"
+	"github.com/pocbot/pocbot/internal/provision"
 	"github.com/pocbot/pocbot/internal/provision/talos"
 )
 
@@ -50,6 +51,22 @@ func (b *builder) ciliumChart(ctx context.Context) ([]byte, error) {
 	ciliumCharts.Store(src.SHA256, archive)
 
 	return archive, nil
+}
+
+// ciliumPreflight renders the pinned chart as talos-config will, in the up's pre-flight: the
+// configs need the worker and the reserved IPs, so a chart that does not render would otherwise
+// be found after they and the control planes were bought.
+func (b *builder) ciliumPreflight(ctx context.Context, r *provision.Run) error {
+	archive, err := b.ciliumChart(ctx)
+	if err != nil {
+		return err
+	}
+
+	if err := talos.CheckCiliumChart(archive, r.Spec().CiliumRouting, ""); err != nil {
+		return fmt.Errorf("the pinned Cilium chart (cilium-chart, POC_CILIUM_CHART): %w", err)
+	}
+
+	return nil
 }
 
 // bucketCache is the image bucket as the chart's cache.

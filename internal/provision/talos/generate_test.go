@@ -417,6 +417,8 @@ func TestGenerateRefuses(t *testing.T) {
 		{name: "no secrets", modify: func(in *Input) { in.Secrets = nil }, wantErr: "empty input"},
 		{name: "broken secrets", modify: func(in *Input) { in.Secrets = []byte("cluster: [") }, wantErr: "decode Talos secrets bundle"},
 		{name: "incomplete secrets", modify: func(in *Input) { in.Secrets = []byte("cluster:\n  id: x\n") }, wantErr: "incomplete"},
+		// A chart whose manifest alone is over the user data a control plane's config rides in.
+		{name: "config over the user-data limit", modify: func(in *Input) { in.CiliumChart = bigChart(t, UserDataLimit) }, wantErr: "over the 1048576 bytes"},
 	}
 
 	for _, tt := range tests {
@@ -440,6 +442,17 @@ func TestGenerateRefuses(t *testing.T) {
 			}
 		})
 	}
+}
+
+// bigChart is a chart archive whose one ConfigMap holds more than size bytes of data.
+func bigChart(t *testing.T, size int) []byte {
+	t.Helper()
+
+	return cnichart.Pack("big", map[string]string{
+		"Chart.yaml": "apiVersion: v2\nname: big\nversion: 1.0.0\n",
+		"templates/big.yaml": fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: big\ndata:\n"+
+			"{{- range until %d }}\n  k{{ . }}: %q\n{{- end }}\n", size/64+1, strings.Repeat("x", 64)),
+	})
 }
 
 // TestValidatorCatchesForbiddenPatches proves the validation gate is real: the patches pocbot must

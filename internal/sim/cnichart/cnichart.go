@@ -26,15 +26,32 @@ const Name = "pocbot-test-cni"
 
 // Archive is the chart as a .tgz, built the same way every time (sorted entries, zero times).
 var Archive = sync.OnceValue(func() []byte {
-	var names []string
+	contents := map[string]string{}
 
 	_ = fs.WalkDir(files, "chart", func(p string, d fs.DirEntry, err error) error {
 		if err == nil && !d.IsDir() {
-			names = append(names, p)
+			b, err := files.ReadFile(p)
+			if err != nil {
+				panic(err) // embedded: cannot fail
+			}
+
+			contents[p[len("chart/"):]] = string(b)
 		}
 
 		return err
 	})
+
+	return Pack(Name, contents)
+})
+
+// Pack is a chart archive of files (path in the chart → text) under the directory name, as
+// Archive is built: for the tests' charts of their own (a broken one, a large one).
+func Pack(name string, files map[string]string) []byte {
+	names := make([]string, 0, len(files))
+	for n := range files {
+		names = append(names, n)
+	}
+
 	sort.Strings(names)
 
 	var buf bytes.Buffer
@@ -43,24 +60,19 @@ var Archive = sync.OnceValue(func() []byte {
 	tw := tar.NewWriter(gz)
 
 	for _, n := range names {
-		b, err := files.ReadFile(n)
-		if err != nil {
-			panic(err) // embedded: cannot fail
+		b := files[n]
+		if err := tw.WriteHeader(&tar.Header{Name: path.Join(name, n), Mode: 0o644, Size: int64(len(b)), Typeflag: tar.TypeReg}); err != nil {
+			panic(err) // a header of a regular file in memory: cannot fail
 		}
 
-		rel := path.Join(Name, n[len("chart/"):])
-		if err := tw.WriteHeader(&tar.Header{Name: rel, Mode: 0o644, Size: int64(len(b)), Typeflag: tar.TypeReg}); err != nil {
-			panic(err)
-		}
-
-		_, _ = tw.Write(b)
+		_, _ = tw.Write([]byte(b))
 	}
 
 	_ = tw.Close()
 	_ = gz.Close()
 
 	return buf.Bytes()
-})
+}
 
 // SHA256 is the archive's digest, hex.
 func SHA256() string {
