@@ -151,15 +151,17 @@ func (r *run) serve(ctx context.Context, a *answerer, pull github.PullInfo) erro
 		return a.final(ctx, prkube.Answer{State: prkube.StateRefused, Cluster: r.cluster, Message: why})
 	case prkube.Create:
 		a.working(ctx, "creating the cluster (the pull request's status comment follows it)")
-		in := r.intent(commands.VerbUp)
-		r.upIntent(&in, commands.UpOptions{})
-		if err := r.operate(ctx, clusterops.VerbUp, in); err != nil || r.out.Refused != "" {
-			if r.out.Refused != "" {
-				return a.final(ctx, prkube.Answer{State: prkube.StateRefused, Cluster: r.cluster, Message: "the cluster was not made: " + r.out.Refused + " (the pull request's comments say more)"})
-			}
+		another, err := r.create(ctx)
+		switch {
+		case another:
+			action = prkube.Wait
+		case r.out.Refused != "":
+			return a.final(ctx, prkube.Answer{State: prkube.StateRefused, Cluster: r.cluster, Message: "the cluster was not made: " + r.out.Refused + " (the pull request's comments say more)"})
+		case err != nil:
 			return a.failed(ctx, err)
 		}
-	case prkube.Wait:
+	}
+	if action == prkube.Wait {
 		if err := r.awaitReady(ctx, a); err != nil {
 			return a.failed(ctx, err)
 		}
@@ -170,6 +172,25 @@ func (r *run) serve(ctx context.Context, a *answerer, pull github.PullInfo) erro
 		}
 	}
 	return r.issue(ctx, a, st)
+}
+
+// create makes the pull request's cluster for a request that found none, as the pull request's
+// own event does (its status comment, its deployment). The event's run may be making it at the
+// same time: when that run holds the cluster's lock past the wait, or has made the cluster by the
+// time the lock is this run's (the intent's precondition), another is true and nothing is said
+// on the pull request: the request waits for that run's cluster.
+func (r *run) create(ctx context.Context) (another bool, err error) {
+	in := r.intent(commands.VerbUp)
+	r.upIntent(&in, commands.UpOptions{})
+	in.Precondition.Absent = true
+	w := r.watch(ctx, clusterops.VerbUp)
+	res, err := r.backend.Ops.Run(ctx, clusterops.VerbUp, in, w)
+	w.endGroup()
+	if ref := res.Refusal; ref != nil && (ref.Kind == lifecycle.RefuseLocked || ref.Kind == lifecycle.RefusePrecondition) {
+		r.h.log().Info("the pull request's cluster is another run's: waiting for it", "why", ref.Error())
+		return true, nil
+	}
+	return false, r.answer(ctx, in, res, err, w)
 }
 
 // readCluster reads the pull request's cluster once, as clusterops reads it for a status (its
