@@ -346,8 +346,9 @@ func pausedRefusesAndRetires(ctx context.Context, t *testing.T, w *world.World, 
 	}
 }
 
-// clientCert is the client certificate of the kubeconfig at path.
-func clientCert(t *testing.T, path string) *x509.Certificate {
+// kubeconfigUser is the client-certificate-data and client-key-data of the kubeconfig at path's
+// one user.
+func kubeconfigUser(t *testing.T, path string) (cert, key string) {
 	t.Helper()
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -357,13 +358,21 @@ func clientCert(t *testing.T, path string) *x509.Certificate {
 		Users []struct {
 			User struct {
 				Cert string `yaml:"client-certificate-data"`
+				Key  string `yaml:"client-key-data"`
 			} `yaml:"user"`
 		} `yaml:"users"`
 	}
-	if err := yaml.Unmarshal(b, &kc); err != nil || len(kc.Users) != 1 {
-		t.Fatalf("kubeconfig: %v", err)
+	if err := yaml.Unmarshal(b, &kc); err != nil || len(kc.Users) != 1 || kc.Users[0].User.Cert == "" || kc.Users[0].User.Key == "" {
+		t.Fatalf("the kubeconfig %s has not one user with a certificate and a key: %v", path, err)
 	}
-	raw, _ := base64.StdEncoding.DecodeString(kc.Users[0].User.Cert)
+	return kc.Users[0].User.Cert, kc.Users[0].User.Key
+}
+
+// clientCert is the client certificate of the kubeconfig at path.
+func clientCert(t *testing.T, path string) *x509.Certificate {
+	t.Helper()
+	cert, _ := kubeconfigUser(t, path)
+	raw, _ := base64.StdEncoding.DecodeString(cert)
 	blk, _ := pem.Decode(raw)
 	if blk == nil {
 		t.Fatal("the kubeconfig's certificate is not PEM")
@@ -383,21 +392,8 @@ func clientCert(t *testing.T, path string) *x509.Certificate {
 func privateKeyValues(t *testing.T, path string) []string {
 	t.Helper()
 	const run = 16
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var kc struct {
-		Users []struct {
-			User struct {
-				Key string `yaml:"client-key-data"`
-			} `yaml:"user"`
-		} `yaml:"users"`
-	}
-	if err := yaml.Unmarshal(b, &kc); err != nil || len(kc.Users) != 1 || kc.Users[0].User.Key == "" {
-		t.Fatalf("the kubeconfig %s has no client key: %v", path, err)
-	}
-	pemKey, err := base64.StdEncoding.DecodeString(kc.Users[0].User.Key)
+	_, keyData := kubeconfigUser(t, path)
+	pemKey, err := base64.StdEncoding.DecodeString(keyData)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -422,7 +418,7 @@ func privateKeyValues(t *testing.T, path string) []string {
 	body := base64.StdEncoding.EncodeToString(blk.Bytes)
 	first, last := (off*8+5)/6, ((off+len(scalar))*8-6)/6
 	inside := body[first : last+1]
-	out := []string{kc.Users[0].User.Key}
+	out := []string{keyData}
 	for i := 0; i+run <= len(inside); i++ {
 		out = append(out, inside[i:i+run])
 	}
