@@ -29,6 +29,7 @@ import (
 	"github.com/pocbot/pocbot/internal/commands"
 	"github.com/pocbot/pocbot/internal/github"
 	"github.com/pocbot/pocbot/internal/prdeploy"
+	"github.com/pocbot/pocbot/internal/prkube"
 	"github.com/pocbot/pocbot/internal/provision"
 	"github.com/pocbot/pocbot/internal/repoconfig"
 	"github.com/pocbot/pocbot/internal/settings"
@@ -111,6 +112,9 @@ type Handler struct {
 	// RequestWait bounds how long a request waits for a cluster another run is making (default
 	// 30 minutes); RequestPoll is how often it reads the state meanwhile (default 5 s).
 	RequestWait, RequestPoll time.Duration
+	// RequestBeat is how often a working answer is rewritten while the run makes or waits for the
+	// cluster (default prkube.Heartbeat); tests shorten it.
+	RequestBeat time.Duration
 }
 
 // Outcome says what one event led to.
@@ -151,6 +155,11 @@ func (h *Handler) linkTTL() time.Duration { return settings.DurationOr(h.LinkTTL
 
 func (h *Handler) requestWait() time.Duration {
 	return settings.DurationOr(h.RequestWait, 30*time.Minute)
+}
+
+// requestBeat is how often a request's working answer is written again (prkube.Heartbeat).
+func (h *Handler) requestBeat() time.Duration {
+	return settings.DurationOr(h.RequestBeat, prkube.Heartbeat)
 }
 
 func (h *Handler) requestPoll() time.Duration {

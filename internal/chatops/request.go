@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/pocbot/pocbot/internal/clusterops"
@@ -151,7 +152,9 @@ func (r *run) serve(ctx context.Context, a *answerer, pull github.PullInfo) erro
 		return a.final(ctx, prkube.Answer{State: prkube.StateRefused, Cluster: r.cluster, Message: why})
 	case prkube.Create:
 		a.working(ctx, "creating the cluster (the pull request's status comment follows it)")
+		stop := a.beat(ctx, r.h.requestBeat())
 		another, err := r.create(ctx)
+		stop()
 		switch {
 		case another:
 			action = prkube.Wait
@@ -162,7 +165,10 @@ func (r *run) serve(ctx context.Context, a *answerer, pull github.PullInfo) erro
 		}
 	}
 	if action == prkube.Wait {
-		if err := r.awaitReady(ctx, a); err != nil {
+		stop := a.beat(ctx, r.h.requestBeat())
+		err := r.awaitReady(ctx, a)
+		stop()
+		if err != nil {
 			return a.failed(ctx, err)
 		}
 	}
@@ -306,10 +312,18 @@ func (r *run) issue(ctx context.Context, a *answerer, st *clusterops.Status) err
 type answerer struct {
 	r   *run
 	req prkube.Request
+	mu  sync.Mutex // the run's writes and beat's
 	id  int64
+	// last is the latest working message, which beat writes again.
+	last string
 }
 
 func (a *answerer) write(ctx context.Context, ans prkube.Answer) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if ans.State == prkube.StateWorking {
+		a.last = ans.Message
+	}
 	status, conclusion, title, summary, text := ans.Check(a.req.RunID, a.req.RunAttempt)
 	cr := github.CheckRun{Name: prkube.CheckName, HeadSHA: a.req.HeadSHA, ExternalID: a.req.Nonce, Status: status, Conclusion: conclusion,
 		Title: title, Summary: commands.Redact(summary), Text: text, DetailsURL: a.r.h.Env.RunURL()}
@@ -319,6 +333,31 @@ func (a *answerer) write(ctx context.Context, ans prkube.Answer) error {
 	id, err := a.r.h.GitHub.CreateCheckRun(ctx, cr)
 	a.id = id
 	return err
+}
+
+// beat writes the latest working answer again every `every` until stop: the job takes a working
+// answer unchanged for its redispatch (prkube.DefaultRedispatch) for a dead run and asks again,
+// and an up or a wait for one lasts longer than that.
+func (a *answerer) beat(ctx context.Context, every time.Duration) (stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				a.mu.Lock()
+				msg := a.last
+				a.mu.Unlock()
+				a.working(ctx, msg)
+			}
+		}
+	}()
+	return func() { cancel(); <-done }
 }
 
 // working tells the job the bot is on it; a failure to say so is only logged.

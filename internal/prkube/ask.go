@@ -56,6 +56,15 @@ type Result struct {
 	NotAfter   time.Time
 }
 
+// DefaultRedispatch is how long a request may go unanswered, or its working answer unchanged,
+// before the job sends it again; Heartbeat, how often the bot rewrites a working answer while it
+// makes or waits for the cluster, is well under it, so that a live bot run is never taken for
+// a dead one.
+const (
+	DefaultRedispatch = 5 * time.Minute
+	Heartbeat         = time.Minute
+)
+
 // ErrRefused wraps a refusal or a failure the bot answered: asking again will not help.
 var ErrRefused = errors.New("pocbot refused the kubeconfig")
 
@@ -81,7 +90,7 @@ func (a *Ask) Run(ctx context.Context) (Result, error) {
 	}
 	redispatch := a.Redispatch
 	if redispatch <= 0 {
-		redispatch = 5 * time.Minute
+		redispatch = DefaultRedispatch
 	}
 	key, err := kubecert.NewKey()
 	if err != nil {
