@@ -20,9 +20,10 @@ goreleaser:
 	@command -v goreleaser >/dev/null 2>&1 || $(GO) install github.com/goreleaser/goreleaser/v2@$(GORELEASER_VERSION)
 
 # Files generated from the settings table (internal/settings): deploy/poc.example.yml,
-# docs/configuration.md. A test fails while they are stale.
+# docs/configuration.md; and from the assumptions register (internal/assume):
+# docs/assumptions.md. A test fails while one is stale.
 generate:
-	$(GO) generate ./internal/settings
+	$(GO) generate ./internal/settings ./internal/assume
 
 # The stand-ins' commands (sim, demo, soak) are built only with this tag: the production binary
 # (`make build`, the release, the Action) links none of internal/sim (cmd/bot/lean_test.go).

@@ -10,6 +10,9 @@ import (
 	"time"
 
 	"github.com/pocbot/pocbot/internal/doctor"
+	"github.com/pocbot/pocbot/internal/doctor/live"
+	"github.com/pocbot/pocbot/internal/github"
+	"github.com/pocbot/pocbot/internal/record"
 	"github.com/pocbot/pocbot/internal/repoinit"
 	"github.com/pocbot/pocbot/internal/settings"
 	"github.com/pocbot/pocbot/internal/statestore"
@@ -18,28 +21,71 @@ import (
 
 func doctorCommand() *command {
 	var (
-		gf  githubFlags
-		key string
+		gf                      githubFlags
+		key, dnsZone, recordDir string
+		liveProbes              bool
 	)
 	return &command{
 		name: "doctor",
 		summary: "check a live installation and print a checklist with what to fix for each item: App, secrets, workflow pin, " +
-			"Scaleway credentials and IAM permissions, the state bucket's conditional writes, the pinned Cilium chart (fetched and rendered); exits non-zero on a failure",
+			"Scaleway credentials and IAM permissions, the state bucket's conditional writes, the pinned Cilium chart (fetched and rendered); " +
+			"with --live, settle the assumptions register's rows on the real account (docs/assumptions.md); exits non-zero on a failure",
 		setFlags: func(fs *flag.FlagSet, e *envFlags) {
 			gf.define(e, "GITHUB_REPOSITORY", "OWNER/REPO of the installation (its App, secrets and workflow; empty: only the Scaleway and state checks)")
 			e.String(&key, "key", "", "", "the bot's Scaleway access key whose IAM permissions to check (default: SCW_ACCESS_KEY)")
+			e.Bool(&liveProbes, "live", "", false, "also run the assumptions register's probes on the account, with the bot's key: cheap, reversible calls "+
+				"(at most € 0.05, 3 minutes), everything they make removed before exit (docs/assumptions.md)")
+			e.SettingWith(&dnsZone, "dns-zone", nil, "with --live: the DNS zone whose record probe settles dns-comment (a TXT record made and removed)")
+			e.Setting(&recordDir, record.Setting)
 		},
 		env: append(append([]string{"POC_APP_ID", "POC_APP_PRIVATE_KEY", "POC_APP_PRIVATE_KEY_FILE", "POC_CILIUM_CHART"}, envStore...), envSCW...),
 		run: func(ctx context.Context, a *app, _ *flag.FlagSet) error {
+			// With --record, every check's and probe's exchange is recorded: a real account's
+			// first contact comes back as cassettes `make fidelity` replays (docs/recording.md).
+			a.recordInto(recordDir)
 			checks := a.doctorChecks(ctx, gf, key)
 			list := doctor.Run(ctx, checks...)
 			list.Render(a.stdout)
-			if f := list.Failed(); len(f) > 0 {
-				return fmt.Errorf("doctor: %d checks failed (%s): see the → lines above", len(f), strings.Join(f, ", "))
+			failed := list.Failed()
+			if liveProbes {
+				fmt.Fprintln(a.stdout)
+				rep, err := a.doctorLive(ctx, gf, dnsZone)
+				if err != nil {
+					return fmt.Errorf("doctor --live: %w", err)
+				}
+				rep.Render(a.stdout)
+				failed = append(failed, rep.Failed()...)
+			}
+			if len(failed) > 0 {
+				return fmt.Errorf("doctor: %d checks failed (%s): see the → lines above", len(failed), strings.Join(failed, ", "))
 			}
 			return nil
 		},
 	}
+}
+
+// doctorLive runs the assumptions register's probes with the parts wiring.Live opens from the
+// environment (the bot's key: SCW_*), the repository's App for the token probe, dnsZone for the
+// record probe.
+func (a *app) doctorLive(ctx context.Context, gf githubFlags, dnsZone string) (live.Report, error) {
+	cfg, closeAll, err := wiring.Live(ctx, a.getenv, a.log)
+	defer closeAll()
+	if err != nil {
+		return live.Report{}, err
+	}
+	cfg.DNSZone = strings.TrimSpace(dnsZone)
+	if auth, err := a.appAuth(); err == nil && auth.AppID != 0 && gf.repo != "" {
+		auth.Owner, auth.Repo, _ = strings.Cut(gf.repo, "/")
+		auth.BaseURL = gf.apiURL
+		cfg.GitHubToken = func(ctx context.Context) (string, error) {
+			c, err := github.NewClient(ctx, auth)
+			if err != nil {
+				return "", err
+			}
+			return c.Token(ctx)
+		}
+	}
+	return live.Run(ctx, cfg), nil
 }
 
 // doctorChecks composes the checklist from the environment.
@@ -134,7 +180,10 @@ func (a *app) stateCheck(ctx context.Context, full bool) []doctor.Item {
 	}
 	switch err := store.CheckVersionRetention(ctx); {
 	case err == nil:
-		items = append(items, doctor.Item{Name: "versioning, lifecycle", Status: doctor.OK, Detail: "old versions do not pile up (versioning off, or a rule expires noncurrent versions)"})
+		items = append(items, doctor.Item{Name: "versioning, lifecycle", Status: doctor.OK, Detail: "old versions do not pile up (versioning off, or a rule expires noncurrent versions and delete markers)"})
+	case errors.Is(err, statestore.ErrMarkersKept):
+		items = append(items, doctor.Item{Name: "versioning, lifecycle", Status: doctor.Warn, Detail: err.Error(),
+			Fix: "rerun `bot init` (it adds ExpiredObjectDeleteMarker to its rule when the bucket accepts it); pocbot's own deletes leave no marker either way"})
 	case errors.Is(err, statestore.ErrNoVersionExpiry):
 		items = append(items, doctor.Item{Name: "versioning, lifecycle", Status: doctor.Fail, Detail: err.Error(),
 			Fix: "add a lifecycle rule expiring noncurrent versions: aws s3api put-bucket-lifecycle-configuration --bucket BUCKET --endpoint-url https://s3.fr-par.scw.cloud --lifecycle-configuration '" + statestore.LifecycleRuleExample + "'"})

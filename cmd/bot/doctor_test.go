@@ -57,7 +57,7 @@ func TestDoctor(t *testing.T) {
 	if err != nil {
 		t.Fatalf("doctor on a fresh installation: %v\n%s", err, out)
 	}
-	for _, want := range []string{"✓ App installation", "secrets                  8 required secrets in the environment poc", "✓ workflow pin", "✓ IAM permissions", "✓ state store", "✓ versioning, lifecycle", "✓ Cilium chart", "✓ quota, stock headroom    one default cluster fits"} {
+	for _, want := range []string{"✓ App installation", "secrets                  8 required secrets in the environment poc", "✓ workflow pin", "– IAM permissions", "✓ state store", "✓ versioning, lifecycle", "✓ Cilium chart", "✓ quota, stock headroom    one default cluster fits"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("doctor's checklist lacks %q:\n%s", want, out)
 		}
@@ -79,9 +79,19 @@ func TestDoctor(t *testing.T) {
 		}
 	})
 
+	// The bot's own key may not read IAM (the item above is not checked); an administrator's
+	// key reads the bot key's policies.
+	admin := adminLaptop(w, repo)
+	t.Run("the bot key's permission sets, read with an administrator's key", func(t *testing.T) {
+		out, err := doctorRun(ctx, admin, "--repo", repo, "--key", w.AccessKey)
+		if err != nil || !strings.Contains(out, "✓ IAM permissions          all 7 permission sets") {
+			t.Fatalf("doctor with the owner's key on the bot's: %v\n%s", err, out)
+		}
+	})
+
 	t.Run("key without a needed permission", func(t *testing.T) {
 		w.Scaleway.AddAPIKey("SCWLIMITEDKEY0000000", "limited-secret", "pocbot-limited", world.ProjectID, "InstancesFullAccess", "BlockStorageFullAccess", "SSHKeysFullAccess", "DomainsDNSFullAccess", "ObjectStorageFullAccess")
-		out, err := doctorRun(ctx, laptop, "--repo", repo, "--key", "SCWLIMITEDKEY0000000")
+		out, err := doctorRun(ctx, admin, "--repo", repo, "--key", "SCWLIMITEDKEY0000000")
 		if err == nil || !regexp.MustCompile(`✗ IAM permissions .*lacks on project \S+: ElasticMetalFullAccess`).MatchString(out) {
 			t.Fatalf("doctor on a key without ElasticMetalFullAccess: %v\n%s", err, out)
 		}
@@ -144,7 +154,7 @@ func TestDoctorHeadroom(t *testing.T) {
 		want string
 	}{
 		{"documented quotas", 20, false, "✓ quota, stock headroom    one default cluster fits"},
-		{"no flexible IP left", 0, true, "✗ quota, stock headroom    one default cluster would be refused: Scaleway quota " + scwsim.QuotaIPs},
+		{"no flexible IP left", 0, true, "✗ quota, stock headroom    one default cluster would be refused: Scaleway quota of Instance flexible IPs would be exceeded: limit 0 (the organization's quota " + scwsim.QuotaIPs},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			q := scwsim.DocumentedQuotas()

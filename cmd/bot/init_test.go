@@ -32,7 +32,7 @@ func TestInitThenFirstUp(t *testing.T) {
 	ctx, w := startWorld(t, 4*time.Minute, world.Options{S3: "versitygw"})
 	s3writes := objstoretest.Writes(w.S3)
 	const repo = "acme/shop"
-	laptop := laptop(w, repo)
+	laptop := adminLaptop(w, repo)
 	w.GitHub.SetPermission(repo, "alice", "maintain")
 	delete(laptop, "POC_STATE_KEY") // init generates it
 	initCmd := func() (string, error) {

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"strconv"
-
 	"github.com/pocbot/pocbot/internal/cost"
 	"github.com/pocbot/pocbot/internal/preflight"
 )
@@ -13,19 +11,15 @@ func printPreflight(a *app, pf *preflight.Result) {
 		return
 	}
 	a.printf("\nScaleway quotas (the organization's; usage counted in this project):\n")
+	if pf.Unread != "" {
+		a.printf("  the organization's quotas could not be read (%s): quotas: of .github/poc.yml where set, else Scaleway's documented defaults\n", pf.Unread)
+	}
 	for _, c := range pf.Checks {
-		limit := "not listed"
-		switch {
-		case c.Listed && c.Unlimited:
-			limit = "unlimited"
-		case c.Listed:
-			limit = strconv.FormatInt(c.Limit, 10)
-		}
 		mark := ""
 		if !c.Fits() {
 			mark = "  EXCEEDED"
 		}
-		a.printf("  %-32s %-24s limit %-10s in use %3d  needs %3d  left %s%s\n", c.Quota, c.What, limit, c.Used, c.Need, c.Headroom(), mark)
+		a.printf("  %-26s limit %-9s in use %3d  needs %3d  left %-9s from %s%s\n", c.What, c.LimitText(), c.Used, c.Need, c.Headroom(), c.From(), mark)
 	}
 	if len(pf.Candidates) > 0 {
 		a.printf("worker offers, in order:\n")
@@ -45,6 +39,9 @@ func printPreflight(a *app, pf *preflight.Result) {
 			price = cost.EUR(0, c.Offer.DailyNanos).Format(2) + "/day"
 		}
 		a.printf("  %-16s stock %-10s %-12s %s\n", c.Offer.Name, c.Offer.Stock, price, outcome)
+	}
+	for _, r := range pf.Risks {
+		a.printf("risk: %s\n", r)
 	}
 	if pf.Refusal != nil {
 		a.printf("up would be refused: %s\n", pf.Refusal.Error())

@@ -20,16 +20,33 @@ var updateRecording = flag.Bool("update-recording", false, "rewrite the emulated
 // secrets in any of them, and its replay against fresh stand-ins matching at 99 % at least.
 func checkRecording(t *testing.T, w *world.World, dir string) {
 	t.Helper()
+	files := cassettesIn(t, dir, "up-", "pause-", "resume-", "down-")
+	checkReplay(t, w, dir, files, "emulated-up-pause-resume-down")
+}
+
+// cassettesIn lists dir's cassettes and fails unless each of the prefixes (a command's name)
+// names one.
+func cassettesIn(t *testing.T, dir string, prefixes ...string) []string {
+	t.Helper()
 	files, _ := filepath.Glob(filepath.Join(dir, "*.cassette.yaml"))
 	var names []string
 	for _, f := range files {
 		names = append(names, filepath.Base(f))
 	}
-	for _, want := range []string{"up-", "pause-", "resume-", "down-"} {
+	for _, want := range prefixes {
 		if !strings.Contains(strings.Join(names, " "), want) {
 			t.Errorf("no cassette of %s in %v", strings.TrimSuffix(want, "-"), names)
 		}
 	}
+	return files
+}
+
+// checkReplay holds a recording of the emulated world: none of the world's secrets in any of its
+// files, and its replay against fresh stand-ins matching at 99 % at least. With -update-recording
+// it is copied under internal/sim/fidelity/testdata/recordings/NAME, which `make fidelity`
+// replays.
+func checkReplay(t *testing.T, w *world.World, dir string, files []string, name string) {
+	t.Helper()
 	secrets := map[string]string{"SCW_SECRET_KEY": w.SecretKey, "SCW_ACCESS_KEY": w.AccessKey, "POC_STATE_KEY": w.StateKey}
 	if w.S3 != nil {
 		secrets["AWS_SECRET_ACCESS_KEY"] = w.S3.SecretKey
@@ -58,7 +75,7 @@ func checkRecording(t *testing.T, w *world.World, dir string) {
 		t.Errorf("the recording replays at %.1f %%, under 99 %%", 100*rep.Rate())
 	}
 	if *updateRecording {
-		dst := filepath.Join("..", "..", "internal", "sim", "fidelity", "testdata", "recordings", "emulated-up-pause-resume-down")
+		dst := filepath.Join("..", "..", "internal", "sim", "fidelity", "testdata", "recordings", name)
 		if err := os.RemoveAll(dst); err != nil {
 			t.Fatal(err)
 		}

@@ -17,8 +17,8 @@ import (
 
 	"golang.org/x/crypto/ssh"
 
+	"github.com/pocbot/pocbot/internal/assume"
 	"github.com/pocbot/pocbot/internal/sim/actions"
-	"github.com/pocbot/pocbot/internal/sim/objstore"
 	scwsim "github.com/pocbot/pocbot/internal/sim/scaleway"
 	"github.com/pocbot/pocbot/internal/sim/world"
 )
@@ -33,6 +33,8 @@ func simCommand() *command {
 		rescuePort     int
 		quotas, quota  string
 		s3Deletes      string
+		readings       []string
+		listReadings   bool
 	)
 	return &command{
 		name:    "sim",
@@ -43,13 +45,27 @@ func simCommand() *command {
 			fs.Float64Var(&faultRate, "fault-rate", 0, "share of Scaleway API requests answered 5xx or 429 before taking effect")
 			fs.IntVar(&faultSeed, "fault-seed", 1, "seed of the injected faults")
 			fs.IntVar(&quotaInstances, "quota-instances", 0, "Instance quota of the project (0: unlimited)")
-			fs.StringVar(&quotas, "quotas", "documented", "the organization's quotas: documented (Scaleway's defaults, payment method validated), identity (identity validated too), or none")
+			fs.StringVar(&quotas, "quotas", "documented", "the organization's quotas: documented (Scaleway's defaults, payment method validated), identity (identity validated too), or none (raised: 1000 of each)")
 			fs.StringVar(&quota, "quota", "", "quotas to set over -quotas, as NAME=N,NAME=N (e.g. instance_servers_play2_nano=10,EM_A116X_SSD=3)")
 			fs.IntVar(&rescuePort, "rescue-port", 2222, "SSH port of the worker's rescue system")
 			fs.StringVar(&s3, "s3", "auto", "bucket backend: auto (versitygw when installed), versitygw, file")
-			fs.StringVar(&s3Deletes, "s3-delete-conditions", "ignored", "what the S3 stand-in does with a conditional DeleteObject: ignored (Scaleway, the stricter reading), rejected (501), honoured (generic S3)")
+			fs.StringVar(&s3Deletes, "s3-delete-conditions", "", "what the S3 stand-in does with a conditional DeleteObject: ignored, rejected (501), honoured (generic S3); the same as --reading delete-conditions=…")
+			fs.Func("reading", "ID=VALUE: how the stand-ins answer where no source settles it, one row of the assumptions register (repeatable; --readings lists them; docs/assumptions.md)",
+				func(v string) error { readings = append(readings, v); return nil })
+			fs.BoolVar(&listReadings, "readings", false, "list the assumptions register's rows and the readings the stand-ins play, then exit")
 		},
 		run: func(ctx context.Context, a *app, fs *flag.FlagSet) error {
+			if listReadings {
+				fmt.Fprint(a.stdout, assume.Listing())
+				return nil
+			}
+			if s3Deletes != "" {
+				readings = append(readings, assume.DeleteConditions+"="+s3Deletes)
+			}
+			rs, err := assume.Parse(readings...)
+			if err != nil {
+				return err
+			}
 			if dir == "" {
 				d, err := os.MkdirTemp("", "pocbot-sim-")
 				if err != nil {
@@ -58,13 +74,8 @@ func simCommand() *command {
 				defer os.RemoveAll(d)
 				dir = d
 			}
-			dc, err := objstore.ParseDeleteConditions(s3Deletes)
-			if err != nil {
-				return fmt.Errorf("--s3-delete-conditions: %w", err)
-			}
-			opts := world.Options{Dir: dir, TimeFactor: timeFactor, S3: s3, RescuePort: rescuePort, Log: a.log,
-				S3Dialect: objstore.Options{DeleteConditions: dc},
-				Faults:    scwsim.Faults{Seed: int64(faultSeed), Rate5xx: faultRate / 2, Rate429: faultRate / 2}}
+			opts := world.Options{Dir: dir, TimeFactor: timeFactor, S3: s3, RescuePort: rescuePort, Log: a.log, Readings: rs,
+				Faults: scwsim.Faults{Seed: int64(faultSeed), Rate5xx: faultRate / 2, Rate429: faultRate / 2}}
 			if quotaInstances > 0 {
 				opts.Quotas = map[string]int{"instances": quotaInstances}
 			}
@@ -76,9 +87,14 @@ func simCommand() *command {
 				return err
 			}
 			defer w.Close()
+			if len(rs) > 0 {
+				fmt.Fprintf(a.stdout, "# readings of the assumptions register: %s (the rest play their defaults)\n", rs)
+			}
 			for _, kv := range w.Env() {
 				fmt.Fprintf(a.stdout, "export %s=%s\n", kv[0], shellQuote(kv[1]))
 			}
+			fmt.Fprintf(a.stdout, "# the organization owner's Scaleway key, for `bot init --iam` by hand (the variables above are the bot's key):\n"+
+				"#   SCW_ACCESS_KEY=%s SCW_SECRET_KEY=%s\n", w.AdminAccessKey, w.AdminSecretKey)
 			// A repository and its admin's token, so that `bot init --repo acme/shop` and
 			// `bot doctor --repo acme/shop` can be tried by hand against the stand-in.
 			w.GitHub.AddRepo(simRepo, "main")

@@ -25,7 +25,7 @@ func TestUninstall(t *testing.T) {
 	s3writes := objstoretest.Writes(w.S3)
 	s3count := func() int { return len(s3writes()) }
 	const repo = "acme/shop"
-	laptop := laptop(w, repo)
+	laptop := adminLaptop(w, repo)
 	run := func(args ...string) (string, error) { return runBotOut(ctx, laptop, args...) }
 	if out, err := run("init", "--repo", repo, "--iam", "--action", testActionRef); err != nil {
 		t.Fatalf("init: %v\n%s", err, out)

@@ -144,6 +144,14 @@ func laptop(w *world.World, repo string) map[string]string {
 	return env
 }
 
+// adminLaptop is laptop with the organization owner's Scaleway key instead of the bot's: what
+// `bot init --iam` and `bot uninstall --iam` make and remove the bot's identities with.
+func adminLaptop(w *world.World, repo string) map[string]string {
+	env := laptop(w, repo)
+	env["SCW_ACCESS_KEY"], env["SCW_SECRET_KEY"] = w.AdminAccessKey, w.AdminSecretKey
+	return env
+}
+
 // newBotProc builds the bot and runs it against w with a short lock lease (so that a killed run's
 // lock is taken over in seconds).
 func newBotProc(t *testing.T, w *world.World) *botProc {

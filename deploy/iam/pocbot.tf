@@ -1,9 +1,12 @@
 # pocbot's Scaleway identities, least privilege, for OpenTofu or Terraform with the
 # scaleway/scaleway provider (resources scaleway_iam_application, scaleway_iam_policy,
 # scaleway_iam_api_key). Permission set names: Scaleway's "Permission sets" reference
-# (https://www.scaleway.com/en/docs/iam/reference-content/permission-sets/), all scoped by project.
+# (https://www.scaleway.com/en/docs/iam/reference-content/permission-sets/): the product sets scoped
+# by project, and OrganizationReadOnly scoped by organization (quotas are the organization's: the
+# pre-flight reads them with IAM ListQuota before anything is created; without it, it weighs
+# Scaleway's documented defaults or quotas: of .github/poc.yml).
 #
-#   tofu init && tofu apply -var project_id=<the POC project's id>
+#   tofu init && tofu apply -var project_id=<the POC project's id> -var organization_id=<its organization's id>
 #   tofu output -raw bot_secret_key     # → secret SCW_SECRET_KEY (once; keep it nowhere else)
 #
 # The state of this configuration holds the secret keys: keep it in an encrypted backend, or create
@@ -19,6 +22,11 @@ terraform {
 
 variable "project_id" {
   description = "The Scaleway project that holds the POC clusters, the state bucket and the image bucket."
+  type        = string
+}
+
+variable "organization_id" {
+  description = "The organization of that project: its quotas are what the pre-flight reads."
   type        = string
 }
 
@@ -42,6 +50,17 @@ resource "scaleway_iam_policy" "pocbot" {
       "DomainsDNSFullAccess",    # records when --dns-zone is used; drop it if you never use DNS
       "ObjectStorageFullAccess", # the state bucket and the image bucket
     ]
+  }
+}
+
+# The organization's quotas: OrganizationReadOnly is scoped by organization, never a project.
+resource "scaleway_iam_policy" "pocbot_organization" {
+  name           = "pocbot-organization"
+  description    = "The organization's quotas, read by pocbot's pre-flight"
+  application_id = scaleway_iam_application.pocbot.id
+  rule {
+    organization_id      = var.organization_id
+    permission_set_names = ["OrganizationReadOnly"]
   }
 }
 

@@ -4,11 +4,17 @@
 # Object Storage uses), and a read-only application for presigned links. Permission set names:
 # https://www.scaleway.com/en/docs/iam/reference-content/permission-sets/
 #
-#   PROJECT_ID=<the POC project's id> deploy/iam/scw.sh
+#   PROJECT_ID=<the POC project's id> ORGANIZATION_ID=<its organization's id> deploy/iam/scw.sh
+#
+# Quotas are the organization's: reading them (IAM ListQuota, the pre-flight that refuses an up
+# before anything is created) needs OrganizationReadOnly, a set scoped by organization, so it
+# comes in a policy of its own (pocbot-organization) whose rule names the organization. Without
+# it the pre-flight falls back to Scaleway's documented defaults (or quotas: in .github/poc.yml).
 #
 # The secret keys are printed once, as JSON: put them in the GitHub environment's secrets at once.
 set -euo pipefail
 : "${PROJECT_ID:?set PROJECT_ID to the Scaleway project that holds the POC clusters}"
+: "${ORGANIZATION_ID:?set ORGANIZATION_ID to the organization of that project (scw account project get)}"
 
 app=$(scw iam application create name=pocbot description="pocbot: throw-away Talos clusters from GitHub comments" -o json | jq -r .id)
 scw iam policy create name=pocbot application-id="$app" description="What pocbot's runs need, in the POC project only" \
@@ -19,6 +25,9 @@ scw iam policy create name=pocbot application-id="$app" description="What pocbot
   rules.0.permission-set-names.3=SSHKeysFullAccess \
   rules.0.permission-set-names.4=DomainsDNSFullAccess \
   rules.0.permission-set-names.5=ObjectStorageFullAccess >/dev/null
+scw iam policy create name=pocbot-organization application-id="$app" description="The organization's quotas, read by pocbot's pre-flight" \
+  rules.0.organization-id="$ORGANIZATION_ID" \
+  rules.0.permission-set-names.0=OrganizationReadOnly >/dev/null
 echo "# SCW_ACCESS_KEY / SCW_SECRET_KEY:"
 scw iam api-key create application-id="$app" default-project-id="$PROJECT_ID" \
   description="pocbot GitHub Actions" -o json | jq '{access_key, secret_key}'

@@ -16,7 +16,7 @@ func preflightView(pf *preflight.Result) *commands.PreflightView {
 	if pf == nil {
 		return nil
 	}
-	v := &commands.PreflightView{}
+	v := &commands.PreflightView{Unread: pf.Unread, Risks: pf.Risks}
 	for _, c := range pf.Checks {
 		v.Quotas = append(v.Quotas, quotaRow(c))
 	}
@@ -41,14 +41,7 @@ func preflightView(pf *preflight.Result) *commands.PreflightView {
 }
 
 func quotaRow(c preflight.Check) commands.QuotaRow {
-	limit := fmt.Sprint(c.Limit)
-	switch {
-	case !c.Listed:
-		limit = "not listed"
-	case c.Unlimited:
-		limit = "unlimited"
-	}
-	return commands.QuotaRow{Quota: c.Quota, What: c.What, Limit: limit, Used: c.Used, Need: c.Need, Headroom: c.Headroom(), OK: c.Fits()}
+	return commands.QuotaRow{What: c.What, Limit: c.LimitText(), From: c.From(), Used: c.Used, Need: c.Need, Headroom: c.Headroom(), OK: c.Fits()}
 }
 
 // offerChoice says which offer was taken and why the ones before it were not ("" when the first
@@ -73,8 +66,8 @@ func offerChoice(pf *preflight.Result) string {
 
 // refusalReason is the refusal in one clause, without the link (the reply adds it).
 func refusalReason(ref *preflight.Refusal) string {
-	if c := ref.Check; c.Quota != "" {
-		return fmt.Sprintf("Scaleway quota %s (%s) would be exceeded: limit %d, in use %d, this cluster needs %d", c.Quota, c.What, c.Limit, c.Used, c.Need)
+	if c := ref.Check; c.Key != "" {
+		return fmt.Sprintf("the Scaleway quota of %s would be exceeded: limit %d (%s), in use %d, this cluster needs %d", c.What, c.Limit, c.From(), c.Used, c.Need)
 	}
 	return ref.Error()
 }

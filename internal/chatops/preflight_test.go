@@ -26,7 +26,8 @@ func TestQuotasStockAndFallbackOnGitHub(t *testing.T) {
 		t.Fatalf("dry run: outcome %+v, err %v", out, err)
 	}
 	plan := lastBody(h, repo, 1)
-	for _, want := range []string{"Scaleway quotas", "instance_servers_play2_nano", "| 5 | 0 | 3 | 2 |", "EM-A116X-SSD", "skipped: out of stock", "EM-B112X-SSD", "taken",
+	for _, want := range []string{"Scaleway quotas", `| PLAY2-NANO Instances | 5 | the organization's quota instance\_servers\_play2\_nano | 0 | 3 | 2 |`,
+		"EM-A116X-SSD", "skipped: out of stock", "EM-B112X-SSD", "taken",
 		"**ETA:** about ", " min (cold, first image, from the latency profile)"} {
 		if !strings.Contains(plan, want) {
 			t.Errorf("the dry run does not show %q:\n%s", want, plan)
@@ -58,7 +59,7 @@ func TestQuotasStockAndFallbackOnGitHub(t *testing.T) {
 		t.Fatalf("second up: outcome %+v, err %v", out, err)
 	}
 	reply := lastBody(h, repo, 2)
-	for _, want := range []string{"Not created", "instance_servers_play2_nano", "limit 5, in use 3, this cluster needs 3", "Nothing was created", commands.QuotasPage} {
+	for _, want := range []string{"Not created", `limit 5 (the organization's quota instance\_servers\_play2\_nano), in use 3, this cluster needs 3`, "Nothing was created", commands.QuotasPage} {
 		if !strings.Contains(reply, want) {
 			t.Errorf("the refusal does not say %q:\n%s", want, reply)
 		}

@@ -25,6 +25,7 @@ func (r *run) upIntent(in *clusterops.Intent, o commands.UpOptions) {
 	if _, given := o.Spec["worker-offer"]; !given {
 		in.WorkerOffers = r.cfg.WorkerOffers // the comment's --worker-offer wins
 	}
+	in.Quotas = r.cfg.Quotas
 }
 
 // upAnswer answers an up (and a resume, a wake): a dry run's plan, a failure before the up was

@@ -149,7 +149,7 @@ func upCases() []decisionCase {
 		{name: "a new cluster the quotas refuse", verb: clusterops.VerbUp, in: intent(),
 			facts: func() clusterops.Facts {
 				f := read(none)
-				f.Preflight = &preflight.Result{Refusal: &preflight.Refusal{Check: preflight.Check{Quota: "instances_type_PLAY2-NANO", Limit: 5, Used: 3, Need: 3}}}
+				f.Preflight = &preflight.Result{Refusal: &preflight.Refusal{Check: preflight.Check{Key: "PLAY2-NANO", What: "PLAY2-NANO Instances", Source: preflight.FromAPI, Limit: 5, Used: 3, Need: 3}}}
 				return f
 			}(), refuse: lifecycle.RefuseQuota},
 		{name: "a new cluster needs the budget's others, under the admission lock", verb: clusterops.VerbUp, in: intent(),

@@ -2,9 +2,12 @@ package clusterops
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	"github.com/pocbot/pocbot/internal/eta"
+	"github.com/pocbot/pocbot/internal/provision"
+	"github.com/pocbot/pocbot/internal/provision/scaleway"
 )
 
 // estimate is the ETA of out's up (nil without an ETA book, or for an existing cluster: a
@@ -25,13 +28,44 @@ func (o *Ops) estimate(ctx context.Context, out *Outcome) *eta.Estimate {
 }
 
 // recordUp adds a new cluster's up that succeeded in took to the project's history of its path,
-// what the next estimate reads: the one place where `/poc up` and `bot up` record it. A failure to
-// write it is only logged: the cluster is up.
-func (o *Ops) recordUp(ctx context.Context, est *eta.Estimate, took time.Duration) {
+// what the next estimate reads, and, when it ordered its worker, how long the order of offer
+// took to be delivered (the profile's delivery is learned per offer): the one place where `/poc
+// up` and `bot up` record it. A failure to write it is only logged: the cluster is up.
+func (o *Ops) recordUp(ctx context.Context, est *eta.Estimate, took time.Duration, offer string, delivery *deliveryClock) {
 	if est == nil || o.ETA == nil {
 		return
 	}
-	if err := o.ETA.Record(ctx, est.Path, took); err != nil {
+	var d time.Duration
+	if !est.Path.Parked {
+		d = delivery.took()
+	}
+	if err := o.ETA.Record(ctx, est.Path, took, offer, d); err != nil {
 		o.log().Warn("could not record the up's duration", "err", err)
 	}
+}
+
+// deliveryClock hears an up's engine and keeps how long the worker's step took once done (the
+// Elastic Metal order's delivery), for the ETA; it passes every event on to next.
+type deliveryClock struct {
+	next provision.Progress
+	mu   sync.Mutex
+	d    time.Duration
+}
+
+func (c *deliveryClock) Event(e provision.Event) {
+	if e.Step == scaleway.NodeWorker && e.Phase == provision.PhaseDone {
+		c.mu.Lock()
+		c.d = e.Elapsed
+		c.mu.Unlock()
+	}
+	if c.next != nil {
+		c.next.Event(e)
+	}
+}
+
+// took is the worker step's duration (0 when it did not finish).
+func (c *deliveryClock) took() time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.d
 }

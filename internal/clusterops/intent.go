@@ -121,6 +121,9 @@ type Intent struct {
 	// ParkFor > 0 makes a Down park the Elastic Metal worker in the bucket's pool for that long
 	// instead of deleting it (park_for, --park-for); the Ops' graph must have a pool.
 	ParkFor time.Duration
+	// ParkWhileScarce > 0 makes a Pause park the worker for that long, park_for or not, while its
+	// offer is not in stock (the schedule's pause: its resume would order the offer again).
+	ParkWhileScarce time.Duration
 	// ShareParked offers the workers this repository's clusters park to the bucket's other
 	// repositories that share theirs, and lets its ups adopt theirs (share_parked_workers);
 	// false: a parked worker serves its own repository only (pool.Worker.Offered).
@@ -134,6 +137,9 @@ type Intent struct {
 	// WorkerOffers are the Elastic Metal offers the worker may take, in order (worker_offers);
 	// empty: the spec's baremetal offer alone.
 	WorkerOffers []string
+	// Quotas are the repository's `quotas:` (.github/poc.yml): the organization's quotas the
+	// pre-flight weighs when Scaleway's API does not give them.
+	Quotas map[string]int
 	// NoCancel makes a Down that finds the lock held give up at once instead of asking the holder
 	// to stop (the reaper: a busy cluster is for its next run).
 	NoCancel bool

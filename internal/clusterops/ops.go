@@ -53,7 +53,7 @@ type Builder func(g *provision.Graph, spec provision.Spec) error
 
 // Preflighter decides whether spec fits, given what st already has, and which of offers (in
 // order) the worker takes.
-type Preflighter func(ctx context.Context, spec provision.Spec, st *provision.State, offers []string) (preflight.Result, error)
+type Preflighter func(ctx context.Context, spec provision.Spec, st *provision.State, ask preflight.Ask) (preflight.Result, error)
 
 // PauseBuilder adds a spec's pause graph (cluster.BuildPause with its outside parties bound);
 // releaseIPs makes it delete the reserved IPs too.

@@ -61,7 +61,7 @@ func (o *Ops) actPause(ctx context.Context, in Intent, f Facts, p Plan, out *Out
 		q.admitted(out)
 		return out, nil
 	}
-	ctx = cluster.WithParkFor(ctx, in.ParkFor)
+	ctx = cluster.WithParkWhileScarce(cluster.WithParkFor(ctx, in.ParkFor), in.ParkWhileScarce)
 	ds := &docSaver{store: o.Store, cluster: in.Cluster, doc: f.Doc, fault: o.saveFault}
 	if err := ds.write(ctx, p.Header, nil); err != nil {
 		return failed(out, err)

@@ -12,6 +12,7 @@ import (
 	"net"
 	"net/http"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -281,4 +282,18 @@ func (e *env) dnsFollows(t *testing.T, st *provision.State, name string) {
 			t.Errorf("DNS %s after the resume on new IPs = %v, want %v", n, got[n], want[n])
 		}
 	}
+}
+
+// notesObserver keeps the details of the engine's step events.
+type notesObserver struct {
+	mu    sync.Mutex
+	notes []string
+}
+
+func (*notesObserver) Admitted(clusterops.Outcome) {}
+
+func (n *notesObserver) Step(ev provision.Event) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.notes = append(n.notes, ev.Detail)
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/pocbot/pocbot/internal/cost"
 	"github.com/pocbot/pocbot/internal/lifecycle"
 	"github.com/pocbot/pocbot/internal/pool"
+	"github.com/pocbot/pocbot/internal/preflight"
 	"github.com/pocbot/pocbot/internal/statestore"
 )
 
@@ -176,7 +177,7 @@ func (o *Ops) decide(ctx context.Context, verb Verb, in Intent, f *Facts, now ti
 			f.Read |= NeedPreflight
 			if o.Preflight != nil {
 				// Quotas and stock, before anything is written or created.
-				pf, err := o.Preflight(ctx, d.Plan.Spec, f.State, d.Plan.Offers)
+				pf, err := o.Preflight(ctx, d.Plan.Spec, f.State, preflight.Ask{Offers: d.Plan.Offers, Quotas: in.Quotas})
 				if err != nil {
 					return d, admission, fmt.Errorf("pre-flight of %q (nothing was created): %w", in.Cluster, err)
 				}

@@ -41,7 +41,8 @@ func (o *Ops) actUp(ctx context.Context, in Intent, f Facts, p Plan, out *Outcom
 		return failed(out, fmt.Errorf("clear a stale cancel request of %q: %w", in.Cluster, err))
 	}
 	q.admitted(out)
-	g, engine, err := o.prepare(st, q.progress())
+	delivery := &deliveryClock{next: q.progress()}
+	g, engine, err := o.prepare(st, delivery)
 	if err != nil {
 		return failed(out, err)
 	}
@@ -59,7 +60,7 @@ func (o *Ops) actUp(ctx context.Context, in Intent, f Facts, p Plan, out *Outcom
 		return o.upFailed(wctx, in, out, upErr, g, engine, saver, p.Resume)
 	}
 	if out, err = o.upReady(wctx, in, out, saver, p.Resume); err == nil {
-		o.recordUp(wctx, out.ETA, o.now().Sub(began))
+		o.recordUp(wctx, out.ETA, o.now().Sub(began), out.Spec.BaremetalOffer, delivery)
 	}
 	return out, err
 }

@@ -60,7 +60,7 @@ func worstCost() CostView {
 func worstPreflight() *PreflightView {
 	return &PreflightView{
 		Quotas: many(2_000, func(i int) QuotaRow {
-			return QuotaRow{Quota: hugeLine[:700], What: hugeLine[:700], Limit: "5", Used: i, Need: 1, Headroom: "0"}
+			return QuotaRow{From: hugeLine[:700], What: hugeLine[:700], Limit: "5", Used: i, Need: 1, Headroom: "0"}
 		}),
 		Offers: many(2_000, func(int) OfferRow {
 			return OfferRow{Offer: hugeLine[:700], Stock: "none", PerDay: "4 €", Outcome: hugeLine[:700]}

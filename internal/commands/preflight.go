@@ -6,16 +6,17 @@ import (
 	"time"
 )
 
-// QuotasPage is where Scaleway lists the default quotas and how to raise them.
+// QuotasPage is where Scaleway lists the default quotas and how to raise them (preflight's).
 const QuotasPage = "https://www.scaleway.com/en/docs/organizations-and-projects/additional-content/organization-quotas/"
 
 // QuotaRow is one organization quota weighed against what the cluster needs.
 type QuotaRow struct {
-	Quota, What string
-	Limit       string // "5", "unlimited", or "not listed" (not checked)
-	Used, Need  int
-	Headroom    string // what is left after the cluster
-	OK          bool
+	What       string // what it counts: "PLAY2-NANO Instances"
+	Limit      string // "5", "unlimited", or "unknown" (not checked)
+	From       string // where the limit comes from: the API's quota, quotas: of .github/poc.yml, the docs
+	Used, Need int
+	Headroom   string // what is left after the cluster
+	OK         bool
 }
 
 // OfferRow is one candidate worker offer and what the pre-flight made of it.
@@ -29,7 +30,11 @@ type OfferRow struct {
 // PreflightView is the pre-flight as shown by a dry run, a refusal and the up's status comment.
 type PreflightView struct {
 	Quotas []QuotaRow
+	// Unread says why the organization's quotas could not be read ("" when they were).
+	Unread string
 	Offers []OfferRow
+	// Risks are what may still fail the up although it fits (an offer low on stock).
+	Risks []string
 	// ETA is the time the up would take on the path shown (0: unknown); ETAFrom says where the
 	// figure comes from ("this project's last 5 ups", "the latency profile").
 	ETA     time.Duration
@@ -60,15 +65,20 @@ func (v PreflightView) ETAText() string {
 func renderPreflight(v PreflightView) string {
 	var b strings.Builder
 	if len(v.Quotas) > 0 {
-		b.WriteString("**Scaleway quotas** (the organization's; usage counted in this project)\n\n| quota | counts | limit | in use | this cluster | left |\n|---|---|---:|---:|---:|---:|\n")
+		b.WriteString("**Scaleway quotas** (the organization's; usage counted in this project)\n\n")
+		if v.Unread != "" {
+			fmt.Fprintf(&b, "The organization's quotas could not be read (%s): the limits below are `quotas:` of `.github/poc.yml` where set, else Scaleway's documented defaults.\n\n",
+				cellText(v.Unread, 4*maxCellBytes))
+		}
+		b.WriteString("| counts | limit | from | in use | this cluster | left |\n|---|---:|---|---:|---:|---:|\n")
 		quotas, more := elide(v.Quotas, maxRows)
 		for _, q := range quotas {
 			mark := ""
 			if !q.OK {
 				mark = " ❌"
 			}
-			fmt.Fprintf(&b, "| %s | %s | %s | %d | %d | %s%s |\n", inlineCode(clip(q.Quota, maxCellBytes)), cellText(q.What, maxCellBytes),
-				cellText(q.Limit, maxCellBytes), q.Used, q.Need, cellText(q.Headroom, maxCellBytes), mark)
+			fmt.Fprintf(&b, "| %s | %s | %s | %d | %d | %s%s |\n", cellText(q.What, maxCellBytes), cellText(q.Limit, maxCellBytes),
+				cellText(q.From, maxCellBytes), q.Used, q.Need, cellText(q.Headroom, maxCellBytes), mark)
 		}
 		b.WriteString(moreRows(more, "quotas"))
 		b.WriteString("\n")
@@ -83,6 +93,11 @@ func renderPreflight(v PreflightView) string {
 		b.WriteString(moreRows(more, "offers"))
 		b.WriteString("\n")
 	}
+	risks, more := elide(v.Risks, maxRows)
+	for _, r := range risks {
+		fmt.Fprintf(&b, "> [!WARNING]\n> %s\n\n", cellText(r, maxCellBytes))
+	}
+	b.WriteString(moreRows(more, "risks"))
 	if eta := v.ETAText(); eta != "" {
 		fmt.Fprintf(&b, "**ETA:** %s\n\n", cellText(eta, maxCellBytes))
 	}

@@ -98,12 +98,14 @@ func goldenCases() map[string]string {
 	}
 	plan.Cost.Accrued, plan.Cost.UntilExpiry = "", ""
 	pf := PreflightView{
-		Quotas: []QuotaRow{{Quota: "instance_servers_play2_nano", What: "PLAY2-NANO Instances", Limit: "5", Used: 3, Need: 3, Headroom: "-1"},
-			{Quota: "instance_ips", What: "Instance flexible IPs", Limit: "20", Used: 3, Need: 3, Headroom: "14", OK: true},
-			{Quota: "block_volumes", What: "Block Storage volumes", Limit: "not listed", Used: 3, Need: 3, Headroom: "not listed", OK: true}},
+		Quotas: []QuotaRow{{What: "PLAY2-NANO Instances", Limit: "5", From: "Scaleway's documented default (payment method validated)", Used: 3, Need: 3, Headroom: "-1"},
+			{What: "Instance flexible IPs", Limit: "20", From: "quotas: in .github/poc.yml", Used: 3, Need: 3, Headroom: "14", OK: true},
+			{What: "GP1-XL Instances", Limit: "unknown", From: "no source: not checked", Used: 3, Need: 3, Headroom: "unknown", OK: true}},
+		Unread: "the bot's key lacks OrganizationReadOnly on the organization; `bot init --iam` adds it",
 		Offers: []OfferRow{{Offer: "EM-A116X-SSD", Stock: "empty", PerDay: "4.30 €", Outcome: "skipped: out of stock"},
 			{Offer: "EM-A115X-SSD", Stock: "low", PerDay: "4.63 €", Outcome: "taken"}},
-		ETA: 11*time.Minute + 2*time.Second, ETAFrom: "the latency profile", Path: "cold, shared image",
+		Risks: []string{"Elastic Metal offer EM-A115X-SSD is low on stock: the order may not be delivered"},
+		ETA:   11*time.Minute + 2*time.Second, ETAFrom: "the latency profile", Path: "cold, shared image",
 	}
 	planPF := plan
 	planPF.Preflight = &pf
@@ -181,7 +183,7 @@ func goldenCases() map[string]string {
 		"plan":           RenderPlan(plan),
 		"plan_preflight": RenderPlan(planPF),
 		"quota_refusal": RenderQuotaRefusal("acme-shop-42", "Scaleway quota instance_servers_play2_nano (PLAY2-NANO Instances) would be exceeded: limit 5, in use 3, this cluster needs 3",
-			PreflightView{Quotas: pf.Quotas}),
+			PreflightView{Quotas: pf.Quotas, Unread: pf.Unread}),
 		"kubeconfig": RenderKubeconfig("acme-shop-42", kcURL, now),
 		"kubeconfig_dead_link": RenderKubeconfig("acme-shop-42", KubeconfigAccess{Login: "alice", OperatorCmd: "bot kubeconfig --cluster acme-shop-42",
 			DeadLink: &DeadLink{Answer: "403 Forbidden", Fix: "the key that signs links may not read public/ objects: on Scaleway it needs an IAM policy granting ObjectStorageObjectsRead on the project AND, when the bucket has a policy, a statement allowing it s3:GetObject on STATE-BUCKET/public/* (docs/install.md, \"Presigning key\")"}}, now),
@@ -210,7 +212,7 @@ func goldenCases() map[string]string {
 		"refused_max_ttl":        RenderRefused(RefusedView{Kind: lifecycle.RefuseMaxTTL, Cluster: "acme-shop-42", Requested: 9 * 24 * time.Hour, Max: 7 * 24 * time.Hour}),
 		"refused_quota": RenderRefused(RefusedView{Kind: lifecycle.RefuseQuota, Cluster: "acme-shop-42", Quota: &QuotaRefusalView{
 			Reason:    "Scaleway quota instance_servers_play2_nano (PLAY2-NANO Instances) would be exceeded: limit 5, in use 3, this cluster needs 3",
-			Preflight: PreflightView{Quotas: pf.Quotas}}}),
+			Preflight: PreflightView{Quotas: pf.Quotas, Unread: pf.Unread}}}),
 		"refused_quota_unexplained": RenderRefused(RefusedView{Kind: lifecycle.RefuseQuota, Cluster: "acme-shop-42",
 			Detail: "up acme-shop-42 refused by the pre-flight, nothing was created: quotas: 500 Internal Server Error"}),
 		"refused_no_cluster": RenderRefused(RefusedView{Kind: lifecycle.RefuseNoCluster, Cluster: "acme-shop-42"}),

@@ -23,14 +23,22 @@ func Headroom(pf *preflight.Result) []Item {
 	}
 	var parts []string
 	for _, c := range pf.Checks {
-		parts = append(parts, fmt.Sprintf("%s %s left", c.Quota, c.Headroom()))
+		parts = append(parts, fmt.Sprintf("%s: %s left (limit %s, %s)", c.What, c.Headroom(), c.LimitText(), c.From()))
 	}
 	detail := "one default cluster fits"
 	if len(parts) > 0 {
-		detail += " (" + strings.Join(parts, ", ") + ")"
+		detail += " (" + strings.Join(parts, "; ") + ")"
 	}
 	if pf.Offer != "" {
 		detail += "; worker offer " + pf.Offer
 	}
-	return one(HeadroomName, OK, detail, "")
+	items := one(HeadroomName, OK, detail, "")
+	if pf.Unread != "" {
+		items = one(HeadroomName, Warn, detail+"; the organization's quotas could not be read ("+pf.Unread+"): the limits are quotas: of .github/poc.yml, else Scaleway's documented defaults",
+			"rerun `bot init --iam` (it adds OrganizationReadOnly on the organization), or set the organization's real numbers under quotas: in .github/poc.yml")
+	}
+	for _, r := range pf.Risks {
+		items = append(items, one("worker stock", Warn, r, "list another offer under worker_offers in .github/poc.yml")...)
+	}
+	return items
 }

@@ -8,29 +8,45 @@ import (
 )
 
 func TestHeadroom(t *testing.T) {
-	needs := []preflight.Need{{Quota: "instances_pro2_xxs_servers", What: "PRO2-XXS Instances", Count: 1}}
+	needs := []preflight.Need{{Key: "PRO2-XXS", What: "PRO2-XXS Instances", Count: 1}}
 	offers := []preflight.Offer{{Name: "EM-A115X-SSD", QuotaName: "em_a115x_ssd", Stock: preflight.StockAvailable, Priced: true}}
+	listed := func(limit int64) []preflight.Listed {
+		return []preflight.Listed{{Name: "instances_pro2_xxs_servers", Limit: limit}, {Name: "em_a115x_ssd", Limit: 1}}
+	}
 	for _, tc := range []struct {
 		name   string
 		in     preflight.Input
-		status Status
+		status []Status
 		want   string
 	}{
-		{"fits", preflight.Input{Needs: needs, Offers: offers, Quotas: map[string]preflight.Quota{"instances_pro2_xxs_servers": {Limit: 3}}, Usage: map[string]int{}},
-			OK, "instances_pro2_xxs_servers 2 left"},
-		{"quota full", preflight.Input{Needs: needs, Offers: offers, Quotas: map[string]preflight.Quota{"instances_pro2_xxs_servers": {Limit: 1}}, Usage: map[string]int{"instances_pro2_xxs_servers": 1}},
-			Fail, "would be exceeded"},
-		{"out of stock", preflight.Input{Needs: needs, Offers: []preflight.Offer{{Name: "EM-A115X-SSD", Stock: preflight.StockEmpty, Priced: true}}, Quotas: map[string]preflight.Quota{}},
-			Fail, "EM-A115X-SSD (out of stock)"},
+		{"fits", preflight.Input{Needs: needs, Offers: offers, Listed: listed(3), Usage: map[string]int{}},
+			[]Status{OK}, "PRO2-XXS Instances: 2 left (limit 3, the organization's quota instances_pro2_xxs_servers)"},
+		{"quota full", preflight.Input{Needs: needs, Offers: offers, Listed: listed(1), Usage: map[string]int{"PRO2-XXS": 1}},
+			[]Status{Fail}, "would be exceeded"},
+		{"out of stock", preflight.Input{Needs: needs, Offers: []preflight.Offer{{Name: "EM-A115X-SSD", Stock: preflight.StockEmpty, Priced: true}}, Listed: listed(3)},
+			[]Status{Fail}, "EM-A115X-SSD (out of stock)"},
+		{"quotas unread: the documented numbers, a warning", preflight.Input{Needs: needs, Offers: offers, Unread: "the bot's key lacks OrganizationReadOnly"},
+			[]Status{Warn}, "limit 1, Scaleway's documented default"},
+		{"low stock: a risk", preflight.Input{Needs: needs, Offers: []preflight.Offer{{Name: "EM-A115X-SSD", Stock: preflight.StockLow, Priced: true}}, Listed: listed(3)},
+			[]Status{OK, Warn}, "one default cluster fits"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			pf := preflight.Decide(tc.in)
 			items := Headroom(&pf)
-			if len(items) != 1 || items[0].Status != tc.status || !strings.Contains(items[0].Detail, tc.want) {
-				t.Fatalf("Headroom: %+v, want status %v with %q", items, tc.status, tc.want)
+			var got []Status
+			for _, it := range items {
+				got = append(got, it.Status)
 			}
-			if tc.status == Fail && items[0].Fix == "" {
-				t.Fatal("a failed headroom says nothing to do")
+			if len(items) != len(tc.status) || !strings.Contains(items[0].Detail, tc.want) {
+				t.Fatalf("Headroom: %+v, want statuses %v with %q", items, tc.status, tc.want)
+			}
+			for i := range got {
+				if got[i] != tc.status[i] {
+					t.Fatalf("statuses %v, want %v", got, tc.status)
+				}
+				if got[i] != OK && items[i].Fix == "" {
+					t.Fatalf("item %d says nothing to do: %+v", i, items[i])
+				}
 			}
 		})
 	}

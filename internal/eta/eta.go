@@ -2,7 +2,9 @@
 // the same path (kept in the state bucket, one shared document), else from the latency profile
 // (the critical path of the cluster's graph on the profile's figures). The path is what changes
 // an up's length by minutes: a parked worker adopted or a new one ordered, the shared image
-// already there or made first.
+// already there or made first. The profile's Elastic Metal delivery is itself learned per offer
+// from this project's ups: no source settles it (register row em-delivery: a 2025 order took
+// 287 s, recent in-stock ones 0–15 s, and no EM-A116X-SSD order was ever recorded).
 package eta
 
 import (
@@ -27,6 +29,9 @@ const (
 	Keep       = 10
 	MinSamples = 3
 )
+
+// deliveryKey keys an offer's delivery durations in the History.
+func deliveryKey(offer string) string { return "delivery " + offer }
 
 // Path is the way an up goes.
 type Path struct {
@@ -71,9 +76,31 @@ func (h History) Of(p Path, profile time.Duration) Estimate {
 	if len(ds) < MinSamples {
 		return Estimate{Path: p, D: profile, From: "the latency profile"}
 	}
+	return Estimate{Path: p, D: median(ds), From: fmt.Sprintf("this project's last %d ups of this path", len(ds))}
+}
+
+// AddDelivery appends an order of offer that took d to be delivered, keeping the last Keep.
+func (h History) AddDelivery(offer string, d time.Duration) {
+	k := deliveryKey(offer)
+	h[k] = append(h[k], d)
+	if n := len(h[k]); n > Keep {
+		h[k] = slices.Clone(h[k][n-Keep:])
+	}
+}
+
+// Delivery is the median of offer's recorded deliveries and how many there are (0: none).
+func (h History) Delivery(offer string) (time.Duration, int) {
+	ds := h[deliveryKey(offer)]
+	if len(ds) == 0 {
+		return 0, 0
+	}
+	return median(ds), len(ds)
+}
+
+func median(ds []time.Duration) time.Duration {
 	s := slices.Clone(ds)
 	slices.Sort(s)
-	return Estimate{Path: p, D: s[len(s)/2], From: fmt.Sprintf("this project's last %d ups of this path", len(s))}
+	return s[len(s)/2]
 }
 
 // Store is what the book needs of the state store.
@@ -94,14 +121,19 @@ type Book struct {
 	SharedImage func(ctx context.Context, spec provision.Spec) (bool, error)
 }
 
-// Profiled is the profile's bound for spec on path p (0 when the graph cannot be built).
-func (b *Book) Profiled(spec provision.Spec, p Path) time.Duration {
+// Profiled is the profile's bound for spec on path p (0 when the graph cannot be built), with
+// the worker's delivery taken as delivery when it is not zero (this project's learned figure for
+// the offer).
+func (b *Book) Profiled(spec provision.Spec, p Path, delivery time.Duration) time.Duration {
 	g := provision.NewGraph()
 	if b.Build == nil || b.Build(g, spec) != nil {
 		return 0
 	}
 	w := b.Profile
 	w.Parked, w.SharedImage = p.Parked, p.SharedImage
+	if delivery > 0 {
+		w.Scaleway.BMDelivery = delivery
+	}
 	return g.CriticalPath(w.Of)
 }
 
@@ -115,7 +147,23 @@ func (b *Book) Estimate(ctx context.Context, spec provision.Spec, parked bool) E
 		}
 	}
 	h, _, _ := b.read(ctx)
-	return h.Of(p, b.Profiled(spec, p))
+	delivery, n := h.Delivery(spec.BaremetalOffer)
+	e := h.Of(p, b.Profiled(spec, p, delivery))
+	if n > 0 && !p.Parked && e.From == "the latency profile" {
+		e.From = fmt.Sprintf("the latency profile, with this project's %s delivery (%d order(s))", spec.BaremetalOffer, n)
+	}
+	return e
+}
+
+// LearnedDelivery is this project's median delivery of offer and how many orders it comes from
+// (0: none recorded yet): what `bot doctor --live` reports for register row em-delivery.
+func (b *Book) LearnedDelivery(ctx context.Context, offer string) (time.Duration, int, error) {
+	h, _, err := b.read(ctx)
+	if err != nil {
+		return 0, 0, err
+	}
+	d, n := h.Delivery(offer)
+	return d, n, nil
 }
 
 func (b *Book) read(ctx context.Context) (History, *statestore.Shared, error) {
@@ -133,8 +181,9 @@ func (b *Book) read(ctx context.Context) (History, *statestore.Shared, error) {
 	return h, sh, nil
 }
 
-// Record adds an up that took d on path p (a conditional write, again on a conflict).
-func (b *Book) Record(ctx context.Context, p Path, d time.Duration) error {
+// Record adds an up that took d on path p and, when delivery is not zero, its worker's order of
+// offer that took delivery to be delivered (a conditional write, again on a conflict).
+func (b *Book) Record(ctx context.Context, p Path, d time.Duration, offer string, delivery time.Duration) error {
 	var last error
 	for range 5 {
 		h, sh, err := b.read(ctx)
@@ -142,6 +191,9 @@ func (b *Book) Record(ctx context.Context, p Path, d time.Duration) error {
 			return err
 		}
 		h.Add(p, d)
+		if delivery > 0 && offer != "" {
+			h.AddDelivery(offer, delivery)
+		}
 		if sh.Body, err = json.Marshal(h); err != nil {
 			return err
 		}

@@ -8,6 +8,8 @@ import (
 
 	"github.com/pocbot/pocbot/internal/clusterops"
 	"github.com/pocbot/pocbot/internal/lifecycle"
+	"github.com/pocbot/pocbot/internal/provision/scaleway"
+	"github.com/pocbot/pocbot/internal/settings"
 	"github.com/pocbot/pocbot/internal/statestore"
 )
 
@@ -54,9 +56,12 @@ func (r *run) schedulePauses(decided []Decision, headers map[string]statestore.H
 		// The schedule's reason must still hold under the lock: a command may have resumed or
 		// woken the cluster since the listing.
 		req := clusterops.Intent{Cluster: d.Cluster, RequestedBy: r.cfg.Actor, RunID: r.cfg.RunID, Command: "pause (schedule)",
-			ParkFor: r.cfg.ParkFor, ShareParked: r.cfg.ShareParked, MaxPaused: r.cfg.MaxPaused,
+			ParkFor: r.cfg.ParkFor, ShareParked: r.cfg.ShareParked, MaxPaused: r.cfg.MaxPaused, ParkWhileScarce: parkWhileScarce(s, r.now),
 			Precondition: clusterops.Precondition{Phase: lifecycle.PhaseReady, AsleepAt: r.now}}
-		_, err := p.Pause(r.work, req)
+		res, err := p.Pause(r.work, req)
+		if err == nil && req.ParkFor <= 0 && workerKept(res) {
+			d.Detail += fmt.Sprintf("; the worker was kept parked: %s is not available (register row em-stock), the resume adopts it", res.Spec.BaremetalOffer)
+		}
 		var le *statestore.LockedError
 		switch {
 		case errors.As(err, &le):
@@ -71,4 +76,24 @@ func (r *run) schedulePauses(decided []Decision, headers map[string]statestore.H
 		decided[i] = d
 	}
 	return decided
+}
+
+// parkWhileScarce is how long a scheduled pause keeps the worker parked when its offer is not in
+// stock: until the window ends, and an hour for the resume to adopt it.
+func parkWhileScarce(s *settings.PauseSchedule, now time.Time) time.Duration {
+	return s.NextResume(now).Sub(now) + time.Hour
+}
+
+// workerKept tells whether a pause left its cluster's worker in place (parked): its report
+// deleted no Elastic Metal server although the state recorded one before.
+func workerKept(res *clusterops.Outcome) bool {
+	if res == nil || res.Report == nil {
+		return false
+	}
+	for _, d := range res.Report.Deleted {
+		if d.Kind == scaleway.KindBaremetal {
+			return false
+		}
+	}
+	return res.Spec.BaremetalOffer != ""
 }

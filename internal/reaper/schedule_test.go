@@ -3,12 +3,14 @@ package reaper_test
 import (
 	"context"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/pocbot/pocbot/internal/clusterops"
 	"github.com/pocbot/pocbot/internal/lifecycle"
+	"github.com/pocbot/pocbot/internal/provision"
 	"github.com/pocbot/pocbot/internal/reaper"
 	"github.com/pocbot/pocbot/internal/settings"
 	ghsim "github.com/pocbot/pocbot/internal/sim/github"
@@ -24,7 +26,9 @@ func (f *fakePauser) Pause(_ context.Context, req clusterops.Intent) (*clusterop
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.reqs = append(f.reqs, req)
-	return &clusterops.Outcome{}, nil
+	// The worker kept (no Elastic Metal server in the report's deletions), as a pause does while
+	// its offer is not in stock.
+	return &clusterops.Outcome{Spec: provision.Spec{BaremetalOffer: "EM-A116X-SSD"}, Report: &provision.Report{}}, nil
 }
 
 func (f *fakePauser) paused() []string {
@@ -87,8 +91,13 @@ func TestSchedulePausesReadyClustersInItsWindow(t *testing.T) {
 			if r.MaxPaused != 72*time.Hour || r.Precondition.Phase != lifecycle.PhaseReady || !r.Precondition.AsleepAt.Equal(tc.at) {
 				t.Errorf("pause request %+v: want max_paused and the precondition ready, asleep at %s", r, tc.at)
 			}
+			// Register row em-stock: the worker is kept parked while its offer is not in stock,
+			// until the window ends (08:00) and an hour more for the resume to adopt it.
+			if r.ParkWhileScarce != 11*time.Hour {
+				t.Errorf("pause request keeps a scarce worker %v, want 11h (to 08:00, and an hour)", r.ParkWhileScarce)
+			}
 		}
-		if d, ok := decisionOf(rep, "acme-shop-ready"); len(tc.want) > 0 && (!ok || d.Action != reaper.ActionPaused) {
+		if d, ok := decisionOf(rep, "acme-shop-ready"); len(tc.want) > 0 && (!ok || d.Action != reaper.ActionPaused || !strings.Contains(d.Detail, "kept parked: EM-A116X-SSD is not available")) {
 			t.Errorf("decision of the paused cluster = %+v", d)
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"maps"
 	"math/big"
 	"slices"
 	"strconv"
@@ -76,6 +77,10 @@ type RepoConfig struct {
 	// default none: the spec's offer alone). The up's pre-flight takes the first one in stock and
 	// within its quota.
 	WorkerOffers []string
+	// Quotas are the organization's Scaleway quotas by key (quotas:; an Instance type, an Elastic
+	// Metal offer or a product key of settings.QuotaProductKeys): the numbers the up's pre-flight
+	// weighs where the API does not give them. Default none: Scaleway's documented defaults.
+	Quotas map[string]int
 	// ParkFor keeps a torn-down cluster's Elastic Metal worker, reset, in the state bucket's
 	// pool for that long so that the next `up` adopts it (park_for; default 0: deleted). A
 	// parked worker is billed.
@@ -114,24 +119,25 @@ func Default() RepoConfig {
 
 // file is the YAML shape; pointers tell "absent" from "zero".
 type file struct {
-	MaxClusters        *int     `yaml:"max_clusters"`
-	MaxDailyEUR        *raw     `yaml:"max_daily_eur"`
-	MaxTTL             *raw     `yaml:"max_ttl"`
-	DefaultTTL         *raw     `yaml:"default_ttl"`
-	MinTTL             *raw     `yaml:"min_ttl"`
-	WarnBefore         *raw     `yaml:"warn_before"`
-	PullRequests       *string  `yaml:"pull_requests"`
-	PRLabel            *string  `yaml:"pr_label"`
-	Drafts             *bool    `yaml:"drafts"`
-	KeepLabel          *string  `yaml:"keep_label"`
-	AllowUnknownPrices *bool    `yaml:"allow_unknown_prices"`
-	DNSZones           []string `yaml:"dns_zones"`
-	WorkerOffers       []string `yaml:"worker_offers"`
-	ParkFor            *raw     `yaml:"park_for"`
-	ShareParkedWorkers *bool    `yaml:"share_parked_workers"`
-	MaxPaused          *raw     `yaml:"max_paused"`
-	PauseSchedule      *string  `yaml:"pause_schedule"`
-	ServiceAccountKey  *string  `yaml:"service_account_key"`
+	MaxClusters        *int           `yaml:"max_clusters"`
+	MaxDailyEUR        *raw           `yaml:"max_daily_eur"`
+	MaxTTL             *raw           `yaml:"max_ttl"`
+	DefaultTTL         *raw           `yaml:"default_ttl"`
+	MinTTL             *raw           `yaml:"min_ttl"`
+	WarnBefore         *raw           `yaml:"warn_before"`
+	PullRequests       *string        `yaml:"pull_requests"`
+	PRLabel            *string        `yaml:"pr_label"`
+	Drafts             *bool          `yaml:"drafts"`
+	KeepLabel          *string        `yaml:"keep_label"`
+	AllowUnknownPrices *bool          `yaml:"allow_unknown_prices"`
+	DNSZones           []string       `yaml:"dns_zones"`
+	WorkerOffers       []string       `yaml:"worker_offers"`
+	Quotas             map[string]int `yaml:"quotas"`
+	ParkFor            *raw           `yaml:"park_for"`
+	ShareParkedWorkers *bool          `yaml:"share_parked_workers"`
+	MaxPaused          *raw           `yaml:"max_paused"`
+	PauseSchedule      *string        `yaml:"pause_schedule"`
+	ServiceAccountKey  *string        `yaml:"service_account_key"`
 }
 
 // raw keeps a scalar's source text: amounts are parsed as exact decimals,
@@ -196,6 +202,11 @@ func Parse(data []byte) (RepoConfig, error) {
 	if z, ok := m["worker_offers"]; ok && z != nil {
 		if _, isList := z.([]any); !isList {
 			return cfg, fmt.Errorf("%s: worker_offers: give a list of offers, like [EM-A116X-SSD, EM-B112X-SSD], got %q", Path, fmt.Sprint(z))
+		}
+	}
+	if z, ok := m["quotas"]; ok && z != nil {
+		if _, isMap := z.(map[any]any); !isMap {
+			return cfg, fmt.Errorf("%s: quotas: give a mapping of quotas, like {PLAY2-NANO: 10, ips: 50}, got %q", Path, fmt.Sprint(z))
 		}
 	}
 	if z, ok := m["dns_zones"]; ok && z != nil {
@@ -272,6 +283,12 @@ func (f file) apply(c *RepoConfig) error {
 	for _, o := range f.WorkerOffers {
 		c.WorkerOffers = append(c.WorkerOffers, strings.TrimSpace(o))
 	}
+	for k, v := range f.Quotas {
+		if c.Quotas == nil {
+			c.Quotas = map[string]int{}
+		}
+		c.Quotas[strings.TrimSpace(k)] = v
+	}
 	if f.ServiceAccountKey != nil {
 		c.ServiceAccountKey = settings.ServiceAccountKey(strings.ToLower(strings.TrimSpace(*f.ServiceAccountKey)))
 	}
@@ -334,6 +351,14 @@ func (c RepoConfig) Validate() error {
 	for _, o := range c.WorkerOffers {
 		if err := settings.CheckOffer(o); err != nil {
 			errs = append(errs, fmt.Errorf("worker_offers: %w", err))
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(c.Quotas)) {
+		if err := settings.CheckQuotaKey(k); err != nil {
+			errs = append(errs, fmt.Errorf("quotas: %w", err))
+		}
+		if v := c.Quotas[k]; v < 0 || v > settings.MaxQuota {
+			errs = append(errs, fmt.Errorf("quotas: %s: %d, want 0 to %d", k, v, settings.MaxQuota))
 		}
 	}
 	if err := settings.CheckServiceAccountKey(string(c.ServiceAccountKey)); err != nil {
@@ -452,6 +477,12 @@ func (c RepoConfig) YAML() []byte {
 	fmt.Fprintf(&b, "keep_label: %s\n", strconv.Quote(c.KeepLabel))
 	fmt.Fprintf(&b, "allow_unknown_prices: %t\n", c.AllowUnknownPrices)
 	fmt.Fprintf(&b, "service_account_key: %s\n", c.ServiceAccountKey)
+	if len(c.Quotas) > 0 {
+		b.WriteString("quotas:\n")
+		for _, k := range slices.Sorted(maps.Keys(c.Quotas)) {
+			fmt.Fprintf(&b, "  %s: %d\n", k, c.Quotas[k])
+		}
+	}
 	if len(c.DNSZones) == 0 {
 		b.WriteString("dns_zones: []\n")
 	} else {

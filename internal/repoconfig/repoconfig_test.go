@@ -64,6 +64,13 @@ allow_unknown_prices: true
 		{"ecdsa service-account key", "service_account_key: ECDSA\n", func(c *repoconfig.RepoConfig) { c.ServiceAccountKey = settings.ServiceAccountKeyECDSA }, ""},
 		{"unknown service-account key", "service_account_key: ed25519\n", nil, `service_account_key: "ed25519": give rsa or ecdsa`},
 		{"too big", strings.Repeat("#", 70<<10), nil, "more than the 65536 accepted"},
+		{"quotas", "quotas:\n  PLAY2-NANO: 10\n  EM-A116X-SSD: 3\n  ips: 50\n", func(c *repoconfig.RepoConfig) {
+			c.Quotas = map[string]int{"PLAY2-NANO": 10, "EM-A116X-SSD": 3, "ips": 50}
+		}, ""},
+		{"quotas, not a mapping", "quotas: [PLAY2-NANO]\n", nil, "quotas: give a mapping"},
+		{"quota of an unknown product", "quotas: {instance_ips: 3}\n", nil, `quotas: "instance_ips": give an Instance type`},
+		{"quota not a number", "quotas: {ips: many}\n", nil, "cannot unmarshal"},
+		{"negative quota", "quotas: {ips: -1}\n", nil, "quotas: ips: -1, want 0 to 100000"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

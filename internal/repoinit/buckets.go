@@ -94,25 +94,41 @@ func (r *runner) bucket(ctx context.Context, b Bucket) error {
 	default:
 		rules = lc.Rules
 	}
-	if statestore.RetentionVerdict(b.Name, types.BucketVersioningStatusEnabled, rules) == nil {
-		fmt.Fprintf(r.out, "✓ lifecycle of the %s bucket %s: noncurrent versions expire\n", b.Role, b.Name)
+	verdict := statestore.RetentionVerdict(b.Name, types.BucketVersioningStatusEnabled, rules)
+	if verdict == nil {
+		fmt.Fprintf(r.out, "✓ lifecycle of the %s bucket %s: noncurrent versions and delete markers expire\n", b.Role, b.Name)
 		return nil
-	}
-	want := statestore.Lifecycle()
-	for _, rule := range rules { // keep the owner's other rules; replace a disabled or changed one of ours
-		if aws.ToString(rule.ID) != aws.ToString(want.Rules[0].ID) {
-			want.Rules = append(want.Rules, rule)
-		}
 	}
 	if r.cfg.DryRun {
 		fmt.Fprintf(r.out, "+ would add the lifecycle rule %s to the %s bucket %s\n", statestore.LifecycleRuleExample, b.Role, b.Name)
 		return nil
 	}
-	if _, err := c.PutBucketLifecycleConfiguration(ctx, &s3.PutBucketLifecycleConfigurationInput{Bucket: name, LifecycleConfiguration: want}); err != nil {
+	put := func(markers bool) error {
+		want := statestore.Lifecycle(markers)
+		for _, rule := range rules { // keep the owner's other rules; replace a disabled or changed one of ours
+			if aws.ToString(rule.ID) != aws.ToString(want.Rules[0].ID) {
+				want.Rules = append(want.Rules, rule)
+			}
+		}
+		_, err := c.PutBucketLifecycleConfiguration(ctx, &s3.PutBucketLifecycleConfigurationInput{Bucket: name, LifecycleConfiguration: want})
+		return err
+	}
+	err = put(true)
+	if apiCode(err) == "MalformedXML" || apiCode(err) == "InvalidRequest" || apiCode(err) == "NotImplemented" {
+		// Register row delete-markers, reading refused: ExpiredObjectDeleteMarker is not in
+		// Scaleway's documented list. The bot deletes every version of what it removes, so the
+		// rule without it is enough for pocbot's own objects.
+		if errors.Is(verdict, statestore.ErrMarkersKept) {
+			fmt.Fprintf(r.out, "✓ lifecycle of the %s bucket %s: noncurrent versions expire (the bucket refuses ExpiredObjectDeleteMarker: pocbot deletes every version of what it removes)\n", b.Role, b.Name)
+			return nil
+		}
+		fmt.Fprintf(r.out, "! the %s bucket %s refuses ExpiredObjectDeleteMarker in a lifecycle rule: the rule goes without it (pocbot deletes every version of what it removes)\n", b.Role, b.Name)
+		err = put(false)
+	}
+	if err != nil {
 		return fmt.Errorf("init: put the lifecycle rule on the %s bucket %s: %w (rerun)", b.Role, b.Name, err)
 	}
 	r.rep.Changes++
-	fmt.Fprintf(r.out, "+ lifecycle of the %s bucket %s: noncurrent versions expire after %d days\n", b.Role, b.Name,
-		aws.ToInt32(want.Rules[0].NoncurrentVersionExpiration.NoncurrentDays))
+	fmt.Fprintf(r.out, "+ lifecycle of the %s bucket %s: noncurrent versions expire after %d days\n", b.Role, b.Name, statestore.NoncurrentDays)
 	return nil
 }

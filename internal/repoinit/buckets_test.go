@@ -1,6 +1,7 @@
 package repoinit
 
 import (
+	"errors"
 	"strings"
 	"testing"
 
@@ -8,6 +9,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 
+	"github.com/pocbot/pocbot/internal/assume"
 	"github.com/pocbot/pocbot/internal/sim/objstore"
 	"github.com/pocbot/pocbot/internal/sim/objstore/objstoretest"
 	"github.com/pocbot/pocbot/internal/statestore"
@@ -81,5 +83,52 @@ func TestInitMakesBuckets(t *testing.T) {
 	lc, err := c.GetBucketLifecycleConfiguration(t.Context(), &s3.GetBucketLifecycleConfigurationInput{Bucket: aws.String("acme-poc-images")})
 	if err != nil || len(lc.Rules) != 2 || statestore.RetentionVerdict("images", types.BucketVersioningStatusEnabled, lc.Rules) != nil {
 		t.Fatalf("lifecycle after init on a bucket with the owner's rule: %v %+v", err, lc)
+	}
+}
+
+// Register row delete-markers: where the bucket refuses ExpiredObjectDeleteMarker (Scaleway does
+// not document it), init writes the rule without it and says so, and a rerun changes nothing;
+// where it accepts it, an installation whose rule predates it gets it.
+func TestInitLifecycleUnderEveryDeleteMarkersReading(t *testing.T) {
+	for _, reading := range assume.MustLookup(assume.DeleteMarkers).Values() {
+		t.Run(reading, func(t *testing.T) {
+			s3s := objstoretest.VersityWith(t, objstore.Options{}.WithReadings(assume.Readings{assume.DeleteMarkers: reading}))
+			c := s3s.Client()
+			buckets := []Bucket{{Role: "state", Name: "acme-poc-state", Client: c}}
+			if err := s3s.CreateBucket(t.Context(), "acme-poc-state"); err != nil {
+				t.Fatal(err)
+			}
+			// An installation of before: versioned, the rule without the markers' element.
+			if _, err := c.PutBucketVersioning(t.Context(), &s3.PutBucketVersioningInput{Bucket: aws.String("acme-poc-state"),
+				VersioningConfiguration: &types.VersioningConfiguration{Status: types.BucketVersioningStatusEnabled}}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := c.PutBucketLifecycleConfiguration(t.Context(), &s3.PutBucketLifecycleConfigurationInput{Bucket: aws.String("acme-poc-state"),
+				LifecycleConfiguration: statestore.Lifecycle(false)}); err != nil {
+				t.Fatal(err)
+			}
+			f := newFixture(t, "acme/shop")
+			rep, out, err := f.run(t, func(cfg *Config) { cfg.Buckets = buckets })
+			if err != nil {
+				t.Fatalf("init: %v\n%s", err, out)
+			}
+			lc, err := c.GetBucketLifecycleConfiguration(t.Context(), &s3.GetBucketLifecycleConfigurationInput{Bucket: aws.String("acme-poc-state")})
+			if err != nil {
+				t.Fatal(err)
+			}
+			verdict := statestore.RetentionVerdict("state", types.BucketVersioningStatusEnabled, lc.Rules)
+			if reading == "refused" {
+				if !errors.Is(verdict, statestore.ErrMarkersKept) || !strings.Contains(out, "refuses ExpiredObjectDeleteMarker") {
+					t.Fatalf("verdict %v after init:\n%s", verdict, out)
+				}
+			} else if verdict != nil {
+				t.Fatalf("verdict %v after init: the rule has no ExpiredObjectDeleteMarker\n%s", verdict, out)
+			}
+			before := rep.Changes
+			rep, out, err = f.run(t, func(cfg *Config) { cfg.Buckets = buckets })
+			if err != nil || rep.Changes != 0 || !strings.Contains(out, "✓ lifecycle of the state bucket") {
+				t.Fatalf("second init: %v (%d changes, %d before)\n%s", err, rep.Changes, before, out)
+			}
+		})
 	}
 }

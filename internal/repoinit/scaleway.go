@@ -37,18 +37,32 @@ type IAM struct {
 type identity struct {
 	name, description string
 	sets              []string
-	accessSecret      [2]string // the secrets that hold its key
+	// orgSets are granted on the organization, in a policy of their own named name +
+	// "-organization": a set scoped by organization (OrganizationReadOnly, the quotas) cannot
+	// be given to a project, and an installation made before the rule existed gets it added.
+	orgSets      []string
+	accessSecret [2]string // the secrets that hold its key
 }
 
 var identities = []identity{
 	{name: "pocbot", description: "pocbot: throw-away Talos clusters from GitHub comments", sets: provscw.PermissionSetNames(),
-		accessSecret: [2]string{"SCW_ACCESS_KEY", "SCW_SECRET_KEY"}},
+		orgSets: provscw.OrganizationPermissionSetNames(), accessSecret: [2]string{"SCW_ACCESS_KEY", "SCW_SECRET_KEY"}},
 	{name: "pocbot-presign", description: "pocbot: signs the kubeconfig links (reads objects only)", sets: []string{"ObjectStorageObjectsRead"},
 		accessSecret: [2]string{"POC_PRESIGN_ACCESS_KEY", "POC_PRESIGN_SECRET_KEY"}},
 }
 
 // appName is the name of the identity's application for project: one application per project.
 func (id identity) appName(project string) string { return id.name + "-" + project }
+
+// ApplicationNames are the names of pocbot's IAM applications for project (`bot doctor --live`
+// reads whether the organization holds one of them twice: register row iam-app-names).
+func ApplicationNames(project string) []string {
+	out := make([]string, len(identities))
+	for i, id := range identities {
+		out[i] = id.appName(project)
+	}
+	return out
+}
 
 // keyDescription names the API key of one repository (one key per repository of the project).
 func keyDescription(repo string) string { return "pocbot GitHub Actions, " + repo }
@@ -59,12 +73,15 @@ func keyDescription(repo string) string { return "pocbot GitHub Actions, " + rep
 type appScope struct {
 	policies []*iam.Policy
 	granted  map[string]bool
-	others   []string // projects other than the one asked about, named by rules or keys
-	keys     []*iam.APIKey
+	// orgGranted are the sets a rule scoped to the organization grants (OrganizationReadOnly
+	// counts only there).
+	orgGranted map[string]bool
+	others     []string // projects other than the one asked about, named by rules or keys
+	keys       []*iam.APIKey
 }
 
 func readScope(ctx context.Context, api *iam.API, app *iam.Application, project string) (appScope, error) {
-	s := appScope{granted: map[string]bool{}}
+	s := appScope{granted: map[string]bool{}, orgGranted: map[string]bool{}}
 	pols, err := api.ListPolicies(&iam.ListPoliciesRequest{ApplicationIDs: []string{app.ID}}, scw.WithAllPages(), scw.WithContext(ctx))
 	if err != nil {
 		return s, fmt.Errorf("list the policies of IAM application %s: %w", app.Name, err)
@@ -91,6 +108,7 @@ func readScope(ctx context.Context, api *iam.API, app *iam.Application, project 
 			if here && r.PermissionSetNames != nil {
 				for _, n := range *r.PermissionSetNames {
 					s.granted[n] = true
+					s.orgGranted[n] = s.orgGranted[n] || r.OrganizationID != nil
 				}
 			}
 		}
@@ -197,13 +215,18 @@ func (r *runner) iamValues(ctx context.Context, have map[string]bool, values map
 	values["SCW_DEFAULT_PROJECT_ID"] = x.ProjectID
 	api := iam.NewAPI(x.Client)
 	for _, id := range identities {
-		if have[id.accessSecret[0]] && have[id.accessSecret[1]] {
-			fmt.Fprintf(r.out, "✓ IAM application %s: its key is in the secrets (kept)\n", id.name)
-			continue
-		}
 		f, err := findApplication(ctx, api, x, id, r.rec)
 		if err != nil {
 			return fmt.Errorf("init: %w", err)
+		}
+		if have[id.accessSecret[0]] && have[id.accessSecret[1]] {
+			fmt.Fprintf(r.out, "✓ IAM application %s: its key is in the secrets (kept)\n", id.name)
+			if f != nil && len(f.scope.others) == 0 {
+				if err := r.organizationPolicy(ctx, api, id, f); err != nil {
+					return err
+				}
+			}
+			continue
 		}
 		if r.cfg.DryRun {
 			if f != nil {
@@ -238,6 +261,9 @@ func (r *runner) iamValues(ctx context.Context, have map[string]bool, values map
 		if err := r.policy(ctx, api, id, f); err != nil {
 			return err
 		}
+		if err := r.organizationPolicy(ctx, api, id, f); err != nil {
+			return err
+		}
 		k, err := r.mintKey(ctx, api, id, f)
 		if err != nil {
 			return err
@@ -259,11 +285,33 @@ func (r *runner) createApplication(ctx context.Context, api *iam.API, id identit
 	a, err := api.CreateApplication(&iam.CreateApplicationRequest{Name: id.appName(x.ProjectID), OrganizationID: x.OrganizationID,
 		Description: id.description + ", project " + x.ProjectID}, scw.WithContext(ctx))
 	if err != nil {
-		return nil, fmt.Errorf("init: create the IAM application %s: %w", id.appName(x.ProjectID), err)
+		return nil, fmt.Errorf("init: create the IAM application %s: %w%s", id.appName(x.ProjectID), err, r.nameHolders(ctx, api, id.appName(x.ProjectID)))
 	}
 	r.rep.Changes++
 	fmt.Fprintf(r.out, "+ IAM application %s (%s)\n", a.Name, a.ID)
-	return &found{app: a, scope: appScope{granted: map[string]bool{}}}, nil
+	return &found{app: a, scope: appScope{granted: map[string]bool{}, orgGranted: map[string]bool{}}}, nil
+}
+
+// nameHolders names, for an error, the applications of the organization that already hold name
+// (register row iam-app-names: the organization may refuse a second one). init skipped them: they
+// serve another project, or grant nothing here.
+func (r *runner) nameHolders(ctx context.Context, api *iam.API, name string) string {
+	list, err := api.ListApplications(&iam.ListApplicationsRequest{Name: &name, OrganizationID: r.cfg.IAM.OrganizationID}, scw.WithAllPages(), scw.WithContext(ctx))
+	if err != nil {
+		return ""
+	}
+	var held []string
+	for _, a := range list.Applications {
+		if a.Name == name {
+			held = append(held, a.ID)
+		}
+	}
+	if len(held) == 0 {
+		return ""
+	}
+	return fmt.Sprintf(". The organization already holds an application of this name (%s) that init does not take as project %s's: "+
+		"it serves another project or grants nothing here, and the organization may refuse a second name. Rename or delete it (scw iam application list name=%s), then rerun",
+		strings.Join(held, ", "), r.cfg.IAM.ProjectID, name)
 }
 
 // policy makes sure the application's policies grant the identity's sets on the project before a
@@ -288,6 +336,37 @@ func (r *runner) policy(ctx context.Context, api *iam.API, id identity, f *found
 	}
 	r.rep.Changes++
 	fmt.Fprintf(r.out, "+ IAM policy %s: %v on project %s\n", f.app.Name, sets, x.ProjectID)
+	return nil
+}
+
+// organizationPolicy gives the application its organization-scoped sets (the pre-flight's quota
+// read, OrganizationReadOnly: a set scoped by organization cannot be granted on a project) in a
+// policy of its own, named after the application with "-organization", when no rule of its
+// policies grants them on the organization: also to an installation made before that rule existed.
+// It reads; it grants no access to a resource.
+func (r *runner) organizationPolicy(ctx context.Context, api *iam.API, id identity, f *found) error {
+	x := r.cfg.IAM
+	var missing []string
+	for _, n := range id.orgSets {
+		if !f.scope.orgGranted[n] {
+			missing = append(missing, n)
+		}
+	}
+	name := f.app.Name + "-organization"
+	switch {
+	case len(missing) == 0:
+		return nil
+	case r.cfg.DryRun:
+		fmt.Fprintf(r.out, "+ would make IAM policy %s: %v on organization %s\n", name, missing, x.OrganizationID)
+		return nil
+	}
+	if _, err := api.CreatePolicy(&iam.CreatePolicyRequest{Name: name, OrganizationID: x.OrganizationID, ApplicationID: &f.app.ID,
+		Description: "the organization's quotas, read by " + id.name + "'s pre-flight (organization-scoped sets)",
+		Rules:       []*iam.RuleSpecs{{PermissionSetNames: &missing, OrganizationID: &x.OrganizationID}}}, scw.WithContext(ctx)); err != nil {
+		return fmt.Errorf("init: create the IAM policy %s: %w", name, err)
+	}
+	r.rep.Changes++
+	fmt.Fprintf(r.out, "+ IAM policy %s: %v on organization %s (the quotas the pre-flight reads)\n", name, missing, x.OrganizationID)
 	return nil
 }
 

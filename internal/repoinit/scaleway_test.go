@@ -5,8 +5,10 @@ import (
 	"testing"
 
 	iam "github.com/scaleway/scaleway-sdk-go/api/iam/v1alpha1"
+	"github.com/scaleway/scaleway-sdk-go/api/instance/v1"
 	"github.com/scaleway/scaleway-sdk-go/scw"
 
+	"github.com/pocbot/pocbot/internal/assume"
 	ghsim "github.com/pocbot/pocbot/internal/sim/github"
 	scwsim "github.com/pocbot/pocbot/internal/sim/scaleway"
 )
@@ -19,7 +21,13 @@ const (
 // startIAM serves the Scaleway stand-in until the test ends, with a client of an administrator's.
 func startIAM(t *testing.T) (emu *scwsim.Emulator, admin *scw.Client, url string) {
 	t.Helper()
-	emu = scwsim.New(scwsim.Options{SecretKey: "aaaaaaaa-bbbb-4ccc-8ddd-eeeeeeeeeeee"})
+	return startIAMReading(t, nil)
+}
+
+// startIAMReading is startIAM with the stand-in playing rs (register rows).
+func startIAMReading(t *testing.T, rs assume.Readings) (emu *scwsim.Emulator, admin *scw.Client, url string) {
+	t.Helper()
+	emu = scwsim.New(scwsim.Options{SecretKey: "aaaaaaaa-bbbb-4ccc-8ddd-eeeeeeeeeeee", Readings: rs})
 	url, stop, err := emu.Start(t.Context())
 	if err != nil {
 		t.Fatal(err)
@@ -66,8 +74,13 @@ func TestInitMakesScalewayIdentities(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := iam.NewAPI(bot).GetAPIKey(&iam.GetAPIKeyRequest{AccessKey: access}); err != nil {
-		t.Fatalf("the key written to the secrets does not authenticate: %v", err)
+	// The key does what the bot does: the project's resources, and the organization's quotas
+	// (OrganizationReadOnly, scoped by organization: the pre-flight's read).
+	if _, err := instance.NewAPI(bot).ListServers(&instance.ListServersRequest{Zone: scw.ZoneFrPar1, Project: scw.StringPtr(testProject)}); err != nil {
+		t.Fatalf("the key written to the secrets does not list the project's servers: %v", err)
+	}
+	if _, err := iam.NewAPI(bot).ListQuota(&iam.ListQuotaRequest{OrganizationID: testOrg}); err != nil {
+		t.Fatalf("the key written to the secrets does not read the organization's quotas: %v", err)
 	}
 	if p, _ := f.gh.Secret("acme/shop", "poc", "POC_PRESIGN_SECRET_KEY"); p == "" {
 		t.Error("no presigning key written")
@@ -203,5 +216,82 @@ func TestInitMintsNoKeyOnAnApplicationWhosePolicyFallsShort(t *testing.T) {
 	keys, err := iam.NewAPI(admin).ListAPIKeys(&iam.ListAPIKeysRequest{}, scw.WithAllPages())
 	if err != nil || len(keys.APIKeys) != 1 {
 		t.Errorf("keys after the refusal: %d (want the one there before), %v", len(keys.APIKeys), err)
+	}
+}
+
+// An application of the project's name that serves another project of the organization is never
+// taken for the project's, whether the organization lets two applications share a name or not
+// (register row iam-app-names). duplicates: init makes its own of that name, gives it the
+// organization-scoped quota read in a policy named after it, and finds it again by the id its
+// record names. unique: init makes nothing, names the application that holds the name and what
+// to do.
+func TestInitUnderEveryIAMAppNamesReading(t *testing.T) {
+	const other = "11111111-2222-4333-8444-000000000009"
+	for _, reading := range assume.MustLookup(assume.IAMAppNames).Values() {
+		t.Run(reading, func(t *testing.T) {
+			_, admin, _ := startIAMReading(t, assume.Readings{assume.IAMAppNames: reading})
+			api := iam.NewAPI(admin)
+			name := identities[0].appName(testProject)
+			foreign, err := api.CreateApplication(&iam.CreateApplicationRequest{Name: name, OrganizationID: testOrg})
+			if err != nil {
+				t.Fatal(err)
+			}
+			sets := []string{"InstancesFullAccess"}
+			if _, err := api.CreatePolicy(&iam.CreatePolicyRequest{Name: "theirs", ApplicationID: &foreign.ID, OrganizationID: testOrg,
+				Rules: []*iam.RuleSpecs{{PermissionSetNames: &sets, ProjectIDs: &[]string{other}}}}); err != nil {
+				t.Fatal(err)
+			}
+			f := newFixture(t, "acme/shop")
+			delete(f.cfg.Values, "SCW_ACCESS_KEY")
+			delete(f.cfg.Values, "SCW_SECRET_KEY")
+			f.cfg.IAM = &IAM{Client: admin, ProjectID: testProject, OrganizationID: testOrg}
+			_, out, err := f.run(t, nil)
+			named := func() []*iam.Application {
+				l, lerr := api.ListApplications(&iam.ListApplicationsRequest{Name: &name, OrganizationID: testOrg}, scw.WithAllPages())
+				if lerr != nil {
+					t.Fatal(lerr)
+				}
+				return l.Applications
+			}
+			foreignPolicies := func() int {
+				p, perr := api.ListPolicies(&iam.ListPoliciesRequest{ApplicationIDs: []string{foreign.ID}}, scw.WithAllPages())
+				if perr != nil {
+					t.Fatal(perr)
+				}
+				return len(p.Policies)
+			}
+			if foreignPolicies() != 1 {
+				t.Errorf("init changed the policies of the other project's application %s:\n%s", foreign.ID, out)
+			}
+			if reading == "unique" {
+				if err == nil || !strings.Contains(err.Error(), foreign.ID) || !strings.Contains(err.Error(), "Rename or delete it") {
+					t.Fatalf("init under unique names: %v, want a refusal naming %s and what to do\n%s", err, foreign.ID, out)
+				}
+				if keys, _ := api.ListAPIKeys(&iam.ListAPIKeysRequest{}, scw.WithAllPages()); len(keys.APIKeys) != 0 {
+					t.Errorf("init minted %d keys after the refusal", len(keys.APIKeys))
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("init: %v\n%s", err, out)
+			}
+			apps := named()
+			var mine *iam.Application
+			for _, a := range apps {
+				if a.ID != foreign.ID {
+					mine = a
+				}
+			}
+			if len(apps) != 2 || mine == nil {
+				t.Fatalf("applications named %s: %d, want the other project's and init's own", name, len(apps))
+			}
+			pols, err := api.ListPolicies(&iam.ListPoliciesRequest{PolicyName: scw.StringPtr(name + "-organization")}, scw.WithAllPages())
+			if err != nil || len(pols.Policies) != 1 || pols.Policies[0].ApplicationID == nil || *pols.Policies[0].ApplicationID != mine.ID {
+				t.Fatalf("the organization policy %s-organization: %+v %v, want one, on init's application %s", name, pols, err, mine.ID)
+			}
+			if _, out, err := f.run(t, nil); err != nil || len(named()) != 2 {
+				t.Fatalf("rerun: %v, %d applications named %s\n%s", err, len(named()), name, out)
+			}
+		})
 	}
 }

@@ -213,17 +213,19 @@ func TestUninstallDeletesRepositorySecretsOnlyWhereInitWroteThem(t *testing.T) {
 	}
 }
 
-// Uninstall believes only a record init wrote: one a writer planted (naming the repository's own
-// SCW_ACCESS_KEY as init's), or any record when the App's key is not given, deletes no secret;
+// Uninstall believes only a record init wrote: one a writer or an administrator planted (naming
+// the repository's own SCW_ACCESS_KEY as init's: register row variable-writers, whichever role
+// GitHub lets write variables), or any record when the App's key is not given, deletes no secret;
 // the output says why.
 func TestUninstallIgnoresARecordItCannotCheck(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
-		plant  bool
+		plant  string // the planter's role
 		appKey bool
 		want   string
 	}{
-		{name: "planted by a writer", plant: true, appKey: true, want: "its MAC does not verify"},
+		{name: "planted by a writer", plant: "write", appKey: true, want: "its MAC does not verify"},
+		{name: "planted by an administrator", plant: "admin", appKey: true, want: "its MAC does not verify"},
 		{name: "no App key", appKey: false, want: "no App private key"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -232,8 +234,8 @@ func TestUninstallIgnoresARecordItCannotCheck(t *testing.T) {
 				t.Fatalf("init: %v\n%s", err, out)
 			}
 			f.gh.SetSecret("acme/shop", "", "SCW_ACCESS_KEY", "another workflow's")
-			if tc.plant {
-				f.gh.SetPermission("acme/shop", "mallory", "write")
+			if tc.plant != "" {
+				f.gh.SetPermission("acme/shop", "mallory", tc.plant)
 				root := f.url + "/"
 				c, err := gh.NewClient(gh.WithAuthToken(f.gh.AddUserToken("mallory")), gh.WithURLs(&root, nil))
 				if err != nil {

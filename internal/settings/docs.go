@@ -27,6 +27,9 @@ func ExampleYAML() []byte {
 		if s.Kind == List && v == "" {
 			v = "[]"
 		}
+		if s.Kind == Map && v == "" {
+			v = "{}"
+		}
 		line := s.RepoKey + ": " + v
 		fmt.Fprintf(&b, "%-28s # %s\n", line, s.Help)
 	}

@@ -39,6 +39,7 @@ const (
 	Duration Kind = "duration"
 	List     Kind = "list"
 	EUR      Kind = "euros"
+	Map      Kind = "mapping" // KEY: N pairs (quotas:)
 )
 
 // Setting is one user-settable value. Empty name fields mean "not settable there".
@@ -89,6 +90,10 @@ const (
 	DefaultPRLabel               = "poc"
 	DefaultKeepLabel             = "poc/keep"
 	DefaultImageFactoryURL       = "https://factory.talos.dev"
+	// DefaultRegistryProbeURLs are where the nodes pull from at bootstrap: the installer (the
+	// Image Factory's registry), the Talos images (ghcr.io), the Kubernetes ones
+	// (registry.k8s.io), Cilium's (quay.io).
+	DefaultRegistryProbeURLs = "https://factory.talos.dev,https://ghcr.io,https://registry.k8s.io,https://quay.io"
 	// DefaultCiliumChart is Cilium 1.18.1's chart archive pinned by its SHA-256 (provision/talos
 	// cilium.go says where the digest comes from): the bot renders it into the control planes'
 	// inline manifest.
@@ -101,6 +106,39 @@ const (
 	DefaultLockLease = 2 * time.Minute
 	DefaultLockWait  = 10 * time.Minute
 )
+
+// The quota keys of products, as `quotas:` writes them; an Instance commercial type ("PLAY2-NANO")
+// and an Elastic Metal offer ("EM-A116X-SSD") are keys of their own.
+const (
+	QuotaKeyIPs            = "ips"
+	QuotaKeyVolumes        = "volumes"
+	QuotaKeySnapshots      = "snapshots"
+	QuotaKeySecurityGroups = "security_groups"
+	QuotaKeySSHKeys        = "ssh_keys"
+	// MaxQuota bounds a number of quotas:.
+	MaxQuota = 100000
+)
+
+// QuotaProductKeys are the keys of products, in the order the pre-flight shows them.
+var QuotaProductKeys = []string{QuotaKeyIPs, QuotaKeyVolumes, QuotaKeySecurityGroups, QuotaKeySnapshots, QuotaKeySSHKeys}
+
+// CheckQuotaKey accepts a key of `quotas:`: a product key, or an Instance type or Elastic Metal
+// offer name (upper case letters, digits and dashes).
+func CheckQuotaKey(key string) error {
+	for _, k := range QuotaProductKeys {
+		if key == k {
+			return nil
+		}
+	}
+	ok := key != "" && len(key) <= 40
+	for _, r := range key {
+		ok = ok && (r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-')
+	}
+	if !ok {
+		return fmt.Errorf("%q: give an Instance type (PLAY2-NANO), an Elastic Metal offer (EM-A116X-SSD) or one of %s", key, strings.Join(QuotaProductKeys, ", "))
+	}
+	return nil
+}
 
 // ServiceAccountKey is the type of the key that signs a new cluster's Kubernetes service-account
 // tokens (Talos machinery v1.14.1, config/generate/secrets/bundle.go: RSA by default since Talos
@@ -245,6 +283,10 @@ var Table = []Setting{
 		Help: "the Scaleway DNS zones /poc up --dns-zone may use (none: --dns-zone is refused)", Check: CheckDNSZone},
 	{Name: "worker_offers", RepoKey: "worker_offers", Kind: List, Rule: "Elastic Metal offer names billed hourly, in order; at most 5",
 		Help: "the worker's offers in order of preference: /poc up takes the first in stock and within the organization's quota (none: worker-offer alone); --worker-offer on the comment wins", Check: CheckOffer},
+	{Name: "quotas", RepoKey: "quotas", Kind: Map, Rule: "KEY: N, KEY an Instance type (PLAY2-NANO), an Elastic Metal offer (EM-A116X-SSD) or " +
+		strings.Join(QuotaProductKeys, ", ") + "; N from 0 to 100000",
+		Help:  "the organization's Scaleway quotas, weighed by the pre-flight where the API does not give them (the bot's key may not read them, or lists a quota under a name it does not recognise); unset: Scaleway's documented defaults",
+		Check: CheckQuotaKey},
 	{Name: "park_for", RepoKey: "park_for", CLI: "park-for", CLICommand: "down|reap", Env: "POC_PARK_FOR", Kind: Duration, Default: "0s",
 		Rule: "0 (off) up to 7d", Help: "keep a torn-down cluster's Elastic Metal worker this long, its disk written again from the pinned image, so that the next /poc up of this repository adopts it; billed while parked"},
 	{Name: "share_parked_workers", RepoKey: "share_parked_workers", Env: "POC_SHARE_PARKED_WORKERS", Kind: Bool, Default: "false",
@@ -266,7 +308,7 @@ var Table = []Setting{
 		Rule: "positive", Help: "lease of the cluster lock, renewed at a third of it; a killed run's lock is taken over once it lapses"},
 	{Name: "lock-wait", CLI: "lock-wait", CLICommand: "up|down", Env: "POC_LOCK_WAIT", Kind: Duration, Default: DefaultLockWait.String(),
 		Rule: "positive", Help: "how long to wait for a cluster lock another run holds"},
-	{Name: "record", CLI: "record", CLICommand: "up|down|pause|resume", Env: "POC_RECORD_DIR", Kind: String, Arg: "DIR",
+	{Name: "record", CLI: "record", CLICommand: "up|down|pause|resume|doctor", Env: "POC_RECORD_DIR", Kind: String, Arg: "DIR",
 		Help: "write every HTTP exchange with Scaleway, Object Storage and GitHub into DIR as go-vcr cassettes, secrets removed, to attach to an issue (docs/recording.md)"},
 	{Name: "schedule_interval", CLI: "schedule-interval", CLICommand: "init", Kind: Duration, Default: "1h", Rule: "at least 5m, dividing an hour or a day",
 		Help: "how often the workflow's schedule runs the reaper (bot init writes the cron); each scheduled job is billed at least a minute on a private repository"},
@@ -322,6 +364,8 @@ var Table = []Setting{
 		Help: "Cilium chart archive pinned by digest (URL@sha256:HEX), fetched once into the image bucket and rendered into the control planes' config"},
 	{Name: "rescue-ssh-port", Env: "POC_RESCUE_SSH_PORT", Kind: Int, Default: "22", Help: "SSH port of the worker's rescue system"},
 	{Name: "poll-interval", Env: "POC_POLL_INTERVAL", Kind: Duration, Help: "interval between polls of a resource's state (default: the engine's)"},
+	{Name: "registry-probe-urls", Env: "POC_REGISTRY_PROBE_URLS", Kind: List, Default: DefaultRegistryProbeURLs,
+		Help: "the registries `bot doctor --live` reaches, comma-separated: those the nodes pull from at bootstrap (Talos, Kubernetes, Cilium images)"},
 	{Name: "runner-cidr", Env: "POC_RUNNER_CIDR", Kind: String, Help: "the runner's address as a CIDR, let through to the APIs during the run (default: detected from runner-echo-url)"},
 	{Name: "runner-echo-url", Env: "POC_RUNNER_ECHO_URL", Kind: String, Default: DefaultRunnerEchoURL, Help: "HTTPS endpoint that answers with the caller's address, to detect the runner's when runner-cidr is unset"},
 	{Name: "read-runner-access", Env: "POC_READ_RUNNER_ACCESS", Kind: Bool, Default: "true",

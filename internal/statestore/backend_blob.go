@@ -162,11 +162,59 @@ func (b *blobBackend) write(ctx context.Context, key string, data []byte) error 
 	return nil
 }
 
+// remove deletes key; in a versioned bucket it then deletes every version of the key, the delete
+// marker the delete left included. The store removes only keys nobody races for (probes,
+// artifacts, public objects), so none of their history is wanted, and whether Scaleway's
+// lifecycle rules ever expire a delete marker is undocumented (register row delete-markers):
+// removing them here keeps the bucket from growing under every reading.
 func (b *blobBackend) remove(ctx context.Context, key string) error {
-	if err := b.b.Delete(ctx, key); err != nil {
+	var c *s3.Client
+	if b.name == "" || !b.b.As(&c) {
+		if err := b.b.Delete(ctx, key); err != nil {
+			return b.mapErr(err, key)
+		}
+		return nil
+	}
+	out, err := c.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String(b.name), Key: aws.String(key)})
+	if err != nil {
 		return b.mapErr(err, key)
 	}
-	return nil
+	if !aws.ToBool(out.DeleteMarker) {
+		return nil // not versioned: the object is gone
+	}
+	return b.purge(ctx, c, key)
+}
+
+// purge deletes every version and delete marker of key (ListObjectVersions, DeleteObject with
+// VersionId: s3:DeleteObjectVersion, which ObjectStorageFullAccess grants).
+func (b *blobBackend) purge(ctx context.Context, c *s3.Client, key string) error {
+	in := &s3.ListObjectVersionsInput{Bucket: aws.String(b.name), Prefix: aws.String(key)}
+	for {
+		page, err := c.ListObjectVersions(ctx, in)
+		if err != nil {
+			return fmt.Errorf("list the versions of %s/%s to delete them: %w", b.describe(), key, err)
+		}
+		var ids []string
+		for _, v := range page.Versions {
+			if aws.ToString(v.Key) == key {
+				ids = append(ids, aws.ToString(v.VersionId))
+			}
+		}
+		for _, m := range page.DeleteMarkers {
+			if aws.ToString(m.Key) == key {
+				ids = append(ids, aws.ToString(m.VersionId))
+			}
+		}
+		for _, id := range ids {
+			if _, err := c.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String(b.name), Key: aws.String(key), VersionId: aws.String(id)}); err != nil {
+				return fmt.Errorf("delete version %s of %s/%s: %w", id, b.describe(), key, err)
+			}
+		}
+		if !aws.ToBool(page.IsTruncated) {
+			return nil
+		}
+		in.KeyMarker, in.VersionIdMarker = page.NextKeyMarker, page.NextVersionIdMarker
+	}
 }
 
 func (b *blobBackend) list(ctx context.Context, prefix string) ([]string, error) {

@@ -17,20 +17,36 @@ import (
 // probe leaves a version behind, so the bucket grows without bound.
 var ErrNoVersionExpiry = errors.New("versioned bucket without an expiry of noncurrent versions")
 
+// ErrMarkersKept: the state bucket's lifecycle rules expire no delete marker (no
+// ExpiredObjectDeleteMarker). pocbot deletes the versions of what it removes, so its own deletes
+// leave none; another tool's deletes would pile up. A warning, not a failure.
+var ErrMarkersKept = errors.New("lifecycle without an expiry of delete markers")
+
 // LifecycleRuleExample is the rule docs/install.md asks for, as `aws s3api` JSON.
 const LifecycleRuleExample = `{"Rules":[{"ID":"pocbot-noncurrent","Status":"Enabled","Filter":{"Prefix":""},` +
+	`"Expiration":{"ExpiredObjectDeleteMarker":true},` +
 	`"NoncurrentVersionExpiration":{"NoncurrentDays":30},"AbortIncompleteMultipartUpload":{"DaysAfterInitiation":1}}]}`
 
+// NoncurrentDays is how long a noncurrent version is kept: the lifecycle bound of the state
+// bucket.
+const NoncurrentDays = 30
+
 // Lifecycle is the lifecycle configuration `bot init` puts on its buckets: LifecycleRuleExample as
-// the SDK's type, the rule CheckVersionRetention accepts (TestLifecycleIsWhatIsChecked).
-func Lifecycle() *types.BucketLifecycleConfiguration {
-	return &types.BucketLifecycleConfiguration{Rules: []types.LifecycleRule{{
+// the SDK's type, the rule CheckVersionRetention accepts (TestLifecycleIsWhatIsChecked). With
+// markers false it leaves out ExpiredObjectDeleteMarker, which Scaleway does not document
+// (register row delete-markers): init falls back to it when the bucket refuses the element.
+func Lifecycle(markers bool) *types.BucketLifecycleConfiguration {
+	rule := types.LifecycleRule{
 		ID:                             aws.String("pocbot-noncurrent"),
 		Status:                         types.ExpirationStatusEnabled,
 		Filter:                         &types.LifecycleRuleFilter{Prefix: aws.String("")},
-		NoncurrentVersionExpiration:    &types.NoncurrentVersionExpiration{NoncurrentDays: aws.Int32(30)},
+		NoncurrentVersionExpiration:    &types.NoncurrentVersionExpiration{NoncurrentDays: aws.Int32(NoncurrentDays)},
 		AbortIncompleteMultipartUpload: &types.AbortIncompleteMultipartUpload{DaysAfterInitiation: aws.Int32(1)},
-	}}}
+	}
+	if markers {
+		rule.Expiration = &types.LifecycleExpiration{ExpiredObjectDeleteMarker: aws.Bool(true)}
+	}
+	return &types.BucketLifecycleConfiguration{Rules: []types.LifecycleRule{rule}}
 }
 
 // RetentionVerdict is CheckVersionRetention's judgement on a bucket's versioning status and
@@ -80,19 +96,30 @@ func (s *Store) CheckVersionRetention(ctx context.Context) error {
 
 // retentionVerdict decides on what the bucket answered: versioning on needs an enabled rule that
 // expires noncurrent versions and applies to every prefix pocbot writes (an empty prefix, or one
-// rule per prefix is not recognised: keep it simple and whole-bucket).
+// rule per prefix is not recognised: keep it simple and whole-bucket), and, short of a failure,
+// one that expires delete markers (ErrMarkersKept otherwise).
 func retentionVerdict(bucket string, versioning types.BucketVersioningStatus, rules []types.LifecycleRule) error {
 	if versioning != types.BucketVersioningStatusEnabled {
 		return nil
 	}
+	noncurrent, markers := false, false
 	for _, r := range rules {
-		if r.Status != types.ExpirationStatusEnabled || r.NoncurrentVersionExpiration == nil ||
-			aws.ToInt32(r.NoncurrentVersionExpiration.NoncurrentDays) <= 0 {
+		if r.Status != types.ExpirationStatusEnabled || rulePrefix(r) != "" {
 			continue
 		}
-		if rulePrefix(r) == "" {
-			return nil
+		if r.NoncurrentVersionExpiration != nil && aws.ToInt32(r.NoncurrentVersionExpiration.NoncurrentDays) > 0 {
+			noncurrent = true
 		}
+		if r.Expiration != nil && aws.ToBool(r.Expiration.ExpiredObjectDeleteMarker) {
+			markers = true
+		}
+	}
+	switch {
+	case noncurrent && markers:
+		return nil
+	case noncurrent:
+		return fmt.Errorf("%w: %s expires noncurrent versions but no delete marker (ExpiredObjectDeleteMarker); pocbot deletes every version of what it removes, "+
+			"so only other tools' deletes leave markers behind: add the element (%s) if the bucket accepts it", ErrMarkersKept, bucket, LifecycleRuleExample)
 	}
 	return fmt.Errorf("%w: %s has versioning on and no enabled lifecycle rule expiring noncurrent versions of the whole bucket; "+
 		"every state write and lock renewal leaves a version behind. Add one (docs/install.md, \"Versioning and lifecycle\"): "+

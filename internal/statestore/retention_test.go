@@ -14,7 +14,7 @@ import (
 
 func TestRetentionVerdict(t *testing.T) {
 	expire := func(days int32, status types.ExpirationStatus, f *types.LifecycleRuleFilter) types.LifecycleRule {
-		return types.LifecycleRule{Status: status, Filter: f,
+		return types.LifecycleRule{Status: status, Filter: f, Expiration: &types.LifecycleExpiration{ExpiredObjectDeleteMarker: aws.Bool(true)},
 			NoncurrentVersionExpiration: &types.NoncurrentVersionExpiration{NoncurrentDays: aws.Int32(days)}}
 	}
 	whole := &types.LifecycleRuleFilter{Prefix: aws.String("")}
@@ -36,11 +36,17 @@ func TestRetentionVerdict(t *testing.T) {
 			[]types.LifecycleRule{expire(30, types.ExpirationStatusEnabled, &types.LifecycleRuleFilter{Tag: &types.Tag{Key: aws.String("k"), Value: aws.String("v")}})}, true},
 		{"versioned, only current-version expiry", types.BucketVersioningStatusEnabled,
 			[]types.LifecycleRule{{Status: types.ExpirationStatusEnabled, Filter: whole, Expiration: &types.LifecycleExpiration{Days: aws.Int32(30)}}}, true},
+		{"versioned, noncurrent versions but no delete markers", types.BucketVersioningStatusEnabled,
+			Lifecycle(false).Rules, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := retentionVerdict("s3://b", tc.versioning, tc.rules)
 			if got := errors.Is(err, ErrNoVersionExpiry); got != tc.missing {
 				t.Fatalf("verdict %v, want missing=%v", err, tc.missing)
+			}
+			// A rule without ExpiredObjectDeleteMarker is a warning of its own.
+			if got, want := errors.Is(err, ErrMarkersKept), !tc.missing && err != nil; got != want || (got && tc.name != "versioned, noncurrent versions but no delete markers") {
+				t.Fatalf("verdict %v: markers kept %v", err, got)
 			}
 			if tc.missing && (!strings.Contains(err.Error(), "put-bucket-lifecycle-configuration") || !strings.Contains(err.Error(), "NoncurrentVersionExpiration")) {
 				t.Fatalf("the refusal does not say how to fix it: %v", err)
@@ -71,7 +77,7 @@ func TestCheckVersionRetentionOnTheStandIn(t *testing.T) {
 			if err := st.CheckVersionRetention(t.Context()); !errors.Is(err, ErrNoVersionExpiry) {
 				t.Fatalf("versioned bucket without a rule: %v", err)
 			}
-			if _, err := c.PutBucketLifecycleConfiguration(t.Context(), &s3.PutBucketLifecycleConfigurationInput{Bucket: aws.String(u.Host), LifecycleConfiguration: Lifecycle()}); err != nil {
+			if _, err := c.PutBucketLifecycleConfiguration(t.Context(), &s3.PutBucketLifecycleConfigurationInput{Bucket: aws.String(u.Host), LifecycleConfiguration: Lifecycle(true)}); err != nil {
 				t.Fatal(err)
 			}
 			if err := st.CheckVersionRetention(t.Context()); err != nil {
@@ -83,7 +89,7 @@ func TestCheckVersionRetentionOnTheStandIn(t *testing.T) {
 
 // What `bot init` puts is what the check accepts, and what the docs show.
 func TestLifecycleIsWhatIsChecked(t *testing.T) {
-	lc := Lifecycle()
+	lc := Lifecycle(true)
 	if err := RetentionVerdict("b", types.BucketVersioningStatusEnabled, lc.Rules); err != nil {
 		t.Fatalf("the rule init puts fails the check: %v", err)
 	}
@@ -92,6 +98,7 @@ func TestLifecycleIsWhatIsChecked(t *testing.T) {
 			ID                          string
 			Status                      string
 			NoncurrentVersionExpiration struct{ NoncurrentDays int32 }
+			Expiration                  struct{ ExpiredObjectDeleteMarker bool }
 		}
 	}
 	if err := json.Unmarshal([]byte(LifecycleRuleExample), &doc); err != nil || len(doc.Rules) != 1 {
@@ -99,7 +106,8 @@ func TestLifecycleIsWhatIsChecked(t *testing.T) {
 	}
 	r := lc.Rules[0]
 	if doc.Rules[0].ID != aws.ToString(r.ID) || doc.Rules[0].Status != string(r.Status) ||
-		doc.Rules[0].NoncurrentVersionExpiration.NoncurrentDays != aws.ToInt32(r.NoncurrentVersionExpiration.NoncurrentDays) {
+		doc.Rules[0].NoncurrentVersionExpiration.NoncurrentDays != aws.ToInt32(r.NoncurrentVersionExpiration.NoncurrentDays) ||
+		doc.Rules[0].Expiration.ExpiredObjectDeleteMarker != aws.ToBool(r.Expiration.ExpiredObjectDeleteMarker) {
 		t.Fatalf("LifecycleRuleExample %s differs from Lifecycle() %+v", LifecycleRuleExample, r)
 	}
 }

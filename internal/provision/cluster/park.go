@@ -49,6 +49,33 @@ func parkFor(ctx context.Context) time.Duration {
 	return d
 }
 
+type parkWhileScarceKey struct{}
+
+// WithParkWhileScarce asks the downs run under ctx to park the worker for d, even without
+// park_for, when its offer is not in stock (low or empty): a scheduled pause, whose resume would
+// otherwise order the offer again every morning (register row em-stock).
+func WithParkWhileScarce(ctx context.Context, d time.Duration) context.Context {
+	return context.WithValue(ctx, parkWhileScarceKey{}, d)
+}
+
+// parkPlan decides how long a down parks the worker (0: it deletes it), and why: park_for when
+// it is set, else, for a down asked to (parkWhileScarce), as long as that while the offer's stock
+// is anything but available; a stock that cannot be read counts as not available (the worker is
+// kept rather than given back on a guess).
+func parkPlan(parkFor, parkWhileScarce time.Duration, offer, stock string) (time.Duration, string) {
+	switch {
+	case parkFor > 0:
+		return parkFor, "park_for"
+	case parkWhileScarce <= 0:
+		return 0, ""
+	case stock == "available":
+		return 0, ""
+	case stock == "":
+		return parkWhileScarce, "the stock of " + offer + " could not be read"
+	}
+	return parkWhileScarce, offer + " is " + stock + " on stock"
+}
+
 type scopeKey struct{}
 
 // WithPoolScope says whose clusters run under ctx (their repository, and whether it shares its
@@ -283,9 +310,20 @@ func (b *builder) parkOrDelete(destroy func(ctx context.Context, r *provision.Ru
 			r.Note(scaleway.NodeWorker, "the recorded worker no longer carries this cluster's tags (parked by an earlier run, adopted, or gone): left alone")
 			return nil
 		}
-		if parkFor(ctx) <= 0 {
+		stock := ""
+		scarce, _ := ctx.Value(parkWhileScarceKey{}).(time.Duration)
+		if parkFor(ctx) <= 0 && scarce > 0 {
+			w, _ := r.Resource(scaleway.NodeWorker)
+			stock, _ = b.cfg.Driver.OfferStock(ctx, w.Zone, r.Spec().BaremetalOffer)
+		}
+		d, why := parkPlan(parkFor(ctx), scarce, r.Spec().BaremetalOffer, stock)
+		if d <= 0 {
 			return destroy(ctx, r)
 		}
+		if why != "park_for" {
+			r.Note(scaleway.NodeWorker, "kept parked: "+why)
+		}
+		ctx = WithParkFor(ctx, d)
 		pctx, cancel := context.WithTimeout(ctx, b.parkDeadline(ctx))
 		err = b.park(pctx, r)
 		cancel()

@@ -24,6 +24,16 @@ func (d *Driver) offer(ctx context.Context, zone scw.Zone, name string) (*bareme
 	return nil, fmt.Errorf("Elastic Metal offer %q has no hourly offer in %s: check baremetal_offer and the zone", name, zone)
 }
 
+// OfferStock is the stock of the hourly offer name in zone (available, low, empty): what a
+// scheduled pause weighs before giving the worker back (register row em-stock).
+func (d *Driver) OfferStock(ctx context.Context, zone, name string) (string, error) {
+	o, err := d.offer(ctx, scw.Zone(zone), name)
+	if err != nil {
+		return "", err
+	}
+	return string(o.Stock), nil
+}
+
 func (d *Driver) workerNode() provision.Node {
 	return provision.Node{
 		Name: NodeWorker, Kind: KindBaremetal, Needs: []string{NodeSSHKey},

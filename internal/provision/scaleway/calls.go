@@ -144,6 +144,7 @@ type listed struct {
 	id, name string
 	tags     []string
 	created  *time.Time
+	addr     string // the public IPv4 of an IP or an Elastic Metal server ("" for the others)
 }
 
 // sweptKinds are the kinds the cluster sweep deletes and ListTagged lists, in the order the API
@@ -168,7 +169,7 @@ func (d *Driver) listKind(ctx context.Context, zone scw.Zone, kind string, tags 
 			return nil, err
 		}
 		for _, s := range res.Servers {
-			out = append(out, listed{s.ID, s.Name, s.Tags, s.CreationDate})
+			out = append(out, listed{id: s.ID, name: s.Name, tags: s.Tags, created: s.CreationDate})
 		}
 	case KindBaremetal:
 		res, err := d.bm.ListServers(&baremetal.ListServersRequest{Zone: zone, ProjectID: &d.project, Tags: tags}, o...)
@@ -176,7 +177,7 @@ func (d *Driver) listKind(ctx context.Context, zone scw.Zone, kind string, tags 
 			return nil, err
 		}
 		for _, s := range res.Servers {
-			out = append(out, listed{s.ID, s.Name, s.Tags, s.CreatedAt})
+			out = append(out, listed{id: s.ID, name: s.Name, tags: s.Tags, created: s.CreatedAt, addr: bmFound(s).attrs["ipv4"]})
 		}
 	case KindIP:
 		res, err := d.inst.ListIPs(&instance.ListIPsRequest{Zone: zone, Project: &d.project, Tags: tags}, o...)
@@ -184,7 +185,7 @@ func (d *Driver) listKind(ctx context.Context, zone scw.Zone, kind string, tags 
 			return nil, err
 		}
 		for _, ip := range res.IPs {
-			out = append(out, listed{id: ip.ID, name: ip.Address.String(), tags: ip.Tags})
+			out = append(out, listed{id: ip.ID, name: ip.Address.String(), tags: ip.Tags, addr: ip.Address.String()})
 		}
 	case KindVolume:
 		res, err := d.blk.ListVolumes(&block.ListVolumesRequest{Zone: zone, ProjectID: &d.project, Tags: tags}, o...)
@@ -192,7 +193,7 @@ func (d *Driver) listKind(ctx context.Context, zone scw.Zone, kind string, tags 
 			return nil, err
 		}
 		for _, v := range res.Volumes {
-			out = append(out, listed{v.ID, v.Name, v.Tags, v.CreatedAt})
+			out = append(out, listed{id: v.ID, name: v.Name, tags: v.Tags, created: v.CreatedAt})
 		}
 	case KindSG:
 		res, err := d.inst.ListSecurityGroups(&instance.ListSecurityGroupsRequest{Zone: zone, Project: &d.project, Tags: tags}, o...)
@@ -200,7 +201,7 @@ func (d *Driver) listKind(ctx context.Context, zone scw.Zone, kind string, tags 
 			return nil, err
 		}
 		for _, g := range res.SecurityGroups {
-			out = append(out, listed{g.ID, g.Name, g.Tags, g.CreationDate})
+			out = append(out, listed{id: g.ID, name: g.Name, tags: g.Tags, created: g.CreationDate})
 		}
 	case KindSnapshot:
 		res, err := d.blk.ListSnapshots(&block.ListSnapshotsRequest{Zone: zone, ProjectID: &d.project, Tags: tags}, o...)
@@ -208,7 +209,7 @@ func (d *Driver) listKind(ctx context.Context, zone scw.Zone, kind string, tags 
 			return nil, err
 		}
 		for _, s := range res.Snapshots {
-			out = append(out, listed{s.ID, s.Name, s.Tags, s.CreatedAt})
+			out = append(out, listed{id: s.ID, name: s.Name, tags: s.Tags, created: s.CreatedAt})
 		}
 	default:
 		return nil, fmt.Errorf("scaleway: no list call for %s: listKind knows only the kinds the driver creates (a caller bug)", kind)

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pocbot/pocbot/internal/assume"
 	"github.com/pocbot/pocbot/internal/provision"
 	scwsim "github.com/pocbot/pocbot/internal/sim/scaleway"
 	domain "github.com/scaleway/scaleway-sdk-go/api/domain/v2beta1"
@@ -36,12 +37,28 @@ func recordsNamed(rs []domain.Record, name string) []domain.Record {
 	return out
 }
 
+// dnsReadings runs f under each reading of register row dns-comment: the API echoes the comment
+// the bot writes, or drops it (comment: null, as in every public recording).
+func dnsReadings(t *testing.T, f func(t *testing.T, o scwsim.Options)) {
+	for _, r := range assume.MustLookup(assume.DNSComment).Values() {
+		t.Run("dns-comment="+r, func(t *testing.T) {
+			f(t, scwsim.Options{DNSZones: []string{prodZone}, Readings: assume.Readings{assume.DNSComment: r}})
+		})
+	}
+}
+
 // The attack: `/poc up --dns-zone prod.example.com` turned production's `edge` into a round-robin
 // with POC workers, and two clusters in one zone shared `k8s-poc`. Names are now per cluster, and
-// what the zone held before is untouched by up and by down.
+// what the zone held before is untouched by up and by down, whether the API echoes the bot's
+// comment or not (the issue's "done when": under dns-comment=dropped the down removes the
+// cluster's records and leaves every other one; the old code recorded no id and leaked them).
 func TestDNSNamesArePerClusterAndTheZoneKeepsItsRecords(t *testing.T) {
+	dnsReadings(t, testDNSNamesArePerCluster)
+}
+
+func testDNSNamesArePerCluster(t *testing.T, o scwsim.Options) {
 	ctx := t.Context()
-	w := newWorld(t, scwsim.Options{DNSZones: []string{prodZone}})
+	w := newWorld(t, o)
 	before := seedProduction(w)
 	spec := testSpec(prodZone)
 	states := map[string]*provision.State{}
@@ -108,12 +125,23 @@ func recordKeys(recs []domain.Record) []string {
 // A name the cluster would use already exists and is not provably its own: up refuses before it
 // creates anything (Preflight), names the record and what to do, and the record is left alone —
 // also by a down.
+// Under either reading of dns-comment, a record without the cluster's data (another address) or
+// with another comment is not the cluster's.
 func TestDNSRefusesANameItDoesNotOwn(t *testing.T) {
+	dnsReadings(t, func(t *testing.T, o scwsim.Options) {
+		testDNSRefuses(t, o, domain.Record{Type: domain.RecordTypeA, Data: "192.0.2.66"})
+		other := "someone else's"
+		testDNSRefuses(t, o, domain.Record{Type: domain.RecordTypeTXT, Data: "127.10.0.4", Comment: &other})
+	})
+}
+
+func testDNSRefuses(t *testing.T, o scwsim.Options, foreign domain.Record) {
 	ctx := t.Context()
-	w := newWorld(t, scwsim.Options{DNSZones: []string{prodZone}})
+	w := newWorld(t, o)
 	spec := testSpec(prodZone)
 	squat := spec.DNSNames("t-9").Edge
-	id := w.emu.SeedDNSRecord(prodZone, domain.Record{Name: squat, Type: domain.RecordTypeA, Data: "192.0.2.66"})
+	foreign.Name = squat
+	id := w.emu.SeedDNSRecord(prodZone, foreign)
 	st, _ := provision.NewState("t-9", spec)
 	err := w.eng.Up(ctx, w.graph(t, spec), st, provision.NewMemorySaver())
 	if err == nil || !strings.Contains(err.Error(), spec.FQDN(squat)) || !strings.Contains(err.Error(), "not this cluster's") ||
@@ -126,7 +154,7 @@ func TestDNSRefusesANameItDoesNotOwn(t *testing.T) {
 	if _, err := w.eng.Down(ctx, w.graph(t, spec), st, provision.NewMemorySaver()); err != nil {
 		t.Fatal(err)
 	}
-	if got := recordsNamed(w.emu.DNSRecords(prodZone), squat); len(got) != 1 || got[0].ID != id || got[0].Data != "192.0.2.66" {
+	if got := recordsNamed(w.emu.DNSRecords(prodZone), squat); len(got) != 1 || got[0].ID != id || got[0].Data != foreign.Data {
 		t.Errorf("the foreign record became %+v", got)
 	}
 }
@@ -149,10 +177,15 @@ func TestDNSZoneOutsideTheProject(t *testing.T) {
 }
 
 // A crash between the PATCH and the save of the ids: the rerun recognises its records by their
-// exact comment, does not refuse them, and records their ids.
+// exact comment, or, the comment not echoed, by their names and data, does not refuse them, and
+// records their ids (the old code refused them under dns-comment=dropped).
 func TestDNSRecordsOfACrashedRunAreAdopted(t *testing.T) {
+	dnsReadings(t, testDNSCrashedRun)
+}
+
+func testDNSCrashedRun(t *testing.T, o scwsim.Options) {
 	ctx := t.Context()
-	w := newWorld(t, scwsim.Options{DNSZones: []string{prodZone}})
+	w := newWorld(t, o)
 	spec := testSpec(prodZone)
 	st, _ := provision.NewState("t-3", spec)
 	if err := w.eng.Up(ctx, w.graph(t, spec), st, provision.NewMemorySaver()); err != nil {

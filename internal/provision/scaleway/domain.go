@@ -20,7 +20,11 @@ import (
 //   - it carries the cluster's exact tag as its comment and one of the cluster's names (a crash
 //     between the PATCH that created it and the save of its id). Only the bot writes that
 //     comment; whoever else could write it can already edit the zone, so it proves nothing a
-//     GitHub user could forge.
+//     GitHub user could forge; or
+//   - the answer carries no comment at all (register row dns-comment: every public recording
+//     answers comment: null, whatever was written) and the record is what the bot writes: one
+//     of the cluster's names, type A, data one of the cluster's recorded addresses. A record
+//     carrying another comment is never the cluster's.
 //
 // The names are per cluster (provision.Spec.DNSNames): a name that already exists in the zone and
 // is not provably the cluster's is never replaced, joined or deleted — the node refuses, before
@@ -70,9 +74,10 @@ func (d *Driver) dnsNode(ipNodes []string) provision.Node {
 					return classify(fmt.Sprintf("set DNS records %s and %s", spec.FQDN(names.API), spec.FQDN(names.Edge)), spec.Zone, err)
 				}
 				// Even with return_all_records false, only what is provably this cluster's is
-				// recorded: its names and its comment. A record id recorded here is one a down
-				// deletes, so an answer listing the whole zone must not make the zone the cluster's.
-				ids = recordIDs(madeBy(res.Records, names, comment))
+				// recorded: its names and its comment, or, with no comment in the answer, exactly
+				// the records just written. A record id recorded here is one a down deletes, so an
+				// answer listing the whole zone must not make the zone the cluster's.
+				ids = recordIDs(madeBy(res.Records, comment, want))
 			}
 			return record(ctx, r, NodeDNS, KindDNS, "", &found{id: spec.DNSZone, status: "ready",
 				attrs: map[string]string{"api": spec.FQDN(names.API), "edge": spec.FQDN(names.Edge), attrDNSRecordIDs: ids}})
@@ -128,12 +133,39 @@ func sameRecords(have []*domain.Record, want map[string][]string) bool {
 	return true
 }
 
-// madeBy keeps the records under one of the cluster's names that carry its exact comment.
-func madeBy(recs []*domain.Record, names provision.DNSNames, comment string) []*domain.Record {
+// madeBy keeps the records under one of the cluster's names (the keys of want) that carry its
+// exact comment, or that carry none and are what was just written: type A, data one of want's.
+func madeBy(recs []*domain.Record, comment string, want map[string][]string) []*domain.Record {
 	var out []*domain.Record
 	for _, rec := range recs {
-		if (rec.Name == names.API || rec.Name == names.Edge) && rec.Comment != nil && *rec.Comment == comment {
+		if _, ours := want[rec.Name]; ours && (rec.Comment != nil && *rec.Comment == comment || written(rec, want[rec.Name])) {
 			out = append(out, rec)
+		}
+	}
+	return out
+}
+
+// written tells whether rec, answered without a comment, is an A record whose data is one of
+// addrs: a record the bot writes, recognised by its data when the comment is not echoed.
+func written(rec *domain.Record, addrs []string) bool {
+	return (rec.Comment == nil || *rec.Comment == "") && rec.Type == domain.RecordTypeA && slices.Contains(addrs, rec.Data)
+}
+
+// clusterAddrs are the addresses the cluster's state records (its reserved IPs, its worker's):
+// the data of every record the bot writes for it.
+func clusterAddrs(r *provision.Run) []string {
+	var out []string
+	nodes := []string{NodeWorker}
+	for i := range r.Spec().CPCount {
+		nodes = append(nodes, NodeIP(i))
+	}
+	for _, n := range nodes {
+		if res, ok := r.Resource(n); ok {
+			for _, k := range []string{"address", "ipv4"} {
+				if a := res.Attrs[k]; a != "" {
+					out = append(out, a)
+				}
+			}
 		}
 	}
 	return out
@@ -181,7 +213,7 @@ func (d *Driver) provablyOurs(r *provision.Run, rec *domain.Record) bool {
 			}
 		}
 	}
-	return rec.Comment != nil && *rec.Comment == provision.ClusterTag(r.ClusterID())
+	return rec.Comment != nil && *rec.Comment == provision.ClusterTag(r.ClusterID()) || written(rec, clusterAddrs(r))
 }
 
 // zoneRecords lists every record of the zone (all pages). A zone that does not exist, or that the
@@ -204,8 +236,10 @@ func (d *Driver) zoneRecords(ctx context.Context, zone string) ([]*domain.Record
 
 // deleteRecords removes the cluster's own records from zone (the sweep's and Destroy's way), and
 // nothing else; only, when not nil, narrows them (the edge's, for a pause), and what it deleted
-// then leaves the dns-records node's recorded ids.
-func (d *Driver) deleteRecords(ctx context.Context, r *provision.Run, zone string, only func(*domain.Record) bool) error {
+// then leaves the dns-records node's recorded ids. tagged are addresses of resources the caller
+// found by the cluster's exact tag (a sweep without a state): a record without a comment under one
+// of the cluster's names pointing at one of them is the cluster's.
+func (d *Driver) deleteRecords(ctx context.Context, r *provision.Run, zone string, only func(*domain.Record) bool, tagged ...string) error {
 	recs, err := d.dom.ListDNSZoneRecords(&domain.ListDNSZoneRecordsRequest{DNSZone: zone}, ctxOpt(ctx), scw.WithAllPages())
 	if notFound(err) {
 		return nil
@@ -223,7 +257,7 @@ func (d *Driver) deleteRecords(ctx context.Context, r *provision.Run, zone strin
 		// return_all_records was sent) cannot make a down delete the zone.
 		byComment := rec.Comment != nil && *rec.Comment == tag
 		byName := rec.Name == names.API || rec.Name == names.Edge
-		if (byComment || (byName && d.provablyOurs(r, rec))) && (only == nil || only(rec)) {
+		if (byComment || (byName && (d.provablyOurs(r, rec) || written(rec, tagged)))) && (only == nil || only(rec)) {
 			ours = append(ours, rec)
 		}
 	}

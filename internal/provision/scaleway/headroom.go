@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/pocbot/pocbot/internal/preflight"
 	"github.com/pocbot/pocbot/internal/provision"
@@ -14,29 +13,12 @@ import (
 	"github.com/scaleway/scaleway-sdk-go/scw"
 )
 
-// The quota names the pre-flight looks up. Scaleway documents the default quotas
-// (preflight.QuotasPage) but not the names its IAM API gives them, the Elastic Metal offers'
-// excepted (Offer.QuotaName): these are the emulator's reading (internal/sim/scaleway,
-// orgquota.go), and a quota the API does not list under them is shown "not listed" and not
-// checked — a quota refused during the run still stops it, and the down cleans up.
-const (
-	QuotaIPs            = "instance_ips"
-	QuotaSecurityGroups = "security_groups"
-	QuotaVolumes        = "block_volumes"
-	QuotaSnapshots      = "block_snapshots"
-	QuotaSSHKeys        = "iam_ssh_keys"
-)
-
-// InstanceTypeQuota names the quota of one Instance commercial type.
-func InstanceTypeQuota(commercialType string) string {
-	return "instance_servers_" + strings.ToLower(strings.ReplaceAll(commercialType, "-", "_"))
-}
-
 // Headroom reads, without creating anything, what an up of spec would need beyond what st
-// records already, the organization's quotas, the project's current usage and the stock of the
-// candidate worker offers (in order; none when the worker is recorded). The offers come back
-// unpriced and not marked for adoption: the caller knows prices and the pool. It is what the up's
-// pre-flight and `bot doctor` read.
+// records already (each need keyed by what its quota counts: preflight.Key…), the organization's
+// quotas as IAM lists them (none, and why, when they cannot be read: register row quota-read),
+// the project's current usage and the stock of the candidate worker offers (in order; none when
+// the worker is recorded). The offers come back unpriced and not marked for adoption: the caller
+// knows prices and the pool. It is what the up's pre-flight and `bot doctor` read.
 func (d *Driver) Headroom(ctx context.Context, spec provision.Spec, st *provision.State, offers []string) (preflight.Input, error) {
 	zone := scw.Zone(spec.Zone)
 	has := func(node string) bool {
@@ -67,22 +49,19 @@ func (d *Driver) Headroom(ctx context.Context, spec provision.Spec, st *provisio
 	}
 	in := preflight.Input{
 		Needs: []preflight.Need{
-			{Quota: InstanceTypeQuota(spec.CPInstanceType), What: spec.CPInstanceType + " Instances", Count: missing(NodeServer)},
-			{Quota: QuotaIPs, What: "Instance flexible IPs", Count: missing(NodeIP)},
-			{Quota: QuotaVolumes, What: "Block Storage volumes", Count: missing(NodeVolume)},
-			{Quota: QuotaSecurityGroups, What: "security groups", Count: one(NodeSecGroup)},
-			{Quota: QuotaSnapshots, What: "snapshots", Count: one(NodeSnapshot)},
-			{Quota: QuotaSSHKeys, What: "IAM SSH keys", Count: keys},
+			{Key: spec.CPInstanceType, What: spec.CPInstanceType + " Instances", Count: missing(NodeServer)},
+			{Key: preflight.KeyIPs, What: "Instance flexible IPs", Count: missing(NodeIP)},
+			{Key: preflight.KeyVolumes, What: "Block Storage volumes", Count: missing(NodeVolume)},
+			{Key: preflight.KeySecurityGroups, What: "security groups", Count: one(NodeSecGroup)},
+			{Key: preflight.KeySnapshots, What: "snapshots", Count: one(NodeSnapshot)},
+			{Key: preflight.KeySSHKeys, What: "IAM SSH keys", Count: keys},
 		},
-		Quotas: map[string]preflight.Quota{},
-		Usage:  map[string]int{},
+		Usage: map[string]int{},
 	}
 	if has(NodeWorker) {
 		offers = nil
 	}
-	if err := d.readQuotas(ctx, zone, in.Quotas); err != nil {
-		return in, err
-	}
+	in.Listed, in.Unread = d.readQuotas(ctx, zone)
 	if err := d.readUsage(ctx, zone, spec.CPInstanceType, in.Usage); err != nil {
 		return in, err
 	}
@@ -114,7 +93,7 @@ func (d *Driver) Headroom(ctx context.Context, spec provision.Spec, st *provisio
 	for _, s := range servers.Servers {
 		for _, o := range res.Offers {
 			if o.ID == s.OfferID || o.Name == s.OfferName {
-				in.Usage[o.QuotaName]++
+				in.Usage[o.Name]++
 				break
 			}
 		}
@@ -122,39 +101,43 @@ func (d *Driver) Headroom(ctx context.Context, spec provision.Spec, st *provisio
 	return in, nil
 }
 
-// readQuotas lists the organization's quotas. Without an organization id
-// (SCW_DEFAULT_ORGANIZATION_ID), or with a key that may not read them, there are none (every
-// quota "not listed"), not a refusal: the API still refuses what exceeds them.
-func (d *Driver) readQuotas(ctx context.Context, zone scw.Zone, out map[string]preflight.Quota) error {
+// readQuotas lists the organization's quotas, each with its limit in zone. They may not be read
+// (register row quota-read): without an organization id (SCW_DEFAULT_ORGANIZATION_ID), with a key
+// lacking the organization-scoped OrganizationReadOnly, or when the call fails; unread says why,
+// and the pre-flight weighs the repository's or the documented numbers instead. The API still
+// refuses what exceeds a quota.
+func (d *Driver) readQuotas(ctx context.Context, zone scw.Zone) (listed []preflight.Listed, unread string) {
 	if d.org == "" {
-		return nil
+		return nil, "SCW_DEFAULT_ORGANIZATION_ID is not set"
 	}
 	res, err := d.iam.ListQuota(&iam.ListQuotaRequest{OrganizationID: d.org}, ctxOpt(ctx), scw.WithAllPages())
 	var perm *scw.PermissionsDeniedError
-	if errors.As(err, &perm) {
-		return nil
-	}
-	if err != nil {
-		return classify("list the organization's quotas", string(zone), err)
+	switch {
+	case errors.As(err, &perm):
+		return nil, "the bot's key lacks OrganizationReadOnly on the organization; `bot init --iam` adds it"
+	case err != nil:
+		return nil, "the call failed: " + err.Error()
 	}
 	for _, q := range res.Quota {
-		out[q.Name] = quotaIn(q, zone)
+		l := quotaIn(q, zone)
+		l.Name, l.PrettyName = q.Name, q.PrettyName
+		listed = append(listed, l)
 	}
-	return nil
+	return listed, ""
 }
 
 // quotaIn is the quota's limit that applies in zone: the zone's, else its region's, else the
 // global one, else the deprecated single limit.
-func quotaIn(q *iam.Quotum, zone scw.Zone) preflight.Quota {
+func quotaIn(q *iam.Quotum, zone scw.Zone) preflight.Listed {
 	region, _ := zone.Region()
-	pick := func(l *iam.QuotumLimit) preflight.Quota {
+	pick := func(l *iam.QuotumLimit) preflight.Listed {
 		if l.Unlimited != nil && *l.Unlimited {
-			return preflight.Quota{Unlimited: true}
+			return preflight.Listed{Unlimited: true}
 		}
 		if l.Limit != nil {
-			return preflight.Quota{Limit: int64(*l.Limit)}
+			return preflight.Listed{Limit: int64(*l.Limit)}
 		}
-		return preflight.Quota{Unlimited: true}
+		return preflight.Listed{Unlimited: true}
 	}
 	for _, match := range []func(*iam.QuotumLimit) bool{
 		func(l *iam.QuotumLimit) bool { return l.Zone != nil && *l.Zone == zone },
@@ -168,12 +151,12 @@ func quotaIn(q *iam.Quotum, zone scw.Zone) preflight.Quota {
 		}
 	}
 	if q.Unlimited != nil && *q.Unlimited {
-		return preflight.Quota{Unlimited: true}
+		return preflight.Listed{Unlimited: true}
 	}
 	if q.Limit != nil {
-		return preflight.Quota{Limit: int64(*q.Limit)}
+		return preflight.Listed{Limit: int64(*q.Limit)}
 	}
-	return preflight.Quota{Unlimited: true}
+	return preflight.Listed{Unlimited: true}
 }
 
 // readUsage counts what the project holds of each product the cluster creates (the quotas are
@@ -185,12 +168,12 @@ func (d *Driver) readUsage(ctx context.Context, zone scw.Zone, cpType string, ou
 	}
 	for _, s := range srv.Servers {
 		if s.CommercialType == cpType {
-			out[InstanceTypeQuota(cpType)]++
+			out[cpType]++
 		}
 	}
 	for _, c := range []struct{ kind, quota, what string }{
-		{KindIP, QuotaIPs, "flexible IPs"}, {KindSG, QuotaSecurityGroups, "security groups"},
-		{KindVolume, QuotaVolumes, "volumes"}, {KindSnapshot, QuotaSnapshots, "snapshots"},
+		{KindIP, preflight.KeyIPs, "flexible IPs"}, {KindSG, preflight.KeySecurityGroups, "security groups"},
+		{KindVolume, preflight.KeyVolumes, "volumes"}, {KindSnapshot, preflight.KeySnapshots, "snapshots"},
 	} {
 		items, err := d.listKind(ctx, zone, c.kind, nil)
 		if err != nil {
@@ -202,6 +185,6 @@ func (d *Driver) readUsage(ctx context.Context, zone scw.Zone, cpType string, ou
 	if err != nil {
 		return classify("list IAM SSH keys", "", err)
 	}
-	out[QuotaSSHKeys] = len(keys.SSHKeys)
+	out[preflight.KeySSHKeys] = len(keys.SSHKeys)
 	return nil
 }

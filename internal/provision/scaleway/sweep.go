@@ -11,12 +11,15 @@ import (
 
 // sweep deletes whatever still carries the cluster's EXACT tag, in the order the API demands:
 // servers (terminate / delete, wait gone), then IPs, volumes and the group; the Elastic Metal
-// server; the IAM keys by exact name; DNS records by exact comment. Shared snapshots (tagged
-// pocbot-shared) are never touched.
+// server; the IAM keys by exact name; DNS records by exact comment or, the comment not echoed
+// (register row dns-comment), by the cluster's names, type A and the address of a resource the
+// sweep found by the cluster's exact tag. Shared snapshots (tagged pocbot-shared) are never
+// touched.
 func (d *Driver) sweep(ctx context.Context, r *provision.Run) error {
 	zone, spec, id := zoneOf(r), r.Spec(), r.ClusterID()
 	tag := []string{provision.ClusterTag(id)}
 	var errs []error
+	var addrs []string // of the resources found by the cluster's tag: what its DNS records point at
 
 	for _, kind := range sweptKinds {
 		items, err := d.listKind(ctx, zone, kind, tag)
@@ -25,6 +28,9 @@ func (d *Driver) sweep(ctx context.Context, r *provision.Run) error {
 		}
 		for _, it := range items {
 			if provision.OwnedBy(it.tags, id) {
+				if it.addr != "" {
+					addrs = append(addrs, it.addr)
+				}
 				errs = append(errs, d.deleteKind(ctx, r, zone, kind, it))
 			}
 		}
@@ -40,8 +46,9 @@ func (d *Driver) sweep(ctx context.Context, r *provision.Run) error {
 		}
 	}
 	if spec.DNSZone != "" {
-		// by recorded id or exact comment: nobody else's record, whatever its name.
-		errs = append(errs, d.deleteRecords(ctx, r, spec.DNSZone, nil))
+		// by recorded id or exact comment: nobody else's record, whatever its name; or by name,
+		// type and an address of the cluster's tagged resources.
+		errs = append(errs, d.deleteRecords(ctx, r, spec.DNSZone, nil, addrs...))
 	}
 	return errors.Join(errs...)
 }

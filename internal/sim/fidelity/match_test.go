@@ -7,6 +7,7 @@ import (
 
 	"github.com/scaleway/scaleway-sdk-go/api/instance/v1"
 	"github.com/scaleway/scaleway-sdk-go/scw"
+	"gopkg.in/dnaeon/go-vcr.v4/pkg/cassette"
 
 	"github.com/pocbot/pocbot/internal/record"
 )
@@ -58,5 +59,46 @@ func TestCompare(t *testing.T) {
 				t.Errorf("Compare = %q (match %v), want match %v with %q", v.Why, v.Match(), c.match, c.why)
 			}
 		})
+	}
+}
+
+// An exchange whose path names a redacted value (doctor's read of its own API key) cannot be
+// asked of the stand-in: it is not replayed, and says why, rather than counted as a mismatch.
+func TestReplaySkipsARedactedPath(t *testing.T) {
+	x := Exchange{File: "doctor-20261205T034749.442Z-1.scaleway.cassette.yaml", Service: record.Scaleway, Interaction: &cassette.Interaction{
+		Request:  cassette.Request{Method: "GET", URL: "https://api.scaleway.com/iam/v1alpha1/api-keys/" + record.Redacted},
+		Response: cassette.Response{Code: 403, Body: `{"message":"insufficient permissions","type":"permissions_denied"}`},
+	}}
+	rep, err := Replay(t.Context(), []Exchange{x}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := rep.Results[0]; got.Skipped != skipRedacted {
+		t.Errorf("replayed %q: got %d, verdict %+v", x.Request.URL, got.Got.Code, got.Verdict)
+	}
+}
+
+// A call the recorded key was refused for want of a permission (the doctor's probes read what the
+// bot's key may not) is answered to the replay's owner key: it is not replayed, and says why. A
+// 403 of another kind is still compared.
+func TestReplaySkipsAPermissionTheRecordedKeyLacked(t *testing.T) {
+	denied := `{"message":"insufficient permissions","type":"permissions_denied","details":[{"resource":"applications","action":"read"}]}`
+	ex := []Exchange{
+		{File: "doctor-20261205T040807.156Z-1.scaleway.cassette.yaml", Service: record.Scaleway, Interaction: &cassette.Interaction{
+			Request:  cassette.Request{Method: "GET", URL: "https://api.scaleway.com/iam/v1alpha1/applications?name=pocbot-p"},
+			Response: cassette.Response{Code: 403, Body: denied}}},
+		{File: "doctor-20261205T040807.156Z-1.scaleway.cassette.yaml", Service: record.Scaleway, Interaction: &cassette.Interaction{
+			Request:  cassette.Request{Method: "GET", URL: "https://api.scaleway.com/iam/v1alpha1/applications?name=pocbot-p"},
+			Response: cassette.Response{Code: 403, Body: `{"message":"forbidden"}`}}},
+	}
+	rep, err := Replay(t.Context(), ex, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := rep.Results[0]; got.Skipped != skipDenied {
+		t.Errorf("the refused permission: skipped %q, got %d, verdict %+v", got.Skipped, got.Got.Code, got.Verdict)
+	}
+	if got := rep.Results[1]; got.Skipped != "" || got.Verdict.Match() {
+		t.Errorf("a 403 of another kind: skipped %q, verdict %+v; want a mismatch", got.Skipped, got.Verdict)
 	}
 }

@@ -56,6 +56,8 @@ const (
 	skipBefore    = "it acts on a resource made before the recording began"
 	skipNoGitHub  = "GitHub exchanges are recorded, not replayed: the GitHub stand-in needs the recording's repository, App and users made first"
 	skipNoService = "the service of the exchange is not known"
+	skipRedacted  = "its path names a value the recorder redacted (an access key): the stand-in cannot be asked for it"
+	skipDenied    = "the recorded key was refused a permission (permissions_denied): the replay acts as the organization's owner, and keys' policies are not replayed"
 )
 
 // ReplayDir replays the recording in dir (Load) against fresh stand-ins.
@@ -177,6 +179,10 @@ func (s *scwReplay) replay(res *Result) {
 		return
 	}
 	res.Route = scwsim.EndpointKey(x.Request.Method, u.Path)
+	if strings.Contains(u.Path, record.Redacted) {
+		res.Skipped = skipRedacted
+		return
+	}
 	if d, err := http.ParseTime(x.Response.Headers.Get("Date")); err == nil {
 		// The end of the recorded second: the stand-in is never behind what the recording saw.
 		s.clock.atLeast(d.Add(time.Second - time.Nanosecond))
@@ -213,6 +219,10 @@ func (s *scwReplay) replay(res *Result) {
 	}
 	if unknown && x.Response.Code/100 == 2 && res.Got.Code == http.StatusNotFound {
 		res.Skipped = skipBefore
+		return
+	}
+	if x.Response.Code == http.StatusForbidden && res.Got.Code/100 == 2 && strings.Contains(x.Response.Body, `"permissions_denied"`) {
+		res.Skipped = skipDenied
 		return
 	}
 	learnIDs(x.Response.Body, res.Got.Body, s.ids)

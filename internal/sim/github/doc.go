@@ -47,7 +47,7 @@
 //	  repository_selection, repositories                         create them")
 //	metadata:read on every token                               source silent in OpenAPI; docs "Choosing permissions for a
 //	                                                             GitHub App" (metadata is mandatory), not re-checked
-//	Tokens are stateless by default: ghs_<app id>_<JWT>,       OpenAPI apps/create-installation-access-token (note on the
+//	Tokens are stateless by default: ghs_<app id>_<JWT>,       register: token-format; OpenAPI apps/create-installation-access-token (note on the
 //	  ~480 characters, a JWT signed with a key only the          "stateless format (ghs_APPID_JWT)", tokens no longer 40
 //	  stand-in knows; TokenClassic: ghs_ + 36 alphanumerics      characters); GitHub changelog 2026-10-02 "Stateless GitHub
 //	                                                             App installation tokens rolled out" (the default, ~520
@@ -225,12 +225,14 @@
 //	                                                             says "collaborator access", the settings page needs admin,
 //	                                                             the Terraform provider's docs say write: source silent,
 //	                                                             the permissive reading chosen (bot init's record does not
-//	                                                             trust the variable, it checks a MAC); 409: source silent
+//	                                                             trust the variable, it checks a MAC: register
+//	                                                             variable-writers); 409: source silent
 //	GET …/compare/{base}...{head} of two branches: files       OpenAPI repos/compare-commits (status, ahead_by, behind_by,
 //	  (filename, status added/removed/modified, sha, counts,     total_commits, commits, files, merge_base_commit); the
 //	  urls) a merge would bring, against the merge base of a     stand-in has no history: a branch made through POST …/git/
 //	  branch made through the API; its commits (one per PUT      refs keeps its merge base's files, each PUT …/contents on
-//	  …/contents: sha, message, author); behind_by 0             it is a commit; behind_by is not modelled
+//	  …/contents: sha, message, author); behind_by 0             it is a commit; behind_by is not modelled; files
+//	                                                             against the merge base: register compare-base
 //	GET …/contents/{dir}: an array of the entries under dir    OpenAPI repos/get-content ("If the content is a directory":
 //	  (type file or dir, name, path, sha, size, urls)            an array of type, size, name, path, sha, url, html_url,
 //	                                                             download_url); a directory's sha: a stand-in id

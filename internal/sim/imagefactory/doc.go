@@ -33,4 +33,5 @@
 //	| Content-Type application/x-xz, application/zstd, application/x-qemu-disk | factory internal/mime/mime.go; download_test.go expects application/zstd for .raw.zst |
 //	| Range requests answered 206; HEAD gives the length without a body | docs/api.md (HEAD returns the same headers as GET); net/http ServeContent |
 //	| the empty schematic's id is 376567988ad3… | factory's own test vectors (pkg/schematic tests) |
+//	| another id than the canonical YAML's sha256 (Options.OtherIDs) | register: schematic-id, reading different (the live factory's version is not pinned) |
 package imagefactory

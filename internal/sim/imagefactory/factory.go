@@ -41,6 +41,10 @@ type Options struct {
 	RawSize int64
 	// Log receives one line per request; nil discards.
 	Log *slog.Logger
+	// OtherIDs names schematics by another canonical form than the bot's (register row
+	// schematic-id, reading different: a newer factory): the id answered is the sha256 of the
+	// canonical YAML with a trailing newline more.
+	OtherIDs bool
 }
 
 // Factory is the stand-in. It is an http.Handler; Start also listens.
@@ -209,6 +213,10 @@ func (f *Factory) postSchematic(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
+	}
+	if f.opts.OtherIDs {
+		sum := sha256.Sum256(append(append([]byte(nil), canon...), '\n'))
+		id = hex.EncodeToString(sum[:])
 	}
 	f.mu.Lock()
 	f.schematics[id] = canon

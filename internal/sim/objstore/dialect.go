@@ -59,19 +59,13 @@ func (d DeleteConditions) String() string {
 	return fmt.Sprintf("DeleteConditions(%d)", int(d))
 }
 
-// ParseDeleteConditions reads "ignored", "rejected" or "honoured" (DeleteConditions.String).
-func ParseDeleteConditions(s string) (DeleteConditions, error) {
-	for _, d := range []DeleteConditions{DeleteConditionsIgnored, DeleteConditionsRejected, DeleteConditionsHonoured} {
-		if s == d.String() {
-			return d, nil
-		}
-	}
-	return 0, fmt.Errorf("%q is not one of ignored, rejected, honoured", s)
-}
-
-// Options chooses the dialect of a stand-in. The zero value is Scaleway's.
+// Options chooses the dialect of a stand-in. The zero value is Scaleway's, each silent row of
+// the assumptions register at its default (WithReadings picks others).
 type Options struct {
 	DeleteConditions DeleteConditions
+	PutPrecondition  PutPrecondition
+	DeleteMarkers    DeleteMarkers
+	PresignScope     PresignScope
 	// TLS serves the endpoint over HTTPS with a self-signed certificate for 127.0.0.1 (trusted by
 	// the Server's own clients and by HTTPClient).
 	TLS bool
@@ -131,7 +125,7 @@ func (d *dialect) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		read := r.Method == http.MethodGet || r.Method == http.MethodHead
-		if a == AccessNone || (a == AccessObjectsRead && !read) {
+		if a == AccessNone || (a == AccessObjectsRead && (!read || !d.presignReaches(r))) {
 			writeS3Error(w, http.StatusForbidden, "AccessDenied", "Access Denied: the IAM policy of this key does not allow it (IAM and the bucket policy must both allow a request)")
 			return
 		}
@@ -149,6 +143,16 @@ func (d *dialect) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			// The header must stay (it is signed); a 412 from versitygw is turned into the
 			// delete that ignoring it would have done, below.
 		}
+	}
+	if d.opts.PutPrecondition == PutPreconditionIgnored && r.Method == http.MethodPut && hasConditional(r.Header) {
+		// Kept to write it anyway once versitygw refused the condition (see modify).
+		b, err := io.ReadAll(io.LimitReader(r.Body, 64<<20))
+		if err != nil {
+			writeS3Error(w, http.StatusBadRequest, "IncompleteBody", "could not read the body: "+err.Error())
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(b))
+		r = r.WithContext(context.WithValue(r.Context(), putBodyKey{}, b))
 	}
 	rp := &httputil.ReverseProxy{
 		Rewrite: func(pr *httputil.ProxyRequest) {
@@ -186,24 +190,75 @@ func (d *dialect) modify(resp *http.Response) error {
 		resp.Header.Del("Content-Type")
 		resp.Header.Del("Content-Length")
 	case resp.StatusCode == http.StatusPreconditionFailed && r.Method == http.MethodPut:
-		// Scaleway documents that a failed conditional write "fails", not the error code it
-		// answers with: only the status is kept, so clients must recognise the 412 itself.
-		resp.Body.Close()
-		resp.Body, resp.ContentLength = http.NoBody, 0
-		resp.Header.Del("Content-Length")
+		return d.lostPut(resp)
 	}
 	return nil
+}
+
+// putBodyKey carries a conditional PutObject's body to modify, under PutPreconditionIgnored.
+type putBodyKey struct{}
+
+// lostPut answers a conditional PutObject that versitygw refused, as register row
+// put-precondition plays it. Scaleway documents that a failed conditional write "fails", not the
+// code it answers with: by default only the status, 412, is kept, so clients must recognise it.
+func (d *dialect) lostPut(resp *http.Response) error {
+	r := resp.Request
+	resp.Body.Close()
+	resp.Body, resp.ContentLength = http.NoBody, 0
+	resp.Header.Del("Content-Length")
+	switch d.opts.PutPrecondition {
+	case PutPrecondition409:
+		resp.StatusCode, resp.Status = http.StatusConflict, "409 Conflict"
+	case PutPreconditionIgnored:
+		body, _ := r.Context().Value(putBodyKey{}).([]byte)
+		bucket, key := splitPath(r.URL.Path)
+		ctx, cancel := context.WithTimeout(r.Context(), 10*time.Second)
+		defer cancel()
+		out, err := d.admin.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String(bucket), Key: aws.String(key), Body: bytes.NewReader(body)})
+		if err != nil {
+			return fmt.Errorf("objstore dialect: carry out the put of %s/%s whose condition is ignored: %w", bucket, key, err)
+		}
+		resp.StatusCode, resp.Status = http.StatusOK, "200 OK"
+		resp.Header.Set("ETag", aws.ToString(out.ETag))
+	}
+	return nil
+}
+
+// presignReaches tells whether a key whose IAM grants objects read reaches the request's object,
+// under register row presign-scope: public/ only (the bucket policy narrows it), every object, or
+// none.
+func (d *dialect) presignReaches(r *http.Request) bool {
+	switch d.opts.PresignScope {
+	case PresignWide:
+		return true
+	case PresignRefused:
+		return false
+	}
+	_, key := splitPath(r.URL.Path)
+	return strings.HasPrefix(key, "public/")
 }
 
 // lifecycleConfiguration is what the stand-in reads of a PutBucketLifecycleConfiguration body: the
 // elements Scaleway documents (lifecycle-rules-api.mdx: ID, Status, Filter/Prefix, Expiration,
 // NoncurrentVersionExpiration, Transition, AbortIncompleteMultipartUpload).
 type lifecycleConfiguration struct {
-	XMLName xml.Name `xml:"LifecycleConfiguration"`
-	Rules   []struct {
-		ID     string `xml:"ID"`
-		Status string `xml:"Status"`
-	} `xml:"Rule"`
+	XMLName xml.Name        `xml:"LifecycleConfiguration"`
+	Rules   []lifecycleRule `xml:"Rule"`
+}
+
+type lifecycleRule struct {
+	ID     string `xml:"ID"`
+	Status string `xml:"Status"`
+	Prefix string `xml:"Prefix"` // the legacy top-level prefix
+	Filter struct {
+		Prefix string `xml:"Prefix"`
+	} `xml:"Filter"`
+	Expiration *struct {
+		ExpiredObjectDeleteMarker *bool `xml:"ExpiredObjectDeleteMarker"`
+	} `xml:"Expiration"`
+	NoncurrentVersionExpiration *struct {
+		NoncurrentDays int `xml:"NoncurrentDays"`
+	} `xml:"NoncurrentVersionExpiration"`
 }
 
 // serveLifecycle answers GetBucketLifecycleConfiguration, PutBucketLifecycleConfiguration and
@@ -247,6 +302,12 @@ func (d *dialect) serveLifecycle(w http.ResponseWriter, r *http.Request, bucket 
 		for _, rule := range lc.Rules {
 			if rule.Status != "Enabled" && rule.Status != "Disabled" {
 				writeS3Error(w, http.StatusBadRequest, "MalformedXML", "a rule's Status must be Enabled or Disabled")
+				return
+			}
+			if rule.Expiration != nil && rule.Expiration.ExpiredObjectDeleteMarker != nil && d.opts.DeleteMarkers == DeleteMarkersRefused {
+				// Register row delete-markers, reading refused: the element is not in Scaleway's
+				// documented list (lifecycle-rules-api.mdx).
+				writeS3Error(w, http.StatusBadRequest, "MalformedXML", "The XML you provided was not well-formed or did not validate against our published schema")
 				return
 			}
 		}

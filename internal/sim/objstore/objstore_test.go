@@ -221,14 +221,3 @@ func TestLookVersityMissing(t *testing.T) {
 		t.Fatalf("StartVersity: got %v, want ErrNoVersity", err)
 	}
 }
-
-func TestParseDeleteConditions(t *testing.T) {
-	for _, d := range []objstore.DeleteConditions{objstore.DeleteConditionsIgnored, objstore.DeleteConditionsRejected, objstore.DeleteConditionsHonoured} {
-		if got, err := objstore.ParseDeleteConditions(d.String()); err != nil || got != d {
-			t.Errorf("ParseDeleteConditions(%q) = %v, %v", d.String(), got, err)
-		}
-	}
-	if _, err := objstore.ParseDeleteConditions("maybe"); err == nil {
-		t.Error(`ParseDeleteConditions("maybe") accepted`)
-	}
-}

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/pocbot/pocbot/internal/assume"
 	baremetal "github.com/scaleway/scaleway-sdk-go/api/baremetal/v1"
 	"github.com/scaleway/scaleway-sdk-go/scw"
 )
@@ -46,10 +47,12 @@ type bmServer struct {
 	gen                                              int
 }
 
+// stockLeft is how many more servers of offer o may be ordered: Options.Stock's count, else the
+// count register row em-stock plays for every offer (available: 10; low: 2, shown low; empty: 0).
 func (e *Emulator) stockLeft(o offerInfo) int {
 	total, ok := e.opts.Stock[o.name]
 	if !ok {
-		total = 10
+		total = map[string]int{"available": 10, "low": 2, "empty": 0}[e.opts.Readings.Of(assume.EMStock)]
 	}
 	return total - e.stockUse[o.name]
 }
@@ -203,6 +206,11 @@ func (e *Emulator) patchBM(w http.ResponseWriter, r *http.Request, b *bmServer) 
 		Description *string `json:"description"`
 	}
 	if !decode(w, r, &req) {
+		return false
+	}
+	if !b.delivered && e.opts.Readings.Is(assume.EMPatchDelivering, "refused") {
+		// Register row em-patch-delivering, reading refused: as reboot, start and stop answer.
+		writeJSON(w, http.StatusBadRequest, map[string]any{"message": "Server is not delivered"})
 		return false
 	}
 	req.apply(&b.Name, &b.Tags)

@@ -5,7 +5,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -16,6 +15,8 @@ import (
 	iam "github.com/scaleway/scaleway-sdk-go/api/iam/v1alpha1"
 	"github.com/scaleway/scaleway-sdk-go/api/instance/v1"
 	"github.com/scaleway/scaleway-sdk-go/scw"
+
+	"github.com/pocbot/pocbot/internal/assume"
 )
 
 // The tests of this file pin the behaviours of the contract table in doc.go
@@ -222,21 +223,86 @@ func isNotFound(err error) bool {
 	return errors.As(err, &nf)
 }
 
-// TestDNSCommentKept: a record's comment comes back on the list.
-func TestDNSCommentKept(t *testing.T) {
-	_, c, _ := startEmu(t, Options{})
-	dom := domain.NewAPI(c)
-	comment := "pocbot-cluster=x-1"
-	if _, err := dom.UpdateDNSZoneRecords(&domain.UpdateDNSZoneRecordsRequest{DNSZone: "example.com", Changes: []*domain.RecordChange{{
-		Add: &domain.RecordChangeAdd{Records: []*domain.Record{{Name: "api", Type: "A", Data: "127.0.0.9", TTL: 60, Comment: &comment}}}}}}); err != nil {
-		t.Fatal(err)
+// Register row dns-comment: the comment written comes back in the PATCH answer and the listing
+// (echoed), or neither carries it (dropped, every public recording's comment: null).
+func TestDNSCommentByReading(t *testing.T) {
+	for _, reading := range assume.MustLookup(assume.DNSComment).Values() {
+		t.Run(reading, func(t *testing.T) {
+			_, c, _ := startEmu(t, Options{Readings: assume.Readings{assume.DNSComment: reading}})
+			dom := domain.NewAPI(c)
+			comment := "pocbot-cluster=x-1"
+			res, err := dom.UpdateDNSZoneRecords(&domain.UpdateDNSZoneRecordsRequest{DNSZone: "example.com", ReturnAllRecords: scw.BoolPtr(false),
+				Changes: []*domain.RecordChange{{Add: &domain.RecordChangeAdd{Records: []*domain.Record{{Name: "api", Type: "A", Data: "127.0.0.9", TTL: 60, Comment: &comment}}}}}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			l, err := dom.ListDNSZoneRecords(&domain.ListDNSZoneRecordsRequest{DNSZone: "example.com"}, scw.WithAllPages())
+			if err != nil || len(l.Records) != 1 || len(res.Records) != 1 || l.Records[0].Name != "api" {
+				t.Fatalf("records %+v, answer %+v (%v)", l, res, err)
+			}
+			for _, got := range []*string{res.Records[0].Comment, l.Records[0].Comment} {
+				if echoed := got != nil && *got == comment; echoed != (reading == "echoed") {
+					t.Errorf("comment %v under %s", got, reading)
+				}
+			}
+		})
 	}
-	l, err := dom.ListDNSZoneRecords(&domain.ListDNSZoneRecordsRequest{DNSZone: "example.com"}, scw.WithAllPages())
-	if err != nil || len(l.Records) != 1 || l.Records[0].Comment == nil || *l.Records[0].Comment != comment {
-		t.Fatalf("records %+v (%v), want the comment kept", l, err)
+}
+
+// The Scaleway rows the emulator plays itself: the worker offer's stock, its delivery time, a
+// PATCH while it is delivered, and the longest tag.
+func TestScalewayReadings(t *testing.T) {
+	offer := func(t *testing.T, rs assume.Readings) (*Emulator, *scw.Client, *baremetal.Offer) {
+		e, c, _ := startEmu(t, Options{Readings: rs, TimeFactor: 0.001})
+		res, err := baremetal.NewAPI(c).ListOffers(&baremetal.ListOffersRequest{Zone: zone}, scw.WithAllPages())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, o := range res.Offers {
+			if o.Name == "EM-A116X-SSD" {
+				return e, c, o
+			}
+		}
+		t.Fatal("no EM-A116X-SSD")
+		return nil, nil, nil
 	}
-	if !slices.ContainsFunc(l.Records, func(r *domain.Record) bool { return r.Name == "api" }) {
-		t.Fatal("record lost")
+	for _, reading := range assume.MustLookup(assume.EMStock).Values() {
+		if _, _, o := offer(t, assume.Readings{assume.EMStock: reading}); string(o.Stock) != reading {
+			t.Errorf("em-stock=%s: the offer lists %s", reading, o.Stock)
+		}
+	}
+	for _, tc := range []struct {
+		delivery string
+		want     time.Duration
+	}{{"fast", 15 * time.Second}, {"recorded", 287 * time.Second}, {"slow", 30 * time.Minute}} {
+		if e := New(Options{Readings: assume.Readings{assume.EMDelivery: tc.delivery}}); e.lat.BMDelivery != tc.want {
+			t.Errorf("em-delivery=%s: %v, want %v", tc.delivery, e.lat.BMDelivery, tc.want)
+		}
+	}
+	for _, reading := range assume.MustLookup(assume.EMPatchDelivering).Values() {
+		_, c, o := offer(t, assume.Readings{assume.EMPatchDelivering: reading, assume.EMDelivery: "slow"})
+		bm := baremetal.NewAPI(c)
+		s, err := bm.CreateServer(&baremetal.CreateServerRequest{Zone: zone, OfferID: o.ID, Name: "w", Tags: []string{"a"}, ProjectID: scw.StringPtr(testProject)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = bm.UpdateServer(&baremetal.UpdateServerRequest{Zone: zone, ServerID: s.ID, Tags: &[]string{"b"}})
+		if (err == nil) != (reading == "accepted") {
+			t.Errorf("em-patch-delivering=%s: PATCH while delivering answered %v", reading, err)
+		}
+	}
+	for _, tc := range []struct {
+		reading string
+		ok70    bool
+		ok71    bool
+	}{{"70", true, false}, {"longer", true, true}, {"shorter", false, false}} {
+		_, c, _ := startEmu(t, Options{Readings: assume.Readings{assume.TagLength: tc.reading}})
+		for n, want := range map[int]bool{70: tc.ok70, 71: tc.ok71} {
+			_, err := instance.NewAPI(c).CreateIP(&instance.CreateIPRequest{Zone: zone, Project: scw.StringPtr(testProject), Tags: []string{strings.Repeat("t", n)}})
+			if (err == nil) != want {
+				t.Errorf("tag-length=%s: a %d-character tag answered %v", tc.reading, n, err)
+			}
+		}
 	}
 }
 

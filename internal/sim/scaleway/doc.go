@@ -48,7 +48,10 @@
 // github.com/scaleway/scaleway-cli at c2d470d8,
 // internal/namespaces/<ns>/testdata/<name>.cassette.yaml; "SDK" is
 // scaleway-sdk-go v1.39.0. "Source silent" marks a rule no recording or
-// document shows: the stricter reading was chosen.
+// document shows: the stricter reading was chosen. Where the bot relies on
+// such a rule, the row names the assumptions register's row instead
+// ("register: id", internal/assume, docs/assumptions.md): the emulator
+// plays each of that row's readings (Options.Readings, `bot sim --reading`).
 //
 //	| Behaviour                                                                  | Source                                                              |
 //	|----------------------------------------------------------------------------|---------------------------------------------------------------------|
@@ -83,7 +86,11 @@
 //	| Block DELETE 204, again 404; operations in a transient state: 409          | fixtures §6; 409 transient_state: SDK TransientStateError           |
 //	| Elastic Metal offers: Money prices, subscription_period, monthly_offer_id, | fixtures §2                                                          |
 //	|   stock; out of stock: 409 out_of_stock                                    |   (409 out_of_stock: SDK OutOfStockError)                            |
-//	| Elastic Metal create: delivering → ready after 4 min 47 s                  | CLI baremetal/v1 test-reboot-server-errors-…-while-not-delivered    |
+//	| the stock an offer lists, and what low promises                            | register: em-stock (available 10 orders, low 2, empty 0)             |
+//	| Elastic Metal create: delivering → ready after 4 min 47 s                  | CLI baremetal/v1 test-reboot-server-errors-…-while-not-delivered;   |
+//	|                                                                            |   register: em-delivery (fast 15 s, recorded, slow 30 min)          |
+//	| PATCH of a server while it is delivering                                   | register: em-patch-delivering (refused: 400 "Server is not          |
+//	|                                                                            |   delivered", as the actions; accepted)                             |
 //	| Elastic Metal reboot, start, stop before delivery: 400                     | CLI baremetal/v1 test-{reboot,start,stop}-server-errors-…-while-    |
 //	|   {"message":"Server is not delivered"}                                    |   not-delivered                                                      |
 //	| Elastic Metal reboot: stopping → ready in 15 s; stop, start 15 s           | TF baremetal action-basic                                            |
@@ -99,27 +106,35 @@
 //	|   principal: not modelled); each rule names permission sets and exactly one |   modelled; RuleSpecs one-of project_ids / organization_id; unknown |
 //	|   of project_ids and organization_id; an unknown permission set: 400       |   set names: source silent, the stricter reading (docs iam reference |
 //	|                                                                            |   permission-sets lists the names)                                  |
-//	| IAM permissions are not enforced on the other APIs: a key's rights are      | not modelled (doctor reads the policies instead)                    |
-//	|   what its policies' rules say, read through the IAM API                    |                                                                      |
+//	| every call with an IAM API key needs a permission set of its product (read  | docs-content pages/iam/reference-content/permission-sets.mdx        |
+//	|   or write) in a rule covering it: product sets by project (or a rule on    |   (validated 2026-03-20): sets "Scoped by Project", "Scoped by      |
+//	|   the organization), OrganizationReadOnly (ListQuota) and the IAM sets by    |   Organization", OrganizationReadOnly "… (e.g. Organization ID and  |
+//	|   organization only; else 403 permissions_denied (iam_enforce.go); the     |   quotas)"; the 403 body: SDK scw.PermissionsDeniedError; which     |
+//	|   owner's key and a user's key may do everything                           |   call needs which set beyond the names: source silent, this reading|
+//	| a rule scoping an organization set to projects: 400                        | permission-sets.mdx (scopes); the refusal: source silent, stricter  |
+//	| a call is judged in the project it names (query or body), else the key's   | stand-in's shortcut: one project per world                          |
+//	|   preferred project                                                        |                                                                      |
+//	| ListQuota with a key without OrganizationReadOnly on the organization      | register: quota-read                                                 |
+//	| a second IAM application of a name its organization holds: made, or 409    | register: iam-app-names                                              |
 //	| DNS: PATCH records with add / set / delete changes; TXT data quoted        | fixtures §10                                                         |
-//	| DNS record comment kept and listed                                         | SDK domain Record.Comment; the recordings list the key (null only): |
-//	|                                                                            |   a set comment is not recorded                                      |
+//	| DNS record comment echoed in the PATCH answer and the listing, or dropped  | register: dns-comment (SDK domain Record.Comment; every recording    |
+//	|   (comment: null)                                                          |   answers null)                                                      |
 //	| DNS PATCH answer: the changed records only with return_all_records false;  | SDK domain UpdateDNSZoneRecordsRequest.ReturnAllRecords (*bool,     |
 //	|   every record of the zone when it is true or absent                       |   "whether or not to return all the records"); absent: source       |
 //	|                                                                            |   silent, the stricter reading                                       |
-//	| a tag longer than 70 characters on any resource: 400 invalid_arguments     | SDK silent; IAM documents 1–70 characters key and value included    |
-//	|   naming tags.N                                                            |   (docs: identity-and-access-management/iam/how-to/create-         |
-//	|                                                                            |   application); other products: source silent, the stricter reading|
+//	| a tag longer than the limit on any resource: 400 invalid_arguments naming  | register: tag-length (70 by default; longer: 128; shorter: 50)       |
+//	|   tags.N                                                                   |                                                                      |
 //	| latencies                                                                  | each Latency field names its recording                              |
 //	| quotas: 403 quotas_exceeded                                                | SDK QuotasExceededError; limits are test options                     |
 //	| organization quotas (OrgQuotas; DocumentedQuotas): PLAY2-NANO 5, Instance  | docs-content pages/organizations-and-projects/additional-content/   |
 //	|   IPs 20, volumes 200, snapshots and security groups 99 999, SSH keys 50,   |   organization-quotas.mdx, "payment method validated" column        |
 //	|   Elastic Metal offers 1 (A115X, B112X), I215E 0 (identity needed); every  |   (IdentityValidatedQuotas: the second column)                      |
 //	|   create past one: 403 quotas_exceeded naming the quota                    |                                                                      |
-//	| EM-A116X-SSD's quota: 1                                                    | not on the page: source silent, the stricter reading                 |
+//	| the documented defaults (DocumentedQuotas) are preflight.Documented, the    | EM-A116X-SSD is not on the page: one, as preflight reads it          |
+//	|   one table; EM-A116X-SSD: 1                                               |                                                                      |
 //	| a live Elastic Metal server counts against its offer's quota, parked or not| the page counts servers per offer; source silent on states: stricter |
-//	| quota names: the offer's quota_name for Elastic Metal; the others are the  | SDK api/baremetal/v1 Offer.QuotaName; other names: source silent     |
-//	|   emulator's (instance_servers_play2_nano, instance_ips, block_volumes, …)  |   (undocumented: a bot must tolerate a quota it cannot find)         |
+//	| quota names: the offer's quota_name for Elastic Metal; the others as       | SDK api/baremetal/v1 Offer.QuotaName; the others: register:          |
+//	|   register row quota-names plays them (snake, pretty, absent)              |   quota-names                                                        |
 //	| GET /iam/v1alpha1/quota (organization_id required, quotum_names filter),   | SDK api/iam/v1alpha1 ListQuota, GetQuotum (Quotum.limits per         |
 //	|   GET /iam/v1alpha1/quota/{name} (404 when not set); limits global         |   locality); organization_id required: source silent, stricter      |
 //

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	domain "github.com/scaleway/scaleway-sdk-go/api/domain/v2beta1"
+
+	"github.com/pocbot/pocbot/internal/assume"
 )
 
 type record struct {
@@ -17,10 +19,16 @@ type record struct {
 	Comment              *string // kept, as the real API keeps it (domain-record cassettes)
 }
 
-func (r *record) json() any {
+// recordJSON is a record as the API answers it. Whether the comment written comes back is
+// register row dns-comment: echoed, or dropped (comment: null, as in every public recording).
+func (e *Emulator) recordJSON(r *record) any {
 	u := r.Updated
+	comment := r.Comment
+	if e.opts.Readings.Is(assume.DNSComment, "dropped") {
+		comment = nil
+	}
 	return reshape(&domain.Record{ID: r.ID, Name: r.Name, Type: domain.RecordType(r.Type), Data: r.Data, TTL: r.TTL,
-		Priority: r.Priority, UpdatedAt: &u, Comment: r.Comment}, nil, nil)
+		Priority: r.Priority, UpdatedAt: &u, Comment: comment}, nil, nil)
 }
 
 func (e *Emulator) zoneExists(z string) bool {
@@ -80,7 +88,7 @@ func (e *Emulator) listRecords(w http.ResponseWriter, r *http.Request) {
 		list = append(list, rec)
 	}
 	sort.SliceStable(list, func(a, b int) bool { return list[a].Name < list[b].Name })
-	writePage(w, r, "records", pagingBody, list, func(rec *record) any { return rec.json() })
+	writePage(w, r, "records", pagingBody, list, e.recordJSON)
 }
 
 func (e *Emulator) patchRecords(w http.ResponseWriter, r *http.Request) {
@@ -190,7 +198,7 @@ func (e *Emulator) patchRecords(w http.ResponseWriter, r *http.Request) {
 		src = recs
 	}
 	for _, rec := range src {
-		out = append(out, rec.json())
+		out = append(out, e.recordJSON(rec))
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"records": out})
 }

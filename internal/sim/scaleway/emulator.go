@@ -17,6 +17,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/pocbot/pocbot/internal/assume"
 	"github.com/pocbot/pocbot/internal/sim/loopback"
 )
 
@@ -137,6 +138,10 @@ type Options struct {
 	// try the bot against both.
 	RescueServerDelay time.Duration
 	HideRescueServer  bool
+	// Readings choose, row by row of the assumptions register (internal/assume), how the
+	// emulator answers where no source settles it (quota-names, dns-comment, em-delivery,
+	// em-patch-delivering, tag-length); a row not named plays its default.
+	Readings assume.Readings
 	// IPBase is the 127.x.y.z address after which addresses are handed out
 	// (default 127.10.0.0). Two emulators on one machine (parallel test
 	// packages) need different bases: their stand-in hosts listen on the
@@ -197,6 +202,15 @@ func New(o Options) *Emulator {
 	}
 	if o.Faults.RetryAfter <= 0 {
 		o.Faults.RetryAfter = time.Second
+	}
+	if o.Latency.BMDelivery == 0 {
+		// Register row em-delivery: fast (recent in-stock orders), recorded (the default), slow.
+		switch o.Readings.Of(assume.EMDelivery) {
+		case "fast":
+			o.Latency.BMDelivery = 15 * time.Second
+		case "slow":
+			o.Latency.BMDelivery = 30 * time.Minute
+		}
 	}
 	e := &Emulator{
 		opts:     o,
@@ -519,6 +533,9 @@ func (e *Emulator) serve(w http.ResponseWriter, r *http.Request) {
 		})
 		return
 	}
+	if extra == nil && !e.allowed(w, r, r.Header.Get("X-Auth-Token")) {
+		return
+	}
 	key := EndpointKey(r.Method, r.URL.Path)
 	afterEffect := false
 	e.mu.Lock()
@@ -621,7 +638,7 @@ func EndpointKey(method, path string) string {
 func (e *Emulator) route(w http.ResponseWriter, r *http.Request) {
 	e.runHooks(true)
 	defer e.runHooks(false)
-	e.mux.ServeHTTP(w, r)
+	e.mux.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), tagLimitKey{}, e.maxTagLen())))
 }
 
 // zoneOf returns the zone, or "" when the segment is not a zone name; the
@@ -690,16 +707,35 @@ func decodeBody(w http.ResponseWriter, r *http.Request, v any) ([]byte, bool) {
 		invalidArg(w, "body", "invalid JSON body: "+err.Error())
 		return nil, false
 	}
-	return b, tagsFit(w, b)
+	return b, tagsFit(w, r, b)
 }
 
-// MaxTagLen is the longest tag the emulator accepts on any resource (contract table: source
-// silent but for IAM's 70 characters; the stricter reading).
+// MaxTagLen is the longest tag the emulator accepts on any resource by default (register row
+// tag-length, reading 70: IAM documents 1–70 characters, other products are silent).
 const MaxTagLen = 70
 
-// tagsFit refuses a body whose "tags" hold a tag longer than MaxTagLen (400 invalid_arguments,
-// naming the tag); any other body passes.
-func tagsFit(w http.ResponseWriter, body []byte) bool {
+// tagLimitKey carries the request's longest accepted tag (Emulator.maxTagLen) to tagsFit.
+type tagLimitKey struct{}
+
+// maxTagLen is the longest tag accepted under register row tag-length: 70, longer (128), or
+// shorter (50: under the 70 the bot is designed for, and under its longest tag).
+func (e *Emulator) maxTagLen() int {
+	switch e.opts.Readings.Of(assume.TagLength) {
+	case "longer":
+		return 128
+	case "shorter":
+		return 50
+	}
+	return MaxTagLen
+}
+
+// tagsFit refuses a body whose "tags" hold a tag longer than the request's limit (400
+// invalid_arguments, naming the tag); any other body passes.
+func tagsFit(w http.ResponseWriter, r *http.Request, body []byte) bool {
+	limit, ok := r.Context().Value(tagLimitKey{}).(int)
+	if !ok {
+		limit = MaxTagLen
+	}
 	var t struct {
 		Tags []string `json:"tags"`
 	}
@@ -707,8 +743,8 @@ func tagsFit(w http.ResponseWriter, body []byte) bool {
 		return true
 	}
 	for i, tag := range t.Tags {
-		if len(tag) > MaxTagLen {
-			invalidArg(w, fmt.Sprintf("tags.%d", i), fmt.Sprintf("tag %q is %d characters long, longer than %d", tag, len(tag), MaxTagLen))
+		if len(tag) > limit {
+			invalidArg(w, fmt.Sprintf("tags.%d", i), fmt.Sprintf("tag %q is %d characters long, longer than %d", tag, len(tag), limit))
 			return false
 		}
 	}

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	iam "github.com/scaleway/scaleway-sdk-go/api/iam/v1alpha1"
+
+	"github.com/pocbot/pocbot/internal/assume"
 )
 
 // IAM applications, policies (their rules) and API keys: what `bot init` creates for the bot and the
@@ -31,7 +33,9 @@ var knownPermissionSets = map[string]bool{
 	"ElasticMetalFullAccess": true, "ElasticMetalReadOnly": true, "SSHKeysFullAccess": true, "SSHKeysReadOnly": true,
 	"DomainsDNSFullAccess": true, "DomainsDNSReadOnly": true, "ObjectStorageFullAccess": true, "ObjectStorageReadOnly": true,
 	"ObjectStorageObjectsRead": true, "ObjectStorageObjectsWrite": true, "ObjectStorageBucketsRead": true, "ObjectStorageBucketsWrite": true,
-	"IAMReadOnly": true, "IAMManager": true, "ProjectManager": true, "AllProductsFullAccess": true,
+	"IAMReadOnly": true, "IAMManager": true, "ProjectManager": true, "ProjectReadOnly": true, "AllProductsFullAccess": true,
+	"AllProductsReadOnly": true, "OrganizationReadOnly": true, "OrganizationManager": true, "IAMApplicationManager": true,
+	"IAMApplicationReadOnly": true, "IAMPolicyManager": true, "IAMPolicyReadOnly": true, "BillingReadOnly": true, "BillingManager": true,
 }
 
 func (e *Emulator) iamLocked() *iamState {
@@ -66,6 +70,30 @@ func (e *Emulator) AddAPIKey(accessKey, secretKey, app, project string, sets ...
 	s.secrets[secretKey] = accessKey
 }
 
+// AddUserKey records an existing key pair as the API key of user userID (no application): a
+// user's key has its user's rights, here the organization owner's, who may do everything.
+func (e *Emulator) AddUserKey(accessKey, secretKey, userID, project string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	s := e.iamLocked()
+	now := e.clock().UTC()
+	s.apiKeys[accessKey] = &iam.APIKey{AccessKey: accessKey, UserID: &userID, DefaultProjectID: project, CreatedAt: &now, UpdatedAt: &now}
+	s.secrets[secretKey] = accessKey
+}
+
+// GrantOrganization gives the application of accessKey a policy named name whose one rule grants
+// sets on the organization org (an organization-scoped rule, as `bot init --iam` makes for
+// OrganizationReadOnly). An unknown key is a programming error of the caller's: it panics.
+func (e *Emulator) GrantOrganization(accessKey, name, org string, sets ...string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	k := e.iamLocked().apiKeys[accessKey]
+	if k == nil || k.ApplicationID == nil {
+		panic("scaleway emulator: GrantOrganization: no application key " + accessKey)
+	}
+	e.addPolicyLocked(name, *k.ApplicationID, org, []*iam.RuleSpecs{{PermissionSetNames: &sets, OrganizationID: &org}})
+}
+
 func (e *Emulator) addPolicyLocked(name, appID, org string, specs []*iam.RuleSpecs) *iam.Policy {
 	s := e.iamLocked()
 	now := e.clock().UTC()
@@ -95,6 +123,15 @@ func (e *Emulator) createApplication(w http.ResponseWriter, r *http.Request) {
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	if e.opts.Readings.Is(assume.IAMAppNames, "unique") {
+		for _, x := range e.iamLocked().apps {
+			if x.Name == req.Name && x.OrganizationID == req.OrganizationID {
+				writeJSON(w, http.StatusConflict, map[string]any{"type": "conflict", "resource": "application",
+					"message": "an application named " + req.Name + " already exists in this organization"})
+				return
+			}
+		}
+	}
 	now := e.clock().UTC()
 	a := &iam.Application{ID: e.newID(), Name: req.Name, Description: req.Description, OrganizationID: req.OrganizationID,
 		CreatedAt: &now, UpdatedAt: &now, Editable: true, Deletable: true, Tags: req.Tags}
@@ -150,6 +187,14 @@ func (e *Emulator) createPolicy(w http.ResponseWriter, r *http.Request) {
 			if (sp.ProjectIDs == nil) == (sp.OrganizationID == nil) {
 				invalidArg(w, "rules", "a rule is scoped to project_ids or to organization_id, exactly one")
 				return
+			}
+			if sp.ProjectIDs != nil {
+				for _, n := range *sp.PermissionSetNames {
+					if slices.Contains(orgScopedSets, n) {
+						invalidArg(w, "rules.permission_set_names", n+" is scoped by organization: give it in a rule with organization_id")
+						return
+					}
+				}
 			}
 		}
 		p := e.addPolicyLocked(req.Name, *req.ApplicationID, req.OrganizationID, req.Rules)

@@ -1,9 +1,11 @@
 package scaleway
 
 import (
+	"errors"
 	"testing"
 
 	iam "github.com/scaleway/scaleway-sdk-go/api/iam/v1alpha1"
+	"github.com/scaleway/scaleway-sdk-go/api/instance/v1"
 	"github.com/scaleway/scaleway-sdk-go/scw"
 )
 
@@ -45,13 +47,14 @@ func TestIAMApplicationsPoliciesKeys(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := iam.NewAPI(c2).ListApplications(&iam.ListApplicationsRequest{}); err != nil {
+	if _, err := instance.NewAPI(c2).ListServers(&instance.ListServersRequest{Zone: scw.ZoneFrPar1, Project: scw.StringPtr(testProject)}); err != nil {
 		t.Fatalf("the new key does not authenticate: %v", err)
 	}
 	if err := ia.DeleteAPIKey(&iam.DeleteAPIKeyRequest{AccessKey: k.AccessKey}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := iam.NewAPI(c2).ListApplications(&iam.ListApplicationsRequest{}); err == nil {
-		t.Fatal("a deleted key still authenticates")
+	var denied *scw.DeniedAuthenticationError
+	if _, err := instance.NewAPI(c2).ListServers(&instance.ListServersRequest{Zone: scw.ZoneFrPar1}); !errors.As(err, &denied) {
+		t.Fatalf("a deleted key: %v, want denied_authentication", err)
 	}
 }

@@ -1,11 +1,16 @@
 package scaleway
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"net/http"
 	"sort"
 	"strings"
 
 	iam "github.com/scaleway/scaleway-sdk-go/api/iam/v1alpha1"
+
+	"github.com/pocbot/pocbot/internal/assume"
+	"github.com/pocbot/pocbot/internal/preflight"
 )
 
 // Organization quotas: the limits Scaleway applies per organization to the products pocbot
@@ -40,25 +45,71 @@ func OfferQuota(offer string) string {
 }
 
 // DocumentedQuotas are Scaleway's default quotas of an organization with a validated payment
-// method, for every product pocbot creates. The offer EM-A116X-SSD is not on the page: source
-// silent, the stricter reading (1, as its neighbour A115X). EM-I215E-NVME needs a validated
-// identity: 0.
+// method (preflight.Documented, the one table of them), under the emulator's names, for every
+// product pocbot creates and the types and offers its tests use. The offer EM-A116X-SSD is not on
+// the page: one, as preflight reads it.
 func DocumentedQuotas() map[string]int {
-	return map[string]int{
-		InstanceTypeQuota("PLAY2-NANO"):  5,
-		InstanceTypeQuota("PLAY2-PICO"):  10,
-		InstanceTypeQuota("PLAY2-MICRO"): 3,
-		InstanceTypeQuota("DEV1-S"):      10,
-		QuotaIPs:                         20,
-		QuotaSecurityGroups:              99999,
-		QuotaVolumes:                     200,
-		QuotaSnapshots:                   99999,
-		QuotaSSHKeys:                     50,
-		OfferQuota("EM-A116X-SSD"):       1,
-		OfferQuota("EM-A115X-SSD"):       1,
-		OfferQuota("EM-B112X-SSD"):       1,
-		OfferQuota("EM-I215E-NVME"):      0,
+	q := map[string]int{}
+	for key, n := range preflight.Documented {
+		q[quotaNameOf(key)] = int(n)
 	}
+	q[OfferQuota("EM-A116X-SSD")] = 1
+	return q
+}
+
+// RaisedQuotas are an organization whose every quota Scaleway raised to n: what the worlds run
+// many clusters under (the API lists them, so the pre-flight weighs them, not the documented
+// defaults).
+func RaisedQuotas(n int) map[string]int {
+	q := DocumentedQuotas()
+	for k := range q {
+		q[k] = n
+	}
+	return q
+}
+
+// quotaNameOf is the emulator's name of the quota of a preflight key.
+func quotaNameOf(key string) string {
+	switch key {
+	case preflight.KeyIPs:
+		return QuotaIPs
+	case preflight.KeyVolumes:
+		return QuotaVolumes
+	case preflight.KeySnapshots:
+		return QuotaSnapshots
+	case preflight.KeySecurityGroups:
+		return QuotaSecurityGroups
+	case preflight.KeySSHKeys:
+		return QuotaSSHKeys
+	}
+	if preflight.IsOfferKey(key) {
+		return OfferQuota(key)
+	}
+	return InstanceTypeQuota(key)
+}
+
+// prettyName is a quota's pretty name as the quotas page titles it ("PLAY2-NANO", "Instances
+// IPs", "Volumes", "A116X SSD").
+func prettyName(name string) string {
+	switch name {
+	case QuotaIPs:
+		return "Instances IPs"
+	case QuotaVolumes:
+		return "Volumes"
+	case QuotaSnapshots:
+		return "Snapshots"
+	case QuotaSecurityGroups:
+		return "Security Groups"
+	case QuotaSSHKeys:
+		return "SSH keys allowed"
+	}
+	if t, ok := strings.CutPrefix(name, "instance_servers_"); ok {
+		return strings.ToUpper(strings.ReplaceAll(t, "_", "-"))
+	}
+	if o, ok := strings.CutPrefix(name, "EM_"); ok {
+		return strings.ReplaceAll(o, "_", " ")
+	}
+	return name
 }
 
 // IdentityValidatedQuotas are the page's second column ("payment method and identity
@@ -84,11 +135,24 @@ func (e *Emulator) orgQuota(w http.ResponseWriter, name string, current int) boo
 	return quotaLeft(w, e.opts.OrgQuotas, name, current)
 }
 
+// quotumJSON is one quota as the API lists it, under the name register row quota-names plays:
+// snake (the emulator's names), pretty (an opaque name, the product in pretty_name only).
 func (e *Emulator) quotumJSON(name string, limit int) map[string]any {
 	l := uint64(max(limit, 0))
 	g := true
-	return reshape(&iam.Quotum{Name: name, Limit: &l, PrettyName: name, Unit: "resource", LocalityType: iam.LocalityTypeGlobal,
-		Limits: []*iam.QuotumLimit{{Global: &g, Limit: &l}}}, []string{"srn"}, nil)
+	shown := name
+	if e.opts.Readings.Is(assume.QuotaNames, "pretty") && !strings.HasPrefix(name, "EM_") {
+		sum := sha256.Sum256([]byte(name))
+		shown = "quota-" + hex.EncodeToString(sum[:6])
+	}
+	return reshape(&iam.Quotum{Name: shown, Limit: &l, PrettyName: prettyName(name), Unit: "resource", LocalityType: iam.LocalityTypeGlobal,
+		Limits: []*iam.QuotumLimit{{Global: &g, Limit: &l}}, Description: prettyName(name) + " per organization"}, []string{"srn"}, nil)
+}
+
+// listedQuota tells whether ListQuota lists the quota name: under quota-names=absent only the
+// Elastic Metal offers' quotas (their documented quota_name) are.
+func (e *Emulator) listedQuota(name string) bool {
+	return !e.opts.Readings.Is(assume.QuotaNames, "absent") || strings.HasPrefix(name, "EM_")
 }
 
 // listQuota answers GET /iam/v1alpha1/quota: organization_id is required (source silent: the
@@ -109,7 +173,7 @@ func (e *Emulator) listQuota(w http.ResponseWriter, r *http.Request) {
 	}
 	var names []string
 	for n := range e.opts.OrgQuotas {
-		if len(want) == 0 || want[n] {
+		if (len(want) == 0 || want[n]) && e.listedQuota(n) {
 			names = append(names, n)
 		}
 	}
@@ -125,7 +189,7 @@ func (e *Emulator) listQuota(w http.ResponseWriter, r *http.Request) {
 func (e *Emulator) getQuotum(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("name")
 	limit, ok := e.opts.OrgQuotas[name]
-	if !ok {
+	if !ok || !e.listedQuota(name) {
 		blockNotFound(w, "quotum", name)
 		return
 	}

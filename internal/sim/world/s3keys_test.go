@@ -36,7 +36,7 @@ func TestIAMKeysReachObjectStorageAsTheirPolicySays(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = w.Close() })
-	c, err := scw.NewClient(scw.WithAPIURL(w.ScalewayURL), scw.WithAuth(w.AccessKey, w.SecretKey), scw.WithDefaultOrganizationID(world.OrganizationID))
+	c, err := scw.NewClient(scw.WithAPIURL(w.ScalewayURL), scw.WithAuth(w.AdminAccessKey, w.AdminSecretKey), scw.WithDefaultOrganizationID(world.OrganizationID))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,6 +81,9 @@ func TestIAMKeysReachObjectStorageAsTheirPolicySays(t *testing.T) {
 	if _, err := full.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(world.StateBucket), Key: aws.String("probe")}); err != nil {
 		t.Errorf("a key with ObjectStorageFullAccess cannot read back: %v", err)
 	}
+	if err := put(full, "public/probe"); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		name, project string
 		sets          []string
@@ -94,8 +97,9 @@ func TestIAMKeysReachObjectStorageAsTheirPolicySays(t *testing.T) {
 		if err := put(cl, "denied"); code(err) != tc.want {
 			t.Errorf("%s: PutObject answered %v, want %s", tc.name, err, tc.want)
 		}
-		// Reading: only ObjectsRead (the bucket has no policy, so IAM decides).
-		_, err := cl.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(world.StateBucket), Key: aws.String("probe")})
+		// Reading public/: only ObjectsRead (register row presign-scope at its default, narrowed:
+		// IAM and docs/install.md's bucket policy both apply).
+		_, err := cl.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(world.StateBucket), Key: aws.String("public/probe")})
 		if canRead := slices.Contains(tc.sets, "ObjectStorageObjectsRead"); (err == nil) != canRead {
 			t.Errorf("%s: GetObject answered %v (reading allowed: %v)", tc.name, err, canRead)
 		}

@@ -46,6 +46,14 @@
 //
 // Rules scoped to the organization (organization_id) grant nothing on Object Storage here: its
 // permission sets are scoped by project (permission-sets.mdx, "Scoped by Project").
+//
+// # The assumptions register
+//
+// Options.Readings choose, row by row of internal/assume, how every stand-in answers where no
+// source settles it: the Scaleway emulator's rows, the S3 dialect's (objstore.Options.WithReadings),
+// the factory's (schematic-id), GitHub's (token-format), the bot key's organization-scoped rule
+// (quota-read) and a registry on the emulator's listener (node-egress: GET /v2/ answers 401 with a
+// Bearer challenge, as a registry wanting a token; blocked: the connection fails).
 package world
 
 import (
@@ -71,6 +79,7 @@ import (
 	"gocloud.dev/blob/fileblob"
 	"golang.org/x/crypto/ssh"
 
+	"github.com/pocbot/pocbot/internal/assume"
 	"github.com/pocbot/pocbot/internal/provision/cluster"
 	provscw "github.com/pocbot/pocbot/internal/provision/scaleway"
 	"github.com/pocbot/pocbot/internal/runnerip"
@@ -89,6 +98,7 @@ import (
 const (
 	ProjectID      = "11111111-2222-4333-8444-555555555555"
 	OrganizationID = "11111111-2222-4333-8444-666666666666"
+	OwnerUserID    = "11111111-2222-4333-8444-777777777777"
 	ImageBucket    = "pocbot-images"
 	StateBucket    = "pocbot-state"
 	Region         = "fr-par"
@@ -104,13 +114,14 @@ type Options struct {
 	Faults scwsim.Faults
 	Quotas map[string]int
 	// OrgQuotas are the organization's quotas by name (scwsim.DocumentedQuotas: Scaleway's
-	// defaults); nil sets none.
+	// defaults); nil is an organization whose quotas were raised to 1000 each
+	// (scwsim.RaisedQuotas), room for the many clusters of a test or a soak.
 	OrgQuotas map[string]int
 	Stock     map[string]int
 	// S3 chooses the bucket backend: "auto" (versitygw when installed), "versitygw", "file".
 	S3 string
 	// S3Dialect is how the versitygw stand-in answers (zero: Scaleway's, conditional deletes
-	// ignored; objstore.Options.DeleteConditions chooses another reading).
+	// ignored); Readings override the rows they name (objstore.Options.WithReadings).
 	S3Dialect objstore.Options
 	// RescuePort is the worker's rescue SSH port (port 22 is not assumed; default 2222).
 	RescuePort int
@@ -142,6 +153,9 @@ type Options struct {
 	IPBase string
 	// Log receives the world's and its hosts' events; default: errors only, on stderr.
 	Log *slog.Logger
+	// Readings choose, row by row of the assumptions register (internal/assume), how the
+	// stand-ins answer where no source settles it; a row not named plays its default.
+	Readings assume.Readings
 }
 
 // Hosts is the part of the whole cluster's latency profile the hosts play (the Scaleway part is
@@ -185,9 +199,15 @@ type World struct {
 
 	Scaleway    *scwsim.Emulator
 	ScalewayURL string
-	SecretKey   string
-	AccessKey   string
-	Factory     *imagefactory.Factory
+	// SecretKey and AccessKey are the bot's API key: an IAM key of the application "pocbot",
+	// held to the permission sets deploy/iam grants (Env gives them to the bot). AdminSecretKey
+	// and AdminAccessKey are the organization owner's, who may do everything (`bot init --iam`,
+	// tests that look behind the bot's back).
+	SecretKey      string
+	AccessKey      string
+	AdminSecretKey string
+	AdminAccessKey string
+	Factory        *imagefactory.Factory
 	// CiliumChart is the chart the bot renders for Cilium here (POC_CILIUM_CHART): the
 	// project's own test chart (sim/cnichart), served on loopback and pinned by its digest.
 	CiliumChart string
@@ -225,6 +245,9 @@ func Start(ctx context.Context, opts Options) (w *World, err error) {
 	if opts.S3 == "" {
 		opts.S3 = "auto"
 	}
+	if opts.OrgQuotas == nil {
+		opts.OrgQuotas = scwsim.RaisedQuotas(1000)
+	}
 	if opts.Log == nil {
 		// Errors only, on stderr: a host that cannot start (its address taken) otherwise shows
 		// up only as a node that never answers, minutes later.
@@ -242,7 +265,8 @@ func Start(ctx context.Context, opts Options) (w *World, err error) {
 	if err := w.startBuckets(ctx); err != nil {
 		return nil, err
 	}
-	w.Factory, err = imagefactory.Start(ctx, "127.0.0.1:0", imagefactory.Options{QCOW2Size: opts.QCOW2Size, RawSize: opts.RawSize})
+	w.Factory, err = imagefactory.Start(ctx, "127.0.0.1:0", imagefactory.Options{QCOW2Size: opts.QCOW2Size, RawSize: opts.RawSize,
+		OtherIDs: opts.Readings.Is(assume.SchematicID, "different")})
 	if err != nil {
 		return nil, fmt.Errorf("world: image factory: %w", err)
 	}
@@ -253,6 +277,8 @@ func Start(ctx context.Context, opts Options) (w *World, err error) {
 
 	w.AccessKey = "SCW" + strings.ToUpper(randomToken(9))[:17]
 	w.SecretKey = uuidLike()
+	w.AdminAccessKey = "SCW" + strings.ToUpper(randomToken(9))[:17]
+	w.AdminSecretKey = uuidLike()
 	ipBase := opts.IPBase
 	if ipBase == "" {
 		// A block no other world on the machine holds: the hosts listen on fixed ports of their
@@ -266,7 +292,7 @@ func Start(ctx context.Context, opts Options) (w *World, err error) {
 		ipBase = blk.Base()
 	}
 	w.Scaleway = scwsim.New(scwsim.Options{
-		SecretKey:  w.SecretKey,
+		SecretKey:  w.AdminSecretKey,
 		TimeFactor: opts.TimeFactor,
 		Quotas:     opts.Quotas,
 		OrgQuotas:  opts.OrgQuotas,
@@ -274,9 +300,12 @@ func Start(ctx context.Context, opts Options) (w *World, err error) {
 		Faults:     opts.Faults,
 		Objects:    bucketObjects{w: w},
 		// The runner's echo endpoint (POC_RUNNER_ECHO_URL) rides on the emulator's listener.
-		Extra:  map[string]http.Handler{"/product-catalog/": catalog.Handler(), RunnerEchoPath: runnerip.Handler()},
-		IPBase: ipBase,
-		Logger: opts.Log,
+		Extra: map[string]http.Handler{"/product-catalog/": catalog.Handler(), RunnerEchoPath: runnerip.Handler(),
+			// The registries the nodes pull from (POC_REGISTRY_PROBE_URLS points there).
+			"/v2/": registryHandler(opts.Readings.Is(assume.NodeEgress, "blocked"))},
+		IPBase:   ipBase,
+		Logger:   opts.Log,
+		Readings: opts.Readings,
 
 		RescueServerDelay: opts.RescueServerDelay,
 		HideRescueServer:  opts.HideRescueServer,
@@ -290,6 +319,11 @@ func Start(ctx context.Context, opts Options) (w *World, err error) {
 	// The bot's key is an IAM API key of an application whose policy grants what the driver needs
 	// (as deploy/iam makes it), so that `bot doctor` can read its permissions.
 	w.Scaleway.AddAPIKey(w.AccessKey, w.SecretKey, "pocbot", ProjectID, provscw.PermissionSetNames()...)
+	w.Scaleway.AddUserKey(w.AdminAccessKey, w.AdminSecretKey, OwnerUserID, ProjectID)
+	if opts.Readings.Is(assume.QuotaRead, "allowed") {
+		// The organization-scoped rule `bot init --iam` adds: without it IAM refuses ListQuota.
+		w.Scaleway.GrantOrganization(w.AccessKey, "pocbot-organization", OrganizationID, provscw.OrganizationPermissionSetNames()...)
+	}
 	if w.S3 != nil {
 		// Every IAM API key reaches Object Storage, as far as its policy lets it (`bot init --iam`
 		// makes the bot's and the presigner's keys in the Scaleway stand-in).
@@ -303,8 +337,13 @@ func Start(ctx context.Context, opts Options) (w *World, err error) {
 	w.closers = append(w.closers, func() error { stop(); return nil })
 
 	// GitHub's secondary limit on content creation at its documented scale, counted in real time
-	// whatever the time factor: a scaled minute would pass runs that GitHub refuses.
-	w.GitHub, err = ghsim.New(ghsim.Options{Logger: opts.Log, ContentLimit: opts.GitHubLimit})
+	// whatever the time factor: a scaled minute would pass runs that GitHub refuses. Installation
+	// tokens take the form register row token-format plays.
+	tokens := ghsim.TokenStateless
+	if opts.Readings.Is(assume.TokenFormat, "classic") {
+		tokens = ghsim.TokenClassic
+	}
+	w.GitHub, err = ghsim.New(ghsim.Options{Logger: opts.Log, ContentLimit: opts.GitHubLimit, TokenFormat: tokens})
 	if err != nil {
 		return nil, fmt.Errorf("world: github stand-in: %w", err)
 	}
@@ -337,7 +376,7 @@ func (w *World) startBuckets(ctx context.Context) error {
 		if err := os.MkdirAll(dir, 0o700); err != nil {
 			return err
 		}
-		s, err := objstore.StartVersityWith(ctx, dir, w.opts.S3Dialect)
+		s, err := objstore.StartVersityWith(ctx, dir, w.opts.S3Dialect.WithReadings(w.opts.Readings))
 		if err != nil {
 			return fmt.Errorf("world: start versitygw: %w", err)
 		}
@@ -437,6 +476,7 @@ func (w *World) Endpoints() [][2]string {
 		{"POC_RESCUE_SSH_PORT", strconv.Itoa(w.opts.RescuePort)},
 		{"POC_RUNNER_CIDR", RunnerCIDR},
 		{"POC_RUNNER_ECHO_URL", w.ScalewayURL + RunnerEchoPath},
+		{"POC_REGISTRY_PROBE_URLS", w.ScalewayURL},
 		{"GITHUB_API_URL", w.GitHubURL},
 	}
 }
@@ -739,4 +779,25 @@ func (w *World) startChartServer() error {
 	w.closers = append(w.closers, srv.Close)
 	w.CiliumChart = "http://" + lis.Addr().String() + path + "@sha256:" + cnichart.SHA256()
 	return nil
+}
+
+// registryHandler answers a registry's API version check (GET /v2/) as a registry that wants a
+// token does: 401 with a Bearer challenge (OCI distribution spec, "Determining support"). Under
+// register row node-egress=blocked the connection is dropped instead, as a firewall's reset.
+func registryHandler(blocked bool) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		if blocked {
+			if hj, ok := w.(http.Hijacker); ok {
+				if c, _, err := hj.Hijack(); err == nil {
+					_ = c.Close()
+					return
+				}
+			}
+			http.Error(w, "blocked", http.StatusBadGateway)
+			return
+		}
+		w.Header().Set("Docker-Distribution-API-Version", "registry/2.0")
+		w.Header().Set("WWW-Authenticate", `Bearer realm="https://registry.invalid/token",service="registry"`)
+		http.Error(w, `{"errors":[{"code":"UNAUTHORIZED","message":"authentication required"}]}`, http.StatusUnauthorized)
+	})
 }

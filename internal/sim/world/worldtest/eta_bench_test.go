@@ -52,7 +52,7 @@ func BenchmarkETA(b *testing.B) {
 				b.Fatalf("up %d: %v", k, err)
 			}
 			took := time.Since(t0)
-			if err := book.Record(ctx, est.Path, took); err != nil {
+			if err := book.Record(ctx, est.Path, took, "", 0); err != nil {
 				b.Fatal(err)
 			}
 			ratio := float64(took) / float64(want)

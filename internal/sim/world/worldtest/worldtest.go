@@ -130,7 +130,7 @@ func New(t testing.TB, w *world.World, o Options) *Parts {
 // Client is a Scaleway SDK client with the world's credentials, on url.
 func Client(t testing.TB, w *world.World, url string) *scw.Client {
 	t.Helper()
-	c, err := scw.NewClient(scw.WithAPIURL(url), scw.WithAuth(w.AccessKey, w.SecretKey),
+	c, err := scw.NewClient(scw.WithAPIURL(url), scw.WithAuth(w.AdminAccessKey, w.AdminSecretKey),
 		scw.WithDefaultProjectID(world.ProjectID), scw.WithDefaultOrganizationID(world.OrganizationID),
 		scw.WithDefaultZone(scw.ZoneFrPar1), scw.WithDefaultRegion(scw.RegionFrPar))
 	if err != nil {
