@@ -105,7 +105,7 @@ func TestActionInputsAreSettings(t *testing.T) {
 	}
 	used := map[string]bool{}
 	ref := regexp.MustCompile(`inputs\.([a-z-]+)`)
-	plumbing := []string{"BOT", "INPUT_COMMAND", "INPUT_CLUSTER", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"}
+	plumbing := []string{"BOT", "INPUT_COMMAND", "INPUT_CLUSTER", "INPUT_GITHUB_TOKEN", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"}
 	for _, kv := range env {
 		name := kv.Key.(string)
 		if m := ref.FindStringSubmatch(kv.Value.(string)); m != nil {
@@ -124,7 +124,7 @@ func TestActionInputsAreSettings(t *testing.T) {
 			t.Errorf("input %s is not passed to the bot", name)
 		}
 	}
-	for _, want := range []string{"cluster", "api-endpoint", "kubeconfig-url"} {
+	for _, want := range []string{"cluster", "api-endpoint", "kubeconfig-url", "kubeconfig-path"} {
 		found := false
 		for _, o := range a.Outputs {
 			found = found || o.Key == want

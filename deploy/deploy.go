@@ -1,5 +1,6 @@
 // Package deploy carries the files a repository gets from `bot init`: the workflow
-// (workflow/poc.yml, the pinned Action) and the repository's configuration (poc.example.yml,
+// (workflow/poc.yml, the pinned Action), optionally the pull requests' end-to-end workflow
+// (workflow/poc-pr.yml) and the repository's configuration (poc.example.yml,
 // generated from internal/settings). They are the same files docs/install.md tells to copy.
 package deploy
 
@@ -9,6 +10,12 @@ import _ "embed"
 //
 //go:embed workflow/poc.yml
 var Workflow string
+
+// PRWorkflow is deploy/workflow/poc-pr.yml, a pull request's own end-to-end job on its cluster
+// (`bot init --pr-workflow`): its Action reference is the same placeholder (PlaceholderRef).
+//
+//go:embed workflow/poc-pr.yml
+var PRWorkflow string
 
 // RepoConfig is deploy/poc.example.yml, every setting at its default.
 //

@@ -111,6 +111,7 @@ func commandTree() []*command {
 			poolRmCommand(),
 		}},
 		reapCommand(),
+		requestKubeconfigCommand(),
 		resumeCommand(),
 		simCommand(),  // sim build
 		soakCommand(), // sim build

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"flag"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"github.com/pocbot/pocbot/internal/clusterops"
 	"github.com/pocbot/pocbot/internal/github"
 	"github.com/pocbot/pocbot/internal/pool/poolstore"
+	"github.com/pocbot/pocbot/internal/prdeploy"
 	"github.com/pocbot/pocbot/internal/reaper"
 	"github.com/pocbot/pocbot/internal/repoconfig"
 	"github.com/pocbot/pocbot/internal/schedule"
@@ -85,6 +87,18 @@ func (a *app) handle(ctx context.Context, getenv func(string) string, started ti
 			return chatopsBackend(b), nil
 		},
 	}
+	// A pull request's cluster is its GitHub deployment; its job's kubeconfig requests carry an
+	// Actions OIDC token from this GitHub's issuer.
+	h.Deployments = &prdeploy.Recorder{API: gh, Log: a.log, LogURL: env.RunURL()}
+	h.Verifier = &github.OIDCVerifier{Issuer: cmp.Or(strings.TrimSpace(getenv("POC_OIDC_ISSUER")), github.OIDCIssuer(env.ServerURL))}
+	if h.RequestPoll, err = pollFrom(getenv, 5*time.Second); err != nil {
+		return chatops.Outcome{}, err
+	}
+	if v := getenv("POC_REQUEST_WAIT"); v != "" {
+		if h.RequestWait, err = settings.ParseDuration(v); err != nil {
+			return chatops.Outcome{}, fmt.Errorf("POC_REQUEST_WAIT=%q is not a duration like 30m", v)
+		}
+	}
 	h.ScheduleNotice = func(ctx context.Context, b *chatops.Backend) string {
 		return a.scheduleCheck(ctx, b.Ops.Store, gh, env.Repository)
 	}
@@ -129,6 +143,13 @@ func (a *app) reapOnce(ctx context.Context, getenv func(string) string, env gith
 	cfg := reaper.Config{Ops: b.Ops, Repository: env.Repository, Issues: gh, Inventory: driver, Spec: b.Spec,
 		KeepLabel: rc.KeepLabel, WarnBefore: rc.WarnBefore, Log: a.log, RunID: env.RunID, Now: a.now,
 		ParkFor: rc.ParkFor, ShareParked: rc.ShareParkedWorkers, Pool: &poolstore.Pool{Store: b.Ops.Store, Now: a.now}, Parked: driver}
+	deployments := &prdeploy.Recorder{API: gh, Log: a.log, LogURL: env.RunURL()}
+	cfg.Gone = func(ctx context.Context, cluster string, _ int) {
+		deployments.Retire(ctx, cluster, "cluster "+cluster+" torn down by the reaper")
+	}
+	cfg.Paused = func(ctx context.Context, cluster string, _ int) {
+		deployments.Retire(ctx, cluster, "cluster "+cluster+" paused by pause_schedule")
+	}
 	if !opportunistic && rc.PauseSchedule != nil {
 		// The schedule's pass pauses the ready clusters in a pause window.
 		cfg.PauseSchedule, cfg.MaxPaused = rc.PauseSchedule, rc.MaxPaused // clusterops.Pause prices the paused cluster
@@ -197,4 +218,17 @@ func (a *app) poolPass(ctx context.Context, b *wiring.Backend, rc repoconfig.Rep
 		fmt.Fprintf(&m, "- could not be planned: %v\n", err)
 	}
 	return m.String()
+}
+
+// pollFrom is POC_POLL_INTERVAL from getenv, def when unset: how often a wait polls.
+func pollFrom(getenv func(string) string, def time.Duration) (time.Duration, error) {
+	v := strings.TrimSpace(getenv("POC_POLL_INTERVAL"))
+	if v == "" {
+		return def, nil
+	}
+	d, err := settings.ParseDuration(v)
+	if err != nil || d <= 0 {
+		return 0, fmt.Errorf("POC_POLL_INTERVAL=%q: give a positive duration such as 2s or 100ms", v)
+	}
+	return d, nil
 }

@@ -29,7 +29,7 @@ type initOptions struct {
 	githubFlags
 	action, webURL                string
 	appName, appOwner, appKeyFile string
-	dryRun, makeIAM               bool
+	dryRun, makeIAM, prWorkflow   bool
 	interval                      time.Duration
 }
 
@@ -45,6 +45,7 @@ func initCommand() *command {
 			e.String(&o.action, "action", "", "", "the Action the workflow pins: OWNER/REPO@<commit SHA> # vX.Y.Z (default: this release's tag on pocbot/pocbot)")
 			e.String(&o.webURL, "github-url", "", github.DefaultWebURL, "GitHub's web URL, for the links printed")
 			e.Bool(&o.dryRun, "dry-run", "", false, "print the plan; change nothing")
+			e.Bool(&o.prWorkflow, "pr-workflow", "", false, "also propose .github/workflows/poc-pr.yml: the pull requests' end-to-end job on their cluster (deploy/workflow/poc-pr.yml; set its env: before merging)")
 			e.Setting(&o.interval, "schedule_interval")
 			e.String(&o.appName, "app-name", "", "pocbot", "without POC_APP_ID: the name of the GitHub App to register (unique on all of GitHub, at most 34 characters)")
 			e.String(&o.appOwner, "app-owner", "", "", "without POC_APP_ID: the organization that will own the App (you must be its owner or an App manager); empty: your account")
@@ -97,7 +98,7 @@ func (a *app) initRepo(ctx context.Context, o initOptions) error {
 	}
 	fmt.Fprintf(a.stderr, "init: GitHub token from %s\n", src)
 	rep, err := repoinit.Run(ctx, repoinit.Config{Repo: o.repo, Env: o.env, APIURL: o.apiURL, WebURL: o.webURL, Token: token,
-		AppID: auth.AppID, AppKey: auth.PrivateKeyPEM, ActionRef: action, Cron: cron, Values: values, IAM: ids, Buckets: buckets, DryRun: o.dryRun, Out: a.stdout})
+		AppID: auth.AppID, AppKey: auth.PrivateKeyPEM, ActionRef: action, Cron: cron, PRWorkflow: o.prWorkflow, Values: values, IAM: ids, Buckets: buckets, DryRun: o.dryRun, Out: a.stdout})
 	if err != nil {
 		return err
 	}

@@ -141,7 +141,8 @@ func simUserKey(w *world.World, dir, login string) (string, error) {
 	return path, nil
 }
 
-// simRunner is the Actions stand-in of `bot sim`: its runs are this binary's `bot handle`, with
+// simRunner is the Actions stand-in of `bot sim`: its runs are this binary's `bot handle` (and a
+// pull request job's `bot request-kubeconfig`), with
 // the workflow's values, the world's endpoints and the shell's PATH, HOME and TMPDIR; it logs to
 // stderr.
 func simRunner(a *app, w *world.World, dir string) (*actions.Runner, error) {
@@ -153,9 +154,9 @@ func simRunner(a *app, w *world.World, dir string) (*actions.Runner, error) {
 	if err := os.MkdirAll(events, 0o700); err != nil {
 		return nil, fmt.Errorf("sim: make the directory of the workflow runs' events: %w (is --dir writable?)", err)
 	}
-	return &actions.Runner{GitHub: w.GitHub, Base: w.Endpoints(), Dir: events, Log: a.stderr,
-		Handle: func(ctx context.Context, env []string) ([]byte, error) {
-			cmd := exec.CommandContext(ctx, exe, "handle")
+	run := func(command string) func(ctx context.Context, env []string) ([]byte, error) {
+		return func(ctx context.Context, env []string) ([]byte, error) {
+			cmd := exec.CommandContext(ctx, exe, command)
 			cmd.Env = env
 			for _, k := range []string{"PATH", "HOME", "TMPDIR"} {
 				if v, ok := os.LookupEnv(k); ok {
@@ -163,7 +164,12 @@ func simRunner(a *app, w *world.World, dir string) (*actions.Runner, error) {
 				}
 			}
 			return cmd.CombinedOutput()
-		}}, nil
+		}
+	}
+	// A pull request's job (the Action's command: kubeconfig) runs request-kubeconfig; the bot's
+	// runs, for comments and for that job's repository_dispatch, run handle.
+	return &actions.Runner{GitHub: w.GitHub, Base: w.Endpoints(), Dir: events, Log: a.stderr,
+		Handle: run("handle"), Request: run("request-kubeconfig")}, nil
 }
 
 // simQuotas is the organization's quotas of `bot sim`: a documented set, then NAME=N overrides.

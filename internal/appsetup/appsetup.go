@@ -48,7 +48,8 @@ func DefaultManifest(name string) Manifest {
 	}
 	perms := map[string]string{}
 	p := github.BotPermissions()
-	for k, v := range map[string]*string{"issues": p.Issues, "pull_requests": p.PullRequests, "metadata": p.Metadata, "contents": p.Contents} {
+	for k, v := range map[string]*string{"issues": p.Issues, "pull_requests": p.PullRequests, "metadata": p.Metadata, "contents": p.Contents,
+		"deployments": p.Deployments, "checks": p.Checks, "actions": p.Actions} {
 		if v != nil {
 			perms[k] = *v
 		}

@@ -70,7 +70,8 @@ func TestManifestFlow(t *testing.T) {
 	if b, _ := os.ReadFile(keyFile); string(b) != app.KeyPEM {
 		t.Error("the key file is not the key GitHub handed out")
 	}
-	if want := map[string]string{"issues": "write", "pull_requests": "write", "metadata": "read", "contents": "read"}; !reflect.DeepEqual(app.Permissions, want) {
+	if want := map[string]string{"issues": "write", "pull_requests": "write", "metadata": "read", "contents": "read",
+		"deployments": "write", "checks": "write", "actions": "read"}; !reflect.DeepEqual(app.Permissions, want) {
 		t.Errorf("permissions %v, want %v", app.Permissions, want)
 	}
 	if len(app.Events) != 0 || app.Manifest["hook_attributes"] != nil {

@@ -28,6 +28,8 @@ import (
 	"github.com/pocbot/pocbot/internal/clusterops"
 	"github.com/pocbot/pocbot/internal/commands"
 	"github.com/pocbot/pocbot/internal/github"
+	"github.com/pocbot/pocbot/internal/prdeploy"
+	"github.com/pocbot/pocbot/internal/prkube"
 	"github.com/pocbot/pocbot/internal/provision"
 	"github.com/pocbot/pocbot/internal/repoconfig"
 	"github.com/pocbot/pocbot/internal/settings"
@@ -48,6 +50,12 @@ type API interface {
 	UserID(ctx context.Context, login string) (int64, error)
 	LabelActor(ctx context.Context, number int, label string) (string, bool, error)
 	IssueState(ctx context.Context, number int) (open, isPR, merged bool, labels []string, err error)
+	// A pull request's job asking for its kubeconfig (request.go): the pull request and the
+	// run it names, the check run that answers.
+	PullRequest(ctx context.Context, number int) (github.PullInfo, error)
+	WorkflowRun(ctx context.Context, id int64) (github.RunInfo, error)
+	CreateCheckRun(ctx context.Context, cr github.CheckRun) (int64, error)
+	UpdateCheckRun(ctx context.Context, id int64, cr github.CheckRun) error
 }
 
 // Backend is what runs operations: opened only once the command is parsed and authorized, so
@@ -95,6 +103,18 @@ type Handler struct {
 	StickyInterval time.Duration
 	// LinkTTL is the lifetime of the presigned kubeconfig link (default 1 h).
 	LinkTTL time.Duration
+	// Deployments records a pull request's cluster as a GitHub deployment (prdeploy); nil: not
+	// recorded.
+	Deployments *prdeploy.Recorder
+	// Verifier checks the OIDC token of a pull request job's kubeconfig request; nil: every
+	// request is dropped.
+	Verifier TokenVerifier
+	// RequestWait bounds how long a request waits for a cluster another run is making (default
+	// 30 minutes); RequestPoll is how often it reads the state meanwhile (default 5 s).
+	RequestWait, RequestPoll time.Duration
+	// RequestBeat is how often a working answer is rewritten while the run makes or waits for the
+	// cluster (default prkube.Heartbeat); tests shorten it.
+	RequestBeat time.Duration
 }
 
 // Outcome says what one event led to.
@@ -132,6 +152,19 @@ func (h *Handler) stickyInterval() time.Duration {
 }
 
 func (h *Handler) linkTTL() time.Duration { return settings.DurationOr(h.LinkTTL, time.Hour) }
+
+func (h *Handler) requestWait() time.Duration {
+	return settings.DurationOr(h.RequestWait, 30*time.Minute)
+}
+
+// requestBeat is how often a request's working answer is written again (prkube.Heartbeat).
+func (h *Handler) requestBeat() time.Duration {
+	return settings.DurationOr(h.RequestBeat, prkube.Heartbeat)
+}
+
+func (h *Handler) requestPoll() time.Duration {
+	return settings.DurationOr(h.RequestPoll, 5*time.Second)
+}
 
 // serial orders the writers of the sticky comment: a later workflow run has a larger run id, so
 // its bodies win over an older run that wakes up late. Outside Actions the start time stands in.
@@ -206,6 +239,8 @@ func (h *Handler) Handle(ctx context.Context, ev github.Event) (out Outcome, err
 		err = r.pullRequest(ctx)
 	case github.KindSchedule, github.KindDispatch:
 		err = r.schedule(ctx)
+	case github.KindRequest:
+		err = r.request(ctx)
 	default:
 		r.out.Ignored = "event kind " + string(ev.Kind) + " is not handled"
 	}

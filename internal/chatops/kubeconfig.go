@@ -14,6 +14,7 @@ import (
 
 	"github.com/pocbot/pocbot/internal/clusterops"
 	"github.com/pocbot/pocbot/internal/commands"
+	"github.com/pocbot/pocbot/internal/kubecert"
 	"github.com/pocbot/pocbot/internal/statestore"
 )
 
@@ -87,7 +88,7 @@ func (r *run) issueKubeconfig(ctx context.Context, kc []byte) (commands.Kubeconf
 		return acc, fmt.Errorf("cluster %q has no kubeconfig yet: run up until it completes", r.cluster)
 	}
 	b := r.backend
-	for _, secret := range kubeconfigSecrets(kc) {
+	for _, secret := range kubecert.MaskValues(kc) {
 		r.mask(secret)
 	}
 	if m, err := r.checkRequester(ctx, "before encrypting"); err != nil || m != nil {

@@ -8,6 +8,7 @@ import (
 	"github.com/pocbot/pocbot/internal/clusterops"
 	"github.com/pocbot/pocbot/internal/commands"
 	"github.com/pocbot/pocbot/internal/github"
+	"github.com/pocbot/pocbot/internal/lifecycle"
 	"github.com/pocbot/pocbot/internal/provision"
 )
 
@@ -125,6 +126,9 @@ func (w *watcher) Admitted(out clusterops.Outcome) {
 		}
 	}
 	w.tr = r.track(w.ctx, verb, &out, w.steps)
+	if verb == commands.VerbUp {
+		r.deployment(w.ctx, lifecycle.PhaseProvisioning, "") // a pull request's page: in progress
+	}
 }
 
 // Step implements clusterops.Observer.

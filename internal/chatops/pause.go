@@ -44,6 +44,7 @@ func (r *run) pauseAnswer(ctx context.Context, in clusterops.Intent, res *cluste
 	}
 	view.Paused = &pv
 	tr.finish(ctx, true, fmt.Sprintf("paused, %s per day until `/poc resume`", pv.DailyCost))
+	r.retireDeployments(ctx, "paused") // the environment URL no longer answers; the resume's up marks it again
 	r.out.OK = true
 	r.react(ctx, github.ReactionHooray)
 	return nil

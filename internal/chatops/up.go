@@ -79,6 +79,7 @@ func (r *run) upAnswer(ctx context.Context, in clusterops.Intent, res *clusterop
 		summary = "see the status comment for what failed"
 	}
 	tr.finish(ctx, upErr == nil, summary)
+	r.deployment(ctx, res.Phase, edgeURL(r.cluster, res.State))
 	switch {
 	case upErr == nil:
 		r.out.OK = true

@@ -54,6 +54,7 @@ func (r *run) downAnswer(ctx context.Context, res *clusterops.Outcome, downErr e
 		r.react(ctx, github.ReactionConfused)
 		return fmt.Errorf("%w: down %s: %w", ErrCommandFailed, r.cluster, downErr)
 	}
+	r.retireDeployments(ctx, "torn down")
 	r.out.OK = true
 	r.react(ctx, github.ReactionHooray)
 	return nil

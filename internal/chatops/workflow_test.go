@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	yaml "go.yaml.in/yaml/v4"
+
+	"github.com/pocbot/pocbot/internal/github"
 )
 
 // The workflows that run the bot: the repository's own, and the one users copy.
@@ -31,6 +33,7 @@ func TestWorkflowsSubscribeEveryHandledAction(t *testing.T) {
 			for event, handled := range map[string][]string{
 				"pull_request_target": PRActions,
 				"issue_comment":       CommentActions,
+				"repository_dispatch": github.RequestTypes,
 			} {
 				node, ok := wf.On[event]
 				if !ok {

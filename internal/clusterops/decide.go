@@ -205,6 +205,8 @@ func (p Precondition) check(verb Verb, h statestore.Header, now time.Time) *Refu
 	var why string
 	m, _ := MetaOf(h)
 	switch {
+	case p.Absent:
+		why = "another run made it meanwhile (it is " + h.Phase + ")"
 	case p.Phase != "" && Phase(h.Phase) != p.Phase:
 		why = "phase is now " + h.Phase
 	case !p.ExpiredAt.IsZero() && (h.Expires.IsZero() || h.Expires.After(p.ExpiredAt)):

@@ -275,6 +275,10 @@ func teardownCases() []decisionCase {
 				}
 			}},
 
+		{name: "a job's up of a cluster another run made meanwhile", verb: clusterops.VerbUp,
+			in:    intent(func(in *clusterops.Intent) { in.Precondition.Absent = true }),
+			facts: doc(lifecycle.PhaseProvisioning), refuse: lifecycle.RefusePrecondition},
+
 		// Pause.
 		{name: "pause of a provisioning cluster", verb: clusterops.VerbPause, in: intent(), facts: doc(lifecycle.PhaseProvisioning),
 			refuse: lifecycle.RefuseNotReady},

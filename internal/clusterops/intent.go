@@ -65,6 +65,9 @@ type Precondition struct {
 	// AsleepAt, when set, is when the schedule pauses: no command may keep the cluster awake
 	// past it (a scheduled pause: the header's awake_until).
 	AsleepAt time.Time
+	// Absent: the cluster must not exist (a pull request's job that found none makes it, unless
+	// the pull request's own event made it meanwhile: then it waits for that one).
+	Absent bool
 }
 
 // Intent is what an adapter (a comment, a pull-request event, the CLI, the schedule) asks of one

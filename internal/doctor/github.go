@@ -54,21 +54,15 @@ func (g GitHub) Checks() []Check {
 				return one("App installation", Fail, fmt.Sprintf("App %d: %v", g.AppID, err), "check POC_APP_ID and the key belong to the same App")
 			}
 			items := one("App installation", OK, fmt.Sprintf("App %d installed on %s (installation %d)", g.AppID, g.Repo, in.GetID()), "")
-			var missing []string
-			want := github.BotPermissions()
-			have := in.GetPermissions()
-			for _, p := range []struct {
-				name       string
-				want, have *string
-			}{{"issues", want.Issues, have.Issues}, {"pull_requests", want.PullRequests, have.PullRequests}, {"metadata", want.Metadata, have.Metadata}, {"contents", want.Contents, have.Contents}} {
-				if p.want != nil && level(p.have) < level(p.want) {
-					missing = append(missing, fmt.Sprintf("%s:%s (has %s)", p.name, *p.want, str(p.have)))
-				}
-			}
+			missing, prMissing := missingPermissions(github.BotPermissions(), in.GetPermissions())
 			if len(missing) > 0 {
 				return append(items, one("App permissions", Fail, "the installation lacks "+strings.Join(missing, ", "), "grant them in the App's settings (Permissions), then accept the new permissions on the installation")...)
 			}
-			return append(items, one("App permissions", OK, "issues, pull requests, metadata, contents as the bot needs", "")...)
+			if len(prMissing) > 0 {
+				return append(items, one("App permissions", Warn, "the installation lacks "+strings.Join(prMissing, ", ")+": pull requests get no deployment and their workflows no kubeconfig",
+					"accept the App's new permissions on the installation (Settings → GitHub Apps → pocbot → Review request), or grant them in the App's settings")...)
+			}
+			return append(items, one("App permissions", OK, "issues, pull requests, metadata, contents, deployments, checks, actions as the bot needs", "")...)
 		},
 		func(ctx context.Context) []Item { // secrets and workflow
 			if g.Token == "" {
@@ -144,4 +138,29 @@ func str(p *string) string {
 		return "none"
 	}
 	return *p
+}
+
+// missingPermissions compares what the installation grants with what the bot asks: missing are
+// the permissions every command needs, prMissing those of the pull requests' clusters (their
+// deployment, their jobs' kubeconfig), which an installation made before them lacks until its
+// owner accepts them.
+func missingPermissions(want, have *gh.InstallationPermissions) (missing, prMissing []string) {
+	for _, p := range []struct {
+		name       string
+		want, have *string
+		pr         bool
+	}{{"issues", want.Issues, have.Issues, false}, {"pull_requests", want.PullRequests, have.PullRequests, false},
+		{"metadata", want.Metadata, have.Metadata, false}, {"contents", want.Contents, have.Contents, false},
+		{"deployments", want.Deployments, have.Deployments, true}, {"checks", want.Checks, have.Checks, true}, {"actions", want.Actions, have.Actions, true}} {
+		if p.want == nil || level(p.have) >= level(p.want) {
+			continue
+		}
+		m := fmt.Sprintf("%s:%s (has %s)", p.name, *p.want, str(p.have))
+		if p.pr {
+			prMissing = append(prMissing, m)
+		} else {
+			missing = append(missing, m)
+		}
+	}
+	return missing, prMissing
 }

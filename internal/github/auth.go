@@ -45,6 +45,9 @@ type Auth struct {
 	OnToken func(token string)
 	// Now is the clock deciding when a token needs replacing; nil = time.Now.
 	Now func() time.Time
+	// JobToken says Token is the workflow job's own GITHUB_TOKEN used on purpose (a pull
+	// request's job asking for its kubeconfig), not the lesser mode of the bot: no warning.
+	JobToken bool
 }
 
 // Mode is the mode these settings select.
@@ -114,8 +117,19 @@ func AuthFromEnv(getenv func(string) string) (Auth, error) {
 	return a, nil
 }
 
-// BotPermissions is what the installation token is narrowed to: the App manifest's set.
+// BotPermissions is what the installation token is narrowed to: the App manifest's set
+// (deploy/app-manifest.json): issues and pull requests write, contents and metadata read, and for
+// the pull requests' clusters deployments and checks write (the deployment, the answer to a job's
+// kubeconfig request) and actions read (the run that asks).
 func BotPermissions() *gh.InstallationPermissions {
+	p := basePermissions()
+	p.Deployments, p.Checks, p.Actions = gh.String("write"), gh.String("write"), gh.String("read")
+	return p
+}
+
+// basePermissions is what an installation made before deployments and checks were asked for
+// grants: a token narrowed to more is refused (422), so the bot falls back to this set.
+func basePermissions() *gh.InstallationPermissions {
 	return &gh.InstallationPermissions{
 		Issues: gh.String("write"), PullRequests: gh.String("write"),
 		Metadata: gh.String("read"), Contents: gh.String("read"),
@@ -169,7 +183,9 @@ func NewClient(ctx context.Context, a Auth) (*Client, error) {
 		if a.Token == "" {
 			return nil, fmt.Errorf("github: neither App credentials nor a token were given")
 		}
-		log.Warn("github: running in the lesser mode with GITHUB_TOKEN: comments are posted by github-actions[bot] and the workflow's token permissions apply; configure POC_APP_ID and POC_APP_PRIVATE_KEY to act as the App")
+		if !a.JobToken {
+			log.Warn("github: running in the lesser mode with GITHUB_TOKEN: comments are posted by github-actions[bot] and the workflow's token permissions apply; configure POC_APP_ID and POC_APP_PRIVATE_KEY to act as the App")
+		}
 		hc := &http.Client{Transport: &tokenTransport{next: rt, token: a.Token}}
 		gc, _, err := newGitHub(hc, a.BaseURL, ownRateLimits)
 		if err != nil {
@@ -198,9 +214,25 @@ func NewClient(ctx context.Context, a Auth) (*Client, error) {
 	if now == nil {
 		now = time.Now
 	}
-	tokens := func(id int64) *installationTokens {
+	tokens := func(id int64, perms *gh.InstallationPermissions) *installationTokens {
 		return &installationTokens{app: appClient, id: id, now: now, onMint: a.OnToken,
-			opts: &gh.InstallationTokenOptions{Repositories: []string{a.Repo}, Permissions: BotPermissions()}}
+			opts: &gh.InstallationTokenOptions{Repositories: []string{a.Repo}, Permissions: perms}}
+	}
+	// mint makes installation id's first token with the bot's permissions. An installation may
+	// predate the optional ones this version asks for (GitHub answers 422 to a token narrowed
+	// beyond the grant, OpenAPI apps/create-installation-access-token): then it asks for the base
+	// set, and the optional calls say what to accept (lacking).
+	mint := func(id int64) (*installationTokens, []string, error) {
+		src := tokens(id, BotPermissions())
+		_, err := src.Token(ctx)
+		if !unprocessable(err) {
+			return src, nil, err
+		}
+		base := tokens(id, basePermissions())
+		if _, berr := base.Token(ctx); berr != nil {
+			return src, nil, err
+		}
+		return base, []string{PermDeployments, PermChecks, PermActions}, nil
 	}
 	inst := a.InstallationID
 	if inst == 0 {
@@ -208,8 +240,7 @@ func NewClient(ctx context.Context, a Auth) (*Client, error) {
 			return nil, err
 		}
 	}
-	src := tokens(inst)
-	_, err = src.Token(ctx)
+	src, lacking, err := mint(inst)
 	if err != nil && a.InstallationID != 0 && mintRefusedForID(err) {
 		// The payload's installation id is a hint (a redelivered or hand-made event may carry a
 		// stale or foreign one): ask GitHub which installation holds the repository.
@@ -219,11 +250,15 @@ func NewClient(ctx context.Context, a Auth) (*Client, error) {
 		}
 		log.Warn("github: the event's installation id was refused; using the repository's installation instead",
 			"event_installation", inst, "installation", found, "refusal", err.Error())
-		inst, src = found, tokens(found)
-		_, err = src.Token(ctx)
+		inst = found
+		src, lacking, err = mint(found)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("github: mint an installation token for %s/%s (installation %d): check that the App is installed on the repository with issues and pull requests write, contents and metadata read: %w", a.Owner, a.Repo, inst, err)
+	}
+	if len(lacking) > 0 {
+		c.lacking = lacking
+		log.Warn("github: the App's installation has not granted deployments and checks write and actions read: pull requests get no deployment and their workflows no kubeconfig until the owner accepts the App's new permissions", "installation", inst)
 	}
 	gc, _, err := newGitHub(&http.Client{Transport: &installationTransport{next: rt, tokens: src}}, a.BaseURL, ownRateLimits)
 	if err != nil {

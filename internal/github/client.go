@@ -37,6 +37,9 @@ type Client struct {
 	app            *gh.Client  // JWT-authenticated (App mode only)
 	self           *selfCache  // the login the client's comments carry (identity.go)
 	retry          RetryPolicy // the transport's, for the retries of a comment creation
+	// lacking are the optional permissions (PermDeployments, PermChecks) the installation has
+	// not granted: their calls answer ErrNotGranted without asking GitHub.
+	lacking []string
 }
 
 // Owner and Repo name the repository the client is bound to.

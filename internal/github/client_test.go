@@ -118,7 +118,8 @@ func TestNewClientNarrowsInstallationToken(t *testing.T) {
 	if !strings.HasPrefix(tok.Value, "ghs_") || !reflect.DeepEqual(tok.Repos, []string{"acme/web"}) {
 		t.Fatalf("token %+v not narrowed to acme/web", tok)
 	}
-	want := map[string]string{"issues": "write", "pull_requests": "write", "metadata": "read", "contents": "read"}
+	want := map[string]string{"issues": "write", "pull_requests": "write", "metadata": "read", "contents": "read",
+		"deployments": "write", "checks": "write", "actions": "read"}
 	if !reflect.DeepEqual(tok.Permissions, want) {
 		t.Fatalf("token permissions %v, want %v", tok.Permissions, want)
 	}

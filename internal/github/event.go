@@ -20,7 +20,18 @@ const (
 	KindPullRequest Kind = "pull_request" // pull_request or pull_request_target
 	KindSchedule    Kind = "schedule"     // the reaper's cron
 	KindDispatch    Kind = "dispatch"     // workflow_dispatch: an operator's run
+	// KindRequest is a repository_dispatch of one of RequestTypes: a pull request's workflow
+	// asking the bot for something (its kubeconfig), the payload in Event.Payload.
+	KindRequest Kind = "request"
 )
+
+// KubeconfigRequest is the repository_dispatch event type of a pull request's job asking for its
+// kubeconfig (internal/prkube).
+const KubeconfigRequest = "pocbot-kubeconfig"
+
+// RequestTypes are the repository_dispatch event types the bot answers (its workflow subscribes
+// to them: GitHub starts no run for another type).
+var RequestTypes = []string{KubeconfigRequest}
 
 // CommentActions are the issue_comment actions that can carry a command: only a new comment is
 // one (an edit or a deletion is ignored, so that editing a comment does not run it again).
@@ -56,6 +67,7 @@ type Event struct {
 	IssueState     string            // open or closed
 	Inputs         map[string]string // workflow_dispatch inputs
 	Schedule       string            // the cron line of a schedule event
+	Payload        []byte            // a repository_dispatch's client_payload (raw JSON)
 	// Ignore says why the bot must not act on this event ("" means act): edited or deleted
 	// comments, bots' own comments (so a reply quoting "/poc up" triggers nothing), events the
 	// bot does not handle.
@@ -158,6 +170,16 @@ func DecodeEvent(name string, payload []byte) (Event, error) {
 					e.Inputs[k] = fmt.Sprint(v) // boolean and number inputs
 				}
 			}
+		}
+	case "repository_dispatch":
+		var p gh.RepositoryDispatchEvent
+		if err := unmarshal(name, payload, &p); err != nil {
+			return Event{}, err
+		}
+		e.Kind, e.Action, e.Payload = KindRequest, p.GetAction(), p.ClientPayload
+		e.fillCommon(p.Repo, p.Sender, p.Installation)
+		if !slices.Contains(RequestTypes, e.Action) {
+			e.Ignore = "repository_dispatch " + e.Action + " is not a pocbot request"
 		}
 	case "schedule":
 		var p struct {

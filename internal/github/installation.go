@@ -83,3 +83,9 @@ func mintRefusedForID(err error) bool {
 	var ae *APIError
 	return errors.As(err, &ae) && (ae.Status == http.StatusNotFound || ae.Status == http.StatusUnprocessableEntity)
 }
+
+// unprocessable is a 422 from GitHub.
+func unprocessable(err error) bool {
+	var ae *APIError
+	return errors.As(err, &ae) && ae.Status == http.StatusUnprocessableEntity
+}

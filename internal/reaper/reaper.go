@@ -116,6 +116,12 @@ type Config struct {
 	Actor, RunID string
 	// Parallel bounds concurrent GitHub look-ups (default 8).
 	Parallel int
+	// Gone, when set, is told of each cluster of Repository this run tore down (a pull request's
+	// GitHub deployment goes inactive); its failures are its own to log.
+	Gone func(ctx context.Context, cluster string, number int)
+	// Paused, when set, is told of each cluster of Repository this run paused on the schedule (its
+	// deployment goes inactive too: its URL no longer answers).
+	Paused func(ctx context.Context, cluster string, number int)
 }
 
 // Action is what the reaper did (or, in a dry run, would do) with one cluster.
@@ -613,6 +619,9 @@ func (r *run) tearDown(d Decision) Decision {
 		defer cancel()
 		if _, err := r.cfg.Issues.CreateComment(cctx, d.Number, commands.RenderReaped(view)); err != nil {
 			d.Err = fmt.Errorf("post the teardown notice on %s#%d: %w", d.Repository, d.Number, err)
+		}
+		if r.cfg.Gone != nil {
+			r.cfg.Gone(cctx, d.Cluster, d.Number)
 		}
 	}
 	return d

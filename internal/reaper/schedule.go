@@ -71,6 +71,8 @@ func (r *run) schedulePauses(decided []Decision, headers map[string]statestore.H
 			d.Action, d.Detail = ActionNone, "scheduled pause skipped: "+err.Error()
 		case err != nil:
 			d.Action, d.Err = ActionFailed, fmt.Errorf("scheduled pause of %s: %w", d.Cluster, err)
+		case r.cfg.Paused != nil && d.Repository == r.cfg.Repository:
+			r.cfg.Paused(r.work, d.Cluster, d.Number)
 		}
 		decided[i] = d
 	}

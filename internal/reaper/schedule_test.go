@@ -80,12 +80,17 @@ func TestSchedulePausesReadyClustersInItsWindow(t *testing.T) {
 		cfg.Inventory = nil
 		cfg.PauseSchedule, cfg.Pauser, cfg.MaxPaused = sched, p, 72*time.Hour
 		cfg.Teardown = noTeardown{}
+		var told []string // the pull requests' deployments go inactive with the pause
+		cfg.Paused = func(_ context.Context, cluster string, _ int) { told = append(told, cluster) }
 		rep, err := reaper.Run(ctx, cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if got := p.paused(); !slices.Equal(got, tc.want) {
 			t.Errorf("at %s the schedule paused %v, want %v\n%s", tc.at, got, tc.want, table(t, rep))
+		}
+		if !slices.Equal(told, tc.want) {
+			t.Errorf("at %s the reaper told of the pauses of %v, want %v", tc.at, told, tc.want)
 		}
 		for _, r := range p.reqs {
 			if r.MaxPaused != 72*time.Hour || r.Precondition.Phase != lifecycle.PhaseReady || !r.Precondition.AsleepAt.Equal(tc.at) {

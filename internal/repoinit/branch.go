@@ -25,9 +25,17 @@ const prTitle = "pocbot: add the /poc workflow"
 
 // prBody is the description of init's pull request; it names nothing a rerun changes (the pin is
 // in the diff, where the secrets went is in init's output), so that a rerun recognises it.
-func (r *runner) prBody() string {
+func (r *runner) prBody() string { return r.prBodyWith(r.cfg.PRWorkflow) }
+
+// prBodyWith is the description with or without the end-to-end workflow's sentence: a rerun
+// with or without --pr-workflow recognises either.
+func (r *runner) prBodyWith(prWorkflow bool) string {
+	e2e := ""
+	if prWorkflow {
+		e2e = "It also adds `" + PRWorkflowPath + "`, the pull requests' end-to-end job on their cluster: set its `env:` (manifests, namespace, test command) before merging. "
+	}
 	return "Adds pocbot's workflow, pinned to the Action's commit, and `.github/poc.yml` with every setting at its default.\n\n" +
-		"The secrets it reads were written by `bot init`. Merge, then comment `/poc up` on an issue. " +
+		"The secrets it reads were written by `bot init`. " + e2e + "Merge, then comment `/poc up` on an issue. " +
 		"`bot doctor --repo " + r.cfg.Repo + "` checks the installation."
 }
 
@@ -41,12 +49,21 @@ func (r *runner) pullRequest(ctx context.Context, base string) error {
 		ConfigPath:   []byte(deploy.RepoConfig),
 	}
 	paths := []string{WorkflowPath, ConfigPath}
+	if r.cfg.PRWorkflow {
+		want[PRWorkflowPath] = PRWorkflowFile(r.cfg.ActionRef)
+		paths = append(paths, PRWorkflowPath)
+	}
 	onBase := 0
+	var write []string // what the branch must bring: a user's file on the base is left alone
 	for _, p := range paths {
-		if b, _, ok, err := r.file(ctx, base, p); err != nil {
+		b, _, ok, err := r.file(ctx, base, p)
+		switch {
+		case err != nil:
 			return err
-		} else if ok && (p == ConfigPath || bytes.Equal(b, want[p])) {
+		case ok && (userOwned(p) || bytes.Equal(b, want[p])):
 			onBase++ // an existing configuration is the user's: never proposed over
+		default:
+			write = append(write, p)
 		}
 	}
 	if onBase == len(paths) {
@@ -59,13 +76,13 @@ func (r *runner) pullRequest(ctx context.Context, base string) error {
 		if pr != nil {
 			fmt.Fprintf(r.out, "✓ pull request #%d is open: merge it\n", pr.GetNumber())
 		} else {
-			fmt.Fprintf(r.out, "+ would open a pull request from %s adding %s (uses: %s) and %s\n", Branch, WorkflowPath, r.cfg.ActionRef, ConfigPath)
+			fmt.Fprintf(r.out, "+ would open a pull request from %s adding %s (uses: %s)\n", Branch, strings.Join(write, ", "), r.cfg.ActionRef)
 		}
 		return nil
 	}
 	// Bring the branch up to date (made when missing; a rerun with another --action rewrites
 	// the workflow), then point at its pull request, or open it.
-	if err := r.putFiles(ctx, base, paths, want); err != nil {
+	if err := r.putFiles(ctx, base, write, want); err != nil {
 		return err
 	}
 	if pr != nil {
@@ -114,7 +131,7 @@ func (r *runner) checkBranch(ctx context.Context, base string) (*gh.PullRequest,
 	}
 	var open *gh.PullRequest
 	for _, pr := range prs {
-		if pr.GetTitle() != prTitle || pr.GetBody() != r.prBody() || pr.GetBase().GetRef() != base {
+		if pr.GetTitle() != prTitle || (pr.GetBody() != r.prBodyWith(false) && pr.GetBody() != r.prBodyWith(true)) || pr.GetBase().GetRef() != base {
 			foreign = append(foreign, fmt.Sprintf("pull request #%d (by %s: its title, description or base is not init's)", pr.GetNumber(), pr.GetUser().GetLogin()))
 			continue
 		}
@@ -134,10 +151,11 @@ func (r *runner) checkBranch(ctx context.Context, base string) (*gh.PullRequest,
 }
 
 // notInits says why a file a merge of Branch would change is not init's ("" when it is): init
-// writes its workflow (ParseWorkflow) and the default configuration, and nothing else.
+// writes its workflow (ParseWorkflow), the end-to-end workflow (ParsePRWorkflow) and the default
+// configuration, and nothing else.
 func (r *runner) notInits(ctx context.Context, f *gh.CommitFile) string {
 	p, st := f.GetFilename(), f.GetStatus()
-	if (p != WorkflowPath && p != ConfigPath) || (st != "added" && st != "modified") {
+	if (p != WorkflowPath && p != ConfigPath && p != PRWorkflowPath) || (st != "added" && st != "modified") {
 		return fmt.Sprintf("%s (%s)", p, st)
 	}
 	b, _, ok, err := r.file(ctx, Branch, p)
@@ -150,9 +168,17 @@ func (r *runner) notInits(ctx context.Context, f *gh.CommitFile) string {
 		if _, ok := ParseWorkflow(b); !ok {
 			return p + " (not the workflow init writes)"
 		}
+	case p == PRWorkflowPath:
+		if _, ok := ParsePRWorkflow(b); !ok {
+			return p + " (not the end-to-end workflow init writes)"
+		}
 	}
 	return ""
 }
+
+// userOwned are the files a user edits once they are on the default branch (the configuration,
+// the end-to-end workflow's env:): init never proposes them over what is there.
+func userOwned(p string) bool { return p == ConfigPath || p == PRWorkflowPath }
 
 // putFiles writes the files to the init branch (created from base when missing).
 func (r *runner) putFiles(ctx context.Context, base string, paths []string, want map[string][]byte) error {

@@ -35,10 +35,11 @@ import (
 // Branch is the branch of init's pull request.
 const Branch = "pocbot-init"
 
-// Files the pull request adds.
+// Files the pull request adds (PRWorkflowPath with Config.PRWorkflow).
 const (
-	WorkflowPath = ".github/workflows/poc.yml"
-	ConfigPath   = ".github/poc.yml"
+	WorkflowPath   = ".github/workflows/poc.yml"
+	ConfigPath     = ".github/poc.yml"
+	PRWorkflowPath = ".github/workflows/poc-pr.yml"
 )
 
 // Secret names the workflow reads (deploy/workflow/poc.yml). Optional ones are written only when given.
@@ -64,6 +65,9 @@ type Config struct {
 	AppKey    []byte // its private key, PEM (POC_APP_PRIVATE_KEY)
 	ActionRef string // what the workflow's uses: pins, "OWNER/REPO@<40-hex sha> # vX.Y.Z"
 	Cron      string // the workflow's schedule ("" keeps the template's)
+	// PRWorkflow adds the pull requests' end-to-end workflow (deploy/workflow/poc-pr.yml) to the
+	// pull request; an existing one on the default branch is the user's and is never proposed over.
+	PRWorkflow bool
 	// Values are the secrets' values by name, for those to write; a missing POC_STATE_KEY is
 	// generated. POC_APP_ID and POC_APP_PRIVATE_KEY come from AppID and AppKey.
 	Values map[string]string

@@ -15,10 +15,13 @@ const ActionRepo = "pocbot/pocbot"
 var cronRE = regexp.MustCompile(`(?m)^(\s+- cron: )"([^"]*)"`)
 
 // templateLine is the line of deploy.Workflow that holds marker, and its text before marker.
-func templateLine(marker string) (prefix string) {
-	i := strings.Index(deploy.Workflow, marker)
-	start := strings.LastIndex(deploy.Workflow[:i], "\n") + 1
-	return deploy.Workflow[start:i]
+func templateLine(marker string) (prefix string) { return templateLineOf(deploy.Workflow, marker) }
+
+// templateLineOf is the line of template that holds marker, and its text before marker.
+func templateLineOf(template, marker string) (prefix string) {
+	i := strings.Index(template, marker)
+	start := strings.LastIndex(template[:i], "\n") + 1
+	return template[start:i]
 }
 
 var (
@@ -97,4 +100,23 @@ func ParseWorkflow(b []byte) (shape WorkflowShape, ok bool) {
 		}
 	}
 	return shape, false
+}
+
+// PRWorkflowFile is the pull requests' end-to-end workflow init proposes with --pr-workflow:
+// deploy/workflow/poc-pr.yml pinned to actionRef.
+func PRWorkflowFile(actionRef string) []byte {
+	return []byte(strings.Replace(deploy.PRWorkflow, deploy.PlaceholderRef, actionRef, 1))
+}
+
+// prUsesLine is the pin's line of the end-to-end workflow.
+var prUsesLine = regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(templateLineOf(deploy.PRWorkflow, deploy.PlaceholderRef)) + `(.*)$`)
+
+// ParsePRWorkflow tells whether b is, byte for byte, the end-to-end workflow init writes, whatever
+// its pin; ref is the pin found.
+func ParsePRWorkflow(b []byte) (ref string, ok bool) {
+	m := prUsesLine.FindSubmatch(b)
+	if m == nil {
+		return "", false
+	}
+	return string(m[1]), bytes.Equal(PRWorkflowFile(string(m[1])), b)
 }

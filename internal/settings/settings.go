@@ -356,6 +356,14 @@ var Table = []Setting{
 		Rule: "0 or more", Help: "wall-time bound of the run; nothing starts after it (0: none)"},
 	{Name: "reap-no-orphans", CLI: "no-orphans", CLICommand: "reap", Env: "POC_REAP_NO_ORPHANS", Kind: Bool, Default: "false",
 		Help: "skip the orphan pass"},
+	{Name: "kubeconfig-expires", CLI: "expires", CLICommand: "kubeconfig", Kind: Duration, Arg: "DURATION", Rule: "1m or more; never past the cluster's expiry",
+		Help: "write a kubeconfig whose client certificate (a new key, made here) expires after this, instead of the cluster's admin kubeconfig"},
+
+	// A pull request's job asking for its kubeconfig (the Action's `command: kubeconfig`).
+	{Name: "request-expires", CLI: "expires", CLICommand: "request-kubeconfig", Env: "POC_KUBECONFIG_EXPIRES", Kind: Duration, Default: "1h0m0s",
+		Arg: "DURATION", Rule: "1m to 6h; never past the cluster's expiry", Help: "lifetime of the job's client certificate"},
+	{Name: "request-timeout", CLI: "timeout", CLICommand: "request-kubeconfig", Env: "POC_KUBECONFIG_TIMEOUT", Kind: Duration, Default: "30m0s",
+		Arg: "DURATION", Rule: "positive", Help: "how long the job waits for its kubeconfig (a cluster being made takes about 12 minutes)"},
 
 	// The emulated world's commands (the sim build: make demo, make soak).
 	{Name: "demo-time-factor", CLI: "time-factor", CLICommand: "demo", Env: "POC_DEMO_TIME_FACTOR", Kind: Float, Default: "0.005",
@@ -398,6 +406,8 @@ var Table = []Setting{
 		Help: "let the commands that read a cluster's nodes (/poc status, bot status, bot machineconfig) admit this runner to the control planes' security group for their run when admin_cidrs leave it out, as the commands that change a cluster do; false: they fail at once, naming admin_cidrs"},
 	{Name: "sticky-interval", Env: "POC_STICKY_INTERVAL", Kind: Duration, Help: "least time between two edits of the live status comment"},
 	{Name: "reap-on-events", Env: "POC_REAP_ON_EVENTS", Kind: Bool, Default: "true", Help: "also run the reaper after each event's command (false: only on the schedule)"},
+	{Name: "oidc-issuer", Env: "POC_OIDC_ISSUER", Kind: String, Help: "issuer of the Actions OIDC tokens a pull request's kubeconfig request must carry (default: GitHub.com's, https://token.actions.githubusercontent.com, or https://HOST/_services/token under GitHub Enterprise Server)"},
+	{Name: "request-wait", Env: "POC_REQUEST_WAIT", Kind: Duration, Default: "30m0s", Help: "how long the bot's run answering a kubeconfig request waits for a cluster another run is making"},
 	{Name: "debug", Env: "POC_DEBUG", Kind: String, Help: "any value: debug logs"},
 	{Name: "scw-access-key", Env: "SCW_ACCESS_KEY", Kind: String, Help: "Scaleway API access key (also the Object Storage access key)"},
 	{Name: "scw-secret-key", Env: "SCW_SECRET_KEY", Kind: String, Secret: true, Help: "Scaleway API secret key"},

@@ -136,6 +136,13 @@ type Runner struct {
 	Base [][2]string
 	// Handle runs `bot handle` with env (KEY=VALUE) and returns its combined output.
 	Handle func(ctx context.Context, env []string) ([]byte, error)
+	// Request runs `bot request-kubeconfig` (the Action's command: kubeconfig) in a pull request's
+	// job; nil: that step fails.
+	Request func(ctx context.Context, env []string) ([]byte, error)
+	// Kube plays a step that uses the kubeconfig (PlayKube when nil).
+	Kube func(ctx context.Context, st KubeStep) error
+	// JobStart is how long GitHub takes to start a job once its event happened (modeled; 0: none).
+	JobStart time.Duration
 	// Dir holds the event files.
 	Dir string
 	// Log receives one line per run and, for a failed run, its output.
@@ -146,6 +153,7 @@ type Runner struct {
 
 	seen map[int64]bool
 	runs int
+	jobs jobs // pull requests' and dispatches' jobs (prs.go)
 }
 
 // Watch runs the workflow for every comment posted after it starts, until ctx ends.
@@ -169,6 +177,7 @@ func (r *Runner) Watch(ctx context.Context) {
 		case <-t.C:
 		}
 		r.Poll(ctx)
+		r.pollDispatches(ctx)
 	}
 }
 
@@ -210,7 +219,7 @@ func (r *Runner) run(ctx context.Context, c ghsim.Comment) bool {
 		return true
 	}
 	event := filepath.Join(r.Dir, fmt.Sprintf("event-%d.json", id))
-	payload := ghsim.CommentPayload(c.Repo, c.Number, c.ID, c.Author, r.GitHub.UserID(c.Author), c.Body, r.GitHub.InstallationID(c.Repo))
+	payload := r.GitHub.IssueCommentPayload(c.Repo, c.Number, c.ID, c.Author, c.Body)
 	if err := os.WriteFile(event, payload, 0o600); err != nil {
 		fmt.Fprintf(r.Log, "actions: run %d: write the event: %v\n", id, err)
 		return true

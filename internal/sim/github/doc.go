@@ -264,6 +264,75 @@
 //	                                                             OAuth token (gh's): source silent, refused (the stricter
 //	                                                             reading); the 403 and its message: source silent
 //
+// Pull-request clusters (prs.go; what a pull request's job and the bot call for its kubeconfig and
+// its deployment). OpenAPI operations as above (api.github.com.yaml at commit 0000036e42b5):
+//
+//	behaviour                                                  source
+//	---------------------------------------------------------  ------------------------------------------------------------
+//	POST …/dispatches {event_type, client_payload}: 204;       OpenAPI repos/create-dispatch-event (event_type minLength 1,
+//	  event_type 1 to 100 characters, client_payload an          maxLength 100; client_payload "The maximum number of top-
+//	  object of at most 10 top-level properties and under        level properties is 10. The total size of the JSON payload
+//	  64 KB (422 otherwise); needs contents: write (403)         must be less than 64KB"; 204, 404, 422); contents:write: the
+//	                                                             description's "GitHub Apps with both metadata:read and
+//	                                                             contents:read&write permissions" (in earlier versions of
+//	                                                             the description, kept in jinxapi-github's copy)
+//	a dispatch made with a job's GITHUB_TOKEN is recorded      docs /actions/concepts/security/github_token ("events
+//	  (Dispatches) for the Actions stand-in, which runs the      triggered by the GITHUB_TOKEN, with the exception of
+//	  default branch's workflow for it                          workflow_dispatch and repository_dispatch, will not create
+//	                                                             a new workflow run")
+//	GET …/actions/runs/{run_id}: the run (every field of       OpenAPI actions/get-workflow-run; go-github v88 WorkflowRun;
+//	  go-github's WorkflowRun: event, status, head_sha,          actions:read for an App: the operation's x-github
+//	  head_repository, run_attempt, actor, triggering_actor,     enabledForGitHubApps, the permission named by docs
+//	  pull_requests …); 404 for an unknown one; actions: read    /rest/actions/workflow-runs; a re-run keeps the id and
+//	                                                             raises run_attempt (docs "Re-running workflows and jobs")
+//	POST …/check-runs: Apps only (403 for another token);      OpenAPI checks/create ("To create a check run, you must use a
+//	  name and head_sha required; status queued by default;      GitHub App"; required name, head_sha; status default queued;
+//	  waiting, requested, pending refused; conclusion            "Only GitHub Actions can set a status of waiting, pending,
+//	  required with completed and sets completed; output needs   or requested"; conclusion "Required if you provide …
+//	  title and summary, summary and text at most 65535          completed", "Providing conclusion will automatically set the
+//	  characters (422 otherwise); 201 with the CheckRun          status parameter to completed"; output required title,
+//	                                                             summary; maxLength 65535); the 422 wording: stand-in's
+//	PATCH …/check-runs/{id}: only the App installation that    OpenAPI checks/update ("OAuth apps and personal access tokens
+//	  created it (403 otherwise), same rules, 200                (classic) cannot use this endpoint"); "only by the GitHub App
+//	                                                             that created it": docs /rest/checks/runs, the 403 message
+//	                                                             not re-checked
+//	GET …/commits/{ref}/check-runs: check_name, status,        OpenAPI checks/list-for-ref (filter "latest" returns the most
+//	  filter latest (default: the newest of each name) or all;   recent check runs, default latest); the order of the list:
+//	  total_count and check_runs, newest first, per_page up to   source silent, newest first chosen (the bot reads them all
+//	  100; needs checks: read                                    and matches its external_id)
+//	POST …/deployments: ref required (422); task deploy,       OpenAPI repos/create-deployment (defaults task deploy,
+//	  environment production, transient false, production        auto_merge true, environment production,
+//	  true only for production by default; 201 with the          transient_environment false, production_environment "true
+//	  Deployment; needs deployments: write                       when environment is production"; 201, 202, 409, 422);
+//	                                                             auto_merge and required_contexts: no history nor commit
+//	                                                             statuses here, so never a 202 or 409 (the bot sends
+//	                                                             auto_merge false and required_contexts [] as the docs say
+//	                                                             to skip both)
+//	GET …/deployments?sha&ref&task&environment: newest first,  OpenAPI repos/list-deployments (the four filters); the order:
+//	  per_page up to 100                                         source silent, newest first chosen (the bot does not rely
+//	                                                             on it: it takes the highest id)
+//	POST …/deployments/{id}/statuses: state one of error,      OpenAPI repos/create-deployment-status (state enum;
+//	  failure, inactive, in_progress, queued, pending, success   description "maximum description length is 140 characters";
+//	  (422); description at most 140 (422); log_url sets        "Setting log_url will automatically set target_url";
+//	  target_url; environment kept from the last status;        environment "If not defined, the environment of the previous
+//	  success with auto_inactive (default true) adds inactive    status … will be used"; auto_inactive "Adds a new inactive
+//	  to every prior non-transient, non-production deployment    status to all prior non-transient, non-production environment
+//	  of the environment whose state was success                 deployments … only added to deployments that had a success
+//	                                                             state"); over 140: source says maximum, 422 chosen
+//	GET …/deployments/{id}/statuses: newest first              OpenAPI repos/list-deployment-statuses; order: source silent
+//	                                                             (the bot takes the highest id)
+//	The Actions OIDC issuer at <URL>/_services/token: its      docs /actions/reference/security/oidc (GHES issuer
+//	  openid-configuration (issuer, jwks_uri), its JWKS (RSA,    https://HOSTNAME/_services/token, claims table: strings for
+//	  kid), tokens RS256 with iss, aud (asked, default the       run_id, run_attempt, repository_id, actor_id; aud default
+//	  owner's URL), sub, repository(_id), run_id, run_attempt,   "the URL of the repository owner"); lifetime: exp = iat + 6 h,
+//	  event_name, ref, sha, actor(_id), workflow, nbf = iat-5m,  nbf = iat - 5 min as github/actions-oidc-debugger's README
+//	  exp = iat+6h                                               records; the job's request: actions/toolkit packages/core/src/
+//	                                                             oidc-utils.ts (GET ACTIONS_ID_TOKEN_REQUEST_URL&audience=…,
+//	                                                             Bearer ACTIONS_ID_TOKEN_REQUEST_TOKEN, answer {"value"})
+//	a job's GITHUB_TOKEN (AddJobToken) has its workflow's      docs /actions/reference/github_token-reference (Maximum access
+//	  permissions; a fork's pull request's are read at most      for pull requests from public forked repositories: read;
+//	  and never id-token                                         id-token none)
+//
 // Not emulated: primary rate limits (5,000 requests an hour and the x-ratelimit-* headers), the
 // secondary limits on concurrency, points and CPU time, conditional requests.
 package github

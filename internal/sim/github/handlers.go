@@ -258,6 +258,9 @@ func (s *Server) requireToken(c *call, r *repo, perm, level string) bool {
 func (s *Server) route(c *call) {
 	seg, m := c.seg, c.r.Method
 	n := len(seg)
+	if c.prefix == "" && s.oidcRoute(c) {
+		return
+	}
 	switch {
 	case n == 1 && seg[0] == "app" && m == http.MethodGet:
 		if s.requireJWT(c) {
@@ -341,7 +344,7 @@ func (s *Server) repoRoute(c *call) {
 	if c.auth == "token" && !s.scopesAllow(c, r) {
 		return
 	}
-	if s.adminRoute(c, r) {
+	if s.adminRoute(c, r) || s.prRoute(c, r) {
 		return
 	}
 	switch {

@@ -26,7 +26,8 @@ type Options struct {
 	Now      func() time.Time // default time.Now; tests pass a controllable clock
 	TokenTTL time.Duration    // installation token lifetime; default 1 h, like GitHub
 	// Grant is what the App was granted at installation (permission name → read|write).
-	// Default: issues, pull_requests write; metadata, contents read (the App manifest's set).
+	// Default: the App manifest's set (deploy/app-manifest.json): issues, pull_requests,
+	// deployments, checks write; metadata, contents, actions read.
 	Grant  map[string]string
 	Logger *slog.Logger
 	// TokenFormat is the shape of minted installation tokens: stateless ghs_<app id>_<JWT>
@@ -79,6 +80,8 @@ type Server struct {
 	requests      []Request
 	faults        []*Fault
 	manifest      manifestState // the App manifest flow (manifest.go)
+	dispatches    []Dispatch    // repository_dispatch events (prs.go)
+	oidc          *oidcIssuer   // the Actions OIDC issuer (prs.go), made on first use
 
 	// selected holds, for an installation on selected repositories only, those repositories
 	// (lower full names); an installation absent here is on all of its owner's repositories.
@@ -96,6 +99,7 @@ type repo struct {
 	perms         map[string]string            // login (lower) → role
 	issues        map[int]*issue
 	nextNumber    int
+	pr            *prState // workflow runs, check runs, deployments (prs.go)
 }
 
 func (r *repo) fullName() string { return r.owner + "/" + r.name }
@@ -245,7 +249,8 @@ func New(opts Options) (*Server, error) {
 		s.tokenTTL = time.Hour
 	}
 	if s.grant == nil {
-		s.grant = map[string]string{"issues": "write", "pull_requests": "write", "metadata": "read", "contents": "read"}
+		s.grant = map[string]string{"issues": "write", "pull_requests": "write", "metadata": "read", "contents": "read",
+			"deployments": "write", "checks": "write", "actions": "read"}
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
