@@ -312,8 +312,14 @@ func (c *checker) dailyOf(ctx context.Context, hd statestore.Header) (int64, err
 		return 0, nil
 	}
 	q, err := clusterops.Quote(ctx, c.quoter, st.Spec, time.Hour, true)
-	if hd.Phase == string(lifecycle.PhasePaused) {
-		// No machine: the reserved IPs (unless released), the shared image, the snapshot.
+	// A paused cluster has no machine, nor has a paused one being torn down (its destroying
+	// phase keeps the paused price the bot recorded): the reserved IPs (unless released), the
+	// shared image, the snapshot.
+	noMachine := st.Resources[scaleway.NodeWorker] == nil
+	for i := range st.Spec.CPCount {
+		noMachine = noMachine && st.Resources[scaleway.NodeServer(i)] == nil
+	}
+	if hd.Phase == string(lifecycle.PhasePaused) || (hd.Phase == string(lifecycle.PhaseDestroying) && noMachine) {
 		_, kept := st.Resources[scaleway.NodeIP(0)]
 		snap, _ := cluster.ParseSnapshot(st.Outputs[cluster.OutEtcdSnapshot])
 		q, err = clusterops.QuotePaused(ctx, c.quoter, st.Spec, snap.Size, !kept, time.Hour)
