@@ -90,14 +90,13 @@ func (a *app) handle(ctx context.Context, getenv func(string) string, started ti
 	// A pull request's cluster is its GitHub deployment; its job's kubeconfig requests carry an
 	// Actions OIDC token from this GitHub's issuer.
 	h.Deployments = &prdeploy.Recorder{API: gh, Log: a.log, LogURL: env.RunURL()}
-	h.Verifier = &github.OIDCVerifier{Issuer: cmp.Or(strings.TrimSpace(getenv("POC_OIDC_ISSUER")), github.OIDCIssuer(env.ServerURL))}
+	set := settings.Env(getenv)
+	h.Verifier = &github.OIDCVerifier{Issuer: cmp.Or(set.String("oidc-issuer"), github.OIDCIssuer(env.ServerURL))}
 	if h.RequestPoll, err = pollFrom(getenv, 5*time.Second); err != nil {
 		return chatops.Outcome{}, err
 	}
-	if v := getenv("POC_REQUEST_WAIT"); v != "" {
-		if h.RequestWait, err = settings.ParseDuration(v); err != nil {
-			return chatops.Outcome{}, fmt.Errorf("POC_REQUEST_WAIT=%q is not a duration like 30m", v)
-		}
+	if h.RequestWait, err = set.Duration("request-wait"); err != nil {
+		return chatops.Outcome{}, err
 	}
 	h.ScheduleNotice = func(ctx context.Context, b *chatops.Backend) string {
 		return a.scheduleCheck(ctx, b.Ops.Store, gh, env.Repository)
@@ -222,13 +221,13 @@ func (a *app) poolPass(ctx context.Context, b *wiring.Backend, rc repoconfig.Rep
 
 // pollFrom is POC_POLL_INTERVAL from getenv, def when unset: how often a wait polls.
 func pollFrom(getenv func(string) string, def time.Duration) (time.Duration, error) {
-	v := strings.TrimSpace(getenv("POC_POLL_INTERVAL"))
-	if v == "" {
+	set := settings.Env(getenv)
+	if !set.Given("poll-interval") {
 		return def, nil
 	}
-	d, err := settings.ParseDuration(v)
-	if err != nil || d <= 0 {
-		return 0, fmt.Errorf("POC_POLL_INTERVAL=%q: give a positive duration such as 2s or 100ms", v)
+	d, err := set.Duration("poll-interval")
+	if err == nil && d <= 0 {
+		err = fmt.Errorf("%s=%q: give a positive duration such as 2s or 100ms", settings.Lookup("poll-interval").Env, set.Raw("poll-interval"))
 	}
-	return d, nil
+	return d, err
 }
