@@ -66,9 +66,12 @@ type Ops struct {
 	// BuildPause adds a cluster's pause graph (cluster.BuildPause with the same parties as
 	// Build); nil: Pause refuses.
 	BuildPause PauseBuilder
-	Engine     provision.Options // Progress is set per request
-	Now        func() time.Time
-	Log        *slog.Logger
+	// Engine are the engine's options. Its Progress, when set, hears every step in the engine's
+	// own goroutine, before the step goes on (a test's hook into a step); the request's observer
+	// hears them through its queue.
+	Engine provision.Options
+	Now    func() time.Time
+	Log    *slog.Logger
 	// LockLease is the lease of a cluster's lock, renewed at a third of it (default settings.DefaultLockLease).
 	LockLease time.Duration
 	// LockWait bounds the wait for a busy lock before giving up naming its holder (default settings.DefaultLockWait).
@@ -387,7 +390,14 @@ func (o *Ops) prepare(st *provision.State, progress provision.Progress) (*provis
 // engine is an engine of the Ops' options reporting to progress.
 func (o *Ops) engine(progress provision.Progress) *provision.Engine {
 	eopts := o.Engine
-	eopts.Progress = progress
+	if hook := o.Engine.Progress; hook != nil && progress != nil {
+		eopts.Progress = provision.ProgressFunc(func(e provision.Event) {
+			hook.Event(e)
+			progress.Event(e)
+		})
+	} else if progress != nil {
+		eopts.Progress = progress
+	}
 	if eopts.Logger == nil {
 		eopts.Logger = o.log()
 	}

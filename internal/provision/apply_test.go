@@ -10,12 +10,12 @@ import (
 )
 
 // Every row of the settings table with a Spec column reaches that field of the spec and no other
-// (a zone its region too), and every flag of `/poc up` but the intent's own (ttl, dry-run) is bound
+// (a zone its region too), and every flag of `/poc up` but the intent's own (ttl, dry-run, cold) is bound
 // to the spec: a new comment flag without its binding fails here.
 func TestEverySpecSettingApplies(t *testing.T) {
 	samples := map[settings.Kind]any{settings.String: "nl-ams-3", settings.Bool: true, settings.Int: 5,
 		settings.List: []string{"a", "b"}, settings.Duration: time.Hour}
-	intents := map[string]bool{"ttl": true, "dry-run": true}
+	intents := map[string]bool{"ttl": true, "dry-run": true, "cold": true}
 	for _, row := range settings.Table {
 		if row.Spec == "" {
 			if row.Comment != "" && !intents[row.Name] {

@@ -76,7 +76,11 @@ func TestUpAfterAPruneRemadeTheObjectUnderTheLock(t *testing.T) {
 			}
 		}
 	})
-	if _, err := p.Ops.Run(t.Context(), clusterops.VerbUp, clusterops.Intent{Cluster: "second", Spec: p.Spec, TTL: time.Hour, RequestedBy: "test", Command: "up"}, clusterops.Steps(progress)); err != nil {
+	// The engine's own hook, in its goroutine: the object is gone before the next step starts (an
+	// observer hears the steps later, through its queue).
+	ops := *p.Ops
+	ops.Engine.Progress = progress
+	if _, err := ops.Run(t.Context(), clusterops.VerbUp, clusterops.Intent{Cluster: "second", Spec: p.Spec, TTL: time.Hour, RequestedBy: "test", Command: "up"}, nil); err != nil {
 		t.Fatalf("up after the prune: %v", err)
 	}
 	if !pruned.Load() {
