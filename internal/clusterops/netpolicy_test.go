@@ -46,19 +46,7 @@ func nodeAddrs(t *testing.T, st *provision.State) (worker, cp0 string) {
 // groupAdmits lists the security group's rules that admit addr.
 func groupAdmits(t *testing.T, p *worldtest.Parts, st *provision.State, addr string) []string {
 	t.Helper()
-	sg := st.Resources[scaleway.NodeSecGroup]
-	rules, err := instance.NewAPI(p.Client).ListSecurityGroupRules(&instance.ListSecurityGroupRulesRequest{
-		Zone: scw.Zone(sg.Zone), SecurityGroupID: sg.ID}, scw.WithAllPages())
-	if err != nil {
-		t.Fatal(err)
-	}
-	var admits []string
-	for _, rule := range rules.Rules {
-		if rule.IPRange.Contains(net.ParseIP(addr)) {
-			admits = append(admits, fmt.Sprintf("%s %v from %s", rule.Protocol, rule.DestPortFrom, rule.IPRange.String()))
-		}
-	}
-	return admits
+	return worldtest.GroupAdmits(t, p.Client, st.Resources[scaleway.NodeSecGroup], addr)
 }
 
 // flow is one connection a test expects open or refused.
