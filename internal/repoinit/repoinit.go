@@ -480,7 +480,7 @@ func (r *runner) secrets(ctx context.Context) error {
 		return err
 	}
 	var missing []string
-	var todo []string
+	var toWrite []string
 	for _, n := range requiredSecrets {
 		if have[n] {
 			continue
@@ -495,11 +495,11 @@ func (r *runner) secrets(ctx context.Context) error {
 		if values[n] == "" {
 			missing = append(missing, n)
 		}
-		todo = append(todo, n)
+		toWrite = append(toWrite, n)
 	}
 	for _, n := range optionalSecrets {
 		if !have[n] && values[n] != "" {
-			todo = append(todo, n)
+			toWrite = append(toWrite, n)
 		}
 	}
 	if len(missing) > 0 {
@@ -512,18 +512,18 @@ func (r *runner) secrets(ctx context.Context) error {
 			fmt.Fprintf(r.out, "✓ secret %s is set (kept: a secret cannot be read back, so init never replaces one)\n", n)
 		}
 	}
-	if len(todo) == 0 {
+	if len(toWrite) == 0 {
 		return nil
 	}
 	if r.cfg.DryRun {
-		for _, n := range todo {
+		for _, n := range toWrite {
 			fmt.Fprintf(r.out, "+ would write secret %s to the %s (and record it in the repository variable %s)\n", n, r.rep.Target, RecordVariable)
 		}
 		return nil
 	}
 	// Recorded before they are written: a run cut in between leaves a record naming a secret
 	// that may not exist (uninstall skips it), never a secret of init's that uninstall would keep.
-	for _, n := range todo {
+	for _, n := range toWrite {
 		r.rec.addSecret(n, r.secretsEnv())
 	}
 	if err := r.saveRecord(ctx); err != nil {
@@ -543,8 +543,8 @@ func (r *runner) secrets(ctx context.Context) error {
 	var pub [32]byte
 	copy(pub[:], raw)
 	// The state key first: when it is written, every later run keeps it.
-	sort.SliceStable(todo, func(i, j int) bool { return todo[i] == "POC_STATE_KEY" && todo[j] != "POC_STATE_KEY" })
-	for _, n := range todo {
+	sort.SliceStable(toWrite, func(i, j int) bool { return toWrite[i] == "POC_STATE_KEY" && toWrite[j] != "POC_STATE_KEY" })
+	for _, n := range toWrite {
 		sealed, err := box.SealAnonymous(nil, []byte(values[n]), &pub, rand.Reader)
 		if err != nil {
 			return fmt.Errorf("init: seal secret %s: %w", n, err)
