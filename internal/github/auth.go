@@ -203,6 +203,27 @@ func NewClient(ctx context.Context, a Auth) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
+	src, inst, lacking, err := installationToken(ctx, a, appClient, log)
+	if err != nil {
+		return nil, err
+	}
+	if len(lacking) > 0 {
+		c.lacking = lacking
+		log.Warn("github: the App's installation has not granted deployments and checks write and actions read: pull requests get no deployment and their workflows no kubeconfig until the owner accepts the App's new permissions", "installation", inst)
+	}
+	gc, _, err := newGitHub(&http.Client{Transport: &installationTransport{next: rt, tokens: src}}, a.BaseURL, ownRateLimits)
+	if err != nil {
+		return nil, err
+	}
+	c.gh, c.installationID, c.tokens = gc, inst, src
+	c.app = appClient // GET /app (the App's slug: its comments' author) needs the JWT
+	return c, nil
+}
+
+// installationToken finds the App's installation on a's repository (unless a names it) and mints
+// its first token, scoped to the repository, with the bot's permissions, or with the base set
+// when the installation predates the optional ones (lacking names them).
+func installationToken(ctx context.Context, a Auth, appClient *gh.Client, log *slog.Logger) (src *installationTokens, inst int64, lacking []string, err error) {
 	find := func() (int64, error) {
 		in, resp, err := appClient.Apps.GetRepositoryInstallation(ctx, a.Owner, a.Repo)
 		if err != nil {
@@ -234,19 +255,19 @@ func NewClient(ctx context.Context, a Auth) (*Client, error) {
 		}
 		return base, []string{PermDeployments, PermChecks, PermActions}, nil
 	}
-	inst := a.InstallationID
+	inst = a.InstallationID
 	if inst == 0 {
 		if inst, err = find(); err != nil {
-			return nil, err
+			return nil, 0, nil, err
 		}
 	}
-	src, lacking, err := mint(inst)
+	src, lacking, err = mint(inst)
 	if err != nil && a.InstallationID != 0 && mintRefusedForID(err) {
 		// The payload's installation id is a hint (a redelivered or hand-made event may carry a
 		// stale or foreign one): ask GitHub which installation holds the repository.
 		found, ferr := find()
 		if ferr != nil {
-			return nil, fmt.Errorf("github: installation %d from the event was refused (%v), and looking up %s/%s's installation failed: %w", inst, err, a.Owner, a.Repo, ferr)
+			return nil, inst, nil, fmt.Errorf("github: installation %d from the event was refused (%v), and looking up %s/%s's installation failed: %w", inst, err, a.Owner, a.Repo, ferr)
 		}
 		log.Warn("github: the event's installation id was refused; using the repository's installation instead",
 			"event_installation", inst, "installation", found, "refusal", err.Error())
@@ -254,19 +275,9 @@ func NewClient(ctx context.Context, a Auth) (*Client, error) {
 		src, lacking, err = mint(found)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("github: mint an installation token for %s/%s (installation %d): check that the App is installed on the repository with issues and pull requests write, contents and metadata read: %w", a.Owner, a.Repo, inst, err)
+		return nil, inst, nil, fmt.Errorf("github: mint an installation token for %s/%s (installation %d): check that the App is installed on the repository with issues and pull requests write, contents and metadata read: %w", a.Owner, a.Repo, inst, err)
 	}
-	if len(lacking) > 0 {
-		c.lacking = lacking
-		log.Warn("github: the App's installation has not granted deployments and checks write and actions read: pull requests get no deployment and their workflows no kubeconfig until the owner accepts the App's new permissions", "installation", inst)
-	}
-	gc, _, err := newGitHub(&http.Client{Transport: &installationTransport{next: rt, tokens: src}}, a.BaseURL, ownRateLimits)
-	if err != nil {
-		return nil, err
-	}
-	c.gh, c.installationID, c.tokens = gc, inst, src
-	c.app = appClient // GET /app (the App's slug: its comments' author) needs the JWT
-	return c, nil
+	return src, inst, lacking, nil
 }
 
 // ownRateLimits leaves rate limits to the retry transport (retry.go): go-github would otherwise

@@ -95,109 +95,138 @@ func DecodeEvent(name string, payload []byte) (Event, error) {
 	e := Event{Name: name}
 	switch name {
 	case "issue_comment":
-		var p gh.IssueCommentEvent
-		if err := unmarshal(name, payload, &p); err != nil {
-			return Event{}, err
-		}
-		e.Kind, e.Action = KindComment, p.GetAction()
-		e.fillCommon(p.Repo, p.Sender, p.Installation)
-		is := p.GetIssue()
-		if is == nil || is.Number == nil || p.Comment == nil {
-			return Event{}, fmt.Errorf("github: issue_comment payload lacks issue.number or comment: not an issue_comment event")
-		}
-		if is.GetNumber() <= 0 {
-			return Event{}, fmt.Errorf("github: issue_comment payload has issue number %d: not an issue_comment event", is.GetNumber())
-		}
-		e.Number, e.IsPR, e.IssueState = is.GetNumber(), is.IsPullRequest(), is.GetState()
-		e.Labels = labelNames(is.Labels)
-		e.CommentID, e.Body = p.Comment.GetID(), p.Comment.GetBody()
-		switch {
-		case !slices.Contains(CommentActions, e.Action):
-			e.Ignore = "comment " + e.Action + ": only new comments are commands"
-		case e.SenderIsBot || isBot(p.Comment.GetUser()):
-			e.SenderIsBot = true
-			e.Ignore = "comment by a bot (" + e.Sender + ")"
-		}
+		return decodeComment(e, name, payload)
 	case "pull_request", "pull_request_target":
-		var p gh.PullRequestEvent // pull_request_target has the same payload
-		if err := unmarshal(name, payload, &p); err != nil {
-			return Event{}, err
-		}
-		e.Kind, e.Action = KindPullRequest, p.GetAction()
-		e.fillCommon(p.Repo, p.Sender, p.Installation)
-		pr := p.GetPullRequest()
-		if p.PullRequest == nil {
-			return Event{}, fmt.Errorf("github: %s payload lacks pull_request", name)
-		}
-		e.Number = p.GetNumber()
-		if e.Number == 0 {
-			e.Number = pr.GetNumber()
-		}
-		if e.Number <= 0 {
-			return Event{}, fmt.Errorf("github: %s payload has pull request number %d: not a pull_request event", name, e.Number)
-		}
-		e.IsPR, e.IssueState = true, pr.GetState()
-		e.Labels = labelNames(pr.Labels)
-		e.Label = p.GetLabel().GetName()
-		e.PR = PRInfo{Draft: pr.GetDraft(), Merged: pr.GetMerged(), HeadSHA: pr.GetHead().GetSHA(),
-			HeadRepo: pr.GetHead().GetRepo().GetFullName()}
-		base := pr.GetBase().GetRepo().GetFullName()
-		if base == "" {
-			base = p.GetRepo().GetFullName()
-		}
-		e.PR.FromFork = e.PR.HeadRepo == "" || !strings.EqualFold(e.PR.HeadRepo, base)
-		if e.SenderIsBot && e.Action != "closed" {
-			// A bot's label or push (e.g. dependabot) must not spend money; a close still tears down.
-			e.Ignore = "pull_request " + e.Action + " by a bot (" + e.Sender + ")"
-		}
+		return decodePullRequest(e, name, payload)
 	case "workflow_dispatch":
-		var p gh.WorkflowDispatchEvent
-		if err := unmarshal(name, payload, &p); err != nil {
-			return Event{}, err
-		}
-		e.Kind = KindDispatch
-		e.fillCommon(p.Repo, p.Sender, p.Installation)
-		if len(p.Inputs) > 0 {
-			var raw map[string]any
-			if err := json.Unmarshal(p.Inputs, &raw); err != nil {
-				return Event{}, fmt.Errorf("github: workflow_dispatch inputs are not an object: %w", err)
-			}
-			e.Inputs = map[string]string{}
-			for k, v := range raw {
-				if s, ok := v.(string); ok {
-					e.Inputs[k] = s
-				} else if v != nil {
-					e.Inputs[k] = fmt.Sprint(v) // boolean and number inputs
-				}
-			}
-		}
+		return decodeDispatch(e, name, payload)
 	case "repository_dispatch":
-		var p gh.RepositoryDispatchEvent
+		return decodeRequest(e, name, payload)
+	case "schedule":
+		return decodeSchedule(e, name, payload)
+	}
+	e.Ignore = "event " + name + " is not handled by pocbot"
+	return e, nil
+}
+
+// decodeComment decodes an issue_comment: a command, unless edited, deleted or written by a bot.
+func decodeComment(e Event, name string, payload []byte) (Event, error) {
+	var p gh.IssueCommentEvent
+	if err := unmarshal(name, payload, &p); err != nil {
+		return Event{}, err
+	}
+	e.Kind, e.Action = KindComment, p.GetAction()
+	e.fillCommon(p.Repo, p.Sender, p.Installation)
+	is := p.GetIssue()
+	if is == nil || is.Number == nil || p.Comment == nil {
+		return Event{}, fmt.Errorf("github: issue_comment payload lacks issue.number or comment: not an issue_comment event")
+	}
+	if is.GetNumber() <= 0 {
+		return Event{}, fmt.Errorf("github: issue_comment payload has issue number %d: not an issue_comment event", is.GetNumber())
+	}
+	e.Number, e.IsPR, e.IssueState = is.GetNumber(), is.IsPullRequest(), is.GetState()
+	e.Labels = labelNames(is.Labels)
+	e.CommentID, e.Body = p.Comment.GetID(), p.Comment.GetBody()
+	switch {
+	case !slices.Contains(CommentActions, e.Action):
+		e.Ignore = "comment " + e.Action + ": only new comments are commands"
+	case e.SenderIsBot || isBot(p.Comment.GetUser()):
+		e.SenderIsBot = true
+		e.Ignore = "comment by a bot (" + e.Sender + ")"
+	}
+	return e, nil
+}
+
+// decodePullRequest decodes a pull_request or pull_request_target: its head, its fork, its labels.
+func decodePullRequest(e Event, name string, payload []byte) (Event, error) {
+	var p gh.PullRequestEvent // pull_request_target has the same payload
+	if err := unmarshal(name, payload, &p); err != nil {
+		return Event{}, err
+	}
+	e.Kind, e.Action = KindPullRequest, p.GetAction()
+	e.fillCommon(p.Repo, p.Sender, p.Installation)
+	pr := p.GetPullRequest()
+	if p.PullRequest == nil {
+		return Event{}, fmt.Errorf("github: %s payload lacks pull_request", name)
+	}
+	e.Number = p.GetNumber()
+	if e.Number == 0 {
+		e.Number = pr.GetNumber()
+	}
+	if e.Number <= 0 {
+		return Event{}, fmt.Errorf("github: %s payload has pull request number %d: not a pull_request event", name, e.Number)
+	}
+	e.IsPR, e.IssueState = true, pr.GetState()
+	e.Labels = labelNames(pr.Labels)
+	e.Label = p.GetLabel().GetName()
+	e.PR = PRInfo{Draft: pr.GetDraft(), Merged: pr.GetMerged(), HeadSHA: pr.GetHead().GetSHA(),
+		HeadRepo: pr.GetHead().GetRepo().GetFullName()}
+	base := pr.GetBase().GetRepo().GetFullName()
+	if base == "" {
+		base = p.GetRepo().GetFullName()
+	}
+	e.PR.FromFork = e.PR.HeadRepo == "" || !strings.EqualFold(e.PR.HeadRepo, base)
+	if e.SenderIsBot && e.Action != "closed" {
+		// A bot's label or push (e.g. dependabot) must not spend money; a close still tears down.
+		e.Ignore = "pull_request " + e.Action + " by a bot (" + e.Sender + ")"
+	}
+	return e, nil
+}
+
+// decodeDispatch decodes a workflow_dispatch: its inputs as text.
+func decodeDispatch(e Event, name string, payload []byte) (Event, error) {
+	var p gh.WorkflowDispatchEvent
+	if err := unmarshal(name, payload, &p); err != nil {
+		return Event{}, err
+	}
+	e.Kind = KindDispatch
+	e.fillCommon(p.Repo, p.Sender, p.Installation)
+	if len(p.Inputs) > 0 {
+		var raw map[string]any
+		if err := json.Unmarshal(p.Inputs, &raw); err != nil {
+			return Event{}, fmt.Errorf("github: workflow_dispatch inputs are not an object: %w", err)
+		}
+		e.Inputs = map[string]string{}
+		for k, v := range raw {
+			if s, ok := v.(string); ok {
+				e.Inputs[k] = s
+			} else if v != nil {
+				e.Inputs[k] = fmt.Sprint(v) // boolean and number inputs
+			}
+		}
+	}
+	return e, nil
+}
+
+// decodeRequest decodes a repository_dispatch: a pull request job's request, by its type.
+func decodeRequest(e Event, name string, payload []byte) (Event, error) {
+	var p gh.RepositoryDispatchEvent
+	if err := unmarshal(name, payload, &p); err != nil {
+		return Event{}, err
+	}
+	e.Kind, e.Action, e.Payload = KindRequest, p.GetAction(), p.ClientPayload
+	e.fillCommon(p.Repo, p.Sender, p.Installation)
+	if !slices.Contains(RequestTypes, e.Action) {
+		e.Ignore = "repository_dispatch " + e.Action + " is not a pocbot request"
+	}
+	return e, nil
+}
+
+// decodeSchedule decodes a schedule (an empty payload is one too).
+func decodeSchedule(e Event, name string, payload []byte) (Event, error) {
+	var p struct {
+		Schedule     string           `json:"schedule"`
+		Repo         *gh.Repository   `json:"repository"`
+		Sender       *gh.User         `json:"sender"`
+		Installation *gh.Installation `json:"installation"`
+	}
+	if len(strings.TrimSpace(string(payload))) > 0 {
 		if err := unmarshal(name, payload, &p); err != nil {
 			return Event{}, err
 		}
-		e.Kind, e.Action, e.Payload = KindRequest, p.GetAction(), p.ClientPayload
-		e.fillCommon(p.Repo, p.Sender, p.Installation)
-		if !slices.Contains(RequestTypes, e.Action) {
-			e.Ignore = "repository_dispatch " + e.Action + " is not a pocbot request"
-		}
-	case "schedule":
-		var p struct {
-			Schedule     string           `json:"schedule"`
-			Repo         *gh.Repository   `json:"repository"`
-			Sender       *gh.User         `json:"sender"`
-			Installation *gh.Installation `json:"installation"`
-		}
-		if len(strings.TrimSpace(string(payload))) > 0 {
-			if err := unmarshal(name, payload, &p); err != nil {
-				return Event{}, err
-			}
-		}
-		e.Kind, e.Schedule = KindSchedule, p.Schedule
-		e.fillCommon(p.Repo, p.Sender, p.Installation)
-	default:
-		e.Ignore = "event " + name + " is not handled by pocbot"
 	}
+	e.Kind, e.Schedule = KindSchedule, p.Schedule
+	e.fillCommon(p.Repo, p.Sender, p.Installation)
 	return e, nil
 }
 
