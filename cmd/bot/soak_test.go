@@ -6,6 +6,7 @@ import (
 	"context"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -76,6 +77,53 @@ func TestSoakPauseResume(t *testing.T) {
 	}
 	if res.ReadsAfterPause < 20 {
 		t.Errorf("%d reads of an object written before a pause found its last write after the resume, want at least 20", res.ReadsAfterPause)
+	}
+}
+
+// A history every soak runs on acme/c's warm pool (pool.size 1, max_age 2h; internal/sim/soak's
+// pool.go): the schedule fills it, two runs claim its one spare at once (one gets it, the other
+// builds cold), the schedule refills it, a claim's run is killed half-way and re-run, a node of
+// the refilled spare dies and the claim's re-check refuses it, a spare goes stale and the claim
+// takes the cold path, a labeled pull request claims one and its close tears it down; the settle
+// empties the pool, after which nothing is orphaned. Every invariant is checked after every
+// step; the ledger must have seen the hand-outs.
+func TestSoakWarmPool(t *testing.T) {
+	base := soakOptions(t)
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
+	defer cancel()
+	const repo = "acme/c"
+	comment := func(n int, user, body string) soak.Event {
+		return soak.Event{Kind: soak.KindComment, Repo: repo, Number: n, User: user, Body: body}
+	}
+	async := func(e soak.Event) soak.Event { e.Async = true; return e }
+	fill := soak.Event{Kind: soak.KindSchedule, Repo: repo}
+	killed := comment(1, "ada", "/poc up")
+	killed.KillAfter = 30
+	pr := func(action string) soak.Event {
+		return soak.Event{Kind: soak.KindPR, Repo: repo, Number: 10, User: "wes", Action: action}
+	}
+	events := []soak.Event{
+		fill,
+		async(comment(1, "ada", "/poc up")), async(comment(2, "wes", "/poc up")), {Kind: soak.KindWait, Jump: time.Second},
+		comment(1, "ada", "/poc down"), comment(2, "wes", "/poc down"),
+		fill, killed, comment(1, "ada", "/poc down"),
+		fill, {Kind: soak.KindBreak, Repo: repo}, comment(2, "wes", "/poc up"), comment(2, "wes", "/poc down"),
+		fill, {Kind: soak.KindClock, Jump: 2*time.Hour + 10*time.Minute}, comment(1, "ada", "/poc up"), comment(1, "ada", "/poc down"),
+		fill, pr("labeled"), pr("closed"),
+	}
+	if testing.Verbose() {
+		base.Log = os.Stderr
+	}
+	res, err := soak.Run(ctx, base, 1, events)
+	if err != nil || len(res.Violations) > 0 {
+		t.Fatalf("the warm pool's scenes: %v %v", err, res.Violations)
+	}
+	t.Logf("%d hand-outs of a spare seen, %d of a spare never seen ready", res.Handouts, res.UnverifiedHandouts)
+	if res.Handouts < 3 {
+		t.Errorf("%d hand-outs seen, want at least 3 (the raced claim, the killed one, the pull request's)", res.Handouts)
+	}
+	if !slices.Contains(res.HandedTo, "acme-c-10") {
+		t.Errorf("claims made %v, want the labeled pull request's cluster acme-c-10 among them", res.HandedTo)
 	}
 }
 

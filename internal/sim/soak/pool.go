@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"regexp"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -42,18 +43,47 @@ import (
 
 // poolLedger is what the pool's invariants remember across a history's steps.
 type poolLedger struct {
-	handed map[string]string       // spare → the cluster it became, as first seen
+	handed map[string]*handout     // spare → the claim that made a cluster of it, as first seen
 	last   map[string]spare.Record // spare → its record as last seen
 	broken map[string]int          // spare → the step at which the harness crashed a node of it
 	// flagged keeps one violation per spare and invariant.
 	flagged map[string]bool
-	// Handouts counts the claims seen; Unverified those whose spare was never seen ready
-	// (built and claimed between two checks: its expiry is unknown to the check).
-	Handouts, Unverified int
+	// Handouts counts the claims seen.
+	Handouts int
+	logf     func(string, ...any) // the history's verbose log (nil: quiet)
+}
+
+// handout is a claim seen: the cluster it made, and whether its time was held to the spare's
+// expiry (a claim seen only in a comment or a job summary has no time).
+type handout struct {
+	cluster     string
+	timeChecked bool
+}
+
+// clusters are the clusters claims made, sorted.
+func (l *poolLedger) clusters() []string {
+	var out []string
+	for _, h := range l.handed {
+		out = append(out, h.cluster)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// Unverified counts the claims whose time was never held to their spare's expiry: seen only in
+// an answer, or of a spare never seen ready (built and claimed between two checks).
+func (l *poolLedger) Unverified() int {
+	n := 0
+	for _, h := range l.handed {
+		if !h.timeChecked {
+			n++
+		}
+	}
+	return n
 }
 
 func newPoolLedger() *poolLedger {
-	return &poolLedger{handed: map[string]string{}, last: map[string]spare.Record{}, broken: map[string]int{}, flagged: map[string]bool{}}
+	return &poolLedger{handed: map[string]*handout{}, last: map[string]spare.Record{}, broken: map[string]int{}, flagged: map[string]bool{}}
 }
 
 // poolView is what one check of the pool reads.
@@ -135,22 +165,52 @@ func (l *poolLedger) check(v poolView) []Violation {
 	return out
 }
 
-// handout checks the claim that made h's cluster of spare x.
+// warmPath is the status comment's Path row of a claim, naming the spare.
+// (the status comment's table row, or the job summary's line).
+var warmPath = regexp.MustCompile(`(?:\| Path \||Path:) warm: claimed a warm spare \([^)]*\): (spare-[a-z]+)`)
+
+// answered checks a claim the bot's comment on repo#number reports (its Path row): a hand-out
+// that came and went between two checks of the headers is seen here.
+func (l *poolLedger) answered(step int, repo string, number int, body string) []Violation {
+	owner, name, _ := strings.Cut(repo, "/")
+	h := statestore.Header{Cluster: commands.ClusterName(owner, name, number), Repository: repo, Number: number}
+	var out []Violation
+	for _, m := range warmPath.FindAllStringSubmatch(body, -1) {
+		l.handout(h, m[1], func(inv, key, f string, a ...any) {
+			if l.flagged[inv+" "+key] {
+				return
+			}
+			l.flagged[inv+" "+key] = true
+			out = append(out, Violation{Step: step, Invariant: inv, Detail: fmt.Sprintf(f, a...)})
+		})
+	}
+	return out
+}
+
+// handout checks the claim that made h's cluster of spare x (h.Created zero: seen in an answer).
 func (l *poolLedger) handout(h statestore.Header, x string, add func(inv, key, f string, a ...any)) {
-	if first, ok := l.handed[x]; ok {
-		if first != h.Cluster {
-			add(invOnce, x, "%s became %s, then %s", x, first, h.Cluster)
-		}
+	first, ok := l.handed[x]
+	if ok && first.cluster != h.Cluster {
+		add(invOnce, x, "%s became %s, then %s", x, first.cluster, h.Cluster)
 		return
 	}
-	l.handed[x] = h.Cluster
-	l.Handouts++
+	if !ok {
+		first = &handout{cluster: h.Cluster}
+		l.handed[x] = first
+		l.Handouts++
+		if l.logf != nil {
+			l.logf("    hand-out: %s became %s", x, h.Cluster)
+		}
+	}
 	prev, seen := l.last[x]
-	switch {
-	case !seen || prev.Stale.IsZero():
-		l.Unverified++
-	case !h.Created.Before(prev.Stale):
-		add(invStale, x, "%s became %s at %s, its expiry was %s", x, h.Cluster, stamp(h.Created), stamp(prev.Stale))
+	if !first.timeChecked && seen && !prev.Stale.IsZero() && !h.Created.IsZero() {
+		first.timeChecked = true
+		if !h.Created.Before(prev.Stale) {
+			add(invStale, x, "%s became %s at %s, its expiry was %s", x, h.Cluster, stamp(h.Created), stamp(prev.Stale))
+		}
+	}
+	if ok {
+		return
 	}
 	if seen && prev.Unhealthy != "" && prev.ClaimedBy == "" {
 		add(invUnhealthy, x, "%s became %s after its record said: %s", x, h.Cluster, prev.Unhealthy)

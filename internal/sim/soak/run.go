@@ -69,6 +69,11 @@ type Result struct {
 	// Writes counts the changes of objects the checks follow: creations, updates, deletions;
 	// Pauses the pauses of a cluster holding such objects (a command's or the schedule's).
 	Writes, Pauses int
+	// Handouts counts the spares the pool's ledger saw claimed; UnverifiedHandouts those of
+	// them never seen ready first (their staleness unchecked).
+	Handouts, UnverifiedHandouts int
+	// HandedTo are the clusters those claims made, sorted.
+	HandedTo []string
 }
 
 // Violation is one broken invariant, with the step after which it was seen (-1: the settle).
@@ -132,6 +137,7 @@ func Run(ctx context.Context, o Options, seed uint64, events []Event) (Result, e
 		return Result{}, err
 	}
 	h.checker.offsetsAt = h.offsetsAt
+	h.checker.pool.logf = h.logf
 	h.checker.issued = func(ctx context.Context, repo string, number int) []byte {
 		return h.issuedKubeconfig(ctx, repo, number, h.ids["ada"], h.ids["wes"])
 	}
@@ -152,7 +158,9 @@ func Run(ctx context.Context, o Options, seed uint64, events []Event) (Result, e
 		// Cut short (a shrink's bound): what the settle saw is not a verdict.
 		return Result{}, ctx.Err()
 	}
-	return Result{Seed: seed, Events: len(events), Violations: h.violations, Duration: time.Since(t0), ReadsAfterPause: h.checker.readsResumed, Writes: h.checker.writes, Pauses: h.checker.pauses}, nil
+	return Result{Seed: seed, Events: len(events), Violations: h.violations, Duration: time.Since(t0), ReadsAfterPause: h.checker.readsResumed, Writes: h.checker.writes, Pauses: h.checker.pauses,
+		Handouts: h.checker.pool.Handouts, UnverifiedHandouts: h.checker.pool.Unverified(),
+		HandedTo: h.checker.pool.clusters()}, nil
 }
 
 // history is one run's world and bookkeeping.
