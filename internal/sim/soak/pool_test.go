@@ -6,9 +6,9 @@ import (
 	"time"
 
 	"github.com/pocbot/pocbot/internal/lifecycle"
+	scwsim "github.com/pocbot/pocbot/internal/sim/scaleway"
 	"github.com/pocbot/pocbot/internal/spare"
 	"github.com/pocbot/pocbot/internal/statestore"
-	scwsim "github.com/pocbot/pocbot/internal/sim/scaleway"
 )
 
 // Each pool invariant catches its planted fault in a doctored history (a sequence of listings),
@@ -30,7 +30,9 @@ func TestPoolInvariantsCatchPlantedFaults(t *testing.T) {
 			Labels: map[string]string{spare.LabelClaimedFrom: from}}
 	}
 	building := func(name string) statestore.Header {
-		return sp(name, func(r *spare.Record) { r.Phase, r.Ready, r.Stale = lifecycle.PhaseProvisioning, time.Time{}, time.Time{} })
+		return sp(name, func(r *spare.Record) {
+			r.Phase, r.Ready, r.Stale = lifecycle.PhaseProvisioning, time.Time{}, time.Time{}
+		})
 	}
 	type step struct {
 		headers []statestore.Header
