@@ -84,8 +84,9 @@ func TestSoakPauseResume(t *testing.T) {
 // pool.go): the schedule fills it, two runs claim its one spare at once (one gets it, the other
 // builds cold), the schedule refills it, a claim's run is killed half-way and re-run, a node of
 // the refilled spare dies and the claim's re-check refuses it, a spare goes stale and the claim
-// takes the cold path, a labeled pull request claims one and its close tears it down; the settle
-// empties the pool, after which nothing is orphaned. Every invariant is checked after every
+// takes the cold path, a labeled pull request claims one and its close tears it down, two passes
+// run at once (one pool, not two: failed before the pool's lock); the settle empties the pool,
+// after which nothing is orphaned. Every invariant is checked after every
 // step; the ledger must have seen the hand-outs.
 func TestSoakWarmPool(t *testing.T) {
 	base := soakOptions(t)
@@ -110,6 +111,9 @@ func TestSoakWarmPool(t *testing.T) {
 		fill, {Kind: soak.KindBreak, Repo: repo}, comment(2, "wes", "/poc up"), comment(2, "wes", "/poc down"),
 		fill, {Kind: soak.KindClock, Jump: 2*time.Hour + 10*time.Minute}, comment(1, "ada", "/poc up"), comment(1, "ada", "/poc down"),
 		fill, pr("labeled"), pr("closed"),
+		// Two passes at once (the schedule's and an operator's fill): one pool of one spare
+		// when they have ended (the settle checks it before it empties the pool).
+		async(fill), async(fill),
 	}
 	if testing.Verbose() {
 		base.Log = os.Stderr

@@ -56,6 +56,11 @@ func (o *Ops) PoolPass(ctx context.Context, req PoolRequest) (spare.Plan, []Pool
 	if req.Bounds == nil {
 		return spare.Plan{}, nil, errors.New("pool pass: no bounds (the repository's .github/poc.yml)")
 	}
+	held, busy, err := o.holdPool(ctx, req)
+	if err != nil || held == nil {
+		return spare.Plan{Why: busy}, nil, err
+	}
+	defer o.release(ctx, held)
 	if req.Lead <= 0 {
 		req.Lead = 15 * time.Minute // no book: about a cold up on the latency profile
 		if o.ETA != nil {

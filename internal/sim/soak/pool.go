@@ -23,8 +23,8 @@ import (
 // scenes (poolScene) fill it (the schedule's pool pass), claim from it (`/poc up`, a pull
 // request's cluster), claim one spare from two runs at once, let it go stale (a clock jump past
 // max_age), crash a node of it (KindBreak: the re-check must refuse it), claim during a refill,
-// and kill a claim half-way. After every step, from the state headers (and the states' resource
-// IDs):
+// kill a claim half-way, and run two passes at once. After every step and at the settle's start,
+// from the state headers (and the states' resource IDs):
 //   - a spare is handed out once: the clusters whose header says claimed_from S are one cluster,
 //     over the whole history;
 //   - never a stale spare handed out: a claim's cluster was created (at its run's clock) before
@@ -273,9 +273,11 @@ func poolScene(r *rand.Rand, repo Repo) []Event {
 	async := func(e Event) Event { e.Async = true; return e }
 	i1, i2 := repo.Issues[0], repo.Issues[1%len(repo.Issues)]
 	var ev []Event
-	switch r.IntN(7) {
+	switch r.IntN(8) {
 	case 0: // a claim, then the refill
 		ev = []Event{fill, up(i1), fill}
+	case 7: // two passes at once (the schedule's and an operator's fill), then a claim
+		ev = []Event{async(fill), async(fill), {Kind: KindWait, Jump: time.Second}, up(i1)}
 	case 1: // two runs claim the one spare at once
 		ev = []Event{fill, async(up(i1)), async(up(i2)), {Kind: KindWait, Jump: time.Second}}
 	case 2: // the spare goes stale before the claim
@@ -326,8 +328,19 @@ func claimedSpares(headers []statestore.Header) map[string]bool {
 	return out
 }
 
-// afterPoolStep checks the pool's invariants on afterStep's listing, at the history's clock.
+// afterPoolStep checks the pool's invariants on afterStep's listing, at the history's clock
+// (step -1: the settle's, once every process has ended, on a listing of its own).
 func (c *checker) afterPoolStep(ctx context.Context, step int, now time.Time) []Violation {
+	if step < 0 {
+		if err := c.reopen(ctx); err != nil {
+			return []Violation{{Step: step, Invariant: "every state reads", Detail: err.Error()}}
+		}
+		hs, err := c.store.List(ctx)
+		if err != nil {
+			return []Violation{{Step: step, Invariant: "every state reads", Detail: err.Error()}}
+		}
+		c.headers = hs
+	}
 	sizes := map[string]int{}
 	for _, r := range Repos() {
 		if r.PoolSize > 0 {

@@ -489,6 +489,7 @@ func (h *history) settle(ctx context.Context, events []Event) []Violation {
 	var out []Violation
 	// Locks are dated by the store's clock, real time (statestore's default), not the bots'.
 	out = append(out, h.checker.atRest(ctx, time.Now())...)
+	out = append(out, h.checker.afterPoolStep(ctx, -1, h.clock())...)
 	h.jump(30 * 24 * time.Hour)
 	played := map[string]bool{}
 	for _, e := range events {
