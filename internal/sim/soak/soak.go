@@ -44,7 +44,10 @@ type Summary struct {
 	Histories, Events, Violations int
 	// Writes, Pauses and ReadsAfterPause add up the histories' Result fields of those names.
 	Writes, Pauses, ReadsAfterPause int
-	Failures                        []Failure
+	// Handouts adds up the claims of a spare the pool's ledger checked; UnverifiedHandouts those
+	// whose time it could not hold to the spare's expiry.
+	Handouts, UnverifiedHandouts int
+	Failures                     []Failure
 }
 
 // Failure is a failing history, shrunk.
@@ -133,6 +136,8 @@ func Soak(ctx context.Context, c Config) (Summary, error) {
 				sum.Writes += res.Writes
 				sum.Pauses += res.Pauses
 				sum.ReadsAfterPause += res.ReadsAfterPause
+				sum.Handouts += res.Handouts
+				sum.UnverifiedHandouts += res.UnverifiedHandouts
 				if f != nil {
 					sum.Violations += len(f.Violations)
 					sum.Failures = append(sum.Failures, *f)
@@ -154,6 +159,7 @@ func Soak(ctx context.Context, c Config) (Summary, error) {
 		return sum, firstErr
 	}
 	fmt.Fprintf(out, "soak: %d changes of objects in clusters (created, updated, deleted), %d pauses of clusters holding them, %d reads after a resume found the last write\n", sum.Writes, sum.Pauses, sum.ReadsAfterPause)
+	fmt.Fprintf(out, "soak: %d claims of a warm spare checked (%d without a time to hold to its expiry)\n", sum.Handouts, sum.UnverifiedHandouts)
 	fmt.Fprintf(out, "soak: %d histories, %d events, %d violations\n", sum.Histories, sum.Events, sum.Violations)
 	return sum, ctx.Err()
 }
