@@ -30,7 +30,7 @@ import (
 //   - never a stale spare handed out: a claim's cluster was created (at its run's clock) before
 //     the spare's expiry, as last seen; a spare's record is never claimed at or past its expiry;
 //   - never an unhealthy spare handed out: no claim of a spare after the harness crashed one of
-//     its nodes, nor after its record said a re-check failed;
+//     its nodes, and no record both claimed and saying its re-check failed;
 //   - the pool never above pool.size: counted are the repository's unclaimed spares that are
 //     building, or ready, healthy by their record and fresh at the history's clock (a stale or
 //     unhealthy spare is kept until its replacement is ready, by design, and a claimed one is
@@ -145,8 +145,11 @@ func (l *poolLedger) check(v poolView) []Violation {
 		if rec.ClaimedBy != "" && !rec.ClaimedAt.IsZero() && !rec.Stale.IsZero() && !rec.ClaimedAt.Before(rec.Stale) {
 			add(invStale, rec.Name, "%s claimed by %s at %s, its expiry was %s", rec.Name, rec.ClaimedBy, stamp(rec.ClaimedAt), stamp(rec.Stale))
 		}
-		if rec.ClaimedBy != "" && seen && prev.ClaimedBy == "" && prev.Unhealthy != "" {
-			add(invUnhealthy, rec.Name, "%s claimed by %s after its record said: %s", rec.Name, rec.ClaimedBy, prev.Unhealthy)
+		// A claim re-reads the record and refuses an unhealthy one, a failed re-check refuses to
+		// mark a claimed one: a record both claimed and unhealthy is a claim of an unhealthy spare.
+		// (An unhealthy mark a later check clears is no fault: only the record at the claim says.)
+		if rec.ClaimedBy != "" && rec.Unhealthy != "" {
+			add(invUnhealthy, rec.Name, "%s claimed by %s while its record says: %s", rec.Name, rec.ClaimedBy, rec.Unhealthy)
 		}
 		if step, ok := l.broken[rec.Name]; ok && rec.ClaimedBy != "" && (!seen || prev.ClaimedBy == "") {
 			add(invUnhealthy, rec.Name, "%s claimed by %s after a node of it was crashed at step %d", rec.Name, rec.ClaimedBy, step)
@@ -211,9 +214,6 @@ func (l *poolLedger) handout(h statestore.Header, x string, add func(inv, key, f
 	}
 	if ok {
 		return
-	}
-	if seen && prev.Unhealthy != "" && prev.ClaimedBy == "" {
-		add(invUnhealthy, x, "%s became %s after its record said: %s", x, h.Cluster, prev.Unhealthy)
 	}
 	if step, ok := l.broken[x]; ok {
 		add(invUnhealthy, x, "%s became %s after a node of it was crashed at step %d", x, h.Cluster, step)

@@ -68,10 +68,16 @@ func TestPoolInvariantsCatchPlantedFaults(t *testing.T) {
 			{headers: []statestore.Header{sp("spare-aaaaaaaa", nil)}, now: t0},
 			{broken: "spare-aaaaaaaa", headers: []statestore.Header{claimed("acme-c-1", 1, "spare-aaaaaaaa", t0.Add(time.Minute))}, now: t0.Add(time.Minute)},
 		}, invUnhealthy},
-		{"claimed after its re-check failed", []step{
+		{"claimed while its record says its re-check failed", []step{
+			{headers: []statestore.Header{sp("spare-aaaaaaaa", func(r *spare.Record) { r.Unhealthy = "nodes: worker NotReady" })}, now: t0},
+			{headers: []statestore.Header{sp("spare-aaaaaaaa", func(r *spare.Record) {
+				r.Unhealthy, r.ClaimedBy, r.ClaimedAt = "nodes: worker NotReady", "acme-c-1", t0.Add(time.Minute)
+			})}, now: t0.Add(time.Minute)},
+		}, invUnhealthy},
+		{"an unhealthy mark cleared by a later check, then a claim: no fault", []step{
 			{headers: []statestore.Header{sp("spare-aaaaaaaa", func(r *spare.Record) { r.Unhealthy = "nodes: worker NotReady" })}, now: t0},
 			{headers: []statestore.Header{claimed("acme-c-1", 1, "spare-aaaaaaaa", t0.Add(time.Minute))}, now: t0.Add(time.Minute)},
-		}, invUnhealthy},
+		}, ""},
 		{"two spares building for a pool of one", []step{
 			{headers: []statestore.Header{building("spare-aaaaaaaa"), building("spare-bbbbbbbb")}, now: t0},
 		}, invSize},
