@@ -230,11 +230,23 @@ const BotUser = "[bot]"
 
 // Generate returns the history of seed: n events. It is a pure function of (seed, n).
 func Generate(seed uint64, n int) []Event {
-	return generate(seed, n)[:n]
+	return generate(seed, n, true)[:n]
 }
 
-func generate(seed uint64, n int) []Event {
+// GenerateNoPool is Generate without the warm pool's scenes: the other repositories' events are
+// the same as Generate's (the scenes are drawn from a stream of their own), only not cut short
+// by the scenes.
+func GenerateNoPool(seed uint64, n int) []Event {
+	return generate(seed, n, false)[:n]
+}
+
+func generate(seed uint64, n int, withPool bool) []Event {
 	r := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
+	// The pool's scenes have a stream of their own, and are put in between the other events once
+	// these are drawn (which look back at the history: the last up, the last pause): adding or
+	// changing them leaves the other repositories' events as they were.
+	pr := rand.New(rand.NewPCG(seed^0x9001, seed^0x600dcafe))
+	scenes := map[int][]Event{} // before the other events' index
 	// The pool's repositories play their scenes only (poolScene); the others everything else.
 	var repos, pools []Repo
 	for _, repo := range Repos() {
@@ -248,11 +260,10 @@ func generate(seed uint64, n int) []Event {
 	pick := func(xs []string) string { return xs[r.IntN(len(xs))] }
 	var out []Event
 	for len(out) < n {
-		repo := repos[r.IntN(len(repos))]
-		if len(pools) > 0 && r.IntN(poolSceneOdds) == 0 {
-			out = append(out, poolScene(r, pools[r.IntN(len(pools))])...)
-			continue
+		if withPool && len(pools) > 0 && pr.IntN(poolSceneOdds) == 0 {
+			scenes[len(out)] = append(scenes[len(out)], poolScene(pr, pools[pr.IntN(len(pools))])...)
 		}
+		repo := repos[r.IntN(len(repos))]
 		if r.IntN(12) == 0 {
 			// A burst: several write users' `/poc up` on different issues at once — the
 			// interleaving where budgets are decided.
@@ -328,7 +339,15 @@ func generate(seed uint64, n int) []Event {
 			out = appendWithWrites(out, resume, r)
 		}
 	}
-	return out
+	if len(scenes) == 0 {
+		return out
+	}
+	all := make([]Event, 0, len(out)+len(scenes)*6)
+	for i, e := range out {
+		all = append(all, scenes[i]...)
+		all = append(all, e)
+	}
+	return all
 }
 
 // appendWithWrites appends e to events with the writes users make around it: after an up the

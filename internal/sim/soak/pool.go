@@ -264,6 +264,7 @@ func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339) }
 // poolScene is one of the warm pool's scenes on repo (a repository with a pool): what issue #33
 // asks the soak to play. Every scene starts with the schedule (the pass fills the pool); the
 // issues it ups are taken down at its end, mostly, so that the next scene's up claims again.
+// Every event of a scene names repo (a clock jump or a wait too: it is the scene's).
 func poolScene(r *rand.Rand, repo Repo) []Event {
 	user := func() string { return []string{"ada", "wes"}[r.IntN(2)] }
 	up := func(n int) Event {
@@ -276,12 +277,12 @@ func poolScene(r *rand.Rand, repo Repo) []Event {
 	switch r.IntN(8) {
 	case 0: // a claim, then the refill
 		ev = []Event{fill, up(i1), fill}
-	case 7: // two passes at once (the schedule's and an operator's fill), then a claim
-		ev = []Event{async(fill), async(fill), {Kind: KindWait, Jump: time.Second}, up(i1)}
+	case 7: // two passes at once (the schedule's and an operator's fill): the next scene claims
+		ev = []Event{async(fill), async(fill)}
 	case 1: // two runs claim the one spare at once
-		ev = []Event{fill, async(up(i1)), async(up(i2)), {Kind: KindWait, Jump: time.Second}}
+		ev = []Event{fill, async(up(i1)), async(up(i2)), {Kind: KindWait, Repo: repo.Name, Jump: time.Second}}
 	case 2: // the spare goes stale before the claim
-		ev = []Event{fill, {Kind: KindClock, Jump: 2*time.Hour + time.Duration(r.IntN(60))*time.Minute}, up(i1)}
+		ev = []Event{fill, {Kind: KindClock, Repo: repo.Name, Jump: 2*time.Hour + time.Duration(r.IntN(60))*time.Minute}, up(i1)}
 	case 3: // a node of the spare dies before the claim: the re-check must refuse it
 		ev = []Event{fill, {Kind: KindBreak, Repo: repo.Name}, up(i1)}
 	case 4: // a claim while the schedule refills

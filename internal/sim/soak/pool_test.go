@@ -1,6 +1,7 @@
 package soak
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -165,5 +166,33 @@ func TestKilledClaimLeftoversAreOrphans(t *testing.T) {
 	got := billedLeft(inv)
 	if len(got) != 1 || !strings.Contains(got[0], "spare-aaaaaaaa") {
 		t.Errorf("left %q, want the spare's server only", got)
+	}
+}
+
+// The pool's scenes have a stream of their own: a history's other events are the same with them
+// and without them (GenerateNoPool, TestSoak's), in order, and the scenes are there to be played.
+func TestPoolScenesLeaveTheOtherEvents(t *testing.T) {
+	scenes := 0
+	for seed := range uint64(50) {
+		with, without := Generate(seed, 60), GenerateNoPool(seed, 60)
+		var rest []Event
+		for _, e := range with {
+			if e.Repo == "acme/c" {
+				scenes++
+				continue
+			}
+			rest = append(rest, e)
+		}
+		for i, e := range without {
+			if e.Repo == "acme/c" {
+				t.Fatalf("seed %d: GenerateNoPool's event %d is the pool's: %s", seed, i, e)
+			}
+			if i < len(rest) && !reflect.DeepEqual(rest[i], e) {
+				t.Fatalf("seed %d: event %d is %s with the pool's scenes, %s without", seed, i, rest[i], e)
+			}
+		}
+	}
+	if scenes == 0 {
+		t.Error("50 histories of 60 events hold no event of the pool's scenes")
 	}
 }
