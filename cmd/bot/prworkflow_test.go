@@ -237,7 +237,13 @@ func warmPullRequest(ctx context.Context, t *testing.T, w *world.World, runner *
 	runner.PR(ctx, repo, pr, "labeled", "poc", "walt")
 	waitJobs(ctx, t, runner, "labeled with a spare in the pool")
 	if job := jobOf(t, runner.Results(), "pull_request", pr); job.Err != nil || job.FirstKube.IsZero() {
-		t.Fatalf("the end-to-end job on a claimed spare: %v\n%s", job.Err, job.Output)
+		var b strings.Builder
+		for _, j := range runner.Results() {
+			if j.PR == pr {
+				fmt.Fprintf(&b, "--- %s %s run %d (err %v, skipped %q)\n%s\n", j.Event, j.Workflow, j.RunID, j.Err, j.Skipped, j.Output)
+			}
+		}
+		t.Fatalf("the end-to-end job on a claimed spare: %v\n%s", job.Err, b.String())
 	}
 	var status string
 	for _, c := range gh.AllComments() {
