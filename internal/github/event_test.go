@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestDecodeEvent(t *testing.T) {
@@ -81,6 +82,10 @@ func TestDecodeEventDetails(t *testing.T) {
 	bot, _ := DecodeEvent("issue_comment", read("issue_comment_bot.json"))
 	if !bot.SenderIsBot || !bot.FromApp("pocbot") || bot.FromApp("other") {
 		t.Errorf("bot comment: SenderIsBot=%v FromApp(pocbot)=%v", bot.SenderIsBot, bot.FromApp("pocbot"))
+	}
+	// The comment's created_at: register row job-start measures the job's start from it.
+	if pr, err := DecodeEvent("issue_comment", read("issue_comment_pr.json")); err != nil || !pr.Created.Equal(time.Date(2026, 10, 17, 9, 12, 0, 0, time.UTC)) {
+		t.Errorf("comment created at %v (%v), want 2026-10-17T09:12:00Z", pr.Created, err)
 	}
 	// A deleted fork (head.repo null) counts as a fork: never provision it automatically.
 	d, _ := DecodeEvent("pull_request", read("pull_request_opened_draft_deleted_fork_bot.json"))
