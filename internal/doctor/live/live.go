@@ -30,6 +30,7 @@ import (
 
 	"github.com/pocbot/pocbot/internal/assume"
 	"github.com/pocbot/pocbot/internal/eta"
+	"github.com/pocbot/pocbot/internal/firstcontact"
 	"github.com/pocbot/pocbot/internal/provision"
 	"github.com/pocbot/pocbot/internal/statestore"
 )
@@ -66,6 +67,7 @@ type Config struct {
 	Offers        []string // the worker's offers, in order
 	Spec          provision.Spec
 	ETA           *eta.Book                                 // nil: em-delivery is not probed
+	FirstContact  *firstcontact.Book                        // nil: the rows the bot's runs settle are not reported
 	GitHubToken   func(ctx context.Context) (string, error) // nil: token-format is not probed
 	ID            string                                    // the probe's id (default: random)
 	Log           *slog.Logger

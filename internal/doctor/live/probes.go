@@ -39,9 +39,7 @@ func register() []probe {
 		{assume.DNSComment, dnsComment},
 		{assume.EMStock, emStock},
 		{assume.EMDelivery, emDelivery},
-		{assume.EMPatchDelivering, func(context.Context, Config) Finding {
-			return Finding{Skipped: "it needs an Elastic Metal order, billed at least an hour; every reading is handled (a recorded up shows it)"}
-		}},
+		{assume.EMPatchDelivering, observed(assume.EMPatchDelivering, "the first up that orders a worker (its one PATCH while delivering costs nothing; ordering to probe it would be billed an hour)")},
 		{assume.TagLength, tagLength},
 		{assume.IAMAppNames, iamAppNames},
 		{assume.PutPrecondition, putPrecondition},
@@ -57,6 +55,35 @@ func register() []probe {
 		{assume.CompareBase, func(context.Context, Config) Finding {
 			return Finding{Skipped: "it needs a branch whose base moved after it was made, and the doctor writes nothing to the repository; both readings are handled (init refuses what it did not write)"}
 		}},
+		{assume.UserDataCap, observed(assume.UserDataCap, "the first up (its control planes' user data; a server made to probe it would be billed)")},
+		{assume.JobStart, observed(assume.JobStart, "the first comment's run")},
+	}
+}
+
+// observed reports a row the bot's own runs settle (internal/firstcontact): the reading they met,
+// or unknown until by says what does. It costs a read of the state bucket.
+func observed(id, by string) func(ctx context.Context, cfg Config) Finding {
+	return func(ctx context.Context, cfg Config) Finding {
+		if cfg.FirstContact == nil {
+			return Finding{Skipped: "no state bucket to read this project's runs from (POC_STATE_URL)"}
+		}
+		o, err := cfg.FirstContact.Read(ctx)
+		if err != nil {
+			return Finding{Err: err}
+		}
+		seen := o[id]
+		if seen == nil {
+			return Finding{Detail: "unknown: settled by " + by + ", which records what it meets"}
+		}
+		runs := 0
+		for _, n := range seen.Counts {
+			runs += n
+		}
+		detail := fmt.Sprintf("met by %d run(s) of this project, the last on %s: %s", runs, seen.At.Format("2006-01-02 15:04 MST"), seen.Detail)
+		if m := seen.Median(); m > 0 {
+			detail = fmt.Sprintf("median %s over this project's last %d run(s); the last: %s", m.Round(time.Second), len(seen.Samples), seen.Detail)
+		}
+		return Finding{Reading: seen.Reading(assume.MustLookup(id)), Detail: detail}
 	}
 }
 

@@ -42,6 +42,9 @@ type Options struct {
 	// SearchLag is how long after its creation an issue is found by search (0:
 	// DefaultSearchLag; NoSearchLag: at once).
 	SearchLag time.Duration
+	// CompareBaseTip plays register row compare-base's base-tip reading: GET …/compare/{base}...
+	// {head} lists head's files against base's current tip, not against the merge base.
+	CompareBaseTip bool
 }
 
 // DefaultSearchLag is how long a new issue stays out of the search index by default: GitHub's
@@ -65,6 +68,8 @@ type Server struct {
 	minter   tokenMinter
 	limiter  *contentLimiter
 	bodyUnit BodyUnit
+	// compareBaseTip: register row compare-base plays base-tip (Options.CompareBaseTip).
+	compareBaseTip bool
 	// searchLag: an issue is searchable this long after its creation.
 	searchLag time.Duration
 
@@ -260,6 +265,7 @@ func New(opts Options) (*Server, error) {
 	}
 	s.limiter = &contentLimiter{cfg: opts.ContentLimit.withDefaults(), seen: map[string][]time.Time{}}
 	s.bodyUnit = opts.BodyUnit
+	s.compareBaseTip = opts.CompareBaseTip
 	switch s.searchLag = opts.SearchLag; {
 	case s.searchLag == 0:
 		s.searchLag = DefaultSearchLag

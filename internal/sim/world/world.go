@@ -51,7 +51,7 @@
 //
 // Options.Readings choose, row by row of internal/assume, how every stand-in answers where no
 // source settles it: the Scaleway emulator's rows, the S3 dialect's (objstore.Options.WithReadings),
-// the factory's (schematic-id), GitHub's (token-format), the bot key's organization-scoped rule
+// the factory's (schematic-id), GitHub's (token-format, compare-base), the bot key's organization-scoped rule
 // (quota-read) and a registry on the emulator's listener (node-egress: GET /v2/ answers 401 with a
 // Bearer challenge, as a registry wanting a token; blocked: the connection fails).
 package world
@@ -343,7 +343,8 @@ func Start(ctx context.Context, opts Options) (w *World, err error) {
 	if opts.Readings.Is(assume.TokenFormat, "classic") {
 		tokens = ghsim.TokenClassic
 	}
-	w.GitHub, err = ghsim.New(ghsim.Options{Logger: opts.Log, ContentLimit: opts.GitHubLimit, TokenFormat: tokens})
+	w.GitHub, err = ghsim.New(ghsim.Options{Logger: opts.Log, ContentLimit: opts.GitHubLimit, TokenFormat: tokens,
+		CompareBaseTip: opts.Readings.Is(assume.CompareBase, "base-tip")})
 	if err != nil {
 		return nil, fmt.Errorf("world: github stand-in: %w", err)
 	}
