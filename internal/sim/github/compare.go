@@ -34,6 +34,9 @@ type commitRec struct {
 // and head's commits since.
 func (s *Server) compare(c *call, r *repo, basehead string) {
 	base, head, ok := strings.Cut(basehead, "...")
+	if _, isBranch := r.files[base]; ok && !isBranch && s.compareCommits(c, r, base, head) {
+		return
+	}
 	baseFiles, okBase := r.files[base]
 	headFiles, okHead := r.files[head]
 	if !ok || !okBase && base != r.defaultBranch || !okHead && head != r.defaultBranch {

@@ -9,6 +9,7 @@ import (
 	"encoding/pem"
 	"fmt"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
 	"sort"
@@ -486,7 +487,10 @@ func (s *Server) SetFile(fullName, branch, path string, content []byte) {
 	if r.files[branch] == nil {
 		r.files[branch] = map[string][]byte{}
 	}
-	r.files[branch][strings.Trim(path, "/")] = append([]byte(nil), content...)
+	before := maps.Clone(r.files[branch])
+	p := strings.Trim(path, "/")
+	r.files[branch][p] = append([]byte(nil), content...)
+	s.noteCommitLocked(r, branch, before, "Update "+p, r.owner)
 }
 
 // Issue seeds an issue.
