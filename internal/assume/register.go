@@ -264,8 +264,8 @@ var Register = []Row{
 		Assumes: "the nodes reach the Image Factory's installer images and the registries (ghcr.io, registry.k8s.io, quay.io) over their public addresses at bootstrap",
 		Readings: []Reading{
 			{Value: "open", Means: "the registries answer (a registry's /v2/ answers 200 or 401)", Handled: true, How: "nothing to do"},
-			{Value: "blocked", Means: "a registry does not answer",
-				Handled: false, How: "let the nodes and the runner reach it (a firewall, a proxy); the nodes would never become ready"},
+			{Value: "blocked", Means: "a registry does not answer (the world plays it for the runner's probe and for the nodes' pull of the Cilium agent's image)",
+				Handled: false, How: "let the nodes and the runner reach it (a firewall, a proxy): the nodes never become ready, and an up fails at its readiness check naming the pod whose image cannot be pulled and this row; `/poc down` removes what it made"},
 		},
 		Default: "open",
 		Probe:   "from the runner, GET /v2/ of every registry (POC_REGISTRY_PROBE_URLS: the factory's, ghcr.io, registry.k8s.io, quay.io; the nodes' own path shows in an up's readiness checks)",

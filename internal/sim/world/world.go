@@ -53,7 +53,8 @@
 // source settles it: the Scaleway emulator's rows, the S3 dialect's (objstore.Options.WithReadings),
 // the factory's (schematic-id), GitHub's (token-format, compare-base), the bot key's organization-scoped rule
 // (quota-read) and a registry on the emulator's listener (node-egress: GET /v2/ answers 401 with a
-// Bearer challenge, as a registry wanting a token; blocked: the connection fails).
+// Bearer challenge, as a registry wanting a token; blocked: the connection fails, and every Talos
+// node's Cilium agent waits ImagePullBackOff, never ready: talossim.NodeOptions.ImagePullBlocked).
 package world
 
 import (
@@ -539,6 +540,7 @@ func (w *World) instanceRunning(ev scwsim.InstanceEvent) {
 			Network: w.securityGroup(ip),
 			Faults:  w.opts.TalosFaults,
 			Subnet:  instanceSegment(ip), Gateway: gatewayOf(ip),
+			ImagePullBlocked: w.opts.Readings.Is(assume.NodeEgress, "blocked"),
 		})
 	})
 }
@@ -599,7 +601,8 @@ func (w *World) baremetalBooted(ev scwsim.BaremetalEvent) {
 				BootDelay: w.scale(TalosBoot), CRIDelay: w.scale(TalosCRI), TimeSyncDelay: w.scale(TalosTimeSync),
 				JoinRetry: min(100*time.Millisecond, w.scale(time.Second)), // below a modeled second: the profile counts no retry
 				Network:   w.securityGroup(ev.IP), Faults: w.opts.TalosFaults,
-				Subnet: metalSegment(ev.IP), Gateway: gatewayOf(ev.IP),
+				ImagePullBlocked: w.opts.Readings.Is(assume.NodeEgress, "blocked"),
+				Subnet:           metalSegment(ev.IP), Gateway: gatewayOf(ev.IP),
 			})
 		})
 	}
