@@ -13,6 +13,7 @@ import (
 // the reply is out; the doctor reports the median's reading. A run whose clock is behind the
 // comment's records nothing. Light harness: no world.
 func TestCommentRunRecordsItsJobStart(t *testing.T) {
+	t.Parallel()
 	h, ctx := scene{repo: "acme/shop", users: []string{"alice:write"}, issues: []int{1}, light: true}.open(t)
 	book := &firstcontact.Book{Store: h.fake.Store}
 	h.backend.Ops.FirstContact = book

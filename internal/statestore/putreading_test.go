@@ -16,8 +16,10 @@ import (
 // racers for one lock make one winner; one whose condition is ignored is refused by the backend
 // check (ErrUnsafeBackend, saying what is missing), before any state is written.
 func TestStoreUnderEachPutPreconditionReading(t *testing.T) {
+	t.Parallel()
 	for _, r := range assume.MustLookup(assume.PutPrecondition).Readings {
 		t.Run(r.Value, func(t *testing.T) {
+			t.Parallel()
 			w := s3WorldWith(t, objstore.Options{}.WithReadings(assume.Readings{assume.PutPrecondition: r.Value}))
 			ctx := t.Context()
 			key := newKey(t)

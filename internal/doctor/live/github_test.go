@@ -44,6 +44,7 @@ func TestCompareBaseProbe(t *testing.T) {
 		want    string
 	}{{false, "merge-base"}, {true, "base-tip"}} {
 		t.Run(c.want, func(t *testing.T) {
+			t.Parallel()
 			s, cfg := ghConfig(t, ghsim.Options{CompareBaseTip: c.baseTip})
 			s.SetFile(ghRepo, "", "README.md", []byte("hello\n"))
 			s.SetFile(ghRepo, "", "main.go", []byte("package main\n"))

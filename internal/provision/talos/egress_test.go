@@ -15,6 +15,7 @@ import (
 // image), the cilium check fails saying which pod waits on which image and that the nodes must
 // reach the registries (the row), instead of pointing at agent logs that do not exist.
 func TestCiliumCheckNamesAnImagePullTheNodesCannotMake(t *testing.T) {
+	t.Parallel()
 	for _, blocked := range []bool{false, true} {
 		t.Run(map[bool]string{false: "open", true: "blocked"}[blocked], func(t *testing.T) {
 			t.Parallel()
