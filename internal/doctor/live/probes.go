@@ -72,11 +72,11 @@ func observed(id, by string) func(ctx context.Context, cfg Config) Finding {
 		if seen == nil {
 			return Finding{Detail: "unknown: settled by " + by + ", which records what it meets"}
 		}
-		runs := 0
+		times := 0
 		for _, n := range seen.Counts {
-			runs += n
+			times += n
 		}
-		detail := fmt.Sprintf("met by %d run(s) of this project, the last on %s: %s", runs, seen.At.Format("2006-01-02 15:04 MST"), seen.Detail)
+		detail := fmt.Sprintf("met %d time(s) by this project's runs, the last on %s: %s", times, seen.At.Format("2006-01-02 15:04 MST"), seen.Detail)
 		if m := seen.Median(); m > 0 {
 			detail = fmt.Sprintf("median %s over this project's last %d run(s); the last: %s", m.Round(time.Second), len(seen.Samples), seen.Detail)
 		}

@@ -467,7 +467,7 @@ func (d *Driver) setUserData(ctx context.Context, r *provision.Run, step string,
 	case refusedRequest(err): // a 4xx for what it asks: its size
 		r.Observe(step, assume.UserDataCap, "too-small", fmt.Sprintf("user data of %d bytes refused (server %s): %v", len(ud), id, err))
 		return fmt.Errorf("set user data of %s: Scaleway refused the control plane's config of %d bytes (register row %s, docs/assumptions.md): "+
-			"run /poc down, and report it with this message: %w", srv, len(ud), assume.UserDataCap, classify("set user data of "+srv, string(zone), err))
+			"remove what the up made (/poc down, bot down) and report it with this message: %w", srv, len(ud), assume.UserDataCap, classify("set user data of "+srv, string(zone), err))
 	}
 	return classify("set user data of "+srv, string(zone), err)
 }
