@@ -20,15 +20,7 @@ import (
 // the converging up of an existing cluster. No world: a graph with nothing in it and a file store.
 func TestUpRecordsItsDurationForTheETA(t *testing.T) {
 	ctx := t.Context()
-	key, err := statestore.NewKeyURL()
-	if err != nil {
-		t.Fatal(err)
-	}
-	store, err := statestore.Open(ctx, statestore.Config{StateURL: "file://" + t.TempDir(), KeyURL: key})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = store.Close() })
+	store := fileStore(t)
 	fail := false
 	build := func(g *provision.Graph, _ provision.Spec) error {
 		if fail {
@@ -81,15 +73,7 @@ func TestUpRecordsItsDurationForTheETA(t *testing.T) {
 // steps only observe, and a file store.
 func TestUpRecordsItsFirstContactObservations(t *testing.T) {
 	ctx := t.Context()
-	key, err := statestore.NewKeyURL()
-	if err != nil {
-		t.Fatal(err)
-	}
-	store, err := statestore.Open(ctx, statestore.Config{StateURL: "file://" + t.TempDir(), KeyURL: key})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = store.Close() })
+	store := fileStore(t)
 	refuse := false
 	build := func(g *provision.Graph, _ provision.Spec) error {
 		return g.Add(provision.Node{Name: "poweron-0", Kind: "fake_server", Apply: func(_ context.Context, r *provision.Run) error {
@@ -124,4 +108,19 @@ func TestUpRecordsItsFirstContactObservations(t *testing.T) {
 	if ud == nil || ud.Counts["fits"] != 1 || ud.Counts["too-small"] != 1 || ud.Reading(assume.MustLookup(assume.UserDataCap)) != "too-small" {
 		t.Errorf("user-data-cap: %+v, want one fit and the failed up's refusal, standing at too-small", ud)
 	}
+}
+
+// fileStore is a state store in t's temporary directory.
+func fileStore(t *testing.T) *statestore.Store {
+	t.Helper()
+	key, err := statestore.NewKeyURL()
+	if err != nil {
+		t.Fatal(err)
+	}
+	store, err := statestore.Open(t.Context(), statestore.Config{StateURL: "file://" + t.TempDir(), KeyURL: key})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = store.Close() })
+	return store
 }

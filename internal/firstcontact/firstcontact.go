@@ -124,37 +124,34 @@ func JobStart(created, started time.Time) (Note, bool) {
 		Detail: fmt.Sprintf("the job started %s after the comment", d.Round(time.Second))}, true
 }
 
-// Store is what the book needs of the state store.
-type Store interface {
-	GetShared(ctx context.Context, name string) (*statestore.Shared, error)
-	PutShared(ctx context.Context, doc *statestore.Shared) error
-}
-
 // Book reads and records the observations.
 type Book struct {
-	Store Store
+	Store statestore.SharedDocs
 	Now   func() time.Time // default time.Now
 }
 
 // Read is every observation so far (empty when no run recorded one).
 func (b *Book) Read(ctx context.Context) (Observations, error) {
-	o, _, err := b.read(ctx)
-	return o, err
-}
-
-func (b *Book) read(ctx context.Context) (Observations, *statestore.Shared, error) {
 	sh, err := b.Store.GetShared(ctx, DocName)
 	if errors.Is(err, statestore.ErrNotFound) {
-		return Observations{}, &statestore.Shared{Name: DocName}, nil
+		return Observations{}, nil
 	}
 	if err != nil {
-		return nil, nil, fmt.Errorf("read the first-contact observations: %w", err)
+		return nil, fmt.Errorf("read the first-contact observations: %w", err)
 	}
+	return decode(sh.Body)
+}
+
+// decode reads the document's body (nil: never written).
+func decode(body []byte) (Observations, error) {
 	o := Observations{}
-	if err := json.Unmarshal(sh.Body, &o); err != nil {
-		return nil, nil, fmt.Errorf("the first-contact observations (shared/%s) do not decode: %w", DocName, err)
+	if body == nil {
+		return o, nil
 	}
-	return o, sh, nil
+	if err := json.Unmarshal(body, &o); err != nil {
+		return nil, fmt.Errorf("the first-contact observations (shared/%s) do not decode: %w", DocName, err)
+	}
+	return o, nil
 }
 
 // Record adds notes (a conditional write, again on a conflict). Notes of rows the register does
@@ -176,25 +173,18 @@ func (b *Book) Record(ctx context.Context, notes ...Note) error {
 	if b.Now != nil {
 		now = b.Now
 	}
-	var last error
-	for range 5 {
-		o, sh, err := b.read(ctx)
+	err := statestore.UpdateShared(ctx, b.Store, DocName, func(body []byte) ([]byte, error) {
+		o, err := decode(body)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		for _, n := range notes {
 			o.Add(n, now().UTC())
 		}
-		if sh.Body, err = json.Marshal(o); err != nil {
-			return err
-		}
-		if err = b.Store.PutShared(ctx, sh); err == nil {
-			return nil
-		}
-		if !errors.Is(err, statestore.ErrConflict) {
-			return fmt.Errorf("record the first-contact observations: %w", err)
-		}
-		last = err
+		return json.Marshal(o)
+	})
+	if err != nil {
+		return fmt.Errorf("record the first-contact observations: %w", err)
 	}
-	return fmt.Errorf("record the first-contact observations: the document kept changing: %w", last)
+	return nil
 }
