@@ -4,7 +4,7 @@
 // PATCH of its delivering Elastic Metal order was refused (em-patch-delivering) and how large a
 // user data Scaleway took (user-data-cap); a comment's run notes how long GitHub took to start it
 // (job-start). They are kept in one shared document of the state bucket, which the doctor reads
-// and reports ("unknown: settled by the first up" until a run met the row).
+// and reports (unknown, and what settles it, until a run met the row).
 //
 // The package owns the document and the pure mapping of a measured job start to its reading; it
 // knows nothing of Scaleway or GitHub.

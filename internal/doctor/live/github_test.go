@@ -103,7 +103,7 @@ func TestObservedRows(t *testing.T) {
 	ctx := t.Context()
 	for _, id := range []string{assume.EMPatchDelivering, assume.UserDataCap, assume.JobStart} {
 		p := probeOf(t, id)
-		if f := p(ctx, cfg); f.Reading != "" || f.Err != nil || !strings.Contains(f.Detail, "unknown: settled by") {
+		if f := p(ctx, cfg); f.Reading != "" || f.Err != nil || !strings.Contains(f.Detail, "settled by") {
 			t.Errorf("%s before any run: %+v", id, f)
 		}
 		if f := p(ctx, Config{}); f.Skipped == "" {

@@ -70,7 +70,7 @@ func observed(id, by string) func(ctx context.Context, cfg Config) Finding {
 		}
 		seen := o[id]
 		if seen == nil {
-			return Finding{Detail: "unknown: settled by " + by + ", which records what it meets"}
+			return Finding{Detail: "settled by " + by + ", which records what it meets"}
 		}
 		times := 0
 		for _, n := range seen.Counts {
@@ -563,7 +563,7 @@ func compareBase(ctx context.Context, cfg Config) Finding {
 		return Finding{Err: fmt.Errorf("list the commits of %s: %w", branch, err)}
 	}
 	if len(commits) < 2 {
-		return Finding{Detail: fmt.Sprintf("unknown: %s has one commit, and a comparison needs two that differ", branch)}
+		return Finding{Detail: fmt.Sprintf("%s has one commit, and a comparison needs two that differ", branch)}
 	}
 	head := commits[0].GetSHA()
 	for i := len(commits) - 1; i >= max(1, len(commits)-compareTries); i-- {
@@ -586,7 +586,7 @@ func compareBase(ctx context.Context, cfg Config) Finding {
 		}
 		return Finding{Reading: "base-tip", Detail: seen}
 	}
-	return Finding{Detail: fmt.Sprintf("unknown: the last %d commits of %s have the same tree as its head", len(commits), branch)}
+	return Finding{Detail: fmt.Sprintf("the last %d commits of %s have the same tree as its head", len(commits), branch)}
 }
 
 func short(sha string) string { return sha[:min(len(sha), 7)] }
@@ -619,8 +619,8 @@ func variableWriters(ctx context.Context, cfg Config) Finding {
 		}
 	}
 	if len(writers) == 0 {
-		return Finding{Detail: fmt.Sprintf("unknown, and the same here under either reading: every collaborator who may push is an administrator (%d)", len(admins))}
+		return Finding{Detail: fmt.Sprintf("the same here under either reading: every collaborator who may push is an administrator (%d)", len(admins))}
 	}
-	return Finding{Detail: fmt.Sprintf("unknown: a read cannot tell; under writers, %d collaborator(s) who are not administrators may write repository variables: %s (init's record is verified, not trusted)",
+	return Finding{Detail: fmt.Sprintf("a read cannot tell; under writers, %d collaborator(s) who are not administrators may write repository variables: %s (init's record is verified, not trusted)",
 		len(writers), strings.Join(writers, ", "))}
 }
