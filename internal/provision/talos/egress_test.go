@@ -28,7 +28,7 @@ func TestCiliumCheckNamesAnImagePullTheNodesCannotMake(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			startNode(t, simtalos.NodeOptions{Addr: addr, Mode: "cloud", UserData: cfgs.ControlPlane, ImagePullBlocked: blocked,
+			startNode(t, simtalos.NodeOptions{Addr: addr, Mode: "cloud", UserData: cfgs.ControlPlane, ImagePullBlocked: func() bool { return blocked },
 				Latency: simtalos.Latency{CNIReady: time.Millisecond}})
 			if err := Bootstrap(ctx, addr, cfgs.Talosconfig); err != nil {
 				t.Fatal(err)

@@ -113,7 +113,7 @@ func (cl *clusterState) netNodes() []netNode {
 		}
 		a := n.address()
 		nn := netNode{n: n, cfg: cfg, addr: a, subnet: n.opts.Subnet, gateway: n.opts.Gateway, cp: cfg.Machine().Type().IsControlPlane(), since: since,
-			pullBlocked: n.opts.ImagePullBlocked}
+			pullBlocked: n.opts.ImagePullBlocked != nil && n.opts.ImagePullBlocked()}
 		if !nn.subnet.IsValid() {
 			nn.subnet = netip.PrefixFrom(a, a.BitLen())
 		}
