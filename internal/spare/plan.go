@@ -52,6 +52,23 @@ type Option struct {
 	DailyNanos int64
 }
 
+// WarmClaim is how long a claim of a running spare takes, from the bot's start to the reply with
+// the kubeconfig: BenchmarkClaim's median (3.6 s) and its 44 calls at an assumed 150 ms round
+// trip each (docs/pool.md, "Speed"), rounded up.
+const WarmClaim = 10 * time.Second
+
+// Options are what a pool can keep outside its hours, with their figures: running spares (a claim
+// takes WarmClaim and the spares cost spareDaily), parked workers (an up adopting one takes
+// parked; they cost workerDaily; negative: not priced, left out), nothing (a cold up takes cold,
+// costs nothing). The one list the pool pass decides on.
+func Options(parked, cold time.Duration, spareDaily, workerDaily int64) []Option {
+	opts := []Option{{Keep: KeepSpares, Claim: WarmClaim, DailyNanos: spareDaily}}
+	if workerDaily >= 0 {
+		opts = append(opts, Option{Keep: KeepParked, Claim: parked, DailyNanos: workerDaily})
+	}
+	return append(opts, Option{Keep: KeepNothing, Claim: cold})
+}
+
 // Pins are the versions a spare must run to be handed out.
 type Pins struct{ Talos, Kubernetes string }
 
