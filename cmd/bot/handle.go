@@ -3,6 +3,7 @@ package main
 import (
 	"cmp"
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"strings"
@@ -158,7 +159,22 @@ func (a *app) reapOnce(ctx context.Context, getenv func(string) string, env gith
 		cfg.Inventory = nil             // the orphan pass lists every zone: the schedule's job
 		cfg.Pool, cfg.Parked = nil, nil // so does the parked pass
 	}
+	// The schedule keeps the warm pool: spares up to pool.size inside pool.hours, stale ones
+	// replaced, the new one built first (the builds run in this pass). It starts before the
+	// reaper, which leaves a stale spare to it for spare.ReapGrace, and runs beside it: a build
+	// must not hold back the teardown of an expired cluster.
+	var poolMsg string
+	poolDone := make(chan struct{})
+	if opportunistic {
+		close(poolDone)
+	} else {
+		go func() {
+			defer close(poolDone)
+			poolMsg = a.poolPass(ctx, b, rc, env, ev)
+		}()
+	}
 	rep, err := reaper.Run(ctx, cfg)
+	<-poolDone
 	if !opportunistic && err == nil {
 		// The schedule's pass keeps the operators' "POC clusters" issue; a failure there is logged,
 		// it must not fail the reaper's run.
@@ -170,12 +186,6 @@ func (a *app) reapOnce(ctx context.Context, getenv func(string) string, env gith
 	}
 	if ev.Kind == github.KindSchedule && err == nil {
 		a.scheduleBeat(ctx, b.Ops.Store, ev.Schedule, env.RunID)
-	}
-	var poolMsg string
-	if !opportunistic && err == nil {
-		// The schedule keeps the warm pool: spares up to pool.size inside pool.hours, stale ones
-		// replaced (the builds run in this pass).
-		poolMsg = a.poolPass(ctx, b, rc, env, ev)
 	}
 	var table strings.Builder
 	if werr := rep.WriteTable(&table); werr != nil && err == nil {
@@ -213,7 +223,11 @@ func (a *app) poolPass(ctx context.Context, b *wiring.Backend, rc repoconfig.Rep
 		}
 		m.WriteString("\n")
 	}
-	if err != nil && len(steps) == 0 {
+	var fit *clusterops.PoolFitError
+	switch {
+	case errors.As(err, &fit):
+		fmt.Fprintf(&m, "- refused: %v\n", fit)
+	case err != nil && len(steps) == 0:
 		fmt.Fprintf(&m, "- could not be planned: %v\n", err)
 	}
 	return m.String()

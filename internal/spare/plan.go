@@ -69,6 +69,15 @@ func Options(parked, cold time.Duration, spareDaily, workerDaily int64) []Option
 	return append(opts, Option{Keep: KeepNothing, Claim: cold})
 }
 
+// ReapGrace is how long past its expiry (pool.max_age after it was ready) the reaper leaves a
+// stale spare to the pool pass, which replaces it building the new one first: the pass that finds
+// it stale builds (a build, about 12 to 15 minutes, runs within that pass), and the next one
+// destroys it once its replacement is ready. On the hourly schedule that is two passes; an hour
+// more covers a late or skipped scheduled run (GitHub delays them at busy times). Past it the
+// reaper destroys the spare like any expired cluster: a repository whose pool pass stopped
+// running pays at most this much more of each spare.
+const ReapGrace = 3 * time.Hour
+
 // Pins are the versions a spare must run to be handed out.
 type Pins struct{ Talos, Kubernetes string }
 
