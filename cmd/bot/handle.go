@@ -140,6 +140,11 @@ func (a *app) reapOnce(ctx context.Context, getenv func(string) string, env gith
 	if err != nil {
 		return "", err
 	}
+	if ev.Kind == github.KindDispatch && ev.Inputs["command"] == dispatchPool {
+		// The warm pool's pass alone, dispatched (the Actions tab, `gh workflow run poc.yml -f
+		// command=pool`): a refill now rather than at the next scheduled run.
+		return "the warm pool's pass alone (workflow_dispatch, command pool)\n" + cmp.Or(a.poolPass(ctx, b, rc, env, ev), "\nwarm pool: nothing to do\n"), nil
+	}
 	cfg := reaper.Config{Ops: b.Ops, Repository: env.Repository, Issues: gh, Inventory: driver, Spec: b.Spec,
 		KeepLabel: rc.KeepLabel, WarnBefore: rc.WarnBefore, Log: a.log, RunID: env.RunID, Now: a.now,
 		ParkFor: rc.ParkFor, ShareParked: rc.ShareParkedWorkers, Pool: &poolstore.Pool{Store: b.Ops.Store, Now: a.now}, Parked: driver}
@@ -199,6 +204,10 @@ func (a *app) reapOnce(ctx context.Context, getenv func(string) string, env gith
 	}
 	return msg, err
 }
+
+// dispatchPool is the workflow_dispatch command (the workflow's `command` input) that runs the
+// warm pool's pass alone.
+const dispatchPool = "pool"
 
 // poolPass is the schedule's pass over the repository's warm pool (clusterops.PoolPass), in words
 // for the run's summary; a failure is said there and logged, never the reaper's.
