@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"path"
 	"strings"
 	"time"
 
@@ -16,6 +17,7 @@ import (
 	"github.com/pocbot/pocbot/internal/prdeploy"
 	"github.com/pocbot/pocbot/internal/reaper"
 	"github.com/pocbot/pocbot/internal/repoconfig"
+	"github.com/pocbot/pocbot/internal/repoinit"
 	"github.com/pocbot/pocbot/internal/schedule"
 	"github.com/pocbot/pocbot/internal/settings"
 	"github.com/pocbot/pocbot/internal/wiring"
@@ -116,6 +118,8 @@ func (a *app) handle(ctx context.Context, getenv func(string) string, started ti
 			return a.reapOnce(ctx, getenv, env, gh, true, ev)
 		}
 	}
+	// A claim of a warm spare dispatches the pool's refill: a run of this workflow, command pool.
+	h.RefillWorkflow = path.Base(repoinit.WorkflowPath)
 	if h.StickyInterval, err = settings.Env(getenv).Duration("sticky-interval"); err != nil {
 		return chatops.Outcome{}, err
 	}
@@ -140,7 +144,7 @@ func (a *app) reapOnce(ctx context.Context, getenv func(string) string, env gith
 	if err != nil {
 		return "", err
 	}
-	if ev.Kind == github.KindDispatch && ev.Inputs["command"] == dispatchPool {
+	if ev.Kind == github.KindDispatch && ev.Inputs["command"] == chatops.RefillCommand {
 		// The warm pool's pass alone, dispatched (the Actions tab, `gh workflow run poc.yml -f
 		// command=pool`): a refill now rather than at the next scheduled run.
 		return "the warm pool's pass alone (workflow_dispatch, command pool)\n" + cmp.Or(a.poolPass(ctx, b, rc, env, ev), "\nwarm pool: nothing to do\n"), nil
@@ -204,10 +208,6 @@ func (a *app) reapOnce(ctx context.Context, getenv func(string) string, env gith
 	}
 	return msg, err
 }
-
-// dispatchPool is the workflow_dispatch command (the workflow's `command` input) that runs the
-// warm pool's pass alone.
-const dispatchPool = "pool"
 
 // poolPass is the schedule's pass over the repository's warm pool (clusterops.PoolPass), in words
 // for the run's summary; a failure is said there and logged, never the reaper's.

@@ -89,13 +89,14 @@ func TestHandleProcess(t *testing.T) {
 		}
 	})
 
-	// A dispatched pool pass (`gh workflow run poc.yml -f command=pool`, what the Action hands to
-	// `bot handle`) runs the warm pool's pass alone: pool.size is 0 again, so the spare the
-	// schedule built goes, and nothing is reaped.
+	// A dispatched pool pass (the refill the App dispatches after a claim, sent by the App itself;
+	// or `gh workflow run poc.yml -f command=pool`), which the Action hands to `bot handle`, runs
+	// the warm pool's pass alone: pool.size is 0 again, so the spare the schedule built goes, and
+	// nothing is reaped.
 	t.Run("dispatched pool pass", func(t *testing.T) {
 		eventName = "workflow_dispatch"
 		defer func() { eventName = "issue_comment" }()
-		_, stderr, code, _ := run(t, "pool", []byte(`{"inputs":{"command":"pool"},"repository":{"full_name":"`+repo+`","name":"shop","owner":{"login":"acme"}},"sender":{"login":"alice"}}`))
+		_, stderr, code, _ := run(t, "pool", []byte(`{"inputs":{"command":"pool"},"repository":{"full_name":"`+repo+`","name":"shop","owner":{"login":"acme"}},"sender":{"login":"pocbot[bot]","type":"Bot"}}`))
 		if code != 0 {
 			t.Fatalf("exit %d, stderr:\n%s", code, stderr)
 		}
