@@ -30,8 +30,11 @@ generate:
 SIMTAGS  := -tags sim
 
 # -race everywhere; the tests start the real servers they need (versitygw, sshd) on loopback.
+# -parallel 4 on any machine: the tests that run in parallel are the world tests, which wait on
+# modeled latencies and lock leases far more than they compute (GOMAXPROCS, the default, is 2
+# on the 2-core CI runner).
 test:
-	$(GO) test $(SIMTAGS) -race -timeout 14m ./...
+	$(GO) test $(SIMTAGS) -race -parallel 4 -timeout 14m ./...
 
 # A pause and a resume crashed at every save of a clean run, each then run again (three worlds
 # beside the one `make test` runs: internal/clusterops/pausecrash_test.go). Run it when the pause or

@@ -172,6 +172,7 @@ func fetchBot(ctx context.Context, t testing.TB, releaseURL, sums, dir string, e
 // (the "poisoned cache" and "replaced release" cases ran the planted archive with the script that
 // read checksums.txt from the download or the cache).
 func TestActionFetchVerifiesTheRelease(t *testing.T) {
+	t.Parallel()
 	needTools(t, "curl", "zstd")
 	if ros, rarch := runnerOSArch(); ros == "" || rarch == "" {
 		t.Skipf("no release is built for %s/%s", runtime.GOOS, runtime.GOARCH)

@@ -26,6 +26,7 @@ import (
 // cluster exists afterwards; the four other runs end with a refusal naming the limit and leave
 // nothing behind. Once by max_clusters, once by max_daily_eur.
 func TestBudgetRaceProcesses(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds the bot and runs a whole cluster per case: not in -short")
 	}

@@ -12,6 +12,7 @@ import (
 
 // TestDemo runs `bot demo` in-process, as `make demo` does, and checks the story it tells.
 func TestDemo(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
 	defer cancel()
 	// The demo must need none of the caller's settings.

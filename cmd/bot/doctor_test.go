@@ -26,6 +26,7 @@ func doctorRun(ctx context.Context, env map[string]string, args ...string) (stri
 // `bot doctor` passes on what `bot init` set up, and fails naming the cause on a missing secret, a
 // key without a permission set the bot needs, and a bucket without conditional writes.
 func TestDoctor(t *testing.T) {
+	t.Parallel()
 	objstoretest.Require(t)
 	// Object Storage is the versitygw stand-in: init turns the buckets' versioning on and adds the
 	// lifecycle rule, which doctor checks.

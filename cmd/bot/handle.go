@@ -95,7 +95,7 @@ func (a *app) handle(ctx context.Context, getenv func(string) string, started ti
 	h.Deployments = &prdeploy.Recorder{API: gh, Log: a.log, LogURL: env.RunURL()}
 	set := settings.Env(getenv)
 	h.Verifier = &github.OIDCVerifier{Issuer: cmp.Or(set.String("oidc-issuer"), github.OIDCIssuer(env.ServerURL))}
-	if h.RequestPoll, err = pollFrom(getenv, 5*time.Second); err != nil {
+	if h.RequestPoll, err = pollFrom(getenv, settings.DefaultRequestPoll); err != nil {
 		return chatops.Outcome{}, err
 	}
 	if h.RequestWait, err = set.Duration("request-wait"); err != nil {

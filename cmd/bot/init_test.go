@@ -28,6 +28,7 @@ func workflowEnv(t *testing.T, gh *ghsim.Server, repo string) map[string]string 
 // other step; a second `bot init` changes nothing: no write to GitHub, to Scaleway or to Object
 // Storage.
 func TestInitThenFirstUp(t *testing.T) {
+	t.Parallel()
 	objstoretest.Require(t) // the buckets' versioning and lifecycle need the real S3 server
 	ctx, w := startWorld(t, 4*time.Minute, world.Options{S3: "versitygw"})
 	s3writes := objstoretest.Writes(w.S3)

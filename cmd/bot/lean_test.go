@@ -157,6 +157,10 @@ func releaseBuild(tb testing.TB, out string, extraLdflags ...string) (args, env 
 // switch for that: google.golang.org/grpc@v1.84.0/trace_notrace.go). It also fails when the release
 // reaches a function listed below as too heavy for what pocbot would use it for.
 func TestReleaseBinaryKeepsDeadMethodElimination(t *testing.T) {
+	t.Parallel()
+	// The tests' own bot is the release build: once it is built (and its packages compiled into
+	// the build cache), this build only links.
+	buildBot(t)
 	args, env := releaseBuild(t, filepath.Join(t.TempDir(), "bot"), "-dumpdep")
 	cmd := exec.CommandContext(t.Context(), filepath.Join(runtime.GOROOT(), "bin", "go"), args...)
 	cmd.Env = env

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -38,7 +39,12 @@ func buildBot(t testing.TB) string {
 		ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
 		defer cancel()
 		testBin.path = filepath.Join(testBin.dir, "bot")
-		testBin.out, testBin.err = exec.CommandContext(ctx, "go", "build", "-o", testBin.path, ".").CombinedOutput()
+		// The release's own build (its flags, tags and environment): the tests run what users
+		// download, and TestReleaseBinaryKeepsDeadMethodElimination's build then only links.
+		args, env := releaseBuild(t, testBin.path)
+		cmd := exec.CommandContext(ctx, filepath.Join(runtime.GOROOT(), "bin", "go"), args...)
+		cmd.Env = env
+		testBin.out, testBin.err = cmd.CombinedOutput()
 	})
 	if testBin.err != nil {
 		t.Fatalf("go build the bot: %v\n%s", testBin.err, testBin.out)

@@ -125,6 +125,7 @@ func posts(w *world.World) map[string]int {
 // and creates nothing twice; the state, status, kubeconfig and images commands are checked on the
 // cluster it made; down leaves nothing of it; prune then removes the unused shared image.
 func TestProcessCrashResumeAndCommands(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds the bot and runs a whole cluster: not in -short")
 	}

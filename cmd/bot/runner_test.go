@@ -13,6 +13,7 @@ import (
 // before detection this up retried for minutes and failed (issue 21). A status's checks admit it
 // for their read. With no echo endpoint it says what to set.
 func TestUpDetectsARunnerOutsideTheAdminCIDR(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds the bot and runs a whole cluster: not in -short")
 	}

@@ -155,13 +155,13 @@ func (h *Handler) now() time.Time {
 }
 
 func (h *Handler) stickyInterval() time.Duration {
-	return settings.DurationOr(h.StickyInterval, 3*time.Second)
+	return settings.DurationOr(h.StickyInterval, settings.DefaultStickyInterval)
 }
 
-func (h *Handler) linkTTL() time.Duration { return settings.DurationOr(h.LinkTTL, time.Hour) }
+func (h *Handler) linkTTL() time.Duration { return settings.DurationOr(h.LinkTTL, settings.DefaultLinkTTL) }
 
 func (h *Handler) requestWait() time.Duration {
-	return settings.DurationOr(h.RequestWait, 30*time.Minute)
+	return settings.DurationOr(h.RequestWait, settings.DefaultRequestWait)
 }
 
 // requestBeat is how often a request's working answer is written again (prkube.Heartbeat).
@@ -170,7 +170,7 @@ func (h *Handler) requestBeat() time.Duration {
 }
 
 func (h *Handler) requestPoll() time.Duration {
-	return settings.DurationOr(h.RequestPoll, 5*time.Second)
+	return settings.DurationOr(h.RequestPoll, settings.DefaultRequestPoll)
 }
 
 // serial orders the writers of the sticky comment: a later workflow run has a larger run id, so

@@ -29,6 +29,7 @@ var curlRE = regexp.MustCompile(`curl -fsS '([^']+)' \| age -d`)
 // first (and costs no Scaleway call), then a maintainer's whole up → cost → status → extend →
 // kubeconfig → down, then a down while an up runs. Each step asserts what GitHub and Scaleway saw.
 func TestCommentsEndToEnd(t *testing.T) {
+	t.Parallel()
 	const repo = "acme/shop"
 	h, ctx := scene{repo: repo, users: []string{"alice:maintain", "bob:read", "carol:write"}, timeout: 4 * time.Minute}.open(t)
 	gh := h.gh

@@ -25,6 +25,7 @@ import (
 // calls, the real re-check; the decisions are the table's (clusterops' decide_claim_test.go) and
 // the races the light harness's (claim_test.go).
 func TestClaimOnTheWorld(t *testing.T) {
+	t.Parallel()
 	const repo = "acme/shop"
 	h, ctx := scene{repo: repo, users: []string{"alice:write"}, issues: []int{4}, timeout: 4 * time.Minute}.open(t)
 	pub, _ := sshUser(t)

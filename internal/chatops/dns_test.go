@@ -15,6 +15,7 @@ import (
 // names of its own, and what the zone served before (production's `edge`) is untouched by up and
 // by down.
 func TestDNSZoneAllowlistAndOwnNames(t *testing.T) {
+	t.Parallel()
 	const repo = "acme/dns"
 	h, ctx := scene{repo: repo, users: []string{"mallory:write"}, issues: []int{1}, timeout: 3 * time.Minute}.open(t)
 	gh := h.gh

@@ -23,6 +23,7 @@ import (
 // cadence (no sticky-interval override). The limits refuse writes, and still every run ends
 // with its final status on its status comment and its one notification.
 func TestConcurrentUpsUnderSecondaryLimits(t *testing.T) {
+	t.Parallel()
 	const repo = "busy/shop"
 	// Images of 1 MiB and a lock lease of 30 s: five ups at once under -race on a loaded machine
 	// must not fail for what this test is not about (a 16 MiB image written five times, a 5 s

@@ -19,6 +19,7 @@ import (
 // resume; `/poc cost` and `/poc status` price it paused; `/poc resume` brings it back ready;
 // a read-only user may do neither, and a resume of a running cluster is refused.
 func TestPauseAndResumeVerbs(t *testing.T) {
+	t.Parallel()
 	const repo = "acme/freeze"
 	h, ctx := scene{repo: repo, users: []string{"alice:admin", "bob:read"}, issues: []int{7}, timeout: 4 * time.Minute}.open(t)
 	name := commands.ClusterName("acme", "freeze", 7)

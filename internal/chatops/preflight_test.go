@@ -16,6 +16,7 @@ import (
 // the fallback offer and says so; the second cluster is refused before anything is created,
 // naming the quota and how to raise it.
 func TestQuotasStockAndFallbackOnGitHub(t *testing.T) {
+	t.Parallel()
 	const repo = "acme/quota"
 	h, ctx := scene{repo: repo, users: []string{"alice:admin"}, issues: []int{1, 2}, timeout: 4 * time.Minute,
 		config: "max_clusters: 5\nmax_daily_eur: 100\nworker_offers: [EM-A116X-SSD, EM-B112X-SSD]\n",

@@ -17,6 +17,7 @@ import (
 // recorded a newer serial. The command is refused with what happened and what to do, and nothing
 // is called on Scaleway.
 func TestRollbackRefused(t *testing.T) {
+	t.Parallel()
 	const repo = "acme/rb"
 	h, ctx := scene{repo: repo, users: []string{"alice:admin"}, issues: []int{1}, timeout: 3 * time.Minute}.open(t)
 	name := commands.ClusterName("acme", "rb", 1)

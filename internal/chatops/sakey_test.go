@@ -14,6 +14,7 @@ import (
 // service_account_key in .github/poc.yml chooses the key a new cluster's tokens are signed with;
 // a cluster keeps its key when the setting changes later (a second up converges, refuses nothing).
 func TestServiceAccountKeySetting(t *testing.T) {
+	t.Parallel()
 	const repo = "acme/sakey"
 	h, ctx := scene{repo: repo, users: []string{"alice:admin"}, issues: []int{1}, config: "service_account_key: ecdsa\n", timeout: 2 * time.Minute}.open(t)
 	gh := h.gh

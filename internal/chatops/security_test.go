@@ -24,6 +24,7 @@ func ownComments(h *harness, repo string, number int) []ghsim.Comment {
 // TestSecurityHoles replays, through `bot handle`'s handler against the GitHub stand-in, the
 // attacks of issue 11 holes 3, 6, 8 and the chatops parts of 10.
 func TestSecurityHoles(t *testing.T) {
+	t.Parallel()
 	const repo = "acme/sec"
 	h, ctx := scene{repo: repo, users: []string{"alice:maintain", "trudy:triage", "erin:write"}, timeout: 4 * time.Minute}.open(t)
 	gh := h.gh

@@ -29,9 +29,11 @@ import (
 // the question, not the cluster. Before the bot deleted the versions of what it removes, the
 // readings kept and refused left one delete marker per removed object.
 func TestTwentyCyclesLeaveNothingOlderThanTheLifecycleBound(t *testing.T) {
+	t.Parallel()
 	objstoretest.Require(t)
 	for _, reading := range assume.MustLookup(assume.DeleteMarkers).Values() {
 		t.Run("delete-markers="+reading, func(t *testing.T) {
+			t.Parallel()
 			ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 			defer cancel()
 			srv, err := objstore.StartVersityWith(ctx, t.TempDir(), objstore.Options{}.WithReadings(assume.Readings{assume.DeleteMarkers: reading}))

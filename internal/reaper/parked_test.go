@@ -33,6 +33,7 @@ func (e *env) bmTags(id string) ([]string, bool) {
 // tagged parked that no pool entry lists is deleted as an orphan (past the grace), one still
 // listed is not.
 func TestReapParksThenExpires(t *testing.T) {
+	t.Parallel()
 	e, ctx := start(t, 3*time.Minute)
 	spec := e.spec
 	spec.AdminCIDRs = []string{"203.0.113.0/24"}

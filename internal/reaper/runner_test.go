@@ -25,6 +25,7 @@ import (
 // longer reach a control plane's Kubernetes API. Failed on the old reaper, which left the rule
 // until the next up or the down.
 func TestReaperClosesTheRunnerAccessOfAKilledRun(t *testing.T) {
+	t.Parallel()
 	e, ctx := start(t, 3*time.Minute)
 	spec := e.spec
 	spec.AdminCIDRs = []string{"198.51.100.0/24"}

@@ -38,6 +38,7 @@ import (
 // reported and recorded, the next run retries it; orphans are swept after their grace period and
 // not before, never while locked, never with a state document; the shared snapshot stays.
 func TestRealClusters(t *testing.T) {
+	t.Parallel()
 	e, ctx := start(t, 3*time.Minute)
 	t0 := time.Now().UTC()
 

@@ -106,6 +106,19 @@ const (
 	// and how long a run waits for a lock another run holds.
 	DefaultLockLease = 2 * time.Minute
 	DefaultLockWait  = 10 * time.Minute
+
+	// DefaultStickyInterval is sticky-interval: the least time between two edits of a status
+	// comment (GitHub's secondary limits count content writes; internal/chatops/progress.go).
+	DefaultStickyInterval = 3 * time.Second
+	// DefaultRequestWait is request-wait, and DefaultRequestPoll how often such a wait reads the
+	// state meanwhile.
+	DefaultRequestWait = 30 * time.Minute
+	DefaultRequestPoll = 5 * time.Second
+	// DefaultLinkTTL is the lifetime of a presigned kubeconfig link.
+	DefaultLinkTTL = time.Hour
+	// DefaultCancelWait bounds a down's wait for the run it asked to stop: the longest modeled
+	// up, with room.
+	DefaultCancelWait = 50 * time.Minute
 )
 
 // The quota keys of products, as `quotas:` writes them; an Instance commercial type ("PLAY2-NANO")
@@ -412,10 +425,10 @@ var Table = []Setting{
 	{Name: "runner-echo-url", Env: "POC_RUNNER_ECHO_URL", Kind: String, Default: DefaultRunnerEchoURL, Help: "HTTPS endpoint that answers with the caller's address, to detect the runner's when runner-cidr is unset"},
 	{Name: "read-runner-access", Env: "POC_READ_RUNNER_ACCESS", Kind: Bool, Default: "true",
 		Help: "let the commands that read a cluster's nodes (/poc status, bot status, bot machineconfig) admit this runner to the control planes' security group for their run when admin_cidrs leave it out, as the commands that change a cluster do; false: they fail at once, naming admin_cidrs"},
-	{Name: "sticky-interval", Env: "POC_STICKY_INTERVAL", Kind: Duration, Help: "least time between two edits of the live status comment"},
+	{Name: "sticky-interval", Env: "POC_STICKY_INTERVAL", Kind: Duration, Default: DefaultStickyInterval.String(), Help: "least time between two edits of the live status comment"},
 	{Name: "reap-on-events", Env: "POC_REAP_ON_EVENTS", Kind: Bool, Default: "true", Help: "also run the reaper after each event's command (false: only on the schedule)"},
 	{Name: "oidc-issuer", Env: "POC_OIDC_ISSUER", Kind: String, Help: "issuer of the Actions OIDC tokens a pull request's kubeconfig request must carry (default: GitHub.com's, https://token.actions.githubusercontent.com, or https://HOST/_services/token under GitHub Enterprise Server)"},
-	{Name: "request-wait", Env: "POC_REQUEST_WAIT", Kind: Duration, Default: "30m0s", Help: "how long the bot's run answering a kubeconfig request waits for a cluster another run is making"},
+	{Name: "request-wait", Env: "POC_REQUEST_WAIT", Kind: Duration, Default: DefaultRequestWait.String(), Help: "how long the bot's run answering a kubeconfig request waits for a cluster another run is making"},
 	{Name: "debug", Env: "POC_DEBUG", Kind: String, Help: "any value: debug logs"},
 	{Name: "scw-access-key", Env: "SCW_ACCESS_KEY", Kind: String, Help: "Scaleway API access key (also the Object Storage access key)"},
 	{Name: "scw-secret-key", Env: "SCW_SECRET_KEY", Kind: String, Secret: true, Help: "Scaleway API secret key"},

@@ -300,6 +300,7 @@ func (p *afterEffectProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // 2080318192311439616) found a reaper's orphan sweep that declared its own lock busy and left it
 // held for its whole lease, so that no later run could tear the cluster down.
 func TestLockWriteTookEffectThenFailed(t *testing.T) {
+	t.Parallel()
 	w := s3World(t)
 	ctx := testCtx(t)
 	key := newKey(t)

@@ -40,6 +40,7 @@ func waitDone(t *testing.T, ctx context.Context, within time.Duration) error {
 }
 
 func TestHoldLosesTheLock(t *testing.T) {
+	t.Parallel()
 	const lease = 900 * time.Millisecond
 	for _, w := range worlds(t) {
 		t.Run(w.name, func(t *testing.T) {

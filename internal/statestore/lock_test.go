@@ -116,6 +116,7 @@ func helperCmd(t *testing.T, w *world, key, mode string, extra ...string) *exec.
 }
 
 func TestLockProcessRace(t *testing.T) {
+	t.Parallel()
 	const procs = 4
 	for _, w := range worlds(t) {
 		t.Run(w.name, func(t *testing.T) {

@@ -261,6 +261,7 @@ func TestSerialNeverGoesBack(t *testing.T) {
 }
 
 func TestList1000OneKeeperCall(t *testing.T) {
+	t.Parallel()
 	const n = 1000
 	inWorlds(t, func(t *testing.T, ctx context.Context, w *world, key string, s *Store) {
 		mk, err := s.headerKey(ctx, true)
