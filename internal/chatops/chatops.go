@@ -158,7 +158,9 @@ func (h *Handler) stickyInterval() time.Duration {
 	return settings.DurationOr(h.StickyInterval, settings.DefaultStickyInterval)
 }
 
-func (h *Handler) linkTTL() time.Duration { return settings.DurationOr(h.LinkTTL, settings.DefaultLinkTTL) }
+func (h *Handler) linkTTL() time.Duration {
+	return settings.DurationOr(h.LinkTTL, settings.DefaultLinkTTL)
+}
 
 func (h *Handler) requestWait() time.Duration {
 	return settings.DurationOr(h.RequestWait, settings.DefaultRequestWait)

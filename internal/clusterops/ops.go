@@ -132,7 +132,9 @@ func (o *Ops) lease() time.Duration {
 // says when a dead run's lock lapses.
 func (o *Ops) Lease() time.Duration { return o.lease() }
 
-func (o *Ops) cancelWait() time.Duration { return settings.DurationOr(o.CancelWait, settings.DefaultCancelWait) }
+func (o *Ops) cancelWait() time.Duration {
+	return settings.DurationOr(o.CancelWait, settings.DefaultCancelWait)
+}
 
 // LockWaitBound is how long an operation waits for a cluster's lock that another run holds
 // (LockWait or its default) before it is refused.
