@@ -9,3 +9,6 @@ var OutsideAdminCIDRs = outsideAdminCIDRs
 
 // PoolDown is poolDown, for its table.
 var PoolDown = poolDown
+
+// PoolWaves is poolWaves, for its table.
+var PoolWaves = poolWaves

@@ -70,22 +70,25 @@ func (o *Ops) PoolPass(ctx context.Context, req PoolRequest) (spare.Plan, []Pool
 	}
 	plan := spare.Decide(in)
 	steps := make([]PoolStep, len(plan.Steps))
-	var wg sync.WaitGroup
-	for i, s := range plan.Steps {
-		steps[i].Step = s
-		switch s.Action {
-		case spare.ActionBuild:
-			steps[i].Spare = spare.NewName()
-			wg.Go(func() { steps[i].Err = o.buildSpare(ctx, req, steps[i].Spare) })
-		case spare.ActionDestroy, spare.ActionPark:
-			wg.Go(func() { _, steps[i].Err = o.Down(ctx, poolDown(req, s, o.now())) })
-		case spare.ActionCheck:
-			wg.Go(func() { steps[i].Err = o.checkSpare(ctx, req, s.Spare) })
-		case spare.ActionForget:
-			steps[i].Err = o.forgetSpare(ctx, req, s.Spare)
+	for _, wave := range poolWaves(plan.Steps, in.Room) {
+		var wg sync.WaitGroup
+		for _, i := range wave {
+			s := plan.Steps[i]
+			steps[i].Step = s
+			switch s.Action {
+			case spare.ActionBuild:
+				steps[i].Spare = spare.NewName()
+				wg.Go(func() { steps[i].Err = o.buildSpare(ctx, req, steps[i].Spare) })
+			case spare.ActionDestroy, spare.ActionPark:
+				wg.Go(func() { _, steps[i].Err = o.Down(ctx, poolDown(req, s, o.now())) })
+			case spare.ActionCheck:
+				wg.Go(func() { steps[i].Err = o.checkSpare(ctx, req, s.Spare) })
+			case spare.ActionForget:
+				steps[i].Err = o.forgetSpare(ctx, req, s.Spare)
+			}
 		}
+		wg.Wait()
 	}
-	wg.Wait()
 	var errs []error
 	if fit != nil {
 		errs = append(errs, fit)
@@ -96,6 +99,35 @@ func (o *Ops) PoolPass(ctx context.Context, req PoolRequest) (spare.Plan, []Pool
 		}
 	}
 	return plan, steps, errors.Join(errs...)
+}
+
+// poolWaves orders a plan's steps (by index) into waves run one after the other, each wave's
+// steps all at once. A plan builds more spares than the quotas left room for (room, before the
+// plan; negative: not bounded) only on the room its teardowns free (spare.Decide destroys a stale
+// spare first when the quotas leave no room for both): its teardowns go first, the rest after.
+// Otherwise every step runs at once.
+func poolWaves(steps []spare.Step, room int) [][]int {
+	builds := 0
+	var teardowns, rest []int
+	for i, s := range steps {
+		switch s.Action {
+		case spare.ActionBuild:
+			builds++
+			rest = append(rest, i)
+		case spare.ActionDestroy, spare.ActionPark:
+			teardowns = append(teardowns, i)
+		default:
+			rest = append(rest, i)
+		}
+	}
+	if room < 0 || builds <= room || len(teardowns) == 0 || len(rest) == 0 {
+		all := make([]int, len(steps))
+		for i := range all {
+			all[i] = i
+		}
+		return [][]int{all}
+	}
+	return [][]int{teardowns, rest}
 }
 
 // PoolFitError is a pool.size the quotas cannot hold with one cluster for a requester: said where

@@ -280,3 +280,27 @@ func TestPoolPassRefusesASizeTheQuotasCannotHold(t *testing.T) {
 		t.Errorf("steps %+v: want the one spare that fits built", steps)
 	}
 }
+
+// A plan whose builds need the room its teardowns free (the quotas leave none for both) runs the
+// teardowns first; any other runs every step at once.
+func TestPoolWaves(t *testing.T) {
+	build, destroy, check := spare.Step{Action: spare.ActionBuild}, spare.Step{Action: spare.ActionDestroy, Spare: "s"}, spare.Step{Action: spare.ActionCheck, Spare: "c"}
+	for _, tc := range []struct {
+		name  string
+		steps []spare.Step
+		room  int
+		want  [][]int
+	}{
+		{name: "not bounded", steps: []spare.Step{destroy, build}, room: -1, want: [][]int{{0, 1}}},
+		{name: "room for the build", steps: []spare.Step{destroy, build}, room: 1, want: [][]int{{0, 1}}},
+		{name: "the build needs the stale spare's room", steps: []spare.Step{destroy, build, check}, room: 0, want: [][]int{{0}, {1, 2}}},
+		{name: "a park frees room too", steps: []spare.Step{build, {Action: spare.ActionPark, Spare: "p"}}, room: 0, want: [][]int{{1}, {0}}},
+		{name: "nothing to tear down", steps: []spare.Step{build, build}, room: 1, want: [][]int{{0, 1}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := clusterops.PoolWaves(tc.steps, tc.room); !slices.EqualFunc(got, tc.want, slices.Equal[[]int]) {
+				t.Errorf("waves %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
