@@ -116,6 +116,10 @@ type Handler struct {
 	// RequestBeat is how often a working answer is rewritten while the run makes or waits for the
 	// cluster (default prkube.Heartbeat); tests shorten it.
 	RequestBeat time.Duration
+	// RefillWorkflow is the bot's workflow file (under .github/workflows): once a claim of a warm
+	// spare is answered, a run of it on the default branch is dispatched with command
+	// RefillCommand, which refills the pool now ("": the schedule refills it).
+	RefillWorkflow string
 }
 
 // Outcome says what one event led to.
@@ -128,6 +132,9 @@ type Outcome struct {
 	Refused     string        // why the command was refused (permission, parse, budget, lock…)
 	NewComments int
 	Outputs     map[string]string // step outputs set
+	// Refill says what became of the warm pool's refill after a claim ("dispatched", or why
+	// not; "" when nothing was claimed).
+	Refill string
 }
 
 // ErrCommandFailed wraps the error of a command that ran and failed (the reply was posted); the
@@ -184,7 +191,9 @@ func Triage(ev github.Event, appSlug string) string {
 	if ev.Ignore != "" {
 		return ev.Ignore
 	}
-	if ev.FromApp(appSlug) {
+	// The App's own events are not answered (a reply must not run again), but for the refill it
+	// dispatches after a claim: a pool pass, which claims nothing and dispatches nothing.
+	if ev.FromApp(appSlug) && (ev.Kind != github.KindDispatch || ev.Inputs["command"] != RefillCommand) {
 		return "event caused by the App itself (" + ev.Sender + ")"
 	}
 	if ev.Kind == github.KindComment {

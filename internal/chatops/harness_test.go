@@ -184,6 +184,7 @@ func (h *harness) handler(full string) *chatops.Handler {
 		Log:            h.log,
 		Started:        time.Now(),
 		StickyInterval: 100 * time.Millisecond,
+		RefillWorkflow: "poc.yml", // as bot handle sets it
 	}
 }
 

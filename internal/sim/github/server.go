@@ -28,7 +28,7 @@ type Options struct {
 	TokenTTL time.Duration    // installation token lifetime; default 1 h, like GitHub
 	// Grant is what the App was granted at installation (permission name → read|write).
 	// Default: the App manifest's set (deploy/app-manifest.json): issues, pull_requests,
-	// deployments, checks write; metadata, contents, actions read.
+	// deployments, checks, actions write; metadata, contents read.
 	Grant  map[string]string
 	Logger *slog.Logger
 	// TokenFormat is the shape of minted installation tokens: stateless ghs_<app id>_<JWT>
@@ -87,7 +87,9 @@ type Server struct {
 	faults        []*Fault
 	manifest      manifestState // the App manifest flow (manifest.go)
 	dispatches    []Dispatch    // repository_dispatch events (prs.go)
-	oidc          *oidcIssuer   // the Actions OIDC issuer (prs.go), made on first use
+	// workflowDispatches are the workflow_dispatch events (workflowdispatch.go).
+	workflowDispatches []WorkflowDispatch
+	oidc               *oidcIssuer // the Actions OIDC issuer (prs.go), made on first use
 
 	// selected holds, for an installation on selected repositories only, those repositories
 	// (lower full names); an installation absent here is on all of its owner's repositories.
@@ -256,7 +258,7 @@ func New(opts Options) (*Server, error) {
 	}
 	if s.grant == nil {
 		s.grant = map[string]string{"issues": "write", "pull_requests": "write", "metadata": "read", "contents": "read",
-			"deployments": "write", "checks": "write", "actions": "read"}
+			"deployments": "write", "checks": "write", "actions": "write"}
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
