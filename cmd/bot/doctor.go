@@ -79,6 +79,7 @@ func (a *app) doctorLive(ctx context.Context, gf githubFlags, dnsZone string) (l
 	if auth, err := a.appAuth(); err == nil && auth.AppID != 0 && gf.repo != "" {
 		auth.Owner, auth.Repo, _ = strings.Cut(gf.repo, "/")
 		auth.BaseURL = gf.apiURL
+		cfg.GitHubRepo, cfg.GitHubAPIURL = gf.repo, gf.apiURL
 		cfg.GitHubToken = func(ctx context.Context) (string, error) {
 			c, err := github.NewClient(ctx, auth)
 			if err != nil {

@@ -27,6 +27,7 @@ import (
 
 	"github.com/pocbot/pocbot/internal/clusterops"
 	"github.com/pocbot/pocbot/internal/commands"
+	"github.com/pocbot/pocbot/internal/firstcontact"
 	"github.com/pocbot/pocbot/internal/github"
 	"github.com/pocbot/pocbot/internal/prdeploy"
 	"github.com/pocbot/pocbot/internal/prkube"
@@ -255,6 +256,7 @@ func (h *Handler) Handle(ctx context.Context, ev github.Event) (out Outcome, err
 	default:
 		r.out.Ignored = "event kind " + string(ev.Kind) + " is not handled"
 	}
+	r.recordJobStart(ctx)
 	if h.Opportunistic != nil && (ev.Kind == github.KindComment || ev.Kind == github.KindPullRequest) {
 		done := r.group("opportunistic reap")
 		msg, rerr := h.Opportunistic(ctx, ev)
@@ -266,6 +268,25 @@ func (h *Handler) Handle(ctx context.Context, ev github.Event) (out Outcome, err
 		}
 	}
 	return *r.out, err
+}
+
+// recordJobStart keeps how long GitHub took to start this job after the comment (register row
+// job-start, a first-contact observation `bot doctor --live` reports), once the reply is out and
+// only when the run opened the state bucket anyway; a failure is only logged.
+func (r *run) recordJobStart(ctx context.Context) {
+	note, ok := firstcontact.JobStart(r.ev.Created, r.h.Started)
+	if !ok {
+		return
+	}
+	r.h.log().Info("job start", "after_comment", note.Sample.Round(time.Second).String(), "reading", note.Reading)
+	if r.backend == nil || r.backend.Ops == nil || r.backend.Ops.FirstContact == nil {
+		return
+	}
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	if err := r.backend.Ops.FirstContact.Record(wctx, note); err != nil {
+		r.h.log().Warn("could not record the job's start", "err", err)
+	}
 }
 
 // acknowledge puts 👀 on the comment (or on the PR for events without one), first thing.

@@ -232,7 +232,8 @@
 //	  urls) a merge would bring, against the merge base of a     stand-in has no history: a branch made through POST …/git/
 //	  branch made through the API; its commits (one per PUT      refs keeps its merge base's files, each PUT …/contents on
 //	  …/contents: sha, message, author); behind_by 0             it is a commit; behind_by is not modelled; files
-//	                                                             against the merge base: register compare-base
+//	                                                             against the merge base: register compare-base (its
+//	                                                             base-tip reading: Options.CompareBaseTip)
 //	GET …/contents/{dir}: an array of the entries under dir    OpenAPI repos/get-content ("If the content is a directory":
 //	  (type file or dir, name, path, sha, size, urls)            an array of type, size, name, path, sha, url, html_url,
 //	                                                             download_url); a directory's sha: a stand-in id

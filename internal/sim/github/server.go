@@ -9,6 +9,7 @@ import (
 	"encoding/pem"
 	"fmt"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
 	"sort"
@@ -42,6 +43,9 @@ type Options struct {
 	// SearchLag is how long after its creation an issue is found by search (0:
 	// DefaultSearchLag; NoSearchLag: at once).
 	SearchLag time.Duration
+	// CompareBaseTip plays register row compare-base's base-tip reading: GET …/compare/{base}...
+	// {head} lists head's files against base's current tip, not against the merge base.
+	CompareBaseTip bool
 }
 
 // DefaultSearchLag is how long a new issue stays out of the search index by default: GitHub's
@@ -65,6 +69,8 @@ type Server struct {
 	minter   tokenMinter
 	limiter  *contentLimiter
 	bodyUnit BodyUnit
+	// compareBaseTip: register row compare-base plays base-tip (Options.CompareBaseTip).
+	compareBaseTip bool
 	// searchLag: an issue is searchable this long after its creation.
 	searchLag time.Duration
 
@@ -262,6 +268,7 @@ func New(opts Options) (*Server, error) {
 	}
 	s.limiter = &contentLimiter{cfg: opts.ContentLimit.withDefaults(), seen: map[string][]time.Time{}}
 	s.bodyUnit = opts.BodyUnit
+	s.compareBaseTip = opts.CompareBaseTip
 	switch s.searchLag = opts.SearchLag; {
 	case s.searchLag == 0:
 		s.searchLag = DefaultSearchLag
@@ -482,7 +489,10 @@ func (s *Server) SetFile(fullName, branch, path string, content []byte) {
 	if r.files[branch] == nil {
 		r.files[branch] = map[string][]byte{}
 	}
-	r.files[branch][strings.Trim(path, "/")] = append([]byte(nil), content...)
+	before := maps.Clone(r.files[branch])
+	p := strings.Trim(path, "/")
+	r.files[branch][p] = append([]byte(nil), content...)
+	s.noteCommitLocked(r, branch, before, "Update "+p, r.owner)
 }
 
 // Issue seeds an issue.
