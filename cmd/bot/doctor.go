@@ -12,7 +12,9 @@ import (
 	"github.com/pocbot/pocbot/internal/doctor"
 	"github.com/pocbot/pocbot/internal/doctor/live"
 	"github.com/pocbot/pocbot/internal/github"
+	"github.com/pocbot/pocbot/internal/preflight"
 	"github.com/pocbot/pocbot/internal/record"
+	"github.com/pocbot/pocbot/internal/repoconfig"
 	"github.com/pocbot/pocbot/internal/repoinit"
 	"github.com/pocbot/pocbot/internal/settings"
 	"github.com/pocbot/pocbot/internal/statestore"
@@ -77,6 +79,7 @@ func (a *app) doctorLive(ctx context.Context, gf githubFlags, dnsZone string) (l
 	if auth, err := a.appAuth(); err == nil && auth.AppID != 0 && gf.repo != "" {
 		auth.Owner, auth.Repo, _ = strings.Cut(gf.repo, "/")
 		auth.BaseURL = gf.apiURL
+		cfg.GitHubRepo, cfg.GitHubAPIURL = gf.repo, gf.apiURL
 		cfg.GitHubToken = func(ctx context.Context) (string, error) {
 			c, err := github.NewClient(ctx, auth)
 			if err != nil {
@@ -121,15 +124,15 @@ func (a *app) doctorChecks(ctx context.Context, gf githubFlags, key string) []do
 		checks = append(checks, doctor.CiliumChart(src, http.DefaultClient))
 	}
 	if client != nil {
-		checks = append(checks, a.headroomCheck)
+		checks = append(checks, func(ctx context.Context) []doctor.Item { return a.headroomCheck(ctx, gf.repo) })
 	}
 	return checks
 }
 
 // headroomCheck runs the pre-flight of one default cluster (what `/poc up` with no options
 // orders: the organization's quotas, the project's usage, the worker offers' stock); nothing is
-// created.
-func (a *app) headroomCheck(ctx context.Context) []doctor.Item {
+// created. With a repository, its warm pool is weighed too (doctor.PoolFit).
+func (a *app) headroomCheck(ctx context.Context, repo string) []doctor.Item {
 	w, err := a.openWorld(ctx)
 	if err != nil {
 		return []doctor.Item{{Name: doctor.HeadroomName, Status: doctor.Skip, Detail: "cannot open the bot's world: " + err.Error(),
@@ -144,7 +147,25 @@ func (a *app) headroomCheck(ctx context.Context) []doctor.Item {
 		return []doctor.Item{{Name: doctor.HeadroomName, Status: doctor.Fail, Detail: "plan one default cluster, read the quotas, usage and stock: " + err.Error(),
 			Fix: "check .github/poc.yml's defaults; the key needs read access to IAM quotas and the Instance and Elastic Metal APIs (its permission sets above)"}}
 	}
-	return doctor.Headroom(res.Preflight)
+	items := doctor.Headroom(res.Preflight)
+	if repo == "" {
+		return items
+	}
+	return append(items, a.poolFitItem(ctx, w, repo, res.Preflight)...)
+}
+
+// poolFitItem weighs repo's pool.size against the quotas (pf: one default cluster's pre-flight),
+// its running spares counted.
+func (a *app) poolFitItem(ctx context.Context, w *opsWorld, repo string, pf *preflight.Result) []doctor.Item {
+	rc, from, err := a.poolBounds(ctx, repo)
+	if err != nil {
+		return []doctor.Item{{Name: doctor.PoolFitName, Status: doctor.Fail, Detail: err.Error(), Fix: "fix " + repoconfig.Path + " (`bot doctor` above says what GitHub refused)"}}
+	}
+	pc, err := w.ops.CostOfPool(ctx, repo)
+	if err != nil {
+		return []doctor.Item{{Name: doctor.PoolFitName, Status: doctor.Fail, Detail: "count the running spares: " + err.Error(), Fix: "check the state store (above)"}}
+	}
+	return doctor.PoolFit(pf, rc.Pool.Size, pc.Spares, from)
 }
 
 // doctorProbeCluster is the name the headroom check plans under (never created).

@@ -58,7 +58,7 @@ func TestDoctor(t *testing.T) {
 	if err != nil {
 		t.Fatalf("doctor on a fresh installation: %v\n%s", err, out)
 	}
-	for _, want := range []string{"✓ App installation", "secrets                  8 required secrets in the environment poc", "✓ workflow pin", "– IAM permissions", "✓ state store", "✓ versioning, lifecycle", "✓ Cilium chart", "✓ quota, stock headroom    one default cluster fits"} {
+	for _, want := range []string{"✓ App installation", "secrets                  8 required secrets in the environment poc", "✓ workflow pin", "– IAM permissions", "✓ state store", "✓ versioning, lifecycle", "✓ Cilium chart", "✓ quota, stock headroom    one default cluster fits", "– warm pool fit", "no warm pool (pool.size 0 in .github/poc.yml of acme/shop's default branch)"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("doctor's checklist lacks %q:\n%s", want, out)
 		}

@@ -3,8 +3,10 @@ package main
 import (
 	"cmp"
 	"context"
+	"errors"
 	"flag"
 	"fmt"
+	"path"
 	"strings"
 	"time"
 
@@ -15,6 +17,7 @@ import (
 	"github.com/pocbot/pocbot/internal/prdeploy"
 	"github.com/pocbot/pocbot/internal/reaper"
 	"github.com/pocbot/pocbot/internal/repoconfig"
+	"github.com/pocbot/pocbot/internal/repoinit"
 	"github.com/pocbot/pocbot/internal/schedule"
 	"github.com/pocbot/pocbot/internal/settings"
 	"github.com/pocbot/pocbot/internal/wiring"
@@ -115,6 +118,8 @@ func (a *app) handle(ctx context.Context, getenv func(string) string, started ti
 			return a.reapOnce(ctx, getenv, env, gh, true, ev)
 		}
 	}
+	// A claim of a warm spare dispatches the pool's refill: a run of this workflow, command pool.
+	h.RefillWorkflow = path.Base(repoinit.WorkflowPath)
 	if h.StickyInterval, err = settings.Env(getenv).Duration("sticky-interval"); err != nil {
 		return chatops.Outcome{}, err
 	}
@@ -139,6 +144,11 @@ func (a *app) reapOnce(ctx context.Context, getenv func(string) string, env gith
 	if err != nil {
 		return "", err
 	}
+	if ev.Kind == github.KindDispatch && ev.Inputs["command"] == chatops.RefillCommand {
+		// The warm pool's pass alone, dispatched (the Actions tab, `gh workflow run poc.yml -f
+		// command=pool`): a refill now rather than at the next scheduled run.
+		return "the warm pool's pass alone (workflow_dispatch, command pool)\n" + cmp.Or(a.poolPass(ctx, b, rc, env, ev), "\nwarm pool: nothing to do\n"), nil
+	}
 	cfg := reaper.Config{Ops: b.Ops, Repository: env.Repository, Issues: gh, Inventory: driver, Spec: b.Spec,
 		KeepLabel: rc.KeepLabel, WarnBefore: rc.WarnBefore, Log: a.log, RunID: env.RunID, Now: a.now,
 		ParkFor: rc.ParkFor, ShareParked: rc.ShareParkedWorkers, Pool: &poolstore.Pool{Store: b.Ops.Store, Now: a.now}, Parked: driver}
@@ -158,7 +168,22 @@ func (a *app) reapOnce(ctx context.Context, getenv func(string) string, env gith
 		cfg.Inventory = nil             // the orphan pass lists every zone: the schedule's job
 		cfg.Pool, cfg.Parked = nil, nil // so does the parked pass
 	}
+	// The schedule keeps the warm pool: spares up to pool.size inside pool.hours, stale ones
+	// replaced, the new one built first (the builds run in this pass). It starts before the
+	// reaper, which leaves a stale spare to it for spare.ReapGrace, and runs beside it: a build
+	// must not hold back the teardown of an expired cluster.
+	var poolMsg string
+	poolDone := make(chan struct{})
+	if opportunistic {
+		close(poolDone)
+	} else {
+		go func() {
+			defer close(poolDone)
+			poolMsg = a.poolPass(ctx, b, rc, env, ev)
+		}()
+	}
 	rep, err := reaper.Run(ctx, cfg)
+	<-poolDone
 	if !opportunistic && err == nil {
 		// The schedule's pass keeps the operators' "POC clusters" issue; a failure there is logged,
 		// it must not fail the reaper's run.
@@ -170,12 +195,6 @@ func (a *app) reapOnce(ctx context.Context, getenv func(string) string, env gith
 	}
 	if ev.Kind == github.KindSchedule && err == nil {
 		a.scheduleBeat(ctx, b.Ops.Store, ev.Schedule, env.RunID)
-	}
-	var poolMsg string
-	if !opportunistic && err == nil {
-		// The schedule keeps the warm pool: spares up to pool.size inside pool.hours, stale ones
-		// replaced (the builds run in this pass).
-		poolMsg = a.poolPass(ctx, b, rc, env, ev)
 	}
 	var table strings.Builder
 	if werr := rep.WriteTable(&table); werr != nil && err == nil {
@@ -213,7 +232,11 @@ func (a *app) poolPass(ctx context.Context, b *wiring.Backend, rc repoconfig.Rep
 		}
 		m.WriteString("\n")
 	}
-	if err != nil && len(steps) == 0 {
+	var fit *clusterops.PoolFitError
+	switch {
+	case errors.As(err, &fit):
+		fmt.Fprintf(&m, "- refused: %v\n", fit)
+	case err != nil && len(steps) == 0:
 		fmt.Fprintf(&m, "- could not be planned: %v\n", err)
 	}
 	return m.String()

@@ -89,6 +89,28 @@ func TestHandleProcess(t *testing.T) {
 		}
 	})
 
+	// A dispatched pool pass (the refill the App dispatches after a claim, sent by the App itself;
+	// or `gh workflow run poc.yml -f command=pool`), which the Action hands to `bot handle`, runs
+	// the warm pool's pass alone: pool.size is 0 again, so the spare the schedule built goes, and
+	// nothing is reaped.
+	t.Run("dispatched pool pass", func(t *testing.T) {
+		eventName = "workflow_dispatch"
+		defer func() { eventName = "issue_comment" }()
+		_, stderr, code, _ := run(t, "pool", []byte(`{"inputs":{"command":"pool"},"repository":{"full_name":"`+repo+`","name":"shop","owner":{"login":"acme"}},"sender":{"login":"pocbot[bot]","type":"Bot"}}`))
+		if code != 0 {
+			t.Fatalf("exit %d, stderr:\n%s", code, stderr)
+		}
+		summary, err := os.ReadFile(filepath.Join(dir, "summary"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The step summary file holds every run's: this one's is the last section.
+		summary = summary[bytes.LastIndex(summary, []byte("### pocbot reaper")):]
+		if !regexp.MustCompile(`(?m)^- destroy spare-[a-z]{8}: pool.size is 0$`).Match(summary) || bytes.Contains(summary, []byte("clusters listed")) {
+			t.Errorf("the dispatched pool pass's summary: want the spare destroyed and no reaper:\n%s\nstderr:\n%s", summary, stderr)
+		}
+	})
+
 	t.Run("read-only up refused; time to 👀", func(t *testing.T) {
 		var lat []time.Duration
 		for i := range 5 {

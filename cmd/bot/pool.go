@@ -148,7 +148,8 @@ func poolFillCommand() *command {
 	return &command{
 		name: "fill",
 		summary: "build warm spares of this repository (GITHUB_REPOSITORY) up to the pool's size; replace stale, failed " +
-			"and dead ones (bounds: ./" + repoconfig.Path + " when the working directory has one, else the defaults)",
+			"and dead ones, park or check them as the schedule's pass does (bounds: " + repoconfig.Path + " of the default branch " +
+			"with the App's settings, as `bot handle` reads it; without them ./" + repoconfig.Path + ", else the defaults)",
 		env: envWorld,
 		setFlags: func(fs *flag.FlagSet, e *envFlags) {
 			e.SettingWith(&size, "pool.size", -1, "spares to keep (default: pool.size of "+repoconfig.Path+"; 0 empties the pool)")
@@ -158,9 +159,9 @@ func poolFillCommand() *command {
 			if repo == "" {
 				return errors.New("pool fill: spares belong to a repository: run it in the repository's workflow, or set GITHUB_REPOSITORY=owner/name")
 			}
-			bounds, err := localRepoConfig()
+			bounds, from, err := a.poolBounds(ctx, repo)
 			if err != nil {
-				return err
+				return fmt.Errorf("pool fill: %w", err)
 			}
 			if size >= 0 {
 				bounds.Pool.Size = size
@@ -177,7 +178,7 @@ func poolFillCommand() *command {
 			spec.ImageBucket, spec.ServiceAccountKey = w.bucketName, bounds.ServiceAccountKey
 			plan, steps, err := w.ops.PoolPass(ctx, clusterops.PoolRequest{Repository: repo, Spec: spec, Patch: poolPatch(bounds.Pool),
 				Bounds: &bounds, RequestedBy: cmpOr(a.getenv("GITHUB_ACTOR"), "operator"), RunID: a.getenv("GITHUB_RUN_ID")})
-			a.printf("pool of %s: %s\n", repo, plan.Why)
+			a.printf("pool of %s (%s): %s\n", repo, from, plan.Why)
 			for _, s := range steps {
 				line := fmt.Sprintf("  %s %s: %s", s.Action, s.Spare, s.Why)
 				if s.Err != nil {
@@ -206,6 +207,22 @@ func poolPatch(p repoconfig.Pool) clusterops.SpecPatch {
 		v.Set("extensions", p.Extensions)
 	}
 	return v
+}
+
+// poolBounds are the repository's bounds for its pool, and where they were read: its
+// .github/poc.yml on the default branch, as `bot handle` reads it, when GitHub settings are given
+// (the workflow's App); without any, ./.github/poc.yml (localRepoConfig).
+func (a *app) poolBounds(ctx context.Context, repo string) (repoconfig.RepoConfig, string, error) {
+	gh, err := a.reapGitHub(ctx, repo)
+	if err != nil {
+		return repoconfig.RepoConfig{}, "", err
+	}
+	if gh != nil {
+		rc, err := repoConfig(ctx, gh)
+		return rc, repoconfig.Path + " of " + repo + "'s default branch", err
+	}
+	rc, err := localRepoConfig()
+	return rc, "./" + repoconfig.Path + " or the defaults", err
 }
 
 // localRepoConfig is ./.github/poc.yml when the working directory is a checkout of the repository

@@ -330,12 +330,18 @@ func TestProcessCrashResumeAndCommands(t *testing.T) {
 			t.Errorf("pool ls after rm:\n%s", r.stdout)
 		}
 	})
-	// 4. The warm pool: `pool fill --size 2` builds two spares at once, `pool ls` lists them,
-	// `pool rm --spare` tears one down, `bot up` claims the other (renamed: nothing left under
-	// the spare's name), and `down` of the claimed cluster leaves nothing.
+	// 4. The warm pool: `pool fill` builds the two spares of pool.size in the repository's
+	// .github/poc.yml on its default branch (read as `bot handle` reads it) at once, `pool ls`
+	// lists them, `pool rm --spare` tears one down, `bot up` claims the other (renamed: nothing
+	// left under the spare's name), and `down` of the claimed cluster leaves nothing.
 	t.Run("pool fill, ls, rm and a claim by bot up", func(t *testing.T) {
 		repo := map[string]string{"GITHUB_REPOSITORY": "acme/shop"}
-		fill := b.mustRun(t, repo, "pool", "fill", "--size", "2")
+		w.GitHub.AddRepo("acme/shop", "main")
+		w.GitHub.SetFile("acme/shop", "main", ".github/poc.yml", []byte("pool:\n  size: 2\n"))
+		fill := b.mustRun(t, repo, "pool", "fill")
+		if !strings.Contains(fill.stdout, ".github/poc.yml of acme/shop's default branch") {
+			t.Errorf("pool fill does not say it read the default branch's .github/poc.yml:\n%s", fill.stdout)
+		}
 		ls := b.mustRun(t, nil, "pool", "ls")
 		spares := regexp.MustCompile(`(?m)^(spare-[a-z]+)\s+acme/shop\s+ready\s`).FindAllStringSubmatch(ls.stdout, -1)
 		if len(spares) != 2 || !strings.Contains(ls.stdout, "2 warm spares") {

@@ -147,11 +147,11 @@ func repoConfig(ctx context.Context, gh *github.Client) (repoconfig.RepoConfig, 
 		return repoconfig.Default(), nil
 	}
 	if err != nil {
-		return repoconfig.RepoConfig{}, fmt.Errorf("reap: read %s: %w", repoconfig.Path, err)
+		return repoconfig.RepoConfig{}, fmt.Errorf("read %s of the default branch: %w", repoconfig.Path, err)
 	}
 	rc, err := repoconfig.Parse(data)
 	if err != nil {
-		return repoconfig.RepoConfig{}, fmt.Errorf("reap: %w", err)
+		return repoconfig.RepoConfig{}, fmt.Errorf("%s of the default branch: %w", repoconfig.Path, err)
 	}
 	return rc, nil
 }

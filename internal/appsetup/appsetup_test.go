@@ -71,7 +71,7 @@ func TestManifestFlow(t *testing.T) {
 		t.Error("the key file is not the key GitHub handed out")
 	}
 	if want := map[string]string{"issues": "write", "pull_requests": "write", "metadata": "read", "contents": "read",
-		"deployments": "write", "checks": "write", "actions": "read"}; !reflect.DeepEqual(app.Permissions, want) {
+		"deployments": "write", "checks": "write", "actions": "write"}; !reflect.DeepEqual(app.Permissions, want) {
 		t.Errorf("permissions %v, want %v", app.Permissions, want)
 	}
 	if len(app.Events) != 0 || app.Manifest["hook_attributes"] != nil {

@@ -19,6 +19,8 @@ const (
 	VariableWriters   = "variable-writers"
 	IAMAppNames       = "iam-app-names"
 	CompareBase       = "compare-base"
+	UserDataCap       = "user-data-cap"
+	JobStart          = "job-start"
 )
 
 // The documents the rows cite, by the names the rows use.
@@ -132,8 +134,8 @@ var Register = []Row{
 				Handled: true, How: "the bot names and tags the server in its order; parking and adoption retag ready servers only"},
 		},
 		Default: "refused",
-		Probe:   "not probed live: it needs an order, billed at least an hour (a recorded up, `bot up --record`, shows it)",
-		Leaves:  "nothing",
+		Probe:   "first contact, nothing ordered to probe it (an order is billed at least an hour): while an up's order is delivering, the driver sends one PATCH that changes nothing (the server's own name) and the state bucket keeps whether it was refused; the doctor reports what this project's ups met, unknown until one orders a worker",
+		Leaves:  "nothing (the up's PATCH changes nothing; the observation is one shared document of the state bucket)",
 		Sources: []string{
 			"scaleway/scaleway-cli baremetal/v1 test-{reboot,start,stop}-server-errors-…-while-not-delivered (400 \"Server is not delivered\")",
 			"PATCH while delivering: source silent",
@@ -262,8 +264,8 @@ var Register = []Row{
 		Assumes: "the nodes reach the Image Factory's installer images and the registries (ghcr.io, registry.k8s.io, quay.io) over their public addresses at bootstrap",
 		Readings: []Reading{
 			{Value: "open", Means: "the registries answer (a registry's /v2/ answers 200 or 401)", Handled: true, How: "nothing to do"},
-			{Value: "blocked", Means: "a registry does not answer",
-				Handled: false, How: "let the nodes and the runner reach it (a firewall, a proxy); the nodes would never become ready"},
+			{Value: "blocked", Means: "a registry does not answer (the world plays it for the runner's probe and for the nodes' pull of the Cilium agent's image)",
+				Handled: false, How: "let the nodes and the runner reach it (a firewall, a proxy): the nodes never become ready, and an up fails at its readiness check naming the pod whose image cannot be pulled and this row; `/poc down` removes what it made"},
 		},
 		Default: "open",
 		Probe:   "from the runner, GET /v2/ of every registry (POC_REGISTRY_PROBE_URLS: the factory's, ghcr.io, registry.k8s.io, quay.io; the nodes' own path shows in an up's readiness checks)",
@@ -298,8 +300,8 @@ var Register = []Row{
 				Handled: true, How: "the same: the record is verified, not trusted"},
 		},
 		Default: "writers",
-		Probe:   "not probed live: telling the readings apart needs the token of a collaborator with write who is not an administrator; both readings are handled",
-		Leaves:  "nothing",
+		Probe:   "with the App's key and --repo: list the repository's collaborators and their roles (a read with the bot's token): none with write who is not an administrator makes the readings the same here (settled: admins); otherwise which one holds needs such a collaborator's token, and the doctor names who the writers reading lets write; both are handled",
+		Leaves:  "nothing (a read)",
 		Sources: []string{
 			"docs.github.com rest/actions/variables (\"collaborator access to a repository to create, update, or read variables\"): which role, silent",
 			"the repository settings page needs admin; integrations/terraform-provider-github docs actions_variable: write",
@@ -315,11 +317,47 @@ var Register = []Row{
 				Handled: true, How: "never ships what it did not write: once base moved, init refuses its own older branch and names the files; delete the branch (git push origin --delete pocbot-init) and rerun"},
 		},
 		Default: "merge-base",
-		Probe:   "not probed live: telling the readings apart needs a branch whose base moved after it was made, and the doctor writes nothing to the repository; the stand-in plays merge-base only",
-		Leaves:  "nothing",
+		Probe:   "with the App's key and --repo, reads only: on the default branch's own history, compare its head with an older commit that differs from it (older...head lists files under both readings), then head...older, where the merge base is older itself: no file under merge-base, head's changes under base-tip",
+		Leaves:  "nothing (three reads)",
 		Sources: []string{
 			"github/rest-api-description repos/compare-commits (merge_base_commit, ahead_by, behind_by; \"base...head\"): which tree files are diffed against, silent",
 			"docs.github.com pull-requests: three-dot comparison is the web's default",
+		},
+	},
+	{
+		ID: UserDataCap, System: Scaleway,
+		Assumes: "an Instance's user data takes a control plane's Talos config in one key: the config weighs about 80 kB (Cilium's manifest in it), and the config generation refuses one over 1 MiB (UserDataLimit) before anything is created",
+		Readings: []Reading{
+			{Value: "fits", Means: "a key takes the control plane's config (the stand-in takes up to 1 MiB per key)",
+				Handled: true, How: "the config travels as the cloud-init user data the node reads at boot"},
+			{Value: "too-small", Means: "a key takes less than the control plane's config: SetServerUserData answers 400 (the stand-in plays a 64 KiB cap)",
+				Handled: false, How: "report it (docs/install.md, \"First contact\"): the up stops at the first control plane's power-on, naming the refused user data, before any node boots; `/poc down` removes what it made"},
+		},
+		Default: "fits",
+		Probe:   "first contact, nothing made to probe it (a server is billed): each up records the size of the user data it set and whether Scaleway took it, in the state bucket; the doctor reports the largest taken and any refusal, unknown until the first up",
+		Leaves:  "nothing (the observation is one shared document of the state bucket)",
+		Sources: []string{
+			sdk + "api/instance/v1 SetServerUserDataRequest (Content io.Reader): no size stated",
+			"no Scaleway source read for this project gives a size: 1 MiB is the stand-in's figure, not a source's",
+			"internal/provision/talos cilium.go: the control plane's config with Cilium 1.18.1 weighs about 80 kB",
+		},
+	},
+	{
+		ID: JobStart, System: GitHub,
+		Assumes: "GitHub starts the bot's job about 30 s after the comment (docs/pool.md's comment → kubeconfig figure adds it); nothing waits on it",
+		Readings: []Reading{
+			{Value: "quick", Means: "the job's first step runs within 30 s of the comment", Handled: true, How: "docs/pool.md's figure holds"},
+			{Value: "queued", Means: "30 s to 2 minutes (community measurements of hosted runners: a P90 queue up to about a minute)",
+				Handled: true, How: "nothing waits on it: the reply comes that much later; the doctor reports this project's median"},
+			{Value: "slow", Means: "more than 2 minutes (busy runners, self-hosted pools)",
+				Handled: true, How: "nothing waits on it; a pool's claim answers that much later: consider larger runners (runs-on) for the bot's workflow"},
+		},
+		Default: "quick",
+		Probe:   "first contact: each run of a comment measures the comment's created_at to the bot's start and the state bucket keeps the last ten; the doctor reports their median, unknown until the first comment",
+		Leaves:  "nothing (the observation is one shared document of the state bucket)",
+		Sources: []string{
+			"docs.github.com actions: no job start latency is documented",
+			"devactivity.com, \"Tackling GitHub ubuntu-slim runner queue times\" (2026): a P90 queue of up to about a minute",
 		},
 	},
 }

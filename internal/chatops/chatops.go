@@ -27,6 +27,7 @@ import (
 
 	"github.com/pocbot/pocbot/internal/clusterops"
 	"github.com/pocbot/pocbot/internal/commands"
+	"github.com/pocbot/pocbot/internal/firstcontact"
 	"github.com/pocbot/pocbot/internal/github"
 	"github.com/pocbot/pocbot/internal/prdeploy"
 	"github.com/pocbot/pocbot/internal/prkube"
@@ -115,6 +116,10 @@ type Handler struct {
 	// RequestBeat is how often a working answer is rewritten while the run makes or waits for the
 	// cluster (default prkube.Heartbeat); tests shorten it.
 	RequestBeat time.Duration
+	// RefillWorkflow is the bot's workflow file (under .github/workflows): once a claim of a warm
+	// spare is answered, a run of it on the default branch is dispatched with command
+	// RefillCommand, which refills the pool now ("": the schedule refills it).
+	RefillWorkflow string
 }
 
 // Outcome says what one event led to.
@@ -127,6 +132,9 @@ type Outcome struct {
 	Refused     string        // why the command was refused (permission, parse, budget, lock…)
 	NewComments int
 	Outputs     map[string]string // step outputs set
+	// Refill says what became of the warm pool's refill after a claim ("dispatched", or why
+	// not; "" when nothing was claimed).
+	Refill string
 }
 
 // ErrCommandFailed wraps the error of a command that ran and failed (the reply was posted); the
@@ -183,7 +191,9 @@ func Triage(ev github.Event, appSlug string) string {
 	if ev.Ignore != "" {
 		return ev.Ignore
 	}
-	if ev.FromApp(appSlug) {
+	// The App's own events are not answered (a reply must not run again), but for the refill it
+	// dispatches after a claim: a pool pass, which claims nothing and dispatches nothing.
+	if ev.FromApp(appSlug) && (ev.Kind != github.KindDispatch || ev.Inputs["command"] != RefillCommand) {
 		return "event caused by the App itself (" + ev.Sender + ")"
 	}
 	if ev.Kind == github.KindComment {
@@ -246,6 +256,7 @@ func (h *Handler) Handle(ctx context.Context, ev github.Event) (out Outcome, err
 	default:
 		r.out.Ignored = "event kind " + string(ev.Kind) + " is not handled"
 	}
+	r.recordJobStart(ctx)
 	if h.Opportunistic != nil && (ev.Kind == github.KindComment || ev.Kind == github.KindPullRequest) {
 		done := r.group("opportunistic reap")
 		msg, rerr := h.Opportunistic(ctx, ev)
@@ -257,6 +268,25 @@ func (h *Handler) Handle(ctx context.Context, ev github.Event) (out Outcome, err
 		}
 	}
 	return *r.out, err
+}
+
+// recordJobStart keeps how long GitHub took to start this job after the comment (register row
+// job-start, a first-contact observation `bot doctor --live` reports), once the reply is out and
+// only when the run opened the state bucket anyway; a failure is only logged.
+func (r *run) recordJobStart(ctx context.Context) {
+	note, ok := firstcontact.JobStart(r.ev.Created, r.h.Started)
+	if !ok {
+		return
+	}
+	r.h.log().Info("job start", "after_comment", note.Sample.Round(time.Second).String(), "reading", note.Reading)
+	if r.backend == nil || r.backend.Ops == nil || r.backend.Ops.FirstContact == nil {
+		return
+	}
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	if err := r.backend.Ops.FirstContact.Record(wctx, note); err != nil {
+		r.h.log().Warn("could not record the job's start", "err", err)
+	}
 }
 
 // acknowledge puts 👀 on the comment (or on the PR for events without one), first thing.

@@ -1,14 +1,18 @@
 package chatops_test
 
 import (
+	"net/http"
+	"os"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/pocbot/pocbot/internal/chatops"
 	"github.com/pocbot/pocbot/internal/clusterops"
 	"github.com/pocbot/pocbot/internal/commands"
 	"github.com/pocbot/pocbot/internal/repoconfig"
+	ghsim "github.com/pocbot/pocbot/internal/sim/github"
 	"github.com/pocbot/pocbot/internal/spare"
 )
 
@@ -44,10 +48,17 @@ func TestClaimOnTheWorld(t *testing.T) {
 		t.Fatal("the spare's build left nothing under its name")
 	}
 
+	// The bot's workflow, as bot init installs it: the claim dispatches the pool's refill to it.
+	tmpl, err := os.ReadFile("../../deploy/workflow/poc.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.gh.SetFile(repo, "", ".github/workflows/poc.yml", tmpl)
 	cluster := commands.ClusterName("acme", "shop", 4)
 	calls := h.calls()
 	began := time.Now()
 	h.answered(ctx, t, repo, 4, "alice", "/poc up")
+	refillAfterReply(t, h, repo)
 	own := ownComments(h, repo, 4)
 	body := own[len(own)-2].Body // the status comment, brought to its end
 	t.Logf("claim answered in %s with %d Scaleway calls", time.Since(began).Round(time.Millisecond), h.calls()-calls)
@@ -79,6 +90,9 @@ func TestClaimOnTheWorld(t *testing.T) {
 	t.Logf("the rerun made %d Scaleway calls", h.calls()-calls)
 	if got := h.live(cluster); len(got) != len(spareLive) {
 		t.Errorf("after a rerun the cluster owns %d resources, want %d: %q", len(got), len(spareLive), got)
+	}
+	if ds := h.gh.WorkflowDispatches(); len(ds) != 1 {
+		t.Errorf("the rerun (no claim) dispatched a refill: %+v", ds)
 	}
 
 	holds(t, "the down's reply", h.answered(ctx, t, repo, 4, "alice", "/poc down"), "resources deleted")
@@ -115,5 +129,27 @@ func TestPoolCostAndColdOnComments(t *testing.T) {
 	}
 	if strings.Contains(h.answered(ctx, t, repo, 6, "alice", "/poc cost"), "Warm pool") {
 		t.Error("/poc cost still shows a pool line once its only spare was claimed")
+	}
+}
+
+// refillAfterReply checks that the claim dispatched one refill of the warm pool (the bot's
+// workflow on the default branch, command pool) and only after its reply: every write of a
+// comment came before the dispatch.
+func refillAfterReply(t *testing.T, h *harness, repo string) {
+	t.Helper()
+	ds := h.gh.WorkflowDispatches()
+	if len(ds) != 1 || ds[0].Workflow != "poc.yml" || ds[0].Ref != "main" || ds[0].Inputs["command"] != chatops.RefillCommand || ds[0].Repo != repo {
+		t.Fatalf("workflow dispatches %+v, want one refill (poc.yml on main, command %s)", ds, chatops.RefillCommand)
+	}
+	reqs := h.gh.Requests()
+	at := slices.IndexFunc(reqs, func(r ghsim.Request) bool { return strings.HasSuffix(r.Path, "/actions/workflows/poc.yml/dispatches") })
+	last := -1
+	for i, r := range reqs {
+		if r.Method != http.MethodGet && (strings.Contains(r.Path, "/comments") || strings.Contains(r.Path, "/reactions")) {
+			last = i
+		}
+	}
+	if at < 0 || last > at {
+		t.Errorf("the refill was dispatched (request %d) before the reply's last write (request %d)", at, last)
 	}
 }

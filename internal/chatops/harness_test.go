@@ -184,6 +184,7 @@ func (h *harness) handler(full string) *chatops.Handler {
 		Log:            h.log,
 		Started:        time.Now(),
 		StickyInterval: 100 * time.Millisecond,
+		RefillWorkflow: "poc.yml", // as bot handle sets it
 	}
 }
 
@@ -220,9 +221,10 @@ func (h *harness) comment(full string, number int, isPR bool, login, body string
 		issue["pull_request"] = map[string]any{"url": "https://api.github.com/repos/" + full + "/pulls/" + strconv.Itoa(number)}
 	}
 	payload := map[string]any{
-		"action":       "created",
-		"issue":        issue,
-		"comment":      map[string]any{"id": id, "body": body, "user": user, "author_association": "OWNER"},
+		"action": "created",
+		"issue":  issue,
+		"comment": map[string]any{"id": id, "body": body, "user": user, "author_association": "OWNER",
+			"created_at": time.Now().UTC().Format(time.RFC3339)},
 		"repository":   map[string]any{"id": 7, "name": name, "full_name": full, "owner": map[string]any{"login": owner}, "default_branch": "main"},
 		"sender":       user,
 		"installation": map[string]any{"id": h.gh.InstallationID(full)},

@@ -84,6 +84,9 @@ func (r *run) upAnswer(ctx context.Context, in clusterops.Intent, res *clusterop
 	case upErr == nil:
 		r.out.OK = true
 		r.react(ctx, github.ReactionHooray)
+		if strings.HasPrefix(res.Path, "warm:") {
+			r.refill(ctx) // after the reply: the dispatch must not delay it
+		}
 		return nil
 	case res.Phase == lifecycle.PhaseCancelled:
 		r.react(ctx, github.ReactionConfused)
@@ -265,4 +268,43 @@ func upSummary(name string, uv commands.UpView, st *provision.State) string {
 		fmt.Fprintf(&b, "| %s | %s | `%s` |\n", n, rec.Kind, rec.ID)
 	}
 	return commands.Redact(b.String())
+}
+
+// RefillCommand is the command input of the bot's workflow that runs the warm pool's pass alone
+// (the workflow's workflow_dispatch choice; `bot handle` of that dispatch runs it).
+const RefillCommand = "pool"
+
+// Refiller is what a refill's dispatch asks of GitHub (internal/github.Client).
+type Refiller interface {
+	DefaultBranch(ctx context.Context) (string, error)
+	DispatchWorkflow(ctx context.Context, workflow, ref string, inputs map[string]any) error
+}
+
+// refill dispatches the warm pool's refill once a claim is answered: a run of the bot's workflow
+// on the default branch (the poc environment's secrets are the default branch's), command
+// RefillCommand. A failure is logged and said in the outcome, never the command's: the schedule
+// refills the pool.
+func (r *run) refill(ctx context.Context) {
+	d, ok := r.h.GitHub.(Refiller)
+	switch {
+	case r.h.RefillWorkflow == "":
+		r.out.Refill = "no workflow to dispatch: the schedule refills the pool"
+		return
+	case !ok:
+		r.out.Refill = "this GitHub client cannot dispatch a workflow: the schedule refills the pool"
+		return
+	}
+	done := r.group("refill the warm pool")
+	defer done()
+	ref, err := d.DefaultBranch(ctx)
+	if err == nil {
+		err = d.DispatchWorkflow(ctx, r.h.RefillWorkflow, ref, map[string]any{"command": RefillCommand})
+	}
+	if err != nil {
+		r.out.Refill = "not dispatched: " + commands.Redact(err.Error())
+		r.h.log().Warn("could not dispatch the warm pool's refill; the schedule refills it", "workflow", r.h.RefillWorkflow, "err", commands.Redact(err.Error()))
+		return
+	}
+	r.out.Refill = "dispatched"
+	r.h.log().Info("warm pool refill dispatched", "workflow", r.h.RefillWorkflow, "ref", ref)
 }

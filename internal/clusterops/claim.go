@@ -183,11 +183,15 @@ func (o *Ops) recheck(ctx context.Context, fact *SpareFact) (unhealthy, lost str
 }
 
 // markSpare writes edit into a spare's record under its lock (one try: a busy spare is another
-// run's), from its document read afresh; edit says why the spare cannot take the change ("": it
+// run's; the lock says the claim of in's cluster, or in's command when in is the spare's own), from its document read afresh; edit says why the spare cannot take the change ("": it
 // took it). It returns the lock, held, when keep is set and the change was written.
 func (o *Ops) markSpare(ctx context.Context, in Intent, name string, keep bool, edit func(r *spare.Record) string) (*statestore.Held, *statestore.Document, string) {
+	command := "claim " + name + " for " + in.Cluster
+	if in.Cluster == name { // the pool's own pass on the spare
+		command = in.Command
+	}
 	held, err := o.acquire(ctx, statestore.ClusterLock(name), Intent{RunID: in.RunID, RequestedBy: in.RequestedBy,
-		Command: "claim " + name + " for " + in.Cluster}, time.Millisecond)
+		Command: command}, time.Millisecond)
 	if err != nil {
 		return nil, nil, "busy: " + err.Error()
 	}

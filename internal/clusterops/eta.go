@@ -2,10 +2,12 @@ package clusterops
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"time"
 
 	"github.com/pocbot/pocbot/internal/eta"
+	"github.com/pocbot/pocbot/internal/firstcontact"
 	"github.com/pocbot/pocbot/internal/provision"
 	"github.com/pocbot/pocbot/internal/provision/scaleway"
 )
@@ -68,4 +70,37 @@ func (c *deliveryClock) took() time.Duration {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.d
+}
+
+// observations hears an up's engine and keeps the first-contact observations its steps report
+// (provision.Run.Observe); it passes every event on to next.
+type observations struct {
+	next  provision.Progress
+	mu    sync.Mutex
+	notes []firstcontact.Note
+}
+
+func (c *observations) Event(e provision.Event) {
+	if e.Row != "" {
+		c.mu.Lock()
+		c.notes = append(c.notes, firstcontact.Note{Row: e.Row, Reading: e.Reading, Detail: e.Detail})
+		c.mu.Unlock()
+	}
+	if c.next != nil {
+		c.next.Event(e)
+	}
+}
+
+// recordObservations keeps what an up met for `bot doctor --live`; a failure to write it is only
+// logged (the up's outcome does not depend on it).
+func (o *Ops) recordObservations(ctx context.Context, c *observations) {
+	c.mu.Lock()
+	notes := slices.Clone(c.notes)
+	c.mu.Unlock()
+	if o.FirstContact == nil || len(notes) == 0 {
+		return
+	}
+	if err := o.FirstContact.Record(ctx, notes...); err != nil {
+		o.log().Warn("could not record the up's first-contact observations", "err", err)
+	}
 }

@@ -6,3 +6,9 @@ func SetSaveFault(o *Ops, f func() error) { o.saveFault = f }
 
 // OutsideAdminCIDRs is outsideAdminCIDRs, for the table of status_test.go.
 var OutsideAdminCIDRs = outsideAdminCIDRs
+
+// PoolDown is poolDown, for its table.
+var PoolDown = poolDown
+
+// PoolWaves is poolWaves, for its table.
+var PoolWaves = poolWaves

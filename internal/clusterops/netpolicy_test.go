@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -391,7 +392,9 @@ func bmNameIn(w *world.World, id string) string {
 //     the direct route as its explanation, and leaves no runner rule behind;
 //   - the control planes' security group loses its WireGuard rule (UDP 51871 from the nodes)
 //     while the up runs: a pod on the worker cannot reach a pod on a control plane, and the up
-//     fails naming the pod-network check and the pairs that fail.
+//     fails naming the pod-network check and the pairs that fail;
+//   - register row node-egress=blocked: the nodes cannot pull the Cilium agent's image; the up
+//     fails naming the pods waiting on it and the row, and a down leaves nothing of the cluster.
 //
 // Before the readiness checks both ups answered ready (/readyz was enough).
 func TestReadinessChecksFailTheUp(t *testing.T) {
@@ -399,6 +402,30 @@ func TestReadinessChecksFailTheUp(t *testing.T) {
 	p := worldtest.New(t, e.w, worldtest.Options{ReadyTimeout: 5 * time.Second, RunnerCIDR: runnerAddr + "/32"})
 	t.Run("native routing across subnets", func(t *testing.T) { nativeRoutingFails(ctx, t, p) })
 	t.Run("no WireGuard rule", func(t *testing.T) { missingWireGuardFails(ctx, t, p) })
+	t.Run("nodes cannot pull images", func(t *testing.T) { egressBlockedFails(ctx, t, e, p) })
+}
+
+func egressBlockedFails(ctx context.Context, t *testing.T, e *env, p *worldtest.Parts) {
+	e.w.SetImagePullBlocked(true)
+	defer e.w.SetImagePullBlocked(false)
+	const name = "egress-1"
+	if _, err := p.Ops.Up(ctx, clusterops.Intent{Cluster: name, Spec: p.Spec, TTL: time.Hour, Command: "up"}); err == nil {
+		t.Fatal("an up whose nodes cannot pull the Cilium image answered ready")
+	} else {
+		for _, want := range []string{"cilium: ", "ImagePullBackOff", "quay.io/cilium/cilium", "register row node-egress"} {
+			if !strings.Contains(err.Error(), want) {
+				t.Errorf("up's error lacks %q:\n%v", want, err)
+			}
+		}
+	}
+	if _, err := p.Ops.Down(ctx, clusterops.Intent{Cluster: name, RequestedBy: "alice", Command: "down"}); err != nil {
+		t.Fatalf("down after the failed up: %v", err)
+	}
+	for _, r := range e.w.Scaleway.Inventory() {
+		if slices.Contains(r.Tags, provision.ClusterTag(name)) {
+			t.Errorf("the down left %s %s %s", r.Kind, r.ID, r.Name)
+		}
+	}
 }
 
 func nativeRoutingFails(ctx context.Context, t *testing.T, p *worldtest.Parts) {

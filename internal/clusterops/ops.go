@@ -23,6 +23,7 @@ import (
 
 	"github.com/pocbot/pocbot/internal/cost"
 	"github.com/pocbot/pocbot/internal/eta"
+	"github.com/pocbot/pocbot/internal/firstcontact"
 	"github.com/pocbot/pocbot/internal/lifecycle"
 	"github.com/pocbot/pocbot/internal/pool"
 	"github.com/pocbot/pocbot/internal/preflight"
@@ -103,6 +104,9 @@ type Ops struct {
 	// ETA, when set, estimates the up of a new cluster (Outcome.ETA, before Started and in a dry
 	// run) and records how long it took once it succeeded.
 	ETA *eta.Book
+	// FirstContact, when set, keeps the first-contact observations an up's steps report
+	// (provision.Run.Observe): the readings of register rows `bot doctor --live` cannot settle.
+	FirstContact *firstcontact.Book
 
 	// saveFault, set by tests (export_test.go), runs before every state save of an operation:
 	// an error is a crash from that save on.

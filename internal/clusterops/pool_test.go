@@ -1,6 +1,8 @@
 package clusterops_test
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -9,7 +11,11 @@ import (
 	"time"
 
 	"github.com/pocbot/pocbot/internal/clusterops"
+	"github.com/pocbot/pocbot/internal/eta"
+	"github.com/pocbot/pocbot/internal/preflight"
+	"github.com/pocbot/pocbot/internal/provision"
 	"github.com/pocbot/pocbot/internal/repoconfig"
+	"github.com/pocbot/pocbot/internal/settings"
 	"github.com/pocbot/pocbot/internal/spare"
 )
 
@@ -203,5 +209,139 @@ func TestConcurrentPoolPassesBuildOnePool(t *testing.T) {
 		if len(r.steps) == 0 && !strings.Contains(r.plan.Why, "another pool pass") {
 			t.Errorf("the pass that built nothing says %q, want why", r.plan.Why)
 		}
+	}
+}
+
+// The down a plan's teardown runs: a park keeps the worker until the step's Until, the
+// repository's own (shared only as share_parked_workers says); a destroy, or a park whose end
+// has passed, parks nothing.
+func TestPoolDown(t *testing.T) {
+	now := time.Date(2026, 12, 7, 20, 0, 0, 0, time.UTC)
+	req := poolRequest(1)
+	shared := poolRequest(1)
+	shared.Bounds.ShareParkedWorkers = true
+	for _, tc := range []struct {
+		name  string
+		req   clusterops.PoolRequest
+		step  spare.Step
+		park  time.Duration
+		share bool
+	}{
+		{name: "destroy", req: req, step: spare.Step{Action: spare.ActionDestroy, Spare: "spare-a", Why: "stale"}},
+		{name: "park until the window", req: req, step: spare.Step{Action: spare.ActionPark, Spare: "spare-a", Until: now.Add(12 * time.Hour)}, park: 12 * time.Hour},
+		{name: "park, shared as the repository shares", req: shared, step: spare.Step{Action: spare.ActionPark, Spare: "spare-a", Until: now.Add(time.Hour)},
+			park: time.Hour, share: true},
+		{name: "park whose end passed: destroyed", req: req, step: spare.Step{Action: spare.ActionPark, Spare: "spare-a", Until: now.Add(-time.Minute)}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			in := clusterops.PoolDown(tc.req, tc.step, now)
+			if in.Cluster != "spare-a" || in.Repository != "acme/shop" || in.ParkFor != tc.park || in.ShareParked != tc.share || !in.NoCancel {
+				t.Errorf("down %+v: want park %s, share %v, of acme/shop's spare-a", in, tc.park, tc.share)
+			}
+		})
+	}
+}
+
+// The pass carries out its whole plan: a ready spare due for its check is checked as a claim
+// re-checks; a failed check is recorded under the spare's lock (no claim takes it) and the next
+// pass builds its replacement.
+func TestPoolPassChecksTheSpares(t *testing.T) {
+	f := newPoolFake(t)
+	ctx := t.Context()
+	buildSpare(t, f, "spare-cccc")
+	req := poolRequest(1)
+	req.CheckEvery = time.Nanosecond // every pass checks
+	_, steps, err := f.ops.PoolPass(ctx, req)
+	if err != nil || len(steps) != 1 || steps[0].Action != spare.ActionCheck {
+		t.Fatalf("healthy spare: steps %+v, err %v; want one check that passes", steps, err)
+	}
+	f.SetUnhealthy("spare-cccc", "readyz: connection refused")
+	_, steps, err = f.ops.PoolPass(ctx, req)
+	if err == nil || !strings.Contains(err.Error(), "connection refused") || len(steps) != 1 || steps[0].Action != spare.ActionCheck {
+		t.Fatalf("unhealthy spare: steps %+v, err %v; want its check failing, saying why", steps, err)
+	}
+	doc, err := f.store.Get(ctx, "spare-cccc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec, _ := spare.Of(doc.Header); !strings.Contains(rec.Unhealthy, "connection refused") || rec.Claimable(time.Now(), "") == "" {
+		t.Fatalf("record after the failed check: %+v; want it unhealthy and not claimable", rec)
+	}
+	if _, steps, err = f.ops.PoolPass(ctx, req); err != nil || len(steps) != 1 || steps[0].Action != spare.ActionBuild {
+		t.Fatalf("pass after the failed check: steps %+v, err %v; want its replacement built", steps, err)
+	}
+}
+
+// Outside pool.hours, with pool.off_hours long enough for an up adopting a parked worker and no
+// cheaper option, the pass parks the spare's worker (the timing from the project's ETA book).
+func TestPoolPassParksOffHours(t *testing.T) {
+	f := newPoolFake(t)
+	ctx := t.Context()
+	book := &eta.Book{Store: f.store}
+	for range eta.MinSamples {
+		for p, d := range map[eta.Path]time.Duration{{Parked: true}: 4 * time.Minute, {}: 12 * time.Minute} {
+			if err := book.Record(ctx, p, d, "", 0); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	f.ops.ETA = book
+	buildSpare(t, f, "spare-pppp")
+	now := time.Now().UTC()
+	hours, err := settings.ParseHours(now.Add(3*time.Hour).Format("daily 15:04-") + now.Add(4*time.Hour).Format("15:04 UTC"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := poolRequest(1)
+	req.Bounds.Pool.Hours, req.Bounds.Pool.OffHours, req.Lead = hours, 5*time.Minute, 0
+	plan, steps, err := f.ops.PoolPass(ctx, req)
+	if err != nil || plan.Keep != spare.KeepParked || len(steps) != 1 || steps[0].Action != spare.ActionPark || steps[0].Spare != "spare-pppp" {
+		t.Fatalf("plan %q (%s), steps %+v, err %v; want spare-pppp parked", plan.Keep, plan.Why, steps, err)
+	}
+	if names, _ := poolSpares(t, f); len(names) != 0 {
+		t.Errorf("spares after the park: %q, want none", names)
+	}
+}
+
+// pool.size the quotas cannot hold with a requester's cluster is refused naming the quota, and
+// what fits is built.
+func TestPoolPassRefusesASizeTheQuotasCannotHold(t *testing.T) {
+	f := newPoolFake(t)
+	// 8 PLAY2-NANO leave room for two clusters of three: one spare, and one for a requester.
+	f.ops.Preflight = func(context.Context, provision.Spec, *provision.State, preflight.Ask) (preflight.Result, error) {
+		return preflight.Decide(preflight.Input{Needs: []preflight.Need{{Key: "PLAY2-NANO", What: "PLAY2-NANO Instances", Count: 3}},
+			Overrides: map[string]int{"PLAY2-NANO": 8}}), nil
+	}
+	_, steps, err := f.ops.PoolPass(t.Context(), poolRequest(3))
+	var fit *clusterops.PoolFitError
+	if !errors.As(err, &fit) || !strings.Contains(err.Error(), "PLAY2-NANO Instances: limit 8") || !strings.Contains(err.Error(), "pool.size to 1 at most") {
+		t.Fatalf("err %v: want the size refused naming the quota and the size that fits", err)
+	}
+	if len(steps) != 1 || steps[0].Action != spare.ActionBuild || steps[0].Err != nil {
+		t.Errorf("steps %+v: want the one spare that fits built", steps)
+	}
+}
+
+// A plan whose builds need the room its teardowns free (the quotas leave none for both) runs the
+// teardowns first; any other runs every step at once.
+func TestPoolWaves(t *testing.T) {
+	build, destroy, check := spare.Step{Action: spare.ActionBuild}, spare.Step{Action: spare.ActionDestroy, Spare: "s"}, spare.Step{Action: spare.ActionCheck, Spare: "c"}
+	for _, tc := range []struct {
+		name  string
+		steps []spare.Step
+		room  int
+		want  [][]int
+	}{
+		{name: "not bounded", steps: []spare.Step{destroy, build}, room: -1, want: [][]int{{0, 1}}},
+		{name: "room for the build", steps: []spare.Step{destroy, build}, room: 1, want: [][]int{{0, 1}}},
+		{name: "the build needs the stale spare's room", steps: []spare.Step{destroy, build, check}, room: 0, want: [][]int{{0}, {1, 2}}},
+		{name: "a park frees room too", steps: []spare.Step{build, {Action: spare.ActionPark, Spare: "p"}}, room: 0, want: [][]int{{1}, {0}}},
+		{name: "nothing to tear down", steps: []spare.Step{build, build}, room: 1, want: [][]int{{0, 1}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := clusterops.PoolWaves(tc.steps, tc.room); !slices.EqualFunc(got, tc.want, slices.Equal[[]int]) {
+				t.Errorf("waves %v, want %v", got, tc.want)
+			}
+		})
 	}
 }

@@ -49,10 +49,12 @@ func (o *Ops) actUp(ctx context.Context, in Intent, f Facts, p Plan, out *Outcom
 		}
 	}
 	delivery := &deliveryClock{next: q.progress()}
-	out, err = o.converge(ctx, in, out, delivery, st, saver, p.Resume)
+	seen := &observations{next: delivery}
+	out, err = o.converge(ctx, in, out, seen, st, saver, p.Resume)
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+	defer cancel()
+	o.recordObservations(rctx, seen) // a failed up's too: a refusal is what they are for
 	if err == nil {
-		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
-		defer cancel()
 		o.recordUp(rctx, out.ETA, o.now().Sub(began), out.Spec.BaremetalOffer, delivery)
 	}
 	return out, err

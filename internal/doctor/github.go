@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"sort"
 	"strings"
 
@@ -59,7 +60,7 @@ func (g GitHub) Checks() []Check {
 				return append(items, one("App permissions", Fail, "the installation lacks "+strings.Join(missing, ", "), "grant them in the App's settings (Permissions), then accept the new permissions on the installation")...)
 			}
 			if len(prMissing) > 0 {
-				return append(items, one("App permissions", Warn, "the installation lacks "+strings.Join(prMissing, ", ")+": pull requests get no deployment and their workflows no kubeconfig",
+				return append(items, one("App permissions", Warn, "the installation lacks "+strings.Join(prMissing, ", ")+": "+withoutOptional(prMissing),
 					"accept the App's new permissions on the installation (Settings → GitHub Apps → pocbot → Review request), or grant them in the App's settings")...)
 			}
 			return append(items, one("App permissions", OK, "issues, pull requests, metadata, contents, deployments, checks, actions as the bot needs", "")...)
@@ -138,6 +139,20 @@ func str(p *string) string {
 		return "none"
 	}
 	return *p
+}
+
+// withoutOptional says what the bot cannot do without the optional permissions missing: the pull
+// requests' clusters' (deployments, checks, actions read), and the warm pool's refill dispatched
+// after a claim (actions write; the schedule still refills).
+func withoutOptional(missing []string) string {
+	var out []string
+	if slices.ContainsFunc(missing, func(m string) bool { return !strings.HasPrefix(m, "actions:write (has read)") }) {
+		out = append(out, "pull requests get no deployment and their workflows no kubeconfig")
+	}
+	if slices.ContainsFunc(missing, func(m string) bool { return strings.HasPrefix(m, "actions:") }) {
+		out = append(out, "a claim of a warm spare dispatches no refill (the schedule refills the pool)")
+	}
+	return strings.Join(out, "; ")
 }
 
 // missingPermissions compares what the installation grants with what the bot asks: missing are

@@ -42,3 +42,29 @@ func Headroom(pf *preflight.Result) []Item {
 	}
 	return items
 }
+
+// PoolFitName is the checklist's name of the warm pool's fit in the quotas.
+const PoolFitName = "warm pool fit"
+
+// PoolFit is the checklist's item for the repository's warm pool (pool.size of from, its
+// .github/poc.yml): whether its spares and one requester's cluster fit the quotas beside what
+// runs, from the pre-flight of one default cluster (a spare's quotas are a default cluster's).
+func PoolFit(pf *preflight.Result, size, spares int, from string) []Item {
+	switch {
+	case size == 0:
+		return one(PoolFitName, Skip, "no warm pool (pool.size 0 in "+from+")", "")
+	case pf == nil:
+		return one(PoolFitName, Skip, "this driver has no pre-flight", "")
+	}
+	f := preflight.FitPool(*pf, size, spares)
+	if !f.Fits() {
+		return one(PoolFitName, Fail, f.Error()+" (pool.size of "+from+")",
+			fmt.Sprintf("set pool.size to %d at most in %s, or raise the quota (%s)", f.MaxSize(), from, preflight.QuotasPage))
+	}
+	room := "not bounded by a known quota"
+	if f.Room >= 0 {
+		room = fmt.Sprintf("room for %d more clusters", f.Room)
+	}
+	return one(PoolFitName, OK, fmt.Sprintf("pool.size %d of %s: %d spares running, %d more and one requester's cluster fit (%s)",
+		size, from, spares, max(size-spares, 0), room), "")
+}

@@ -54,3 +54,32 @@ func TestHeadroom(t *testing.T) {
 		t.Fatalf("no pre-flight: %+v", it)
 	}
 }
+
+// The warm pool's row: a pool.size the quotas cannot hold with a requester's cluster fails,
+// naming the quota and the size that fits; one that fits says the room left.
+func TestPoolFit(t *testing.T) {
+	pf := preflight.Decide(preflight.Input{Needs: []preflight.Need{{Key: "PLAY2-NANO", What: "PLAY2-NANO Instances", Count: 3}},
+		Overrides: map[string]int{"PLAY2-NANO": 9}, Usage: map[string]int{"PLAY2-NANO": 3}})
+	for _, tc := range []struct {
+		name         string
+		pf           *preflight.Result
+		size, spares int
+		status       Status
+		says         string
+	}{
+		{name: "no pool", pf: &pf, size: 0, status: Skip, says: "pool.size 0"},
+		{name: "one running, one more and a requester fit", pf: &pf, size: 2, spares: 1, status: OK, says: "room for 2 more clusters"},
+		{name: "three do not fit with a requester", pf: &pf, size: 3, status: Fail, says: "PLAY2-NANO Instances: limit 9"},
+		{name: "no pre-flight", size: 1, status: Skip, says: "no pre-flight"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			items := PoolFit(tc.pf, tc.size, tc.spares, ".github/poc.yml")
+			if len(items) != 1 || items[0].Status != tc.status || !strings.Contains(items[0].Detail, tc.says) {
+				t.Fatalf("items %+v: want %v saying %q", items, tc.status, tc.says)
+			}
+			if tc.status == Fail && !strings.Contains(items[0].Fix, "pool.size to 1 at most") {
+				t.Errorf("fix %q: want the size that fits", items[0].Fix)
+			}
+		})
+	}
+}

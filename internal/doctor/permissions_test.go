@@ -13,9 +13,13 @@ import (
 // installation without deployments showed ✓.
 func TestDoctorChecksTheAppsPermissions(t *testing.T) {
 	base := map[string]string{"issues": "write", "pull_requests": "write", "metadata": "read", "contents": "read"}
-	all := map[string]string{"deployments": "write", "checks": "write", "actions": "read"}
+	all := map[string]string{"deployments": "write", "checks": "write", "actions": "write"}
 	for k, v := range base {
 		all[k] = v
+	}
+	prs := map[string]string{"deployments": "write", "checks": "write", "actions": "read"}
+	for k, v := range base {
+		prs[k] = v
 	}
 	noIssues := map[string]string{"pull_requests": "write", "metadata": "read", "contents": "read"}
 	for _, tc := range []struct {
@@ -24,7 +28,8 @@ func TestDoctorChecksTheAppsPermissions(t *testing.T) {
 		want  []string
 	}{
 		{"all", all, []string{"✓ App permissions", "deployments, checks, actions"}},
-		{"before pull-request clusters", base, []string{"! App permissions", "deployments:write (has none)", "checks:write (has none)", "actions:read (has none)", "no kubeconfig"}},
+		{"before pull-request clusters", base, []string{"! App permissions", "deployments:write (has none)", "checks:write (has none)", "actions:write (has none)", "no kubeconfig", "no refill"}},
+		{"before the refill dispatch", prs, []string{"! App permissions", "actions:write (has read)", "no refill"}},
 		{"without issues", noIssues, []string{"✗ App permissions", "issues:write (has none)"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

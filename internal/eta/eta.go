@@ -104,10 +104,7 @@ func median(ds []time.Duration) time.Duration {
 }
 
 // Store is what the book needs of the state store.
-type Store interface {
-	GetShared(ctx context.Context, name string) (*statestore.Shared, error)
-	PutShared(ctx context.Context, doc *statestore.Shared) error
-}
+type Store = statestore.SharedDocs
 
 // Book estimates ups and records how long they took.
 type Book struct {
@@ -146,7 +143,7 @@ func (b *Book) Estimate(ctx context.Context, spec provision.Spec, parked bool) E
 			p.SharedImage = ok
 		}
 	}
-	h, _, _ := b.read(ctx)
+	h, _ := b.read(ctx)
 	delivery, n := h.Delivery(spec.BaremetalOffer)
 	e := h.Of(p, b.Profiled(spec, p, delivery))
 	if n > 0 && !p.Parked && e.From == "the latency profile" {
@@ -158,7 +155,7 @@ func (b *Book) Estimate(ctx context.Context, spec provision.Spec, parked bool) E
 // LearnedDelivery is this project's median delivery of offer and how many orders it comes from
 // (0: none recorded yet): what `bot doctor --live` reports for register row em-delivery.
 func (b *Book) LearnedDelivery(ctx context.Context, offer string) (time.Duration, int, error) {
-	h, _, err := b.read(ctx)
+	h, err := b.read(ctx)
 	if err != nil {
 		return 0, 0, err
 	}
@@ -166,44 +163,39 @@ func (b *Book) LearnedDelivery(ctx context.Context, offer string) (time.Duration
 	return d, n, nil
 }
 
-func (b *Book) read(ctx context.Context) (History, *statestore.Shared, error) {
+func (b *Book) read(ctx context.Context) (History, error) {
 	sh, err := b.Store.GetShared(ctx, DocName)
 	if errors.Is(err, statestore.ErrNotFound) {
-		return History{}, &statestore.Shared{Name: DocName}, nil
+		return History{}, nil
 	}
 	if err != nil {
-		return History{}, nil, fmt.Errorf("read the past up durations: %w", err)
+		return History{}, fmt.Errorf("read the past up durations: %w", err)
 	}
 	h := History{}
 	if err := json.Unmarshal(sh.Body, &h); err != nil {
-		return History{}, nil, fmt.Errorf("the past up durations do not decode: %w", err)
+		return History{}, fmt.Errorf("the past up durations do not decode: %w", err)
 	}
-	return h, sh, nil
+	return h, nil
 }
 
 // Record adds an up that took d on path p and, when delivery is not zero, its worker's order of
 // offer that took delivery to be delivered (a conditional write, again on a conflict).
 func (b *Book) Record(ctx context.Context, p Path, d time.Duration, offer string, delivery time.Duration) error {
-	var last error
-	for range 5 {
-		h, sh, err := b.read(ctx)
-		if err != nil {
-			return err
+	err := statestore.UpdateShared(ctx, b.Store, DocName, func(body []byte) ([]byte, error) {
+		h := History{}
+		if body != nil {
+			if err := json.Unmarshal(body, &h); err != nil {
+				return nil, fmt.Errorf("the past up durations do not decode: %w", err)
+			}
 		}
 		h.Add(p, d)
 		if delivery > 0 && offer != "" {
 			h.AddDelivery(offer, delivery)
 		}
-		if sh.Body, err = json.Marshal(h); err != nil {
-			return err
-		}
-		if err = b.Store.PutShared(ctx, sh); err == nil {
-			return nil
-		}
-		if !errors.Is(err, statestore.ErrConflict) {
-			return fmt.Errorf("record an up's duration: %w", err)
-		}
-		last = err
+		return json.Marshal(h)
+	})
+	if err != nil {
+		return fmt.Errorf("record an up's duration: %w", err)
 	}
-	return fmt.Errorf("record an up's duration: the document kept changing: %w", last)
+	return nil
 }

@@ -118,10 +118,19 @@ func AuthFromEnv(getenv func(string) string) (Auth, error) {
 }
 
 // BotPermissions is what the installation token is narrowed to: the App manifest's set
-// (deploy/app-manifest.json): issues and pull requests write, contents and metadata read, and for
+// (deploy/app-manifest.json): issues and pull requests write, contents and metadata read, for
 // the pull requests' clusters deployments and checks write (the deployment, the answer to a job's
-// kubeconfig request) and actions read (the run that asks).
+// kubeconfig request), and actions write (the run that asks is read; a claim dispatches the warm
+// pool's refill).
 func BotPermissions() *gh.InstallationPermissions {
+	p := prPermissions()
+	p.Actions = gh.String("write")
+	return p
+}
+
+// prPermissions is what an installation made before the refill dispatch (actions: write) grants:
+// the pull requests' clusters' permissions (deployments and checks write, actions read).
+func prPermissions() *gh.InstallationPermissions {
 	p := basePermissions()
 	p.Deployments, p.Checks, p.Actions = gh.String("write"), gh.String("write"), gh.String("read")
 	return p
@@ -241,19 +250,28 @@ func installationToken(ctx context.Context, a Auth, appClient *gh.Client, log *s
 	}
 	// mint makes installation id's first token with the bot's permissions. An installation may
 	// predate the optional ones this version asks for (GitHub answers 422 to a token narrowed
-	// beyond the grant, OpenAPI apps/create-installation-access-token): then it asks for the base
-	// set, and the optional calls say what to accept (lacking).
+	// beyond the grant, OpenAPI apps/create-installation-access-token): then it asks for the
+	// older sets, newest first, and the optional calls say what to accept (lacking).
 	mint := func(id int64) (*installationTokens, []string, error) {
 		src := tokens(id, BotPermissions())
 		_, err := src.Token(ctx)
 		if !unprocessable(err) {
 			return src, nil, err
 		}
-		base := tokens(id, basePermissions())
-		if _, berr := base.Token(ctx); berr != nil {
-			return src, nil, err
+		for _, older := range []struct {
+			perms   *gh.InstallationPermissions
+			lacking []string
+		}{{prPermissions(), []string{PermDispatch}}, {basePermissions(), []string{PermDeployments, PermChecks, PermActions, PermDispatch}}} {
+			o := tokens(id, older.perms)
+			_, oerr := o.Token(ctx)
+			if oerr == nil {
+				return o, older.lacking, nil
+			}
+			if !unprocessable(oerr) {
+				break
+			}
 		}
-		return base, []string{PermDeployments, PermChecks, PermActions}, nil
+		return src, nil, err
 	}
 	inst = a.InstallationID
 	if inst == 0 {

@@ -119,7 +119,7 @@ func TestNewClientNarrowsInstallationToken(t *testing.T) {
 		t.Fatalf("token %+v not narrowed to acme/web", tok)
 	}
 	want := map[string]string{"issues": "write", "pull_requests": "write", "metadata": "read", "contents": "read",
-		"deployments": "write", "checks": "write", "actions": "read"}
+		"deployments": "write", "checks": "write", "actions": "write"}
 	if !reflect.DeepEqual(tok.Permissions, want) {
 		t.Fatalf("token permissions %v, want %v", tok.Permissions, want)
 	}

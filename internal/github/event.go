@@ -7,6 +7,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"time"
 
 	gh "github.com/google/go-github/v88/github"
 )
@@ -48,15 +49,18 @@ type PRInfo struct {
 
 // Event is a GitHub Actions trigger, normalized. Fields that the event does not carry are zero.
 type Event struct {
-	Name           string // raw GITHUB_EVENT_NAME
-	Kind           Kind
-	Action         string // created, labeled, closed, …
-	Owner, Repo    string
-	RepoID         int64
-	Number         int  // issue or PR number
-	IsPR           bool // the issue is a pull request
-	CommentID      int64
-	Body           string // the comment's body
+	Name        string // raw GITHUB_EVENT_NAME
+	Kind        Kind
+	Action      string // created, labeled, closed, …
+	Owner, Repo string
+	RepoID      int64
+	Number      int  // issue or PR number
+	IsPR        bool // the issue is a pull request
+	CommentID   int64
+	Body        string // the comment's body
+	// Created is when the comment was written (comment.created_at): how long GitHub took to
+	// start the job is measured from it (register row job-start).
+	Created        time.Time
 	Sender         string // login of who caused the event
 	SenderID       int64  // their immutable account id (sender.id): logins can be renamed and re-registered
 	SenderIsBot    bool
@@ -126,7 +130,7 @@ func decodeComment(e Event, name string, payload []byte) (Event, error) {
 	}
 	e.Number, e.IsPR, e.IssueState = is.GetNumber(), is.IsPullRequest(), is.GetState()
 	e.Labels = labelNames(is.Labels)
-	e.CommentID, e.Body = p.Comment.GetID(), p.Comment.GetBody()
+	e.CommentID, e.Body, e.Created = p.Comment.GetID(), p.Comment.GetBody(), p.Comment.GetCreatedAt().Time
 	switch {
 	case !slices.Contains(CommentActions, e.Action):
 		e.Ignore = "comment " + e.Action + ": only new comments are commands"

@@ -6,9 +6,11 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestDecodeEvent(t *testing.T) {
+	commented := time.Date(2026, 10, 17, 9, 12, 0, 0, time.UTC) // the fixtures' comment.created_at
 	tests := []struct {
 		file, name string
 		want       Event
@@ -17,15 +19,15 @@ func TestDecodeEvent(t *testing.T) {
 		{file: "issue_comment_created.json", name: "issue_comment", want: Event{
 			Name: "issue_comment", Kind: KindComment, Action: "created", Owner: "acme", Repo: "web", RepoID: 555001,
 			Number: 42, CommentID: 987654321, Body: "/poc up --ttl 4h\r\n", Sender: "alice", SenderID: 1001, InstallationID: 31337,
-			Labels: []string{"poc", "poc/keep"}, IssueState: "open"}},
+			Labels: []string{"poc", "poc/keep"}, IssueState: "open", Created: commented}},
 		{file: "issue_comment_pr.json", name: "issue_comment", want: Event{
 			Name: "issue_comment", Kind: KindComment, Action: "created", Owner: "acme", Repo: "web", RepoID: 555001,
 			Number: 7, IsPR: true, CommentID: 987654321, Body: "/poc down", Sender: "alice", SenderID: 1001, InstallationID: 31337,
-			IssueState: "open"}},
+			IssueState: "open", Created: commented}},
 		{file: "issue_comment_closed_issue.json", name: "issue_comment", want: Event{
 			Name: "issue_comment", Kind: KindComment, Action: "created", Owner: "acme", Repo: "web", RepoID: 555001,
 			Number: 42, CommentID: 987654321, Body: "/poc up --ttl 4h\r\n", Sender: "alice", SenderID: 1001, InstallationID: 31337,
-			Labels: []string{"poc", "poc/keep"}, IssueState: "closed"}},
+			Labels: []string{"poc", "poc/keep"}, IssueState: "closed", Created: commented}},
 		{file: "issue_comment_edited.json", name: "issue_comment", ignored: true},
 		{file: "issue_comment_bot.json", name: "issue_comment", ignored: true},
 		{file: "pull_request_labeled_fork.json", name: "pull_request", want: Event{

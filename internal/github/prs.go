@@ -28,6 +28,9 @@ const (
 	PermDeployments = "deployments"
 	PermChecks      = "checks"
 	PermActions     = "actions"
+	// PermDispatch is actions: write, which a workflow_dispatch needs (actions: read is
+	// PermActions).
+	PermDispatch = "actions:write"
 )
 
 func (c *Client) granted(perm string) error {
@@ -93,6 +96,29 @@ func (c *Client) WorkflowRun(ctx context.Context, id int64) (RunInfo, error) {
 	return RunInfo{ID: r.GetID(), Event: r.GetEvent(), Status: r.GetStatus(), HeadSHA: r.GetHeadSHA(),
 		HeadRepo: r.GetHeadRepository().GetFullName(), Attempt: r.GetRunAttempt(), Actor: r.GetActor().GetLogin(),
 		TriggeringActor: r.GetTriggeringActor().GetLogin(), Workflow: r.GetName(), URL: r.GetHTMLURL()}, nil
+}
+
+// DispatchWorkflow starts a run of the workflow file (its name under .github/workflows) on ref (a
+// branch or a tag), with inputs (at most 25): operation actions/create-workflow-dispatch, which
+// needs actions: write for an App. GitHub answers 422 when the workflow on ref has no
+// workflow_dispatch trigger, 404 when it has no such workflow.
+func (c *Client) DispatchWorkflow(ctx context.Context, workflow, ref string, inputs map[string]any) error {
+	if err := c.granted(PermDispatch); err != nil {
+		return err
+	}
+	_, resp, err := c.gh.Actions.CreateWorkflowDispatchEventByFileName(ctx, c.owner, c.repo, workflow,
+		gh.CreateWorkflowDispatchEventRequest{Ref: ref, Inputs: inputs})
+	if err != nil {
+		e := apiError(fmt.Sprintf("dispatch workflow %s on %s", workflow, ref), resp, err)
+		switch {
+		case resp != nil && resp.StatusCode == http.StatusForbidden:
+			return fmt.Errorf("%w (the App needs actions: write: accept its new permissions, then `bot doctor`)", e)
+		case resp != nil && resp.StatusCode == http.StatusUnprocessableEntity:
+			return fmt.Errorf("%w (the workflow %s on %s lacks a workflow_dispatch trigger or this input: rerun `bot init` to update it)", e, workflow, ref)
+		}
+		return e
+	}
+	return nil
 }
 
 // Dispatch sends a repository_dispatch event (operation repos/create-dispatch-event: the token

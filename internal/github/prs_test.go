@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -22,7 +23,7 @@ func TestAnInstallationWithoutTheNewPermissionsStillWorks(t *testing.T) {
 	sim.AddRepo(testRepo, "trunk")
 	w := &world{sim: sim, url: url}
 	c := w.mustApp(t, nil)
-	if got := c.Lacking(); !slices.Equal(got, []string{PermDeployments, PermChecks, PermActions}) {
+	if got := c.Lacking(); !slices.Equal(got, []string{PermDeployments, PermChecks, PermActions, PermDispatch}) {
 		t.Fatalf("Lacking() = %v", got)
 	}
 	before := len(sim.Requests())
@@ -38,6 +39,32 @@ func TestAnInstallationWithoutTheNewPermissionsStillWorks(t *testing.T) {
 	}
 	if _, err := c.Permission(testCtx(t), "alice"); err != nil {
 		t.Errorf("the old calls stopped working: %v", err)
+	}
+}
+
+// An installation that predates the refill dispatch (actions: read, the pull requests' clusters'
+// grant) keeps its deployments and checks: its token is the pull requests' set, and only the
+// dispatch answers ErrNotGranted, without a request. Failed on the old code's fallback, which
+// went straight to the base set and lost deployments and checks.
+func TestAnInstallationWithoutActionsWriteKeepsThePullRequestsPermissions(t *testing.T) {
+	sim, url := startSim(t, simgh.Options{Grant: map[string]string{"issues": "write", "pull_requests": "write", "metadata": "read", "contents": "read",
+		"deployments": "write", "checks": "write", "actions": "read"}})
+	sim.AddRepo(testRepo, "trunk")
+	w := &world{sim: sim, url: url}
+	c := w.mustApp(t, nil)
+	if got := c.Lacking(); !slices.Equal(got, []string{PermDispatch}) {
+		t.Fatalf("Lacking() = %v, want only %s", got, PermDispatch)
+	}
+	toks := sim.Tokens()
+	if last := toks[len(toks)-1]; last.Permissions["deployments"] != "write" || last.Permissions["actions"] != "read" {
+		t.Fatalf("token permissions %v, want the pull requests' set", last.Permissions)
+	}
+	before := len(sim.Requests())
+	if err := c.DispatchWorkflow(testCtx(t), "poc.yml", "trunk", map[string]any{"command": "pool"}); !errors.Is(err, ErrNotGranted) {
+		t.Errorf("DispatchWorkflow = %v, want ErrNotGranted", err)
+	}
+	if n := len(sim.Requests()) - before; n != 0 {
+		t.Errorf("%d requests made for a call the token cannot make", n)
 	}
 }
 
@@ -189,5 +216,41 @@ func TestWorkflowRunAndPullRequest(t *testing.T) {
 	}
 	if _, err := c.WorkflowRun(ctx, id+1000); !errors.Is(err, ErrNotFound) {
 		t.Errorf("an unknown run: %v", err)
+	}
+}
+
+// A refill's dispatch reaches the installed workflow: the template bot init writes
+// (deploy/workflow/poc.yml) accepts command pool; a workflow of an older template, whose choice
+// does not list it, is refused (422) with a message that says to rerun bot init.
+func TestDispatchWorkflowReachesTheInstalledWorkflow(t *testing.T) {
+	sim, url := startSim(t, simgh.Options{})
+	sim.AddRepo(testRepo, "trunk")
+	tmpl, err := os.ReadFile("../../deploy/workflow/poc.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sim.SetFile(testRepo, "", ".github/workflows/poc.yml", tmpl)
+	w := &world{sim: sim, url: url}
+	c := w.mustApp(t, nil)
+	if err := c.DispatchWorkflow(testCtx(t), "poc.yml", "trunk", map[string]any{"command": "pool"}); err != nil {
+		t.Fatalf("dispatch to the template's workflow: %v", err)
+	}
+	if ds := sim.WorkflowDispatches(); len(ds) != 1 || ds[0].Ref != "trunk" || ds[0].Inputs["command"] != "pool" || ds[0].Workflow != "poc.yml" {
+		t.Fatalf("dispatches %+v, want one of command pool on trunk", ds)
+	}
+	old := strings.Replace(string(tmpl), "options: [reap, pool, status, cost, down]", "options: [reap, status, cost, down]", 1)
+	if old == string(tmpl) {
+		t.Fatal("the template's command choice changed: update this test")
+	}
+	sim.SetFile(testRepo, "", ".github/workflows/poc.yml", []byte(old))
+	err = c.DispatchWorkflow(testCtx(t), "poc.yml", "trunk", map[string]any{"command": "pool"})
+	if err == nil || !strings.Contains(err.Error(), "422") || !strings.Contains(err.Error(), "bot init") {
+		t.Errorf("dispatch to an older workflow: %v, want a 422 saying to rerun bot init", err)
+	}
+	if err := c.DispatchWorkflow(testCtx(t), "nope.yml", "trunk", nil); err == nil || !strings.Contains(err.Error(), "404") {
+		t.Errorf("dispatch to a missing workflow: %v, want a 404", err)
+	}
+	if len(sim.WorkflowDispatches()) != 1 {
+		t.Errorf("refused dispatches were recorded: %+v", sim.WorkflowDispatches())
 	}
 }

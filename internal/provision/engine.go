@@ -31,6 +31,10 @@ type Event struct {
 	Detail  string        `json:"detail,omitempty"`
 	Err     error         `json:"-"`
 	Elapsed time.Duration `json:"elapsed"`
+	// Row and Reading are set on a first-contact observation (Run.Observe): the assumptions
+	// register's row (internal/assume) and the reading the step met.
+	Row     string `json:"row,omitempty"`
+	Reading string `json:"reading,omitempty"`
 }
 
 // Progress receives events; Event must not block for long (it is called from the workers).
@@ -247,6 +251,12 @@ func (r *Run) SetOutput(ctx context.Context, key, v string) error {
 // Note reports a node's progress detail.
 func (r *Run) Note(step, detail string) {
 	r.e.opts.Progress.Event(Event{Step: step, Phase: PhaseProgress, Detail: detail})
+}
+
+// Observe reports, as a progress note of step, that the step met reading of the assumptions
+// register's row (a first-contact observation: the caller keeps it for `bot doctor --live`).
+func (r *Run) Observe(step, row, reading, detail string) {
+	r.e.opts.Progress.Event(Event{Step: step, Phase: PhaseProgress, Detail: detail, Row: row, Reading: reading})
 }
 
 // Deleted adds a removed resource to the destroy report.

@@ -8,6 +8,7 @@ import (
 	"github.com/pocbot/pocbot/internal/clusterops"
 	"github.com/pocbot/pocbot/internal/commands"
 	"github.com/pocbot/pocbot/internal/lifecycle"
+	"github.com/pocbot/pocbot/internal/spare"
 	"github.com/pocbot/pocbot/internal/statestore"
 )
 
@@ -108,6 +109,12 @@ func plan1(h statestore.Header, in *IssueState, now time.Time, p Policy) Step {
 		if expired {
 			d.Detail += "; expired " + commands.FormatDuration(now.Sub(h.Expires)) + " ago"
 		}
+		return s
+	case expired && spare.Is(h) && now.Before(h.Expires.Add(spare.ReapGrace)):
+		// The pool pass replaces a stale spare, the new one built first; the reaper takes over
+		// once the grace is over (the pass stopped running).
+		d.Action = ActionNone
+		d.Detail = "stale spare, left to the pool pass until " + h.Expires.Add(spare.ReapGrace).UTC().Format(time.RFC3339) + "; destroyed then"
 		return s
 	case expired:
 		d.Reason, s.Teardown = commands.ReapExpired, true

@@ -13,6 +13,7 @@ import (
 	"github.com/pocbot/pocbot/internal/lifecycle"
 	"github.com/pocbot/pocbot/internal/reaper"
 	ghsim "github.com/pocbot/pocbot/internal/sim/github"
+	"github.com/pocbot/pocbot/internal/spare"
 	"github.com/pocbot/pocbot/internal/statestore"
 )
 
@@ -494,6 +495,11 @@ func TestPlan(t *testing.T) {
 	keptByTriage := &reaper.IssueState{Open: true, Labels: []string{"poc/keep"}, KeepRefused: &commands.KeepRefusal{Actor: "eve", Permission: "triage"}}
 	lookupFailed := &reaper.IssueState{Err: errors.New("GitHub 502")}
 	yes, no := true, false
+	spareOf := func(name string, expires time.Time, phase lifecycle.Phase) statestore.Header {
+		h := hdr(name, expires, clusterops.Meta{}, phase)
+		h.Kind, h.Number = spare.Kind, 0
+		return h
+	}
 	for _, tc := range []struct {
 		name     string
 		h        statestore.Header
@@ -534,6 +540,16 @@ func TestPlan(t *testing.T) {
 			issue: kept, action: reaper.ActionNone, warn: true},
 		{name: "a failed down is reported", h: hdr("m", now.Add(5*time.Hour), clusterops.Meta{DownFailed: now.Add(-time.Hour)}, lifecycle.PhaseFailed),
 			issue: open, action: reaper.ActionDownFailed},
+		// A stale spare is the pool pass's to replace (the new one built first) until the grace
+		// ends; past it the reaper destroys it, so that a pool whose pass stopped stops paying.
+		{name: "a spare just stale: left to the pool pass", h: spareOf("spare-a", now.Add(-time.Minute), lifecycle.PhaseReady), action: reaper.ActionNone},
+		{name: "a spare stale within the grace: left", h: spareOf("spare-b", now.Add(1-spare.ReapGrace), lifecycle.PhaseReady), action: reaper.ActionNone},
+		{name: "a spare stale past the grace: destroyed", h: spareOf("spare-c", now.Add(-spare.ReapGrace), lifecycle.PhaseReady),
+			teardown: true, reason: commands.ReapExpired},
+		{name: "a spare's build that died, past its expiry and the grace: destroyed", h: spareOf("spare-d", now.Add(-spare.ReapGrace-time.Hour), lifecycle.PhaseProvisioning),
+			teardown: true, reason: commands.ReapExpired},
+		{name: "a cluster is not given the spare's grace", h: hdr("p", now.Add(-time.Minute), clusterops.Meta{}, lifecycle.PhaseReady), issue: open,
+			teardown: true, reason: commands.ReapExpired},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			steps := reaper.Plan([]statestore.Header{tc.h}, map[string]*reaper.IssueState{tc.h.Cluster: tc.issue}, now, policy)

@@ -1,12 +1,14 @@
 package repoinit
 
 import (
+	"errors"
 	"strings"
 	"testing"
 
 	gh "github.com/google/go-github/v88/github"
 
 	"github.com/pocbot/pocbot/deploy"
+	ghsim "github.com/pocbot/pocbot/internal/sim/github"
 )
 
 // writer is a client of a user with write permission on repo (the attacker of issue #36's
@@ -113,5 +115,42 @@ func TestInitConvergesOnItsOwnBranch(t *testing.T) {
 	g.plant(t, map[string]string{WorkflowPath: string(WorkflowFile(testRef, true, "")), ConfigPath: deploy.RepoConfig}, false)
 	if rep, out, err := g.run(t, nil); err != nil || rep.PR == 0 {
 		t.Fatalf("init on a branch holding only its own files: %v, %+v\n%s", err, rep, out)
+	}
+}
+
+// Register row compare-base, under each reading: init made its branch, then the default branch
+// moved on (a commit of the user's). Under merge-base the comparison lists init's files only and
+// a rerun takes its branch back; under base-tip what main gained shows as the branch's, and init
+// refuses its own older branch rather than ship what it did not write, naming the file and what
+// to do, and writes nothing.
+func TestInitRerunAfterTheBaseMovedUnderEachCompareReading(t *testing.T) {
+	for _, baseTip := range []bool{false, true} {
+		t.Run(map[bool]string{false: "merge-base", true: "base-tip"}[baseTip], func(t *testing.T) {
+			f := newFixtureWith(t, "acme/shop", ghsim.Options{CompareBaseTip: baseTip})
+			rep, out, err := f.run(t, nil)
+			if err != nil || rep.PR == 0 {
+				t.Fatalf("init: %v, %+v\n%s", err, rep, out)
+			}
+			f.gh.SetFile("acme/shop", "", "NEWS.md", []byte("the user's own commit on main\n"))
+			before := len(f.gh.Requests())
+			rep2, out, err := f.run(t, nil)
+			if !baseTip {
+				if err != nil || rep2.PR != rep.PR {
+					t.Fatalf("rerun under merge-base: %v, %+v\n%s", err, rep2, out)
+				}
+				return
+			}
+			if !errors.Is(err, ErrForeignBranch) {
+				t.Fatalf("rerun under base-tip: %v, %+v; want the branch refused\n%s", err, rep2, out)
+			}
+			for _, want := range []string{"NEWS.md", "git push origin --delete " + Branch} {
+				if !strings.Contains(err.Error(), want) {
+					t.Errorf("the refusal does not say %q: %v", want, err)
+				}
+			}
+			if n, list := f.writes(before); n != 0 {
+				t.Errorf("init wrote before refusing: %v", list)
+			}
+		})
 	}
 }

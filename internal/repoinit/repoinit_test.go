@@ -23,7 +23,13 @@ type fixture struct {
 
 func newFixture(t *testing.T, repo string) *fixture {
 	t.Helper()
-	s, url := githubtest.Serve(t, ghsim.Options{})
+	return newFixtureWith(t, repo, ghsim.Options{})
+}
+
+// newFixtureWith is newFixture on a stand-in shaped by o (a register row's reading).
+func newFixtureWith(t *testing.T, repo string, o ghsim.Options) *fixture {
+	t.Helper()
+	s, url := githubtest.Serve(t, o)
 	s.AddRepo(repo, "main")
 	s.SetPermission(repo, "ada", "admin")
 	tok := s.AddUserToken("ada")

@@ -245,6 +245,14 @@ func CheckDNSZone(z string) error {
 // DefaultPoolMaxAge is pool.max_age's default: a spare is replaced once a day.
 const DefaultPoolMaxAge = 24 * time.Hour
 
+// PoolCheckEvery is how often the schedule re-checks a ready spare's health (spare.PlanInput's
+// CheckEvery). A claim re-checks the spare it takes anyway, so this check does not guard a
+// hand-out: it finds a spare that died while waiting, so that the schedule replaces it before a
+// claim would fall to the cold path for it. Every other pass of the hourly schedule: a dead spare
+// waits at most about three hours, and the check (a few seconds, the security group opened to the
+// runner when admin_cidrs leave it out) runs half as often as the passes.
+const PoolCheckEvery = 2 * time.Hour
+
 // MaxPoolSize bounds pool.size: each spare is a whole cluster (three control planes and an
 // Elastic Metal server), and the organization's default quotas fit one.
 const MaxPoolSize = 5

@@ -13,8 +13,7 @@ func TestIdle(t *testing.T) {
 	pins := Pins{Talos: "v1.13.11", Kubernetes: "1.33.6"}
 	paris := hours(t, "weekdays 08:00-19:00 Europe/Paris")
 	monday := time.Date(2026, 12, 7, 0, 7, 0, 0, paris.Loc)
-	options := []Option{{Keep: KeepSpares, Claim: 12 * time.Second, DailyNanos: 4_300_000_000},
-		{Keep: KeepParked, Claim: 246 * time.Second, DailyNanos: 2_900_000_000}, {Keep: KeepNothing, Claim: 726 * time.Second}}
+	options := Options(246*time.Second, 726*time.Second, 4_300_000_000, 2_900_000_000)
 	for _, tc := range []struct {
 		name         string
 		pool         repoconfig.Pool

@@ -52,6 +52,32 @@ type Option struct {
 	DailyNanos int64
 }
 
+// WarmClaim is how long a claim of a running spare takes, from the bot's start to the reply with
+// the kubeconfig: BenchmarkClaim's median (3.6 s) and its 44 calls at an assumed 150 ms round
+// trip each (docs/pool.md, "Speed"), rounded up.
+const WarmClaim = 10 * time.Second
+
+// Options are what a pool can keep outside its hours, with their figures: running spares (a claim
+// takes WarmClaim and the spares cost spareDaily), parked workers (an up adopting one takes
+// parked; they cost workerDaily; negative: not priced, left out), nothing (a cold up takes cold,
+// costs nothing). The one list the pool pass decides on.
+func Options(parked, cold time.Duration, spareDaily, workerDaily int64) []Option {
+	opts := []Option{{Keep: KeepSpares, Claim: WarmClaim, DailyNanos: spareDaily}}
+	if workerDaily >= 0 {
+		opts = append(opts, Option{Keep: KeepParked, Claim: parked, DailyNanos: workerDaily})
+	}
+	return append(opts, Option{Keep: KeepNothing, Claim: cold})
+}
+
+// ReapGrace is how long past its expiry (pool.max_age after it was ready) the reaper leaves a
+// stale spare to the pool pass, which replaces it building the new one first: the pass that finds
+// it stale builds (a build, about 12 to 15 minutes, runs within that pass), and the next one
+// destroys it once its replacement is ready. On the hourly schedule that is two passes; an hour
+// more covers a late or skipped scheduled run (GitHub delays them at busy times). Past it the
+// reaper destroys the spare like any expired cluster: a repository whose pool pass stopped
+// running pays at most this much more of each spare.
+const ReapGrace = 3 * time.Hour
+
 // Pins are the versions a spare must run to be handed out.
 type Pins struct{ Talos, Kubernetes string }
 

@@ -36,8 +36,7 @@ func TestDecide(t *testing.T) {
 	base := PlanInput{Pool: repoconfig.Pool{Size: 1, MaxAge: 24 * time.Hour}, Pins: Pins{Talos: "v1.13.11", Kubernetes: "1.33.6"},
 		Now: now, Lead: 12 * time.Minute, Interval: time.Hour, Room: -1, ClaimGrace: 30 * time.Minute}
 	mod := func(r Record, f func(*Record)) Record { f(&r); return r }
-	options := []Option{{Keep: KeepSpares, Claim: 12 * time.Second, DailyNanos: 4_300_000_000},
-		{Keep: KeepParked, Claim: 246 * time.Second, DailyNanos: 2_900_000_000}, {Keep: KeepNothing, Claim: 726 * time.Second}}
+	options := Options(246*time.Second, 726*time.Second, 4_300_000_000, 2_900_000_000)
 	tests := []struct {
 		name  string
 		in    func(*PlanInput)

@@ -3,6 +3,7 @@ package statestore
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -14,9 +15,10 @@ import (
 // stricter reading) and on one that rejects them, racing runs still get one winner per round,
 // a release lets the next round be won, a forced unlock and a state deletion work, and a deleted
 // state can be created again. On the old store, release and deletion were conditional deletes:
-// rejected, every release failed; ignored, a release removed whatever lock was there.
+// rejected, every release failed; ignored, a release removed whatever lock was there. The same
+// on a bucket that honours them (AWS S3, register row delete-conditions' third reading).
 func TestScalewayDialects(t *testing.T) {
-	for _, mode := range objstore.ScalewayReadings {
+	for _, mode := range append(slices.Clone(objstore.ScalewayReadings), objstore.DeleteConditionsHonoured) {
 		t.Run("delete conditions "+mode.String(), func(t *testing.T) {
 			w := s3WorldWith(t, objstore.Options{DeleteConditions: mode})
 			ctx := t.Context()

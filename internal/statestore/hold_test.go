@@ -41,7 +41,10 @@ func waitDone(t *testing.T, ctx context.Context, within time.Duration) error {
 
 func TestHoldLosesTheLock(t *testing.T) {
 	t.Parallel()
-	const lease = 900 * time.Millisecond
+	// A renewal is a conditional PUT; under -race on a loaded 2-core machine one took 786 ms, and
+	// a 900 ms lease then lapsed while it was renewed (the held context ended before the test
+	// made it lose the lock). Three seconds leave a renewal period of a second to a PUT.
+	const lease = 3 * time.Second
 	for _, w := range worlds(t) {
 		t.Run(w.name, func(t *testing.T) {
 			key := newKey(t)

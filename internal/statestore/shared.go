@@ -69,3 +69,40 @@ func (s *Store) PutShared(ctx context.Context, doc *Shared) error {
 	doc.version = version
 	return nil
 }
+
+// SharedDocs is what UpdateShared needs of a store: Store has it, tests give one in memory.
+type SharedDocs interface {
+	GetShared(ctx context.Context, name string) (*Shared, error)
+	PutShared(ctx context.Context, doc *Shared) error
+}
+
+// sharedTries is how many times UpdateShared reads, decides and writes before it gives up on a
+// document other writers keep changing.
+const sharedTries = 5
+
+// UpdateShared rewrites the shared document name with update(its body): nil when it was never
+// written. The write is conditional on what was read; on ErrConflict it reads and updates again,
+// sharedTries times in all.
+func UpdateShared(ctx context.Context, s SharedDocs, name string, update func(body []byte) ([]byte, error)) error {
+	var last error
+	for range sharedTries {
+		doc, err := s.GetShared(ctx, name)
+		switch {
+		case errors.Is(err, ErrNotFound):
+			doc = &Shared{Name: name}
+		case err != nil:
+			return err
+		}
+		if doc.Body, err = update(doc.Body); err != nil {
+			return err
+		}
+		if err = s.PutShared(ctx, doc); err == nil {
+			return nil
+		}
+		if !errors.Is(err, ErrConflict) {
+			return err
+		}
+		last = err
+	}
+	return fmt.Errorf("shared document %q kept changing: %w", name, last)
+}

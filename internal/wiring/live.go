@@ -11,6 +11,7 @@ import (
 
 	"github.com/pocbot/pocbot/internal/doctor/live"
 	"github.com/pocbot/pocbot/internal/eta"
+	"github.com/pocbot/pocbot/internal/firstcontact"
 	"github.com/pocbot/pocbot/internal/provision"
 	"github.com/pocbot/pocbot/internal/provision/cluster"
 	"github.com/pocbot/pocbot/internal/provision/images"
@@ -25,7 +26,7 @@ func HTTPClient(timeout time.Duration) *http.Client {
 
 // Live opens what `bot doctor --live` probes with, from getenv: the Scaleway client with the
 // bot's key (SCW_*), the state store with its presigning key (POC_STATE_URL; a store that does
-// not open leaves its rows unprobed, logged), the ETA book on it, the Image Factory
+// not open leaves its rows unprobed, logged), the ETA book and the first-contact observations on it, the Image Factory
 // (POC_IMAGE_FACTORY_URL) and the registries (POC_REGISTRY_PROBE_URLS), a default cluster's spec
 // and worker offer. close releases what it opened.
 func Live(ctx context.Context, getenv func(string) string, log *slog.Logger) (cfg live.Config, close func(), err error) {
@@ -66,5 +67,6 @@ func Live(ctx context.Context, getenv func(string) string, log *slog.Logger) (cf
 	closers = append(closers, func() { _ = store.Close() })
 	cfg.Store = store
 	cfg.ETA = &eta.Book{Store: store, Profile: cluster.DefaultWaits()}
+	cfg.FirstContact = &firstcontact.Book{Store: store}
 	return cfg, close, nil
 }

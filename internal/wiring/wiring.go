@@ -28,6 +28,7 @@ import (
 	"github.com/pocbot/pocbot/internal/clusterops"
 	"github.com/pocbot/pocbot/internal/cost"
 	"github.com/pocbot/pocbot/internal/eta"
+	"github.com/pocbot/pocbot/internal/firstcontact"
 	"github.com/pocbot/pocbot/internal/pool/poolstore"
 	"github.com/pocbot/pocbot/internal/provision"
 	"github.com/pocbot/pocbot/internal/provision/cluster"
@@ -167,6 +168,7 @@ func (b *Backend) ops(cfg Config, env envSettings, factory, runnerCIDR string) (
 	book := &eta.Book{Store: b.Store, Build: ops.Build, Profile: cluster.DefaultWaits(),
 		SharedImage: b.Driver.SharedSnapshot}
 	ops.ETA = book // Up estimates and records: /poc up and bot up alike
+	ops.FirstContact = &firstcontact.Book{Store: b.Store}
 	return ops, book
 }
 

@@ -30,6 +30,7 @@ import (
 
 	"github.com/pocbot/pocbot/internal/assume"
 	"github.com/pocbot/pocbot/internal/eta"
+	"github.com/pocbot/pocbot/internal/firstcontact"
 	"github.com/pocbot/pocbot/internal/provision"
 	"github.com/pocbot/pocbot/internal/statestore"
 )
@@ -55,22 +56,26 @@ func (c Config) cleanupContext(ctx context.Context) (context.Context, context.Ca
 
 // Config is what the probes act with.
 type Config struct {
-	Scaleway      *scw.Client
-	Project, Org  string
-	Zone          scw.Zone
-	Store         *statestore.Store // the state bucket (nil: its rows are not probed)
-	HTTP          *http.Client      // the Image Factory and the registries
-	FactoryURL    string
-	Registries    []string // base URLs whose /v2/ answers (POC_REGISTRY_PROBE_URLS)
-	DNSZone       string   // "" : dns-comment is not probed
-	Offers        []string // the worker's offers, in order
-	Spec          provision.Spec
-	ETA           *eta.Book                                 // nil: em-delivery is not probed
-	GitHubToken   func(ctx context.Context) (string, error) // nil: token-format is not probed
-	ID            string                                    // the probe's id (default: random)
-	Log           *slog.Logger
-	probesForTest []probe
-	bounds        bounds // zero: defaultBounds
+	Scaleway     *scw.Client
+	Project, Org string
+	Zone         scw.Zone
+	Store        *statestore.Store // the state bucket (nil: its rows are not probed)
+	HTTP         *http.Client      // the Image Factory and the registries
+	FactoryURL   string
+	Registries   []string // base URLs whose /v2/ answers (POC_REGISTRY_PROBE_URLS)
+	DNSZone      string   // "" : dns-comment is not probed
+	Offers       []string // the worker's offers, in order
+	Spec         provision.Spec
+	ETA          *eta.Book                                 // nil: em-delivery is not probed
+	FirstContact *firstcontact.Book                        // nil: the rows the bot's runs settle are not reported
+	GitHubToken  func(ctx context.Context) (string, error) // nil: token-format is not probed
+	// GitHubRepo ("owner/name") and GitHubAPIURL ("": api.github.com) are the repository the
+	// GitHub rows' reads go to with that token ("": compare-base and variable-writers are not probed).
+	GitHubRepo, GitHubAPIURL string
+	ID                       string // the probe's id (default: random)
+	Log                      *slog.Logger
+	probesForTest            []probe
+	bounds                   bounds // zero: defaultBounds
 }
 
 // ProbeCluster is the cluster name a probe's Scaleway resources are tagged with: no state names

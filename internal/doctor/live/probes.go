@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	gh "github.com/google/go-github/v88/github"
 	baremetal "github.com/scaleway/scaleway-sdk-go/api/baremetal/v1"
 	domain "github.com/scaleway/scaleway-sdk-go/api/domain/v2beta1"
 	iam "github.com/scaleway/scaleway-sdk-go/api/iam/v1alpha1"
@@ -39,9 +40,7 @@ func register() []probe {
 		{assume.DNSComment, dnsComment},
 		{assume.EMStock, emStock},
 		{assume.EMDelivery, emDelivery},
-		{assume.EMPatchDelivering, func(context.Context, Config) Finding {
-			return Finding{Skipped: "it needs an Elastic Metal order, billed at least an hour; every reading is handled (a recorded up shows it)"}
-		}},
+		{assume.EMPatchDelivering, observed(assume.EMPatchDelivering, "the first up that orders a worker (its one PATCH while delivering costs nothing; ordering to probe it would be billed an hour)")},
 		{assume.TagLength, tagLength},
 		{assume.IAMAppNames, iamAppNames},
 		{assume.PutPrecondition, putPrecondition},
@@ -51,12 +50,37 @@ func register() []probe {
 		{assume.SchematicID, schematicID},
 		{assume.NodeEgress, nodeEgress},
 		{assume.TokenFormat, tokenFormat},
-		{assume.VariableWriters, func(context.Context, Config) Finding {
-			return Finding{Skipped: "it needs the token of a collaborator with write who is not an administrator; both readings are handled (init's record is verified, not trusted)"}
-		}},
-		{assume.CompareBase, func(context.Context, Config) Finding {
-			return Finding{Skipped: "it needs a branch whose base moved after it was made, and the doctor writes nothing to the repository; both readings are handled (init refuses what it did not write)"}
-		}},
+		{assume.VariableWriters, variableWriters},
+		{assume.CompareBase, compareBase},
+		{assume.UserDataCap, observed(assume.UserDataCap, "the first up (its control planes' user data; a server made to probe it would be billed)")},
+		{assume.JobStart, observed(assume.JobStart, "the first comment's run")},
+	}
+}
+
+// observed reports a row the bot's own runs settle (internal/firstcontact): the reading they met,
+// or unknown until by says what does. It costs a read of the state bucket.
+func observed(id, by string) func(ctx context.Context, cfg Config) Finding {
+	return func(ctx context.Context, cfg Config) Finding {
+		if cfg.FirstContact == nil {
+			return Finding{Skipped: "no state bucket to read this project's runs from (POC_STATE_URL)"}
+		}
+		o, err := cfg.FirstContact.Read(ctx)
+		if err != nil {
+			return Finding{Err: err}
+		}
+		seen := o[id]
+		if seen == nil {
+			return Finding{Detail: "settled by " + by + ", which records what it meets"}
+		}
+		times := 0
+		for _, n := range seen.Counts {
+			times += n
+		}
+		detail := fmt.Sprintf("met %d time(s) by this project's runs, the last on %s: %s", times, seen.At.Format("2006-01-02 15:04 MST"), seen.Detail)
+		if m := seen.Median(); m > 0 {
+			detail = fmt.Sprintf("median %s over this project's last %d run(s); the last: %s", m.Round(time.Second), len(seen.Samples), seen.Detail)
+		}
+		return Finding{Reading: seen.Reading(assume.MustLookup(id)), Detail: detail}
 	}
 }
 
@@ -493,4 +517,110 @@ func iamAppNames(ctx context.Context, cfg Config) Finding {
 		return Finding{Reading: "duplicates", Detail: "the organization holds " + strings.Join(seen, ", ")}
 	}
 	return Finding{Detail: "the organization holds " + strings.Join(seen, ", ") + ": no name twice, which settles nothing"}
+}
+
+// repoClient is a client of cfg's repository with an installation token of the App, on cfg.HTTP's
+// transport (a recording wraps it).
+func repoClient(ctx context.Context, cfg Config) (c *gh.Client, owner, name string, f Finding, ok bool) {
+	if cfg.GitHubToken == nil || cfg.GitHubRepo == "" {
+		return nil, "", "", Finding{Skipped: "no App credentials or repository (POC_APP_ID, POC_APP_PRIVATE_KEY, --repo)"}, false
+	}
+	tok, err := cfg.GitHubToken(ctx)
+	if err != nil {
+		return nil, "", "", Finding{Err: fmt.Errorf("mint an installation token: %w", err)}, false
+	}
+	owner, name, _ = strings.Cut(cfg.GitHubRepo, "/")
+	opts := []gh.ClientOptionsFunc{gh.WithAuthToken(tok), gh.WithHTTPClient(cfg.HTTP)}
+	if cfg.GitHubAPIURL != "" {
+		u := strings.TrimRight(cfg.GitHubAPIURL, "/") + "/"
+		opts = append(opts, gh.WithURLs(&u, nil))
+	}
+	if c, err = gh.NewClient(opts...); err != nil {
+		return nil, "", "", Finding{Err: err}, false
+	}
+	return c, owner, name, Finding{}, true
+}
+
+// compareTries bounds the older commits compareBase tries (two reads each).
+const compareTries = 3
+
+// compareBase tells the readings apart with reads of the default branch's own history: for an
+// older commit whose tree differs from head's (older...head lists files under both readings: the
+// merge base of the two is older), head...older has older itself as its merge base, so it lists
+// no file under merge-base and head's changes, reversed, under base-tip.
+func compareBase(ctx context.Context, cfg Config) Finding {
+	c, owner, name, f, ok := repoClient(ctx, cfg)
+	if !ok {
+		return f
+	}
+	repo, _, err := c.Repositories.Get(ctx, owner, name)
+	if err != nil {
+		return Finding{Err: fmt.Errorf("read %s: %w", cfg.GitHubRepo, err)}
+	}
+	branch := repo.GetDefaultBranch()
+	commits, _, err := c.Repositories.ListCommits(ctx, owner, name, &gh.CommitsListOptions{SHA: branch, ListOptions: gh.ListOptions{PerPage: 30}})
+	if err != nil {
+		return Finding{Err: fmt.Errorf("list the commits of %s: %w", branch, err)}
+	}
+	if len(commits) < 2 {
+		return Finding{Detail: fmt.Sprintf("%s has one commit, and a comparison needs two that differ", branch)}
+	}
+	head := commits[0].GetSHA()
+	for i := len(commits) - 1; i >= max(1, len(commits)-compareTries); i-- {
+		older := commits[i].GetSHA()
+		fwd, _, err := c.Repositories.CompareCommits(ctx, owner, name, older, head, &gh.ListOptions{PerPage: 100})
+		if err != nil {
+			return Finding{Err: fmt.Errorf("compare %s...%s of %s: %w", short(older), short(head), branch, err)}
+		}
+		if len(fwd.Files) == 0 {
+			continue // the same tree: this pair tells nothing
+		}
+		back, _, err := c.Repositories.CompareCommits(ctx, owner, name, head, older, &gh.ListOptions{PerPage: 100})
+		if err != nil {
+			return Finding{Err: fmt.Errorf("compare %s...%s of %s: %w", short(head), short(older), branch, err)}
+		}
+		seen := fmt.Sprintf("%s...%s (head behind base by %d, merge base %s) lists %d file(s); %s...%s lists %d",
+			short(head), short(older), back.GetBehindBy(), short(back.GetMergeBaseCommit().GetSHA()), len(back.Files), short(older), short(head), len(fwd.Files))
+		if len(back.Files) == 0 {
+			return Finding{Reading: "merge-base", Detail: seen}
+		}
+		return Finding{Reading: "base-tip", Detail: seen}
+	}
+	return Finding{Detail: fmt.Sprintf("the last %d commits of %s have the same tree as its head", len(commits), branch)}
+}
+
+func short(sha string) string { return sha[:min(len(sha), 7)] }
+
+// variableWriters is what a read with the bot's token can tell of register row
+// variable-writers: not GitHub's rule (telling writers from admins needs a write with the token
+// of a collaborator with write who is not an administrator), but whom it concerns here. With no
+// such collaborator both readings let the same people write; otherwise it names who the writers
+// reading lets write. Both readings are handled: init's record is verified, not trusted.
+func variableWriters(ctx context.Context, cfg Config) Finding {
+	c, owner, name, f, ok := repoClient(ctx, cfg)
+	if !ok {
+		return f
+	}
+	users, resp, err := c.Repositories.ListCollaborators(ctx, owner, name, &gh.ListCollaboratorsOptions{Affiliation: "all", ListOptions: gh.ListOptions{PerPage: 100}})
+	if resp != nil && resp.StatusCode == http.StatusForbidden {
+		return Finding{Skipped: "the App may not list the repository's collaborators; both readings are handled"}
+	}
+	if err != nil {
+		return Finding{Err: fmt.Errorf("list the collaborators of %s: %w", cfg.GitHubRepo, err)}
+	}
+	var admins, writers []string
+	for _, u := range users {
+		p := u.GetPermissions()
+		switch {
+		case p.GetAdmin():
+			admins = append(admins, u.GetLogin())
+		case p.GetPush() || p.GetMaintain():
+			writers = append(writers, u.GetLogin()+" ("+u.GetRoleName()+")")
+		}
+	}
+	if len(writers) == 0 {
+		return Finding{Detail: fmt.Sprintf("the same here under either reading: every collaborator who may push is an administrator (%d)", len(admins))}
+	}
+	return Finding{Detail: fmt.Sprintf("a read cannot tell; under writers, %d collaborator(s) who are not administrators may write repository variables: %s (init's record is verified, not trusted)",
+		len(writers), strings.Join(writers, ", "))}
 }

@@ -2,8 +2,11 @@ package scaleway
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net/http"
 
+	"github.com/pocbot/pocbot/internal/assume"
 	"github.com/pocbot/pocbot/internal/provision"
 	baremetal "github.com/scaleway/scaleway-sdk-go/api/baremetal/v1"
 	"github.com/scaleway/scaleway-sdk-go/scw"
@@ -83,6 +86,9 @@ func (d *Driver) workerNode() provision.Node {
 				return nil
 			}
 			r.Note(NodeWorker, "server "+f.id+" is "+f.status)
+			if f.status == string(baremetal.ServerStatusDelivering) {
+				d.observePatchDelivering(ctx, r, zone, f.id, sname)
+			}
 			get := func(ctx context.Context) (*found, error) { return d.getBM(ctx, zone, f.id, what) }
 			return awaitFound(ctx, r, NodeWorker, KindBaremetal, zone, what, "server "+f.id+" disappeared during delivery", get,
 				func(v *found) (bool, error) {
@@ -138,3 +144,37 @@ func (d *Driver) deleteBM(ctx context.Context, r *provision.Run, zone scw.Zone, 
 
 // workerDescription is the Elastic Metal worker's description.
 func workerDescription(cluster string) string { return "pocbot worker of cluster " + cluster }
+
+// observePatchDelivering settles register row em-patch-delivering on first contact, at the cost
+// of one call of an order the up pays anyway: a PATCH of the delivering server that changes
+// nothing (its own name). Neither answer changes the up (the bot names and tags the server in
+// its order); one that tells nothing (a 5xx, a timeout, a permission) is only logged.
+func (d *Driver) observePatchDelivering(ctx context.Context, r *provision.Run, zone scw.Zone, id, name string) {
+	_, err := d.bm.UpdateServer(&baremetal.UpdateServerRequest{Zone: zone, ServerID: id, Name: &name}, ctxOpt(ctx))
+	switch {
+	case err == nil:
+		r.Observe(NodeWorker, assume.EMPatchDelivering, "accepted", "a PATCH of server "+id+" while delivering was accepted (it changed nothing)")
+	case refusedRequest(err):
+		r.Observe(NodeWorker, assume.EMPatchDelivering, "refused", "a PATCH of server "+id+" while delivering was refused: "+err.Error())
+	default:
+		r.Logger().Debug("a PATCH of the delivering worker told nothing of em-patch-delivering", "server", id, "err", err)
+	}
+}
+
+// refusedRequest is an answer that refuses the request for what it asks (of a server in its
+// state, of a size): a 4xx other than authentication, permission, absence and rate (the CLI's
+// recordings answer reboot, start and stop with 400 "Server is not delivered"; invalid
+// arguments or a transient state are as plausible).
+func refusedRequest(err error) bool {
+	var resp *scw.ResponseError
+	if errors.As(err, &resp) {
+		switch resp.StatusCode {
+		case http.StatusUnauthorized, http.StatusForbidden, http.StatusNotFound, http.StatusTooManyRequests:
+			return false
+		}
+		return resp.StatusCode/100 == 4
+	}
+	var invalid *scw.InvalidArgumentsError
+	var transient *scw.TransientStateError
+	return errors.As(err, &invalid) || errors.As(err, &transient)
+}

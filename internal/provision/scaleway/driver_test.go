@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -46,6 +47,31 @@ type world struct {
 	drv *Driver
 	eng *provision.Engine
 	url string
+	obs *observed // the first-contact observations the engine's steps reported
+}
+
+// observed keeps the first-contact observations of a run (provision.Run.Observe), by row.
+type observed struct {
+	mu   sync.Mutex
+	seen map[string][]string
+}
+
+func (o *observed) Event(e provision.Event) {
+	if e.Row == "" {
+		return
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.seen == nil {
+		o.seen = map[string][]string{}
+	}
+	o.seen[e.Row] = append(o.seen[e.Row], e.Reading)
+}
+
+func (o *observed) of(row string) []string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return slices.Clone(o.seen[row])
 }
 
 // fast is the §9 profile scaled so that a whole up takes well under a second.
@@ -85,9 +111,10 @@ func newWorldTB(t testing.TB, o scwsim.Options) *world {
 	// A step's bound follows the emulator's time factor: the Elastic Metal delivery alone is 4 min 47 s
 	// at factor 1.
 	step := max(20*time.Second, time.Duration(float64(30*time.Minute)*o.TimeFactor))
+	obs := &observed{}
 	eng := provision.New(provision.Options{PollInterval: 2 * time.Millisecond, StepTimeout: step,
-		Logger: slog.New(slog.DiscardHandler)})
-	return &world{emu: emu, drv: drv, eng: eng, url: url}
+		Logger: slog.New(slog.DiscardHandler), Progress: obs})
+	return &world{emu: emu, drv: drv, eng: eng, url: url, obs: obs}
 }
 
 // driverWithKey is a driver of w's emulator acting with another API key (an IAM key held to its

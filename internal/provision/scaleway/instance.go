@@ -1,14 +1,15 @@
 package scaleway
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
 	"net"
 	"slices"
-	"strings"
 
+	"github.com/pocbot/pocbot/internal/assume"
 	"github.com/pocbot/pocbot/internal/provision"
 	"github.com/pocbot/pocbot/internal/provision/netpolicy"
 	instance "github.com/scaleway/scaleway-sdk-go/api/instance/v1"
@@ -392,9 +393,8 @@ func (d *Driver) poweronNode(i int) provision.Node {
 			if state == instance.ServerStateStopped || state == instance.ServerStateStoppedInPlace {
 				// User data is read at boot: it must be in place before the power on.
 				if ud, ok := r.Secret(UserDataSecret(i)); ok {
-					if err := d.inst.SetServerUserData(&instance.SetServerUserDataRequest{Zone: zone, ServerID: rec.ID,
-						Key: userDataKey, Content: strings.NewReader(string(ud))}, ctxOpt(ctx)); err != nil {
-						return classify("set user data of "+srv, string(zone), err)
+					if err := d.setUserData(ctx, r, name, zone, srv, rec.ID, ud); err != nil {
+						return err
 					}
 				}
 				if _, err := d.inst.ServerAction(&instance.ServerActionRequest{Zone: zone, ServerID: rec.ID,
@@ -452,4 +452,22 @@ func (d *Driver) deleteServer(ctx context.Context, r *provision.Run, zone scw.Zo
 		}
 		return false, nil // starting / stopping / locked: wait
 	})
+}
+
+// setUserData writes a control plane's config as its user data, and notes what register row
+// user-data-cap met: the size Scaleway took, or its refusal (the row's unhandled reading: the
+// up stops here, naming it, before any node boots).
+func (d *Driver) setUserData(ctx context.Context, r *provision.Run, step string, zone scw.Zone, srv, id string, ud []byte) error {
+	err := d.inst.SetServerUserData(&instance.SetServerUserDataRequest{Zone: zone, ServerID: id,
+		Key: userDataKey, Content: bytes.NewReader(ud)}, ctxOpt(ctx))
+	switch {
+	case err == nil:
+		r.Observe(step, assume.UserDataCap, "fits", fmt.Sprintf("user data of %d bytes taken (server %s)", len(ud), id))
+		return nil
+	case refusedRequest(err): // a 4xx for what it asks: its size
+		r.Observe(step, assume.UserDataCap, "too-small", fmt.Sprintf("user data of %d bytes refused (server %s): %v", len(ud), id, err))
+		return fmt.Errorf("set user data of %s: Scaleway refused the control plane's config of %d bytes (register row %s, docs/assumptions.md): "+
+			"remove what the up made (/poc down, bot down) and report it with this message: %w", srv, len(ud), assume.UserDataCap, classify("set user data of "+srv, string(zone), err))
+	}
+	return classify("set user data of "+srv, string(zone), err)
 }

@@ -2,6 +2,7 @@ package talos
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -267,10 +268,38 @@ func (k *kubeClient) cilium(ctx context.Context, nodes int) CheckResult {
 		c.Detail += fmt.Sprintf("; operator %d/%d ready", op.Status.Ready, op.Spec.Replicas)
 	}
 	if !c.OK {
-		c.Explain = k.ciliumLogs(ctx)
 		c.Try = "kubectl -n kube-system get pods -l k8s-app=cilium -o wide; kubectl -n kube-system logs ds/cilium"
+		if agents, err := k.pods(ctx, "k8s-app=cilium"); err == nil {
+			if pulls := pullFailures(agents); len(pulls) > 0 {
+				// No agent log to read: the container never started.
+				c.Explain = pulls
+				c.Try = NodeEgressTry
+				return c
+			}
+		}
+		c.Explain = k.ciliumLogs(ctx)
 	}
 	return c
+}
+
+// NodeEgressTry is what to do when the nodes cannot pull an image: register row node-egress
+// (docs/assumptions.md), which `bot doctor --live` probes from the runner.
+const NodeEgressTry = "the nodes cannot pull an image (register row node-egress): let them reach its registry " +
+	"(quay.io for Cilium; ghcr.io, registry.k8s.io and the Image Factory for Talos) through a firewall or proxy; " +
+	"`bot doctor --live` probes the registries from the runner; then run down and up"
+
+// pullFailures says, per pod, which container waits on an image it cannot pull (the kubelet's
+// ErrImagePull and ImagePullBackOff reasons).
+func pullFailures(pods []pod) []string {
+	var out []string
+	for _, p := range pods {
+		for _, cs := range p.Status.ContainerStatuses {
+			if w := cs.State.Waiting; w != nil && (w.Reason == "ErrImagePull" || w.Reason == "ImagePullBackOff") {
+				out = append(out, fmt.Sprintf("%s on %s: %s: %s", p.Metadata.Name, p.Spec.NodeName, w.Reason, cmp.Or(w.Message, cs.Image)))
+			}
+		}
+	}
+	return out
 }
 
 type deployment struct {
@@ -311,9 +340,22 @@ type pod struct {
 		NodeName string `json:"nodeName"`
 	} `json:"spec"`
 	Status struct {
-		PodIP  string `json:"podIP"`
-		HostIP string `json:"hostIP"`
+		PodIP             string            `json:"podIP"`
+		HostIP            string            `json:"hostIP"`
+		ContainerStatuses []containerStatus `json:"containerStatuses"`
 	} `json:"status"`
+}
+
+// containerStatus is what the checks read of core/v1 ContainerStatus.
+type containerStatus struct {
+	Name  string `json:"name"`
+	Image string `json:"image"`
+	State struct {
+		Waiting *struct {
+			Reason  string `json:"reason"`
+			Message string `json:"message"`
+		} `json:"waiting"`
+	} `json:"state"`
 }
 
 func (k *kubeClient) pods(ctx context.Context, selector string) ([]pod, error) {

@@ -32,6 +32,7 @@ type repoAdmin struct {
 	tags         map[string]string          // lightweight tag → commit sha
 	variables    map[string]*storedVariable // repository variables (name upper-cased)
 	forks        map[string]forkPoint       // branch → where it was made from (compare.go)
+	history      map[string][]snapshot      // branch → its commits, oldest first (history.go)
 }
 
 type storedSecret struct {
@@ -277,11 +278,11 @@ func (s *Server) mergeLocked(r *repo, is *issue) {
 	if r.files[r.defaultBranch] == nil {
 		r.files[r.defaultBranch] = map[string][]byte{}
 	}
+	before := maps.Clone(r.files[r.defaultBranch])
 	for p, b := range files {
 		r.files[r.defaultBranch][p] = b
 	}
-	a := s.adminOf(r)
-	a.branchSHA[r.defaultBranch] = treeSHA(r.files[r.defaultBranch])
+	s.noteCommitLocked(r, r.defaultBranch, before, fmt.Sprintf("Merge pull request #%d from %s", is.number, is.headRef), "web-flow")
 	is.state, is.merged, is.closedAt = "closed", true, s.now()
 }
 
@@ -360,6 +361,10 @@ func (s *Server) adminRoute(c *call, r *repo) bool {
 		}
 		if s.roleAtLeast(c, r, "write") {
 			s.variablesRoute(c, r, seg[5:])
+		}
+	case seg[3] == "commits" && n == 4 && m == http.MethodGet:
+		if s.requireToken(c, r, "contents", "read") {
+			s.listCommits(c, r)
 		}
 	case seg[3] == "compare" && n >= 5 && m == http.MethodGet:
 		if s.requireToken(c, r, "contents", "read") {
@@ -774,9 +779,10 @@ func (s *Server) putContents(c *call, r *repo, path string) {
 		c.fail(http.StatusConflict, path+" does not match "+body.SHA)
 		return
 	}
+	before := maps.Clone(files)
 	files[path] = data
 	a := s.adminOf(r)
-	a.branchSHA[branch] = treeSHA(files)
+	s.noteCommitLocked(r, branch, before, body.Message, c.tok.login)
 	if f, ok := a.forks[branch]; ok {
 		f.commits = append(f.commits, commitRec{sha: a.branchSHA[branch], message: body.Message, author: c.tok.login, date: s.now().UTC()})
 		a.forks[branch] = f

@@ -30,9 +30,13 @@ type commitRec struct {
 
 // compare serves GET /repos/{o}/{r}/compare/{base}...{head} for two branches: the files a merge
 // of head into base would change (against head's merge base when head was made from base through
-// the API, else against base's files), and head's commits since.
+// the API, else against base's files; against base's files always under compare-base=base-tip),
+// and head's commits since.
 func (s *Server) compare(c *call, r *repo, basehead string) {
 	base, head, ok := strings.Cut(basehead, "...")
+	if _, isBranch := r.files[base]; ok && !isBranch && s.compareCommits(c, r, base, head) {
+		return
+	}
 	baseFiles, okBase := r.files[base]
 	headFiles, okHead := r.files[head]
 	if !ok || !okBase && base != r.defaultBranch || !okHead && head != r.defaultBranch {
@@ -44,6 +48,9 @@ func (s *Server) compare(c *call, r *repo, basehead string) {
 	var commits []*gh.RepositoryCommit
 	if f, ok := a.forks[head]; ok && f.from == base {
 		from, mergeBase = f.files, f.sha
+		if s.compareBaseTip {
+			from = baseFiles // register compare-base=base-tip: what base gained shows as head's
+		}
 		for _, cm := range f.commits {
 			date := gh.Timestamp{Time: cm.date}
 			commits = append(commits, &gh.RepositoryCommit{SHA: gh.Ptr(cm.sha), Author: &gh.User{Login: gh.Ptr(cm.author)},

@@ -232,7 +232,8 @@
 //	  urls) a merge would bring, against the merge base of a     stand-in has no history: a branch made through POST …/git/
 //	  branch made through the API; its commits (one per PUT      refs keeps its merge base's files, each PUT …/contents on
 //	  …/contents: sha, message, author); behind_by 0             it is a commit; behind_by is not modelled; files
-//	                                                             against the merge base: register compare-base
+//	                                                             against the merge base: register compare-base (its
+//	                                                             base-tip reading: Options.CompareBaseTip)
 //	GET …/contents/{dir}: an array of the entries under dir    OpenAPI repos/get-content ("If the content is a directory":
 //	  (type file or dir, name, path, sha, size, urls)            an array of type, size, name, path, sha, url, html_url,
 //	                                                             download_url); a directory's sha: a stand-in id
@@ -276,6 +277,17 @@
 //	                                                             description's "GitHub Apps with both metadata:read and
 //	                                                             contents:read&write permissions" (in earlier versions of
 //	                                                             the description, kept in jinxapi-github's copy)
+//	POST …/actions/workflows/{file}/dispatches {ref, inputs,   OpenAPI actions/create-workflow-dispatch (ref required, a
+//	  return_run_details}: 204, or 200 with go-github's          branch or tag; inputs "The maximum number of properties is
+//	  WorkflowDispatchRunDetails when return_run_details;        25" in go-github v88.0.0 actions_workflows.go, 10 in older
+//	  ref required (422); at most 25 inputs (422); needs         descriptions; 204; return_run_details and its 200 body:
+//	  actions: write (403); a workflow file not on ref: 404      go-github v88 WorkflowDispatchRunDetails); actions:write
+//	                                                             for Apps: docs /rest/actions/workflows ("GitHub Apps must
+//	                                                             have the actions:write permission")
+//	  a workflow without a workflow_dispatch trigger, a ref      the stand-in's wording (GitHub's messages not re-checked):
+//	  the repository lacks, an undeclared input or a choice      "Workflow does not have 'workflow_dispatch' trigger", "No
+//	  outside its options: 422                                   ref found for: …", "Unexpected inputs provided: […]",
+//	                                                             "Provided value … not in the list of allowed values"
 //	a dispatch made with a job's GITHUB_TOKEN is recorded      docs /actions/concepts/security/github_token ("events
 //	  (Dispatches) for the Actions stand-in, which runs the      triggered by the GITHUB_TOKEN, with the exception of
 //	  default branch's workflow for it                          workflow_dispatch and repository_dispatch, will not create

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -352,6 +353,10 @@ func (s *Server) repoRoute(c *call) {
 		if s.requireToken(c, r, "metadata", "read") {
 			c.json(http.StatusOK, s.repoJSON(r))
 		}
+	case n == 4 && seg[3] == "collaborators" && m == http.MethodGet:
+		if s.requireToken(c, r, "metadata", "read") {
+			s.collaborators(c, r)
+		}
 	case n == 6 && seg[3] == "collaborators" && seg[5] == "permission" && m == http.MethodGet:
 		if s.requireToken(c, r, "metadata", "read") {
 			s.permission(c, r, seg[4])
@@ -669,6 +674,33 @@ func (s *Server) permission(c *call, r *repo, login string) {
 		Permission: gh.String(legacy), RoleName: gh.String(role),
 		User: &gh.User{Login: gh.String(u.login), ID: gh.Int64(u.id), Type: gh.String(u.typ)},
 	})
+}
+
+// collaborators serves GET /repos/{o}/{r}/collaborators: every user given a role on r, by login
+// (one page of up to 100: no test repository has more), with role_name and the permissions
+// flags GitHub derives from it.
+func (s *Server) collaborators(c *call, r *repo) {
+	logins := make([]string, 0, len(r.perms))
+	for l := range r.perms {
+		logins = append(logins, l)
+	}
+	sort.Strings(logins)
+	rank := map[string]int{"read": 1, "triage": 2, "write": 3, "maintain": 4, "admin": 5}
+	out := []*gh.User{}
+	for _, l := range logins {
+		role := r.perms[l]
+		u, ok := s.users[l]
+		if !ok || rank[role] == 0 {
+			continue
+		}
+		k := rank[role]
+		out = append(out, &gh.User{Login: gh.String(u.login), ID: gh.Int64(u.id), Type: gh.String(u.typ), RoleName: gh.String(role),
+			Permissions: &gh.RepositoryPermissions{Pull: gh.Ptr(k >= 1), Triage: gh.Ptr(k >= 2), Push: gh.Ptr(k >= 3), Maintain: gh.Ptr(k >= 4), Admin: gh.Ptr(k >= 5)}})
+		if len(out) == 100 {
+			break
+		}
+	}
+	c.json(http.StatusOK, out)
 }
 
 func (s *Server) contents(c *call, r *repo, path string) {

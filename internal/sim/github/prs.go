@@ -244,6 +244,10 @@ func (s *Server) prRoute(c *call, r *repo) bool {
 		if s.requireToken(c, r, "contents", "write") {
 			s.dispatch(c, r)
 		}
+	case n == 7 && seg[3] == "actions" && seg[4] == "workflows" && seg[6] == "dispatches" && m == http.MethodPost:
+		if s.requireToken(c, r, "actions", "write") {
+			s.workflowDispatch(c, r, seg[5])
+		}
 	case n == 6 && seg[3] == "actions" && seg[4] == "runs" && m == http.MethodGet:
 		if s.requireToken(c, r, "actions", "read") {
 			s.getRun(c, r, seg[5])

@@ -9,6 +9,7 @@ import (
 	"encoding/pem"
 	"fmt"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
 	"sort"
@@ -27,7 +28,7 @@ type Options struct {
 	TokenTTL time.Duration    // installation token lifetime; default 1 h, like GitHub
 	// Grant is what the App was granted at installation (permission name → read|write).
 	// Default: the App manifest's set (deploy/app-manifest.json): issues, pull_requests,
-	// deployments, checks write; metadata, contents, actions read.
+	// deployments, checks, actions write; metadata, contents read.
 	Grant  map[string]string
 	Logger *slog.Logger
 	// TokenFormat is the shape of minted installation tokens: stateless ghs_<app id>_<JWT>
@@ -42,6 +43,9 @@ type Options struct {
 	// SearchLag is how long after its creation an issue is found by search (0:
 	// DefaultSearchLag; NoSearchLag: at once).
 	SearchLag time.Duration
+	// CompareBaseTip plays register row compare-base's base-tip reading: GET …/compare/{base}...
+	// {head} lists head's files against base's current tip, not against the merge base.
+	CompareBaseTip bool
 }
 
 // DefaultSearchLag is how long a new issue stays out of the search index by default: GitHub's
@@ -65,6 +69,8 @@ type Server struct {
 	minter   tokenMinter
 	limiter  *contentLimiter
 	bodyUnit BodyUnit
+	// compareBaseTip: register row compare-base plays base-tip (Options.CompareBaseTip).
+	compareBaseTip bool
 	// searchLag: an issue is searchable this long after its creation.
 	searchLag time.Duration
 
@@ -81,7 +87,9 @@ type Server struct {
 	faults        []*Fault
 	manifest      manifestState // the App manifest flow (manifest.go)
 	dispatches    []Dispatch    // repository_dispatch events (prs.go)
-	oidc          *oidcIssuer   // the Actions OIDC issuer (prs.go), made on first use
+	// workflowDispatches are the workflow_dispatch events (workflowdispatch.go).
+	workflowDispatches []WorkflowDispatch
+	oidc               *oidcIssuer // the Actions OIDC issuer (prs.go), made on first use
 
 	// selected holds, for an installation on selected repositories only, those repositories
 	// (lower full names); an installation absent here is on all of its owner's repositories.
@@ -250,7 +258,7 @@ func New(opts Options) (*Server, error) {
 	}
 	if s.grant == nil {
 		s.grant = map[string]string{"issues": "write", "pull_requests": "write", "metadata": "read", "contents": "read",
-			"deployments": "write", "checks": "write", "actions": "read"}
+			"deployments": "write", "checks": "write", "actions": "write"}
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
@@ -260,6 +268,7 @@ func New(opts Options) (*Server, error) {
 	}
 	s.limiter = &contentLimiter{cfg: opts.ContentLimit.withDefaults(), seen: map[string][]time.Time{}}
 	s.bodyUnit = opts.BodyUnit
+	s.compareBaseTip = opts.CompareBaseTip
 	switch s.searchLag = opts.SearchLag; {
 	case s.searchLag == 0:
 		s.searchLag = DefaultSearchLag
@@ -480,7 +489,10 @@ func (s *Server) SetFile(fullName, branch, path string, content []byte) {
 	if r.files[branch] == nil {
 		r.files[branch] = map[string][]byte{}
 	}
-	r.files[branch][strings.Trim(path, "/")] = append([]byte(nil), content...)
+	before := maps.Clone(r.files[branch])
+	p := strings.Trim(path, "/")
+	r.files[branch][p] = append([]byte(nil), content...)
+	s.noteCommitLocked(r, branch, before, "Update "+p, r.owner)
 }
 
 // Issue seeds an issue.

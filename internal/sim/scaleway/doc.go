@@ -73,6 +73,7 @@
 //	| DELETE of a stopped server: its SBS volume in_use, then available 5 s later | CLI instance/v1 test-create-server-simple-default and 9 others       |
 //	| an in_use or attached volume is not deleted: 412 resource_still_in_use     | SDK PreconditionFailedError; source silent on the real body         |
 //	| user_data: list is JSON; a key is text/plain; a missing key 404, empty body | CLI instance/v1 test-user-data-get-get-an-nonexistent-key           |
+//	| a user_data key over 1 MiB: 400 invalid_arguments                          | register: user-data-cap                                             |
 //	| Instance volumes/{id} of an SBS volume: 404 instance_volume                 | fixtures caveat 4                                                    |
 //	| IPs: 201 detached; PATCH server → pending → attached; null → detached      | fixtures §9                                                          |
 //	| an attached IP is not deleted; a group used by a server is not deleted     | source silent                                                        |

@@ -12,6 +12,8 @@ import (
 
 	"github.com/scaleway/scaleway-sdk-go/api/instance/v1"
 	"github.com/scaleway/scaleway-sdk-go/scw"
+
+	"github.com/pocbot/pocbot/internal/assume"
 )
 
 func allowedActions(state string) []string {
@@ -408,13 +410,19 @@ func (e *Emulator) stoppedHook(s *server) {
 func (e *Emulator) userData(w http.ResponseWriter, r *http.Request, z scw.Zone, id string) {
 	var body []byte
 	if r.Method == http.MethodPatch {
-		b, err := io.ReadAll(io.LimitReader(r.Body, 1<<20+1))
+		// Register row user-data-cap: 1 MiB per key (no source gives it), or, under too-small,
+		// a cap below a control plane's config of about 80 kB.
+		limit, says := 1<<20, "1 MiB"
+		if e.opts.Readings.Is(assume.UserDataCap, "too-small") {
+			limit, says = 64<<10, "64 KiB"
+		}
+		b, err := io.ReadAll(io.LimitReader(r.Body, int64(limit)+1))
 		if err != nil {
 			invalidArg(w, "body", "could not read user data: "+err.Error())
 			return
 		}
-		if len(b) > 1<<20 {
-			invalidArg(w, "body", "user data is limited to 1 MiB per key")
+		if len(b) > limit {
+			invalidArg(w, "body", "user data is limited to "+says+" per key")
 			return
 		}
 		body = b

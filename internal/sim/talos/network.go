@@ -90,6 +90,8 @@ type netNode struct {
 	cp      bool
 	podCIDR netip.Prefix
 	since   time.Time // registered (control plane: API up; worker: trusted); zero: not yet
+	// pullBlocked: the node cannot pull the agent's image (NodeOptions.ImagePullBlocked).
+	pullBlocked bool
 }
 
 // netNodes lists the cluster's configured nodes, control planes first, each with its pod CIDR
@@ -110,7 +112,8 @@ func (cl *clusterState) netNodes() []netNode {
 			continue
 		}
 		a := n.address()
-		nn := netNode{n: n, cfg: cfg, addr: a, subnet: n.opts.Subnet, gateway: n.opts.Gateway, cp: cfg.Machine().Type().IsControlPlane(), since: since}
+		nn := netNode{n: n, cfg: cfg, addr: a, subnet: n.opts.Subnet, gateway: n.opts.Gateway, cp: cfg.Machine().Type().IsControlPlane(), since: since,
+			pullBlocked: n.opts.ImagePullBlocked != nil && n.opts.ImagePullBlocked()}
 		if !nn.subnet.IsValid() {
 			nn.subnet = netip.PrefixFrom(a, a.BitLen())
 		}
@@ -173,7 +176,7 @@ func (n *Node) netState() netState {
 	st.nodes, st.cni = cl.netNodes(), n.cniOf(cl)
 	now := time.Now()
 	for _, nn := range st.nodes {
-		st.ready[nn.name] = st.cni.installed && !nn.since.IsZero() && now.Sub(maxTime(nn.since, st.cni.at)) >= n.opts.Latency.CNIReady
+		st.ready[nn.name] = st.cni.installed && !nn.pullBlocked && !nn.since.IsZero() && now.Sub(maxTime(nn.since, st.cni.at)) >= n.opts.Latency.CNIReady
 		st.logs[nn.name] = append(st.logs[nn.name], `level=info msg="Cilium agent starting"`)
 	}
 	// Direct node routes: every agent tries one to every other node (cilium pkg/datapath/linux/
@@ -345,14 +348,17 @@ func (n *Node) serveNetwork(mux *http.ServeMux) {
 	mux.HandleFunc("GET /api/v1/namespaces/kube-system/pods", func(w http.ResponseWriter, r *http.Request) {
 		st := n.netState()
 		var items []any
-		pod := func(name, node, ip, hostIP string, ready bool) {
+		pod := func(name, node, ip, hostIP string, ready bool, containers ...any) {
 			s := "False"
 			if ready {
 				s = "True"
 			}
+			status := map[string]any{"podIP": ip, "hostIP": hostIP, "conditions": []any{map[string]string{"type": "Ready", "status": s}}}
+			if containers != nil {
+				status["containerStatuses"] = containers
+			}
 			items = append(items, map[string]any{"metadata": map[string]any{"name": name, "namespace": "kube-system"},
-				"spec":   map[string]any{"nodeName": node},
-				"status": map[string]any{"podIP": ip, "hostIP": hostIP, "conditions": []any{map[string]string{"type": "Ready", "status": s}}}})
+				"spec": map[string]any{"nodeName": node}, "status": status})
 		}
 		switch r.URL.Query().Get("labelSelector") {
 		case "k8s-app=kube-dns":
@@ -362,7 +368,7 @@ func (n *Node) serveNetwork(mux *http.ServeMux) {
 		case "k8s-app=cilium":
 			if st.cni.installed {
 				for _, nn := range st.nodes {
-					pod("cilium-"+nn.name, nn.name, nn.addr.String(), nn.addr.String(), st.ready[nn.name])
+					pod("cilium-"+nn.name, nn.name, nn.addr.String(), nn.addr.String(), st.ready[nn.name], agentStatus(st.ready[nn.name], nn.pullBlocked))
 				}
 			}
 		default:
@@ -415,6 +421,24 @@ func (n *Node) serveNetwork(mux *http.ServeMux) {
 		}
 		_, _ = w.Write([]byte("OK"))
 	})
+}
+
+// agentImage is the image the agent's container status names (the chart pins it by digest; the
+// stand-in does not read it back from the DaemonSet).
+const agentImage = "quay.io/cilium/cilium"
+
+// agentStatus is the cilium-agent container's status (core/v1 ContainerStatus): running once
+// ready; waiting ImagePullBackOff when its node cannot pull the image (the kubelet's reason and
+// message after failed pulls); waiting ContainerCreating before.
+func agentStatus(ready, pullBlocked bool) map[string]any {
+	state := map[string]any{"running": map[string]any{"startedAt": time.Now().UTC().Format(time.RFC3339)}}
+	switch {
+	case pullBlocked:
+		state = map[string]any{"waiting": map[string]any{"reason": "ImagePullBackOff", "message": fmt.Sprintf("Back-off pulling image %q", agentImage)}}
+	case !ready:
+		state = map[string]any{"waiting": map[string]any{"reason": "ContainerCreating"}}
+	}
+	return map[string]any{"name": "cilium-agent", "image": agentImage, "ready": ready, "started": ready, "restartCount": 0, "state": state}
 }
 
 func netJSON(w http.ResponseWriter, v any) {

@@ -52,6 +52,12 @@ const (
 type NodeOptions struct {
 	// Faults, shared by the nodes of a world, make calls fail or answer late (nil: none).
 	Faults *Faults
+	// ImagePullBlocked, when set and true, plays register row node-egress=blocked for the CNI:
+	// the node cannot pull the Cilium agent's image (quay.io), so its agent pod waits in
+	// ImagePullBackOff and is never ready. It is asked at every read (a world may block and open
+	// the way while its nodes run). What a block of ghcr.io or registry.k8s.io does to etcd and
+	// the kubelet is not modelled.
+	ImagePullBlocked func() bool
 	// Addr is the node's loopback IPv4 address, e.g. 127.0.0.11.
 	Addr string
 	// Mode is "cloud" (Instance booted from an image) or "metal" (Elastic Metal; install required).

@@ -51,9 +51,10 @@
 //
 // Options.Readings choose, row by row of internal/assume, how every stand-in answers where no
 // source settles it: the Scaleway emulator's rows, the S3 dialect's (objstore.Options.WithReadings),
-// the factory's (schematic-id), GitHub's (token-format), the bot key's organization-scoped rule
+// the factory's (schematic-id), GitHub's (token-format, compare-base), the bot key's organization-scoped rule
 // (quota-read) and a registry on the emulator's listener (node-egress: GET /v2/ answers 401 with a
-// Bearer challenge, as a registry wanting a token; blocked: the connection fails).
+// Bearer challenge, as a registry wanting a token; blocked: the connection fails, and every Talos
+// node's Cilium agent waits ImagePullBackOff, never ready: talossim.NodeOptions.ImagePullBlocked).
 package world
 
 import (
@@ -72,6 +73,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/siderolabs/talos/pkg/machinery/constants"
@@ -229,7 +231,15 @@ type World struct {
 	gens    map[string]int               // boots and removals by server id (delayed starts)
 	hostOf  map[string]string            // the server id whose host listens on an IP, by IP
 	closed  bool
+	// pullBlocked: the nodes cannot pull the Cilium agent's image (node-egress=blocked, or
+	// SetImagePullBlocked).
+	pullBlocked atomic.Bool
 }
+
+// SetImagePullBlocked blocks (or opens) the nodes' pull of the Cilium agent's image from now on,
+// as register row node-egress=blocked does from the start: a test plays the reading in a world
+// it shares with others.
+func (w *World) SetImagePullBlocked(blocked bool) { w.pullBlocked.Store(blocked) }
 
 // Start brings the world up; Close tears it down. Every service listens before Start returns.
 func Start(ctx context.Context, opts Options) (w *World, err error) {
@@ -257,6 +267,7 @@ func Start(ctx context.Context, opts Options) (w *World, err error) {
 		rescues: map[string]*rescuesim.Server{}, written: map[string]bool{}, gens: map[string]int{},
 		hostOf: map[string]string{}}
 	w = started
+	w.pullBlocked.Store(opts.Readings.Is(assume.NodeEgress, "blocked"))
 	defer func() {
 		if err != nil { // w is nil by then (return nil, err): close what was started
 			started.Close()
@@ -343,7 +354,8 @@ func Start(ctx context.Context, opts Options) (w *World, err error) {
 	if opts.Readings.Is(assume.TokenFormat, "classic") {
 		tokens = ghsim.TokenClassic
 	}
-	w.GitHub, err = ghsim.New(ghsim.Options{Logger: opts.Log, ContentLimit: opts.GitHubLimit, TokenFormat: tokens})
+	w.GitHub, err = ghsim.New(ghsim.Options{Logger: opts.Log, ContentLimit: opts.GitHubLimit, TokenFormat: tokens,
+		CompareBaseTip: opts.Readings.Is(assume.CompareBase, "base-tip")})
 	if err != nil {
 		return nil, fmt.Errorf("world: github stand-in: %w", err)
 	}
@@ -538,6 +550,7 @@ func (w *World) instanceRunning(ev scwsim.InstanceEvent) {
 			Network: w.securityGroup(ip),
 			Faults:  w.opts.TalosFaults,
 			Subnet:  instanceSegment(ip), Gateway: gatewayOf(ip),
+			ImagePullBlocked: w.pullBlocked.Load,
 		})
 	})
 }
@@ -598,7 +611,8 @@ func (w *World) baremetalBooted(ev scwsim.BaremetalEvent) {
 				BootDelay: w.scale(TalosBoot), CRIDelay: w.scale(TalosCRI), TimeSyncDelay: w.scale(TalosTimeSync),
 				JoinRetry: min(100*time.Millisecond, w.scale(time.Second)), // below a modeled second: the profile counts no retry
 				Network:   w.securityGroup(ev.IP), Faults: w.opts.TalosFaults,
-				Subnet: metalSegment(ev.IP), Gateway: gatewayOf(ev.IP),
+				ImagePullBlocked: w.pullBlocked.Load,
+				Subnet:           metalSegment(ev.IP), Gateway: gatewayOf(ev.IP),
 			})
 		})
 	}
