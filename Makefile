@@ -90,14 +90,15 @@ fidelity:
 # Seeded random histories against the emulated world, invariants checked after every step
 # (internal/sim/soak). DURATION= how long to draw new histories (default 2m); SEED= replays one
 # history, KEEP= only the listed events of it (the shrunk replay a failing soak prints); PARALLEL=
-# histories at once (default 8 per core).
+# histories at once (default 8 per core); NOPOOL=1 without the warm pool's scenes.
 DURATION ?= 2m
 SEED     ?=
 KEEP     ?=
 PARALLEL ?=
+NOPOOL   ?=
 soak:
 	$(GO) build $(SIMTAGS) -o bin/bot-sim ./cmd/bot
-	./bin/bot-sim soak --duration $(DURATION) $(if $(PARALLEL),--parallel $(PARALLEL)) $(if $(SEED),--seed $(SEED)) $(if $(KEEP),--keep $(KEEP))
+	./bin/bot-sim soak --duration $(DURATION) $(if $(PARALLEL),--parallel $(PARALLEL)) $(if $(SEED),--seed $(SEED)) $(if $(KEEP),--keep $(KEEP)) $(if $(NOPOOL),--no-pool)
 
 clean:
 	rm -rf bin dist

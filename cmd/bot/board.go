@@ -5,9 +5,11 @@ import (
 	"time"
 
 	"github.com/pocbot/pocbot/internal/clusterops"
+	"github.com/pocbot/pocbot/internal/commands"
 	"github.com/pocbot/pocbot/internal/github"
 	"github.com/pocbot/pocbot/internal/opsboard"
 	"github.com/pocbot/pocbot/internal/reaper"
+	"github.com/pocbot/pocbot/internal/spare"
 	"github.com/pocbot/pocbot/internal/statestore"
 )
 
@@ -25,8 +27,13 @@ func updateBoard(ctx context.Context, store *statestore.Store, gh *github.Client
 		}
 		// A label that does not decode shows as unknown (0, not kept): the board decides nothing.
 		m, _ := clusterops.MetaOf(h)
-		live = append(live, opsboard.Entry{Cluster: h.Cluster, Repository: h.Repository, Number: h.Number, RequestedBy: h.RequestedBy,
-			Created: h.Created, Expires: h.Expires, DailyNanoEUR: m.DailyCostNanos, Phase: h.Phase, Kept: m.Keep})
+		e := opsboard.Entry{Cluster: h.Cluster, Repository: h.Repository, Number: h.Number, RequestedBy: h.RequestedBy,
+			Created: h.Created, Expires: h.Expires, DailyNanoEUR: m.DailyCostNanos, Phase: h.Phase, Kept: m.Keep}
+		if spare.Is(h) {
+			e.Spare = true
+			e.Ready, e.Health = spareHealth(h, now)
+		}
+		live = append(live, e)
 	}
 	var orphans []opsboard.Orphan
 	for _, d := range rep.Decisions {
@@ -35,6 +42,19 @@ func updateBoard(ctx context.Context, store *statestore.Store, gh *github.Client
 		}
 	}
 	return opsboard.Update(ctx, gh, boardMemory(store, repository), live, orphans, now)
+}
+
+// spareHealth is a spare's row on the board: when it was ready, and its health in words (why a
+// claim would not take it, or its last check).
+func spareHealth(h statestore.Header, now time.Time) (time.Time, string) {
+	rec, err := spare.Of(h)
+	if err != nil {
+		return time.Time{}, "unreadable record: " + err.Error()
+	}
+	if why := rec.Claimable(now, ""); why != "" {
+		return rec.Ready, why
+	}
+	return rec.Ready, "healthy, checked " + commands.FormatDuration(now.Sub(rec.Checked)) + " ago"
 }
 
 // boardMemory keeps the repository's board number in the state bucket.

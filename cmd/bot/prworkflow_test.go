@@ -115,10 +115,11 @@ func jobOf(t *testing.T, results []*actions.JobResult, event string, pr int) *ac
 // deployment of its head commit with the edge's URL, and a push gets its own; a fork's pull
 // request and a pull_request_target run get no cluster and no kubeconfig; the close tears the
 // cluster down and leaves every deployment inactive; no credential in any log, comment, summary,
-// output, check run or deployment status. Failed on the old code: the Action had no command
+// output, check run or deployment status; then, with a spare in the pool, the next labeled pull
+// request claims it (warmPullRequest). Failed on the old code: the Action had no command
 // kubeconfig, the bot's workflow no repository_dispatch, and nothing recorded a deployment.
 func TestPullRequestWorkflowGetsItsCluster(t *testing.T) {
-	ctx, w := startWorld(t, 90*time.Second, world.Options{})
+	ctx, w := startWorld(t, 150*time.Second, world.Options{})
 	const repo = "acme/shop"
 	initWithPRWorkflow(ctx, t, w, repo)
 	gh := w.GitHub
@@ -216,6 +217,49 @@ func TestPullRequestWorkflowGetsItsCluster(t *testing.T) {
 		}
 	}
 	scanPRSecrets(t, w, runner, log.String(), repo)
+	warmPullRequest(ctx, t, w, runner, repo)
+}
+
+// warmPullRequest: with a spare in the pool (`bot pool fill`, as the schedule builds it), a
+// labeled pull request's cluster is that spare (its status comment's Path row says warm), its
+// end-to-end job's kubeconfig relay works on it, and its close tears it down, spare and all.
+func warmPullRequest(ctx context.Context, t *testing.T, w *world.World, runner *actions.Runner, repo string) {
+	t.Helper()
+	began := time.Now()
+	defer func() { t.Logf("the warm pool's pull request: %s", time.Since(began).Round(time.Millisecond)) }()
+	gh := w.GitHub
+	env := laptop(w, repo)
+	env["GITHUB_REPOSITORY"] = repo
+	if out, err := runBotOut(ctx, env, "pool", "fill", "--size", "1"); err != nil || !strings.Contains(out, "build spare-") {
+		t.Fatalf("bot pool fill --size 1: %v\n%s", err, out)
+	}
+	pr := gh.AddPR(repo, ghsim.PR{Title: "warm", Author: "walt", HeadSHA: strings.Repeat("c", 40), Labels: []string{"poc"}})
+	runner.PR(ctx, repo, pr, "labeled", "poc", "walt")
+	waitJobs(ctx, t, runner, "labeled with a spare in the pool")
+	if job := jobOf(t, runner.Results(), "pull_request", pr); job.Err != nil || job.FirstKube.IsZero() {
+		var b strings.Builder
+		for _, j := range runner.Results() {
+			if j.PR == pr {
+				fmt.Fprintf(&b, "--- %s %s run %d (err %v, skipped %q)\n%s\n", j.Event, j.Workflow, j.RunID, j.Err, j.Skipped, j.Output)
+			}
+		}
+		t.Fatalf("the end-to-end job on a claimed spare: %v\n%s", job.Err, b.String())
+	}
+	var status string
+	for _, c := range gh.AllComments() {
+		if c.Repo == repo && c.Number == pr && c.AuthorType == "Bot" && strings.Contains(c.Body, "| Path |") {
+			status = c.Body
+		}
+	}
+	if !strings.Contains(status, "| Path | warm: claimed a warm spare") {
+		t.Errorf("the pull request's status comment does not say it claimed the spare:\n%s", status)
+	}
+	gh.SetIssueState(repo, pr, false, false)
+	runner.PR(ctx, repo, pr, "closed", "", "walt")
+	waitJobs(ctx, t, runner, "closed after a claim")
+	if out, err := runBotOut(ctx, envMap(w), "state", "ls"); err != nil || strings.Contains(out, "spare-") || strings.Contains(out, fmt.Sprintf("acme-shop-%d", pr)) {
+		t.Errorf("after the close of the pull request that claimed the spare: %v\n%s", err, out)
+	}
 }
 
 // operatorKubeconfig runs `bot kubeconfig --expires` as an operator would: a kubeconfig of a key

@@ -27,6 +27,7 @@ func soakCommand() *command {
 		factor   float64
 		verbose  bool
 		parallel int
+		noPool   bool
 	)
 	return &command{
 		name:    "soak",
@@ -37,6 +38,7 @@ func soakCommand() *command {
 			e.Setting(&keep, "soak-keep")
 			e.Setting(&events, "soak-events")
 			e.Setting(&factor, "soak-time-factor")
+			e.Setting(&noPool, "soak-no-pool")
 			e.Bool(&verbose, "v", "", false, "print every event as it is played")
 			// A history waits on its processes most of the time (about 15 % of a core): eight
 			// per core keep the cores busy.
@@ -48,7 +50,8 @@ func soakCommand() *command {
 				// MiB: collecting at 4× the live heap instead of 2× gives their CPU back.
 				debug.SetGCPercent(400)
 			}
-			c := soak.Config{Options: soak.Options{Bot: soakBot{a: a}, TimeFactor: factor}, Duration: duration, Events: events, Out: a.stdout, Parallel: parallel}
+			c := soak.Config{Options: soak.Options{Bot: soakBot{a: a}, TimeFactor: factor}, Duration: duration, Events: events, Out: a.stdout, Parallel: parallel,
+				NoPool: noPool}
 			if verbose {
 				c.Log = a.stdout
 			}

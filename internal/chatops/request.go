@@ -176,6 +176,20 @@ func (r *run) serve(ctx context.Context, a *answerer, pull github.PullInfo) erro
 		if st, refused, err = r.readCluster(ctx); refused != nil || err != nil || st == nil {
 			return a.failed(ctx, cmpErr(refused, err, clusterops.ErrNoCluster))
 		}
+		// The pull request's own event's run may be converging the cluster this run just made
+		// (a claimed spare is made in seconds, before that run has taken the lock): its up says
+		// provisioning until it ends. Wait for it, as for any run's up.
+		if ph := lifecycle.Phase(st.Header.Phase); ph == lifecycle.PhaseProvisioning || ph == lifecycle.PhaseResuming {
+			stop := a.beat(ctx, r.h.requestBeat())
+			err := r.awaitReady(ctx, a)
+			stop()
+			if err != nil {
+				return a.failed(ctx, err)
+			}
+			if st, refused, err = r.readCluster(ctx); refused != nil || err != nil || st == nil {
+				return a.failed(ctx, cmpErr(refused, err, clusterops.ErrNoCluster))
+			}
+		}
 	}
 	return r.issue(ctx, a, st)
 }

@@ -253,6 +253,10 @@ func upSummary(name string, uv commands.UpView, st *provision.State) string {
 	fmt.Fprintf(&b, "| Kubernetes API | %s |\n| Talos API | %s |\n| Edge | %s |\n| Cost | %s per day |\n| Expires | %s |\n\n",
 		strings.Join(uv.APIEndpoints, ", "), strings.Join(uv.TalosEndpoints, ", "), uv.EdgeAddress, uv.DailyCost,
 		uv.Expires.UTC().Format(time.RFC3339))
+	if uv.Path != "" {
+		// Warm or cold, and why: the job's page says it as the status comment does.
+		fmt.Fprintf(&b, "Path: %s\n\n", uv.Path)
+	}
 	names := make([]string, 0, len(st.Resources))
 	for n := range st.Resources {
 		names = append(names, n)

@@ -64,6 +64,11 @@ func (o *Ops) PoolPass(ctx context.Context, req PoolRequest) (spare.Plan, []Pool
 	if req.Bounds == nil {
 		return spare.Plan{}, nil, errors.New("pool pass: no bounds (the repository's .github/poc.yml)")
 	}
+	held, busy, err := o.holdPool(ctx, req)
+	if err != nil || held == nil {
+		return spare.Plan{Why: busy}, nil, err
+	}
+	defer o.release(ctx, held)
 	in, fit, err := o.poolInput(ctx, req)
 	if err != nil {
 		return spare.Plan{}, nil, err

@@ -3,8 +3,10 @@ package clusterops_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -168,6 +170,45 @@ func TestPoolPassLeavesAKilledClaimToItsCluster(t *testing.T) {
 	}
 	if names, _ := poolSpares(t, f); len(names) != 0 {
 		t.Errorf("spares left: %q", names)
+	}
+}
+
+// Two pool passes at once (the schedule's, and an operator's `bot pool fill`; the bot's workflow
+// has no concurrency group) build one pool, not one each: the second finds the pool's lock held
+// and leaves the work to the first, saying so. Found by the soak (two async fills of acme/c:
+// "acme/c holds 2 spares building or fresh and unclaimed, pool.size is 1").
+func TestConcurrentPoolPassesBuildOnePool(t *testing.T) {
+	f := newPoolFake(t)
+	ctx := t.Context()
+	type result struct {
+		plan  spare.Plan
+		steps []clusterops.PoolStep
+		err   error
+	}
+	results := make([]result, 2)
+	var wg sync.WaitGroup
+	for i := range results {
+		wg.Go(func() {
+			req := poolRequest(1)
+			req.RunID = fmt.Sprint(i)
+			results[i].plan, results[i].steps, results[i].err = f.ops.PoolPass(ctx, req)
+		})
+	}
+	wg.Wait()
+	builds := 0
+	for _, r := range results {
+		if r.err != nil {
+			t.Fatalf("a pass failed: %v", r.err)
+		}
+		builds += len(r.steps)
+	}
+	if names, _ := poolSpares(t, f); len(names) != 1 || builds != 1 {
+		t.Fatalf("spares %q after two passes at once (%d builds; plans %q and %q), want one", names, builds, results[0].plan.Why, results[1].plan.Why)
+	}
+	for _, r := range results {
+		if len(r.steps) == 0 && !strings.Contains(r.plan.Why, "another pool pass") {
+			t.Errorf("the pass that built nothing says %q, want why", r.plan.Why)
+		}
 	}
 }
 

@@ -61,7 +61,7 @@ func shown(s string, n int) string { return cutMiddle(Redact(cutMiddle(s, 4*n)),
 
 // cellText is one line of outside text in a table cell or list item: escaped (and so redacted)
 // and cut to n bytes; only its first 2·n bytes are read.
-func cellText(s string, n int) string { return clip(escapeText(clip(s, 2*n)), n) }
+func cellText(s string, n int) string { return clip(EscapeText(clip(s, 2*n)), n) }
 
 // maxCellBytes bounds the text of one table cell or list line (a step's name and note, a
 // resource's name): one line of a table, not a page.

@@ -29,11 +29,11 @@ func Escape(s string) string {
 	return escapeMarkdown(s)
 }
 
-// escapeText is Escape without the length cut, for longer text the bot itself produced (step
+// EscapeText is Escape without the length cut, for longer text the bot itself produced (step
 // names, error summaries, a refusal's reason) that may still hold characters markdown would
 // interpret. MaxEcho bounds what a user can make the bot repeat; the bot's own words are shown
 // whole.
-func escapeText(s string) string { return escapeMarkdown(Redact(s)) }
+func EscapeText(s string) string { return escapeMarkdown(Redact(s)) }
 
 func escapeMarkdown(s string) string {
 	var b strings.Builder

@@ -39,9 +39,9 @@ func (k *KeepRefusal) note(label string) string {
 	why := ""
 	switch {
 	case k.Unknown != "":
-		why = "who added it could not be checked (" + escapeText(k.Unknown) + ")"
+		why = "who added it could not be checked (" + EscapeText(k.Unknown) + ")"
 	default:
-		why = fmt.Sprintf("it was added by %s, who has **%s** permission", inlineCode(k.Actor), escapeText(orNone(k.Permission)))
+		why = fmt.Sprintf("it was added by %s, who has **%s** permission", inlineCode(k.Actor), EscapeText(orNone(k.Permission)))
 	}
 	return fmt.Sprintf("> [!NOTE]\n> The `%s` label is **ignored**: %s. Only users with write permission can pause the expiry; "+
 		"one of them can add the label again, or run `/poc extend`.\n", label, why)

@@ -29,16 +29,16 @@ func renderPaused(v PausedView, now time.Time) string {
 	var b strings.Builder
 	b.WriteString("⏸️ **Paused.** The machines are gone; the cluster's etcd is in the state bucket")
 	if v.Snapshot != "" {
-		b.WriteString(" (" + escapeText(v.Snapshot) + ")")
+		b.WriteString(" (" + EscapeText(v.Snapshot) + ")")
 	}
 	b.WriteString(".\n\n")
 	if len(v.Kept) > 0 {
-		b.WriteString("Kept, so that it comes back as the same cluster: " + escapeText(strings.Join(v.Kept, ", ")) + ".\n\n")
+		b.WriteString("Kept, so that it comes back as the same cluster: " + EscapeText(strings.Join(v.Kept, ", ")) + ".\n\n")
 	}
 	if v.DailyCost != "" {
-		fmt.Fprintf(&b, "It costs **%s per day** while paused", escapeText(v.DailyCost))
+		fmt.Fprintf(&b, "It costs **%s per day** while paused", EscapeText(v.DailyCost))
 		if v.RunningDailyCost != "" {
-			fmt.Fprintf(&b, " (%s running)", escapeText(v.RunningDailyCost))
+			fmt.Fprintf(&b, " (%s running)", EscapeText(v.RunningDailyCost))
 		}
 		b.WriteString(".\n\n")
 	}

@@ -555,7 +555,7 @@ func RenderStatus(v StatusView) string {
 		fmt.Fprintf(&b, "### Cluster `%s`\n\nNo cluster exists for this issue. Create one with:\n\n```\n/poc up\n```\n", v.Cluster)
 		return fit(b.String())
 	}
-	fmt.Fprintf(&b, "### %s Cluster `%s`: %s\n\n", v.Phase.Emoji(), v.Cluster, escapeText(string(v.Phase)))
+	fmt.Fprintf(&b, "### %s Cluster `%s`: %s\n\n", v.Phase.Emoji(), v.Cluster, EscapeText(string(v.Phase)))
 	b.WriteString("| | |\n|---|---|\n")
 	fmt.Fprintf(&b, "| Kubernetes API | %s |\n", codeList(v.APIEndpoints))
 	created := fmtTime(v.Created)
@@ -664,7 +664,7 @@ func RenderReaped(v ReapedView) string {
 	case ReapMerged:
 		why = "this pull request was merged"
 	default:
-		why = escapeText(string(v.Reason))
+		why = EscapeText(string(v.Reason))
 	}
 	return fit(fmt.Sprintf("### 🧹 Cluster `%s` was torn down by the reaper\n\nBecause %s.\n\n", v.Down.Cluster, why) +
 		renderDownBody(v.Down) + "\nA new one is a comment away:\n\n```\n/poc up\n```\n")

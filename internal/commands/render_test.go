@@ -416,7 +416,7 @@ func TestEscape(t *testing.T) {
 // replies below cut these reasons at 48 characters before.
 func TestRefusalReasonIsWhole(t *testing.T) {
 	long := "cluster `acme-shop-42` exists with other settings that cannot change in place: control planes 3 → 5 *<b>*"
-	escaped := escapeText(long)
+	escaped := EscapeText(long)
 	if len([]rune(long)) <= MaxEcho {
 		t.Fatalf("the reason is %d characters, not longer than MaxEcho (%d): the test proves nothing", len([]rune(long)), MaxEcho)
 	}
@@ -429,7 +429,7 @@ func TestRefusalReasonIsWhole(t *testing.T) {
 		"changes":          {RefusedView{Kind: lifecycle.RefuseChanges, Cluster: "acme-shop-42", Detail: long}, escaped},
 		"budget unchecked": {RefusedView{Kind: lifecycle.RefuseBudget, Cluster: "acme-shop-42", Detail: long}, escaped},
 		"precondition":     {RefusedView{Kind: lifecycle.RefusePrecondition, Cluster: "acme-shop-42", Detail: long}, escaped},
-		"locked":           {RefusedView{Kind: lifecycle.RefuseLocked, Cluster: "acme-shop-42", Lock: holder}, escapeText("/poc up --ttl 2d --cp-count 5 by a-rather-long-github-login-name (run 12345678901)")},
+		"locked":           {RefusedView{Kind: lifecycle.RefuseLocked, Cluster: "acme-shop-42", Lock: holder}, EscapeText("/poc up --ttl 2d --cp-count 5 by a-rather-long-github-login-name (run 12345678901)")},
 	}
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {

@@ -191,7 +191,7 @@ func renderSticky(v StickyView, log string) string {
 	fmt.Fprintf(&b, "### %s %s on cluster `%s`\n\n", v.Phase.Emoji(), title, v.Cluster)
 	var meta []string
 	if v.Phase != "" {
-		meta = append(meta, "**"+escapeText(string(v.Phase))+"**")
+		meta = append(meta, "**"+EscapeText(string(v.Phase))+"**")
 	}
 	if v.Requester != "" {
 		meta = append(meta, "asked by "+Escape(v.Requester))

@@ -1,6 +1,7 @@
 // Package opsboard keeps the operators' view of a repository's clusters: one issue titled
 // "POC clusters", rewritten by every scheduled run. It lists the live clusters (issue, requester,
-// age, expiry, cost so far, cost per day), what is parked or orphaned, the month's spend, and a
+// age, expiry, cost so far, cost per day), the warm pool's spares (age, health, cost per day),
+// what is parked or orphaned, the month's spend, and a
 // Mermaid Gantt chart of the clusters' lifetimes over the last 7 days (GitHub renders Mermaid).
 //
 // The state bucket only knows live clusters, so the board remembers the lifetimes it has seen in
@@ -61,6 +62,13 @@ type Entry struct {
 	DailyNanoEUR int64     `json:"d,omitempty"`
 	Phase        string    `json:"p,omitempty"` // the state's phase, e.g. ready, failed, parked
 	Kept         bool      `json:"k,omitempty"` // the keep label pauses its expiry
+	// Spare: a spare of the warm pool (issue #33), shown in its own section, not as a live
+	// cluster; its lifetime is drawn and its cost counted in the month's spend like any.
+	Spare bool `json:"w,omitempty"`
+	// Ready (zero while building) and Health are a live spare's, given by every run: not
+	// remembered.
+	Ready  time.Time `json:"-"`
+	Health string    `json:"-"`
 }
 
 // History is what the board remembers between runs: the lifetimes it still shows, and what the
@@ -183,7 +191,7 @@ func Render(h History, orphans []Orphan, now time.Time) string {
 
 // render is Render with at most rows rows a table; ok is false when the body is over the limit.
 func render(h History, orphans []Orphan, now time.Time, rows int) (string, bool) {
-	tables, daily := renderTables(h, orphans, now, rows)
+	tables, daily, pool := renderTables(h, orphans, now, rows)
 	head := fmt.Sprintf("_Kept up to date by pocbot's scheduled run; last update %s UTC. Edits are overwritten._\n\n", now.Format("2006-01-02 15:04")) + tables
 	const spendRoom, chartRoom = 400, 600 // the spend section, and the least the chart gets
 	h, block := fitHistory(h, now, min(historyBytes, commands.MaxBodyBytes-len(head)-spendRoom-chartRoom))
@@ -191,6 +199,9 @@ func render(h History, orphans []Orphan, now time.Time, rows int) (string, bool)
 	b.WriteString(head)
 	ms := monthStart(now)
 	fmt.Fprintf(&b, "\n## Spend\n\n- This month (since %s): **%s**\n- Live clusters now: **%s per day**\n", ms.Format("2 Jan"), MonthSpend(h, now).Format(2), daily.Format(2))
+	if !pool.IsZero() {
+		fmt.Fprintf(&b, "- Warm pool now: **%s per day**\n", pool.Format(2))
+	}
 	if h.Folded > 0 && h.Month == monthKey(now) {
 		fmt.Fprintf(&b, "- Of this month's spend, %s came from %d clusters that ended more than 7 days ago (or that the board had no room to list): counted, not drawn.\n",
 			cost.EUR(0, h.FoldedNanoEUR).Format(2), h.Folded)
@@ -202,21 +213,23 @@ func render(h History, orphans []Orphan, now time.Time, rows int) (string, bool)
 	return b.String(), b.Len() <= commands.MaxBodyBytes
 }
 
-// renderTables is the live clusters' table and the parked and orphaned one, and what the live
-// clusters cost per day.
-func renderTables(h History, orphans []Orphan, now time.Time, rows int) (string, cost.Money) {
-	var live, parked []Entry
-	daily := cost.EUR(0, 0)
+// renderTables is the live clusters' table, the warm pool's and the parked and orphaned one, and
+// what the live clusters and the spares cost per day.
+func renderTables(h History, orphans []Orphan, now time.Time, rows int) (string, cost.Money, cost.Money) {
+	var live, parked, spares []Entry
+	daily, pool := cost.EUR(0, 0), cost.EUR(0, 0)
 	for _, e := range h.Entries {
-		if !e.Ended.IsZero() {
-			continue
-		}
-		if e.Phase == "parked" {
+		switch {
+		case !e.Ended.IsZero():
+		case e.Spare:
+			spares = append(spares, e)
+			pool = pool.Add(cost.EUR(0, e.DailyNanoEUR))
+		case e.Phase == "parked":
 			parked = append(parked, e)
-			continue
+		default:
+			live = append(live, e)
+			daily = daily.Add(cost.EUR(0, e.DailyNanoEUR))
 		}
-		live = append(live, e)
-		daily = daily.Add(cost.EUR(0, e.DailyNanoEUR))
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "## Live clusters (%d)\n\n", len(live))
@@ -231,10 +244,13 @@ func renderTables(h History, orphans []Orphan, now time.Time, rows int) (string,
 		}
 		b.WriteString(more)
 	}
+	if len(spares) > 0 {
+		b.WriteString(poolTable(spares, now, rows))
+	}
 	b.WriteString("\n## Parked and orphaned\n\n")
 	if len(parked) == 0 && len(orphans) == 0 {
 		b.WriteString("None.\n")
-		return b.String(), daily
+		return b.String(), daily, pool
 	}
 	b.WriteString("| what | cluster | detail |\n|---|---|---|\n")
 	var lines []string
@@ -246,7 +262,29 @@ func renderTables(h History, orphans []Orphan, now time.Time, rows int) (string,
 	}
 	shown, more := elide(lines, rows)
 	b.WriteString(strings.Join(shown, "") + more)
-	return b.String(), daily
+	return b.String(), daily, pool
+}
+
+// poolTable is the warm pool's section: each spare's age (since it was ready, or how long it has
+// been building), health and cost, at most rows rows.
+func poolTable(spares []Entry, now time.Time, rows int) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "\n## Warm pool (%d)\n\n| spare | age | health | cost so far | per day |\n|---|---|---|---|---:|\n", len(spares))
+	shown, more := elide(spares, rows)
+	for _, e := range shown {
+		age := "building for " + commands.FormatDuration(now.Sub(e.Created))
+		if !e.Ready.IsZero() {
+			age = commands.FormatDuration(now.Sub(e.Ready))
+		}
+		health := e.Health
+		if health == "" {
+			health = "—"
+		}
+		fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s |\n", clip(e.Cluster), age, commands.EscapeText(clip(health)),
+			spent(e, e.Created, now).Format(2), cost.EUR(0, e.DailyNanoEUR).Format(2))
+	}
+	b.WriteString(more)
+	return b.String()
 }
 
 // elide keeps the first n rows and says how many more there were.

@@ -80,6 +80,33 @@ func TestRender(t *testing.T) {
 	golden(t, "board_empty", opsboard.Render(opsboard.History{}, nil, now))
 }
 
+// The warm pool's section: each spare's age (since ready, or building for how long), health and
+// cost, apart from the live clusters; its cost per day on a line of the spend, and its lifetime
+// drawn and counted in the month like any cluster's.
+func TestRenderWarmPool(t *testing.T) {
+	history, live := fleet()
+	live = append(live,
+		opsboard.Entry{Cluster: "spare-qwertyui", Repository: "acme/shop", Created: now.Add(-72 * time.Minute), Ready: now.Add(-60 * time.Minute),
+			Expires: now.Add(23 * time.Hour), DailyNanoEUR: 4_296_000_000, Phase: "ready", Spare: true, Health: "healthy, checked 1h ago"},
+		opsboard.Entry{Cluster: "spare-asdfghjk", Repository: "acme/shop", Created: now.Add(-5 * time.Minute), DailyNanoEUR: 4_296_000_000,
+			Phase: "provisioning", Spare: true, Health: "building since 21:55 UTC"},
+		opsboard.Entry{Cluster: "spare-zxcvbnmp", Repository: "acme/shop", Created: now.Add(-3 * time.Hour), Ready: now.Add(-170 * time.Minute),
+			DailyNanoEUR: 4_296_000_000, Phase: "ready", Spare: true, Health: "failed its health check at 21:40 UTC: nodes: worker | NotReady"})
+	h := opsboard.Merge(opsboard.History{Entries: history}, live, now)
+	body := opsboard.Render(h, nil, now)
+	golden(t, "board_pool", body)
+	live1, _, _ := strings.Cut(body, "## Warm pool")
+	if strings.Contains(live1, "spare-") {
+		t.Error("a spare is listed among the live clusters")
+	}
+	back := opsboard.ParseHistory(body)
+	for _, e := range back.Entries {
+		if e.Spare && (e.Health != "" || !e.Ready.IsZero()) {
+			t.Errorf("the history remembers a spare's health or ready time: %+v", e)
+		}
+	}
+}
+
 func TestMonthSpend(t *testing.T) {
 	// 2 € a day for the 12 hours since the first of the month: 1 €; the day before is not counted.
 	start := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
@@ -231,6 +258,12 @@ func TestBoardAtItsLimit(t *testing.T) {
 	for i := range 100 {
 		live = append(live, opsboard.Entry{Cluster: long("acme-shop", i, 63), Repository: "acme/" + strings.Repeat("s", 90), Number: 100000 + i,
 			RequestedBy: long("u", i, 39), Created: end.Add(-time.Duration(i) * time.Hour), Expires: end.Add(time.Hour), DailyNanoEUR: 4_300_000_000, Phase: "ready"})
+	}
+	// A hundred spares (ten times pool.size's bound), their health at its longest.
+	for i := range 100 {
+		live = append(live, opsboard.Entry{Cluster: long("spare", i, 63), Repository: "acme/" + strings.Repeat("s", 90), Spare: true,
+			Created: end.Add(-time.Duration(i) * time.Minute), Ready: end, DailyNanoEUR: 4_300_000_000, Phase: "ready",
+			Health: "failed its health check at 21:40 UTC: " + strings.Repeat("nodes: worker NotReady | ", 40)})
 	}
 	var orphans []opsboard.Orphan
 	for i := range 500 {

@@ -403,6 +403,8 @@ var Table = []Setting{
 		Help: "scale of the emulated latencies"},
 	{Name: "soak-parallel", CLI: "parallel", CLICommand: "soak", Env: "POC_SOAK_PARALLEL", Kind: Int,
 		Help: "histories at once, each in its own world"}, // its default, 8 per CPU, is soak.go's
+	{Name: "soak-no-pool", CLI: "no-pool", CLICommand: "soak", Env: "POC_SOAK_NO_POOL", Kind: Bool, Default: "false",
+		Help: "histories without the warm pool's scenes (acme/c): the other repositories' events are the same"},
 
 	// The workflow's environment only.
 	{Name: "app-id", Env: "POC_APP_ID", Kind: String, Help: "the GitHub App's id (a repository variable; `bot app create` prints it)"},

@@ -30,6 +30,9 @@ const (
 	// LockBoard serialises the creation of one repository's operator board (the issue the
 	// scheduled run keeps), so that two runs create one. Object: locks/board/<name>.lock.
 	LockBoard LockKind = "board"
+	// LockPool serialises the passes over one repository's warm pool (the schedule's, `bot pool
+	// fill`), so that two build one pool. Object: locks/pool/<name>.lock.
+	LockPool LockKind = "pool"
 )
 
 // LockKey names one lock: a kind and a name valid as a cluster name (see ClusterLock, DigestLock).
@@ -58,9 +61,9 @@ func (k LockKey) String() string {
 
 func (k LockKey) check() error {
 	switch k.Kind {
-	case LockCluster, LockAdmission, LockImage, LockBoard:
+	case LockCluster, LockAdmission, LockImage, LockBoard, LockPool:
 	default:
-		return fmt.Errorf("lock key %q: unknown kind %q (cluster, admission, image or board)", k.Name, k.Kind)
+		return fmt.Errorf("lock key %q: unknown kind %q (cluster, admission, image, board or pool)", k.Name, k.Kind)
 	}
 	return checkCluster(k.Name)
 }

@@ -50,6 +50,11 @@ type checker struct {
 	readsResumed int
 	writes       int // the counted changes of objects: creations, updates, deletions
 	pauses       int // the pauses seen of a cluster holding counted objects
+	// pool is the warm pool's ledger (pool.go); headers the last listing of afterStep, resIDs
+	// the resource IDs of each state (cluster@serial).
+	pool    *poolLedger
+	headers []statestore.Header
+	resIDs  map[string][]string
 }
 
 func newChecker(ctx context.Context, w *world.World) (*checker, error) {
@@ -58,7 +63,7 @@ func newChecker(ctx context.Context, w *world.World) (*checker, error) {
 	}
 	c := &checker{w: w, quoter: cost.NewQuoter(cost.TableSource{}), daily: map[string]int64{},
 		scanned: map[int64]string{}, checked: map[*proc]bool{}, lives: map[string][]life{}, written: map[string]*incarnationObjects{},
-		workerRepo: map[string]string{}}
+		workerRepo: map[string]string{}, pool: newPoolLedger(), resIDs: map[string][]string{}}
 	return c, c.reopen(ctx)
 }
 
@@ -103,9 +108,14 @@ func (c *checker) afterStep(ctx context.Context, step int, procs []*proc) []Viol
 	if err != nil {
 		add("every state reads", "listing the states: %v", err)
 	}
+	c.headers = headers
 	count := map[string]int{}
 	daily := map[string]int64{}
+	claimed := claimedSpares(headers)
 	for _, hd := range headers {
+		if claimed[hd.Cluster] {
+			continue // the cluster it became counts it (the bot's budget counts a claim once)
+		}
 		count[hd.Repository]++
 		d, err := c.dailyOf(ctx, hd)
 		if errors.Is(err, statestore.ErrNotFound) {
@@ -191,6 +201,7 @@ func (c *checker) afterStep(ctx context.Context, step int, procs []*proc) []Viol
 			add("no secret in a comment", "comment %d on %s#%d", cm.ID, cm.Repo, cm.Number)
 		}
 		if cm.AuthorType == "Bot" {
+			out = append(out, c.pool.answered(step, cm.Repo, cm.Number, cm.Body)...)
 			if detail, ok := c.checkAccrual(cm); !ok {
 				add("accrued cost follows the per-hour rule", "%s", detail)
 			}
@@ -239,6 +250,10 @@ func (c *checker) checkProcess(step int, p *proc) []Violation {
 			add("no secret in a log, summary or step output", "%s: %s", p.event, commands.Redact(line))
 			break
 		}
+	}
+	if p.event.Kind == KindComment || p.event.Kind == KindPR {
+		// Its job summary says the claim it made, if any: one the headers may never show.
+		out = append(out, c.pool.answered(step, p.event.Repo, p.event.Number, p.result.Output)...)
 	}
 	if p.timedOut {
 		// A run that never ends holds its lock and its runner until the job's timeout: a hang.
@@ -307,6 +322,13 @@ func (c *checker) dailyOf(ctx context.Context, hd statestore.Header) (int64, err
 	if err := json.Unmarshal(doc.Body, &st); err != nil {
 		return 0, fmt.Errorf("state body: %w", err)
 	}
+	var ids []string
+	for _, r := range st.Resources {
+		if r != nil && r.ID != "" {
+			ids = append(ids, r.ID)
+		}
+	}
+	c.resIDs[k] = ids
 	if st.Spec.Zone == "" {
 		c.daily[k] = 0 // a document written before its spec: nothing can have been created yet
 		return 0, nil
@@ -426,18 +448,7 @@ func (c *checker) settled(ctx context.Context, now time.Time, procs []*proc) []V
 		c.checked[p] = true
 		out = append(out, c.checkProcess(-1, p)...)
 	}
-	var left []string
-	for _, res := range c.w.Scaleway.Inventory() {
-		if provision.HasTag(res.Tags, provision.TagShared) {
-			continue
-		}
-		switch {
-		case strings.Contains(strings.Join(res.Tags, ","), provision.ClusterTag("")),
-			res.Kind == "iam_ssh_key" && strings.HasPrefix(res.Name, "poc-"),
-			res.Kind == "domain_record":
-			left = append(left, res.Kind+" "+res.Name+" "+strings.Join(res.Tags, ","))
-		}
-	}
+	left := billedLeft(c.w.Scaleway.Inventory())
 	left = append(left, c.parkedLeft(ctx, now)...)
 	sort.Strings(left)
 	for _, l := range left {
@@ -455,6 +466,24 @@ func (c *checker) settled(ctx context.Context, now time.Time, procs []*proc) []V
 			Detail: fmt.Sprintf("%s (%s#%d, phase %s) still has its state 30 days later", hd.Cluster, hd.Repository, hd.Number, hd.Phase)})
 	}
 	return out
+}
+
+// billedLeft lists what inventory still bills once every cluster is gone: everything the bot
+// tagged with a cluster (a spare's included) but the shared image, its SSH keys, DNS records.
+func billedLeft(inventory []scwsim.Resource) []string {
+	var left []string
+	for _, res := range inventory {
+		if provision.HasTag(res.Tags, provision.TagShared) {
+			continue
+		}
+		switch {
+		case strings.Contains(strings.Join(res.Tags, ","), provision.ClusterTag("")),
+			res.Kind == "iam_ssh_key" && strings.HasPrefix(res.Name, "poc-"),
+			res.Kind == "domain_record":
+			left = append(left, res.Kind+" "+res.Name+" "+strings.Join(res.Tags, ","))
+		}
+	}
+	return left
 }
 
 // parkedLeft lists the parked workers still there 30 days later: a server tagged pocbot-parked

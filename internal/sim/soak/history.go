@@ -28,6 +28,9 @@ const (
 	// issued them (kube.go): Action "configmaps" or "secrets" creates a few, "update" gives one a
 	// new value, "delete" deletes one.
 	KindKube Kind = "kube"
+	// KindBreak: a Talos node of Repo's freshest ready, unclaimed spare dies (its worker's), once
+	// every running process has ended: a claim's re-check must refuse the spare (pool.go).
+	KindBreak Kind = "break"
 )
 
 // Faults is what a process's wire does to its requests, each a probability per request.
@@ -80,6 +83,8 @@ func (e Event) String() string {
 		fmt.Fprintf(&b, "clock +%s", e.Jump)
 	case KindWait:
 		fmt.Fprintf(&b, "wait %s", e.Jump)
+	case KindBreak:
+		fmt.Fprintf(&b, "a node of %s's spare dies", e.Repo)
 	case KindKube:
 		what := "writes " + e.Action
 		if e.Action == kubeUpdate || e.Action == kubeDelete {
@@ -108,6 +113,10 @@ type Repo struct {
 	MaxDailyNanoEUR int64
 	Issues          []int
 	PRs             []PR
+	// PoolSize restates the config's pool.size (0: no pool); SettleConfig is the config the
+	// settle runs the schedule with ("": Config): a pool's is emptied (pool.size 0).
+	PoolSize     int
+	SettleConfig string
 }
 
 // PR is a pull request of a soak repository.
@@ -136,6 +145,12 @@ func Repos() []Repo {
 		// command in the window resumes one.
 		{Name: "acme/b", Config: "max_clusters: 5\nmax_daily_eur: 10\npark_for: 2h\nservice_account_key: ecdsa\npause_schedule: daily 20:00-08:00 UTC\n", MaxClusters: 5, MaxDailyNanoEUR: 10e9,
 			Issues: []int{1, 2}, PRs: []PR{{Number: 10}}},
+		// acme/c keeps a warm pool of one spare, stale after 2 hours: only its scenes
+		// (poolScene) play on it. Its budget holds its two issues' and its pull request's
+		// clusters and the spare (spares count as running clusters).
+		{Name: "acme/c", Config: "max_clusters: 4\nservice_account_key: ecdsa\npool:\n  size: 1\n  max_age: 2h\n", MaxClusters: 4, MaxDailyNanoEUR: 1e12,
+			Issues: []int{1, 2}, PRs: []PR{{Number: 10}}, PoolSize: 1,
+			SettleConfig: "max_clusters: 4\nservice_account_key: ecdsa\npool:\n  size: 0\n"},
 	}
 }
 
@@ -206,21 +221,48 @@ func clockOffset(now time.Time, at time.Duration) time.Duration {
 	return off
 }
 
+// poolSceneOdds: one draw in this many plays a pool scene (about one a 50-event history: each
+// builds a spare, a cluster's build).
+const poolSceneOdds = 40
+
 // BotUser stands for the App's own login in a history: its comments must never be commands.
 const BotUser = "[bot]"
 
 // Generate returns the history of seed: n events. It is a pure function of (seed, n).
 func Generate(seed uint64, n int) []Event {
-	return generate(seed, n)[:n]
+	return generate(seed, n, true)[:n]
 }
 
-func generate(seed uint64, n int) []Event {
+// GenerateNoPool is Generate without the warm pool's scenes: the other repositories' events are
+// the same as Generate's (the scenes are drawn from a stream of their own), only not cut short
+// by the scenes.
+func GenerateNoPool(seed uint64, n int) []Event {
+	return generate(seed, n, false)[:n]
+}
+
+func generate(seed uint64, n int, withPool bool) []Event {
 	r := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
-	repos := Repos()
+	// The pool's scenes have a stream of their own, and are put in between the other events once
+	// these are drawn (which look back at the history: the last up, the last pause): adding or
+	// changing them leaves the other repositories' events as they were.
+	pr := rand.New(rand.NewPCG(seed^0x9001, seed^0x600dcafe))
+	scenes := map[int][]Event{} // before the other events' index
+	// The pool's repositories play their scenes only (poolScene); the others everything else.
+	var repos, pools []Repo
+	for _, repo := range Repos() {
+		if repo.PoolSize > 0 {
+			pools = append(pools, repo)
+		} else {
+			repos = append(repos, repo)
+		}
+	}
 	users := []string{"ada", "wes", "wes", "tia", "rea", "nob", BotUser}
 	pick := func(xs []string) string { return xs[r.IntN(len(xs))] }
 	var out []Event
 	for len(out) < n {
+		if withPool && len(pools) > 0 && pr.IntN(poolSceneOdds) == 0 {
+			scenes[len(out)] = append(scenes[len(out)], poolScene(pr, pools[pr.IntN(len(pools))])...)
+		}
 		repo := repos[r.IntN(len(repos))]
 		if r.IntN(12) == 0 {
 			// A burst: several write users' `/poc up` on different issues at once — the
@@ -297,7 +339,15 @@ func generate(seed uint64, n int) []Event {
 			out = appendWithWrites(out, resume, r)
 		}
 	}
-	return out
+	if len(scenes) == 0 {
+		return out
+	}
+	all := make([]Event, 0, len(out)+len(scenes)*6)
+	for i, e := range out {
+		all = append(all, scenes[i]...)
+		all = append(all, e)
+	}
+	return all
 }
 
 // appendWithWrites appends e to events with the writes users make around it: after an up the

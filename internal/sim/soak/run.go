@@ -69,6 +69,11 @@ type Result struct {
 	// Writes counts the changes of objects the checks follow: creations, updates, deletions;
 	// Pauses the pauses of a cluster holding such objects (a command's or the schedule's).
 	Writes, Pauses int
+	// Handouts counts the spares the pool's ledger saw claimed; UnverifiedHandouts those of
+	// them never seen ready first (their staleness unchecked).
+	Handouts, UnverifiedHandouts int
+	// HandedTo are the clusters those claims made, sorted.
+	HandedTo []string
 }
 
 // Violation is one broken invariant, with the step after which it was seen (-1: the settle).
@@ -132,6 +137,7 @@ func Run(ctx context.Context, o Options, seed uint64, events []Event) (Result, e
 		return Result{}, err
 	}
 	h.checker.offsetsAt = h.offsetsAt
+	h.checker.pool.logf = h.logf
 	h.checker.issued = func(ctx context.Context, repo string, number int) []byte {
 		return h.issuedKubeconfig(ctx, repo, number, h.ids["ada"], h.ids["wes"])
 	}
@@ -145,13 +151,16 @@ func Run(ctx context.Context, o Options, seed uint64, events []Event) (Result, e
 		h.logf("%3d %s", i, e)
 		h.step(ctx, i, e)
 		h.violations = append(h.violations, h.checker.afterStep(ctx, i, h.processes())...)
+		h.violations = append(h.violations, h.checker.afterPoolStep(ctx, i, h.clock())...)
 	}
-	h.violations = append(h.violations, h.settle(ctx)...)
+	h.violations = append(h.violations, h.settle(ctx, events)...)
 	if ctx.Err() != nil {
 		// Cut short (a shrink's bound): what the settle saw is not a verdict.
 		return Result{}, ctx.Err()
 	}
-	return Result{Seed: seed, Events: len(events), Violations: h.violations, Duration: time.Since(t0), ReadsAfterPause: h.checker.readsResumed, Writes: h.checker.writes, Pauses: h.checker.pauses}, nil
+	return Result{Seed: seed, Events: len(events), Violations: h.violations, Duration: time.Since(t0), ReadsAfterPause: h.checker.readsResumed, Writes: h.checker.writes, Pauses: h.checker.pauses,
+		Handouts: h.checker.pool.Handouts, UnverifiedHandouts: h.checker.pool.Unverified(),
+		HandedTo: h.checker.pool.clusters()}, nil
 }
 
 // history is one run's world and bookkeeping.
@@ -234,6 +243,12 @@ func (h *history) offsetsAt(t time.Time) []time.Duration {
 	return out
 }
 
+// clock is the history's clock now: the newest offset's.
+func (h *history) clock() time.Time {
+	now, _ := h.now()
+	return now()
+}
+
 // jump moves the clock of the processes started from now on.
 func (h *history) jump(d time.Duration) {
 	h.mu.Lock()
@@ -301,6 +316,9 @@ func (h *history) step(ctx context.Context, i int, e Event) {
 		return
 	case KindKube:
 		h.kubeWrite(ctx, i, e)
+		return
+	case KindBreak:
+		h.breakSpare(ctx, i, e)
 		return
 	case KindPR:
 		h.applyPR(e)
@@ -445,14 +463,25 @@ func (h *history) env(wire *Wire, gl *ghLog, name, repo string, payload []byte, 
 	return env, nil
 }
 
-// settle lets every process finish, waits out the lock leases, then runs the schedule of every
-// repository long after every expiry and grace period, and checks what must hold at rest.
-func (h *history) settle(ctx context.Context) []Violation {
+// quiesce waits until every process the harness started has ended (false: some still run after
+// the step timeout).
+func (h *history) quiesce() bool {
 	done := make(chan struct{})
 	go func() { h.running.Wait(); close(done) }()
 	select {
 	case <-done:
+		return true
 	case <-time.After(h.o.StepTimeout + 30*time.Second):
+		return false
+	}
+}
+
+// settle lets every process finish, waits out the lock leases, then runs the schedule of every
+// repository long after every expiry and grace period (a pool's repository, when the history
+// played on it, with its pool emptied: the operator's end of a pool), and checks what must hold at
+// rest.
+func (h *history) settle(ctx context.Context, events []Event) []Violation {
+	if !h.quiesce() {
 		return []Violation{{Step: -1, Invariant: "every run finishes", Detail: "processes still running after the step timeout"}}
 	}
 	// Every lease has run out by now: no lock may be held any longer.
@@ -460,9 +489,22 @@ func (h *history) settle(ctx context.Context) []Violation {
 	var out []Violation
 	// Locks are dated by the store's clock, real time (statestore's default), not the bots'.
 	out = append(out, h.checker.atRest(ctx, time.Now())...)
+	out = append(out, h.checker.afterPoolStep(ctx, -1, h.clock())...)
 	h.jump(30 * 24 * time.Hour)
+	played := map[string]bool{}
+	for _, e := range events {
+		played[e.Repo] = true
+	}
+	for _, r := range Repos() {
+		if r.SettleConfig != "" {
+			h.w.GitHub.SetFile(r.Name, "", ".github/poc.yml", []byte(r.SettleConfig))
+		}
+	}
 	for round := range 2 {
 		for _, r := range Repos() {
+			if r.PoolSize > 0 && !played[r.Name] {
+				continue // nothing of it to settle, and a schedule run less
+			}
 			p := h.startEvent(ctx, 10_000+round, Event{Kind: KindSchedule, Repo: r.Name})
 			h.wait(ctx, p)
 		}

@@ -25,6 +25,8 @@ type Config struct {
 	Duration time.Duration
 	// Events per history (default 50).
 	Events int
+	// NoPool plays the histories without the warm pool's scenes (GenerateNoPool).
+	NoPool bool
 	// ShrinkRuns bounds the runs spent shrinking one failing history (default 30; 0 after
 	// setting NoShrink).
 	ShrinkRuns int
@@ -44,12 +46,16 @@ type Summary struct {
 	Histories, Events, Violations int
 	// Writes, Pauses and ReadsAfterPause add up the histories' Result fields of those names.
 	Writes, Pauses, ReadsAfterPause int
-	Failures                        []Failure
+	// Handouts adds up the claims of a spare the pool's ledger checked; UnverifiedHandouts those
+	// whose time it could not hold to the spare's expiry.
+	Handouts, UnverifiedHandouts int
+	Failures                     []Failure
 }
 
 // Failure is a failing history, shrunk.
 type Failure struct {
 	Seed       uint64
+	NoPool     bool  // the history is GenerateNoPool's
 	Keep       []int // the events of Generate(Seed) still in the shrunk history
 	Violations []Violation
 }
@@ -63,6 +69,9 @@ func (f Failure) Replay() string {
 			idx[i] = strconv.Itoa(k)
 		}
 		s += " KEEP=" + strings.Join(idx, ",")
+	}
+	if f.NoPool {
+		s += " NOPOOL=1"
 	}
 	return s
 }
@@ -133,11 +142,13 @@ func Soak(ctx context.Context, c Config) (Summary, error) {
 				sum.Writes += res.Writes
 				sum.Pauses += res.Pauses
 				sum.ReadsAfterPause += res.ReadsAfterPause
+				sum.Handouts += res.Handouts
+				sum.UnverifiedHandouts += res.UnverifiedHandouts
 				if f != nil {
 					sum.Violations += len(f.Violations)
 					sum.Failures = append(sum.Failures, *f)
 					fmt.Fprintf(out, "FAILED seed %d; replay the shortest failing history with: %s\n", seed, f.Replay())
-					all := Generate(seed, c.Events)
+					all := c.generate(seed)
 					for _, k := range f.Keep {
 						fmt.Fprintf(out, "  %3d %s\n", k, all[k])
 					}
@@ -154,6 +165,7 @@ func Soak(ctx context.Context, c Config) (Summary, error) {
 		return sum, firstErr
 	}
 	fmt.Fprintf(out, "soak: %d changes of objects in clusters (created, updated, deleted), %d pauses of clusters holding them, %d reads after a resume found the last write\n", sum.Writes, sum.Pauses, sum.ReadsAfterPause)
+	fmt.Fprintf(out, "soak: %d claims of a warm spare checked (%d without a time to hold to its expiry)\n", sum.Handouts, sum.UnverifiedHandouts)
 	fmt.Fprintf(out, "soak: %d histories, %d events, %d violations\n", sum.Histories, sum.Events, sum.Violations)
 	return sum, ctx.Err()
 }
@@ -161,7 +173,7 @@ func Soak(ctx context.Context, c Config) (Summary, error) {
 // one plays one seed's history (shrinking it when it fails) and returns its failure, if any, and
 // the whole history's result.
 func (c Config) one(ctx context.Context, seed uint64) (*Failure, Result, error) {
-	events, keep := Generate(seed, c.Events), []int(nil)
+	events, keep := c.generate(seed), []int(nil)
 	if len(c.Keep) > 0 && len(c.Seeds) == 1 {
 		keep = c.Keep
 		events = pickEvents(events, keep)
@@ -180,7 +192,7 @@ func (c Config) one(ctx context.Context, seed uint64) (*Failure, Result, error) 
 	if len(res.Violations) == 0 {
 		return nil, res, nil
 	}
-	f := Failure{Seed: seed, Keep: keep, Violations: res.Violations}
+	f := Failure{Seed: seed, NoPool: c.NoPool, Keep: keep, Violations: res.Violations}
 	if !c.NoShrink && keep == nil {
 		if c.ShrinkFor <= 0 {
 			c.ShrinkFor = 5 * time.Minute
@@ -190,6 +202,14 @@ func (c Config) one(ctx context.Context, seed uint64) (*Failure, Result, error) 
 		cancel()
 	}
 	return &f, res, nil
+}
+
+// generate is the history of seed as c plays it.
+func (c Config) generate(seed uint64) []Event {
+	if c.NoPool {
+		return GenerateNoPool(seed, c.Events)
+	}
+	return Generate(seed, c.Events)
 }
 
 func pickEvents(all []Event, keep []int) []Event {
@@ -210,7 +230,7 @@ func shrink(ctx context.Context, c Config, seed uint64, first []Violation, out i
 	if out == nil {
 		out = io.Discard
 	}
-	all := Generate(seed, c.Events)
+	all := c.generate(seed)
 	want := map[string]bool{}
 	for _, v := range first {
 		want[v.Invariant] = true
@@ -237,7 +257,7 @@ func shrink(ctx context.Context, c Config, seed uint64, first []Violation, out i
 		}
 		return vs, ok
 	})
-	return Failure{Seed: seed, Keep: keep, Violations: vs}
+	return Failure{Seed: seed, NoPool: c.NoPool, Keep: keep, Violations: vs}
 }
 
 // ddmin shrinks the indices 0..n-1 to a shorter list on which fails still holds, within runs

@@ -651,6 +651,20 @@ func (w *World) Node(ip string) *talossim.Node {
 	return w.nodes[ip]
 }
 
+// Crash stops the Talos node listening on ip as a machine that died would: its APIs stop
+// answering while Scaleway still lists its server as running (the soak's unhealthy spare). It
+// tells whether a node listened there.
+func (w *World) Crash(ip string) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	n, ok := w.nodes[ip]
+	if ok {
+		_ = n.Close()
+		delete(w.nodes, ip)
+	}
+	return ok
+}
+
 // replaceHost stops what listened on ip and starts the next host there.
 func (w *World) replaceHost(ip, serverID string, start func() (closer, error)) {
 	w.mu.Lock()
