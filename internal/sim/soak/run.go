@@ -92,8 +92,14 @@ func (v Violation) String() string {
 }
 
 // lockLease is the bots' lock lease in the soak: short, so that a killed process's lock lapses
-// within a history.
-const lockLease = 3 * time.Second
+// within a history, yet long enough that a live holder's renewal (a conditional PUT, every third
+// of the lease) outlasts a saturated machine: at 3 s, `make test` on 2 cores lost an up's lock
+// mid-run (a spare build failed, a pause-resume history issued no kubeconfig). lockWait lets a
+// run outwait a killed process's lease.
+const (
+	lockLease = 10 * time.Second
+	lockWait  = lockLease + 5*time.Second
+)
 
 // Run plays events in a fresh world and checks the invariants after every step and after the
 // settle. An error is the harness's own failure (the world would not start), never a violation.
@@ -452,7 +458,7 @@ func (h *history) env(wire *Wire, gl *ghLog, name, repo string, payload []byte, 
 		"GITHUB_EVENT_NAME": name, "GITHUB_EVENT_PATH": path, "GITHUB_REPOSITORY": repo, "GITHUB_RUN_ID": strconv.Itoa(5000 + run),
 		"GITHUB_SERVER_URL": "https://github.com", "GITHUB_ACTIONS": "true",
 		"GITHUB_OUTPUT": filepath.Join(dir, "output"), "GITHUB_STEP_SUMMARY": filepath.Join(dir, "summary"),
-		"POC_STICKY_INTERVAL": "200ms", "POC_LOCK_LEASE": lockLease.String(), "POC_LOCK_WAIT": "5s",
+		"POC_STICKY_INTERVAL": "200ms", "POC_LOCK_LEASE": lockLease.String(), "POC_LOCK_WAIT": lockWait.String(),
 		"POC_POLL_INTERVAL": "50ms", "POC_REAP_GRACE": "1h",
 		// The opportunistic reaper pass of comment runs would post expiry warnings into the
 		// answers being counted; the schedule events reap instead.
