@@ -122,11 +122,13 @@ func TestSoakWarmPool(t *testing.T) {
 	if err != nil || len(res.Violations) > 0 {
 		t.Fatalf("the warm pool's scenes: %v %v", err, res.Violations)
 	}
-	// Three claims when every build and claim succeeds; a loaded machine's lapsed leases can fail
-	// a build (an error the invariants allow): the ledger must have checked one at least.
+	// The history claims three spares (the two concurrent ups share one, the killed claim's rerun,
+	// the pull request's); the broken spare's up goes cold. The soak's lease outlasts a saturated
+	// machine's renewals (run.go, lockLease), so every build finishes: fewer claims means a scene
+	// checked nothing.
 	t.Logf("claims of a spare seen: %d (clusters %v), %d without a time to hold to its expiry", res.Handouts, res.HandedTo, res.UnverifiedHandouts)
-	if res.Handouts < 1 {
-		t.Errorf("no claim of a spare seen: the pool's invariants checked nothing")
+	if res.Handouts < 3 {
+		t.Errorf("%d claims of a spare seen, want the history's 3: a scene's invariants checked nothing", res.Handouts)
 	}
 }
 

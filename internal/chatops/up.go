@@ -84,7 +84,7 @@ func (r *run) upAnswer(ctx context.Context, in clusterops.Intent, res *clusterop
 	case upErr == nil:
 		r.out.OK = true
 		r.react(ctx, github.ReactionHooray)
-		if strings.HasPrefix(res.Path, "warm:") {
+		if res.Claimed != "" {
 			r.refill(ctx) // after the reply: the dispatch must not delay it
 		}
 		return nil

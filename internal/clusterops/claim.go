@@ -268,7 +268,7 @@ func (o *Ops) actClaim(ctx context.Context, in Intent, p Plan, out *Outcome, q *
 		o.giveBack(ctx, in, p.Claim.Name)
 		return failed(out, err)
 	}
-	out.Created, out.Header, out.Path = true, saver.doc.Header, p.Path
+	out.Created, out.Header, out.Path, out.Claimed = true, saver.doc.Header, p.Path, p.Claim.Name
 	q.admitted(out)
 	if err := o.rebind(ctx, st, p.Claim.Name, saver); err != nil {
 		return failed(out, err)
@@ -310,7 +310,7 @@ func (o *Ops) rebind(ctx context.Context, st *provision.State, from string, save
 // unfinishedRebind says which spare an existing cluster was claimed from when its rebinding did
 // not finish ("" when it did, or it was never a spare).
 func unfinishedRebind(h statestore.Header, st *provision.State) string {
-	from := h.Labels[spare.LabelClaimedFrom]
+	from := spare.ClaimedFrom(h)
 	if from == "" || h.Labels[labelRebound] == "true" || st.Outputs[OutReboundFrom] == from {
 		return ""
 	}

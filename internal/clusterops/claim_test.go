@@ -66,7 +66,7 @@ func TestClaimMakesTheSpareTheIssuesCluster(t *testing.T) {
 		t.Errorf("rebindings %q, want the spare's machines renamed to acme-shop-4", got)
 	}
 	h := out.Header
-	if out.Phase != lifecycle.PhaseReady || h.Kind != "issue" || h.Number != 4 || h.Labels[spare.LabelClaimedFrom] != "spare-aaaa" ||
+	if out.Phase != lifecycle.PhaseReady || h.Kind != "issue" || h.Number != 4 || h.Labels[spare.LabelClaimedFrom] != "spare-aaaa" || out.Claimed != "spare-aaaa" ||
 		h.Expires.Before(time.Now().Add(time.Hour)) {
 		t.Errorf("claimed cluster's header %+v (phase %s): want the issue's, ready, claimed from spare-aaaa, expiring later", h, out.Phase)
 	}
@@ -132,7 +132,7 @@ func TestUnhealthySpareIsNotHandedOut(t *testing.T) {
 	if !strings.HasPrefix(out.Path, "cold: no spare fits: spare-cccc failed its re-check: readyz: /readyz: 503") {
 		t.Errorf("path %q, want the cold path naming the failed re-check", out.Path)
 	}
-	if len(f.Rebound()) != 0 || out.Header.Labels[spare.LabelClaimedFrom] != "" {
+	if len(f.Rebound()) != 0 || out.Header.Labels[spare.LabelClaimedFrom] != "" || out.Claimed != "" {
 		t.Errorf("an unhealthy spare was claimed: %q", f.Rebound())
 	}
 	doc, err := f.store.Get(t.Context(), "spare-cccc")

@@ -216,6 +216,9 @@ type Outcome struct {
 	// Path says, for an up that asked for the warm pool (Intent.Warm or Cold), which path it took
 	// and why: "warm: claimed the warm spare …" or "cold: …".
 	Path string
+	// Claimed is the spare this operation made the cluster of ("": none; a later up of a cluster
+	// once claimed claims nothing, though its header still names the spare it came from).
+	Claimed string
 }
 
 // PlanNode is one resource a dry up would create.

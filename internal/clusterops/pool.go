@@ -233,7 +233,7 @@ func poolRecords(headers []statestore.Header, repository string, claimers map[st
 	// destroyed (they are the cluster's); the cluster's next up finishes the rebinding.
 	unbound := map[string]bool{}
 	for _, h := range headers {
-		if from := h.Labels[spare.LabelClaimedFrom]; from != "" {
+		if from := spare.ClaimedFrom(h); from != "" {
 			if h.Labels[labelRebound] == "true" {
 				claimers[h.Cluster] = from
 			} else {

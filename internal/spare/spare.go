@@ -33,6 +33,9 @@ import (
 const Kind = "spare"
 
 // Is tells whether h is a spare's header.
+// ClaimedFrom is the spare a cluster's header says it was made of ("": it was built cold).
+func ClaimedFrom(h statestore.Header) string { return h.Labels[LabelClaimedFrom] }
+
 func Is(h statestore.Header) bool { return h.Kind == Kind }
 
 // namePrefix starts every spare's name.
