@@ -11,7 +11,6 @@ import (
 	"github.com/pocbot/pocbot/internal/chatops"
 	"github.com/pocbot/pocbot/internal/clusterops"
 	"github.com/pocbot/pocbot/internal/commands"
-	"github.com/pocbot/pocbot/internal/repoconfig"
 	ghsim "github.com/pocbot/pocbot/internal/sim/github"
 	"github.com/pocbot/pocbot/internal/spare"
 )
@@ -32,7 +31,7 @@ func TestClaimOnTheWorld(t *testing.T) {
 	h.gh.AddUserKey("alice", pub)
 
 	name := spare.NewName()
-	b := repoconfig.Default()
+	b := sceneBounds(t, "")
 	spec := h.backend.Spec // the repository's defaults, as a comment's up builds them
 	spec.ServiceAccountKey = b.ServiceAccountKey
 	built, err := h.backend.Ops.Up(ctx, clusterops.Intent{Cluster: name, Spec: spec, Repository: repo, Kind: spare.Kind,
@@ -108,7 +107,7 @@ func TestPoolCostAndColdOnComments(t *testing.T) {
 	h, ctx := scene{repo: repo, users: []string{"alice:write"}, issues: []int{5, 6}, light: true}.open(t)
 	pub, _ := sshUser(t)
 	h.gh.AddUserKey("alice", pub)
-	b := repoconfig.Default()
+	b := sceneBounds(t, "")
 	spec := h.backend.Spec
 	spec.ServiceAccountKey = b.ServiceAccountKey
 	if _, err := h.fake.Ops.Up(ctx, clusterops.Intent{Cluster: "spare-lightone", Spec: spec, Repository: repo, Kind: spare.Kind,

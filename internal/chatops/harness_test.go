@@ -23,6 +23,7 @@ import (
 	"github.com/pocbot/pocbot/internal/clusterops/opstest"
 	"github.com/pocbot/pocbot/internal/github"
 	"github.com/pocbot/pocbot/internal/provision"
+	"github.com/pocbot/pocbot/internal/repoconfig"
 	ghsim "github.com/pocbot/pocbot/internal/sim/github"
 	"github.com/pocbot/pocbot/internal/sim/github/githubtest"
 	"github.com/pocbot/pocbot/internal/sim/syncio"
@@ -58,7 +59,7 @@ type scene struct {
 	repo    string
 	users   []string // "login:permission"; the first one opens the issues
 	issues  []int
-	config  string        // .github/poc.yml on the default branch; none when ""
+	config  string        // .github/poc.yml on the default branch (sceneConfig)
 	timeout time.Duration // of the scenario's context; a minute when 0
 	world   world.Options
 	// light: no world (newLight); world is then unused.
@@ -92,10 +93,30 @@ func (s scene) open(t *testing.T) (*harness, context.Context) {
 	for _, n := range s.issues {
 		gh.AddIssue(s.repo, ghsim.Issue{Number: n, Author: author})
 	}
-	if s.config != "" {
-		gh.SetFile(s.repo, "", ".github/poc.yml", []byte(s.config))
-	}
+	gh.SetFile(s.repo, "", ".github/poc.yml", []byte(sceneConfig(s.config)))
 	return h, ctx
+}
+
+// sceneConfig is a scene's .github/poc.yml: config, with an ECDSA service-account key unless
+// config chooses one. An RSA-4096 key costs one to two seconds of CPU under -race, a seventh of
+// this package's; TestServiceAccountKeySetting asks about the key, and a test that writes its own
+// poc.yml builds with the default, RSA.
+func sceneConfig(config string) string {
+	if strings.Contains(config, "service_account_key:") {
+		return config
+	}
+	return "service_account_key: ecdsa\n" + config
+}
+
+// sceneBounds are the bounds a scene with config reads from its .github/poc.yml, what a spare
+// that a comment's up should claim is built with.
+func sceneBounds(t *testing.T, config string) repoconfig.RepoConfig {
+	t.Helper()
+	b, err := repoconfig.Parse([]byte(sceneConfig(config)))
+	if err != nil {
+		t.Fatalf("the scene's poc.yml: %v", err)
+	}
+	return b
 }
 
 // newHarnessIn starts a world with o's quotas, stock and faults, and a backend on it.

@@ -8,6 +8,7 @@
 package worldtest
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
@@ -25,6 +26,7 @@ import (
 	"github.com/pocbot/pocbot/internal/provision"
 	"github.com/pocbot/pocbot/internal/provision/cluster"
 	"github.com/pocbot/pocbot/internal/provision/scaleway"
+	"github.com/pocbot/pocbot/internal/settings"
 	scwsim "github.com/pocbot/pocbot/internal/sim/scaleway"
 	"github.com/pocbot/pocbot/internal/sim/world"
 	"github.com/pocbot/pocbot/internal/statestore"
@@ -53,6 +55,12 @@ type Options struct {
 	ReadyTimeout time.Duration
 	// ParkTimeout bounds a park (cluster.Config.ParkTimeout).
 	ParkTimeout time.Duration
+	// ServiceAccountKey is Spec's service_account_key: ECDSA when empty, where the bot's default
+	// is RSA. An RSA-4096 key costs one to two seconds of CPU under -race, a fifth of what a
+	// package of world tests spends; these tests ask about the engine and the wire, the key type
+	// is the question of provision/talos's TestNewSecretsServiceAccountKeyType and chatops's
+	// TestServiceAccountKeySetting, and cmd/bot's worlds build with the default.
+	ServiceAccountKey settings.ServiceAccountKey
 }
 
 // Parts are what the bot would have opened.
@@ -123,8 +131,10 @@ func New(t testing.TB, w *world.World, o Options) *Parts {
 		t.Fatalf("open the bot's parts on the world: %v", err)
 	}
 	t.Cleanup(b.Close)
+	spec := b.Spec
+	spec.ServiceAccountKey = cmp.Or(o.ServiceAccountKey, settings.ServiceAccountKeyECDSA)
 	return &Parts{World: w, Ops: b.Ops, Store: b.Store, Driver: b.Driver, Client: Client(t, w, w.ScalewayURL),
-		ImageBucket: b.ImageBucket, Spec: b.Spec, ETA: b.ETA}
+		ImageBucket: b.ImageBucket, Spec: spec, ETA: b.ETA}
 }
 
 // Client is a Scaleway SDK client with the world's credentials, on url.
