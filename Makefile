@@ -38,7 +38,7 @@ SIMTAGS  := -tags sim
 #   -ldflags=-w               no DWARF in the test binaries (race reports and panics read the
 #                             runtime's own tables): a fifth of each link.
 #   -vet=off                  `make lint` vets every package, tests and the sim tag included.
-TESTFLAGS := $(SIMTAGS) -race -parallel 4 -vet=off -ldflags=-w -timeout 14m
+TESTFLAGS := $(SIMTAGS) -race -p 4 -parallel 4 -vet=off -ldflags=-w -timeout 14m
 test:
 	GORACE=atexit_sleep_ms=0 $(GO) test $(TESTFLAGS) ./...
 

@@ -22,6 +22,7 @@ import (
 // least. The first run is the bot's binary, killed with SIGKILL while a proxy in
 // front of the Scaleway stand-in holds the IP's DELETE.
 func TestDoctorLiveKilledHalfWayThenRerun(t *testing.T) {
+	t.Parallel()
 	ctx, w := startWorld(t, 3*time.Minute, world.Options{S3: "versitygw"})
 	env := envMap(w)
 	target, _ := url.Parse(w.ScalewayURL)

@@ -20,6 +20,7 @@ import (
 // settings in the environment) against the emulated world, and measures the time from starting
 // the process to GitHub accepting the 👀 reaction.
 func TestHandleProcess(t *testing.T) {
+	t.Parallel()
 	bin := buildBot(t)
 	ctx, w := startWorld(t, 3*time.Minute, world.Options{})
 	const repo = "acme/shop"

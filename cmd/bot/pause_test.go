@@ -34,6 +34,7 @@ func TestPauseAndResumeCommands(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the bot and runs a whole cluster: not in -short")
 	}
+	t.Parallel()
 	// Object Storage is the real server when installed, so that the recording has its exchanges.
 	_, w := startWorld(t, procBound, world.Options{S3: "auto"})
 	b := newBotProc(t, w)
@@ -41,13 +42,17 @@ func TestPauseAndResumeCommands(t *testing.T) {
 	b.mustRun(t, nil, "up", "--cluster", "p1", "--record", rec)
 	running := dailyOf(t, b.mustRun(t, nil, "cost", "--cluster", "p1").stdout)
 	// `bot up` records its duration for the ETA as `/poc up` does (clusterops.Ops.Up). The bucket
-	// is the real S3 server's: its credentials are the world's.
-	for _, kv := range w.Env() {
-		if strings.HasPrefix(kv[0], "AWS_") {
-			t.Setenv(kv[0], kv[1])
+	// is the real S3 server's when installed, opened with the world's credentials.
+	var opts []statestore.Option
+	if w.S3 != nil {
+		bucket, err := w.S3.OpenBucket(t.Context(), world.StateBucket)
+		if err != nil {
+			t.Fatal(err)
 		}
+		defer bucket.Close()
+		opts = append(opts, statestore.WithBucket(bucket))
 	}
-	store, err := statestore.Open(t.Context(), statestore.Config{StateURL: w.StateURL, KeyURL: w.StateKey})
+	store, err := statestore.Open(t.Context(), statestore.Config{StateURL: w.StateURL, KeyURL: w.StateKey}, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -119,6 +119,7 @@ func jobOf(t *testing.T, results []*actions.JobResult, event string, pr int) *ac
 // request claims it (warmPullRequest). Failed on the old code: the Action had no command
 // kubeconfig, the bot's workflow no repository_dispatch, and nothing recorded a deployment.
 func TestPullRequestWorkflowGetsItsCluster(t *testing.T) {
+	t.Parallel()
 	ctx, w := startWorld(t, 150*time.Second, world.Options{})
 	const repo = "acme/shop"
 	initWithPRWorkflow(ctx, t, w, repo)
