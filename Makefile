@@ -35,12 +35,14 @@ SIMTAGS  := -tags sim
 # on the 2-core CI runner). What costs time and finds nothing:
 #   GORACE=atexit_sleep_ms=0  a race-built binary sleeps 1 s as it exits, for races of threads
 #                             still running then; a test binary has none left (70 binaries: 70 s).
-#   -ldflags=-w               no DWARF in the test binaries (race reports and panics read the
-#                             runtime's own tables): a fifth of each link.
+#   -ldflags='-s -w'          no symbol table or DWARF in the test binaries (race reports and
+#                             panics read the runtime's own tables): a fifth of each link.
 #   -vet=off                  `make lint` vets every package, tests and the sim tag included.
-TESTFLAGS := $(SIMTAGS) -race -p 4 -parallel 4 -vet=off -ldflags=-w -timeout 14m
+#   GOGC=400                  the race detector shadows the heap, and every collection frees and
+#                             re-tracks it: a tenth of a world package's CPU (memory is plenty).
+TESTFLAGS := $(SIMTAGS) -race -parallel 4 -vet=off -ldflags='-s -w' -timeout 14m
 test:
-	GORACE=atexit_sleep_ms=0 $(GO) test $(TESTFLAGS) ./...
+	GORACE=atexit_sleep_ms=0 GOGC=400 $(GO) test $(TESTFLAGS) ./...
 
 # A pause and a resume crashed at every save of a clean run, each then run again (three worlds
 # beside the one `make test` runs: internal/clusterops/pausecrash_test.go). Run it when the pause or
