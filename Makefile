@@ -41,8 +41,14 @@ SIMTAGS  := -tags sim
 #   GOGC=400                  the race detector shadows the heap, and every collection frees and
 #                             re-tracks it: a tenth of a world package's CPU (memory is plenty).
 TESTFLAGS := $(SIMTAGS) -race -parallel 4 -vet=off -ldflags='-s -w' -timeout 14m
+# go test builds, links and runs the packages in the order they are named, -p (GOMAXPROCS: 2 on
+# CI) actions at a time, compiles and test runs sharing those slots. The longest runs first, so
+# that they overlap with each other and the rest fills in around them; in ./...'s order the
+# statestore's and the Scaleway driver's tests ran last, one after the other, on an idle core.
+LONGEST := ./cmd/bot ./internal/clusterops ./internal/chatops ./internal/provision/scaleway \
+	./internal/statestore ./internal/reaper
 test:
-	GORACE=atexit_sleep_ms=0 GOGC=400 $(GO) test $(TESTFLAGS) ./...
+	GORACE=atexit_sleep_ms=0 GOGC=400 $(GO) test $(TESTFLAGS) $(LONGEST) ./...
 
 # A pause and a resume crashed at every save of a clean run, each then run again (three worlds
 # beside the one `make test` runs: internal/clusterops/pausecrash_test.go). Run it when the pause or
