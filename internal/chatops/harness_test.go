@@ -48,9 +48,10 @@ type harness struct {
 	mu      sync.Mutex
 	runID   int
 	clients map[string]*github.Client
-	actions bytes.Buffer // Actions stdout of the last handled event
-	output  bytes.Buffer
-	summary bytes.Buffer
+	// The Actions stdout, step outputs and job summary of the last handler made: each handler
+	// writes buffers of its own, since a test's runs may overlap (a handler waiting on a lock
+	// writes while the next one starts).
+	actions, output, summary *bytes.Buffer
 }
 
 // scene is how a scenario starts: one repository with the App installed, its users'
@@ -185,16 +186,15 @@ func (h *harness) handler(full string) *chatops.Handler {
 	h.mu.Lock()
 	h.runID++
 	id := h.runID
-	h.actions.Reset()
-	h.output.Reset()
-	h.summary.Reset()
+	h.actions, h.output, h.summary = &bytes.Buffer{}, &bytes.Buffer{}, &bytes.Buffer{}
+	actions := &github.Actions{Stdout: h.actions, Output: h.output, Summary: h.summary}
 	h.mu.Unlock()
 	env := github.ActionsEnv{Repository: full, APIURL: h.ghURL, ServerURL: "https://github.com", RunID: strconv.Itoa(1000 + id), InActions: true}
 	env.Owner, env.Repo, _ = strings.Cut(full, "/")
 	return &chatops.Handler{
 		GitHub:  h.client(full),
 		Env:     env,
-		Actions: &github.Actions{Stdout: &h.actions, Output: &h.output, Summary: &h.summary},
+		Actions: actions,
 		Open: func(context.Context) (*chatops.Backend, error) {
 			h.mu.Lock()
 			h.opens++
