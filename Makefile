@@ -42,9 +42,10 @@ SIMTAGS  := -tags sim
 #                             re-tracks it: a tenth of a world package's CPU (memory is plenty).
 TESTFLAGS := $(SIMTAGS) -race -parallel 4 -vet=off -ldflags='-s -w' -timeout 14m
 # go test builds, links and runs the packages in the order they are named, -p (GOMAXPROCS: 2 on
-# CI) actions at a time, compiles and test runs sharing those slots. The longest runs first, so
-# that they overlap with each other and the rest fills in around them; in ./...'s order the
-# statestore's and the Scaleway driver's tests ran last, one after the other, on an idle core.
+# CI) actions at a time, and a test run holds its slot until its package's last test ends,
+# however little it computes. The longest runs come first, so that the other packages' compiles
+# and runs fill in beside them instead of trailing behind (./...'s order left the statestore's
+# and the Scaleway driver's tests to the end).
 LONGEST := ./cmd/bot ./internal/clusterops ./internal/chatops ./internal/provision/scaleway \
 	./internal/statestore ./internal/reaper
 test:

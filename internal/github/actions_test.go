@@ -29,6 +29,7 @@ func parseOutputs(t *testing.T, data string) map[string]string {
 }
 
 func TestActionsCommands(t *testing.T) {
+	t.Parallel()
 	var stdout, output, summary bytes.Buffer
 	a := &Actions{Stdout: &stdout, Output: &output, Summary: &summary}
 	end := a.Group("provision: control planes")
@@ -79,6 +80,7 @@ func TestActionsCommands(t *testing.T) {
 }
 
 func TestNewActionsFiles(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	env := ActionsEnv{OutputPath: filepath.Join(dir, "out"), SummaryPath: filepath.Join(dir, "sum")}
 	if err := os.WriteFile(env.SummaryPath, []byte("earlier step\n"), 0o600); err != nil {

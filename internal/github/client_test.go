@@ -105,6 +105,7 @@ func testCtx(t *testing.T) context.Context {
 }
 
 func TestNewClientNarrowsInstallationToken(t *testing.T) {
+	t.Parallel()
 	w := startWorld(t)
 	c := w.mustApp(t, nil) // installation id looked up with the JWT
 	if c.InstallationID() != w.inst || c.Mode() != ModeApp {
@@ -150,6 +151,7 @@ func TestNewClientNarrowsInstallationToken(t *testing.T) {
 }
 
 func TestNewClientRefusals(t *testing.T) {
+	t.Parallel()
 	w := startWorld(t)
 	other, err := rsa.GenerateKey(rand.Reader, 2048)
 	if err != nil {
@@ -189,6 +191,7 @@ func TestNewClientRefusals(t *testing.T) {
 // not hold the repository: 422), the client looks the repository's installation up, as when the
 // payload has no id, and says so in the log.
 func TestInstallationIDFallsBack(t *testing.T) {
+	t.Parallel()
 	w := startWorld(t)
 	elsewhere := w.sim.AddRepo("zed/far", "main") // another account's installation
 	tests := []struct {
@@ -222,6 +225,7 @@ func TestInstallationIDFallsBack(t *testing.T) {
 // leaves with it, and every token minted (the first and each refresh) is handed to OnToken whole,
 // for ::add-mask::.
 func TestInstallationTokenRefreshed(t *testing.T) {
+	t.Parallel()
 	w := startWorld(t)
 	var (
 		mu     sync.Mutex
@@ -262,6 +266,7 @@ func TestInstallationTokenRefreshed(t *testing.T) {
 }
 
 func TestExpiredTokenRefused(t *testing.T) {
+	t.Parallel()
 	w := startWorld(t)
 	c := w.mustApp(t, nil)
 	if _, err := c.Permission(testCtx(t), "alice"); err != nil {
@@ -279,6 +284,7 @@ func TestExpiredTokenRefused(t *testing.T) {
 }
 
 func TestEnterpriseBaseURL(t *testing.T) {
+	t.Parallel()
 	w := startWorld(t)
 	var mu sync.Mutex
 	var paths []string
@@ -310,6 +316,7 @@ type roundTripFunc func(*http.Request) (*http.Response, error)
 func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
 
 func TestPermission(t *testing.T) {
+	t.Parallel()
 	w := startWorld(t)
 	c := w.mustApp(t, nil)
 	tests := []struct{ login, want string }{
@@ -326,6 +333,7 @@ func TestPermission(t *testing.T) {
 }
 
 func TestCommentsAndReactions(t *testing.T) {
+	t.Parallel()
 	w := startWorld(t)
 	c := w.mustApp(t, nil)
 	ctx := testCtx(t)
@@ -379,6 +387,7 @@ func TestCommentsAndReactions(t *testing.T) {
 }
 
 func TestFindCommentPaginatesNewestFirst(t *testing.T) {
+	t.Parallel()
 	w := startWorld(t)
 	c := w.mustApp(t, nil)
 	ctx := testCtx(t)
@@ -423,6 +432,7 @@ func TestFindCommentPaginatesNewestFirst(t *testing.T) {
 }
 
 func TestIssueState(t *testing.T) {
+	t.Parallel()
 	w := startWorld(t)
 	c := w.mustApp(t, nil)
 	issue := w.sim.AddIssue(testRepo, simgh.Issue{Labels: []string{"poc/keep"}})
@@ -474,6 +484,7 @@ func TestIssueState(t *testing.T) {
 }
 
 func TestUserSSHKeysAndRepoFile(t *testing.T) {
+	t.Parallel()
 	w := startWorld(t)
 	c := w.mustApp(t, nil)
 	ctx := testCtx(t)
@@ -524,6 +535,7 @@ func TestUserSSHKeysAndRepoFile(t *testing.T) {
 }
 
 func TestTokenMode(t *testing.T) {
+	t.Parallel()
 	w := startWorld(t)
 	w.sim.AddToken("ghs_workflowtoken0000000000000000000000", "github-actions[bot]", testRepo)
 	var logs bytes.Buffer
@@ -550,6 +562,7 @@ func TestTokenMode(t *testing.T) {
 }
 
 func TestRetries(t *testing.T) {
+	t.Parallel()
 	w := startWorld(t)
 	sl := &sleeps{}
 	c := w.mustApp(t, func(a *Auth) { a.Retry = sl.policy() })
@@ -661,6 +674,7 @@ func BenchmarkAuthAndReact(b *testing.B) {
 // A request GitHub holds without answering is abandoned after the attempt timeout: a read is
 // tried again; a comment creation is not (it may still be created) and its error says so.
 func TestStalledRequests(t *testing.T) {
+	t.Parallel()
 	w := startWorld(t)
 	c := w.mustApp(t, func(a *Auth) {
 		a.Retry = RetryPolicy{BaseDelay: time.Millisecond, AttemptTimeout: 300 * time.Millisecond}
@@ -688,6 +702,7 @@ func TestStalledRequests(t *testing.T) {
 // marker, and sent again only when it is not there. Every case ends with exactly one comment
 // (or a clear error), never two.
 func TestCreateCommentAfterA5xx(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name      string
 		faults    []simgh.Fault

@@ -10,6 +10,7 @@ import (
 )
 
 func TestDecodeEvent(t *testing.T) {
+	t.Parallel()
 	commented := time.Date(2026, 10, 17, 9, 12, 0, 0, time.UTC) // the fixtures' comment.created_at
 	tests := []struct {
 		file, name string
@@ -73,6 +74,7 @@ func TestDecodeEvent(t *testing.T) {
 }
 
 func TestDecodeEventDetails(t *testing.T) {
+	t.Parallel()
 	read := func(f string) []byte {
 		b, err := os.ReadFile(filepath.Join("testdata", f))
 		if err != nil {
@@ -110,6 +112,7 @@ func TestDecodeEventDetails(t *testing.T) {
 }
 
 func TestReadEvent(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	p := filepath.Join(dir, "event.json")
 	if err := os.WriteFile(p, []byte(`{"schedule":"0 * * * *"}`), 0o600); err != nil {
@@ -129,6 +132,7 @@ func TestReadEvent(t *testing.T) {
 }
 
 func TestEnvFromActions(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name    string
 		env     map[string]string
@@ -160,6 +164,7 @@ func TestEnvFromActions(t *testing.T) {
 }
 
 func TestAuthFromEnv(t *testing.T) {
+	t.Parallel()
 	keyFile := filepath.Join(t.TempDir(), "app.pem")
 	if err := os.WriteFile(keyFile, []byte("-----BEGIN RSA PRIVATE KEY-----\nfile\n-----END RSA PRIVATE KEY-----\n"), 0o600); err != nil {
 		t.Fatal(err)

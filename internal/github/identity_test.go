@@ -12,6 +12,7 @@ import (
 // author's comment (a tampered or stale id) is neither read for its serial nor edited; a new
 // status comment is started (issue 11 hole 6).
 func TestStickyIgnoresForeignRememberedComment(t *testing.T) {
+	t.Parallel()
 	w := startWorld(t)
 	c := w.mustApp(t, nil)
 	ctx := testCtx(t)
@@ -42,6 +43,7 @@ func TestStickyIgnoresForeignRememberedComment(t *testing.T) {
 
 // TestIdentityLookups: id ↔ login through a rename and a re-registration, and who added a label.
 func TestIdentityLookups(t *testing.T) {
+	t.Parallel()
 	w := startWorld(t)
 	c := w.mustApp(t, nil)
 	ctx := testCtx(t)

@@ -19,6 +19,7 @@ import (
 // without a request. Failed on the old code: the token was always narrowed to the old set, so no
 // deployment call could ever work; with the new set alone, NewClient failed with GitHub's 422.
 func TestAnInstallationWithoutTheNewPermissionsStillWorks(t *testing.T) {
+	t.Parallel()
 	sim, url := startSim(t, simgh.Options{Grant: map[string]string{"issues": "write", "pull_requests": "write", "metadata": "read", "contents": "read"}})
 	sim.AddRepo(testRepo, "trunk")
 	w := &world{sim: sim, url: url}
@@ -47,6 +48,7 @@ func TestAnInstallationWithoutTheNewPermissionsStillWorks(t *testing.T) {
 // dispatch answers ErrNotGranted, without a request. Failed on the old code's fallback, which
 // went straight to the base set and lost deployments and checks.
 func TestAnInstallationWithoutActionsWriteKeepsThePullRequestsPermissions(t *testing.T) {
+	t.Parallel()
 	sim, url := startSim(t, simgh.Options{Grant: map[string]string{"issues": "write", "pull_requests": "write", "metadata": "read", "contents": "read",
 		"deployments": "write", "checks": "write", "actions": "read"}})
 	sim.AddRepo(testRepo, "trunk")
@@ -71,6 +73,7 @@ func TestAnInstallationWithoutActionsWriteKeepsThePullRequestsPermissions(t *tes
 // Deployments, their statuses (newest read as the latest whatever the order GitHub lists them
 // in) and check runs round-trip through the stand-in as go-github v88 calls them.
 func TestDeploymentsAndCheckRuns(t *testing.T) {
+	t.Parallel()
 	w := startWorld(t)
 	c := w.mustApp(t, nil)
 	ctx := testCtx(t)
@@ -151,6 +154,7 @@ func TestDeploymentsAndCheckRuns(t *testing.T) {
 // A job's OIDC token verifies against the stand-in issuer for its audience only, with its run's
 // claims; expired, of another audience, or signed by another key, it does not.
 func TestOIDCRoundTrip(t *testing.T) {
+	t.Parallel()
 	w := startWorld(t)
 	ctx := testCtx(t)
 	runID := w.sim.AddRun(testRepo, simgh.Run{Workflow: "poc-pr", Event: "pull_request", HeadSHA: strings.Repeat("c", 40), Actor: "walt", PR: 7})
@@ -196,6 +200,7 @@ func TestOIDCRoundTrip(t *testing.T) {
 }
 
 func TestWorkflowRunAndPullRequest(t *testing.T) {
+	t.Parallel()
 	w := startWorld(t)
 	c := w.mustApp(t, nil)
 	ctx := testCtx(t)
@@ -223,6 +228,7 @@ func TestWorkflowRunAndPullRequest(t *testing.T) {
 // (deploy/workflow/poc.yml) accepts command pool; a workflow of an older template, whose choice
 // does not list it, is refused (422) with a message that says to rerun bot init.
 func TestDispatchWorkflowReachesTheInstalledWorkflow(t *testing.T) {
+	t.Parallel()
 	sim, url := startSim(t, simgh.Options{})
 	sim.AddRepo(testRepo, "trunk")
 	tmpl, err := os.ReadFile("../../deploy/workflow/poc.yml")

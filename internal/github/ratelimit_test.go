@@ -46,6 +46,7 @@ func (c *fakeClock) waits() []time.Duration {
 // named), never sends a write before then, and the last body is written. The clock is fake: the
 // stand-in, the client and the editor read it, and every wait moves it.
 func TestStickySurvivesSecondaryLimit(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name   string
 		answer simgh.LimitAnswer
@@ -97,6 +98,7 @@ func TestStickySurvivesSecondaryLimit(t *testing.T) {
 // retries (4 tries) would take: Flush keeps the latest body and tries again as GitHub asks, so
 // the final status arrives (before, it was lost with the fourth refusal).
 func TestStickyFinalOutlastsRefusals(t *testing.T) {
+	t.Parallel()
 	sim, _, ctx, s := onFakeClock(t, simgh.Options{}, time.Second)
 	n := s.number
 	if err := s.Update(ctx, "running"); err != nil {
@@ -175,6 +177,7 @@ func answer(status int, body string, headers ...string) func() *http.Response {
 // TestRateLimitWaits: the waits follow GitHub's "Exceeding the rate limit": Retry-After; else
 // x-ratelimit-reset when x-ratelimit-remaining is 0; else a minute, doubling; never past MaxDelay.
 func TestRateLimitWaits(t *testing.T) {
+	t.Parallel()
 	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 	reset := func(d time.Duration) string { return strconv.FormatInt(now.Add(d).Unix(), 10) }
 	const secondary = `{"message":"You have exceeded a secondary rate limit. Please wait a few minutes before you try again."}`
@@ -215,6 +218,7 @@ func TestRateLimitWaits(t *testing.T) {
 // its old body: the bodies given during the wait are coalesced and only the latest is written,
 // once the Retry-After is over, without a Flush.
 func TestStickyLiveEditUnderLimit(t *testing.T) {
+	t.Parallel()
 	w, c, ctx, n := onNewIssue(t)
 	s := NewSticky(c, n, marker, 10*time.Millisecond)
 	if err := s.Update(ctx, "one"); err != nil {
@@ -249,6 +253,7 @@ func TestStickyLiveEditUnderLimit(t *testing.T) {
 // an integration banned); a request that may not wait gets the refusal at once, unsent; reads
 // and token minting are not held.
 func TestWriteGate(t *testing.T) {
+	t.Parallel()
 	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 	clock := &fakeClock{t: now}
 	next := &scripted{resps: []func() *http.Response{answer(403, `{"message":"You have exceeded a secondary rate limit."}`, "Retry-After", "30")}}

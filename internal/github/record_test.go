@@ -15,6 +15,7 @@ import (
 // as the API sees it (the token below the retries and the authentication), the token removed;
 // without it, nothing is recorded and the transport is the default.
 func TestAuthFromEnvRecords(t *testing.T) {
+	t.Parallel()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		io.WriteString(w, `{"id":1,"default_branch":"main","full_name":"acme/shop"}`)

@@ -15,6 +15,7 @@ import (
 const marker = "<!-- pocbot:status:acme-web-1 -->"
 
 func TestStickyThrottlesAndLastBodyWins(t *testing.T) {
+	t.Parallel()
 	w, c, ctx, n := onNewIssue(t)
 	s := NewSticky(c, n, marker, 150*time.Millisecond)
 
@@ -58,6 +59,7 @@ func TestStickyThrottlesAndLastBodyWins(t *testing.T) {
 }
 
 func TestStickyDeferredWriteHappensWithoutFlush(t *testing.T) {
+	t.Parallel()
 	w, c, ctx, n := onNewIssue(t)
 	s := NewSticky(c, n, marker, 50*time.Millisecond)
 	if err := s.Update(ctx, "one"); err != nil {
@@ -73,6 +75,7 @@ func TestStickyDeferredWriteHappensWithoutFlush(t *testing.T) {
 }
 
 func TestStickyFindsExistingAndRespectsNewerRun(t *testing.T) {
+	t.Parallel()
 	w, c, ctx, n := onNewIssue(t)
 	w.sim.AddComment(testRepo, n, "alice", "/poc up")
 
@@ -115,6 +118,7 @@ func TestStickyFindsExistingAndRespectsNewerRun(t *testing.T) {
 }
 
 func TestStickyReportsErrors(t *testing.T) {
+	t.Parallel()
 	w := startWorld(t)
 	c := w.mustApp(t, nil)
 	ctx := testCtx(t)
@@ -139,6 +143,7 @@ func commentWrites(w *world) []time.Time {
 // comment per interval — a deferred edit, an Update that finds the interval over, and the final
 // Flush alike — and the last body given is the one that stays.
 func TestStickyPace(t *testing.T) {
+	t.Parallel()
 	const interval = 80 * time.Millisecond
 	tests := []struct {
 		name    string
@@ -205,6 +210,7 @@ func TestStickyPace(t *testing.T) {
 // TestStickyLastBodySurvivesAFailedWrite: a deferred edit that fails (GitHub down past the
 // retries) keeps its body pending; Flush writes it, so the comment never stays behind.
 func TestStickyLastBodySurvivesAFailedWrite(t *testing.T) {
+	t.Parallel()
 	w, c, ctx, n := onNewIssue(t)
 	s := NewSticky(c, n, marker, 30*time.Millisecond)
 	if err := s.Update(ctx, "provisioning"); err != nil {

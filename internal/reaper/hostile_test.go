@@ -18,6 +18,7 @@ import (
 // reaper must not spare it on that header's word: it reports the object as failing
 // authentication, and the run counts it as a failure (the job goes red) so that a person looks.
 func TestEditedHeaderIsNotSpared(t *testing.T) {
+	t.Parallel()
 	e, ctx := start(t, time.Minute)
 	now := time.Now().UTC().Add(24 * time.Hour)
 	expires := now.Add(-time.Hour)

@@ -87,6 +87,7 @@ func emptyOps(t *testing.T) *clusterops.Ops {
 // but a second read lists was parked while the pass ran, and stays; before, it was deleted as an
 // orphan (its creation date, the order's, is older than any grace).
 func TestParkedPass(t *testing.T) {
+	t.Parallel()
 	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
 	grace := time.Hour
 	entry := func(id, claimedBy string, claimedAgo time.Duration) pool.Worker {

@@ -20,6 +20,7 @@ import (
 // TestDecisions runs one reaper pass over clusters in every situation of the policy and checks
 // each decision, what is left in the store, and what was said on each issue.
 func TestDecisions(t *testing.T) {
+	t.Parallel()
 	e, ctx := start(t, time.Minute)
 	now := time.Now().UTC().Truncate(time.Second).Add(48 * time.Hour)
 	type tc struct {
@@ -136,6 +137,7 @@ func TestDecisions(t *testing.T) {
 // TestWarningOnceThenReArmedByExtend: two runs in the window post one warning; an extend moves
 // the expiry and the next window warns again; removing the keep label lets the expiry act.
 func TestWarningOnceThenReArmedByExtendAndKeepReleased(t *testing.T) {
+	t.Parallel()
 	e, ctx := start(t, time.Minute)
 	t0 := time.Now().UTC().Truncate(time.Second)
 	n := e.w.GitHub.AddIssue(repo, ghsim.Issue{Title: "poc"})
@@ -198,6 +200,7 @@ func TestWarningOnceThenReArmedByExtendAndKeepReleased(t *testing.T) {
 // TestWithoutGitHub: an operator's reap destroys expired clusters only, comments nowhere, and
 // honours a keep label recorded by an earlier run.
 func TestWithoutGitHub(t *testing.T) {
+	t.Parallel()
 	e, ctx := start(t, time.Minute)
 	now := time.Now().UTC().Add(24 * time.Hour)
 	closed := e.w.GitHub.AddIssue(repo, ghsim.Issue{Title: "poc", Closed: true})
@@ -230,6 +233,7 @@ func TestWithoutGitHub(t *testing.T) {
 // TestDryRunBoundsAndBusy: a dry run changes nothing and reports the plan; MaxTeardowns and a
 // held lock leave clusters for the next run, reported as such.
 func TestDryRunBoundsAndBusy(t *testing.T) {
+	t.Parallel()
 	e, ctx := start(t, time.Minute)
 	now := time.Now().UTC().Add(24 * time.Hour)
 	for i, c := range []string{"a", "b", "c", "locked"} {
@@ -313,6 +317,7 @@ func TestDryRunBoundsAndBusy(t *testing.T) {
 }
 
 func TestOpportunisticBounds(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		in         reaper.Config
 		max        int
@@ -350,6 +355,7 @@ func (x extendFirst) Down(ctx context.Context, req clusterops.Intent) (*clustero
 
 // TestExtendBetweenListingAndTeardownWins: the reaper's reason is checked again under the lock.
 func TestExtendBetweenListingAndTeardownWins(t *testing.T) {
+	t.Parallel()
 	e, ctx := start(t, time.Minute)
 	now := time.Now().UTC().Add(24 * time.Hour)
 	e.putDoc(t, statestore.Header{Cluster: "extended", Repository: repo, Number: 1, Expires: now.Add(-time.Minute)})
@@ -382,6 +388,7 @@ func metaOf(t testing.TB, h statestore.Header) clusterops.Meta {
 // permission; otherwise the cluster expires as usual and the warning says why the label did
 // not count.
 func TestKeepLabelNeedsWrite(t *testing.T) {
+	t.Parallel()
 	e, ctx := start(t, time.Minute)
 	now := time.Now().UTC().Truncate(time.Second).Add(48 * time.Hour)
 	gh := e.w.GitHub
@@ -447,6 +454,7 @@ func TestKeepLabelNeedsWrite(t *testing.T) {
 // both (keep off, the one warning marked) in ONE write of the header, under one lock. It wrote
 // the header once per change (twice) before issue 23.
 func TestKeepOffAndWarningInOneHeaderWrite(t *testing.T) {
+	t.Parallel()
 	e, ctx := start(t, time.Minute)
 	now := time.Now().UTC().Truncate(time.Second).Add(48 * time.Hour)
 	n := e.w.GitHub.AddIssue(repo, ghsim.Issue{Title: "poc", Author: "alice"})
@@ -482,6 +490,7 @@ func warnedForExpiry(m clusterops.Meta, exp time.Time) bool {
 // TestPlan is the schedule's whole policy as a table: headers and issue states in, steps out, no
 // stand-in and no I/O (issue 23: the reaper plans, then acts).
 func TestPlan(t *testing.T) {
+	t.Parallel()
 	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
 	const repo = "acme/shop"
 	policy := reaper.Policy{KeepLabel: "poc/keep", WarnBefore: time.Hour, Repository: repo, Comment: true}
@@ -576,6 +585,7 @@ func TestPlan(t *testing.T) {
 // TestPlanOrder: what is not due first, in the headers' order; then closed before expired, the
 // longest overdue first.
 func TestPlanOrder(t *testing.T) {
+	t.Parallel()
 	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
 	h := func(name string, expires time.Time) statestore.Header {
 		return statestore.Header{Cluster: name, Repository: "acme/shop", Number: 1, Expires: expires}

@@ -47,6 +47,7 @@ func (f *fakePauser) paused() []string {
 // repository's ready clusters — not one provisioning, already paused, kept past its expiry or due
 // for teardown, nor a warm spare — with the paused cost and max_paused; outside the window it pauses nothing.
 func TestSchedulePausesReadyClustersInItsWindow(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, "file")
 	ctx := ctxFor(t, time.Minute)
 	sched, err := settings.ParsePauseSchedule("weekdays 19:00-08:00 UTC")

@@ -286,6 +286,7 @@ func shared(e *env) []string {
 // operator's setting says — not after a lease of its own (the soak, seed 2080318192311439616,
 // ran its settle inside that lease and found the cluster still busy).
 func TestOrphanLockFollowsLease(t *testing.T) {
+	t.Parallel()
 	e, ctx := start(t, time.Minute)
 	api := instance.NewAPI(e.client)
 	project := world.ProjectID
@@ -330,6 +331,7 @@ func TestOrphanLockFollowsLease(t *testing.T) {
 // or taken over after a lapsed lease) stops instead of deleting on without the lock. The old
 // renewal loop logged the refused renewal and swept on (the decision was "swept", the group gone).
 func TestOrphanSweepStopsWhenItsLockIsLost(t *testing.T) {
+	t.Parallel()
 	e, ctx := start(t, time.Minute)
 	api := instance.NewAPI(e.client)
 	project := world.ProjectID

@@ -58,6 +58,7 @@ const exfil = "on: push\njobs:\n  x:\n    runs-on: ubuntu-latest\n    environmen
 // and writes nothing at all. Failed on the old code: init pushed its workflow onto that
 // branch and said "merge it".
 func TestInitRefusesABranchItDidNotWrite(t *testing.T) {
+	t.Parallel()
 	planted := map[string]map[string]string{
 		"a workflow and a budget": {".github/workflows/sync.yml": exfil, ConfigPath: "max_daily_eur: 100000\n"},
 		"init's workflow file with a step added": {WorkflowPath: strings.Replace(string(WorkflowFile(testRef, true, "")),
@@ -95,6 +96,7 @@ func TestInitRefusesABranchItDidNotWrite(t *testing.T) {
 // init's own branch is init's on a rerun: a run cut after the branch was made, after one of its
 // files was written, or a rerun with another --action all converge on it.
 func TestInitConvergesOnItsOwnBranch(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, "acme/shop")
 	rep, out, err := f.run(t, nil)
 	if err != nil {
@@ -124,6 +126,7 @@ func TestInitConvergesOnItsOwnBranch(t *testing.T) {
 // refuses its own older branch rather than ship what it did not write, naming the file and what
 // to do, and writes nothing.
 func TestInitRerunAfterTheBaseMovedUnderEachCompareReading(t *testing.T) {
+	t.Parallel()
 	for _, baseTip := range []bool{false, true} {
 		t.Run(map[bool]string{false: "merge-base", true: "base-tip"}[baseTip], func(t *testing.T) {
 			f := newFixtureWith(t, "acme/shop", ghsim.Options{CompareBaseTip: baseTip})

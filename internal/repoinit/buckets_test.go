@@ -25,6 +25,7 @@ func startS3(t *testing.T) (*objstore.Server, func() []string) {
 // init makes the state and image buckets with versioning and the lifecycle rule `bot doctor`
 // checks; a second run makes no write to Object Storage; an existing rule of the owner's is kept.
 func TestInitMakesBuckets(t *testing.T) {
+	t.Parallel()
 	s3s, writes := startS3(t)
 	f := newFixture(t, "acme/shop")
 	c := s3s.Client()
@@ -90,6 +91,7 @@ func TestInitMakesBuckets(t *testing.T) {
 // not document it), init writes the rule without it and says so, and a rerun changes nothing;
 // where it accepts it, an installation whose rule predates it gets it.
 func TestInitLifecycleUnderEveryDeleteMarkersReading(t *testing.T) {
+	t.Parallel()
 	for _, reading := range assume.MustLookup(assume.DeleteMarkers).Values() {
 		t.Run(reading, func(t *testing.T) {
 			s3s := objstoretest.VersityWith(t, objstore.Options{}.WithReadings(assume.Readings{assume.DeleteMarkers: reading}))

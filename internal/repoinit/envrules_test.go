@@ -12,6 +12,7 @@ import (
 // the stand-in modelled them, prevent_self_review fell back to false and can_admins_bypass to
 // true (init widened who could approve or skip the environment's rules).
 func TestInitKeepsTheEnvironmentsProtectionRules(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, "acme/shop")
 	root := f.url + "/"
 	c, err := gh.NewClient(gh.WithAuthToken(f.token), gh.WithURLs(&root, nil))

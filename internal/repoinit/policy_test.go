@@ -10,6 +10,7 @@ import (
 
 // The policy init prints is docs/install.md's, placeholders filled in.
 func TestBucketPolicyIsTheDocs(t *testing.T) {
+	t.Parallel()
 	page, err := os.ReadFile("../../docs/install.md")
 	if err != nil {
 		t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 )
 
 func TestParsePRWorkflow(t *testing.T) {
+	t.Parallel()
 	const ref = "pocbot/pocbot@89abcdef0123456789abcdef0123456789abcdef # v1.2.4"
 	for _, tc := range []struct {
 		name, text string
@@ -33,6 +34,7 @@ func TestParsePRWorkflow(t *testing.T) {
 // default branch is the user's and never proposed over. Failed on the old code: init had no
 // such file, and a branch holding it was refused as foreign.
 func TestInitProposesThePRWorkflow(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, "acme/shop")
 	withPR := func(c *Config) { c.PRWorkflow = true }
 	rep, out, err := f.run(t, withPR)

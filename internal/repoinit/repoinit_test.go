@@ -79,6 +79,7 @@ func noSecretIn(t *testing.T, out string, cfg Config, extra ...string) {
 // workflow, a pull request with the pinned workflow; the second run changes nothing, and neither
 // does a run after the merge.
 func TestInitConvergesAndSecondRunChangesNothing(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, "acme/shop")
 	rep, out, err := f.run(t, nil)
 	if err != nil {
@@ -136,6 +137,7 @@ func TestInitConvergesAndSecondRunChangesNothing(t *testing.T) {
 // A private repository on GitHub Free has no environments: the secrets go to the repository, the
 // workflow has no environment, and init says so.
 func TestInitPrivateFreeRepositoryUsesRepositorySecrets(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, "solo/tool")
 	f.gh.SetPrivate("solo/tool", true, true)
 	rep, out, err := f.run(t, nil)
@@ -163,6 +165,7 @@ func TestInitPrivateFreeRepositoryUsesRepositorySecrets(t *testing.T) {
 
 // --dry-run reads only and prints the plan.
 func TestInitDryRunChangesNothing(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, "acme/shop")
 	_, out, err := f.run(t, func(c *Config) { c.DryRun = true })
 	if err != nil {
@@ -181,6 +184,7 @@ func TestInitDryRunChangesNothing(t *testing.T) {
 
 // Failures say what to do and leave what a rerun finishes.
 func TestInitFailuresSayWhatToDo(t *testing.T) {
+	t.Parallel()
 	t.Run("App not installed", func(t *testing.T) {
 		f := newFixture(t, "acme/shop")
 		f.gh.Uninstall("acme/shop")
@@ -222,6 +226,7 @@ func TestInitFailuresSayWhatToDo(t *testing.T) {
 }
 
 func TestGitHubTokenReadsAsGhDoes(t *testing.T) {
+	t.Parallel()
 	gh := func(context.Context) (string, error) { return "from-gh\n", nil }
 	noGh := func(context.Context) (string, error) { return "", errors.New("not logged in") }
 	for _, tc := range []struct {
@@ -243,6 +248,7 @@ func TestGitHubTokenReadsAsGhDoes(t *testing.T) {
 }
 
 func TestResolveAction(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, "acme/shop")
 	f.gh.AddRepo("pocbot/pocbot", "main")
 	const sha = "89abcdef0123456789abcdef0123456789abcdef"
@@ -261,6 +267,7 @@ func TestResolveAction(t *testing.T) {
 // is missing and the `gh auth refresh -s …` that adds it; a dry run says the same and goes on.
 // A fine-grained token has no scopes to read: init says what it needs and goes on.
 func TestInitChecksScopesFirst(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name    string
 		tok     ghsim.UserToken

@@ -43,6 +43,7 @@ func startIAMReading(t *testing.T, rs assume.Readings) (emu *scwsim.Emulator, ad
 // With an administrator's credentials, init makes the bot's and the presigning identities and
 // writes their keys; a rerun makes nothing; a lost secret gets a new pair and no stray key.
 func TestInitMakesScalewayIdentities(t *testing.T) {
+	t.Parallel()
 	_, admin, url := startIAM(t)
 	f := newFixture(t, "acme/shop")
 	delete(f.cfg.Values, "SCW_ACCESS_KEY")
@@ -111,6 +112,7 @@ func TestInitMakesScalewayIdentities(t *testing.T) {
 // key was minted on the first project's application (whose policy covers the first project only),
 // and uninstall --iam in the second project deleted the first project's application and key.
 func TestIAMIdentitiesArePerProject(t *testing.T) {
+	t.Parallel()
 	_, admin, _ := startIAM(t)
 	const p1, p2 = "11111111-2222-4333-8444-000000000001", "11111111-2222-4333-8444-000000000002"
 	f := newFixture(t, "acme/shop")
@@ -203,6 +205,7 @@ func TestIAMIdentitiesArePerProject(t *testing.T) {
 // An application of the project's name whose policy does not grant the bot's permission sets on
 // the project gets no key: init refuses and names what is missing, and creates nothing.
 func TestInitMintsNoKeyOnAnApplicationWhosePolicyFallsShort(t *testing.T) {
+	t.Parallel()
 	emu, admin, _ := startIAM(t)
 	emu.AddAPIKey("SCWOTHEROTHEROTHER00", "bbbbbbbb-bbbb-4ccc-8ddd-eeeeeeeeeeee", identities[0].appName(testProject), testProject, "InstancesReadOnly")
 	f := newFixture(t, "acme/shop")
@@ -226,6 +229,7 @@ func TestInitMintsNoKeyOnAnApplicationWhosePolicyFallsShort(t *testing.T) {
 // record names. unique: init makes nothing, names the application that holds the name and what
 // to do.
 func TestInitUnderEveryIAMAppNamesReading(t *testing.T) {
+	t.Parallel()
 	const other = "11111111-2222-4333-8444-000000000009"
 	for _, reading := range assume.MustLookup(assume.IAMAppNames).Values() {
 		t.Run(reading, func(t *testing.T) {

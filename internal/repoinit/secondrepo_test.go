@@ -9,6 +9,7 @@ import (
 // (acme/api) adds it to that installation with the admin's token: no browser trip. Its dry run
 // plans it without doing it, and a second init changes nothing.
 func TestInitAddsASecondRepositoryToTheInstallation(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, "acme/shop")
 	f.gh.SelectRepositories("acme/shop")
 	f.gh.AddRepo("acme/api", "main")

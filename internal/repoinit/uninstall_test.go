@@ -18,6 +18,7 @@ import (
 // it, naming what keeps it, when it holds anything of someone else's (GitHub would delete that with
 // it). Failed on the old code: the environment was left in every case.
 func TestUninstallRemovesTheEnvironmentOnlyWhenNothingElseIsInIt(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name  string
 		add   func(t *testing.T, f *fixture, c *gh.Client) // what a user put in the environment after init
@@ -150,6 +151,7 @@ func TestUninstallRemovesTheEnvironmentOnlyWhenNothingElseIsInIt(t *testing.T) {
 // POC_STATE_KEY (its secrets went there). Failed on the old code: the repository's SCW_ACCESS_KEY
 // of another workflow was deleted along with the environment's.
 func TestUninstallDeletesRepositorySecretsOnlyWhereInitWroteThem(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name        string
 		private     bool // private on GitHub Free: no environments, init writes the repository's secrets
@@ -218,6 +220,7 @@ func TestUninstallDeletesRepositorySecretsOnlyWhereInitWroteThem(t *testing.T) {
 // GitHub lets write variables), or any record when the App's key is not given, deletes no secret;
 // the output says why.
 func TestUninstallIgnoresARecordItCannotCheck(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name   string
 		plant  string // the planter's role
@@ -276,6 +279,7 @@ func TestUninstallIgnoresARecordItCannotCheck(t *testing.T) {
 // do, instead of "- environment poc". Failed on the old code: uninstall reported the environment
 // deleted, and it stayed with pocbot's secrets.
 func TestUninstallReadsTheEnvironmentBack(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, "acme/shop")
 	if _, out, err := f.run(t, nil); err != nil {
 		t.Fatalf("init: %v\n%s", err, out)

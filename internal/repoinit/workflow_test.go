@@ -10,6 +10,7 @@ import (
 // ParseWorkflow recognises every workflow init writes or docs/install.md copies, whatever the
 // pin, schedule, runner and environment line, and nothing else.
 func TestParseWorkflow(t *testing.T) {
+	t.Parallel()
 	const ref = "pocbot/pocbot@89abcdef0123456789abcdef0123456789abcdef # v1.2.4"
 	for _, tc := range []struct {
 		name string

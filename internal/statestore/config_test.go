@@ -6,6 +6,7 @@ import (
 )
 
 func TestConfigFromEnv(t *testing.T) {
+	t.Parallel()
 	good := newKey(t)
 	cases := []struct {
 		name      string

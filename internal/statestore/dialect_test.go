@@ -18,6 +18,7 @@ import (
 // rejected, every release failed; ignored, a release removed whatever lock was there. The same
 // on a bucket that honours them (AWS S3, register row delete-conditions' third reading).
 func TestScalewayDialects(t *testing.T) {
+	t.Parallel()
 	for _, mode := range append(slices.Clone(objstore.ScalewayReadings), objstore.DeleteConditionsHonoured) {
 		t.Run("delete conditions "+mode.String(), func(t *testing.T) {
 			w := s3WorldWith(t, objstore.Options{DeleteConditions: mode})

@@ -29,6 +29,7 @@ import (
 
 // TestFileWriterDiesMidWrite: a process killed while writing leaves the previous document whole.
 func TestFileWriterDiesMidWrite(t *testing.T) {
+	t.Parallel()
 	w := fileWorld(t)
 	ctx, key, s := w.seeded(t)
 	out, err := helperCmd(t, w, key, "die-mid-write").CombinedOutput()
@@ -102,6 +103,7 @@ func (p *cutProxy) serve(c net.Conn) {
 }
 
 func TestS3WriterFailsMidWrite(t *testing.T) {
+	t.Parallel()
 	w := s3World(t)
 	ctx, _, s := w.seeded(t)
 	p := startCutProxy(t, strings.TrimPrefix(w.srv.Endpoint, "http://"), 64<<10)
@@ -188,6 +190,7 @@ func TestBucketMissingAndPermission(t *testing.T) {
 }
 
 func TestPublicAndSignedURL(t *testing.T) {
+	t.Parallel()
 	inWorlds(t, func(t *testing.T, ctx context.Context, w *world, key string, s *Store) {
 		data := []byte("age-encryption.org/v1 ...")
 		if err := s.PutPublic(ctx, "c/kubeconfig.alice.age", data); err != nil {

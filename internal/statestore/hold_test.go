@@ -137,6 +137,7 @@ func TestHoldLosesTheLock(t *testing.T) {
 }
 
 func TestHoldReleaseAndParent(t *testing.T) {
+	t.Parallel()
 	w := fileWorld(t)
 	s := w.open(t, newKey(t))
 	ctx := t.Context()

@@ -15,6 +15,7 @@ import (
 // worked: SignedURL answers ErrDeadLink with the status and what to fix. Before, the link was
 // signed locally and handed out, and every GET through it was a 403.
 func TestSignedURLIsChecked(t *testing.T) {
+	t.Parallel()
 	w := s3World(t)
 	ctx := t.Context()
 	u, _ := url.Parse(w.cfg("").StateURL)

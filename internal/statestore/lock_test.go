@@ -16,6 +16,7 @@ import (
 )
 
 func TestLockGoroutineRace(t *testing.T) {
+	t.Parallel()
 	const racers = 8
 	for _, w := range worlds(t) {
 		t.Run(w.name, func(t *testing.T) {
@@ -64,6 +65,7 @@ func TestLockGoroutineRace(t *testing.T) {
 // TestHelperProcess is not a test: it is the child of TestLockProcessRace and
 // TestFileWriterDiesMidWrite, selected by POCBOT_STATESTORE_HELPER.
 func TestHelperProcess(t *testing.T) {
+	t.Parallel()
 	mode := os.Getenv("POCBOT_STATESTORE_HELPER")
 	if mode == "" {
 		t.Skip("helper process for other tests (POCBOT_STATESTORE_HELPER unset)")
@@ -157,6 +159,7 @@ func TestLockProcessRace(t *testing.T) {
 }
 
 func TestLeaseExpiryTakeover(t *testing.T) {
+	t.Parallel()
 	for _, w := range worlds(t) {
 		t.Run(w.name, func(t *testing.T) {
 			ctx := testCtx(t)
@@ -206,6 +209,7 @@ func TestLeaseExpiryTakeover(t *testing.T) {
 }
 
 func TestReleaseAfterTakeoverKeepsNewHolder(t *testing.T) {
+	t.Parallel()
 	w := fileWorld(t)
 	ctx := testCtx(t)
 	clock := simclock.NewManual(time.Unix(1e9, 0))
@@ -227,6 +231,7 @@ func TestReleaseAfterTakeoverKeepsNewHolder(t *testing.T) {
 }
 
 func TestForceUnlockAndWait(t *testing.T) {
+	t.Parallel()
 	inWorlds(t, func(t *testing.T, ctx context.Context, w *world, key string, s *Store) {
 		l, err := s.Lock(ctx, "c", LockInfo{Actor: "alice", RunID: "77", Command: "up"}, time.Hour)
 		if err != nil {

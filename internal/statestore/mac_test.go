@@ -38,6 +38,7 @@ func editHeader(t *testing.T, obj []byte, edit func(*wireHeader)) []byte {
 // MAC) is still listed, authenticated by decrypting it; so are headers written before the MAC key
 // was replaced.
 func TestHeaderMAC(t *testing.T) {
+	t.Parallel()
 	inWorlds(t, func(t *testing.T, ctx context.Context, w *world, key string, s *Store) {
 		expires := time.Now().Add(time.Hour).UTC().Truncate(time.Second)
 		for _, c := range []string{"victim", "other"} {

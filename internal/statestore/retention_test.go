@@ -13,6 +13,7 @@ import (
 )
 
 func TestRetentionVerdict(t *testing.T) {
+	t.Parallel()
 	expire := func(days int32, status types.ExpirationStatus, f *types.LifecycleRuleFilter) types.LifecycleRule {
 		return types.LifecycleRule{Status: status, Filter: f, Expiration: &types.LifecycleExpiration{ExpiredObjectDeleteMarker: aws.Bool(true)},
 			NoncurrentVersionExpiration: &types.NoncurrentVersionExpiration{NoncurrentDays: aws.Int32(days)}}
@@ -56,6 +57,7 @@ func TestRetentionVerdict(t *testing.T) {
 }
 
 func TestCheckVersionRetentionOnTheStandIn(t *testing.T) {
+	t.Parallel()
 	for _, w := range worlds(t) {
 		t.Run(w.name, func(t *testing.T) {
 			// An unversioned bucket: nothing grows.
@@ -89,6 +91,7 @@ func TestCheckVersionRetentionOnTheStandIn(t *testing.T) {
 
 // What `bot init` puts is what the check accepts, and what the docs show.
 func TestLifecycleIsWhatIsChecked(t *testing.T) {
+	t.Parallel()
 	lc := Lifecycle(true)
 	if err := RetentionVerdict("b", types.BucketVersioningStatusEnabled, lc.Rules); err != nil {
 		t.Fatalf("the rule init puts fails the check: %v", err)

@@ -25,6 +25,7 @@ func sampleDoc(cluster string) *Document {
 }
 
 func TestRoundTrip(t *testing.T) {
+	t.Parallel()
 	inWorlds(t, func(t *testing.T, ctx context.Context, w *world, key string, s *Store) {
 		doc := sampleDoc("poc-acme-widgets-42")
 		if err := s.Put(ctx, doc); err != nil {
@@ -84,6 +85,7 @@ func TestRoundTrip(t *testing.T) {
 }
 
 func TestWrongKey(t *testing.T) {
+	t.Parallel()
 	for _, w := range worlds(t) {
 		t.Run(w.name, func(t *testing.T) {
 			ctx := testCtx(t)
@@ -119,6 +121,7 @@ func reseal(obj []byte) []byte {
 }
 
 func TestTamper(t *testing.T) {
+	t.Parallel()
 	inWorlds(t, func(t *testing.T, ctx context.Context, w *world, key string, s *Store) {
 		for _, c := range []string{"a", "b"} {
 			if err := s.Put(ctx, sampleDoc(c)); err != nil {
@@ -193,6 +196,7 @@ func TestTamper(t *testing.T) {
 }
 
 func TestConflicts(t *testing.T) {
+	t.Parallel()
 	for _, w := range worlds(t) {
 		t.Run(w.name, func(t *testing.T) {
 			ctx := testCtx(t)
@@ -237,6 +241,7 @@ func TestConflicts(t *testing.T) {
 }
 
 func TestSerialNeverGoesBack(t *testing.T) {
+	t.Parallel()
 	inWorlds(t, func(t *testing.T, ctx context.Context, w *world, key string, s *Store) {
 		doc := sampleDoc("c")
 		var old []byte
@@ -324,6 +329,7 @@ func TestList1000OneKeeperCall(t *testing.T) {
 }
 
 func TestListReportsBadObjects(t *testing.T) {
+	t.Parallel()
 	w := fileWorld(t)
 	ctx := testCtx(t)
 	s := w.open(t, newKey(t))
@@ -343,6 +349,7 @@ func TestListReportsBadObjects(t *testing.T) {
 }
 
 func TestArtifacts(t *testing.T) {
+	t.Parallel()
 	inWorlds(t, func(t *testing.T, ctx context.Context, w *world, key string, s *Store) {
 		loc, err := s.PutArtifact(ctx, "c", "kubeconfig", []byte("apiVersion: v1"))
 		if err != nil {
@@ -401,6 +408,7 @@ func TestArtifacts(t *testing.T) {
 }
 
 func TestCheckBackendAccepts(t *testing.T) {
+	t.Parallel()
 	for _, w := range worlds(t) {
 		t.Run(w.name, func(t *testing.T) {
 			s := w.open(t, newKey(t))
@@ -430,6 +438,7 @@ func (b ignoringBackend) replace(ctx testContext, key string, data []byte, v str
 }
 
 func TestCheckBackendRefusesUnconditional(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name, names string
 		be          func(*fileBackend) backend

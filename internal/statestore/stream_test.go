@@ -16,6 +16,7 @@ import (
 // altered, moved, or read with another key; a source that fails half-way leaves the earlier
 // object in place.
 func TestArtifactStream(t *testing.T) {
+	t.Parallel()
 	inWorlds(t, func(t *testing.T, ctx context.Context, w *world, key string, s *Store) {
 
 		for _, size := range []int{0, 1, streamSegment - 1, streamSegment, streamSegment + 1, 3*streamSegment + 17} {

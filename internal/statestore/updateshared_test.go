@@ -34,6 +34,7 @@ func (c *conflicting) PutShared(_ context.Context, doc *Shared) error {
 // UpdateShared starts from nothing when the document was never written, decides again after
 // each conflict, and gives up naming the document after sharedTries.
 func TestUpdateShared(t *testing.T) {
+	t.Parallel()
 	ctx := t.Context()
 	add := func(body []byte) ([]byte, error) { return append(body, 'x'), nil }
 	c := &conflicting{conflicts: sharedTries - 1}

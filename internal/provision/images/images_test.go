@@ -30,6 +30,7 @@ import (
 const ver = "v1.13.11"
 
 func TestSchematic(t *testing.T) {
+	t.Parallel()
 	f := startFactory(t, imagefactory.Options{})
 	for _, tc := range []struct {
 		name string
@@ -143,6 +144,7 @@ func bucketCases() []bucketCase {
 }
 
 func TestEnsureObject(t *testing.T) {
+	t.Parallel()
 	const size = 20<<20 + 123
 	cases := bucketCases()
 	var s3client *s3.Client
@@ -252,6 +254,7 @@ func TestEnsureObject(t *testing.T) {
 }
 
 func TestEnsureObjectRefusals(t *testing.T) {
+	t.Parallel()
 	notQCOW2 := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/schematics" {
 			w.WriteHeader(201)
@@ -353,6 +356,9 @@ func streamAndMeasure(tb testing.TB, bucket *blob.Bucket, size int64) (uint64, t
 // overrides; the 1 GiB figure comes from BenchmarkStreamImage, which is too
 // slow under -race for the test budget) into a file-backed bucket and checks
 // the peak heap stays under 64 MiB.
+//
+// Not parallel: the heap measured is the process's, and the package's other tests run in
+// parallel once the serial ones are done.
 func TestStreamImageMemory(t *testing.T) {
 	size := int64(256 << 20)
 	if testing.Short() {

@@ -29,6 +29,7 @@ import (
 const ver = "v1.13.11"
 
 func TestTriggerHash(t *testing.T) {
+	t.Parallel()
 	base := TriggerHash("http://f/image/a/v1/metal-amd64.raw.zst", "/dev/sda", "srv-1")
 	if base != TriggerHash("http://f/image/a/v1/metal-amd64.raw.zst", "/dev/sda", "srv-1") || len(base) != 64 {
 		t.Fatal("TriggerHash is not a stable sha256 hex")
@@ -46,6 +47,7 @@ func TestTriggerHash(t *testing.T) {
 }
 
 func TestChooseDisk(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name, json, want, wantDisk, wantErr string
 	}{
@@ -148,6 +150,7 @@ func testLog(t *testing.T) (*slog.Logger, *logBuf) {
 }
 
 func TestWriteImageSim(t *testing.T) {
+	t.Parallel()
 	const rawSize = 9<<20 + 512
 	w := newWorld(t, rawSize)
 	key := clientKey(t)
@@ -372,6 +375,7 @@ func TestWriteImageSim(t *testing.T) {
 // file), and proves the bytes on the "disk" are the decompressed image. The
 // URL carries shell metacharacters to prove the quoting, through two shells.
 func TestWriteImageRealSSHD(t *testing.T) {
+	t.Parallel()
 	const rawSize = 12<<20 + 4096
 	w := newWorld(t, rawSize)
 	bad := strings.Replace(w.url, w.url[strings.Index(w.url, "/image/")+7:][:64], strings.Repeat("ab", 32), 1)
@@ -443,6 +447,7 @@ func (w tWriter) Write(p []byte) (int, error) {
 // the session's copier goes on writing (a data race the race detector saw in CI's soak). The
 // command writes to stdout and stderr without end; the bytes returned must stay as they were.
 func TestRunCutShortOwnsItsOutput(t *testing.T) {
+	t.Parallel()
 	d := simrescue.StartSSHD(t, simrescue.SSHDOptions{DiskSize: 1 << 20})
 	tg := Target{Addr: d.Addr, User: d.User, Signer: d.Signer, ExpectedHostKey: ssh.FingerprintSHA256(d.HostKey),
 		WaitTimeout: 10 * time.Second, RetryInterval: 100 * time.Millisecond}

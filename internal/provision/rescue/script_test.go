@@ -29,6 +29,7 @@ printf '\n1+0 records in\n1+0 records out\n%s bytes copied, 1.2 s, 3.5 MB/s\n' "
 // bot found no "<sum>  -" line (TestWriteImageRealSSHD failed so under load). Real bash, real tee
 // and sha256sum; curl, zstd and dd are stubs.
 func TestWriteScriptSumOnStdout(t *testing.T) {
+	t.Parallel()
 	bash := requireTool(t, "bash")
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "bin")
@@ -78,6 +79,7 @@ func TestWriteScriptSumOnStdout(t *testing.T) {
 }
 
 func TestStreamSum(t *testing.T) {
+	t.Parallel()
 	const sum = "73cb3858a687a8494ca3323053016282f3dad39d42cf62ca4e79dda2aac7d9ac"
 	for _, tc := range []struct{ name, stdout, want string }{
 		{"alone", sum + "  -\n", sum},

@@ -53,6 +53,7 @@ func dnsReadings(t *testing.T, f func(t *testing.T, o scwsim.Options)) {
 // comment or not (the "done when": under dns-comment=dropped the down removes the
 // cluster's records and leaves every other one; the old code recorded no id and leaked them).
 func TestDNSNamesArePerClusterAndTheZoneKeepsItsRecords(t *testing.T) {
+	t.Parallel()
 	dnsReadings(t, testDNSNamesArePerCluster)
 }
 
@@ -128,6 +129,7 @@ func recordKeys(recs []domain.Record) []string {
 // Under either reading of dns-comment, a record without the cluster's data (another address) or
 // with another comment is not the cluster's.
 func TestDNSRefusesANameItDoesNotOwn(t *testing.T) {
+	t.Parallel()
 	dnsReadings(t, func(t *testing.T, o scwsim.Options) {
 		testDNSRefuses(t, o, domain.Record{Type: domain.RecordTypeA, Data: "192.0.2.66"})
 		other := "someone else's"
@@ -161,6 +163,7 @@ func testDNSRefuses(t *testing.T, o scwsim.Options, foreign domain.Record) {
 
 // A zone that exists in another project, or not at all: refused before anything is created.
 func TestDNSZoneOutsideTheProject(t *testing.T) {
+	t.Parallel()
 	ctx := t.Context()
 	w := newWorld(t, scwsim.Options{DNSZones: []string{prodZone}, ForeignDNSZones: []string{"other.example.org"}})
 	for zone, want := range map[string]string{"other.example.org": "not reachable", "missing.example.com": "does not exist"} {
@@ -180,6 +183,7 @@ func TestDNSZoneOutsideTheProject(t *testing.T) {
 // exact comment, or, the comment not echoed, by their names and data, does not refuse them, and
 // records their ids (the old code refused them under dns-comment=dropped).
 func TestDNSRecordsOfACrashedRunAreAdopted(t *testing.T) {
+	t.Parallel()
 	dnsReadings(t, testDNSCrashedRun)
 }
 
@@ -210,6 +214,7 @@ func testDNSCrashedRun(t *testing.T, o scwsim.Options) {
 // A state written before return_all_records was sent recorded the whole zone's answer as the
 // cluster's record ids. Its down removes the cluster's records and leaves every other record.
 func TestDNSDownOfAStateThatRecordedTheWholeZone(t *testing.T) {
+	t.Parallel()
 	ctx := t.Context()
 	w := newWorld(t, scwsim.Options{DNSZones: []string{prodZone}})
 	before := seedProduction(w)
@@ -241,6 +246,7 @@ func TestDNSDownOfAStateThatRecordedTheWholeZone(t *testing.T) {
 // recorded ids, and no record of the cluster names the worker's old address; the resume (an up of
 // the whole graph) writes the edge record again for the new worker.
 func TestPauseRemovesTheEdgeRecordsOnly(t *testing.T) {
+	t.Parallel()
 	ctx := t.Context()
 	w := newWorld(t, scwsim.Options{DNSZones: []string{prodZone}})
 	before := seedProduction(w)

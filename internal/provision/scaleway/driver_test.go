@@ -187,6 +187,7 @@ func kinds(rs []scwsim.Resource) map[string]int {
 }
 
 func TestFullInventoryAndRules(t *testing.T) {
+	t.Parallel()
 	ctx := t.Context()
 	w := newWorld(t, scwsim.Options{})
 	spec := testSpec("example.com")
@@ -310,6 +311,7 @@ func TestFullInventoryAndRules(t *testing.T) {
 // kubelet, Cilium health and WireGuard (never VXLAN, which only exists behind WireGuard), etcd
 // (2 ports) from the 3 control planes only.
 func TestRulesTable(t *testing.T) {
+	t.Parallel()
 	const base = 3*5 + 4*4 + 2*3
 	tests := []struct {
 		name string
@@ -352,6 +354,7 @@ func TestRulesTable(t *testing.T) {
 }
 
 func TestQuotaOnThirdServer(t *testing.T) {
+	t.Parallel()
 	ctx := t.Context()
 	w := newWorld(t, scwsim.Options{Quotas: map[string]int{"instances": 2}})
 	spec := testSpec("")
@@ -376,6 +379,7 @@ func TestQuotaOnThirdServer(t *testing.T) {
 }
 
 func TestOutOfStockPreflight(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, scwsim.Options{Stock: map[string]int{"EM-A116X-SSD": 0}})
 	spec := testSpec("")
 	st, _ := provision.NewState("stock-1", spec)
@@ -389,6 +393,7 @@ func TestOutOfStockPreflight(t *testing.T) {
 }
 
 func TestPrefixClustersSideBySide(t *testing.T) {
+	t.Parallel()
 	ctx := t.Context()
 	w := newWorld(t, scwsim.Options{})
 	spec := testSpec("example.com")
@@ -435,6 +440,7 @@ func TestPrefixClustersSideBySide(t *testing.T) {
 }
 
 func TestFaultsConverge(t *testing.T) {
+	t.Parallel()
 	ctx := t.Context()
 	w := newWorld(t, scwsim.Options{Faults: scwsim.Faults{Seed: 7, Rate5xx: 0.1, Rate429: 0.1, AfterEffectRate: 0.05}})
 	spec := testSpec("example.com")
@@ -471,6 +477,7 @@ func (c *crashSaver) Save(ctx context.Context, st *provision.State) error {
 }
 
 func TestCrashAtEveryStep(t *testing.T) {
+	t.Parallel()
 	ctx := t.Context()
 	w := newWorld(t, scwsim.Options{TimeFactor: 0.0005})
 	spec := testSpec("")
@@ -525,6 +532,7 @@ func TestCrashAtEveryStep(t *testing.T) {
 // its Block volume stays in_use for a moment after the server is gone (recorded by scaleway-cli):
 // down must wait for it to become available before deleting it, and leave nothing.
 func TestDownWaitsForVolumeRelease(t *testing.T) {
+	t.Parallel()
 	ctx := t.Context()
 	w := newWorld(t, scwsim.Options{})
 	st, g := w.upCluster(t, ctx, "stop-1")
@@ -568,6 +576,7 @@ func TestDownWaitsForVolumeRelease(t *testing.T) {
 // tags and delete it, or those wait until the step's timeout and the cluster stays billed (found
 // by the soak: seed 6290096077893879100 left cp-1 with its volume, every IP and the group).
 func TestDownFindsAnUnrecordedServerByItsTags(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
 	w := newWorld(t, scwsim.Options{})

@@ -17,6 +17,7 @@ import (
 // The decision under each is preflight's table (TestSecondClusterRefusedUnderEveryQuotaReading);
 // here the wire.
 func TestHeadroomUnderEveryQuotaReading(t *testing.T) {
+	t.Parallel()
 	spec := testSpec("")
 	for _, tc := range []struct {
 		reading   string // quota-names
@@ -66,6 +67,7 @@ func TestHeadroomUnderEveryQuotaReading(t *testing.T) {
 // Headroom after one seed cluster under the documented quotas: the usage it counts and the
 // needs of a second cluster (everything) and of the first one's rerun (nothing).
 func TestHeadroomCountsUsageAndNeeds(t *testing.T) {
+	t.Parallel()
 	ctx := t.Context()
 	w := newWorld(t, scwsim.Options{OrgQuotas: scwsim.DocumentedQuotas()})
 	// the driver of newWorld has no organization: give it the project's, as the emulator accepts any.

@@ -8,6 +8,7 @@ import (
 )
 
 func TestClusterOfExactTagOnly(t *testing.T) {
+	t.Parallel()
 	bot, res := provision.TagBot, provision.ResTag("ip-0")
 	for _, c := range []struct {
 		name string
@@ -30,6 +31,7 @@ func TestClusterOfExactTagOnly(t *testing.T) {
 }
 
 func TestOldestIgnoresUndated(t *testing.T) {
+	t.Parallel()
 	t1 := time.Date(2026, 10, 17, 9, 0, 0, 0, time.UTC)
 	for _, c := range []struct {
 		name string

@@ -10,6 +10,7 @@ import (
 // deploy/iam grants exactly what the driver needs (PermissionSets), the organization-scoped sets
 // in a rule naming the organization: scw.sh in its pocbot policies, pocbot.tf in its rules.
 func TestDeployIAMGrantsThePermissionSets(t *testing.T) {
+	t.Parallel()
 	want := append(PermissionSetNames(), OrganizationPermissionSetNames()...)
 	slices.Sort(want)
 	for file, re := range map[string]*regexp.Regexp{

@@ -21,6 +21,7 @@ import (
 // of the doctor settles in a run (em-patch-delivering, user-data-cap). The decisions these rows
 // feed (the ETA, the offer's stock) are pure tables elsewhere; here the wire.
 func TestUpAndDownUnderEveryScalewayReading(t *testing.T) {
+	t.Parallel()
 	id := strings.Repeat("a", 35) + "-1234" // commands.MaxClusterName characters: the longest tags
 	// What an unhandled reading's refusal names.
 	refused := map[string]string{assume.TagLength: "tags.", assume.UserDataCap: "register row " + assume.UserDataCap}

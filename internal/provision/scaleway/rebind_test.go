@@ -12,6 +12,7 @@ import (
 // What a rebinding renames and retags, node by node: exactly the name and tags an up of the new
 // cluster would have given each resource; the shared snapshot keeps its own; DNS records refuse.
 func TestRebindPlan(t *testing.T) {
+	t.Parallel()
 	spec := testSpec("")
 	spec.SSHPublicKey = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIJ person"
 	st, err := provision.NewState("spare-abcdefgh", spec)
@@ -68,6 +69,7 @@ func TestRebindPlan(t *testing.T) {
 // tag (its down and sweep find them all, the old name owns nothing), and a second run changes
 // nothing.
 func TestRebindOnTheEmulator(t *testing.T) {
+	t.Parallel()
 	ctx := t.Context()
 	w := newWorld(t, scwsim.Options{})
 	st, _ := w.upCluster(t, ctx, "spare-abcdefgh")

@@ -13,6 +13,7 @@ import (
 // reading of the documentation says. The image snapshot's tag was "pocbot-image=<bucket>/<key>",
 // ≈ 129 characters here, and the up failed at the snapshot import.
 func TestEveryTagFitsTheLimit(t *testing.T) {
+	t.Parallel()
 	ctx := t.Context()
 	w := newWorld(t, scwsim.Options{})
 	spec := testSpec("")

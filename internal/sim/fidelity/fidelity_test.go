@@ -33,6 +33,7 @@ func replayOptions(t *testing.T, dir string) Options {
 // `pause`, `resume` and `down` with --record on the emulated world (cmd/bot's
 // TestPauseAndResumeCommands writes it again with -update-recording).
 func TestRecordedFidelity(t *testing.T) {
+	t.Parallel()
 	dirs, _ := filepath.Glob(filepath.Join("testdata", "recordings", "*"))
 	if *cassettes != "" {
 		dirs = []string{*cassettes}
@@ -61,6 +62,7 @@ func TestRecordedFidelity(t *testing.T) {
 // without one of its fields (the stand-in then has one the real API did not send), and a recorded
 // status the stand-in does not give, each count as one mismatch.
 func TestReplayCatchesWhatTheStandInAnswersOtherwise(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join("testdata", "recordings", "emulated-up-pause-resume-down")
 	ex, err := Load(dir)
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 
 // Compare's definition of a match, case by case.
 func TestCompare(t *testing.T) {
+	t.Parallel()
 	server := reflect.TypeFor[instance.GetServerResponse]()
 	const real = `{"server":{"id":"a","state":"running","tags":["x"],"volumes":{"0":{"id":"v","boot":false}},"image":null,"public_ips":[{"id":"i","address":"51.15.0.1"}],"unknown_to_sdk":1}}`
 	cases := []struct {
@@ -65,6 +66,7 @@ func TestCompare(t *testing.T) {
 // An exchange whose path names a redacted value (doctor's read of its own API key) cannot be
 // asked of the stand-in: it is not replayed, and says why, rather than counted as a mismatch.
 func TestReplaySkipsARedactedPath(t *testing.T) {
+	t.Parallel()
 	x := Exchange{File: "doctor-20261205T034749.442Z-1.scaleway.cassette.yaml", Service: record.Scaleway, Interaction: &cassette.Interaction{
 		Request:  cassette.Request{Method: "GET", URL: "https://api.scaleway.com/iam/v1alpha1/api-keys/" + record.Redacted},
 		Response: cassette.Response{Code: 403, Body: `{"message":"insufficient permissions","type":"permissions_denied"}`},
@@ -82,6 +84,7 @@ func TestReplaySkipsARedactedPath(t *testing.T) {
 // bot's key may not) is answered to the replay's owner key: it is not replayed, and says why. A
 // 403 of another kind is still compared.
 func TestReplaySkipsAPermissionTheRecordedKeyLacked(t *testing.T) {
+	t.Parallel()
 	denied := `{"message":"insufficient permissions","type":"permissions_denied","details":[{"resource":"applications","action":"read"}]}`
 	ex := []Exchange{
 		{File: "doctor-20261205T040807.156Z-1.scaleway.cassette.yaml", Service: record.Scaleway, Interaction: &cassette.Interaction{

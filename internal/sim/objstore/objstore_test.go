@@ -24,6 +24,7 @@ import (
 // TestVersityConditionalWrites checks the S3 semantics the state store relies on, through the
 // same gocloud.dev/blob driver it uses: If-None-Match on create, If-Match on replace and delete.
 func TestVersityConditionalWrites(t *testing.T) {
+	t.Parallel()
 	s := objstoretest.Versity(t)
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
@@ -78,6 +79,7 @@ func TestVersityConditionalWrites(t *testing.T) {
 // dialect (the default: the header is ignored), is refused with 501 where it is rejected, and
 // fails with 412 on a generic S3 server. A failed conditional PutObject is a bare 412.
 func TestDeleteConditionsByDialect(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		mode       objstore.DeleteConditions
 		wantStatus int  // of the stale conditional delete; 0 = success
@@ -125,6 +127,7 @@ func TestDeleteConditionsByDialect(t *testing.T) {
 // both allow. A presigned GET signed by a key whose IAM grants nothing is a 403 although the
 // bucket policy allows it; with ObjectStorageObjectsRead it downloads, and still only public/.
 func TestPresignNeedsIAMAndBucketPolicy(t *testing.T) {
+	t.Parallel()
 	s := objstoretest.Versity(t)
 	ctx := t.Context()
 	const bucket, ak, sk = "links", "PRESIGNONLY000000001", "presign-secret-0000000000000000000000001"

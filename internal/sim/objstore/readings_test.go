@@ -22,6 +22,7 @@ import (
 // The dialect's constants follow their register rows' readings, so that WithReadings maps a
 // reading to the behaviour of that name.
 func TestReadingsFollowTheRegister(t *testing.T) {
+	t.Parallel()
 	for id, names := range map[string][]string{
 		assume.DeleteConditions: {objstore.DeleteConditionsIgnored.String(), objstore.DeleteConditionsRejected.String(), objstore.DeleteConditionsHonoured.String()},
 	} {
@@ -51,6 +52,7 @@ func TestReadingsFollowTheRegister(t *testing.T) {
 // Register row put-precondition: a conditional PutObject that loses is a bare 412, a 409, or
 // written anyway, as the reading says.
 func TestLostConditionalPutByReading(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		reading string
 		status  int // 0: written
@@ -89,6 +91,7 @@ func TestLostConditionalPutByReading(t *testing.T) {
 // Register row presign-scope: a key whose IAM grants objects read reaches public/ only, every
 // object, or none.
 func TestPresignScopeByReading(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		reading           string
 		public, elsewhere int
