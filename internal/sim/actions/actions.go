@@ -38,7 +38,6 @@ import (
 
 	"gopkg.in/yaml.v2"
 
-	"github.com/pocbot/pocbot"
 	"github.com/pocbot/pocbot/internal/repoinit"
 	ghsim "github.com/pocbot/pocbot/internal/sim/github"
 )
@@ -70,20 +69,7 @@ func WorkflowEnv(gh *ghsim.Server, repo string) (env map[string]string, ok bool,
 	if !found {
 		return nil, true, fmt.Errorf("%s of %s has no job bot", repoinit.WorkflowPath, repo)
 	}
-	var action struct {
-		Inputs map[string]struct {
-			Default string `yaml:"default"`
-		} `yaml:"inputs"`
-		Runs struct {
-			Steps []struct {
-				ID  string            `yaml:"id"`
-				Env map[string]string `yaml:"env"`
-			} `yaml:"steps"`
-		} `yaml:"runs"`
-	}
-	if err := yaml.Unmarshal(pocbot.ActionYAML, &action); err != nil {
-		return nil, true, fmt.Errorf("read action.yml: %w", err)
-	}
+	action := actionSpec
 	// An input the step does not give is action.yml's default.
 	inputs := map[string]string{}
 	for k, in := range action.Inputs {

@@ -489,7 +489,8 @@ func (j *e2eJob) skip(action, label string, fork bool, labels []string) string {
 	return ""
 }
 
-// actionInputs are action.yml's inputs and the run step's env mapping, read once.
+// actionSpec is action.yml's inputs, outputs and run step's env mapping, read once (for the
+// bot's job and for a pull request's job alike).
 var actionSpec = func() (spec struct {
 	Inputs map[string]struct {
 		Default string `yaml:"default"`
