@@ -99,8 +99,8 @@ func (s scene) open(t *testing.T) (*harness, context.Context) {
 }
 
 // sceneConfig is a scene's .github/poc.yml: config, with an ECDSA service-account key unless
-// config chooses one. An RSA-4096 key costs one to two seconds of CPU under -race, a seventh of
-// this package's; TestServiceAccountKeySetting asks about the key, and a test that writes its own
+// config chooses one. An RSA-4096 key costs one to two seconds of CPU under -race, 13 % of this
+// package's; TestServiceAccountKeySetting asks about the key, and a test that writes its own
 // poc.yml builds with the default, RSA.
 func sceneConfig(config string) string {
 	if strings.Contains(config, "service_account_key:") {

@@ -56,8 +56,8 @@ type Options struct {
 	// ParkTimeout bounds a park (cluster.Config.ParkTimeout).
 	ParkTimeout time.Duration
 	// ServiceAccountKey is Spec's service_account_key: ECDSA when empty, where the bot's default
-	// is RSA. An RSA-4096 key costs one to two seconds of CPU under -race, a fifth of what a
-	// package of world tests spends; these tests ask about the engine and the wire, the key type
+	// is RSA. An RSA-4096 key costs one to two seconds of CPU under -race, 13 % of what
+	// clusterops' world tests spent; these tests ask about the engine and the wire, the key type
 	// is the question of provision/talos's TestNewSecretsServiceAccountKeyType and chatops's
 	// TestServiceAccountKeySetting, and cmd/bot's worlds build with the default.
 	ServiceAccountKey settings.ServiceAccountKey
