@@ -197,7 +197,7 @@ func TestProcessCrashResumeAndCommands(t *testing.T) {
 	// 2. The next up waits for the dead lease, resumes, and creates nothing twice.
 	t0 := time.Now()
 	up := b.mustRun(t, nil, "up", "--cluster", name)
-	t.Logf("resumed up took %s (lease 3 s)", time.Since(t0).Round(time.Millisecond))
+	t.Logf("resumed up took %s (lease %s)", time.Since(t0).Round(time.Millisecond), botProcLease)
 	if testing.Verbose() {
 		t.Logf("first run:\n%s\nresumed run:\n%s", firstRun.String(), up.stderr)
 	}

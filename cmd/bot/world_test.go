@@ -152,12 +152,16 @@ func adminLaptop(w *world.World, repo string) map[string]string {
 	return env
 }
 
-// newBotProc builds the bot and runs it against w with a short lock lease (so that a killed run's
-// lock is taken over in seconds).
+// botProcLease is the lock lease of the tests' bot processes: short, so that a killed run's lock
+// is taken over in seconds, and long enough for a loaded machine's renewals (at 3 s, a renewal's
+// HEAD that took over 2 s under the suite's load lost a resume its lock).
+const botProcLease = 10 * time.Second
+
+// newBotProc builds the bot and runs it against w with the short lock lease botProcLease.
 func newBotProc(t *testing.T, w *world.World) *botProc {
 	t.Helper()
 	b := &botProc{bin: buildBot(t), env: envMap(w)}
-	for k, v := range map[string]string{"POC_LOCK_LEASE": "3s", "POC_LOCK_WAIT": "1m", "USER": "tester"} {
+	for k, v := range map[string]string{"POC_LOCK_LEASE": botProcLease.String(), "POC_LOCK_WAIT": "1m", "USER": "tester"} {
 		b.env[k] = v
 	}
 	return b
