@@ -26,8 +26,8 @@ import (
 )
 
 // Pull requests (prs.go): the events of a pull request, played on the workflows that subscribe to
-// them, and the repository_dispatch runs the pull request's job causes. Contract rows in the
-// package doc, "Pull requests".
+// them, and the repository_dispatch runs the pull request's job causes. Contract rows in doc.go,
+// "Pull requests".
 
 // JobResult is one job a pull request event or a dispatch ran.
 type JobResult struct {
