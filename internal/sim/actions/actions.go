@@ -119,18 +119,14 @@ type Runner struct {
 }
 
 // Watch runs the workflow for every comment posted after it starts, until ctx ends.
+// It writes none of the Runner's settings: the jobs it and PR start read them from goroutines of
+// their own (a default written here raced with a pull request's job reading the timeout).
 func (r *Runner) Watch(ctx context.Context) {
-	if r.Interval <= 0 {
-		r.Interval = 300 * time.Millisecond
-	}
-	if r.Timeout <= 0 {
-		r.Timeout = time.Hour
-	}
 	r.seen = map[int64]bool{}
 	for _, c := range r.GitHub.AllComments() {
 		r.seen[c.ID] = true
 	}
-	t := time.NewTicker(r.Interval)
+	t := time.NewTicker(r.interval())
 	defer t.Stop()
 	for {
 		select {
@@ -141,6 +137,22 @@ func (r *Runner) Watch(ctx context.Context) {
 		r.Poll(ctx)
 		r.pollDispatches(ctx)
 	}
+}
+
+// interval is Interval or its default.
+func (r *Runner) interval() time.Duration {
+	if r.Interval > 0 {
+		return r.Interval
+	}
+	return 300 * time.Millisecond
+}
+
+// timeout is Timeout or its default, the workflow's timeout-minutes (deploy/workflow/poc.yml).
+func (r *Runner) timeout() time.Duration {
+	if r.Timeout > 0 {
+		return r.Timeout
+	}
+	return time.Hour
 }
 
 // Poll runs the workflow for each comment not seen yet (in the order they were made) and returns
@@ -197,7 +209,7 @@ func (r *Runner) run(ctx context.Context, c ghsim.Comment) bool {
 	}
 	sort.Strings(list)
 	fmt.Fprintf(r.Log, "actions: run %d of %s on %s#%d (%q by %s)\n", id, repoinit.WorkflowPath, c.Repo, c.Number, firstLine(c.Body), c.Author)
-	rctx, cancel := context.WithTimeout(ctx, r.Timeout)
+	rctx, cancel := context.WithTimeout(ctx, r.timeout())
 	defer cancel()
 	out, err := r.Handle(rctx, list)
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/pocbot/pocbot/internal/repoinit"
 	ghsim "github.com/pocbot/pocbot/internal/sim/github"
@@ -90,5 +91,26 @@ func TestRunnerRunsTheWorkflowOnAPocComment(t *testing.T) {
 	gh.AddComment(repo, n, "alice", "/POC down")
 	if got := r.Poll(t.Context()); got != 1 {
 		t.Errorf("runs for %q: %d, want 1 (GitHub's contains() ignores case)\n%s", "/POC down", got, log.String())
+	}
+}
+
+// Watch leaves the Runner's settings as it was given them: the jobs that Watch and PR start read
+// them from goroutines of their own, so a default written by Watch raced with a pull request's
+// job reading its timeout (the race detector caught it in cmd/bot's
+// TestPullRequestWorkflowGetsItsCluster under load). The defaults are read, never stored.
+func TestWatchWritesNoSetting(t *testing.T) {
+	gh, err := ghsim.New(ghsim.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &Runner{GitHub: gh, Dir: t.TempDir(), Log: &bytes.Buffer{}}
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Millisecond)
+	defer cancel()
+	r.Watch(ctx)
+	if r.Interval != 0 || r.Timeout != 0 {
+		t.Errorf("Watch wrote the settings (Interval %v, Timeout %v): a job running beside it reads them", r.Interval, r.Timeout)
+	}
+	if r.interval() != 300*time.Millisecond || r.timeout() != time.Hour {
+		t.Errorf("defaults: interval %v, timeout %v; want 300ms and the workflow's 60 minutes", r.interval(), r.timeout())
 	}
 }

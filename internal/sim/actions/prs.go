@@ -608,13 +608,6 @@ func (r *Runner) serverURL() string {
 	return ""
 }
 
-func (r *Runner) timeout() time.Duration {
-	if r.Timeout > 0 {
-		return r.Timeout
-	}
-	return time.Hour
-}
-
 func (r *Runner) logRun(res *JobResult) {
 	if r.Log == nil {
 		return
