@@ -11,7 +11,8 @@
 // 2026-10-17, minor items as labelled estimates). Every price says where it
 // comes from, when it was noted, and whether it is an estimate. A price that
 // no source knows, or that a source says is withdrawn from sale, is Unknown —
-// never zero.
+// never zero. A Quoter reuses what a source answered for an item for PriceReuse (a run quotes
+// the same cluster several times), and never keeps a source's failure.
 //
 // Money is held as integer nano-euros; nothing here uses floating point for
 // amounts. Rounding happens only when printing (half away from zero, the

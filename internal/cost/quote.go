@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -151,6 +152,26 @@ type Quoter struct {
 	// sources that is not reported (default 1 µ€/h: the Instance API's float
 	// prices are rounded, e.g. 0.065076 vs the catalog's 0.065075999).
 	CrossCheckTolerance Money
+
+	mu   sync.Mutex
+	read map[readKey]readPrice // what each source answered, by item (prices)
+}
+
+// PriceReuse is how long a Quoter reuses a source's price of an item once read. One run quotes
+// the same cluster several times (its budget, its reply, a paused or a parked figure), and each
+// quote asked every source again: the catalog's listing of each zone, the Instance products,
+// the Elastic Metal offers and their monthly offers. A run lasts minutes; a price changes by
+// announcement, not within them.
+const PriceReuse = 10 * time.Minute
+
+type readKey struct {
+	source int // index in Sources
+	item   Item
+}
+
+type readPrice struct {
+	price Price
+	at    time.Time // the quote time of the reading
 }
 
 // NewQuoter builds a Quoter over the given sources, in order. Append a
@@ -186,17 +207,11 @@ func (q *Quoter) Quote(ctx context.Context, items []Item, opts QuoteOptions) (Qu
 		if err := ctx.Err(); err != nil {
 			return Quote{}, fmt.Errorf("quote: %w", err)
 		}
-		ps, err := src.Prices(ctx, items)
-		if err == nil && len(ps) != len(items) {
-			err = fmt.Errorf("answered %d prices for %d items", len(ps), len(items))
-		}
+		ps, err := q.prices(ctx, si, items, out.PricedAt)
 		if err != nil {
 			log.WarnContext(ctx, "price source failed, falling back", "source", src.Name(), "err", err)
 			out.Warnings = append(out.Warnings, fmt.Sprintf("price source %s unavailable (%v): later sources used", src.Name(), err))
 			continue
-		}
-		for i := range ps {
-			stamp(&ps[i], out.PricedAt)
 		}
 		answers[si] = ps
 	}
@@ -320,6 +335,51 @@ func IsUnknownPrice(err error) bool {
 }
 
 // stamp dates an API price (and its subscription) with the quote's day.
+// prices is source si's price of each item, stamped with the day it was read: the ones it gave
+// less than PriceReuse before now are reused, the others asked in one call. A failure is not
+// kept: the next quote asks again. The lock guards the map only, never a call.
+func (q *Quoter) prices(ctx context.Context, si int, items []Item, now time.Time) ([]Price, error) {
+	out := make([]Price, len(items))
+	var missing []Item
+	var at []int
+	q.mu.Lock()
+	for i, it := range items {
+		r, ok := q.read[readKey{si, it}]
+		if ok && !now.Before(r.at) && now.Sub(r.at) < PriceReuse {
+			out[i] = r.price
+			continue
+		}
+		missing, at = append(missing, it), append(at, i)
+	}
+	q.mu.Unlock()
+	if len(missing) == 0 {
+		return out, nil
+	}
+	ps, err := q.Sources[si].Prices(ctx, missing)
+	if err == nil && len(ps) != len(missing) {
+		err = fmt.Errorf("answered %d prices for %d items", len(ps), len(missing))
+	}
+	if err != nil {
+		return nil, err
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.read == nil {
+		q.read = map[readKey]readPrice{}
+	}
+	for k, r := range q.read {
+		if now.Sub(r.at) >= PriceReuse {
+			delete(q.read, k)
+		}
+	}
+	for j, i := range at {
+		stamp(&ps[j], now)
+		out[i] = ps[j]
+		q.read[readKey{si, missing[j]}] = readPrice{price: ps[j], at: now}
+	}
+	return out, nil
+}
+
 func stamp(p *Price, at time.Time) {
 	if p.Date == "" {
 		p.Date = at.Format(time.DateOnly)
