@@ -30,26 +30,39 @@ generate:
 SIMTAGS  := -tags sim
 
 # -race everywhere; the tests start the real servers they need (versitygw, sshd) on loopback.
-# The suite is CPU-bound on 2 cores: two packages at a time (-p, GOMAXPROCS), two parallel tests
-# in each. -parallel 4 spent 975 CPU-s where 2 spends 858 (contended worlds poll, renew and
-# retry longer) and ended later (521 s against 478). What costs time and finds nothing:
+# The suite is CPU-bound: one more package at a time than there are cores (-p; 3 on CI's two),
+# every process on one P (GOMAXPROCS=1: the go command, the compilers, the test binaries and what
+# they start). Measured from fresh clones on two cores, with the other flags below:
+#   -p 2, two Ps a process          477-501 s  847-910 CPU-s
+#   -p 3, two Ps a process          550 s     1,063 CPU-s
+#   -p 3, -cpu 1 (the tests only)   460 s       882 CPU-s
+#   -p 3, GOMAXPROCS=1              409 s       783 CPU-s
+# Likely why (the figures say how much, no profile says why): a process of two Ps spins its idle
+# P looking for work and has the race detector order two threads running at once; the third
+# package uses what the others leave idle while they wait on leases and servers. The race
+# detector reports accesses unordered by happens-before, which one P still interleaves
+# (goroutines are preempted and switch at every wait). Two parallel tests in a package:
+# -parallel 4 spent 975 CPU-s where 2 spends 858 (contended worlds poll, renew and retry longer).
+# What costs time and finds nothing:
 #   GORACE=atexit_sleep_ms=0  a race-built binary sleeps 1 s as it exits, for races of threads
 #                             still running then; a test binary has none left (69 binaries: 69 s).
 #   -ldflags='-s -w'          no symbol table or DWARF in the test binaries (race reports and
 #                             panics read the runtime's own tables): a fifth of each link.
 #   -vet=off                  `make lint` vets every package, tests and the sim tag included.
 #   GOGC=400                  the race detector shadows the heap, and every collection frees and
-#                             re-tracks it: a tenth of a world package's CPU (memory is plenty).
-TESTFLAGS := $(SIMTAGS) -race -parallel 2 -vet=off -ldflags='-s -w' -timeout 14m
-# go test builds, links and runs the packages in the order they are named, -p (GOMAXPROCS: 2 on
-# CI) actions at a time, and a test run holds its slot until its package's last test ends,
-# however little it computes. The longest runs come first, so that the other packages' compiles
-# and runs fill in beside them instead of trailing behind (./...'s order left the statestore's
-# and the Scaleway driver's tests to the end).
+#                             re-tracks it: clusterops 119 CPU-s (800: 132, off: 190 and 7.8 GB).
+NPROC    := $(shell getconf _NPROCESSORS_ONLN 2>/dev/null || echo 2)
+TESTP    ?= $(shell expr $(NPROC) + 1)
+TESTFLAGS := $(SIMTAGS) -race -p $(TESTP) -parallel 2 -vet=off -ldflags='-s -w' -timeout 14m
+# go test builds, links and runs the packages in the order they are named, -p actions at a time,
+# and a test run holds its slot until its package's last test ends, however little it computes.
+# The longest runs come first, so that the other packages' compiles and runs fill in beside them
+# instead of trailing behind (./...'s order left the statestore's and the Scaleway driver's tests
+# to the end).
 LONGEST := ./cmd/bot ./internal/clusterops ./internal/chatops ./internal/provision/scaleway \
 	./internal/statestore ./internal/reaper
 test:
-	GORACE=atexit_sleep_ms=0 GOGC=400 $(GO) test $(TESTFLAGS) $(LONGEST) ./...
+	GOMAXPROCS=1 GORACE=atexit_sleep_ms=0 GOGC=400 $(GO) test $(TESTFLAGS) $(LONGEST) ./...
 
 # A pause and a resume crashed at every save of a clean run, each then run again (three worlds
 # beside the one `make test` runs: internal/clusterops/pausecrash_test.go). Run it when the pause or
