@@ -334,7 +334,6 @@ func IsUnknownPrice(err error) bool {
 	return errors.As(err, &u)
 }
 
-// stamp dates an API price (and its subscription) with the quote's day.
 // prices is source si's price of each item, stamped with the day it was read: the ones it gave
 // less than PriceReuse before now are reused, the others asked in one call. A failure is not
 // kept: the next quote asks again. The lock guards the map only, never a call.
@@ -380,6 +379,7 @@ func (q *Quoter) prices(ctx context.Context, si int, items []Item, now time.Time
 	return out, nil
 }
 
+// stamp dates an API price (and its subscription) with the quote's day.
 func stamp(p *Price, at time.Time) {
 	if p.Date == "" {
 		p.Date = at.Format(time.DateOnly)
