@@ -10,10 +10,12 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"gopkg.in/yaml.v2"
 
+	"github.com/pocbot/pocbot/deploy"
 	"github.com/pocbot/pocbot/internal/repoinit"
 	ghsim "github.com/pocbot/pocbot/internal/sim/github"
 )
@@ -147,12 +149,33 @@ func (r *Runner) interval() time.Duration {
 	return 300 * time.Millisecond
 }
 
-// timeout is Timeout or its default, the workflow's timeout-minutes (deploy/workflow/poc.yml).
+// timeout is Timeout or its default, the bot job's timeout-minutes in the workflow `bot init`
+// writes.
 func (r *Runner) timeout() time.Duration {
 	if r.Timeout > 0 {
 		return r.Timeout
 	}
-	return time.Hour
+	return botJobTimeout()
+}
+
+// botJobTimeout is the bot job's timeout-minutes in deploy/workflow/poc.yml.
+var botJobTimeout = sync.OnceValue(func() time.Duration { return jobTimeout(deploy.Workflow, "bot") })
+
+// githubJobTimeout is how long GitHub lets a job run when its workflow sets no timeout-minutes.
+const githubJobTimeout = 360 * time.Minute
+
+// jobTimeout is job's timeout-minutes in workflow, or GitHub's default when it sets none (or
+// cannot be read: the stand-in then cuts a run where GitHub would).
+func jobTimeout(workflow, job string) time.Duration {
+	var wf struct {
+		Jobs map[string]struct {
+			TimeoutMinutes int `yaml:"timeout-minutes"`
+		} `yaml:"jobs"`
+	}
+	if err := yaml.Unmarshal([]byte(workflow), &wf); err != nil || wf.Jobs[job].TimeoutMinutes <= 0 {
+		return githubJobTimeout
+	}
+	return time.Duration(wf.Jobs[job].TimeoutMinutes) * time.Minute
 }
 
 // Poll runs the workflow for each comment not seen yet (in the order they were made) and returns

@@ -110,7 +110,25 @@ func TestWatchWritesNoSetting(t *testing.T) {
 	if r.Interval != 0 || r.Timeout != 0 {
 		t.Errorf("Watch wrote the settings (Interval %v, Timeout %v): a job running beside it reads them", r.Interval, r.Timeout)
 	}
-	if r.interval() != 300*time.Millisecond || r.timeout() != time.Hour {
-		t.Errorf("defaults: interval %v, timeout %v; want 300ms and the workflow's 60 minutes", r.interval(), r.timeout())
+}
+
+// A run is cut at its job's timeout-minutes, GitHub's 360 minutes when the workflow sets none; the
+// Runner's default is the bot job's in the workflow `bot init` writes.
+func TestJobTimeout(t *testing.T) {
+	for _, tc := range []struct {
+		name, workflow string
+		want           time.Duration
+	}{
+		{"set", "jobs:\n  bot:\n    timeout-minutes: 45\n", 45 * time.Minute},
+		{"another job's", "jobs:\n  e2e:\n    timeout-minutes: 45\n  bot:\n    runs-on: x\n", 360 * time.Minute},
+		{"none", "jobs:\n  bot:\n    runs-on: x\n", 360 * time.Minute},
+		{"unreadable", "jobs: [", 360 * time.Minute},
+	} {
+		if got := jobTimeout(tc.workflow, "bot"); got != tc.want {
+			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
+		}
+	}
+	if got := (&Runner{}).timeout(); got != time.Hour {
+		t.Errorf("the Runner's default: %v, want deploy/workflow/poc.yml's timeout-minutes: 60", got)
 	}
 }

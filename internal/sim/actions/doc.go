@@ -19,6 +19,7 @@
 //	| ${{ inputs.X || 'd' }}: 'd' (no workflow_dispatch here) | github/docs "Contexts" (inputs is empty for other events) |
 //	| the inputs reach the bot as action.yml's run step maps them (env:); an input the step does not give is action.yml's default | action.yml at the same commit (ActionYAML); github/docs "Metadata syntax for GitHub Actions" (inputs.<input_id>.default: used when the input is not specified in the workflow file) |
 //	| the runs happen one at a time, in the order of the comments | simplification: GitHub runs them in parallel (the workflow has no concurrency group); the bot serializes on a cluster's lock in the state bucket |
+//	| a run is cut after its job's timeout-minutes: the bot job's in deploy/workflow/poc.yml unless the Runner is given one; GitHub's 360 minutes when a workflow sets none | github/docs "Workflow syntax for GitHub Actions" (jobs.<job_id>.timeout-minutes: "Default: 360"); deploy/workflow/poc.yml |
 //	| action.yml is read once, the same for the bot's job and a pull request's job: its inputs' defaults, its outputs, its run step's env mapping | action.yml at the same commit (ActionYAML); github/docs "Metadata syntax for GitHub Actions" (inputs, outputs.<output_id>.value, runs.steps[*].env) |
 //
 // # Pull requests (prs.go)
