@@ -98,10 +98,27 @@ func TestCommentsEndToEnd(t *testing.T) {
 	t.Run("maintainer up", func(t *testing.T) {
 		before := len(h.botComments(repo, 42))
 		ev := h.comment(repo, 42, false, "alice", "/poc up --ttl 2h --admin-cidr 203.0.113.0/24 --admin-cidr 127.0.0.1/32")
+		calls := len(h.w.Scaleway.Calls())
 		t0 := time.Now()
 		out, err := h.handle(ctx, ev)
 		if err != nil || !out.OK {
 			t.Fatalf("up: outcome %+v, err %v\n%s", out, err, lastBody(h, repo, 42))
+		}
+		// The up quotes its cluster more than once (the budget, the reply); the catalog is listed
+		// once for them all (cost.PriceReuse).
+		listed := map[string]int{}
+		for _, c := range h.w.Scaleway.Calls()[calls:] {
+			if strings.HasPrefix(c.Path, "/product-catalog/") {
+				listed[c.Query]++
+			}
+		}
+		for q, n := range listed {
+			if n != 1 {
+				t.Errorf("the up listed the product catalog %d times with %q, want once", n, q)
+			}
+		}
+		if len(listed) == 0 {
+			t.Errorf("the up never listed the product catalog: its quotes priced nothing from the API")
 		}
 		t.Logf("up answered in %s; 👀 after %s", time.Since(t0).Round(time.Millisecond), out.EyesAfter.Round(time.Microsecond))
 		if got := h.reactions(repo, 42, ev.CommentID); strings.Join(got, ",") != "eyes,rocket,hooray" {
